@@ -1,0 +1,31 @@
+// The counter registry: what perfgate knows about each counter (unit, which
+// direction is better, whether it gates by default) and the derived metrics.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace perfgate::gate {
+
+enum class better { lower, higher };
+
+struct counter_traits {
+    std::string unit;
+    better direction = better::lower;
+    // Gates by default: time- and instruction-like counters (design.md §3).
+    bool gated = false;
+};
+
+// "cycles:u" -> "cycles", "cpu_core/cycles/" -> "cycles", "task-clock" -> same.
+std::string base_event_name(std::string_view perf_name);
+
+// Traits for a counter by its perf (or derived) name; perf_unit is the unit
+// perf printed, used when the registry has none. Unknown counters are
+// "lower is better", not gated.
+counter_traits lookup_counter(std::string_view name, std::string_view perf_unit = {});
+
+std::string_view to_string(better b);
+std::optional<better> parse_better(std::string_view s);
+
+} // namespace perfgate::gate

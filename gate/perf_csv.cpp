@@ -1,0 +1,1 @@
+#include "gate/perf_csv.hpp"

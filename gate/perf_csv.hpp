@@ -1,0 +1,63 @@
+// Parser for `perf stat` output: CSV mode (`-x SEP`) and `--json`.
+//
+// Turns one capture into runs x counters. What it understands (design.md §2):
+//  - `-o FILE --append` multi-run files: each `# started on` header begins a run;
+//  - plain captures of several runs appended: a new run begins when an event
+//    repeats within the current run;
+//  - `-r N` aggregates: one mean per event plus variance% (relative standard
+//    error of the mean) right after the event name -> summary_only = true;
+//  - any single-character separator given to -x (detected per file);
+//  - `:u` / `:k` modifiers and `cpu_core/cycles/` style names kept verbatim;
+//  - `<not supported>` / `<not counted>` -> absent value (never 0);
+//  - pcnt_running kept per value;
+//  - per-CPU (`-A`: CPU0,...) and per-core/socket/die (`S0-D0-C0,1,...`) lines
+//    summed per event within a run;
+//  - interval mode (`-I`): timestamped lines summed per event into one run,
+//    or the `summary` lines when present;
+//  - metric-only continuation lines (`,,,,,0.04,stalled cycles per insn`)
+//    skipped silently; any other non-perf line (the benchmark's own stderr,
+//    `sh: Killed`) skipped with a warning naming the line.
+// Errors (perfgate::error, id "ingest.bad_csv" / "ingest.unreadable"), always
+// naming the source and line: no counter lines at all, perf's own error text
+// (event syntax error, "Workload failed"), a value that is not a number, runs
+// whose event sets do not line up (an event missing from one run).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfgate::gate {
+
+// One counter reading in one run.
+struct reading {
+    std::optional<double> value;          // nullopt: <not supported> / <not counted>
+    double pcnt_running = 100.0;          // < 100: multiplexed, value scaled by perf
+    std::optional<double> variance_pct;   // -r N aggregates only
+};
+
+struct perf_event_info {
+    std::string name;   // as perf prints it: "task-clock", "cycles:u", "cpu_core/cycles/"
+    std::string unit;   // "msec", "ns", "Joules", "" for plain counts
+};
+
+struct perf_capture {
+    std::vector<perf_event_info> events;         // first-seen order
+    // runs[r][e] is the reading of events[e] in run r. Every run has every event.
+    std::vector<std::vector<reading>> runs;
+    bool summary_only = false;                   // -r N aggregate lines (have variance)
+    std::vector<std::string> warnings;           // "file:LINE: skipped non-perf line ..."
+
+    // Index of an event by name, or nullopt.
+    [[nodiscard]] std::optional<std::size_t> find(std::string_view event) const;
+};
+
+// Parse text; source names the input in messages ("baseline.csv").
+perf_capture parse_perf_stat(std::string_view text, std::string_view source);
+
+// Read and parse a file. Unreadable file -> error "ingest.unreadable".
+perf_capture read_perf_stat(const std::filesystem::path& path);
+
+} // namespace perfgate::gate

@@ -1,0 +1,1 @@
+#include "gate/report.hpp"

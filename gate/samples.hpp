@@ -1,0 +1,47 @@
+// In-memory samples of one side (baseline or candidate) of a comparison:
+// benchmarks x counters x repetitions, built from a perf capture or from
+// stored runs.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/perf_csv.hpp"
+
+namespace perfgate::gate {
+
+struct counter_series {
+    std::string name;                    // perf's name, or a derived one ("ipc")
+    std::string unit;
+    std::vector<double> values;          // one per repetition that has a value
+    std::size_t absent = 0;              // repetitions with <not supported>/<not counted>
+    double running_pct_min = 100.0;      // lowest pcnt_running seen
+    // Summary-only input (perf -r N): values holds the mean(s) and this the
+    // relative standard error of the mean in percent, per value.
+    std::vector<double> variance_pct;
+};
+
+struct benchmark_samples {
+    std::string name = "default";
+    std::vector<counter_series> counters;
+    bool summary_only = false;
+    // perf -r N does not print N: the repetitions behind each aggregate, when known.
+    std::optional<std::size_t> summary_repeats;
+
+    [[nodiscard]] const counter_series* find(std::string_view counter) const;
+};
+
+struct sample_set {
+    std::vector<benchmark_samples> benchmarks;
+    std::vector<std::string> warnings;   // carried from parsing
+
+    [[nodiscard]] const benchmark_samples* find(std::string_view benchmark) const;
+};
+
+// One benchmark from a parsed capture, with derived counters added
+// (ipc, cache-miss-rate, branch-miss-rate; see counters.hpp).
+benchmark_samples from_capture(const perf_capture& capture, std::string benchmark = "default");
+
+} // namespace perfgate::gate

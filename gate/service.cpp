@@ -1,0 +1,1 @@
+#include "gate/service.hpp"

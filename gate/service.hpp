@@ -1,0 +1,67 @@
+// The gate service: the one facade that both the CLI's local mode and the
+// HTTP server call, so a verdict is the same on a laptop and on a server.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gate/policy.hpp"
+#include "gate/report.hpp"
+#include "schema/store.hpp"
+
+namespace perfgate::gate {
+
+struct ingest_request {
+    std::string project, benchmark = "default", role, git_sha, branch;
+    std::optional<std::int64_t> pr;
+    store::testbed_info testbed;
+    std::string backend = "perf";
+    std::string environment_json = "{}";
+    std::string perf_csv;          // raw perf stat output (-o --append blocks)
+    std::string source = "upload"; // names the input in error messages
+};
+
+struct ingest_result {
+    std::int64_t run_id = 0;
+    std::size_t samples = 0;       // values stored (absent ones not counted)
+    std::size_t counters = 0;
+    std::vector<std::string> warnings;
+};
+
+struct comparison {
+    std::int64_t id = 0;
+    report result;
+};
+
+class service {
+public:
+    explicit service(store::store& db) : db_(db) {}
+
+    // Validates (role, names), parses perf_csv, stores one run. Nothing is
+    // stored on error. Errors: "ingest.bad_csv", "ingest.bad_field".
+    ingest_result ingest(const ingest_request& req);
+    // For the runner, which already holds samples (incl. wall-time etc.).
+    ingest_result ingest_run(store::run_record run);
+
+    // Compares pairs of (baseline run, candidate run) of one project as one
+    // gate (p-values adjusted across all of them), fills in history z-scores
+    // from the baseline branch, stores and returns the report.
+    // Errors: "compare.not_found", "compare.mismatch".
+    comparison compare(const std::string& project,
+                       const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                       const policy& rules);
+
+    [[nodiscard]] std::optional<report> load_comparison(const std::string& project, std::int64_t id) const;
+    [[nodiscard]] std::vector<store::history_point> history(const store::history_query& q) const;
+    [[nodiscard]] std::vector<store::benchmark_info> benchmarks(const std::string& project) const;
+
+    store::store& db() { return db_; }
+
+private:
+    store::store& db_;
+};
+
+} // namespace perfgate::gate

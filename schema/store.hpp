@@ -1,0 +1,140 @@
+// The history store: SQLite with migrations, WAL, foreign keys, busy timeout.
+//
+// All SQL is prepared statements with bound parameters; no SQL is built from
+// user strings. Ingesting a run is one transaction that rolls back unless it
+// commits. Per-run counter summaries are computed at ingest so that history
+// queries never scan raw samples.
+//
+// Thread safety: one store object may be shared by many threads (the server's
+// workers). Writes are serialised; reads may run concurrently.
+//
+// Errors: perfgate::error with ids "store.open", "store.migrate",
+// "store.constraint", "store.not_found", "store.io".
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct sqlite3;
+
+namespace perfgate::store {
+
+struct testbed_info {
+    std::string name;          // user-facing name ("ci-runner-2"), defaults to hostname
+    std::string cpu;           // CPU model string
+    int cores = 0;
+    std::string kernel;        // uname -r
+    std::string fingerprint;   // stable hash of cpu/cores/kernel/name: the identity
+};
+
+// One counter's value in one repetition of a run.
+struct sample {
+    int repetition = 0;                  // 0-based
+    std::optional<double> value;         // nullopt: not supported / not counted
+    double pcnt_running = 100.0;
+    std::optional<double> variance_pct;  // perf -r aggregates only
+};
+
+struct counter_samples {
+    std::string counter;   // perf's name ("task-clock", "cycles:u", "wall-time")
+    std::string unit;      // "msec", "ns", ""
+    std::vector<sample> samples;
+};
+
+struct run_record {
+    std::int64_t id = 0;            // set by insert_run / load_run
+    std::string project;
+    std::string benchmark;          // "default" for single-benchmark inputs
+    std::string role;               // "baseline" | "candidate"
+    std::string git_sha;
+    std::string branch;
+    std::optional<std::int64_t> pr;
+    testbed_info testbed;
+    std::string backend = "perf";   // perf | callgrind | rusage
+    std::string environment_json = "{}";  // check-env result, stored verbatim
+    bool summary_only = false;
+    std::int64_t created_at = 0;    // unix seconds; 0 on insert means "now"
+    std::vector<counter_samples> counters;
+};
+
+struct counter_summary {
+    std::string counter;
+    std::size_t n = 0;                    // samples with a value
+    double median = 0, mean = 0, min = 0, max = 0;
+    std::optional<double> stddev, cov;
+};
+
+struct history_query {
+    std::string project, benchmark, counter;
+    std::optional<std::string> branch;
+    std::optional<std::string> testbed;   // testbed name or fingerprint
+    std::optional<std::int64_t> since;    // unix seconds, inclusive
+    std::optional<std::string> role;      // e.g. "baseline"
+    std::optional<std::int64_t> before_run;  // only runs with id < this
+    std::size_t limit = 100;              // the most recent `limit` points
+};
+
+struct history_point {
+    std::int64_t run_id = 0;
+    std::string git_sha, branch;
+    std::int64_t created_at = 0;
+    std::size_t n = 0;
+    double median = 0, mean = 0;
+    std::optional<double> stddev, cov;
+};
+
+struct benchmark_info {
+    std::string name;
+    std::vector<std::string> counters;
+    std::int64_t runs = 0;
+    std::int64_t last_run_at = 0;
+};
+
+class store {
+public:
+    // Opens (creating if missing) the database at path and applies pending
+    // migrations (PRAGMA user_version). ":memory:" is allowed for tests.
+    explicit store(const std::filesystem::path& path);
+    ~store();
+    store(const store&) = delete;
+    store& operator=(const store&) = delete;
+
+    // Projects and tokens. Tokens are random (32 bytes, hex), stored as
+    // SHA-256; the plain token is returned once.
+    std::int64_t ensure_project(std::string_view project);
+    [[nodiscard]] bool project_exists(std::string_view project) const;
+    std::string create_token(std::string_view project, std::string_view name);
+    // The project a token belongs to (constant-time hash comparison), or nullopt.
+    [[nodiscard]] std::optional<std::string> token_project(std::string_view token) const;
+
+    // Stores a run with its samples and per-counter summaries in one
+    // transaction; creates project/benchmark/testbed rows as needed.
+    std::int64_t insert_run(const run_record& run);
+    // Whole run with samples. nullopt if no such run in that project.
+    [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
+
+    // Comparisons: the report JSON, stored verbatim.
+    std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
+                                   std::int64_t candidate_run, std::string_view report_json);
+    [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
+
+    // Per-run summaries, oldest first, the most recent q.limit of them.
+    // O(log n + k) through the (benchmark, counter, testbed, branch, created_at) index.
+    [[nodiscard]] std::vector<history_point> history(const history_query& q) const;
+
+    [[nodiscard]] std::vector<benchmark_info> benchmarks(std::string_view project) const;
+
+    [[nodiscard]] std::int64_t runs_count() const;
+    [[nodiscard]] std::int64_t size_bytes() const;   // page_count * page_size
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+} // namespace perfgate::store

@@ -1,0 +1,1 @@
+#include "stats/descriptive.hpp"

@@ -1,0 +1,1 @@
+#include "stats/hodges_lehmann.hpp"

@@ -1,0 +1,1 @@
+#include "stats/mann_whitney.hpp"

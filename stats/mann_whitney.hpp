@@ -1,0 +1,65 @@
+// Mann-Whitney U test (Wilcoxon rank-sum), two-sided.
+//
+// Method choice follows R's wilcox.test: the exact null distribution when
+// there are no ties and both samples have fewer than 50 values; otherwise the
+// normal approximation with tie correction and continuity correction (scipy
+// mannwhitneyu(method="asymptotic", use_continuity=True), R correct=TRUE).
+//
+// u is the U statistic of the *first* (baseline) sample, as
+// scipy.stats.mannwhitneyu(b, c).statistic returns it: the number of pairs
+// (b_i, c_j) with b_i > c_j plus half the number of ties.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace perfgate::stats {
+
+enum class mwu_method { exact, asymptotic };
+
+// Samples below this size on both sides (and no ties) use the exact
+// distribution; R's wilcox.test uses exact for n < 50.
+inline constexpr std::size_t mwu_exact_limit = 50;
+
+struct mwu_result {
+    double u = 0;          // U of the baseline sample
+    double p_value = 1;    // two-sided
+    mwu_method method = mwu_method::exact;
+    bool ties = false;     // any tie across the pooled sample
+};
+
+// Requires b.size() >= 1 and c.size() >= 1 (PERFGATE_CHECK); gate code checks
+// min_samples before calling. All-tied input gives p = 1 (asymptotic, zero
+// variance documented as "no evidence").
+mwu_result mann_whitney_u(std::span<const double> b, std::span<const double> c);
+
+// Exact null distribution of U for sample sizes (m, n) without ties: the
+// number of arrangements with each value of U, 0..m*n, as probabilities.
+// Computed in O(m*n*min(m,n)) time and O(m*n) memory with the
+// Harding (1984) / Mann-Whitney recurrence.
+class exact_u_distribution {
+public:
+    exact_u_distribution(std::size_t m, std::size_t n);
+
+    // P(U <= u)
+    [[nodiscard]] double cdf(double u) const;
+    // P(U >= u)
+    [[nodiscard]] double sf(double u) const;
+    // Two-sided p-value for observed u, as scipy/R compute it:
+    // min(1, 2 * min(P(U <= u), P(U >= u))).
+    [[nodiscard]] double p_two_sided(double u) const;
+    // Smallest k with P(U <= k) > q (R's qwilcox).
+    [[nodiscard]] std::size_t quantile(double q) const;
+    // Smallest attainable two-sided p-value: 2 / C(m+n, m), capped at 1.
+    [[nodiscard]] double min_p_two_sided() const;
+
+    [[nodiscard]] std::size_t m() const noexcept { return m_; }
+    [[nodiscard]] std::size_t n() const noexcept { return n_; }
+
+private:
+    std::size_t m_, n_;
+    std::vector<double> cdf_;  // cdf_[k] = P(U <= k)
+};
+
+} // namespace perfgate::stats
