@@ -27,7 +27,8 @@ std::optional<double> cov(std::span<const double> x);
 std::optional<double> mad(std::span<const double> x);
 
 // The scale factor that makes MAD a consistent estimator of sigma for normal
-// data (R's mad() default constant): 1 / qnorm(0.75).
+// data: 1 / qnorm(0.75), as scipy.stats.median_abs_deviation(scale="normal")
+// uses it. R's mad() default constant is the same value rounded to 1.4826.
 inline constexpr double mad_normal_consistency = 1.482602218505602;
 
 struct summary {
@@ -37,7 +38,7 @@ struct summary {
     std::optional<double> cov;     // n < 2 or mean == 0 -> nullopt
 };
 
-// All of the above in one pass over a sorted copy. n == 0 -> nullopt.
+// All of the above from one sorted copy (O(n log n)). n == 0 -> nullopt.
 std::optional<summary> summarize(std::span<const double> x);
 
 } // namespace perfgate::stats

@@ -34,10 +34,18 @@ struct mwu_result {
 // variance documented as "no evidence").
 mwu_result mann_whitney_u(std::span<const double> b, std::span<const double> c);
 
+// Upper bound on min(m,n) * m * n, the work of one exact distribution
+// (about 0.1 s). 49/49 needs 117,649; the gate never asks for more than that.
+inline constexpr std::size_t exact_u_max_work = 100'000'000;
+
 // Exact null distribution of U for sample sizes (m, n) without ties: the
 // number of arrangements with each value of U, 0..m*n, as probabilities.
-// Computed in O(m*n*min(m,n)) time and O(m*n) memory with the
-// Harding (1984) / Mann-Whitney recurrence.
+// Computed in O(m*n*min(m,n)) time and O(m*n) memory with Harding's (1984)
+// generating-function product, scaled so that nothing overflows. Immutable
+// after construction, so one instance may be shared between threads; nothing
+// is cached globally.
+// Throws perfgate::error "stats.exact_too_large" when min(m,n)*m*n exceeds
+// exact_u_max_work.
 class exact_u_distribution {
 public:
     exact_u_distribution(std::size_t m, std::size_t n);
@@ -49,7 +57,9 @@ public:
     // Two-sided p-value for observed u, as scipy/R compute it:
     // min(1, 2 * min(P(U <= u), P(U >= u))).
     [[nodiscard]] double p_two_sided(double u) const;
-    // Smallest k with P(U <= k) > q (R's qwilcox).
+    // R's qwilcox(q, m, n): the smallest k with P(U <= k) >= q, with R's
+    // 10 * DBL_EPSILON fuzz; 0 for q == 0 and m*n for q == 1. Throws
+    // perfgate::error "stats.bad_probability" for q outside [0, 1].
     [[nodiscard]] std::size_t quantile(double q) const;
     // Smallest attainable two-sided p-value: 2 / C(m+n, m), capped at 1.
     [[nodiscard]] double min_p_two_sided() const;
