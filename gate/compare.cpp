@@ -1,1 +1,403 @@
 #include "gate/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "stats/descriptive.hpp"
+#include "stats/hodges_lehmann.hpp"
+#include "stats/mann_whitney.hpp"
+#include "stats/mde.hpp"
+#include "stats/multiplicity.hpp"
+#include "stats/welch.hpp"
+#include "stats/zscore.hpp"
+
+namespace perfgate::gate {
+
+namespace {
+
+// Counters that measure time are never deterministic, even when a single
+// repetition per side makes their spread look like zero.
+bool is_time_like(std::string_view name)
+{
+    const std::string base = base_event_name(name);
+    return base == "task-clock" || base == "cpu-clock" || base == "duration_time" || base == "wall-time" ||
+           base == "user-time" || base == "sys-time";
+}
+
+// Primary gating counters (see counters.cpp); when none of them has data the
+// rusage-style fallbacks gate instead, so that a gate never passes having
+// looked at nothing.
+bool is_primary_gate(std::string_view name)
+{
+    const std::string base = base_event_name(name);
+    return base == "instructions" || base == "cycles" || base == "ref-cycles" || base == "task-clock" ||
+           base == "cpu-clock";
+}
+
+bool is_fallback_gate(std::string_view name)
+{
+    const std::string base = base_event_name(name);
+    return base == "user-time" || base == "wall-time";
+}
+
+std::optional<bool> explicit_gate(const policy& rules, std::string_view bench, std::string_view counter)
+{
+    std::optional<bool> g;
+    if (auto it = rules.counters.find(counter); it != rules.counters.end()) g = it->second.gate;
+    if (auto b = rules.benchmarks.find(bench); b != rules.benchmarks.end()) {
+        if (auto it = b->second.counters.find(counter); it != b->second.counters.end() && it->second.gate) {
+            g = it->second.gate;
+        }
+    }
+    return g;
+}
+
+side_summary summarize_side(const counter_series& s)
+{
+    side_summary out;
+    auto sum = stats::summarize(s.values);
+    if (!sum) return out;
+    out.n = sum->n;
+    out.mean = sum->mean;
+    out.median = sum->median;
+    out.min = sum->min;
+    out.max = sum->max;
+    out.stddev = sum->stddev;
+    out.cov = sum->cov;
+    return out;
+}
+
+bool zero_spread(const std::vector<double>& v)
+{
+    return !v.empty() && std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
+}
+
+// Relative change in percent of the baseline value; nullopt when the
+// baseline is 0 (a relative change is undefined there).
+std::optional<double> pct_of(double delta, double base)
+{
+    if (base == 0) return std::nullopt;
+    return delta / std::abs(base) * 100.0;
+}
+
+// "Worse" in the counter's own direction.
+bool is_worse(double delta, better direction) { return direction == better::lower ? delta > 0 : delta < 0; }
+
+struct pending_counter {
+    counter_report rep;
+    const counter_series* b = nullptr;
+    const counter_series* c = nullptr;
+    counter_rule rule;
+    bool testable = false;   // has a p-value from a test (MWU or Welch)
+    bool summary = false;
+};
+
+// The level a lone real effect must reach among m gated tests: alpha/m is the
+// first step of both Holm and Benjamini-Hochberg, so the minimum detectable
+// effect is computed there ("a pass must mean something", design.md §3).
+double detection_level(const policy& rules, std::size_t gated_tests)
+{
+    if (rules.correction == stats::correction::none || gated_tests <= 1) return rules.alpha;
+    return rules.alpha / static_cast<double>(gated_tests);
+}
+
+void run_rank_test(pending_counter& pc)
+{
+    counter_report& r = pc.rep;
+    const auto& b = pc.b->values;
+    const auto& c = pc.c->values;
+    const auto mwu = stats::mann_whitney_u(b, c);
+    r.test = mwu.method == stats::mwu_method::exact ? method::exact : method::asymptotic;
+    r.u = mwu.u;
+    r.p_value = mwu.p_value;
+    pc.testable = true;
+}
+
+void run_welch(pending_counter& pc, std::size_t repeats)
+{
+    counter_report& r = pc.rep;
+    // perf -r N prints the mean and variance% = stddev of the mean / mean * 100
+    // (perf's stddev_stats / rel_stddev_stats), so the per-run stddev is
+    // variance% / 100 * mean * sqrt(N).
+    auto sd_of = [repeats](const counter_series& s) {
+        return s.variance_pct.front() / 100.0 * std::abs(s.values.front()) * std::sqrt(static_cast<double>(repeats));
+    };
+    const double sd_b = sd_of(*pc.b), sd_c = sd_of(*pc.c);
+    const double m_b = pc.b->values.front(), m_c = pc.c->values.front();
+    r.test = method::welch;
+    r.baseline.n = r.candidate.n = repeats;
+    r.baseline.stddev = sd_b;
+    r.candidate.stddev = sd_c;
+    if (m_b != 0) r.baseline.cov = sd_b / m_b;
+    if (m_c != 0) r.candidate.cov = sd_c / m_c;
+    if (auto w = stats::welch_t_test(m_b, sd_b, repeats, m_c, sd_c, repeats)) {
+        r.p_value = w->p_value;
+        pc.testable = true;
+    }
+}
+
+} // namespace
+
+report compare(const sample_set& baseline, const sample_set& candidate, const policy& rules, const history_fn& history)
+{
+    report out;
+    out.rules = rules;
+    for (const auto& w : baseline.warnings) out.warnings.push_back("baseline: " + w);
+    for (const auto& w : candidate.warnings) out.warnings.push_back("candidate: " + w);
+
+    // Pass 1: per counter, everything but the multiplicity-adjusted decision.
+    std::vector<std::vector<pending_counter>> benches;
+    std::vector<std::string> bench_names;
+    for (const auto& bb : baseline.benchmarks) {
+        const benchmark_samples* cb = candidate.find(bb.name);
+        if (!cb) {
+            out.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
+            continue;
+        }
+        std::vector<std::string> names;
+        for (const auto& s : bb.counters) names.push_back(s.name);
+        for (const auto& s : cb->counters) {
+            if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
+        }
+        const bool summary = bb.summary_only || cb->summary_only;
+        std::vector<pending_counter> counters;
+        for (const auto& name : names) {
+            pending_counter pc;
+            pc.b = bb.find(name);
+            pc.c = cb->find(name);
+            const std::string unit = pc.b ? pc.b->unit : pc.c->unit;
+            pc.rule = rules.resolve(bb.name, name, unit);
+            pc.summary = summary;
+            counter_report& r = pc.rep;
+            r.name = name;
+            r.unit = lookup_counter(name, unit).unit;
+            r.direction = pc.rule.direction;
+            r.gated = pc.rule.gated;
+            r.threshold_pct = pc.rule.threshold_pct;
+            counters.push_back(std::move(pc));
+        }
+        // Fallback gating: no primary counter has data on both sides.
+        const bool primary_present = std::any_of(counters.begin(), counters.end(), [&](const pending_counter& pc) {
+            return is_primary_gate(pc.rep.name) && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
+        });
+        if (!primary_present) {
+            for (auto& pc : counters) {
+                if (is_fallback_gate(pc.rep.name) && !explicit_gate(rules, bb.name, pc.rep.name)) pc.rep.gated = true;
+            }
+        }
+        bench_names.push_back(bb.name);
+        benches.push_back(std::move(counters));
+        if (summary) {
+            out.warnings.push_back(fmt::format(
+                "benchmark '{}': summary-only input (perf stat -r N aggregates): Welch's t-test on means; "
+                "per-run samples (perf stat -o FILE --append, or perfgate run) give a better test",
+                bb.name));
+        }
+    }
+    for (const auto& cb : candidate.benchmarks) {
+        if (!baseline.find(cb.name)) {
+            out.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", cb.name));
+        }
+    }
+
+    // Pass 2: descriptive statistics, method, raw p-values.
+    std::size_t gated_tests = 0;
+    for (std::size_t bi = 0; bi < benches.size(); ++bi) {
+        const benchmark_samples* bb = baseline.find(bench_names[bi]);
+        const benchmark_samples* cb = candidate.find(bench_names[bi]);
+        for (auto& pc : benches[bi]) {
+            counter_report& r = pc.rep;
+            if (!pc.b || !pc.c || pc.b->values.empty() || pc.c->values.empty()) {
+                r.state = status::unsupported;
+                r.reason = !pc.b || !pc.c ? fmt::format("only measured on the {} side", pc.b ? "baseline" : "candidate")
+                                          : "no values (perf: <not supported> / <not counted>)";
+                if (pc.b) r.baseline = summarize_side(*pc.b);
+                if (pc.c) r.candidate = summarize_side(*pc.c);
+                continue;
+            }
+            r.baseline = summarize_side(*pc.b);
+            r.candidate = summarize_side(*pc.c);
+            r.running_pct_min = std::min(pc.b->running_pct_min, pc.c->running_pct_min);
+            const double med_b = *r.baseline.median, med_c = *r.candidate.median;
+            r.delta_pct = pct_of(med_c - med_b, med_b);
+
+            if (pc.summary) {
+                const std::size_t repeats = bb->summary_repeats.value_or(cb->summary_repeats.value_or(0));
+                if (pc.b->variance_pct.empty() || pc.c->variance_pct.empty() || repeats < 2) {
+                    r.state = status::insufficient;
+                    r.reason = repeats < 2 ? "perf -r N aggregates do not record N: give the repetition count "
+                                             "(perfgate compare --repeats N)"
+                                           : "aggregate without variance%";
+                    continue;
+                }
+                run_welch(pc, repeats);
+            } else {
+                const bool deterministic =
+                    zero_spread(pc.b->values) && zero_spread(pc.c->values) &&
+                    ((pc.b->values.size() >= 2 && pc.c->values.size() >= 2) || !is_time_like(r.name));
+                if (deterministic) {
+                    r.test = method::deterministic;
+                    r.shift = med_c - med_b;
+                    r.shift_pct = pct_of(*r.shift, med_b);
+                    r.shift_ci = std::pair{*r.shift, *r.shift};
+                    r.mde_pct = 0.0;
+                    continue;
+                }
+                const std::size_t need = pc.rule.min_samples;
+                if (pc.b->values.size() < need || pc.c->values.size() < need) {
+                    r.state = status::insufficient;
+                    r.reason = fmt::format("{} baseline / {} candidate samples; at least {} per side are needed",
+                                           pc.b->values.size(), pc.c->values.size(), need);
+                    continue;
+                }
+                run_rank_test(pc);
+            }
+            if (pc.testable && r.gated) ++gated_tests;
+        }
+    }
+
+    // Pass 3: multiplicity adjustment across all gated tests of this gate.
+    std::vector<double> raw;
+    for (auto& counters : benches) {
+        for (auto& pc : counters) {
+            if (pc.testable && pc.rep.gated) raw.push_back(*pc.rep.p_value);
+        }
+    }
+    const std::vector<double> adjusted = stats::adjust(raw, rules.correction);
+    std::size_t next = 0;
+    const double level = detection_level(rules, gated_tests);
+
+    // Pass 4: shift estimate, minimum detectable effect, status, history.
+    for (std::size_t bi = 0; bi < benches.size(); ++bi) {
+        benchmark_report br;
+        br.name = bench_names[bi];
+        for (auto& pc : benches[bi]) {
+            counter_report& r = pc.rep;
+            const bool decided = r.state == status::unsupported || r.state == status::insufficient;
+            if (!decided && r.test && *r.test != method::deterministic) {
+                if (r.gated && pc.testable) r.p_adjusted = adjusted[next++];
+                const double med_b = *r.baseline.median;
+                if (*r.test == method::welch) {
+                    r.shift = *r.candidate.mean - *r.baseline.mean;
+                    r.shift_pct = pct_of(*r.shift, med_b);
+                    if (auto m = stats::minimum_detectable_effect_pct(*r.baseline.stddev, r.baseline.n,
+                                                                      *r.candidate.stddev, r.candidate.n,
+                                                                      std::abs(med_b), r.gated ? level : rules.alpha)) {
+                        r.mde_pct = *m;
+                    }
+                } else {
+                    const auto hl = stats::hodges_lehmann(pc.b->values, pc.c->values, rules.alpha,
+                                                          *r.test == method::exact);
+                    r.shift = hl.estimate;
+                    r.shift_pct = pct_of(hl.estimate, med_b);
+                    r.shift_ci = std::pair{hl.lower, hl.upper};
+                    if (auto m = stats::minimum_detectable_effect_pct(r.baseline.stddev.value_or(0), r.baseline.n,
+                                                                      r.candidate.stddev.value_or(0), r.candidate.n,
+                                                                      std::abs(med_b), r.gated ? level : rules.alpha)) {
+                        r.mde_pct = *m;
+                    }
+                }
+            }
+
+            if (!decided) {
+                const double threshold = pc.rule.threshold_pct;
+                const double delta = r.delta_pct.value_or(0.0);
+                const bool big = r.delta_pct && std::abs(delta) >= threshold;
+                const bool deterministic = r.test && *r.test == method::deterministic;
+                // Non-gated counters are informational: judged on their raw p.
+                const std::optional<double> p = r.p_adjusted ? r.p_adjusted : r.p_value;
+                const bool significant = deterministic || (p && *p < rules.alpha);
+                const double cov = std::max(r.baseline.cov.value_or(0.0), r.candidate.cov.value_or(0.0));
+                const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
+                if (significant && big) {
+                    r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
+                    r.reason = deterministic
+                                   ? fmt::format("deterministic counter changed by {:+.2f}% (threshold {}%)", delta, threshold)
+                                   : fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% >= {}%", *p, rules.alpha,
+                                                 std::abs(delta), threshold);
+                } else if (!deterministic && !significant && mde_too_big) {
+                    r.state = status::inconclusive;
+                    r.reason = r.mde_pct && std::isfinite(*r.mde_pct)
+                                   ? fmt::format("not significant, but only shifts above {:.2f}% were detectable "
+                                                 "(threshold {}%): more repetitions or less noise needed",
+                                                 *r.mde_pct, threshold)
+                                   : "not significant, and no shift was detectable with this many samples";
+                } else if (!deterministic && cov > pc.rule.max_cov) {
+                    r.state = status::inconclusive;
+                    r.reason = fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100,
+                                           pc.rule.max_cov * 100);
+                } else {
+                    r.state = status::unchanged;
+                    r.reason = deterministic ? fmt::format("deterministic counter: |delta| {:.2f}% < {}%", std::abs(delta), threshold)
+                               : significant ? fmt::format("significant but |delta| {:.2f}% < threshold {}%",
+                                                           std::abs(delta), threshold)
+                                             : fmt::format("no significant change (p={:.3g})", p.value_or(1.0));
+                }
+                // An estimate from multiplexed counting is scaled by perf.
+                if (r.running_pct_min && *r.running_pct_min < 100.0) {
+                    out.warnings.push_back(fmt::format(
+                        "{}/{}: multiplexed (counted {:.2f}% of the time, scaled by perf): split the events into "
+                        "groups (perfgate run --split-events)",
+                        br.name, r.name, *r.running_pct_min));
+                }
+                const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
+                if (r.gated && !deterministic && fewest < rules.warn_samples) {
+                    out.warnings.push_back(fmt::format("{}/{}: only {} samples on a side; {} or more give a "
+                                                       "reliable rank test",
+                                                       br.name, r.name, fewest, rules.warn_samples));
+                }
+            }
+            if (r.state == status::unsupported && r.gated) {
+                out.warnings.push_back(fmt::format("{}/{}: not supported on this machine ({}); it does not gate",
+                                                   br.name, r.name, r.reason));
+            }
+
+            // History z-score of the candidate median against baseline-branch history.
+            if (history && r.candidate.median) {
+                const std::vector<double> hist = history(br.name, r.name);
+                if (hist.size() >= rules.history_min) {
+                    r.z_score = rules.robust_z ? stats::robust_z_score(*r.candidate.median, hist)
+                                               : stats::z_score(*r.candidate.median, hist);
+                    r.anomaly = r.z_score && std::abs(*r.z_score) > rules.z_threshold;
+                }
+            }
+            br.counters.push_back(std::move(r));
+        }
+
+        // Benchmark verdict (design.md §3).
+        bool fail = false, unsure = false, any_gate_data = false;
+        for (const auto& r : br.counters) {
+            if (!r.gated) continue;
+            if (r.state != status::unsupported) any_gate_data = true;
+            if (r.state == status::regression || (rules.fail_on_anomaly && r.anomaly)) fail = true;
+            if (r.state == status::inconclusive || r.state == status::insufficient) unsure = true;
+        }
+        if (!any_gate_data) {
+            unsure = true;
+            out.warnings.push_back(fmt::format(
+                "benchmark '{}': no gated counter has data on both sides, so nothing was gated "
+                "(on machines without a PMU use task-clock, or --backend callgrind)",
+                br.name));
+        }
+        br.result = fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
+        out.benchmarks.push_back(std::move(br));
+    }
+
+    if (out.benchmarks.empty()) {
+        out.result = verdict::inconclusive;
+        out.warnings.push_back("no benchmark present on both sides: nothing was compared");
+    } else {
+        bool fail = false, unsure = false;
+        for (const auto& b : out.benchmarks) {
+            fail = fail || b.result == verdict::fail;
+            unsure = unsure || b.result == verdict::inconclusive;
+        }
+        out.result = fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
+    }
+    return out;
+}
+
+} // namespace perfgate::gate

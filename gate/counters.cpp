@@ -1,1 +1,84 @@
 #include "gate/counters.hpp"
+
+#include <array>
+
+namespace perfgate::gate {
+
+namespace {
+
+struct known_counter {
+    std::string_view name;
+    std::string_view unit;
+    better direction;
+    bool gated;
+};
+
+// design.md §3: lower is better for counts and times, higher for IPC. Gated by
+// default: the time- and instruction-like counters. Wall-clock style counters
+// (duration_time, wall-time) and the rusage times are reported but not gated
+// by default when task-clock or instructions exist, because they include
+// perf's own start-up and scheduling noise; compare() falls back to gating
+// user-time and wall-time when none of the primary counters has data (the
+// rusage backend). Policy files override all of this.
+constexpr std::array<known_counter, 24> registry{{
+    {"instructions", "", better::lower, true},
+    {"cycles", "", better::lower, true},
+    {"ref-cycles", "", better::lower, true},
+    {"task-clock", "msec", better::lower, true},
+    {"cpu-clock", "msec", better::lower, true},
+    {"duration_time", "ns", better::lower, false},
+    {"wall-time", "ns", better::lower, false},
+    {"user-time", "ns", better::lower, false},
+    {"sys-time", "ns", better::lower, false},
+    {"max-rss", "KiB", better::lower, false},
+    {"page-faults", "", better::lower, false},
+    {"minor-faults", "", better::lower, false},
+    {"major-faults", "", better::lower, false},
+    {"context-switches", "", better::lower, false},
+    {"cpu-migrations", "", better::lower, false},
+    {"branch-misses", "", better::lower, false},
+    {"cache-misses", "", better::lower, false},
+    {"L1-dcache-load-misses", "", better::lower, false},
+    {"LLC-load-misses", "", better::lower, false},
+    {"branches", "", better::lower, false},
+    {"cache-references", "", better::lower, false},
+    {"ipc", "insn/cycle", better::higher, false},
+    {"cache-miss-rate", "%", better::lower, false},
+    {"branch-miss-rate", "%", better::lower, false},
+}};
+
+} // namespace
+
+std::string base_event_name(std::string_view name)
+{
+    // PMU-qualified form: "cpu_core/cycles/" or "cpu/event=0x3c/" -> inner part.
+    if (auto open = name.find('/'); open != std::string_view::npos) {
+        auto close = name.find('/', open + 1);
+        if (close != std::string_view::npos) name = name.substr(open + 1, close - open - 1);
+    }
+    // Modifiers: "cycles:u", "instructions:uk".
+    if (auto colon = name.find(':'); colon != std::string_view::npos) name = name.substr(0, colon);
+    return std::string(name);
+}
+
+counter_traits lookup_counter(std::string_view name, std::string_view perf_unit)
+{
+    const std::string base = base_event_name(name);
+    for (const auto& k : registry) {
+        if (k.name == base) {
+            return {perf_unit.empty() ? std::string(k.unit) : std::string(perf_unit), k.direction, k.gated};
+        }
+    }
+    return {std::string(perf_unit), better::lower, false};
+}
+
+std::string_view to_string(better b) { return b == better::lower ? "lower" : "higher"; }
+
+std::optional<better> parse_better(std::string_view s)
+{
+    if (s == "lower") return better::lower;
+    if (s == "higher") return better::higher;
+    return std::nullopt;
+}
+
+} // namespace perfgate::gate

@@ -1,1 +1,404 @@
 #include "gate/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "stats/error.hpp"
+
+namespace perfgate::gate {
+
+using nlohmann::json;
+
+std::size_t report::count(status s) const
+{
+    std::size_t n = 0;
+    for (const auto& b : benchmarks) {
+        for (const auto& c : b.counters) n += c.gated && c.state == s;
+    }
+    return n;
+}
+
+std::string_view to_string(status s)
+{
+    switch (s) {
+    case status::unsupported: return "unsupported";
+    case status::insufficient: return "insufficient";
+    case status::regression: return "regression";
+    case status::improvement: return "improvement";
+    case status::inconclusive: return "inconclusive";
+    case status::unchanged: return "unchanged";
+    }
+    return "unsupported";
+}
+
+std::string_view to_string(verdict v)
+{
+    switch (v) {
+    case verdict::pass: return "pass";
+    case verdict::fail: return "fail";
+    case verdict::inconclusive: return "inconclusive";
+    }
+    return "inconclusive";
+}
+
+std::string_view to_string(method m)
+{
+    switch (m) {
+    case method::exact: return "exact";
+    case method::asymptotic: return "asymptotic";
+    case method::deterministic: return "deterministic";
+    case method::welch: return "welch";
+    }
+    return "exact";
+}
+
+namespace {
+
+// JSON has no infinity or NaN: a statistic that is not finite is null
+// ("statistics that do not apply are null, never invented").
+json num(const std::optional<double>& v)
+{
+    if (!v || !std::isfinite(*v)) return nullptr;
+    return *v;
+}
+
+json side_json(const side_summary& s)
+{
+    return {{"n", s.n},           {"mean", num(s.mean)}, {"median", num(s.median)}, {"stddev", num(s.stddev)},
+            {"cov", num(s.cov)}, {"min", num(s.min)},   {"max", num(s.max)}};
+}
+
+std::optional<double> opt_num(const json& j, const char* key)
+{
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    return it->get<double>();
+}
+
+side_summary side_from_json(const json& j)
+{
+    side_summary s;
+    s.n = j.value("n", std::size_t{0});
+    s.mean = opt_num(j, "mean");
+    s.median = opt_num(j, "median");
+    s.stddev = opt_num(j, "stddev");
+    s.cov = opt_num(j, "cov");
+    s.min = opt_num(j, "min");
+    s.max = opt_num(j, "max");
+    return s;
+}
+
+template <typename E, std::size_t N>
+E parse_enum(const std::string& s, const E (&all)[N], const char* field)
+{
+    for (E e : all) {
+        if (to_string(e) == s) return e;
+    }
+    throw error("input.bad_report", fmt::format("report JSON: unknown {} '{}'", field, s));
+}
+
+constexpr status all_status[] = {status::unsupported,  status::insufficient, status::regression,
+                                 status::improvement,  status::inconclusive, status::unchanged};
+constexpr verdict all_verdicts[] = {verdict::pass, verdict::fail, verdict::inconclusive};
+constexpr method all_methods[] = {method::exact, method::asymptotic, method::deterministic, method::welch};
+
+} // namespace
+
+json to_json(const report& r)
+{
+    json benchmarks = json::array();
+    for (const auto& b : r.benchmarks) {
+        json counters = json::array();
+        for (const auto& c : b.counters) {
+            json ci = nullptr;
+            if (c.shift_ci && std::isfinite(c.shift_ci->first) && std::isfinite(c.shift_ci->second)) {
+                ci = json::array({c.shift_ci->first, c.shift_ci->second});
+            }
+            counters.push_back({{"name", c.name},
+                                {"unit", c.unit},
+                                {"better", to_string(c.direction)},
+                                {"gated", c.gated},
+                                {"status", to_string(c.state)},
+                                {"method", c.test ? json(to_string(*c.test)) : json(nullptr)},
+                                {"baseline", side_json(c.baseline)},
+                                {"candidate", side_json(c.candidate)},
+                                {"delta_pct", num(c.delta_pct)},
+                                {"shift", num(c.shift)},
+                                {"shift_pct", num(c.shift_pct)},
+                                {"shift_ci", ci},
+                                {"u", num(c.u)},
+                                {"p_value", num(c.p_value)},
+                                {"p_adjusted", num(c.p_adjusted)},
+                                {"mde_pct", num(c.mde_pct)},
+                                {"threshold_pct", c.threshold_pct},
+                                {"running_pct_min", num(c.running_pct_min)},
+                                {"z_score", num(c.z_score)},
+                                {"anomaly", c.anomaly},
+                                {"reason", c.reason}});
+        }
+        benchmarks.push_back({{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}});
+    }
+    json out = {{"schema", "perfgate.report/v1"},
+                {"verdict", to_string(r.result)},
+                {"policy", to_json(r.rules)},
+                {"warnings", r.warnings},
+                {"benchmarks", benchmarks}};
+    if (r.comparison_id) out["comparison_id"] = *r.comparison_id;
+    return out;
+}
+
+report report_from_json(const json& j)
+{
+    try {
+        if (j.value("schema", std::string()) != "perfgate.report/v1") {
+            throw error("input.bad_report", "report JSON: schema is not \"perfgate.report/v1\"");
+        }
+        report r;
+        r.result = parse_enum(j.at("verdict").get<std::string>(), all_verdicts, "verdict");
+        if (j.contains("policy")) r.rules = parse_policy(j.at("policy"), "report JSON policy");
+        r.warnings = j.value("warnings", std::vector<std::string>{});
+        if (j.contains("comparison_id") && !j["comparison_id"].is_null()) r.comparison_id = j["comparison_id"].get<std::int64_t>();
+        for (const auto& jb : j.at("benchmarks")) {
+            benchmark_report b;
+            b.name = jb.at("name").get<std::string>();
+            b.result = parse_enum(jb.at("verdict").get<std::string>(), all_verdicts, "verdict");
+            for (const auto& jc : jb.at("counters")) {
+                counter_report c;
+                c.name = jc.at("name").get<std::string>();
+                c.unit = jc.value("unit", std::string());
+                c.direction = parse_better(jc.value("better", std::string("lower"))).value_or(better::lower);
+                c.gated = jc.value("gated", false);
+                c.state = parse_enum(jc.at("status").get<std::string>(), all_status, "status");
+                if (jc.contains("method") && !jc["method"].is_null()) {
+                    c.test = parse_enum(jc["method"].get<std::string>(), all_methods, "method");
+                }
+                c.baseline = side_from_json(jc.at("baseline"));
+                c.candidate = side_from_json(jc.at("candidate"));
+                c.delta_pct = opt_num(jc, "delta_pct");
+                c.shift = opt_num(jc, "shift");
+                c.shift_pct = opt_num(jc, "shift_pct");
+                if (jc.contains("shift_ci") && jc["shift_ci"].is_array() && jc["shift_ci"].size() == 2) {
+                    c.shift_ci = std::pair{jc["shift_ci"][0].get<double>(), jc["shift_ci"][1].get<double>()};
+                }
+                c.u = opt_num(jc, "u");
+                c.p_value = opt_num(jc, "p_value");
+                c.p_adjusted = opt_num(jc, "p_adjusted");
+                c.mde_pct = opt_num(jc, "mde_pct");
+                c.threshold_pct = jc.value("threshold_pct", default_threshold_pct);
+                c.running_pct_min = opt_num(jc, "running_pct_min");
+                c.z_score = opt_num(jc, "z_score");
+                c.anomaly = jc.value("anomaly", false);
+                c.reason = jc.value("reason", std::string());
+                b.counters.push_back(std::move(c));
+            }
+            r.benchmarks.push_back(std::move(b));
+        }
+        return r;
+    } catch (const json::exception& e) {
+        throw error("input.bad_report", fmt::format("report JSON: {}", e.what()));
+    }
+}
+
+namespace {
+
+// Human formatting of a measured value: integers stay integers, small
+// values keep 3-4 significant digits.
+std::string value_str(const std::optional<double>& v, std::string_view unit = {})
+{
+    if (!v || !std::isfinite(*v)) return "—";
+    const double a = std::abs(*v);
+    std::string s = a >= 1000 || (a == std::floor(a)) ? fmt::format("{:.0f}", *v)
+                    : a >= 1                          ? fmt::format("{:.2f}", *v)
+                                                      : fmt::format("{:.4g}", *v);
+    if (!unit.empty()) s += fmt::format(" {}", unit);
+    return s;
+}
+
+std::string pct_str(const std::optional<double>& v)
+{
+    if (!v || !std::isfinite(*v)) return "—";
+    return fmt::format("{:+.2f}%", *v);
+}
+
+std::string p_str(const std::optional<double>& p)
+{
+    if (!p || !std::isfinite(*p)) return "—";
+    if (*p < 1e-4) return fmt::format("{:.1e}", *p);
+    return fmt::format("{:.4f}", *p);
+}
+
+std::string ci_str(const counter_report& c)
+{
+    if (!c.shift_ci) return "—";
+    if (c.test && *c.test == method::deterministic) return "exact";
+    return fmt::format("[{}, {}]", value_str(c.shift_ci->first), value_str(c.shift_ci->second));
+}
+
+std::string_view mark(status s)
+{
+    switch (s) {
+    case status::regression: return "🔴";
+    case status::improvement: return "🟢";
+    case status::unchanged: return "⚪";
+    case status::inconclusive: return "🟡";
+    case status::insufficient: return "🟡";
+    case status::unsupported: return "➖";
+    }
+    return "";
+}
+
+std::string_view verdict_mark(verdict v)
+{
+    switch (v) {
+    case verdict::pass: return "✅";
+    case verdict::fail: return "❌";
+    case verdict::inconclusive: return "⚠️";
+    }
+    return "";
+}
+
+std::string summary_counts(const report& r)
+{
+    return fmt::format("{} regression{}, {} improvement{}, {} unchanged, {} inconclusive",
+                       r.count(status::regression), r.count(status::regression) == 1 ? "" : "s",
+                       r.count(status::improvement), r.count(status::improvement) == 1 ? "" : "s",
+                       r.count(status::unchanged),
+                       r.count(status::inconclusive) + r.count(status::insufficient));
+}
+
+// Escape the characters that would break a markdown table cell.
+std::string cell(std::string_view s)
+{
+    std::string out;
+    for (char ch : s) {
+        if (ch == '|') out += "\\|";
+        else if (ch == '\n' || ch == '\r') out += ' ';
+        else out += ch;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string render_markdown(const report& r, const markdown_options& opt)
+{
+    std::string head;
+    if (!opt.marker.empty()) head += opt.marker + "\n";
+    head += fmt::format("### {} {}: **{}** — {}\n\n", verdict_mark(r.result), opt.title, to_string(r.result),
+                        summary_counts(r));
+
+    std::string table = "| | benchmark | counter | baseline | candidate | Δ median | shift [CI] | p (adj.) |\n"
+                        "|:-:|---|---|--:|--:|--:|--:|--:|\n";
+    std::size_t gated_rows = 0;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            if (!c.gated) continue;
+            ++gated_rows;
+            table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), cell(b.name),
+                                 cell(c.name), value_str(c.baseline.median, c.unit),
+                                 value_str(c.candidate.median, c.unit), pct_str(c.delta_pct),
+                                 fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)), p_str(c.p_adjusted));
+        }
+    }
+    if (gated_rows == 0) table = "_No gated counter had data._\n";
+
+    std::string links;
+    if (!opt.run_url.empty()) links += fmt::format("[CI run]({})", opt.run_url);
+    if (!opt.comparison_url.empty()) {
+        links += fmt::format("{}[stored comparison]({})", links.empty() ? "" : " · ", opt.comparison_url);
+    }
+    if (!links.empty()) links = "\n" + links + "\n";
+
+    // Details: every counter, then warnings. Built line by line so that the
+    // whole body stays under opt.max_chars (GitHub refuses comments over
+    // 65,536 characters), dropping lines from the end and saying so.
+    std::vector<std::string> details;
+    details.push_back(
+        "| status | benchmark | counter | gated | method | n (b/c) | CoV b/c | median b → c | Δ | p | p adj. | MDE | z |\n"
+        "|---|---|---|:-:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            details.push_back(fmt::format(
+                "| {} {} | {} | {} | {} | {} | {}/{} | {}/{} | {} → {} | {} | {} | {} | {} | {}{} |\n", mark(c.state),
+                to_string(c.state), cell(b.name), cell(c.name), c.gated ? "yes" : "no",
+                c.test ? to_string(*c.test) : "—", c.baseline.n, c.candidate.n,
+                c.baseline.cov ? fmt::format("{:.2f}%", *c.baseline.cov * 100) : "—",
+                c.candidate.cov ? fmt::format("{:.2f}%", *c.candidate.cov * 100) : "—",
+                value_str(c.baseline.median), value_str(c.candidate.median, c.unit), pct_str(c.delta_pct),
+                p_str(c.p_value), p_str(c.p_adjusted),
+                c.mde_pct && std::isfinite(*c.mde_pct) ? fmt::format("{:.2f}%", *c.mde_pct) : "—",
+                c.z_score ? fmt::format("{:+.2f}", *c.z_score) : "—", c.anomaly ? " ⚠️" : ""));
+        }
+    }
+    std::vector<std::string> tail;
+    if (!r.warnings.empty()) {
+        tail.push_back("\n**Warnings**\n\n");
+        for (const auto& w : r.warnings) tail.push_back(fmt::format("- {}\n", cell(w)));
+    }
+    tail.push_back(fmt::format("\nPolicy: alpha {}, {} correction, threshold {}%, min {} samples, max CoV {}%.\n",
+                               r.rules.alpha, to_string(r.rules.correction), r.rules.threshold_pct,
+                               r.rules.min_samples, r.rules.max_cov * 100));
+
+    const std::string open = "\n<details><summary>All counters, warnings and policy</summary>\n\n";
+    const std::string close = "\n</details>\n";
+    std::string body = head + table + links;
+    std::string inner;
+    std::size_t dropped = 0;
+    const std::string truncated_note_fmt = "\n_… {} more lines truncated to fit GitHub's comment limit; the JSON "
+                                           "report has everything._\n";
+    const std::size_t reserve = open.size() + close.size() + truncated_note_fmt.size() + 32;
+    std::vector<std::string> all = details;
+    all.insert(all.end(), tail.begin(), tail.end());
+    for (const auto& line : all) {
+        if (dropped == 0 && body.size() + inner.size() + line.size() + reserve <= opt.max_chars) inner += line;
+        else ++dropped;
+    }
+    if (dropped > 0) inner += fmt::format(fmt::runtime(truncated_note_fmt), dropped);
+    std::string out = body + open + inner + close;
+    if (out.size() > opt.max_chars) {
+        // The summary table alone is over the limit: keep the head and marker.
+        out = head + fmt::format("_The report is too large for a comment ({} characters); the JSON report has "
+                                 "everything._\n",
+                                 out.size());
+    }
+    return out;
+}
+
+std::string render_text(const report& r, bool colour)
+{
+    auto paint = [colour](std::string_view s, status st) -> std::string {
+        if (!colour) return std::string(s);
+        const char* code = st == status::regression     ? "\x1b[31m"
+                           : st == status::improvement  ? "\x1b[32m"
+                           : st == status::inconclusive || st == status::insufficient ? "\x1b[33m"
+                           : st == status::unsupported  ? "\x1b[2m"
+                                                        : "";
+        return *code ? fmt::format("{}{}\x1b[0m", code, s) : std::string(s);
+    };
+    std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
+    out += fmt::format("{:<13} {:<28} {:>16} {:>16} {:>9} {:>24} {:>9}\n", "status", "counter", "baseline",
+                       "candidate", "Δ median", "shift [CI]", "p adj.");
+    for (const auto& b : r.benchmarks) {
+        if (r.benchmarks.size() > 1 || b.name != "default") out += fmt::format("{} ({})\n", b.name, to_string(b.result));
+        for (const auto& c : b.counters) {
+            std::string name = c.name + (c.gated ? "" : " ·");
+            std::string st = std::string(to_string(c.state));
+            out += fmt::format("{} {:<28} {:>16} {:>16} {:>9} {:>24} {:>9}\n", paint(fmt::format("{:<13}", st), c.state),
+                               name, value_str(c.baseline.median, c.unit), value_str(c.candidate.median, c.unit),
+                               pct_str(c.delta_pct),
+                               c.shift_ci ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
+                               p_str(c.p_adjusted ? c.p_adjusted : c.p_value));
+            if (c.state != status::unchanged && !c.reason.empty()) out += fmt::format("{:<14}{}\n", "", c.reason);
+        }
+    }
+    out += "(· = reported, not gated)\n";
+    if (!r.warnings.empty()) {
+        out += "\nwarnings:\n";
+        for (const auto& w : r.warnings) out += fmt::format("  - {}\n", w);
+    }
+    return out;
+}
+
+} // namespace perfgate::gate

@@ -1,1 +1,195 @@
 #include "gate/service.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gate/compare.hpp"
+#include "gate/perf_csv.hpp"
+#include "gate/samples.hpp"
+#include "stats/error.hpp"
+
+namespace perfgate::gate {
+
+namespace {
+
+// Names end up in URLs, markdown and file names: keep them short and
+// printable. 256 bytes is far above any real benchmark or counter name.
+constexpr std::size_t max_name_bytes = 256;
+
+void check_name(std::string_view field, std::string_view value, bool required)
+{
+    if (value.empty()) {
+        if (required) throw error("ingest.bad_field", fmt::format("field '{}' is required", field));
+        return;
+    }
+    if (value.size() > max_name_bytes) {
+        throw error("ingest.bad_field",
+                    fmt::format("field '{}' is {} bytes long; at most {} are allowed", field, value.size(), max_name_bytes));
+    }
+    for (unsigned char ch : value) {
+        if (ch < 0x20 || ch == 0x7f) {
+            throw error("ingest.bad_field", fmt::format("field '{}' contains a control character", field));
+        }
+    }
+}
+
+store::run_record record_from(const ingest_request& req, const perf_capture& cap)
+{
+    store::run_record run;
+    run.project = req.project;
+    run.benchmark = req.benchmark;
+    run.role = req.role;
+    run.git_sha = req.git_sha;
+    run.branch = req.branch;
+    run.pr = req.pr;
+    run.testbed = req.testbed;
+    run.backend = req.backend;
+    run.environment_json = req.environment_json;
+    run.summary_only = cap.summary_only;
+    for (std::size_t e = 0; e < cap.events.size(); ++e) {
+        store::counter_samples cs;
+        cs.counter = cap.events[e].name;
+        cs.unit = cap.events[e].unit;
+        for (std::size_t r = 0; r < cap.runs.size(); ++r) {
+            const reading& rd = cap.runs[r][e];
+            cs.samples.push_back({static_cast<int>(r), rd.value, rd.pcnt_running, rd.variance_pct});
+        }
+        run.counters.push_back(std::move(cs));
+    }
+    return run;
+}
+
+// The inverse of record_from(): a stored run as one benchmark's samples,
+// with derived counters recomputed exactly as for a file.
+benchmark_samples samples_from(const store::run_record& run)
+{
+    perf_capture cap;
+    cap.summary_only = run.summary_only;
+    int reps = 0;
+    for (const auto& c : run.counters) {
+        cap.events.push_back({c.counter, c.unit});
+        for (const auto& s : c.samples) reps = std::max(reps, s.repetition + 1);
+    }
+    cap.runs.assign(static_cast<std::size_t>(reps), std::vector<reading>(run.counters.size()));
+    for (std::size_t e = 0; e < run.counters.size(); ++e) {
+        for (const auto& s : run.counters[e].samples) {
+            cap.runs[static_cast<std::size_t>(s.repetition)][e] = {s.value, s.pcnt_running, s.variance_pct};
+        }
+    }
+    return from_capture(cap, run.benchmark);
+}
+
+} // namespace
+
+ingest_result service::ingest(const ingest_request& req)
+{
+    const perf_capture cap = parse_perf_stat(req.perf_csv, req.source);
+    store::run_record run = record_from(req, cap);
+    ingest_result res = ingest_run(std::move(run));
+    res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
+    return res;
+}
+
+ingest_result service::ingest_run(store::run_record run)
+{
+    check_name("project", run.project, true);
+    check_name("benchmark", run.benchmark, true);
+    check_name("branch", run.branch, false);
+    check_name("git_sha", run.git_sha, false);
+    check_name("backend", run.backend, true);
+    if (run.role != "baseline" && run.role != "candidate") {
+        throw error("ingest.bad_field", fmt::format("field 'role' must be \"baseline\" or \"candidate\", got \"{}\"",
+                                                    run.role.substr(0, 64)));
+    }
+    if (run.counters.empty()) throw error("ingest.bad_csv", "the run has no counters");
+    std::set<std::string> seen;
+    ingest_result res;
+    for (const auto& c : run.counters) {
+        check_name("counter", c.counter, true);
+        if (!seen.insert(c.counter).second) {
+            throw error("ingest.bad_field", fmt::format("counter '{}' appears twice in one run", c.counter));
+        }
+        for (const auto& s : c.samples) res.samples += s.value.has_value();
+    }
+    if (res.samples == 0) {
+        res.warnings.push_back("no counter has a value (all <not supported> / <not counted>)");
+    }
+    res.counters = run.counters.size();
+    res.run_id = db_.insert_run(run);
+    return res;
+}
+
+comparison service::compare(const std::string& project,
+                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const policy& rules)
+{
+    if (pairs.empty()) throw error("compare.bad_request", "no (baseline_run, candidate_run) pair given");
+    sample_set base, cand;
+    struct history_key {
+        std::string benchmark, branch, testbed;
+        std::int64_t before = 0;
+    };
+    std::vector<history_key> keys;
+    std::set<std::string> names;
+    for (const auto& [b_id, c_id] : pairs) {
+        auto b = db_.load_run(project, b_id);
+        if (!b) throw error("compare.not_found", fmt::format("baseline run {} not found in project '{}'", b_id, project));
+        auto c = db_.load_run(project, c_id);
+        if (!c) throw error("compare.not_found", fmt::format("candidate run {} not found in project '{}'", c_id, project));
+        if (b->benchmark != c->benchmark) {
+            throw error("compare.mismatch", fmt::format("run {} is benchmark '{}' but run {} is '{}'", b_id,
+                                                        b->benchmark, c_id, c->benchmark));
+        }
+        if (!names.insert(b->benchmark).second) {
+            throw error("compare.mismatch", fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
+        }
+        base.benchmarks.push_back(samples_from(*b));
+        cand.benchmarks.push_back(samples_from(*c));
+        // History: the baseline branch on the candidate's testbed, runs older
+        // than the candidate (design.md §3).
+        keys.push_back({b->benchmark, b->branch, c->testbed.fingerprint, c_id});
+    }
+
+    history_fn history = [&](std::string_view benchmark, std::string_view counter) {
+        std::vector<double> medians;
+        auto key = std::find_if(keys.begin(), keys.end(), [&](const history_key& k) { return k.benchmark == benchmark; });
+        if (key == keys.end()) return medians;
+        store::history_query q;
+        q.project = project;
+        q.benchmark = key->benchmark;
+        q.counter = std::string(counter);
+        if (!key->branch.empty()) q.branch = key->branch;
+        if (!key->testbed.empty()) q.testbed = key->testbed;
+        q.role = "baseline";
+        q.before_run = key->before;
+        q.limit = rules.history;
+        for (const auto& p : db_.history(q)) medians.push_back(p.median);
+        return medians;
+    };
+
+    comparison out;
+    out.result = gate::compare(base, cand, rules, history);
+    const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
+    out.id = db_.insert_comparison(project, first_b, first_c, to_json(out.result).dump());
+    out.result.comparison_id = out.id;
+    return out;
+}
+
+std::optional<report> service::load_comparison(const std::string& project, std::int64_t id) const
+{
+    auto text = db_.load_comparison(project, id);
+    if (!text) return std::nullopt;
+    report r = report_from_json(nlohmann::json::parse(*text));
+    r.comparison_id = id;
+    return r;
+}
+
+std::vector<store::history_point> service::history(const store::history_query& q) const { return db_.history(q); }
+
+std::vector<store::benchmark_info> service::benchmarks(const std::string& project) const
+{
+    return db_.benchmarks(project);
+}
+
+} // namespace perfgate::gate

@@ -1,0 +1,97 @@
+#include "gate/samples.hpp"
+
+#include <algorithm>
+
+#include "gate/counters.hpp"
+
+namespace perfgate::gate {
+
+const counter_series* benchmark_samples::find(std::string_view counter) const
+{
+    auto it = std::find_if(counters.begin(), counters.end(), [&](const counter_series& c) { return c.name == counter; });
+    return it == counters.end() ? nullptr : &*it;
+}
+
+const benchmark_samples* sample_set::find(std::string_view benchmark) const
+{
+    auto it = std::find_if(benchmarks.begin(), benchmarks.end(),
+                           [&](const benchmark_samples& b) { return b.name == benchmark; });
+    return it == benchmarks.end() ? nullptr : &*it;
+}
+
+namespace {
+
+// Modifier suffix of a perf event name (":u" of "cycles:u"), so that derived
+// metrics pair "instructions:u" with "cycles:u", never with "cycles".
+std::string suffix_of(std::string_view name)
+{
+    if (name.find('/') != std::string_view::npos) return {};
+    auto colon = name.find(':');
+    return colon == std::string_view::npos ? std::string() : std::string(name.substr(colon));
+}
+
+struct derived_metric {
+    std::string_view name, numerator, denominator;
+    double scale;
+};
+
+// Derived per repetition when both parts have a value in that repetition
+// (design.md §3): ipc = instructions / cycles; miss rates in percent.
+constexpr derived_metric derived_metrics[] = {
+    {"ipc", "instructions", "cycles", 1.0},
+    {"cache-miss-rate", "cache-misses", "cache-references", 100.0},
+    {"branch-miss-rate", "branch-misses", "branches", 100.0},
+};
+
+} // namespace
+
+benchmark_samples from_capture(const perf_capture& capture, std::string benchmark)
+{
+    benchmark_samples out;
+    out.name = std::move(benchmark);
+    out.summary_only = capture.summary_only;
+    for (std::size_t e = 0; e < capture.events.size(); ++e) {
+        counter_series s;
+        s.name = capture.events[e].name;
+        s.unit = capture.events[e].unit;
+        for (const auto& run : capture.runs) {
+            const reading& r = run[e];
+            if (!r.value) {
+                ++s.absent;
+                continue;
+            }
+            s.values.push_back(*r.value);
+            s.running_pct_min = std::min(s.running_pct_min, r.pcnt_running);
+            if (r.variance_pct) s.variance_pct.push_back(*r.variance_pct);
+        }
+        out.counters.push_back(std::move(s));
+    }
+    if (capture.summary_only) return out;   // no per-run values to derive from
+
+    for (const auto& d : derived_metrics) {
+        for (std::size_t num = 0; num < capture.events.size(); ++num) {
+            const std::string& num_name = capture.events[num].name;
+            if (base_event_name(num_name) != d.numerator) continue;
+            const std::string suffix = suffix_of(num_name);
+            auto den = capture.find(std::string(d.denominator) + suffix);
+            if (!den) continue;
+            counter_series s;
+            s.name = std::string(d.name) + suffix;
+            s.unit = std::string(lookup_counter(d.name).unit);
+            for (const auto& run : capture.runs) {
+                const reading& a = run[num];
+                const reading& b = run[*den];
+                if (!a.value || !b.value || *b.value == 0) {
+                    ++s.absent;
+                    continue;
+                }
+                s.values.push_back(*a.value / *b.value * d.scale);
+                s.running_pct_min = std::min({s.running_pct_min, a.pcnt_running, b.pcnt_running});
+            }
+            out.counters.push_back(std::move(s));
+        }
+    }
+    return out;
+}
+
+} // namespace perfgate::gate
