@@ -93,6 +93,7 @@ struct pending_counter {
     counter_rule rule;
     bool testable = false;   // has a p-value from a test (MWU or Welch)
     bool summary = false;
+    bool decided = false;    // unsupported or insufficient: no test
 };
 
 // The level a lone real effect must reach among m gated tests: alpha/m is the
@@ -212,6 +213,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
             counter_report& r = pc.rep;
             if (!pc.b || !pc.c || pc.b->values.empty() || pc.c->values.empty()) {
                 r.state = status::unsupported;
+                pc.decided = true;
                 r.reason = !pc.b || !pc.c ? fmt::format("only measured on the {} side", pc.b ? "baseline" : "candidate")
                                           : "no values (perf: <not supported> / <not counted>)";
                 if (pc.b) r.baseline = summarize_side(*pc.b);
@@ -228,6 +230,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                 const std::size_t repeats = bb->summary_repeats.value_or(cb->summary_repeats.value_or(0));
                 if (pc.b->variance_pct.empty() || pc.c->variance_pct.empty() || repeats < 2) {
                     r.state = status::insufficient;
+                    pc.decided = true;
                     r.reason = repeats < 2 ? "perf -r N aggregates do not record N: give the repetition count "
                                              "(perfgate compare --repeats N)"
                                            : "aggregate without variance%";
@@ -249,6 +252,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                 const std::size_t need = pc.rule.min_samples;
                 if (pc.b->values.size() < need || pc.c->values.size() < need) {
                     r.state = status::insufficient;
+                    pc.decided = true;
                     r.reason = fmt::format("{} baseline / {} candidate samples; at least {} per side are needed",
                                            pc.b->values.size(), pc.c->values.size(), need);
                     continue;
@@ -276,7 +280,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
         br.name = bench_names[bi];
         for (auto& pc : benches[bi]) {
             counter_report& r = pc.rep;
-            const bool decided = r.state == status::unsupported || r.state == status::insufficient;
+            const bool decided = pc.decided;
             if (!decided && r.test && *r.test != method::deterministic) {
                 if (r.gated && pc.testable) r.p_adjusted = adjusted[next++];
                 const double med_b = *r.baseline.median;

@@ -1,1 +1,454 @@
+// Tests of gate/: policy, compare (every status and verdict), report JSON
+// contract, renderers.
+#include "gate/compare.hpp"
+
 #include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gate/policy.hpp"
+#include "gate/report.hpp"
+#include "stats/error.hpp"
+
+using namespace perfgate;
+using namespace perfgate::gate;
+using nlohmann::json;
+
+namespace {
+
+// 10 values 100.0, 100.1, ... 100.9 scaled by factor: CoV ~0.3%.
+std::vector<double> ramp(double factor = 1.0, std::size_t n = 10)
+{
+    std::vector<double> v;
+    for (std::size_t i = 0; i < n; ++i) v.push_back((100.0 + 0.1 * static_cast<double>(i)) * factor);
+    return v;
+}
+
+counter_series series(std::string name, std::vector<double> values, std::string unit = "")
+{
+    counter_series s;
+    s.name = std::move(name);
+    s.unit = std::move(unit);
+    s.values = std::move(values);
+    return s;
+}
+
+sample_set one(std::vector<counter_series> counters, std::string bench = "default")
+{
+    sample_set s;
+    benchmark_samples b;
+    b.name = std::move(bench);
+    b.counters = std::move(counters);
+    s.benchmarks.push_back(std::move(b));
+    return s;
+}
+
+const counter_report& counter(const report& r, std::string_view name, std::size_t bench = 0)
+{
+    for (const auto& c : r.benchmarks.at(bench).counters) {
+        if (c.name == name) return c;
+    }
+    FAIL("counter not in report: " << name);
+    throw 0;
+}
+
+} // namespace
+
+TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
+{
+    SUBCASE("10% slower is a regression with the exact test")
+    {
+        const report r = compare(one({series("task-clock", ramp(), "msec")}),
+                                 one({series("task-clock", ramp(1.10), "msec")}), policy{});
+        const auto& c = counter(r, "task-clock");
+        CHECK(c.gated);
+        CHECK(c.state == status::regression);
+        REQUIRE(c.test);
+        CHECK(*c.test == method::exact);
+        // scipy.stats.mannwhitneyu(b, c, method="exact") (scipy 1.10.1): complete
+        // separation, p = 2 / C(20, 10).
+        CHECK(*c.p_value == doctest::Approx(1.082508822446903e-05).epsilon(1e-9));
+        CHECK(*c.u == 0.0);
+        CHECK(*c.delta_pct == doctest::Approx(10.0).epsilon(1e-9));
+        REQUIRE(c.shift_ci);
+        CHECK(c.shift_ci->first <= *c.shift);
+        CHECK(c.shift_ci->second >= *c.shift);
+        CHECK(r.result == verdict::fail);
+        CHECK(r.benchmarks[0].result == verdict::fail);
+    }
+    SUBCASE("10% faster is an improvement and the gate passes")
+    {
+        const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(0.9))}), policy{});
+        CHECK(counter(r, "task-clock").state == status::improvement);
+        CHECK(*counter(r, "task-clock").u == 100.0);
+        CHECK(r.result == verdict::pass);
+    }
+    SUBCASE("higher-is-better counters invert the direction")
+    {
+        policy p;
+        p.counters["score"].gate = true;
+        p.counters["score"].direction = better::higher;
+        const report r = compare(one({series("score", ramp())}), one({series("score", ramp(0.9))}), p);
+        CHECK(counter(r, "score").state == status::regression);
+        CHECK(counter(r, "score").direction == better::higher);
+    }
+    SUBCASE("identical samples are unchanged")
+    {
+        const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{});
+        const auto& c = counter(r, "task-clock");
+        CHECK(c.state == status::unchanged);
+        CHECK(*c.test == method::asymptotic);   // ties across the samples
+        CHECK(*c.p_value == doctest::Approx(1.0));
+        CHECK(*c.mde_pct < 2.0);
+        CHECK(r.result == verdict::pass);
+    }
+    SUBCASE("a significant change below the threshold is unchanged")
+    {
+        const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{});
+        const auto& c = counter(r, "task-clock");
+        CHECK(*c.p_adjusted < 0.05);
+        CHECK(c.state == status::unchanged);
+        CHECK(c.reason.find("below") == std::string::npos);
+        CHECK(c.reason.find("threshold") != std::string::npos);
+    }
+}
+
+TEST_CASE("compare: inconclusive, insufficient and unsupported")
+{
+    SUBCASE("noise too large to see a 2% shift is inconclusive, not unchanged")
+    {
+        std::vector<double> b = {100, 92, 108, 95, 105, 99, 111, 90, 102, 97};
+        std::vector<double> c = {101, 93, 107, 96, 104, 100, 110, 91, 103, 98};
+        const report r = compare(one({series("task-clock", b)}), one({series("task-clock", c)}), policy{});
+        const auto& cr = counter(r, "task-clock");
+        CHECK(cr.state == status::inconclusive);
+        CHECK(*cr.mde_pct > 2.0);
+        CHECK(r.result == verdict::inconclusive);
+    }
+    SUBCASE("CoV above max_cov is inconclusive even with a detectable effect")
+    {
+        policy p;
+        p.counters["task-clock"].threshold_pct = 60;   // MDE is well under 60%
+        std::vector<double> b = {100, 80, 120, 90, 110, 85, 115, 95, 105, 100};
+        const report r = compare(one({series("task-clock", b)}), one({series("task-clock", b)}), p);
+        const auto& cr = counter(r, "task-clock");
+        CHECK(cr.state == status::inconclusive);
+        CHECK(cr.reason.find("coefficient of variation") != std::string::npos);
+    }
+    SUBCASE("fewer than min_samples is insufficient")
+    {
+        const report r = compare(one({series("task-clock", ramp(1.0, 3))}),
+                                 one({series("task-clock", ramp(1.5, 3))}), policy{});
+        const auto& c = counter(r, "task-clock");
+        CHECK(c.state == status::insufficient);
+        CHECK_FALSE(c.p_value);
+        CHECK(r.result == verdict::inconclusive);
+    }
+    SUBCASE("a counter with no values is unsupported and never zero")
+    {
+        counter_series none = series("cycles", {});
+        none.absent = 10;
+        const report r = compare(one({series("task-clock", ramp()), none}),
+                                 one({series("task-clock", ramp()), none}), policy{});
+        const auto& c = counter(r, "cycles");
+        CHECK(c.state == status::unsupported);
+        CHECK_FALSE(c.baseline.median);
+        CHECK(r.result == verdict::pass);   // task-clock still gates
+        bool warned = false;
+        for (const auto& w : r.warnings) warned = warned || w.find("cycles") != std::string::npos;
+        CHECK(warned);
+    }
+    SUBCASE("no gated counter with data: inconclusive, never a silent pass")
+    {
+        const report r = compare(one({series("page-faults", ramp())}), one({series("page-faults", ramp())}), policy{});
+        CHECK_FALSE(counter(r, "page-faults").gated);
+        CHECK(r.result == verdict::inconclusive);
+    }
+    SUBCASE("rusage-only counters gate through the fallback")
+    {
+        const report r = compare(one({series("wall-time", ramp()), series("user-time", ramp())}),
+                                 one({series("wall-time", ramp(1.2)), series("user-time", ramp(1.2))}), policy{});
+        CHECK(counter(r, "wall-time").gated);
+        CHECK(counter(r, "wall-time").state == status::regression);
+        CHECK(r.result == verdict::fail);
+    }
+}
+
+TEST_CASE("compare: deterministic counters")
+{
+    SUBCASE("callgrind-style single counts: 3% more instructions is a regression")
+    {
+        const report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1030000})}),
+                                 policy{});
+        const auto& c = counter(r, "instructions");
+        CHECK(*c.test == method::deterministic);
+        CHECK(c.state == status::regression);
+        CHECK_FALSE(c.p_value);
+        CHECK(*c.delta_pct == doctest::Approx(3.0));
+    }
+    SUBCASE("1% is under the threshold: unchanged")
+    {
+        const report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1010000})}),
+                                 policy{});
+        CHECK(counter(r, "instructions").state == status::unchanged);
+        CHECK(r.result == verdict::pass);
+    }
+    SUBCASE("all-equal repetitions are deterministic too")
+    {
+        const report r = compare(one({series("instructions", std::vector<double>(5, 500.0))}),
+                                 one({series("instructions", std::vector<double>(5, 500.0))}), policy{});
+        CHECK(*counter(r, "instructions").test == method::deterministic);
+        CHECK(counter(r, "instructions").state == status::unchanged);
+    }
+    SUBCASE("one repetition of a time counter is not deterministic")
+    {
+        const report r = compare(one({series("task-clock", {10.0})}), one({series("task-clock", {20.0})}), policy{});
+        CHECK(counter(r, "task-clock").state == status::insufficient);
+    }
+}
+
+TEST_CASE("compare: summary-only input uses Welch")
+{
+    auto agg = [](double mean, double var_pct) {
+        sample_set s = one({series("task-clock", {mean}, "msec")});
+        s.benchmarks[0].counters[0].variance_pct = {var_pct};
+        s.benchmarks[0].summary_only = true;
+        s.benchmarks[0].summary_repeats = 5;
+        return s;
+    };
+    const report r = compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{});
+    const auto& c = counter(r, "task-clock");
+    CHECK(*c.test == method::welch);
+    // scipy.stats.ttest_ind_from_stats(3.22, 0.0823*3.22*sqrt(5), 5, 3.60,
+    // 0.01*3.60*sqrt(5), 5, equal_var=False).pvalue (scipy 1.10.1)
+    CHECK(*c.p_value == doctest::Approx(0.2259691953469534).epsilon(1e-9));
+    CHECK(c.state == status::inconclusive);
+    bool warned = false;
+    for (const auto& w : r.warnings) warned = warned || w.find("summary-only") != std::string::npos;
+    CHECK(warned);
+
+    SUBCASE("without the repetition count the counter is insufficient")
+    {
+        sample_set b = agg(3.22, 8.23), cc = agg(3.60, 1.0);
+        b.benchmarks[0].summary_repeats.reset();
+        cc.benchmarks[0].summary_repeats.reset();
+        const report r2 = compare(b, cc, policy{});
+        CHECK(counter(r2, "task-clock").state == status::insufficient);
+        CHECK(counter(r2, "task-clock").reason.find("--repeats") != std::string::npos);
+    }
+}
+
+TEST_CASE("compare: p-values are adjusted across all gated counters")
+{
+    // Three gated counters; only "instructions" moves.
+    policy p;
+    p.counters["a"].gate = true;
+    p.counters["b"].gate = true;
+    const std::vector<double> other = {100, 100.3, 100.1, 100.7, 100.2, 100.9, 100.4, 100.8, 100.5, 100.6};
+    auto base = one({series("instructions", ramp()), series("a", ramp()), series("b", ramp())});
+    auto cand = one({series("instructions", ramp(1.1)), series("a", other), series("b", ramp())});
+    SUBCASE("holm")
+    {
+        const report r = compare(base, cand, p);
+        const auto& c = counter(r, "instructions");
+        CHECK(*c.p_adjusted == doctest::Approx(3 * *c.p_value).epsilon(1e-12));
+        CHECK(c.state == status::regression);
+    }
+    SUBCASE("none leaves p unchanged")
+    {
+        p.correction = stats::correction::none;
+        const report r = compare(base, cand, p);
+        const auto& c = counter(r, "instructions");
+        CHECK(*c.p_adjusted == *c.p_value);
+    }
+    SUBCASE("non-gated counters are outside the family")
+    {
+        p.counters["b"].gate = false;
+        const report r = compare(base, cand, p);
+        CHECK_FALSE(counter(r, "b").p_adjusted);
+        CHECK(*counter(r, "instructions").p_adjusted ==
+              doctest::Approx(2 * *counter(r, "instructions").p_value).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("compare: history z-score and anomalies")
+{
+    history_fn hist = [](std::string_view, std::string_view counter) {
+        if (counter != "task-clock") return std::vector<double>{};
+        return std::vector<double>{100.0, 100.1, 99.9, 100.0, 100.1, 99.9, 100.0, 100.0};
+    };
+    const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{},
+                             hist);
+    const auto& c = counter(r, "task-clock");
+    REQUIRE(c.z_score);
+    // candidate median 100.45 * 1.01 against mean 100.0, sd 0.07559 (n-1).
+    CHECK(*c.z_score == doctest::Approx((100.45 * 1.01 - 100.0) / 0.0755928946018454).epsilon(1e-6));
+    CHECK(c.anomaly);
+    CHECK(r.result == verdict::pass);
+
+    policy p;
+    p.fail_on_anomaly = true;
+    const report r2 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), p, hist);
+    CHECK(r2.result == verdict::fail);
+
+    SUBCASE("fewer than history_min points: no z-score")
+    {
+        history_fn short_hist = [](std::string_view, std::string_view) { return std::vector<double>{1, 2, 3}; };
+        const report r3 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{},
+                                  short_hist);
+        CHECK_FALSE(counter(r3, "task-clock").z_score);
+        CHECK_FALSE(counter(r3, "task-clock").anomaly);
+    }
+}
+
+TEST_CASE("policy files")
+{
+    SUBCASE("overrides resolve benchmark over counter over defaults")
+    {
+        const policy p = parse_policy(json::parse(R"({
+            "alpha": 0.01, "correction": "bh", "threshold_pct": 5,
+            "counters": {"page-faults": {"gate": true, "threshold_pct": 1}},
+            "benchmarks": {"parse": {"threshold_pct": 3,
+                                     "counters": {"page-faults": {"threshold_pct": 0.5}}}}})"),
+                                      "policy.json");
+        CHECK(p.alpha == 0.01);
+        CHECK(p.correction == stats::correction::bh);
+        CHECK(p.resolve("other", "task-clock").threshold_pct == 5);
+        CHECK(p.resolve("other", "task-clock").gated);
+        CHECK(p.resolve("other", "page-faults").threshold_pct == 1);
+        CHECK(p.resolve("other", "page-faults").gated);
+        CHECK(p.resolve("parse", "task-clock").threshold_pct == 3);
+        CHECK(p.resolve("parse", "page-faults").threshold_pct == 0.5);
+        CHECK_FALSE(p.resolve("other", "context-switches").gated);
+        CHECK(p.resolve("x", "ipc").direction == better::higher);
+    }
+    SUBCASE("unknown keys are errors naming the key path")
+    {
+        CHECK_THROWS_WITH_AS(parse_policy(json::parse(R"({"treshold_pct": 2})"), "p.json"),
+                             doctest::Contains("p.json: unknown key 'treshold_pct'"), perfgate::error);
+        try {
+            parse_policy(json::parse(R"({"counters": {"task-clock": {"gat": true}}})"), "p.json");
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "policy.unknown_key");
+            CHECK(std::string(e.what()).find("counters.task-clock.gat") != std::string::npos);
+        }
+    }
+    SUBCASE("wrong types and ranges are errors")
+    {
+        try {
+            parse_policy(json::parse(R"({"alpha": "0.05"})"), "p.json");
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "policy.bad_value");
+            CHECK(std::string(e.what()).find("alpha") != std::string::npos);
+        }
+        CHECK_THROWS_AS(parse_policy(json::parse(R"({"alpha": 0.9})"), "p.json"), perfgate::error);
+        CHECK_THROWS_AS(parse_policy(json::parse(R"({"correction": "bonferroni"})"), "p.json"), perfgate::error);
+        CHECK_THROWS_AS(parse_policy(json::parse(R"({"min_samples": -1})"), "p.json"), perfgate::error);
+        CHECK_THROWS_AS(parse_policy(json::parse(R"({"counters": {"x": {"better": "up"}}})"), "p.json"),
+                        perfgate::error);
+        CHECK_THROWS_AS(parse_policy(json::parse(R"([1])"), "p.json"), perfgate::error);
+    }
+    SUBCASE("a missing file names the file")
+    {
+        CHECK_THROWS_WITH_AS(load_policy("/nonexistent/policy.json"), doctest::Contains("/nonexistent/policy.json"),
+                             perfgate::error);
+    }
+    SUBCASE("round trip through JSON")
+    {
+        policy p;
+        p.counters["x"].threshold_pct = 4;
+        p.benchmarks["b"].max_cov = 0.5;
+        const policy q = parse_policy(to_json(p), "roundtrip");
+        CHECK(q.counters.at("x").threshold_pct == 4);
+        CHECK(q.benchmarks.at("b").max_cov == 0.5);
+    }
+}
+
+TEST_CASE("report JSON follows the contract")
+{
+    counter_series none = series("cycles", {});
+    const report r = compare(one({series("task-clock", ramp(), "msec"), series("instructions", {5000}), none}),
+                             one({series("task-clock", ramp(1.1), "msec"), series("instructions", {5000}), none}),
+                             policy{});
+    const json j = to_json(r);
+    CHECK(j["schema"] == "perfgate.report/v1");
+    CHECK(j["verdict"] == "fail");
+    CHECK(j["policy"]["alpha"] == 0.05);
+    CHECK(j["policy"]["correction"] == "holm");
+    const json& c = j["benchmarks"][0]["counters"][0];
+    CHECK(j["benchmarks"][0]["name"] == "default");
+    for (const char* key : {"name", "unit", "better", "gated", "status", "method", "baseline", "candidate", "delta_pct",
+                            "shift", "shift_pct", "shift_ci", "u", "p_value", "p_adjusted", "mde_pct", "threshold_pct",
+                            "running_pct_min", "z_score", "anomaly"}) {
+        CHECK_MESSAGE(c.contains(key), key);
+    }
+    for (const char* key : {"n", "mean", "median", "stddev", "cov", "min", "max"}) {
+        CHECK_MESSAGE(c["baseline"].contains(key), key);
+    }
+    CHECK(c["unit"] == "msec");
+    CHECK(c["z_score"].is_null());
+    const json& det = j["benchmarks"][0]["counters"][1];
+    CHECK(det["method"] == "deterministic");
+    CHECK(det["p_value"].is_null());
+    CHECK(det["u"].is_null());
+    const json& uns = j["benchmarks"][0]["counters"][2];
+    CHECK(uns["status"] == "unsupported");
+    CHECK(uns["baseline"]["median"].is_null());
+    CHECK(uns["method"].is_null());
+
+    const report back = report_from_json(j);
+    CHECK(back.result == verdict::fail);
+    CHECK(to_json(back) == j);
+
+    CHECK_THROWS_AS(report_from_json(json::parse(R"({"schema": "other"})")), perfgate::error);
+    CHECK_THROWS_AS(report_from_json(json::parse(R"({"schema": "perfgate.report/v1"})")), perfgate::error);
+}
+
+TEST_CASE("renderers")
+{
+    const report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
+                             one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}), policy{});
+    SUBCASE("markdown: marker, summary line, gated table, collapsed details")
+    {
+        markdown_options o;
+        o.marker = "<!-- perfgate:sticky -->";
+        o.run_url = "https://example.invalid/run/1";
+        const std::string md = render_markdown(r, o);
+        CHECK(md.rfind("<!-- perfgate:sticky -->\n", 0) == 0);
+        CHECK(md.find("**fail**") != std::string::npos);
+        CHECK(md.find("1 regression,") != std::string::npos);
+        CHECK(md.find("| 🔴 | default | task-clock |") != std::string::npos);
+        CHECK(md.find("<details>") != std::string::npos);
+        CHECK(md.find("page-faults") > md.find("<details>"));   // non-gated only in details
+        CHECK(md.find("https://example.invalid/run/1") != std::string::npos);
+    }
+    SUBCASE("markdown: long reports are truncated under the limit and keep the marker")
+    {
+        std::vector<counter_series> many;
+        for (int i = 0; i < 400; ++i) many.push_back(series("counter-with-a-long-name-" + std::to_string(i), ramp()));
+        const report big = compare(one(many), one(many), policy{});
+        markdown_options o;
+        o.marker = "<!-- perfgate:sticky -->";
+        o.max_chars = 4000;
+        const std::string md = render_markdown(big, o);
+        CHECK(md.size() <= 4000);
+        CHECK(md.rfind("<!-- perfgate:sticky -->", 0) == 0);
+        CHECK(md.find("truncated") != std::string::npos);
+        CHECK(md.find("</details>") != std::string::npos);
+    }
+    SUBCASE("text: colour only when asked")
+    {
+        const std::string plain = render_text(r, false);
+        const std::string colour = render_text(r, true);
+        CHECK(plain.find("\x1b[") == std::string::npos);
+        CHECK(colour.find("\x1b[31m") != std::string::npos);
+        CHECK(plain.find("perfgate: fail") == 0);
+        CHECK(plain.find("task-clock") != std::string::npos);
+    }
+}

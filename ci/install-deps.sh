@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs perfgate's build and test dependencies from Debian/Ubuntu packages,
+# only those that are missing. Needs root (or sudo) when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-dev            # Beast, Asio, Math (header-only, >= 1.74)
+  libsqlite3-dev          # the history store
+  nlohmann-json3-dev      # JSON
+  libeigen3-dev           # linear algebra in stats/
+  libfmt-dev              # formatting
+  doctest-dev             # unit tests
+  libbenchmark-dev        # microbenchmarks in bench/
+  libssl-dev              # HTTPS to the GitHub API
+  linux-perf              # perf stat, the measurement backend
+  valgrind                # the deterministic callgrind backend
+  python3-yaml            # validating the GitHub workflow files in tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all dependencies present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
