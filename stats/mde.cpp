@@ -45,16 +45,23 @@ double normal_quantile(double p)
     return boost::math::quantile(boost::math::normal_distribution<double>(), p);
 }
 
-// Phi(x) = erfc(-x / sqrt 2) / 2: the same formula as scipy.special.ndtr
-// (cephes ndtr.c), accurate in relative terms far into both tails.
+// Phi(x), transcribed from cephes ndtr.c as scipy.special.ndtr uses it (and
+// scipy.stats.norm.cdf / sf through it): erf near 0, erfc of |x|/sqrt 2 in
+// the tails so that small tail probabilities keep full relative precision.
 double normal_cdf(double x)
 {
-    return 0.5 * std::erfc(-x / std::numbers::sqrt2);
+    constexpr double sqrth = std::numbers::sqrt2 / 2;  // cephes SQRTH, exact halving
+    const double t = x * sqrth;
+    const double z = std::fabs(t);
+    if (z < sqrth) return 0.5 + 0.5 * std::erf(t);
+    const double tail = 0.5 * std::erfc(z);
+    return t > 0 ? 1 - tail : tail;
 }
 
+// Upper tail as scipy.stats.norm.sf: ndtr(-x).
 double normal_sf(double x)
 {
-    return 0.5 * std::erfc(x / std::numbers::sqrt2);
+    return normal_cdf(-x);
 }
 
 std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b,

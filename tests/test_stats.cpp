@@ -1,1 +1,634 @@
+// Tests for stats/: every statistic is pinned to a reference value computed
+// by tests/reference/gen_stats_refs.py with Debian's scipy 1.10.1 (numpy
+// 1.24.2, Python 3.11.2); each case names the call that produced it. Where
+// scipy has no function (R's qwilcox, the Hodges-Lehmann CI, p.adjust) the
+// generator computes the value from the definition, independently of the C++.
+#include "stats/descriptive.hpp"
+#include "stats/error.hpp"
+#include "stats/hodges_lehmann.hpp"
+#include "stats/mann_whitney.hpp"
+#include "stats/mde.hpp"
+#include "stats/multiplicity.hpp"
+#include "stats/welch.hpp"
+#include "stats/zscore.hpp"
+
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace perfgate::stats;
+
+namespace {
+
+// p-values are compared in relative terms (design.md: 1e-9); doctest's Approx
+// adds an absolute floor of epsilon that would let 1e-165 equal 0.
+constexpr double p_tol = 1e-9;
+// The same IEEE operations as the Python reference: only summation order may
+// differ.
+constexpr double value_tol = 1e-12;
+
+bool close_rel(double got, double want, double tol)
+{
+    if (got == want) return true;
+    return std::fabs(got - want) <= tol * std::fabs(want);
+}
+
+#define CHECK_REL(got, want, tol)                                                  \
+    do {                                                                           \
+        const double got_ = (got), want_ = (want);                                 \
+        INFO(#got " = " << got_ << ", want " << want_ << " (rel tol " << (tol) << ")"); \
+        CHECK(close_rel(got_, want_, (tol)));                                      \
+    } while (0)
+
+// Data generators mirrored from gen_stats_refs.py: the same integer LCG and
+// the same floating-point operations in the same order, so both sides see
+// bit-identical samples.
+std::uint32_t lcg_next(std::uint32_t s) { return s * 1664525u + 1013904223u; }
+
+std::vector<double> uni(std::uint32_t seed, std::size_t n, double offset, double scale)
+{
+    std::vector<double> out;
+    for (std::uint32_t s = seed; out.size() < n;) {
+        s = lcg_next(s);
+        out.push_back(offset + scale * (static_cast<double>(s) / 4294967296.0));
+    }
+    return out;
+}
+
+// msec with two decimals, as perf prints task-clock: many ties.
+std::vector<double> cents(std::uint32_t seed, std::size_t n, std::uint32_t base, std::uint32_t buckets)
+{
+    std::vector<double> out;
+    for (std::uint32_t s = seed; out.size() < n;) {
+        s = lcg_next(s);
+        out.push_back(static_cast<double>(base + s % buckets) / 100.0);
+    }
+    return out;
+}
+
+// task-clock values [from, to) of the real capture appended-10-runs.csv.
+std::vector<double> task_clock(std::size_t from, std::size_t to)
+{
+    const std::string path = PERFGATE_TESTDATA_DIR "/perf-stat/appended-10-runs.csv";
+    std::ifstream in(path);
+    REQUIRE_MESSAGE(in, "cannot open " << path);
+    std::vector<double> all;
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> f;
+        std::stringstream ss(line);
+        for (std::string field; std::getline(ss, field, ',');) f.push_back(field);
+        if (f.size() > 2 && f[2] == "task-clock") all.push_back(std::stod(f[0]));
+    }
+    REQUIRE(all.size() == 10);
+    return {all.begin() + static_cast<std::ptrdiff_t>(from), all.begin() + static_cast<std::ptrdiff_t>(to)};
+}
+
+// The id of the perfgate::error that f throws, or "<none>".
+std::string error_id(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const perfgate::error& e) {
+        return e.id();
+    }
+    return "<none>";
+}
+
+struct rank_case {
+    const char* name;
+    std::vector<double> b, c;
+    double u, p;
+    mwu_method method;
+    bool ties;
+    double estimate, lower, upper;  // Hodges-Lehmann, alpha = 0.05
+};
+
+std::vector<rank_case> rank_cases()
+{
+    // Rows printed by gen_stats_refs.py (section "Mann-Whitney U +
+    // Hodges-Lehmann"). Exact rows: p from scipy's exact distribution and
+    // re-checked there against exact big-integer counts to 1e-12. Asymptotic
+    // HL rows: R's uniroot procedure solved with brentq at xtol 1e-13; the
+    // root is asserted to be the pinned difference d_(k).
+    // "all tied" / "1/1 tied": R's wilcox.test refuses the CI ("cannot
+    // compute confidence interval when all observations are tied"); the
+    // documented perfgate result is the only difference there is, 0.
+    return {
+    // 1/1: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=1)
+    {"1/1", {1.0}, {2.0}, 0.0, 1.0, mwu_method::exact, false, 1.0, 1.0, 1.0},
+    // hand 3/4: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=1)
+    {"hand 3/4", {1.1, 2.2, 3.3}, {0.5, 4.4, 5.5, 6.6}, 3.0, 0.4, mwu_method::exact, false, 2.75, -2.8, 5.5},
+    // 2/3: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=1)
+    {"2/3", uni(11, 2, 1000, 100), uni(12, 3, 1000, 100), 3.0, 1.0, mwu_method::exact, false, -1.7601085477508605, -24.02752973139286, 12.668104097247124},
+    // 5/5 shifted: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=3)
+    {"5/5 shifted", uni(21, 5, 1000, 100), uni(22, 5, 1030, 100), 2.0, 0.031746031746031744, mwu_method::exact, false, 34.61866471450776, 9.938354436308146, 93.89091776218265},
+    // 7/10: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=15)
+    {"7/10", uni(31, 7, 1000, 100), uni(32, 10, 1010, 100), 17.0, 0.08782394076511724, mwu_method::exact, false, 23.905608851928264, -5.731869684532285, 73.98148462176323},
+    // 10/4 improvement: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=6)
+    {"10/4 improvement", uni(41, 10, 1000, 100), uni(42, 4, 960, 100), 39.0, 0.003996003996003996, mwu_method::exact, false, -52.30473688337952, -111.46315157879144, -16.38990788254887},
+    // 10/10: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=24)
+    {"10/10", uni(51, 10, 1000, 100), uni(52, 10, 1020, 100), 28.0, 0.10512243174781875, mwu_method::exact, false, 22.1076217177324, -5.54500182159245, 44.69394290819764},
+    // 1/49: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=1)
+    {"1/49", uni(61, 1, 1000, 100), uni(62, 49, 1000, 100), 14.0, 0.6, mwu_method::exact, false, 18.181056855246425, -21.159229683689773, 72.01725756749511},
+    // 49/1: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=1)
+    {"49/1", uni(71, 49, 1000, 100), uni(72, 1, 1050, 100), 9.0, 0.39999999999999997, mwu_method::exact, false, 29.98045035637915, -22.286179498769343, 75.27252219151706},
+    // 20/30: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=201)
+    {"20/30", uni(81, 20, 1000, 100), uni(82, 30, 1015, 100), 165.0, 0.006899745073241162, mwu_method::exact, false, 24.061563247814775, 7.472976725548506, 40.881893024779856},
+    // 49/49 null: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=925)
+    {"49/49 null", uni(91, 49, 1000, 100), uni(92, 49, 1000, 100), 1063.0, 0.3318856014593622, mwu_method::exact, false, 5.320640956051648, -6.490940856747329, 18.409323249943554},
+    // 49/49 shifted: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=925)
+    {"49/49 shifted", uni(93, 49, 1000, 100), uni(94, 49, 1010, 100), 1307.0, 0.4530596602408287, mwu_method::exact, false, -4.600195875391364, -18.651885455474257, 7.243892191909254},
+    // 49/49 separated: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=925)
+    {"49/49 separated", uni(95, 49, 1000, 100), uni(96, 49, 1200, 100), 0.0, 7.850029192963322e-29, mwu_method::exact, false, 191.39472127426416, 178.33394438493997, 202.80726624187082},
+    // 50/50 asymptotic: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(966))
+    {"50/50 asymptotic", uni(101, 50, 1000, 100), uni(102, 50, 1010, 100), 863.0, 0.007711171965657957, mwu_method::asymptotic, false, 15.615703715011477, 4.20678133610636, 29.830137095414102},
+    // 60/45 asymptotic: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(1047))
+    {"60/45 asymptotic", uni(111, 60, 1000, 100), uni(112, 45, 992, 100), 1548.0, 0.20094645967683922, mwu_method::asymptotic, false, -7.946138169616461, -18.569049324840307, 4.367358221672475},
+    // 12/15 ties msec: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(46))
+    {"12/15 ties msec", cents(121, 12, 300, 30), cents(122, 15, 305, 30), 29.5, 0.0033707956458214625, mwu_method::asymptotic, true, 0.1299999999999999, 0.040000000000000036, 0.20000000000000018},
+    // perf task-clock 5/5: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(2))
+    {"perf task-clock 5/5", task_clock(0, 5), task_clock(5, 10), 2.0, 0.0355788332395941, mwu_method::asymptotic, true, 1.6199999999999997, 0.0, 1.87},
+    // 200/200 ties msec: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(17722))
+    {"200/200 ties msec", cents(131, 200, 300, 200), cents(132, 200, 303, 200), 18393.0, 0.16465816512405107, mwu_method::asymptotic, true, 0.08000000000000007, -0.03000000000000025, 0.20999999999999952},
+    // 200/200: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(17734))
+    {"200/200", uni(141, 200, 1000, 100), uni(142, 200, 1003, 100), 18496.0, 0.19344861393415802, mwu_method::asymptotic, false, 3.9517430793493986, -1.9631103174760938, 9.98172110132873},
+    // 500/500 separated: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(116050))
+    {"500/500 separated", uni(151, 500, 1000, 100), uni(152, 500, 1100.5, 100), 0.0, 5.856242913498941e-165, mwu_method::asymptotic, false, 97.59698202786967, 93.76984065119177, 101.24661027174443},
+    // 2000/1500 ties msec: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(1438726))
+    {"2000/1500 ties msec", cents(161, 2000, 1000, 400), cents(162, 1500, 1010, 400), 1435173.5, 0.028436288359517843, mwu_method::asymptotic, true, 0.08999999999999986, 0.009999999999999787, 0.16000000000000014},
+    // all tied 3/4: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(1))
+    {"all tied 3/4", {5.0, 5.0, 5.0}, {5.0, 5.0, 5.0, 5.0}, 6.0, 1.0, mwu_method::asymptotic, true, 0.0, 0.0, 0.0},
+    // 1/1 tied: scipy.stats.mannwhitneyu(b, c, method="asymptotic") (u, p);
+    //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(1))
+    {"1/1 tied", {2.0}, {2.0}, 0.5, 1.0, mwu_method::asymptotic, true, 0.0, 0.0, 0.0},
+    };
+}
+
+} // namespace
+
+TEST_CASE("mann_whitney_u agrees with scipy.stats.mannwhitneyu")
+{
+    for (const auto& k : rank_cases()) {
+        CAPTURE(k.name);
+        const auto r = mann_whitney_u(k.b, k.c);
+        CHECK(r.u == k.u);
+        CHECK(r.method == k.method);
+        CHECK(r.ties == k.ties);
+        CHECK_REL(r.p_value, k.p, p_tol);
+        CHECK(r.p_value > 0);
+        CHECK(r.p_value <= 1);
+    }
+}
+
+TEST_CASE("mann_whitney_u method choice and symmetry")
+{
+    SUBCASE("exact below 50 per side without ties, asymptotic at 50")
+    {
+        CHECK(mann_whitney_u(uni(1, 49, 0, 1), uni(2, 49, 0, 1)).method == mwu_method::exact);
+        CHECK(mann_whitney_u(uni(1, 50, 0, 1), uni(2, 49, 0, 1)).method == mwu_method::asymptotic);
+        CHECK(mann_whitney_u(uni(1, 49, 0, 1), uni(2, 50, 0, 1)).method == mwu_method::asymptotic);
+    }
+    SUBCASE("one tie anywhere forces the normal approximation")
+    {
+        std::vector<double> b = uni(3, 10, 0, 1);
+        std::vector<double> c = uni(4, 10, 0, 1);
+        c[7] = b[2];
+        const auto r = mann_whitney_u(b, c);
+        CHECK(r.ties);
+        CHECK(r.method == mwu_method::asymptotic);
+    }
+    SUBCASE("swapping the samples mirrors U and keeps p")
+    {
+        const auto b = cents(5, 30, 300, 40), c = cents(6, 25, 310, 40);
+        const auto bc = mann_whitney_u(b, c), cb = mann_whitney_u(c, b);
+        CHECK(bc.u + cb.u == 30.0 * 25.0);
+        CHECK_REL(bc.p_value, cb.p_value, 1e-15);
+    }
+    SUBCASE("all values tied: p = 1, U = mn/2, never NaN")
+    {
+        const std::vector<double> b(60, 3.14), c(70, 3.14);
+        const auto r = mann_whitney_u(b, c);
+        CHECK(r.u == 60.0 * 70.0 / 2);
+        CHECK(r.p_value == 1.0);
+        CHECK(r.method == mwu_method::asymptotic);
+    }
+}
+
+TEST_CASE("exact_u_distribution agrees with exact big-integer counts")
+{
+    // Exact fractions from gen_stats_refs.py (u_counts, Python integers),
+    // R's qwilcox transcribed there.
+    SUBCASE("49/49")
+    {
+        const exact_u_distribution d(49, 49);
+        CHECK_REL(d.cdf(0), 3.925014596481662e-29, 1e-12);
+        CHECK_REL(d.cdf(1), 7.850029192963324e-29, 1e-12);
+        CHECK_REL(d.cdf(2), 1.5700058385926648e-28, 1e-12);
+        CHECK_REL(d.cdf(3), 2.7475102175371636e-28, 1e-12);
+        CHECK_REL(d.cdf(1200), 0.5, 1e-12);
+        CHECK_REL(d.sf(2401), 3.925014596481662e-29, 1e-12);  // upper tail by symmetry
+        CHECK(d.cdf(2401) == 1.0);
+        CHECK(d.cdf(-1) == 0.0);
+        CHECK(d.quantile(0.005) == 840);
+        CHECK(d.quantile(0.025) == 925);
+        CHECK(d.quantile(0.5) == 1200);
+        CHECK(d.quantile(0.975) == 1476);
+        CHECK(d.quantile(0) == 0);
+        CHECK(d.quantile(1) == 2401);
+        CHECK_REL(d.min_p_two_sided(), 7.850029192963324e-29, 1e-12);
+        CHECK_REL(d.p_two_sided(0), 7.850029192963324e-29, 1e-12);
+        CHECK_REL(d.p_two_sided(2401), 7.850029192963324e-29, 1e-12);
+        CHECK_REL(d.p_two_sided(1200.5), 1.0, 1e-12);  // centre of an odd m*n
+    }
+    SUBCASE("10/4 and 4/10 are the same distribution")
+    {
+        for (const auto& d : {exact_u_distribution(10, 4), exact_u_distribution(4, 10)}) {
+            CHECK_REL(d.cdf(0), 0.000999000999000999, 1e-12);
+            CHECK_REL(d.cdf(3), 0.006993006993006993, 1e-12);
+            CHECK_REL(d.cdf(20), 0.5274725274725275, 1e-12);
+            CHECK(d.quantile(0.005) == 3);
+            CHECK(d.quantile(0.025) == 6);
+            CHECK(d.quantile(0.5) == 20);
+            CHECK(d.quantile(0.975) == 34);
+            CHECK_REL(d.min_p_two_sided(), 0.001998001998001998, 1e-12);
+        }
+    }
+    SUBCASE("3/5")
+    {
+        const exact_u_distribution d(3, 5);
+        CHECK_REL(d.cdf(1), 0.03571428571428571, 1e-12);
+        CHECK_REL(d.cdf(3), 0.125, 1e-12);
+        CHECK_REL(d.cdf(7), 0.5, 1e-12);
+        CHECK(d.quantile(0.005) == 0);
+        CHECK(d.quantile(0.025) == 1);
+        CHECK(d.quantile(0.975) == 14);
+    }
+    SUBCASE("probabilities are a distribution for every small size")
+    {
+        for (std::size_t m = 0; m <= 12; ++m)
+            for (std::size_t n = 0; n <= 12; ++n) {
+                CAPTURE(m);
+                CAPTURE(n);
+                const exact_u_distribution d(m, n);
+                CHECK(d.cdf(static_cast<double>(m * n)) == 1.0);
+                for (std::size_t u = 0; u < m * n; ++u) {
+                    CHECK(d.cdf(static_cast<double>(u)) <= d.cdf(static_cast<double>(u + 1)));
+                    // symmetry about mn/2
+                    CHECK_REL(d.cdf(static_cast<double>(u)),
+                              d.sf(static_cast<double>(m * n - u)), 1e-12);
+                }
+            }
+    }
+    SUBCASE("errors")
+    {
+        CHECK(error_id([] { exact_u_distribution(1000, 1000); }) == "stats.exact_too_large");
+        CHECK_THROWS_WITH_AS(exact_u_distribution(1000, 1000),
+                             "exact Mann-Whitney distribution for sizes 1000 and 1000 is too "
+                             "expensive; use the normal approximation",
+                             perfgate::error);
+        const exact_u_distribution d(5, 5);
+        CHECK(error_id([&] { (void)d.quantile(1.5); }) == "stats.bad_probability");
+        CHECK_THROWS_WITH_AS((void)d.quantile(-0.1),
+                             "exact_u_distribution::quantile: q must be in [0, 1], got -0.100000",
+                             perfgate::error);
+    }
+}
+
+TEST_CASE("hodges_lehmann agrees with R's wilcox.test(c, b, conf.int = TRUE)")
+{
+    for (const auto& k : rank_cases()) {
+        CAPTURE(k.name);
+        const auto r = hodges_lehmann(k.b, k.c, 0.05, k.method == mwu_method::exact);
+        CHECK_REL(r.estimate, k.estimate, value_tol);
+        CHECK_REL(r.lower, k.lower, value_tol);
+        CHECK_REL(r.upper, k.upper, value_tol);
+        CHECK(r.lower <= r.estimate);
+        CHECK(r.estimate <= r.upper);
+    }
+}
+
+TEST_CASE("hodges_lehmann on large samples selects without materialising")
+{
+    SUBCASE("a pure shift of 10,000 values is recovered")
+    {
+        const auto b = uni(7, 10000, 1000, 100);
+        std::vector<double> c = uni(8, 10000, 1000, 100);
+        for (double& v : c) v += 5;
+        const auto r = hodges_lehmann(b, c, 0.05, false);
+        // sd of a difference of two U(0,100) ~ 40.8; CI half-width at
+        // n = 10,000 is ~ 1.96 * 40.8 * sqrt(pi/3) / 70.7 ~ 1.2.
+        CHECK(std::fabs(r.estimate - 5) < 2);
+        CHECK(r.lower < 5);
+        CHECK(r.upper > 5);
+        CHECK(r.upper - r.lower < 3);
+        CHECK(r.upper - r.lower > 1);
+    }
+    SUBCASE("identical samples give a zero shift")
+    {
+        const auto b = cents(9, 3000, 100, 50);
+        const auto r = hodges_lehmann(b, b, 0.05, false);
+        CHECK(r.estimate == 0.0);
+        CHECK(r.lower < 0);
+        CHECK(r.upper > 0);
+        CHECK(r.lower == -r.upper);
+    }
+}
+
+TEST_CASE("hodges_lehmann degenerate input and errors")
+{
+    const std::vector<double> one{4.0}, two{1.0, 2.0};
+    SUBCASE("single values")
+    {
+        const auto r = hodges_lehmann(one, two, 0.05, true);
+        CHECK(r.estimate == -2.5);  // median of {-3, -2}
+        CHECK(r.lower == -3.0);     // qwilcox(0.025, 2, 1) = 0 -> k = 1, as R
+        CHECK(r.upper == -2.0);
+    }
+    SUBCASE("bad alpha")
+    {
+        CHECK(error_id([&] { hodges_lehmann(one, two, 0, false); }) == "stats.bad_probability");
+        CHECK_THROWS_WITH_AS(hodges_lehmann(one, two, 1.5, false),
+                             "hodges_lehmann: alpha must be in (0, 1), got 1.500000", perfgate::error);
+    }
+    SUBCASE("exact on samples too large for the exact distribution")
+    {
+        const auto b = uni(1, 1000, 0, 1), c = uni(2, 1000, 0, 1);
+        CHECK(error_id([&] { hodges_lehmann(b, c, 0.05, true); }) == "stats.exact_too_large");
+    }
+}
+
+TEST_CASE("holm and benjamini_hochberg agree with R's p.adjust")
+{
+    // Reference: R's p.adjust definitions evaluated in gen_stats_refs.py
+    // (scipy 1.10 has neither; false_discovery_control is scipy >= 1.11).
+    SUBCASE("small")
+    {
+        const std::vector<double> p{0.01, 0.04, 0.03, 0.005, 0.5};
+        const std::vector<double> holm_want{0.04, 0.09, 0.09, 0.025, 0.5};
+        const std::vector<double> bh_want{0.025, 0.05, 0.05, 0.025, 0.5};
+        const auto h = holm(p), b = benjamini_hochberg(p);
+        REQUIRE(h.size() == p.size());
+        REQUIRE(b.size() == p.size());
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            CAPTURE(i);
+            CHECK_REL(h[i], holm_want[i], 1e-15);
+            CHECK_REL(b[i], bh_want[i], 1e-15);
+        }
+    }
+    SUBCASE("ties")
+    {
+        const std::vector<double> p{0.02, 0.02, 0.001, 0.9, 0.02, 0.04};
+        const std::vector<double> holm_want{0.1, 0.1, 0.006, 0.9, 0.1, 0.1};
+        const std::vector<double> bh_want{0.03, 0.03, 0.006, 0.9, 0.03, 0.048};
+        const auto h = adjust(p, correction::holm), b = adjust(p, correction::bh);
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            CAPTURE(i);
+            CHECK_REL(h[i], holm_want[i], 1e-15);
+            CHECK_REL(b[i], bh_want[i], 1e-15);
+        }
+        CHECK(adjust(p, correction::none) == p);
+    }
+    SUBCASE("50 p-values, as one gate over many counters")
+    {
+        std::vector<double> p;
+        for (std::uint32_t s = 201; p.size() < 50;) {
+            s = lcg_next(s);
+            const double u = static_cast<double>(s) / 4294967296.0;
+            p.push_back(u * u * u);  // Python: u ** 3 (exact for this check's tolerance)
+        }
+        const std::vector<double> holm_want{
+            1.0, 1.0, 1.0, 0.05819893691032303, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0943330045245149, 1.0, 
+            1.0, 1.0, 0.33544999835672773, 1.0, 0.33544999835672773, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 
+            0.07222701759006397, 1.0, 1.0, 0.016423717768754828, 1.0, 1.0, 0.4841135290468218, 
+            0.3787117847238192, 1.0, 0.33544999835672773, 1.0, 0.663395779016221, 1.0, 
+            0.04404194871219338, 1.0, 1.0, 1.0, 0.00016443499322390365, 1.0, 1.0, 
+            0.017824861468389592, 1.0, 1.0, 1.0, 1.0, 1.0, 0.1946714178464552, 1.0
+        };
+        const std::vector<double> bh_want{
+            0.10316363820108958, 0.2369098195221491, 0.19168953565109115, 0.012651942806591963, 
+            0.1269841103772367, 0.8419796516724317, 0.9899392042014074, 0.6408374424628831, 
+            0.6085342232130303, 0.015313799435797873, 0.9899392042014074, 0.1582859504569694, 
+            0.9705251980224684, 0.03731883680604902, 0.8302158975201498, 0.03731883680604902, 
+            0.2201837000646358, 0.14531099879410245, 0.15933525644767546, 0.8302158975201498, 
+            0.19168953565109115, 0.456317328609114, 0.013375373627789625, 0.4507745156411596, 
+            0.3649460763852364, 0.006189188009857498, 0.19168953565109115, 0.6425955458565275, 
+            0.048999345045224886, 0.040460660761091796, 0.19168953565109115, 0.03731883680604902, 
+            0.9899392042014074, 0.06403434160388234, 0.8044834501990156, 0.011713284231966324, 
+            0.6408374424628831, 0.15933525644767546, 0.2996553696930967, 0.00016443499322390365, 
+            0.19215608446613452, 0.8302158975201498, 0.006189188009857498, 0.46786129235865376, 
+            0.2029591486705213, 0.9899392042014074, 0.8302158975201498, 0.2996553696930967, 
+            0.028295264221868486, 0.46786129235865376
+        };
+        const auto h = holm(p), b = benjamini_hochberg(p);
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            CAPTURE(i);
+            CHECK_REL(h[i], holm_want[i], 1e-12);
+            CHECK_REL(b[i], bh_want[i], 1e-12);
+            CHECK(h[i] >= b[i]);  // Holm is never less conservative than BH
+        }
+    }
+    SUBCASE("empty input and bad p-values")
+    {
+        CHECK(holm({}).empty());
+        CHECK(benjamini_hochberg({}).empty());
+        const std::vector<double> bad{0.01, 1.5};
+        CHECK(error_id([&] { holm(bad); }) == "stats.bad_p_value");
+        CHECK_THROWS_WITH_AS(benjamini_hochberg(bad), "p-value [1] must be in [0, 1], got 1.500000",
+                             perfgate::error);
+        const std::vector<double> nan{std::numeric_limits<double>::quiet_NaN()};
+        CHECK(error_id([&] { adjust(nan, correction::none); }) == "stats.bad_p_value");
+    }
+}
+
+TEST_CASE("welch_t_test agrees with scipy.stats.ttest_ind_from_stats(equal_var=False)")
+{
+    struct welch_case {
+        double m1, s1;
+        std::size_t n1;
+        double m2, s2;
+        std::size_t n2;
+        double scipy_t, p, df;
+    };
+    // scipy's t is mean1 - mean2; perfgate's is mean2 - mean1 (candidate up
+    // = positive). df by the Welch-Satterthwaite formula in the generator.
+    const welch_case cases[] = {
+        {100.0, 2.0, 10, 103.0, 2.5, 12, -3.126300634313437, 0.005322243184294817, 19.98032652757633},
+        {4.57, 0.0, 5, 4.7, 0.3, 5, -0.9689627902499081, 0.38743363149082055, 4.0},
+        {1000.0, 1.0, 30, 1000.0, 1.0, 30, 0.0, 1.0, 58.0},
+        {50.0, 0.5, 3, 20.0, 4.0, 40, 43.15169713368457, 3.851127076636418e-29, 30.840620592383637},
+        {1.0, 0.01, 20, 1.02, 0.01, 20, -6.324555320336764, 2.04413333739579e-07, 38.0},
+    };
+    for (const auto& k : cases) {
+        CAPTURE(k.m1);
+        CAPTURE(k.m2);
+        const auto r = welch_t_test(k.m1, k.s1, k.n1, k.m2, k.s2, k.n2);
+        REQUIRE(r.has_value());
+        CHECK(std::fabs(r->t + k.scipy_t) <= 1e-12 * std::max(1.0, std::fabs(k.scipy_t)));
+        CHECK_REL(r->df, k.df, 1e-12);
+        CHECK_REL(r->p_value, k.p, p_tol);
+    }
+    SUBCASE("degenerate input")
+    {
+        CHECK_FALSE(welch_t_test(1, 1, 1, 2, 1, 10).has_value());  // n < 2
+        CHECK_FALSE(welch_t_test(1, 1, 10, 2, 1, 0).has_value());
+        CHECK_FALSE(welch_t_test(1, 0, 10, 2, 0, 10).has_value());  // no spread at all
+    }
+}
+
+TEST_CASE("descriptive statistics agree with numpy / scipy")
+{
+    SUBCASE("task-clock of a real capture (ties, even n)")
+    {
+        const auto x = task_clock(0, 10);
+        // np.median, np.mean, np.std(ddof=1), scipy.stats.variation(ddof=1),
+        // scipy.stats.median_abs_deviation(x) (scale 1)
+        CHECK_REL(*median(x), 4.605, value_tol);
+        CHECK_REL(*mean(x), 4.169, value_tol);
+        CHECK_REL(*stddev(x), 0.8287400074812366, value_tol);
+        CHECK_REL(*cov(x), 0.1987862814778692, value_tol);
+        CHECK_REL(*mad(x), 0.12499999999999956, value_tol);
+        const auto s = summarize(x);
+        REQUIRE(s.has_value());
+        CHECK(s->n == 10);
+        CHECK(s->min == 2.90);
+        CHECK(s->max == 4.88);
+        CHECK_REL(s->median, 4.605, value_tol);
+        CHECK_REL(s->mean, 4.169, value_tol);
+        CHECK_REL(*s->stddev, 0.8287400074812366, value_tol);
+        CHECK_REL(*s->cov, 0.1987862814778692, value_tol);
+    }
+    SUBCASE("odd n")
+    {
+        const std::vector<double> x{3.0, 1.0, 2.0, 10.0, 7.0};
+        CHECK(*median(x) == 3.0);
+        CHECK_REL(*mean(x), 4.6, value_tol);
+        CHECK_REL(*stddev(x), 3.7815340802378077, value_tol);
+        CHECK_REL(*cov(x), 0.822072626138654, value_tol);
+        CHECK(*mad(x) == 2.0);
+    }
+    SUBCASE("degenerate input: nullopt, never NaN")
+    {
+        const std::vector<double> none, one{5.0}, zero_mean{-1.0, 1.0}, flat{2.0, 2.0, 2.0};
+        CHECK_FALSE(median(none).has_value());
+        CHECK_FALSE(mean(none).has_value());
+        CHECK_FALSE(mad(none).has_value());
+        CHECK_FALSE(summarize(none).has_value());
+        CHECK_FALSE(stddev(one).has_value());
+        CHECK_FALSE(cov(one).has_value());
+        CHECK(*median(one) == 5.0);
+        CHECK(*mad(one) == 0.0);
+        const auto s1 = summarize(one);
+        REQUIRE(s1.has_value());
+        CHECK(s1->n == 1);
+        CHECK_FALSE(s1->stddev.has_value());
+        CHECK_FALSE(s1->cov.has_value());
+        CHECK_FALSE(cov(zero_mean).has_value());
+        CHECK_FALSE(summarize(zero_mean)->cov.has_value());
+        CHECK(*stddev(flat) == 0.0);
+        CHECK(*cov(flat) == 0.0);
+    }
+}
+
+TEST_CASE("z-scores agree with numpy / scipy")
+{
+    const std::vector<double> h{10.0, 10.2, 9.9, 10.1, 10.0, 10.3, 9.8, 15.0};
+    // (x - np.mean(h)) / np.std(h, ddof=1)
+    CHECK_REL(*z_score(10.5, h), -0.092339021217558, 1e-12);
+    CHECK_REL(*z_score(12.0, h), 0.7600211746368161, 1e-12);
+    // (x - np.median(h)) / scipy.stats.median_abs_deviation(h, scale="normal"):
+    // the outlier 15.0 inflates sd but not MAD.
+    CHECK_REL(*robust_z_score(10.5, h), 2.0234692505882492, 1e-12);
+    CHECK_REL(*robust_z_score(12.0, h), 8.76836675254909, 1e-12);
+    SUBCASE("degenerate history")
+    {
+        const std::vector<double> none, one{3.0}, flat(30, 7.0);
+        CHECK_FALSE(z_score(1.0, none).has_value());
+        CHECK_FALSE(z_score(1.0, one).has_value());
+        CHECK_FALSE(z_score(8.0, flat).has_value());
+        CHECK_FALSE(robust_z_score(1.0, none).has_value());
+        CHECK_FALSE(robust_z_score(8.0, flat).has_value());
+        CHECK_FALSE(robust_z_score(1.0, one).has_value());  // MAD of one value is 0
+    }
+}
+
+TEST_CASE("normal helpers agree with scipy.stats.norm")
+{
+    CHECK_REL(normal_quantile(0.975), 1.959963984540054, 1e-14);
+    CHECK_REL(normal_quantile(0.8), 0.8416212335729143, 1e-14);
+    CHECK_REL(normal_quantile(1e-10), -6.361340902404056, 1e-14);
+    CHECK(normal_quantile(0.5) == 0.0);
+    CHECK(normal_quantile(0.0) == -std::numeric_limits<double>::infinity());
+    CHECK(normal_quantile(1.0) == std::numeric_limits<double>::infinity());
+    CHECK_REL(normal_cdf(1.959963984540054), 0.975, 1e-15);
+    CHECK_REL(normal_sf(1.959963984540054), 0.025, 1e-14);
+    CHECK_REL(normal_cdf(-3.0), 0.0013498980316300933, 1e-14);
+    CHECK_REL(normal_sf(-3.0), 0.9986501019683699, 1e-15);
+    CHECK_REL(normal_sf(10.0), 7.61985302416047e-24, 1e-13);
+    CHECK_REL(normal_sf(30.0), 4.906713927147908e-198, 1e-13);
+    CHECK(normal_cdf(30.0) == 1.0);
+    CHECK(error_id([] { normal_quantile(1.5); }) == "stats.bad_probability");
+    CHECK_THROWS_WITH_AS(normal_quantile(-1), "normal_quantile: p must be in [0, 1], got -1.000000",
+                         perfgate::error);
+}
+
+TEST_CASE("minimum_detectable_effect_pct")
+{
+    // (norm.ppf(1 - a/2) + norm.ppf(power)) * sqrt(sb^2/nb + sc^2/nc)
+    //   * sqrt(pi/3) / |centre| * 100, evaluated with scipy.stats.norm.
+    CHECK_REL(*minimum_detectable_effect_pct(0.5, 10, 0.6, 10, 100.0, 0.05, 0.8), 0.7080812000641347, 1e-12);
+    CHECK_REL(*minimum_detectable_effect_pct(2.0, 30, 2.0, 20, -50.0, 0.01, 0.9), 4.558019717222695, 1e-12);
+    // n = 4/4: the exact test can still reach 0.05 (min p = 2/70 = 0.0286).
+    CHECK_REL(*minimum_detectable_effect_pct(0.5, 4, 0.5, 4, 100.0, 0.05), 1.013615289289221, 1e-12);
+    SUBCASE("sizes at which no rank test can reach alpha: infinity")
+    {
+        // 3/3: min p = 2/C(6,3) = 0.1 > 0.05; at alpha 0.2 it is reachable.
+        CHECK(*minimum_detectable_effect_pct(0.5, 3, 0.5, 3, 100.0, 0.05) ==
+              std::numeric_limits<double>::infinity());
+        CHECK(std::isfinite(*minimum_detectable_effect_pct(0.5, 3, 0.5, 3, 100.0, 0.2)));
+        // 2/40: min p = 2/C(42,2) = 0.00232 < 0.01
+        CHECK(std::isfinite(*minimum_detectable_effect_pct(0.5, 2, 0.5, 40, 100.0, 0.01)));
+    }
+    SUBCASE("degenerate input")
+    {
+        CHECK_FALSE(minimum_detectable_effect_pct(0.5, 1, 0.5, 10, 100.0, 0.05).has_value());
+        CHECK_FALSE(minimum_detectable_effect_pct(0.5, 10, 0.5, 10, 0.0, 0.05).has_value());
+        CHECK(*minimum_detectable_effect_pct(0.0, 10, 0.0, 10, 100.0, 0.05) == 0.0);
+    }
+    SUBCASE("bad alpha or power")
+    {
+        CHECK(error_id([] { minimum_detectable_effect_pct(1, 10, 1, 10, 1, 0.05, 1.0); }) ==
+              "stats.bad_probability");
+        CHECK_THROWS_WITH_AS(minimum_detectable_effect_pct(1, 10, 1, 10, 1, 0.0),
+                             "alpha must be in (0, 1), got 0.000000", perfgate::error);
+    }
+}
