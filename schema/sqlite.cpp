@@ -142,6 +142,8 @@ bool statement::step()
 void statement::run()
 {
     while (step()) {}
+    // Ready to be bound and run again (bindings are kept).
+    sqlite3_reset(stmt_);
 }
 
 bool statement::is_null(int col) const noexcept { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }

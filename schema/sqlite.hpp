@@ -94,7 +94,8 @@ public:
 
     // true: a row is available; false: done. Errors throw.
     bool step();
-    // Steps a statement that returns no rows.
+    // Steps to the end (discarding rows) and resets, keeping the bindings,
+    // so the statement can be re-bound and run again.
     void run();
 
     [[nodiscard]] bool is_null(int col) const noexcept;

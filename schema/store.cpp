@@ -34,6 +34,7 @@
 #include <limits>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace perfgate::store {
 
@@ -85,6 +86,15 @@ std::int64_t unix_now()
     return std::chrono::duration_cast<std::chrono::seconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
+}
+
+// Names in error messages: quoted, and cut so a 10 KB hostile name does not
+// become a 10 KB log line.
+std::string shown_name(std::string_view name)
+{
+    constexpr std::size_t max_shown = 120;
+    if (name.size() <= max_shown) return fmt::format("'{}'", name);
+    return fmt::format("'{}...' ({} bytes)", name.substr(0, max_shown), name.size());
 }
 
 bool is_memory(const std::string& path) { return path.empty() || path == ":memory:"; }
@@ -225,17 +235,24 @@ std::int64_t ensure_counter_row(connection& c, std::string_view name)
 
 // SQLite stores NaN as NULL, which would turn a broken value into "absent";
 // and stats::summarize treats NaN/inf as a bug. Reject them here.
+// A counter listed twice would otherwise surface as a cryptic primary-key
+// failure on samples.
 void validate_values(const std::string& path, const run_record& run)
 {
+    std::unordered_set<std::string_view> seen;
     for (const auto& cs : run.counters) {
+        if (!seen.insert(cs.counter).second) {
+            throw error("store.constraint", fmt::format("{}: run of benchmark {}: counter {} appears twice",
+                                                        path, shown_name(run.benchmark), shown_name(cs.counter)));
+        }
         for (const auto& s : cs.samples) {
             const bool ok = (!s.value || std::isfinite(*s.value)) && std::isfinite(s.pcnt_running) &&
                             (!s.variance_pct || std::isfinite(*s.variance_pct));
             if (!ok) {
                 throw error("store.constraint",
-                            fmt::format("{}: run of benchmark '{}': counter '{}' repetition {}: "
+                            fmt::format("{}: run of benchmark {}: counter {} repetition {}: "
                                         "value, pcnt_running and variance_pct must be finite",
-                                        path, run.benchmark, cs.counter, s.repetition));
+                                        path, shown_name(run.benchmark), shown_name(cs.counter), s.repetition));
             }
         }
     }
@@ -454,8 +471,8 @@ std::int64_t store::insert_run(const run_record& run)
             ins_summary.run();
             ins_bc.bind(":counter_id", counter_id).run();
         } catch (const error& e) {
-            throw error(e.id(), fmt::format("{} (run of benchmark '{}', counter '{}')", e.what(),
-                                            run.benchmark, cs.counter));
+            throw error(e.id(), fmt::format("{} (run of benchmark {}, counter {})", e.what(),
+                                            shown_name(run.benchmark), shown_name(cs.counter)));
         }
     }
 
@@ -530,14 +547,14 @@ std::int64_t store::insert_comparison(std::string_view project, std::int64_t bas
     transaction tx(c);
     const auto project_id = lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
     if (!project_id) {
-        throw error("store.not_found", fmt::format("{}: project '{}' not found", impl_->path_, project));
+        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
     }
     for (const auto run : {baseline_run, candidate_run}) {
         auto st = c.prepare("SELECT 1 FROM runs WHERE id = :run_id AND project_id = :project_id");
         st.bind(":run_id", run).bind(":project_id", *project_id);
         if (!st.step()) {
             throw error("store.not_found",
-                        fmt::format("{}: run {} not found in project '{}'", impl_->path_, run, project));
+                        fmt::format("{}: run {} not found in project {}", impl_->path_, run, shown_name(project)));
         }
     }
     auto st = c.prepare("INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at) "

@@ -1,0 +1,685 @@
+// Store tests: the real schema on a temporary file and on ":memory:".
+#include "schema/store.hpp"
+
+#include "schema/history_sql.hpp"
+#include "stats/error.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+namespace ps = perfgate::store;
+using perfgate::error;
+
+namespace {
+
+// A fresh directory under $TMPDIR, removed with its contents.
+class temp_dir {
+public:
+    temp_dir()
+    {
+        std::string tmpl = (fs::temp_directory_path() / "perfgate-store-XXXXXX").string();
+        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+        path_ = tmpl;
+    }
+    ~temp_dir()
+    {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+    [[nodiscard]] fs::path operator/(const char* name) const { return path_ / name; }
+
+private:
+    fs::path path_;
+};
+
+// A raw SQLite connection for looking behind the store's back.
+struct raw_db {
+    struct closer {
+        void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+    };
+    std::unique_ptr<sqlite3, closer> db;
+
+    explicit raw_db(const fs::path& path)
+    {
+        sqlite3* p = nullptr;
+        const int rc = sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE, nullptr);
+        db.reset(p);
+        REQUIRE(rc == SQLITE_OK);
+    }
+    // All rows of a query, each row's columns joined with '|'.
+    std::vector<std::string> rows(const std::string& sql) const
+    {
+        sqlite3_stmt* raw = nullptr;
+        REQUIRE_MESSAGE(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &raw, nullptr) == SQLITE_OK,
+                        sqlite3_errmsg(db.get()));
+        std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> st(raw, sqlite3_finalize);
+        std::vector<std::string> out;
+        int rc;
+        while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+            std::string row;
+            for (int i = 0; i < sqlite3_column_count(st.get()); ++i) {
+                if (i) row += '|';
+                const auto* t = sqlite3_column_text(st.get(), i);
+                row += t ? reinterpret_cast<const char*>(t) : "NULL";
+            }
+            out.push_back(row);
+        }
+        REQUIRE(rc == SQLITE_DONE);
+        return out;
+    }
+    std::string one(const std::string& sql) const
+    {
+        auto r = rows(sql);
+        REQUIRE(r.size() == 1);
+        return r.front();
+    }
+    long long integer(const std::string& sql) const { return std::stoll(one(sql)); }
+};
+
+ps::counter_samples counter(std::string name, std::string unit, std::vector<std::optional<double>> values)
+{
+    ps::counter_samples cs{std::move(name), std::move(unit), {}};
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        cs.samples.push_back({static_cast<int>(i), values[i], 100.0, std::nullopt});
+    }
+    return cs;
+}
+
+ps::run_record make_run(std::string project = "demo", std::string benchmark = "default",
+                           std::int64_t created_at = 1'700'000'000, std::string branch = "main",
+                           std::string role = "baseline")
+{
+    ps::run_record r;
+    r.project = std::move(project);
+    r.benchmark = std::move(benchmark);
+    r.role = std::move(role);
+    r.git_sha = "0123456789abcdef0123456789abcdef01234567";
+    r.branch = std::move(branch);
+    r.testbed = {"ci-runner-1", "AMD EPYC 7B13", 2, "6.1.0-18-amd64", "fp-runner-1"};
+    r.created_at = created_at;
+    r.counters.push_back(counter("task-clock", "msec", {10, 12, 11, 13, 14}));
+    r.counters.push_back(counter("cycles", "", {std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt}));
+    return r;
+}
+
+ps::history_query query(std::string project, std::string benchmark, std::string counter)
+{
+    ps::history_query q;
+    q.project = std::move(project);
+    q.benchmark = std::move(benchmark);
+    q.counter = std::move(counter);
+    return q;
+}
+
+// schema/migrations/001_initial.sql, 002_history_indexes.sql
+constexpr int schema_version = 2;
+
+std::string sha256_hex(std::string_view data)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    REQUIRE(EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) == 1);
+    std::string out;
+    for (unsigned int i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("store: opening applies the migrations once")
+{
+    temp_dir dir;
+    const auto path = dir / "perfgate.db";
+
+    SUBCASE("temp file: WAL, user_version, tables")
+    {
+        {
+            ps::store db(path);
+            CHECK(db.runs_count() == 0);
+            CHECK(db.size_bytes() > 0);
+        }
+        raw_db raw(path);
+        CHECK(raw.integer("PRAGMA user_version") == schema_version);
+        CHECK(raw.one("PRAGMA journal_mode") == "wal");
+        const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
+        CHECK(tables == std::vector<std::string>{"api_tokens", "benchmark_counters", "benchmarks",
+                                                 "comparisons", "counters", "projects", "runs",
+                                                 "samples", "summaries", "testbeds"});
+        CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
+                          "AND name LIKE 'summaries_history%'") == 3);
+    }
+    SUBCASE("reopening is idempotent and keeps the data")
+    {
+        std::int64_t id = 0;
+        {
+            ps::store db(path);
+            id = db.insert_run(make_run());
+        }
+        {
+            ps::store db(path);   // migrations must not run again (CREATE TABLE would fail)
+            CHECK(db.runs_count() == 1);
+            CHECK(db.load_run("demo", id).has_value());
+        }
+        raw_db raw(path);
+        CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    }
+    SUBCASE(":memory:")
+    {
+        ps::store db(":memory:");
+        const auto id = db.insert_run(make_run());
+        CHECK(db.runs_count() == 1);
+        CHECK(db.load_run("demo", id)->counters.size() == 2);
+        CHECK(db.size_bytes() > 0);
+    }
+    SUBCASE("a database from a newer perfgate is refused")
+    {
+        { ps::store db(path); }
+        { raw_db(path).rows("PRAGMA user_version = 99"); }
+        try {
+            ps::store db(path);
+            FAIL("expected store.migrate");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.migrate");
+            const std::string msg = e.what();
+            CHECK(msg.find(path.string()) != std::string::npos);
+            CHECK(msg.find("version 99") != std::string::npos);
+            CHECK(msg.find("version 2") != std::string::npos);
+            CHECK(msg.find("002_history_indexes.sql") != std::string::npos);
+        }
+    }
+    SUBCASE("unopenable paths are store.open naming the path")
+    {
+        const auto missing = dir / "no-such-dir" / "x.db";
+        CHECK_THROWS_WITH_AS(ps::store{missing}, doctest::Contains(missing.string().c_str()), error);
+        try {
+            ps::store db(missing);
+        } catch (const error& e) {
+            CHECK(e.id() == "store.open");
+        }
+
+        const auto garbage = dir / "garbage.db";
+        std::ofstream(garbage) << std::string(4096, 'x');
+        try {
+            ps::store db(garbage);
+            FAIL("expected store.open");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.open");
+            CHECK(std::string(e.what()).find(garbage.string()) != std::string::npos);
+            CHECK(std::string(e.what()).find("not a database") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("store: insert_run / load_run round trip")
+{
+    ps::store db(":memory:");
+    auto run = make_run();
+    run.pr = 42;
+    run.backend = "callgrind";
+    run.environment_json = R"({"aslr":"off","governor":"performance"})";
+    run.summary_only = true;
+    run.counters.push_back({"instructions:u", "", {{0, 1.5e9, 87.5, 0.25}, {1, std::nullopt, 0.0, std::nullopt}}});
+
+    const auto id = db.insert_run(run);
+    CHECK(id > 0);
+    const auto loaded = db.load_run("demo", id);
+    REQUIRE(loaded);
+    CHECK(loaded->id == id);
+    CHECK(loaded->project == run.project);
+    CHECK(loaded->benchmark == run.benchmark);
+    CHECK(loaded->role == "baseline");
+    CHECK(loaded->git_sha == run.git_sha);
+    CHECK(loaded->branch == "main");
+    CHECK(loaded->pr == 42);
+    CHECK(loaded->backend == "callgrind");
+    CHECK(loaded->environment_json == run.environment_json);
+    CHECK(loaded->summary_only);
+    CHECK(loaded->created_at == 1'700'000'000);
+    CHECK(loaded->testbed.name == "ci-runner-1");
+    CHECK(loaded->testbed.cpu == "AMD EPYC 7B13");
+    CHECK(loaded->testbed.cores == 2);
+    CHECK(loaded->testbed.kernel == "6.1.0-18-amd64");
+    CHECK(loaded->testbed.fingerprint == "fp-runner-1");
+
+    REQUIRE(loaded->counters.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto& a = run.counters[i];
+        const auto& b = loaded->counters[i];
+        CHECK(b.counter == a.counter);   // insertion order kept
+        CHECK(b.unit == a.unit);
+        REQUIRE(b.samples.size() == a.samples.size());
+        for (std::size_t j = 0; j < a.samples.size(); ++j) {
+            CHECK(b.samples[j].repetition == a.samples[j].repetition);
+            CHECK(b.samples[j].value == a.samples[j].value);   // absent stays absent, not 0
+            CHECK(b.samples[j].pcnt_running == a.samples[j].pcnt_running);
+            CHECK(b.samples[j].variance_pct == a.samples[j].variance_pct);
+        }
+    }
+
+    SUBCASE("no pr, created_at 0 means now, empty fingerprint is computed")
+    {
+        auto r = make_run();
+        r.created_at = 0;
+        r.testbed.fingerprint.clear();
+        const auto before = std::time(nullptr);
+        const auto l = db.load_run("demo", db.insert_run(r));
+        REQUIRE(l);
+        CHECK_FALSE(l->pr.has_value());
+        CHECK(l->created_at >= before);
+        CHECK(l->created_at <= std::time(nullptr) + 1);
+        CHECK(l->testbed.fingerprint.size() == 64);   // SHA-256 hex of cpu/cores/kernel/name
+    }
+    SUBCASE("another project or a missing id is nullopt")
+    {
+        CHECK_FALSE(db.load_run("other", id).has_value());
+        CHECK_FALSE(db.load_run("demo", id + 1000).has_value());
+    }
+}
+
+TEST_CASE("store: summaries are computed at ingest")
+{
+    temp_dir dir;
+    const auto path = dir / "s.db";
+    ps::store db(path);
+    auto run = make_run();
+    run.counters[0] = counter("task-clock", "msec", {10, std::nullopt, 12, 11, 13, 14});
+    const auto id = db.insert_run(run);
+
+    raw_db raw(path);
+    // x = {10, 12, 11, 13, 14}: median 12, mean 12, sd = sqrt(10/4) (R: sd(c(10,12,11,13,14))),
+    // cov = sd / mean.
+    const auto row = raw.rows("SELECT n, median, mean, min, max, stddev, cov FROM summaries s "
+                              "JOIN counters c ON c.id = s.counter_id WHERE c.name = 'task-clock' AND run_id = " +
+                              std::to_string(id));
+    REQUIRE(row.size() == 1);
+    CHECK(row[0].starts_with("5|12.0|12.0|10.0|14.0|"));
+    const auto h = db.history(query("demo", "default", "task-clock"));
+    REQUIRE(h.size() == 1);
+    CHECK(h[0].n == 5);
+    CHECK(h[0].median == 12.0);
+    CHECK(h[0].mean == 12.0);
+    REQUIRE(h[0].stddev);
+    CHECK(*h[0].stddev == doctest::Approx(std::sqrt(2.5)).epsilon(1e-12));
+    REQUIRE(h[0].cov);
+    CHECK(*h[0].cov == doctest::Approx(std::sqrt(2.5) / 12.0).epsilon(1e-12));
+
+    // All-absent counter: a summary with n = 0 and NULL statistics, and no history.
+    CHECK(raw.one("SELECT n, median, stddev FROM summaries s JOIN counters c ON c.id = s.counter_id "
+                  "WHERE c.name = 'cycles'") == "0|NULL|NULL");
+    CHECK(db.history(query("demo", "default", "cycles")).empty());
+
+    SUBCASE("one value: stddev and cov are NULL")
+    {
+        auto r = make_run("demo", "single");
+        r.counters = {counter("page-faults", "", {120})};
+        db.insert_run(r);
+        const auto p = db.history(query("demo", "single", "page-faults"));
+        REQUIRE(p.size() == 1);
+        CHECK(p[0].n == 1);
+        CHECK(p[0].median == 120.0);
+        CHECK_FALSE(p[0].stddev.has_value());
+        CHECK_FALSE(p[0].cov.has_value());
+    }
+}
+
+TEST_CASE("store: history filters, order and limit")
+{
+    ps::store db(":memory:");
+    // 10 main-branch baselines on runner-1, one per day; PR candidates and a
+    // second testbed interleaved.
+    std::vector<std::int64_t> main_ids;
+    for (int day = 0; day < 10; ++day) {
+        auto r = make_run("demo", "default", 1'700'000'000 + day * 86'400);
+        r.counters[0] = counter("task-clock", "msec", {100.0 + day, 101.0 + day});
+        main_ids.push_back(db.insert_run(r));
+
+        auto pr = make_run("demo", "default", 1'700'000'000 + day * 86'400 + 10, "feature", "candidate");
+        pr.counters[0] = counter("task-clock", "msec", {500.0 + day});
+        db.insert_run(pr);
+
+        auto other = make_run("demo", "default", 1'700'000'000 + day * 86'400 + 20);
+        other.testbed = {"ci-runner-2", "Intel Xeon", 4, "6.1.0-18-amd64", "fp-runner-2"};
+        other.counters[0] = counter("task-clock", "msec", {900.0 + day});
+        db.insert_run(other);
+    }
+    auto median_of = [](const std::vector<ps::history_point>& h) {
+        std::vector<double> m;
+        for (const auto& p : h) m.push_back(p.median);
+        return m;
+    };
+
+    SUBCASE("branch + testbed (name or fingerprint): oldest first, the most recent `limit`")
+    {
+        auto q = query("demo", "default", "task-clock");
+        q.branch = "main";
+        q.testbed = "ci-runner-1";
+        q.limit = 3;
+        const auto h = db.history(q);
+        CHECK(median_of(h) == std::vector<double>{107.5, 108.5, 109.5});
+        CHECK(h.back().run_id == main_ids.back());
+        CHECK(h.back().branch == "main");
+        CHECK(h.back().git_sha == "0123456789abcdef0123456789abcdef01234567");
+        CHECK(h.back().created_at == 1'700'000'000 + 9 * 86'400);
+        CHECK(h.back().n == 2);
+        q.testbed = "fp-runner-1";
+        CHECK(median_of(db.history(q)) == std::vector<double>{107.5, 108.5, 109.5});
+        q.testbed = "no-such-runner";
+        CHECK(db.history(q).empty());
+    }
+    SUBCASE("branch only")
+    {
+        auto q = query("demo", "default", "task-clock");
+        q.branch = "feature";
+        const auto h = db.history(q);
+        REQUIRE(h.size() == 10);
+        CHECK(h.front().median == 500.0);
+        CHECK(h.back().median == 509.0);
+    }
+    SUBCASE("testbed only")
+    {
+        auto q = query("demo", "default", "task-clock");
+        q.testbed = "ci-runner-2";
+        q.limit = 2;
+        CHECK(median_of(db.history(q)) == std::vector<double>{908.0, 909.0});
+    }
+    SUBCASE("no filter: every run, by time")
+    {
+        const auto h = db.history(query("demo", "default", "task-clock"));
+        REQUIRE(h.size() == 30);
+        for (std::size_t i = 1; i < h.size(); ++i) CHECK(h[i - 1].created_at < h[i].created_at);
+        CHECK(h.back().median == 909.0);
+    }
+    SUBCASE("since, role and before_run")
+    {
+        auto q = query("demo", "default", "task-clock");
+        q.since = 1'700'000'000 + 8 * 86'400;   // inclusive
+        CHECK(db.history(q).size() == 6);
+        q.role = "candidate";
+        CHECK(median_of(db.history(q)) == std::vector<double>{508.0, 509.0});
+        q.role = "baseline";
+        q.branch = "main";
+        q.testbed = "ci-runner-1";
+        q.since.reset();
+        q.before_run = main_ids.back();
+        q.limit = 2;
+        CHECK(median_of(db.history(q)) == std::vector<double>{107.5, 108.5});
+    }
+    SUBCASE("unknown names and limit 0 give nothing")
+    {
+        CHECK(db.history(query("nope", "default", "task-clock")).empty());
+        CHECK(db.history(query("demo", "nope", "task-clock")).empty());
+        CHECK(db.history(query("demo", "default", "nope")).empty());
+        auto q = query("demo", "default", "task-clock");
+        q.limit = 0;
+        CHECK(db.history(q).empty());
+    }
+}
+
+TEST_CASE("store: the history query is an index range scan")
+{
+    temp_dir dir;
+    const auto path = dir / "plan.db";
+    { ps::store db(path); db.insert_run(make_run()); }
+    raw_db raw(path);
+    raw.rows("ANALYZE");   // the plan must not depend on missing statistics either
+    using perfgate::store::detail::history_index;
+    const std::pair<history_index, const char*> variants[] = {
+        {history_index::all, "USING COVERING INDEX summaries_history ("},
+        {history_index::branch, "USING COVERING INDEX summaries_history_branch ("},
+        {history_index::testbed, "USING COVERING INDEX summaries_history_testbed ("},
+    };
+    for (const auto& [which, expected] : variants) {
+        CAPTURE(expected);
+        const auto plan = raw.rows("EXPLAIN QUERY PLAN " + std::string(perfgate::store::detail::history_sql(which)));
+        std::string all;
+        for (const auto& row : plan) all += row + "\n";
+        CAPTURE(all);
+        CHECK(all.find(std::string("SEARCH summaries ") + expected) != std::string::npos);
+        CHECK(all.find("SCAN summaries") == std::string::npos);
+        CHECK(all.find("SCAN samples") == std::string::npos);
+        CHECK(all.find("TEMP B-TREE") == std::string::npos);   // no sort: the index gives the order
+        CHECK(all.find("created_at>?") != std::string::npos);   // since bounds the range
+    }
+}
+
+TEST_CASE("store: tokens are random, hashed and bound to one project")
+{
+    temp_dir dir;
+    const auto path = dir / "t.db";
+    ps::store db(path);
+    const auto token = db.create_token("demo", "ci");
+    const auto other = db.create_token("other-project", "ci");
+
+    CHECK(token.size() == 67);
+    CHECK(token.starts_with("pg_"));
+    CHECK(token.find_first_not_of("0123456789abcdef", 3) == std::string::npos);
+    CHECK(token != other);
+    CHECK(db.project_exists("demo"));   // create_token creates the project
+
+    CHECK(db.token_project(token) == "demo");
+    CHECK(db.token_project(other) == "other-project");
+
+    auto wrong = token;
+    wrong.back() = wrong.back() == '0' ? '1' : '0';
+    CHECK_FALSE(db.token_project(wrong).has_value());
+    CHECK_FALSE(db.token_project("").has_value());
+    CHECK_FALSE(db.token_project("pg_").has_value());
+    CHECK_FALSE(db.token_project(token.substr(3)).has_value());
+    CHECK_FALSE(db.token_project(token + "0").has_value());
+
+    // Only the SHA-256 of the whole token is stored, never the token.
+    raw_db raw(path);
+    const auto stored = raw.rows("SELECT sha256 FROM api_tokens ORDER BY id");
+    CHECK(stored == std::vector<std::string>{sha256_hex(token), sha256_hex(other)});
+    CHECK(raw.integer("SELECT count(*) FROM api_tokens WHERE name = 'ci'") == 2);
+}
+
+TEST_CASE("store: a failed insert_run stores nothing")
+{
+    temp_dir dir;
+    const auto path = dir / "r.db";
+    ps::store db(path);
+    db.insert_run(make_run());
+    raw_db raw(path);
+    auto counts = [&] {
+        return raw.one("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), "
+                       "(SELECT count(*) FROM summaries), (SELECT count(*) FROM benchmarks), "
+                       "(SELECT count(*) FROM projects), (SELECT count(*) FROM counters), "
+                       "(SELECT count(*) FROM testbeds)");
+    };
+    const auto before = counts();
+
+    SUBCASE("duplicate repetition in the last counter of a new project")
+    {
+        auto r = make_run("fresh-project", "fresh-bench");
+        r.testbed.fingerprint = "fresh-testbed";
+        r.counters.push_back({"fresh-counter", "", {{0, 1.0, 100, {}}, {0, 2.0, 100, {}}}});
+        try {
+            db.insert_run(r);
+            FAIL("expected store.constraint");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.constraint");
+            const std::string msg = e.what();
+            CHECK(msg.find(path.string()) != std::string::npos);
+            CHECK(msg.find("UNIQUE constraint failed: samples") != std::string::npos);
+            CHECK(msg.find("counter 'fresh-counter'") != std::string::npos);
+        }
+        CHECK_FALSE(db.project_exists("fresh-project"));
+    }
+    SUBCASE("bad role")
+    {
+        auto r = make_run();
+        r.role = "contender";
+        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains("CHECK constraint failed"), error);
+    }
+    SUBCASE("duplicate counter")
+    {
+        auto r = make_run();
+        r.counters.push_back(r.counters.front());
+        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains("counter 'task-clock' appears twice"), error);
+    }
+    SUBCASE("empty project or counter name")
+    {
+        auto r = make_run("");
+        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains("CHECK constraint failed"), error);
+        r = make_run();
+        r.counters[1].counter.clear();
+        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains("CHECK constraint failed"), error);
+    }
+    SUBCASE("non-finite value (SQLite would store NaN as NULL, i.e. absent)")
+    {
+        auto r = make_run();
+        r.counters[0].samples[3].value = std::nan("");
+        try {
+            db.insert_run(r);
+            FAIL("expected store.constraint");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.constraint");
+            CHECK(std::string(e.what()).find("counter 'task-clock' repetition 3") != std::string::npos);
+        }
+    }
+    CHECK(counts() == before);
+    CHECK(db.runs_count() == 1);
+    CHECK(raw.one("PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("store: hostile names are stored verbatim and harmless")
+{
+    ps::store db(":memory:");
+    const std::string project = "demo'; DROP TABLE runs; --";
+    const std::string benchmark = std::string(10 * 1024, 'b') + "\" OR 1=1 --";
+    const std::string counter_name = "task-clock'); DELETE FROM samples; --";
+    auto r = make_run(project, benchmark, 1'700'000'000, "main' OR '1'='1");
+    r.counters[0].counter = counter_name;
+    r.git_sha = std::string("Robert'); DROP TABLE Students;--\0tail", 37);
+    r.environment_json = std::string("{\"nul\": \"a\\u0000b\", \"q\": \"'\"}");
+    const auto id = db.insert_run(r);
+
+    const auto l = db.load_run(project, id);
+    REQUIRE(l);
+    CHECK(l->project == project);
+    CHECK(l->benchmark == benchmark);
+    CHECK(l->benchmark.size() == 10 * 1024 + 11);
+    CHECK(l->branch == r.branch);
+    CHECK(l->git_sha == r.git_sha);
+    CHECK(l->environment_json == r.environment_json);
+    CHECK(l->counters[0].counter == counter_name);
+
+    auto q = query(project, benchmark, counter_name);
+    q.branch = r.branch;
+    CHECK(db.history(q).size() == 1);
+    CHECK(db.history(query("demo", benchmark, counter_name)).empty());   // no prefix/wildcard matching
+    const auto bs = db.benchmarks(project);
+    REQUIRE(bs.size() == 1);
+    CHECK(bs[0].name == benchmark);
+    CHECK(db.runs_count() == 1);   // the tables are all still there
+    CHECK(db.load_run(project, id)->counters[0].samples.size() == 5);
+}
+
+TEST_CASE("store: comparisons and benchmarks")
+{
+    ps::store db(":memory:");
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    auto cand_run = make_run("demo", "parse", 1'700'000'100, "feature", "candidate");
+    cand_run.counters.push_back(counter("page-faults", "", {10, 10}));
+    const auto cand = db.insert_run(cand_run);
+    db.insert_run(make_run("demo", "alpha", 1'600'000'000));
+    const auto foreign = db.insert_run(make_run("other"));
+
+    const std::string report = R"({"schema":"perfgate.report/v1","verdict":"pass"})";
+    const auto cid = db.insert_comparison("demo", base, cand, report);
+    CHECK(db.load_comparison("demo", cid) == report);
+    CHECK_FALSE(db.load_comparison("other", cid).has_value());
+    CHECK_FALSE(db.load_comparison("demo", cid + 1).has_value());
+
+    CHECK_THROWS_WITH_AS(db.insert_comparison("demo", base, foreign, report),
+                         doctest::Contains(("run " + std::to_string(foreign) + " not found in project 'demo'").c_str()), error);
+    CHECK_THROWS_WITH_AS(db.insert_comparison("demo", 9999, cand, report), doctest::Contains("run 9999"), error);
+    CHECK_THROWS_WITH_AS(db.insert_comparison("nope", base, cand, report), doctest::Contains("project 'nope'"), error);
+    try {
+        db.insert_comparison("demo", 9999, cand, report);
+    } catch (const error& e) {
+        CHECK(e.id() == "store.not_found");
+    }
+
+    const auto bs = db.benchmarks("demo");
+    REQUIRE(bs.size() == 2);
+    CHECK(bs[0].name == "alpha");
+    CHECK(bs[0].runs == 1);
+    CHECK(bs[0].last_run_at == 1'600'000'000);
+    CHECK(bs[1].name == "parse");
+    CHECK(bs[1].runs == 2);
+    CHECK(bs[1].last_run_at == 1'700'000'100);
+    CHECK(bs[1].counters == std::vector<std::string>{"cycles", "page-faults", "task-clock"});
+    CHECK(db.benchmarks("nobody").empty());
+    CHECK(db.runs_count() == 4);
+
+    CHECK(db.ensure_project("fresh") == db.ensure_project("fresh"));
+    CHECK(db.project_exists("fresh"));
+    CHECK_FALSE(db.project_exists("Fresh"));
+}
+
+TEST_CASE("store: concurrent readers and a writer")
+{
+    temp_dir dir;
+    const auto path = dir / "c.db";
+    ps::store db(path);
+    const auto first = db.insert_run(make_run());
+
+    constexpr int writes = 40;
+    constexpr int readers = 4;
+    std::atomic<bool> done{false};
+    std::atomic<int> failures{0};
+    std::atomic<long> reads{0};
+
+    std::thread writer([&] {
+        try {
+            for (int i = 0; i < writes; ++i) db.insert_run(make_run("demo", "default", 1'700'000'001 + i));
+        } catch (...) {
+            ++failures;
+        }
+        done = true;
+    });
+    std::vector<std::thread> threads;
+    for (int t = 0; t < readers; ++t) {
+        threads.emplace_back([&] {
+            try {
+                std::size_t last = 0;
+                while (!done) {
+                    const auto h = db.history(query("demo", "default", "task-clock"));
+                    // A snapshot never goes backwards and never shows a half-written run.
+                    if (h.size() < last) ++failures;
+                    last = h.size();
+                    if (!db.load_run("demo", first)) ++failures;
+                    if (db.benchmarks("demo").size() != 1) ++failures;
+                    ++reads;
+                }
+            } catch (...) {
+                ++failures;
+            }
+        });
+    }
+    writer.join();
+    for (auto& t : threads) t.join();
+    CHECK(failures == 0);
+    CHECK(reads > 0);
+    CHECK(db.runs_count() == writes + 1);
+    CHECK(db.history(query("demo", "default", "task-clock")).size() == static_cast<std::size_t>(writes + 1));
+    raw_db raw(path);
+    CHECK(raw.one("PRAGMA integrity_check") == "ok");
+    CHECK(raw.rows("PRAGMA foreign_key_check").empty());
+}
