@@ -1,0 +1,56 @@
+// Server metrics in the Prometheus text exposition format (version 0.0.4,
+// https://prometheus.io/docs/instrumenting/exposition_formats/):
+//   perfgate_http_requests_total{route,status}          counter
+//   perfgate_http_request_duration_seconds{route}       histogram
+//   perfgate_runs_ingested_total                        counter
+//   perfgate_http_connections_active                    gauge
+//   perfgate_db_size_bytes                              gauge (passed to render)
+// Thread-safe: every worker thread records into one instance.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace perfgate::server {
+
+class metrics {
+public:
+    // Upper bounds of the latency buckets in seconds: Prometheus client
+    // libraries' default buckets (5 ms .. 10 s) with 0.5 ms and 1 ms added,
+    // since most routes answer in well under 5 ms.
+    static constexpr std::array<double, 13> buckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                    0.1,    0.25,  0.5,    1.0,   2.5,   10.0};
+
+    // One finished request. route is a route_label() (a bounded set).
+    void observe(std::string_view route, unsigned status, double seconds);
+    void run_ingested() noexcept { runs_ingested_.fetch_add(1, std::memory_order_relaxed); }
+    void connection_opened() noexcept { connections_.fetch_add(1, std::memory_order_relaxed); }
+    void connection_closed() noexcept { connections_.fetch_sub(1, std::memory_order_relaxed); }
+
+    [[nodiscard]] std::uint64_t requests(std::string_view route, unsigned status) const;
+    [[nodiscard]] std::uint64_t runs_ingested() const noexcept { return runs_ingested_.load(); }
+
+    // The exposition text.
+    [[nodiscard]] std::string render(std::int64_t db_size_bytes) const;
+
+private:
+    struct histogram {
+        std::array<std::uint64_t, buckets.size()> counts{};   // non-cumulative
+        std::uint64_t count = 0;
+        double sum = 0;
+    };
+
+    mutable std::mutex mutex_;
+    std::map<std::pair<std::string, unsigned>, std::uint64_t, std::less<>> requests_;
+    std::map<std::string, histogram, std::less<>> latency_;
+    std::atomic<std::uint64_t> runs_ingested_{0};
+    std::atomic<std::int64_t> connections_{0};
+};
+
+} // namespace perfgate::server

@@ -1,0 +1,91 @@
+// The router: a pure mapping from one HTTP request to one response, in terms
+// of the gate service (design.md §4 "HTTP API"). No sockets here: the session
+// (session.hpp) does transport, this decides meaning, so every route, every
+// auth decision and every error body is testable without a network.
+//
+// Routes (v1):
+//   POST /api/v1/projects/{project}/runs            -> 201 {run_id, samples, counters, warnings}
+//   POST /api/v1/projects/{project}/compare         -> 201 report + comparison_id
+//   GET  /api/v1/projects/{project}/comparisons/{id}[?format=markdown]
+//   GET  /api/v1/projects/{project}/history?benchmark=&counter=[&branch=][&testbed=][&since=][&limit=][&format=csv]
+//   GET  /api/v1/projects/{project}/benchmarks
+//   GET  /healthz, GET /metrics (Prometheus text, no auth)
+//   GET  /bench/constant (only with context::bench_routes; a constant body
+//        that measures the transport alone, for bench/bench_server.sh)
+//
+// Errors are {"error": {"id", "message"}}; status_for() is the one table that
+// maps a perfgate::error id to an HTTP status.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <nlohmann/json_fwd.hpp>
+
+#include "schema/store.hpp"
+
+namespace perfgate::gate { class service; }
+
+namespace perfgate::server {
+
+class metrics;
+
+using request = boost::beast::http::request<boost::beast::http::string_body>;
+using response = boost::beast::http::response<boost::beast::http::string_body>;
+
+// Longest name accepted for benchmark, counter, branch, testbed, project,
+// git_sha, backend: generous for real names (git refs are rarely > 100
+// bytes), small enough that a row stays small.
+inline constexpr std::size_t max_name_bytes = 256;
+// Upper bound for ?limit= on history: a trend chart needs hundreds of points,
+// not millions; bounds the response size.
+inline constexpr std::size_t max_history_limit = 10000;
+// Upper bound on the pairs of one multi-benchmark compare request.
+inline constexpr std::size_t max_compare_pairs = 1000;
+
+// What the router needs from the server; shared by all worker threads.
+// service and db must be thread-safe (the store serialises its writes).
+struct context {
+    gate::service& service;
+    store::store& db;
+    metrics& stats;
+    bool public_read = false;   // GETs without a token (--public-read)
+    bool bench_routes = false;  // expose /bench/constant (hidden --bench-routes)
+};
+
+// Maps one complete request to its response. Never throws: every error
+// becomes a JSON error response (unexpected exceptions -> 500).
+response route(const request& req, context& ctx);
+
+// The route template a request matches ("POST /api/v1/projects/{project}/runs"),
+// or "unmatched": a bounded label set for /metrics. Pure.
+std::string_view route_label(const request& req);
+
+// The HTTP status for a perfgate::error id (one table, documented in
+// docs/server.md): "http.not_found" -> 404, "ingest.bad_csv" -> 422, ...
+// Unknown ids -> 500.
+unsigned status_for(std::string_view error_id);
+
+// A JSON error response {"error": {"id", "message"}} with status_for(id).
+response error_response(std::string_view id, std::string_view message, unsigned version = 11,
+                        bool keep_alive = true);
+
+// Checks a user-supplied name (benchmark, branch, ...): 1..max_name_bytes bytes
+// of [A-Za-z0-9] and "_.-/:+=@,<>[]()#%^~{}". No spaces, quotes, semicolons,
+// backslashes, control or non-ASCII bytes. Throws perfgate::error
+// "ingest.bad_field" naming the field.
+void validate_name(std::string_view field, std::string_view value);
+
+// The history wire formats, shared with `perfgate history`: {points:[...]}
+// (oldest first) and CSV with a header line.
+nlohmann::json history_to_json(const std::vector<store::history_point>& points);
+std::vector<store::history_point> history_from_json(const nlohmann::json& j);
+std::string history_to_csv(const std::vector<store::history_point>& points);
+
+} // namespace perfgate::server

@@ -1,0 +1,129 @@
+#include "server/server.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+
+#include "gate/service.hpp"
+#include "server/listener.hpp"
+#include "server/metrics.hpp"
+#include "stats/error.hpp"
+
+namespace perfgate::server {
+
+namespace beast = boost::beast;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+// How often shutdown checks whether the in-flight requests have finished.
+constexpr std::chrono::milliseconds shutdown_poll{20};
+
+struct server::impl {
+    impl(const server_options& o, gate::service& service, store::store& db)
+        : opt(o), ioc(static_cast<int>(o.threads)), ctx{service, db, stats, o.public_read, o.bench_routes},
+          signals(ioc), grace_timer(ioc)
+    {
+        beast::error_code ec;
+        auto address = net::ip::make_address(opt.host, ec);
+        if (ec) {
+            throw error("usage.bad_value",
+                        fmt::format("--listen: '{}' is not an IP address (use 127.0.0.1, 0.0.0.0 or ::1)", opt.host));
+        }
+        acceptor = std::make_shared<listener>(ioc, tcp::endpoint(address, opt.port), opt.limits, ctx, registry);
+    }
+
+    void begin_shutdown()
+    {
+        if (stopping.exchange(true)) return;
+        acceptor->stop();
+        registry.shutdown_all();
+        beast::error_code ec;
+        signals.cancel(ec);
+        deadline = std::chrono::steady_clock::now() + opt.shutdown_grace;
+        poll_shutdown();
+    }
+
+    // Returns (letting io_context::run finish) once no session is left, or
+    // stops the io_context when the grace period is over.
+    void poll_shutdown()
+    {
+        if (registry.size() == 0) return;
+        if (std::chrono::steady_clock::now() >= deadline) {
+            const std::string line = fmt::format("perfgate serve: {} connection(s) still busy after {} ms; stopping\n",
+                                                 registry.size(), opt.shutdown_grace.count());
+            [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
+            ioc.stop();
+            return;
+        }
+        grace_timer.expires_after(shutdown_poll);
+        grace_timer.async_wait([this](beast::error_code ec) {
+            if (!ec) poll_shutdown();
+        });
+    }
+
+    server_options opt;
+    net::io_context ioc;
+    metrics stats;
+    context ctx;
+    session_registry registry;
+    net::signal_set signals;
+    net::steady_timer grace_timer;
+    std::shared_ptr<listener> acceptor;
+    std::atomic<bool> stopping{false};
+    std::chrono::steady_clock::time_point deadline;
+};
+
+server::server(const server_options& opt, gate::service& service, store::store& db)
+    : impl_(std::make_unique<impl>(opt, service, db))
+{
+}
+
+server::~server() = default;
+
+std::uint16_t server::port() const { return impl_->acceptor->local_endpoint().port(); }
+
+std::string server::url() const
+{
+    auto ep = impl_->acceptor->local_endpoint();
+    if (ep.address().is_v6()) return fmt::format("http://[{}]:{}", ep.address().to_string(), ep.port());
+    return fmt::format("http://{}:{}", ep.address().to_string(), ep.port());
+}
+
+metrics& server::stats() { return impl_->stats; }
+
+void server::run()
+{
+    impl& s = *impl_;
+    if (s.opt.handle_signals) {
+        s.signals.add(SIGINT);
+        s.signals.add(SIGTERM);
+        s.signals.async_wait([&s](beast::error_code ec, int) {
+            if (!ec) s.begin_shutdown();
+        });
+    }
+    s.acceptor->run();
+
+    std::vector<std::thread> workers;
+    const unsigned n = std::max(1u, s.opt.threads);
+    workers.reserve(n - 1);
+    for (unsigned i = 1; i < n; ++i) workers.emplace_back([&s] { s.ioc.run(); });
+    s.ioc.run();
+    for (auto& t : workers) t.join();
+}
+
+void server::stop()
+{
+    net::post(impl_->ioc, [s = impl_.get()] { s->begin_shutdown(); });
+}
+
+} // namespace perfgate::server
