@@ -710,7 +710,13 @@ perf_capture parse_perf_stat(std::string_view text, std::string_view source)
                 }
             }
             if (!sep) {
-                skip_line(line);
+                // A metric-only line before any counter line: still perf's.
+                const bool continuation = std::any_of(
+                    separator_candidates.begin(), separator_candidates.end(), [&](char cand) {
+                        return line.find(cand) != std::string_view::npos &&
+                               parse_csv_line(line, cand, fields).kind == csv_kind::continuation;
+                    });
+                if (!continuation) skip_line(line);
                 continue;
             }
         }
