@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -97,6 +98,24 @@ public:
         }
     }
 
+    // The (k+1)-th smallest difference given v = kth(k), k < size(), in one
+    // O(m+n) staircase walk instead of a second selection: either v repeats,
+    // or it is the smallest difference above v, which in each row is the
+    // first element past the run of those <= v.
+    [[nodiscard]] double next_after(std::size_t k, double v) const
+    {
+        PERFGATE_CHECK(k >= 1 && k < size());
+        const std::size_t m = bd_.size(), n = c_.size();
+        std::size_t q = m, n_leq = 0;
+        double next = std::numeric_limits<double>::infinity();
+        for (std::size_t j = 0; j < n; ++j) {
+            while (q > 0 && d(j, q - 1) > v) --q;
+            n_leq += q;
+            if (q < m) next = std::min(next, d(j, q));
+        }
+        return n_leq > k ? v : next;
+    }
+
 private:
     [[nodiscard]] double d(std::size_t j, std::size_t i) const { return c_[j] - bd_[i]; }
 
@@ -140,7 +159,7 @@ shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double>
     if (mn % 2 == 1) {
         r.estimate = sel.kth(mn / 2 + 1);
     } else {
-        const double lo = sel.kth(mn / 2), hi = sel.kth(mn / 2 + 1);
+        const double lo = sel.kth(mn / 2), hi = sel.next_after(mn / 2, lo);
         r.estimate = lo + (hi - lo) / 2;
     }
 
