@@ -229,11 +229,16 @@ std::string p_str(const std::optional<double>& p)
     return fmt::format("{:.4f}", *p);
 }
 
+// The shift's confidence interval in percent of the baseline median, like
+// the shift itself (absolute values are in the JSON report).
 std::string ci_str(const counter_report& c)
 {
     if (!c.shift_ci) return "—";
     if (c.test && *c.test == method::deterministic) return "exact";
-    return fmt::format("[{}, {}]", value_str(c.shift_ci->first), value_str(c.shift_ci->second));
+    const double base = c.baseline.median.value_or(0.0);
+    if (base == 0) return fmt::format("[{}, {}]", value_str(c.shift_ci->first), value_str(c.shift_ci->second));
+    return fmt::format("[{:+.2f}%, {:+.2f}%]", c.shift_ci->first / std::abs(base) * 100,
+                       c.shift_ci->second / std::abs(base) * 100);
 }
 
 std::string_view mark(status s)
@@ -378,14 +383,14 @@ std::string render_text(const report& r, bool colour)
         return *code ? fmt::format("{}{}\x1b[0m", code, s) : std::string(s);
     };
     std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
-    out += fmt::format("{:<13} {:<28} {:>16} {:>16} {:>9} {:>24} {:>9}\n", "status", "counter", "baseline",
+    out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline",
                        "candidate", "Δ median", "shift [CI]", "p adj.");
     for (const auto& b : r.benchmarks) {
         if (r.benchmarks.size() > 1 || b.name != "default") out += fmt::format("{} ({})\n", b.name, to_string(b.result));
         for (const auto& c : b.counters) {
             std::string name = c.name + (c.gated ? "" : " ·");
             std::string st = std::string(to_string(c.state));
-            out += fmt::format("{} {:<28} {:>16} {:>16} {:>9} {:>24} {:>9}\n", paint(fmt::format("{:<13}", st), c.state),
+            out += fmt::format("{} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", paint(fmt::format("{:<13}", st), c.state),
                                name, value_str(c.baseline.median, c.unit), value_str(c.candidate.median, c.unit),
                                pct_str(c.delta_pct),
                                c.shift_ci ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
