@@ -6,7 +6,15 @@
 // queries never scan raw samples.
 //
 // Thread safety: one store object may be shared by many threads (the server's
-// workers). Writes are serialised; reads may run concurrently.
+// workers). Writes are serialised on one writer connection (a mutex); reads
+// use a pool of up to 8 read-only connections and run concurrently with each
+// other and with the writer (WAL snapshots). ":memory:" is a single
+// connection (a private database per connection), so there reads and writes
+// share the writer's mutex. Other processes on the same file are handled by
+// WAL and a 5 s busy timeout.
+//
+// Schema: schema/migrations/NNN_*.sql, embedded at build time and applied in
+// order on open; PRAGMA user_version is the number of the last one applied.
 //
 // Errors: perfgate::error with ids "store.open", "store.migrate",
 // "store.constraint", "store.not_found", "store.io".
@@ -99,13 +107,16 @@ class store {
 public:
     // Opens (creating if missing) the database at path and applies pending
     // migrations (PRAGMA user_version). ":memory:" is allowed for tests.
+    // Errors: "store.open" (cannot open, not a database), "store.migrate" (a
+    // migration failed, or the file's schema is newer than this build knows).
     explicit store(const std::filesystem::path& path);
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
 
-    // Projects and tokens. Tokens are random (32 bytes, hex), stored as
-    // SHA-256; the plain token is returned once.
+    // Projects and tokens. Tokens are "pg_" + 32 random bytes (OpenSSL
+    // RAND_bytes) in hex, stored as the hex SHA-256 of the whole token; the
+    // plain token is returned once. create_token creates the project if needed.
     std::int64_t ensure_project(std::string_view project);
     [[nodiscard]] bool project_exists(std::string_view project) const;
     std::string create_token(std::string_view project, std::string_view name);
@@ -113,20 +124,33 @@ public:
     [[nodiscard]] std::optional<std::string> token_project(std::string_view token) const;
 
     // Stores a run with its samples and per-counter summaries in one
-    // transaction; creates project/benchmark/testbed rows as needed.
+    // transaction; creates project/benchmark/testbed/counter rows as needed.
+    // A testbed is identified by its fingerprint; an empty one is computed
+    // (SHA-256 of cpu, cores, kernel, name). created_at 0 means now.
+    // Errors (nothing is stored): "store.constraint" for a role other than
+    // baseline/candidate, empty project/benchmark/counter names, a counter
+    // listed twice, a repeated repetition, non-finite values; "store.io".
     std::int64_t insert_run(const run_record& run);
     // Whole run with samples. nullopt if no such run in that project.
     [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
 
-    // Comparisons: the report JSON, stored verbatim.
+    // Comparisons: the report JSON, stored verbatim. "store.not_found" when
+    // the project or either run (in that project) does not exist.
     std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
                                    std::int64_t candidate_run, std::string_view report_json);
     [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
 
-    // Per-run summaries, oldest first, the most recent q.limit of them.
-    // O(log n + k) through the (benchmark, counter, testbed, branch, created_at) index.
+    // Per-run summaries, oldest first, the most recent q.limit of them (by
+    // created_at, then run id). Counters with no value in a run (n = 0) are
+    // not points. O(log n + k) through a covering index of the summaries
+    // table: (benchmark, counter, created_at), (benchmark, counter, branch,
+    // created_at) or (benchmark, counter, testbed, branch, created_at),
+    // whichever the filters bind (schema/migrations/002_history_indexes.sql).
+    // Filters outside the chosen index's prefix (testbed without branch,
+    // role, before_run) are checked while scanning it. Unknown names: empty.
     [[nodiscard]] std::vector<history_point> history(const history_query& q) const;
 
+    // By name; counters by name. Unknown project: empty.
     [[nodiscard]] std::vector<benchmark_info> benchmarks(std::string_view project) const;
 
     [[nodiscard]] std::int64_t runs_count() const;
