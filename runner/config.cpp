@@ -1,0 +1,203 @@
+#include "runner/config.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "stats/error.hpp"
+
+namespace perfgate::runner {
+
+namespace {
+
+// Characters that mean the shell must interpret the command (POSIX sh
+// "Shell Command Language" §2.2 and §2.6: operators, expansions, globbing).
+constexpr std::string_view shell_metachars = "|&;<>()$`*?[]{}~#!\n";
+
+bool is_assignment(std::string_view word)
+{
+    auto eq = word.find('=');
+    if (eq == std::string_view::npos || eq == 0) return false;
+    for (char c : word.substr(0, eq)) {
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    }
+    return !std::isdigit(static_cast<unsigned char>(word[0]));
+}
+
+[[noreturn]] void bad_command(std::string_view text, std::string_view why)
+{
+    throw error("input.bad_command", fmt::format("command '{}': {}", text, why));
+}
+
+} // namespace
+
+command command_from_argv(std::vector<std::string> argv)
+{
+    command c;
+    for (auto& a : argv) {
+        if (!c.text.empty()) c.text += ' ';
+        c.text += a;
+    }
+    if (argv.empty() || argv[0].empty()) bad_command(c.text, "empty command");
+    c.argv = std::move(argv);
+    return c;
+}
+
+command parse_command(std::string_view text)
+{
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false, needs_shell = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '\'') {
+            auto end = text.find('\'', i + 1);
+            if (end == std::string_view::npos) bad_command(text, "unterminated single quote");
+            word.append(text.substr(i + 1, end - i - 1));
+            in_word = true;
+            i = end;
+        } else if (c == '"') {
+            auto end = text.find('"', i + 1);
+            if (end == std::string_view::npos) bad_command(text, "unterminated double quote");
+            auto inner = text.substr(i + 1, end - i - 1);
+            // Expansions and escapes inside double quotes are the shell's job.
+            if (inner.find_first_of("$`\\") != std::string_view::npos) needs_shell = true;
+            word.append(inner);
+            in_word = true;
+            i = end;
+        } else if (c == '\\') {
+            if (i + 1 >= text.size()) bad_command(text, "trailing backslash");
+            if (text[i + 1] == '\n') needs_shell = true;
+            word.push_back(text[++i]);
+            in_word = true;
+        } else if (c == ' ' || c == '\t') {
+            if (in_word) words.push_back(std::move(word));
+            word.clear();
+            in_word = false;
+        } else {
+            if (shell_metachars.find(c) != std::string_view::npos) needs_shell = true;
+            word.push_back(c);
+            in_word = true;
+        }
+    }
+    if (in_word) words.push_back(std::move(word));
+    if (words.empty()) bad_command(text, "empty command");
+    if (is_assignment(words[0])) needs_shell = true;
+
+    command out;
+    out.text = std::string(text);
+    out.argv = needs_shell ? std::vector<std::string>{"/bin/sh", "-c", std::string(text)} : std::move(words);
+    return out;
+}
+
+std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_view source,
+                                         const std::filesystem::path& base_dir)
+{
+    auto bad = [&](const std::string& where, std::string_view what) {
+        return error("input.bad_config", fmt::format("{}: {}: {}", source, where, what));
+    };
+
+    const nlohmann::json* list = &doc;
+    if (doc.is_object()) {
+        for (auto& [key, value] : doc.items()) {
+            if (key != "benchmarks") throw bad(key, "unknown key (expected \"benchmarks\")");
+        }
+        if (!doc.contains("benchmarks")) throw bad("benchmarks", "missing");
+        list = &doc["benchmarks"];
+    }
+    if (!list->is_array()) throw bad("benchmarks", "expected a list of benchmarks");
+    if (list->empty()) throw bad("benchmarks", "the list is empty");
+
+    std::vector<benchmark_spec> out;
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const auto& b = (*list)[i];
+        const std::string at = fmt::format("benchmarks[{}]", i);
+        if (!b.is_object()) throw bad(at, "expected an object");
+
+        auto get_command = [&](const char* key) -> command {
+            const std::string where = fmt::format("{}.{}", at, key);
+            if (!b.contains(key)) throw bad(where, "missing");
+            const auto& v = b[key];
+            try {
+                if (v.is_string()) return parse_command(v.get<std::string>());
+                if (v.is_array()) {
+                    std::vector<std::string> argv;
+                    for (auto& a : v) {
+                        if (!a.is_string()) throw bad(where, "expected an array of strings");
+                        argv.push_back(a.get<std::string>());
+                    }
+                    return command_from_argv(std::move(argv));
+                }
+            } catch (const error& e) {
+                if (e.id() == "input.bad_config") throw;
+                throw bad(where, e.what());
+            }
+            throw bad(where, "expected a string or an array of strings");
+        };
+        auto get_count = [&](const char* key, int min) -> std::optional<int> {
+            if (!b.contains(key)) return std::nullopt;
+            const auto& v = b[key];
+            if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > 1000000) {
+                throw bad(fmt::format("{}.{}", at, key), fmt::format("expected an integer >= {}", min));
+            }
+            return static_cast<int>(v.get<long long>());
+        };
+
+        for (auto& [key, value] : b.items()) {
+            static const std::set<std::string, std::less<>> known = {"name", "baseline", "candidate", "cwd",
+                                                                     "env", "repetitions", "warmup"};
+            if (!known.contains(key)) throw bad(fmt::format("{}.{}", at, key), "unknown key");
+        }
+
+        benchmark_spec spec;
+        if (!b.contains("name") || !b["name"].is_string() || b["name"].get<std::string>().empty()) {
+            throw bad(at + ".name", "missing or not a non-empty string");
+        }
+        spec.name = b["name"].get<std::string>();
+        if (!names.insert(spec.name).second) throw bad(at + ".name", fmt::format("duplicate name '{}'", spec.name));
+        spec.baseline = get_command("baseline");
+        spec.candidate = get_command("candidate");
+        if (b.contains("cwd")) {
+            if (!b["cwd"].is_string()) throw bad(at + ".cwd", "expected a string");
+            std::filesystem::path cwd = b["cwd"].get<std::string>();
+            spec.cwd = cwd.is_absolute() ? cwd : base_dir / cwd;
+        }
+        if (b.contains("env")) {
+            if (!b["env"].is_object()) throw bad(at + ".env", "expected an object of strings");
+            for (auto& [k, v] : b["env"].items()) {
+                if (!v.is_string()) throw bad(fmt::format("{}.env.{}", at, k), "expected a string");
+                if (k.empty() || k.find('=') != std::string::npos) {
+                    throw bad(fmt::format("{}.env.{}", at, k), "not a valid variable name");
+                }
+                spec.env.emplace_back(k, v.get<std::string>());
+            }
+        }
+        spec.repetitions = get_count("repetitions", 1);
+        spec.warmup = get_count("warmup", 0);
+        out.push_back(std::move(spec));
+    }
+    return out;
+}
+
+std::vector<benchmark_spec> load_config(const std::filesystem::path& path)
+{
+    std::ifstream in(path);
+    if (!in) throw error("input.bad_config", fmt::format("{}: cannot read the config file", path.string()));
+    std::stringstream text;
+    text << in.rdbuf();
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::parse_error& e) {
+        throw error("input.bad_config", fmt::format("{}: invalid JSON: {}", path.string(), e.what()));
+    }
+    auto base = path.parent_path();
+    return parse_config(doc, path.string(), base.empty() ? std::filesystem::path(".") : base);
+}
+
+} // namespace perfgate::runner

@@ -1,0 +1,44 @@
+// The benchmark list of `perfgate run --config FILE`, and how a command
+// string becomes an argv.
+//
+// Config file (JSON): either a list of benchmarks or {"benchmarks": [...]}:
+//   [ { "name": "parse",                        required, unique
+//       "baseline": "./old/parse in.json",      string or array of strings
+//       "candidate": ["./new/parse", "in.json"],
+//       "cwd": "bench",                         optional; relative to the config file's directory
+//       "env": {"OMP_NUM_THREADS": "1"},        optional
+//       "repetitions": 20,                      optional, >= 1
+//       "warmup": 2 } ]                         optional, >= 0
+// Unknown keys, wrong types and missing fields are errors "input.bad_config"
+// naming the file and the key (e.g. "bench.json: benchmarks[1].basline: unknown key").
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "runner/measure.hpp"
+
+namespace perfgate::runner {
+
+// A command as the user wrote it on the command line or in a config string.
+// Split on whitespace, honouring '...' and "..." quoting and backslash
+// escapes, when that is all it uses; run as /bin/sh -c TEXT when it contains
+// an unquoted shell metacharacter (| & ; < > ( ) $ ` * ? [ ] { } ~ # ! or a
+// newline), a variable assignment before the command, or $ ` \ inside double
+// quotes. An empty command or an unterminated quote is "input.bad_command".
+command parse_command(std::string_view text);
+
+// A command given as a JSON array: exec'd directly, no shell.
+command command_from_argv(std::vector<std::string> argv);
+
+std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_view source,
+                                         const std::filesystem::path& base_dir);
+
+// Reads and parses a config file; unreadable or invalid JSON is
+// "input.bad_config" naming the file (and nlohmann's byte position).
+std::vector<benchmark_spec> load_config(const std::filesystem::path& path);
+
+} // namespace perfgate::runner

@@ -1,0 +1,122 @@
+#include "runner/git_info.hpp"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runner/process.hpp"
+#include "stats/error.hpp"
+
+namespace perfgate::runner {
+
+namespace {
+
+// `git` answers in milliseconds; the limit only guards against a hung
+// credential helper or network filesystem.
+constexpr std::chrono::milliseconds git_timeout{10000};
+
+std::optional<std::string> git_output(const std::filesystem::path& cwd, std::vector<std::string> args)
+{
+    spawn_options so;
+    so.argv = {"git"};
+    so.argv.insert(so.argv.end(), args.begin(), args.end());
+    so.cwd = cwd;
+    so.capture_stdout = true;
+    try {
+        auto res = run_process(so, git_timeout);
+        if (!res.status.success()) return std::nullopt;
+        std::string out = res.stdout_text;
+        while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+        if (out.empty()) return std::nullopt;
+        return out;
+    } catch (const error&) {
+        return std::nullopt;   // no git installed: the run is still measurable
+    }
+}
+
+struct github_event {
+    std::optional<std::int64_t> pr;
+    std::optional<std::string> head_sha, base_sha;
+};
+
+github_event read_event(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in) throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): cannot read the event file", path));
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): invalid JSON: {}", path, e.what()));
+    }
+    github_event ev;
+    if (!doc.is_object()) return ev;
+    auto pr = doc.find("pull_request");
+    if (pr != doc.end() && pr->is_object()) {
+        if (auto n = pr->find("number"); n != pr->end() && n->is_number_integer()) ev.pr = n->get<std::int64_t>();
+        auto sha_of = [&](const char* key) -> std::optional<std::string> {
+            auto side = pr->find(key);
+            if (side == pr->end() || !side->is_object()) return std::nullopt;
+            auto sha = side->find("sha");
+            if (sha == side->end() || !sha->is_string()) return std::nullopt;
+            return sha->get<std::string>();
+        };
+        ev.head_sha = sha_of("head");
+        ev.base_sha = sha_of("base");
+    }
+    return ev;
+}
+
+} // namespace
+
+env_lookup process_env()
+{
+    return [](const char* name) -> std::optional<std::string> {
+        const char* v = std::getenv(name);
+        if (!v || !*v) return std::nullopt;
+        return std::string(v);
+    };
+}
+
+git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, const std::filesystem::path& cwd)
+{
+    git_info out;
+    out.source = "none";
+    if (env("GITHUB_ACTIONS") == "true") {
+        out.source = "github";
+        github_event ev;
+        if (auto path = env("GITHUB_EVENT_PATH")) ev = read_event(*path);
+        out.sha = ev.head_sha ? *ev.head_sha : env("GITHUB_SHA").value_or("");
+        out.branch = env("GITHUB_HEAD_REF").value_or(env("GITHUB_REF_NAME").value_or(""));
+        out.pr = ev.pr;
+        if (ev.pr) {
+            out.base_sha = ev.base_sha.value_or("");
+            out.base_branch = env("GITHUB_BASE_REF").value_or("");
+        }
+    }
+    if (out.sha.empty() || out.branch.empty()) {
+        if (out.sha.empty()) {
+            if (auto sha = git_output(cwd, {"rev-parse", "HEAD"})) {
+                out.sha = *sha;
+                out.source = out.source == "none" ? "git" : out.source;
+            }
+        }
+        if (out.branch.empty()) {
+            // "HEAD" means a detached checkout: no branch to report.
+            if (auto br = git_output(cwd, {"rev-parse", "--abbrev-ref", "HEAD"}); br && *br != "HEAD") {
+                out.branch = *br;
+                out.source = out.source == "none" ? "git" : out.source;
+            }
+        }
+    }
+    if (flags.sha || flags.branch || flags.pr || flags.base_branch) out.source = "flags";
+    if (flags.sha) out.sha = *flags.sha;
+    if (flags.branch) out.branch = *flags.branch;
+    if (flags.pr) out.pr = *flags.pr;
+    if (flags.base_branch) out.base_branch = *flags.base_branch;
+    return out;
+}
+
+} // namespace perfgate::runner

@@ -1,0 +1,690 @@
+#include "runner/measure.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "gate/perf_csv.hpp"
+#include "runner/process.hpp"
+#include "stats/error.hpp"
+
+namespace perfgate::runner {
+
+namespace {
+
+using std::chrono::nanoseconds;
+using std::chrono::steady_clock;
+
+// Lines of a failing benchmark's stderr quoted in the error message.
+constexpr std::size_t stderr_lines_in_message = 10;
+
+// Software events are counted by the kernel, not the PMU: they never
+// multiplex and exist on every machine (perf list, "Software event").
+const std::set<std::string, std::less<>> software_events = {
+    "task-clock", "cpu-clock", "page-faults", "faults", "minor-faults", "major-faults", "context-switches",
+    "cs", "cpu-migrations", "migrations", "alignment-faults", "emulation-faults", "duration_time",
+    "user_time", "system_time"};
+
+std::string base_name(std::string_view event)
+{
+    // "task-clock:u" -> "task-clock"
+    return std::string(event.substr(0, event.find(':')));
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep)
+{
+    std::string out;
+    for (auto& s : items) {
+        if (!out.empty()) out += sep;
+        out += s;
+    }
+    return out;
+}
+
+std::string read_file(const std::filesystem::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string seconds(nanoseconds d) { return fmt::format("{:.1f} s", std::chrono::duration<double>(d).count()); }
+
+// Where an execution sits, for messages: "benchmark 'x', candidate side, round 3/10".
+struct where {
+    std::string_view benchmark;
+    side which;
+    int round, rounds;
+    bool warmup;
+
+    [[nodiscard]] std::string text() const
+    {
+        return fmt::format("benchmark '{}', {} side, {} {}/{}", benchmark, to_string(which),
+                           warmup ? "warmup round" : "round", round, rounds);
+    }
+};
+
+std::string stderr_excerpt(const std::vector<std::string>& tail)
+{
+    if (tail.empty()) return "\n  (it wrote nothing to stderr)";
+    std::string out = "\n  last lines of its stderr:";
+    std::size_t from = tail.size() > stderr_lines_in_message ? tail.size() - stderr_lines_in_message : 0;
+    for (std::size_t i = from; i < tail.size(); ++i) out += "\n    | " + tail[i];
+    return out;
+}
+
+bool contains(const std::vector<std::string>& lines, std::string_view needle)
+{
+    return std::any_of(lines.begin(), lines.end(), [&](auto& l) { return l.find(needle) != std::string::npos; });
+}
+
+std::filesystem::path self_directory()
+{
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::filesystem::path() : exe.parent_path();
+}
+
+// The user's locale variables, to hand back to the benchmark through
+// perfgate-exec's -s/-u after perf ran with LC_ALL=C.
+std::vector<std::string> locale_restore_args(const std::vector<std::pair<std::string, std::string>>& bench_env)
+{
+    std::vector<std::string> args;
+    for (const char* name : {"LC_ALL", "LC_NUMERIC"}) {
+        std::optional<std::string> value;
+        if (const char* v = std::getenv(name)) value = v;
+        for (auto& [k, v] : bench_env) {
+            if (k == name) value = v;
+        }
+        if (value) {
+            args.insert(args.end(), {"-s", fmt::format("{}={}", name, *value)});
+        } else {
+            args.insert(args.end(), {"-u", name});
+        }
+    }
+    return args;
+}
+
+// One execution's counters.
+struct counter_value {
+    std::string name, unit;
+    std::optional<double> value;
+    double pcnt_running = 100.0;
+};
+
+struct execution {
+    std::vector<counter_value> counters;
+    process_result proc;
+};
+
+void add_rusage_counters(execution& ex)
+{
+    ex.counters.push_back({"wall-time", "ns", static_cast<double>(ex.proc.wall.count()), 100.0});
+    ex.counters.push_back({"user-time", "ns", static_cast<double>(ex.proc.user.count()), 100.0});
+    ex.counters.push_back({"sys-time", "ns", static_cast<double>(ex.proc.sys.count()), 100.0});
+    ex.counters.push_back({"max-rss", "KiB", static_cast<double>(ex.proc.max_rss_kib), 100.0});
+}
+
+// The runner proper: one object per measure() call.
+class engine {
+public:
+    engine(const measure_options& opt, std::ostream& progress) : opt_(opt), progress_(progress)
+    {
+        if (opt_.which == backend::perf) {
+            resolve_perf();
+            events_ = opt_.events.empty()
+                          ? std::vector<std::string>(std::begin(default_perf_events), std::end(default_perf_events))
+                          : opt_.events;
+            groups_ = {events_};
+        } else if (opt_.which == backend::callgrind) {
+            if (!find_executable(opt_.valgrind, path_env())) {
+                throw error("measure.valgrind_unavailable",
+                            fmt::format("--backend callgrind needs valgrind, and '{}' is not in PATH: install it "
+                                        "(apt-get install valgrind) or use --backend perf|rusage",
+                                        opt_.valgrind));
+            }
+        }
+    }
+
+    benchmark_measurement run(const benchmark_spec& spec)
+    {
+        benchmark_measurement out;
+        out.name = spec.name;
+        const int reps = spec.repetitions.value_or(opt_.repetitions);
+        const int warmup = spec.warmup.value_or(opt_.warmup);
+        auto schedule = make_schedule(reps, warmup, opt_.order, opt_.seed);
+
+        sides_[0] = {};
+        sides_[1] = {};
+        multiplexed_.clear();
+        const auto started = steady_clock::now();
+        std::size_t measured_total = 0, measured_done = 0;
+        for (auto& s : schedule) measured_total += s.warmup ? 0 : 1;
+        std::map<int, int> sides_done_in_round;
+
+        // --split-events decides its groups from a probe execution; without
+        // warmups that probe is an extra, discarded one.
+        if (opt_.which == backend::perf && opt_.split_events && !probed_ && warmup == 0) {
+            execute_slot(spec, {side::baseline, 1, true}, {spec.name, side::baseline, 1, 1, true});
+        }
+
+        for (const auto& s : schedule) {
+            const where at{spec.name, s.which, s.round, s.warmup ? warmup : reps, s.warmup};
+            if (opt_.progress == progress_style::tty) {
+                auto elapsed = steady_clock::now() - started;
+                std::string eta = measured_done > 0
+                                      ? "~" + seconds(elapsed / measured_done * (measured_total - measured_done)) + " left"
+                                      : "";
+                progress_ << fmt::format("\r\033[K{}: {} {}/{} {:<9} {} elapsed {}", spec.name,
+                                         s.warmup ? "warmup" : "round", s.round, at.rounds, to_string(s.which),
+                                         seconds(elapsed), eta)
+                          << std::flush;
+            }
+            execute_slot(spec, s, at);
+            if (s.warmup) continue;
+            ++measured_done;
+            if (opt_.progress == progress_style::plain && ++sides_done_in_round[s.round] == 2) {
+                auto elapsed = steady_clock::now() - started;
+                progress_ << fmt::format("perfgate: {}: round {}/{} done, elapsed {}, ~{} left\n", spec.name,
+                                         s.round, reps, seconds(elapsed),
+                                         seconds(elapsed / measured_done * (measured_total - measured_done)))
+                          << std::flush;
+            }
+        }
+        if (opt_.progress == progress_style::tty) {
+            progress_ << fmt::format("\r\033[K{}: {} rounds in {}\n", spec.name, reps,
+                                     seconds(steady_clock::now() - started))
+                      << std::flush;
+        }
+
+        if (!multiplexed_.empty()) {
+            std::vector<std::string> names;
+            double lowest = 100.0;
+            for (auto& [n, pct] : multiplexed_) {
+                names.push_back(fmt::format("{} ({:.1f}%)", n, pct));
+                lowest = std::min(lowest, pct);
+            }
+            warnings_.push_back(fmt::format(
+                "benchmark '{}': events {} were multiplexed (counted only part of the time; perf scaled the "
+                "values, so they are estimates): more events than the PMU counts at once{}",
+                spec.name, join(names, ", "),
+                opt_.split_events ? "" : "; use --split-events to measure them in groups, or fewer -e events"));
+        }
+
+        out.baseline = finish_side(spec, side::baseline);
+        out.candidate = finish_side(spec, side::candidate);
+        return out;
+    }
+
+private:
+    static std::string path_env()
+    {
+        const char* p = std::getenv("PATH");
+        return p ? p : "/usr/local/bin:/usr/bin:/bin";
+    }
+
+    void resolve_perf()
+    {
+        if (!find_executable(opt_.perf, path_env())) {
+            throw error("measure.perf_unavailable",
+                        fmt::format("perf ('{}') is not installed or not in PATH. Install it (Debian: apt-get install "
+                                    "linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r)), or measure "
+                                    "without it: --backend callgrind (deterministic instruction counts) or "
+                                    "--backend rusage (wall/user/sys time and max RSS only)",
+                                    opt_.perf));
+        }
+        std::vector<std::filesystem::path> candidates;
+        if (!opt_.exec_helper.empty()) {
+            candidates.push_back(opt_.exec_helper);
+        } else {
+            if (auto dir = self_directory(); !dir.empty()) candidates.push_back(dir / "perfgate-exec");
+            if (auto p = find_executable("perfgate-exec", path_env())) candidates.emplace_back(*p);
+        }
+        for (auto& c : candidates) {
+            if (::access(c.c_str(), X_OK) == 0) {
+                helper_ = c;
+                return;
+            }
+        }
+        throw error("measure.helper_missing",
+                    fmt::format("perfgate-exec (the workload wrapper that reports the benchmark's exit status to "
+                                "perfgate) was not found{}; install it next to the perfgate executable or in PATH",
+                                opt_.exec_helper.empty() ? "" : " at " + opt_.exec_helper.string()));
+    }
+
+    spawn_options base_spawn(const benchmark_spec& spec) const
+    {
+        spawn_options so;
+        so.cwd = spec.cwd;
+        so.env = spec.env;
+        so.cpus = opt_.cpus;
+        so.disable_aslr = !opt_.keep_aslr;
+        return so;
+    }
+
+    [[noreturn]] void fail(const where& at, const command& cmd, const process_result& proc, const exit_status& st) const
+    {
+        if (st.timed_out) {
+            throw error("measure.timeout",
+                        fmt::format("{}: '{}' did not finish within --timeout {} s and was killed{}", at.text(),
+                                    cmd.text, proc.timeout ? proc.timeout->count() / 1000.0 : 0.0,
+                                    stderr_excerpt(proc.stderr_tail)));
+        }
+        throw error("measure.failed",
+                    fmt::format("{}: '{}' {}{}", at.text(), cmd.text, st.describe(), stderr_excerpt(proc.stderr_tail)));
+    }
+
+    // Runs one execution under perf. The workload's true outcome comes from
+    // perfgate-exec's status file, not from perf's exit status (see
+    // exec_helper.cpp); an empty status file means perf itself failed.
+    execution run_perf(const benchmark_spec& spec, const command& cmd, const std::vector<std::string>& events,
+                       const where& at)
+    {
+        const std::string tag = std::to_string(++executions_);
+        const auto out_file = dir_.path() / ("perf-" + tag + ".csv");
+        const auto status_file = dir_.path() / ("status-" + tag);
+
+        spawn_options so = base_spawn(spec);
+        so.argv = {opt_.perf, "stat", "-x", ",", "-o", out_file.string(), "-e", join(events, ","), "--",
+                   helper_.string(), status_file.string()};
+        auto restore = locale_restore_args(spec.env);
+        so.argv.insert(so.argv.end(), restore.begin(), restore.end());
+        so.argv.push_back("--");
+        so.argv.insert(so.argv.end(), cmd.argv.begin(), cmd.argv.end());
+        so.env.emplace_back("LC_ALL", "C");
+
+        execution ex;
+        ex.proc = run_process(so, opt_.timeout);
+        if (ex.proc.status.timed_out) fail(at, cmd, ex.proc, ex.proc.status);
+
+        std::istringstream status_text(read_file(status_file));
+        std::string kind;
+        int value = 0;
+        if (status_text >> kind >> value) {
+            if (kind == "exec") {
+                throw error("measure.failed", fmt::format("{}: cannot execute '{}': {}{}", at.text(), cmd.text,
+                                                          std::system_category().message(value),
+                                                          stderr_excerpt(ex.proc.stderr_tail)));
+            }
+            exit_status st;
+            st.exited = kind == "exit";
+            (st.exited ? st.code : st.signal) = value;
+            if (!st.success()) fail(at, cmd, ex.proc, st);
+        } else {
+            perf_failed(at, events, ex.proc);
+        }
+        if (!ex.proc.status.success()) perf_failed(at, events, ex.proc);
+
+        gate::perf_capture cap;
+        try {
+            cap = gate::parse_perf_stat(read_file(out_file), out_file.filename().string());
+        } catch (const error& e) {
+            throw error("measure.perf_unavailable",
+                        fmt::format("{}: perf stat's output could not be read: {}", at.text(), e.what()));
+        }
+        std::filesystem::remove(out_file);
+        std::filesystem::remove(status_file);
+        if (cap.runs.size() != 1) {
+            throw error("measure.perf_unavailable",
+                        fmt::format("{}: expected one run in perf stat's output, found {}", at.text(), cap.runs.size()));
+        }
+        for (std::size_t e = 0; e < cap.events.size(); ++e) {
+            const auto& r = cap.runs[0][e];
+            ex.counters.push_back({cap.events[e].name, cap.events[e].unit, r.value, r.pcnt_running});
+        }
+        return ex;
+    }
+
+    [[noreturn]] void perf_failed(const where& at, const std::vector<std::string>& events, const process_result& proc) const
+    {
+        const auto& tail = proc.stderr_tail;
+        if (contains(tail, "perf_event_paranoid") || contains(tail, "Access to performance monitoring")) {
+            throw error("measure.perf_unavailable",
+                        fmt::format("{}: perf refused to count (kernel.perf_event_paranoid). Fix: sudo sysctl "
+                                    "kernel.perf_event_paranoid=1 (persist it in /etc/sysctl.d/), or run with "
+                                    "--backend callgrind / --backend rusage{}",
+                                    at.text(), stderr_excerpt(tail)));
+        }
+        if (contains(tail, "event syntax error") || contains(tail, "Cannot find PMU") ||
+            (proc.status.exited && proc.status.code == 129)) {
+            throw error("usage.bad_event", fmt::format("perf stat rejected the event list '{}'{}", join(events, ","),
+                                                       stderr_excerpt(tail)));
+        }
+        throw error("measure.perf_unavailable",
+                    fmt::format("{}: perf stat failed ({}) before the benchmark ran{}", at.text(),
+                                proc.status.describe(), stderr_excerpt(tail)));
+    }
+
+    execution run_rusage(const benchmark_spec& spec, const command& cmd, const where& at)
+    {
+        spawn_options so = base_spawn(spec);
+        so.argv = cmd.argv;
+        execution ex;
+        try {
+            ex.proc = run_process(so, opt_.timeout);
+        } catch (const error& e) {
+            if (e.id() != "process.exec_failed") throw;
+            throw error("measure.failed", fmt::format("{}: {}", at.text(), e.what()));
+        }
+        if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
+        add_rusage_counters(ex);
+        return ex;
+    }
+
+    // Valgrind runs the workload in its own process, so its exit status is
+    // the workload's (a fatal signal is re-raised; SIGKILL kills both).
+    // Children are traced and their costs summed: a benchmark run through a
+    // shell script is counted whole.
+    execution run_callgrind(const benchmark_spec& spec, const command& cmd, const where& at)
+    {
+        const std::string tag = std::to_string(++executions_);
+        const auto out_dir = dir_.path() / ("cg-" + tag);
+        std::filesystem::create_directory(out_dir);
+        spawn_options so = base_spawn(spec);
+        so.argv = {opt_.valgrind, "--tool=callgrind", "-q", "--trace-children=yes",
+                   "--callgrind-out-file=" + (out_dir / "callgrind.%p").string()};
+        if (opt_.cache_sim) so.argv.push_back("--cache-sim=yes");
+        so.argv.insert(so.argv.end(), cmd.argv.begin(), cmd.argv.end());
+
+        execution ex;
+        ex.proc = run_process(so, opt_.timeout);
+        if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
+
+        std::map<std::string, double> totals;
+        for (auto& f : std::filesystem::directory_iterator(out_dir)) {
+            for (auto& [event, v] : parse_callgrind_totals(read_file(f.path()), f.path().string())) totals[event] += v;
+        }
+        std::filesystem::remove_all(out_dir);
+        if (!totals.contains("Ir")) {
+            throw error("measure.failed", fmt::format("{}: callgrind wrote no instruction count for '{}'{}",
+                                                      at.text(), cmd.text, stderr_excerpt(ex.proc.stderr_tail)));
+        }
+        // Ir = instructions executed (valgrind manual, cg_annotate "I refs").
+        ex.counters.push_back({"instructions", "", totals["Ir"], 100.0});
+        if (opt_.cache_sim) {
+            // Last-level misses (instruction reads + data reads + data
+            // writes): the simulated counterpart of perf's cache-misses,
+            // which counts LLC misses.
+            ex.counters.push_back({"cache-misses", "", totals["ILmr"] + totals["DLmr"] + totals["DLmw"], 100.0});
+        }
+        return ex;
+    }
+
+    void execute_slot(const benchmark_spec& spec, const slot& s, const where& at)
+    {
+        const command& cmd = s.which == side::baseline ? spec.baseline : spec.candidate;
+        std::vector<execution> parts;
+        switch (opt_.which) {
+        case backend::rusage: parts.push_back(run_rusage(spec, cmd, at)); break;
+        case backend::callgrind: parts.push_back(run_callgrind(spec, cmd, at)); break;
+        case backend::perf:
+            for (auto& group : groups_) parts.push_back(run_perf(spec, cmd, group, at));
+            // wall/user/sys/rss of the first group's execution (the one with
+            // the software events and duration_time).
+            add_rusage_counters(parts.front());
+            if (!probed_) probe(parts);
+            break;
+        }
+        if (s.warmup) return;
+        auto& counters = sides_[s.which == side::baseline ? 0 : 1];
+        for (auto& part : parts) {
+            for (auto& c : part.counters) {
+                if (c.pcnt_running < 100.0 && c.value) {
+                    auto [it, fresh] = multiplexed_.try_emplace(c.name, c.pcnt_running);
+                    if (!fresh) it->second = std::min(it->second, c.pcnt_running);
+                }
+                auto it = std::find_if(counters.begin(), counters.end(), [&](auto& cs) { return cs.counter == c.name; });
+                if (it == counters.end()) {
+                    counters.push_back({c.name, c.unit, {}});
+                    it = std::prev(counters.end());
+                }
+                it->samples.push_back({s.round - 1, c.value, c.pcnt_running, std::nullopt});
+            }
+        }
+    }
+
+    // The first perf execution tells which events this machine supports and
+    // whether they multiplex. Default events that are <not supported> are
+    // dropped from then on (said once); explicitly requested ones are kept
+    // (the report shows them as unsupported) but said too.
+    void probe(const std::vector<execution>& parts)
+    {
+        probed_ = true;
+        std::vector<std::string> unsupported;
+        double min_pct = 100.0;
+        for (auto& part : parts) {
+            for (auto& c : part.counters) {
+                if (c.name == "wall-time" || c.name == "user-time" || c.name == "sys-time" || c.name == "max-rss") continue;
+                if (!c.value) unsupported.push_back(c.name);
+                else min_pct = std::min(min_pct, c.pcnt_running);
+            }
+        }
+        if (!unsupported.empty()) {
+            bool hardware = std::any_of(unsupported.begin(), unsupported.end(),
+                                        [](auto& n) { return !software_events.contains(base_name(n)); });
+            warnings_.push_back(fmt::format(
+                "perf cannot count {} on this machine{}{}. {}", join(unsupported, ", "),
+                hardware ? " (no hardware performance counters: typical of VMs and hosted CI runners)" : "",
+                opt_.events.empty() ? "; measuring the supported default events only" : "",
+                hardware ? "For deterministic instruction counts without a PMU use --backend callgrind." : ""));
+            if (opt_.events.empty()) {
+                std::erase_if(events_, [&](auto& e) {
+                    return std::find(unsupported.begin(), unsupported.end(), e) != unsupported.end();
+                });
+                if (events_.empty()) {
+                    throw error("measure.perf_unavailable",
+                                "perf counts none of the default events here; use --backend rusage or callgrind");
+                }
+                groups_ = {events_};
+                // Forget counters recorded before the decision (a measured
+                // first execution); finish_side keeps only active events.
+                dropped_ = std::set<std::string, std::less<>>(unsupported.begin(), unsupported.end());
+            }
+        }
+        if (opt_.split_events && min_pct < 100.0) {
+            groups_ = split_event_groups(events_, min_pct);
+        }
+    }
+
+    side_samples finish_side(const benchmark_spec& spec, side which)
+    {
+        side_samples out;
+        out.run.benchmark = spec.name;
+        out.run.role = std::string(to_string(which));
+        out.run.backend = std::string(to_string(opt_.which));
+        for (auto& c : sides_[which == side::baseline ? 0 : 1]) {
+            if (!dropped_.contains(c.counter)) out.run.counters.push_back(std::move(c));
+        }
+        out.warnings = warnings_;
+        return out;
+    }
+
+    const measure_options& opt_;
+    std::ostream& progress_;
+    temp_dir dir_{"perfgate-run"};
+    std::filesystem::path helper_;
+    std::vector<std::string> events_;
+    std::vector<std::vector<std::string>> groups_;
+    std::set<std::string, std::less<>> dropped_;
+    bool probed_ = false;
+    std::size_t executions_ = 0;
+    std::array<std::vector<store::counter_samples>, 2> sides_;
+    std::map<std::string, double> multiplexed_;   // event -> lowest pcnt_running
+    std::vector<std::string> warnings_;
+};
+
+} // namespace
+
+std::string_view to_string(backend b)
+{
+    switch (b) {
+    case backend::perf: return "perf";
+    case backend::callgrind: return "callgrind";
+    case backend::rusage: return "rusage";
+    }
+    return "perf";
+}
+
+std::string_view to_string(run_order o)
+{
+    switch (o) {
+    case run_order::alternate: return "alternate";
+    case run_order::random: return "random";
+    case run_order::blocked: return "blocked";
+    }
+    return "alternate";
+}
+
+std::string_view to_string(side s) { return s == side::baseline ? "baseline" : "candidate"; }
+
+std::optional<backend> parse_backend(std::string_view s)
+{
+    for (auto b : {backend::perf, backend::callgrind, backend::rusage}) {
+        if (to_string(b) == s) return b;
+    }
+    return std::nullopt;
+}
+
+std::optional<run_order> parse_run_order(std::string_view s)
+{
+    for (auto o : {run_order::alternate, run_order::random, run_order::blocked}) {
+        if (to_string(o) == s) return o;
+    }
+    return std::nullopt;
+}
+
+std::vector<slot> make_schedule(int repetitions, int warmup, run_order order, std::uint64_t seed)
+{
+    PERFGATE_CHECK(repetitions >= 1 && warmup >= 0);
+    std::vector<slot> out;
+    for (int w = 1; w <= warmup; ++w) {
+        out.push_back({side::baseline, w, true});
+        out.push_back({side::candidate, w, true});
+    }
+    switch (order) {
+    case run_order::blocked:
+        for (int r = 1; r <= repetitions; ++r) out.push_back({side::baseline, r, false});
+        for (int r = 1; r <= repetitions; ++r) out.push_back({side::candidate, r, false});
+        break;
+    case run_order::alternate:
+        // ABBA: rounds 1, 3, 5... run baseline first, rounds 2, 4, ... candidate first.
+        for (int r = 1; r <= repetitions; ++r) {
+            bool baseline_first = r % 2 == 1;
+            out.push_back({baseline_first ? side::baseline : side::candidate, r, false});
+            out.push_back({baseline_first ? side::candidate : side::baseline, r, false});
+        }
+        break;
+    case run_order::random: {
+        // mt19937_64's output sequence is fixed by the standard, unlike the
+        // distributions, so the top bit is used directly: same seed, same
+        // order, on every standard library.
+        std::mt19937_64 gen(seed);
+        for (int r = 1; r <= repetitions; ++r) {
+            bool baseline_first = (gen() >> 63) != 0;
+            out.push_back({baseline_first ? side::baseline : side::candidate, r, false});
+            out.push_back({baseline_first ? side::candidate : side::baseline, r, false});
+        }
+        break;
+    }
+    }
+    return out;
+}
+
+std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& benchmarks, const measure_options& opt,
+                                           std::ostream& progress)
+{
+    if (opt.repetitions < 1) throw error("usage.bad_value", "repetitions must be at least 1");
+    engine eng(opt, progress);
+    std::vector<benchmark_measurement> out;
+    for (auto& b : benchmarks) out.push_back(eng.run(b));
+    return out;
+}
+
+std::string to_perf_csv(const store::run_record& run)
+{
+    int reps = 0;
+    for (auto& c : run.counters) {
+        for (auto& s : c.samples) reps = std::max(reps, s.repetition + 1);
+    }
+    std::string out;
+    for (int r = 0; r < reps; ++r) {
+        out += fmt::format("# started on perfgate run {} repetition {}\n\n", run.benchmark, r + 1);
+        for (auto& c : run.counters) {
+            auto it = std::find_if(c.samples.begin(), c.samples.end(), [&](auto& s) { return s.repetition == r; });
+            if (it == c.samples.end() || !it->value) {
+                out += fmt::format("<not supported>,{},{},0,100.00,,\n", c.unit, c.counter);
+            } else {
+                // run_time is not known per counter here; perf prints the
+                // event's enabled time, a positive number: 1 keeps it valid.
+                out += fmt::format("{},{},{},1,{:.2f},,\n", *it->value, c.unit, c.counter, it->pcnt_running);
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<std::vector<std::string>> split_event_groups(const std::vector<std::string>& events, double min_running_pct)
+{
+    std::vector<std::string> software, hardware;
+    for (auto& e : events) (software_events.contains(base_name(e)) ? software : hardware).push_back(e);
+    std::size_t groups = 1;
+    if (min_running_pct > 0 && min_running_pct < 100.0) {
+        groups = static_cast<std::size_t>(std::ceil(100.0 / min_running_pct));
+    }
+    groups = std::clamp<std::size_t>(groups, 1, std::max<std::size_t>(hardware.size(), 1));
+    std::vector<std::vector<std::string>> out(groups);
+    out[0] = software;
+    for (std::size_t i = 0; i < hardware.size(); ++i) out[i % groups].push_back(hardware[i]);
+    std::erase_if(out, [](auto& g) { return g.empty(); });
+    return out;
+}
+
+std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source)
+{
+    std::vector<std::string> events;
+    std::vector<double> summary, totals;
+    std::istringstream in{std::string(text)};
+    std::string line;
+    auto numbers = [](std::string_view rest) {
+        std::vector<double> v;
+        std::istringstream s{std::string(rest)};
+        double x;
+        while (s >> x) v.push_back(x);
+        return v;
+    };
+    while (std::getline(in, line)) {
+        if (line.starts_with("events:")) {
+            std::istringstream s(line.substr(7));
+            std::string e;
+            events.clear();
+            while (s >> e) events.push_back(e);
+        } else if (line.starts_with("summary:")) {
+            summary = numbers(std::string_view(line).substr(8));
+        } else if (line.starts_with("totals:")) {
+            totals = numbers(std::string_view(line).substr(7));
+        }
+    }
+    // Callgrind's format spec: "summary:" is the total cost, "totals:" the
+    // sum of the cost lines; prefer summary, as callgrind_annotate does.
+    const auto& values = !summary.empty() ? summary : totals;
+    if (events.empty() || values.empty()) {
+        throw error("measure.failed", fmt::format("{}: not a callgrind output file (no events:/summary: line)", source));
+    }
+    std::vector<std::pair<std::string, double>> out;
+    for (std::size_t i = 0; i < events.size() && i < values.size(); ++i) out.emplace_back(events[i], values[i]);
+    return out;
+}
+
+} // namespace perfgate::runner

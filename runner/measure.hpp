@@ -1,0 +1,138 @@
+// The measurement engine of `perfgate run`: executes the baseline and the
+// candidate command of each benchmark in interleaved rounds under a backend
+// (perf stat, callgrind, or plain rusage) and collects one sample per
+// execution and counter.
+//
+// Per execution the runner also records its own view, for every backend
+// except callgrind: `wall-time` (ns, CLOCK_MONOTONIC around fork..wait4),
+// `user-time` and `sys-time` (ns) and `max-rss` (KiB) from wait4's rusage.
+// Under perf these include perf's own overhead (its setup, teardown and the
+// workload wrapper), identically on both sides.
+//
+// Errors (perfgate::error; the CLI maps them to exit 4):
+//  "measure.failed"            the benchmark exited non-zero, was killed by a
+//                              signal, or could not be executed; the message
+//                              names benchmark, side, round and the last lines
+//                              of its stderr;
+//  "measure.timeout"           an execution exceeded measure_options::timeout;
+//  "measure.perf_unavailable"  perf missing, refused (perf_event_paranoid) or
+//                              failed; the message spells out the fix;
+//  "measure.valgrind_unavailable", "measure.helper_missing" likewise.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "schema/store.hpp"
+
+namespace perfgate::runner {
+
+enum class backend { perf, callgrind, rusage };
+enum class run_order { alternate, random, blocked };
+enum class side { baseline, candidate };
+enum class progress_style { none, plain, tty };
+
+std::string_view to_string(backend b);
+std::string_view to_string(run_order o);
+std::string_view to_string(side s);
+std::optional<backend> parse_backend(std::string_view s);
+std::optional<run_order> parse_run_order(std::string_view s);
+
+// A command to execute: argv as given to execve (after PATH lookup), and the
+// text the user wrote, for messages.
+struct command {
+    std::vector<std::string> argv;
+    std::string text;
+};
+
+struct benchmark_spec {
+    std::string name = "default";
+    command baseline, candidate;
+    std::optional<std::filesystem::path> cwd;
+    std::vector<std::pair<std::string, std::string>> env;
+    std::optional<int> repetitions;   // overrides measure_options::repetitions
+    std::optional<int> warmup;        // overrides measure_options::warmup
+};
+
+// Default event set (issue text): the supported ones of these, plus duration_time.
+inline constexpr std::string_view default_perf_events[] = {
+    "cycles", "instructions", "branch-misses", "cache-misses", "task-clock", "page-faults", "duration_time"};
+
+struct measure_options {
+    int repetitions = 10;                  // measured executions per side
+    int warmup = 1;                        // discarded executions per side, run first
+    std::vector<std::string> events;       // perf -e list; empty: the defaults above
+    std::vector<int> cpus;                 // pin with sched_setaffinity; empty: no pinning
+    bool keep_aslr = false;                // else personality(ADDR_NO_RANDOMIZE)
+    run_order order = run_order::alternate;
+    std::uint64_t seed = 0;                // for run_order::random
+    std::optional<std::chrono::milliseconds> timeout;   // per execution
+    backend which = backend::perf;
+    bool split_events = false;             // measure multiplexed events in groups
+    bool cache_sim = false;                // callgrind: also simulated cache misses
+    progress_style progress = progress_style::none;
+    std::filesystem::path exec_helper;     // perfgate-exec; empty: next to this executable, then PATH
+    std::string perf = "perf";             // perf executable
+    std::string valgrind = "valgrind";     // valgrind executable
+};
+
+// One execution in the schedule of a benchmark.
+struct slot {
+    side which = side::baseline;
+    int round = 0;        // 1-based repetition index on that side (warmups count separately)
+    bool warmup = false;
+
+    friend bool operator==(const slot&, const slot&) = default;
+};
+
+// The execution order: warmups first (baseline, candidate alternating), then
+//  alternate: ABBA rounds — A B, B A, A B, ... — so that a linear drift adds
+//             the same amount to both sides over every two rounds;
+//  random:    each round's order is a coin flip from a seeded mt19937_64
+//             (a randomized complete block design), reproducible per seed;
+//  blocked:   all baseline executions, then all candidate executions (what a
+//             naive script does; for comparison only, it confounds drift).
+std::vector<slot> make_schedule(int repetitions, int warmup, run_order order, std::uint64_t seed);
+
+struct side_samples {
+    // benchmark, role, backend, counters filled; project/git/testbed/
+    // environment are the caller's to set before ingesting.
+    store::run_record run;
+    std::vector<std::string> warnings;
+};
+
+struct benchmark_measurement {
+    std::string name;
+    side_samples baseline, candidate;
+};
+
+// Measures every benchmark, one after the other. Progress goes to `progress`
+// in the style of opt.progress.
+std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& benchmarks,
+                                           const measure_options& opt, std::ostream& progress);
+
+// A run's samples as `perf stat -x, -o FILE --append` text: one
+// "# started on" block per repetition, one line per counter (wall-time etc.
+// included in perf's field layout), for the server's perf_csv field.
+std::string to_perf_csv(const store::run_record& run);
+
+// Splits events into groups for --split-events. Software events (task-clock,
+// page-faults, duration_time, ...) never multiplex and stay in group 0; the
+// others are dealt round-robin over ceil(100 / min_running_pct) groups, so
+// that each group fits what the PMU could count at once.
+std::vector<std::vector<std::string>> split_event_groups(const std::vector<std::string>& events,
+                                                          double min_running_pct);
+
+// Parses callgrind's output file: the `events:` line and the `summary:`
+// (or `totals:`) line. Returns event name -> total. Error "measure.failed"
+// naming the file when neither is there.
+std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source);
+
+} // namespace perfgate::runner

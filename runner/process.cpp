@@ -1,0 +1,444 @@
+#include "runner/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "stats/error.hpp"
+
+extern char** environ;
+
+namespace perfgate::runner {
+
+namespace {
+
+// What failed in the child between fork and exec, sent to the parent through
+// a close-on-exec pipe: a successful exec closes the pipe without a write.
+enum class child_stage : int { dup, chdir, affinity, personality, exec };
+
+struct child_failure {
+    child_stage stage;
+    int err;
+};
+
+// Upper bound on captured stdout (git's output is a few lines); beyond it
+// the rest is read and dropped so the child never blocks on a full pipe.
+constexpr std::size_t stdout_limit = 1 << 20;
+
+std::string errno_text(int err) { return std::system_category().message(err); }
+
+std::pair<unique_fd, unique_fd> make_pipe()
+{
+    std::array<int, 2> fds{};
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+        throw error("process.spawn_failed", fmt::format("pipe2: {}", errno_text(errno)));
+    }
+    return {unique_fd(fds[0]), unique_fd(fds[1])};
+}
+
+// Everything the child needs, allocated before fork: after fork only
+// async-signal-safe calls are allowed (signal-safety(7)), so no allocation.
+struct exec_plan {
+    std::string path;
+    std::vector<std::string> env_storage;
+    std::vector<char*> argv, envp;
+    cpu_set_t cpus{};
+    bool set_cpus = false;
+};
+
+exec_plan make_plan(const spawn_options& opt)
+{
+    if (opt.argv.empty() || opt.argv[0].empty()) {
+        throw error("process.exec_failed", "empty command");
+    }
+    exec_plan plan;
+
+    // The child's environment: ours, with opt.env set on top.
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view kv(*e);
+        auto name = kv.substr(0, kv.find('='));
+        bool overridden = std::any_of(opt.env.begin(), opt.env.end(), [&](auto& p) { return p.first == name; });
+        if (!overridden) plan.env_storage.emplace_back(kv);
+    }
+    for (auto& [k, v] : opt.env) plan.env_storage.push_back(k + "=" + v);
+
+    std::string path_var = "/usr/local/bin:/usr/bin:/bin";
+    for (auto& kv : plan.env_storage) {
+        if (kv.starts_with("PATH=")) path_var = kv.substr(5);
+    }
+    auto exe = find_executable(opt.argv[0], path_var);
+    if (!exe) {
+        throw error("process.exec_failed",
+                    fmt::format("cannot execute '{}': command not found in PATH", opt.argv[0]));
+    }
+    plan.path = *exe;
+
+    for (auto& a : opt.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
+    plan.argv.push_back(nullptr);
+    for (auto& kv : plan.env_storage) plan.envp.push_back(kv.data());
+    plan.envp.push_back(nullptr);
+
+    if (!opt.cpus.empty()) {
+        CPU_ZERO(&plan.cpus);
+        for (int c : opt.cpus) {
+            if (c < 0 || c >= CPU_SETSIZE) {
+                throw error("usage.bad_cpus", fmt::format("CPU {} is out of range", c));
+            }
+            CPU_SET(c, &plan.cpus);
+        }
+        plan.set_cpus = true;
+    }
+    return plan;
+}
+
+[[noreturn]] void child_fail(int report_fd, child_stage stage) noexcept
+{
+    child_failure f{stage, errno};
+    // Best effort: if this write fails the parent still sees exit status 127.
+    [[maybe_unused]] auto n = ::write(report_fd, &f, sizeof f);
+    ::_exit(127);
+}
+
+// Runs in the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void exec_child(const exec_plan& plan, const spawn_options& opt, int devnull, int out_fd,
+                             int err_fd, int report_fd) noexcept
+{
+    // Own process group, so that a timeout can kill perf, the workload and
+    // anything the workload started with one kill(-pgid).
+    ::setpgid(0, 0);
+
+    // Undo what a parent may have changed: ignored SIGPIPE would otherwise be
+    // inherited across exec and change the benchmark's behaviour.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+
+    if (::dup2(devnull, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 ||
+        ::dup2(err_fd, STDERR_FILENO) < 0) {
+        child_fail(report_fd, child_stage::dup);
+    }
+    if (opt.cwd && ::chdir(opt.cwd->c_str()) != 0) child_fail(report_fd, child_stage::chdir);
+    if (plan.set_cpus && ::sched_setaffinity(0, sizeof plan.cpus, &plan.cpus) != 0) {
+        child_fail(report_fd, child_stage::affinity);
+    }
+    if (opt.disable_aslr) {
+        // personality(0xffffffff) queries without changing; the flag survives
+        // exec, so perf and the workload it starts both run without ASLR.
+        int current = ::personality(0xffffffff);
+        if (current == -1 || ::personality(static_cast<unsigned long>(current) | ADDR_NO_RANDOMIZE) == -1) {
+            child_fail(report_fd, child_stage::personality);
+        }
+    }
+    ::execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
+    child_fail(report_fd, child_stage::exec);
+}
+
+std::string_view stage_text(child_stage s)
+{
+    switch (s) {
+    case child_stage::dup: return "redirect stdio";
+    case child_stage::chdir: return "change directory";
+    case child_stage::affinity: return "set CPU affinity (sched_setaffinity)";
+    case child_stage::personality: return "disable ASLR (personality)";
+    case child_stage::exec: return "execute";
+    }
+    return "start";
+}
+
+std::chrono::nanoseconds to_ns(const timeval& tv)
+{
+    return std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
+}
+
+// Appends what is available on fd; returns false at EOF or on error.
+bool read_some(int fd, std::string& sink, std::size_t limit)
+{
+    std::array<char, 8192> buf{};
+    for (;;) {
+        ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n > 0) {
+            if (sink.size() < limit) sink.append(buf.data(), std::min<std::size_t>(static_cast<std::size_t>(n), limit - sink.size()));
+            return true;
+        }
+        if (n == 0) return false;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+}
+
+void set_nonblocking(int fd) noexcept
+{
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+} // namespace
+
+void unique_fd::reset(int fd) noexcept
+{
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+}
+
+temp_dir::temp_dir(std::string_view prefix)
+{
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = fmt::format("{}/{}-XXXXXX", base && *base ? base : "/tmp", prefix);
+    if (::mkdtemp(pattern.data()) == nullptr) {
+        throw error("process.io", fmt::format("cannot create a temporary directory {}: {}", pattern, errno_text(errno)));
+    }
+    path_ = pattern;
+}
+
+temp_dir::~temp_dir()
+{
+    if (path_.empty()) return;
+    std::error_code ec;   // destructors never throw
+    std::filesystem::remove_all(path_, ec);
+}
+
+void line_tail::push_line()
+{
+    if (partial_cut_) partial_ += "...";
+    lines_.push_back(std::move(partial_));
+    partial_.clear();
+    partial_cut_ = false;
+    while (lines_.size() > max_lines_) lines_.pop_front();
+}
+
+void line_tail::append(std::string_view bytes)
+{
+    for (char c : bytes) {
+        if (c == '\n') {
+            push_line();
+        } else if (partial_.size() < max_line_chars_) {
+            partial_.push_back(c);
+        } else {
+            partial_cut_ = true;
+        }
+    }
+}
+
+std::vector<std::string> line_tail::lines() const
+{
+    std::vector<std::string> out(lines_.begin(), lines_.end());
+    if (!partial_.empty()) out.push_back(partial_ + (partial_cut_ ? "..." : ""));
+    if (out.size() > max_lines_) out.erase(out.begin());
+    return out;
+}
+
+std::string signal_name(int sig)
+{
+    static constexpr std::pair<int, const char*> names[] = {
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+        {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+        {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+    };
+    for (auto& [n, name] : names) {
+        if (n == sig) return name;
+    }
+    return fmt::format("signal {}", sig);
+}
+
+std::string exit_status::describe() const
+{
+    if (timed_out) return "timed out and was killed";
+    if (exited) return fmt::format("exited with status {}", code);
+    return fmt::format("was killed by signal {} ({})", signal, signal_name(signal));
+}
+
+std::optional<std::string> find_executable(std::string_view name, std::string_view path)
+{
+    if (name.find('/') != std::string_view::npos) return std::string(name);
+    while (true) {
+        auto colon = path.find(':');
+        std::string_view dir = path.substr(0, colon);
+        // An empty PATH entry means the current directory (execvp's rule).
+        std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
+        if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate)) return candidate;
+        if (colon == std::string_view::npos) break;
+        path.remove_prefix(colon + 1);
+    }
+    return std::nullopt;
+}
+
+child_process child_process::spawn(const spawn_options& opt)
+{
+    exec_plan plan = make_plan(opt);
+
+    unique_fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!devnull) throw error("process.spawn_failed", fmt::format("open /dev/null: {}", errno_text(errno)));
+    auto [err_r, err_w] = make_pipe();
+    auto [report_r, report_w] = make_pipe();
+    unique_fd out_r, out_w;
+    if (opt.capture_stdout) std::tie(out_r, out_w) = make_pipe();
+
+    child_process child;
+    child.started_ = std::chrono::steady_clock::now();
+    pid_t pid = ::fork();
+    if (pid < 0) throw error("process.spawn_failed", fmt::format("fork: {}", errno_text(errno)));
+    if (pid == 0) {
+        exec_child(plan, opt, devnull.get(), opt.capture_stdout ? out_w.get() : devnull.get(), err_w.get(),
+                   report_w.get());
+    }
+    child.pid_ = pid;
+    // Also from the parent, so kill(-pid) works even before the child ran
+    // (the usual race-free idiom); EACCES after the child's exec is harmless.
+    ::setpgid(pid, pid);
+    err_w.reset();
+    out_w.reset();
+    report_w.reset();
+
+    child_failure failure{};
+    ssize_t n;
+    do {
+        n = ::read(report_r.get(), &failure, sizeof failure);
+    } while (n < 0 && errno == EINTR);
+    if (n == static_cast<ssize_t>(sizeof failure)) {
+        // The child has already _exit()ed; the destructor reaps it.
+        throw error("process.exec_failed", fmt::format("cannot {} '{}': {}", stage_text(failure.stage),
+                                                       opt.argv[0], errno_text(failure.err)));
+    }
+
+    child.stderr_ = std::move(err_r);
+    child.stdout_ = std::move(out_r);
+    // pidfd (Linux >= 5.3) makes the child's exit pollable next to its pipes,
+    // so exit is seen at once and the wall time is not padded by a poll interval.
+    child.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    return child;
+}
+
+child_process::child_process(child_process&& o) noexcept
+    : pid_(std::exchange(o.pid_, -1)), stderr_(std::move(o.stderr_)), stdout_(std::move(o.stdout_)),
+      pidfd_(std::move(o.pidfd_)), started_(o.started_)
+{
+}
+
+child_process::~child_process() { kill_and_reap(); }
+
+void child_process::kill_and_reap() noexcept
+{
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+}
+
+process_result child_process::wait(std::optional<std::chrono::milliseconds> timeout)
+{
+    PERFGATE_CHECK(pid_ > 0);
+    using clock = std::chrono::steady_clock;
+    process_result res;
+    res.timeout = timeout;
+    line_tail tail;
+    std::string err_chunk;
+    const auto deadline = timeout ? std::optional(started_ + *timeout) : std::nullopt;
+
+    int status = 0;
+    rusage ru{};
+    bool reaped = false;
+    while (!reaped) {
+        std::array<pollfd, 3> fds{};
+        nfds_t nfds = 0;
+        int err_idx = -1, out_idx = -1, pid_idx = -1;
+        if (stderr_) { err_idx = static_cast<int>(nfds); fds[nfds++] = {stderr_.get(), POLLIN, 0}; }
+        if (stdout_) { out_idx = static_cast<int>(nfds); fds[nfds++] = {stdout_.get(), POLLIN, 0}; }
+        if (pidfd_) { pid_idx = static_cast<int>(nfds); fds[nfds++] = {pidfd_.get(), POLLIN, 0}; }
+
+        // Without a pidfd, poll in 1 ms slices and ask waitpid (WNOHANG).
+        int wait_ms = pidfd_ ? -1 : 1;
+        if (deadline) {
+            auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - clock::now()).count();
+            left = std::max<long long>(left, 0);
+            wait_ms = wait_ms < 0 ? static_cast<int>(left) : std::min(wait_ms, static_cast<int>(left));
+        }
+        int rc = nfds > 0 ? ::poll(fds.data(), nfds, wait_ms) : (::usleep(1000), 0);
+        if (rc < 0 && errno != EINTR) throw error("process.io", fmt::format("poll: {}", errno_text(errno)));
+
+        if (rc > 0 && err_idx >= 0 && fds[err_idx].revents) {
+            err_chunk.clear();
+            if (!read_some(stderr_.get(), err_chunk, SIZE_MAX)) stderr_.reset();
+            tail.append(err_chunk);
+        }
+        if (rc > 0 && out_idx >= 0 && fds[out_idx].revents) {
+            if (!read_some(stdout_.get(), res.stdout_text, stdout_limit)) stdout_.reset();
+        }
+        bool exited = rc > 0 && pid_idx >= 0 && fds[pid_idx].revents;
+        if (exited || !pidfd_) {
+            pid_t w = ::wait4(pid_, &status, exited ? 0 : WNOHANG, &ru);
+            if (w == pid_) reaped = true;
+        }
+        if (!reaped && deadline && clock::now() >= *deadline) {
+            // Kill the whole group: perf, the workload, and its children.
+            ::kill(-pid_, SIGKILL);
+            ::kill(pid_, SIGKILL);
+            while (::wait4(pid_, &status, 0, &ru) < 0 && errno == EINTR) {
+            }
+            reaped = true;
+            res.status.timed_out = true;
+        }
+    }
+    // Wall time ends here: it covers fork, exec, perf's own setup and
+    // teardown when perf is the child, and the wait — the runner's view.
+    res.wall = clock::now() - started_;
+    pid_ = -1;
+
+    // Drain what is left without blocking: a background grandchild may still
+    // hold the pipes open.
+    for (unique_fd* fd : {&stderr_, &stdout_}) {
+        if (!*fd) continue;
+        set_nonblocking(fd->get());
+        std::string rest;
+        while (read_some(fd->get(), rest, fd == &stdout_ ? stdout_limit : SIZE_MAX)) {
+            if (fd == &stderr_) { tail.append(rest); rest.clear(); }
+            else { res.stdout_text += rest; rest.clear(); }
+            pollfd p{fd->get(), POLLIN, 0};
+            if (::poll(&p, 1, 0) <= 0) break;
+        }
+        if (fd == &stderr_) tail.append(rest);
+        fd->reset();
+    }
+
+    if (!res.status.timed_out) {
+        if (WIFEXITED(status)) {
+            res.status.exited = true;
+            res.status.code = WEXITSTATUS(status);
+        } else if (WIFSIGNALED(status)) {
+            res.status.signal = WTERMSIG(status);
+        }
+    }
+    res.user = to_ns(ru.ru_utime);
+    res.sys = to_ns(ru.ru_stime);
+    res.max_rss_kib = ru.ru_maxrss;
+    res.stderr_tail = tail.lines();
+    return res;
+}
+
+process_result run_process(const spawn_options& opt, std::optional<std::chrono::milliseconds> timeout)
+{
+    auto child = child_process::spawn(opt);
+    return child.wait(timeout);
+}
+
+} // namespace perfgate::runner

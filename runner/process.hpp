@@ -1,0 +1,171 @@
+// Child processes for the measurement engine: fork/exec with everything a
+// benchmark execution needs set up in the child (cwd, environment, CPU
+// affinity, ASLR off, its own process group, stdin/stdout to /dev/null,
+// stderr captured), a deadline, and the child's rusage from wait4.
+//
+// Every handle is owned: file descriptors by unique_fd, the child by
+// child_process (whose destructor SIGKILLs the child's process group and
+// reaps it), temporary directories by temp_dir.
+//
+// Errors (perfgate::error): "process.exec_failed" when the program cannot be
+// executed (the message names it and the errno text), "process.spawn_failed"
+// for fork/pipe failures. (CPU lists are parsed by check_env.hpp's
+// parse_cpu_list.)
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace perfgate::runner {
+
+// A file descriptor, closed on destruction. Move-only.
+class unique_fd {
+public:
+    unique_fd() = default;
+    explicit unique_fd(int fd) noexcept : fd_(fd) {}
+    ~unique_fd() { reset(); }
+    unique_fd(unique_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    unique_fd& operator=(unique_fd&& o) noexcept
+    {
+        if (this != &o) reset(std::exchange(o.fd_, -1));
+        return *this;
+    }
+    unique_fd(const unique_fd&) = delete;
+    unique_fd& operator=(const unique_fd&) = delete;
+
+    [[nodiscard]] int get() const noexcept { return fd_; }
+    [[nodiscard]] explicit operator bool() const noexcept { return fd_ >= 0; }
+    int release() noexcept { return std::exchange(fd_, -1); }
+    void reset(int fd = -1) noexcept;
+
+private:
+    int fd_ = -1;
+};
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on
+// destruction.
+class temp_dir {
+public:
+    explicit temp_dir(std::string_view prefix = "perfgate");
+    ~temp_dir();
+    temp_dir(temp_dir&& o) noexcept : path_(std::exchange(o.path_, {})) {}
+    temp_dir& operator=(temp_dir&&) = delete;
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+// The last lines written to a stream, with bounded memory: at most
+// max_lines lines of at most max_line_chars characters each (longer lines
+// are cut and marked with "...").
+class line_tail {
+public:
+    static constexpr std::size_t default_lines = 20;
+    static constexpr std::size_t default_line_chars = 400;
+
+    explicit line_tail(std::size_t max_lines = default_lines, std::size_t max_line_chars = default_line_chars)
+        : max_lines_(max_lines), max_line_chars_(max_line_chars) {}
+
+    void append(std::string_view bytes);
+    // Completed lines plus the unterminated last one, oldest first.
+    [[nodiscard]] std::vector<std::string> lines() const;
+
+private:
+    void push_line();
+
+    std::size_t max_lines_, max_line_chars_;
+    std::deque<std::string> lines_;
+    std::string partial_;
+    bool partial_cut_ = false;
+};
+
+struct spawn_options {
+    std::vector<std::string> argv;                 // argv[0] is looked up in PATH unless it has a '/'
+    std::optional<std::filesystem::path> cwd;
+    // Variables set (or overridden) in the child on top of this process's environment.
+    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<int> cpus;                          // sched_setaffinity set; empty: inherit
+    bool disable_aslr = false;                      // personality(ADDR_NO_RANDOMIZE)
+    bool capture_stdout = false;                    // else stdout goes to /dev/null
+};
+
+// How a child ended.
+struct exit_status {
+    bool exited = false;     // normal exit: code is valid
+    int code = 0;
+    int signal = 0;          // killed by this signal (when !exited)
+    bool timed_out = false;  // we killed it at the deadline
+
+    [[nodiscard]] bool success() const noexcept { return exited && code == 0 && !timed_out; }
+    // "exited with status 3", "killed by signal 9 (SIGKILL)", "timed out after 1.0 s".
+    [[nodiscard]] std::string describe() const;
+};
+
+struct process_result {
+    exit_status status;
+    // Our own CLOCK_MONOTONIC time from just before fork() to wait4()'s return.
+    std::chrono::nanoseconds wall{0};
+    // From wait4's rusage: the child plus every descendant it waited for.
+    std::chrono::nanoseconds user{0}, sys{0};
+    long max_rss_kib = 0;                          // ru_maxrss (Linux: KiB)
+    std::vector<std::string> stderr_tail;          // last lines of the child's stderr
+    std::string stdout_text;                       // when capture_stdout
+    std::optional<std::chrono::milliseconds> timeout;   // the deadline that applied
+};
+
+// A running child. Move-only; the destructor kills the child's process group
+// with SIGKILL and reaps it if wait() has not done so.
+class child_process {
+public:
+    // Forks and execs. Between fork and exec the child only makes
+    // async-signal-safe calls (everything is prepared beforehand). Exec
+    // failure is reported back through a close-on-exec pipe and thrown here
+    // as "process.exec_failed".
+    static child_process spawn(const spawn_options& opt);
+
+    ~child_process();
+    child_process(child_process&& o) noexcept;
+    child_process& operator=(child_process&&) = delete;
+    child_process(const child_process&) = delete;
+    child_process& operator=(const child_process&) = delete;
+
+    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+
+    // Collects stderr (and stdout) until the child exits; at the deadline
+    // kills the whole process group (SIGKILL) and reports timed_out. Call once.
+    process_result wait(std::optional<std::chrono::milliseconds> timeout);
+
+private:
+    child_process() = default;
+    void kill_and_reap() noexcept;
+
+    pid_t pid_ = -1;
+    unique_fd stderr_, stdout_, pidfd_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+// spawn + wait.
+process_result run_process(const spawn_options& opt, std::optional<std::chrono::milliseconds> timeout = {});
+
+// argv[0] resolution as execvp does it, done in the parent so that the child
+// can call execve (execvp is not async-signal-safe). Returns name itself if
+// it contains '/', nullopt if no executable is found in path.
+std::optional<std::string> find_executable(std::string_view name, std::string_view path);
+
+// "SIGKILL" for 9; "signal N" for unknown numbers.
+std::string signal_name(int sig);
+
+} // namespace perfgate::runner
