@@ -348,6 +348,12 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                         br.name, r.name, *r.running_pct_min));
                 }
                 const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
+                if (r.gated && deterministic && fewest == 1) {
+                    out.warnings.push_back(fmt::format(
+                        "{}/{}: one sample per side, decided on the threshold alone (deterministic rule); only "
+                        "counts that do not vary between runs (callgrind's) justify that",
+                        br.name, r.name));
+                }
                 if (r.gated && !deterministic && fewest < rules.warn_samples) {
                     out.warnings.push_back(fmt::format("{}/{}: only {} samples on a side; {} or more give a "
                                                        "reliable rank test",
@@ -355,8 +361,9 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                 }
             }
             if (r.state == status::unsupported && r.gated) {
-                out.warnings.push_back(fmt::format("{}/{}: not supported on this machine ({}); it does not gate",
-                                                   br.name, r.name, r.reason));
+                out.warnings.push_back(fmt::format("{}/{}: gated but {}; it does not gate", br.name, r.name,
+                                                   !pc.b || !pc.c ? r.reason
+                                                                  : "<not supported> / <not counted> on this machine"));
             }
 
             // History z-score of the candidate median against baseline-branch history.
