@@ -748,6 +748,20 @@ response route(const request& req, context& ctx)
     }
 }
 
+perfgate::error error_from_response(unsigned status, std::string_view body, std::string_view url)
+{
+    std::string detail;
+    try {
+        const json j = json::parse(body);
+        detail = fmt::format("[{}] {}", j.at("error").at("id").get<std::string>(),
+                             j.at("error").at("message").get<std::string>());
+    } catch (const json::exception&) {
+        detail = std::string(body.substr(0, 200));
+    }
+    const std::string message = fmt::format("{} answered {}: {}", url, status, detail);
+    return status >= 400 && status < 500 ? error("input.server_rejected", message) : error("server.error", message);
+}
+
 std::string_view route_label(const request& req)
 {
     return match(req).label;

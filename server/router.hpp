@@ -29,6 +29,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "schema/store.hpp"
+#include "stats/error.hpp"
 
 namespace perfgate::gate { class service; }
 
@@ -75,6 +76,12 @@ unsigned status_for(std::string_view error_id);
 // A JSON error response {"error": {"id", "message"}} with status_for(id).
 response error_response(std::string_view id, std::string_view message, unsigned version = 11,
                         bool keep_alive = true);
+
+// The client side of error_response(), for `perfgate upload/history --server`:
+// a 4xx answer becomes "input.server_rejected" (CLI exit 2), anything else
+// "server.error" (exit 4); the message holds the status, the server's error
+// id and its message (or the start of a non-JSON body).
+perfgate::error error_from_response(unsigned status, std::string_view body, std::string_view url);
 
 // Checks a user-supplied name (benchmark, branch, ...): 1..max_name_bytes bytes
 // of [A-Za-z0-9] and "_.-/:+=@,<>[]()#%^~{}". No spaces, quotes, semicolons,
