@@ -1,0 +1,1 @@
+#include "gate/compare.hpp"
