@@ -641,7 +641,7 @@ TEST_CASE("store: concurrent readers and a writer")
     const auto first = db.insert_run(make_run());
 
     constexpr int writes = 40;
-    constexpr int readers = 4;
+    constexpr int readers = 10;   // more than the store's pool of 8: some wait for a connection
     std::atomic<bool> done{false};
     std::atomic<int> failures{0};
     std::atomic<long> reads{0};
@@ -682,4 +682,33 @@ TEST_CASE("store: concurrent readers and a writer")
     raw_db raw(path);
     CHECK(raw.one("PRAGMA integrity_check") == "ok");
     CHECK(raw.rows("PRAGMA foreign_key_check").empty());
+}
+
+TEST_CASE("store: two store objects on one file (as two processes would)")
+{
+    temp_dir dir;
+    const auto path = dir / "two.db";
+    ps::store a(path);
+    ps::store b(path);   // already migrated: must not migrate again
+    constexpr int per_writer = 20;
+    std::atomic<int> failures{0};
+    auto write = [&](ps::store& db, const char* benchmark) {
+        try {
+            for (int i = 0; i < per_writer; ++i) db.insert_run(make_run("demo", benchmark, 1'700'000'000 + i));
+        } catch (...) {
+            ++failures;   // BEGIN IMMEDIATE + busy_timeout must make them take turns
+        }
+    };
+    std::thread ta(write, std::ref(a), "from-a");
+    std::thread tb(write, std::ref(b), "from-b");
+    ta.join();
+    tb.join();
+    CHECK(failures == 0);
+    CHECK(a.runs_count() == 2 * per_writer);
+    CHECK(b.runs_count() == 2 * per_writer);   // b sees a's commits
+    CHECK(b.history(query("demo", "from-a", "task-clock")).size() == per_writer);
+    const auto token = a.create_token("demo", "ci");
+    CHECK(b.token_project(token) == "demo");
+    raw_db raw(path);
+    CHECK(raw.one("PRAGMA integrity_check") == "ok");
 }
