@@ -169,9 +169,11 @@ std::optional<std::int64_t> statement::opt_int64(int col) const noexcept
     return int64(col);
 }
 
+// BEGIN and COMMIT go through the statement cache: preparing them anew
+// costs more than executing them.
 transaction::transaction(connection& conn, kind k) : conn_(conn)
 {
-    conn_.exec(k == kind::write ? "BEGIN IMMEDIATE" : "BEGIN");
+    conn_.prepare(k == kind::write ? "BEGIN IMMEDIATE" : "BEGIN").run();
 }
 
 transaction::~transaction()
@@ -184,7 +186,7 @@ transaction::~transaction()
 
 void transaction::commit()
 {
-    conn_.exec("COMMIT");
+    conn_.prepare("COMMIT").run();
     done_ = true;
 }
 
