@@ -1,0 +1,85 @@
+// A local fake of the parts of GitHub's REST API that perfgate uses, for tests:
+// an HTTP/1.1 server (Boost.Beast) on 127.0.0.1 with an ephemeral port, reached
+// by pointing GITHUB_API_URL at url(). It keeps issue comments and commit
+// statuses in memory, checks what GitHub checks (Bearer token, body limits,
+// status description length, permissions) and records every request so tests
+// can assert method, path, headers and body shape.
+//
+// Endpoints (docs.github.com/en/rest, API version 2022-11-28):
+//   GET   /repos/{o}/{r}/issues/{n}/comments?per_page=&page=   (Link: rel="next")
+//   GET   /repositories/{id}/issues/{n}/comments?...            (what Link points at)
+//   POST  /repos/{o}/{r}/issues/{n}/comments                    {"body"} -> 201
+//   PATCH /repos/{o}/{r}/issues/comments/{id}                   {"body"} -> 200
+//   POST  /repos/{o}/{r}/statuses/{sha}    {"state","description","context","target_url"} -> 201
+//   GET   /user                                                  (403 for ghs_ tokens, like GITHUB_TOKEN)
+// Test-only helpers: /test/echo, /test/chunked, /test/close-delimited, /test/big?bytes=N.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace perfgate::test {
+
+struct recorded_request {
+    std::string method;
+    std::string target;   // path and query as sent
+    std::string path;     // target without the query
+    std::map<std::string, std::string> headers;   // names lower-cased
+    std::string body;
+};
+
+struct fake_comment {
+    std::int64_t id = 0;
+    std::string body;
+    std::string login;
+    std::string user_type;   // "User" or "Bot"
+};
+
+// A scripted answer that replaces the next `times` matching requests.
+struct fault {
+    std::string method;        // empty: any
+    std::string path_contains; // empty: any
+    int status = 500;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body = R"({"message":"Server Error"})";
+    int times = 1;
+};
+
+class fake_github {
+public:
+    // The token the fake accepts (anything else is 401) and the user it maps to.
+    explicit fake_github(std::string token = "ghs_faketoken", std::string login = "github-actions[bot]",
+                         std::string user_type = "Bot");
+    ~fake_github();
+    fake_github(const fake_github&) = delete;
+    fake_github& operator=(const fake_github&) = delete;
+
+    [[nodiscard]] std::string url() const;   // "http://127.0.0.1:PORT"
+    [[nodiscard]] unsigned short port() const { return port_; }
+
+    [[nodiscard]] std::vector<recorded_request> requests() const;
+    [[nodiscard]] std::vector<fake_comment> comments(std::int64_t issue) const;
+    // Status posts as received (parsed JSON text) with the SHA from the path.
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> statuses() const;
+
+    std::int64_t add_comment(std::int64_t issue, std::string login, std::string user_type, std::string body);
+    void add_fault(fault f);
+    // Missing permissions answer 403 "Resource not accessible by integration".
+    void deny_pull_requests(bool deny);
+    void deny_statuses(bool deny);
+    void clear_requests();
+
+    struct state;   // shared with the sessions (fake_github.cpp)
+private:
+    std::shared_ptr<state> state_;
+    unsigned short port_ = 0;
+    std::thread thread_;
+};
+
+} // namespace perfgate::test
