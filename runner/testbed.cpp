@@ -1,0 +1,118 @@
+#include "runner/testbed.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include "runner/check_env.hpp"
+#include "stats/error.hpp"
+
+namespace perfgate::runner {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Hex digits of the SHA-256 kept in a fingerprint: 64 bits make an
+// accidental collision among one project's testbeds vanishingly unlikely.
+constexpr std::size_t fingerprint_hex_digits = 16;
+
+std::string trim(std::string_view s)
+{
+    const auto* ws = " \t\r\n";
+    auto b = s.find_first_not_of(ws);
+    if (b == std::string_view::npos) return {};
+    return std::string(s.substr(b, s.find_last_not_of(ws) - b + 1));
+}
+
+// "model name : AMD EPYC 7B13" on x86; ARM kernels write "Hardware" or
+// "Processor" (older) instead, and "CPU part" codes that name no model.
+std::string cpu_model(const fs::path& proc_root)
+{
+    std::ifstream in(proc_root / "cpuinfo");
+    std::string fallback;
+    for (std::string line; std::getline(in, line);) {
+        auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        auto key = trim(std::string_view(line).substr(0, colon));
+        auto value = trim(std::string_view(line).substr(colon + 1));
+        if (value.empty()) continue;
+        if (key == "model name") return value;
+        if (fallback.empty() && (key == "Hardware" || key == "Processor" || key == "cpu model")) fallback = value;
+    }
+    return fallback.empty() ? "unknown" : fallback;
+}
+
+int online_cores(const fs::path& sys_root)
+{
+    std::ifstream in(sys_root / "devices/system/cpu/online");
+    std::string text;
+    if (std::getline(in, text)) {
+        try {
+            if (auto cpus = parse_cpu_list(text); !cpus.empty()) return static_cast<int>(cpus.size());
+        } catch (const perfgate::error&) {
+            // fall through to the C++ runtime's count
+        }
+    }
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string kernel_release()
+{
+    utsname u{};
+    if (::uname(&u) != 0) return "unknown";
+    return u.release;
+}
+
+std::string host_name()
+{
+    // HOST_NAME_MAX is 64 on Linux; gethostname may not NUL-terminate on truncation.
+    std::array<char, 256> buf{};
+    if (::gethostname(buf.data(), buf.size() - 1) != 0 || buf[0] == '\0') return "unknown";
+    return buf.data();
+}
+
+} // namespace
+
+std::string testbed_fingerprint(const store::testbed_info& t)
+{
+    const std::string identity = fmt::format("{}|{}|{}|{}", t.cpu, t.cores, t.kernel, t.name);
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int len = 0;
+    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
+        EVP_DigestUpdate(ctx.get(), identity.data(), identity.size()) != 1 ||
+        EVP_DigestFinal_ex(ctx.get(), digest.data(), &len) != 1) {
+        throw error("env.crypto", "testbed fingerprint: OpenSSL SHA-256 failed");
+    }
+    std::string hex;
+    for (unsigned int i = 0; i < len && hex.size() < fingerprint_hex_digits; ++i) hex += fmt::format("{:02x}", digest[i]);
+    return hex;
+}
+
+store::testbed_info detect_testbed(std::optional<std::string> name, const fs::path& sys_root, const fs::path& proc_root)
+{
+    store::testbed_info t;
+    t.cpu = cpu_model(proc_root);
+    t.cores = online_cores(sys_root);
+    t.kernel = kernel_release();
+    t.name = name && !name->empty() ? std::move(*name) : host_name();
+    t.fingerprint = testbed_fingerprint(t);
+    return t;
+}
+
+store::testbed_info detect_testbed(std::optional<std::string> name)
+{
+    return detect_testbed(std::move(name), "/sys", "/proc");
+}
+
+} // namespace perfgate::runner
