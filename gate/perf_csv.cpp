@@ -434,8 +434,11 @@ struct reading_sum {
             r.variance_pct = variance_pct;
         } else if (value && *value != 0) {
             r.variance_pct = stderr_abs / std::abs(*value) * 100.0;
-            if (!std::isfinite(*r.variance_pct)) r.variance_pct.reset();
-        } else if (stderr_abs == 0) {
+            if (!std::isfinite(*r.variance_pct))
+                fail(source, first_line, fmt::format("event {}: the variance% of its sum overflows", quote(event)));
+        } else {
+            // A zero mean has no relative error; perf prints 0.00% for it
+            // (rel_stddev_stats in tools/perf/util/stat.c).
             r.variance_pct = 0.0;
         }
         return r;
