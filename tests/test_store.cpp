@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -711,4 +712,27 @@ TEST_CASE("store: two store objects on one file (as two processes would)")
     CHECK(b.token_project(token) == "demo");
     raw_db raw(path);
     CHECK(raw.one("PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("store: a write lock held elsewhere is waited for, then store.io")
+{
+    temp_dir dir;
+    const auto path = dir / "locked.db";
+    ps::store db(path);
+    raw_db other(path);   // another process holding the write lock
+    other.rows("BEGIN IMMEDIATE");
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        db.insert_run(make_run());
+        FAIL("expected store.io");
+    } catch (const error& e) {
+        CHECK(e.id() == "store.io");
+        CHECK(std::string(e.what()).find(path.string()) != std::string::npos);
+        CHECK(std::string(e.what()).find("database is locked") != std::string::npos);
+    }
+    // busy_timeout (5 s) made it wait instead of failing at once.
+    CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::seconds(4));
+    other.rows("ROLLBACK");
+    CHECK(db.insert_run(make_run()) > 0);   // usable again
+    CHECK(db.runs_count() == 1);
 }
