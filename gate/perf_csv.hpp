@@ -3,24 +3,43 @@
 // Turns one capture into runs x counters. What it understands (design.md §2):
 //  - `-o FILE --append` multi-run files: each `# started on` header begins a run;
 //  - plain captures of several runs appended: a new run begins when an event
-//    repeats within the current run;
+//    repeats within the current run (the same event on the same CPU, with -A);
 //  - `-r N` aggregates: one mean per event plus variance% (relative standard
 //    error of the mean) right after the event name -> summary_only = true;
-//  - any single-character separator given to -x (detected per file);
-//  - `:u` / `:k` modifiers and `cpu_core/cycles/` style names kept verbatim;
+//  - any single-character separator given to -x (detected per file from the
+//    first line that reads as a counter line; `,` is tried first); with a
+//    separator other than `,` a locale's decimal comma ("0,50") is read too;
+//  - `:u` / `:k` modifiers and `cpu_core/cycles/` style names kept verbatim,
+//    also PMU terms that contain the separator (`cpu/event=0x3c,umask=0x00/`);
 //  - `<not supported>` / `<not counted>` -> absent value (never 0);
 //  - pcnt_running kept per value;
 //  - per-CPU (`-A`: CPU0,...) and per-core/socket/die (`S0-D0-C0,1,...`) lines
-//    summed per event within a run;
+//    summed per event within a run, pcnt_running = the lowest of the parts,
+//    variance% of a sum from the parts' standard errors (independence assumed);
 //  - interval mode (`-I`): timestamped lines summed per event into one run,
-//    or the `summary` lines when present;
+//    or the `summary` lines when present (perf 6.1 prints them with no
+//    timestamp, later versions with `summary` in its place); an event with no
+//    summary line keeps its interval sum, with a warning. A timestamp going
+//    back starts the next run;
+//  - `--json`: one object per line with "counter-value", "unit", "event" and
+//    optional "variance", "event-runtime", "pcnt-running", "interval", "cpu",
+//    "core", "socket", "die", "node", "thread", "cgroup"; objects with only
+//    "metric-value"/"metric-unit" are continuation lines;
 //  - metric-only continuation lines (`,,,,,0.04,stalled cycles per insn`)
 //    skipped silently; any other non-perf line (the benchmark's own stderr,
-//    `sh: Killed`) skipped with a warning naming the line.
-// Errors (perfgate::error, id "ingest.bad_csv" / "ingest.unreadable"), always
-// naming the source and line: no counter lines at all, perf's own error text
-// (event syntax error, "Workload failed"), a value that is not a number, runs
-// whose event sets do not line up (an event missing from one run).
+//    `sh: Killed`) skipped with a warning naming the line (the first 20 are
+//    listed, the rest counted in one more warning);
+//  - CRLF line endings, a UTF-8 BOM, a last line without newline.
+// Errors (perfgate::error, id "ingest.bad_csv", message "<source>:<line>: ..."):
+// empty input; no counter lines at all (quoting the first non-perf line, i.e.
+// perf's own error text: event syntax error, "Workload failed"); a value
+// that is not a finite number; runs whose event sets do not line up (an
+// event missing from one run, naming event and run); a `# started on` block
+// with no counter lines; -r aggregates mixed with single runs; JSON that does
+// not parse or has an unknown shape; sums that overflow a double.
+// read_perf_stat: "ingest.unreadable", message "<path>: cannot read: <why>".
+// Limits: any bytes are accepted (fuzzed: tests/fuzz); work and memory are
+// linear in the input; lines over 64 KiB are skipped as non-perf lines.
 #pragma once
 
 #include <filesystem>

@@ -206,6 +206,17 @@ TEST_CASE("real captures: aggregation columns")
         CHECK(at(c, "cycles").value == 700.0);
         CHECK(at(c, "cycles").variance_pct == doctest::Approx(15.0 / 700.0 * 100.0));
     }
+    SUBCASE("per-CPU -r aggregates summing to zero: 0% as perf prints for a zero mean")
+    {
+        auto c = parse_perf_stat("CPU0,0,,context-switches,0.00%,1000,100.00,,\n"
+                                 "CPU1,0,,context-switches,0.00%,1000,100.00,,\n"
+                                 "CPU0,-3,,odd,5.00%,1000,100.00,,\n"
+                                 "CPU1,3,,odd,5.00%,1000,100.00,,\n",
+                                 "z.csv");
+        CHECK(at(c, "context-switches").variance_pct == 0.0);
+        CHECK(at(c, "odd").value == 0.0);
+        CHECK(at(c, "odd").variance_pct == 0.0);
+    }
 }
 
 TEST_CASE("real captures: hardware counters from machines with a PMU")
