@@ -178,6 +178,27 @@ TEST_CASE("store: opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
     }
+    SUBCASE("a database at version 1 gets only migration 2")
+    {
+        std::int64_t id = 0;
+        {
+            ps::store db(path);
+            id = db.insert_run(make_run());
+        }
+        {
+            raw_db raw(path);
+            raw.rows("DROP INDEX summaries_history");
+            raw.rows("DROP INDEX summaries_history_branch");
+            raw.rows("DROP INDEX summaries_history_testbed");
+            raw.rows("PRAGMA user_version = 1");
+        }
+        ps::store db(path);   // 001 again would fail: its tables exist
+        raw_db raw(path);
+        CHECK(raw.integer("PRAGMA user_version") == 2);
+        CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
+                          "AND name LIKE 'summaries_history%'") == 3);
+        CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
+    }
     SUBCASE(":memory:")
     {
         ps::store db(":memory:");
