@@ -199,6 +199,22 @@ TEST_CASE("store: opening applies the migrations once")
                           "AND name LIKE 'summaries_history%'") == 3);
         CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
     }
+    SUBCASE("a failing migration is store.migrate and leaves the version unchanged")
+    {
+        { ps::store db(path); }
+        { raw_db(path).rows("PRAGMA user_version = 1"); }   // 002's indexes exist already
+        try {
+            ps::store db(path);
+            FAIL("expected store.migrate");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.migrate");
+            const std::string msg = e.what();
+            CHECK(msg.find(path.string()) != std::string::npos);
+            CHECK(msg.find("migration 002_history_indexes.sql (to version 2) failed") != std::string::npos);
+            CHECK(msg.find("already exists") != std::string::npos);
+        }
+        CHECK(raw_db(path).integer("PRAGMA user_version") == 1);
+    }
     SUBCASE(":memory:")
     {
         ps::store db(":memory:");
