@@ -675,14 +675,13 @@ std::string optional_number(const std::optional<double>& v)
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (docs/server.md "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 24> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 23> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
         {"http.bad_param", 400},
         {"http.missing_param", 400},
         {"http.not_found", 404},
         {"http.method_not_allowed", 405},
-        {"http.timeout", 408},
         {"http.body_too_large", 413},
         {"http.unsupported_media_type", 415},
         {"http.header_too_large", 431},

@@ -1,0 +1,475 @@
+// The router without sockets: every route, the auth matrix and every bad
+// input, against the real store on a temp file and the real gate service.
+#include "server/router.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gate/service.hpp"
+#include "schema/store.hpp"
+#include "server/metrics.hpp"
+#include "stats/error.hpp"
+
+namespace {
+
+namespace http = boost::beast::http;
+using nlohmann::json;
+using perfgate::server::request;
+using perfgate::server::response;
+
+std::string read_testdata(const std::string& name)
+{
+    std::ifstream in(std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/" + name, std::ios::binary);
+    REQUIRE(in);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// A temp database with projects "demo" and "other", a token for each.
+struct fixture {
+    std::filesystem::path dir;
+    perfgate::store::store db;
+    perfgate::gate::service service{db};
+    perfgate::server::metrics stats;
+    perfgate::server::context ctx{service, db, stats};
+    std::string demo_token, other_token;
+
+    static std::filesystem::path make_dir()
+    {
+        auto d = std::filesystem::temp_directory_path() /
+                 ("perfgate-router-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+        std::filesystem::create_directories(d);
+        return d;
+    }
+    static int& counter()
+    {
+        static int n = 0;
+        return n;
+    }
+
+    fixture() : dir(make_dir()), db(dir / "router.db")
+    {
+        db.ensure_project("demo");
+        db.ensure_project("other");
+        demo_token = db.create_token("demo", "test");
+        other_token = db.create_token("other", "test");
+    }
+    ~fixture()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+
+    response call(http::verb method, const std::string& target, const std::string& body = {},
+                  const std::string& content_type = "application/json", const std::string& token = "demo")
+    {
+        request req{method, target, 11};
+        req.set(http::field::host, "localhost");
+        if (!content_type.empty() && method == http::verb::post) req.set(http::field::content_type, content_type);
+        if (token == "demo") req.set(http::field::authorization, "Bearer " + demo_token);
+        else if (token == "other") req.set(http::field::authorization, "Bearer " + other_token);
+        else if (!token.empty()) req.set(http::field::authorization, token);
+        req.body() = body;
+        req.prepare_payload();
+        return perfgate::server::route(req, ctx);
+    }
+
+    std::int64_t upload(const std::string& role, const std::string& file = "appended-10-runs.csv",
+                        const std::string& benchmark = "default")
+    {
+        json body = {{"benchmark", benchmark}, {"role", role},          {"git_sha", "0123abcd"},
+                     {"branch", "main"},       {"perf_csv", read_testdata(file)}};
+        auto res = call(http::verb::post, "/api/v1/projects/demo/runs", body.dump());
+        REQUIRE(res.result_int() == 201);
+        return json::parse(res.body()).at("run_id").get<std::int64_t>();
+    }
+};
+
+json error_of(const response& res)
+{
+    auto j = json::parse(res.body());
+    REQUIRE(j.contains("error"));
+    return j["error"];
+}
+
+void check_error(const response& res, unsigned status, const std::string& id, const std::string& message_part)
+{
+    CHECK(res.result_int() == status);
+    CHECK(res[http::field::content_type] == "application/json");
+    auto e = error_of(res);
+    CHECK(e.at("id") == id);
+    const std::string message = e.at("message").get<std::string>();
+    INFO("message: " << message);
+    CHECK(message.find(message_part) != std::string::npos);
+}
+
+json valid_run(const std::string& role = "baseline")
+{
+    return {{"role", role}, {"git_sha", "0123abcd"}, {"branch", "main"}, {"perf_csv", read_testdata("appended-10-runs.csv")}};
+}
+
+} // namespace
+
+TEST_CASE("status_for maps error ids through one table")
+{
+    using perfgate::server::status_for;
+    CHECK(status_for("ingest.bad_csv") == 422);
+    CHECK(status_for("ingest.bad_field") == 400);
+    CHECK(status_for("auth.missing_token") == 401);
+    CHECK(status_for("auth.forbidden") == 403);
+    CHECK(status_for("project.not_found") == 404);
+    CHECK(status_for("http.method_not_allowed") == 405);
+    CHECK(status_for("http.body_too_large") == 413);
+    CHECK(status_for("http.unsupported_media_type") == 415);
+    CHECK(status_for("compare.not_found") == 404);
+    CHECK(status_for("policy.unknown_key") == 400);
+    CHECK(status_for("store.io") == 500);
+    CHECK(status_for("something.unknown") == 500);
+}
+
+TEST_CASE("validate_name accepts real names and rejects long, SQL-ish and control input")
+{
+    using perfgate::server::validate_name;
+    CHECK_NOTHROW(validate_name("benchmark", "BM_Sort/1024/real_time"));
+    CHECK_NOTHROW(validate_name("counter", "cpu_core/cycles/"));
+    CHECK_NOTHROW(validate_name("counter", "task-clock:u"));
+    CHECK_NOTHROW(validate_name("branch", "feature/x-1.2"));
+    CHECK_THROWS_WITH_AS(validate_name("benchmark", std::string(10240, 'a')),
+                         "field 'benchmark': 10240 bytes, longer than the limit of 256", perfgate::error);
+    CHECK_THROWS_WITH_AS(validate_name("benchmark", "x'; DROP TABLE runs; --"),
+                         doctest::Contains("field 'benchmark': ''' at offset 1 is not allowed"), perfgate::error);
+    CHECK_THROWS_WITH_AS(validate_name("branch", "a\nb"), doctest::Contains("field 'branch': byte 0x0a at offset 1"),
+                         perfgate::error);
+    CHECK_THROWS_WITH_AS(validate_name("branch", ""), "field 'branch': must not be empty", perfgate::error);
+    try {
+        validate_name("benchmark", "a b");
+        FAIL("expected an error");
+    } catch (const perfgate::error& e) {
+        CHECK(e.id() == "ingest.bad_field");
+    }
+}
+
+TEST_CASE("transport routes: healthz, metrics, unknown route, wrong method, bench route")
+{
+    fixture f;
+    SUBCASE("healthz")
+    {
+        auto res = f.call(http::verb::get, "/healthz", {}, {}, "");
+        CHECK(res.result_int() == 200);
+        CHECK(json::parse(res.body()) == json{{"status", "ok"}});
+    }
+    SUBCASE("unknown route -> 404")
+    {
+        check_error(f.call(http::verb::get, "/api/v2/nothing", {}, {}, ""), 404, "http.not_found",
+                    "no route for '/api/v2/nothing'");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/unknown"), 404, "http.not_found", "no route");
+    }
+    SUBCASE("wrong method -> 405 with Allow")
+    {
+        auto res = f.call(http::verb::get, "/api/v1/projects/demo/runs");
+        check_error(res, 405, "http.method_not_allowed", "GET is not allowed on /api/v1/projects/{project}/runs; use POST");
+        CHECK(res[http::field::allow] == "POST");
+        check_error(f.call(http::verb::delete_, "/healthz", {}, {}, ""), 405, "http.method_not_allowed", "use GET");
+    }
+    SUBCASE("bench route only when enabled")
+    {
+        check_error(f.call(http::verb::get, "/bench/constant", {}, {}, ""), 404, "http.not_found", "no route");
+        f.ctx.bench_routes = true;
+        CHECK(f.call(http::verb::get, "/bench/constant", {}, {}, "").result_int() == 200);
+    }
+    SUBCASE("metrics in Prometheus text")
+    {
+        f.stats.observe("GET /healthz", 200, 0.0007);
+        f.stats.run_ingested();
+        auto res = f.call(http::verb::get, "/metrics", {}, {}, "");
+        CHECK(res.result_int() == 200);
+        const std::string& text = res.body();
+        CHECK(text.find("perfgate_http_requests_total{route=\"GET /healthz\",status=\"200\"} 1") != std::string::npos);
+        CHECK(text.find("perfgate_http_request_duration_seconds_bucket{route=\"GET /healthz\",le=\"0.001\"} 1") !=
+              std::string::npos);
+        CHECK(text.find("perfgate_http_request_duration_seconds_bucket{route=\"GET /healthz\",le=\"0.0005\"} 0") !=
+              std::string::npos);
+        CHECK(text.find("perfgate_runs_ingested_total 1") != std::string::npos);
+        CHECK(text.find("perfgate_db_size_bytes ") != std::string::npos);
+    }
+    SUBCASE("route labels are templates")
+    {
+        request req{http::verb::get, "/api/v1/projects/p%20q/comparisons/7?format=markdown", 11};
+        CHECK(perfgate::server::route_label(req) == "GET /api/v1/projects/{project}/comparisons/{id}");
+        request junk{http::verb::get, "/wp-login.php", 11};
+        CHECK(perfgate::server::route_label(junk) == "unmatched");
+    }
+}
+
+TEST_CASE("auth matrix")
+{
+    fixture f;
+    const std::string runs = "/api/v1/projects/demo/runs";
+    const std::string benchmarks = "/api/v1/projects/demo/benchmarks";
+    SUBCASE("no token -> 401 with WWW-Authenticate")
+    {
+        auto res = f.call(http::verb::post, runs, valid_run().dump(), "application/json", "");
+        check_error(res, 401, "auth.missing_token", "Authorization: Bearer");
+        CHECK(res[http::field::www_authenticate].starts_with("Bearer"));
+        check_error(f.call(http::verb::get, benchmarks, {}, {}, ""), 401, "auth.missing_token", "Bearer");
+    }
+    SUBCASE("wrong scheme or unknown token -> 401")
+    {
+        check_error(f.call(http::verb::get, benchmarks, {}, {}, "Basic dXNlcjpwYXNz"), 401, "auth.bad_token",
+                    "expected 'Bearer <token>'");
+        check_error(f.call(http::verb::get, benchmarks, {}, {}, "Bearer pg_0000"), 401, "auth.bad_token", "unknown");
+    }
+    SUBCASE("token of another project -> 403")
+    {
+        check_error(f.call(http::verb::post, runs, valid_run().dump(), "application/json", "other"), 403,
+                    "auth.forbidden", "project 'demo'");
+        check_error(f.call(http::verb::get, benchmarks, {}, {}, "other"), 403, "auth.forbidden", "project 'demo'");
+        CHECK(f.db.runs_count() == 0);
+    }
+    SUBCASE("right token -> 201 / 200; bearer scheme is case-insensitive")
+    {
+        CHECK(f.call(http::verb::post, runs, valid_run().dump()).result_int() == 201);
+        CHECK(f.call(http::verb::get, benchmarks, {}, {}, "bearer " + f.demo_token).result_int() == 200);
+    }
+    SUBCASE("--public-read opens GETs, not writes")
+    {
+        f.ctx.public_read = true;
+        CHECK(f.call(http::verb::get, benchmarks, {}, {}, "").result_int() == 200);
+        check_error(f.call(http::verb::post, runs, valid_run().dump(), "application/json", ""), 401,
+                    "auth.missing_token", "Bearer");
+        check_error(f.call(http::verb::get, "/api/v1/projects/nope/benchmarks", {}, {}, ""), 404, "project.not_found",
+                    "no project 'nope'");
+    }
+}
+
+TEST_CASE("bad uploads: clear JSON error, nothing stored")
+{
+    fixture f;
+    const std::string runs = "/api/v1/projects/demo/runs";
+    auto post = [&](const std::string& body, const std::string& type = "application/json") {
+        return f.call(http::verb::post, runs, body, type);
+    };
+    SUBCASE("malformed JSON -> 400")
+    {
+        check_error(post("{\"role\": \"baseline\","), 400, "http.bad_json", "parse error");
+        check_error(post("[1,2]"), 400, "http.bad_json", "expected a JSON object, got array");
+    }
+    SUBCASE("missing field -> 400 naming it")
+    {
+        json body = valid_run();
+        body.erase("perf_csv");
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'perf_csv' is required");
+        body = valid_run();
+        body.erase("branch");
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'branch' is required");
+    }
+    SUBCASE("wrong types -> 400 naming the field")
+    {
+        json body = valid_run();
+        body["role"] = 3;
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'role' must be a string, got number");
+        body = valid_run();
+        body["pr"] = "12";
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'pr' must be a positive integer");
+        body = valid_run();
+        body["testbed"] = {{"name", "box"}, {"cores", "two"}};
+        check_error(post(body.dump()), 400, "ingest.bad_field", "testbed.cores");
+        body = valid_run();
+        body["environment"] = "quiet";
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'environment' must be an object");
+        body = valid_run();
+        body["role"] = "reference";
+        check_error(post(body.dump()), 400, "ingest.bad_field", "expected 'baseline' or 'candidate'");
+    }
+    SUBCASE("10 KB benchmark name and SQL in a name -> 400")
+    {
+        json body = valid_run();
+        body["benchmark"] = std::string(10 * 1024, 'b');
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'benchmark': 10240 bytes");
+        body["benchmark"] = "x'); DROP TABLE runs; --";
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'benchmark'");
+        body = valid_run();
+        body["branch"] = "main\"; DELETE FROM samples";
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'branch'");
+    }
+    SUBCASE("CSV that does not parse -> 422")
+    {
+        json body = valid_run();
+        body["perf_csv"] = read_testdata("bad-event.txt");
+        check_error(post(body.dump()), 422, "ingest.bad_csv", "");
+        body["perf_csv"] = "hello,world\nthis is not perf\n";
+        check_error(post(body.dump()), 422, "ingest.bad_csv", "");
+    }
+    SUBCASE("wrong content type -> 415")
+    {
+        check_error(post(valid_run().dump(), "text/plain"), 415, "http.unsupported_media_type", "'text/plain'");
+        check_error(post(valid_run().dump(), ""), 415, "http.unsupported_media_type", "application/json or text/csv");
+    }
+    SUBCASE("unknown project -> 404 (with a token that would fit)")
+    {
+        // A token belongs to one project, so an unknown project is reported
+        // as 403 for writers; readers with --public-read see the 404.
+        check_error(f.call(http::verb::post, "/api/v1/projects/ghost/runs", valid_run().dump()), 403, "auth.forbidden",
+                    "'ghost'");
+        f.ctx.public_read = true;
+        check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b"), 404,
+                    "project.not_found", "no project 'ghost'");
+    }
+    CHECK(f.db.runs_count() == 0);
+}
+
+TEST_CASE("text/csv upload takes the fields from the query string")
+{
+    fixture f;
+    const std::string csv = read_testdata("appended-10-runs.csv");
+    auto res = f.call(http::verb::post,
+                      "/api/v1/projects/demo/runs?benchmark=parse&role=candidate&git_sha=abc123&branch=feature%2Fx&pr=7",
+                      csv, "text/csv; charset=utf-8");
+    REQUIRE(res.result_int() == 201);
+    auto j = json::parse(res.body());
+    CHECK(j.at("samples") == 40);   // 10 runs x 4 supported counters; instructions is <not supported>
+    CHECK(j.at("counters").get<int>() >= 4);
+    auto run = f.db.load_run("demo", j.at("run_id").get<std::int64_t>());
+    REQUIRE(run);
+    CHECK(run->benchmark == "parse");
+    CHECK(run->branch == "feature/x");
+    CHECK(run->pr == 7);
+
+    check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?role=candidate&git_sha=abc", csv, "text/csv"), 400,
+                "http.missing_param", "'branch'");
+    check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?role=candidate&git_sha=abc&branch=m%ZZ", csv,
+                       "text/csv"),
+                400, "http.bad_param", "percent-encoding");
+    CHECK(f.db.runs_count() == 1);
+}
+
+TEST_CASE("upload, compare, read the comparison, history, benchmarks")
+{
+    fixture f;
+    const auto base = f.upload("baseline");
+    const auto cand = f.upload("candidate", "appended-10-runs.csv");
+
+    auto res = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                      json{{"baseline_run", base}, {"candidate_run", cand}}.dump());
+    REQUIRE(res.result_int() == 201);
+    auto report = json::parse(res.body());
+    CHECK(report.at("schema") == "perfgate.report/v1");
+    const auto id = report.at("comparison_id").get<std::int64_t>();
+    CHECK(id > 0);
+    CHECK(res[http::field::location] == "/api/v1/projects/demo/comparisons/" + std::to_string(id));
+
+    SUBCASE("comparison as JSON and markdown")
+    {
+        auto got = f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id));
+        REQUIRE(got.result_int() == 200);
+        auto j = json::parse(got.body());
+        CHECK(j.at("verdict") == report.at("verdict"));
+        CHECK(j.at("comparison_id") == id);
+        auto md = f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown");
+        REQUIRE(md.result_int() == 200);
+        CHECK(md[http::field::content_type].starts_with("text/markdown"));
+        CHECK(md.body().find("task-clock") != std::string::npos);
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/999"), 404, "comparison.not_found",
+                    "no comparison 999");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/abc"), 400, "http.bad_param",
+                    "positive integer");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/1?format=pdf"), 400, "http.bad_param",
+                    "'format'");
+        // Another project cannot read it, even with its own valid token.
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/1", {}, {}, "other"), 403,
+                    "auth.forbidden", "");
+    }
+    SUBCASE("multi-benchmark compare takes arrays of equal length")
+    {
+        auto b2 = f.upload("baseline", "appended-10-runs.csv", "second");
+        auto c2 = f.upload("candidate", "appended-10-runs.csv", "second");
+        auto multi = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                            json{{"baseline_run", {base, b2}}, {"candidate_run", {cand, c2}}}.dump());
+        REQUIRE(multi.result_int() == 201);
+        CHECK(json::parse(multi.body()).at("benchmarks").size() == 2);
+        check_error(f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                           json{{"baseline_run", {base, b2}}, {"candidate_run", {cand}}}.dump()),
+                    400, "ingest.bad_field", "pair up by position");
+    }
+    SUBCASE("compare errors")
+    {
+        check_error(f.call(http::verb::post, "/api/v1/projects/demo/compare", json{{"baseline_run", base}}.dump()), 400,
+                    "ingest.bad_field", "'candidate_run' is required");
+        check_error(f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                           json{{"baseline_run", "one"}, {"candidate_run", cand}}.dump()),
+                    400, "ingest.bad_field", "'baseline_run' must be a positive run id");
+        auto missing = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                              json{{"baseline_run", base}, {"candidate_run", 12345}}.dump());
+        CHECK(missing.result_int() == 404);
+        CHECK(error_of(missing).at("id") == "compare.not_found");
+        auto bad_policy = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                                 json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", {{"alpah", 0.1}}}}.dump());
+        CHECK(bad_policy.result_int() == 400);
+        CHECK(error_of(bad_policy).at("id").get<std::string>().starts_with("policy."));
+    }
+    SUBCASE("history as JSON and CSV, oldest first")
+    {
+        auto h = f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock");
+        REQUIRE(h.result_int() == 200);
+        auto points = json::parse(h.body()).at("points");
+        REQUIRE(points.size() == 2);
+        CHECK(points[0].at("run_id") == base);
+        CHECK(points[1].at("run_id") == cand);
+        CHECK(points[0].at("n") == 10);
+        CHECK(points[0].at("median").get<double>() == doctest::Approx(4.605));   // median of the 10 task-clock values
+        auto csv = f.call(http::verb::get,
+                          "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&format=csv&limit=1");
+        REQUIRE(csv.result_int() == 200);
+        CHECK(csv.body().starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n"));
+        CHECK(csv.body().find(std::to_string(cand) + ",0123abcd,main,") != std::string::npos);
+        CHECK(csv.body().find("\n" + std::to_string(base) + ",") == std::string::npos);   // limit=1: the latest only
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default"), 400, "http.missing_param",
+                    "'counter' is required");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&limit=0"), 400,
+                    "http.bad_param", "'limit'");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&since=yesterday"),
+                    400, "http.bad_param", "'since'");
+        auto since = f.call(http::verb::get,
+                            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2999-01-01");
+        CHECK(json::parse(since.body()).at("points").empty());
+    }
+    SUBCASE("benchmarks")
+    {
+        auto b = f.call(http::verb::get, "/api/v1/projects/demo/benchmarks");
+        REQUIRE(b.result_int() == 200);
+        auto list = json::parse(b.body()).at("benchmarks");
+        REQUIRE(list.size() == 1);
+        CHECK(list[0].at("name") == "default");
+        CHECK(list[0].at("runs") == 2);
+    }
+}
+
+TEST_CASE("history wire format round-trips")
+{
+    perfgate::store::history_point p;
+    p.run_id = 3;
+    p.git_sha = "abc";
+    p.branch = "a,b";
+    p.created_at = 1700000000;
+    p.n = 5;
+    p.median = 1.5;
+    p.mean = 1.25;
+    p.cov = 0.5;
+    auto back = perfgate::server::history_from_json(perfgate::server::history_to_json({p}));
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].branch == "a,b");
+    CHECK(back[0].cov == 0.5);
+    CHECK_FALSE(back[0].stddev.has_value());
+    CHECK(perfgate::server::history_to_csv({p}).find("3,abc,\"a,b\",1700000000,5,1.5,1.25,,0.5\n") != std::string::npos);
+    CHECK_THROWS_WITH_AS(perfgate::server::history_from_json(json{{"points", {{{"run_id", "x"}}}}}),
+                         doctest::Contains("history response"), perfgate::error);
+}

@@ -1,0 +1,608 @@
+// The real `perfgate serve` on 127.0.0.1 with an ephemeral port and a temp
+// database, driven over real sockets: the API end to end, the auth matrix,
+// every bad input (the server must keep serving), timeouts, SIGTERM and a
+// SIGKILL in the middle of a stream of uploads.
+#include "server/server.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string perfgate_binary = std::string(PERFGATE_BINARY_DIR) + "/runner/perfgate";
+
+std::string read_testdata(const std::string& name)
+{
+    std::ifstream in(std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/" + name, std::ios::binary);
+    REQUIRE(in);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir()
+    {
+        static int n = 0;
+        path = std::filesystem::temp_directory_path() /
+               ("perfgate-server-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+        std::filesystem::create_directories(path);
+    }
+    ~temp_dir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+// A child process with its stdout on a pipe; killed (SIGKILL) and reaped on
+// destruction unless already waited for.
+class child {
+public:
+    child(const std::vector<std::string>& args, const std::filesystem::path& stderr_file)
+    {
+        int fds[2];
+        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+        pid_ = ::fork();
+        REQUIRE(pid_ >= 0);
+        if (pid_ == 0) {
+            ::dup2(fds[1], STDOUT_FILENO);
+            int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+            if (err >= 0) ::dup2(err, STDERR_FILENO);
+            std::vector<char*> argv;
+            for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+            argv.push_back(nullptr);
+            ::execv(argv[0], argv.data());
+            ::_exit(127);
+        }
+        ::close(fds[1]);
+        out_ = fds[0];
+    }
+    ~child()
+    {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            int st = 0;
+            ::waitpid(pid_, &st, 0);
+        }
+        if (out_ >= 0) ::close(out_);
+    }
+    child(const child&) = delete;
+    child& operator=(const child&) = delete;
+
+    // Reads stdout until EOF or the deadline.
+    std::string read_until(const std::string& needle, std::chrono::milliseconds timeout)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline &&
+               (needle.empty() || output_.find(needle) == std::string::npos)) {
+            pollfd p{out_, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;
+            char buf[4096];
+            auto n = ::read(out_, buf, sizeof buf);
+            if (n <= 0) break;
+            output_.append(buf, static_cast<std::size_t>(n));
+        }
+        return output_;
+    }
+    void signal(int sig) { ::kill(pid_, sig); }
+    // Exit status (or 128+signal), or -1 if still running at the deadline.
+    int wait(std::chrono::milliseconds timeout)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline) {
+            int st = 0;
+            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+                pid_ = -1;
+                return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        return -1;
+    }
+
+private:
+    pid_t pid_ = -1;
+    int out_ = -1;
+    std::string output_;
+};
+
+// Runs perfgate to completion; returns {exit status, stdout}.
+std::pair<int, std::string> run_perfgate(std::vector<std::string> args, const std::filesystem::path& log)
+{
+    args.insert(args.begin(), perfgate_binary);
+    child c(args, log);
+    std::string out = c.read_until("", 20s);
+    return {c.wait(20s), out};
+}
+
+std::string create_token(const std::filesystem::path& db, const std::string& project, const std::filesystem::path& log)
+{
+    auto [status, out] = run_perfgate({"token", "create", "--db", db.string(), "--project", project}, log);
+    REQUIRE(status == 0);
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    REQUIRE(out.size() > 16);
+    return out;
+}
+
+// `perfgate serve` on an ephemeral port.
+class server_process {
+public:
+    server_process(const std::filesystem::path& db, const std::filesystem::path& log, std::vector<std::string> extra = {})
+    {
+        std::vector<std::string> args = {perfgate_binary, "serve", "--db", db.string(), "--listen", "127.0.0.1:0",
+                                         "--threads", "2"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        proc_ = std::make_unique<child>(args, log);
+        const std::string out = proc_->read_until("\n", 15s);
+        const std::string prefix = "perfgate: listening on http://127.0.0.1:";
+        auto at = out.find(prefix);
+        REQUIRE_MESSAGE(at != std::string::npos, "server did not start: " << out);
+        port_ = static_cast<unsigned short>(std::stoi(out.substr(at + prefix.size())));
+        REQUIRE(port_ > 0);
+    }
+    [[nodiscard]] unsigned short port() const { return port_; }
+    child& proc() { return *proc_; }
+    [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+private:
+    std::unique_ptr<child> proc_;
+    unsigned short port_ = 0;
+};
+
+void set_receive_timeout(tcp::socket& s, std::chrono::milliseconds t)
+{
+    timeval tv{static_cast<time_t>(t.count() / 1000), static_cast<suseconds_t>((t.count() % 1000) * 1000)};
+    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+struct reply {
+    unsigned status = 0;
+    std::string body;
+    std::string content_type;
+    http::response<http::string_body> raw;
+    [[nodiscard]] json error() const { return json::parse(body).at("error"); }
+    [[nodiscard]] json parsed() const { return json::parse(body); }
+};
+
+// One request on a fresh connection (a minimal Beast sync client).
+reply send(unsigned short port, http::verb method, const std::string& target, const std::string& body = {},
+           const std::string& content_type = "application/json", const std::string& token = {})
+{
+    net::io_context ioc;
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    set_receive_timeout(socket, 10s);
+    http::request<http::string_body> req{method, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    if (method == http::verb::post && !content_type.empty()) req.set(http::field::content_type, content_type);
+    req.body() = body;
+    req.prepare_payload();
+    http::write(socket, req);
+    beast::flat_buffer buffer;
+    reply r;
+    http::read(socket, buffer, r.raw);
+    r.status = r.raw.result_int();
+    r.body = r.raw.body();
+    r.content_type = std::string(r.raw[http::field::content_type]);
+    return r;
+}
+
+// Writes raw bytes, then reads until the server closes or the timeout.
+std::string raw_exchange(unsigned short port, const std::string& bytes, std::chrono::milliseconds timeout = 5s)
+{
+    net::io_context ioc;
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    set_receive_timeout(socket, timeout);
+    beast::error_code ec;
+    net::write(socket, net::buffer(bytes), ec);
+    std::string got;
+    char buf[4096];
+    for (;;) {
+        auto n = socket.read_some(net::buffer(buf), ec);
+        if (ec) break;
+        got.append(buf, n);
+    }
+    return got;
+}
+
+json run_body(const std::string& role, const std::string& benchmark = "default")
+{
+    return {{"benchmark", benchmark}, {"role", role},          {"git_sha", "0123abcd"},
+            {"branch", "main"},       {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+            {"perf_csv", read_testdata("appended-10-runs.csv")}};
+}
+
+void check_error(const reply& r, unsigned status, const std::string& id)
+{
+    INFO("body: " << r.body);
+    CHECK(r.status == status);
+    CHECK(r.content_type == "application/json");
+    CHECK(r.error().at("id") == id);
+    CHECK_FALSE(r.error().at("message").get<std::string>().empty());
+}
+
+std::int64_t count_runs(unsigned short port, const std::string& token)
+{
+    auto r = send(port, http::verb::get, "/api/v1/projects/demo/benchmarks", {}, {}, token);
+    REQUIRE(r.status == 200);
+    const json doc = r.parsed();
+    std::int64_t n = 0;
+    for (const auto& b : doc.at("benchmarks")) n += b.at("runs").get<std::int64_t>();
+    return n;
+}
+
+// The whole database, read with sqlite3 directly (RAII over the handle).
+struct sqlite_db {
+    std::unique_ptr<sqlite3, decltype(&sqlite3_close)> db{nullptr, &sqlite3_close};
+    explicit sqlite_db(const std::filesystem::path& p)
+    {
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open_v2(p.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+        db.reset(raw);
+    }
+    std::vector<std::string> column(const std::string& sql)
+    {
+        sqlite3_stmt* raw = nullptr;
+        REQUIRE(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &raw, nullptr) == SQLITE_OK);
+        std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> st(raw, &sqlite3_finalize);
+        std::vector<std::string> out;
+        while (sqlite3_step(st.get()) == SQLITE_ROW) {
+            auto text = sqlite3_column_text(st.get(), 0);
+            out.emplace_back(text ? reinterpret_cast<const char*>(text) : "");
+        }
+        return out;
+    }
+};
+
+} // namespace
+
+TEST_CASE("end to end over loopback: token, upload, compare, comparison, history")
+{
+    temp_dir dir;
+    const auto db = dir.path / "e2e.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+
+    auto health = send(port, http::verb::get, "/healthz");
+    CHECK(health.status == 200);
+
+    auto base = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
+                     "application/json", token);
+    REQUIRE(base.status == 201);
+    CHECK(base.parsed().at("samples") == 40);
+    // The candidate through text/csv with the fields in the query string.
+    auto cand = send(port, http::verb::post,
+                     "/api/v1/projects/demo/runs?role=candidate&git_sha=4567ef&branch=feature%2Fx&testbed=ci-box",
+                     read_testdata("appended-10-runs.csv"), "text/csv", token);
+    REQUIRE(cand.status == 201);
+    const auto base_id = base.parsed().at("run_id").get<std::int64_t>();
+    const auto cand_id = cand.parsed().at("run_id").get<std::int64_t>();
+
+    auto cmp = send(port, http::verb::post, "/api/v1/projects/demo/compare",
+                    json{{"baseline_run", base_id}, {"candidate_run", cand_id}}.dump(), "application/json", token);
+    REQUIRE(cmp.status == 201);
+    const auto report = cmp.parsed();
+    CHECK(report.at("schema") == "perfgate.report/v1");
+    const auto id = report.at("comparison_id").get<std::int64_t>();
+
+    auto stored = send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id), {}, {}, token);
+    REQUIRE(stored.status == 200);
+    CHECK(stored.parsed().at("verdict") == report.at("verdict"));
+    CHECK(stored.parsed().at("benchmarks") == report.at("benchmarks"));
+    auto md = send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown",
+                   {}, {}, token);
+    REQUIRE(md.status == 200);
+    CHECK(md.content_type.starts_with("text/markdown"));
+    CHECK(md.body.find("task-clock") != std::string::npos);
+
+    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock", {}, {},
+                     token);
+    REQUIRE(hist.status == 200);
+    auto points = hist.parsed().at("points");
+    REQUIRE(points.size() == 2);
+    CHECK(points[0].at("run_id") == base_id);
+    CHECK(points[1].at("branch") == "feature/x");
+    auto csv = send(port, http::verb::get,
+                    "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&branch=main&format=csv", {}, {},
+                    token);
+    REQUIRE(csv.status == 200);
+    CHECK(csv.body.starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n"));
+    CHECK(std::count(csv.body.begin(), csv.body.end(), '\n') == 2);   // header + the one run on main
+
+    SUBCASE("perfgate upload and history --server use the same API")
+    {
+        auto [up_status, up_out] =
+            run_perfgate({"upload", "--server", srv.url(), "--project", "demo", "--token", token, "--role", "baseline",
+                          "--git-sha", "89abcd", "--branch", "main", "--benchmark", "default", "--format", "json",
+                          std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/appended-10-runs.csv"},
+                         log);
+        REQUIRE(up_status == 0);
+        CHECK(json::parse(up_out).at("samples") == 40);
+        auto [h_status, h_out] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token", token,
+                                               "--benchmark", "default", "--counter", "task-clock", "--format", "csv"},
+                                              log);
+        REQUIRE(h_status == 0);
+        CHECK(std::count(h_out.begin(), h_out.end(), '\n') == 4);
+        CHECK(h_out.find(",89abcd,main,") != std::string::npos);
+        // A token of no project: the CLI reports the server's 401 as an input error (exit 2).
+        auto [bad_status, bad_out] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token",
+                                                   "pg_nope", "--benchmark", "default", "--counter", "task-clock"},
+                                                  log);
+        CHECK(bad_status == 2);
+        // The same database read locally gives the same points.
+        auto [l_status, l_out] = run_perfgate({"history", "--db", db.string(), "--project", "demo", "--benchmark",
+                                               "default", "--counter", "task-clock", "--format", "csv"},
+                                              log);
+        CHECK(l_status == 0);
+        CHECK(l_out == h_out);
+    }
+    SUBCASE("metrics count what happened")
+    {
+        auto m = send(port, http::verb::get, "/metrics");
+        REQUIRE(m.status == 200);
+        CHECK(m.body.find("perfgate_runs_ingested_total 2") != std::string::npos);
+        CHECK(m.body.find("perfgate_http_requests_total{route=\"POST /api/v1/projects/{project}/runs\",status=\"201\"} 2") !=
+              std::string::npos);
+    }
+}
+
+TEST_CASE("auth matrix over a socket")
+{
+    temp_dir dir;
+    const auto db = dir.path / "auth.db";
+    const auto log = dir.path / "server.log";
+    const std::string demo = create_token(db, "demo", log);
+    const std::string other = create_token(db, "other", log);
+    const std::string runs = "/api/v1/projects/demo/runs";
+    const std::string history = "/api/v1/projects/demo/history?benchmark=default&counter=task-clock";
+
+    SUBCASE("private reads")
+    {
+        server_process srv(db, log);
+        check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump()), 401, "auth.missing_token");
+        check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump(), "application/json", "pg_bogus"),
+                    401, "auth.bad_token");
+        check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump(), "application/json", other),
+                    403, "auth.forbidden");
+        check_error(send(srv.port(), http::verb::get, history), 401, "auth.missing_token");
+        check_error(send(srv.port(), http::verb::get, history, {}, {}, other), 403, "auth.forbidden");
+        CHECK(send(srv.port(), http::verb::get, history, {}, {}, demo).status == 200);
+        CHECK(send(srv.port(), http::verb::post, runs, run_body("baseline").dump(), "application/json", demo).status ==
+              201);
+        CHECK(count_runs(srv.port(), demo) == 1);
+    }
+    SUBCASE("--public-read")
+    {
+        server_process srv(db, log, {"--public-read"});
+        CHECK(send(srv.port(), http::verb::get, history).status == 200);
+        check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump()), 401, "auth.missing_token");
+        check_error(send(srv.port(), http::verb::get, "/api/v1/projects/ghost/benchmarks"), 404, "project.not_found");
+    }
+}
+
+TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the server keeps serving")
+{
+    temp_dir dir;
+    const auto db = dir.path / "bad.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log, {"--max-body", "65536"});
+    const auto port = srv.port();
+    const std::string runs = "/api/v1/projects/demo/runs";
+    auto post_json = [&](const json& body) { return send(port, http::verb::post, runs, body.dump(), "application/json", token); };
+
+    check_error(send(port, http::verb::post, runs, "{\"role\": ", "application/json", token), 400, "http.bad_json");
+    json bad = run_body("baseline");
+    bad["perf_csv"] = "this,is\nnot,perf\n";
+    check_error(post_json(bad), 422, "ingest.bad_csv");
+    bad = run_body("baseline");
+    bad["perf_csv"] = read_testdata("bad-event.txt");
+    check_error(post_json(bad), 422, "ingest.bad_csv");
+    check_error(send(port, http::verb::post, "/api/v1/projects/ghost/runs", run_body("baseline").dump(), "application/json",
+                     token),
+                403, "auth.forbidden");
+    bad = run_body("baseline");
+    bad.erase("role");
+    check_error(post_json(bad), 400, "ingest.bad_field");
+    bad = run_body("baseline");
+    bad["git_sha"] = 1234;
+    check_error(post_json(bad), 400, "ingest.bad_field");
+    bad = run_body("baseline");
+    bad["benchmark"] = std::string(10 * 1024, 'x');
+    auto long_name = post_json(bad);
+    check_error(long_name, 400, "ingest.bad_field");
+    CHECK(long_name.error().at("message").get<std::string>().find("'benchmark'") != std::string::npos);
+    bad["benchmark"] = "x'); DROP TABLE runs; --";
+    check_error(post_json(bad), 400, "ingest.bad_field");
+    // The same 10 KB name in a query string (text/csv upload).
+    check_error(send(port, http::verb::post, runs + "?role=baseline&git_sha=a1&branch=main&benchmark=" + std::string(10240, 'y'),
+                     read_testdata("appended-10-runs.csv"), "text/csv", token),
+                400, "ingest.bad_field");
+    check_error(send(port, http::verb::post, runs, run_body("baseline").dump(), "application/xml", token), 415,
+                "http.unsupported_media_type");
+    check_error(send(port, http::verb::get, "/api/v1/nowhere", {}, {}, token), 404, "http.not_found");
+    check_error(send(port, http::verb::put, runs, {}, {}, token), 405, "http.method_not_allowed");
+
+    SUBCASE("body over --max-body -> 413")
+    {
+        json big = run_body("baseline");
+        big["perf_csv"] = std::string(200 * 1024, '#');
+        check_error(post_json(big), 413, "http.body_too_large");
+        // Also when the client waits for 100-continue before sending the body.
+        const std::string head = "POST " + runs + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                 "Authorization: Bearer " + token + "\r\nExpect: 100-continue\r\nContent-Length: 10000000\r\n\r\n";
+        const std::string got = raw_exchange(port, head);
+        CHECK(got.starts_with("HTTP/1.1 413"));
+        CHECK(got.find("\"http.body_too_large\"") != std::string::npos);
+    }
+    SUBCASE("malformed HTTP and oversized header")
+    {
+        const std::string garbage = raw_exchange(port, "HELLO THERE\r\n\r\n");
+        CHECK(garbage.starts_with("HTTP/1.1 400"));
+        CHECK(garbage.find("\"http.bad_request\"") != std::string::npos);
+        const std::string huge = raw_exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " +
+                                                        std::string(100 * 1024, 'p') + "\r\n\r\n");
+        CHECK(huge.starts_with("HTTP/1.1 431"));
+    }
+
+    // Still serving, and nothing was stored.
+    CHECK(send(port, http::verb::get, "/healthz").status == 200);
+    CHECK(count_runs(port, token) == 0);
+    CHECK(post_json(run_body("baseline")).status == 201);
+    CHECK(count_runs(port, token) == 1);
+}
+
+TEST_CASE("a silent or slow client cannot hold a connection")
+{
+    temp_dir dir;
+    const auto db = dir.path / "slow.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log, {"--idle-timeout-ms", "300", "--read-timeout-ms", "300"});
+
+    const auto start = std::chrono::steady_clock::now();
+    SUBCASE("silent: closed after the idle timeout")
+    {
+        CHECK(raw_exchange(srv.port(), "", 5s).empty());
+    }
+    SUBCASE("dribbling a header: closed")
+    {
+        CHECK(raw_exchange(srv.port(), "GET /heal", 5s).empty());
+    }
+    SUBCASE("body never completes: closed")
+    {
+        // beast::tcp_stream closes the socket when its deadline passes, so
+        // there is no 408: the connection just ends.
+        CHECK(raw_exchange(srv.port(),
+                           "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n"
+                           "Content-Length: 100\r\n\r\nabc",
+                           5s)
+                  .empty());
+    }
+    const auto took = std::chrono::steady_clock::now() - start;
+    CHECK(took < 3s);   // the server closed it, not our 5 s receive timeout
+    CHECK(send(srv.port(), http::verb::get, "/healthz").status == 200);
+}
+
+TEST_CASE("SIGTERM: idle keep-alive connections are closed, the process exits 0")
+{
+    temp_dir dir;
+    const auto db = dir.path / "term.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log);
+
+    // An idle keep-alive connection must not keep the server alive.
+    net::io_context ioc;
+    tcp::socket idle(ioc);
+    idle.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), srv.port()));
+    CHECK(send(srv.port(), http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
+               "application/json", token)
+              .status == 201);
+    srv.proc().signal(SIGTERM);
+    CHECK(srv.proc().wait(5s) == 0);
+
+    sqlite_db check(db);
+    CHECK(check.column("PRAGMA integrity_check") == std::vector<std::string>{"ok"});
+    CHECK(check.column("SELECT COUNT(*) FROM runs") == std::vector<std::string>{"1"});
+}
+
+TEST_CASE("SIGKILL in the middle of a stream of uploads leaves no partial run")
+{
+    temp_dir dir;
+    const auto db = dir.path / "kill.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    std::atomic<int> accepted{0};
+    {
+        server_process srv(db, log);
+        const auto port = srv.port();
+        const std::string body = run_body("baseline").dump();
+        std::atomic<bool> done{false};
+        // Two uploaders, so that the kill lands while writes are in flight.
+        std::vector<std::thread> uploaders;
+        for (int t = 0; t < 2; ++t) {
+            uploaders.emplace_back([&] {
+                while (!done) {
+                    try {
+                        if (send(port, http::verb::post, "/api/v1/projects/demo/runs", body, "application/json", token)
+                                .status == 201) {
+                            ++accepted;
+                        }
+                    } catch (const std::exception&) {
+                        // Connection refused or reset once the server is gone.
+                    }
+                }
+            });
+        }
+        while (accepted < 10) std::this_thread::sleep_for(5ms);
+        srv.proc().signal(SIGKILL);
+        CHECK(srv.proc().wait(5s) == 128 + SIGKILL);
+        done = true;
+        for (auto& t : uploaders) t.join();
+    }
+
+    {
+        sqlite_db check(db);
+        CHECK(check.column("PRAGMA integrity_check") == std::vector<std::string>{"ok"});
+        const auto runs = std::stoi(check.column("SELECT COUNT(*) FROM runs").at(0));
+        CHECK(runs >= accepted.load());
+        // Every stored run is whole: all its samples and summaries, none partial.
+        CHECK(check.column("SELECT COUNT(DISTINCT n) FROM (SELECT COUNT(*) AS n FROM samples GROUP BY run_id)") ==
+              std::vector<std::string>{"1"});
+        CHECK(check.column("SELECT COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM samples s WHERE s.run_id = r.id)") ==
+              std::vector<std::string>{"0"});
+        CHECK(check.column("SELECT COUNT(DISTINCT n) FROM (SELECT COUNT(*) AS n FROM summaries GROUP BY run_id)") ==
+              std::vector<std::string>{"1"});
+    }
+
+    // Restarted on the same file, it serves and stores again.
+    server_process again(db, log);
+    const auto before = count_runs(again.port(), token);
+    CHECK(send(again.port(), http::verb::post, "/api/v1/projects/demo/runs", run_body("candidate").dump(),
+               "application/json", token)
+              .status == 201);
+    CHECK(count_runs(again.port(), token) == before + 1);
+}
