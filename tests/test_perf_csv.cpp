@@ -603,3 +603,32 @@ TEST_CASE("read_perf_stat: unreadable files are ingest.unreadable")
         }
     }
 }
+
+TEST_CASE("hand-written seeds of the fuzz corpus parse as intended")
+{
+    const auto corpus = std::filesystem::path(PERFGATE_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
+    SUBCASE("JSON interval per-CPU objects")
+    {
+        auto c = read_perf_stat(corpus / "hand-json-interval-per-cpu.json");
+        CHECK(c.runs.size() == 1);
+        CHECK(names(c) == std::vector<std::string>{"task-clock"});
+        CHECK(at(c, "task-clock").value == 1.0);   // CPU1 <not counted> adds nothing
+        CHECK(c.warnings.empty());
+    }
+    SUBCASE("per-CPU -r aggregates of a raw PMU event")
+    {
+        auto c = read_perf_stat(corpus / "hand-per-cpu-repeat-raw-event.csv");
+        CHECK(c.summary_only);
+        CHECK(at(c, "cycles").value == 700.0);
+        CHECK(at(c, "cycles").pcnt_running == 60.0);
+        CHECK(at(c, "cpu/event=0x3c,umask=0x00/").value == 2468.0);
+    }
+    SUBCASE("decimal commas, CRLF and a cgroup column")
+    {
+        auto c = read_perf_stat(corpus / "hand-decimal-comma-crlf-cgroup.csv");
+        CHECK(names(c) == std::vector<std::string>{"task-clock", "page-faults"});
+        CHECK(at(c, "task-clock").value == doctest::Approx(0.50));
+        CHECK(at(c, "page-faults").value == 48.0);
+        CHECK(at(c, "page-faults").pcnt_running == 100.0);
+    }
+}
