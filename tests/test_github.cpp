@@ -1,0 +1,676 @@
+#include "runner/github.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "fake_github.hpp"
+#include "runner/cli.hpp"
+#include "runner/commands.hpp"
+#include "stats/error.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using perfgate::test::fake_github;
+using namespace perfgate::runner;
+namespace gate = perfgate::gate;
+
+namespace {
+
+constexpr const char* head_sha = "0123456789abcdef0123456789abcdef01234567";
+constexpr const char* merge_sha = "fedcba9876543210fedcba9876543210fedcba98";
+constexpr std::int64_t pr = 7;
+
+std::string slurp(const fs::path& p)
+{
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::size_t utf8_chars(const std::string& s)
+{
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// The whole Actions environment of one job, pointing at a fake GitHub, in a
+// temp directory; restored on destruction.
+class actions_env {
+public:
+    explicit actions_env(const std::string& api_url, const std::string& token = "ghs_faketoken")
+    {
+        dir_ = fs::temp_directory_path() / ("perfgate-gh-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+        fs::create_directories(dir_);
+        write_event(json{{"action", "synchronize"},
+                         {"number", pr},
+                         {"pull_request", {{"number", pr}, {"head", {{"sha", head_sha}}}}}});
+        set("GITHUB_API_URL", api_url);
+        set("GITHUB_SERVER_URL", "https://github.example");
+        set("GITHUB_REPOSITORY", "octo/widgets");
+        set("GITHUB_EVENT_NAME", "pull_request");
+        set("GITHUB_EVENT_PATH", event().string());
+        set("GITHUB_TOKEN", token);
+        set("GITHUB_SHA", merge_sha);
+        set("GITHUB_RUN_ID", "4242");
+        set("GITHUB_STEP_SUMMARY", summary().string());
+        set("GITHUB_OUTPUT", output().string());
+    }
+    ~actions_env()
+    {
+        for (auto& [name, old] : saved_) {
+            if (old) ::setenv(name.c_str(), old->c_str(), 1);
+            else ::unsetenv(name.c_str());
+        }
+        fs::remove_all(dir_);
+    }
+    actions_env(const actions_env&) = delete;
+    actions_env& operator=(const actions_env&) = delete;
+
+    void set(const std::string& name, const std::string& value)
+    {
+        remember(name);
+        ::setenv(name.c_str(), value.c_str(), 1);
+    }
+    void unset(const std::string& name)
+    {
+        remember(name);
+        ::unsetenv(name.c_str());
+    }
+    void write_event(const json& j) const { std::ofstream(event()) << j.dump(); }
+    fs::path dir() const { return dir_; }
+    fs::path event() const { return dir_ / "event.json"; }
+    fs::path summary() const { return dir_ / "summary.md"; }
+    fs::path output() const { return dir_ / "output.txt"; }
+
+private:
+    void remember(const std::string& name)
+    {
+        if (saved_.count(name)) return;
+        const char* v = std::getenv(name.c_str());
+        saved_[name] = v ? std::optional<std::string>(v) : std::nullopt;
+    }
+    static inline int counter_ = 0;
+    fs::path dir_;
+    std::map<std::string, std::optional<std::string>> saved_;
+};
+
+gate::counter_report counter(std::string name, gate::status s, double delta)
+{
+    gate::counter_report c;
+    c.name = std::move(name);
+    c.unit = "msec";
+    c.gated = true;
+    c.state = s;
+    c.test = gate::method::exact;
+    c.baseline = {10, 100.0, 100.0, 1.0, 0.01, 99.0, 101.0};
+    c.candidate = {10, 100.0 + delta, 100.0 + delta, 1.0, 0.01, 99.0 + delta, 101.0 + delta};
+    c.delta_pct = delta;
+    c.shift = delta;
+    c.shift_pct = delta;
+    c.shift_ci = std::make_pair(delta - 0.5, delta + 0.5);
+    c.u = 0;
+    c.p_value = 1e-4;
+    c.p_adjusted = 2e-4;
+    c.mde_pct = 1.0;
+    return c;
+}
+
+// extra_counters more counters (gated or not) make the report as long as needed.
+gate::report failing_report(std::size_t extra_counters = 0, bool extra_gated = false)
+{
+    gate::report r;
+    r.result = gate::verdict::fail;
+    r.warnings = {"cpu frequency scaling is on"};
+    gate::benchmark_report b;
+    b.name = "default";
+    b.result = gate::verdict::fail;
+    b.counters.push_back(counter("task-clock", gate::status::regression, 5.0));
+    b.counters.push_back(counter("page-faults", gate::status::unchanged, 0.0));
+    for (std::size_t i = 0; i < extra_counters; ++i) {
+        b.counters.push_back(counter("a-rather-long-counter-name-number-" + std::to_string(i), gate::status::unchanged, 0.1));
+        b.counters.back().gated = extra_gated;
+    }
+    r.benchmarks.push_back(b);
+    return r;
+}
+
+gate::report passing_report()
+{
+    gate::report r;
+    r.result = gate::verdict::pass;
+    gate::benchmark_report b;
+    b.name = "default";
+    b.counters.push_back(counter("task-clock", gate::status::unchanged, 0.1));
+    r.benchmarks.push_back(b);
+    return r;
+}
+
+// Options with no real sleeping: waits are recorded instead.
+github_options test_options(std::vector<std::chrono::milliseconds>* waits = nullptr)
+{
+    github_options o;
+    o.report_path = "perfgate-report.json";
+    o.retry.backoff = std::chrono::milliseconds(10);
+    o.retry.max_wait = std::chrono::milliseconds(60000);
+    o.retry.timeout = std::chrono::milliseconds(5000);
+    o.retry.sleep = [waits](std::chrono::milliseconds d) {
+        if (waits) waits->push_back(d);
+    };
+    return o;
+}
+
+std::vector<perfgate::test::recorded_request> with_method(const fake_github& gh, const std::string& method)
+{
+    std::vector<perfgate::test::recorded_request> out;
+    for (auto& r : gh.requests()) {
+        if (r.method == method) out.push_back(r);
+    }
+    return out;
+}
+
+unsigned short closed_port()
+{
+    boost::asio::io_context ioc;
+    boost::asio::ip::tcp::acceptor a(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    return a.local_endpoint().port();
+}
+
+} // namespace
+
+TEST_CASE("sticky comment: created once, then updated in place")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    const auto marker = comment_marker("perfgate");
+
+    auto first = publish_to_github(failing_report(), exit_regression, test_options(), log);
+    CHECK(first.warnings.empty());
+    CHECK(first.comment_posted);
+    CHECK(first.status_posted);
+    REQUIRE(gh.comments(pr).size() == 1);
+    const auto id = gh.comments(pr)[0].id;
+    CHECK(first.comment_id == id);
+    CHECK(gh.comments(pr)[0].body.starts_with(marker));
+    CHECK(gh.comments(pr)[0].body.find("task-clock") != std::string::npos);
+    CHECK(gh.comments(pr)[0].body.find("https://github.example/octo/widgets/actions/runs/4242") != std::string::npos);
+
+    SUBCASE("every API call carries GitHub's required headers")
+    {
+        auto reqs = gh.requests();
+        REQUIRE(reqs.size() == 3);   // list, create, status
+        for (const auto& r : reqs) {
+            CAPTURE(r.target);
+            CHECK(r.headers.at("authorization") == "Bearer ghs_faketoken");
+            CHECK(r.headers.at("accept") == "application/vnd.github+json");
+            CHECK(r.headers.at("x-github-api-version") == "2022-11-28");
+            CHECK(r.headers.at("user-agent").starts_with("perfgate/"));
+        }
+        CHECK(reqs[0].method == "GET");
+        CHECK(reqs[0].target == "/repos/octo/widgets/issues/7/comments?per_page=100");
+        CHECK(reqs[1].method == "POST");
+        CHECK(reqs[1].path == "/repos/octo/widgets/issues/7/comments");
+        CHECK(reqs[1].headers.at("content-type") == "application/json");
+        auto body = json::parse(reqs[1].body);
+        CHECK(body.size() == 1);
+        CHECK(body["body"].is_string());
+    }
+    SUBCASE("the commit status goes on the PR head, not the merge commit")
+    {
+        auto st = gh.statuses();
+        REQUIRE(st.size() == 1);
+        CHECK(st[0].first == head_sha);
+        auto s = json::parse(st[0].second);
+        CHECK(s["state"] == "failure");
+        CHECK(s["context"] == "perfgate");
+        CHECK(s["target_url"] == "https://github.example/octo/widgets/actions/runs/4242");
+        CHECK(s["description"] == "fail: 1 regressed, 0 improved, 1 unchanged, 0 inconclusive");
+        CHECK(utf8_chars(s["description"].get<std::string>()) <= 140);
+    }
+    SUBCASE("the second run edits the same comment")
+    {
+        gh.clear_requests();
+        auto second = publish_to_github(passing_report(), exit_pass, test_options(), log);
+        CHECK(second.comment_posted);
+        REQUIRE(gh.comments(pr).size() == 1);
+        CHECK(gh.comments(pr)[0].id == id);
+        CHECK(gh.comments(pr)[0].body.find("pass") != std::string::npos);
+        auto patches = with_method(gh, "PATCH");
+        REQUIRE(patches.size() == 1);
+        CHECK(patches[0].path == "/repos/octo/widgets/issues/comments/" + std::to_string(id));
+        CHECK(with_method(gh, "POST").size() == 1);   // only the status
+        CHECK(json::parse(gh.statuses().back().second)["state"] == "success");
+    }
+    SUBCASE("another context keeps its own comment")
+    {
+        auto opt = test_options();
+        opt.context = "perfgate/parser";
+        publish_to_github(failing_report(), exit_regression, opt, log);
+        REQUIRE(gh.comments(pr).size() == 2);
+        CHECK(gh.comments(pr)[1].body.starts_with(comment_marker("perfgate/parser")));
+        CHECK(json::parse(gh.statuses().back().second)["context"] == "perfgate/parser");
+    }
+}
+
+TEST_CASE("comments by other users with the marker are left alone")
+{
+    const auto marker = comment_marker("perfgate");
+
+    SUBCASE("GITHUB_TOKEN (a bot): a human's comment quoting the marker is not ours")
+    {
+        fake_github gh;
+        actions_env env(gh.url());
+        const auto theirs = gh.add_comment(pr, "mallory", "User", marker + "\nlooks like perfgate");
+        std::ostringstream log;
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.comment_posted);
+        auto cs = gh.comments(pr);
+        REQUIRE(cs.size() == 2);
+        CHECK(cs[0].id == theirs);
+        CHECK(cs[0].body == marker + "\nlooks like perfgate");
+        CHECK(cs[1].login == "github-actions[bot]");
+        CHECK(with_method(gh, "PATCH").empty());
+    }
+    SUBCASE("a personal token: only that user's comments match (GET /user)")
+    {
+        fake_github gh("ghp_personal", "alice", "User");
+        actions_env env(gh.url(), "ghp_personal");
+        gh.add_comment(pr, "bob", "User", marker + "\nbob's copy");
+        const auto mine = gh.add_comment(pr, "alice", "User", marker + "\nold report");
+        std::ostringstream log;
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.warnings.empty());
+        auto cs = gh.comments(pr);
+        REQUIRE(cs.size() == 2);
+        CHECK(cs[0].body == marker + "\nbob's copy");
+        CHECK(cs[1].id == mine);
+        CHECK(cs[1].body.find("task-clock") != std::string::npos);
+        CHECK(gh.requests()[0].path == "/user");
+    }
+}
+
+TEST_CASE("pagination: the marker is found on page 2 through the Link header")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    for (int i = 0; i < 130; ++i) gh.add_comment(pr, "user" + std::to_string(i), "User", "comment " + std::to_string(i));
+    const auto ours = gh.add_comment(pr, "github-actions[bot]", "Bot", comment_marker("perfgate") + "\nold");
+    std::ostringstream log;
+    auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+    CHECK(res.comment_posted);
+    CHECK(res.comment_id == ours);
+    CHECK(gh.comments(pr).size() == 131);
+    auto gets = with_method(gh, "GET");
+    REQUIRE(gets.size() == 2);
+    CHECK(gets[0].target == "/repos/octo/widgets/issues/7/comments?per_page=100");
+    // The next page is the URL GitHub gave, verbatim.
+    CHECK(gets[1].target == "/repositories/4242/issues/7/comments?per_page=100&page=2");
+    CHECK(with_method(gh, "PATCH").size() == 1);
+}
+
+TEST_CASE("a report over GitHub's limit is truncated, keeping the marker")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    SUBCASE("details are cut, the summary table stays")
+    {
+        const auto big = failing_report(2000);   // ~400 KB of details when whole
+        auto res = publish_to_github(big, exit_regression, test_options(), log);
+        CHECK(res.warnings.empty());
+        CHECK(res.comment_posted);
+        REQUIRE(gh.comments(pr).size() == 1);
+        const std::string body = gh.comments(pr)[0].body;
+        CHECK(utf8_chars(body) <= 65536);
+        CHECK(body.size() > 30000);   // truncated, not dropped
+        CHECK(body.starts_with(comment_marker("perfgate")));
+        CHECK(body.find("task-clock") != std::string::npos);
+        CHECK(body.find("truncated") != std::string::npos);
+        // The job summary has room for more (1 MiB).
+        CHECK(slurp(env.summary()).size() > body.size());
+    }
+    SUBCASE("even the gated table is too long: the marker and verdict stay")
+    {
+        const auto big = failing_report(2000, true);
+        auto res = publish_to_github(big, exit_regression, test_options(), log);
+        CHECK(res.comment_posted);
+        REQUIRE(gh.comments(pr).size() == 1);
+        const std::string body = gh.comments(pr)[0].body;
+        CHECK(utf8_chars(body) <= 65536);
+        CHECK(body.starts_with(comment_marker("perfgate")));
+        CHECK(body.find("fail") != std::string::npos);
+    }
+}
+
+TEST_CASE("posting the same truncated report twice still updates one comment")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    const auto big = failing_report(2000);
+    publish_to_github(big, exit_regression, test_options(), log);
+    auto res = publish_to_github(big, exit_regression, test_options(), log);
+    CHECK(res.warnings.empty());
+    CHECK(res.comment_posted);
+    REQUIRE(gh.comments(pr).size() == 1);
+    CHECK(with_method(gh, "PATCH").size() == 1);   // the marker survived truncation
+}
+
+TEST_CASE("permissions, rate limits, server errors and outages become warnings")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    std::vector<std::chrono::milliseconds> waits;
+
+    SUBCASE("403 Resource not accessible by integration names the missing permission")
+    {
+        gh.deny_pull_requests(true);
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(res.status_posted);
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].starts_with("could not post the PR comment: POST "));
+        CHECK(res.warnings[0].find("Resource not accessible by integration") != std::string::npos);
+        CHECK(res.warnings[0].find("`pull-requests: write`") != std::string::npos);
+        CHECK(res.warnings[0].find("workflow_run") != std::string::npos);
+        CHECK(log.str().find("::warning title=perfgate::could not post the PR comment") != std::string::npos);
+    }
+    SUBCASE("statuses: write missing")
+    {
+        gh.deny_statuses(true);
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.comment_posted);
+        CHECK_FALSE(res.status_posted);
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].find("`statuses: write`") != std::string::npos);
+    }
+    SUBCASE("429 with retry-after is waited out and retried")
+    {
+        gh.add_fault({"GET", "/comments", 429, {{"retry-after", "2"}}, R"({"message":"secondary rate limit"})", 1});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
+        CHECK(res.warnings.empty());
+        CHECK(res.comment_posted);
+        REQUIRE(waits.size() == 1);
+        CHECK(waits[0] == std::chrono::seconds(2));
+        CHECK(with_method(gh, "GET").size() == 2);
+    }
+    SUBCASE("403 with an exhausted primary limit waits until x-ratelimit-reset")
+    {
+        auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+        gh.add_fault({"POST", "/statuses/", 403,
+                      {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", std::to_string(now + 5)}},
+                      R"({"message":"API rate limit exceeded"})", 1});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
+        CHECK(res.status_posted);
+        REQUIRE(waits.size() == 1);
+        CHECK(waits[0] >= std::chrono::seconds(4));
+        CHECK(waits[0] <= std::chrono::seconds(7));
+    }
+    SUBCASE("a wait beyond the cap gives up at once with a warning")
+    {
+        gh.add_fault({"GET", "/comments", 429, {{"retry-after", "3600"}}, R"({"message":"slow down"})", 1});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
+        CHECK(waits.empty());
+        CHECK_FALSE(res.comment_posted);
+        CHECK(res.status_posted);
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].find("rate limited (HTTP 429); GitHub asks to wait 3600 s, more than the 60 s") !=
+              std::string::npos);
+    }
+    SUBCASE("5xx is retried with exponential backoff")
+    {
+        gh.add_fault({"POST", "/statuses/", 502, {}, R"({"message":"Bad Gateway"})", 2});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
+        CHECK(res.status_posted);
+        CHECK(waits == std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(10), std::chrono::milliseconds(20)});
+    }
+    SUBCASE("5xx that persists ends in a warning after max_attempts")
+    {
+        gh.add_fault({"POST", "/statuses/", 503, {}, R"({"message":"Service Unavailable"})", 10});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
+        CHECK_FALSE(res.status_posted);
+        CHECK(waits.size() == 3);
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].find("HTTP 503 after 4 attempts: Service Unavailable") != std::string::npos);
+    }
+}
+
+TEST_CASE("GitHub unreachable: the verdict, summary and outputs are not lost")
+{
+    actions_env env("http://127.0.0.1:" + std::to_string(closed_port()));
+    std::ostringstream log;
+    std::vector<std::chrono::milliseconds> waits;
+    github_result res;
+    CHECK_NOTHROW(res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log));
+    CHECK_FALSE(res.comment_posted);
+    CHECK_FALSE(res.status_posted);
+    REQUIRE(res.warnings.size() == 2);
+    CHECK(res.warnings[0].starts_with("could not post the PR comment: GET http://127.0.0.1:"));
+    CHECK(res.warnings[0].find("connect failed") != std::string::npos);
+    CHECK(res.warnings[0].find("(after 4 attempts)") != std::string::npos);
+    CHECK(res.warnings[1].starts_with("could not post the commit status"));
+    CHECK(waits.size() == 6);   // 3 backoffs per call
+
+    const auto summary = slurp(env.summary());
+    CHECK(summary.find("fail") != std::string::npos);
+    CHECK(summary.find("task-clock") != std::string::npos);
+    CHECK(summary.find("<!--") == std::string::npos);   // no marker in the summary
+    const auto out = slurp(env.output());
+    CHECK(out.find("verdict<<ghadelimiter_") == 0);
+    CHECK(out.find("\nfail\nghadelimiter_") != std::string::npos);
+    CHECK(out.find("report-path<<") != std::string::npos);
+    CHECK(out.find("\nperfgate-report.json\n") != std::string::npos);
+    CHECK(out.find("comparison-url<<") != std::string::npos);
+}
+
+TEST_CASE("annotations, outputs and escaping")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    auto r = failing_report();
+    for (int i = 0; i < 12; ++i) r.warnings.push_back("warning " + std::to_string(i) + "\nsecond line 100%");
+    auto opt = test_options();
+    opt.comparison_url = "https://perfgate.example/c/9";
+    publish_to_github(r, exit_regression, opt, log);
+    const auto text = log.str();
+    CHECK(text.find("::error title=perfgate%3A default regressed::default/task-clock: median +5.00%25 (threshold "
+                    "2%25), p_adj 0.0002\n") != std::string::npos);
+    CHECK(text.find("::warning title=perfgate::cpu frequency scaling is on\n") != std::string::npos);
+    CHECK(text.find("::warning title=perfgate::warning 0%0Asecond line 100%25\n") != std::string::npos);
+    CHECK(text.find("warning 9%0A") == std::string::npos);   // 10 shown: the first plus 0..8
+    CHECK(text.find("... and 3 more warnings") != std::string::npos);
+    CHECK(json::parse(gh.statuses().back().second)["target_url"] == "https://perfgate.example/c/9");
+    const auto out = slurp(env.output());
+    CHECK(out.find("\nhttps://perfgate.example/c/9\n") != std::string::npos);
+
+    CHECK(escape_command_data("a%b\r\nc:d,e") == "a%25b%0D%0Ac:d,e");
+    CHECK(escape_command_property("a%b\r\nc:d,e") == "a%25b%0D%0Ac%3Ad%2Ce");
+    CHECK(status_state(exit_pass) == "success");
+    CHECK(status_state(exit_regression) == "failure");
+    CHECK(status_state(exit_inconclusive) == "failure");
+    CHECK(status_state(exit_measurement) == "error");
+    CHECK(comment_marker("a--b>") == "<!-- perfgate-comment: a-b_ -->");
+}
+
+TEST_CASE("comment modes")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    auto opt = test_options();
+
+    SUBCASE("never: no comment traffic, the status still goes out")
+    {
+        opt.comment = "never";
+        auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(res.status_posted);
+        CHECK(gh.requests().size() == 1);
+    }
+    SUBCASE("on-regression: a pass posts nothing new, but refreshes an existing comment")
+    {
+        opt.comment = "on-regression";
+        auto res = publish_to_github(passing_report(), exit_pass, opt, log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(gh.comments(pr).empty());
+        publish_to_github(failing_report(), exit_regression, opt, log);
+        REQUIRE(gh.comments(pr).size() == 1);
+        res = publish_to_github(passing_report(), exit_pass, opt, log);
+        CHECK(res.comment_posted);
+        REQUIRE(gh.comments(pr).size() == 1);
+        CHECK(gh.comments(pr)[0].body.find("pass") != std::string::npos);
+    }
+    SUBCASE("on-change: unchanged posts nothing")
+    {
+        opt.comment = "on-change";
+        auto res = publish_to_github(passing_report(), exit_pass, opt, log);
+        CHECK_FALSE(res.comment_posted);
+        res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK(res.comment_posted);
+    }
+    SUBCASE("an unknown mode is a usage error")
+    {
+        opt.comment = "sometimes";
+        CHECK_THROWS_WITH_AS(publish_to_github(passing_report(), exit_pass, opt, log),
+                             "--comment: expected always, on-change, on-regression or never, got 'sometimes'",
+                             perfgate::error);
+    }
+}
+
+TEST_CASE("events and the environment")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+
+    SUBCASE("read_event for pull_request, workflow_run and push")
+    {
+        auto t = read_event(env.event().string(), merge_sha);
+        CHECK(t.pr_number == pr);
+        CHECK(t.head_sha == head_sha);
+        env.write_event({{"workflow_run", {{"head_sha", "abc1234"}, {"pull_requests", json::array({{{"number", 3}}})}}}});
+        t = read_event(env.event().string(), merge_sha);
+        CHECK(t.pr_number == 3);
+        CHECK(t.head_sha == "abc1234");
+        env.write_event({{"after", "0000000000000000000000000000000000000000"}});
+        t = read_event(env.event().string(), merge_sha);
+        CHECK_FALSE(t.pr_number.has_value());
+        CHECK(t.head_sha == merge_sha);
+    }
+    SUBCASE("bad event files are input.github_event naming the file")
+    {
+        std::ofstream(env.event()) << "not json";
+        CHECK_THROWS_WITH_AS(read_event(env.event().string(), ""),
+                             (env.event().string() + ": the event payload is not a JSON object").c_str(),
+                             perfgate::error);
+        try {
+            read_event((env.dir() / "missing.json").string(), "");
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.github_event");
+        }
+    }
+    SUBCASE("a push event posts the status on the pushed commit and no comment")
+    {
+        env.write_event({{"after", head_sha}});
+        std::ostringstream log;
+        auto res = publish_to_github(passing_report(), exit_pass, test_options(), log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(res.status_posted);
+        CHECK(gh.statuses().at(0).first == head_sha);
+        CHECK(log.str().find("no pull request in this event") != std::string::npos);
+    }
+    SUBCASE("missing environment: a warning in run --github, an error for perfgate github")
+    {
+        env.unset("GITHUB_TOKEN");
+        std::ostringstream log;
+        auto res = publish_to_github(passing_report(), exit_pass, test_options(), log);
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].starts_with("GITHUB_TOKEN not set"));
+        CHECK(gh.requests().empty());
+        CHECK(slurp(env.output()).find("\npass\n") != std::string::npos);   // outputs still written
+
+        auto opt = test_options();
+        opt.require_environment = true;
+        try {
+            publish_to_github(passing_report(), exit_pass, opt, log);
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.github_env");
+            CHECK(std::string(e.what()).starts_with("GITHUB_TOKEN not set"));
+        }
+    }
+}
+
+TEST_CASE("perfgate github posts a report file")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    const auto report_file = (env.dir() / "report.json").string();
+    std::ofstream(report_file) << gate::to_json(failing_report()).dump();
+
+    SUBCASE("exit code follows the verdict")
+    {
+        CHECK(cmd_github({"--report", report_file}) == exit_regression);
+        CHECK(gh.comments(pr).size() == 1);
+        CHECK(gh.statuses().size() == 1);
+        CHECK(cmd_github({"--report", report_file, "--no-fail-on-regression"}) == exit_pass);
+        CHECK(gh.comments(pr).size() == 1);   // sticky
+        CHECK(json::parse(gh.statuses().back().second)["state"] == "success");
+    }
+    SUBCASE("the fork split: --event and --expect-head-sha")
+    {
+        const auto artifact_event = (env.dir() / "pr-event.json").string();
+        std::ofstream(artifact_event) << json{{"pull_request", {{"number", 12}, {"head", {{"sha", "feedface"}}}}}}.dump();
+        env.write_event({{"workflow_run", {{"head_sha", "feedface"}, {"pull_requests", json::array()}}}});
+        CHECK(cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", "feedface"}) ==
+              exit_regression);
+        CHECK(gh.comments(12).size() == 1);
+        try {
+            cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", "deadbeef"});
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.head_sha_mismatch");
+            CHECK(std::string(e.what()).find("'feedface' is not the expected 'deadbeef'") != std::string::npos);
+            CHECK(exit_code_for(e.id()) == exit_usage);
+        }
+        CHECK(gh.comments(12).size() == 1);
+    }
+    SUBCASE("input errors")
+    {
+        CHECK_THROWS_WITH_AS(cmd_github({}), "perfgate github: --report FILE is required", perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--comment", "loud"}),
+                             "--comment: expected always, on-change, on-regression or never, got 'loud'",
+                             perfgate::error);
+        std::ofstream(env.dir() / "bad.json") << "{";
+        try {
+            cmd_github({"--report", (env.dir() / "bad.json").string()});
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.bad_report");
+            CHECK(std::string(e.what()).find("bad.json") != std::string::npos);
+        }
+        env.unset("GITHUB_REPOSITORY");
+        try {
+            cmd_github({"--report", report_file});
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.github_env");
+            CHECK(std::string(e.what()).find("GITHUB_REPOSITORY") != std::string::npos);
+            CHECK(exit_code_for(e.id()) == exit_usage);
+        }
+        CHECK(gh.requests().empty());
+    }
+}
