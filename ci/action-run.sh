@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The "Measure, gate and publish" step of ci/action.yml. Inputs arrive as
+# IN_* environment variables (never interpolated into the script).
+set -uo pipefail
+
+context="perfgate"
+if [ -n "${IN_PROJECT:-}" ]; then context="perfgate/$IN_PROJECT"; fi
+
+common=()
+[ "${IN_FAIL_ON_INCONCLUSIVE:-false}" = "true" ] && common+=(--fail-on-inconclusive)
+
+if [ -n "${IN_REPORT:-}" ]; then
+  # Publish-only (the workflow_run half of the fork split).
+  report="$IN_REPORT"
+  code=0
+else
+  report="$RUNNER_TEMP/perfgate-report.json"
+  args=(run --format json --output "$report" -r "${IN_REPETITIONS:-10}" --backend "${IN_BACKEND:-perf}")
+  if [ -n "${IN_CONFIG:-}" ]; then
+    args+=(--config "$IN_CONFIG")
+  elif [ -n "${IN_BASELINE:-}" ] && [ -n "${IN_CANDIDATE:-}" ]; then
+    args+=(--name "${IN_NAME:-default}" --baseline "$IN_BASELINE" --candidate "$IN_CANDIDATE")
+  else
+    echo "::error title=perfgate::set either the config input or both baseline and candidate"
+    exit 2
+  fi
+  [ -n "${IN_EVENTS:-}" ] && args+=(-e "$IN_EVENTS")
+  [ -n "${IN_CPUS:-}" ] && args+=(--cpus "$IN_CPUS")
+  [ -n "${IN_POLICY:-}" ] && args+=(--policy "$IN_POLICY")
+  if [ -n "${IN_SERVER_URL:-}" ]; then
+    # The token travels in PERFGATE_TOKEN, not on the command line.
+    args+=(--server "$IN_SERVER_URL" --project "${IN_PROJECT:-default}")
+  fi
+  "$PERFGATE" "${args[@]}" "${common[@]}" > /dev/null
+  code=$?
+  if [ ! -s "$report" ]; then
+    echo "::error title=perfgate::no report was produced (perfgate run exit $code)"
+    exit "$code"
+  fi
+fi
+
+comparison_url=""
+if [ -n "${IN_SERVER_URL:-}" ]; then
+  id=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get("comparison_id"); print("" if v is None else v)' "$report")
+  if [ -n "$id" ]; then
+    comparison_url="${IN_SERVER_URL%/}/api/v1/projects/${IN_PROJECT:-default}/comparisons/$id?format=markdown"
+  fi
+fi
+
+if [ "${IN_PUBLISH:-true}" = "true" ]; then
+  gh_args=(github --report "$report" --comment "${IN_COMMENT:-always}" --context "$context")
+  [ -n "$comparison_url" ] && gh_args+=(--comparison-url "$comparison_url")
+  [ "${IN_FAIL_ON_REGRESSION:-true}" = "true" ] || gh_args+=(--no-fail-on-regression)
+  [ -n "${IN_EVENT:-}" ] && gh_args+=(--event "$IN_EVENT")
+  [ -n "${IN_EXPECT_HEAD_SHA:-}" ] && gh_args+=(--expect-head-sha "$IN_EXPECT_HEAD_SHA")
+  "$PERFGATE" "${gh_args[@]}" "${common[@]}"
+  publish_code=$?
+  # A measurement failure (4) outranks the verdict; otherwise the verdict decides.
+  if [ "$code" -ne 4 ] && [ "$code" -ne 2 ]; then code=$publish_code; fi
+else
+  verdict=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"])' "$report")
+  {
+    echo "verdict=$verdict"
+    echo "report-path=$report"
+    echo "comparison-url=$comparison_url"
+  } >> "$GITHUB_OUTPUT"
+  if [ "$code" -eq 1 ] && [ "${IN_FAIL_ON_REGRESSION:-true}" != "true" ]; then code=0; fi
+fi
+exit "$code"
