@@ -292,6 +292,14 @@ command_result run_command(const std::vector<std::string>& argv)
         result.output.append(buf, static_cast<std::size_t>(n));
     }
     result.status = child.wait();
+    // Where posix_spawn falls back to fork + exec (older libcs, valgrind), a
+    // failed exec shows up as the shell's "command not found" status instead.
+    // perf itself never exits 127 (it uses 255 for an unrunnable workload).
+    if (result.status == 127) {
+        auto detail = trim(result.output);
+        throw error("env.perf_unavailable", fmt::format("cannot execute '{}' (exit status 127{}{})", argv[0],
+                                                        detail.empty() ? "" : ": ", detail.substr(0, detail.find('\n'))));
+    }
     return result;
 }
 
