@@ -149,7 +149,7 @@ public:
                           : opt_.events;
             groups_ = {events_};
         } else if (opt_.which == backend::callgrind) {
-            if (!find_executable(opt_.valgrind, path_env())) {
+            if (!executable(opt_.valgrind)) {
                 throw error("measure.valgrind_unavailable",
                             fmt::format("--backend callgrind needs valgrind, and '{}' is not in PATH: install it "
                                         "(apt-get install valgrind) or use --backend perf|rusage",
@@ -235,9 +235,15 @@ private:
         return p ? p : "/usr/local/bin:/usr/bin:/bin";
     }
 
+    static bool executable(const std::string& name)
+    {
+        auto p = find_executable(name, path_env());
+        return p && ::access(p->c_str(), X_OK) == 0;
+    }
+
     void resolve_perf()
     {
-        if (!find_executable(opt_.perf, path_env())) {
+        if (!executable(opt_.perf)) {
             throw error("measure.perf_unavailable",
                         fmt::format("perf ('{}') is not installed or not in PATH. Install it (Debian: apt-get install "
                                     "linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r)), or measure "
@@ -278,7 +284,7 @@ private:
     {
         if (st.timed_out) {
             throw error("measure.timeout",
-                        fmt::format("{}: '{}' did not finish within --timeout {} s and was killed{}", at.text(),
+                        fmt::format("{}: '{}' did not finish within --timeout {:g} s and was killed{}", at.text(),
                                     cmd.text, proc.timeout ? proc.timeout->count() / 1000.0 : 0.0,
                                     stderr_excerpt(proc.stderr_tail)));
         }

@@ -1,0 +1,749 @@
+// Tests of the measurement engine of `perfgate run`: processes, schedules,
+// config and command parsing, git info, and end-to-end runs of the real
+// perfgate binary under real perf stat on software events (this machine and
+// hosted CI runners have no PMU), callgrind and rusage.
+#include "runner/measure.hpp"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "gate/perf_csv.hpp"
+#include "runner/config.hpp"
+#include "runner/git_info.hpp"
+#include "runner/process.hpp"
+#include "schema/store.hpp"
+#include "stats/error.hpp"
+
+using namespace perfgate;
+using namespace perfgate::runner;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string perfgate_exe = PERFGATE_BINARY_DIR "/runner/perfgate";
+const std::string exec_helper = PERFGATE_BINARY_DIR "/runner/perfgate-exec";
+
+// A shell loop of n iterations: a few ms of CPU per thousand iterations.
+std::string loop(int n)
+{
+    return "sh -c 'i=0; while [ $i -lt " + std::to_string(n) + " ]; do i=$((i+1)); done'";
+}
+
+std::string joined(const std::vector<std::string>& lines)
+{
+    std::string out;
+    for (auto& l : lines) out += l + "\n";
+    return out;
+}
+
+struct cli_result {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs the perfgate binary; stderr's last lines come back in err.
+cli_result run_perfgate(std::vector<std::string> args, const std::filesystem::path& cwd)
+{
+    spawn_options so;
+    so.argv = {perfgate_exe};
+    so.argv.insert(so.argv.end(), args.begin(), args.end());
+    so.cwd = cwd;
+    so.capture_stdout = true;
+    // No GitHub environment leaking in from a CI job running these tests.
+    so.env = {{"GITHUB_ACTIONS", ""}, {"NO_COLOR", "1"}};
+    auto res = run_process(so, 120s);
+    REQUIRE(res.status.exited);
+    return {res.status.code, res.stdout_text, joined(res.stderr_tail)};
+}
+
+std::string slurp(const std::filesystem::path& p)
+{
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Compiles a tiny C program with a loop of n iterations; returns its path.
+std::string compile_loop(const std::filesystem::path& dir, long n)
+{
+    std::ofstream(dir / "p.c") << "int main(void){volatile long s=0; for(long i=0;i<" << n << ";i++) s+=i; return 0;}\n";
+    spawn_options so;
+    so.argv = {"cc", "-O1", "-o", (dir / "p").string(), (dir / "p.c").string()};
+    REQUIRE(run_process(so).status.success());
+    return (dir / "p").string();
+}
+
+measure_options fast_options()
+{
+    measure_options opt;
+    opt.repetitions = 2;
+    opt.warmup = 0;
+    opt.exec_helper = exec_helper;
+    opt.events = {"task-clock", "page-faults", "duration_time"};
+    return opt;
+}
+
+benchmark_spec spec_of(std::string name, const std::string& base, const std::string& cand)
+{
+    benchmark_spec s;
+    s.name = std::move(name);
+    s.baseline = parse_command(base);
+    s.candidate = parse_command(cand);
+    return s;
+}
+
+const store::counter_samples* find_counter(const store::run_record& run, std::string_view name)
+{
+    for (auto& c : run.counters) {
+        if (c.counter == name) return &c;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("make_schedule orders the executions")
+{
+    using S = side;
+    auto sides = [](const std::vector<slot>& sched) {
+        std::string s;
+        for (auto& x : sched) s += x.warmup ? (x.which == S::baseline ? 'a' : 'b') : (x.which == S::baseline ? 'A' : 'B');
+        return s;
+    };
+
+    SUBCASE("alternate is ABBA, warmups first")
+    {
+        auto sched = make_schedule(4, 1, run_order::alternate, 0);
+        CHECK(sides(sched) == "abABBAABBA");
+        CHECK(sched[2] == slot{S::baseline, 1, false});
+        CHECK(sched[4] == slot{S::candidate, 2, false});
+        CHECK(sched[5] == slot{S::baseline, 2, false});
+    }
+    SUBCASE("blocked runs one side after the other")
+    {
+        auto sched = make_schedule(3, 0, run_order::blocked, 0);
+        CHECK(sides(sched) == "AAABBB");
+        CHECK(sched[3] == slot{S::candidate, 1, false});
+    }
+    SUBCASE("random: both sides once per round, reproducible per seed")
+    {
+        auto a = make_schedule(64, 0, run_order::random, 42);
+        CHECK(a == make_schedule(64, 0, run_order::random, 42));
+        CHECK(a != make_schedule(64, 0, run_order::random, 43));
+        int baseline_first = 0;
+        for (std::size_t i = 0; i < a.size(); i += 2) {
+            CHECK(a[i].round == a[i + 1].round);
+            CHECK(a[i].which != a[i + 1].which);
+            baseline_first += a[i].which == S::baseline;
+        }
+        // Not degenerate: 64 fair coin flips are all equal with p = 2^-63.
+        CHECK(baseline_first > 0);
+        CHECK(baseline_first < 64);
+    }
+}
+
+TEST_CASE("parse_command splits or hands the text to the shell")
+{
+    SUBCASE("plain words and quotes are exec'd directly")
+    {
+        auto c = parse_command("./bench --size 'a b' \"c d\" e\\ f");
+        CHECK(c.argv == std::vector<std::string>{"./bench", "--size", "a b", "c d", "e f"});
+        CHECK(c.text == "./bench --size 'a b' \"c d\" e\\ f");
+    }
+    SUBCASE("a quoted script for sh -c is still one argument")
+    {
+        auto c = parse_command("sh -c 'exit 3'");
+        CHECK(c.argv == std::vector<std::string>{"sh", "-c", "exit 3"});
+    }
+    SUBCASE("shell syntax goes through /bin/sh -c")
+    {
+        for (std::string text : {"make && ./a", "./a > out", "./a | wc", "echo $HOME", "FOO=1 ./a", "ls *.c",
+                                 "echo \"$x\""}) {
+            CAPTURE(text);
+            CHECK(parse_command(text).argv == std::vector<std::string>{"/bin/sh", "-c", text});
+        }
+    }
+    SUBCASE("errors name the command")
+    {
+        CHECK_THROWS_WITH_AS(parse_command("echo 'open"), "command 'echo 'open': unterminated single quote",
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS(parse_command("   "), "command '   ': empty command", perfgate::error);
+        try {
+            parse_command("a \"b");
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.bad_command");
+        }
+    }
+}
+
+TEST_CASE("config files")
+{
+    temp_dir dir("pg-test");
+    auto write = [&](const std::string& text) {
+        auto p = dir.path() / "bench.json";
+        std::ofstream(p) << text;
+        return p;
+    };
+
+    SUBCASE("a list of benchmarks with every field")
+    {
+        auto p = write(R"([{"name": "parse", "baseline": "./old in.json", "candidate": ["./new", "in json"],
+                            "cwd": "sub", "env": {"OMP_NUM_THREADS": "1"}, "repetitions": 20, "warmup": 2},
+                           {"name": "b2", "baseline": "true", "candidate": "true"}])");
+        auto specs = load_config(p);
+        REQUIRE(specs.size() == 2);
+        CHECK(specs[0].name == "parse");
+        CHECK(specs[0].baseline.argv == std::vector<std::string>{"./old", "in.json"});
+        CHECK(specs[0].candidate.argv == std::vector<std::string>{"./new", "in json"});
+        CHECK(specs[0].cwd == dir.path() / "sub");
+        CHECK(specs[0].env == std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "1"}});
+        CHECK(specs[0].repetitions == 20);
+        CHECK(specs[0].warmup == 2);
+        CHECK_FALSE(specs[1].repetitions.has_value());
+    }
+    SUBCASE("the {\"benchmarks\": [...]} form")
+    {
+        auto specs = parse_config(nlohmann::json::parse(R"({"benchmarks": [{"name": "x", "baseline": "a",
+                                  "candidate": "b"}]})"), "c.json", ".");
+        CHECK(specs.size() == 1);
+    }
+    SUBCASE("errors name the file and the key")
+    {
+        auto p = write(R"([{"name": "x", "baseline": "a", "candidate": "b", "basline": "c"}])");
+        CHECK_THROWS_WITH_AS(load_config(p), (p.string() + ": benchmarks[0].basline: unknown key").c_str(),
+                             perfgate::error);
+        auto doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a", "candidate": "b"},
+                                              {"name": "x", "baseline": "a", "candidate": "b"}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[1].name: duplicate name 'x'",
+                             perfgate::error);
+        doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a", "candidate": "b", "repetitions": 0}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[0].repetitions: expected an integer >= 1",
+                             perfgate::error);
+        doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a"}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[0].candidate: missing",
+                             perfgate::error);
+        doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "'a", "candidate": "b"}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."),
+                             "c.json: benchmarks[0].baseline: command ''a': unterminated single quote", perfgate::error);
+        try {
+            load_config(write("[{"));
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.bad_config");
+            CHECK(std::string(e.what()).find("invalid JSON") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("line_tail keeps the last lines with bounded memory")
+{
+    line_tail t(3, 5);
+    t.append("one\ntwo\nthr");
+    t.append("ee\nfour\n0123456789\nlast");
+    CHECK(t.lines() == std::vector<std::string>{"four", "01234...", "last"});
+}
+
+TEST_CASE("child processes")
+{
+    SUBCASE("exit status, stdout and stderr")
+    {
+        spawn_options so;
+        so.argv = {"sh", "-c", "echo out; echo err1 >&2; echo err2 >&2; exit 3"};
+        so.capture_stdout = true;
+        auto r = run_process(so);
+        CHECK(r.status.exited);
+        CHECK(r.status.code == 3);
+        CHECK(r.status.describe() == "exited with status 3");
+        CHECK(r.stdout_text == "out\n");
+        CHECK(r.stderr_tail == std::vector<std::string>{"err1", "err2"});
+        CHECK(r.wall > 0ns);
+    }
+    SUBCASE("killed by a signal")
+    {
+        spawn_options so;
+        so.argv = {"sh", "-c", "kill -9 $$"};
+        auto r = run_process(so);
+        CHECK_FALSE(r.status.exited);
+        CHECK(r.status.signal == 9);
+        CHECK(r.status.describe() == "was killed by signal 9 (SIGKILL)");
+    }
+    SUBCASE("the deadline kills the whole process group")
+    {
+        spawn_options so;
+        so.argv = {"sh", "-c", "sleep 10 & sleep 10; echo never"};
+        so.capture_stdout = true;
+        auto t0 = std::chrono::steady_clock::now();
+        auto r = run_process(so, 200ms);
+        CHECK(r.status.timed_out);
+        CHECK_FALSE(r.status.success());
+        CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+        CHECK(r.stdout_text.empty());
+    }
+    SUBCASE("cwd, environment, CPU affinity and ASLR are set in the child")
+    {
+        temp_dir dir("pg-test");
+        spawn_options so;
+        so.argv = {"sh", "-c", "pwd; echo $PG_TEST_VAR; grep Cpus_allowed_list /proc/self/status; cat /proc/self/personality"};
+        so.cwd = dir.path();
+        so.env = {{"PG_TEST_VAR", "hello"}};
+        so.cpus = {0};
+        so.disable_aslr = true;
+        so.capture_stdout = true;
+        auto r = run_process(so);
+        REQUIRE(r.status.success());
+        std::istringstream lines(r.stdout_text);
+        std::string pwd, var, cpus, personality;
+        std::getline(lines, pwd);
+        std::getline(lines, var);
+        std::getline(lines, cpus);
+        std::getline(lines, personality);
+        CHECK(std::filesystem::equivalent(pwd, dir.path()));
+        CHECK(var == "hello");
+        CHECK(cpus.ends_with("\t0"));
+        // ADDR_NO_RANDOMIZE = 0x0040000 (linux/personality.h)
+        CHECK((std::stoul(personality, nullptr, 16) & 0x0040000) != 0);
+    }
+    SUBCASE("a program that cannot be executed is an error naming it")
+    {
+        spawn_options so;
+        so.argv = {"/nonexistent/prog"};
+        CHECK_THROWS_WITH_AS(run_process(so), "cannot execute '/nonexistent/prog': No such file or directory",
+                             perfgate::error);
+        so.argv = {"no-such-command-pg"};
+        CHECK_THROWS_WITH_AS(run_process(so), "cannot execute 'no-such-command-pg': command not found in PATH",
+                             perfgate::error);
+        so.argv = {"true"};
+        so.cwd = "/nonexistent-dir";
+        try {
+            run_process(so);
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "process.exec_failed");
+            CHECK(std::string(e.what()) == "cannot change directory 'true': No such file or directory");
+        }
+    }
+}
+
+TEST_CASE("perfgate-exec reports the workload's true outcome")
+{
+    temp_dir dir("pg-test");
+    auto status = (dir.path() / "status").string();
+    auto run = [&](std::vector<std::string> cmd) {
+        spawn_options so;
+        so.argv = {exec_helper, status, "-s", "PG_X=1", "-u", "HOME", "--"};
+        so.argv.insert(so.argv.end(), cmd.begin(), cmd.end());
+        so.capture_stdout = true;
+        auto r = run_process(so);
+        return std::pair{r, slurp(status)};
+    };
+    auto [ok, s1] = run({"sh", "-c", "echo ${PG_X}${HOME:-nohome}"});
+    CHECK(ok.stdout_text == "1nohome\n");
+    CHECK(s1 == "exit 0\n");
+    CHECK(run({"sh", "-c", "exit 3"}).second == "exit 3\n");
+    CHECK(run({"sh", "-c", "kill -SEGV $$"}).second == "signal 11\n");
+    CHECK(run({"/nonexistent"}).second == "exec 2\n");
+}
+
+TEST_CASE("measure() under perf stat")
+{
+    std::ostringstream progress;
+
+    SUBCASE("samples per repetition, wall/user/sys/max-rss included")
+    {
+        auto opt = fast_options();
+        opt.repetitions = 3;
+        opt.progress = progress_style::plain;
+        auto m = measure({spec_of("loop", loop(2000), loop(2000))}, opt, progress);
+        REQUIRE(m.size() == 1);
+        CHECK(m[0].name == "loop");
+        for (auto* s : {&m[0].baseline, &m[0].candidate}) {
+            CHECK(s->run.benchmark == "loop");
+            CHECK(s->run.backend == "perf");
+            for (std::string name : {"task-clock", "page-faults", "duration_time", "wall-time", "user-time",
+                                     "sys-time", "max-rss"}) {
+                CAPTURE(name);
+                auto* c = find_counter(s->run, name);
+                REQUIRE(c != nullptr);
+                REQUIRE(c->samples.size() == 3);
+                CHECK(c->samples[2].repetition == 2);
+                REQUIRE(c->samples[0].value.has_value());
+                // user/sys time are tick-accounted on many kernels: 0 is a valid reading.
+                if (name != "user-time" && name != "sys-time") CHECK(*c->samples[0].value > 0);
+                CHECK(*c->samples[0].value >= 0);
+            }
+            CHECK(find_counter(s->run, "wall-time")->unit == "ns");
+            CHECK(find_counter(s->run, "max-rss")->unit == "KiB");
+            CHECK(find_counter(s->run, "task-clock")->unit == "msec");
+            // wall-time covers perf's whole execution, so it exceeds the
+            // workload's own duration_time.
+            CHECK(*find_counter(s->run, "wall-time")->samples[0].value >
+                  *find_counter(s->run, "duration_time")->samples[0].value);
+        }
+        CHECK(m[0].baseline.run.role == "baseline");
+        CHECK(m[0].candidate.run.role == "candidate");
+        CHECK(progress.str().find("perfgate: loop: round 3/3 done") != std::string::npos);
+    }
+    SUBCASE("default events: unsupported hardware events are dropped and said once")
+    {
+        auto opt = fast_options();
+        opt.events.clear();
+        opt.repetitions = 1;
+        auto m = measure({spec_of("d", "true", "true")}, opt, progress);
+        const auto& run = m[0].baseline.run;
+        CHECK(find_counter(run, "task-clock") != nullptr);
+        CHECK(find_counter(run, "duration_time") != nullptr);
+        if (find_counter(run, "cycles") == nullptr) {   // no PMU here
+            REQUIRE(m[0].baseline.warnings.size() == 1);
+            CHECK(m[0].baseline.warnings[0].find("perf cannot count cycles") != std::string::npos);
+            CHECK(m[0].baseline.warnings[0].find("--backend callgrind") != std::string::npos);
+        }
+    }
+    SUBCASE("a failing benchmark names benchmark, side, round and its stderr")
+    {
+        auto opt = fast_options();
+        auto spec = spec_of("fails", "true", "sh -c 'echo something broke >&2; exit 3'");
+        try {
+            measure({spec}, opt, progress);
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "measure.failed");
+            std::string msg = e.what();
+            CHECK(msg.starts_with("benchmark 'fails', candidate side, round 1/2: 'sh -c 'echo something broke >&2; exit 3'' exited with status 3"));
+            CHECK(msg.find("| something broke") != std::string::npos);
+        }
+    }
+    SUBCASE("killed by a signal is a failure although perf exits 0")
+    {
+        auto opt = fast_options();
+        CHECK_THROWS_WITH_AS(measure({spec_of("k", "sh -c 'kill -9 $$'", "true")}, opt, progress),
+                             doctest::Contains("benchmark 'k', baseline side, round 1/2: 'sh -c 'kill -9 $$'' was killed by signal 9 (SIGKILL)"),
+                             perfgate::error);
+    }
+    SUBCASE("timeout")
+    {
+        auto opt = fast_options();
+        opt.timeout = 300ms;
+        try {
+            measure({spec_of("slow", "true", "sleep 10")}, opt, progress);
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "measure.timeout");
+            CHECK(std::string(e.what()).starts_with("benchmark 'slow', candidate side, round 1/2: 'sleep 10' did not finish within --timeout 0.3 s"));
+        }
+    }
+    SUBCASE("a command that cannot be executed")
+    {
+        auto opt = fast_options();
+        CHECK_THROWS_WITH_AS(measure({spec_of("m", "/nonexistent/bench", "true")}, opt, progress),
+                             doctest::Contains("benchmark 'm', baseline side, round 1/2: cannot execute '/nonexistent/bench': No such file or directory"),
+                             perfgate::error);
+    }
+    SUBCASE("perf missing: the fix is spelled out")
+    {
+        auto opt = fast_options();
+        opt.perf = "/nonexistent/perf";
+        try {
+            measure({spec_of("x", "true", "true")}, opt, progress);
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "measure.perf_unavailable");
+            CHECK(std::string(e.what()).find("--backend callgrind") != std::string::npos);
+        }
+    }
+    SUBCASE("a bad event name is a usage error")
+    {
+        auto opt = fast_options();
+        opt.events = {"no-such-event-xyz"};
+        try {
+            measure({spec_of("x", "true", "true")}, opt, progress);
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "usage.bad_event");
+            CHECK(std::string(e.what()).find("no-such-event-xyz") != std::string::npos);
+        }
+    }
+    SUBCASE("helper missing")
+    {
+        auto opt = fast_options();
+        opt.exec_helper = "/nonexistent/perfgate-exec";
+        CHECK_THROWS_WITH_AS(measure({spec_of("x", "true", "true")}, opt, progress),
+                             doctest::Contains("perfgate-exec"), perfgate::error);
+    }
+}
+
+TEST_CASE("measure() with the rusage and callgrind backends")
+{
+    std::ostringstream progress;
+    SUBCASE("rusage: wall/user/sys/max-rss only")
+    {
+        auto opt = fast_options();
+        opt.which = backend::rusage;
+        auto m = measure({spec_of("r", loop(1000), loop(1000))}, opt, progress);
+        const auto& run = m[0].candidate.run;
+        CHECK(run.backend == "rusage");
+        REQUIRE(run.counters.size() == 4);
+        CHECK(run.counters[0].counter == "wall-time");
+        CHECK(run.counters[3].counter == "max-rss");
+        CHECK(run.counters[0].samples.size() == 2);
+        CHECK_THROWS_WITH_AS(measure({spec_of("r", "sh -c 'exit 5'", "true")}, opt, progress),
+                             doctest::Contains("'sh -c 'exit 5'' exited with status 5"), perfgate::error);
+    }
+    SUBCASE("callgrind: deterministic instruction counts")
+    {
+        temp_dir dir("pg-test");
+        auto prog = compile_loop(dir.path(), 20000);
+        auto opt = fast_options();
+        opt.which = backend::callgrind;
+        opt.repetitions = 1;
+        opt.cache_sim = true;
+        auto m = measure({spec_of("cg", prog, prog)}, opt, progress);
+        const auto& b = m[0].baseline.run;
+        const auto& c = m[0].candidate.run;
+        CHECK(b.backend == "callgrind");
+        REQUIRE(b.counters.size() == 2);
+        CHECK(b.counters[0].counter == "instructions");
+        CHECK(b.counters[1].counter == "cache-misses");
+        REQUIRE(b.counters[0].samples.size() == 1);
+        CHECK(*b.counters[0].samples[0].value > 100000);   // 20000 iterations of several instructions
+        CHECK(*b.counters[0].samples[0].value == *c.counters[0].samples[0].value);
+    }
+}
+
+TEST_CASE("helpers: callgrind totals, event groups, perf CSV for the server")
+{
+    SUBCASE("callgrind output")
+    {
+        auto t = parse_callgrind_totals("# callgrind format\nevents: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\ntotals: 1 2\n", "cg.1");
+        CHECK(t == std::vector<std::pair<std::string, double>>{{"Ir", 723486}, {"Dr", 126918}});
+        CHECK(parse_callgrind_totals("events: Ir\ntotals: 7\n", "cg.2") == std::vector<std::pair<std::string, double>>{{"Ir", 7}});
+        CHECK_THROWS_WITH_AS(parse_callgrind_totals("garbage\n", "cg.3"),
+                             "cg.3: not a callgrind output file (no events:/summary: line)", perfgate::error);
+    }
+    SUBCASE("split_event_groups keeps software events in group 0")
+    {
+        std::vector<std::string> ev = {"task-clock", "cycles", "instructions", "cache-misses", "branch-misses", "duration_time"};
+        auto g = split_event_groups(ev, 50.0);
+        REQUIRE(g.size() == 2);
+        CHECK(g[0] == std::vector<std::string>{"task-clock", "duration_time", "cycles", "cache-misses"});
+        CHECK(g[1] == std::vector<std::string>{"instructions", "branch-misses"});
+        CHECK(split_event_groups(ev, 100.0).size() == 1);
+        CHECK(split_event_groups(ev, 10.0).size() == 4);   // never more groups than hardware events
+    }
+    SUBCASE("to_perf_csv reads back with the server's parser")
+    {
+        store::run_record run;
+        run.benchmark = "b";
+        run.counters = {{"task-clock", "msec", {{0, 1.25, 100.0, {}}, {1, 2.5, 100.0, {}}}},
+                        {"cycles", "", {{0, std::nullopt, 100.0, {}}, {1, std::nullopt, 100.0, {}}}},
+                        {"wall-time", "ns", {{0, 12345678.0, 100.0, {}}, {1, 23456789.0, 100.0, {}}}}};
+        auto cap = gate::parse_perf_stat(to_perf_csv(run), "upload");
+        REQUIRE(cap.runs.size() == 2);
+        REQUIRE(cap.events.size() == 3);
+        CHECK(cap.events[0].name == "task-clock");
+        CHECK(cap.events[0].unit == "msec");
+        CHECK(cap.events[2].name == "wall-time");
+        CHECK(cap.runs[1][0].value == doctest::Approx(2.5));
+        CHECK_FALSE(cap.runs[0][1].value.has_value());
+        CHECK(cap.runs[1][2].value == doctest::Approx(23456789.0));
+    }
+}
+
+TEST_CASE("git info: flags > GitHub Actions environment > git")
+{
+    temp_dir dir("pg-test");
+    std::map<std::string, std::string> vars;
+    env_lookup env = [&](const char* name) -> std::optional<std::string> {
+        auto it = vars.find(name);
+        if (it == vars.end() || it->second.empty()) return std::nullopt;
+        return it->second;
+    };
+
+    SUBCASE("pull_request event: head sha and PR from the payload, branches from HEAD_REF/BASE_REF")
+    {
+        std::ofstream(dir.path() / "event.json")
+            << R"({"pull_request": {"number": 42, "head": {"sha": "headsha"}, "base": {"sha": "basesha"}}})";
+        vars = {{"GITHUB_ACTIONS", "true"}, {"GITHUB_SHA", "mergesha"}, {"GITHUB_REF_NAME", "42/merge"},
+                {"GITHUB_HEAD_REF", "feature"}, {"GITHUB_BASE_REF", "main"},
+                {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
+        auto g = resolve_git_info({}, env, dir.path());
+        CHECK(g.sha == "headsha");
+        CHECK(g.branch == "feature");
+        CHECK(g.pr == 42);
+        CHECK(g.base_sha == "basesha");
+        CHECK(g.base_branch == "main");
+        CHECK(g.source == "github");
+
+        git_overrides flags;
+        flags.sha = "flagsha";
+        flags.pr = 7;
+        auto f = resolve_git_info(flags, env, dir.path());
+        CHECK(f.sha == "flagsha");
+        CHECK(f.pr == 7);
+        CHECK(f.branch == "feature");
+    }
+    SUBCASE("push event: GITHUB_SHA and GITHUB_REF_NAME")
+    {
+        std::ofstream(dir.path() / "event.json") << R"({"after": "x"})";
+        vars = {{"GITHUB_ACTIONS", "true"}, {"GITHUB_SHA", "pushsha"}, {"GITHUB_REF_NAME", "main"},
+                {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
+        auto g = resolve_git_info({}, env, dir.path());
+        CHECK(g.sha == "pushsha");
+        CHECK(g.branch == "main");
+        CHECK_FALSE(g.pr.has_value());
+    }
+    SUBCASE("a broken event file is an input error naming it")
+    {
+        std::ofstream(dir.path() / "event.json") << "{nope";
+        vars = {{"GITHUB_ACTIONS", "true"}, {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
+        const std::string expected = (dir.path() / "event.json").string() + " (GITHUB_EVENT_PATH): invalid JSON";
+        CHECK_THROWS_WITH_AS(resolve_git_info({}, env, dir.path()), doctest::Contains(expected.c_str()),
+                             perfgate::error);
+    }
+    SUBCASE("git rev-parse outside Actions")
+    {
+        auto git = [&](std::vector<std::string> args) {
+            spawn_options so;
+            so.argv = {"git", "-c", "user.name=t", "-c", "user.email=t@example.com"};
+            so.argv.insert(so.argv.end(), args.begin(), args.end());
+            so.cwd = dir.path();
+            so.capture_stdout = true;
+            auto r = run_process(so, 20s);
+            REQUIRE(r.status.success());
+            return r.stdout_text;
+        };
+        git({"init", "-q", "-b", "trunk"});
+        git({"commit", "-q", "--allow-empty", "-m", "x"});
+        auto head = git({"rev-parse", "HEAD"});
+        head.pop_back();
+        auto g = resolve_git_info({}, env, dir.path());
+        CHECK(g.sha == head);
+        CHECK(g.branch == "trunk");
+        CHECK(g.source == "git");
+        // Not a checkout: empty, not an error.
+        temp_dir plain("pg-test");
+        auto none = resolve_git_info({}, env, plain.path());
+        CHECK(none.sha.empty());
+    }
+}
+
+TEST_CASE("perfgate run end to end (real perf, local SQLite)")
+{
+    temp_dir dir("pg-test");
+    const std::string db = (dir.path() / "h.db").string();
+
+    SUBCASE("A/A passes, results are stored; a 4x slower candidate fails naming the counters")
+    {
+        auto aa = run_perfgate({"run", "-q", "-r", "6", "--db", db, "--name", "loop", "--baseline", loop(3000),
+                                "--candidate", loop(3000), "--format", "json"},
+                               dir.path());
+        CAPTURE(aa.err);
+        CHECK(aa.code != 1);   // pass, or inconclusive on a noisy machine: never a regression
+        const bool pass_or_inconclusive = aa.code == 0 || aa.code == 3;
+        CHECK(pass_or_inconclusive);
+        auto report = nlohmann::json::parse(aa.out);
+        CHECK(report["schema"] == "perfgate.report/v1");
+        CHECK(report["verdict"] != "fail");
+
+        {
+            store::store s(db);
+            CHECK(s.runs_count() == 2);
+            auto run = s.load_run("default", 1);
+            REQUIRE(run.has_value());
+            CHECK(run->benchmark == "loop");
+            CHECK(run->role == "baseline");
+            CHECK(find_counter(*run, "wall-time") != nullptr);
+            CHECK(find_counter(*run, "task-clock")->samples.size() == 6);
+        }
+
+        auto reg = run_perfgate({"run", "-q", "-r", "6", "--db", db, "--name", "loop", "--baseline", loop(3000),
+                                 "--candidate", loop(12000)},
+                                dir.path());
+        CAPTURE(reg.err);
+        CHECK(reg.code == 1);
+        CHECK(reg.out.find("task-clock") != std::string::npos);
+        CHECK(reg.out.find("regression") != std::string::npos);
+    }
+    SUBCASE("failures exit 4 naming benchmark, side and round")
+    {
+        auto r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--name", "b", "--baseline",
+                               "true", "--candidate", "sh -c 'echo boom >&2; exit 3'"},
+                              dir.path());
+        CHECK(r.code == 4);
+        CHECK(r.err.find("benchmark 'b', candidate side, round 1/2") != std::string::npos);
+        CHECK(r.err.find("exited with status 3") != std::string::npos);
+        CHECK(r.err.find("| boom") != std::string::npos);
+
+        r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--baseline", "sh -c 'kill -9 $$'",
+                          "--candidate", "true"},
+                         dir.path());
+        CHECK(r.code == 4);
+        CHECK(r.err.find("killed by signal 9 (SIGKILL)") != std::string::npos);
+
+        r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--timeout", "1", "--baseline",
+                          "true", "--candidate", "sleep 10"},
+                         dir.path());
+        CHECK(r.code == 4);
+        CHECK(r.err.find("did not finish within --timeout 1 s") != std::string::npos);
+
+        r = run_perfgate({"run", "-q", "-r", "2", "--db", db, "--baseline", "no-such-benchmark-binary", "--candidate",
+                          "true"},
+                         dir.path());
+        CHECK(r.code == 4);
+        CHECK(r.err.find("baseline side, warmup round 1/1: cannot execute 'no-such-benchmark-binary'") != std::string::npos);
+        // Nothing was stored for failed runs.
+        const bool stored = std::filesystem::exists(db) && store::store(db).runs_count() > 0;
+        CHECK_FALSE(stored);
+    }
+    SUBCASE("usage errors exit 2")
+    {
+        auto r = run_perfgate({"run", "--baseline", "true"}, dir.path());
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--candidate") != std::string::npos);
+        r = run_perfgate({"run", "--baseline", "true", "--candidate", "true", "--order", "sideways"}, dir.path());
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--order: expected alternate, random or blocked, got 'sideways'") != std::string::npos);
+        r = run_perfgate({"run", "--help"}, dir.path());
+        CHECK(r.code == 0);
+        CHECK(r.out.find("--backend") != std::string::npos);
+    }
+    SUBCASE("config file, callgrind backend: A/A delta is exactly 0")
+    {
+        compile_loop(dir.path(), 50000);
+        std::ofstream(dir.path() / "bench.json")
+            << R"([{"name": "prog", "baseline": "./p", "candidate": ["./p"]}])";
+        auto r = run_perfgate({"run", "-q", "--config", "bench.json", "--backend", "callgrind", "--db", db,
+                               "--format", "json", "--fail-on-inconclusive"},
+                              dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 0);
+        auto report = nlohmann::json::parse(r.out);
+        REQUIRE(report["benchmarks"].size() == 1);
+        auto& counters = report["benchmarks"][0]["counters"];
+        REQUIRE(counters.size() == 1);
+        CHECK(counters[0]["name"] == "instructions");
+        CHECK(counters[0]["method"] == "deterministic");
+        CHECK(counters[0]["delta_pct"] == 0.0);
+        CHECK(counters[0]["baseline"]["n"] == 1);
+    }
+    SUBCASE("rusage backend")
+    {
+        auto r = run_perfgate({"run", "-q", "-r", "5", "--backend", "rusage", "--db", db, "--baseline", loop(1000),
+                               "--candidate", loop(1000), "--format", "json"},
+                              dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code != 1);
+        auto report = nlohmann::json::parse(r.out);
+        std::vector<std::string> names;
+        for (auto& c : report["benchmarks"][0]["counters"]) names.push_back(c["name"]);
+        CHECK(std::find(names.begin(), names.end(), "wall-time") != names.end());
+        CHECK(std::find(names.begin(), names.end(), "task-clock") == names.end());
+    }
+}
