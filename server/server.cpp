@@ -30,7 +30,7 @@ constexpr std::chrono::milliseconds shutdown_poll{20};
 
 struct server::impl {
     impl(const server_options& o, gate::service& service, store::store& db)
-        : opt(o), ioc(static_cast<int>(o.threads)), ctx{service, db, stats, o.public_read, o.bench_routes},
+        : opt(o), ctx{service, db, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)),
           signals(ioc), grace_timer(ioc)
     {
         beast::error_code ec;
@@ -71,11 +71,13 @@ struct server::impl {
         });
     }
 
+    // Declared before ioc: handlers still queued when the io_context is
+    // destroyed hold sessions, whose destructors use the registry and metrics.
     server_options opt;
-    net::io_context ioc;
     metrics stats;
-    context ctx;
     session_registry registry;
+    context ctx;
+    net::io_context ioc;
     net::signal_set signals;
     net::steady_timer grace_timer;
     std::shared_ptr<listener> acceptor;
