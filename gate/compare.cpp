@@ -97,12 +97,20 @@ struct pending_counter {
 };
 
 // The level a lone real effect must reach among m gated tests: alpha/m is the
-// first step of both Holm and Benjamini-Hochberg, so the minimum detectable
-// effect is computed there ("a pass must mean something", design.md §3).
+// first step of both Holm and Benjamini-Hochberg.
 double detection_level(const policy& rules, std::size_t gated_tests)
 {
     if (rules.correction == stats::correction::none || gated_tests <= 1) return rules.alpha;
     return rules.alpha / static_cast<double>(gated_tests);
+}
+
+// Smallest two-sided p-value the exact Mann-Whitney test can produce at these
+// sizes: 2 / C(m+n, m) (complete separation), in log space to avoid overflow.
+double min_exact_p(std::size_t m, std::size_t n)
+{
+    const double log_choose = std::lgamma(static_cast<double>(m + n) + 1) - std::lgamma(static_cast<double>(m) + 1) -
+                              std::lgamma(static_cast<double>(n) + 1);
+    return std::min(1.0, 2.0 * std::exp(-log_choose));
 }
 
 void run_rank_test(pending_counter& pc)
@@ -289,7 +297,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                     r.shift_pct = pct_of(*r.shift, med_b);
                     if (auto m = stats::minimum_detectable_effect_pct(*r.baseline.stddev, r.baseline.n,
                                                                       *r.candidate.stddev, r.candidate.n,
-                                                                      std::abs(med_b), r.gated ? level : rules.alpha)) {
+                                                                      std::abs(med_b), rules.alpha)) {
                         r.mde_pct = *m;
                     }
                 } else {
@@ -300,8 +308,15 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                     r.shift_ci = std::pair{hl.lower, hl.upper};
                     if (auto m = stats::minimum_detectable_effect_pct(r.baseline.stddev.value_or(0), r.baseline.n,
                                                                       r.candidate.stddev.value_or(0), r.candidate.n,
-                                                                      std::abs(med_b), r.gated ? level : rules.alpha)) {
+                                                                      std::abs(med_b), rules.alpha)) {
                         r.mde_pct = *m;
+                    }
+                    // The MDE is at alpha (design.md §3), but among m gated
+                    // counters a lone effect must reach alpha/m after Holm or
+                    // BH. When even complete separation cannot get there, no
+                    // shift of any size was detectable: say so, never "pass".
+                    if (r.gated && *r.test == method::exact && min_exact_p(r.baseline.n, r.candidate.n) >= level) {
+                        r.mde_pct = std::numeric_limits<double>::infinity();
                     }
                 }
             }
