@@ -6,7 +6,6 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -16,11 +15,7 @@
 #include <thread>
 #include <utility>
 
-#include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,9 +24,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/process.hpp"
 #include "stats/error.hpp"
-
-extern char** environ;
 
 namespace perfgate::runner {
 
@@ -47,7 +41,7 @@ constexpr double max_idle_load_per_cpu = 0.25;
 
 // `perf stat -- true` takes tens of milliseconds; a perf that has not
 // answered in this long is stuck (e.g. on a hung NFS home for its config).
-constexpr std::chrono::seconds probe_timeout{10};
+constexpr std::chrono::milliseconds probe_timeout{10000};
 
 // perf's exit status for a bad option or event name (design.md §2).
 constexpr int perf_exit_bad_event = 129;
@@ -164,143 +158,42 @@ check make(std::string id, std::string title) { return check{std::move(id), std:
 
 // ---------------------------------------------------------------- processes
 
-// A file descriptor owned by exactly one object.
-class unique_fd {
-public:
-    explicit unique_fd(int fd = -1) noexcept : fd_(fd) {}
-    unique_fd(unique_fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    unique_fd& operator=(unique_fd&& o) noexcept
-    {
-        if (this != &o) {
-            reset();
-            fd_ = std::exchange(o.fd_, -1);
-        }
-        return *this;
-    }
-    unique_fd(const unique_fd&) = delete;
-    unique_fd& operator=(const unique_fd&) = delete;
-    ~unique_fd() { reset(); }
-    void reset() noexcept
-    {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-    [[nodiscard]] int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
-
-// posix_spawn's attribute objects need a destroy call on every path.
-struct spawn_actions {
-    posix_spawn_file_actions_t actions{};
-    spawn_actions() { posix_spawn_file_actions_init(&actions); }
-    ~spawn_actions() { posix_spawn_file_actions_destroy(&actions); }
-    spawn_actions(const spawn_actions&) = delete;
-    spawn_actions& operator=(const spawn_actions&) = delete;
-};
-
-// A spawned child that is always reaped: if the owner lets go early (an
-// exception, a timeout), the child is killed and waited for.
-class child_process {
-public:
-    explicit child_process(pid_t pid) noexcept : pid_(pid) {}
-    child_process(const child_process&) = delete;
-    child_process& operator=(const child_process&) = delete;
-    ~child_process()
-    {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            int status = 0;
-            while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
-        }
-    }
-    // Exit status, or 128 + signal number like a shell reports it.
-    int wait()
-    {
-        int status = 0;
-        while (::waitpid(pid_, &status, 0) < 0) {
-            if (errno != EINTR) {
-                pid_ = -1;
-                return -1;
-            }
-        }
-        pid_ = -1;
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-        return -1;
-    }
-
-private:
-    pid_t pid_;
-};
-
 struct command_result {
-    int status = -1;
-    std::string output;   // stdout and stderr, interleaved as written
+    int status = -1;        // exit code, or 128 + signal like a shell reports it
+    std::string output;     // stdout, then the tail of stderr
 };
 
-// Runs argv[0] (looked up in PATH) with stdin from /dev/null and stdout +
-// stderr into one pipe. No shell is involved, so event names are never
-// interpreted. Errors: "env.perf_unavailable" if it cannot be executed,
+// Runs argv (argv[0] looked up in PATH; no shell, so event names are never
+// interpreted) through the runner's process layer, with stdin from
+// /dev/null. Errors: "env.perf_unavailable" if it cannot be executed,
 // "env.perf_timeout" if it does not finish within probe_timeout.
 command_result run_command(const std::vector<std::string>& argv)
 {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-        throw error("env.perf_unavailable", fmt::format("cannot create a pipe for '{}': {}", argv[0], std::strerror(errno)));
+    spawn_options opt;
+    opt.argv = argv;
+    opt.capture_stdout = true;
+    process_result r;
+    try {
+        r = run_process(opt, probe_timeout);
+    } catch (const perfgate::error& e) {
+        throw error("env.perf_unavailable", e.what());
     }
-    unique_fd read_end(fds[0]);
-    unique_fd write_end(fds[1]);
-
-    spawn_actions sa;
-    posix_spawn_file_actions_addopen(&sa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&sa.actions, write_end.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&sa.actions, write_end.get(), STDERR_FILENO);
-
-    std::vector<char*> cargv;
-    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-    cargv.push_back(nullptr);
-
-    pid_t pid = -1;
-    // glibc's posix_spawnp reports exec failures (ENOENT, EACCES) as its
-    // return value, so a missing perf is an error here, not exit status 127.
-    if (int rc = ::posix_spawnp(&pid, argv[0].c_str(), &sa.actions, nullptr, cargv.data(), environ); rc != 0) {
-        throw error("env.perf_unavailable", fmt::format("cannot execute '{}': {}", argv[0], std::strerror(rc)));
+    if (r.status.timed_out) {
+        throw error("env.perf_timeout", fmt::format("'{}' did not finish within {} ms", argv[0], probe_timeout.count()));
     }
-    child_process child(pid);
-    write_end.reset();   // so that read() sees EOF when the child exits
-
-    command_result result;
-    const auto deadline = std::chrono::steady_clock::now() + probe_timeout;
-    char buf[4096];
-    while (true) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            throw error("env.perf_timeout", fmt::format("'{}' did not finish within {} s", argv[0], probe_timeout.count()));
-        }
-        pollfd p{read_end.get(), POLLIN, 0};
-        int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-        if (ready < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        if (ready == 0) continue;   // the deadline check above throws
-        ssize_t n = ::read(read_end.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        result.output.append(buf, static_cast<std::size_t>(n));
-    }
-    result.status = child.wait();
-    // Where posix_spawn falls back to fork + exec (older libcs, valgrind), a
-    // failed exec shows up as the shell's "command not found" status instead.
-    // perf itself never exits 127 (it uses 255 for an unrunnable workload).
-    if (result.status == 127) {
-        auto detail = trim(result.output);
+    command_result out;
+    out.status = r.status.exited ? r.status.code : 128 + r.status.signal;
+    out.output = std::move(r.stdout_text);
+    for (const auto& line : r.stderr_tail) out.output += line + "\n";
+    // A wrapper script whose perf is missing (Ubuntu's /usr/bin/perf without
+    // linux-tools for this kernel) exits 127; perf itself never does (it uses
+    // 255 for an unrunnable workload).
+    if (out.status == 127) {
+        auto detail = trim(out.output);
         throw error("env.perf_unavailable", fmt::format("cannot execute '{}' (exit status 127{}{})", argv[0],
                                                         detail.empty() ? "" : ": ", detail.substr(0, detail.find('\n'))));
     }
-    return result;
+    return out;
 }
 
 std::string first_line(std::string_view text)
@@ -338,7 +231,9 @@ batch_outcome probe_batch(const std::vector<std::string>& events, const std::str
 {
     std::string list;
     for (const auto& e : events) list += (list.empty() ? "" : ",") + e;
-    auto r = run_command({perf_binary, "stat", "-x,", "-e", list, "--", "true"});
+    // --log-fd 1: the counters arrive complete on stdout, apart from perf's
+    // own error messages on stderr.
+    auto r = run_command({perf_binary, "stat", "-x,", "--log-fd", "1", "-e", list, "--", "true"});
 
     batch_outcome out{r.status, std::move(r.output), std::vector<std::optional<bool>>(events.size())};
     if (out.status != 0) return out;

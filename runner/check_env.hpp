@@ -96,8 +96,9 @@ struct event_probe {
 };
 
 // Asks perf which of the candidate events it can count here: one
-// `perf stat -x, -e a,b,c -- true` for all candidates (spawned directly, no
-// shell; stderr captured through a pipe), parsing `<not supported>`. If perf
+// `perf stat -x, --log-fd 1 -e a,b,c -- true` for all candidates (spawned
+// through runner/process.hpp, no shell; the CSV read from a pipe), parsing
+// `<not supported>`. If perf
 // refuses the batch (a name its parser rejects, or an event it cannot open),
 // each candidate is probed alone so that one bad name does not hide the good
 // ones. Results keep the candidates' order. Errors: "env.perf_unavailable"

@@ -121,23 +121,26 @@ std::vector<int> real_affinity()
 
 bool contains(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
-// A perf stand-in: `--version` answers, `stat -x, -e LIST -- true` prints
-// one CSV line per event on stderr, <not supported> for the hardware ones
-// named in $UNSUPPORTED; exits 129 like perf's parser for "bogus*" names.
+// A perf stand-in: `--version` answers; `stat -x, --log-fd 1 -e LIST --
+// true` prints one CSV line per event on stdout (the log fd), <not
+// supported> for the events named in UNSUPPORTED, and exits 129 like perf's
+// parser for "bogus*" names.
 std::string fake_perf(const fake_root& root, const std::string& unsupported)
 {
     return root.script("perf-" + std::to_string(unsupported.size()), "UNSUPPORTED='" + unsupported + "'\n" + R"(
 if [ "$1" = "--version" ]; then echo "perf version 9.9.fake"; exit 0; fi
-for ev in $(echo "$4" | tr ',' ' '); do
+while [ $# -gt 0 ] && [ "$1" != "-e" ]; do shift; done
+LIST="$2"
+for ev in $(echo "$LIST" | tr ',' ' '); do
   case "$ev" in bogus*) echo "event syntax error: '$ev'" >&2; exit 129;; esac
 done
-for ev in $(echo "$4" | tr ',' ' '); do
+for ev in $(echo "$LIST" | tr ',' ' '); do
   case " $UNSUPPORTED " in
-    *" $ev "*) echo "<not supported>,,$ev,0,100.00,," >&2 ;;
-    *) echo "12,,$ev:u,1000,100.00,1.0,K/sec" >&2 ;;
+    *" $ev "*) echo "<not supported>,,$ev,0,100.00,," ;;
+    *) echo "12,,$ev:u,1000,100.00,1.0,K/sec" ;;
   esac
 done
-echo ",,,,,0.04,stalled cycles per insn" >&2
+echo ",,,,,0.04,stalled cycles per insn"
 exit 0
 )");
 }
@@ -643,13 +646,23 @@ TEST_CASE("check_env: probe_events parsing with a fake perf")
     }
     SUBCASE("hybrid CPUs print cpu_core/cycles/")
     {
-        auto perf = root.script("perf-hybrid", R"(echo "1000,,cpu_core/cycles/,100,100.00,," >&2
-echo "<not counted>,,cpu_atom/cycles/,0,0.00,," >&2
-echo "<not supported>,,cpu_core/cycles-ct/,0,100.00,," >&2
+        auto perf = root.script("perf-hybrid", R"(echo "1000,,cpu_core/cycles/,100,100.00,,"
+echo "<not counted>,,cpu_atom/cycles/,0,0.00,,"
+echo "<not supported>,,cpu_core/cycles-ct/,0,100.00,,"
 )");
         auto probe = probe_events({"cycles", "cycles-ct"}, perf);
         CHECK(probe.supported == std::vector<std::string>{"cycles"});
         CHECK(probe.unsupported == std::vector<std::string>{"cycles-ct"});
+    }
+    SUBCASE("a wrapper without its perf (exit 127) is env.perf_unavailable")
+    {
+        auto perf = root.script("perf-wrapper", "echo 'WARNING: perf not found for kernel 6.99' >&2\nexit 127\n");
+        CHECK_THROWS_WITH_AS(probe_events({"task-clock"}, perf), doctest::Contains("perf not found for kernel 6.99"),
+                             perfgate::error);
+        env_options o = root.options();
+        o.probe_perf = true;
+        o.perf_binary = perf;
+        check_warn(run_one(o, "perf.available"));
     }
     SUBCASE("an event perf prints nothing for is unsupported")
     {
