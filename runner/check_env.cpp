@@ -202,8 +202,9 @@ std::string first_line(std::string_view text)
     return std::string(t.substr(0, t.find('\n')));
 }
 
-// One `perf stat -x, -e <events> -- true`. Returns nullopt when perf refused
-// the whole invocation (non-zero exit); else, per candidate, true if counted.
+// One `perf stat` over several events. When perf refused the whole
+// invocation (status != 0) nothing is classified; else counted[i] says
+// whether candidate i was counted (nullopt: perf printed no line for it).
 struct batch_outcome {
     int status = 0;
     std::string output;
