@@ -19,6 +19,7 @@
 #include "runner/commands.hpp"
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
+#include "runner/github.hpp"
 #include "runner/http_client.hpp"
 #include "runner/measure.hpp"
 #include "runner/output.hpp"
@@ -63,6 +64,8 @@ const std::vector<option_spec> run_options = {
     {"output", 'o', true, false, "FILE", "also write the report to FILE"},
     {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
     {"github", 0, false, false, "", "post the report to the pull request (comment, status, job summary)"},
+    {"comment", 0, true, false, "MODE", "with --github: always (default), on-change, on-regression or never"},
+    {"context", 0, true, false, "NAME", "with --github: status context and sticky-comment key (default: perfgate)"},
     {"sha", 0, true, false, "SHA", "candidate commit (default: GitHub Actions environment, else git)"},
     {"branch", 0, true, false, "BRANCH", "candidate branch (default: GitHub Actions environment, else git)"},
     {"base-branch", 0, true, false, "BRANCH", "branch of the baseline build (default: the PR's base, else --branch)"},
@@ -289,10 +292,19 @@ int cmd_run(const argv_t& argv)
         while (base.ends_with('/')) base.pop_back();
         server = server_target{base, *args.get("project"), *token};
     }
+    std::optional<github_options> github;
     if (args.has("github")) {
-        // TODO(github): call the GitHub publisher (runner/github.hpp) once it lands.
-        usage_error("usage.unsupported", "--github is not available in this build yet; use `perfgate github` on the "
-                                         "--format json output");
+        github.emplace();
+        github->comment = args.get("comment").value_or("always");
+        if (!is_comment_mode(github->comment)) {
+            usage_error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or "
+                                                       "never, got '{}'", github->comment));
+        }
+        github->context = args.get("context").value_or("perfgate");
+        github->fail_on_inconclusive = args.has("fail-on-inconclusive");
+        if (auto out = args.get("output")) github->report_path = *out;
+    } else if (args.has("comment") || args.has("context")) {
+        usage_error("usage.conflict", "--comment and --context apply to --github only");
     }
     git_overrides flags;
     flags.sha = args.get("sha");
@@ -301,6 +313,15 @@ int cmd_run(const argv_t& argv)
     if (auto pr = args.get_int("pr", 1, std::numeric_limits<int>::max())) flags.pr = *pr;
 
     const git_info git = resolve_git_info(flags, process_env(), std::filesystem::current_path());
+    // The server files every run under a commit and a branch (its history
+    // queries are per branch): say so now rather than after measuring.
+    if (server && (git.sha.empty() || git.branch.empty())) {
+        usage_error("usage.missing_option",
+                    fmt::format("--server needs the run's commit and branch ({}{}): run inside a git checkout or a "
+                                "GitHub Actions job, or pass --sha and --branch",
+                                git.sha.empty() ? "no commit found" : "commit " + git.sha,
+                                git.branch.empty() ? ", no branch found" : ", branch " + git.branch));
+    }
     const store::testbed_info testbed = detect_testbed(args.get("testbed"));
     const std::string environment = environment_json(opt);
 
@@ -329,6 +350,10 @@ int cmd_run(const argv_t& argv)
     if (server) {
         for (auto& m : results) pairs.emplace_back(upload_run(*server, m.baseline.run), upload_run(*server, m.candidate.run));
         result = compare_remote(*server, pairs, rules);
+        if (github && result.comparison_id) {
+            github->comparison_url = fmt::format("{}/api/v1/projects/{}/comparisons/{}", server->url,
+                                                 url_encode(server->project), *result.comparison_id);
+        }
     } else {
         const std::filesystem::path db_path = args.get("db").value_or(default_db);
         if (db_path.has_parent_path()) std::filesystem::create_directories(db_path.parent_path());
@@ -344,7 +369,18 @@ int cmd_run(const argv_t& argv)
     result.warnings.insert(result.warnings.begin(), warnings.begin(), warnings.end());
 
     emit_report(result, format, args.get("output"), {});
-    return verdict_exit_code(result.result, args.has("fail-on-inconclusive"));
+    const int code = verdict_exit_code(result.result, args.has("fail-on-inconclusive"));
+    if (github) {
+        // Publishing never changes the verdict: GitHub failures come back as
+        // warnings (runner/github.hpp). Workflow commands go to stdout, where
+        // the Actions runner reads them.
+        const github_result res = publish_to_github(result, code, *github, std::cout);
+        if (!res.warnings.empty()) {
+            fmt::print(stderr, "perfgate run: {} GitHub warning(s); the verdict stands: {}\n", res.warnings.size(),
+                       gate::to_string(result.result));
+        }
+    }
+    return code;
 }
 
 } // namespace perfgate::runner

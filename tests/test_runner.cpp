@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -745,5 +746,57 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
         for (auto& c : report["benchmarks"][0]["counters"]) names.push_back(c["name"]);
         CHECK(std::find(names.begin(), names.end(), "wall-time") != names.end());
         CHECK(std::find(names.begin(), names.end(), "task-clock") == names.end());
+    }
+}
+
+TEST_CASE("perfgate run --server uploads both runs and prints the server's verdict")
+{
+    temp_dir dir("pg-test");
+    const std::string db = (dir.path() / "server.db").string();
+    auto token = run_perfgate({"token", "create", "--db", db, "--project", "demo"}, dir.path());
+    REQUIRE(token.code == 0);
+    std::string tok = token.out.substr(0, token.out.find('\n'));
+    REQUIRE(tok.size() > 10);
+
+    // The server announces its ephemeral port on stdout (cmd_serve.cpp).
+    spawn_options so;
+    so.argv = {"sh", "-c", "exec \"$0\" serve --db \"$1\" --listen 127.0.0.1:0 > serve.out", perfgate_exe, db};
+    so.cwd = dir.path();
+    auto server = child_process::spawn(so);
+    std::string url;
+    for (int i = 0; i < 200 && url.empty(); ++i) {
+        std::this_thread::sleep_for(50ms);
+        auto text = slurp(dir.path() / "serve.out");
+        if (auto at = text.find("listening on "); at != std::string::npos && text.find('\n', at) != std::string::npos) {
+            url = text.substr(at + 13, text.find('\n', at) - at - 13);
+        }
+    }
+    REQUIRE_FALSE(url.empty());
+
+    auto r = run_perfgate({"run", "-q", "-r", "3", "--warmup", "0", "--server", url, "--project", "demo", "--token",
+                           tok, "--sha", "abc123", "--branch", "main", "--name", "srv", "--baseline", "true",
+                           "--candidate", "true", "--format", "json"},
+                          dir.path());
+    CAPTURE(r.err);
+    CHECK(r.code != 1);
+    CHECK(r.code != 4);
+    auto report = nlohmann::json::parse(r.out);
+    CHECK(report["benchmarks"][0]["name"] == "srv");
+    CHECK(report.contains("comparison_id"));
+    store::store s(db);
+    CHECK(s.runs_count() == 2);
+    auto run = s.load_run("demo", 1);
+    REQUIRE(run.has_value());
+    CHECK(run->git_sha == "abc123");
+    CHECK(find_counter(*run, "wall-time") != nullptr);
+
+    SUBCASE("a wrong token is exit 4 with the server's error")
+    {
+        auto bad = run_perfgate({"run", "-q", "-r", "1", "--warmup", "0", "--server", url, "--project", "demo",
+                                 "--token", "pg_wrong", "--sha", "a", "--branch", "b", "--baseline", "true",
+                                 "--candidate", "true"},
+                                dir.path());
+        CHECK(bad.code == 4);
+        CHECK(bad.err.find("HTTP 401") != std::string::npos);
     }
 }
