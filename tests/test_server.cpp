@@ -526,7 +526,7 @@ TEST_CASE("a silent or slow client cannot hold a connection")
     CHECK(send(srv.port(), http::verb::get, "/healthz").status == 200);
 }
 
-TEST_CASE("SIGTERM: idle keep-alive connections are closed, the process exits 0")
+TEST_CASE("SIGTERM: idle connections close, the request in flight is answered, the process exits 0")
 {
     temp_dir dir;
     const auto db = dir.path / "term.db";
@@ -541,12 +541,30 @@ TEST_CASE("SIGTERM: idle keep-alive connections are closed, the process exits 0"
     CHECK(send(srv.port(), http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
                "application/json", token)
               .status == 201);
+    // A request in flight: header and half the body sent before the signal.
+    const std::string body = run_body("candidate").dump();
+    const std::string head = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             "Authorization: Bearer " + token + "\r\nContent-Length: " + std::to_string(body.size()) +
+                             "\r\n\r\n";
+    tcp::socket busy(ioc);
+    busy.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), srv.port()));
+    set_receive_timeout(busy, 10s);
+    net::write(busy, net::buffer(head + body.substr(0, body.size() / 2)));
+    std::this_thread::sleep_for(200ms);   // let the server read the header
+
     srv.proc().signal(SIGTERM);
+    std::this_thread::sleep_for(200ms);
+    net::write(busy, net::buffer(body.substr(body.size() / 2)));
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(busy, buffer, res);
+    CHECK(res.result_int() == 201);
+    CHECK_FALSE(res.keep_alive());   // closing after the last answer
     CHECK(srv.proc().wait(5s) == 0);
 
     sqlite_db check(db);
     CHECK(check.column("PRAGMA integrity_check") == std::vector<std::string>{"ok"});
-    CHECK(check.column("SELECT COUNT(*) FROM runs") == std::vector<std::string>{"1"});
+    CHECK(check.column("SELECT COUNT(*) FROM runs") == std::vector<std::string>{"2"});
 }
 
 TEST_CASE("SIGKILL in the middle of a stream of uploads leaves no partial run")
