@@ -97,18 +97,16 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
         }
     }
     if (out.sha.empty() || out.branch.empty()) {
-        if (out.sha.empty()) {
-            if (auto sha = git_output(cwd, {"rev-parse", "HEAD"})) {
-                out.sha = *sha;
-                out.source = out.source == "none" ? "git" : out.source;
-            }
-        }
-        if (out.branch.empty()) {
-            // "HEAD" means a detached checkout: no branch to report.
-            if (auto br = git_output(cwd, {"rev-parse", "--abbrev-ref", "HEAD"}); br && *br != "HEAD") {
-                out.branch = *br;
-                out.source = out.source == "none" ? "git" : out.source;
-            }
+        // One git process for both: rev-parse applies --abbrev-ref to the
+        // arguments after it, printing the SHA, then the branch ("HEAD" when
+        // detached: no branch to report).
+        if (auto text = git_output(cwd, {"rev-parse", "HEAD", "--abbrev-ref", "HEAD"})) {
+            auto nl = text->find('\n');
+            std::string sha = text->substr(0, nl);
+            std::string branch = nl == std::string::npos ? "" : text->substr(nl + 1);
+            if (out.sha.empty()) out.sha = sha;
+            if (out.branch.empty() && branch != "HEAD") out.branch = branch;
+            if (out.source == "none") out.source = "git";
         }
     }
     if (flags.sha || flags.branch || flags.pr || flags.base_branch) out.source = "flags";

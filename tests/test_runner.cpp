@@ -628,6 +628,10 @@ TEST_CASE("git info: flags > GitHub Actions environment > git")
         CHECK(g.sha == head);
         CHECK(g.branch == "trunk");
         CHECK(g.source == "git");
+        git({"checkout", "-q", "--detach"});
+        auto detached = resolve_git_info({}, env, dir.path());
+        CHECK(detached.sha == head);
+        CHECK(detached.branch.empty());
         // Not a checkout: empty, not an error.
         temp_dir plain("pg-test");
         auto none = resolve_git_info({}, env, plain.path());
