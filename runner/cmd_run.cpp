@@ -23,6 +23,7 @@
 #include "runner/http_client.hpp"
 #include "runner/measure.hpp"
 #include "runner/output.hpp"
+#include "runner/process.hpp"
 #include "runner/testbed.hpp"
 #include "schema/store.hpp"
 #include "stats/error.hpp"
@@ -325,6 +326,7 @@ int cmd_run(const argv_t& argv)
     const store::testbed_info testbed = detect_testbed(args.get("testbed"));
     const std::string environment = environment_json(opt);
 
+    kill_children_on_interrupt();
     auto results = measure(benchmarks, opt, std::cerr);
 
     std::vector<std::string> warnings;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,19 @@ struct child_failure {
 // Upper bound on captured stdout (git's output is a few lines); beyond it
 // the rest is read and dropped so the child never blocks on a full pipe.
 constexpr std::size_t stdout_limit = 1 << 20;
+
+// The process group of the child being waited for, for the interrupt
+// handler: a lock-free atomic is async-signal-safe to read.
+std::atomic<pid_t> active_group{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+extern "C" void on_interrupt(int sig)
+{
+    // Only async-signal-safe calls here (signal-safety(7)).
+    if (pid_t g = active_group.load(); g > 0) ::kill(-g, SIGKILL);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
 
 std::string errno_text(int err) { return std::system_category().message(err); }
 
@@ -243,6 +257,14 @@ std::vector<std::string> line_tail::lines() const
     return out;
 }
 
+void kill_children_on_interrupt()
+{
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
 std::string signal_name(int sig)
 {
     static constexpr std::pair<int, const char*> names[] = {
@@ -323,6 +345,7 @@ child_process child_process::spawn(const spawn_options& opt)
     // pidfd (Linux >= 5.3) makes the child's exit pollable next to its pipes,
     // so exit is seen at once and the wall time is not padded by a poll interval.
     child.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    active_group.store(pid);
     return child;
 }
 
@@ -337,6 +360,8 @@ child_process::~child_process() { kill_and_reap(); }
 void child_process::kill_and_reap() noexcept
 {
     if (pid_ <= 0) return;
+    pid_t group = pid_;
+    active_group.compare_exchange_strong(group, 0);
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
     int st = 0;
@@ -402,6 +427,8 @@ process_result child_process::wait(std::optional<std::chrono::milliseconds> time
     // Wall time ends here: it covers fork, exec, perf's own setup and
     // teardown when perf is the child, and the wait — the runner's view.
     res.wall = clock::now() - started_;
+    pid_t group = pid_;
+    active_group.compare_exchange_strong(group, 0);
     pid_ = -1;
 
     // Drain what is left without blocking: a background grandchild may still

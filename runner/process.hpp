@@ -165,6 +165,13 @@ process_result run_process(const spawn_options& opt, std::optional<std::chrono::
 // it contains '/', nullopt if no executable is found in path.
 std::optional<std::string> find_executable(std::string_view name, std::string_view path);
 
+// On SIGINT / SIGTERM / SIGHUP, SIGKILL the process group of the child that
+// is running (children live in their own group, so a Ctrl-C on the terminal
+// does not reach them), then die of the same signal. Without this an
+// interrupted `perfgate run` would leave perf and the benchmark running.
+// Call once, from the main thread, before spawning.
+void kill_children_on_interrupt();
+
 // "SIGKILL" for 9; "signal N" for unknown numbers.
 std::string signal_name(int sig);
 

@@ -4,6 +4,7 @@
 // hosted CI runners have no PMU), callgrind and rusage.
 #include "runner/measure.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -803,4 +804,24 @@ TEST_CASE("perfgate run --server uploads both runs and prints the server's verdi
         CHECK(bad.code == 4);
         CHECK(bad.err.find("HTTP 401") != std::string::npos);
     }
+}
+
+TEST_CASE("an interrupted perfgate run takes its benchmark down with it")
+{
+    temp_dir dir("pg-test");
+    const auto marker = dir.path() / "still-running";
+    // The candidate would write the marker after 2 s; SIGINT at ~1 s must kill it first.
+    spawn_options so;
+    so.argv = {perfgate_exe, "run", "-q", "-r", "1", "--warmup", "0", "--db", (dir.path() / "h.db").string(),
+               "--baseline", "sleep 2", "--candidate", "true"};
+    so.argv[10] = "sh -c 'sleep 2; touch " + marker.string() + "'";
+    so.cwd = dir.path();
+    auto child = child_process::spawn(so);
+    std::this_thread::sleep_for(1000ms);
+    ::kill(child.pid(), SIGINT);
+    auto res = child.wait(10s);
+    CHECK_FALSE(res.status.exited);
+    CHECK(res.status.signal == SIGINT);
+    std::this_thread::sleep_for(1500ms);
+    CHECK_FALSE(std::filesystem::exists(marker));
 }
