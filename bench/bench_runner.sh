@@ -12,7 +12,7 @@
 #    AA_RUNS times per configuration: how often the gate wrongly fails, and the
 #    median CoV of task-clock, with/without --cpus and alternate vs blocked.
 #
-# Environment: AA_RUNS (default 20), OVERHEAD_TRIALS (default 3), PIN_CPU
+# Environment: AA_RUNS (default 20), OVERHEAD_TRIALS (default 5), PIN_CPU
 # (default: the last online CPU).
 set -eu
 
@@ -20,7 +20,7 @@ BUILD=${1:-build}
 PERFGATE=$(cd "$BUILD/runner" && pwd)/perfgate
 [ -x "$PERFGATE" ] || { echo "no perfgate binary in $BUILD/runner (build the perfgate target)" >&2; exit 2; }
 AA_RUNS=${AA_RUNS:-20}
-OVERHEAD_TRIALS=${OVERHEAD_TRIALS:-3}
+OVERHEAD_TRIALS=${OVERHEAD_TRIALS:-5}
 PIN_CPU=${PIN_CPU:-$(($(nproc) - 1))}
 EVENTS=task-clock,page-faults,duration_time
 
@@ -41,11 +41,20 @@ int main(int argc, char** argv) {
 }
 EOF
 cc -O2 -o spin spin.c
+# Fastest of 3 timings: on a busy machine the fastest is the least disturbed.
+fastest_ns() {
+    best=0
+    for _ in 1 2 3; do
+        t0=$(now_ns); ./spin "$1"; t1=$(now_ns)
+        if [ $best -eq 0 ] || [ $((t1 - t0)) -lt $best ]; then best=$((t1 - t0)); fi
+    done
+    echo $best
+}
 ITERS=1000000
-t0=$(now_ns); ./spin $ITERS; t1=$(now_ns)
-ITERS=$((ITERS * 20000000 / (t1 - t0 + 1)))
-t0=$(now_ns); ./spin $ITERS; t1=$(now_ns)
-echo "workload: ./spin $ITERS ($(( (t1 - t0) / 1000000 )) ms)"
+# Twice: the first estimate is skewed by the process start-up in a short run.
+ITERS=$((ITERS * 20000000 / ($(fastest_ns $ITERS) + 1)))
+ITERS=$((ITERS * 20000000 / ($(fastest_ns $ITERS) + 1)))
+echo "workload: ./spin $ITERS ($(( $(fastest_ns $ITERS) / 1000000 )) ms)"
 
 echo
 echo "== runner overhead: 20 executions per side =="

@@ -436,14 +436,19 @@ process_result child_process::wait(std::optional<std::chrono::milliseconds> time
     for (unique_fd* fd : {&stderr_, &stdout_}) {
         if (!*fd) continue;
         set_nonblocking(fd->get());
-        std::string rest;
-        while (read_some(fd->get(), rest, fd == &stdout_ ? stdout_limit : SIZE_MAX)) {
-            if (fd == &stderr_) { tail.append(rest); rest.clear(); }
-            else { res.stdout_text += rest; rest.clear(); }
-            pollfd p{fd->get(), POLLIN, 0};
-            if (::poll(&p, 1, 0) <= 0) break;
+        std::string chunk;
+        // Ends at EOF, at EAGAIN (nothing more buffered) or on an error.
+        while (true) {
+            chunk.clear();
+            const bool open = read_some(fd->get(), chunk, SIZE_MAX);
+            if (chunk.empty()) break;
+            if (fd == &stderr_) {
+                tail.append(chunk);
+            } else if (res.stdout_text.size() < stdout_limit) {
+                res.stdout_text.append(chunk, 0, stdout_limit - res.stdout_text.size());
+            }
+            if (!open) break;
         }
-        if (fd == &stderr_) tail.append(rest);
         fd->reset();
     }
 
