@@ -12,7 +12,7 @@
 #    AA_RUNS times per configuration: how often the gate wrongly fails, and the
 #    median CoV of task-clock, with/without --cpus and alternate vs blocked.
 #
-# Environment: AA_RUNS (default 20), OVERHEAD_TRIALS (default 5), PIN_CPU
+# Environment: AA_RUNS (default 20; 0 skips part 2), OVERHEAD_TRIALS (default 5), PIN_CPU
 # (default: the last online CPU).
 set -eu
 
@@ -80,6 +80,7 @@ while [ $i -le "$OVERHEAD_TRIALS" ]; do
 done
 python3 -c "import statistics,sys; r=[float(x) for x in sys.argv[1:]]; print(f'median ratio {statistics.median(r):.3f} (target <= 1.05)')" $ratios
 
+[ "$AA_RUNS" -gt 0 ] || exit 0
 echo
 echo "== A/A noise: N=10 per side, $AA_RUNS runs per configuration =="
 aa() {   # aa LABEL ARGS...
