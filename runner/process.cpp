@@ -89,7 +89,13 @@ exec_plan make_plan(const spawn_options& opt)
         bool overridden = std::any_of(opt.env.begin(), opt.env.end(), [&](auto& p) { return p.first == name; });
         if (!overridden) plan.env_storage.emplace_back(kv);
     }
-    for (auto& [k, v] : opt.env) plan.env_storage.push_back(k + "=" + v);
+    // A name given twice in opt.env: the later value wins.
+    for (std::size_t i = 0; i < opt.env.size(); ++i) {
+        const auto& name = opt.env[i].first;
+        bool later = std::any_of(opt.env.begin() + static_cast<long>(i) + 1, opt.env.end(),
+                                 [&](auto& p) { return p.first == name; });
+        if (!later) plan.env_storage.push_back(name + "=" + opt.env[i].second);
+    }
 
     std::string path_var = "/usr/local/bin:/usr/bin:/bin";
     for (auto& kv : plan.env_storage) {

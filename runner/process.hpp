@@ -95,7 +95,8 @@ private:
 struct spawn_options {
     std::vector<std::string> argv;                 // argv[0] is looked up in PATH unless it has a '/'
     std::optional<std::filesystem::path> cwd;
-    // Variables set (or overridden) in the child on top of this process's environment.
+    // Variables set (or overridden) in the child on top of this process's
+    // environment; for a name given twice the later value wins.
     std::vector<std::pair<std::string, std::string>> env;
     std::vector<int> cpus;                          // sched_setaffinity set; empty: inherit
     bool disable_aslr = false;                      // personality(ADDR_NO_RANDOMIZE)

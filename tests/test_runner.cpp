@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "fake_github.hpp"
 #include "gate/perf_csv.hpp"
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
@@ -50,7 +51,8 @@ struct cli_result {
 };
 
 // Runs the perfgate binary; stderr's last lines come back in err.
-cli_result run_perfgate(std::vector<std::string> args, const std::filesystem::path& cwd)
+cli_result run_perfgate(std::vector<std::string> args, const std::filesystem::path& cwd,
+                        std::vector<std::pair<std::string, std::string>> env = {})
 {
     spawn_options so;
     so.argv = {perfgate_exe};
@@ -59,6 +61,7 @@ cli_result run_perfgate(std::vector<std::string> args, const std::filesystem::pa
     so.capture_stdout = true;
     // No GitHub environment leaking in from a CI job running these tests.
     so.env = {{"GITHUB_ACTIONS", ""}, {"NO_COLOR", "1"}};
+    so.env.insert(so.env.end(), env.begin(), env.end());
     auto res = run_process(so, 120s);
     REQUIRE(res.status.exited);
     return {res.status.code, res.stdout_text, joined(res.stderr_tail)};
@@ -295,7 +298,7 @@ TEST_CASE("child processes")
         spawn_options so;
         so.argv = {"sh", "-c", "pwd; echo $PG_TEST_VAR; grep Cpus_allowed_list /proc/self/status; cat /proc/self/personality"};
         so.cwd = dir.path();
-        so.env = {{"PG_TEST_VAR", "hello"}};
+        so.env = {{"PG_TEST_VAR", "first"}, {"PG_TEST_VAR", "hello"}};   // the later one wins
         so.cpus = {0};
         so.disable_aslr = true;
         so.capture_stdout = true;
@@ -824,4 +827,46 @@ TEST_CASE("an interrupted perfgate run takes its benchmark down with it")
     CHECK(res.status.signal == SIGINT);
     std::this_thread::sleep_for(1500ms);
     CHECK_FALSE(std::filesystem::exists(marker));
+}
+
+TEST_CASE("perfgate run --github in a pull_request job: git info from the event, sticky comment, status")
+{
+    temp_dir dir("pg-test");
+    test::fake_github gh;
+    std::ofstream(dir.path() / "event.json")
+        << R"({"pull_request": {"number": 7, "head": {"sha": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa7"}, "base": {"sha": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb7"}}})";
+    const std::string db = (dir.path() / "h.db").string();
+    const std::vector<std::pair<std::string, std::string>> env = {
+        {"GITHUB_ACTIONS", "true"}, {"GITHUB_API_URL", gh.url()}, {"GITHUB_SERVER_URL", "https://github.example"},
+        {"GITHUB_REPOSITORY", "octo/widgets"}, {"GITHUB_EVENT_NAME", "pull_request"},
+        {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}, {"GITHUB_TOKEN", "ghs_faketoken"},
+        {"GITHUB_SHA", "mergesha"}, {"GITHUB_REF_NAME", "7/merge"}, {"GITHUB_HEAD_REF", "feature"},
+        {"GITHUB_BASE_REF", "main"}, {"GITHUB_RUN_ID", "1"},
+        {"GITHUB_STEP_SUMMARY", (dir.path() / "summary.md").string()},
+        {"GITHUB_OUTPUT", (dir.path() / "output.txt").string()}};
+
+    auto r = run_perfgate({"run", "-q", "-r", "3", "--warmup", "0", "--backend", "rusage", "--db", db, "--name",
+                           "gh", "--baseline", "true", "--candidate", "true", "--github"},
+                          dir.path(), env);
+    CAPTURE(r.err);
+    CAPTURE(r.out);
+    CHECK(r.code != 4);
+    auto comments = gh.comments(7);
+    REQUIRE(comments.size() == 1);
+    CHECK(comments[0].body.find("gh") != std::string::npos);
+    auto statuses = gh.statuses();
+    REQUIRE(statuses.size() == 1);
+    CHECK(statuses[0].first == "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa7");
+    CHECK_FALSE(slurp(dir.path() / "summary.md").empty());
+
+    store::store s(db);
+    auto base = s.load_run("default", 1);
+    auto cand = s.load_run("default", 2);
+    REQUIRE(base.has_value());
+    REQUIRE(cand.has_value());
+    CHECK(base->git_sha == "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb7");
+    CHECK(base->branch == "main");
+    CHECK(cand->git_sha == "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa7");
+    CHECK(cand->branch == "feature");
+    CHECK(cand->pr == 7);
 }
