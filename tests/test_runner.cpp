@@ -396,6 +396,19 @@ TEST_CASE("measure() under perf stat")
         CHECK(m[0].candidate.run.role == "candidate");
         CHECK(progress.str().find("perfgate: loop: round 3/3 done") != std::string::npos);
     }
+    SUBCASE("TTY progress rewrites one line per benchmark")
+    {
+        auto opt = fast_options();
+        opt.progress = progress_style::tty;
+        opt.warmup = 1;
+        measure({spec_of("tty", "true", "true")}, opt, progress);
+        const std::string out = progress.str();
+        CHECK(out.find("\r\033[Ktty: warmup 1/1 baseline") != std::string::npos);
+        CHECK(out.find("\r\033[Ktty: round 2/2 candidate") != std::string::npos);
+        CHECK(out.find("left") != std::string::npos);   // an estimate once a round is done
+        CHECK(out.ends_with("\n"));
+        CHECK(out.find("\r\033[Ktty: 2 rounds in") != std::string::npos);
+    }
     SUBCASE("default events: unsupported hardware events are dropped and said once")
     {
         auto opt = fast_options();
@@ -869,4 +882,61 @@ TEST_CASE("perfgate run --github in a pull_request job: git info from the event,
     CHECK(cand->git_sha == "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa7");
     CHECK(cand->branch == "feature");
     CHECK(cand->pr == 7);
+}
+
+TEST_CASE("multiplexed events: a warning naming them, and --split-events groups (fake perf)")
+{
+    // A stand-in for perf on a machine with a 2-counter PMU: more than two
+    // hardware events in one execution are multiplexed (pcnt_running 50%).
+    temp_dir dir("pg-test");
+    const auto fake_perf = dir.path() / "perf";
+    std::ofstream(fake_perf) << R"(#!/bin/sh
+out=; events=
+while [ $# -gt 0 ]; do
+  case $1 in -o) out=$2; shift 2;; -e) events=$2; shift 2;; --) shift; break;; *) shift;; esac
+done
+"$@"; rc=$?
+hw=$(echo "$events" | tr ',' '\n' | grep -v -c -e '^task-clock$' -e '^duration_time$')
+for e in $(echo "$events" | tr ',' ' '); do
+  case $e in
+    task-clock) echo "1.50,msec,task-clock,1500000,100.00,0.5,CPUs utilized" ;;
+    duration_time) echo "3000000,ns,duration_time,3000000,100.00,," ;;
+    *) if [ "$hw" -gt 2 ]; then echo "1000,,$e,750000,50.00,,"; else echo "1000,,$e,1500000,100.00,,"; fi ;;
+  esac
+done > "$out"
+exit $rc
+)";
+    std::filesystem::permissions(fake_perf, std::filesystem::perms::owner_all);
+    std::ostringstream progress;
+    auto opt = fast_options();
+    opt.perf = fake_perf.string();
+    opt.events = {"task-clock", "cycles", "instructions", "branch-misses", "cache-misses", "duration_time"};
+    opt.repetitions = 3;
+
+    SUBCASE("without --split-events: warned, values kept with their pcnt_running")
+    {
+        auto m = measure({spec_of("mux", "true", "true")}, opt, progress);
+        const auto& run = m[0].baseline.run;
+        REQUIRE(find_counter(run, "cycles") != nullptr);
+        CHECK(find_counter(run, "cycles")->samples[0].pcnt_running == doctest::Approx(50.0));
+        REQUIRE(m[0].baseline.warnings.size() == 1);
+        const auto& w = m[0].baseline.warnings[0];
+        CHECK(w.find("benchmark 'mux': events branch-misses (50.0%), cache-misses (50.0%), cycles (50.0%), instructions (50.0%) were multiplexed") == 0);
+        CHECK(w.find("--split-events") != std::string::npos);
+    }
+    SUBCASE("with --split-events: two groups per repetition, no multiplexing left")
+    {
+        opt.split_events = true;
+        auto m = measure({spec_of("split", "true", "true")}, opt, progress);
+        const auto& run = m[0].candidate.run;
+        CHECK(m[0].candidate.warnings.empty());
+        for (std::string name : {"task-clock", "cycles", "instructions", "branch-misses", "cache-misses",
+                                 "duration_time", "wall-time"}) {
+            CAPTURE(name);
+            auto* c = find_counter(run, name);
+            REQUIRE(c != nullptr);
+            CHECK(c->samples.size() == 3);
+            CHECK(c->samples[0].pcnt_running == doctest::Approx(100.0));
+        }
+    }
 }
