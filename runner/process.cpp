@@ -342,6 +342,10 @@ child_process child_process::spawn(const spawn_options& opt)
     } while (n < 0 && errno == EINTR);
     if (n == static_cast<ssize_t>(sizeof failure)) {
         // The child has already _exit()ed; the destructor reaps it.
+        if (failure.stage == child_stage::chdir) {
+            throw error("process.exec_failed", fmt::format("cannot run '{}' in '{}': {}", opt.argv[0],
+                                                           opt.cwd->string(), errno_text(failure.err)));
+        }
         throw error("process.exec_failed", fmt::format("cannot {} '{}': {}", stage_text(failure.stage),
                                                        opt.argv[0], errno_text(failure.err)));
     }

@@ -332,7 +332,7 @@ TEST_CASE("child processes")
             FAIL("no error");
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "process.exec_failed");
-            CHECK(std::string(e.what()) == "cannot change directory 'true': No such file or directory");
+            CHECK(std::string(e.what()) == "cannot run 'true' in '/nonexistent-dir': No such file or directory");
         }
     }
 }
