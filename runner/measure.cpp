@@ -280,6 +280,18 @@ private:
         return so;
     }
 
+    // run_process, with a failure to start (bad cwd, exec error) named by
+    // benchmark, side and round.
+    process_result start(const spawn_options& so, const where& at) const
+    {
+        try {
+            return run_process(so, opt_.timeout);
+        } catch (const error& e) {
+            if (e.id() != "process.exec_failed") throw;
+            throw error("measure.failed", fmt::format("{}: {}", at.text(), e.what()));
+        }
+    }
+
     [[noreturn]] void fail(const where& at, const command& cmd, const process_result& proc, const exit_status& st) const
     {
         if (st.timed_out) {
@@ -312,7 +324,7 @@ private:
         so.env.emplace_back("LC_ALL", "C");
 
         execution ex;
-        ex.proc = run_process(so, opt_.timeout);
+        ex.proc = start(so, at);
         if (ex.proc.status.timed_out) fail(at, cmd, ex.proc, ex.proc.status);
 
         std::istringstream status_text(read_file(status_file));
@@ -378,12 +390,7 @@ private:
         spawn_options so = base_spawn(spec);
         so.argv = cmd.argv;
         execution ex;
-        try {
-            ex.proc = run_process(so, opt_.timeout);
-        } catch (const error& e) {
-            if (e.id() != "process.exec_failed") throw;
-            throw error("measure.failed", fmt::format("{}: {}", at.text(), e.what()));
-        }
+        ex.proc = start(so, at);
         if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
         add_rusage_counters(ex);
         return ex;
@@ -405,7 +412,7 @@ private:
         so.argv.insert(so.argv.end(), cmd.argv.begin(), cmd.argv.end());
 
         execution ex;
-        ex.proc = run_process(so, opt_.timeout);
+        ex.proc = start(so, at);
         if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
 
         std::map<std::string, double> totals;

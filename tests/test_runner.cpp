@@ -464,6 +464,15 @@ TEST_CASE("measure() under perf stat")
                              doctest::Contains("benchmark 'm', baseline side, round 1/2: cannot execute '/nonexistent/bench': No such file or directory"),
                              perfgate::error);
     }
+    SUBCASE("a working directory that does not exist")
+    {
+        auto opt = fast_options();
+        auto spec = spec_of("cwd", "true", "true");
+        spec.cwd = "/nonexistent-dir";
+        CHECK_THROWS_WITH_AS(measure({spec}, opt, progress),
+                             "benchmark 'cwd', baseline side, round 1/2: cannot run 'perf' in '/nonexistent-dir': No such file or directory",
+                             perfgate::error);
+    }
     SUBCASE("perf missing: the fix is spelled out")
     {
         auto opt = fast_options();
