@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -180,13 +181,19 @@ public:
             execute_slot(spec, {side::baseline, 1, true}, {spec.name, side::baseline, 1, 1, true});
         }
 
+        // The estimate extrapolates from measured executions only (warmups
+        // may be slower: cold caches, first page faults).
+        std::optional<steady_clock::time_point> measuring_since;
+        auto remaining = [&] {
+            auto per_execution = (steady_clock::now() - *measuring_since) / measured_done;
+            return seconds(per_execution * (measured_total - measured_done));
+        };
         for (const auto& s : schedule) {
             const where at{spec.name, s.which, s.round, s.warmup ? warmup : reps, s.warmup};
+            if (!s.warmup && !measuring_since) measuring_since = steady_clock::now();
             if (opt_.progress == progress_style::tty) {
                 auto elapsed = steady_clock::now() - started;
-                std::string eta = measured_done > 0
-                                      ? "~" + seconds(elapsed / measured_done * (measured_total - measured_done)) + " left"
-                                      : "";
+                std::string eta = measured_done > 0 ? "~" + remaining() + " left" : "";
                 progress_ << fmt::format("\r\033[K{}: {} {}/{} {:<9} {} elapsed {}", spec.name,
                                          s.warmup ? "warmup" : "round", s.round, at.rounds, to_string(s.which),
                                          seconds(elapsed), eta)
@@ -198,8 +205,7 @@ public:
             if (opt_.progress == progress_style::plain && ++sides_done_in_round[s.round] == 2) {
                 auto elapsed = steady_clock::now() - started;
                 progress_ << fmt::format("perfgate: {}: round {}/{} done, elapsed {}, ~{} left\n", spec.name,
-                                         s.round, reps, seconds(elapsed),
-                                         seconds(elapsed / measured_done * (measured_total - measured_done)))
+                                         s.round, reps, seconds(elapsed), remaining())
                           << std::flush;
             }
         }
@@ -211,11 +217,7 @@ public:
 
         if (!multiplexed_.empty()) {
             std::vector<std::string> names;
-            double lowest = 100.0;
-            for (auto& [n, pct] : multiplexed_) {
-                names.push_back(fmt::format("{} ({:.1f}%)", n, pct));
-                lowest = std::min(lowest, pct);
-            }
+            for (auto& [n, pct] : multiplexed_) names.push_back(fmt::format("{} ({:.1f}%)", n, pct));
             warnings_.push_back(fmt::format(
                 "benchmark '{}': events {} were multiplexed (counted only part of the time; perf scaled the "
                 "values, so they are estimates): more events than the PMU counts at once{}",
