@@ -477,29 +477,100 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     return json_response(http::status::created, out, req);
 }
 
-std::vector<std::int64_t> run_ids(const json& doc, std::string_view name)
+// One run id of a compare request; `where` names it in the error
+// ("baseline_run", "candidate_run[2]", "pairs[0][1]").
+std::int64_t run_id(const json& x, std::string_view where)
 {
-    const json* v = field(doc, name);
-    if (!v) throw error("ingest.bad_field", fmt::format("request body: field '{}' is required", name));
-    auto one = [&](const json& x) {
-        if (!x.is_number_integer() || x.get<std::int64_t>() <= 0) {
-            throw error("ingest.bad_field",
-                        fmt::format("request body: field '{}' must be a positive run id (or an array of them), got {}",
-                                    name, dump(x).substr(0, 64)));
-        }
-        return x.get<std::int64_t>();
-    };
-    std::vector<std::int64_t> ids;
-    if (v->is_array()) {
-        if (v->empty() || v->size() > max_compare_pairs) {
-            throw error("ingest.bad_field", fmt::format("request body: field '{}' must hold 1..{} run ids", name,
-                                                        max_compare_pairs));
-        }
-        for (const json& x : *v) ids.push_back(one(x));
-    } else {
-        ids.push_back(one(*v));
+    if (!x.is_number_integer() || x.get<std::int64_t>() <= 0) {
+        throw error("ingest.bad_field", fmt::format("request body: field '{}' must be a positive run id, got {}", where,
+                                                    dump(x).substr(0, 64)));
     }
-    return ids;
+    return x.get<std::int64_t>();
+}
+
+// An array of 1..max_compare_pairs entries, or a 400 naming the field.
+void check_pair_count(const json& v, std::string_view name, std::string_view what)
+{
+    if (v.empty() || v.size() > max_compare_pairs) {
+        throw error("ingest.bad_field", fmt::format("request body: field '{}' must hold 1..{} {}, got {}", name,
+                                                    max_compare_pairs, what, v.size()));
+    }
+}
+
+// baseline_run / candidate_run: both run ids, or both arrays of run ids that
+// pair up by position.
+std::vector<std::pair<std::int64_t, std::int64_t>> pairs_from_columns(const json& doc)
+{
+    const json* base = field(doc, "baseline_run");
+    const json* cand = field(doc, "candidate_run");
+    if (!base) throw error("ingest.bad_field", "request body: field 'baseline_run' is required (or give 'pairs')");
+    if (!cand) throw error("ingest.bad_field", "request body: field 'candidate_run' is required (or give 'pairs')");
+    if (!base->is_array() && !cand->is_array()) {
+        // The single-pair form, {baseline_run: 1, candidate_run: 2}.
+        return {{run_id(*base, "baseline_run"), run_id(*cand, "candidate_run")}};
+    }
+    if (!base->is_array() || !cand->is_array()) {
+        const std::string_view scalar = base->is_array() ? "candidate_run" : "baseline_run";
+        const std::string_view array = base->is_array() ? "baseline_run" : "candidate_run";
+        throw error("ingest.bad_field",
+                    fmt::format("request body: field '{}' is an array but '{}' is {}: give both as run ids or both "
+                                "as arrays of run ids",
+                                array, scalar, type_name(*field(doc, scalar))));
+    }
+    check_pair_count(*base, "baseline_run", "run ids");
+    check_pair_count(*cand, "candidate_run", "run ids");
+    if (base->size() != cand->size()) {
+        throw error("ingest.bad_field",
+                    fmt::format("request body: 'baseline_run' has {} run ids but 'candidate_run' has {}; "
+                                "they pair up by position",
+                                base->size(), cand->size()));
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    pairs.reserve(base->size());
+    for (std::size_t i = 0; i < base->size(); ++i) {
+        pairs.emplace_back(run_id((*base)[i], fmt::format("baseline_run[{}]", i)),
+                           run_id((*cand)[i], fmt::format("candidate_run[{}]", i)));
+    }
+    return pairs;
+}
+
+// pairs: [[baseline_run, candidate_run], ...]
+std::vector<std::pair<std::int64_t, std::int64_t>> pairs_from_list(const json& list)
+{
+    if (!list.is_array()) {
+        throw error("ingest.bad_field",
+                    fmt::format("request body: field 'pairs' must be an array of [baseline_run, candidate_run], got {}",
+                                type_name(list)));
+    }
+    check_pair_count(list, "pairs", "[baseline_run, candidate_run] pairs");
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    pairs.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const json& p = list[i];
+        if (!p.is_array() || p.size() != 2) {
+            throw error("ingest.bad_field",
+                        fmt::format("request body: field 'pairs[{}]' must be [baseline_run, candidate_run], got {}", i,
+                                    dump(p).substr(0, 64)));
+        }
+        pairs.emplace_back(run_id(p[0], fmt::format("pairs[{}][0]", i)), run_id(p[1], fmt::format("pairs[{}][1]", i)));
+    }
+    return pairs;
+}
+
+// The (baseline, candidate) run pairs of one compare request. All of them go
+// to one service::compare call, so the p-values are adjusted across every
+// gated counter of every benchmark (design.md §3, "Multiplicity"); a client
+// that compared benchmark by benchmark would adjust per benchmark instead.
+std::vector<std::pair<std::int64_t, std::int64_t>> compare_pairs(const json& doc)
+{
+    if (const json* list = field(doc, "pairs")) {
+        if (field(doc, "baseline_run") || field(doc, "candidate_run")) {
+            throw error("ingest.bad_field", "request body: give either 'pairs' or 'baseline_run' and "
+                                            "'candidate_run', not both");
+        }
+        return pairs_from_list(*list);
+    }
+    return pairs_from_columns(doc);
 }
 
 response post_compare(const request& req, context& ctx, const route_match& m)
@@ -518,18 +589,9 @@ response post_compare(const request& req, context& ctx, const route_match& m)
     if (!doc.is_object()) {
         throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", type_name(doc)));
     }
-    auto base = run_ids(doc, "baseline_run");
-    auto cand = run_ids(doc, "candidate_run");
-    if (base.size() != cand.size()) {
-        throw error("ingest.bad_field",
-                    fmt::format("request body: 'baseline_run' has {} run ids but 'candidate_run' has {}; "
-                                "they pair up by position",
-                                base.size(), cand.size()));
-    }
+    const auto pairs = compare_pairs(doc);
     gate::policy rules;
     if (const json* p = field(doc, "policy")) rules = gate::parse_policy(*p, "request body: policy");
-    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
-    for (std::size_t i = 0; i < base.size(); ++i) pairs.emplace_back(base[i], cand[i]);
 
     gate::comparison c = ctx.service.compare(m.project, pairs, rules);
     json out = gate::to_json(c.result);

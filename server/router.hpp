@@ -6,6 +6,9 @@
 // Routes (v1):
 //   POST /api/v1/projects/{project}/runs            -> 201 {run_id, samples, counters, warnings}
 //   POST /api/v1/projects/{project}/compare         -> 201 report + comparison_id
+//        body {baseline_run, candidate_run, policy?}: run ids, or arrays of
+//        run ids paired by position; or {pairs: [[b, c], ...], policy?}. All
+//        pairs are one gate: p-values are adjusted across all of them.
 //   GET  /api/v1/projects/{project}/comparisons/{id}[?format=markdown]
 //   GET  /api/v1/projects/{project}/history?benchmark=&counter=[&branch=][&testbed=][&since=][&limit=][&format=csv]
 //   GET  /api/v1/projects/{project}/benchmarks
@@ -47,7 +50,8 @@ inline constexpr std::size_t max_name_bytes = 256;
 // Upper bound for ?limit= on history: a trend chart needs hundreds of points,
 // not millions; bounds the response size.
 inline constexpr std::size_t max_history_limit = 10000;
-// Upper bound on the pairs of one multi-benchmark compare request.
+// Upper bound on the pairs of one multi-benchmark compare request: far above
+// any real benchmark suite, and it bounds the work one request can ask for.
 inline constexpr std::size_t max_compare_pairs = 1000;
 
 // What the router needs from the server; shared by all worker threads.

@@ -6,10 +6,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -86,9 +89,17 @@ struct fixture {
     std::int64_t upload(const std::string& role, const std::string& file = "appended-10-runs.csv",
                         const std::string& benchmark = "default")
     {
+        return upload_text(role, read_testdata(file), benchmark);
+    }
+
+    // project "demo" or "other" (with that project's token).
+    std::int64_t upload_text(const std::string& role, const std::string& csv, const std::string& benchmark,
+                             const std::string& project = "demo")
+    {
         json body = {{"benchmark", benchmark}, {"role", role},          {"git_sha", "0123abcd"},
-                     {"branch", "main"},       {"perf_csv", read_testdata(file)}};
-        auto res = call(http::verb::post, "/api/v1/projects/demo/runs", body.dump());
+                     {"branch", "main"},       {"perf_csv", csv}};
+        auto res = call(http::verb::post, "/api/v1/projects/" + project + "/runs", body.dump(), "application/json",
+                        project);
         REQUIRE(res.result_int() == 201);
         return json::parse(res.body()).at("run_id").get<std::int64_t>();
     }
@@ -388,18 +399,6 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/1", {}, {}, "other"), 403,
                     "auth.forbidden", "");
     }
-    SUBCASE("multi-benchmark compare takes arrays of equal length")
-    {
-        auto b2 = f.upload("baseline", "appended-10-runs.csv", "second");
-        auto c2 = f.upload("candidate", "appended-10-runs.csv", "second");
-        auto multi = f.call(http::verb::post, "/api/v1/projects/demo/compare",
-                            json{{"baseline_run", {base, b2}}, {"candidate_run", {cand, c2}}}.dump());
-        REQUIRE(multi.result_int() == 201);
-        CHECK(json::parse(multi.body()).at("benchmarks").size() == 2);
-        check_error(f.call(http::verb::post, "/api/v1/projects/demo/compare",
-                           json{{"baseline_run", {base, b2}}, {"candidate_run", {cand}}}.dump()),
-                    400, "ingest.bad_field", "pair up by position");
-    }
     SUBCASE("compare errors")
     {
         check_error(f.call(http::verb::post, "/api/v1/projects/demo/compare", json{{"baseline_run", base}}.dump()), 400,
@@ -450,6 +449,197 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         REQUIRE(list.size() == 1);
         CHECK(list[0].at("name") == "default");
         CHECK(list[0].at("runs") == 2);
+    }
+}
+
+namespace {
+
+// The real 10-run capture with task-clock and duration_time multiplied by
+// `factor`: a candidate that is slower in every run, so the rank tests give
+// p-values far below 1 and the multiplicity adjustment shows.
+std::string slowed(const std::string& csv, double factor)
+{
+    std::istringstream in(csv);
+    std::string line, out;
+    while (std::getline(in, line)) {
+        const auto c1 = line.find(',');
+        const auto c2 = c1 == std::string::npos ? c1 : line.find(',', c1 + 1);
+        const auto c3 = c2 == std::string::npos ? c2 : line.find(',', c2 + 1);
+        if (c3 != std::string::npos) {
+            const std::string event = line.substr(c2 + 1, c3 - c2 - 1);
+            if (event == "task-clock" || event == "duration_time") {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, event == "task-clock" ? "%.2f" : "%.0f",
+                              std::stod(line.substr(0, c1)) * factor);
+                line = buf + line.substr(c1);
+            }
+        }
+        out += line + "\n";
+    }
+    return out;
+}
+
+// Holm's step-down adjustment as R's p.adjust(p, "holm") computes it:
+// pmin(1, cummax((m - i + 1) * p[o]))[ro]. Written independently of
+// stats/multiplicity.cpp so that the test checks the family, not the code.
+std::vector<double> holm(const std::vector<double>& p)
+{
+    std::vector<std::size_t> order(p.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+    std::vector<double> out(p.size());
+    double running = 0;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        running = std::max(running, static_cast<double>(p.size() - k) * p[order[k]]);
+        out[order[k]] = std::min(1.0, running);
+    }
+    return out;
+}
+
+struct tested_counter {
+    std::string benchmark, counter;
+    double p_value = 0, p_adjusted = 0;
+};
+
+// The gated counters that carry a p-value: the family the gate adjusts over.
+std::vector<tested_counter> family_of(const json& report)
+{
+    std::vector<tested_counter> out;
+    for (const auto& b : report.at("benchmarks")) {
+        for (const auto& c : b.at("counters")) {
+            if (!c.at("gated").get<bool>() || c.at("p_value").is_null()) continue;
+            REQUIRE_FALSE(c.at("p_adjusted").is_null());
+            out.push_back({b.at("name").get<std::string>(), c.at("name").get<std::string>(),
+                           c.at("p_value").get<double>(), c.at("p_adjusted").get<double>()});
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs")
+{
+    fixture f;
+    const std::string csv = read_testdata("appended-10-runs.csv");
+    const std::string slow = slowed(csv, 3.0);
+    const auto b1 = f.upload_text("baseline", csv, "default");
+    const auto c1 = f.upload_text("candidate", slow, "default");
+    const auto b2 = f.upload_text("baseline", csv, "second");
+    const auto c2 = f.upload_text("candidate", slow, "second");
+    const std::string url = "/api/v1/projects/demo/compare";
+
+    auto single = f.call(http::verb::post, url, json{{"baseline_run", b1}, {"candidate_run", c1}}.dump());
+    REQUIRE(single.result_int() == 201);
+    const json one = json::parse(single.body());
+    REQUIRE(one.at("benchmarks").size() == 1);
+
+    auto res = f.call(http::verb::post, url, json{{"baseline_run", {b1, b2}}, {"candidate_run", {c1, c2}}}.dump());
+    REQUIRE(res.result_int() == 201);
+    const json multi = json::parse(res.body());
+    const auto id = multi.at("comparison_id").get<std::int64_t>();
+    CHECK(res[http::field::location] == "/api/v1/projects/demo/comparisons/" + std::to_string(id));
+    REQUIRE(multi.at("benchmarks").size() == 2);
+    CHECK(multi.at("benchmarks")[0].at("name") == "default");
+    CHECK(multi.at("benchmarks")[1].at("name") == "second");
+    CHECK(multi.at("verdict") == "fail");
+    CHECK(multi.at("policy").at("correction") == "holm");
+
+    SUBCASE("the Holm family spans both benchmarks")
+    {
+        const auto fam = family_of(multi);
+        const auto fam_one = family_of(one);
+        REQUIRE(fam_one.size() >= 1);
+        // Both benchmarks contribute the same gated counters.
+        REQUIRE(fam.size() == 2 * fam_one.size());
+        std::vector<double> raw;
+        for (const auto& t : fam) raw.push_back(t.p_value);
+        const auto expected = holm(raw);
+        for (std::size_t i = 0; i < fam.size(); ++i) {
+            CAPTURE(fam[i].benchmark);
+            CAPTURE(fam[i].counter);
+            CHECK(fam[i].p_adjusted >= fam[i].p_value);
+            CHECK(fam[i].p_adjusted == doctest::Approx(expected[i]).epsilon(1e-12));
+        }
+        // The same pair alone is a smaller family: its smallest p-value is
+        // multiplied by m = fam_one.size() there and by twice that here.
+        double p_min = 1, adj_one = 1, adj_multi = 1;
+        for (std::size_t i = 0; i < fam_one.size(); ++i) {
+            if (fam_one[i].p_value < p_min) {
+                p_min = fam_one[i].p_value;
+                adj_one = fam_one[i].p_adjusted;
+                adj_multi = fam[i].p_adjusted;
+            }
+        }
+        REQUIRE(p_min * static_cast<double>(fam.size()) < 1.0);
+        CHECK(adj_one == doctest::Approx(p_min * static_cast<double>(fam_one.size())).epsilon(1e-12));
+        CHECK(adj_multi == doctest::Approx(p_min * static_cast<double>(fam.size())).epsilon(1e-12));
+    }
+    SUBCASE("the \"pairs\" form is the same gate")
+    {
+        auto p = f.call(http::verb::post, url, json{{"pairs", {{b1, c1}, {b2, c2}}}}.dump());
+        REQUIRE(p.result_int() == 201);
+        const json j = json::parse(p.body());
+        CHECK(j.at("comparison_id").get<std::int64_t>() > id);
+        const auto a = family_of(multi), b = family_of(j);
+        REQUIRE(a.size() == b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].p_adjusted == b[i].p_adjusted);
+    }
+    SUBCASE("the stored comparison holds both benchmarks")
+    {
+        auto got = f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id));
+        REQUIRE(got.result_int() == 200);
+        const json j = json::parse(got.body());
+        REQUIRE(j.at("benchmarks").size() == 2);
+        CHECK(j.at("benchmarks")[1].at("name") == "second");
+        CHECK(j.at("comparison_id") == id);
+    }
+    SUBCASE("bad shapes are 400 naming the field; nothing is stored")
+    {
+        auto post = [&](const json& body) { return f.call(http::verb::post, url, body.dump()); };
+        check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1}}}), 400, "ingest.bad_field",
+                    "'baseline_run' has 2 run ids but 'candidate_run' has 1");
+        check_error(post({{"baseline_run", json::array()}, {"candidate_run", json::array()}}), 400, "ingest.bad_field",
+                    "field 'baseline_run' must hold 1..1000 run ids, got 0");
+        json many = json::array();
+        for (int i = 0; i < 1001; ++i) many.push_back(b1);
+        check_error(post({{"baseline_run", many}, {"candidate_run", many}}), 400, "ingest.bad_field",
+                    "must hold 1..1000 run ids, got 1001");
+        check_error(post({{"baseline_run", {b1, "two"}}, {"candidate_run", {c1, c2}}}), 400, "ingest.bad_field",
+                    "field 'baseline_run[1]' must be a positive run id, got \"two\"");
+        check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1, -4}}}), 400, "ingest.bad_field",
+                    "field 'candidate_run[1]' must be a positive run id, got -4");
+        check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1, 2.5}}}), 400, "ingest.bad_field",
+                    "'candidate_run[1]'");
+        check_error(post({{"baseline_run", {b1}}, {"candidate_run", c1}}), 400, "ingest.bad_field",
+                    "field 'baseline_run' is an array but 'candidate_run' is number");
+        check_error(post({{"baseline_run", b1}, {"candidate_run", {{"id", c1}}}}), 400, "ingest.bad_field",
+                    "'candidate_run' must be a positive run id");
+        check_error(post({{"pairs", {{"b", b1}, {"c", c1}}}}), 400, "ingest.bad_field",
+                    "field 'pairs' must be an array of [baseline_run, candidate_run], got object");
+        check_error(post({{"pairs", json::array()}}), 400, "ingest.bad_field", "'pairs' must hold 1..1000");
+        check_error(post({{"pairs", {{b1, c1}, {b2}}}}), 400, "ingest.bad_field",
+                    "field 'pairs[1]' must be [baseline_run, candidate_run]");
+        check_error(post({{"pairs", {{b1, c1}, {b2, c2, c2}}}}), 400, "ingest.bad_field", "'pairs[1]'");
+        check_error(post({{"pairs", {{b1, c1}, {b2, true}}}}), 400, "ingest.bad_field",
+                    "field 'pairs[1][1]' must be a positive run id, got true");
+        check_error(post({{"pairs", {{b1, c1}}}, {"baseline_run", b1}}), 400, "ingest.bad_field",
+                    "either 'pairs' or 'baseline_run' and 'candidate_run', not both");
+        check_error(post(json::object()), 400, "ingest.bad_field", "field 'baseline_run' is required (or give 'pairs')");
+        CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
+    }
+    SUBCASE("runs the gate cannot use: another project's run is 404, a repeated benchmark 422")
+    {
+        auto post = [&](const json& body) { return f.call(http::verb::post, url, body.dump()); };
+        const auto foreign = f.upload_text("candidate", slow, "second", "other");
+        check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1, foreign}}}), 404, "compare.not_found",
+                    "candidate run " + std::to_string(foreign) + " not found in project 'demo'");
+        check_error(post({{"pairs", {{b1, c1}, {b2, foreign}}}}), 404, "compare.not_found", "candidate run " + std::to_string(foreign) + " not found in project 'demo'");
+        check_error(post({{"baseline_run", {b1, b1}}, {"candidate_run", {c1, c1}}}), 422, "compare.mismatch",
+                    "benchmark 'default' appears in two pairs");
+        check_error(post({{"pairs", {{b1, c1}, {b2, c1}}}}), 422, "compare.mismatch",
+                    "is benchmark 'second' but run " + std::to_string(c1) + " is 'default'");
+        CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
     }
 }
 
