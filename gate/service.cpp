@@ -81,7 +81,30 @@ benchmark_samples samples_from(const store::run_record& run)
     return from_capture(cap, run.benchmark);
 }
 
+// Version of the request key's canonical form. Bump it whenever a change
+// makes the same inputs produce a different report (statistics, report
+// fields), so that comparisons stored by an older perfgate are recomputed
+// instead of being returned to the new one.
+constexpr std::string_view request_key_version = "perfgate.compare-key/v1";
+
 } // namespace
+
+std::string comparison_request_key(const std::string& project,
+                                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                   const policy& rules)
+{
+    // A JSON array is an unambiguous encoding (strings are quoted and
+    // escaped), so no two different requests share a canonical string. The
+    // pairs keep their order: it is the order of the report's benchmarks.
+    nlohmann::json canonical = nlohmann::json::array();
+    canonical.push_back(request_key_version);
+    canonical.push_back(project);
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& [b, c] : pairs) runs.push_back({b, c});
+    canonical.push_back(std::move(runs));
+    canonical.push_back(to_json(rules).dump());
+    return store::sha256_hex(canonical.dump());
+}
 
 ingest_result service::ingest(const ingest_request& req)
 {
@@ -125,6 +148,19 @@ comparison service::compare(const std::string& project,
                             const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const policy& rules)
 {
     if (pairs.empty()) throw error("compare.bad_request", "no (baseline_run, candidate_run) pair given");
+    // Idempotence: a comparison is a pure function of (project, pairs,
+    // policy). Runs are immutable and the z-score history is runs older
+    // than the candidate, which never changes once the candidate is stored.
+    // So a stored report for the same key is the answer, with its id.
+    const std::string key = comparison_request_key(project, pairs, rules);
+    if (auto stored = db_.find_comparison(project, key)) {
+        comparison hit;
+        hit.id = stored->first;
+        hit.result = report_from_json(nlohmann::json::parse(stored->second));
+        hit.result.comparison_id = hit.id;
+        return hit;
+    }
+
     sample_set base, cand;
     struct history_key {
         std::string benchmark, branch, testbed;
@@ -171,7 +207,9 @@ comparison service::compare(const std::string& project,
     comparison out;
     out.result = gate::compare(base, cand, rules, history);
     const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
-    out.id = db_.insert_comparison(project, first_b, first_c, to_json(out.result).dump());
+    // Two identical requests that both missed above: the store keeps the
+    // first row and returns its id to the second.
+    out.id = db_.insert_comparison(project, first_b, first_c, to_json(out.result).dump(), key);
     out.result.comparison_id = out.id;
     return out;
 }

@@ -36,6 +36,13 @@ struct comparison {
     report result;
 };
 
+// The key a comparison is stored under: hex SHA-256 of a canonical encoding
+// of the project, the (baseline, candidate) pairs in order and the policy
+// (to_json(rules).dump()), prefixed with a format version.
+std::string comparison_request_key(const std::string& project,
+                                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                   const policy& rules);
+
 class service {
 public:
     explicit service(store::store& db) : db_(db) {}
@@ -49,6 +56,9 @@ public:
     // Compares pairs of (baseline run, candidate run) of one project as one
     // gate (p-values adjusted across all of them), fills in history z-scores
     // from the baseline branch, stores and returns the report.
+    // Idempotent: the same (project, pairs, policy) again returns the stored
+    // report and comparison id without computing or storing anything
+    // (comparison_request_key, store::find_comparison).
     // Errors: "compare.not_found", "compare.mismatch".
     comparison compare(const std::string& project,
                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,

@@ -71,6 +71,8 @@ std::string hex(const unsigned char* p, std::size_t n)
     return out;
 }
 
+} // namespace
+
 std::string sha256_hex(std::string_view data)
 {
     std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
@@ -80,6 +82,8 @@ std::string sha256_hex(std::string_view data)
     }
     return hex(md.data(), len);
 }
+
+namespace {
 
 std::int64_t unix_now()
 {
@@ -542,6 +546,29 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
 std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run,
                                       std::int64_t candidate_run, std::string_view report_json)
 {
+    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::nullopt);
+}
+
+std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run,
+                                      std::int64_t candidate_run, std::string_view report_json,
+                                      std::string_view request_key)
+{
+    const bool hex_digest = request_key.size() == 64 &&
+                            std::all_of(request_key.begin(), request_key.end(), [](char ch) {
+                                return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+                            });
+    if (!hex_digest) {
+        throw error("store.constraint",
+                    fmt::format("{}: comparison request_key must be 64 lowercase hex digits (a SHA-256), got {}",
+                                impl_->path_, shown_name(request_key)));
+    }
+    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::string(request_key));
+}
+
+std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t baseline_run,
+                                          std::int64_t candidate_run, std::string_view report_json,
+                                          const std::optional<std::string>& request_key)
+{
     std::lock_guard lock(impl_->writer_mu_);
     auto& c = *impl_->writer_;
     transaction tx(c);
@@ -557,15 +584,42 @@ std::int64_t store::insert_comparison(std::string_view project, std::int64_t bas
                         fmt::format("{}: run {} not found in project {}", impl_->path_, run, shown_name(project)));
         }
     }
-    auto st = c.prepare("INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at) "
-                        "VALUES (:project_id, :baseline, :candidate, :report, :now) RETURNING id");
-    st.bind(":project_id", *project_id).bind(":baseline", baseline_run).bind(":candidate", candidate_run)
-        .bind(":report", report_json).bind(":now", unix_now());
-    st.step();
-    const auto id = st.int64(0);
-    st.run();
+    // ON CONFLICT DO NOTHING: another process (or a request that computed the
+    // same comparison concurrently) stored this key first; the comparison is
+    // a pure function of the key, so its row is as good as ours. NULL keys
+    // never conflict (NULLs are distinct in a UNIQUE index).
+    std::optional<std::int64_t> id;
+    {
+        auto st = c.prepare("INSERT INTO comparisons "
+                            "(project_id, baseline_run, candidate_run, report, created_at, request_key) "
+                            "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key) "
+                            "ON CONFLICT DO NOTHING RETURNING id");
+        st.bind(":project_id", *project_id).bind(":baseline", baseline_run).bind(":candidate", candidate_run)
+            .bind(":report", report_json).bind(":now", unix_now()).bind(":request_key", request_key);
+        if (st.step()) id = st.int64(0);
+        st.run();
+    }
+    if (!id) {
+        auto st = c.prepare("SELECT id FROM comparisons WHERE project_id = :project_id AND request_key = :request_key");
+        st.bind(":project_id", *project_id).bind(":request_key", request_key);
+        // Only a key can conflict (id is fresh), so the row is there.
+        const bool found = request_key && st.step();
+        PERFGATE_CHECK(found);
+        id = st.int64(0);
+    }
     tx.commit();
-    return id;
+    return *id;
+}
+
+std::optional<std::pair<std::int64_t, std::string>> store::find_comparison(std::string_view project,
+                                                                           std::string_view request_key) const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare("SELECT c.id, c.report FROM comparisons c JOIN projects p ON p.id = c.project_id "
+                           "WHERE p.name = :project AND c.request_key = :request_key");
+    st.bind(":project", project).bind(":request_key", request_key);
+    if (!st.step()) return std::nullopt;
+    return std::pair{st.int64(0), st.text(1)};
 }
 
 std::optional<std::string> store::load_comparison(std::string_view project, std::int64_t id) const

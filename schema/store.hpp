@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 struct sqlite3;
@@ -103,6 +104,9 @@ struct benchmark_info {
     std::int64_t last_run_at = 0;
 };
 
+// Lowercase hex SHA-256 of data (OpenSSL EVP). Error: "store.io" if OpenSSL fails.
+std::string sha256_hex(std::string_view data);
+
 class store {
 public:
     // Opens (creating if missing) the database at path and applies pending
@@ -140,6 +144,20 @@ public:
                                    std::int64_t candidate_run, std::string_view report_json);
     [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
 
+    // Idempotent comparisons (schema/migrations/003_comparison_key.sql).
+    // request_key identifies the inputs of a comparison (gate::service uses
+    // the hex SHA-256 of project, run pairs and policy). Inserting a key that
+    // the project already has stores nothing and returns the existing row's
+    // id, so two identical compares racing each other (threads or processes)
+    // end with one row. Errors: as above, and "store.constraint" when the key
+    // is not 64 lowercase hex digits.
+    std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
+                                   std::int64_t candidate_run, std::string_view report_json,
+                                   std::string_view request_key);
+    // (comparison id, report JSON) stored under request_key, or nullopt.
+    [[nodiscard]] std::optional<std::pair<std::int64_t, std::string>> find_comparison(
+        std::string_view project, std::string_view request_key) const;
+
     // Per-run summaries, oldest first, the most recent q.limit of them (by
     // created_at, then run id). Counters with no value in a run (n = 0) are
     // not points. O(log n + k) through a covering index of the summaries
@@ -157,6 +175,10 @@ public:
     [[nodiscard]] std::int64_t size_bytes() const;   // page_count * page_size
 
 private:
+    std::int64_t insert_comparison_row(std::string_view project, std::int64_t baseline_run,
+                                       std::int64_t candidate_run, std::string_view report_json,
+                                       const std::optional<std::string>& request_key);
+
     struct impl;
     std::unique_ptr<impl> impl_;
 };

@@ -2,6 +2,7 @@
 #include "schema/store.hpp"
 
 #include "schema/history_sql.hpp"
+#include "schema/migrations.hpp"
 #include "stats/error.hpp"
 
 #include <doctest/doctest.h>
@@ -126,8 +127,8 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
     return q;
 }
 
-// schema/migrations/001_initial.sql, 002_history_indexes.sql
-constexpr int schema_version = 2;
+// schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql
+constexpr int schema_version = 3;
 
 std::string sha256_hex(std::string_view data)
 {
@@ -178,7 +179,7 @@ TEST_CASE("store: opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
     }
-    SUBCASE("a database at version 1 gets only migration 2")
+    SUBCASE("a database at version 1 gets only migrations 2 and 3")
     {
         std::int64_t id = 0;
         {
@@ -190,11 +191,13 @@ TEST_CASE("store: opening applies the migrations once")
             raw.rows("DROP INDEX summaries_history");
             raw.rows("DROP INDEX summaries_history_branch");
             raw.rows("DROP INDEX summaries_history_testbed");
+            raw.rows("DROP INDEX comparisons_request_key");
+            raw.rows("ALTER TABLE comparisons DROP COLUMN request_key");
             raw.rows("PRAGMA user_version = 1");
         }
         ps::store db(path);   // 001 again would fail: its tables exist
         raw_db raw(path);
-        CHECK(raw.integer("PRAGMA user_version") == 2);
+        CHECK(raw.integer("PRAGMA user_version") == 3);
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
         CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
@@ -235,8 +238,8 @@ TEST_CASE("store: opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 2") != std::string::npos);
-            CHECK(msg.find("002_history_indexes.sql") != std::string::npos);
+            CHECK(msg.find("version 3") != std::string::npos);
+            CHECK(msg.find("003_comparison_key.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -772,4 +775,133 @@ TEST_CASE("store: a write lock held elsewhere is waited for, then store.io")
     other.rows("ROLLBACK");
     CHECK(db.insert_run(make_run()) > 0);   // usable again
     CHECK(db.runs_count() == 1);
+}
+
+TEST_CASE("store: comparisons by request key")
+{
+    ps::store db(":memory:");
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto other_base = db.insert_run(make_run("other", "parse"));
+    const auto other_cand = db.insert_run(make_run("other", "parse", 1'700'000'100, "feature", "candidate"));
+    const std::string key = sha256_hex("request 1"), key2 = sha256_hex("request 2");
+    const std::string report = R"({"schema":"perfgate.report/v1","verdict":"pass"})";
+
+    CHECK_FALSE(db.find_comparison("demo", key).has_value());
+    const auto id = db.insert_comparison("demo", base, cand, report, key);
+    const auto found = db.find_comparison("demo", key);
+    REQUIRE(found.has_value());
+    CHECK(found->first == id);
+    CHECK(found->second == report);
+    CHECK(db.load_comparison("demo", id) == report);
+
+    SUBCASE("the same key again stores nothing and returns the first row")
+    {
+        CHECK(db.insert_comparison("demo", base, cand, R"({"verdict":"fail"})", key) == id);
+        CHECK(db.find_comparison("demo", key)->second == report);
+        const auto next = db.insert_comparison("demo", base, cand, report, key2);
+        CHECK(next == id + 1);   // rowids: the repeat did not take one
+        CHECK(db.find_comparison("demo", key2)->first == next);
+    }
+    SUBCASE("keys are per project")
+    {
+        CHECK_FALSE(db.find_comparison("other", key).has_value());
+        CHECK_FALSE(db.find_comparison("nobody", key).has_value());
+        const auto theirs = db.insert_comparison("other", other_base, other_cand, report, key);
+        CHECK(theirs != id);
+        CHECK(db.find_comparison("other", key)->first == theirs);
+        CHECK(db.find_comparison("demo", key)->first == id);
+    }
+    SUBCASE("unkeyed comparisons never collide")
+    {
+        const auto a = db.insert_comparison("demo", base, cand, report);
+        const auto b = db.insert_comparison("demo", base, cand, report);
+        CHECK(a != b);
+        CHECK(db.load_comparison("demo", b) == report);
+    }
+    SUBCASE("a key that is not a hex SHA-256 is store.constraint; errors of the plain insert still apply")
+    {
+        CHECK_THROWS_WITH_AS(db.insert_comparison("demo", base, cand, report, "ABC"),
+                             ":memory:: comparison request_key must be 64 lowercase hex digits (a SHA-256), got 'ABC'",
+                             error);
+        try {
+            db.insert_comparison("demo", base, cand, report, std::string(64, 'G'));
+            FAIL("expected store.constraint");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.constraint");
+        }
+        try {
+            db.insert_comparison("demo", base, other_cand, report, key2);
+            FAIL("expected store.not_found");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.not_found");
+            CHECK(std::string(e.what()).find("run " + std::to_string(other_cand) + " not found in project 'demo'") !=
+                  std::string::npos);
+        }
+        CHECK_FALSE(db.find_comparison("demo", key2).has_value());
+    }
+}
+
+TEST_CASE("store: migration 003 on an existing version 2 database")
+{
+    temp_dir dir;
+    const auto path = dir / "v2.db";
+    {
+        // A database exactly as a perfgate with migrations 001 and 002 left
+        // it, with one comparison stored by that version.
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() == 3);
+        for (std::size_t i = 0; i < 2; ++i) REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+        raw.rows("PRAGMA user_version = 2");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows("INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
+        raw.rows("INSERT INTO benchmarks (id, project_id, name) VALUES (1, 1, 'parse')");
+        raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
+                 "environment, summary_only, created_at) VALUES "
+                 "(1, 1, 1, 1, 'baseline', 'a', 'main', 'perf', '{}', 0, 0), "
+                 "(2, 1, 1, 1, 'candidate', 'b', 'main', 'perf', '{}', 0, 0)");
+        raw.rows("INSERT INTO comparisons (id, project_id, baseline_run, candidate_run, report, created_at) "
+                 "VALUES (1, 1, 1, 2, '{\"verdict\":\"pass\"}', 0)");
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == 3);
+    CHECK(raw.one("SELECT id, request_key FROM comparisons") == "1|NULL");
+    CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'comparisons_request_key'") == 1);
+    CHECK(db.load_comparison("demo", 1) == R"({"verdict":"pass"})");
+    // Old rows are never found by key, and do not block new keyed rows.
+    const std::string key = sha256_hex("after the upgrade");
+    CHECK_FALSE(db.find_comparison("demo", key).has_value());
+    const auto id = db.insert_comparison("demo", 1, 2, "{}", key);
+    CHECK(id == 2);
+    CHECK(db.insert_comparison("demo", 1, 2, "{}", key) == id);
+    CHECK(db.insert_comparison("demo", 1, 2, "{}") == 3);
+    CHECK(raw.integer("SELECT count(*) FROM comparisons WHERE request_key IS NULL") == 2);
+}
+
+TEST_CASE("store: identical keyed inserts racing from two store objects keep one row")
+{
+    temp_dir dir;
+    const auto path = dir / "race.db";
+    ps::store a(path), b(path);
+    const auto base = a.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = a.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    constexpr int rounds = 20;
+    std::vector<std::int64_t> ids_a(rounds), ids_b(rounds);
+    {
+        std::thread ta([&] {
+            for (int i = 0; i < rounds; ++i) ids_a[i] = a.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
+        });
+        std::thread tb([&] {
+            for (int i = 0; i < rounds; ++i) ids_b[i] = b.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
+        });
+        ta.join();
+        tb.join();
+    }
+    CHECK(ids_a == ids_b);
+    CHECK(raw_db(path).integer("SELECT count(*) FROM comparisons") == rounds);
 }
