@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +30,78 @@ namespace {
 // count the elements below / not above it in O(m+n) with a staircase walk,
 // and discard the side that cannot hold the wanted rank. Expected O(log(mn))
 // rounds; once few candidates remain they are copied and nth_element'ed.
+// Pivot source for the selection: SplitMix64 (Steele, Lea & Flood 2014,
+// "Fast splittable pseudorandom number generators", OOPSLA; the generator
+// java.util.SplittableRandom uses). One 64-bit word of state: seeding it
+// per selection is free, unlike std::mt19937_64's 2.5 KB state, whose
+// seeding cost more than a small selection. Pivot quality only affects the
+// running time, never the result.
+class splitmix64 {
+public:
+    using result_type = std::uint64_t;
+    explicit splitmix64(std::uint64_t seed) noexcept : state_(seed) {}
+    static constexpr result_type min() noexcept { return 0; }
+    static constexpr result_type max() noexcept { return std::numeric_limits<result_type>::max(); }
+    result_type operator()() noexcept
+    {
+        std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+
+private:
+    std::uint64_t state_;
+};
+
+// Up to this many differences (m*n) they are materialised once and every
+// order statistic the estimate and the interval need is selected from that
+// one array (nth_element on ever smaller sub-ranges). 4096 doubles are 32 KB,
+// within L1/L2; it covers the gate's usual sizes (up to 64/64 repetitions).
+// Above it, difference_selector keeps memory O(m+n).
+constexpr std::size_t materialise_all_max = 4096;
+
+// Order statistics of a materialised array. Each selection leaves the array
+// partitioned around the selected position (std::nth_element's guarantee),
+// so a later rank is searched only between the nearest positions already
+// fixed: the median, then the two interval ends, cost about 2 * mn
+// comparisons in all instead of 3 independent selections.
+class materialised_differences {
+public:
+    materialised_differences(std::span<const double> b, std::span<const double> c)
+    {
+        v_.reserve(b.size() * c.size());
+        // Same expression as difference_selector::d (c_j - b_i): the k-th
+        // value is the same double whichever path computes it.
+        for (double cj : c)
+            for (double bi : b) v_.push_back(cj - bi);
+    }
+
+    [[nodiscard]] std::size_t size() const noexcept { return v_.size(); }
+
+    // The k-th smallest difference, k in 1..size().
+    [[nodiscard]] double kth(std::size_t k)
+    {
+        PERFGATE_CHECK(k >= 1 && k <= v_.size());
+        const std::size_t rank = k - 1;
+        // fixed_ is sorted; positions in it hold their final sorted value and
+        // everything left of one is <= it, everything right >= it.
+        const auto after = std::lower_bound(fixed_.begin(), fixed_.end(), rank);
+        if (after != fixed_.end() && *after == rank) return v_[rank];
+        const std::size_t first = after == fixed_.begin() ? 0 : *std::prev(after) + 1;
+        const std::size_t last = after == fixed_.end() ? v_.size() : *after;
+        const auto base = v_.begin();
+        std::nth_element(base + static_cast<std::ptrdiff_t>(first), base + static_cast<std::ptrdiff_t>(rank),
+                         base + static_cast<std::ptrdiff_t>(last));
+        fixed_.insert(after, rank);
+        return v_[rank];
+    }
+
+private:
+    std::vector<double> v_;
+    std::vector<std::size_t> fixed_;
+};
+
 class difference_selector {
 public:
     difference_selector(std::span<const double> b, std::span<const double> c)
@@ -53,7 +126,7 @@ public:
         std::vector<std::size_t> lo(n, 0), hi(n, m), less(n), leq(n);
         // A fixed seed: the result is the unique k-th value whatever the
         // pivots, the seed only makes the running time reproducible.
-        std::mt19937_64 rng(0x9e3779b97f4a7c15ULL ^ rank);
+        splitmix64 rng(0x9e3779b97f4a7c15ULL ^ rank);
         for (;;) {
             std::size_t active = 0, below = 0;
             for (std::size_t j = 0; j < n; ++j) {
@@ -139,36 +212,21 @@ double within_tie_sum(std::span<const double> x)
     return sum;
 }
 
-} // namespace
-
-shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double> c,
-                              double alpha, bool exact)
+// k of the interval [d_(k), d_(mn+1-k)], in 1..mn.
+std::size_t interval_rank(std::span<const double> b, std::span<const double> c, double alpha, bool exact)
 {
-    PERFGATE_CHECK(!b.empty() && !c.empty());
-    for (double v : b) PERFGATE_CHECK(std::isfinite(v));
-    for (double v : c) PERFGATE_CHECK(std::isfinite(v));
-    if (!(alpha > 0 && alpha < 1))
-        throw perfgate::error("stats.bad_probability",
-                              "hodges_lehmann: alpha must be in (0, 1), got " + std::to_string(alpha));
-
-    const difference_selector sel(b, c);
-    const std::size_t mn = sel.size();
-
-    shift_estimate r;
-    // R: median(diffs), the mean of the two middle values for even m*n.
-    if (mn % 2 == 1) {
-        r.estimate = sel.kth(mn / 2 + 1);
-    } else {
-        const double lo = sel.kth(mn / 2), hi = sel.next_after(mn / 2, lo);
-        r.estimate = lo + (hi - lo) / 2;
-    }
-
+    const std::size_t mn = b.size() * c.size();
     std::size_t k = 0;
     if (exact) {
         // R wilcox.test (exact branch, conf.int = TRUE):
         //   qu <- qwilcox(alpha/2, n.x, n.y); if (qu == 0) qu <- 1
         //   cint <- c(diffs[qu], diffs[n.x*n.y - qu + 1])
-        k = exact_u_distribution(c.size(), b.size()).quantile(alpha / 2);
+        // with n.x = |c|, n.y = |b|. The distribution of U is symmetric in
+        // the two sizes (the Gaussian binomial [m+n choose m]_q), and
+        // exact_u_distribution builds it from min/max and m*n only, so the
+        // (|b|, |c|) instance that mann_whitney_u() already cached holds the
+        // very same numbers.
+        k = shared_exact_u_distribution(b.size(), c.size())->quantile(alpha / 2);
         k = std::max<std::size_t>(k, 1);
     } else {
         // R wilcox.test (normal branch, correct = TRUE) inverts the
@@ -190,7 +248,45 @@ shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double>
         const double kf = std::floor(m * n / 2 + 0.5 - z * sigma);
         k = kf < 1 ? 1 : static_cast<std::size_t>(kf);
     }
-    k = std::min(k, mn);
+    return std::min(k, mn);
+}
+
+} // namespace
+
+shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double> c,
+                              double alpha, bool exact)
+{
+    PERFGATE_CHECK(!b.empty() && !c.empty());
+    for (double v : b) PERFGATE_CHECK(std::isfinite(v));
+    for (double v : c) PERFGATE_CHECK(std::isfinite(v));
+    if (!(alpha > 0 && alpha < 1))
+        throw perfgate::error("stats.bad_probability",
+                              "hodges_lehmann: alpha must be in (0, 1), got " + std::to_string(alpha));
+
+    shift_estimate r;
+    const std::size_t mn = b.size() * c.size();
+    const std::size_t k = interval_rank(b, c, alpha, exact);
+    // R: median(diffs), the mean of the two middle values for even m*n;
+    // cint <- c(diffs[k], diffs[mn - k + 1]).
+    if (mn <= materialise_all_max) {
+        materialised_differences sel(b, c);
+        if (mn % 2 == 1) {
+            r.estimate = sel.kth(mn / 2 + 1);
+        } else {
+            const double lo = sel.kth(mn / 2), hi = sel.kth(mn / 2 + 1);
+            r.estimate = lo + (hi - lo) / 2;
+        }
+        r.lower = sel.kth(k);
+        r.upper = sel.kth(mn - k + 1);
+        return r;
+    }
+    const difference_selector sel(b, c);
+    if (mn % 2 == 1) {
+        r.estimate = sel.kth(mn / 2 + 1);
+    } else {
+        const double lo = sel.kth(mn / 2), hi = sel.next_after(mn / 2, lo);
+        r.estimate = lo + (hi - lo) / 2;
+    }
     r.lower = sel.kth(k);
     r.upper = sel.kth(mn - k + 1);
     return r;

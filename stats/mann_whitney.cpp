@@ -67,6 +67,26 @@ exact_u_distribution::exact_u_distribution(std::size_t m, std::size_t n)
     }
 }
 
+std::shared_ptr<const exact_u_distribution> shared_exact_u_distribution(std::size_t m, std::size_t n)
+{
+    struct entry {
+        std::size_t m, n;
+        std::shared_ptr<const exact_u_distribution> dist;
+    };
+    // Most recently used first; a linear scan of 16 entries is cheaper than
+    // hashing and keeps the LRU order for free.
+    thread_local std::vector<entry> cache;
+    const auto hit = std::find_if(cache.begin(), cache.end(), [&](const entry& e) { return e.m == m && e.n == n; });
+    if (hit != cache.end()) {
+        std::rotate(cache.begin(), hit, hit + 1);
+        return cache.front().dist;
+    }
+    auto dist = std::make_shared<const exact_u_distribution>(m, n);   // may throw: nothing cached
+    if (cache.size() == exact_u_cache_size) cache.pop_back();
+    cache.insert(cache.begin(), entry{m, n, dist});
+    return dist;
+}
+
 double exact_u_distribution::cdf(double u) const
 {
     PERFGATE_CHECK(!std::isnan(u));
@@ -157,7 +177,7 @@ mwu_result mann_whitney_u(std::span<const double> b, std::span<const double> c)
     r.ties = ties;
     if (!ties && m < mwu_exact_limit && n < mwu_exact_limit) {
         r.method = mwu_method::exact;
-        r.p_value = exact_u_distribution(m, n).p_two_sided(u);
+        r.p_value = shared_exact_u_distribution(m, n)->p_two_sided(u);
         return r;
     }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -42,8 +43,8 @@ inline constexpr std::size_t exact_u_max_work = 100'000'000;
 // number of arrangements with each value of U, 0..m*n, as probabilities.
 // Computed in O(m*n*min(m,n)) time and O(m*n) memory with Harding's (1984)
 // generating-function product, scaled so that nothing overflows. Immutable
-// after construction, so one instance may be shared between threads; nothing
-// is cached globally.
+// after construction, so one instance may be shared between threads.
+// shared_exact_u_distribution() below reuses instances within a thread.
 // Throws perfgate::error "stats.exact_too_large" when min(m,n)*m*n exceeds
 // exact_u_max_work.
 class exact_u_distribution {
@@ -71,5 +72,21 @@ private:
     std::size_t m_, n_;
     std::vector<double> cdf_;  // cdf_[k] = P(U <= k)
 };
+
+// The exact distribution for (m, n) from a small per-thread cache, built on
+// first use. One gate compares many counters with the same sample sizes and
+// asks for the same distribution in mann_whitney_u() and hodges_lehmann();
+// building it costs O(m*n*min(m,n)) (about 30 us for 30/30), looking it up
+// nothing. Per thread (no lock, no contention between server workers), the
+// exact_u_cache_size most recently used sizes; an entry stays alive while a
+// caller holds its shared_ptr. Results are the very same doubles as a fresh
+// exact_u_distribution(m, n). Errors as the constructor; failures are not
+// cached.
+std::shared_ptr<const exact_u_distribution> shared_exact_u_distribution(std::size_t m, std::size_t n);
+
+// Entries of the per-thread cache: a gate run typically has one or two sample
+// sizes (every counter of a run has the same n, absent values aside); 16
+// entries of at most 49*49+1 doubles are under 320 KB per thread.
+inline constexpr std::size_t exact_u_cache_size = 16;
 
 } // namespace perfgate::stats

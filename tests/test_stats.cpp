@@ -22,6 +22,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace perfgate::stats;
@@ -630,5 +631,97 @@ TEST_CASE("minimum_detectable_effect_pct")
               "stats.bad_probability");
         CHECK_THROWS_WITH_AS(minimum_detectable_effect_pct(1, 10, 1, 10, 1, 0.0),
                              "alpha must be in (0, 1), got 0.000000", perfgate::error);
+    }
+}
+
+TEST_CASE("shared_exact_u_distribution is the same distribution as a fresh one")
+{
+    // Every (m, n) the gate can ask for exactly (m, n < 50), in an order that
+    // overflows the per-thread cache many times, compared value for value
+    // (==, not a tolerance: it must be the same computation).
+    auto same_as_fresh = [](std::size_t m, std::size_t n) {
+        const auto shared = shared_exact_u_distribution(m, n);
+        const exact_u_distribution fresh(m, n);
+        if (shared->m() != m || shared->n() != n) return false;
+        for (std::size_t u = 0; u <= m * n; ++u) {
+            if (shared->cdf(static_cast<double>(u)) != fresh.cdf(static_cast<double>(u))) return false;
+        }
+        return shared->quantile(0.025) == fresh.quantile(0.025) && shared->min_p_two_sided() == fresh.min_p_two_sided();
+    };
+    SUBCASE("all sizes, one thread, twice (cold and warm)")
+    {
+        for (int pass = 0; pass < 2; ++pass) {
+            for (std::size_t m = 1; m < mwu_exact_limit; m += 3) {
+                for (std::size_t n = 1; n < mwu_exact_limit; n += 4) {
+                    CAPTURE(m);
+                    CAPTURE(n);
+                    REQUIRE(same_as_fresh(m, n));
+                }
+            }
+        }
+    }
+    SUBCASE("a hit returns the cached instance; least recently used sizes are evicted")
+    {
+        const auto a = shared_exact_u_distribution(30, 30);
+        CHECK(shared_exact_u_distribution(30, 30) == a);
+        for (std::size_t n = 1; n <= exact_u_cache_size; ++n) shared_exact_u_distribution(2, n);
+        const auto again = shared_exact_u_distribution(30, 30);
+        CHECK(again != a);             // evicted and rebuilt
+        CHECK(again->cdf(450) == a->cdf(450));
+        CHECK(a->m() == 30);           // the old instance lives while held
+    }
+    SUBCASE("several threads at once")
+    {
+        std::vector<int> ok(4, 0);
+        {
+            std::vector<std::thread> threads;
+            for (std::size_t t = 0; t < ok.size(); ++t) {
+                threads.emplace_back([&, t] {
+                    bool all = true;
+                    for (int rep = 0; rep < 3; ++rep) {
+                        for (std::size_t m = 5 + t; m < mwu_exact_limit; m += 7) all = all && same_as_fresh(m, 30);
+                    }
+                    ok[t] = all;
+                });
+            }
+            for (auto& th : threads) th.join();
+        }
+        CHECK(ok == std::vector<int>(4, 1));
+    }
+    SUBCASE("errors are thrown, not cached")
+    {
+        CHECK(error_id([] { shared_exact_u_distribution(1000, 1000); }) == "stats.exact_too_large");
+        CHECK_THROWS_WITH_AS(shared_exact_u_distribution(1000, 1000),
+                             doctest::Contains("sizes 1000 and 1000 is too expensive"), perfgate::error);
+    }
+}
+
+TEST_CASE("hodges_lehmann equals the order statistics of all sorted differences")
+{
+    // Both selection paths (materialised up to m*n = 4096, Monahan above),
+    // with and without ties, against the definition: sort all m*n
+    // differences and index them. Exact equality: the k-th difference is one
+    // specific double.
+    auto brute = [](const std::vector<double>& b, const std::vector<double>& c, bool exact) {
+        std::vector<double> d;
+        for (double cj : c)
+            for (double bi : b) d.push_back(cj - bi);
+        std::sort(d.begin(), d.end());
+        const std::size_t mn = d.size();
+        const double est = mn % 2 ? d[mn / 2] : d[mn / 2 - 1] + (d[mn / 2] - d[mn / 2 - 1]) / 2;
+        const auto r = hodges_lehmann(b, c, 0.05, exact);
+        // The interval's rank k is tested against R above; here that the
+        // bounds are the order statistics d_(k) and d_(mn+1-k) of one k.
+        bool bounds = false;
+        for (std::size_t k = 1; k <= mn && !bounds; ++k) bounds = d[k - 1] == r.lower && d[mn - k] == r.upper;
+        return r.estimate == est && bounds;
+    };
+    for (const std::uint32_t n : {1u, 2u, 7u, 30u, 49u, 64u, 65u, 90u}) {
+        CAPTURE(n);
+        const auto b = uni(11 + n, n, 100, 10), c = uni(12 + n, n + 1, 101, 10);
+        CHECK(brute(b, c, false));
+        if (n < mwu_exact_limit) CHECK(brute(b, c, true));
+        const auto tb = cents(13 + n, n, 12, 1), tc = cents(14 + n, n, 12, 1);   // many ties
+        CHECK(brute(tb, tc, false));
     }
 }
