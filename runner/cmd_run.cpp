@@ -224,31 +224,30 @@ std::int64_t upload_run(const server_target& srv, const store::run_record& run)
     return doc["run_id"].get<std::int64_t>();
 }
 
-// The HTTP compare endpoint takes one pair: with several benchmarks each is
-// compared on its own and the reports are merged (worst verdict wins). The
-// multiplicity adjustment is then per benchmark, not across the whole gate.
+// All pairs go to ONE POST .../compare (baseline_run and candidate_run as
+// arrays paired by position), so the server adjusts the p-values across every
+// gated counter of every benchmark, as a local run does (design.md §3,
+// "Multiplicity"). The answer is the report, comparison_id included.
 gate::report compare_remote(const server_target& srv, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                             const std::optional<gate::policy>& rules)
 {
-    gate::report merged;
-    bool first = true;
-    for (auto [base, cand] : pairs) {
-        nlohmann::json body = {{"baseline_run", base}, {"candidate_run", cand}};
-        if (rules) body["policy"] = gate::to_json(*rules);
-        gate::report r = gate::report_from_json(post_json(srv, "/api/v1/projects/" + url_encode(srv.project) + "/compare", body));
-        if (first) {
-            merged = r;
-            first = false;
-            continue;
-        }
-        merged.benchmarks.insert(merged.benchmarks.end(), r.benchmarks.begin(), r.benchmarks.end());
-        merged.warnings.insert(merged.warnings.end(), r.warnings.begin(), r.warnings.end());
-        if (r.result == gate::verdict::fail || (r.result == gate::verdict::inconclusive && merged.result == gate::verdict::pass)) {
-            merged.result = r.result;
-        }
-        merged.comparison_id.reset();
+    nlohmann::json base = nlohmann::json::array(), cand = nlohmann::json::array();
+    for (const auto& [b, c] : pairs) {
+        base.push_back(b);
+        cand.push_back(c);
     }
-    return merged;
+    nlohmann::json body = {{"baseline_run", std::move(base)}, {"candidate_run", std::move(cand)}};
+    if (rules) body["policy"] = gate::to_json(*rules);
+    const std::string path = "/api/v1/projects/" + url_encode(srv.project) + "/compare";
+    const nlohmann::json doc = post_json(srv, path, body);
+    try {
+        return gate::report_from_json(doc);
+    } catch (const error& e) {
+        // "input.bad_report" would be exit 2, a user error; a server that
+        // answers nonsense is an environment failure (exit 4).
+        throw error("server.bad_response", fmt::format("POST {}{}: the answer is not a perfgate report: {}", srv.url,
+                                                       path, e.what()));
+    }
 }
 
 } // namespace

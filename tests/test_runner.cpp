@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -36,6 +37,22 @@ const std::string exec_helper = PERFGATE_BINARY_DIR "/runner/perfgate-exec";
 std::string loop(int n)
 {
     return "sh -c 'i=0; while [ $i -lt " + std::to_string(n) + " ]; do i=$((i+1)); done'";
+}
+
+// Holm's step-down adjustment as R's p.adjust(p, "holm") computes it:
+// pmin(1, cummax((m - i + 1) * p[o]))[ro]; independent of stats/.
+std::vector<double> holm(const std::vector<double>& p)
+{
+    std::vector<std::size_t> order(p.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+    std::vector<double> out(p.size());
+    double running = 0;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        running = std::max(running, static_cast<double>(p.size() - k) * p[order[k]]);
+        out[order[k]] = std::min(1.0, running);
+    }
+    return out;
 }
 
 std::string joined(const std::vector<std::string>& lines)
@@ -779,7 +796,7 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
     }
 }
 
-TEST_CASE("perfgate run --server uploads both runs and prints the server's verdict")
+TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted across all of them")
 {
     temp_dir dir("pg-test");
     const std::string db = (dir.path() / "server.db").string();
@@ -803,21 +820,65 @@ TEST_CASE("perfgate run --server uploads both runs and prints the server's verdi
     }
     REQUIRE_FALSE(url.empty());
 
-    auto r = run_perfgate({"run", "-q", "-r", "3", "--warmup", "0", "--server", url, "--project", "demo", "--token",
-                           tok, "--sha", "abc123", "--branch", "main", "--name", "srv", "--baseline", "true",
-                           "--candidate", "true", "--format", "json"},
+    // Two benchmarks: an A/A one and a 4x slower loop. With --server they
+    // must be one comparison, the multiplicity family spanning both
+    // (design.md §3), exactly as in local mode.
+    std::ofstream(dir.path() / "bench.json") << nlohmann::json::array(
+        {{{"name", "quick"}, {"baseline", "true"}, {"candidate", "true"}},
+         {{"name", "loop"}, {"baseline", loop(2000)}, {"candidate", loop(8000)}}});
+    auto r = run_perfgate({"run", "-q", "-r", "8", "--warmup", "0", "--server", url, "--project", "demo", "--token",
+                           tok, "--sha", "abc123", "--branch", "main", "--config", "bench.json", "--format", "json"},
                           dir.path());
     CAPTURE(r.err);
-    CHECK(r.code != 1);
-    CHECK(r.code != 4);
+    CHECK(r.code == 1);
     auto report = nlohmann::json::parse(r.out);
-    CHECK(report["benchmarks"][0]["name"] == "srv");
-    CHECK(report.contains("comparison_id"));
+    CHECK(report["verdict"] == "fail");
+    REQUIRE(report["benchmarks"].size() == 2);
+    CHECK(report["benchmarks"][0]["name"] == "quick");
+    CHECK(report["benchmarks"][1]["name"] == "loop");
+    REQUIRE(report.contains("comparison_id"));
+    const auto id = report["comparison_id"].get<std::int64_t>();
+    REQUIRE(report["policy"]["correction"] == "holm");
+
+    // The family: every gated counter with a p-value, of both benchmarks.
+    std::vector<double> raw, reported;
+    std::map<std::string, std::vector<double>> raw_by_benchmark;
+    double loop_min_p = 1, loop_min_adjusted = 1;
+    for (auto& b : report["benchmarks"]) {
+        for (auto& c : b["counters"]) {
+            if (!c["gated"].get<bool>() || c["p_value"].is_null()) continue;
+            REQUIRE_FALSE(c["p_adjusted"].is_null());
+            const double p = c["p_value"].get<double>(), adj = c["p_adjusted"].get<double>();
+            CHECK(adj >= p);
+            raw.push_back(p);
+            reported.push_back(adj);
+            raw_by_benchmark[b["name"].get<std::string>()].push_back(p);
+            if (b["name"] == "loop" && p < loop_min_p) {
+                loop_min_p = p;
+                loop_min_adjusted = adj;
+            }
+        }
+    }
+    REQUIRE(raw_by_benchmark.size() == 2);
+    const auto expected = holm(raw);
+    for (std::size_t i = 0; i < raw.size(); ++i) CHECK(reported[i] == doctest::Approx(expected[i]).epsilon(1e-9));
+    // The loop's smallest p-value is multiplied by the size of the whole
+    // family; adjusted per benchmark (what merging one report per benchmark
+    // gave) it would be multiplied by the loop's own count only.
+    REQUIRE(loop_min_p * static_cast<double>(raw.size()) < 1.0);
+    CHECK(loop_min_adjusted == doctest::Approx(loop_min_p * static_cast<double>(raw.size())).epsilon(1e-9));
+    CHECK(loop_min_adjusted > loop_min_p * static_cast<double>(raw_by_benchmark["loop"].size()));
+
     store::store s(db);
-    CHECK(s.runs_count() == 2);
+    CHECK(s.runs_count() == 4);
+    auto stored = s.load_comparison("demo", id);
+    REQUIRE(stored.has_value());
+    CHECK(nlohmann::json::parse(*stored)["benchmarks"].size() == 2);
+    CHECK_FALSE(s.load_comparison("demo", id + 1).has_value());   // one comparison, not one per benchmark
     auto run = s.load_run("demo", 1);
     REQUIRE(run.has_value());
     CHECK(run->git_sha == "abc123");
+    CHECK(run->benchmark == "quick");
     CHECK(find_counter(*run, "wall-time") != nullptr);
 
     SUBCASE("a wrong token is exit 4 with the server's error")
