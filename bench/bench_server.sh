@@ -6,7 +6,12 @@
 #  1. ingest: wrk POSTs a run of 30 repetitions x 10 counters; runs/s and samples/s
 #  2. compare: wrk at 64 connections on POST .../compare, and on the hidden
 #     constant endpoint GET /bench/constant (--bench-routes) of the same server,
-#     requests/s, p99, and the ratio compare/constant
+#     requests/s, p99, and the ratio compare/constant. Two compare cases:
+#     "repeated" posts the same request again and again (after the first one
+#     it is served from the stored comparison: compares are idempotent), and
+#     "fresh" gives every request a different (baseline, candidate) pair out
+#     of FRESH_RUNS^2 (default 150^2 = 22,500), so each one is computed and
+#     stored; the number of requests sent says whether pairs were reused.
 #  3. RSS of the server over MIXED_SECONDS (default 600) of mixed load
 #     (ingest + compare + history + healthz at once), sampled every 10 s
 #
@@ -75,6 +80,52 @@ echo "requests/s $(rps "$WORK/compare.txt")  p99 $(p99 "$WORK/compare.txt")"
 grep -E "Non-2xx|Socket errors" "$WORK/compare.txt" || true
 echo "ratio compare/constant $(awk -v a="$(rps "$WORK/compare.txt")" -v b="$(rps "$WORK/constant.txt")" 'BEGIN {printf "%.3f", a / b}')"
 
+# Fresh compares: FRESH_RUNS more baseline and candidate runs (captures with
+# other seeds), then every request a different pair of them.
+FRESH_RUNS=${FRESH_RUNS:-150}
+echo "== compare endpoint, fresh pairs (each computed and stored), 64 connections, ${SECONDS_PER_RUN}s"
+python3 - "$HERE" "$URL" "$TOKEN" "$FRESH_RUNS" "$WORK/fresh-ids.lua" <<'PY'
+import json, random, sys, urllib.request
+sys.path.insert(0, sys.argv[1])
+import server_capture
+url, token, k, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+def post(role, seed):
+    body = {"benchmark": "bench", "role": role, "git_sha": "0123456789ab", "branch": "main",
+            "testbed": {"name": "bench-box", "cores": 2},
+            "perf_csv": server_capture.capture(30, random.Random(seed))}
+    req = urllib.request.Request(url + "/api/v1/projects/bench/runs", data=json.dumps(body).encode(),
+                                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(req))["run_id"]
+bases = [post("baseline", 1000 + i) for i in range(k)]
+cands = [post("candidate", 5000 + i) for i in range(k)]
+with open(out, "w") as f:
+    f.write("bases = {%s}\ncands = {%s}\n" % (",".join(map(str, bases)), ",".join(map(str, cands))))
+PY
+{
+  cat "$WORK/fresh-ids.lua"
+  cat <<LUA
+local threads = 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+local sent = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $TOKEN"
+function request()
+  -- wrk's threads are separate Lua states: thread t takes pairs t, t+2, ...
+  local i = sent * 2 + tid
+  sent = sent + 1
+  local b = bases[(i % #bases) + 1]
+  local c = cands[(math.floor(i / #bases) % #cands) + 1]
+  return wrk.format(nil, nil, nil, '{"baseline_run": ' .. b .. ', "candidate_run": ' .. c .. '}')
+end
+LUA
+} >"$WORK/fresh.lua"
+wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/fresh.lua" "$URL/api/v1/projects/bench/compare" >"$WORK/fresh.txt"
+echo "requests/s $(rps "$WORK/fresh.txt")  p99 $(p99 "$WORK/fresh.txt")  requests $(awk '/requests in/ {print $1}' "$WORK/fresh.txt") of $((FRESH_RUNS * FRESH_RUNS)) distinct pairs"
+grep -E "Non-2xx|Socket errors" "$WORK/fresh.txt" || true
+echo "ratio fresh compare/constant $(awk -v a="$(rps "$WORK/fresh.txt")" -v b="$(rps "$WORK/constant.txt")" 'BEGIN {printf "%.3f", a / b}')"
+
+if ((MIXED_SECONDS <= 0)); then exit 0; fi
 echo "== RSS under ${MIXED_SECONDS}s of mixed load"
 START_RSS=$(rss_kb)
 wrk -t1 -c2 -d"${MIXED_SECONDS}s" -s "$WORK/ingest.lua" "$URL/api/v1/projects/bench/runs" >"$WORK/mixed-ingest.txt" &

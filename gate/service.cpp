@@ -1,6 +1,8 @@
 #include "gate/service.hpp"
 
 #include <algorithm>
+#include <list>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -89,6 +91,45 @@ constexpr std::string_view request_key_version = "perfgate.compare-key/v1";
 
 } // namespace
 
+// The repeated-compare path without SQLite and without parsing the stored
+// JSON: the last `capacity` reports by request key, in memory. Safe because
+// a stored comparison never changes (no API updates or deletes one) and its
+// id is fixed. A miss falls back to store::find_comparison, so several
+// processes on one database still agree. Guarded by a mutex: the server's
+// workers share one service; the critical section is a list splice.
+struct service::recent_comparisons {
+    // A report of 10 benchmarks x 10 counters is about 60 KB in memory;
+    // 128 of them stay under 8 MB.
+    static constexpr std::size_t capacity = 128;
+    struct entry {
+        std::string project, key;
+        std::int64_t id;
+        std::shared_ptr<const report> result;
+    };
+    std::mutex mu;
+    std::list<entry> lru;   // most recent first; at most `capacity`, so a linear find is cheap
+
+    std::optional<comparison> find(const std::string& project, const std::string& key)
+    {
+        std::lock_guard lock(mu);
+        auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
+        if (it == lru.end()) return std::nullopt;
+        lru.splice(lru.begin(), lru, it);
+        return comparison{it->id, *it->result};
+    }
+    void add(const std::string& project, const std::string& key, std::int64_t id, const report& r)
+    {
+        auto shared = std::make_shared<const report>(r);
+        std::lock_guard lock(mu);
+        auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
+        if (it != lru.end()) return;
+        lru.push_front({project, key, id, std::move(shared)});
+        if (lru.size() > capacity) lru.pop_back();
+    }
+};
+
+service::service(store::store& db) : db_(db), recent_(std::make_shared<recent_comparisons>()) {}
+
 std::string comparison_request_key(const std::string& project,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                                    const policy& rules)
@@ -153,11 +194,13 @@ comparison service::compare(const std::string& project,
     // than the candidate, which never changes once the candidate is stored.
     // So a stored report for the same key is the answer, with its id.
     const std::string key = comparison_request_key(project, pairs, rules);
+    if (auto hit = recent_->find(project, key)) return *hit;
     if (auto stored = db_.find_comparison(project, key)) {
         comparison hit;
         hit.id = stored->first;
         hit.result = report_from_json(nlohmann::json::parse(stored->second));
         hit.result.comparison_id = hit.id;
+        recent_->add(project, key, hit.id, hit.result);
         return hit;
     }
 
@@ -211,6 +254,7 @@ comparison service::compare(const std::string& project,
     // first row and returns its id to the second.
     out.id = db_.insert_comparison(project, first_b, first_c, to_json(out.result).dump(), key);
     out.result.comparison_id = out.id;
+    recent_->add(project, key, out.id, out.result);
     return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -45,7 +46,7 @@ std::string comparison_request_key(const std::string& project,
 
 class service {
 public:
-    explicit service(store::store& db) : db_(db) {}
+    explicit service(store::store& db);
 
     // Validates (role, names), parses perf_csv, stores one run. Nothing is
     // stored on error. Errors: "ingest.bad_csv", "ingest.bad_field".
@@ -71,7 +72,12 @@ public:
     store::store& db() { return db_; }
 
 private:
+    // Reports this service stored or found by request key, most recently
+    // used first (see service.cpp). Shared by copies of the service.
+    struct recent_comparisons;
+
     store::store& db_;
+    std::shared_ptr<recent_comparisons> recent_;
 };
 
 } // namespace perfgate::gate

@@ -499,6 +499,13 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
         CHECK(again.id == first.id);
         CHECK(again.result.comparison_id == first.id);
         CHECK(to_json(again.result) == to_json(first.result));
+        // A service with nothing in memory (another process, a restart)
+        // finds the same comparison in the store.
+        service restarted(db);
+        const comparison stored = restarted.compare("demo", pairs, defaults);
+        CHECK(stored.id == first.id);
+        CHECK(stored.result.comparison_id == first.id);
+        CHECK(to_json(stored.result) == to_json(first.result));
         // Ids are rowids: had the repeat stored a row, the next comparison
         // would not get first.id + 1.
         policy stricter;
