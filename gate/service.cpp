@@ -16,6 +16,14 @@ namespace perfgate::gate {
 
 namespace {
 
+// The stored / served form of a report. Invalid UTF-8 (a warning may quote a
+// benchmark's own stderr) is replaced, never a reason to lose the report.
+std::string report_text(const report& r)
+{
+    return to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+
 // Names end up in URLs, markdown and file names: keep them short and
 // printable. 256 bytes is far above any real benchmark or counter name.
 constexpr std::size_t max_name_bytes = 256;
@@ -105,6 +113,7 @@ struct service::recent_comparisons {
         std::string project, key;
         std::int64_t id;
         std::shared_ptr<const report> result;
+        std::shared_ptr<const std::string> json;
     };
     std::mutex mu;
     std::list<entry> lru;   // most recent first; at most `capacity`, so a linear find is cheap
@@ -115,15 +124,15 @@ struct service::recent_comparisons {
         auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
         if (it == lru.end()) return std::nullopt;
         lru.splice(lru.begin(), lru, it);
-        return comparison{it->id, *it->result};
+        return comparison{it->id, *it->result, it->json};
     }
-    void add(const std::string& project, const std::string& key, std::int64_t id, const report& r)
+    void add(const std::string& project, const std::string& key, const comparison& c)
     {
-        auto shared = std::make_shared<const report>(r);
+        auto shared = std::make_shared<const report>(c.result);
         std::lock_guard lock(mu);
         auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
         if (it != lru.end()) return;
-        lru.push_front({project, key, id, std::move(shared)});
+        lru.push_front({project, key, c.id, std::move(shared), c.json});
         if (lru.size() > capacity) lru.pop_back();
     }
 };
@@ -200,7 +209,8 @@ comparison service::compare(const std::string& project,
         hit.id = stored->first;
         hit.result = report_from_json(nlohmann::json::parse(stored->second));
         hit.result.comparison_id = hit.id;
-        recent_->add(project, key, hit.id, hit.result);
+        hit.json = std::make_shared<const std::string>(report_text(hit.result));
+        recent_->add(project, key, hit);
         return hit;
     }
 
@@ -252,9 +262,10 @@ comparison service::compare(const std::string& project,
     const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
     // Two identical requests that both missed above: the store keeps the
     // first row and returns its id to the second.
-    out.id = db_.insert_comparison(project, first_b, first_c, to_json(out.result).dump(), key);
+    out.id = db_.insert_comparison(project, first_b, first_c, report_text(out.result), key);
     out.result.comparison_id = out.id;
-    recent_->add(project, key, out.id, out.result);
+    out.json = std::make_shared<const std::string>(report_text(out.result));
+    recent_->add(project, key, out);
     return out;
 }
 

@@ -35,6 +35,10 @@ struct ingest_result {
 struct comparison {
     std::int64_t id = 0;
     report result;
+    // to_json(result) with comparison_id, serialised once when the report is
+    // computed or first loaded; the server answers repeated compares with it
+    // as is. May be null (then serialise result).
+    std::shared_ptr<const std::string> json;
 };
 
 // The key a comparison is stored under: hex SHA-256 of a canonical encoding

@@ -24,7 +24,7 @@ report_format parse_format(std::string_view s)
 std::string render(const gate::report& r, report_format format, const gate::markdown_options& md)
 {
     switch (format) {
-    case report_format::json: return gate::to_json(r).dump(2) + "\n";
+    case report_format::json: return gate::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     case report_format::markdown: return gate::render_markdown(r, md);
     case report_format::text: return gate::render_text(r, false);
     }
