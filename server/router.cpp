@@ -742,7 +742,7 @@ std::string optional_number(const std::optional<double>& v)
 
 unsigned status_for(std::string_view id)
 {
-    // The one table from error id to status (docs/server.md "Errors").
+    // The one table from error id to status (README.md, "The perfgate server" / "Errors").
     static constexpr std::array<std::pair<std::string_view, unsigned>, 23> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
