@@ -299,12 +299,15 @@ std::string render_markdown(const report& r, const markdown_options& opt)
     std::size_t gated_rows = 0;
     for (const auto& b : r.benchmarks) {
         for (const auto& c : b.counters) {
-            if (!c.gated) continue;
+            // Unsupported counters cannot gate: they are listed in the details
+            // and the warnings, not in the table of what was gated.
+            if (!c.gated || c.state == status::unsupported) continue;
             ++gated_rows;
             table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), cell(b.name),
                                  cell(c.name), value_str(c.baseline.median, c.unit),
                                  value_str(c.candidate.median, c.unit), pct_str(c.delta_pct),
-                                 fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)), p_str(c.p_adjusted));
+                                 c.shift_pct ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
+                                 p_str(c.p_adjusted));
         }
     }
     if (gated_rows == 0) table = "_No gated counter had data._\n";
