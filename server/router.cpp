@@ -358,7 +358,8 @@ void validate_backend(std::string_view backend)
     }
 }
 
-gate::ingest_request ingest_from_json(const request& req, const std::string& project)
+// The request body as a JSON object, or "http.bad_json" saying why not.
+json parse_json_object(const request& req)
 {
     json doc;
     try {
@@ -369,6 +370,12 @@ gate::ingest_request ingest_from_json(const request& req, const std::string& pro
     if (!doc.is_object()) {
         throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", type_name(doc)));
     }
+    return doc;
+}
+
+gate::ingest_request ingest_from_json(const request& req, const std::string& project)
+{
+    const json doc = parse_json_object(req);
 
     gate::ingest_request in;
     in.project = project;
@@ -580,15 +587,7 @@ response post_compare(const request& req, context& ctx, const route_match& m)
         throw error("http.unsupported_media_type",
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
-    json doc;
-    try {
-        doc = json::parse(req.body());
-    } catch (const json::parse_error& e) {
-        throw error("http.bad_json", fmt::format("request body: {}", e.what()));
-    }
-    if (!doc.is_object()) {
-        throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", type_name(doc)));
-    }
+    const json doc = parse_json_object(req);
     const auto pairs = compare_pairs(doc);
     gate::policy rules;
     if (const json* p = field(doc, "policy")) rules = gate::parse_policy(*p, "request body: policy");

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "test_support.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,15 +29,6 @@ namespace http = boost::beast::http;
 using nlohmann::json;
 using perfgate::server::request;
 using perfgate::server::response;
-
-std::string read_testdata(const std::string& name)
-{
-    std::ifstream in(std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/" + name, std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // A temp database with projects "demo" and "other", a token for each.
 struct fixture {
@@ -89,7 +82,7 @@ struct fixture {
     std::int64_t upload(const std::string& role, const std::string& file = "appended-10-runs.csv",
                         const std::string& benchmark = "default")
     {
-        return upload_text(role, read_testdata(file), benchmark);
+        return upload_text(role, perfgate::test::read_testdata(file), benchmark);
     }
 
     // project "demo" or "other" (with that project's token).
@@ -125,7 +118,7 @@ void check_error(const response& res, unsigned status, const std::string& id, co
 
 json valid_run(const std::string& role = "baseline")
 {
-    return {{"role", role}, {"git_sha", "0123abcd"}, {"branch", "main"}, {"perf_csv", read_testdata("appended-10-runs.csv")}};
+    return {{"role", role}, {"git_sha", "0123abcd"}, {"branch", "main"}, {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
 }
 
 } // namespace
@@ -315,7 +308,7 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
     SUBCASE("CSV that does not parse -> 422")
     {
         json body = valid_run();
-        body["perf_csv"] = read_testdata("bad-event.txt");
+        body["perf_csv"] = perfgate::test::read_testdata("bad-event.txt");
         check_error(post(body.dump()), 422, "ingest.bad_csv", "");
         body["perf_csv"] = "hello,world\nthis is not perf\n";
         check_error(post(body.dump()), 422, "ingest.bad_csv", "");
@@ -341,7 +334,7 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
 TEST_CASE("text/csv upload takes the fields from the query string")
 {
     fixture f;
-    const std::string csv = read_testdata("appended-10-runs.csv");
+    const std::string csv = perfgate::test::read_testdata("appended-10-runs.csv");
     auto res = f.call(http::verb::post,
                       "/api/v1/projects/demo/runs?benchmark=parse&role=candidate&git_sha=abc123&branch=feature%2Fx&pr=7",
                       csv, "text/csv; charset=utf-8");
@@ -479,23 +472,6 @@ std::string slowed(const std::string& csv, double factor)
     return out;
 }
 
-// Holm's step-down adjustment as R's p.adjust(p, "holm") computes it:
-// pmin(1, cummax((m - i + 1) * p[o]))[ro]. Written independently of
-// stats/multiplicity.cpp so that the test checks the family, not the code.
-std::vector<double> holm(const std::vector<double>& p)
-{
-    std::vector<std::size_t> order(p.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
-    std::vector<double> out(p.size());
-    double running = 0;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        running = std::max(running, static_cast<double>(p.size() - k) * p[order[k]]);
-        out[order[k]] = std::min(1.0, running);
-    }
-    return out;
-}
-
 struct tested_counter {
     std::string benchmark, counter;
     double p_value = 0, p_adjusted = 0;
@@ -521,7 +497,7 @@ std::vector<tested_counter> family_of(const json& report)
 TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs")
 {
     fixture f;
-    const std::string csv = read_testdata("appended-10-runs.csv");
+    const std::string csv = perfgate::test::read_testdata("appended-10-runs.csv");
     const std::string slow = slowed(csv, 3.0);
     const auto b1 = f.upload_text("baseline", csv, "default");
     const auto c1 = f.upload_text("candidate", slow, "default");
@@ -554,7 +530,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
         REQUIRE(fam.size() == 2 * fam_one.size());
         std::vector<double> raw;
         for (const auto& t : fam) raw.push_back(t.p_value);
-        const auto expected = holm(raw);
+        const auto expected = perfgate::test::reference_holm(raw);
         for (std::size_t i = 0; i < fam.size(); ++i) {
             CAPTURE(fam[i].benchmark);
             CAPTURE(fam[i].counter);

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include <doctest/doctest.h>
+
+#include "test_support.hpp"
 #include <nlohmann/json.hpp>
 
 #include "fake_github.hpp"
@@ -37,22 +39,6 @@ const std::string exec_helper = PERFGATE_BINARY_DIR "/runner/perfgate-exec";
 std::string loop(int n)
 {
     return "sh -c 'i=0; while [ $i -lt " + std::to_string(n) + " ]; do i=$((i+1)); done'";
-}
-
-// Holm's step-down adjustment as R's p.adjust(p, "holm") computes it:
-// pmin(1, cummax((m - i + 1) * p[o]))[ro]; independent of stats/.
-std::vector<double> holm(const std::vector<double>& p)
-{
-    std::vector<std::size_t> order(p.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
-    std::vector<double> out(p.size());
-    double running = 0;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        running = std::max(running, static_cast<double>(p.size() - k) * p[order[k]]);
-        out[order[k]] = std::min(1.0, running);
-    }
-    return out;
 }
 
 std::string joined(const std::vector<std::string>& lines)
@@ -860,7 +846,7 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
         }
     }
     REQUIRE(raw_by_benchmark.size() == 2);
-    const auto expected = holm(raw);
+    const auto expected = perfgate::test::reference_holm(raw);
     for (std::size_t i = 0; i < raw.size(); ++i) CHECK(reported[i] == doctest::Approx(expected[i]).epsilon(1e-9));
     // The loop's smallest p-value is multiplied by the size of the whole
     // family; adjusted per benchmark (what merging one report per benchmark

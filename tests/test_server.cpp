@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "test_support.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -46,15 +48,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 const std::string perfgate_binary = std::string(PERFGATE_BINARY_DIR) + "/runner/perfgate";
-
-std::string read_testdata(const std::string& name)
-{
-    std::ifstream in(std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/" + name, std::ios::binary);
-    REQUIRE(in);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 struct temp_dir {
     std::filesystem::path path;
@@ -249,7 +242,7 @@ json run_body(const std::string& role, const std::string& benchmark = "default")
 {
     return {{"benchmark", benchmark}, {"role", role},          {"git_sha", "0123abcd"},
             {"branch", "main"},       {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
-            {"perf_csv", read_testdata("appended-10-runs.csv")}};
+            {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
 }
 
 void check_error(const reply& r, unsigned status, const std::string& id)
@@ -315,7 +308,7 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
     // The candidate through text/csv with the fields in the query string.
     auto cand = send(port, http::verb::post,
                      "/api/v1/projects/demo/runs?role=candidate&git_sha=4567ef&branch=feature%2Fx&testbed=ci-box",
-                     read_testdata("appended-10-runs.csv"), "text/csv", token);
+                     perfgate::test::read_testdata("appended-10-runs.csv"), "text/csv", token);
     REQUIRE(cand.status == 201);
     const auto base_id = base.parsed().at("run_id").get<std::int64_t>();
     const auto cand_id = cand.parsed().at("run_id").get<std::int64_t>();
@@ -438,7 +431,7 @@ TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the serve
     bad["perf_csv"] = "this,is\nnot,perf\n";
     check_error(post_json(bad), 422, "ingest.bad_csv");
     bad = run_body("baseline");
-    bad["perf_csv"] = read_testdata("bad-event.txt");
+    bad["perf_csv"] = perfgate::test::read_testdata("bad-event.txt");
     check_error(post_json(bad), 422, "ingest.bad_csv");
     check_error(send(port, http::verb::post, "/api/v1/projects/ghost/runs", run_body("baseline").dump(), "application/json",
                      token),
@@ -458,7 +451,7 @@ TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the serve
     check_error(post_json(bad), 400, "ingest.bad_field");
     // The same 10 KB name in a query string (text/csv upload).
     check_error(send(port, http::verb::post, runs + "?role=baseline&git_sha=a1&branch=main&benchmark=" + std::string(10240, 'y'),
-                     read_testdata("appended-10-runs.csv"), "text/csv", token),
+                     perfgate::test::read_testdata("appended-10-runs.csv"), "text/csv", token),
                 400, "ingest.bad_field");
     check_error(send(port, http::verb::post, runs, run_body("baseline").dump(), "application/xml", token), 415,
                 "http.unsupported_media_type");
