@@ -83,6 +83,17 @@ std::optional<double> pct_of(double delta, double base)
     return delta / std::abs(base) * 100.0;
 }
 
+// The minimum detectable effect, or nullopt when an input overflowed: values
+// near 1e154 and above are finite, but their variance is +inf, and
+// minimum_detectable_effect_pct takes finite inputs only (an invariant, not an
+// error). No MDE means inconclusive, never a crash on uploaded data.
+std::optional<double> mde_of(double sd_b, std::size_t n_b, double sd_c, std::size_t n_c, double centre,
+                             double alpha)
+{
+    if (!std::isfinite(sd_b) || !std::isfinite(sd_c) || !std::isfinite(centre)) return std::nullopt;
+    return stats::minimum_detectable_effect_pct(sd_b, n_b, sd_c, n_c, centre, alpha);
+}
+
 // "Worse" in the counter's own direction.
 bool is_worse(double delta, better direction) { return direction == better::lower ? delta > 0 : delta < 0; }
 
@@ -295,9 +306,8 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                 if (*r.test == method::welch) {
                     r.shift = *r.candidate.mean - *r.baseline.mean;
                     r.shift_pct = pct_of(*r.shift, med_b);
-                    if (auto m = stats::minimum_detectable_effect_pct(*r.baseline.stddev, r.baseline.n,
-                                                                      *r.candidate.stddev, r.candidate.n,
-                                                                      std::abs(med_b), rules.alpha)) {
+                    if (auto m = mde_of(*r.baseline.stddev, r.baseline.n, *r.candidate.stddev, r.candidate.n,
+                                        std::abs(med_b), rules.alpha)) {
                         r.mde_pct = *m;
                     }
                 } else {
@@ -306,9 +316,8 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                     r.shift = hl.estimate;
                     r.shift_pct = pct_of(hl.estimate, med_b);
                     r.shift_ci = std::pair{hl.lower, hl.upper};
-                    if (auto m = stats::minimum_detectable_effect_pct(r.baseline.stddev.value_or(0), r.baseline.n,
-                                                                      r.candidate.stddev.value_or(0), r.candidate.n,
-                                                                      std::abs(med_b), rules.alpha)) {
+                    if (auto m = mde_of(r.baseline.stddev.value_or(0), r.baseline.n, r.candidate.stddev.value_or(0),
+                                        r.candidate.n, std::abs(med_b), rules.alpha)) {
                         r.mde_pct = *m;
                     }
                     // The MDE is at alpha (design.md §3), but among m gated

@@ -588,3 +588,26 @@ TEST_CASE("service: identical compares racing on one database file store one com
     CHECK_FALSE(s1.load_comparison("demo", ids[0] + 1).has_value());
     CHECK_FALSE(s1.load_comparison("demo", ids[0] - 1).has_value());
 }
+
+TEST_CASE("compare: huge but finite values do not abort; overflowing statistics are null")
+{
+    // perf_csv accepts any finite value (e.g. "1e200" in an uploaded capture).
+    // The squares in the variance overflow to +inf; the minimum detectable
+    // effect must then be null (inconclusive), not an aborting invariant check.
+    std::vector<double> b, c;
+    for (double x : ramp()) b.push_back(x * 1e200);
+    for (double x : ramp(1.001)) c.push_back(x * 1e200);
+    const report r = compare(one({series("task-clock", b, "msec")}), one({series("task-clock", c, "msec")}), policy{});
+    const auto& k = counter(r, "task-clock");
+    CHECK_FALSE(k.mde_pct);
+    CHECK(k.state == status::inconclusive);
+    CHECK(r.result == verdict::inconclusive);
+    const json j = to_json(r);
+    CHECK(j["benchmarks"][0]["counters"][0]["mde_pct"].is_null());
+    CHECK(j["benchmarks"][0]["counters"][0]["baseline"]["stddev"].is_null());
+    // A separation big enough to matter is still a regression.
+    std::vector<double> slow;
+    for (double x : ramp(1.10)) slow.push_back(x * 1e200);
+    CHECK(counter(compare(one({series("task-clock", b)}), one({series("task-clock", slow)}), policy{}), "task-clock")
+              .state == status::regression);
+}
