@@ -332,8 +332,14 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
 
             if (!decided) {
                 const double threshold = pc.rule.threshold_pct;
-                const double delta = r.delta_pct.value_or(0.0);
-                const bool big = r.delta_pct && std::abs(delta) >= threshold;
+                // delta_pct is null when median(B) is 0 (no relative change
+                // from zero), yet any change away from 0 is larger than every
+                // threshold: an infinite relative change, not "0.00%".
+                const double change = *r.candidate.median - *r.baseline.median;
+                const bool from_zero = !r.delta_pct && *r.baseline.median == 0 && change != 0;
+                const double delta = from_zero ? std::copysign(std::numeric_limits<double>::infinity(), change)
+                                               : r.delta_pct.value_or(0.0);
+                const bool big = (r.delta_pct || from_zero) && std::abs(delta) >= threshold;
                 const bool deterministic = r.test && *r.test == method::deterministic;
                 // Non-gated counters are informational: judged on their raw p.
                 const std::optional<double> p = r.p_adjusted ? r.p_adjusted : r.p_value;
@@ -342,7 +348,13 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                 const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
                 if (significant && big) {
                     r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
-                    r.reason = deterministic
+                    const std::string why = deterministic ? std::string("deterministic counter")
+                                                          : fmt::format("p={:.3g} < alpha={}", *p, rules.alpha);
+                    r.reason = from_zero
+                                   ? fmt::format("{}: changed from a zero baseline median to {} (any change from 0 "
+                                                 "exceeds threshold {}%)",
+                                                 why, *r.candidate.median, threshold)
+                               : deterministic
                                    ? fmt::format("deterministic counter changed by {:+.2f}% (threshold {}%)", delta, threshold)
                                    : fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% >= {}%", *p, rules.alpha,
                                                  std::abs(delta), threshold);

@@ -611,3 +611,46 @@ TEST_CASE("compare: huge but finite values do not abort; overflowing statistics 
     CHECK(counter(compare(one({series("task-clock", b)}), one({series("task-clock", slow)}), policy{}), "task-clock")
               .state == status::regression);
 }
+
+TEST_CASE("compare: a change from a zero baseline median exceeds every threshold")
+{
+    // delta_pct is undefined (null) when median(B) = 0, but a counter that
+    // goes from 0 to something has changed by more than any threshold_pct; it
+    // used to be "unchanged" with an invented "|delta| 0.00%".
+    SUBCASE("deterministic: 0 page-faults to 40 is a regression")
+    {
+        policy p;
+        p.counters["page-faults"].gate = true;
+        const report r = compare(one({series("page-faults", std::vector<double>(5, 0.0))}),
+                                 one({series("page-faults", std::vector<double>(5, 40.0))}), p);
+        const auto& c = counter(r, "page-faults");
+        CHECK(*c.test == method::deterministic);
+        CHECK_FALSE(c.delta_pct);
+        CHECK(c.state == status::regression);
+        CHECK(c.reason.find("0.00%") == std::string::npos);
+        CHECK(c.reason.find("zero baseline") != std::string::npos);
+        CHECK(r.result == verdict::fail);
+        CHECK(to_json(r)["benchmarks"][0]["counters"][0]["delta_pct"].is_null());
+    }
+    SUBCASE("deterministic: 40 to 0 is an improvement, 0 to 0 unchanged")
+    {
+        policy p;
+        p.counters["page-faults"].gate = true;
+        CHECK(counter(compare(one({series("page-faults", {40.0})}), one({series("page-faults", {0.0})}), p),
+                      "page-faults")
+                  .state == status::improvement);
+        CHECK(counter(compare(one({series("page-faults", {0.0})}), one({series("page-faults", {0.0})}), p),
+                      "page-faults")
+                  .state == status::unchanged);
+    }
+    SUBCASE("rank test: significant shift away from a zero median is a regression")
+    {
+        const report r = compare(one({series("task-clock", {-1, -1, 0, 0, 0, 1, 1, 0, 0, 0})}),
+                                 one({series("task-clock", ramp(0.05))}), policy{});
+        const auto& c = counter(r, "task-clock");
+        CHECK(*c.p_adjusted < 0.05);
+        CHECK_FALSE(c.delta_pct);
+        CHECK(c.state == status::regression);
+        CHECK(r.result == verdict::fail);
+    }
+}
