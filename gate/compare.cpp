@@ -147,12 +147,29 @@ void run_welch(pending_counter& pc, std::size_t repeats)
     };
     const double sd_b = sd_of(*pc.b), sd_c = sd_of(*pc.c);
     const double m_b = pc.b->values.front(), m_c = pc.c->values.front();
-    r.test = method::welch;
     r.baseline.n = r.candidate.n = repeats;
+    if (sd_b == 0 && sd_c == 0) {
+        // perf prints variance% with two decimals: "0.00%" on both sides is
+        // zero spread, where Welch has no answer; the deterministic rule of
+        // design.md §3 decides on the threshold alone.
+        r.test = method::deterministic;
+        r.baseline.stddev = r.candidate.stddev = 0.0;
+        if (m_b != 0) r.baseline.cov = 0.0;
+        if (m_c != 0) r.candidate.cov = 0.0;
+        r.shift = m_c - m_b;
+        r.shift_pct = pct_of(*r.shift, m_b);
+        r.shift_ci = std::pair{*r.shift, *r.shift};
+        r.mde_pct = 0.0;
+        return;
+    }
+    r.test = method::welch;
     r.baseline.stddev = sd_b;
     r.candidate.stddev = sd_c;
     if (m_b != 0) r.baseline.cov = sd_b / m_b;
     if (m_c != 0) r.candidate.cov = sd_c / m_c;
+    // A stddev that overflowed (variance% of a mean near DBL_MAX) is outside
+    // welch_t_test's finite-input contract: no test, so no p-value.
+    if (!std::isfinite(sd_b) || !std::isfinite(sd_c)) return;
     if (auto w = stats::welch_t_test(m_b, sd_b, repeats, m_c, sd_c, repeats)) {
         r.p_value = w->p_value;
         pc.testable = true;

@@ -654,3 +654,45 @@ TEST_CASE("compare: a change from a zero baseline median exceeds every threshold
         CHECK(r.result == verdict::fail);
     }
 }
+
+TEST_CASE("compare: summary-only aggregates with 0.00% variance on both sides")
+{
+    // perf -r N prints variance% with two decimals, so counts that barely
+    // vary (instructions, page-faults) show "0.00%". Welch's test has no
+    // answer then; the counter used to be "unchanged" with an invented p=1
+    // even for a 20% change. Zero spread on both sides is the deterministic
+    // rule of design.md §3.
+    auto agg = [](double mean, double var_pct) {
+        sample_set s = one({series("instructions", {mean})});
+        s.benchmarks[0].counters[0].variance_pct = {var_pct};
+        s.benchmarks[0].summary_only = true;
+        s.benchmarks[0].summary_repeats = 5;
+        return s;
+    };
+    SUBCASE("20% more instructions is a regression")
+    {
+        const report r = compare(agg(1e9, 0.0), agg(1.2e9, 0.0), policy{});
+        const auto& c = counter(r, "instructions");
+        REQUIRE(c.test);
+        CHECK(*c.test == method::deterministic);
+        CHECK_FALSE(c.p_value);
+        CHECK(c.state == status::regression);
+        CHECK(*c.delta_pct == doctest::Approx(20.0));
+        CHECK(r.result == verdict::fail);
+    }
+    SUBCASE("equal aggregates are unchanged")
+    {
+        const report r = compare(agg(1e9, 0.0), agg(1e9, 0.0), policy{});
+        CHECK(*counter(r, "instructions").test == method::deterministic);
+        CHECK(counter(r, "instructions").state == status::unchanged);
+    }
+    SUBCASE("a standard deviation that overflows gives no test, not an abort")
+    {
+        // variance% 100 of a mean near DBL_MAX: stddev = 1e308 * sqrt(5) = inf.
+        const report r = compare(agg(1e308, 100.0), agg(1.1e308, 100.0), policy{});
+        const auto& c = counter(r, "instructions");
+        CHECK_FALSE(c.p_value);
+        CHECK(c.state == status::inconclusive);
+        CHECK(to_json(r)["benchmarks"][0]["counters"][0]["candidate"]["stddev"].is_null());
+    }
+}
