@@ -361,7 +361,9 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                 // Non-gated counters are informational: judged on their raw p.
                 const std::optional<double> p = r.p_adjusted ? r.p_adjusted : r.p_value;
                 const bool significant = deterministic || (p && *p < rules.alpha);
-                const double cov = std::max(r.baseline.cov.value_or(0.0), r.candidate.cov.value_or(0.0));
+                // |CoV|: stddev / mean is negative for a negative mean.
+                const double cov =
+                    std::max(std::abs(r.baseline.cov.value_or(0.0)), std::abs(r.candidate.cov.value_or(0.0)));
                 const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
                 if (significant && big) {
                     r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;

@@ -696,3 +696,33 @@ TEST_CASE("compare: summary-only aggregates with 0.00% variance on both sides")
         CHECK(to_json(r)["benchmarks"][0]["counters"][0]["candidate"]["stddev"].is_null());
     }
 }
+
+TEST_CASE("compare: max_cov applies to counters with negative values too")
+{
+    // CoV = stddev / mean is negative for a negative mean; the noise check
+    // must compare its magnitude, or a noisy negative-valued counter is
+    // "unchanged" where its mirror image is inconclusive.
+    std::vector<double> b, c;
+    for (int i = 0; i < 50; ++i) {
+        b.push_back(100.0 + 20.0 * std::sin(i));
+        c.push_back(100.0 + 20.0 * std::sin(i + 0.5));
+    }
+    auto negate = [](std::vector<double> v) {
+        for (double& x : v) x = -x;
+        return v;
+    };
+    policy p;
+    p.counters["score"].gate = true;
+    p.counters["score"].threshold_pct = 20.0;   // so the MDE rule does not decide first
+    const report pos = compare(one({series("score", b)}), one({series("score", c)}), p);
+    const report neg = compare(one({series("score", negate(b))}), one({series("score", negate(c))}), p);
+    const auto& cp = counter(pos, "score");
+    const auto& cn = counter(neg, "score");
+    REQUIRE(*cp.mde_pct < 20.0);
+    CHECK(*cp.baseline.cov > 0.10);
+    CHECK(*cn.baseline.cov < -0.10);
+    CHECK(cp.state == status::inconclusive);
+    CHECK(cn.state == status::inconclusive);
+    CHECK(cn.reason.find("coefficient of variation") != std::string::npos);
+    CHECK(neg.result == verdict::inconclusive);
+}
