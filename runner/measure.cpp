@@ -342,6 +342,16 @@ private:
             st.exited = kind == "exit";
             (st.exited ? st.code : st.signal) = value;
             if (!st.success()) fail(at, cmd, ex.proc, st);
+            // The workload's own user/sys time and peak RSS, from
+            // perfgate-exec's wait4: not perf's (see exec_helper.cpp).
+            // wall-time stays ours, perf's start-up included, on both sides.
+            long long user_ns = 0, sys_ns = 0;
+            long rss_kib = 0;
+            if (status_text >> user_ns >> sys_ns >> rss_kib) {
+                ex.proc.user = std::chrono::nanoseconds(user_ns);
+                ex.proc.sys = std::chrono::nanoseconds(sys_ns);
+                ex.proc.max_rss_kib = rss_kib;
+            }
         } else {
             perf_failed(at, events, ex.proc);
         }

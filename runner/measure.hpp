@@ -6,8 +6,9 @@
 // Per execution the runner also records its own view, for every backend
 // except callgrind: `wall-time` (ns, CLOCK_MONOTONIC around fork..wait4),
 // `user-time` and `sys-time` (ns) and `max-rss` (KiB) from wait4's rusage.
-// Under perf these include perf's own overhead (its setup, teardown and the
-// workload wrapper), identically on both sides.
+// Under perf, wall-time includes perf's own start-up and teardown (identically
+// on both sides), while user/sys/max-rss are the workload's own, reported by
+// perfgate-exec from its wait4 on the workload.
 //
 // Errors (perfgate::error; the CLI maps them to exit 4):
 //  "measure.failed"            the benchmark exited non-zero, was killed by a

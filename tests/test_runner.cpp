@@ -352,12 +352,36 @@ TEST_CASE("perfgate-exec reports the workload's true outcome")
         auto r = run_process(so);
         return std::pair{r, slurp(status)};
     };
+    // "KIND VALUE", then the workload's own rusage when it ran.
+    auto outcome = [](const std::string& status) { return status.substr(0, status.find(' ', status.find(' ') + 1)); };
     auto [ok, s1] = run({"sh", "-c", "echo ${PG_X}${HOME:-nohome}"});
     CHECK(ok.stdout_text == "1nohome\n");
-    CHECK(s1 == "exit 0\n");
-    CHECK(run({"sh", "-c", "exit 3"}).second == "exit 3\n");
-    CHECK(run({"sh", "-c", "kill -SEGV $$"}).second == "signal 11\n");
+    CHECK(outcome(s1) == "exit 0");
+    CHECK(outcome(run({"sh", "-c", "exit 3"}).second) == "exit 3");
+    CHECK(outcome(run({"sh", "-c", "kill -SEGV $$"}).second) == "signal 11");
     CHECK(run({"/nonexistent"}).second == "exec 2\n");
+
+    SUBCASE("user/sys time and peak RSS are the workload's own, not perf's")
+    {
+        // Touches 64 MiB: its max-rss must show it; perf's ~13 MiB must not hide
+        // a smaller one either (measured through perf in the end-to-end test).
+        std::ofstream(dir.path() / "big.c")
+            << "#include <stdlib.h>\nint main(void){volatile char*p=malloc(64<<20);"
+               "for(long i=0;i<(64<<20);i+=4096)p[i]=1;return p[4096]==1?0:1;}\n";
+        spawn_options cc;
+        cc.argv = {"cc", "-O0", "-o", (dir.path() / "big").string(), (dir.path() / "big.c").string()};
+        REQUIRE(run_process(cc).status.success());
+        std::istringstream in(run({(dir.path() / "big").string()}).second);
+        std::string kind;
+        long long value = -1, user_ns = -1, sys_ns = -1, rss_kib = -1;
+        REQUIRE(static_cast<bool>(in >> kind >> value >> user_ns >> sys_ns >> rss_kib));
+        CHECK(kind == "exit");
+        CHECK(value == 0);
+        CHECK(user_ns >= 0);
+        CHECK(sys_ns >= 0);                // tick-accounted on some kernels: 0 is possible
+        CHECK(rss_kib >= 64 * 1024);
+        CHECK(rss_kib < 80 * 1024);
+    }
 }
 
 TEST_CASE("measure() under perf stat")
@@ -390,6 +414,8 @@ TEST_CASE("measure() under perf stat")
             CHECK(find_counter(s->run, "wall-time")->unit == "ns");
             CHECK(find_counter(s->run, "max-rss")->unit == "KiB");
             CHECK(find_counter(s->run, "task-clock")->unit == "msec");
+            // max-rss is the small workload's own, far below perf's ~13 MiB.
+            CHECK(*find_counter(s->run, "max-rss")->samples[0].value < 8 * 1024);
             // wall-time covers perf's whole execution, so it exceeds the
             // workload's own duration_time.
             CHECK(*find_counter(s->run, "wall-time")->samples[0].value >
