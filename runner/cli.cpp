@@ -14,6 +14,8 @@ int exit_code_for(std::string_view id)
     for (std::string_view prefix : {"usage.", "ingest.", "policy.", "input.", "compare."}) {
         if (id.starts_with(prefix)) return exit_usage;
     }
+    // A malformed --server URL is a command-line mistake, not an unreachable server.
+    if (id == "http.bad_url") return exit_usage;
     return exit_measurement;
 }
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_github.hpp"
+#include "runner/cli.hpp"
 #include "stats/error.hpp"
 
 using perfgate::runner::http_request;
@@ -301,4 +302,20 @@ TEST_CASE("url_encode keeps unreserved characters only")
     CHECK(url_encode("a b/c?d=e&f") == "a%20b%2Fc%3Fd%3De%26f");
     CHECK(url_encode("\xC3\xA9") == "%C3%A9");
     CHECK(url_encode("") == "");
+}
+
+TEST_CASE("a malformed --server URL is a usage error (exit 2), not an unreachable server (exit 4)")
+{
+    // design.md §4: exit 2 for usage or input errors, 4 for measurement or
+    // environment failures such as an unreachable server. "notaurl" or
+    // "ftp://x" is a mistake on the command line, which nothing retried fixes.
+    std::string id;
+    try {
+        http_send(make_req("ftp://example.com/x"));
+    } catch (const perfgate::error& e) {
+        id = e.id();
+    }
+    REQUIRE(id == "http.bad_url");
+    CHECK(perfgate::runner::exit_code_for(id) == perfgate::runner::exit_usage);
+    CHECK(perfgate::runner::exit_code_for("http.unreachable") == perfgate::runner::exit_measurement);
 }
