@@ -405,7 +405,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
                 const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
                 if (r.gated && deterministic && fewest == 1) {
                     out.warnings.push_back(fmt::format(
-                        "{}/{}: one sample per side, decided on the threshold alone (deterministic rule); only "
+                        "{}/{}: one sample on a side, decided on the threshold alone (deterministic rule); only "
                         "counts that do not vary between runs (callgrind's) justify that",
                         br.name, r.name));
                 }
