@@ -801,10 +801,14 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
     }
     SUBCASE("rusage backend")
     {
+        // A/A of a ~1 ms loop: rusage times are coarse, so the check that it is
+        // never called a regression uses a threshold far above that noise.
+        std::ofstream(dir.path() / "aa-policy.json") << R"({"threshold_pct": 50})";
         auto r = run_perfgate({"run", "-q", "-r", "5", "--backend", "rusage", "--db", db, "--baseline", loop(1000),
-                               "--candidate", loop(1000), "--format", "json"},
+                               "--candidate", loop(1000), "--format", "json", "--policy", "aa-policy.json"},
                               dir.path());
         CAPTURE(r.err);
+        CAPTURE(r.out);
         CHECK(r.code != 1);
         auto report = nlohmann::json::parse(r.out);
         std::vector<std::string> names;
