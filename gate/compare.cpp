@@ -18,31 +18,6 @@ namespace perfgate::gate {
 
 namespace {
 
-// Counters that measure time are never deterministic, even when a single
-// repetition per side makes their spread look like zero.
-bool is_time_like(std::string_view name)
-{
-    const std::string base = base_event_name(name);
-    return base == "task-clock" || base == "cpu-clock" || base == "duration_time" || base == "wall-time" ||
-           base == "user-time" || base == "sys-time";
-}
-
-// Primary gating counters (see counters.cpp); when none of them has data the
-// rusage-style fallbacks gate instead, so that a gate never passes having
-// looked at nothing.
-bool is_primary_gate(std::string_view name)
-{
-    const std::string base = base_event_name(name);
-    return base == "instructions" || base == "cycles" || base == "ref-cycles" || base == "task-clock" ||
-           base == "cpu-clock";
-}
-
-bool is_fallback_gate(std::string_view name)
-{
-    const std::string base = base_event_name(name);
-    return base == "user-time" || base == "wall-time";
-}
-
 std::optional<bool> explicit_gate(const policy& rules, std::string_view bench, std::string_view counter)
 {
     std::optional<bool> g;
@@ -218,11 +193,11 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
         }
         // Fallback gating: no primary counter has data on both sides.
         const bool primary_present = std::any_of(counters.begin(), counters.end(), [&](const pending_counter& pc) {
-            return is_primary_gate(pc.rep.name) && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
+            return lookup_counter(pc.rep.name).gated && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
         });
         if (!primary_present) {
             for (auto& pc : counters) {
-                if (is_fallback_gate(pc.rep.name) && !explicit_gate(rules, bb.name, pc.rep.name)) pc.rep.gated = true;
+                if (lookup_counter(pc.rep.name).fallback_gate && !explicit_gate(rules, bb.name, pc.rep.name)) pc.rep.gated = true;
             }
         }
         bench_names.push_back(bb.name);
@@ -276,7 +251,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
             } else {
                 const bool deterministic =
                     zero_spread(pc.b->values) && zero_spread(pc.c->values) &&
-                    ((pc.b->values.size() >= 2 && pc.c->values.size() >= 2) || !is_time_like(r.name));
+                    ((pc.b->values.size() >= 2 && pc.c->values.size() >= 2) || !lookup_counter(r.name).time_like);
                 if (deterministic) {
                     r.test = method::deterministic;
                     r.shift = med_c - med_b;

@@ -11,25 +11,27 @@ struct known_counter {
     std::string_view unit;
     better direction;
     bool gated;
+    bool fallback_gate = false;
+    bool time_like = false;
 };
 
 // design.md §3: lower is better for counts and times, higher for IPC. Gated by
 // default: the time- and instruction-like counters. Wall-clock style counters
 // (duration_time, wall-time) and the rusage times are reported but not gated
 // by default when task-clock or instructions exist, because they include
-// perf's own start-up and scheduling noise; compare() falls back to gating
-// user-time and wall-time when none of the primary counters has data (the
-// rusage backend). Policy files override all of this.
+// perf's own start-up and scheduling noise; user-time and wall-time are the
+// fallback that compare() gates when none of the default-gated counters has
+// data (the rusage backend). Policy files override all of this.
 constexpr std::array<known_counter, 24> registry{{
     {"instructions", "", better::lower, true},
     {"cycles", "", better::lower, true},
     {"ref-cycles", "", better::lower, true},
-    {"task-clock", "msec", better::lower, true},
-    {"cpu-clock", "msec", better::lower, true},
-    {"duration_time", "ns", better::lower, false},
-    {"wall-time", "ns", better::lower, false},
-    {"user-time", "ns", better::lower, false},
-    {"sys-time", "ns", better::lower, false},
+    {"task-clock", "msec", better::lower, true, false, true},
+    {"cpu-clock", "msec", better::lower, true, false, true},
+    {"duration_time", "ns", better::lower, false, false, true},
+    {"wall-time", "ns", better::lower, false, true, true},
+    {"user-time", "ns", better::lower, false, true, true},
+    {"sys-time", "ns", better::lower, false, false, true},
     {"max-rss", "KiB", better::lower, false},
     {"page-faults", "", better::lower, false},
     {"minor-faults", "", better::lower, false},
@@ -66,7 +68,8 @@ counter_traits lookup_counter(std::string_view name, std::string_view perf_unit)
     const std::string base = base_event_name(name);
     for (const auto& k : registry) {
         if (k.name == base) {
-            return {perf_unit.empty() ? std::string(k.unit) : std::string(perf_unit), k.direction, k.gated};
+            return {perf_unit.empty() ? std::string(k.unit) : std::string(perf_unit), k.direction, k.gated,
+                    k.fallback_gate, k.time_like};
         }
     }
     return {std::string(perf_unit), better::lower, false};

@@ -15,6 +15,10 @@ struct counter_traits {
     better direction = better::lower;
     // Gates by default: time- and instruction-like counters (design.md §3).
     bool gated = false;
+    // Gates instead when no default-gated counter has data (the rusage backend).
+    bool fallback_gate = false;
+    // Measures time: never deterministic, even with one sample per side.
+    bool time_like = false;
 };
 
 // "cycles:u" -> "cycles", "cpu_core/cycles/" -> "cycles", "task-clock" -> same.

@@ -18,9 +18,9 @@ namespace {
 
 // The stored / served form of a report. Invalid UTF-8 (a warning may quote a
 // benchmark's own stderr) is replaced, never a reason to lose the report.
-std::string report_text(const report& r)
+std::string report_text(const nlohmann::json& report_json)
 {
-    return to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return report_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 
@@ -207,9 +207,11 @@ comparison service::compare(const std::string& project,
     if (auto stored = db_.find_comparison(project, key)) {
         comparison hit;
         hit.id = stored->first;
-        hit.result = report_from_json(nlohmann::json::parse(stored->second));
+        nlohmann::json doc = nlohmann::json::parse(stored->second);
+        hit.result = report_from_json(doc);
         hit.result.comparison_id = hit.id;
-        hit.json = std::make_shared<const std::string>(report_text(hit.result));
+        doc["comparison_id"] = hit.id;
+        hit.json = std::make_shared<const std::string>(report_text(doc));
         recent_->add(project, key, hit);
         return hit;
     }
@@ -262,9 +264,12 @@ comparison service::compare(const std::string& project,
     const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
     // Two identical requests that both missed above: the store keeps the
     // first row and returns its id to the second.
-    out.id = db_.insert_comparison(project, first_b, first_c, report_text(out.result), key);
+    // Built once: stored without the id (not known yet), served with it.
+    nlohmann::json doc = to_json(out.result);
+    out.id = db_.insert_comparison(project, first_b, first_c, report_text(doc), key);
     out.result.comparison_id = out.id;
-    out.json = std::make_shared<const std::string>(report_text(out.result));
+    doc["comparison_id"] = out.id;
+    out.json = std::make_shared<const std::string>(report_text(doc));
     recent_->add(project, key, out);
     return out;
 }

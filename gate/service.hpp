@@ -36,8 +36,8 @@ struct comparison {
     std::int64_t id = 0;
     report result;
     // to_json(result) with comparison_id, serialised once when the report is
-    // computed or first loaded; the server answers repeated compares with it
-    // as is. May be null (then serialise result).
+    // computed or first loaded; the server answers with it as is. Set by
+    // service::compare, never null there.
     std::shared_ptr<const std::string> json;
 };
 

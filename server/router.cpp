@@ -593,14 +593,8 @@ response post_compare(const request& req, context& ctx, const route_match& m)
     if (const json* p = field(doc, "policy")) rules = gate::parse_policy(*p, "request body: policy");
 
     gate::comparison c = ctx.service.compare(m.project, pairs, rules);
-    // The service serialises a report once (with its comparison_id); a
-    // repeated compare is answered with those bytes.
-    response res = c.json ? make_response(http::status::created, *c.json, "application/json", req)
-                          : json_response(http::status::created, [&] {
-                                json out = gate::to_json(c.result);
-                                out["comparison_id"] = c.id;
-                                return out;
-                            }(), req);
+    // The service serialises a report once, with its comparison_id.
+    response res = make_response(http::status::created, *c.json, "application/json", req);
     res.set(http::field::location, fmt::format("/api/v1/projects/{}/comparisons/{}", m.project, c.id));
     return res;
 }
