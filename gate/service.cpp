@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "gate/compare.hpp"
+#include "gate/names.hpp"
 #include "gate/perf_csv.hpp"
 #include "gate/samples.hpp"
 #include "stats/error.hpp"
@@ -23,27 +24,6 @@ std::string report_text(const nlohmann::json& report_json)
     return report_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-
-// Names end up in URLs, markdown and file names: keep them short and
-// printable. 256 bytes is far above any real benchmark or counter name.
-constexpr std::size_t max_name_bytes = 256;
-
-void check_name(std::string_view field, std::string_view value, bool required)
-{
-    if (value.empty()) {
-        if (required) throw error("ingest.bad_field", fmt::format("field '{}' is required", field));
-        return;
-    }
-    if (value.size() > max_name_bytes) {
-        throw error("ingest.bad_field",
-                    fmt::format("field '{}' is {} bytes long; at most {} are allowed", field, value.size(), max_name_bytes));
-    }
-    for (unsigned char ch : value) {
-        if (ch < 0x20 || ch == 0x7f) {
-            throw error("ingest.bad_field", fmt::format("field '{}' contains a control character", field));
-        }
-    }
-}
 
 store::run_record record_from(const ingest_request& req, const perf_capture& cap)
 {
@@ -167,20 +147,22 @@ ingest_result service::ingest(const ingest_request& req)
 
 ingest_result service::ingest_run(store::run_record run)
 {
-    check_name("project", run.project, true);
-    check_name("benchmark", run.benchmark, true);
-    check_name("branch", run.branch, false);
-    check_name("git_sha", run.git_sha, false);
-    check_name("backend", run.backend, true);
-    if (run.role != "baseline" && run.role != "candidate") {
-        throw error("ingest.bad_field", fmt::format("field 'role' must be \"baseline\" or \"candidate\", got \"{}\"",
-                                                    run.role.substr(0, 64)));
-    }
+    // The same rules for every stored run, from the CLI's local mode or the server.
+    validate_name("project", run.project);
+    validate_name("benchmark", run.benchmark);
+    if (!run.branch.empty()) validate_name("branch", run.branch);
+    if (!run.git_sha.empty()) validate_name("git_sha", run.git_sha);
+    validate_role(run.role);
+    validate_backend(run.backend);
+    if (!run.testbed.name.empty()) validate_name("testbed.name", run.testbed.name);
+    if (!run.testbed.fingerprint.empty()) validate_name("testbed.fingerprint", run.testbed.fingerprint);
+    validate_text("testbed.cpu", run.testbed.cpu);
+    validate_text("testbed.kernel", run.testbed.kernel);
     if (run.counters.empty()) throw error("ingest.bad_csv", "the run has no counters");
     std::set<std::string> seen;
     ingest_result res;
     for (const auto& c : run.counters) {
-        check_name("counter", c.counter, true);
+        validate_name("counter", c.counter);
         if (!seen.insert(c.counter).second) {
             throw error("ingest.bad_field", fmt::format("counter '{}' appears twice in one run", c.counter));
         }

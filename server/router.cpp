@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/names.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "gate/service.hpp"
@@ -25,6 +26,9 @@ namespace perfgate::server {
 
 namespace http = boost::beast::http;
 using nlohmann::json;
+using gate::validate_backend;
+using gate::validate_role;
+using gate::validate_text;
 
 namespace {
 
@@ -328,35 +332,8 @@ std::optional<std::string> string_field(const json& doc, std::string_view name, 
     return v->get<std::string>();
 }
 
-// Free text (cpu model, kernel): bounded, no control characters.
-void validate_text(std::string_view field_name, std::string_view value)
-{
-    if (value.size() > max_name_bytes) {
-        throw error("ingest.bad_field",
-                    fmt::format("field '{}': {} bytes, longer than the limit of {}", field_name, value.size(), max_name_bytes));
-    }
-    for (unsigned char c : value) {
-        if (c < 0x20 || c == 0x7f) {
-            throw error("ingest.bad_field", fmt::format("field '{}': contains a control character", field_name));
-        }
-    }
-}
 
-void validate_role(std::string_view role)
-{
-    if (role != "baseline" && role != "candidate") {
-        throw error("ingest.bad_field", fmt::format("field 'role': expected 'baseline' or 'candidate', got '{}'",
-                                                    role.substr(0, 64)));
-    }
-}
 
-void validate_backend(std::string_view backend)
-{
-    if (backend != "perf" && backend != "callgrind" && backend != "rusage") {
-        throw error("ingest.bad_field", fmt::format("field 'backend': expected perf, callgrind or rusage, got '{}'",
-                                                    backend.substr(0, 64)));
-    }
-}
 
 // The request body as a JSON object, or "http.bad_json" saying why not.
 json parse_json_object(const request& req)
@@ -827,27 +804,6 @@ std::string_view route_label(const request& req)
     return match(req).label;
 }
 
-void validate_name(std::string_view field_name, std::string_view value)
-{
-    if (value.empty()) throw error("ingest.bad_field", fmt::format("field '{}': must not be empty", field_name));
-    if (value.size() > max_name_bytes) {
-        throw error("ingest.bad_field", fmt::format("field '{}': {} bytes, longer than the limit of {}", field_name,
-                                                    value.size(), max_name_bytes));
-    }
-    constexpr std::string_view punctuation = "_.-/:+=@,<>[]()#%^~{}";
-    for (std::size_t i = 0; i < value.size(); ++i) {
-        const unsigned char c = static_cast<unsigned char>(value[i]);
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        punctuation.find(static_cast<char>(c)) != std::string_view::npos;
-        if (!ok) {
-            const std::string shown = c >= 0x21 && c < 0x7f ? fmt::format("'{}'", static_cast<char>(c))
-                                                             : fmt::format("byte 0x{:02x}", c);
-            throw error("ingest.bad_field",
-                        fmt::format("field '{}': {} at offset {} is not allowed (names use letters, digits and {})",
-                                    field_name, shown, i, punctuation));
-        }
-    }
-}
 
 json history_to_json(const std::vector<store::history_point>& points)
 {

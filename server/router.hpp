@@ -31,6 +31,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <nlohmann/json_fwd.hpp>
 
+#include "gate/names.hpp"
 #include "schema/store.hpp"
 #include "stats/error.hpp"
 
@@ -43,10 +44,10 @@ class metrics;
 using request = boost::beast::http::request<boost::beast::http::string_body>;
 using response = boost::beast::http::response<boost::beast::http::string_body>;
 
-// Longest name accepted for benchmark, counter, branch, testbed, project,
-// git_sha, backend: generous for real names (git refs are rarely > 100
-// bytes), small enough that a row stays small.
-inline constexpr std::size_t max_name_bytes = 256;
+// Name rules are the gate's (gate/names.hpp): the service applies them to
+// every stored run; the router uses them to name a bad field early.
+using gate::max_name_bytes;
+using gate::validate_name;
 // Upper bound for ?limit= on history: a trend chart needs hundreds of points,
 // not millions; bounds the response size.
 inline constexpr std::size_t max_history_limit = 10000;
@@ -87,11 +88,6 @@ response error_response(std::string_view id, std::string_view message, unsigned 
 // id and its message (or the start of a non-JSON body).
 perfgate::error error_from_response(unsigned status, std::string_view body, std::string_view url);
 
-// Checks a user-supplied name (benchmark, branch, ...): 1..max_name_bytes bytes
-// of [A-Za-z0-9] and "_.-/:+=@,<>[]()#%^~{}". No spaces, quotes, semicolons,
-// backslashes, control or non-ASCII bytes. Throws perfgate::error
-// "ingest.bad_field" naming the field.
-void validate_name(std::string_view field, std::string_view value);
 
 // The history wire formats, shared with `perfgate history`: {points:[...]}
 // (oldest first) and CSV with a header line.

@@ -726,3 +726,26 @@ TEST_CASE("compare: max_cov applies to counters with negative values too")
     CHECK(cn.reason.find("coefficient of variation") != std::string::npos);
     CHECK(neg.result == verdict::inconclusive);
 }
+
+TEST_CASE("service: every stored run obeys the same name rules as the server")
+{
+    perfgate::store::store db(":memory:");
+    service svc(db);
+    perfgate::store::run_record run;
+    run.project = "demo";
+    run.benchmark = "BM_Sort/1024";
+    run.role = "baseline";
+    run.counters.push_back({"task-clock", "msec", {{0, 1.5, 100.0, std::nullopt}}});
+    CHECK(svc.ingest_run(run).run_id > 0);
+
+    run.benchmark = "x'; DROP TABLE runs; --";
+    CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("field 'benchmark': ''' at offset 1 is not allowed"),
+                         perfgate::error);
+    run.benchmark = "ok";
+    run.role = "other";
+    CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("expected 'baseline' or 'candidate'"), perfgate::error);
+    run.role = "candidate";
+    run.backend = "vtune";
+    CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("field 'backend'"), perfgate::error);
+    CHECK(db.runs_count() == 1);   // nothing stored by the rejected runs
+}
