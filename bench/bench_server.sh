@@ -22,7 +22,7 @@ BUILD=${1:-build}
 SECONDS_PER_RUN=${2:-10}
 MIXED_SECONDS=${3:-600}
 HERE=$(cd "$(dirname "$0")" && pwd)
-PERFGATE=$(cd "$BUILD" && pwd)/runner/perfgate
+PERFGATE=$(cd "$BUILD" && pwd)/bin/perfgate
 WORK=$(mktemp -d /tmp/perfgate-bench.XXXXXX)
 SERVER_PID=
 cleanup() {

@@ -14,7 +14,7 @@ ci/install-deps.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target perfgate example-baseline example-regressed
-pg="$build/runner/perfgate"
+pg="$build/bin/perfgate"
 
 echo
 echo "== 1. perfgate compare on bundled captures (examples/data/*.csv) =="

@@ -12,7 +12,8 @@ packages=(
   libfmt-dev              # formatting
   doctest-dev             # unit tests
   libbenchmark-dev        # microbenchmarks in bench/
-  libssl-dev              # HTTPS to the GitHub API
+  libssl-dev              # SHA-256 (tokens, request keys, testbed fingerprints)
+  libcurl4-openssl-dev    # the HTTP client: TLS, proxies (HTTPS_PROXY/NO_PROXY), redirects
   linux-perf              # perf stat, the measurement backend
   valgrind                # the deterministic callgrind backend
   python3-yaml            # validating the GitHub workflow files in tests

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::gate {
 

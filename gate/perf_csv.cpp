@@ -31,7 +31,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
+#include "model/file.hpp"
 
 namespace perfgate::gate {
 
@@ -745,26 +746,9 @@ perf_capture parse_perf_stat(std::string_view text, std::string_view source)
     return runs.finish(line_no, blank);
 }
 
-namespace {
-
-[[noreturn]] void unreadable(const std::string& source, std::string_view why)
-{
-    throw error("ingest.unreadable", fmt::format("{}: cannot read: {}", source, why));
-}
-
-} // namespace
-
 perf_capture read_perf_stat(const std::filesystem::path& path)
 {
-    const std::string source = path.string();
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) unreadable(source, "is a directory");
-    errno = 0;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) unreadable(source, errno != 0 ? std::generic_category().message(errno) : "cannot open");
-    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (in.bad()) unreadable(source, "read error");
-    return parse_perf_stat(text, source);
+    return parse_perf_stat(model::read_text_file(path, "ingest.unreadable"), path.string());
 }
 
 } // namespace perfgate::gate

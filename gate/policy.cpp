@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
+#include "model/file.hpp"
 
 namespace perfgate::gate {
 
@@ -163,10 +164,7 @@ policy parse_policy(const nlohmann::json& doc, std::string_view source)
 
 policy load_policy(const std::filesystem::path& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error("input.unreadable", fmt::format("{}: cannot read policy file", path.string()));
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::stringstream ss(model::read_text_file(path));
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(ss.str());

@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/process.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::runner {
 

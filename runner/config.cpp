@@ -8,7 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
+#include "model/file.hpp"
 
 namespace perfgate::runner {
 
@@ -186,10 +187,7 @@ std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_
 
 std::vector<benchmark_spec> load_config(const std::filesystem::path& path)
 {
-    std::ifstream in(path);
-    if (!in) throw error("input.bad_config", fmt::format("{}: cannot read the config file", path.string()));
-    std::stringstream text;
-    text << in.rdbuf();
+    std::stringstream text(model::read_text_file(path, "input.bad_config"));
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text.str());

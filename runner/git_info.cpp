@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/process.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::runner {
 

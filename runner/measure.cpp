@@ -18,7 +18,7 @@
 
 #include "gate/perf_csv.hpp"
 #include "runner/process.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::runner {
 
@@ -545,7 +545,7 @@ private:
     std::set<std::string, std::less<>> dropped_;
     bool probed_ = false;
     std::size_t executions_ = 0;
-    std::array<std::vector<store::counter_samples>, 2> sides_;
+    std::array<std::vector<model::counter_samples>, 2> sides_;
     std::map<std::string, double> multiplexed_;   // event -> lowest pcnt_running
     std::vector<std::string> warnings_;
 };
@@ -637,7 +637,7 @@ std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& be
     return out;
 }
 
-std::string to_perf_csv(const store::run_record& run)
+std::string to_perf_csv(const model::run_record& run)
 {
     int reps = 0;
     for (auto& c : run.counters) {

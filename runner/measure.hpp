@@ -105,7 +105,7 @@ std::vector<slot> make_schedule(int repetitions, int warmup, run_order order, st
 struct side_samples {
     // benchmark, role, backend, counters filled; project/git/testbed/
     // environment are the caller's to set before ingesting.
-    store::run_record run;
+    model::run_record run;
     std::vector<std::string> warnings;
 };
 
@@ -122,7 +122,7 @@ std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& be
 // A run's samples as `perf stat -x, -o FILE --append` text: one
 // "# started on" block per repetition, one line per counter (wall-time etc.
 // included in perf's field layout), for the server's perf_csv field.
-std::string to_perf_csv(const store::run_record& run);
+std::string to_perf_csv(const model::run_record& run);
 
 // Splits events into groups for --split-events. Software events (task-clock,
 // page-faults, duration_time, ...) never multiplex and stay in group 0; the

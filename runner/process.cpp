@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 extern char** environ;
 

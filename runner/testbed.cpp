@@ -11,20 +11,16 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 
 #include "runner/check_env.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
+#include "model/testbed.hpp"
 
 namespace perfgate::runner {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// Hex digits of the SHA-256 kept in a fingerprint: 64 bits make an
-// accidental collision among one project's testbeds vanishingly unlikely.
-constexpr std::size_t fingerprint_hex_digits = 16;
 
 std::string trim(std::string_view s)
 {
@@ -83,34 +79,18 @@ std::string host_name()
 
 } // namespace
 
-std::string testbed_fingerprint(const store::testbed_info& t)
+model::testbed_info detect_testbed(std::optional<std::string> name, const fs::path& sys_root, const fs::path& proc_root)
 {
-    const std::string identity = fmt::format("{}|{}|{}|{}", t.cpu, t.cores, t.kernel, t.name);
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned int len = 0;
-    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-        EVP_DigestUpdate(ctx.get(), identity.data(), identity.size()) != 1 ||
-        EVP_DigestFinal_ex(ctx.get(), digest.data(), &len) != 1) {
-        throw error("env.crypto", "testbed fingerprint: OpenSSL SHA-256 failed");
-    }
-    std::string hex;
-    for (unsigned int i = 0; i < len && hex.size() < fingerprint_hex_digits; ++i) hex += fmt::format("{:02x}", digest[i]);
-    return hex;
-}
-
-store::testbed_info detect_testbed(std::optional<std::string> name, const fs::path& sys_root, const fs::path& proc_root)
-{
-    store::testbed_info t;
+    model::testbed_info t;
     t.cpu = cpu_model(proc_root);
     t.cores = online_cores(sys_root);
     t.kernel = kernel_release();
     t.name = name && !name->empty() ? std::move(*name) : host_name();
-    t.fingerprint = testbed_fingerprint(t);
+    t.fingerprint = model::testbed_fingerprint(t);
     return t;
 }
 
-store::testbed_info detect_testbed(std::optional<std::string> name)
+model::testbed_info detect_testbed(std::optional<std::string> name)
 {
     return detect_testbed(std::move(name), "/sys", "/proc");
 }

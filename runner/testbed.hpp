@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "schema/store.hpp"
+#include "model/run.hpp"
 
 namespace perfgate::runner {
 
@@ -17,16 +17,11 @@ namespace perfgate::runner {
 // "Hardware"/"Processor" on ARM; "unknown" if absent), cores = online CPUs
 // (sysfs cpu/online, else std::thread::hardware_concurrency), kernel =
 // uname -r, name = the given name or else the hostname. The fingerprint is
-// testbed_fingerprint() of those. Never throws for missing files.
-store::testbed_info detect_testbed(std::optional<std::string> name = {});
+// model::testbed_fingerprint() of those. Never throws for missing files.
+model::testbed_info detect_testbed(std::optional<std::string> name = {});
 
 // Same, reading cpuinfo and sysfs below the given roots (tests).
-store::testbed_info detect_testbed(std::optional<std::string> name, const std::filesystem::path& sys_root,
+model::testbed_info detect_testbed(std::optional<std::string> name, const std::filesystem::path& sys_root,
                                    const std::filesystem::path& proc_root);
-
-// First 16 hex digits (64 bits) of SHA-256("cpu|cores|kernel|name"): stable
-// across runs and hosts, short enough to type in ?testbed=. Error
-// "env.crypto" if OpenSSL fails.
-std::string testbed_fingerprint(const store::testbed_info& testbed);
 
 } // namespace perfgate::runner

@@ -1,6 +1,6 @@
 #include "schema/sqlite.hpp"
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>

@@ -19,7 +19,9 @@
 #include "schema/migrations.hpp"
 #include "schema/sqlite.hpp"
 #include "stats/descriptive.hpp"
-#include "stats/error.hpp"
+#include "model/digest.hpp"
+#include "model/error.hpp"
+#include "model/testbed.hpp"
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
@@ -41,6 +43,7 @@ namespace perfgate::store {
 using detail::connection;
 using detail::statement;
 using detail::transaction;
+using model::sha256_hex;
 
 namespace {
 
@@ -60,28 +63,7 @@ constexpr std::string_view token_prefix = "pg_";
 constexpr std::size_t token_random_bytes = 32;
 constexpr std::size_t token_length = token_prefix.size() + 2 * token_random_bytes;
 
-std::string hex(const unsigned char* p, std::size_t n)
-{
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out(2 * n, '\0');
-    for (std::size_t i = 0; i < n; ++i) {
-        out[2 * i] = digits[p[i] >> 4];
-        out[2 * i + 1] = digits[p[i] & 0xf];
-    }
-    return out;
-}
-
 } // namespace
-
-std::string sha256_hex(std::string_view data)
-{
-    std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-    unsigned int len = 0;
-    if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) {
-        throw error("store.io", "SHA-256 failed (OpenSSL EVP_Digest)");
-    }
-    return hex(md.data(), len);
-}
 
 namespace {
 
@@ -196,16 +178,9 @@ std::int64_t ensure_project_row(connection& c, std::string_view project, std::in
     return lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}}).value();
 }
 
-std::string testbed_fingerprint(const testbed_info& t)
-{
-    if (!t.fingerprint.empty()) return t.fingerprint;
-    // Same ingredients as the runner's fingerprint (design: cpu/cores/kernel/name).
-    return sha256_hex(fmt::format("{}\n{}\n{}\n{}", t.cpu, t.cores, t.kernel, t.name));
-}
-
 std::int64_t ensure_testbed_row(connection& c, const testbed_info& t)
 {
-    const std::string fp = testbed_fingerprint(t);
+    const std::string fp = model::fingerprint_of(t);
     constexpr std::string_view select = "SELECT id FROM testbeds WHERE fingerprint = :fp";
     if (auto id = lookup_id(c, select, {{":fp", fp}})) return *id;
     auto st = c.prepare("INSERT INTO testbeds (fingerprint, name, cpu, cores, kernel) "
@@ -367,7 +342,7 @@ std::string store::create_token(std::string_view project, std::string_view name)
     if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
         throw error("store.io", fmt::format("{}: cannot create a token: OpenSSL RAND_bytes failed", impl_->path_));
     }
-    std::string token = std::string(token_prefix) + hex(bytes.data(), bytes.size());
+    std::string token = std::string(token_prefix) + model::to_hex(bytes.data(), bytes.size());
     OPENSSL_cleanse(bytes.data(), bytes.size());
 
     std::lock_guard lock(impl_->writer_mu_);

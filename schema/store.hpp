@@ -29,83 +29,21 @@
 #include <utility>
 #include <vector>
 
+#include "model/run.hpp"
+
 struct sqlite3;
 
 namespace perfgate::store {
 
-struct testbed_info {
-    std::string name;          // user-facing name ("ci-runner-2"), defaults to hostname
-    std::string cpu;           // CPU model string
-    int cores = 0;
-    std::string kernel;        // uname -r
-    std::string fingerprint;   // stable hash of cpu/cores/kernel/name: the identity
-};
-
-// One counter's value in one repetition of a run.
-struct sample {
-    int repetition = 0;                  // 0-based
-    std::optional<double> value;         // nullopt: not supported / not counted
-    double pcnt_running = 100.0;
-    std::optional<double> variance_pct;  // perf -r aggregates only
-};
-
-struct counter_samples {
-    std::string counter;   // perf's name ("task-clock", "cycles:u", "wall-time")
-    std::string unit;      // "msec", "ns", ""
-    std::vector<sample> samples;
-};
-
-struct run_record {
-    std::int64_t id = 0;            // set by insert_run / load_run
-    std::string project;
-    std::string benchmark;          // "default" for single-benchmark inputs
-    std::string role;               // "baseline" | "candidate"
-    std::string git_sha;
-    std::string branch;
-    std::optional<std::int64_t> pr;
-    testbed_info testbed;
-    std::string backend = "perf";   // perf | callgrind | rusage
-    std::string environment_json = "{}";  // check-env result, stored verbatim
-    bool summary_only = false;
-    std::int64_t created_at = 0;    // unix seconds; 0 on insert means "now"
-    std::vector<counter_samples> counters;
-};
-
-struct counter_summary {
-    std::string counter;
-    std::size_t n = 0;                    // samples with a value
-    double median = 0, mean = 0, min = 0, max = 0;
-    std::optional<double> stddev, cov;
-};
-
-struct history_query {
-    std::string project, benchmark, counter;
-    std::optional<std::string> branch;
-    std::optional<std::string> testbed;   // testbed name or fingerprint
-    std::optional<std::int64_t> since;    // unix seconds, inclusive
-    std::optional<std::string> role;      // e.g. "baseline"
-    std::optional<std::int64_t> before_run;  // only runs with id < this
-    std::size_t limit = 100;              // the most recent `limit` points
-};
-
-struct history_point {
-    std::int64_t run_id = 0;
-    std::string git_sha, branch;
-    std::int64_t created_at = 0;
-    std::size_t n = 0;
-    double median = 0, mean = 0;
-    std::optional<double> stddev, cov;
-};
-
-struct benchmark_info {
-    std::string name;
-    std::vector<std::string> counters;
-    std::int64_t runs = 0;
-    std::int64_t last_run_at = 0;
-};
-
-// Lowercase hex SHA-256 of data (OpenSSL EVP). Error: "store.io" if OpenSSL fails.
-std::string sha256_hex(std::string_view data);
+// The store speaks the shared domain types (model/run.hpp).
+using model::benchmark_info;
+using model::counter_samples;
+using model::counter_summary;
+using model::history_point;
+using model::history_query;
+using model::run_record;
+using model::sample;
+using model::testbed_info;
 
 class store {
 public:

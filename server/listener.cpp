@@ -8,7 +8,7 @@
 #include <boost/beast/core/bind_handler.hpp>
 #include <fmt/format.h>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::server {
 

@@ -15,20 +15,18 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gate/names.hpp"
+#include "api/wire.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
-#include "gate/service.hpp"
+#include "service/service.hpp"
 #include "server/metrics.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::server {
 
 namespace http = boost::beast::http;
 using nlohmann::json;
-using gate::validate_backend;
-using gate::validate_role;
-using gate::validate_text;
+using api::dump;
 
 namespace {
 
@@ -197,44 +195,18 @@ std::optional<std::int64_t> parse_int(std::string_view s)
     return v;
 }
 
-// "since": unix seconds, or an ISO 8601 UTC date / date-time
-// ("2026-11-22", "2026-11-22T02:11:05Z").
+// "since": unix seconds, or an ISO 8601 UTC date / date-time (api/wire.hpp).
 std::int64_t parse_since(std::string_view s)
 {
-    if (auto v = parse_int(s)) return *v;
-    std::tm tm{};
-    int consumed = 0;
-    const std::string text(s);
-    bool ok = false;
-    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                    &tm.tm_min, &tm.tm_sec, &consumed) == 6 &&
-        static_cast<std::size_t>(consumed) == text.size()) {
-        ok = true;
-    } else {
-        tm = {};
-        consumed = 0;
-        ok = std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &consumed) == 3 &&
-             static_cast<std::size_t>(consumed) == text.size();
-    }
-    if (!ok || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31) {
-        throw error("http.bad_param",
-                    fmt::format("query parameter 'since': expected unix seconds or an ISO 8601 UTC date "
-                                "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
-                                s.substr(0, 64)));
-    }
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return static_cast<std::int64_t>(timegm(&tm));
+    if (auto t = api::parse_timestamp(s)) return *t;
+    throw error("http.bad_param",
+                fmt::format("query parameter 'since': expected unix seconds or an ISO 8601 UTC date "
+                            "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
+                            s.substr(0, 64)));
 }
 
 // ---------------------------------------------------------------------------
 // Responses
-
-std::string dump(const json& j)
-{
-    // Replace invalid UTF-8 rather than throw: messages may quote user bytes.
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 response make_response(http::status status, std::string body, std::string_view content_type, const request& req)
 {
@@ -287,53 +259,8 @@ void authorize(const request& req, context& ctx, const std::string& project, boo
     std::string_view token = h.substr(scheme.size());
     while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
     while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-    auto owner = ctx.db.token_project(token);
-    if (!owner) throw error("auth.bad_token", "Authorization header: unknown or revoked token");
-    if (*owner != project) {
-        throw error("auth.forbidden", fmt::format("this token does not grant access to project '{}'", project));
-    }
+    ctx.service.authorize(token, project);
 }
-
-void require_project(context& ctx, const std::string& project)
-{
-    if (!ctx.db.project_exists(project)) {
-        throw error("project.not_found",
-                    fmt::format("no project '{}' (projects are created by `perfgate token create`)", project));
-    }
-}
-
-// ---------------------------------------------------------------------------
-// JSON field access with errors that name the field.
-
-std::string_view type_name(const json& j)
-{
-    return j.type_name();
-}
-
-const json* field(const json& doc, std::string_view name)
-{
-    auto it = doc.find(name);
-    if (it == doc.end() || it->is_null()) return nullptr;
-    return &*it;
-}
-
-std::optional<std::string> string_field(const json& doc, std::string_view name, std::string_view path,
-                                        bool required)
-{
-    const json* v = field(doc, name);
-    if (!v) {
-        if (required) throw error("ingest.bad_field", fmt::format("request body: field '{}{}' is required", path, name));
-        return std::nullopt;
-    }
-    if (!v->is_string()) {
-        throw error("ingest.bad_field",
-                    fmt::format("request body: field '{}{}' must be a string, got {}", path, name, type_name(*v)));
-    }
-    return v->get<std::string>();
-}
-
-
-
 
 // The request body as a JSON object, or "http.bad_json" saying why not.
 json parse_json_object(const request& req)
@@ -345,60 +272,14 @@ json parse_json_object(const request& req)
         throw error("http.bad_json", fmt::format("request body: {}", e.what()));
     }
     if (!doc.is_object()) {
-        throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", type_name(doc)));
+        throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", doc.type_name()));
     }
     return doc;
 }
 
-gate::ingest_request ingest_from_json(const request& req, const std::string& project)
+model::ingest_request ingest_from_csv(const request& req, const query_params& q, const std::string& project)
 {
-    const json doc = parse_json_object(req);
-
-    gate::ingest_request in;
-    in.project = project;
-    in.source = "request body: perf_csv";
-    if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
-    in.role = *string_field(doc, "role", "", true);
-    in.git_sha = *string_field(doc, "git_sha", "", true);
-    in.branch = *string_field(doc, "branch", "", true);
-    in.perf_csv = *string_field(doc, "perf_csv", "", true);
-    if (auto v = string_field(doc, "backend", "", false)) in.backend = *v;
-    if (const json* pr = field(doc, "pr")) {
-        if (!pr->is_number_integer() || pr->get<std::int64_t>() <= 0) {
-            throw error("ingest.bad_field",
-                        fmt::format("request body: field 'pr' must be a positive integer, got {}", dump(*pr).substr(0, 64)));
-        }
-        in.pr = pr->get<std::int64_t>();
-    }
-    if (const json* tb = field(doc, "testbed")) {
-        if (!tb->is_object()) {
-            throw error("ingest.bad_field",
-                        fmt::format("request body: field 'testbed' must be an object, got {}", type_name(*tb)));
-        }
-        if (auto v = string_field(*tb, "name", "testbed.", false)) in.testbed.name = *v;
-        if (auto v = string_field(*tb, "cpu", "testbed.", false)) in.testbed.cpu = *v;
-        if (auto v = string_field(*tb, "kernel", "testbed.", false)) in.testbed.kernel = *v;
-        if (auto v = string_field(*tb, "fingerprint", "testbed.", false)) in.testbed.fingerprint = *v;
-        if (const json* cores = field(*tb, "cores")) {
-            if (!cores->is_number_integer() || cores->get<std::int64_t>() < 0 || cores->get<std::int64_t>() > 1 << 20) {
-                throw error("ingest.bad_field", "request body: field 'testbed.cores' must be a non-negative integer");
-            }
-            in.testbed.cores = cores->get<int>();
-        }
-    }
-    if (const json* env = field(doc, "environment")) {
-        if (!env->is_object()) {
-            throw error("ingest.bad_field",
-                        fmt::format("request body: field 'environment' must be an object, got {}", type_name(*env)));
-        }
-        in.environment_json = dump(*env);
-    }
-    return in;
-}
-
-gate::ingest_request ingest_from_csv(const request& req, const query_params& q, const std::string& project)
-{
-    gate::ingest_request in;
+    model::ingest_request in;
     in.project = project;
     in.source = "request body (text/csv)";
     if (auto v = q.get("benchmark")) in.benchmark = *v;
@@ -426,135 +307,27 @@ gate::ingest_request ingest_from_csv(const request& req, const query_params& q, 
     return in;
 }
 
-void validate_ingest(const gate::ingest_request& in)
-{
-    validate_name("benchmark", in.benchmark);
-    validate_role(in.role);
-    validate_name("git_sha", in.git_sha);
-    validate_name("branch", in.branch);
-    validate_backend(in.backend);
-    if (!in.testbed.name.empty()) validate_name("testbed.name", in.testbed.name);
-    if (!in.testbed.fingerprint.empty()) validate_name("testbed.fingerprint", in.testbed.fingerprint);
-    validate_text("testbed.cpu", in.testbed.cpu);
-    validate_text("testbed.kernel", in.testbed.kernel);
-    if (in.perf_csv.empty()) throw error("ingest.bad_field", "field 'perf_csv': empty; expected perf stat -x, output");
-}
-
 // ---------------------------------------------------------------------------
 // Endpoints
 
 response post_run(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
     const std::string type = media_type(sv(req[http::field::content_type]));
-    gate::ingest_request in;
-    if (type == "application/json") in = ingest_from_json(req, m.project);
+    model::ingest_request in;
+    if (type == "application/json") {
+        in = api::ingest_request_from_json(parse_json_object(req));
+        in.source = "request body: perf_csv";
+    }
     else if (type == "text/csv") in = ingest_from_csv(req, q, m.project);
     else {
         throw error("http.unsupported_media_type",
                     fmt::format("Content-Type '{}' not supported here; send application/json or text/csv",
                                 type.substr(0, 64)));
     }
-    validate_ingest(in);
-    gate::ingest_result r = ctx.service.ingest(in);
+    in.project = m.project;
+    const model::ingest_result r = ctx.service.ingest(in);
     ctx.stats.run_ingested();
-    json out = {{"run_id", r.run_id}, {"samples", r.samples}, {"counters", r.counters}, {"warnings", r.warnings}};
-    return json_response(http::status::created, out, req);
-}
-
-// One run id of a compare request; `where` names it in the error
-// ("baseline_run", "candidate_run[2]", "pairs[0][1]").
-std::int64_t run_id(const json& x, std::string_view where)
-{
-    if (!x.is_number_integer() || x.get<std::int64_t>() <= 0) {
-        throw error("ingest.bad_field", fmt::format("request body: field '{}' must be a positive run id, got {}", where,
-                                                    dump(x).substr(0, 64)));
-    }
-    return x.get<std::int64_t>();
-}
-
-// An array of 1..max_compare_pairs entries, or a 400 naming the field.
-void check_pair_count(const json& v, std::string_view name, std::string_view what)
-{
-    if (v.empty() || v.size() > max_compare_pairs) {
-        throw error("ingest.bad_field", fmt::format("request body: field '{}' must hold 1..{} {}, got {}", name,
-                                                    max_compare_pairs, what, v.size()));
-    }
-}
-
-// baseline_run / candidate_run: both run ids, or both arrays of run ids that
-// pair up by position.
-std::vector<std::pair<std::int64_t, std::int64_t>> pairs_from_columns(const json& doc)
-{
-    const json* base = field(doc, "baseline_run");
-    const json* cand = field(doc, "candidate_run");
-    if (!base) throw error("ingest.bad_field", "request body: field 'baseline_run' is required (or give 'pairs')");
-    if (!cand) throw error("ingest.bad_field", "request body: field 'candidate_run' is required (or give 'pairs')");
-    if (!base->is_array() && !cand->is_array()) {
-        // The single-pair form, {baseline_run: 1, candidate_run: 2}.
-        return {{run_id(*base, "baseline_run"), run_id(*cand, "candidate_run")}};
-    }
-    if (!base->is_array() || !cand->is_array()) {
-        const std::string_view scalar = base->is_array() ? "candidate_run" : "baseline_run";
-        const std::string_view array = base->is_array() ? "baseline_run" : "candidate_run";
-        throw error("ingest.bad_field",
-                    fmt::format("request body: field '{}' is an array but '{}' is {}: give both as run ids or both "
-                                "as arrays of run ids",
-                                array, scalar, type_name(*field(doc, scalar))));
-    }
-    check_pair_count(*base, "baseline_run", "run ids");
-    check_pair_count(*cand, "candidate_run", "run ids");
-    if (base->size() != cand->size()) {
-        throw error("ingest.bad_field",
-                    fmt::format("request body: 'baseline_run' has {} run ids but 'candidate_run' has {}; "
-                                "they pair up by position",
-                                base->size(), cand->size()));
-    }
-    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
-    pairs.reserve(base->size());
-    for (std::size_t i = 0; i < base->size(); ++i) {
-        pairs.emplace_back(run_id((*base)[i], fmt::format("baseline_run[{}]", i)),
-                           run_id((*cand)[i], fmt::format("candidate_run[{}]", i)));
-    }
-    return pairs;
-}
-
-// pairs: [[baseline_run, candidate_run], ...]
-std::vector<std::pair<std::int64_t, std::int64_t>> pairs_from_list(const json& list)
-{
-    if (!list.is_array()) {
-        throw error("ingest.bad_field",
-                    fmt::format("request body: field 'pairs' must be an array of [baseline_run, candidate_run], got {}",
-                                type_name(list)));
-    }
-    check_pair_count(list, "pairs", "[baseline_run, candidate_run] pairs");
-    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
-    pairs.reserve(list.size());
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        const json& p = list[i];
-        if (!p.is_array() || p.size() != 2) {
-            throw error("ingest.bad_field",
-                        fmt::format("request body: field 'pairs[{}]' must be [baseline_run, candidate_run], got {}", i,
-                                    dump(p).substr(0, 64)));
-        }
-        pairs.emplace_back(run_id(p[0], fmt::format("pairs[{}][0]", i)), run_id(p[1], fmt::format("pairs[{}][1]", i)));
-    }
-    return pairs;
-}
-
-// The (baseline, candidate) run pairs of one compare request. All of them go
-// to one service::compare call, so the p-values are adjusted across every
-// gated counter of every benchmark (design.md §3, "Multiplicity"); a client
-// that compared benchmark by benchmark would adjust per benchmark instead.
-std::vector<std::pair<std::int64_t, std::int64_t>> compare_pairs(const json& doc)
-{
-    if (const json* list = field(doc, "pairs")) {
-        if (field(doc, "baseline_run") || field(doc, "candidate_run")) {
-            throw error("ingest.bad_field", "request body: give either 'pairs' or 'baseline_run' and "
-                                            "'candidate_run', not both");
-        }
-        return pairs_from_list(*list);
-    }
-    return pairs_from_columns(doc);
+    return json_response(http::status::created, api::to_json(r), req);
 }
 
 response post_compare(const request& req, context& ctx, const route_match& m)
@@ -565,9 +338,11 @@ response post_compare(const request& req, context& ctx, const route_match& m)
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const json doc = parse_json_object(req);
-    const auto pairs = compare_pairs(doc);
+    const auto pairs = api::compare_pairs_from_json(doc);
     gate::policy rules;
-    if (const json* p = field(doc, "policy")) rules = gate::parse_policy(*p, "request body: policy");
+    if (auto p = doc.find("policy"); p != doc.end() && !p->is_null()) {
+        rules = gate::parse_policy(*p, "request body: policy");
+    }
 
     gate::comparison c = ctx.service.compare(m.project, pairs, rules);
     // The service serialises a report once, with its comparison_id.
@@ -607,20 +382,18 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
 
 response get_history(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    store::history_query hq;
+    model::history_query hq;
     hq.project = m.project;
     hq.benchmark = q.required("benchmark");
-    validate_name("benchmark", hq.benchmark);
     hq.counter = q.required("counter");
-    validate_name("counter", hq.counter);
-    if (auto v = q.get("branch")) { validate_name("branch", *v); hq.branch = *v; }
-    if (auto v = q.get("testbed")) { validate_name("testbed", *v); hq.testbed = *v; }
+    if (auto v = q.get("branch")) hq.branch = *v;
+    if (auto v = q.get("testbed")) hq.testbed = *v;
     if (auto v = q.get("since")) hq.since = parse_since(*v);
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
-        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > max_history_limit) {
+        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > api::max_history_limit) {
             throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
-                                                      max_history_limit, v->substr(0, 64)));
+                                                      api::max_history_limit, v->substr(0, 64)));
         }
         hq.limit = static_cast<std::size_t>(*n);
     }
@@ -630,8 +403,8 @@ response get_history(const request& req, context& ctx, const route_match& m, con
                     fmt::format("query parameter 'format': expected json or csv, got '{}'", format.substr(0, 64)));
     }
     auto points = ctx.service.history(hq);
-    if (format == "csv") return make_response(http::status::ok, history_to_csv(points), "text/csv; charset=utf-8", req);
-    return json_response(http::status::ok, history_to_json(points), req);
+    if (format == "csv") return make_response(http::status::ok, api::history_to_csv(points), "text/csv; charset=utf-8", req);
+    return json_response(http::status::ok, api::history_to_json(points), req);
 }
 
 response get_benchmarks(const request& req, context& ctx, const route_match& m)
@@ -663,7 +436,7 @@ response dispatch(const request& req, context& ctx)
     case endpoint::healthz:
         return json_response(http::status::ok, json{{"status", "ok"}}, req);
     case endpoint::metrics:
-        return make_response(http::status::ok, ctx.stats.render(ctx.db.size_bytes()),
+        return make_response(http::status::ok, ctx.stats.render(ctx.service.store_size_bytes()),
                              "text/plain; version=0.0.4; charset=utf-8", req);
     case endpoint::bench_constant:
         return make_response(http::status::ok, "{\"status\":\"ok\"}", "application/json", req);
@@ -671,10 +444,9 @@ response dispatch(const request& req, context& ctx)
         break;
     }
 
-    validate_name("project", m.project);
     const bool write = m.method == http::verb::post;
     authorize(req, ctx, m.project, write);
-    require_project(ctx, m.project);
+    ctx.service.require_project(m.project);
     const query_params q(split_target(sv(req.target())).second);
 
     switch (m.target) {
@@ -687,23 +459,6 @@ response dispatch(const request& req, context& ctx)
     }
     PERFGATE_CHECK(false && "unreachable route");
     return {};
-}
-
-std::string csv_field(std::string_view s)
-{
-    if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    out += '"';
-    return out;
-}
-
-std::string optional_number(const std::optional<double>& v)
-{
-    return v ? fmt::format("{}", *v) : std::string();
 }
 
 } // namespace
@@ -759,7 +514,7 @@ response error_response(std::string_view id, std::string_view message, unsigned 
     res.set(http::field::content_type, "application/json");
     if (status == 401) res.set(http::field::www_authenticate, "Bearer realm=\"perfgate\"");
     res.keep_alive(keep_alive);
-    res.body() = dump(json{{"error", {{"id", id}, {"message", message}}}});
+    res.body() = dump(api::error_json(id, message));
     res.prepare_payload();
     return res;
 }
@@ -785,74 +540,10 @@ response route(const request& req, context& ctx)
     }
 }
 
-perfgate::error error_from_response(unsigned status, std::string_view body, std::string_view url)
-{
-    std::string detail;
-    try {
-        const json j = json::parse(body);
-        detail = fmt::format("[{}] {}", j.at("error").at("id").get<std::string>(),
-                             j.at("error").at("message").get<std::string>());
-    } catch (const json::exception&) {
-        detail = std::string(body.substr(0, 200));
-    }
-    const std::string message = fmt::format("{} answered {}: {}", url, status, detail);
-    return status >= 400 && status < 500 ? error("input.server_rejected", message) : error("server.error", message);
-}
-
 std::string_view route_label(const request& req)
 {
     return match(req).label;
 }
 
-
-json history_to_json(const std::vector<store::history_point>& points)
-{
-    json list = json::array();
-    for (const auto& p : points) {
-        list.push_back({{"run_id", p.run_id},
-                        {"git_sha", p.git_sha},
-                        {"branch", p.branch},
-                        {"created_at", p.created_at},
-                        {"n", p.n},
-                        {"median", p.median},
-                        {"mean", p.mean},
-                        {"stddev", p.stddev ? json(*p.stddev) : json(nullptr)},
-                        {"cov", p.cov ? json(*p.cov) : json(nullptr)}});
-    }
-    return json{{"points", std::move(list)}};
-}
-
-std::vector<store::history_point> history_from_json(const json& j)
-{
-    std::vector<store::history_point> out;
-    try {
-        for (const json& p : j.at("points")) {
-            store::history_point h;
-            h.run_id = p.at("run_id").get<std::int64_t>();
-            h.git_sha = p.at("git_sha").get<std::string>();
-            h.branch = p.at("branch").get<std::string>();
-            h.created_at = p.at("created_at").get<std::int64_t>();
-            h.n = p.at("n").get<std::size_t>();
-            h.median = p.at("median").get<double>();
-            h.mean = p.at("mean").get<double>();
-            if (!p.at("stddev").is_null()) h.stddev = p.at("stddev").get<double>();
-            if (!p.at("cov").is_null()) h.cov = p.at("cov").get<double>();
-            out.push_back(std::move(h));
-        }
-    } catch (const json::exception& e) {
-        throw error("http.bad_response", fmt::format("history response: {}", e.what()));
-    }
-    return out;
-}
-
-std::string history_to_csv(const std::vector<store::history_point>& points)
-{
-    std::string out = "run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n";
-    for (const auto& p : points) {
-        out += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.run_id, csv_field(p.git_sha), csv_field(p.branch),
-                           p.created_at, p.n, p.median, p.mean, optional_number(p.stddev), optional_number(p.cov));
-    }
-    return out;
-}
 
 } // namespace perfgate::server

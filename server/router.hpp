@@ -29,11 +29,8 @@
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <nlohmann/json_fwd.hpp>
 
-#include "gate/names.hpp"
-#include "schema/store.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::gate { class service; }
 
@@ -44,22 +41,11 @@ class metrics;
 using request = boost::beast::http::request<boost::beast::http::string_body>;
 using response = boost::beast::http::response<boost::beast::http::string_body>;
 
-// Name rules are the gate's (gate/names.hpp): the service applies them to
-// every stored run; the router uses them to name a bad field early.
-using gate::max_name_bytes;
-using gate::validate_name;
-// Upper bound for ?limit= on history: a trend chart needs hundreds of points,
-// not millions; bounds the response size.
-inline constexpr std::size_t max_history_limit = 10000;
-// Upper bound on the pairs of one multi-benchmark compare request: far above
-// any real benchmark suite, and it bounds the work one request can ask for.
-inline constexpr std::size_t max_compare_pairs = 1000;
-
 // What the router needs from the server; shared by all worker threads.
-// service and db must be thread-safe (the store serialises its writes).
+// The service must be thread-safe (the store serialises its writes). The
+// router reaches the store only through it.
 struct context {
     gate::service& service;
-    store::store& db;
     metrics& stats;
     bool public_read = false;   // GETs without a token (--public-read)
     bool bench_routes = false;  // expose /bench/constant (hidden --bench-routes)
@@ -81,18 +67,5 @@ unsigned status_for(std::string_view error_id);
 // A JSON error response {"error": {"id", "message"}} with status_for(id).
 response error_response(std::string_view id, std::string_view message, unsigned version = 11,
                         bool keep_alive = true);
-
-// The client side of error_response(), for `perfgate upload/history --server`:
-// a 4xx answer becomes "input.server_rejected" (CLI exit 2), anything else
-// "server.error" (exit 4); the message holds the status, the server's error
-// id and its message (or the start of a non-JSON body).
-perfgate::error error_from_response(unsigned status, std::string_view body, std::string_view url);
-
-
-// The history wire formats, shared with `perfgate history`: {points:[...]}
-// (oldest first) and CSV with a header line.
-nlohmann::json history_to_json(const std::vector<store::history_point>& points);
-std::vector<store::history_point> history_from_json(const nlohmann::json& j);
-std::string history_to_csv(const std::vector<store::history_point>& points);
 
 } // namespace perfgate::server

@@ -14,10 +14,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 
-#include "gate/service.hpp"
+#include "service/service.hpp"
 #include "server/listener.hpp"
 #include "server/metrics.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace perfgate::server {
 
@@ -29,8 +29,8 @@ using tcp = net::ip::tcp;
 constexpr std::chrono::milliseconds shutdown_poll{20};
 
 struct server::impl {
-    impl(const server_options& o, gate::service& service, store::store& db)
-        : opt(o), ctx{service, db, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)),
+    impl(const server_options& o, gate::service& service)
+        : opt(o), ctx{service, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)),
           signals(ioc), grace_timer(ioc)
     {
         beast::error_code ec;
@@ -85,8 +85,8 @@ struct server::impl {
     std::chrono::steady_clock::time_point deadline;
 };
 
-server::server(const server_options& opt, gate::service& service, store::store& db)
-    : impl_(std::make_unique<impl>(opt, service, db))
+server::server(const server_options& opt, gate::service& service)
+    : impl_(std::make_unique<impl>(opt, service))
 {
 }
 

@@ -12,7 +12,6 @@
 #include "server/session.hpp"
 
 namespace perfgate::gate { class service; }
-namespace perfgate::store { class store; }
 
 namespace perfgate::server {
 
@@ -32,7 +31,7 @@ class server {
 public:
     // Binds the listening socket. Errors: "server.listen", "usage.bad_value"
     // (a host that is not an IP address).
-    server(const server_options& opt, gate::service& service, store::store& db);
+    server(const server_options& opt, gate::service& service);
     ~server();
     server(const server&) = delete;
     server& operator=(const server&) = delete;

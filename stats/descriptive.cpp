@@ -1,6 +1,6 @@
 #include "stats/descriptive.hpp"
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 #include "stats/hodges_lehmann.hpp"
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 #include "stats/mann_whitney.hpp"
 #include "stats/mde.hpp"
 

@@ -1,6 +1,6 @@
 #include "stats/mann_whitney.hpp"
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 #include "stats/mde.hpp"
 
 #include <algorithm>

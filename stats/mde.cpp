@@ -1,6 +1,6 @@
 #include "stats/mde.hpp"
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 #include <boost/math/distributions/normal.hpp>
 

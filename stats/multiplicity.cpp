@@ -1,6 +1,6 @@
 #include "stats/multiplicity.hpp"
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 #include <algorithm>
 #include <numeric>

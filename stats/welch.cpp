@@ -1,6 +1,6 @@
 #include "stats/welch.hpp"
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 #include <boost/math/distributions/students_t.hpp>
 

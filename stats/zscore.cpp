@@ -1,7 +1,7 @@
 #include "stats/zscore.hpp"
 
 #include "stats/descriptive.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 #include <cmath>
 

@@ -14,13 +14,17 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/cli.hpp"
-#include "runner/commands.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "model/testbed.hpp"
 #include "runner/testbed.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace fs = std::filesystem;
+using namespace perfgate;
 using namespace perfgate::runner;
+using namespace perfgate::cli;
+using perfgate::model::testbed_fingerprint;
 
 namespace {
 
@@ -787,7 +791,7 @@ TEST_CASE("check_env: testbed")
 {
     SUBCASE("fingerprint: SHA-256 prefix of cpu|cores|kernel|name")
     {
-        perfgate::store::testbed_info t{"ci-1", "AMD EPYC 7B13", 2, "6.1.0-18-amd64", ""};
+        perfgate::model::testbed_info t{"ci-1", "AMD EPYC 7B13", 2, "6.1.0-18-amd64", ""};
         // python3 -c "import hashlib; print(hashlib.sha256(b'AMD EPYC 7B13|2|6.1.0-18-amd64|ci-1').hexdigest()[:16])"
         CHECK(testbed_fingerprint(t) == "c1d441d934659f74");
         auto other = t;

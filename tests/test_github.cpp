@@ -1,4 +1,4 @@
-#include "runner/github.hpp"
+#include "github/github.hpp"
 
 #include <unistd.h>
 
@@ -13,14 +13,16 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_github.hpp"
-#include "runner/cli.hpp"
-#include "runner/commands.hpp"
-#include "stats/error.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "model/error.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using perfgate::test::fake_github;
-using namespace perfgate::runner;
+using namespace perfgate;
+using namespace perfgate::github;
+using namespace perfgate::cli;
 namespace gate = perfgate::gate;
 
 namespace {
@@ -650,7 +652,7 @@ TEST_CASE("perfgate github posts a report file")
     }
     SUBCASE("input errors")
     {
-        CHECK_THROWS_WITH_AS(cmd_github({}), "perfgate github: --report FILE is required", perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_github({}), "perfgate github: --report is required (see --help)", perfgate::error);
         CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--comment", "loud"}),
                              "--comment: expected always, on-change, on-regression or never, got 'loud'",
                              perfgate::error);

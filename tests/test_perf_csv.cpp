@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 using perfgate::gate::parse_perf_stat;
 using perfgate::gate::perf_capture;

@@ -18,10 +18,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gate/service.hpp"
+#include "api/wire.hpp"
+#include "gate/names.hpp"
+#include "service/service.hpp"
 #include "schema/store.hpp"
 #include "server/metrics.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace {
 
@@ -36,7 +38,7 @@ struct fixture {
     perfgate::store::store db;
     perfgate::gate::service service{db};
     perfgate::server::metrics stats;
-    perfgate::server::context ctx{service, db, stats};
+    perfgate::server::context ctx{service, stats};
     std::string demo_token, other_token;
 
     static std::filesystem::path make_dir()
@@ -142,7 +144,7 @@ TEST_CASE("status_for maps error ids through one table")
 
 TEST_CASE("validate_name accepts real names and rejects long, SQL-ish and control input")
 {
-    using perfgate::server::validate_name;
+    using perfgate::gate::validate_name;
     CHECK_NOTHROW(validate_name("benchmark", "BM_Sort/1024/real_time"));
     CHECK_NOTHROW(validate_name("counter", "cpu_core/cycles/"));
     CHECK_NOTHROW(validate_name("counter", "task-clock:u"));
@@ -623,7 +625,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
 
 TEST_CASE("history wire format round-trips")
 {
-    perfgate::store::history_point p;
+    perfgate::model::history_point p;
     p.run_id = 3;
     p.git_sha = "abc";
     p.branch = "a,b";
@@ -632,12 +634,12 @@ TEST_CASE("history wire format round-trips")
     p.median = 1.5;
     p.mean = 1.25;
     p.cov = 0.5;
-    auto back = perfgate::server::history_from_json(perfgate::server::history_to_json({p}));
+    auto back = perfgate::api::history_from_json(perfgate::api::history_to_json({p}));
     REQUIRE(back.size() == 1);
     CHECK(back[0].branch == "a,b");
     CHECK(back[0].cov == 0.5);
     CHECK_FALSE(back[0].stddev.has_value());
-    CHECK(perfgate::server::history_to_csv({p}).find("3,abc,\"a,b\",1700000000,5,1.5,1.25,,0.5\n") != std::string::npos);
-    CHECK_THROWS_WITH_AS(perfgate::server::history_from_json(json{{"points", {{{"run_id", "x"}}}}}),
+    CHECK(perfgate::api::history_to_csv({p}).find("3,abc,\"a,b\",1700000000,5,1.5,1.25,,0.5\n") != std::string::npos);
+    CHECK_THROWS_WITH_AS(perfgate::api::history_from_json(json{{"points", {{{"run_id", "x"}}}}}),
                          doctest::Contains("history response"), perfgate::error);
 }

@@ -20,20 +20,22 @@
 
 #include "fake_github.hpp"
 #include "gate/perf_csv.hpp"
+#include "cli/cli.hpp"
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
 #include "runner/process.hpp"
 #include "schema/store.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 using namespace perfgate;
 using namespace perfgate::runner;
+using namespace perfgate::cli;
 using namespace std::chrono_literals;
 
 namespace {
 
-const std::string perfgate_exe = PERFGATE_BINARY_DIR "/runner/perfgate";
-const std::string exec_helper = PERFGATE_BINARY_DIR "/runner/perfgate-exec";
+const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
+const std::string exec_helper = PERFGATE_BINARY_DIR "/bin/perfgate-exec";
 
 // A shell loop of n iterations: a few ms of CPU per thousand iterations.
 std::string loop(int n)
@@ -107,7 +109,7 @@ benchmark_spec spec_of(std::string name, const std::string& base, const std::str
     return s;
 }
 
-const store::counter_samples* find_counter(const store::run_record& run, std::string_view name)
+const model::counter_samples* find_counter(const model::run_record& run, std::string_view name)
 {
     for (auto& c : run.counters) {
         if (c.counter == name) return &c;
@@ -595,7 +597,7 @@ TEST_CASE("helpers: callgrind totals, event groups, perf CSV for the server")
     }
     SUBCASE("to_perf_csv reads back with the server's parser")
     {
-        store::run_record run;
+        model::run_record run;
         run.benchmark = "b";
         run.counters = {{"task-clock", "msec", {{0, 1.25, 100.0, {}}, {1, 2.5, 100.0, {}}}},
                         {"cycles", "", {{0, std::nullopt, 100.0, {}}, {1, std::nullopt, 100.0, {}}}},

@@ -47,7 +47,7 @@ using tcp = net::ip::tcp;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-const std::string perfgate_binary = std::string(PERFGATE_BINARY_DIR) + "/runner/perfgate";
+const std::string perfgate_binary = std::string(PERFGATE_BINARY_DIR) + "/bin/perfgate";
 
 struct temp_dir {
     std::filesystem::path path;

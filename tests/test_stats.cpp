@@ -4,7 +4,7 @@
 // scipy has no function (R's qwilcox, the Hodges-Lehmann CI, p.adjust) the
 // generator computes the value from the definition, independently of the C++.
 #include "stats/descriptive.hpp"
-#include "stats/error.hpp"
+#include "model/error.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
 #include "stats/mde.hpp"

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "stats/error.hpp"
+#include "model/error.hpp"
 
 namespace {
 

@@ -1,0 +1,339 @@
+#include "api/wire.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/error.hpp"
+
+namespace perfgate::api {
+
+using nlohmann::json;
+
+namespace {
+
+// --- request fields, with errors that name the field ------------------------
+
+const json* field(const json& doc, std::string_view name)
+{
+    auto it = doc.find(name);
+    if (it == doc.end() || it->is_null()) return nullptr;
+    return &*it;
+}
+
+[[noreturn]] void bad_field(const std::string& message)
+{
+    throw error("ingest.bad_field", "request body: " + message);
+}
+
+std::optional<std::string> string_field(const json& doc, std::string_view name, std::string_view path, bool required)
+{
+    const json* v = field(doc, name);
+    if (!v) {
+        if (required) bad_field(fmt::format("field '{}{}' is required", path, name));
+        return std::nullopt;
+    }
+    if (!v->is_string()) bad_field(fmt::format("field '{}{}' must be a string, got {}", path, name, v->type_name()));
+    return v->get<std::string>();
+}
+
+// A positive run id; `where` names it ("baseline_run", "pairs[0][1]").
+std::int64_t run_id(const json& x, std::string_view where)
+{
+    if (!x.is_number_integer() || x.get<std::int64_t>() <= 0) {
+        bad_field(fmt::format("field '{}' must be a positive run id, got {}", where, dump(x).substr(0, 64)));
+    }
+    return x.get<std::int64_t>();
+}
+
+void check_pair_count(const json& v, std::string_view name, std::string_view what)
+{
+    if (v.empty() || v.size() > max_compare_pairs) {
+        bad_field(fmt::format("field '{}' must hold 1..{} {}, got {}", name, max_compare_pairs, what, v.size()));
+    }
+}
+
+// baseline_run / candidate_run: both run ids, or both arrays that pair up by position.
+run_pairs pairs_from_columns(const json& doc)
+{
+    const json* base = field(doc, "baseline_run");
+    const json* cand = field(doc, "candidate_run");
+    if (!base) bad_field("field 'baseline_run' is required (or give 'pairs')");
+    if (!cand) bad_field("field 'candidate_run' is required (or give 'pairs')");
+    if (!base->is_array() && !cand->is_array()) return {{run_id(*base, "baseline_run"), run_id(*cand, "candidate_run")}};
+    if (!base->is_array() || !cand->is_array()) {
+        const std::string_view scalar = base->is_array() ? "candidate_run" : "baseline_run";
+        const std::string_view array = base->is_array() ? "baseline_run" : "candidate_run";
+        bad_field(fmt::format("field '{}' is an array but '{}' is {}: give both as run ids or both as arrays of run ids",
+                              array, scalar, field(doc, scalar)->type_name()));
+    }
+    check_pair_count(*base, "baseline_run", "run ids");
+    check_pair_count(*cand, "candidate_run", "run ids");
+    if (base->size() != cand->size()) {
+        bad_field(fmt::format("'baseline_run' has {} run ids but 'candidate_run' has {}; they pair up by position",
+                              base->size(), cand->size()));
+    }
+    run_pairs pairs;
+    pairs.reserve(base->size());
+    for (std::size_t i = 0; i < base->size(); ++i) {
+        pairs.emplace_back(run_id((*base)[i], fmt::format("baseline_run[{}]", i)),
+                           run_id((*cand)[i], fmt::format("candidate_run[{}]", i)));
+    }
+    return pairs;
+}
+
+// pairs: [[baseline_run, candidate_run], ...]
+run_pairs pairs_from_list(const json& list)
+{
+    if (!list.is_array()) {
+        bad_field(fmt::format("field 'pairs' must be an array of [baseline_run, candidate_run], got {}", list.type_name()));
+    }
+    check_pair_count(list, "pairs", "[baseline_run, candidate_run] pairs");
+    run_pairs pairs;
+    pairs.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const json& p = list[i];
+        if (!p.is_array() || p.size() != 2) {
+            bad_field(fmt::format("field 'pairs[{}]' must be [baseline_run, candidate_run], got {}", i,
+                                  dump(p).substr(0, 64)));
+        }
+        pairs.emplace_back(run_id(p[0], fmt::format("pairs[{}][0]", i)), run_id(p[1], fmt::format("pairs[{}][1]", i)));
+    }
+    return pairs;
+}
+
+// --- response fields: a server that answers nonsense is an environment failure
+
+template <class F>
+auto reading_response(std::string_view what, F&& read)
+{
+    try {
+        return read();
+    } catch (const json::exception& e) {
+        throw error("server.bad_response", fmt::format("{} response: {}", what, e.what()));
+    }
+}
+
+std::string csv_field(std::string_view s)
+{
+    if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+    return out;
+}
+
+std::string optional_number(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+} // namespace
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// --- runs ---------------------------------------------------------------------
+
+json to_json(const model::ingest_request& in)
+{
+    json j = {
+        {"benchmark", in.benchmark},
+        {"role", in.role},
+        {"git_sha", in.git_sha},
+        {"branch", in.branch},
+        {"backend", in.backend},
+        {"testbed",
+         {{"name", in.testbed.name},
+          {"cpu", in.testbed.cpu},
+          {"cores", in.testbed.cores},
+          {"kernel", in.testbed.kernel},
+          {"fingerprint", in.testbed.fingerprint}}},
+        {"perf_csv", in.perf_csv},
+    };
+    json env = json::parse(in.environment_json, nullptr, false);
+    j["environment"] = env.is_object() ? env : json::object();
+    if (in.pr) j["pr"] = *in.pr;
+    return j;
+}
+
+model::ingest_request ingest_request_from_json(const json& doc)
+{
+    if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    model::ingest_request in;
+    if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
+    in.role = *string_field(doc, "role", "", true);
+    in.git_sha = *string_field(doc, "git_sha", "", true);
+    in.branch = *string_field(doc, "branch", "", true);
+    in.perf_csv = *string_field(doc, "perf_csv", "", true);
+    if (auto v = string_field(doc, "backend", "", false)) in.backend = *v;
+    if (const json* pr = field(doc, "pr")) {
+        if (!pr->is_number_integer() || pr->get<std::int64_t>() <= 0) {
+            bad_field(fmt::format("field 'pr' must be a positive integer, got {}", dump(*pr).substr(0, 64)));
+        }
+        in.pr = pr->get<std::int64_t>();
+    }
+    if (const json* tb = field(doc, "testbed")) {
+        if (!tb->is_object()) bad_field(fmt::format("field 'testbed' must be an object, got {}", tb->type_name()));
+        if (auto v = string_field(*tb, "name", "testbed.", false)) in.testbed.name = *v;
+        if (auto v = string_field(*tb, "cpu", "testbed.", false)) in.testbed.cpu = *v;
+        if (auto v = string_field(*tb, "kernel", "testbed.", false)) in.testbed.kernel = *v;
+        if (auto v = string_field(*tb, "fingerprint", "testbed.", false)) in.testbed.fingerprint = *v;
+        if (const json* cores = field(*tb, "cores")) {
+            if (!cores->is_number_integer() || cores->get<std::int64_t>() < 0 || cores->get<std::int64_t>() > 1 << 20) {
+                bad_field("field 'testbed.cores' must be a non-negative integer");
+            }
+            in.testbed.cores = cores->get<int>();
+        }
+    }
+    if (const json* env = field(doc, "environment")) {
+        if (!env->is_object()) bad_field(fmt::format("field 'environment' must be an object, got {}", env->type_name()));
+        in.environment_json = dump(*env);
+    }
+    return in;
+}
+
+json to_json(const model::ingest_result& r)
+{
+    return {{"run_id", r.run_id}, {"samples", r.samples}, {"counters", r.counters}, {"warnings", r.warnings}};
+}
+
+model::ingest_result ingest_result_from_json(const json& doc)
+{
+    return reading_response("POST .../runs", [&] {
+        model::ingest_result r;
+        r.run_id = doc.at("run_id").get<std::int64_t>();
+        r.samples = doc.at("samples").get<std::size_t>();
+        r.counters = doc.at("counters").get<std::size_t>();
+        r.warnings = doc.at("warnings").get<std::vector<std::string>>();
+        return r;
+    });
+}
+
+// --- compare --------------------------------------------------------------------
+
+json compare_request_json(const run_pairs& pairs, const json* policy_json)
+{
+    json base = json::array(), cand = json::array();
+    for (const auto& [b, c] : pairs) {
+        base.push_back(b);
+        cand.push_back(c);
+    }
+    json body = {{"baseline_run", std::move(base)}, {"candidate_run", std::move(cand)}};
+    if (policy_json) body["policy"] = *policy_json;
+    return body;
+}
+
+run_pairs compare_pairs_from_json(const json& doc)
+{
+    if (const json* list = field(doc, "pairs")) {
+        if (field(doc, "baseline_run") || field(doc, "candidate_run")) {
+            bad_field("give either 'pairs' or 'baseline_run' and 'candidate_run', not both");
+        }
+        return pairs_from_list(*list);
+    }
+    return pairs_from_columns(doc);
+}
+
+// --- history --------------------------------------------------------------------
+
+json history_to_json(const std::vector<model::history_point>& points)
+{
+    json list = json::array();
+    for (const auto& p : points) {
+        list.push_back({{"run_id", p.run_id},
+                        {"git_sha", p.git_sha},
+                        {"branch", p.branch},
+                        {"created_at", p.created_at},
+                        {"n", p.n},
+                        {"median", p.median},
+                        {"mean", p.mean},
+                        {"stddev", optional_json(p.stddev)},
+                        {"cov", optional_json(p.cov)}});
+    }
+    return json{{"points", std::move(list)}};
+}
+
+std::vector<model::history_point> history_from_json(const json& doc)
+{
+    return reading_response("history", [&] {
+        std::vector<model::history_point> out;
+        for (const json& p : doc.at("points")) {
+            model::history_point h;
+            h.run_id = p.at("run_id").get<std::int64_t>();
+            h.git_sha = p.at("git_sha").get<std::string>();
+            h.branch = p.at("branch").get<std::string>();
+            h.created_at = p.at("created_at").get<std::int64_t>();
+            h.n = p.at("n").get<std::size_t>();
+            h.median = p.at("median").get<double>();
+            h.mean = p.at("mean").get<double>();
+            if (!p.at("stddev").is_null()) h.stddev = p.at("stddev").get<double>();
+            if (!p.at("cov").is_null()) h.cov = p.at("cov").get<double>();
+            out.push_back(std::move(h));
+        }
+        return out;
+    });
+}
+
+std::string history_to_csv(const std::vector<model::history_point>& points)
+{
+    std::string out = "run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n";
+    for (const auto& p : points) {
+        out += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.run_id, csv_field(p.git_sha), csv_field(p.branch),
+                           p.created_at, p.n, p.median, p.mean, optional_number(p.stddev), optional_number(p.cov));
+    }
+    return out;
+}
+
+std::optional<std::int64_t> parse_timestamp(std::string_view s)
+{
+    std::int64_t seconds = 0;
+    if (auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
+        ec == std::errc{} && end == s.data() + s.size() && !s.empty()) {
+        return seconds;
+    }
+    std::tm tm{};
+    int consumed = 0;
+    const std::string text(s);
+    bool ok = std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                          &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) == 6 &&
+              static_cast<std::size_t>(consumed) == text.size();
+    if (!ok) {
+        tm = {};
+        consumed = 0;
+        ok = std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &consumed) == 3 &&
+             static_cast<std::size_t>(consumed) == text.size();
+    }
+    if (!ok || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+        tm.tm_min > 59 || tm.tm_sec > 60) {
+        return std::nullopt;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return static_cast<std::int64_t>(timegm(&tm));
+}
+
+// --- errors ---------------------------------------------------------------------
+
+json error_json(std::string_view id, std::string_view message)
+{
+    return json{{"error", {{"id", id}, {"message", message}}}};
+}
+
+std::optional<std::pair<std::string, std::string>> error_from_body(std::string_view body)
+{
+    const json j = json::parse(body, nullptr, false);
+    if (!j.is_object()) return std::nullopt;
+    auto e = j.find("error");
+    if (e == j.end() || !e->is_object()) return std::nullopt;
+    auto id = e->find("id");
+    auto message = e->find("message");
+    if (id == e->end() || !id->is_string() || message == e->end() || !message->is_string()) return std::nullopt;
+    return std::pair{id->get<std::string>(), message->get<std::string>()};
+}
+
+} // namespace perfgate::api

@@ -1,0 +1,75 @@
+// The wire formats of perfgate's HTTP API (design.md §4 "HTTP API"), shared
+// by the server (server/router.cpp) and every client of it
+// (client/server_client.hpp): one module, so the two sides cannot drift.
+//
+// Parsing functions take a document the caller has parsed and throw
+// perfgate::error naming the field that was wrong: "ingest.bad_field" for a
+// request (-> 400), "server.bad_response" for a response (-> CLI exit 4).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/run.hpp"
+
+namespace perfgate::api {
+
+// Upper bound for ?limit= on history: a trend chart needs hundreds of points,
+// not millions; bounds the response size.
+inline constexpr std::size_t max_history_limit = 10000;
+// Upper bound on the pairs of one multi-benchmark compare request: far above
+// any real benchmark suite, and it bounds the work one request can ask for.
+inline constexpr std::size_t max_compare_pairs = 1000;
+
+using run_pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+// --- POST /api/v1/projects/{project}/runs ---------------------------------
+// {benchmark?, role, git_sha, branch, pr?, testbed?: {name, cpu, cores,
+// kernel, fingerprint?}, backend?, environment?: {...}, perf_csv}.
+nlohmann::json to_json(const model::ingest_request& in);
+// The request's fields; project and source are the caller's. Field types are
+// checked here, values by the service (gate/names.hpp).
+model::ingest_request ingest_request_from_json(const nlohmann::json& doc);
+// 201 {run_id, samples, counters, warnings}.
+nlohmann::json to_json(const model::ingest_result& r);
+model::ingest_result ingest_result_from_json(const nlohmann::json& doc);
+
+// --- POST /api/v1/projects/{project}/compare --------------------------------
+// {baseline_run: [ids], candidate_run: [ids], policy?}; the server also takes
+// single ids and {pairs: [[b, c], ...]}. policy_json: gate::to_json(policy),
+// or null for the server's default.
+nlohmann::json compare_request_json(const run_pairs& pairs, const nlohmann::json* policy_json);
+// The pairs of a compare request, 1..max_compare_pairs of them, in any of its
+// three spellings.
+run_pairs compare_pairs_from_json(const nlohmann::json& doc);
+
+// --- GET /api/v1/projects/{project}/history ---------------------------------
+// {points: [{run_id, git_sha, branch, created_at, n, median, mean, stddev,
+// cov}]}, oldest first; or CSV with a header line.
+nlohmann::json history_to_json(const std::vector<model::history_point>& points);
+std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
+std::string history_to_csv(const std::vector<model::history_point>& points);
+
+// ?since= and `perfgate history --since`: unix seconds, or an ISO 8601 UTC
+// date or date-time ("2026-11-22", "2026-11-22T02:11:05Z"). nullopt when the
+// text is neither.
+std::optional<std::int64_t> parse_timestamp(std::string_view text);
+
+// --- errors -----------------------------------------------------------------
+// {"error": {"id", "message"}}.
+nlohmann::json error_json(std::string_view id, std::string_view message);
+// The (id, message) of an error body, or nullopt when body is not one.
+std::optional<std::pair<std::string, std::string>> error_from_body(std::string_view body);
+
+// JSON text of j, invalid UTF-8 replaced rather than thrown on: error
+// messages may quote a user's bytes, and a report a benchmark's stderr.
+std::string dump(const nlohmann::json& j);
+
+} // namespace perfgate::api

@@ -1,0 +1,208 @@
+#include "cli/cli.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+
+namespace perfgate::cli {
+
+namespace {
+
+const option_spec help_option{"help", 'h', false, false, "", "show this help"};
+
+[[noreturn]] void usage(std::string_view id, std::string_view command, const std::string& message)
+{
+    throw error(std::string(id), fmt::format("perfgate {}: {}", command, message));
+}
+
+} // namespace
+
+bool parsed_args::has(std::string_view name) const { return values_.find(name) != values_.end(); }
+
+std::optional<std::string> parsed_args::get(std::string_view name) const
+{
+    auto it = values_.find(name);
+    if (it == values_.end() || it->second.empty()) return std::nullopt;
+    return it->second.back();
+}
+
+std::vector<std::string> parsed_args::all(std::string_view name) const
+{
+    auto it = values_.find(name);
+    return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::optional<long long> parsed_args::get_int(std::string_view name, long long min, long long max) const
+{
+    auto v = get(name);
+    if (!v) return std::nullopt;
+    long long out = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+    if (ec != std::errc{} || end != v->data() + v->size() || out < min || out > max) {
+        throw error("usage.bad_value",
+                    fmt::format("--{}: expected an integer in [{}, {}], got '{}'", name, min, max, *v));
+    }
+    return out;
+}
+
+std::optional<double> parsed_args::get_double(std::string_view name) const
+{
+    auto v = get(name);
+    if (!v) return std::nullopt;
+    char* end = nullptr;
+    double out = std::strtod(v->c_str(), &end);
+    if (v->empty() || end != v->c_str() + v->size()) {
+        throw error("usage.bad_value", fmt::format("--{}: expected a number, got '{}'", name, *v));
+    }
+    return out;
+}
+
+std::optional<std::string> parsed_args::get_choice(std::string_view name,
+                                                   const std::vector<std::string_view>& choices) const
+{
+    auto v = get(name);
+    if (!v) return std::nullopt;
+    if (std::find(choices.begin(), choices.end(), *v) == choices.end()) {
+        std::string expected;
+        for (std::size_t i = 0; i < choices.size(); ++i) {
+            expected += i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ";
+            expected += choices[i];
+        }
+        throw error("usage.bad_value", fmt::format("--{}: expected {}, got '{}'", name, expected, *v));
+    }
+    return v;
+}
+
+std::string parsed_args::required(std::string_view name) const
+{
+    auto v = get(name);
+    if (!v) usage("usage.missing_option", command_, fmt::format("--{} is required (see --help)", name));
+    return *v;
+}
+
+void no_positional(const parsed_args& args)
+{
+    if (!args.positional().empty()) {
+        usage("usage.unexpected_argument", args.command(),
+              fmt::format("unexpected argument '{}' (see --help)", args.positional().front()));
+    }
+}
+
+std::optional<parsed_args> parse_args(const command_spec& spec, const argv_t& argv)
+{
+    std::vector<const option_spec*> specs;
+    for (const auto& s : spec.options) specs.push_back(&s);
+    specs.push_back(&help_option);
+    const std::string_view command = spec.name;
+
+    auto find_long = [&](std::string_view n) -> const option_spec* {
+        for (auto* s : specs) if (s->name == n) return s;
+        return nullptr;
+    };
+    auto find_short = [&](char c) -> const option_spec* {
+        for (auto* s : specs) if (s->short_name != 0 && s->short_name == c) return s;
+        return nullptr;
+    };
+
+    parsed_args out;
+    out.command_ = spec.name;
+    auto store = [&](const option_spec& s, std::string value) {
+        auto& slot = out.values_[s.name];
+        if (!slot.empty() && !s.repeatable) {
+            usage("usage.repeated_option", command, fmt::format("option --{} given more than once", s.name));
+        }
+        slot.push_back(std::move(value));
+    };
+
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (a == "--") {
+            out.positional_.insert(out.positional_.end(), argv.begin() + static_cast<long>(i) + 1, argv.end());
+            break;
+        }
+        const option_spec* s = nullptr;
+        std::optional<std::string> inline_value;
+        if (a.starts_with("--")) {
+            std::string_view body = std::string_view(a).substr(2);
+            if (auto eq = body.find('='); eq != std::string_view::npos) {
+                inline_value = std::string(body.substr(eq + 1));
+                body = body.substr(0, eq);
+            }
+            s = find_long(body);
+            if (!s) usage("usage.unknown_option", command, fmt::format("unknown option --{} (see perfgate {} --help)", body, command));
+        } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
+            s = find_short(a[1]);
+            if (!s) usage("usage.unknown_option", command, fmt::format("unknown option {} (see perfgate {} --help)", a, command));
+            if (a.size() > 2) inline_value = a.substr(2);
+        } else {
+            out.positional_.push_back(a);
+            continue;
+        }
+        if (s->takes_value) {
+            if (!inline_value) {
+                if (i + 1 >= argv.size()) {
+                    usage("usage.missing_value", command,
+                          fmt::format("option --{} needs a value ({})", s->name,
+                                      s->value_name.empty() ? "VALUE" : s->value_name));
+                }
+                inline_value = argv[++i];
+            }
+            store(*s, *inline_value);
+        } else {
+            if (inline_value) usage("usage.unexpected_value", command, fmt::format("option --{} takes no value", s->name));
+            store(*s, "");
+        }
+    }
+
+    if (out.has("help")) {
+        std::cout << usage_text(spec);
+        std::cout.flush();
+        return std::nullopt;
+    }
+    // Conflicts among what the command line gave; an environment fallback
+    // never conflicts (PERFGATE_TOKEN set globally must not break --db).
+    for (auto* s : specs) {
+        if (!out.has(s->name)) continue;
+        for (const auto& other : s->excludes) {
+            if (out.has(other)) {
+                usage("usage.conflict", command, fmt::format("--{} and --{} cannot be given together", s->name, other));
+            }
+        }
+    }
+    for (auto* s : specs) {
+        if (s->env.empty() || out.has(s->name)) continue;
+        if (const char* v = std::getenv(s->env.c_str()); v && *v) out.values_[s->name].emplace_back(v);
+    }
+    return out;
+}
+
+std::string usage_text(const command_spec& spec)
+{
+    std::string out = fmt::format("Usage: perfgate {} {}\n\n{}\n\nOptions:\n", spec.name, spec.synopsis, spec.description);
+    auto line = [&](const option_spec& s) {
+        std::string left = s.short_name ? fmt::format("-{}, --{}", s.short_name, s.name) : fmt::format("    --{}", s.name);
+        if (s.takes_value) left += " " + (s.value_name.empty() ? std::string("VALUE") : s.value_name);
+        std::string help = s.help;
+        if (!s.env.empty()) help += fmt::format(" [env {}]", s.env);
+        if (!s.excludes.empty()) {
+            std::vector<std::string> names;
+            for (const auto& e : s.excludes) names.push_back("--" + e);
+            help += fmt::format(" [not with {}]", fmt::join(names, ", "));
+        }
+        out += fmt::format("  {:<30} {}\n", left, help);
+    };
+    for (const auto& s : spec.options) {
+        if (!s.hidden) line(s);
+    }
+    line(help_option);
+    out += "\nExit codes: 0 pass, 1 regression, 2 usage or input error (incl. a token the server refuses),\n"
+           "3 inconclusive with --fail-on-inconclusive, 4 measurement or environment failure.\n";
+    return out;
+}
+
+} // namespace perfgate::cli

@@ -1,0 +1,110 @@
+// perfgate github: posts an existing report JSON to GitHub (sticky PR comment,
+// commit status, job summary, outputs). The publishing half of the fork-safe
+// split: a pull_request workflow measures without secrets and uploads the
+// report and its event; a workflow_run workflow with write permissions runs
+// this command on them (ci/examples/fork-publish.yml).
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "gate/report.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "github/github.hpp"
+#include "cli/output.hpp"
+#include "model/error.hpp"
+#include "model/file.hpp"
+
+namespace perfgate::cli {
+
+using namespace perfgate::github;
+
+namespace {
+
+const command_spec github_command{
+    "github",
+    "--report FILE [options]",
+    "Posts a perfgate report to GitHub from an Actions job: a sticky PR comment\n"
+    "(found again by a hidden marker and updated), a commit status on the PR head,\n"
+    "the job summary and the step outputs verdict, report-path, comparison-url.\n"
+    "Reads GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_EVENT_NAME,\n"
+    "GITHUB_EVENT_PATH and the other standard Actions variables. Exits with the\n"
+    "report's verdict code.",
+    {
+    {"report", 0, true, false, "FILE", "report JSON written by perfgate run/compare --format json (required)"},
+    {"comment", 0, true, false, "MODE", "always (default), on-change, on-regression or never"},
+    {"context", 0, true, false, "NAME", "commit status context and sticky-comment key (default: perfgate)"},
+    {"comparison-url", 0, true, false, "URL", "link to the stored comparison on a perfgate server"},
+    {"event", 0, true, false, "FILE", "event payload to read the PR from (default: $GITHUB_EVENT_PATH)"},
+    {"expect-head-sha", 0, true, false, "SHA", "refuse to post unless the event's head SHA is SHA"},
+    {"fail-on-inconclusive", 0, false, false, "", "exit 3 (and status failure) when the verdict is inconclusive"},
+    {"no-fail-on-regression", 0, false, false, "", "exit 0 (and status success) even on a regression"},
+    },
+};
+
+gate::report load_report(const std::string& path)
+{
+    nlohmann::json j = nlohmann::json::parse(model::read_text_file(path), nullptr, false);
+    if (j.is_discarded()) throw error("input.bad_report", fmt::format("{}: not a JSON document", path));
+    try {
+        return gate::report_from_json(j);
+    } catch (const error& e) {
+        throw error("input.bad_report", fmt::format("{}: {}", path, e.what()));
+    } catch (const nlohmann::json::exception& e) {
+        throw error("input.bad_report", fmt::format("{}: {}", path, e.what()));
+    }
+}
+
+} // namespace
+
+int cmd_github(const argv_t& argv)
+{
+    const auto parsed = parse_args(github_command, argv);
+    if (!parsed) return exit_pass;
+    const parsed_args& args = *parsed;
+    no_positional(args);
+    const std::string report_path = args.required("report");
+
+    github_options opt;
+    opt.comment = args.get("comment").value_or("always");
+    if (!is_comment_mode(opt.comment)) {
+        throw error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or never, "
+                                                   "got '{}'",
+                                                   opt.comment));
+    }
+    opt.context = args.get("context").value_or("perfgate");
+    if (opt.context.empty()) throw error("usage.bad_value", "--context: must not be empty");
+    opt.comparison_url = args.get("comparison-url");
+    opt.fail_on_inconclusive = args.has("fail-on-inconclusive");
+    opt.fail_on_regression = !args.has("no-fail-on-regression");
+    opt.report_path = report_path;
+    opt.event_path = args.get("event");
+    opt.require_environment = true;
+
+    const gate::report report = load_report(report_path);
+
+    if (auto expected = args.get("expect-head-sha")) {
+        std::string event_path = opt.event_path.value_or(github_env::from_environment().event_path);
+        if (event_path.empty()) throw error("input.github_env", "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)");
+        const event_target t = read_event(event_path, {});
+        if (t.head_sha != *expected) {
+            throw error("input.head_sha_mismatch",
+                        fmt::format("{}: the event's head SHA '{}' is not the expected '{}': refusing to post a "
+                                    "report for another commit",
+                                    event_path, t.head_sha, *expected));
+        }
+    }
+
+    int code = verdict_exit_code(report.result, opt.fail_on_inconclusive);
+    if (code == exit_regression && !opt.fail_on_regression) code = exit_pass;
+    const github_result res = publish_to_github(report, code, opt, std::cout);
+    if (!res.warnings.empty()) {
+        fmt::print(stderr, "perfgate github: {} warning(s); the verdict stands: {}\n", res.warnings.size(),
+                   gate::to_string(report.result));
+    }
+    return code;
+}
+
+} // namespace perfgate::cli

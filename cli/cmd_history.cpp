@@ -1,0 +1,110 @@
+// `perfgate history`: a counter's trend over stored runs, from a server or a
+// local database, as a text table, JSON ({points:[...]}, as the server) or CSV.
+#include <ctime>
+#include <iostream>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "api/wire.hpp"
+#include "cli/commands.hpp"
+#include "cli/target.hpp"
+#include "model/error.hpp"
+#include "schema/store.hpp"
+#include "service/service.hpp"
+
+namespace perfgate::cli {
+
+namespace {
+
+command_spec history_command()
+{
+    command_spec spec{
+        "history",
+        "(--server URL | --db PATH) --project P --benchmark B --counter C [--branch BR] [--format text|json|csv]",
+        "Prints one point per stored run (oldest first): median, mean, stddev and CoV of\n"
+        "the counter, from per-run summaries.",
+        target_options("local SQLite database instead of a server", "project"),
+    };
+    spec.options.insert(spec.options.end(), {
+        {"benchmark", 0, true, false, "B", "benchmark name ('default' for single-benchmark runs)"},
+        {"counter", 0, true, false, "C", "counter as perf names it, e.g. task-clock"},
+        {"branch", 0, true, false, "BR", "only runs of this branch"},
+        {"testbed", 0, true, false, "T", "only runs on this testbed (name or fingerprint)"},
+        {"since", 0, true, false, "WHEN", "only runs since: unix seconds or 2026-11-22[T02:11:05Z]"},
+        {"limit", 0, true, false, "N", "the most recent N points (default 100)"},
+        {"format", 0, true, false, "text|json|csv", "output format (default text)"},
+    });
+    return spec;
+}
+
+std::string iso_time(std::int64_t unix_seconds)
+{
+    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_seconds)));
+}
+
+std::string render_history_text(const std::vector<model::history_point>& points)
+{
+    if (points.empty()) return "no runs match\n";
+    std::string out = fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:>4}  {:>14}  {:>14}  {:>7}\n", "run", "created (UTC)",
+                                  "git sha", "branch", "n", "median", "mean", "cov");
+    for (const auto& p : points) {
+        out += fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:>4}  {:>14.6g}  {:>14.6g}  {:>7}\n", p.run_id,
+                           iso_time(p.created_at), p.git_sha.substr(0, 12), p.branch.substr(0, 20), p.n, p.median,
+                           p.mean, p.cov ? fmt::format("{:.2f}%", *p.cov * 100) : std::string("-"));
+    }
+    return out;
+}
+
+} // namespace
+
+int cmd_history(const argv_t& argv)
+{
+    static const command_spec spec = history_command();
+    const auto args = parse_args(spec, argv);
+    if (!args) return exit_pass;
+    no_positional(*args);
+    target_rules rules;
+    rules.token_required = false;   // a --public-read server answers reads without one
+    target where = target_from(*args, rules);
+    const std::string format = args->get_choice("format", {"text", "json", "csv"}).value_or("text");
+
+    model::history_query q;
+    q.project = where.project;
+    q.benchmark = args->required("benchmark");
+    q.counter = args->required("counter");
+    q.branch = args->get("branch");
+    q.testbed = args->get("testbed");
+    if (auto since = args->get("since")) {
+        q.since = api::parse_timestamp(*since);
+        if (!q.since) {
+            throw error("usage.bad_value", fmt::format("--since: expected unix seconds or an ISO 8601 UTC date "
+                                                       "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
+                                                       *since));
+        }
+    }
+    if (auto v = args->get_int("limit", 1, static_cast<long long>(api::max_history_limit))) {
+        q.limit = static_cast<std::size_t>(*v);
+    }
+
+    std::vector<model::history_point> points;
+    if (where.server) {
+        points = where.server->history(q);
+    } else {
+        store::store db(where.db);
+        gate::service service(db);
+        if (!service.project_exists(q.project)) {
+            throw error("input.unknown_project", fmt::format("{}: no project '{}'", where.db.string(), q.project));
+        }
+        points = service.history(q);
+    }
+
+    if (format == "json") std::cout << api::history_to_json(points).dump(2) << '\n';
+    else if (format == "csv") std::cout << api::history_to_csv(points);
+    else std::cout << render_history_text(points);
+    std::cout.flush();
+    return exit_pass;
+}
+
+} // namespace perfgate::cli

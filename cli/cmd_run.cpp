@@ -1,0 +1,320 @@
+// perfgate run: measure baseline and candidate commands, store the runs
+// (locally in SQLite or on a perfgate server), gate them and print the verdict.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gate/policy.hpp"
+#include "gate/report.hpp"
+#include "service/service.hpp"
+#include "runner/check_env.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "runner/config.hpp"
+#include "runner/git_info.hpp"
+#include "github/github.hpp"
+#include "runner/measure.hpp"
+#include "cli/output.hpp"
+#include "cli/target.hpp"
+#include "runner/process.hpp"
+#include "runner/testbed.hpp"
+#include "schema/store.hpp"
+#include "model/error.hpp"
+
+namespace perfgate::cli {
+
+using namespace perfgate::runner;
+using github::github_options;
+using github::github_result;
+using github::is_comment_mode;
+using github::publish_to_github;
+
+namespace {
+
+// Repetitions per side when not given (issue text; min_samples 5 and the
+// optimum of 9 in gate/policy.hpp make 10 the smallest round number that is
+// not warned about).
+constexpr int default_repetitions = 10;
+constexpr const char* default_db = ".perfgate/perfgate.db";
+constexpr const char* local_project = "default";
+
+std::vector<option_spec> run_option_list()
+{
+    std::vector<option_spec> options = {
+    {"config", 'c', true, false, "FILE", "JSON list of benchmarks (name, baseline, candidate, cwd, env, repetitions)", {}, {"name", "baseline", "candidate"}},
+    {"name", 0, true, false, "NAME", "benchmark name with --baseline/--candidate (default: \"default\")"},
+    {"baseline", 0, true, false, "CMD", "baseline command (run via /bin/sh -c only if it uses shell syntax)"},
+    {"candidate", 0, true, false, "CMD", "candidate command"},
+    {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind)"},
+    {"warmup", 0, true, false, "N", "discarded executions per side before measuring (default 1; 0 with callgrind)"},
+    {"events", 'e', true, false, "EVENTS", "perf events, comma-separated (default: the supported ones of cycles, "
+                                           "instructions, branch-misses, cache-misses, task-clock, page-faults, plus duration_time)"},
+    {"cpus", 0, true, false, "LIST", "pin the benchmarks to these CPUs (sched_setaffinity), e.g. 2-3"},
+    {"keep-aslr", 0, false, false, "", "leave address-space randomisation on (default: off for the benchmark)"},
+    {"order", 0, true, false, "ORDER", "alternate (default: ABBA rounds), random (with --seed) or blocked"},
+    {"seed", 0, true, false, "N", "seed for --order random (default 0)"},
+    {"timeout", 0, true, false, "SECONDS", "kill an execution that runs longer (exit 4)"},
+    {"backend", 0, true, false, "NAME", "perf (default), callgrind (deterministic, no PMU needed) or rusage"},
+    {"split-events", 0, false, false, "", "measure multiplexed events in groups across executions"},
+    {"cache-sim", 0, false, false, "", "callgrind: also simulate the caches (counter cache-misses)"},
+    {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
+    {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
+    {"output", 'o', true, false, "FILE", "also write the report to FILE"},
+    {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
+    {"github", 0, false, false, "", "post the report to the pull request (comment, status, job summary)"},
+    {"comment", 0, true, false, "MODE", "with --github: always (default), on-change, on-regression or never"},
+    {"context", 0, true, false, "NAME", "with --github: status context and sticky-comment key (default: perfgate)"},
+    {"sha", 0, true, false, "SHA", "candidate commit (default: GitHub Actions environment, else git)"},
+    {"branch", 0, true, false, "BRANCH", "candidate branch (default: GitHub Actions environment, else git)"},
+    {"base-branch", 0, true, false, "BRANCH", "branch of the baseline build (default: the PR's base, else --branch)"},
+    {"pr", 0, true, false, "N", "pull request number (default: from GITHUB_EVENT_PATH)"},
+    {"testbed", 0, true, false, "NAME", "name of this machine in the history (default: hostname)"},
+    {"quiet", 'q', false, false, "", "no progress output"},
+    };
+    auto target = target_options("local history database (default ./.perfgate/perfgate.db)",
+                                 "project (needed with --server; default \"default\" locally)");
+    options.insert(options.end(), target.begin(), target.end());
+    return options;
+}
+
+const command_spec run_command{
+    "run",
+    "(--config FILE | --name NAME --baseline CMD --candidate CMD) [options]",
+    "Measures the baseline and the candidate command of each benchmark in interleaved\n"
+    "rounds under perf stat (or callgrind / rusage), with the CPUs pinned and ASLR off,\n"
+    "stores both runs (./.perfgate/perfgate.db, or a server) and gates the candidate.\n"
+    "Exit 4 also when a benchmark fails or perf is unusable.",
+    run_option_list(),
+};
+
+[[noreturn]] void usage_error(std::string_view id, const std::string& message)
+{
+    throw error(std::string(id), "perfgate run: " + message);
+}
+
+std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
+{
+    if (args.has("config")) return load_config(*args.get("config"));
+    if (!args.has("baseline") || !args.has("candidate")) {
+        usage_error("usage.missing_option", "give --baseline CMD and --candidate CMD, or --config FILE (see --help)");
+    }
+    benchmark_spec spec;
+    spec.name = args.get("name").value_or("default");
+    spec.baseline = runner::parse_command(*args.get("baseline"));
+    spec.candidate = runner::parse_command(*args.get("candidate"));
+    return {spec};
+}
+
+measure_options options_from(const parsed_args& args)
+{
+    measure_options opt;
+    if (auto b = args.get("backend")) {
+        auto parsed = parse_backend(*b);
+        if (!parsed) usage_error("usage.bad_value", fmt::format("--backend: expected perf, callgrind or rusage, got '{}'", *b));
+        opt.which = *parsed;
+    }
+    // Callgrind counts are deterministic: one execution per side decides
+    // (design.md §3, "Deterministic counters"), and there is no cache or
+    // frequency state for a warmup to settle.
+    const bool deterministic = opt.which == backend::callgrind;
+    opt.repetitions = static_cast<int>(args.get_int("repetitions", 1, 100000).value_or(deterministic ? 1 : default_repetitions));
+    opt.warmup = static_cast<int>(args.get_int("warmup", 0, 1000).value_or(deterministic ? 0 : 1));
+    if (auto e = args.get("events")) {
+        if (opt.which != backend::perf) usage_error("usage.conflict", "-e/--events applies to --backend perf only");
+        std::string_view rest = *e;
+        while (!rest.empty()) {
+            auto comma = rest.find(',');
+            auto ev = rest.substr(0, comma);
+            if (ev.empty()) usage_error("usage.bad_value", fmt::format("-e '{}': empty event name", *e));
+            opt.events.emplace_back(ev);
+            if (comma == std::string_view::npos) break;
+            rest.remove_prefix(comma + 1);
+        }
+    }
+    if (auto c = args.get("cpus")) opt.cpus = parse_cpu_list(*c);
+    opt.keep_aslr = args.has("keep-aslr");
+    if (auto o = args.get("order")) {
+        auto parsed = parse_run_order(*o);
+        if (!parsed) usage_error("usage.bad_value", fmt::format("--order: expected alternate, random or blocked, got '{}'", *o));
+        opt.order = *parsed;
+    }
+    if (args.has("seed") && opt.order != run_order::random) usage_error("usage.conflict", "--seed applies to --order random only");
+    opt.seed = static_cast<std::uint64_t>(args.get_int("seed", 0, std::numeric_limits<long long>::max()).value_or(0));
+    if (auto t = args.get_double("timeout")) {
+        if (!(*t > 0) || *t > 86400 * 7) usage_error("usage.bad_value", fmt::format("--timeout: expected seconds > 0, got {}", *t));
+        opt.timeout = std::chrono::milliseconds(static_cast<long long>(*t * 1000.0));
+    }
+    opt.split_events = args.has("split-events");
+    opt.cache_sim = args.has("cache-sim");
+    if (opt.cache_sim && opt.which != backend::callgrind) usage_error("usage.conflict", "--cache-sim needs --backend callgrind");
+    if (args.has("quiet")) {
+        opt.progress = progress_style::none;
+    } else {
+        opt.progress = ::isatty(STDERR_FILENO) == 1 ? progress_style::tty : progress_style::plain;
+    }
+    return opt;
+}
+
+std::string environment_json(const measure_options& opt)
+{
+    env_options eo = default_env_options();
+    if (!opt.cpus.empty()) eo.cpus = opt.cpus;
+    eo.will_disable_aslr = !opt.keep_aslr;
+    // The first execution probes the events anyway (measure.cpp); a second
+    // perf run here would only cost time.
+    eo.probe_perf = false;
+    return to_json(check_environment(eo)).dump();
+}
+
+void fill_identity(model::run_record& run, const std::string& project, const git_info& git,
+                   const model::testbed_info& testbed, const std::string& environment)
+{
+    run.project = project;
+    const bool base = run.role == "baseline";
+    run.git_sha = base && !git.base_sha.empty() ? git.base_sha : git.sha;
+    run.branch = base && !git.base_branch.empty() ? git.base_branch : git.branch;
+    run.pr = git.pr;
+    run.testbed = testbed;
+    run.environment_json = environment;
+}
+
+// A measured run as the server's upload takes it: its samples as perf stat
+// CSV, which the server parses back into the same samples.
+model::ingest_request ingest_request_of(const model::run_record& run)
+{
+    model::ingest_request in;
+    in.project = run.project;
+    in.benchmark = run.benchmark;
+    in.role = run.role;
+    in.git_sha = run.git_sha;
+    in.branch = run.branch;
+    in.pr = run.pr;
+    in.testbed = run.testbed;
+    in.backend = run.backend;
+    in.environment_json = run.environment_json;
+    in.perf_csv = runner::to_perf_csv(run);
+    return in;
+}
+
+} // namespace
+
+int cmd_run(const argv_t& argv)
+{
+    const auto parsed = parse_args(run_command, argv);
+    if (!parsed) return exit_pass;
+    const parsed_args& args = *parsed;
+    if (!args.positional().empty()) {
+        usage_error("usage.unexpected_argument", fmt::format("unexpected argument '{}' (quote commands; see --help)",
+                                                             args.positional().front()));
+    }
+
+    // Everything that can be a usage error is checked before measuring.
+    const auto benchmarks = benchmarks_from(args);
+    const measure_options opt = options_from(args);
+    const report_format format = parse_format(args.get("format").value_or("text"));
+    const std::optional<gate::policy> rules =
+        args.get("policy") ? std::optional(gate::load_policy(*args.get("policy"))) : std::nullopt;
+    target_rules where_rules;
+    where_rules.require_choice = false;
+    where_rules.default_db = default_db;
+    where_rules.default_local_project = local_project;
+    target where = target_from(args, where_rules);
+    std::optional<github_options> github;
+    if (args.has("github")) {
+        github.emplace();
+        github->comment = args.get("comment").value_or("always");
+        if (!is_comment_mode(github->comment)) {
+            usage_error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or "
+                                                       "never, got '{}'", github->comment));
+        }
+        github->context = args.get("context").value_or("perfgate");
+        github->fail_on_inconclusive = args.has("fail-on-inconclusive");
+        if (auto out = args.get("output")) github->report_path = *out;
+    } else if (args.has("comment") || args.has("context")) {
+        usage_error("usage.conflict", "--comment and --context apply to --github only");
+    }
+    git_overrides flags;
+    flags.sha = args.get("sha");
+    flags.branch = args.get("branch");
+    flags.base_branch = args.get("base-branch");
+    if (auto pr = args.get_int("pr", 1, std::numeric_limits<int>::max())) flags.pr = *pr;
+
+    const git_info git = resolve_git_info(flags, process_env(), std::filesystem::current_path());
+    // The server files every run under a commit and a branch (its history
+    // queries are per branch): say so now rather than after measuring.
+    if (where.server && (git.sha.empty() || git.branch.empty())) {
+        usage_error("usage.missing_option",
+                    fmt::format("--server needs the run's commit and branch ({}{}): run inside a git checkout or a "
+                                "GitHub Actions job, or pass --sha and --branch",
+                                git.sha.empty() ? "no commit found" : "commit " + git.sha,
+                                git.branch.empty() ? ", no branch found" : ", branch " + git.branch));
+    }
+    const model::testbed_info testbed = detect_testbed(args.get("testbed"));
+    const std::string environment = environment_json(opt);
+
+    kill_children_on_interrupt();
+    auto results = measure(benchmarks, opt, std::cerr);
+
+    std::vector<std::string> warnings;
+    for (auto& m : results) {
+        for (auto* s : {&m.baseline, &m.candidate}) {
+            for (auto& w : s->warnings) {
+                if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+            }
+        }
+    }
+    if (!args.has("quiet")) {
+        for (auto& w : warnings) fmt::print(stderr, "perfgate run: warning: {}\n", w);
+    }
+
+    const std::string& project = where.project;
+    for (auto& m : results) {
+        fill_identity(m.baseline.run, project, git, testbed, environment);
+        fill_identity(m.candidate.run, project, git, testbed, environment);
+    }
+
+    gate::report result;
+    api::run_pairs pairs;
+    if (where.server) {
+        for (auto& m : results) {
+            pairs.emplace_back(where.server->upload(ingest_request_of(m.baseline.run)).run_id,
+                               where.server->upload(ingest_request_of(m.candidate.run)).run_id);
+        }
+        result = where.server->compare(pairs, rules);
+        if (github && result.comparison_id) github->comparison_url = where.server->comparison_url(*result.comparison_id);
+    } else {
+        if (where.db.has_parent_path()) std::filesystem::create_directories(where.db.parent_path());
+        store::store db(where.db);
+        gate::service svc(db);
+        for (auto& m : results) {
+            auto b = svc.ingest_run(m.baseline.run);
+            auto c = svc.ingest_run(m.candidate.run);
+            pairs.emplace_back(b.run_id, c.run_id);
+        }
+        result = svc.compare(project, pairs, rules.value_or(gate::policy{})).result;
+    }
+    result.warnings.insert(result.warnings.begin(), warnings.begin(), warnings.end());
+
+    emit_report(result, format, args.get("output"), {});
+    const int code = verdict_exit_code(result.result, args.has("fail-on-inconclusive"));
+    if (github) {
+        // Publishing never changes the verdict: GitHub failures come back as
+        // warnings (github/github.hpp). Workflow commands go to stdout, where
+        // the Actions runner reads them.
+        const github_result res = publish_to_github(result, code, *github, std::cout);
+        if (!res.warnings.empty()) {
+            fmt::print(stderr, "perfgate run: {} GitHub warning(s); the verdict stands: {}\n", res.warnings.size(),
+                       gate::to_string(result.result));
+        }
+    }
+    return code;
+}
+
+} // namespace perfgate::cli

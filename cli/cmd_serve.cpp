@@ -1,0 +1,98 @@
+// `perfgate serve`: the HTTP gate server (server/) over a SQLite store.
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "service/service.hpp"
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "schema/store.hpp"
+#include "server/server.hpp"
+#include "model/error.hpp"
+
+namespace perfgate::cli {
+
+namespace {
+
+const command_spec serve_command{
+    "serve",
+    "[--db PATH] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]",
+    "Serves the gate over HTTP (API v1: runs, compare, comparisons, history,\n"
+    "benchmarks, /healthz, /metrics). Writes need a Bearer token of the project\n"
+    "(perfgate token create); reads too unless --public-read. Prints\n"
+    "'perfgate: listening on http://HOST:PORT' on stdout once ready, one JSON access\n"
+    "log line per request on stderr. SIGINT/SIGTERM: finish in-flight requests,\n"
+    "close the database, exit 0.",
+    {
+        {"db", 0, true, false, "PATH", "SQLite database, created with its schema if missing (default ./perfgate.db)"},
+        {"listen", 0, true, false, "HOST:PORT", "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
+        {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
+        {"public-read", 0, false, false, "", "serve GET routes without a token"},
+        {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
+        {"bench-routes", 0, false, false, "", "", {}, {}, true},
+        {"idle-timeout-ms", 0, true, false, "MS", "", {}, {}, true},
+        {"read-timeout-ms", 0, true, false, "MS", "", {}, {}, true},
+        {"no-access-log", 0, false, false, "", "", {}, {}, true},
+    },
+};
+
+// "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0".
+std::pair<std::string, std::uint16_t> parse_listen(const std::string& s)
+{
+    auto bad = [&]() -> error {
+        return error("usage.bad_value", fmt::format("--listen: expected HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:0), got '{}'", s));
+    };
+    auto colon = s.rfind(':');
+    if (colon == std::string::npos || colon == 0) throw bad();
+    std::string host = s.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    const std::string port_text = s.substr(colon + 1);
+    if (port_text.empty() || port_text.size() > 5 || port_text.find_first_not_of("0123456789") != std::string::npos) {
+        throw bad();
+    }
+    const unsigned long port = std::stoul(port_text);
+    if (port > 65535) throw bad();
+    return {host, static_cast<std::uint16_t>(port)};
+}
+
+} // namespace
+
+int cmd_serve(const argv_t& argv)
+{
+    const auto args = parse_args(serve_command, argv);
+    if (!args) return exit_pass;
+    const parsed_args& parsed = *args;
+    no_positional(parsed);
+
+    server::server_options opt;
+    std::tie(opt.host, opt.port) = parse_listen(parsed.get("listen").value_or("127.0.0.1:8080"));
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    opt.threads = static_cast<unsigned>(parsed.get_int("threads", 1, 256).value_or(cpus));
+    opt.public_read = parsed.has("public-read");
+    opt.bench_routes = parsed.has("bench-routes");
+    if (auto v = parsed.get_int("max-body", 1, 1LL << 32)) opt.limits.body_limit = static_cast<std::uint64_t>(*v);
+    if (auto v = parsed.get_int("idle-timeout-ms", 1, 3600000)) opt.limits.idle_timeout = std::chrono::milliseconds(*v);
+    if (auto v = parsed.get_int("read-timeout-ms", 1, 3600000)) opt.limits.read_timeout = std::chrono::milliseconds(*v);
+    opt.limits.access_log = !parsed.has("no-access-log");
+
+    const std::string db_path = parsed.get("db").value_or("perfgate.db");
+    store::store db(db_path);
+    gate::service service(db);
+    {
+        server::server srv(opt, service);
+        // Tests and scripts read the bound port (with --listen HOST:0) from this line.
+        std::cout << "perfgate: listening on " << srv.url() << std::endl;
+        std::fputs(fmt::format("perfgate serve: database {}, {} thread(s){}\n", db_path, opt.threads,
+                               opt.public_read ? ", public reads" : "")
+                       .c_str(),
+                   stderr);
+        srv.run();
+    }
+    // Every worker has joined; db closes (WAL checkpoint) when it goes out of scope.
+    std::fputs("perfgate serve: stopped\n", stderr);
+    return exit_pass;
+}
+
+} // namespace perfgate::cli

@@ -1,0 +1,103 @@
+// `perfgate upload`: stores an existing `perf stat -x,` capture as a run, on a
+// server (POST /api/v1/projects/{p}/runs) or in a local database, through the
+// same validation and gate service either way.
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "api/wire.hpp"
+#include "cli/commands.hpp"
+#include "cli/target.hpp"
+#include "model/error.hpp"
+#include "model/file.hpp"
+#include "runner/git_info.hpp"
+#include "runner/testbed.hpp"
+#include "schema/store.hpp"
+#include "service/service.hpp"
+
+namespace perfgate::cli {
+
+namespace {
+
+command_spec upload_command()
+{
+    command_spec spec{
+        "upload",
+        "(--server URL [--token T] | --db PATH) --project P --role baseline|candidate [--benchmark NAME] "
+        "[--git-sha SHA] [--branch BR] FILE",
+        "Uploads perf stat CSV output (one file; several runs as -o FILE --append blocks)\n"
+        "as one run. Prints the run id; use it with POST .../compare or perfgate history.",
+        target_options("local SQLite database instead of a server", "project"),
+    };
+    spec.options.insert(spec.options.end(), {
+        {"role", 0, true, false, "baseline|candidate", "which side of a comparison this run is"},
+        {"benchmark", 0, true, false, "NAME", "benchmark name (default 'default')"},
+        {"git-sha", 0, true, false, "SHA", "commit measured (default: from GitHub Actions or git)"},
+        {"branch", 0, true, false, "BR", "branch measured (default: from GitHub Actions or git)"},
+        {"pr", 0, true, false, "N", "pull request number"},
+        {"testbed", 0, true, false, "NAME", "testbed name (default: hostname); CPU/kernel detected here"},
+        {"backend", 0, true, false, "perf|callgrind|rusage", "how the capture was measured (default perf)"},
+        {"format", 0, true, false, "text|json", "output format (default text)"},
+    });
+    return spec;
+}
+
+} // namespace
+
+int cmd_upload(const argv_t& argv)
+{
+    static const command_spec spec = upload_command();
+    const auto args = parse_args(spec, argv);
+    if (!args) return exit_pass;
+    if (args->positional().size() != 1) {
+        throw error("usage.missing_argument", "perfgate upload: expected exactly one FILE (perf stat -x, output)");
+    }
+    target where = target_from(*args, {});
+    const std::string format = args->get_choice("format", {"text", "json"}).value_or("text");
+    const std::string& path = args->positional().front();
+
+    runner::git_overrides flags;
+    flags.sha = args->get("git-sha");
+    flags.branch = args->get("branch");
+    flags.pr = args->get_int("pr", 1, 1LL << 40);
+    const runner::git_info git = runner::resolve_git_info(flags, runner::process_env(), std::filesystem::current_path());
+    if (git.sha.empty() || git.branch.empty()) {
+        throw error("usage.missing_option",
+                    "perfgate upload: no git commit/branch found here; pass --git-sha and --branch");
+    }
+
+    model::ingest_request in;
+    in.project = where.project;
+    in.benchmark = args->get("benchmark").value_or("default");
+    in.role = args->required("role");
+    in.git_sha = git.sha;
+    in.branch = git.branch;
+    in.pr = git.pr;
+    in.testbed = runner::detect_testbed(args->get("testbed"));
+    in.backend = args->get("backend").value_or("perf");
+    in.perf_csv = model::read_text_file(path);
+    in.source = path;
+
+    model::ingest_result result;
+    if (where.server) {
+        result = where.server->upload(in);
+    } else {
+        store::store db(where.db);
+        gate::service service(db);
+        service.ensure_project(in.project);
+        result = service.ingest(in);
+    }
+
+    if (format == "json") {
+        std::cout << api::to_json(result).dump(2) << '\n';
+    } else {
+        std::cout << fmt::format("run {}: {} samples of {} counters ({} {} {} @ {})\n", result.run_id, result.samples,
+                                 result.counters, in.project, in.benchmark, in.role, in.git_sha.substr(0, 12));
+        for (const auto& w : result.warnings) std::cerr << "perfgate upload: warning: " << w << '\n';
+    }
+    return exit_pass;
+}
+
+} // namespace perfgate::cli

@@ -1,0 +1,59 @@
+#include "cli/output.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "cli/cli.hpp"
+#include "model/error.hpp"
+
+namespace perfgate::cli {
+
+report_format parse_format(std::string_view s)
+{
+    if (s == "text") return report_format::text;
+    if (s == "json") return report_format::json;
+    if (s == "markdown" || s == "md") return report_format::markdown;
+    throw error("usage.bad_value", fmt::format("--format: expected text, json or markdown, got '{}'", s));
+}
+
+std::string render(const gate::report& r, report_format format, const gate::markdown_options& md)
+{
+    switch (format) {
+    case report_format::json: return gate::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    case report_format::markdown: return gate::render_markdown(r, md);
+    case report_format::text: return gate::render_text(r, false);
+    }
+    return {};
+}
+
+void emit_report(const gate::report& r, report_format format, const std::optional<std::string>& output_path,
+                 const gate::markdown_options& md)
+{
+    const bool colour = format == report_format::text && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
+    const std::string plain = render(r, format, md);
+    std::fputs(colour ? gate::render_text(r, true).c_str() : plain.c_str(), stdout);
+    std::fflush(stdout);
+    if (output_path) {
+        std::ofstream out(*output_path, std::ios::binary | std::ios::trunc);
+        if (!(out << plain) || !out.flush()) {
+            throw error("input.unwritable", fmt::format("{}: cannot write the report", *output_path));
+        }
+    }
+}
+
+int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive)
+{
+    switch (v) {
+    case gate::verdict::pass: return exit_pass;
+    case gate::verdict::fail: return exit_regression;
+    case gate::verdict::inconclusive: return fail_on_inconclusive ? exit_inconclusive : exit_pass;
+    }
+    return exit_pass;
+}
+
+} // namespace perfgate::cli

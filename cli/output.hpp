@@ -1,0 +1,30 @@
+// Printing a report the way every subcommand does: the chosen format on
+// stdout (colour only on a TTY and without NO_COLOR), optionally also to a
+// file, and the verdict's exit code.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gate/report.hpp"
+
+namespace perfgate::cli {
+
+enum class report_format { text, json, markdown };
+
+// "text" | "json" | "markdown"; anything else is "usage.bad_value".
+report_format parse_format(std::string_view s);
+
+// The report rendered in a format (text without colour).
+std::string render(const gate::report& r, report_format format, const gate::markdown_options& md = {});
+
+// Prints to stdout and, with output_path, writes the same rendering (without
+// colour) to that file. Unwritable file -> "input.unwritable".
+void emit_report(const gate::report& r, report_format format, const std::optional<std::string>& output_path,
+                 const gate::markdown_options& md);
+
+// 0 pass, 1 fail, 3 inconclusive with fail_on_inconclusive (design.md §4).
+int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive);
+
+} // namespace perfgate::cli

@@ -1,0 +1,51 @@
+// The HTTP client of perfgate: libcurl behind a small synchronous interface,
+// for http:// and https:// URLs. Used for --server mode (client/server_client)
+// and the GitHub API (github/).
+//
+// What libcurl brings: TLS with certificates verified against the system
+// store (or SSL_CERT_FILE / SSL_CERT_DIR / CURL_CA_BUNDLE when set: a
+// self-hosted runner behind a TLS-inspecting proxy names its CA there),
+// proxies from the environment (HTTPS_PROXY / https_proxy for https URLs,
+// http_proxy for http URLs, ALL_PROXY, NO_PROXY / no_proxy), up to 5
+// redirects (http and https only; an Authorization header is not sent on to
+// another host), and connections kept open and reused: each thread keeps one
+// libcurl handle, so the pages of a comment list share one TLS connection.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace perfgate::client {
+
+struct http_request {
+    std::string method = "GET";   // GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS
+    std::string url;              // http://host[:port]/path?query or https://...
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+    std::chrono::milliseconds timeout{30000};   // whole exchange
+};
+
+struct http_response {
+    int status = 0;
+    std::vector<std::pair<std::string, std::string>> headers;   // of the final response
+    std::string body;
+    // Case-insensitive header lookup.
+    [[nodiscard]] std::optional<std::string> header(std::string_view name) const;
+};
+
+// Sends one request and reads the whole response (at most 64 MiB of body).
+// Any HTTP status is a response, not an error. Errors (perfgate::error), each
+// naming the URL: "http.bad_url" (not http(s), no host, a bad port,
+// user:password@), "http.bad_method", "http.unreachable" (resolve, connect,
+// proxy, TLS, timeout: the message says which step failed),
+// "http.bad_response" (a body over the limit, a broken response).
+http_response http_send(const http_request& req);
+
+// Percent-encodes a path segment or query value (RFC 3986 unreserved kept).
+std::string url_encode(std::string_view s);
+
+} // namespace perfgate::client

@@ -1,0 +1,122 @@
+#include "client/server_client.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "client/http.hpp"
+#include "model/error.hpp"
+
+namespace perfgate::client {
+
+using nlohmann::json;
+
+namespace {
+
+json parse_object(const std::string& body, const std::string& what)
+{
+    json doc = json::parse(body, nullptr, false);
+    if (!doc.is_object()) throw error("server.bad_response", fmt::format("{}: the answer is not a JSON object", what));
+    return doc;
+}
+
+} // namespace
+
+std::optional<std::string> resolve_token(const std::optional<std::string>& flag)
+{
+    if (flag && !flag->empty()) return flag;
+    if (const char* env = std::getenv("PERFGATE_TOKEN"); env && *env) return std::string(env);
+    return std::nullopt;
+}
+
+server_client::server_client(std::string base_url, std::string project, std::optional<std::string> token)
+    : base_(std::move(base_url)), project_(std::move(project)), token_(std::move(token))
+{
+    while (base_.ends_with('/')) base_.pop_back();
+    // A malformed URL is a usage error now, not after measuring.
+    http_request probe;
+    probe.url = base_;
+    if (base_.find("://") == std::string::npos || base_.find_first_of("?#", base_.find("://")) != std::string::npos) {
+        throw error("http.bad_url", fmt::format("bad URL '{}': expected http://HOST[:PORT] or https://HOST[:PORT]"
+                                                "[/PREFIX]",
+                                                base_));
+    }
+    if (!base_.starts_with("http://") && !base_.starts_with("https://")) {
+        throw error("http.bad_url", fmt::format("bad URL '{}': only http and https", base_));
+    }
+}
+
+std::string server_client::exchange(const std::string& method, const std::string& path, const std::string* json_body)
+{
+    http_request req;
+    req.method = method;
+    req.url = base_ + path;
+    req.headers.emplace_back("Accept", "application/json");
+    if (token_) req.headers.emplace_back("Authorization", "Bearer " + *token_);
+    if (json_body) {
+        req.headers.emplace_back("Content-Type", "application/json");
+        req.body = *json_body;
+    }
+    const std::string what = fmt::format("{} {}", method, req.url);
+    const http_response res = http_send(req);
+    if (res.status >= 200 && res.status < 300) return res.body;
+
+    std::string detail;
+    if (auto e = api::error_from_body(res.body)) detail = fmt::format("[{}] {}", e->first, e->second);
+    else detail = res.body.substr(0, 200);
+    const std::string message = fmt::format("{}: HTTP {}: {}", what, res.status, detail);
+    if (res.status == 401 || res.status == 403) {
+        throw error("server.auth",
+                    message + (token_ ? " (check --token / PERFGATE_TOKEN: a token of this project, from "
+                                        "`perfgate token create`)"
+                                      : " (no token given: pass --token or set PERFGATE_TOKEN)"));
+    }
+    if (res.status >= 400 && res.status < 500) throw error("server.rejected", message);
+    if (res.status >= 500) throw error("server.failed", message);
+    throw error("server.bad_response", message);
+}
+
+model::ingest_result server_client::upload(const model::ingest_request& in)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/runs", url_encode(project_));
+    const std::string body = api::dump(api::to_json(in));
+    const std::string answer = exchange("POST", path, &body);
+    return api::ingest_result_from_json(parse_object(answer, "POST " + base_ + path));
+}
+
+gate::report server_client::compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/compare", url_encode(project_));
+    const json policy_json = rules ? gate::to_json(*rules) : json();
+    const std::string body = api::dump(api::compare_request_json(pairs, rules ? &policy_json : nullptr));
+    const std::string answer = exchange("POST", path, &body);
+    const json doc = parse_object(answer, "POST " + base_ + path);
+    try {
+        return gate::report_from_json(doc);
+    } catch (const error& e) {
+        // "input.bad_report" would be exit 2, a user error; a server that
+        // answers nonsense is an environment failure (exit 4).
+        throw error("server.bad_response",
+                    fmt::format("POST {}{}: the answer is not a perfgate report: {}", base_, path, e.what()));
+    }
+}
+
+std::vector<model::history_point> server_client::history(const model::history_query& q)
+{
+    std::string path = fmt::format("/api/v1/projects/{}/history?benchmark={}&counter={}", url_encode(project_),
+                                   url_encode(q.benchmark), url_encode(q.counter));
+    if (q.branch) path += "&branch=" + url_encode(*q.branch);
+    if (q.testbed) path += "&testbed=" + url_encode(*q.testbed);
+    if (q.since) path += fmt::format("&since={}", *q.since);
+    path += fmt::format("&limit={}", q.limit);
+    const std::string answer = exchange("GET", path, nullptr);
+    return api::history_from_json(parse_object(answer, "GET " + base_ + path));
+}
+
+std::string server_client::comparison_url(std::int64_t id) const
+{
+    return fmt::format("{}/api/v1/projects/{}/comparisons/{}", base_, url_encode(project_), id);
+}
+
+} // namespace perfgate::client

@@ -1,0 +1,58 @@
+// The one client of perfgate's own server, used by every command that talks
+// to one (run --server, upload --server, history --server): requests, token
+// lookup, URL handling and one error mapping, so the same failure is the
+// same exit code from every command (model/exit_code.hpp).
+//
+// Errors (perfgate::error), each naming the request:
+//   "http.bad_url"        a malformed --server URL                  (exit 2)
+//   "usage.missing_option" no token for a request that needs one    (exit 2)
+//   "server.auth"         401/403: missing, unknown or foreign token (exit 2)
+//   "server.rejected"     any other 4xx: the server refused the data (exit 2)
+//   "server.failed"       5xx                                       (exit 4)
+//   "server.bad_response" an answer that is not what the API says   (exit 4)
+//   "http.unreachable"    resolve, connect, TLS, proxy, timeout     (exit 4)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/wire.hpp"
+#include "gate/policy.hpp"
+#include "gate/report.hpp"
+#include "model/run.hpp"
+
+namespace perfgate::client {
+
+// The token to send: the flag's value, else $PERFGATE_TOKEN, else none.
+std::optional<std::string> resolve_token(const std::optional<std::string>& flag);
+
+class server_client {
+public:
+    // base_url: "http://host:port" (a trailing slash is dropped), checked at
+    // once ("http.bad_url"). token: nullopt for a --public-read server.
+    server_client(std::string base_url, std::string project, std::optional<std::string> token);
+
+    // POST /api/v1/projects/{project}/runs (in.project is ignored: this client's project).
+    model::ingest_result upload(const model::ingest_request& in);
+    // POST .../compare with every pair in one request, so p-values are
+    // adjusted across all of them. The report carries comparison_id.
+    gate::report compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules);
+    // GET .../history with q's filters (q.project is ignored).
+    std::vector<model::history_point> history(const model::history_query& q);
+
+    // Where a stored comparison is served, for PR comments and logs.
+    [[nodiscard]] std::string comparison_url(std::int64_t id) const;
+    [[nodiscard]] const std::string& project() const { return project_; }
+    [[nodiscard]] const std::string& base_url() const { return base_; }
+
+private:
+    // Sends and maps every non-2xx answer to the errors above.
+    std::string exchange(const std::string& method, const std::string& path, const std::string* json_body);
+
+    std::string base_, project_;
+    std::optional<std::string> token_;
+};
+
+} // namespace perfgate::client

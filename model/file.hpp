@@ -1,0 +1,15 @@
+// The one reader of whole files: a capture, a policy, a config, an event
+// payload. Errors name the file.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace perfgate::model {
+
+// The file's bytes. Errors: error_id ("input.unreadable" unless the caller's
+// area has its own) with "PATH: cannot read: WHY" (missing, permission, a
+// directory, a read error).
+std::string read_text_file(const std::filesystem::path& path, const std::string& error_id = "input.unreadable");
+
+} // namespace perfgate::model

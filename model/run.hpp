@@ -1,0 +1,107 @@
+// The shared domain types: a run with its testbed and samples, a history
+// query and its points, what an upload asks and what it gets. Every part
+// speaks these (the gate, the store, the server, the client, the CLI); none
+// of them needs SQLite, HTTP or JSON to use them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace perfgate::model {
+
+struct testbed_info {
+    std::string name;          // user-facing name ("ci-runner-2"), defaults to hostname
+    std::string cpu;           // CPU model string
+    int cores = 0;
+    std::string kernel;        // uname -r
+    // The identity (model/testbed.hpp, testbed_fingerprint): computed from
+    // cpu/cores/kernel/name when a client does not send one.
+    std::string fingerprint;
+};
+
+// One counter's value in one repetition of a run.
+struct sample {
+    int repetition = 0;                  // 0-based
+    std::optional<double> value;         // nullopt: not supported / not counted
+    double pcnt_running = 100.0;
+    std::optional<double> variance_pct;  // perf -r aggregates only
+};
+
+struct counter_samples {
+    std::string counter;   // perf's name ("task-clock", "cycles:u", "wall-time")
+    std::string unit;      // "msec", "ns", ""
+    std::vector<sample> samples;
+};
+
+struct run_record {
+    std::int64_t id = 0;            // set by insert_run / load_run
+    std::string project;
+    std::string benchmark;          // "default" for single-benchmark inputs
+    std::string role;               // "baseline" | "candidate"
+    std::string git_sha;
+    std::string branch;
+    std::optional<std::int64_t> pr;
+    testbed_info testbed;
+    std::string backend = "perf";   // perf | callgrind | rusage
+    std::string environment_json = "{}";  // check-env result, stored verbatim
+    bool summary_only = false;
+    std::int64_t created_at = 0;    // unix seconds; 0 on insert means "now"
+    std::vector<counter_samples> counters;
+};
+
+struct counter_summary {
+    std::string counter;
+    std::size_t n = 0;                    // samples with a value
+    double median = 0, mean = 0, min = 0, max = 0;
+    std::optional<double> stddev, cov;
+};
+
+struct history_query {
+    std::string project, benchmark, counter;
+    std::optional<std::string> branch;
+    std::optional<std::string> testbed;   // testbed name or fingerprint
+    std::optional<std::int64_t> since;    // unix seconds, inclusive
+    std::optional<std::string> role;      // e.g. "baseline"
+    std::optional<std::int64_t> before_run;  // only runs with id < this
+    std::size_t limit = 100;              // the most recent `limit` points
+};
+
+struct history_point {
+    std::int64_t run_id = 0;
+    std::string git_sha, branch;
+    std::int64_t created_at = 0;
+    std::size_t n = 0;
+    double median = 0, mean = 0;
+    std::optional<double> stddev, cov;
+};
+
+struct benchmark_info {
+    std::string name;
+    std::vector<std::string> counters;
+    std::int64_t runs = 0;
+    std::int64_t last_run_at = 0;
+};
+
+// What an upload asks the service to store: the run's identity and its raw
+// perf stat output, parsed by the service (POST .../runs, perfgate upload).
+struct ingest_request {
+    std::string project, benchmark = "default", role, git_sha, branch;
+    std::optional<std::int64_t> pr;
+    testbed_info testbed;
+    std::string backend = "perf";
+    std::string environment_json = "{}";
+    std::string perf_csv;          // raw perf stat output (-o --append blocks)
+    std::string source = "upload"; // names the input in error messages
+};
+
+struct ingest_result {
+    std::int64_t run_id = 0;
+    std::size_t samples = 0;       // values stored (absent ones not counted)
+    std::size_t counters = 0;
+    std::vector<std::string> warnings;
+};
+
+} // namespace perfgate::model

@@ -1,0 +1,334 @@
+#include "service/service.hpp"
+
+#include <algorithm>
+#include <list>
+#include <mutex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gate/compare.hpp"
+#include "gate/names.hpp"
+#include "gate/perf_csv.hpp"
+#include "gate/samples.hpp"
+#include "model/digest.hpp"
+#include "model/error.hpp"
+#include "model/testbed.hpp"
+
+namespace perfgate::gate {
+
+namespace {
+
+// The stored / served form of a report. Invalid UTF-8 (a warning may quote a
+// benchmark's own stderr) is replaced, never a reason to lose the report.
+std::string report_text(const nlohmann::json& report_json)
+{
+    return report_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+
+model::run_record record_from(const model::ingest_request& req, const perf_capture& cap)
+{
+    model::run_record run;
+    run.project = req.project;
+    run.benchmark = req.benchmark;
+    run.role = req.role;
+    run.git_sha = req.git_sha;
+    run.branch = req.branch;
+    run.pr = req.pr;
+    run.testbed = req.testbed;
+    run.backend = req.backend;
+    run.environment_json = req.environment_json;
+    run.summary_only = cap.summary_only;
+    for (std::size_t e = 0; e < cap.events.size(); ++e) {
+        model::counter_samples cs;
+        cs.counter = cap.events[e].name;
+        cs.unit = cap.events[e].unit;
+        for (std::size_t r = 0; r < cap.runs.size(); ++r) {
+            const reading& rd = cap.runs[r][e];
+            cs.samples.push_back({static_cast<int>(r), rd.value, rd.pcnt_running, rd.variance_pct});
+        }
+        run.counters.push_back(std::move(cs));
+    }
+    return run;
+}
+
+// The inverse of record_from(): a stored run as one benchmark's samples,
+// with derived counters recomputed exactly as for a file.
+benchmark_samples samples_from(const model::run_record& run)
+{
+    perf_capture cap;
+    cap.summary_only = run.summary_only;
+    int reps = 0;
+    for (const auto& c : run.counters) {
+        cap.events.push_back({c.counter, c.unit});
+        for (const auto& s : c.samples) reps = std::max(reps, s.repetition + 1);
+    }
+    cap.runs.assign(static_cast<std::size_t>(reps), std::vector<reading>(run.counters.size()));
+    for (std::size_t e = 0; e < run.counters.size(); ++e) {
+        for (const auto& s : run.counters[e].samples) {
+            cap.runs[static_cast<std::size_t>(s.repetition)][e] = {s.value, s.pcnt_running, s.variance_pct};
+        }
+    }
+    return from_capture(cap, run.benchmark);
+}
+
+// Version of the request key's canonical form. Bump it whenever a change
+// makes the same inputs produce a different report (statistics, report
+// fields), so that comparisons stored by an older perfgate are recomputed
+// instead of being returned to the new one.
+constexpr std::string_view request_key_version = "perfgate.compare-key/v1";
+
+} // namespace
+
+// The repeated-compare path without SQLite and without parsing the stored
+// JSON: the last `capacity` reports by request key, in memory. Safe because
+// a stored comparison never changes (no API updates or deletes one) and its
+// id is fixed. A miss falls back to store::find_comparison, so several
+// processes on one database still agree. Guarded by a mutex: the server's
+// workers share one service; the critical section is a list splice.
+struct service::recent_comparisons {
+    // A report of 10 benchmarks x 10 counters is about 60 KB in memory;
+    // 128 of them stay under 8 MB.
+    static constexpr std::size_t capacity = 128;
+    struct entry {
+        std::string project, key;
+        std::int64_t id;
+        std::shared_ptr<const report> result;
+        std::shared_ptr<const std::string> json;
+    };
+    std::mutex mu;
+    std::list<entry> lru;   // most recent first; at most `capacity`, so a linear find is cheap
+
+    std::optional<comparison> find(const std::string& project, const std::string& key)
+    {
+        std::lock_guard lock(mu);
+        auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
+        if (it == lru.end()) return std::nullopt;
+        lru.splice(lru.begin(), lru, it);
+        return comparison{it->id, *it->result, it->json};
+    }
+    void add(const std::string& project, const std::string& key, const comparison& c)
+    {
+        auto shared = std::make_shared<const report>(c.result);
+        std::lock_guard lock(mu);
+        auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
+        if (it != lru.end()) return;
+        lru.push_front({project, key, c.id, std::move(shared), c.json});
+        if (lru.size() > capacity) lru.pop_back();
+    }
+};
+
+service::service(store::store& db) : db_(db), recent_(std::make_shared<recent_comparisons>()) {}
+
+std::string comparison_request_key(const std::string& project,
+                                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                   const policy& rules)
+{
+    // A JSON array is an unambiguous encoding (strings are quoted and
+    // escaped), so no two different requests share a canonical string. The
+    // pairs keep their order: it is the order of the report's benchmarks.
+    nlohmann::json canonical = nlohmann::json::array();
+    canonical.push_back(request_key_version);
+    canonical.push_back(project);
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& [b, c] : pairs) runs.push_back({b, c});
+    canonical.push_back(std::move(runs));
+    canonical.push_back(to_json(rules).dump());
+    return model::sha256_hex(canonical.dump());
+}
+
+namespace {
+
+// The same rules for every stored run, from the CLI's local mode or the
+// server, checked once here (gate/names.hpp).
+void validate_identity(const model::run_record& run)
+{
+    validate_name("project", run.project);
+    validate_name("benchmark", run.benchmark);
+    if (!run.branch.empty()) validate_name("branch", run.branch);
+    if (!run.git_sha.empty()) validate_name("git_sha", run.git_sha);
+    validate_role(run.role);
+    validate_backend(run.backend);
+    if (!run.testbed.name.empty()) validate_name("testbed.name", run.testbed.name);
+    if (!run.testbed.fingerprint.empty()) validate_name("testbed.fingerprint", run.testbed.fingerprint);
+    validate_text("testbed.cpu", run.testbed.cpu);
+    validate_text("testbed.kernel", run.testbed.kernel);
+}
+
+} // namespace
+
+model::ingest_result service::ingest(const model::ingest_request& req)
+{
+    // Identity first, so a bad field is named before the capture is parsed.
+    validate_identity(record_from(req, {}));
+    if (req.perf_csv.empty()) throw error("ingest.bad_field", "field 'perf_csv': empty; expected perf stat -x, output");
+    const perf_capture cap = parse_perf_stat(req.perf_csv, req.source);
+    model::run_record run = record_from(req, cap);
+    model::ingest_result res = ingest_run(std::move(run));
+    res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
+    return res;
+}
+
+model::ingest_result service::ingest_run(model::run_record run)
+{
+    validate_identity(run);
+    // One testbed identity whichever client sent the run (model/testbed.hpp).
+    run.testbed.fingerprint = model::fingerprint_of(run.testbed);
+    if (run.counters.empty()) throw error("ingest.bad_csv", "the run has no counters");
+    std::set<std::string> seen;
+    model::ingest_result res;
+    for (const auto& c : run.counters) {
+        validate_name("counter", c.counter);
+        if (!seen.insert(c.counter).second) {
+            throw error("ingest.bad_field", fmt::format("counter '{}' appears twice in one run", c.counter));
+        }
+        for (const auto& s : c.samples) res.samples += s.value.has_value();
+    }
+    if (res.samples == 0) {
+        res.warnings.push_back("no counter has a value (all <not supported> / <not counted>)");
+    }
+    res.counters = run.counters.size();
+    res.run_id = db_.insert_run(run);
+    return res;
+}
+
+comparison service::compare(const std::string& project,
+                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const policy& rules)
+{
+    if (pairs.empty()) throw error("compare.bad_request", "no (baseline_run, candidate_run) pair given");
+    // Idempotence: a comparison is a pure function of (project, pairs,
+    // policy). Runs are immutable and the z-score history is runs older
+    // than the candidate, which never changes once the candidate is stored.
+    // So a stored report for the same key is the answer, with its id.
+    const std::string key = comparison_request_key(project, pairs, rules);
+    if (auto hit = recent_->find(project, key)) return *hit;
+    if (auto stored = db_.find_comparison(project, key)) {
+        comparison hit;
+        hit.id = stored->first;
+        nlohmann::json doc = nlohmann::json::parse(stored->second);
+        hit.result = report_from_json(doc);
+        hit.result.comparison_id = hit.id;
+        doc["comparison_id"] = hit.id;
+        hit.json = std::make_shared<const std::string>(report_text(doc));
+        recent_->add(project, key, hit);
+        return hit;
+    }
+
+    sample_set base, cand;
+    struct history_key {
+        std::string benchmark, branch, testbed;
+        std::int64_t before = 0;
+    };
+    std::vector<history_key> keys;
+    std::set<std::string> names;
+    for (const auto& [b_id, c_id] : pairs) {
+        auto b = db_.load_run(project, b_id);
+        if (!b) throw error("compare.not_found", fmt::format("baseline run {} not found in project '{}'", b_id, project));
+        auto c = db_.load_run(project, c_id);
+        if (!c) throw error("compare.not_found", fmt::format("candidate run {} not found in project '{}'", c_id, project));
+        if (b->benchmark != c->benchmark) {
+            throw error("compare.mismatch", fmt::format("run {} is benchmark '{}' but run {} is '{}'", b_id,
+                                                        b->benchmark, c_id, c->benchmark));
+        }
+        if (!names.insert(b->benchmark).second) {
+            throw error("compare.mismatch", fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
+        }
+        base.benchmarks.push_back(samples_from(*b));
+        cand.benchmarks.push_back(samples_from(*c));
+        // History: the baseline branch on the candidate's testbed, runs older
+        // than the candidate (design.md §3).
+        keys.push_back({b->benchmark, b->branch, c->testbed.fingerprint, c_id});
+    }
+
+    history_fn history = [&](std::string_view benchmark, std::string_view counter) {
+        std::vector<double> medians;
+        auto key = std::find_if(keys.begin(), keys.end(), [&](const history_key& k) { return k.benchmark == benchmark; });
+        if (key == keys.end()) return medians;
+        model::history_query q;
+        q.project = project;
+        q.benchmark = key->benchmark;
+        q.counter = std::string(counter);
+        if (!key->branch.empty()) q.branch = key->branch;
+        if (!key->testbed.empty()) q.testbed = key->testbed;
+        q.role = "baseline";
+        q.before_run = key->before;
+        q.limit = rules.history;
+        for (const auto& p : db_.history(q)) medians.push_back(p.median);
+        return medians;
+    };
+
+    comparison out;
+    out.result = gate::compare(base, cand, rules, history);
+    const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
+    // Two identical requests that both missed above: the store keeps the
+    // first row and returns its id to the second.
+    // Built once: stored without the id (not known yet), served with it.
+    nlohmann::json doc = to_json(out.result);
+    out.id = db_.insert_comparison(project, first_b, first_c, report_text(doc), key);
+    out.result.comparison_id = out.id;
+    doc["comparison_id"] = out.id;
+    out.json = std::make_shared<const std::string>(report_text(doc));
+    recent_->add(project, key, out);
+    return out;
+}
+
+std::optional<report> service::load_comparison(const std::string& project, std::int64_t id) const
+{
+    auto text = db_.load_comparison(project, id);
+    if (!text) return std::nullopt;
+    report r = report_from_json(nlohmann::json::parse(*text));
+    r.comparison_id = id;
+    return r;
+}
+
+std::vector<model::history_point> service::history(const model::history_query& q) const
+{
+    validate_name("project", q.project);
+    validate_name("benchmark", q.benchmark);
+    validate_name("counter", q.counter);
+    if (q.branch) validate_name("branch", *q.branch);
+    if (q.testbed) validate_name("testbed", *q.testbed);
+    return db_.history(q);
+}
+
+void service::authorize(std::string_view token, const std::string& project) const
+{
+    auto owner = db_.token_project(token);
+    if (!owner) throw error("auth.bad_token", "Authorization header: unknown or revoked token");
+    if (*owner != project) {
+        throw error("auth.forbidden", fmt::format("this token does not grant access to project '{}'", project));
+    }
+}
+
+bool service::project_exists(const std::string& project) const { return db_.project_exists(project); }
+
+void service::require_project(const std::string& project) const
+{
+    validate_name("project", project);
+    if (!db_.project_exists(project)) {
+        throw error("project.not_found",
+                    fmt::format("no project '{}' (projects are created by `perfgate token create`)", project));
+    }
+}
+
+void service::ensure_project(const std::string& project)
+{
+    validate_name("project", project);
+    db_.ensure_project(project);
+}
+
+std::string service::create_token(const std::string& project, std::string_view name)
+{
+    validate_name("project", project);
+    return db_.create_token(project, name);
+}
+
+std::int64_t service::store_size_bytes() const { return db_.size_bytes(); }
+
+std::vector<model::benchmark_info> service::benchmarks(const std::string& project) const
+{
+    return db_.benchmarks(project);
+}
+
+} // namespace perfgate::gate
