@@ -905,13 +905,14 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
     CHECK(run->benchmark == "quick");
     CHECK(find_counter(*run, "wall-time") != nullptr);
 
-    SUBCASE("a wrong token is exit 4 with the server's error")
+    SUBCASE("a wrong token is exit 2 (usage or input error, as from every command) with the server's error")
     {
         auto bad = run_perfgate({"run", "-q", "-r", "1", "--warmup", "0", "--server", url, "--project", "demo",
                                  "--token", "pg_wrong", "--sha", "a", "--branch", "b", "--baseline", "true",
                                  "--candidate", "true"},
                                 dir.path());
-        CHECK(bad.code == 4);
+        CHECK(bad.code == 2);
+        CHECK(bad.err.find("[server.auth]") != std::string::npos);
         CHECK(bad.err.find("HTTP 401") != std::string::npos);
     }
 }
