@@ -27,4 +27,14 @@ std::string read_text_file(const std::filesystem::path& path, const std::string&
     return text.str();
 }
 
+std::optional<std::string> read_file_if_readable(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in.is_open()) return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return std::nullopt;
+    return text.str();
+}
+
 } // namespace perfgate::model

@@ -26,6 +26,8 @@
 
 #include "runner/process.hpp"
 #include "model/error.hpp"
+#include "model/file.hpp"
+#include "model/text.hpp"
 
 namespace perfgate::runner {
 
@@ -48,26 +50,11 @@ constexpr int perf_exit_bad_event = 129;
 
 // ---------------------------------------------------------------- files
 
-std::string trim(std::string_view s)
-{
-    const auto* ws = " \t\r\n";
-    auto b = s.find_first_not_of(ws);
-    if (b == std::string_view::npos) return {};
-    auto e = s.find_last_not_of(ws);
-    return std::string(s.substr(b, e - b + 1));
-}
+std::string trim(std::string_view s) { return std::string(model::trim(s)); }
 
 // Whole file, or nullopt when it is missing or unreadable (sysfs files can
 // exist and still fail to read, e.g. EIO or EPERM).
-std::optional<std::string> read_file(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in.is_open()) return std::nullopt;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return std::nullopt;
-    return ss.str();
-}
+std::optional<std::string> read_file(const fs::path& path) { return model::read_file_if_readable(path); }
 
 // First line of a one-value sysfs/procfs file, trimmed.
 std::optional<std::string> read_value(const fs::path& path)

@@ -19,6 +19,7 @@
 #include "gate/perf_csv.hpp"
 #include "runner/process.hpp"
 #include "model/error.hpp"
+#include "model/file.hpp"
 
 namespace perfgate::runner {
 
@@ -53,13 +54,9 @@ std::string join(const std::vector<std::string>& items, std::string_view sep)
     return out;
 }
 
-std::string read_file(const std::filesystem::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+// A file the run itself wrote; empty when it is missing (a workload that
+// never started leaves no status file: the caller reports that).
+std::string read_output(const std::filesystem::path& p) { return model::read_file_if_readable(p).value_or(""); }
 
 std::string seconds(nanoseconds d) { return fmt::format("{:.1f} s", std::chrono::duration<double>(d).count()); }
 
@@ -329,7 +326,7 @@ private:
         ex.proc = start(so, at);
         if (ex.proc.status.timed_out) fail(at, cmd, ex.proc, ex.proc.status);
 
-        std::istringstream status_text(read_file(status_file));
+        std::istringstream status_text(read_output(status_file));
         std::string kind;
         int value = 0;
         if (status_text >> kind >> value) {
@@ -359,7 +356,7 @@ private:
 
         gate::perf_capture cap;
         try {
-            cap = gate::parse_perf_stat(read_file(out_file), out_file.filename().string());
+            cap = gate::parse_perf_stat(read_output(out_file), out_file.filename().string());
         } catch (const error& e) {
             throw error("measure.perf_unavailable",
                         fmt::format("{}: perf stat's output could not be read: {}", at.text(), e.what()));
@@ -429,7 +426,7 @@ private:
 
         std::map<std::string, double> totals;
         for (auto& f : std::filesystem::directory_iterator(out_dir)) {
-            for (auto& [event, v] : parse_callgrind_totals(read_file(f.path()), f.path().string())) totals[event] += v;
+            for (auto& [event, v] : parse_callgrind_totals(read_output(f.path()), f.path().string())) totals[event] += v;
         }
         std::filesystem::remove_all(out_dir);
         if (!totals.contains("Ir")) {

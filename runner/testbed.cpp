@@ -15,20 +15,13 @@
 #include "runner/check_env.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
+#include "model/text.hpp"
 
 namespace perfgate::runner {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string trim(std::string_view s)
-{
-    const auto* ws = " \t\r\n";
-    auto b = s.find_first_not_of(ws);
-    if (b == std::string_view::npos) return {};
-    return std::string(s.substr(b, s.find_last_not_of(ws) - b + 1));
-}
 
 // "model name : AMD EPYC 7B13" on x86; ARM kernels write "Hardware" or
 // "Processor" (older) instead, and "CPU part" codes that name no model.
@@ -39,8 +32,8 @@ std::string cpu_model(const fs::path& proc_root)
     for (std::string line; std::getline(in, line);) {
         auto colon = line.find(':');
         if (colon == std::string::npos) continue;
-        auto key = trim(std::string_view(line).substr(0, colon));
-        auto value = trim(std::string_view(line).substr(colon + 1));
+        auto key = model::trim(std::string_view(line).substr(0, colon));
+        const std::string value(model::trim(std::string_view(line).substr(colon + 1)));
         if (value.empty()) continue;
         if (key == "model name") return value;
         if (fallback.empty() && (key == "Hardware" || key == "Processor" || key == "cpu model")) fallback = value;
