@@ -13,6 +13,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -247,15 +248,12 @@ void session::log(std::string_view method, std::string_view target, unsigned sta
                   std::size_t bytes, double seconds) const
 {
     if (!limits_.access_log) return;
-    std::timespec ts{};
-    std::timespec_get(&ts, TIME_UTC);
-    std::tm tm{};
-    gmtime_r(&ts.tv_sec, &tm);
-    char when[32];
-    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    // Millisecond UTC timestamps: "2026-11-22T02:11:05.123Z".
+    const auto now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    const auto millis = now.time_since_epoch().count() % 1000;
     // Targets are user input: bounded, and JSON-escaped by nlohmann.
     const nlohmann::json line = {
-        {"ts", fmt::format("{}.{:03}Z", when, ts.tv_nsec / 1000000)},
+        {"ts", fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(now)), millis)},
         {"remote", remote_},
         {"method", method},
         {"target", target.substr(0, 256)},
