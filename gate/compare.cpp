@@ -14,6 +14,16 @@
 #include "stats/welch.hpp"
 #include "stats/zscore.hpp"
 
+// compare() runs in named steps, as google/benchmark's runner does:
+//   1. pair_benchmarks        benchmarks and counters present, rules, gating
+//   2. describe_and_test      per counter: statistics, method, raw p-value
+//   3. adjust_p_values        Holm / BH across the gated counters of the gate
+//   4. estimate_shift         Hodges-Lehmann or mean shift, detectable effect
+//   5. classify               status and reason (design.md §3, in order)
+//   6. score_against_history  z-score and anomaly
+//   7. warn_about_counter, benchmark_verdict, gate_verdict
+// Steps 1 and 7 are the only ones that add warnings, in input order.
+
 namespace perfgate::gate {
 
 namespace {
@@ -72,6 +82,7 @@ std::optional<double> mde_of(double sd_b, std::size_t n_b, double sd_c, std::siz
 // "Worse" in the counter's own direction.
 bool is_worse(double delta, better direction) { return direction == better::lower ? delta > 0 : delta < 0; }
 
+// One counter on its way through the steps; rep is what the report gets.
 struct pending_counter {
     counter_report rep;
     const counter_series* b = nullptr;
@@ -82,21 +93,115 @@ struct pending_counter {
     bool decided = false;    // unsupported or insufficient: no test
 };
 
-// The level a lone real effect must reach among m gated tests: alpha/m is the
-// first step of both Holm and Benjamini-Hochberg.
-double detection_level(const policy& rules, std::size_t gated_tests)
+// One benchmark present on both sides.
+struct pending_benchmark {
+    std::string name;
+    std::size_t summary_repeats = 0;   // perf -r N: N when given, else 0
+    std::vector<pending_counter> counters;
+};
+
+// ---- Step 1: pair benchmarks and counters ---------------------------------
+
+// Baseline counters in their order, then those only the candidate has.
+std::vector<std::string> counter_names(const benchmark_samples& b, const benchmark_samples& c)
 {
-    if (rules.correction == stats::correction::none || gated_tests <= 1) return rules.alpha;
-    return rules.alpha / static_cast<double>(gated_tests);
+    std::vector<std::string> names;
+    for (const auto& s : b.counters) names.push_back(s.name);
+    for (const auto& s : c.counters) {
+        if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
+    }
+    return names;
 }
 
-// Smallest two-sided p-value the exact Mann-Whitney test can produce at these
-// sizes: 2 / C(m+n, m) (complete separation), in log space to avoid overflow.
-double min_exact_p(std::size_t m, std::size_t n)
+// A counter of benchmark b/c with its resolved rule; either side may lack it.
+pending_counter set_up_counter(const benchmark_samples& b, const benchmark_samples& c, const std::string& name,
+                               bool summary, const policy& rules)
 {
-    const double log_choose = std::lgamma(static_cast<double>(m + n) + 1) - std::lgamma(static_cast<double>(m) + 1) -
-                              std::lgamma(static_cast<double>(n) + 1);
-    return std::min(1.0, 2.0 * std::exp(-log_choose));
+    pending_counter pc;
+    pc.b = b.find(name);
+    pc.c = c.find(name);
+    const std::string unit = pc.b ? pc.b->unit : pc.c->unit;
+    pc.rule = rules.resolve(b.name, name, unit);
+    pc.summary = summary;
+    counter_report& r = pc.rep;
+    r.name = name;
+    r.unit = lookup_counter(name, unit).unit;
+    r.direction = pc.rule.direction;
+    r.gated = pc.rule.gated;
+    r.threshold_pct = pc.rule.threshold_pct;
+    return pc;
+}
+
+// When no primary counter has data on both sides, the fallback counters
+// gate, unless the policy says explicitly whether they do.
+void apply_fallback_gating(std::vector<pending_counter>& counters, std::string_view bench, const policy& rules)
+{
+    const bool primary_present = std::any_of(counters.begin(), counters.end(), [&](const pending_counter& pc) {
+        return lookup_counter(pc.rep.name).gated && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
+    });
+    if (primary_present) return;
+    for (auto& pc : counters) {
+        if (lookup_counter(pc.rep.name).fallback_gate && !explicit_gate(rules, bench, pc.rep.name)) pc.rep.gated = true;
+    }
+}
+
+// The benchmarks both sides have, in baseline order, each with the union of
+// its counters and their resolved rules. A benchmark on one side only is a
+// warning, not a comparison.
+std::vector<pending_benchmark> pair_benchmarks(const sample_set& baseline, const sample_set& candidate,
+                                               const policy& rules, std::vector<std::string>& warnings)
+{
+    std::vector<pending_benchmark> benches;
+    for (const auto& bb : baseline.benchmarks) {
+        const benchmark_samples* cb = candidate.find(bb.name);
+        if (!cb) {
+            warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
+            continue;
+        }
+        const bool summary = bb.summary_only || cb->summary_only;
+        pending_benchmark bench;
+        bench.name = bb.name;
+        // Both sides by name (find: the first benchmark of that name).
+        bench.summary_repeats = baseline.find(bb.name)->summary_repeats.value_or(cb->summary_repeats.value_or(0));
+        for (const auto& name : counter_names(bb, *cb)) {
+            bench.counters.push_back(set_up_counter(bb, *cb, name, summary, rules));
+        }
+        apply_fallback_gating(bench.counters, bb.name, rules);
+        benches.push_back(std::move(bench));
+        if (summary) {
+            warnings.push_back(fmt::format(
+                "benchmark '{}': summary-only input (perf stat -r N aggregates): Welch's t-test on means; "
+                "per-run samples (perf stat -o FILE --append, or perfgate run) give a better test",
+                bb.name));
+        }
+    }
+    for (const auto& cb : candidate.benchmarks) {
+        if (!baseline.find(cb.name)) {
+            warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", cb.name));
+        }
+    }
+    return benches;
+}
+
+// ---- Step 2: describe and test each counter -------------------------------
+
+// A status reached before any test: unsupported or insufficient.
+void decide(pending_counter& pc, status s, std::string reason)
+{
+    pc.rep.state = s;
+    pc.rep.reason = std::move(reason);
+    pc.decided = true;
+}
+
+// Zero spread on both sides: the change is known exactly (design.md §3
+// "Deterministic counters"), and decided on the threshold alone.
+void mark_deterministic(counter_report& r, double base, double cand)
+{
+    r.test = method::deterministic;
+    r.shift = cand - base;
+    r.shift_pct = pct_of(*r.shift, base);
+    r.shift_ci = std::pair{*r.shift, *r.shift};
+    r.mde_pct = 0.0;
 }
 
 void run_rank_test(pending_counter& pc)
@@ -127,14 +232,10 @@ void run_welch(pending_counter& pc, std::size_t repeats)
         // perf prints variance% with two decimals: "0.00%" on both sides is
         // zero spread, where Welch has no answer; the deterministic rule of
         // design.md §3 decides on the threshold alone.
-        r.test = method::deterministic;
         r.baseline.stddev = r.candidate.stddev = 0.0;
         if (m_b != 0) r.baseline.cov = 0.0;
         if (m_c != 0) r.candidate.cov = 0.0;
-        r.shift = m_c - m_b;
-        r.shift_pct = pct_of(*r.shift, m_b);
-        r.shift_ci = std::pair{*r.shift, *r.shift};
-        r.mde_pct = 0.0;
+        mark_deterministic(r, m_b, m_c);
         return;
     }
     r.test = method::welch;
@@ -151,6 +252,281 @@ void run_welch(pending_counter& pc, std::size_t repeats)
     }
 }
 
+// perf -r N aggregates: Welch's t-test from mean, N and variance%.
+void test_aggregates(pending_counter& pc, std::size_t repeats)
+{
+    if (pc.b->variance_pct.empty() || pc.c->variance_pct.empty() || repeats < 2) {
+        decide(pc, status::insufficient,
+               repeats < 2 ? "perf -r N aggregates do not record N: give the repetition count "
+                             "(perfgate compare --repeats N)"
+                           : "aggregate without variance%");
+        return;
+    }
+    run_welch(pc, repeats);
+}
+
+// Per-run samples: the deterministic rule, else at least min_samples per
+// side for a rank test.
+void test_samples(pending_counter& pc)
+{
+    counter_report& r = pc.rep;
+    const auto& b = pc.b->values;
+    const auto& c = pc.c->values;
+    const bool deterministic = zero_spread(b) && zero_spread(c) &&
+                               ((b.size() >= 2 && c.size() >= 2) || !lookup_counter(r.name).time_like);
+    if (deterministic) {
+        mark_deterministic(r, *r.baseline.median, *r.candidate.median);
+        return;
+    }
+    const std::size_t need = pc.rule.min_samples;
+    if (b.size() < need || c.size() < need) {
+        decide(pc, status::insufficient,
+               fmt::format("{} baseline / {} candidate samples; at least {} per side are needed", b.size(),
+                           c.size(), need));
+        return;
+    }
+    run_rank_test(pc);
+}
+
+// Everything about one counter that does not depend on the other counters:
+// descriptive statistics, delta_pct, the method and the raw p-value, or the
+// reason no test applies.
+void describe_and_test(pending_counter& pc, std::size_t summary_repeats)
+{
+    counter_report& r = pc.rep;
+    if (!pc.b || !pc.c || pc.b->values.empty() || pc.c->values.empty()) {
+        decide(pc, status::unsupported,
+               !pc.b || !pc.c ? fmt::format("only measured on the {} side", pc.b ? "baseline" : "candidate")
+                              : "no values (perf: <not supported> / <not counted>)");
+        if (pc.b) r.baseline = summarize_side(*pc.b);
+        if (pc.c) r.candidate = summarize_side(*pc.c);
+        return;
+    }
+    r.baseline = summarize_side(*pc.b);
+    r.candidate = summarize_side(*pc.c);
+    r.running_pct_min = std::min(pc.b->running_pct_min, pc.c->running_pct_min);
+    r.delta_pct = pct_of(*r.candidate.median - *r.baseline.median, *r.baseline.median);
+    if (pc.summary) {
+        test_aggregates(pc, summary_repeats);
+    } else {
+        test_samples(pc);
+    }
+}
+
+// ---- Step 3: multiplicity across the gate ---------------------------------
+
+// Sets p_adjusted on every gated counter with a p-value, adjusted together
+// (design.md §3 "Multiplicity"); returns how many there are.
+std::size_t adjust_p_values(std::vector<pending_benchmark>& benches, const policy& rules)
+{
+    std::vector<counter_report*> family;
+    for (auto& bench : benches) {
+        for (auto& pc : bench.counters) {
+            if (pc.testable && pc.rep.gated) family.push_back(&pc.rep);
+        }
+    }
+    std::vector<double> raw;
+    raw.reserve(family.size());
+    for (const counter_report* r : family) raw.push_back(*r->p_value);
+    const std::vector<double> adjusted = stats::adjust(raw, rules.correction);
+    for (std::size_t i = 0; i < family.size(); ++i) family[i]->p_adjusted = adjusted[i];
+    return family.size();
+}
+
+// The level a lone real effect must reach among m gated tests: alpha/m is the
+// first step of both Holm and Benjamini-Hochberg.
+double detection_level(const policy& rules, std::size_t gated_tests)
+{
+    if (rules.correction == stats::correction::none || gated_tests <= 1) return rules.alpha;
+    return rules.alpha / static_cast<double>(gated_tests);
+}
+
+// ---- Step 4: shift estimate and minimum detectable effect -----------------
+
+// Smallest two-sided p-value the exact Mann-Whitney test can produce at these
+// sizes: 2 / C(m+n, m) (complete separation), in log space to avoid overflow.
+double min_exact_p(std::size_t m, std::size_t n)
+{
+    const double log_choose = std::lgamma(static_cast<double>(m + n) + 1) - std::lgamma(static_cast<double>(m) + 1) -
+                              std::lgamma(static_cast<double>(n) + 1);
+    return std::min(1.0, 2.0 * std::exp(-log_choose));
+}
+
+// For a tested counter (deterministic ones have theirs from step 2): the
+// shift with its confidence interval, and the smallest shift this gate
+// could have detected. level is detection_level() of this gate.
+void estimate_shift(pending_counter& pc, const policy& rules, double level)
+{
+    counter_report& r = pc.rep;
+    const double med_b = *r.baseline.median;
+    if (*r.test == method::welch) {
+        r.shift = *r.candidate.mean - *r.baseline.mean;
+        r.shift_pct = pct_of(*r.shift, med_b);
+        if (auto m = mde_of(*r.baseline.stddev, r.baseline.n, *r.candidate.stddev, r.candidate.n, std::abs(med_b),
+                            rules.alpha)) {
+            r.mde_pct = *m;
+        }
+        return;
+    }
+    const auto hl = stats::hodges_lehmann(pc.b->values, pc.c->values, rules.alpha, *r.test == method::exact);
+    r.shift = hl.estimate;
+    r.shift_pct = pct_of(hl.estimate, med_b);
+    r.shift_ci = std::pair{hl.lower, hl.upper};
+    if (auto m = mde_of(r.baseline.stddev.value_or(0), r.baseline.n, r.candidate.stddev.value_or(0), r.candidate.n,
+                        std::abs(med_b), rules.alpha)) {
+        r.mde_pct = *m;
+    }
+    // The MDE is at alpha (design.md §3), but among m gated counters a lone
+    // effect must reach alpha/m after Holm or BH. When even complete
+    // separation cannot get there, no shift of any size was detectable: say
+    // so, never "pass".
+    if (r.gated && *r.test == method::exact && min_exact_p(r.baseline.n, r.candidate.n) >= level) {
+        r.mde_pct = std::numeric_limits<double>::infinity();
+    }
+}
+
+// ---- Step 5: status ---------------------------------------------------------
+
+// Status and reason of a counter that reached step 2's end undecided, in the
+// order of design.md §3: regression / improvement, inconclusive, unchanged.
+void classify(pending_counter& pc, const policy& rules)
+{
+    counter_report& r = pc.rep;
+    const double threshold = pc.rule.threshold_pct;
+    // delta_pct is null when median(B) is 0 (no relative change from zero),
+    // yet any change away from 0 is larger than every threshold: an infinite
+    // relative change, not "0.00%".
+    const double change = *r.candidate.median - *r.baseline.median;
+    const bool from_zero = !r.delta_pct && *r.baseline.median == 0 && change != 0;
+    const double delta =
+        from_zero ? std::copysign(std::numeric_limits<double>::infinity(), change) : r.delta_pct.value_or(0.0);
+    const bool big = (r.delta_pct || from_zero) && std::abs(delta) >= threshold;
+    const bool deterministic = r.test && *r.test == method::deterministic;
+    // Non-gated counters are informational: judged on their raw p.
+    const std::optional<double> p = r.p_adjusted ? r.p_adjusted : r.p_value;
+    const bool significant = deterministic || (p && *p < rules.alpha);
+    // |CoV|: stddev / mean is negative for a negative mean.
+    const double cov = std::max(std::abs(r.baseline.cov.value_or(0.0)), std::abs(r.candidate.cov.value_or(0.0)));
+    const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
+    if (significant && big) {
+        r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
+        const std::string why =
+            deterministic ? std::string("deterministic counter") : fmt::format("p={:.3g} < alpha={}", *p, rules.alpha);
+        r.reason = from_zero ? fmt::format("{}: changed from a zero baseline median to {} (any change from 0 "
+                                           "exceeds threshold {}%)",
+                                           why, *r.candidate.median, threshold)
+                   : deterministic
+                       ? fmt::format("deterministic counter changed by {:+.2f}% (threshold {}%)", delta, threshold)
+                       : fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% >= {}%", *p, rules.alpha,
+                                     std::abs(delta), threshold);
+    } else if (!deterministic && !significant && mde_too_big) {
+        r.state = status::inconclusive;
+        r.reason = r.mde_pct && std::isfinite(*r.mde_pct)
+                       ? fmt::format("not significant, but only shifts above {:.2f}% were detectable "
+                                     "(threshold {}%): more repetitions or less noise needed",
+                                     *r.mde_pct, threshold)
+                       : "not significant, and no shift was detectable with this many samples";
+    } else if (!deterministic && cov > pc.rule.max_cov) {
+        r.state = status::inconclusive;
+        r.reason =
+            fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100, pc.rule.max_cov * 100);
+    } else {
+        r.state = status::unchanged;
+        r.reason = deterministic
+                       ? fmt::format("deterministic counter: |delta| {:.2f}% < {}%", std::abs(delta), threshold)
+                   : significant ? fmt::format("significant but |delta| {:.2f}% < threshold {}%", std::abs(delta),
+                                               threshold)
+                                 : fmt::format("no significant change (p={:.3g})", p.value_or(1.0));
+    }
+}
+
+// ---- Step 6: history --------------------------------------------------------
+
+// z-score of the candidate median against the baseline branch's history
+// (design.md §3 "History z-score"), when there are history_min points.
+void score_against_history(counter_report& r, std::string_view bench, const policy& rules, const history_fn& history)
+{
+    if (!r.candidate.median) return;
+    const std::vector<double> hist = history(bench, r.name);
+    if (hist.size() < rules.history_min) return;
+    r.z_score = rules.robust_z ? stats::robust_z_score(*r.candidate.median, hist)
+                               : stats::z_score(*r.candidate.median, hist);
+    r.anomaly = r.z_score && std::abs(*r.z_score) > rules.z_threshold;
+}
+
+// ---- Step 7: warnings and verdicts -----------------------------------------
+
+// What a reader of this counter's status should know about how it was reached.
+void warn_about_counter(const pending_counter& pc, std::string_view bench, const policy& rules,
+                        std::vector<std::string>& warnings)
+{
+    const counter_report& r = pc.rep;
+    if (!pc.decided) {
+        // An estimate from multiplexed counting is scaled by perf.
+        if (r.running_pct_min && *r.running_pct_min < 100.0) {
+            warnings.push_back(fmt::format(
+                "{}/{}: multiplexed (counted {:.2f}% of the time, scaled by perf): split the events into "
+                "groups (perfgate run --split-events)",
+                bench, r.name, *r.running_pct_min));
+        }
+        const bool deterministic = r.test && *r.test == method::deterministic;
+        const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
+        if (r.gated && deterministic && fewest == 1) {
+            warnings.push_back(fmt::format(
+                "{}/{}: one sample on a side, decided on the threshold alone (deterministic rule); only "
+                "counts that do not vary between runs (callgrind's) justify that",
+                bench, r.name));
+        }
+        if (r.gated && !deterministic && fewest < rules.warn_samples) {
+            warnings.push_back(fmt::format("{}/{}: only {} samples on a side; {} or more give a "
+                                           "reliable rank test",
+                                           bench, r.name, fewest, rules.warn_samples));
+        }
+    }
+    if (r.state == status::unsupported && r.gated) {
+        warnings.push_back(fmt::format("{}/{}: gated but {}; it does not gate", bench, r.name,
+                                       !pc.b || !pc.c ? r.reason : "<not supported> / <not counted> on this machine"));
+    }
+}
+
+// design.md §3: fail if a gated counter regressed (or is an anomaly under
+// fail_on_anomaly), else inconclusive if one is inconclusive or
+// insufficient, or if no gated counter has data; else pass.
+verdict benchmark_verdict(const benchmark_report& br, const policy& rules, std::vector<std::string>& warnings)
+{
+    bool fail = false, unsure = false, any_gate_data = false;
+    for (const auto& r : br.counters) {
+        if (!r.gated) continue;
+        if (r.state != status::unsupported) any_gate_data = true;
+        if (r.state == status::regression || (rules.fail_on_anomaly && r.anomaly)) fail = true;
+        if (r.state == status::inconclusive || r.state == status::insufficient) unsure = true;
+    }
+    if (!any_gate_data) {
+        unsure = true;
+        warnings.push_back(fmt::format(
+            "benchmark '{}': no gated counter has data on both sides, so nothing was gated "
+            "(on machines without a PMU use task-clock, or --backend callgrind)",
+            br.name));
+    }
+    return fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
+}
+
+// The gate fails if a benchmark fails, else is inconclusive if one is, or if
+// nothing was compared.
+verdict gate_verdict(const std::vector<benchmark_report>& benchmarks, std::vector<std::string>& warnings)
+{
+    if (benchmarks.empty()) {
+        warnings.push_back("no benchmark present on both sides: nothing was compared");
+        return verdict::inconclusive;
+    }
+    bool fail = false, unsure = false;
+    for (const auto& b : benchmarks) {
+        fail = fail || b.result == verdict::fail;
+        unsure = unsure || b.result == verdict::inconclusive;
+    }
+    return fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
+}
+
 } // namespace
 
 report compare(const sample_set& baseline, const sample_set& candidate, const policy& rules, const history_fn& history)
@@ -160,284 +536,34 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
     for (const auto& w : baseline.warnings) out.warnings.push_back("baseline: " + w);
     for (const auto& w : candidate.warnings) out.warnings.push_back("candidate: " + w);
 
-    // Pass 1: per counter, everything but the multiplicity-adjusted decision.
-    std::vector<std::vector<pending_counter>> benches;
-    std::vector<std::string> bench_names;
-    for (const auto& bb : baseline.benchmarks) {
-        const benchmark_samples* cb = candidate.find(bb.name);
-        if (!cb) {
-            out.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
-            continue;
-        }
-        std::vector<std::string> names;
-        for (const auto& s : bb.counters) names.push_back(s.name);
-        for (const auto& s : cb->counters) {
-            if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
-        }
-        const bool summary = bb.summary_only || cb->summary_only;
-        std::vector<pending_counter> counters;
-        for (const auto& name : names) {
-            pending_counter pc;
-            pc.b = bb.find(name);
-            pc.c = cb->find(name);
-            const std::string unit = pc.b ? pc.b->unit : pc.c->unit;
-            pc.rule = rules.resolve(bb.name, name, unit);
-            pc.summary = summary;
-            counter_report& r = pc.rep;
-            r.name = name;
-            r.unit = lookup_counter(name, unit).unit;
-            r.direction = pc.rule.direction;
-            r.gated = pc.rule.gated;
-            r.threshold_pct = pc.rule.threshold_pct;
-            counters.push_back(std::move(pc));
-        }
-        // Fallback gating: no primary counter has data on both sides.
-        const bool primary_present = std::any_of(counters.begin(), counters.end(), [&](const pending_counter& pc) {
-            return lookup_counter(pc.rep.name).gated && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
-        });
-        if (!primary_present) {
-            for (auto& pc : counters) {
-                if (lookup_counter(pc.rep.name).fallback_gate && !explicit_gate(rules, bb.name, pc.rep.name)) pc.rep.gated = true;
-            }
-        }
-        bench_names.push_back(bb.name);
-        benches.push_back(std::move(counters));
-        if (summary) {
-            out.warnings.push_back(fmt::format(
-                "benchmark '{}': summary-only input (perf stat -r N aggregates): Welch's t-test on means; "
-                "per-run samples (perf stat -o FILE --append, or perfgate run) give a better test",
-                bb.name));
+    std::vector<pending_benchmark> benches = pair_benchmarks(baseline, candidate, rules, out.warnings);
+    for (auto& bench : benches) {
+        for (auto& pc : bench.counters) describe_and_test(pc, bench.summary_repeats);
+    }
+    const double level = detection_level(rules, adjust_p_values(benches, rules));
+    for (auto& bench : benches) {
+        for (auto& pc : bench.counters) {
+            if (pc.decided) continue;
+            if (pc.rep.test && *pc.rep.test != method::deterministic) estimate_shift(pc, rules, level);
+            classify(pc, rules);
         }
     }
-    for (const auto& cb : candidate.benchmarks) {
-        if (!baseline.find(cb.name)) {
-            out.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", cb.name));
+    if (history) {
+        for (auto& bench : benches) {
+            for (auto& pc : bench.counters) score_against_history(pc.rep, bench.name, rules, history);
         }
     }
-
-    // Pass 2: descriptive statistics, method, raw p-values.
-    std::size_t gated_tests = 0;
-    for (std::size_t bi = 0; bi < benches.size(); ++bi) {
-        const benchmark_samples* bb = baseline.find(bench_names[bi]);
-        const benchmark_samples* cb = candidate.find(bench_names[bi]);
-        for (auto& pc : benches[bi]) {
-            counter_report& r = pc.rep;
-            if (!pc.b || !pc.c || pc.b->values.empty() || pc.c->values.empty()) {
-                r.state = status::unsupported;
-                pc.decided = true;
-                r.reason = !pc.b || !pc.c ? fmt::format("only measured on the {} side", pc.b ? "baseline" : "candidate")
-                                          : "no values (perf: <not supported> / <not counted>)";
-                if (pc.b) r.baseline = summarize_side(*pc.b);
-                if (pc.c) r.candidate = summarize_side(*pc.c);
-                continue;
-            }
-            r.baseline = summarize_side(*pc.b);
-            r.candidate = summarize_side(*pc.c);
-            r.running_pct_min = std::min(pc.b->running_pct_min, pc.c->running_pct_min);
-            const double med_b = *r.baseline.median, med_c = *r.candidate.median;
-            r.delta_pct = pct_of(med_c - med_b, med_b);
-
-            if (pc.summary) {
-                const std::size_t repeats = bb->summary_repeats.value_or(cb->summary_repeats.value_or(0));
-                if (pc.b->variance_pct.empty() || pc.c->variance_pct.empty() || repeats < 2) {
-                    r.state = status::insufficient;
-                    pc.decided = true;
-                    r.reason = repeats < 2 ? "perf -r N aggregates do not record N: give the repetition count "
-                                             "(perfgate compare --repeats N)"
-                                           : "aggregate without variance%";
-                    continue;
-                }
-                run_welch(pc, repeats);
-            } else {
-                const bool deterministic =
-                    zero_spread(pc.b->values) && zero_spread(pc.c->values) &&
-                    ((pc.b->values.size() >= 2 && pc.c->values.size() >= 2) || !lookup_counter(r.name).time_like);
-                if (deterministic) {
-                    r.test = method::deterministic;
-                    r.shift = med_c - med_b;
-                    r.shift_pct = pct_of(*r.shift, med_b);
-                    r.shift_ci = std::pair{*r.shift, *r.shift};
-                    r.mde_pct = 0.0;
-                    continue;
-                }
-                const std::size_t need = pc.rule.min_samples;
-                if (pc.b->values.size() < need || pc.c->values.size() < need) {
-                    r.state = status::insufficient;
-                    pc.decided = true;
-                    r.reason = fmt::format("{} baseline / {} candidate samples; at least {} per side are needed",
-                                           pc.b->values.size(), pc.c->values.size(), need);
-                    continue;
-                }
-                run_rank_test(pc);
-            }
-            if (pc.testable && r.gated) ++gated_tests;
-        }
-    }
-
-    // Pass 3: multiplicity adjustment across all gated tests of this gate.
-    std::vector<double> raw;
-    for (auto& counters : benches) {
-        for (auto& pc : counters) {
-            if (pc.testable && pc.rep.gated) raw.push_back(*pc.rep.p_value);
-        }
-    }
-    const std::vector<double> adjusted = stats::adjust(raw, rules.correction);
-    std::size_t next = 0;
-    const double level = detection_level(rules, gated_tests);
-
-    // Pass 4: shift estimate, minimum detectable effect, status, history.
-    for (std::size_t bi = 0; bi < benches.size(); ++bi) {
+    for (auto& bench : benches) {
         benchmark_report br;
-        br.name = bench_names[bi];
-        for (auto& pc : benches[bi]) {
-            counter_report& r = pc.rep;
-            const bool decided = pc.decided;
-            if (!decided && r.test && *r.test != method::deterministic) {
-                if (r.gated && pc.testable) r.p_adjusted = adjusted[next++];
-                const double med_b = *r.baseline.median;
-                if (*r.test == method::welch) {
-                    r.shift = *r.candidate.mean - *r.baseline.mean;
-                    r.shift_pct = pct_of(*r.shift, med_b);
-                    if (auto m = mde_of(*r.baseline.stddev, r.baseline.n, *r.candidate.stddev, r.candidate.n,
-                                        std::abs(med_b), rules.alpha)) {
-                        r.mde_pct = *m;
-                    }
-                } else {
-                    const auto hl = stats::hodges_lehmann(pc.b->values, pc.c->values, rules.alpha,
-                                                          *r.test == method::exact);
-                    r.shift = hl.estimate;
-                    r.shift_pct = pct_of(hl.estimate, med_b);
-                    r.shift_ci = std::pair{hl.lower, hl.upper};
-                    if (auto m = mde_of(r.baseline.stddev.value_or(0), r.baseline.n, r.candidate.stddev.value_or(0),
-                                        r.candidate.n, std::abs(med_b), rules.alpha)) {
-                        r.mde_pct = *m;
-                    }
-                    // The MDE is at alpha (design.md §3), but among m gated
-                    // counters a lone effect must reach alpha/m after Holm or
-                    // BH. When even complete separation cannot get there, no
-                    // shift of any size was detectable: say so, never "pass".
-                    if (r.gated && *r.test == method::exact && min_exact_p(r.baseline.n, r.candidate.n) >= level) {
-                        r.mde_pct = std::numeric_limits<double>::infinity();
-                    }
-                }
-            }
-
-            if (!decided) {
-                const double threshold = pc.rule.threshold_pct;
-                // delta_pct is null when median(B) is 0 (no relative change
-                // from zero), yet any change away from 0 is larger than every
-                // threshold: an infinite relative change, not "0.00%".
-                const double change = *r.candidate.median - *r.baseline.median;
-                const bool from_zero = !r.delta_pct && *r.baseline.median == 0 && change != 0;
-                const double delta = from_zero ? std::copysign(std::numeric_limits<double>::infinity(), change)
-                                               : r.delta_pct.value_or(0.0);
-                const bool big = (r.delta_pct || from_zero) && std::abs(delta) >= threshold;
-                const bool deterministic = r.test && *r.test == method::deterministic;
-                // Non-gated counters are informational: judged on their raw p.
-                const std::optional<double> p = r.p_adjusted ? r.p_adjusted : r.p_value;
-                const bool significant = deterministic || (p && *p < rules.alpha);
-                // |CoV|: stddev / mean is negative for a negative mean.
-                const double cov =
-                    std::max(std::abs(r.baseline.cov.value_or(0.0)), std::abs(r.candidate.cov.value_or(0.0)));
-                const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
-                if (significant && big) {
-                    r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
-                    const std::string why = deterministic ? std::string("deterministic counter")
-                                                          : fmt::format("p={:.3g} < alpha={}", *p, rules.alpha);
-                    r.reason = from_zero
-                                   ? fmt::format("{}: changed from a zero baseline median to {} (any change from 0 "
-                                                 "exceeds threshold {}%)",
-                                                 why, *r.candidate.median, threshold)
-                               : deterministic
-                                   ? fmt::format("deterministic counter changed by {:+.2f}% (threshold {}%)", delta, threshold)
-                                   : fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% >= {}%", *p, rules.alpha,
-                                                 std::abs(delta), threshold);
-                } else if (!deterministic && !significant && mde_too_big) {
-                    r.state = status::inconclusive;
-                    r.reason = r.mde_pct && std::isfinite(*r.mde_pct)
-                                   ? fmt::format("not significant, but only shifts above {:.2f}% were detectable "
-                                                 "(threshold {}%): more repetitions or less noise needed",
-                                                 *r.mde_pct, threshold)
-                                   : "not significant, and no shift was detectable with this many samples";
-                } else if (!deterministic && cov > pc.rule.max_cov) {
-                    r.state = status::inconclusive;
-                    r.reason = fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100,
-                                           pc.rule.max_cov * 100);
-                } else {
-                    r.state = status::unchanged;
-                    r.reason = deterministic ? fmt::format("deterministic counter: |delta| {:.2f}% < {}%", std::abs(delta), threshold)
-                               : significant ? fmt::format("significant but |delta| {:.2f}% < threshold {}%",
-                                                           std::abs(delta), threshold)
-                                             : fmt::format("no significant change (p={:.3g})", p.value_or(1.0));
-                }
-                // An estimate from multiplexed counting is scaled by perf.
-                if (r.running_pct_min && *r.running_pct_min < 100.0) {
-                    out.warnings.push_back(fmt::format(
-                        "{}/{}: multiplexed (counted {:.2f}% of the time, scaled by perf): split the events into "
-                        "groups (perfgate run --split-events)",
-                        br.name, r.name, *r.running_pct_min));
-                }
-                const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
-                if (r.gated && deterministic && fewest == 1) {
-                    out.warnings.push_back(fmt::format(
-                        "{}/{}: one sample on a side, decided on the threshold alone (deterministic rule); only "
-                        "counts that do not vary between runs (callgrind's) justify that",
-                        br.name, r.name));
-                }
-                if (r.gated && !deterministic && fewest < rules.warn_samples) {
-                    out.warnings.push_back(fmt::format("{}/{}: only {} samples on a side; {} or more give a "
-                                                       "reliable rank test",
-                                                       br.name, r.name, fewest, rules.warn_samples));
-                }
-            }
-            if (r.state == status::unsupported && r.gated) {
-                out.warnings.push_back(fmt::format("{}/{}: gated but {}; it does not gate", br.name, r.name,
-                                                   !pc.b || !pc.c ? r.reason
-                                                                  : "<not supported> / <not counted> on this machine"));
-            }
-
-            // History z-score of the candidate median against baseline-branch history.
-            if (history && r.candidate.median) {
-                const std::vector<double> hist = history(br.name, r.name);
-                if (hist.size() >= rules.history_min) {
-                    r.z_score = rules.robust_z ? stats::robust_z_score(*r.candidate.median, hist)
-                                               : stats::z_score(*r.candidate.median, hist);
-                    r.anomaly = r.z_score && std::abs(*r.z_score) > rules.z_threshold;
-                }
-            }
-            br.counters.push_back(std::move(r));
+        br.name = bench.name;
+        for (auto& pc : bench.counters) {
+            warn_about_counter(pc, bench.name, rules, out.warnings);
+            br.counters.push_back(std::move(pc.rep));
         }
-
-        // Benchmark verdict (design.md §3).
-        bool fail = false, unsure = false, any_gate_data = false;
-        for (const auto& r : br.counters) {
-            if (!r.gated) continue;
-            if (r.state != status::unsupported) any_gate_data = true;
-            if (r.state == status::regression || (rules.fail_on_anomaly && r.anomaly)) fail = true;
-            if (r.state == status::inconclusive || r.state == status::insufficient) unsure = true;
-        }
-        if (!any_gate_data) {
-            unsure = true;
-            out.warnings.push_back(fmt::format(
-                "benchmark '{}': no gated counter has data on both sides, so nothing was gated "
-                "(on machines without a PMU use task-clock, or --backend callgrind)",
-                br.name));
-        }
-        br.result = fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
+        br.result = benchmark_verdict(br, rules, out.warnings);
         out.benchmarks.push_back(std::move(br));
     }
-
-    if (out.benchmarks.empty()) {
-        out.result = verdict::inconclusive;
-        out.warnings.push_back("no benchmark present on both sides: nothing was compared");
-    } else {
-        bool fail = false, unsure = false;
-        for (const auto& b : out.benchmarks) {
-            fail = fail || b.result == verdict::fail;
-            unsure = unsure || b.result == verdict::inconclusive;
-        }
-        out.result = fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
-    }
+    out.result = gate_verdict(out.benchmarks, out.warnings);
     return out;
 }
 
