@@ -7,8 +7,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <nlohmann/json.hpp>
 
 namespace perfgate::test {
@@ -53,10 +56,14 @@ std::map<std::string, std::string> parse_query(const std::string& q)
 } // namespace
 
 struct fake_github::state {
+    // Declared first, destroyed last: the sessions' TLS streams, destroyed
+    // with the io_context's pending handlers, were made from it.
+    std::optional<asio::ssl::context> tls;   // set in TLS mode
     asio::io_context ioc;
     tcp::acceptor acceptor{ioc};
     std::string token, login, user_type;
     unsigned short port = 0;
+    std::string base_url;                      // http(s)://127.0.0.1:PORT
 
     mutable std::mutex mutex;
     std::vector<recorded_request> requests;
@@ -65,6 +72,7 @@ struct fake_github::state {
     std::deque<fault> faults;
     std::int64_t next_id = 1000;
     bool deny_pulls = false, deny_statuses = false;
+    std::size_t connections = 0;
 
     using response = http::response<http::string_body>;
 
@@ -83,9 +91,11 @@ struct fake_github::state {
         return {{"id", c.id}, {"body", c.body}, {"user", {{"login", c.login}, {"type", c.user_type}}}};
     }
 
-    // Returns the response; called with the mutex held.
-    response handle(const http::request<http::string_body>& req)
+    // Returns the response and sets how long to hold it back (a fault's
+    // delay); called with the mutex held.
+    response handle(const http::request<http::string_body>& req, std::chrono::milliseconds& delay)
     {
+        delay = std::chrono::milliseconds(0);
         recorded_request rec;
         rec.method = std::string(req.method_string());
         rec.target = std::string(req.target());
@@ -130,6 +140,11 @@ struct fake_github::state {
         for (auto it = faults.begin(); it != faults.end(); ++it) {
             if ((it->method.empty() || it->method == rec.method) &&
                 rec.path.find(it->path_contains) != std::string::npos) {
+                delay = it->delay;
+                if (it->takes_effect) {
+                    if (--it->times <= 0) faults.erase(it);
+                    break;   // handled as usual below, answered late
+                }
                 response res{static_cast<http::status>(it->status), v};
                 for (auto& [k, val] : it->headers) res.set(k, val);
                 res.set(http::field::content_type, "application/json; charset=utf-8");
@@ -176,7 +191,7 @@ struct fake_github::state {
                                                        static_cast<std::size_t>(per_page)));
             if (page < last) {
                 // Like GitHub: absolute URLs under /repositories/{id}, not the path we were called on.
-                std::string base = "http://127.0.0.1:" + std::to_string(port) + "/repositories/" + repository_id +
+                std::string base = base_url + "/repositories/" + repository_id +
                                    "/issues/" + std::to_string(issue) + "/comments?per_page=" +
                                    std::to_string(per_page) + "&page=";
                 res.set(http::field::link, "<" + base + std::to_string(page + 1) + ">; rel=\"next\", <" + base +
@@ -249,13 +264,32 @@ struct fake_github::state {
 
 namespace {
 
-// One connection: read a request, answer, repeat while keep-alive.
-class session : public std::enable_shared_from_this<session> {
+using plain_stream = beast::tcp_stream;
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection: read a request, answer (after a fault's delay), repeat
+// while keep-alive. Stream is plain TCP or TLS over TCP.
+template <class Stream>
+class session : public std::enable_shared_from_this<session<Stream>> {
 public:
     // The state owns the io_context that runs this session, so it outlives it.
-    session(tcp::socket socket, fake_github::state* st) : stream_(std::move(socket)), state_(st) {}
+    template <class... Args>
+    session(fake_github::state* st, Args&&... stream_args)
+        : stream_(std::forward<Args>(stream_args)...), timer_(stream_.get_executor()), state_(st)
+    {
+    }
 
-    void start() { read(); }
+    void start()
+    {
+        if constexpr (std::is_same_v<Stream, tls_stream>) {
+            stream_.async_handshake(asio::ssl::stream_base::server,
+                                    [self = this->shared_from_this()](beast::error_code ec) {
+                                        if (!ec) self->read();   // else: the client refused the certificate
+                                    });
+        } else {
+            read();
+        }
+    }
 
 private:
     void read()
@@ -263,41 +297,54 @@ private:
         parser_.emplace();
         parser_->body_limit(16 * 1024 * 1024);
         http::async_read(stream_, buffer_, *parser_,
-                         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+                         [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
     }
 
     void on_read(beast::error_code ec)
     {
         if (ec) return;   // closed or broken: nothing to answer
         auto req = parser_->release();
+        std::chrono::milliseconds delay{0};
         {
             std::lock_guard lock(state_->mutex);
-            res_ = state_->handle(req);
+            res_ = state_->handle(req, delay);
         }
         if (req.target() == "/test/close-delimited") {
             // HTTP/1.1 body delimited by closing the connection (RFC 9112 §6.3 rule 8).
-            res_.body() = "until-eof";
             res_.keep_alive(false);
-            std::string raw = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nuntil-eof";
-            auto buf = std::make_shared<std::string>(std::move(raw));
-            asio::async_write(stream_, asio::buffer(*buf), [self = shared_from_this(), buf](beast::error_code, std::size_t) {
-                beast::error_code ignored;
-                self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-            });
+            auto raw = std::make_shared<std::string>(
+                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nuntil-eof");
+            asio::async_write(stream_, asio::buffer(*raw),
+                              [self = this->shared_from_this(), raw](beast::error_code, std::size_t) { self->close(); });
             return;
         }
-        http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        if (delay.count() == 0) return write();
+        timer_.expires_after(delay);
+        timer_.async_wait([self = this->shared_from_this()](beast::error_code) { self->write(); });
+    }
+
+    void write()
+    {
+        http::async_write(stream_, res_, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
             if (ec) return;
-            if (!self->res_.keep_alive()) {
-                beast::error_code ignored;
-                self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                return;
-            }
+            if (!self->res_.keep_alive()) return self->close();
             self->read();
         });
     }
 
-    beast::tcp_stream stream_;
+    // Ends our side: a TLS close_notify, or a TCP FIN.
+    void close()
+    {
+        if constexpr (std::is_same_v<Stream, tls_stream>) {
+            stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {});
+        } else {
+            beast::error_code ignored;
+            stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        }
+    }
+
+    Stream stream_;
+    asio::steady_timer timer_;
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::string_body>> parser_;
     http::response<http::string_body> res_;
@@ -310,19 +357,32 @@ void accept(fake_github::state* st)
 {
     st->acceptor.async_accept([st](beast::error_code ec, tcp::socket socket) {
         if (ec) return;   // acceptor closed: the fake is stopping
-        std::make_shared<session>(std::move(socket), st)->start();
+        {
+            std::lock_guard lock(st->mutex);
+            ++st->connections;
+        }
+        if (st->tls) {
+            std::make_shared<session<tls_stream>>(st, std::move(socket), *st->tls)->start();
+        } else {
+            std::make_shared<session<plain_stream>>(st, std::move(socket))->start();
+        }
         accept(st);
     });
 }
 
 } // namespace
 
-fake_github::fake_github(std::string token, std::string login, std::string user_type)
+fake_github::fake_github(std::string token, std::string login, std::string user_type, std::optional<tls_files> tls)
     : state_(std::make_shared<state>())
 {
     state_->token = std::move(token);
     state_->login = std::move(login);
     state_->user_type = std::move(user_type);
+    if (tls) {
+        state_->tls.emplace(asio::ssl::context::tls_server);
+        state_->tls->use_certificate_chain_file(tls->cert);
+        state_->tls->use_private_key_file(tls->key, asio::ssl::context::pem);
+    }
     tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), 0);
     state_->acceptor.open(ep.protocol());
     state_->acceptor.set_option(asio::socket_base::reuse_address(true));
@@ -330,6 +390,7 @@ fake_github::fake_github(std::string token, std::string login, std::string user_
     state_->acceptor.listen();
     port_ = state_->acceptor.local_endpoint().port();
     state_->port = port_;
+    state_->base_url = (tls ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port_);
     accept(state_.get());
     thread_ = std::thread([st = state_.get()] { st->ioc.run(); });
 }
@@ -340,7 +401,13 @@ fake_github::~fake_github()
     if (thread_.joinable()) thread_.join();
 }
 
-std::string fake_github::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+std::string fake_github::url() const { return state_->base_url; }
+
+std::size_t fake_github::connections() const
+{
+    std::lock_guard lock(state_->mutex);
+    return state_->connections;
+}
 
 std::vector<recorded_request> fake_github::requests() const
 {

@@ -13,13 +13,19 @@
 //   POST  /repos/{o}/{r}/statuses/{sha}    {"state","description","context","target_url"} -> 201
 //   GET   /user                                                  (403 for ghs_ tokens, like GITHUB_TOKEN)
 // Test-only helpers: /test/echo, /test/chunked, /test/close-delimited, /test/big?bytes=N.
+//
+// Plain HTTP by default; with tls_files it speaks HTTPS with that certificate
+// (tests make a self-signed one with the openssl CLI and let the client trust
+// it through SSL_CERT_FILE), so GITHUB_API_URL can be https:// as in Actions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,19 +55,32 @@ struct fault {
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body = R"({"message":"Server Error"})";
     int times = 1;
+    // Answer only after this long: past the client's timeout, the answer is lost.
+    std::chrono::milliseconds delay{0};
+    // The request is handled as usual (a POST creates its comment) and only
+    // `delay` applies; status, headers and body are unused. With a delay
+    // past the client's timeout: a request that landed but whose answer was lost.
+    bool takes_effect = false;
+};
+
+// A PEM certificate chain and its private key, for the TLS mode.
+struct tls_files {
+    std::string cert, key;
 };
 
 class fake_github {
 public:
     // The token the fake accepts (anything else is 401) and the user it maps to.
     explicit fake_github(std::string token = "ghs_faketoken", std::string login = "github-actions[bot]",
-                         std::string user_type = "Bot");
+                         std::string user_type = "Bot", std::optional<tls_files> tls = std::nullopt);
     ~fake_github();
     fake_github(const fake_github&) = delete;
     fake_github& operator=(const fake_github&) = delete;
 
-    [[nodiscard]] std::string url() const;   // "http://127.0.0.1:PORT"
+    [[nodiscard]] std::string url() const;   // "http://127.0.0.1:PORT", or https:// in TLS mode
     [[nodiscard]] unsigned short port() const { return port_; }
+    // TCP connections accepted so far (a client that reuses its connection opens one).
+    [[nodiscard]] std::size_t connections() const;
 
     [[nodiscard]] std::vector<recorded_request> requests() const;
     [[nodiscard]] std::vector<fake_comment> comments(std::int64_t issue) const;

@@ -14,12 +14,15 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "connect_proxy.hpp"
 #include "fake_github.hpp"
+#include "test_cert.hpp"
 #include "cli/cli.hpp"
 #include "model/error.hpp"
 
 using perfgate::client::http_request;
 using perfgate::client::http_send;
+using perfgate::test::test_cert;
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
@@ -56,13 +59,14 @@ unsigned short closed_port()
     return a.local_endpoint().port();
 }
 
-// Sets an environment variable for one scope.
+// Sets (or, with nullopt, unsets) an environment variable for one scope.
 class scoped_env {
 public:
-    scoped_env(const char* name, const std::string& value) : name_(name)
+    scoped_env(const char* name, const std::optional<std::string>& value) : name_(name)
     {
         if (const char* old = std::getenv(name)) old_ = old;
-        ::setenv(name, value.c_str(), 1);
+        if (value) ::setenv(name, value->c_str(), 1);
+        else ::unsetenv(name);
     }
     ~scoped_env()
     {
@@ -75,24 +79,6 @@ public:
 private:
     const char* name_;
     std::optional<std::string> old_;
-};
-
-// A self-signed certificate made with the openssl CLI, in a temp directory.
-struct test_cert {
-    std::filesystem::path dir, cert, key;
-    explicit test_cert(const std::string& san)
-    {
-        dir = std::filesystem::temp_directory_path() /
-              ("perfgate-tls-" + std::to_string(::getpid()) + "-" + std::to_string(std::hash<std::string>{}(san)));
-        std::filesystem::create_directories(dir);
-        cert = dir / "cert.pem";
-        key = dir / "key.pem";
-        std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=perfgate-test -addext "
-                          "subjectAltName=" + san + " -keyout " + key.string() + " -out " + cert.string() +
-                          " >/dev/null 2>&1";
-        REQUIRE(std::system(cmd.c_str()) == 0);
-    }
-    ~test_cert() { std::filesystem::remove_all(dir); }
 };
 
 // Serves one HTTPS request on 127.0.0.1 with the given certificate, then stops.
@@ -295,6 +281,64 @@ TEST_CASE("https verifies the certificate chain and the host name")
         auto got = error_id_of(make_req(url));
         CHECK(got.starts_with("http.unreachable: GET " + url + ": TLS handshake failed: "));
         CHECK(got.find("certificate") != std::string::npos);
+    }
+}
+
+TEST_CASE("consecutive requests to one host reuse one connection")
+{
+    // client/http.hpp: one libcurl handle per thread keeps its connections,
+    // so the pages of a comment list and the posts after them share one
+    // connection (one TLS handshake on GitHub).
+    perfgate::test::fake_github server;
+    auto first = http_send(make_req(server.url() + "/test/echo?n=1"));
+    auto second = http_send(make_req(server.url() + "/test/echo?n=2", "POST", "{}"));
+    auto third = http_send(make_req(server.url() + "/test/echo?n=3"));
+    CHECK(first.status == 200);
+    CHECK(second.status == 200);
+    CHECK(third.status == 200);
+    CHECK(server.requests().size() == 3);
+    CHECK(server.connections() == 1);
+}
+
+TEST_CASE("https goes through HTTPS_PROXY in one CONNECT tunnel; NO_PROXY goes direct")
+{
+    // libcurl (7.88 here) reads the proxy variables on every transfer and has
+    // no built-in exception for loopback: 127.0.0.1 is proxied like any host
+    // unless NO_PROXY names it. So the fake stays on 127.0.0.1 and a test
+    // that had stopped going through the proxy would fail, not pass quietly.
+    test_cert cert("IP:127.0.0.1");
+    perfgate::test::fake_github server("ghs_faketoken", "github-actions[bot]", "Bot",
+                                       perfgate::test::tls_files{cert.cert.string(), cert.key.string()});
+    perfgate::test::connect_proxy proxy;
+    scoped_env trust("SSL_CERT_FILE", cert.cert.string());
+    // curl prefers the lower-case names: clear them so HTTPS_PROXY and NO_PROXY decide.
+    scoped_env lower_proxy("https_proxy", std::nullopt);
+    scoped_env lower_no_proxy("no_proxy", std::nullopt);
+    scoped_env all_proxy("ALL_PROXY", std::nullopt);
+    scoped_env upper_proxy("HTTPS_PROXY", proxy.url());
+    const std::string authority = "127.0.0.1:" + std::to_string(server.port());
+    REQUIRE(server.url() == "https://" + authority);
+
+    SUBCASE("through the proxy: one tunnel for both requests")
+    {
+        scoped_env no_proxy("NO_PROXY", std::nullopt);
+        auto first = http_send(make_req(server.url() + "/test/echo?n=1"));
+        auto second = http_send(make_req(server.url() + "/test/echo?n=2", "POST", "{}"));
+        CHECK(first.status == 200);
+        CHECK(nlohmann::json::parse(second.body)["body"] == "{}");
+        CHECK(proxy.connects() == std::vector<std::string>{authority});
+        CHECK(proxy.connections() == 1);
+        CHECK(server.connections() == 1);   // the proxy's single upstream connection
+        // The request inside the tunnel is an ordinary origin-form request.
+        CHECK(server.requests().at(0).target == "/test/echo?n=1");
+    }
+    SUBCASE("NO_PROXY naming the host: direct, the proxy sees nothing")
+    {
+        scoped_env no_proxy("NO_PROXY", std::string("127.0.0.1"));
+        auto res = http_send(make_req(server.url() + "/test/echo"));
+        CHECK(res.status == 200);
+        CHECK(proxy.connections() == 0);
+        CHECK(server.requests().size() == 1);
     }
 }
 
