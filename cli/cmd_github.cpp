@@ -30,14 +30,21 @@ const command_spec github_command{
     "(found again by a hidden marker and updated), a commit status on the PR head,\n"
     "the job summary and the step outputs verdict, report-path, comparison-url.\n"
     "Reads GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_EVENT_NAME,\n"
-    "GITHUB_EVENT_PATH and the other standard Actions variables. Exits with the\n"
-    "report's verdict code.",
+    "GITHUB_EVENT_PATH and the other standard Actions variables. The event name\n"
+    "decides what is posted: pull_request(_target) and workflow_run comment and\n"
+    "mark the PR head; push, merge_group, workflow_dispatch and schedule mark the\n"
+    "commit only; issue_comment comments without a status; others post nothing.\n"
+    "Exits with the report's verdict code.",
     {
     {"report", 0, true, false, "FILE", "report JSON written by perfgate run/compare --format json (required)"},
     {"comment", 0, true, false, "MODE", "always (default), on-change, on-regression or never"},
     {"context", 0, true, false, "NAME", "commit status context and sticky-comment key (default: perfgate)"},
     {"comparison-url", 0, true, false, "URL", "link to the stored comparison on a perfgate server"},
     {"event", 0, true, false, "FILE", "event payload to read the PR from (default: $GITHUB_EVENT_PATH)"},
+    {"event-name", 0, true, false, "NAME",
+     "the event FILE is (default: $GITHUB_EVENT_NAME; pull_request for a saved PR event in a workflow_run job)"},
+    {"comment-author", 0, true, false, "LOGIN",
+     "login the token comments as, for a GitHub App token (default: GET /user, github-actions[bot] for ghs_)"},
     {"expect-head-sha", 0, true, false, "SHA", "refuse to post unless the event's head SHA is SHA"},
     {"fail-on-inconclusive", 0, false, false, "", "exit 3 (and status failure) when the verdict is inconclusive"},
     {"no-fail-on-regression", 0, false, false, "", "exit 0 (and status success) even on a regression"},
@@ -81,19 +88,26 @@ int cmd_github(const argv_t& argv)
     opt.fail_on_regression = !args.has("no-fail-on-regression");
     opt.report_path = report_path;
     opt.event_path = args.get("event");
+    opt.event_name = args.get("event-name");
+    if (opt.event_name && opt.event_name->empty()) throw error("usage.bad_value", "--event-name: must not be empty");
+    opt.comment_author = args.get("comment-author");
+    if (opt.comment_author && opt.comment_author->empty()) {
+        throw error("usage.bad_value", "--comment-author: must not be empty");
+    }
     opt.require_environment = true;
 
     const gate::report report = load_report(report_path);
 
     if (auto expected = args.get("expect-head-sha")) {
-        std::string event_path = opt.event_path.value_or(github_env::from_environment().event_path);
-        if (event_path.empty()) throw error("input.github_env", "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)");
-        const event_target t = read_event(event_path, {});
+        event_source source = event_source_for(github_env::from_environment(), opt);
+        if (source.path.empty()) throw error("input.github_env", "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)");
+        source.fallback_sha.clear();   // the event itself must name the commit
+        const event_target t = read_event(source);
         if (t.head_sha != *expected) {
             throw error("input.head_sha_mismatch",
-                        fmt::format("{}: the event's head SHA '{}' is not the expected '{}': refusing to post a "
+                        fmt::format("{}: the {} event's head SHA '{}' is not the expected '{}': refusing to post a "
                                     "report for another commit",
-                                    event_path, t.head_sha, *expected));
+                                    source.path, t.event_name, t.head_sha, *expected));
         }
     }
 

@@ -1,8 +1,12 @@
 #include "github/github.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <iomanip>
+#include <locale>
 #include <ostream>
 #include <random>
 #include <sstream>
@@ -34,6 +38,11 @@ constexpr std::size_t summary_limit = 1024 * 1024;
 constexpr std::size_t max_annotations = 10;
 // The comment list is read 100 at a time, GitHub's per_page maximum.
 constexpr int comments_per_page = 100;
+// GITHUB_TOKEN is an installation token of the GitHub Actions app: its prefix
+// (github.blog 2021-04-05, "Behind GitHub's new authentication token
+// formats") and the login its comments carry.
+constexpr std::string_view installation_token_prefix = "ghs_";
+constexpr std::string_view actions_bot_login = "github-actions[bot]";
 
 std::string env_or_empty(const char* name)
 {
@@ -143,51 +152,273 @@ std::string github_env::run_url() const
     return fmt::format("{}/{}/actions/runs/{}", server_url, repository, run_id);
 }
 
-event_target read_event(const std::string& path, const std::string& fallback_sha)
+namespace {
+
+// The commit-less SHA of a deleted branch's push ("after": 000...0).
+bool is_null_sha(const std::string& sha)
 {
-    std::ifstream in(path);
-    if (!in) throw error("input.github_event", fmt::format("{}: cannot read the GitHub event payload", path));
-    json j = json::parse(in, nullptr, false);
-    if (!j.is_object()) throw error("input.github_event", fmt::format("{}: the event payload is not a JSON object", path));
+    return sha.find_first_not_of('0') == std::string::npos;
+}
+
+std::string string_at(const json& o, const char* key)
+{
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
+std::optional<std::int64_t> int_at(const json& o, const char* key)
+{
+    if (!o.is_object() || !o.contains(key) || !o[key].is_number_integer()) return std::nullopt;
+    return o[key].get<std::int64_t>();
+}
+
+const json& object_at(const json& o, const char* key)
+{
+    static const json none = json::object();
+    return o.is_object() && o.contains(key) && o[key].is_object() ? o[key] : none;
+}
+
+bool iequals(std::string_view a, std::string_view b)
+{
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+    });
+}
+
+// The events read_event knows, for the warning about the others.
+constexpr std::string_view supported_events =
+    "pull_request, pull_request_target, workflow_run, push, merge_group, workflow_dispatch, schedule, issue_comment";
+
+// Whether a workflow_run pull request (webhook schema "pull-request-minimal":
+// base.repo has only id, url and name) is based in this repository: by id
+// against the payload's own repository (which is GITHUB_REPOSITORY, the
+// repository the workflow_run workflow runs in), else by API URL, else by
+// full name. Unverifiable is not ours.
+bool based_here(const json& pr, const json& payload, const event_source& src)
+{
+    const json& base_repo = object_at(object_at(pr, "base"), "repo");
+    const json& this_repo = object_at(payload, "repository");
+    const std::string this_name = string_at(this_repo, "full_name");
+    const bool payload_is_this_repo = this_name.empty() || iequals(this_name, src.repository);
+    if (auto id = int_at(base_repo, "id"); id && payload_is_this_repo) {
+        if (auto ours = int_at(this_repo, "id")) return *id == *ours;
+    }
+    if (std::string url = string_at(base_repo, "url"); !url.empty()) {
+        if (!src.api_url.empty() && iequals(url, fmt::format("{}/repos/{}", src.api_url, src.repository))) return true;
+        if (std::string ours = string_at(this_repo, "url"); !ours.empty() && payload_is_this_repo) {
+            return iequals(url, ours);
+        }
+        return false;
+    }
+    if (std::string name = string_at(base_repo, "full_name"); !name.empty()) return iequals(name, src.repository);
+    return false;
+}
+
+void read_pull_request(const json& payload, const event_source& src, event_target& t)
+{
+    const json& pr = object_at(payload, "pull_request");
+    t.pr_number = int_at(pr, "number");
+    if (!t.pr_number) {
+        throw error("input.github_event",
+                    fmt::format("{}: a {} event without pull_request.number", src.path, t.event_name));
+    }
+    t.head_sha = string_at(object_at(pr, "head"), "sha");
+    if (t.head_sha.empty()) {
+        t.warnings.push_back(fmt::format("{}: no pull_request.head.sha: no commit status (GITHUB_SHA is not the PR "
+                                         "head on {})",
+                                         src.path, t.event_name));
+    }
+}
+
+void read_workflow_run(const json& payload, const event_source& src, event_target& t)
+{
+    if (!payload.contains("workflow_run") || !payload["workflow_run"].is_object()) {
+        throw error("input.github_event", fmt::format("{}: a workflow_run event without workflow_run", src.path));
+    }
+    const json& run = payload["workflow_run"];
+    t.head_sha = string_at(run, "head_sha");
+    const std::string trigger = string_at(run, "event");
+    const json& listed = run.contains("pull_requests") && run["pull_requests"].is_array() ? run["pull_requests"]
+                                                                                          : json::array();
+    if (listed.empty()) {
+        // Runs for pushes list none and need no comment; runs for pull requests
+        // from forks always list none (GitHub does not link them).
+        if (trigger == "pull_request" || trigger == "pull_request_target") {
+            t.warnings.push_back(
+                "workflow_run: the triggering run lists no pull request, as for every pull request from a fork: "
+                "no comment posted. Use the fork split: save the pull_request event with the report and publish "
+                "it with `perfgate github --report FILE --event EVENT_FILE` (ci/examples/fork-publish.yml)");
+        }
+        return;
+    }
+    // GitHub lists the open PRs whose head branch matches the run's, "not
+    // necessarily" the one that triggered it, and PRs of other repositories
+    // too: only a PR of this repository whose head is the run's commit is it.
+    std::vector<std::string> others;
+    for (const auto& pr : listed) {
+        auto number = int_at(pr, "number");
+        if (!number) continue;
+        if (!t.head_sha.empty() && string_at(object_at(pr, "head"), "sha") == t.head_sha && based_here(pr, payload, src)) {
+            t.pr_number = number;
+            return;
+        }
+        others.push_back(fmt::format("#{}", *number));
+    }
+    t.warnings.push_back(fmt::format(
+        "workflow_run: none of the pull requests the run lists ({}) has head {} and base repository {}: no comment "
+        "posted (GitHub lists open PRs whose head branch matches, not necessarily the one that triggered the run; "
+        "for a pull request from a fork use `perfgate github --event` with the saved pull_request event)",
+        others.empty() ? std::string("none with a number") : fmt::format("{}", fmt::join(others, ", ")),
+        t.head_sha.empty() ? std::string("(none)") : t.head_sha, src.repository));
+}
+
+void read_issue_comment(const json& payload, event_target& t)
+{
+    const json& issue = object_at(payload, "issue");
+    auto number = int_at(issue, "number");
+    if (number && issue.contains("pull_request") && issue["pull_request"].is_object()) {
+        t.pr_number = number;
+        t.warnings.push_back(fmt::format(
+            "issue_comment: the event names no commit (GITHUB_SHA is the default branch's head, not PR #{}'s): no "
+            "commit status posted. Publish from a pull_request or workflow_run job to mark the commit",
+            *number));
+    } else {
+        t.warnings.push_back(fmt::format("issue_comment on {} that is not a pull request: no comment and no commit "
+                                         "status posted",
+                                         number ? fmt::format("issue #{}", *number) : std::string("an issue")));
+    }
+}
+
+// The event a payload is read as (read_event's header comment).
+std::string effective_event_name(const json& payload, const event_source& src)
+{
+    if (src.saved && src.name == "workflow_run" && payload.contains("pull_request") &&
+        payload["pull_request"].is_object()) {
+        return "pull_request";   // the fork split: the measuring run's saved event
+    }
+    return src.name;
+}
+
+} // namespace
+
+event_target read_event(const event_source& src)
+{
+    std::ifstream in(src.path);
+    if (!in) throw error("input.github_event", fmt::format("{}: cannot read the GitHub event payload", src.path));
+    json payload = json::parse(in, nullptr, false);
+    if (!payload.is_object()) {
+        throw error("input.github_event", fmt::format("{}: the event payload is not a JSON object", src.path));
+    }
 
     event_target t;
-    auto str = [](const json& o, const char* k) -> std::string {
-        return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
-    };
-    if (j.contains("pull_request") && j["pull_request"].is_object()) {
-        const json& pr = j["pull_request"];
-        if (pr.contains("number") && pr["number"].is_number_integer()) t.pr_number = pr["number"].get<std::int64_t>();
-        if (pr.contains("head")) t.head_sha = str(pr["head"], "sha");
-        if (!t.pr_number) {
-            throw error("input.github_event", fmt::format("{}: pull_request.number is missing", path));
-        }
-    } else if (j.contains("workflow_run") && j["workflow_run"].is_object()) {
-        const json& run = j["workflow_run"];
-        t.head_sha = str(run, "head_sha");
-        // Empty for pull requests from forks: the fork split carries the PR event instead.
-        if (run.contains("pull_requests") && run["pull_requests"].is_array() && !run["pull_requests"].empty()) {
-            const json& pr = run["pull_requests"][0];
-            if (pr.contains("number") && pr["number"].is_number_integer()) t.pr_number = pr["number"].get<std::int64_t>();
-        }
+    t.event_name = effective_event_name(payload, src);
+    const std::string& name = t.event_name;
+    if (name == "pull_request" || name == "pull_request_target") {
+        read_pull_request(payload, src, t);
+    } else if (name == "workflow_run") {
+        read_workflow_run(payload, src, t);
+    } else if (name == "push") {
+        t.head_sha = string_at(payload, "after");
+        if (is_null_sha(t.head_sha)) t.head_sha = src.fallback_sha;   // a deleted branch: "after" is no commit
+    } else if (name == "merge_group") {
+        t.head_sha = string_at(object_at(payload, "merge_group"), "head_sha");
+        if (t.head_sha.empty()) t.head_sha = src.fallback_sha;
+    } else if (name == "workflow_dispatch" || name == "schedule") {
+        t.head_sha = src.fallback_sha;
+    } else if (name == "issue_comment") {
+        read_issue_comment(payload, t);
     } else {
-        t.head_sha = str(j, "after");   // push
+        t.warnings.push_back(fmt::format("{}: perfgate does not publish for this event (supported: {}): no comment "
+                                         "and no commit status posted",
+                                         name.empty() ? std::string("GITHUB_EVENT_NAME is not set")
+                                                      : fmt::format("event '{}'", name),
+                                         supported_events));
     }
-    // A deleted branch pushes "after": 000...0, which is no commit.
-    if (t.head_sha.empty() || t.head_sha.find_first_not_of('0') == std::string::npos) t.head_sha = fallback_sha;
     return t;
 }
 
+event_source event_source_for(const github_env& env, const github_options& opt)
+{
+    event_source src;
+    src.path = opt.event_path.value_or(env.event_path);
+    src.saved = opt.event_path.has_value();
+    src.name = opt.event_name.value_or(env.event_name);
+    src.repository = env.repository;
+    src.api_url = env.api_url;
+    src.fallback_sha = env.sha;
+    return src;
+}
+
 // ---------------------------------------------------------------- API client
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// A secondary rate limit that names no time to wait: "wait for at least one
+// minute before retrying", exponentially longer if it persists
+// (docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api,
+// "Handle rate limit errors appropriately").
+constexpr seconds secondary_limit_wait{60};
+// A shift bound for the exponential waits: 2^20 times anything is beyond any budget.
+constexpr int max_doublings = 20;
+
+bool contains_icase(std::string_view text, std::string_view word)
+{
+    return std::search(text.begin(), text.end(), word.begin(), word.end(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           }) != text.end();
+}
+
+// An IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), the HTTP date form
+// servers send (RFC 9110 §5.6.7); the obsolete forms are not read.
+std::optional<std::chrono::system_clock::time_point> parse_http_date(const std::string& text)
+{
+    std::tm tm{};
+    std::istringstream in(text);
+    in.imbue(std::locale::classic());
+    std::string zone;
+    in >> std::get_time(&tm, "%a, %d %b %Y %H:%M:%S") >> zone;
+    if (in.fail() || zone != "GMT") return std::nullopt;
+    const std::time_t t = ::timegm(&tm);
+    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+    return std::chrono::system_clock::from_time_t(t);
+}
+
+// retry-after as delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+std::optional<milliseconds> retry_after(const http_response& res, std::chrono::system_clock::time_point now)
+{
+    if (auto delay = header_int(res, "retry-after")) return seconds(std::max(0LL, *delay));
+    auto text = res.header("retry-after");
+    if (!text) return std::nullopt;
+    auto when = parse_http_date(*text);
+    if (!when) return std::nullopt;
+    return std::max(milliseconds(0), std::chrono::ceil<milliseconds>(*when - now));
+}
+
+// A 429 is always a rate limit. A 403 is one when GitHub says so (headers,
+// or "rate limit" / the older "abuse detection" in the message); any other
+// 403 is a permission problem that waiting does not fix.
+bool is_rate_limit(const http_response& res, const std::string& message)
+{
+    if (res.status == 429) return true;
+    if (res.status != 403) return false;
+    return res.header("retry-after") || header_int(res, "x-ratelimit-remaining") == 0LL ||
+           contains_icase(message, "rate limit") || contains_icase(message, "abuse detection");
+}
+
+} // namespace
 
 github_api::github_api(std::string api_url, std::string token, retry_policy retry)
     : api_url_(std::move(api_url)), token_(std::move(token)), retry_(std::move(retry))
 {
     while (api_url_.ends_with('/')) api_url_.pop_back();
-    if (!retry_.sleep) retry_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+    if (!retry_.sleep) retry_.sleep = [](milliseconds d) { std::this_thread::sleep_for(d); };
+    if (!retry_.now) retry_.now = [] { return std::chrono::system_clock::now(); };
 }
 
 json github_api::call(std::string_view method, const std::string& path_or_url, const json* body,
-                      std::string* next_url, std::string_view permission)
+                      std::string* next_url, std::string_view permission, replay mode)
 {
     http_request req;
     req.method = std::string(method);
@@ -202,20 +433,28 @@ json github_api::call(std::string_view method, const std::string& path_or_url, c
         req.headers.emplace_back("Content-Type", "application/json");
     }
     const std::string what = fmt::format("{} {}", method, req.url);
+    const std::string_view not_replayed = "not sent again: it may have taken effect";
 
+    milliseconds waited{0};   // all waits of this call, within retry_.max_wait
+    int secondary_limits = 0;
     for (int attempt = 1;; ++attempt) {
-        const bool last = attempt >= retry_.max_attempts;
-        // Exponential backoff: backoff, 2x, 4x, ... capped at max_wait.
-        const std::chrono::milliseconds backoff =
-            std::min(retry_.max_wait, std::chrono::milliseconds(retry_.backoff.count() << std::min(attempt - 1, 20)));
+        // Exponential backoff for failures: backoff, 2x, 4x, ...; the last
+        // attempt, or a backoff beyond the wait budget, gives up.
+        const milliseconds backoff(retry_.backoff.count() << std::min(attempt - 1, max_doublings));
+        const bool last = attempt >= retry_.max_attempts || waited + backoff > retry_.max_wait;
+        auto pause = [&](milliseconds d) {
+            waited += d;
+            retry_.sleep(d);
+        };
 
         http_response res;
         try {
             res = http_send(req);
         } catch (const error& e) {
             if (e.id() != "http.unreachable") throw;
+            if (mode == replay::forbidden) throw error("github.unreachable", fmt::format("{} ({})", e.what(), not_replayed));
             if (last) throw error("github.unreachable", fmt::format("{} (after {} attempts)", e.what(), attempt));
-            retry_.sleep(backoff);
+            pause(backoff);
             continue;
         }
 
@@ -231,45 +470,50 @@ json github_api::call(std::string_view method, const std::string& path_or_url, c
 
         const std::string message = github_message(res.body);
         if (res.status >= 500) {
-            if (last) {
-                throw error("github.http", fmt::format("{}: HTTP {} after {} attempts: {}", what, res.status, attempt, message));
+            if (mode == replay::forbidden) {
+                throw error("github.server_error",
+                            fmt::format("{}: HTTP {} ({}): {}", what, res.status, not_replayed, message));
             }
-            retry_.sleep(backoff);
+            if (last) {
+                throw error("github.server_error",
+                            fmt::format("{}: HTTP {} after {} attempts: {}", what, res.status, attempt, message));
+            }
+            pause(backoff);
             continue;
         }
 
-        // Rate limits (docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api):
-        // secondary limits send retry-after (seconds); the primary limit sends
-        // x-ratelimit-remaining: 0 and x-ratelimit-reset (epoch seconds).
-        if (res.status == 429 || res.status == 403) {
-            std::optional<std::chrono::milliseconds> wait;
-            if (auto after = header_int(res, "retry-after")) {
-                wait = std::chrono::seconds(std::max(0LL, *after));
-            } else if (header_int(res, "x-ratelimit-remaining") == 0LL) {
-                if (auto reset = header_int(res, "x-ratelimit-reset")) {
-                    auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                                   std::chrono::system_clock::now().time_since_epoch()).count();
-                    wait = std::chrono::seconds(std::max(1LL, *reset - now + 1));
-                }
-            } else if (res.status == 429) {
-                wait = backoff;
+        if (is_rate_limit(res, message)) {
+            // What GitHub asks for, in its order of precedence (the docs above):
+            // retry-after; else the primary limit's reset time; else a
+            // secondary limit's minute, doubled each time it persists.
+            milliseconds wait;
+            std::string reason;
+            if (auto after = retry_after(res, retry_.now())) {
+                wait = *after;
+                reason = "GitHub asks to wait";
+            } else if (auto reset = header_int(res, "x-ratelimit-reset");
+                       reset && header_int(res, "x-ratelimit-remaining") == 0LL) {
+                const auto now = std::chrono::floor<seconds>(retry_.now().time_since_epoch()).count();
+                wait = seconds(std::max(1LL, *reset - now + 1));
+                reason = "the rate limit resets in";
+            } else {
+                wait = secondary_limit_wait * (1LL << std::min(secondary_limits++, max_doublings));
+                reason = "a secondary rate limit waits";
             }
-            if (wait) {
-                if (*wait > retry_.max_wait) {
-                    throw error("github.rate_limited",
-                                fmt::format("{}: rate limited (HTTP {}); GitHub asks to wait {} s, more than the {} s "
-                                            "perfgate waits: {}",
-                                            what, res.status, wait->count() / 1000, retry_.max_wait.count() / 1000,
-                                            message));
-                }
-                if (last) {
-                    throw error("github.rate_limited",
-                                fmt::format("{}: rate limited (HTTP {}) after {} attempts: {}", what, res.status,
-                                            attempt, message));
-                }
-                retry_.sleep(*wait);
-                continue;
+            if (waited + wait > retry_.max_wait) {
+                throw error("github.rate_limited",
+                            fmt::format("{}: rate limited (HTTP {}); {} {} s, more than the {} s left of the {} s "
+                                        "perfgate waits: {}",
+                                        what, res.status, reason, std::chrono::ceil<seconds>(wait).count(),
+                                        std::chrono::floor<seconds>(retry_.max_wait - waited).count(),
+                                        std::chrono::floor<seconds>(retry_.max_wait).count(), message));
             }
+            if (attempt >= retry_.max_attempts) {
+                throw error("github.rate_limited", fmt::format("{}: rate limited (HTTP {}) after {} attempts: {}",
+                                                               what, res.status, attempt, message));
+            }
+            pause(wait);
+            continue;
         }
         if ((res.status == 403 || res.status == 404) &&
             message.find("Resource not accessible by integration") != std::string::npos) {
@@ -336,9 +580,7 @@ class publisher {
 public:
     publisher(const gate::report& r, int exit_code, const github_options& opt, std::ostream& log)
         : report_(r), exit_code_(exit_code), opt_(opt), log_(log), env_(github_env::from_environment())
-    {
-        if (opt_.event_path) env_.event_path = *opt_.event_path;
-    }
+    {}
 
     github_result run()
     {
@@ -357,7 +599,9 @@ public:
         if (env_.api_url.empty()) missing.emplace_back("GITHUB_API_URL");
         if (env_.repository.empty()) missing.emplace_back("GITHUB_REPOSITORY");
         if (env_.token.empty()) missing.emplace_back("GITHUB_TOKEN");
-        if (env_.event_path.empty()) missing.emplace_back("GITHUB_EVENT_PATH");
+        const event_source source = event_source_for(env_, opt_);
+        if (source.path.empty()) missing.emplace_back("GITHUB_EVENT_PATH");
+        if (source.name.empty()) missing.emplace_back("GITHUB_EVENT_NAME");
         if (!missing.empty()) {
             std::string msg = fmt::format("{} not set: cannot post the PR comment and commit status (run inside "
                                           "GitHub Actions and pass the token through env: GITHUB_TOKEN)",
@@ -369,12 +613,13 @@ public:
 
         event_target target;
         try {
-            target = read_event(env_.event_path, env_.sha);
+            target = read_event(source);
         } catch (const error& e) {
             if (opt_.require_environment) throw;
             warn(e.what());
             return std::move(result_);
         }
+        for (const auto& w : target.warnings) warn(w);
         api_.emplace(env_.api_url, env_.token, opt_.retry);
 
         if (opt_.comment != "never") {
@@ -385,7 +630,8 @@ public:
             }
         }
         if (target.head_sha.empty()) {
-            warn("no commit SHA in the event or GITHUB_SHA: no commit status posted");
+            // An event that names no commit has said why above.
+            if (target.warnings.empty()) warn("no commit SHA in the event or GITHUB_SHA: no commit status posted");
         } else {
             guarded("post the commit status", [&] { post_status(target.head_sha); });
         }
@@ -485,27 +731,29 @@ private:
         return report_.count(gate::status::regression) + report_.count(gate::status::improvement) > 0;
     }
 
-    // Whose comments may be ours: GITHUB_TOKEN (ghs_) acts as a bot; other
-    // tokens act as their user, which GET /user names.
-    void learn_identity()
+    // The login our comments are written by. GITHUB_TOKEN is an installation
+    // token (ghs_) of the GitHub Actions app, which comments as
+    // github-actions[bot] and cannot call GET /user; any other token acts as
+    // its user, whom GET /user names. Another app's installation token (also
+    // ghs_) comments as "<slug>[bot]": github_options::comment_author.
+    std::string own_login()
     {
-        if (env_.token.starts_with("ghs_")) return;
-        try {
-            json me = api_->call("GET", "/user");
-            if (me.is_object() && me.contains("login") && me["login"].is_string()) self_login_ = me["login"].get<std::string>();
-        } catch (const error&) {
-            // Not fatal: fall back to matching bot accounts only.
+        if (opt_.comment_author) return *opt_.comment_author;
+        if (env_.token.starts_with(installation_token_prefix)) return std::string(actions_bot_login);
+        json me = api_->call("GET", "/user");
+        if (!me.is_object() || !me.contains("login") || !me["login"].is_string()) {
+            throw error("github.bad_response", "GET /user: no login in the answer: cannot tell our comments from others'");
         }
+        return me["login"].get<std::string>();
     }
 
+    // Ours: carries the marker and was written by our login. Another user or
+    // app quoting the marker (a reply, a copy, a bot of its own) is not ours,
+    // and GitHub would refuse to let us edit it anyway.
     bool is_ours(const json& c, const std::string& marker) const
     {
-        if (!c.is_object() || !c.contains("body") || !c["body"].is_string()) return false;
-        if (c["body"].get<std::string>().find(marker) == std::string::npos) return false;
-        if (!c.contains("user") || !c["user"].is_object()) return false;
-        const json& u = c["user"];
-        if (self_login_) return u.contains("login") && u["login"] == *self_login_;
-        return u.contains("type") && u["type"] == "Bot";
+        if (string_at(c, "body").find(marker) == std::string::npos) return false;
+        return iequals(string_at(object_at(c, "user"), "login"), self_login_);
     }
 
     std::optional<std::int64_t> find_comment(std::int64_t pr, const std::string& marker)
@@ -517,18 +765,51 @@ private:
             json list = api_->call("GET", url, nullptr, &next, "pull-requests: write");
             if (!list.is_array()) throw error("github.bad_response", fmt::format("GET {}: expected a JSON array", url));
             for (const auto& c : list) {
-                if (is_ours(c, marker) && c.contains("id") && c["id"].is_number_integer()) return c["id"].get<std::int64_t>();
+                if (is_ours(c, marker)) {
+                    if (auto id = int_at(c, "id")) return id;
+                }
             }
             url = next;
         }
         return std::nullopt;
     }
 
+    json update_comment(std::int64_t id, const json& payload)
+    {
+        return api_->call("PATCH", fmt::format("/repos/{}/issues/comments/{}", env_.repository, id), &payload, nullptr,
+                          "pull-requests: write");
+    }
+
+    // Creating a comment is not idempotent: a POST whose answer was lost (a
+    // timeout, a dropped connection, a 5xx from a proxy) may have created it.
+    // So it is never simply sent again: the comments are listed first, and
+    // one of ours with the marker (the lost POST's) is updated instead, and
+    // its id stored in `landed`.
+    json create_comment(std::int64_t pr, const std::string& marker, const json& payload,
+                        std::optional<std::int64_t>& landed)
+    {
+        const retry_policy& policy = api_->policy();
+        for (int attempt = 1;; ++attempt) {
+            try {
+                return api_->call("POST", fmt::format("/repos/{}/issues/{}/comments", env_.repository, pr), &payload,
+                                  nullptr, "pull-requests: write", replay::forbidden);
+            } catch (const error& e) {
+                const bool unanswered = e.id() == "github.unreachable" || e.id() == "github.server_error";
+                if (!unanswered || attempt >= policy.max_attempts) throw;
+                log_ << fmt::format("perfgate: the comment POST got no answer ({}); looking for it before posting "
+                                    "again\n",
+                                    e.what());
+                policy.sleep(std::chrono::milliseconds(policy.backoff.count() << (attempt - 1)));
+            }
+            if ((landed = find_comment(pr, marker))) return update_comment(*landed, payload);
+        }
+    }
+
     void post_comment(std::int64_t pr)
     {
         const std::string marker = comment_marker(opt_.context);
-        learn_identity();
-        auto existing = find_comment(pr, marker);
+        self_login_ = own_login();
+        std::optional<std::int64_t> existing = find_comment(pr, marker);
         bool wanted = opt_.comment == "always" ||
                       (opt_.comment == "on-change" && has_change()) ||
                       (opt_.comment == "on-regression" && report_.result == gate::verdict::fail);
@@ -548,18 +829,15 @@ private:
         json payload = {{"body", body}};
         json res;
         if (existing) {
-            res = api_->call("PATCH", fmt::format("/repos/{}/issues/comments/{}", env_.repository, *existing),
-                             &payload, nullptr, "pull-requests: write");
+            res = update_comment(*existing, payload);
             log_ << fmt::format("perfgate: updated PR #{} comment {}\n", pr, *existing);
         } else {
-            res = api_->call("POST", fmt::format("/repos/{}/issues/{}/comments", env_.repository, pr), &payload,
-                             nullptr, "pull-requests: write");
-            log_ << fmt::format("perfgate: commented on PR #{}\n", pr);
+            res = create_comment(pr, marker, payload, existing);
+            if (existing) log_ << fmt::format("perfgate: updated PR #{} comment {} (the lost POST had landed)\n", pr, *existing);
+            else log_ << fmt::format("perfgate: commented on PR #{}\n", pr);
         }
         result_.comment_posted = true;
-        if (res.is_object() && res.contains("id") && res["id"].is_number_integer()) {
-            result_.comment_id = res["id"].get<std::int64_t>();
-        }
+        result_.comment_id = int_at(res, "id");
     }
 
     std::string description() const
@@ -593,7 +871,7 @@ private:
     std::ostream& log_;
     github_env env_;
     std::optional<github_api> api_;
-    std::optional<std::string> self_login_;
+    std::string self_login_;
     github_result result_;
 };
 

@@ -12,7 +12,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "connect_proxy.hpp"
 #include "fake_github.hpp"
+#include "test_cert.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
@@ -20,6 +22,7 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 using perfgate::test::fake_github;
+using perfgate::test::fault;
 using namespace perfgate;
 using namespace perfgate::github;
 using namespace perfgate::cli;
@@ -178,6 +181,30 @@ std::vector<perfgate::test::recorded_request> with_method(const fake_github& gh,
         if (r.method == method) out.push_back(r);
     }
     return out;
+}
+
+// An entry of workflow_run.pull_requests[] (webhook schema
+// "pull-request-minimal": the repos carry only id, url and name).
+json run_pr(std::int64_t number, const std::string& head, std::int64_t base_repo_id = 4242,
+            const std::string& base_repo_name = "widgets")
+{
+    auto repo = [](std::int64_t id, const std::string& owner_name) {
+        return json{{"id", id}, {"url", "https://api.github.com/repos/" + owner_name}, {"name", owner_name.substr(owner_name.find('/') + 1)}};
+    };
+    return {{"id", 100000 + number},
+            {"number", number},
+            {"url", "https://api.github.com/repos/octo/widgets/pulls/" + std::to_string(number)},
+            {"head", {{"ref", "feature"}, {"sha", head}, {"repo", repo(4242, "octo/widgets")}}},
+            {"base", {{"ref", "main"}, {"sha", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
+                      {"repo", repo(base_repo_id, base_repo_id == 4242 ? "octo/widgets" : "someone/" + base_repo_name)}}}};
+}
+
+// A workflow_run event of octo/widgets (repository id 4242), for a run on head.
+json workflow_run_event(const std::string& head, json pull_requests, const std::string& trigger = "pull_request")
+{
+    return {{"action", "completed"},
+            {"workflow_run", {{"id", 99}, {"event", trigger}, {"head_sha", head}, {"pull_requests", std::move(pull_requests)}}},
+            {"repository", {{"id", 4242}, {"full_name", "octo/widgets"}, {"url", "https://api.github.com/repos/octo/widgets"}}}};
 }
 
 unsigned short closed_port()
@@ -388,6 +415,14 @@ TEST_CASE("permissions, rate limits, server errors and outages become warnings")
         CHECK(res.warnings[0].find("workflow_run") != std::string::npos);
         CHECK(log.str().find("::warning title=perfgate::could not post the PR comment") != std::string::npos);
     }
+    SUBCASE("a 403 that is not a rate limit is not waited on")
+    {
+        gh.deny_pull_requests(true);
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(waits.empty());
+        CHECK(with_method(gh, "POST").size() == 2);   // the comment once, the status
+    }
     SUBCASE("statuses: write missing")
     {
         gh.deny_statuses(true);
@@ -428,8 +463,8 @@ TEST_CASE("permissions, rate limits, server errors and outages become warnings")
         CHECK_FALSE(res.comment_posted);
         CHECK(res.status_posted);
         REQUIRE(res.warnings.size() == 1);
-        CHECK(res.warnings[0].find("rate limited (HTTP 429); GitHub asks to wait 3600 s, more than the 60 s") !=
-              std::string::npos);
+        CHECK(res.warnings[0].find("rate limited (HTTP 429); GitHub asks to wait 3600 s, more than the 60 s left "
+                                   "of the 60 s perfgate waits: slow down") != std::string::npos);
     }
     SUBCASE("5xx is retried with exponential backoff")
     {
@@ -557,35 +592,58 @@ TEST_CASE("events and the environment")
     fake_github gh;
     actions_env env(gh.url());
 
+    auto source = [&](std::string name) {
+        event_source src;
+        src.path = env.event().string();
+        src.name = std::move(name);
+        src.repository = "octo/widgets";
+        src.api_url = gh.url();
+        src.fallback_sha = merge_sha;
+        return src;
+    };
+
     SUBCASE("read_event for pull_request, workflow_run and push")
     {
-        auto t = read_event(env.event().string(), merge_sha);
+        auto t = read_event(source("pull_request"));
+        CHECK(t.event_name == "pull_request");
         CHECK(t.pr_number == pr);
         CHECK(t.head_sha == head_sha);
-        env.write_event({{"workflow_run", {{"head_sha", "abc1234"}, {"pull_requests", json::array({{{"number", 3}}})}}}});
-        t = read_event(env.event().string(), merge_sha);
+        CHECK(t.warnings.empty());
+        env.write_event(workflow_run_event("abc1234", json::array({run_pr(3, "abc1234")})));
+        t = read_event(source("workflow_run"));
         CHECK(t.pr_number == 3);
         CHECK(t.head_sha == "abc1234");
         env.write_event({{"after", "0000000000000000000000000000000000000000"}});
-        t = read_event(env.event().string(), merge_sha);
+        t = read_event(source("push"));
         CHECK_FALSE(t.pr_number.has_value());
         CHECK(t.head_sha == merge_sha);
     }
     SUBCASE("bad event files are input.github_event naming the file")
     {
         std::ofstream(env.event()) << "not json";
-        CHECK_THROWS_WITH_AS(read_event(env.event().string(), ""),
+        CHECK_THROWS_WITH_AS(read_event(source("pull_request")),
                              (env.event().string() + ": the event payload is not a JSON object").c_str(),
                              perfgate::error);
+        env.write_event({{"after", head_sha}});
+        CHECK_THROWS_WITH_AS(read_event(source("pull_request")),
+                             (env.event().string() + ": a pull_request event without pull_request.number").c_str(),
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS(read_event(source("workflow_run")),
+                             (env.event().string() + ": a workflow_run event without workflow_run").c_str(),
+                             perfgate::error);
+        auto missing = source("push");
+        missing.path = (env.dir() / "missing.json").string();
         try {
-            read_event((env.dir() / "missing.json").string(), "");
+            read_event(missing);
             FAIL("no error");
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "input.github_event");
+            CHECK(std::string(e.what()).starts_with(missing.path));
         }
     }
     SUBCASE("a push event posts the status on the pushed commit and no comment")
     {
+        env.set("GITHUB_EVENT_NAME", "push");
         env.write_event({{"after", head_sha}});
         std::ostringstream log;
         auto res = publish_to_github(passing_report(), exit_pass, test_options(), log);
@@ -636,16 +694,19 @@ TEST_CASE("perfgate github posts a report file")
     {
         const auto artifact_event = (env.dir() / "pr-event.json").string();
         std::ofstream(artifact_event) << json{{"pull_request", {{"number", 12}, {"head", {{"sha", "feedface"}}}}}}.dump();
-        env.write_event({{"workflow_run", {{"head_sha", "feedface"}, {"pull_requests", json::array()}}}});
+        env.set("GITHUB_EVENT_NAME", "workflow_run");
+        env.write_event({{"workflow_run", {{"head_sha", "feedface"}, {"event", "pull_request"}, {"pull_requests", json::array()}}}});
         CHECK(cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", "feedface"}) ==
               exit_regression);
         CHECK(gh.comments(12).size() == 1);
+        CHECK(gh.statuses().at(0).first == "feedface");
         try {
             cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", "deadbeef"});
             FAIL("no error");
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "input.head_sha_mismatch");
-            CHECK(std::string(e.what()).find("'feedface' is not the expected 'deadbeef'") != std::string::npos);
+            CHECK(std::string(e.what()).find("the pull_request event's head SHA 'feedface' is not the expected "
+                                             "'deadbeef'") != std::string::npos);
             CHECK(exit_code_for(e.id()) == exit_usage);
         }
         CHECK(gh.comments(12).size() == 1);
@@ -656,6 +717,10 @@ TEST_CASE("perfgate github posts a report file")
         CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--comment", "loud"}),
                              "--comment: expected always, on-change, on-regression or never, got 'loud'",
                              perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--event-name", ""}), "--event-name: must not be empty",
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--comment-author", ""}),
+                             "--comment-author: must not be empty", perfgate::error);
         std::ofstream(env.dir() / "bad.json") << "{";
         try {
             cmd_github({"--report", (env.dir() / "bad.json").string()});
@@ -674,5 +739,376 @@ TEST_CASE("perfgate github posts a report file")
             CHECK(exit_code_for(e.id()) == exit_usage);
         }
         CHECK(gh.requests().empty());
+    }
+}
+
+TEST_CASE("workflow_run: only the PR whose head is the run's commit, in this repository, gets the comment")
+{
+    // GitHub's workflow_run.pull_requests lists the open PRs whose head
+    // branch matches the run's, "not necessarily" the one that triggered it.
+    fake_github gh;
+    actions_env env(gh.url());
+    env.set("GITHUB_EVENT_NAME", "workflow_run");
+    const std::string run_head = head_sha;
+    const std::string stale_head = "1111111111111111111111111111111111111111";
+    std::ostringstream log;
+
+    SUBCASE("the first entry is another PR: no comment, a warning, the status still on the run's commit")
+    {
+        env.write_event(workflow_run_event(run_head, json::array({run_pr(5, stale_head)})));
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(gh.comments(5).empty());
+        CHECK(with_method(gh, "GET").empty());
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].starts_with("workflow_run: none of the pull requests the run lists (#5) has head " +
+                                          run_head + " and base repository octo/widgets: no comment posted"));
+        CHECK(log.str().find("::warning title=perfgate::workflow_run: none of the pull requests") != std::string::npos);
+        CHECK(res.status_posted);
+        CHECK(gh.statuses().at(0).first == run_head);
+    }
+    SUBCASE("the matching entry is second: that PR is used")
+    {
+        env.write_event(workflow_run_event(run_head, json::array({run_pr(5, stale_head), run_pr(8, run_head)})));
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.warnings.empty());
+        CHECK(res.comment_posted);
+        CHECK(gh.comments(5).empty());
+        CHECK(gh.comments(8).size() == 1);
+    }
+    SUBCASE("the right head but a PR of another repository (a fork's PR from our branch): no comment")
+    {
+        env.write_event(workflow_run_event(run_head, json::array({run_pr(2, run_head, 777, "widgets-fork")})));
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(gh.comments(2).empty());
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].find("(#2)") != std::string::npos);
+    }
+    SUBCASE("without ids the base repository URL decides")
+    {
+        json entry = run_pr(8, run_head);
+        entry["base"]["repo"].erase("id");
+        entry["base"]["repo"]["url"] = gh.url() + "/repos/octo/widgets";
+        env.write_event(workflow_run_event(run_head, json::array({entry})));
+        CHECK(read_event(event_source_for(github_env::from_environment(), {})).pr_number == 8);
+        entry["base"]["repo"]["url"] = gh.url() + "/repos/mallory/widgets";
+        env.write_event(workflow_run_event(run_head, json::array({entry})));
+        CHECK_FALSE(read_event(event_source_for(github_env::from_environment(), {})).pr_number.has_value());
+    }
+    SUBCASE("a fork PR's run lists none: the warning names the fork split")
+    {
+        env.write_event(workflow_run_event(run_head, json::array()));
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK_FALSE(res.comment_posted);
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].find("every pull request from a fork") != std::string::npos);
+        CHECK(res.warnings[0].find("`perfgate github --report FILE --event EVENT_FILE`") != std::string::npos);
+        CHECK(res.status_posted);
+    }
+    SUBCASE("a run for a push lists none and needs no warning")
+    {
+        env.write_event(workflow_run_event(run_head, json::array(), "push"));
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.warnings.empty());
+        CHECK_FALSE(res.comment_posted);
+        CHECK(res.status_posted);
+    }
+}
+
+TEST_CASE("the event name decides how the payload is read")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+
+    SUBCASE("issue_comment on a PR: the comment, but no status on a guessed commit")
+    {
+        // The payload has issue.pull_request but no head SHA, and GITHUB_SHA
+        // is the default branch's head: read as a push, it marked that commit.
+        env.set("GITHUB_EVENT_NAME", "issue_comment");
+        env.write_event({{"action", "created"},
+                         {"issue", {{"number", 9}, {"pull_request", {{"url", "https://api.github.com/repos/octo/widgets/pulls/9"}}}}},
+                         {"comment", {{"id", 1}, {"body", "/perfgate"}}}});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.comment_posted);
+        CHECK(gh.comments(9).size() == 1);
+        CHECK_FALSE(res.status_posted);
+        CHECK(gh.statuses().empty());
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].starts_with("issue_comment: the event names no commit"));
+    }
+    SUBCASE("issue_comment on a plain issue: nothing posted, a warning")
+    {
+        env.set("GITHUB_EVENT_NAME", "issue_comment");
+        env.write_event({{"action", "created"}, {"issue", {{"number", 10}}}, {"after", head_sha}});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(gh.requests().empty());
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0] == "issue_comment on issue #10 that is not a pull request: no comment and no commit "
+                                 "status posted");
+    }
+    SUBCASE("a pull_request payload under another event name is not read as a pull request")
+    {
+        env.set("GITHUB_EVENT_NAME", "push");
+        env.write_event({{"after", head_sha}, {"pull_request", {{"number", pr}, {"head", {{"sha", merge_sha}}}}}});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK_FALSE(res.comment_posted);
+        CHECK(gh.statuses().at(0).first == head_sha);
+    }
+    SUBCASE("merge_group: the status on merge_group.head_sha")
+    {
+        env.set("GITHUB_EVENT_NAME", "merge_group");
+        env.write_event({{"action", "checks_requested"}, {"merge_group", {{"head_sha", head_sha}, {"base_sha", merge_sha}}}});
+        auto res = publish_to_github(passing_report(), exit_pass, test_options(), log);
+        CHECK(res.warnings.empty());
+        CHECK_FALSE(res.comment_posted);
+        CHECK(gh.statuses().at(0).first == head_sha);
+    }
+    SUBCASE("workflow_dispatch and schedule: the status on GITHUB_SHA")
+    {
+        for (const char* name : {"workflow_dispatch", "schedule"}) {
+            env.set("GITHUB_EVENT_NAME", name);
+            env.write_event({{"ref", "refs/heads/main"}});
+            auto res = publish_to_github(passing_report(), exit_pass, test_options(), log);
+            CHECK(res.warnings.empty());
+            CHECK(res.status_posted);
+        }
+        REQUIRE(gh.statuses().size() == 2);
+        CHECK(gh.statuses()[0].first == merge_sha);
+        CHECK(gh.statuses()[1].first == merge_sha);
+    }
+    SUBCASE("an unsupported event posts nothing and says so")
+    {
+        env.set("GITHUB_EVENT_NAME", "release");
+        env.write_event({{"action", "published"}, {"after", head_sha}});
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(gh.requests().empty());
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].starts_with("event 'release': perfgate does not publish for this event (supported: "
+                                          "pull_request, pull_request_target, workflow_run"));
+    }
+    SUBCASE("no GITHUB_EVENT_NAME is missing environment")
+    {
+        env.unset("GITHUB_EVENT_NAME");
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].starts_with("GITHUB_EVENT_NAME not set"));
+        CHECK(gh.requests().empty());
+    }
+    SUBCASE("a saved event: read as pull_request in a workflow_run job, else as --event-name says")
+    {
+        const auto saved = (env.dir() / "saved.json").string();
+        std::ofstream(saved) << json{{"pull_request", {{"number", 12}, {"head", {{"sha", head_sha}}}}}}.dump();
+        env.set("GITHUB_EVENT_NAME", "workflow_run");
+        auto opt = test_options();
+        opt.event_path = saved;
+        auto t = read_event(event_source_for(github_env::from_environment(), opt));
+        CHECK(t.event_name == "pull_request");
+        CHECK(t.pr_number == 12);
+        // The job's own workflow_run payload is never read as a pull request.
+        env.write_event({{"pull_request", {{"number", 12}, {"head", {{"sha", head_sha}}}}},
+                         {"workflow_run", {{"head_sha", head_sha}, {"pull_requests", json::array()}}}});
+        CHECK_FALSE(read_event(event_source_for(github_env::from_environment(), {})).pr_number.has_value());
+
+        std::ofstream(saved) << json{{"after", head_sha}}.dump();
+        opt.event_name = "push";
+        t = read_event(event_source_for(github_env::from_environment(), opt));
+        CHECK(t.event_name == "push");
+        CHECK(t.head_sha == head_sha);
+
+        const auto report_file = (env.dir() / "report.json").string();
+        std::ofstream(report_file) << gate::to_json(passing_report()).dump();
+        CHECK(cmd_github({"--report", report_file, "--event", saved, "--event-name", "push"}) == exit_pass);
+        CHECK(gh.statuses().at(0).first == head_sha);
+        CHECK(gh.comments(12).empty());
+    }
+}
+
+TEST_CASE("the sticky comment is only ever one of our own login")
+{
+    const auto marker = comment_marker("perfgate");
+    std::ostringstream log;
+
+    SUBCASE("GITHUB_TOKEN: another bot's comment quoting the marker is left alone")
+    {
+        fake_github gh;
+        actions_env env(gh.url());
+        const auto theirs = gh.add_comment(pr, "renovate[bot]", "Bot", "Quoting perfgate:\n" + marker + "\nits report");
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.warnings.empty());
+        CHECK(res.comment_posted);
+        CHECK(with_method(gh, "PATCH").empty());
+        auto cs = gh.comments(pr);
+        REQUIRE(cs.size() == 2);
+        CHECK(cs[0].id == theirs);
+        CHECK(cs[0].body == "Quoting perfgate:\n" + marker + "\nits report");
+        CHECK(cs[1].login == "github-actions[bot]");
+        CHECK(res.comment_id == cs[1].id);
+    }
+    SUBCASE("another app's token names its bot login; github-actions[bot]'s comment is then not ours")
+    {
+        fake_github gh("ghs_apptoken", "perfgate-app[bot]", "Bot");
+        actions_env env(gh.url(), "ghs_apptoken");
+        gh.add_comment(pr, "github-actions[bot]", "Bot", marker + "\nanother workflow's");
+        const auto mine = gh.add_comment(pr, "perfgate-app[bot]", "Bot", marker + "\nold report");
+        auto opt = test_options();
+        opt.comment_author = "perfgate-app[bot]";
+        auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK(res.warnings.empty());
+        CHECK(res.comment_id == mine);
+        auto cs = gh.comments(pr);
+        REQUIRE(cs.size() == 2);
+        CHECK(cs[0].body == marker + "\nanother workflow's");
+        CHECK(cs[1].body.find("task-clock") != std::string::npos);
+    }
+}
+
+TEST_CASE("a comment POST whose answer was lost is not posted twice")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    std::vector<std::chrono::milliseconds> waits;
+    auto opt = test_options(&waits);
+    opt.retry.timeout = std::chrono::milliseconds(300);
+    // GitHub creates the comment, then the answer comes too late for the client.
+    fault lost;
+    lost.method = "POST";
+    lost.path_contains = "/issues/7/comments";
+    lost.takes_effect = true;
+    lost.delay = std::chrono::milliseconds(1500);
+    gh.add_fault(lost);
+
+    auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+    CHECK(res.warnings.empty());
+    CHECK(res.comment_posted);
+    auto cs = gh.comments(pr);
+    REQUIRE(cs.size() == 1);
+    CHECK(res.comment_id == cs[0].id);
+    CHECK(with_method(gh, "POST").size() == 2);    // the lost comment, the status
+    CHECK(with_method(gh, "PATCH").size() == 1);   // the landed comment, found again
+    CHECK(with_method(gh, "GET").size() == 2);     // before posting, and after the loss
+    CHECK(waits.size() == 1);
+    CHECK(log.str().find("the comment POST got no answer") != std::string::npos);
+    CHECK(log.str().find("the lost POST had landed") != std::string::npos);
+
+    SUBCASE("a POST that did not land is sent again")
+    {
+        gh.add_fault({"POST", "/issues/7/comments", 502, {}, R"({"message":"Bad Gateway"})", 1});
+        auto again = test_options(&waits);
+        again.context = "perfgate/other";
+        res = publish_to_github(failing_report(), exit_regression, again, log);
+        CHECK(res.comment_posted);
+        REQUIRE(gh.comments(pr).size() == 2);
+        CHECK(gh.comments(pr)[1].body.starts_with(comment_marker("perfgate/other")));
+    }
+}
+
+TEST_CASE("rate limits: secondary limits wait a minute and more, within the budget")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    std::vector<std::chrono::milliseconds> waits;
+    auto opt = test_options(&waits);
+    opt.retry.max_wait = std::chrono::minutes(3);
+    using std::chrono::seconds;
+    const fault secondary{"POST", "/statuses/", 403, {{"x-ratelimit-remaining", "4000"}},
+                          R"({"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."})",
+                          1};
+
+    SUBCASE("a 403 secondary limit without retry-after waits at least a minute, then succeeds")
+    {
+        gh.add_fault(secondary);
+        auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK(res.warnings.empty());
+        CHECK(res.status_posted);
+        REQUIRE(waits.size() == 1);
+        CHECK(waits[0] >= seconds(60));
+    }
+    SUBCASE("a 429 without headers is a secondary limit too; it persists: 60 s, then 120 s")
+    {
+        fault twice = secondary;
+        twice.status = 429;
+        twice.headers.clear();
+        twice.times = 2;
+        gh.add_fault(twice);
+        auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK(res.status_posted);
+        CHECK(waits == std::vector<std::chrono::milliseconds>{seconds(60), seconds(120)});
+    }
+    SUBCASE("a third wait (240 s) would pass the budget: give up with the reason")
+    {
+        fault thrice = secondary;
+        thrice.times = 3;
+        gh.add_fault(thrice);
+        auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK_FALSE(res.status_posted);
+        CHECK(waits == std::vector<std::chrono::milliseconds>{seconds(60), seconds(120)});
+        REQUIRE(res.warnings.size() == 1);
+        CHECK(res.warnings[0].find("rate limited (HTTP 403); a secondary rate limit waits 240 s, more than "
+                                   "the 0 s left of the 180 s perfgate waits") != std::string::npos);
+    }
+    SUBCASE("retry-after as an HTTP date, against the injected clock")
+    {
+        // Sun, 06 Nov 1994 08:49:37 GMT (RFC 9110's example) is 784111777 s after the epoch.
+        opt.retry.now = [] { return std::chrono::system_clock::time_point(seconds(784111777 - 42)); };
+        gh.add_fault({"POST", "/statuses/", 429, {{"retry-after", "Sun, 06 Nov 1994 08:49:37 GMT"}}, "{}", 1});
+        auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK(res.status_posted);
+        CHECK(waits == std::vector<std::chrono::milliseconds>{seconds(42)});
+    }
+    SUBCASE("the primary limit waits until x-ratelimit-reset, against the injected clock")
+    {
+        opt.retry.now = [] { return std::chrono::system_clock::time_point(seconds(1'700'000'000)); };
+        gh.add_fault({"GET", "/comments", 403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1700000030"}},
+                      R"({"message":"API rate limit exceeded"})", 1});
+        auto res = publish_to_github(failing_report(), exit_regression, opt, log);
+        CHECK(res.comment_posted);
+        CHECK(waits == std::vector<std::chrono::milliseconds>{seconds(31)});
+    }
+}
+
+TEST_CASE("GitHub over https through HTTPS_PROXY, and direct for NO_PROXY")
+{
+    // libcurl (7.88 here) applies HTTPS_PROXY to 127.0.0.1 as to any host (no
+    // built-in loopback exception), so the fake stays on 127.0.0.1; a
+    // request that bypassed the proxy would fail the CONNECT checks below.
+    perfgate::test::test_cert cert("IP:127.0.0.1");
+    fake_github gh("ghs_faketoken", "github-actions[bot]", "Bot",
+                   perfgate::test::tls_files{cert.cert.string(), cert.key.string()});
+    perfgate::test::connect_proxy proxy;
+    REQUIRE(gh.url().starts_with("https://127.0.0.1:"));
+    actions_env env(gh.url());
+    env.set("SSL_CERT_FILE", cert.cert.string());
+    env.set("HTTPS_PROXY", proxy.url());
+    // curl prefers the lower-case names: clear them so the upper-case ones decide.
+    env.unset("https_proxy");
+    env.unset("no_proxy");
+    env.unset("ALL_PROXY");
+    env.unset("all_proxy");
+    std::ostringstream log;
+
+    SUBCASE("through the proxy: one CONNECT tunnel carries the list, the comment and the status")
+    {
+        env.unset("NO_PROXY");
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.warnings.empty());
+        CHECK(res.comment_posted);
+        CHECK(res.status_posted);
+        CHECK(gh.comments(pr).size() == 1);
+        CHECK(proxy.connects() == std::vector<std::string>{"127.0.0.1:" + std::to_string(gh.port())});
+        CHECK(gh.connections() == 1);
+        CHECK(gh.requests().size() == 3);
+    }
+    SUBCASE("NO_PROXY naming the host: direct, the proxy sees nothing")
+    {
+        env.set("NO_PROXY", "127.0.0.1");
+        auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+        CHECK(res.warnings.empty());
+        CHECK(res.comment_posted);
+        CHECK(proxy.connections() == 0);
+        CHECK(gh.comments(pr).size() == 1);
     }
 }
