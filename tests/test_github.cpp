@@ -1112,3 +1112,66 @@ TEST_CASE("GitHub over https through HTTPS_PROXY, and direct for NO_PROXY")
         CHECK(gh.comments(pr).size() == 1);
     }
 }
+
+namespace {
+
+// The lines of each `uses: actions/checkout@...` step in a workflow file. A
+// step is a "- " item; its keys sit at the column of `uses:`, its `with:`
+// values deeper, so the step runs up to its "- " and down until a line that
+// is indented less than its keys. Enough for the flat YAML of our examples.
+std::vector<std::string> checkout_steps(const std::string& yaml)
+{
+    std::vector<std::string> lines;
+    std::istringstream in(yaml);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    auto indent = [](const std::string& l) { return l.find_first_not_of(' '); };
+
+    std::vector<std::string> steps;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const auto uses = lines[i].find("uses: actions/checkout@");
+        if (uses == std::string::npos) continue;
+        const std::size_t keys = lines[i][uses - 2] == '-' ? uses : indent(lines[i]);
+        std::size_t first = i;
+        while (first > 0 && lines[first].compare(keys - 2, 2, "- ") != 0) --first;
+        std::size_t last = i + 1;
+        while (last < lines.size() &&
+               (indent(lines[last]) == std::string::npos || indent(lines[last]) >= keys)) {
+            ++last;
+        }
+        std::string step;
+        for (std::size_t k = first; k < last; ++k) step += lines[k] + "\n";
+        steps.push_back(step);
+    }
+    return steps;
+}
+
+} // namespace
+
+TEST_CASE("the pull_request examples check out the PR head that the status marks")
+{
+    // actions/checkout checks out GITHUB_SHA by default, which on
+    // pull_request is the merge commit; perfgate marks and stores
+    // pull_request.head.sha, so the measured tree must be that commit.
+    const fs::path source = PERFGATE_SOURCE_DIR;
+    const std::string head_ref = "ref: ${{ github.event.pull_request.head.sha }}";
+    int workflows = 0;
+    for (const fs::path& dir : {source / ".github" / "workflows", source / "ci" / "examples"}) {
+        for (const auto& entry : fs::directory_iterator(dir)) {
+            if (entry.path().extension() != ".yml") continue;
+            const std::string text = slurp(entry.path());
+            if (text.find("\n  pull_request:") == std::string::npos) continue;   // not on pull_request
+            CAPTURE(entry.path().string());
+            ++workflows;
+            const auto steps = checkout_steps(text);
+            REQUIRE_FALSE(steps.empty());
+            bool head = false;
+            for (const auto& step : steps) {
+                CAPTURE(step);
+                CHECK(step.find("ref:") != std::string::npos);   // never the default merge commit
+                head = head || step.find(head_ref) != std::string::npos;
+            }
+            CHECK(head);
+        }
+    }
+    CHECK(workflows == 3);   // .github/workflows/perfgate.yml, same-repo-pr.yml, fork-measure.yml
+}
