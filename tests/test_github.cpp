@@ -971,13 +971,14 @@ TEST_CASE("a comment POST whose answer was lost is not posted twice")
     std::ostringstream log;
     std::vector<std::chrono::milliseconds> waits;
     auto opt = test_options(&waits);
-    opt.retry.timeout = std::chrono::milliseconds(300);
+    // Long enough that no other request on a busy machine times out.
+    opt.retry.timeout = std::chrono::milliseconds(1000);
     // GitHub creates the comment, then the answer comes too late for the client.
     fault lost;
     lost.method = "POST";
     lost.path_contains = "/issues/7/comments";
     lost.takes_effect = true;
-    lost.delay = std::chrono::milliseconds(1500);
+    lost.delay = std::chrono::milliseconds(4000);
     gh.add_fault(lost);
 
     auto res = publish_to_github(failing_report(), exit_regression, opt, log);
