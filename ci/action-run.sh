@@ -53,6 +53,7 @@ if [ "${IN_PUBLISH:-true}" = "true" ]; then
   [ "${IN_FAIL_ON_REGRESSION:-true}" = "true" ] || gh_args+=(--no-fail-on-regression)
   [ -n "${IN_EVENT:-}" ] && gh_args+=(--event "$IN_EVENT")
   [ -n "${IN_EXPECT_HEAD_SHA:-}" ] && gh_args+=(--expect-head-sha "$IN_EXPECT_HEAD_SHA")
+  [ -n "${IN_COMMENT_AUTHOR:-}" ] && gh_args+=(--comment-author "$IN_COMMENT_AUTHOR")
   "$PERFGATE" "${gh_args[@]}" "${common[@]}"
   publish_code=$?
   # A measurement failure (4) outranks the verdict; otherwise the verdict decides.

@@ -71,6 +71,8 @@ std::vector<option_spec> run_option_list()
     {"github", 0, false, false, "", "post the report to the pull request (comment, status, job summary)"},
     {"comment", 0, true, false, "MODE", "with --github: always (default), on-change, on-regression or never"},
     {"context", 0, true, false, "NAME", "with --github: status context and sticky-comment key (default: perfgate)"},
+    {"comment-author", 0, true, false, "LOGIN", "with --github: the login that writes the sticky comment, for a GitHub "
+                                                "App's token (<slug>[bot]); default: the token's own"},
     {"sha", 0, true, false, "SHA", "candidate commit (default: GitHub Actions environment, else git)"},
     {"branch", 0, true, false, "BRANCH", "candidate branch (default: GitHub Actions environment, else git)"},
     {"base-branch", 0, true, false, "BRANCH", "branch of the baseline build (default: the PR's base, else --branch)"},
@@ -237,8 +239,9 @@ int cmd_run(const argv_t& argv)
         github->context = args.get("context").value_or("perfgate");
         github->fail_on_inconclusive = args.has("fail-on-inconclusive");
         if (auto out = args.get("output")) github->report_path = *out;
-    } else if (args.has("comment") || args.has("context")) {
-        usage_error("usage.conflict", "--comment and --context apply to --github only");
+        github->comment_author = args.get("comment-author");
+    } else if (args.has("comment") || args.has("context") || args.has("comment-author")) {
+        usage_error("usage.conflict", "--comment, --context and --comment-author apply to --github only");
     }
     git_overrides flags;
     flags.sha = args.get("sha");
