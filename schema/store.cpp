@@ -693,6 +693,35 @@ std::vector<benchmark_info> store::benchmarks(std::string_view project) const
     return out;
 }
 
+void store::check_integrity() const
+{
+    std::string verdict;
+    try {
+        impl::read_lease c(*impl_);
+        auto st = (*c).prepare("PRAGMA quick_check(1)");
+        verdict = st.step() ? st.text(0) : std::string("no answer");
+    } catch (const error& e) {
+        throw error("store.corrupt", fmt::format("{}: the database fails its integrity check: {}", impl_->path_, e.what()));
+    }
+    if (verdict != "ok") {
+        throw error("store.corrupt", fmt::format("{}: the database fails its integrity check (PRAGMA quick_check): {}",
+                                                 impl_->path_, verdict));
+    }
+}
+
+void store::check_writable()
+{
+    std::lock_guard lock(impl_->writer_mu_);
+    try {
+        // A write transaction that writes nothing: it needs the file and its
+        // WAL to be writable, and leaves the database as it was.
+        impl_->writer_->exec("BEGIN IMMEDIATE");
+        impl_->writer_->exec("ROLLBACK");
+    } catch (const error& e) {
+        throw error("store.read_only", fmt::format("{}: the database cannot be written: {}", impl_->path_, e.what()));
+    }
+}
+
 std::int64_t store::runs_count() const
 {
     // Sum of the per-benchmark counters kept by insert_run: O(benchmarks), not O(runs).

@@ -109,6 +109,16 @@ public:
     // By name; counters by name. Unknown project: empty.
     [[nodiscard]] std::vector<benchmark_info> benchmarks(std::string_view project) const;
 
+    // Start-up checks for a server, so that a broken file is refused at once
+    // instead of answering 500 to every request later.
+    // check_integrity: PRAGMA quick_check (O(database size): every page is
+    // read once); error "store.corrupt" naming the file and SQLite's first
+    // complaint. check_writable: takes and releases the write lock (BEGIN
+    // IMMEDIATE) and writes nothing; error "store.read_only" naming the file
+    // (a read-only file or directory, a full disk on the WAL).
+    void check_integrity() const;
+    void check_writable();
+
     [[nodiscard]] std::int64_t runs_count() const;
     [[nodiscard]] std::int64_t size_bytes() const;   // page_count * page_size
 
