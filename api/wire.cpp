@@ -137,6 +137,34 @@ json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// --- request bodies -----------------------------------------------------------
+
+json parse_request_body(std::string_view body)
+{
+    // The callback sees every container as it opens, with the number of
+    // containers already open around it; throwing there ends the parse
+    // before the rest of the input is read or built.
+    const json::parser_callback_t limit_depth = [](int depth, json::parse_event_t event, json&) {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+            static_cast<std::size_t>(depth) >= max_json_depth) {
+            throw error("http.too_deep",
+                        fmt::format("request body: objects and arrays nested deeper than {} levels (the limit)",
+                                    max_json_depth));
+        }
+        return true;
+    };
+    json doc;
+    try {
+        doc = json::parse(body.begin(), body.end(), limit_depth);
+    } catch (const json::parse_error& e) {
+        throw error("http.bad_json", fmt::format("request body: {}", e.what()));
+    }
+    if (!doc.is_object()) {
+        throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", doc.type_name()));
+    }
+    return doc;
+}
+
 // --- runs ---------------------------------------------------------------------
 
 json to_json(const model::ingest_request& in)

@@ -2,9 +2,11 @@
 // by the server (server/router.cpp) and every client of it
 // (client/server_client.hpp): one module, so the two sides cannot drift.
 //
-// Parsing functions take a document the caller has parsed and throw
-// perfgate::error naming the field that was wrong: "ingest.bad_field" for a
-// request (-> 400), "server.bad_response" for a response (-> CLI exit 4).
+// Request bodies are parsed by parse_request_body() alone, which bounds their
+// nesting. The other parsing functions take a document the caller has parsed
+// and throw perfgate::error naming the field that was wrong:
+// "ingest.bad_field" for a request (-> 400), "server.bad_response" for a
+// response (-> CLI exit 4).
 #pragma once
 
 #include <cstddef>
@@ -28,7 +30,23 @@ inline constexpr std::size_t max_history_limit = 10000;
 // any real benchmark suite, and it bounds the work one request can ask for.
 inline constexpr std::size_t max_compare_pairs = 1000;
 
+// Nesting limit of a request body: objects and arrays, the body itself is
+// level 1. The deepest real request is a compare policy at 6 levels
+// (body, policy, benchmarks, B, counters, C) and check-env's `environment`
+// needs 4; 32 is far above both. nlohmann's serialiser and our own walks
+// recurse once per level, so an unbounded depth (a 100k-deep `[[[[...`, a few
+// hundred KB) would overflow the stack and kill the server.
+inline constexpr std::size_t max_json_depth = 32;
+
 using run_pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+// --- request bodies -------------------------------------------------------------
+// The one parser of JSON request bodies: the body as a JSON object. Parsing
+// stops at the first container nested deeper than max_json_depth, before the
+// rest is read. Errors: "http.too_deep" (-> 400) naming the limit;
+// "http.bad_json" (-> 400) for a syntax error, with its line and column, or a
+// body that is not an object.
+nlohmann::json parse_request_body(std::string_view body);
 
 // --- POST /api/v1/projects/{project}/runs ---------------------------------
 // {benchmark?, role, git_sha, branch, pr?, testbed?: {name, cpu, cores,

@@ -262,21 +262,6 @@ void authorize(const request& req, context& ctx, const std::string& project, boo
     ctx.service.authorize(token, project);
 }
 
-// The request body as a JSON object, or "http.bad_json" saying why not.
-json parse_json_object(const request& req)
-{
-    json doc;
-    try {
-        doc = json::parse(req.body());
-    } catch (const json::parse_error& e) {
-        throw error("http.bad_json", fmt::format("request body: {}", e.what()));
-    }
-    if (!doc.is_object()) {
-        throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", doc.type_name()));
-    }
-    return doc;
-}
-
 model::ingest_request ingest_from_csv(const request& req, const query_params& q, const std::string& project)
 {
     model::ingest_request in;
@@ -315,7 +300,7 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     const std::string type = media_type(sv(req[http::field::content_type]));
     model::ingest_request in;
     if (type == "application/json") {
-        in = api::ingest_request_from_json(parse_json_object(req));
+        in = api::ingest_request_from_json(api::parse_request_body(req.body()));
         in.source = "request body: perf_csv";
     }
     else if (type == "text/csv") in = ingest_from_csv(req, q, m.project);
@@ -337,7 +322,7 @@ response post_compare(const request& req, context& ctx, const route_match& m)
         throw error("http.unsupported_media_type",
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
-    const json doc = parse_json_object(req);
+    const json doc = api::parse_request_body(req.body());
     const auto pairs = api::compare_pairs_from_json(doc);
     gate::policy rules;
     if (auto p = doc.find("policy"); p != doc.end() && !p->is_null()) {
@@ -468,9 +453,10 @@ response dispatch(const request& req, context& ctx)
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 23> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 24> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
+        {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
         {"http.bad_param", 400},
         {"http.missing_param", 400},
         {"http.not_found", 404},

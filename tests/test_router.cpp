@@ -643,3 +643,95 @@ TEST_CASE("history wire format round-trips")
     CHECK_THROWS_WITH_AS(perfgate::api::history_from_json(json{{"points", {{{"run_id", "x"}}}}}),
                          doctest::Contains("history response"), perfgate::error);
 }
+
+namespace {
+
+// n arrays or objects nested in each other: "[[[...]]]" or {"a":{"a":...{}}}.
+std::string nested(std::size_t n, bool objects = false)
+{
+    std::string s;
+    s.reserve(n * 6);
+    for (std::size_t i = 0; i < n; ++i) s += objects ? "{\"a\":" : "[";
+    s += objects ? "{}" : "[]";
+    for (std::size_t i = 0; i < n; ++i) s += objects ? '}' : ']';
+    return s;
+}
+
+// body with `field` replaced by `raw` JSON text, in place of its value.
+std::string with_raw_field(json body, const std::string& field, const std::string& raw)
+{
+    body[field] = "@RAW@";
+    std::string text = body.dump();
+    const auto at = text.find("\"@RAW@\"");
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, 7, raw);
+}
+
+} // namespace
+
+TEST_CASE("request bodies nested deeper than api::max_json_depth are 400 http.too_deep, not a crash")
+{
+    using perfgate::api::max_json_depth;
+    using perfgate::api::parse_request_body;
+    SUBCASE("the limit itself: max_json_depth levels parse, one more does not")
+    {
+        // nested(n) is n + 1 levels; inside {"x": ...} one more.
+        CHECK(parse_request_body("{\"x\":" + nested(max_json_depth - 2) + "}").is_object());
+        CHECK(parse_request_body("{\"x\":" + nested(max_json_depth - 2, true) + "}").is_object());
+        CHECK_THROWS_WITH_AS(parse_request_body("{\"x\":" + nested(max_json_depth - 1) + "}"),
+                             "request body: objects and arrays nested deeper than 32 levels (the limit)",
+                             perfgate::error);
+        try {
+            parse_request_body("{\"x\":" + nested(max_json_depth - 1, true) + "}");
+            FAIL("expected http.too_deep");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "http.too_deep");
+        }
+        CHECK(perfgate::server::status_for("http.too_deep") == 400);
+    }
+
+    fixture f;
+    constexpr std::size_t deep = 100000;
+    const std::string arrays = nested(deep), objects = nested(deep, true);
+    const std::string runs = "/api/v1/projects/demo/runs", compare = "/api/v1/projects/demo/compare";
+    SUBCASE("every field of a run upload, and the body itself")
+    {
+        for (const std::string field : {"environment", "pr", "testbed", "benchmark", "perf_csv", "role", "unknown"}) {
+            CAPTURE(field);
+            check_error(f.call(http::verb::post, runs, with_raw_field(valid_run(), field, arrays)), 400,
+                        "http.too_deep", "nested deeper than 32 levels");
+            check_error(f.call(http::verb::post, runs, with_raw_field(valid_run(), field, objects)), 400,
+                        "http.too_deep", "nested deeper than 32 levels");
+        }
+        json tb = valid_run();
+        tb["testbed"] = {{"name", "@RAW@"}};
+        std::string text = tb.dump();
+        text.replace(text.find("\"@RAW@\""), 7, arrays);
+        check_error(f.call(http::verb::post, runs, text), 400, "http.too_deep", "32");
+        check_error(f.call(http::verb::post, runs, arrays), 400, "http.too_deep", "32");
+        check_error(f.call(http::verb::post, runs, objects), 400, "http.too_deep", "32");
+        // Unterminated: the limit is met before the syntax error.
+        check_error(f.call(http::verb::post, runs, std::string(deep, '[')), 400, "http.too_deep", "32");
+        CHECK(f.db.runs_count() == 0);
+    }
+    SUBCASE("every field of a compare request")
+    {
+        const json body = {{"baseline_run", 1}, {"candidate_run", 2}};
+        for (const std::string field : {"baseline_run", "candidate_run", "policy", "pairs"}) {
+            CAPTURE(field);
+            check_error(f.call(http::verb::post, compare, with_raw_field(body, field, arrays)), 400, "http.too_deep",
+                        "32");
+            check_error(f.call(http::verb::post, compare, with_raw_field(body, field, objects)), 400, "http.too_deep",
+                        "32");
+        }
+        check_error(f.call(http::verb::post, compare, "{\"pairs\": [[1, 2], " + arrays + "]}"), 400, "http.too_deep",
+                    "32");
+        check_error(f.call(http::verb::post, compare,
+                           "{\"baseline_run\": 1, \"candidate_run\": 2, \"policy\": {\"benchmarks\": {\"b\": " +
+                               objects + "}}}"),
+                    400, "http.too_deep", "32");
+    }
+    // Still serving.
+    CHECK(f.call(http::verb::get, "/healthz", {}, {}, "").result_int() == 200);
+    CHECK(f.call(http::verb::post, runs, valid_run().dump()).result_int() == 201);
+}
