@@ -113,7 +113,7 @@ auto reading_response(std::string_view what, F&& read)
     try {
         return read();
     } catch (const json::exception& e) {
-        throw error("server.bad_response", fmt::format("{} response: {}", what, e.what()));
+        throw error("server.bad_response", fmt::format("{} response: {}", what, json_error_text(e.what())));
     }
 }
 
@@ -157,12 +157,30 @@ json parse_request_body(std::string_view body)
     try {
         doc = json::parse(body.begin(), body.end(), limit_depth);
     } catch (const json::parse_error& e) {
-        throw error("http.bad_json", fmt::format("request body: {}", e.what()));
+        throw error("http.bad_json", fmt::format("request body: {}", json_error_text(e.what())));
     }
     if (!doc.is_object()) {
         throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", doc.type_name()));
     }
     return doc;
+}
+
+std::string json_error_text(std::string_view what)
+{
+    // nlohmann's form: "[json.exception.<kind>.<n>] <text>", and for parse
+    // errors <text> = "parse error at line L, column C: ..." (or "parse error
+    // at byte B: ...", "parse error: ...").
+    constexpr std::string_view tag = "[json.exception.";
+    if (what.starts_with(tag)) {
+        if (auto close = what.find("] "); close != std::string_view::npos) what.remove_prefix(close + 2);
+    }
+    for (std::string_view lead : {"parse error at ", "parse error: "}) {
+        if (what.starts_with(lead)) {
+            what.remove_prefix(lead.size());
+            break;
+        }
+    }
+    return std::string(what);
 }
 
 // --- runs ---------------------------------------------------------------------

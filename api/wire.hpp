@@ -47,6 +47,11 @@ using run_pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
 // "http.bad_json" (-> 400) for a syntax error, with its line and column, or a
 // body that is not an object.
 nlohmann::json parse_request_body(std::string_view body);
+// The message of a nlohmann exception without its "[json.exception.parse_error.101]"
+// tag and "parse error at" lead: "line 1, column 7: syntax error while parsing
+// value - ...", "type must be number, but is string". Other text is returned
+// as is.
+std::string json_error_text(std::string_view what);
 
 // --- POST /api/v1/projects/{project}/runs ---------------------------------
 // {benchmark?, role, git_sha, branch, pr?, testbed?: {name, cpu, cores,

@@ -514,8 +514,8 @@ response route(const request& req, context& ctx)
     } catch (const json::exception& e) {
         // nlohmann errors escaping a handler are bad input the handler did not
         // anticipate (e.g. a policy value of the wrong type).
-        return error_response("http.bad_json", fmt::format("request body: {}", e.what()), req.version(),
-                              req.keep_alive());
+        return error_response("http.bad_json", fmt::format("request body: {}", api::json_error_text(e.what())),
+                              req.version(), req.keep_alive());
     } catch (const std::exception& e) {
         std::fputs(fmt::format("perfgate serve: internal error on {} {}: {}\n", sv(req.method_string()),
                                sv(req.target()).substr(0, 128), e.what())

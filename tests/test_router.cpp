@@ -266,7 +266,18 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
     };
     SUBCASE("malformed JSON -> 400")
     {
-        check_error(post("{\"role\": \"baseline\","), 400, "http.bad_json", "parse error");
+        // The position, without nlohmann's "[json.exception.parse_error.101] parse error at" lead.
+        check_error(post("{\"role\": \"baseline\","), 400, "http.bad_json",
+                    "request body: line 1, column 21: syntax error while parsing object key - unexpected end of input");
+        check_error(post("{\n  \"role\": baseline}"), 400, "http.bad_json",
+                    "request body: line 2, column 11: syntax error while parsing value - invalid literal");
+        for (const std::string bad : {"{\"role\": \"baseline\",", "{\"a\": tru}", "{} x", ""}) {
+            CAPTURE(bad);
+            const std::string message = error_of(post(bad)).at("message").get<std::string>();
+            CHECK(message.starts_with("request body: line 1, column "));
+            CHECK(message.find("json.exception") == std::string::npos);
+            CHECK(message.find("parse error") == std::string::npos);
+        }
         check_error(post("[1,2]"), 400, "http.bad_json", "expected a JSON object, got array");
     }
     SUBCASE("missing field -> 400 naming it")
@@ -620,6 +631,27 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
         check_error(post({{"pairs", {{b1, c1}, {b2, c1}}}}), 422, "compare.mismatch",
                     "is benchmark 'second' but run " + std::to_string(c1) + " is 'default'");
         CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
+    }
+}
+
+TEST_CASE("json_error_text drops nlohmann's tag and keeps the position")
+{
+    using perfgate::api::json_error_text;
+    CHECK(json_error_text("[json.exception.parse_error.101] parse error at line 1, column 7: syntax error while "
+                          "parsing value - invalid literal; last read: 'x'") ==
+          "line 1, column 7: syntax error while parsing value - invalid literal; last read: 'x'");
+    CHECK(json_error_text("[json.exception.parse_error.110] parse error at byte 3: unexpected end") ==
+          "byte 3: unexpected end");
+    CHECK(json_error_text("[json.exception.parse_error.101] parse error: bad") == "bad");
+    CHECK(json_error_text("[json.exception.type_error.302] type must be number, but is string") ==
+          "type must be number, but is string");
+    CHECK(json_error_text("no tag here") == "no tag here");
+    // The real thing, from nlohmann itself.
+    try {
+        const json j = json::parse("{\"a\": x}");
+        FAIL("expected a parse error, got " << j.dump());
+    } catch (const json::parse_error& e) {
+        CHECK(json_error_text(e.what()).starts_with("line 1, column 7: syntax error while parsing value"));
     }
 }
 
