@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test suite under sanitizers, as CI runs it after ci/test.sh:
+#   1. everything under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   2. the server and client suites (threads, sockets) under ThreadSanitizer.
+# Usage: ci/sanitize.sh [build-dir-prefix]. Needs the dependencies of ci/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="${1:-build-san}"
+jobs="$(nproc)"
+
+# halt_on_error: undefined behaviour fails the test instead of printing a line.
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+
+cmake -S . -B "$prefix-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=address \
+  -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF
+cmake --build "$prefix-asan" -j "$jobs"
+ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900
+
+cmake -S . -B "$prefix-tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=thread \
+  -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF -DPERFGATE_BUILD_EXAMPLES=OFF
+cmake --build "$prefix-tsan" -j "$jobs" --target perfgate test_server test_router test_http_client test_github
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+for suite in test_router test_server test_http_client test_github; do
+  (cd "$prefix-tsan/tests" && "./$suite")
+done
