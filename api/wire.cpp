@@ -1,8 +1,6 @@
 #include "api/wire.hpp"
 
 #include <charconv>
-#include <cstdio>
-#include <ctime>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -335,32 +333,70 @@ std::string history_to_csv(const std::vector<model::history_point>& points)
     return out;
 }
 
+namespace {
+
+// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+// (Howard Hinnant, "chrono-Compatible Low-Level Date Algorithms",
+// days_from_civil). Pure arithmetic: no time zone, no timegm, no tm
+// normalisation that would turn 02-31 into 03-03.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const auto yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+bool is_leap(unsigned y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+unsigned days_in_month(unsigned y, unsigned m)
+{
+    static constexpr unsigned days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && is_leap(y) ? 29 : days[m - 1];
+}
+
+// The n-digit number at s[at..at+n), or nullopt unless all n are digits.
+std::optional<unsigned> digits(std::string_view s, std::size_t at, std::size_t n)
+{
+    unsigned v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+        if (s[i] < '0' || s[i] > '9') return std::nullopt;
+        v = v * 10 + static_cast<unsigned>(s[i] - '0');
+    }
+    return v;
+}
+
+} // namespace
+
 std::optional<std::int64_t> parse_timestamp(std::string_view s)
 {
-    std::int64_t seconds = 0;
-    if (auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
-        ec == std::errc{} && end == s.data() + s.size() && !s.empty()) {
-        return seconds;
+    // Unix seconds: an optional '-' and digits, nothing else.
+    if (!s.empty() && s.find_first_not_of("0123456789", s.front() == '-' ? 1 : 0) == std::string_view::npos &&
+        s != "-") {
+        std::int64_t seconds = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
+        if (ec == std::errc{} && end == s.data() + s.size()) return seconds;
+        return std::nullopt;   // out of range
     }
-    std::tm tm{};
-    int consumed = 0;
-    const std::string text(s);
-    bool ok = std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                          &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) == 6 &&
-              static_cast<std::size_t>(consumed) == text.size();
-    if (!ok) {
-        tm = {};
-        consumed = 0;
-        ok = std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &consumed) == 3 &&
-             static_cast<std::size_t>(consumed) == text.size();
-    }
-    if (!ok || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-        tm.tm_min > 59 || tm.tm_sec > 60) {
+    // YYYY-MM-DD (10 characters) or YYYY-MM-DDTHH:MM:SSZ (20): the RFC 3339
+    // profile of ISO 8601, UTC only, two-digit fields, upper-case T and Z.
+    if (s.size() != 10 && s.size() != 20) return std::nullopt;
+    if (s[4] != '-' || s[7] != '-') return std::nullopt;
+    const auto year = digits(s, 0, 4), month = digits(s, 5, 2), day = digits(s, 8, 2);
+    if (!year || !month || !day || *month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month)) {
         return std::nullopt;
     }
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return static_cast<std::int64_t>(timegm(&tm));
+    std::int64_t t = days_from_civil(*year, *month, *day) * 86400;
+    if (s.size() == 10) return t;
+    if (s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z') return std::nullopt;
+    const auto hour = digits(s, 11, 2), minute = digits(s, 14, 2), second = digits(s, 17, 2);
+    if (!hour || !minute || !second || *hour > 23 || *minute > 59) return std::nullopt;
+    // A leap second is 23:59:60 (RFC 3339 5.7); unix time has none, so it
+    // is the next day's first second, as POSIX timegm makes it.
+    if (*second > 59 && !(*second == 60 && *hour == 23 && *minute == 59)) return std::nullopt;
+    return t + *hour * 3600 + *minute * 60 + *second;
 }
 
 // --- errors ---------------------------------------------------------------------

@@ -80,9 +80,13 @@ nlohmann::json history_to_json(const std::vector<model::history_point>& points);
 std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
 std::string history_to_csv(const std::vector<model::history_point>& points);
 
-// ?since= and `perfgate history --since`: unix seconds, or an ISO 8601 UTC
-// date or date-time ("2026-11-22", "2026-11-22T02:11:05Z"). nullopt when the
-// text is neither.
+// ?since= and `perfgate history --since`: unix seconds (digits with an
+// optional '-'), or an ISO 8601 UTC date or date-time in RFC 3339's strict
+// form: "2026-11-22", "2026-11-22T02:11:05Z" (two-digit fields, upper-case T
+// and Z, a real calendar date with leap years, hours 00-23, minutes 00-59,
+// seconds 00-59 or 60 only as the leap second 23:59:60). nullopt for
+// anything else ("2026-02-31", "2026-1-1", "9999-12-31T99:99:99Z", an offset,
+// fractions, trailing text).
 std::optional<std::int64_t> parse_timestamp(std::string_view text);
 
 // --- errors -----------------------------------------------------------------

@@ -443,6 +443,14 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
                     "http.bad_param", "'limit'");
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&since=yesterday"),
                     400, "http.bad_param", "'since'");
+        for (const std::string bad : {"2026-02-31", "9999-12-31T99:99:99Z", "2026-1-1"}) {
+            check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&since=" + bad),
+                        400, "http.bad_param", "query parameter 'since': expected unix seconds or an ISO 8601 UTC date");
+        }
+        auto leap = f.call(http::verb::get,
+                           "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2024-02-29T00:00:00Z");
+        REQUIRE(leap.result_int() == 200);
+        CHECK(json::parse(leap.body()).at("points").size() == 2);
         auto since = f.call(http::verb::get,
                             "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2999-01-01");
         CHECK(json::parse(since.body()).at("points").empty());
@@ -652,6 +660,34 @@ TEST_CASE("json_error_text drops nlohmann's tag and keeps the position")
         FAIL("expected a parse error, got " << j.dump());
     } catch (const json::parse_error& e) {
         CHECK(json_error_text(e.what()).starts_with("line 1, column 7: syntax error while parsing value"));
+    }
+}
+
+TEST_CASE("parse_timestamp: unix seconds or strict ISO 8601 UTC, real calendar dates only")
+{
+    using perfgate::api::parse_timestamp;
+    // References: Python's calendar.timegm(datetime.datetime(...).timetuple()).
+    CHECK(parse_timestamp("1795313465") == 1795313465);
+    CHECK(parse_timestamp("0") == 0);
+    CHECK(parse_timestamp("-1") == -1);
+    CHECK(parse_timestamp("2026-11-22T02:11:05Z") == 1795313465);
+    CHECK(parse_timestamp("2026-11-22") == 1795305600);
+    CHECK(parse_timestamp("2024-02-29") == 1709164800);   // leap year
+    CHECK(parse_timestamp("2000-02-29") == 951782400);    // divisible by 400: leap
+    CHECK(parse_timestamp("1969-12-31T23:59:59Z") == -1);
+    CHECK(parse_timestamp("9999-12-31T23:59:59Z") == 253402300799);
+    CHECK(parse_timestamp("0001-01-01") == -62135596800);
+    CHECK(parse_timestamp("2016-12-31T23:59:60Z") == 1483228800);   // leap second: the next second
+    for (const char* bad : {"2026-02-31", "2026-02-29", "1900-02-29", "2026-04-31", "2026-13-01", "2026-00-10",
+                            "2026-01-00", "2026-1-1", "2026-01-1", "26-01-01", "+2026-01-01",
+                            "9999-12-31T99:99:99Z", "2026-01-01T24:00:00Z", "2026-01-01T23:60:00Z",
+                            "2026-01-01T12:00:60Z", "2026-01-01T23:59:61Z", "2026-01-01T2:00:00Z",
+                            "2026-01-01t00:00:00z", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00",
+                            "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00.5Z", "2026-01-01Z", " 2026-01-01",
+                            "2026-01-01 ", "2026/01/01", "2026-0a-01", "", "-", "--1", "1e9", "12 ", "+5",
+                            "99999999999999999999", "yesterday"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(parse_timestamp(bad).has_value());
     }
 }
 
