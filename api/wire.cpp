@@ -1,8 +1,11 @@
 #include "api/wire.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <initializer_list>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "model/error.hpp"
@@ -36,6 +39,20 @@ std::optional<std::string> string_field(const json& doc, std::string_view name, 
     }
     if (!v->is_string()) bad_field(fmt::format("field '{}{}' must be a string, got {}", path, name, v->type_name()));
     return v->get<std::string>();
+}
+
+// Every key of `obj` is one of `known`: a typo ("benchmrak") must not be
+// dropped silently and the run stored under the default. `path` prefixes
+// the name in the message ("testbed.").
+void check_known_fields(const json& obj, std::initializer_list<std::string_view> known, std::string_view path)
+{
+    for (const auto& [key, value] : obj.items()) {
+        if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+        // The key is the client's: quote a bounded part of it.
+        constexpr std::size_t max_shown = 64;
+        const std::string shown = key.size() > max_shown ? key.substr(0, max_shown) + "..." : key;
+        bad_field(fmt::format("unknown field '{}{}' (known: {})", path, shown, fmt::join(known, ", ")));
+    }
 }
 
 // A positive run id; `where` names it ("baseline_run", "pairs[0][1]").
@@ -208,6 +225,9 @@ json to_json(const model::ingest_request& in)
 model::ingest_request ingest_request_from_json(const json& doc)
 {
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    check_known_fields(doc, {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment",
+                             "perf_csv"},
+                       "");
     model::ingest_request in;
     if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
     in.role = *string_field(doc, "role", "", true);
@@ -223,6 +243,7 @@ model::ingest_request ingest_request_from_json(const json& doc)
     }
     if (const json* tb = field(doc, "testbed")) {
         if (!tb->is_object()) bad_field(fmt::format("field 'testbed' must be an object, got {}", tb->type_name()));
+        check_known_fields(*tb, {"name", "cpu", "cores", "kernel", "fingerprint"}, "testbed.");
         if (auto v = string_field(*tb, "name", "testbed.", false)) in.testbed.name = *v;
         if (auto v = string_field(*tb, "cpu", "testbed.", false)) in.testbed.cpu = *v;
         if (auto v = string_field(*tb, "kernel", "testbed.", false)) in.testbed.kernel = *v;
@@ -274,6 +295,8 @@ json compare_request_json(const run_pairs& pairs, const json* policy_json)
 
 run_pairs compare_pairs_from_json(const json& doc)
 {
+    if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    check_known_fields(doc, {"baseline_run", "candidate_run", "pairs", "policy"}, "");
     if (const json* list = field(doc, "pairs")) {
         if (field(doc, "baseline_run") || field(doc, "candidate_run")) {
             bad_field("give either 'pairs' or 'baseline_run' and 'candidate_run', not both");

@@ -58,7 +58,9 @@ std::string json_error_text(std::string_view what);
 // kernel, fingerprint?}, backend?, environment?: {...}, perf_csv}.
 nlohmann::json to_json(const model::ingest_request& in);
 // The request's fields; project and source are the caller's. Field types are
-// checked here, values by the service (gate/names.hpp).
+// checked here, values by the service (gate/names.hpp). A field not listed
+// above, at the top level or in `testbed`, is "ingest.bad_field" naming it
+// and the known ones (`environment` is free-form).
 model::ingest_request ingest_request_from_json(const nlohmann::json& doc);
 // 201 {run_id, samples, counters, warnings}.
 nlohmann::json to_json(const model::ingest_result& r);
@@ -70,7 +72,8 @@ model::ingest_result ingest_result_from_json(const nlohmann::json& doc);
 // or null for the server's default.
 nlohmann::json compare_request_json(const run_pairs& pairs, const nlohmann::json* policy_json);
 // The pairs of a compare request, 1..max_compare_pairs of them, in any of its
-// three spellings.
+// three spellings. Fields other than baseline_run, candidate_run, pairs and
+// policy are "ingest.bad_field"; the policy is the caller's to parse.
 run_pairs compare_pairs_from_json(const nlohmann::json& doc);
 
 // --- GET /api/v1/projects/{project}/history ---------------------------------

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <initializer_list>
 #include <map>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "api/wire.hpp"
@@ -183,6 +185,22 @@ public:
         return *v;
     }
 
+    // Every parameter is one of `known`, else "http.bad_param" naming it: a
+    // typo (`brnach=main`) must not silently widen a query or store a run
+    // under the default benchmark.
+    void only(std::initializer_list<std::string_view> known) const
+    {
+        for (const auto& [key, value] : values_) {
+            if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+            constexpr std::size_t max_shown = 64;
+            const std::string shown = key.size() > max_shown ? key.substr(0, max_shown) + "..." : key;
+            throw error("http.bad_param",
+                        known.size() == 0
+                            ? fmt::format("unknown query parameter '{}' (this request takes none)", shown)
+                            : fmt::format("unknown query parameter '{}' (known: {})", shown, fmt::join(known, ", ")));
+        }
+    }
+
 private:
     std::map<std::string, std::string, std::less<>> values_;
 };
@@ -264,6 +282,8 @@ void authorize(const request& req, context& ctx, const std::string& project, boo
 
 model::ingest_request ingest_from_csv(const request& req, const query_params& q, const std::string& project)
 {
+    q.only({"benchmark", "role", "git_sha", "branch", "backend", "pr", "testbed", "testbed_cpu", "testbed_kernel",
+            "testbed_fingerprint", "testbed_cores"});
     model::ingest_request in;
     in.project = project;
     in.source = "request body (text/csv)";
@@ -300,6 +320,7 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     const std::string type = media_type(sv(req[http::field::content_type]));
     model::ingest_request in;
     if (type == "application/json") {
+        q.only({});   // the fields are in the body
         in = api::ingest_request_from_json(api::parse_request_body(req.body()));
         in.source = "request body: perf_csv";
     }
@@ -315,8 +336,9 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     return json_response(http::status::created, api::to_json(r), req);
 }
 
-response post_compare(const request& req, context& ctx, const route_match& m)
+response post_compare(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
+    q.only({});
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
         throw error("http.unsupported_media_type",
@@ -338,6 +360,7 @@ response post_compare(const request& req, context& ctx, const route_match& m)
 
 response get_comparison(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
+    q.only({"format"});
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
         throw error("http.bad_param", fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
@@ -367,6 +390,7 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
 
 response get_history(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
+    q.only({"benchmark", "counter", "branch", "testbed", "since", "limit", "format"});
     model::history_query hq;
     hq.project = m.project;
     hq.benchmark = q.required("benchmark");
@@ -392,8 +416,9 @@ response get_history(const request& req, context& ctx, const route_match& m, con
     return json_response(http::status::ok, api::history_to_json(points), req);
 }
 
-response get_benchmarks(const request& req, context& ctx, const route_match& m)
+response get_benchmarks(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
+    q.only({});
     json list = json::array();
     for (const auto& b : ctx.service.benchmarks(m.project)) {
         list.push_back({{"name", b.name}, {"counters", b.counters}, {"runs", b.runs}, {"last_run_at", b.last_run_at}});
@@ -436,10 +461,10 @@ response dispatch(const request& req, context& ctx)
 
     switch (m.target) {
     case endpoint::runs: return post_run(req, ctx, m, q);
-    case endpoint::compare: return post_compare(req, ctx, m);
+    case endpoint::compare: return post_compare(req, ctx, m, q);
     case endpoint::comparison: return get_comparison(req, ctx, m, q);
     case endpoint::history: return get_history(req, ctx, m, q);
-    case endpoint::benchmarks: return get_benchmarks(req, ctx, m);
+    case endpoint::benchmarks: return get_benchmarks(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");

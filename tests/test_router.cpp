@@ -307,6 +307,24 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         body["role"] = "reference";
         check_error(post(body.dump()), 400, "ingest.bad_field", "expected 'baseline' or 'candidate'");
     }
+    SUBCASE("unknown fields -> 400 naming the field and the known ones; environment is free-form")
+    {
+        json body = valid_run();
+        body["benchmrak"] = "parse";
+        check_error(post(body.dump()), 400, "ingest.bad_field",
+                    "request body: unknown field 'benchmrak' (known: benchmark, role, git_sha, branch, pr, testbed, "
+                    "backend, environment, perf_csv)");
+        body = valid_run();
+        body["comment"] = nullptr;   // null is not a way around it
+        check_error(post(body.dump()), 400, "ingest.bad_field", "unknown field 'comment'");
+        body = valid_run();
+        body[std::string(1000, 'k')] = 1;
+        check_error(post(body.dump()), 400, "ingest.bad_field", "unknown field '" + std::string(64, 'k') + "...' (known:");
+        body = valid_run();
+        body["testbed"] = {{"name", "box"}, {"crores", 4}};
+        check_error(post(body.dump()), 400, "ingest.bad_field",
+                    "unknown field 'testbed.crores' (known: name, cpu, cores, kernel, fingerprint)");
+    }
     SUBCASE("10 KB benchmark name and SQL in a name -> 400")
     {
         json body = valid_run();
@@ -344,6 +362,39 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
     CHECK(f.db.runs_count() == 0);
 }
 
+TEST_CASE("every known field is accepted, and the client sends only known fields")
+{
+    fixture f;
+    json body = valid_run();
+    body["environment"] = {{"anything", {{"goes", {1, 2}}}}, {"verdict", "ok"}};
+    body["testbed"] = {{"name", "box"}, {"cpu", "x"}, {"cores", 4}, {"kernel", "6.1"}, {"fingerprint", "fp"}};
+    body["benchmark"] = "typo-free";
+    body["backend"] = "perf";
+    body["pr"] = 3;
+    CHECK(f.call(http::verb::post, "/api/v1/projects/demo/runs", body.dump()).result_int() == 201);
+
+    // What server_client sends: api::to_json of a full request, and
+    // api::compare_request_json with a policy.
+    perfgate::model::ingest_request in;
+    in.benchmark = "b";
+    in.role = "candidate";
+    in.git_sha = "abc";
+    in.branch = "main";
+    in.pr = 5;
+    in.testbed = {"box", "cpu", 2, "6.1", "fp"};
+    in.environment_json = R"({"checks": [{"name": "governor", "state": "ok"}]})";
+    in.perf_csv = perfgate::test::read_testdata("appended-10-runs.csv");
+    const json sent = perfgate::api::to_json(in);
+    const auto back = perfgate::api::ingest_request_from_json(sent);
+    CHECK(back.benchmark == "b");
+    CHECK(back.pr == 5);
+    CHECK(back.testbed.fingerprint == "fp");
+    const json policy = {{"threshold_pct", 3}};
+    const json compare = perfgate::api::compare_request_json({{1, 2}, {3, 4}}, &policy);
+    CHECK(perfgate::api::compare_pairs_from_json(compare).size() == 2);
+    CHECK(f.call(http::verb::post, "/api/v1/projects/demo/runs", sent.dump()).result_int() == 201);
+}
+
 TEST_CASE("text/csv upload takes the fields from the query string")
 {
     fixture f;
@@ -366,6 +417,15 @@ TEST_CASE("text/csv upload takes the fields from the query string")
     check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?role=candidate&git_sha=abc&branch=m%ZZ", csv,
                        "text/csv"),
                 400, "http.bad_param", "percent-encoding");
+    // A typo is not the default benchmark.
+    check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?benchmrak=parse&role=candidate&git_sha=abc&branch=m",
+                       csv, "text/csv"),
+                400, "http.bad_param",
+                "unknown query parameter 'benchmrak' (known: benchmark, role, git_sha, branch, backend, pr, testbed, "
+                "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores)");
+    // With a JSON body the fields are in the body, not the query.
+    check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?benchmark=parse", valid_run().dump()), 400,
+                "http.bad_param", "unknown query parameter 'benchmark' (this request takes none)");
     CHECK(f.db.runs_count() == 1);
 }
 
@@ -447,6 +507,9 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
             check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&since=" + bad),
                         400, "http.bad_param", "query parameter 'since': expected unix seconds or an ISO 8601 UTC date");
         }
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&brnach=main"), 400,
+                    "http.bad_param",
+                    "unknown query parameter 'brnach' (known: benchmark, counter, branch, testbed, since, limit, format)");
         auto leap = f.call(http::verb::get,
                            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2024-02-29T00:00:00Z");
         REQUIRE(leap.result_int() == 200);
@@ -463,6 +526,13 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         REQUIRE(list.size() == 1);
         CHECK(list[0].at("name") == "default");
         CHECK(list[0].at("runs") == 2);
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/benchmarks?limit=1"), 400, "http.bad_param",
+                    "unknown query parameter 'limit' (this request takes none)");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?fromat=text"),
+                    400, "http.bad_param", "unknown query parameter 'fromat' (known: format)");
+        check_error(f.call(http::verb::post, "/api/v1/projects/demo/compare?dry_run=1",
+                           json{{"baseline_run", base}, {"candidate_run", cand}}.dump()),
+                    400, "http.bad_param", "unknown query parameter 'dry_run' (this request takes none)");
     }
 }
 
@@ -625,6 +695,10 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
         check_error(post({{"pairs", {{b1, c1}}}, {"baseline_run", b1}}), 400, "ingest.bad_field",
                     "either 'pairs' or 'baseline_run' and 'candidate_run', not both");
         check_error(post(json::object()), 400, "ingest.bad_field", "field 'baseline_run' is required (or give 'pairs')");
+        check_error(post({{"baseline_run", b1}, {"candidate_run", c1}, {"polciy", {{"alpha", 0.01}}}}), 400,
+                    "ingest.bad_field",
+                    "request body: unknown field 'polciy' (known: baseline_run, candidate_run, pairs, policy)");
+        check_error(post({{"pairs", {{b1, c1}}}, {"baseline", b1}}), 400, "ingest.bad_field", "unknown field 'baseline'");
         CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
     }
     SUBCASE("runs the gate cannot use: another project's run is 404, a repeated benchmark 422")
