@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <initializer_list>
 #include <map>
+#include <random>
 #include <utility>
 
 #include <boost/beast/http/field.hpp>
@@ -517,37 +519,77 @@ unsigned status_for(std::string_view id)
     return 500;
 }
 
-response error_response(std::string_view id, std::string_view message, unsigned version, bool keep_alive)
+namespace {
+
+// Errors whose message is for the operator, not the client: a 500 (a bug, an
+// I/O failure) and anything the store says, which names the database file
+// and quotes SQLite.
+bool internal_detail(std::string_view id) { return status_for(id) == 500 || id.starts_with("store."); }
+
+// A reference that ties a scrubbed answer to its line in the server log:
+// 8 hex digits from a process-wide counter with a random start, so that
+// references from two runs of the server do not repeat each other.
+std::string next_error_reference()
+{
+    static std::atomic<std::uint32_t> next{std::random_device{}()};
+    return fmt::format("{:08x}", next.fetch_add(1, std::memory_order_relaxed));
+}
+
+// error_response(), with `where` ("GET /path") for the server log.
+response answer_error(std::string_view id, std::string_view message, unsigned version, bool keep_alive,
+                      std::string_view where)
 {
     const unsigned status = status_for(id);
+    std::string body;
+    if (internal_detail(id)) {
+        const std::string ref = next_error_reference();
+        std::string line = fmt::format("perfgate serve: error {}{}{}: [{}] {}", ref, where.empty() ? "" : " on ",
+                                       where, id, message);
+        // One line per error, whatever the message holds.
+        std::replace_if(line.begin(), line.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, ' ');
+        line += '\n';
+        // One write: the access log shares stderr with other threads.
+        std::fputs(line.c_str(), stderr);
+        body = status == 500
+                   ? dump(api::error_json("internal", fmt::format("internal server error (reference {})", ref)))
+                   : dump(api::error_json(id, fmt::format("the store refused the request (reference {})", ref)));
+    } else {
+        body = dump(api::error_json(id, message));
+    }
     response res{static_cast<http::status>(status), version};
     res.set(http::field::server, "perfgate");
     res.set(http::field::content_type, "application/json");
     if (status == 401) res.set(http::field::www_authenticate, "Bearer realm=\"perfgate\"");
     res.keep_alive(keep_alive);
-    res.body() = dump(api::error_json(id, message));
+    res.body() = std::move(body);
     res.prepare_payload();
     return res;
 }
 
+} // namespace
+
+response error_response(std::string_view id, std::string_view message, unsigned version, bool keep_alive)
+{
+    return answer_error(id, message, version, keep_alive, {});
+}
+
 response route(const request& req, context& ctx)
 {
+    const auto fail = [&req](std::string_view id, std::string_view message) {
+        const std::string where =
+            fmt::format("{} {}", sv(req.method_string()), sv(req.target()).substr(0, 128));
+        return answer_error(id, message, req.version(), req.keep_alive(), where);
+    };
     try {
         return dispatch(req, ctx);
     } catch (const error& e) {
-        return error_response(e.id(), e.what(), req.version(), req.keep_alive());
+        return fail(e.id(), e.what());
     } catch (const json::exception& e) {
         // nlohmann errors escaping a handler are bad input the handler did not
         // anticipate (e.g. a policy value of the wrong type).
-        return error_response("http.bad_json", fmt::format("request body: {}", api::json_error_text(e.what())),
-                              req.version(), req.keep_alive());
+        return fail("http.bad_json", fmt::format("request body: {}", api::json_error_text(e.what())));
     } catch (const std::exception& e) {
-        std::fputs(fmt::format("perfgate serve: internal error on {} {}: {}\n", sv(req.method_string()),
-                               sv(req.target()).substr(0, 128), e.what())
-                       .c_str(),
-                   stderr);
-        return error_response("internal", "internal server error (see the server log)", req.version(),
-                              req.keep_alive());
+        return fail("internal", e.what());
     }
 }
 

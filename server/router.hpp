@@ -52,7 +52,8 @@ struct context {
 };
 
 // Maps one complete request to its response. Never throws: every error
-// becomes a JSON error response (unexpected exceptions -> 500).
+// becomes a JSON error response (unexpected exceptions -> 500, logged as
+// error_response() says, with the method and target).
 response route(const request& req, context& ctx);
 
 // The route template a request matches ("POST /api/v1/projects/{project}/runs"),
@@ -65,6 +66,11 @@ std::string_view route_label(const request& req);
 unsigned status_for(std::string_view error_id);
 
 // A JSON error response {"error": {"id", "message"}} with status_for(id).
+// For a 500 ("internal", "store.io", unknown ids) the body is
+// {"id": "internal", "message": "internal server error (reference R)"} and
+// other "store.*" ids keep their id and status with a message that only
+// gives R: their messages name the database file and quote SQLite. The full
+// message goes to stderr (the server log) with R, one line.
 response error_response(std::string_view id, std::string_view message, unsigned version = 11,
                         bool keep_alive = true);
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "api/wire.hpp"
 #include "gate/names.hpp"
@@ -876,4 +877,132 @@ TEST_CASE("request bodies nested deeper than api::max_json_depth are 400 http.to
     // Still serving.
     CHECK(f.call(http::verb::get, "/healthz", {}, {}, "").result_int() == 200);
     CHECK(f.call(http::verb::post, runs, valid_run().dump()).result_int() == 201);
+}
+
+namespace {
+
+// Runs sql on the fixture's database through a second connection, behind
+// the store's back: the way to make the store fail on demand.
+void sabotage(const std::filesystem::path& db, const std::string& sql)
+{
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    char* message = nullptr;
+    const int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &message);
+    INFO((message ? message : ""));
+    sqlite3_free(message);
+    sqlite3_close(raw);
+    REQUIRE(rc == SQLITE_OK);
+}
+
+// stderr of a block, through a temp file.
+class stderr_capture {
+public:
+    explicit stderr_capture(const std::filesystem::path& file) : file_(file)
+    {
+        std::fflush(stderr);
+        saved_ = ::dup(2);
+        std::FILE* f = std::fopen(file_.c_str(), "w");
+        REQUIRE(f);
+        ::dup2(::fileno(f), 2);
+        std::fclose(f);
+    }
+    ~stderr_capture() { restore(); }
+    std::string text()
+    {
+        restore();
+        std::ifstream in(file_);
+        return {std::istreambuf_iterator<char>(in), {}};
+    }
+
+private:
+    void restore()
+    {
+        if (saved_ < 0) return;
+        std::fflush(stderr);
+        ::dup2(saved_, 2);
+        ::close(saved_);
+        saved_ = -1;
+    }
+    std::filesystem::path file_;
+    int saved_ = -1;
+};
+
+// The "(reference R)" of a scrubbed message.
+std::string reference_in(const std::string& message)
+{
+    const auto at = message.find("(reference ");
+    REQUIRE(at != std::string::npos);
+    const std::string ref = message.substr(at + 11, 8);
+    CHECK(ref.find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(message.substr(at + 19) == ")");
+    return ref;
+}
+
+} // namespace
+
+TEST_CASE("store errors reach the server log with a reference, never the response body")
+{
+    fixture f;
+    const auto base = f.upload("baseline");
+    const auto cand = f.upload("candidate");
+    const std::string db_path = (f.dir / "router.db").string();
+
+    SUBCASE("an I/O-class store error is 500 internal")
+    {
+        sabotage(f.dir / "router.db", "DROP TABLE comparisons;");
+        stderr_capture log(f.dir / "stderr.txt");
+        auto res = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                          json{{"baseline_run", base}, {"candidate_run", cand}}.dump());
+        const std::string logged = log.text();
+        check_error(res, 500, "internal", "internal server error (reference ");
+        CHECK(res.body().find(db_path) == std::string::npos);
+        CHECK(res.body().find("comparisons") == std::string::npos);
+        CHECK(res.body().find("store.") == std::string::npos);
+        const std::string ref = reference_in(error_of(res).at("message").get<std::string>());
+        // The log line has it all: reference, request, id, path, SQLite's words.
+        INFO("log: " << logged);
+        CHECK(logged.find("perfgate serve: error " + ref + " on POST /api/v1/projects/demo/compare: [store.io] " +
+                          db_path) != std::string::npos);
+        CHECK(logged.find("no such table: comparisons") != std::string::npos);
+        CHECK(std::count(logged.begin(), logged.end(), '\n') == 1);
+    }
+    SUBCASE("a store constraint keeps its status and id, not its message")
+    {
+        sabotage(f.dir / "router.db",
+                 "CREATE TRIGGER no_runs BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'secret detail'); END;");
+        stderr_capture log(f.dir / "stderr.txt");
+        auto res = f.call(http::verb::post, "/api/v1/projects/demo/runs", valid_run().dump());
+        const std::string logged = log.text();
+        check_error(res, 422, "store.constraint", "the store refused the request (reference ");
+        CHECK(res.body().find(db_path) == std::string::npos);
+        CHECK(res.body().find("secret detail") == std::string::npos);
+        const std::string ref = reference_in(error_of(res).at("message").get<std::string>());
+        INFO("log: " << logged);
+        CHECK(logged.find("perfgate serve: error " + ref + " on POST /api/v1/projects/demo/runs: [store.constraint] " +
+                          db_path) != std::string::npos);
+        CHECK(logged.find("secret detail") != std::string::npos);
+    }
+    SUBCASE("error_response scrubs a 500 for every caller, and references differ")
+    {
+        stderr_capture log(f.dir / "stderr.txt");
+        auto a = perfgate::server::error_response("internal", "/srv/secret.db: disk I/O error\nsecond line");
+        auto b = perfgate::server::error_response("something.unknown", "/srv/secret.db: oops");
+        const std::string logged = log.text();
+        check_error(a, 500, "internal", "internal server error (reference ");
+        check_error(b, 500, "internal", "internal server error (reference ");
+        CHECK(a.body().find("secret") == std::string::npos);
+        CHECK(b.body().find("secret") == std::string::npos);
+        const std::string ra = reference_in(error_of(a).at("message").get<std::string>());
+        const std::string rb = reference_in(error_of(b).at("message").get<std::string>());
+        CHECK(ra != rb);
+        INFO("log: " << logged);
+        CHECK(logged.find("perfgate serve: error " + ra + ": [internal] /srv/secret.db: disk I/O error second line\n") !=
+              std::string::npos);
+        CHECK(logged.find("perfgate serve: error " + rb + ": [something.unknown] /srv/secret.db: oops\n") !=
+              std::string::npos);
+        // A client error keeps its message.
+        check_error(perfgate::server::error_response("ingest.bad_field", "field 'x'"), 400, "ingest.bad_field",
+                    "field 'x'");
+    }
 }
