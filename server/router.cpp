@@ -110,8 +110,6 @@ std::vector<std::string_view> split_path(std::string_view path)
         parts.push_back(path.substr(pos, next - pos));
         pos = next + 1;
     }
-    // "/healthz/" and "/healthz" are the same resource.
-    if (parts.size() > 1 && parts.back().empty()) parts.pop_back();
     return parts;
 }
 
@@ -123,8 +121,12 @@ route_match match(const request& req)
     if (path == "/metrics") return {endpoint::metrics, http::verb::get, label_metrics, {}, {}};
     if (path == "/bench/constant") return {endpoint::bench_constant, http::verb::get, label_bench, {}, {}};
 
+    // One spelling per resource: no route takes a trailing slash or an empty
+    // segment ("/healthz/", "/api/v1/projects/p/runs/", "/api//v1"), so a
+    // path either names a resource exactly or is 404.
     auto parts = split_path(path);
-    if (parts.size() < 5 || parts.size() > 6 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "projects") {
+    if (parts.size() < 5 || parts.size() > 6 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "projects" ||
+        std::any_of(parts.begin(), parts.end(), [](std::string_view p) { return p.empty(); })) {
         return m;
     }
     auto project = percent_decode(parts[3], false);
@@ -433,6 +435,10 @@ response dispatch(const request& req, context& ctx)
     const route_match m = match(req);
     if (m.target == endpoint::none || (m.target == endpoint::bench_constant && !ctx.bench_routes)) {
         auto [path, query] = split_target(sv(req.target()));
+        if (path.size() > 1 && path.ends_with('/')) {
+            throw error("http.not_found", fmt::format("no route for '{}' (paths take no trailing slash)",
+                                                      path.substr(0, 128)));
+        }
         throw error("http.not_found", fmt::format("no route for '{}'", path.substr(0, 128)));
     }
     if (req.method() != m.method) {

@@ -16,6 +16,9 @@
 //   GET  /bench/constant (only with context::bench_routes; a constant body
 //        that measures the transport alone, for bench/bench_server.sh)
 //
+// Paths match exactly: no route takes a trailing slash or an empty segment
+// (404 http.not_found, saying so).
+//
 // Errors are {"error": {"id", "message"}}; status_for() is the one table that
 // maps a perfgate::error id to an HTTP status.
 #pragma once

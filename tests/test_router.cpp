@@ -180,6 +180,33 @@ TEST_CASE("transport routes: healthz, metrics, unknown route, wrong method, benc
                     "no route for '/api/v2/nothing'");
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/unknown"), 404, "http.not_found", "no route");
     }
+    SUBCASE("no route takes a trailing slash or an empty segment")
+    {
+        // Without the slash each of these is a resource (200), with it 404.
+        f.ctx.bench_routes = true;
+        for (const std::string path : {"/healthz", "/metrics", "/bench/constant", "/api/v1/projects/demo/benchmarks",
+                                       "/api/v1/projects/demo/history"}) {
+            CAPTURE(path);
+            const std::string query = path.ends_with("history") ? "?benchmark=default&counter=task-clock" : "";
+            CHECK(f.call(http::verb::get, path + query).result_int() == 200);
+            check_error(f.call(http::verb::get, path + "/" + query), 404, "http.not_found",
+                        "no route for '" + path + "/' (paths take no trailing slash)");
+        }
+        check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs/", valid_run().dump()), 404, "http.not_found",
+                    "(paths take no trailing slash)");
+        check_error(f.call(http::verb::post, "/api/v1/projects/demo/compare/", "{}"), 404, "http.not_found",
+                    "(paths take no trailing slash)");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/1/"), 404, "http.not_found",
+                    "(paths take no trailing slash)");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/"), 404, "http.not_found",
+                    "(paths take no trailing slash)");
+        check_error(f.call(http::verb::get, "/api/v1/projects//benchmarks"), 404, "http.not_found", "no route");
+        check_error(f.call(http::verb::get, "/api//v1/projects/demo/benchmarks"), 404, "http.not_found", "no route");
+        check_error(f.call(http::verb::get, "//healthz"), 404, "http.not_found", "no route");
+        request slash{http::verb::get, "/healthz/", 11};
+        CHECK(perfgate::server::route_label(slash) == "unmatched");
+        CHECK(f.db.runs_count() == 0);
+    }
     SUBCASE("wrong method -> 405 with Allow")
     {
         auto res = f.call(http::verb::get, "/api/v1/projects/demo/runs");
