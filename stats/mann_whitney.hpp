@@ -63,6 +63,9 @@ public:
     // perfgate::error "stats.bad_probability" for q outside [0, 1].
     [[nodiscard]] std::size_t quantile(double q) const;
     // Smallest attainable two-sided p-value: 2 / C(m+n, m), capped at 1.
+    // The same double as p_two_sided(0), so the p-value mann_whitney_u
+    // reports for complete separation (scipy's mannwhitneyu(method="exact")
+    // on such samples); the gate compares it with its detection level.
     [[nodiscard]] double min_p_two_sided() const;
 
     [[nodiscard]] std::size_t m() const noexcept { return m_; }

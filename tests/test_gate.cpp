@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -277,6 +278,54 @@ TEST_CASE("compare: p-values are adjusted across all gated counters")
         CHECK_FALSE(counter(r, "b").p_adjusted);
         CHECK(*counter(r, "instructions").p_adjusted ==
               doctest::Approx(2 * *counter(r, "instructions").p_value).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counters detects nothing")
+{
+    // 7 vs 9 samples without ties: the exact test's smallest p is
+    // 2 / C(16, 7) = 2 / 11440, which is exactly 0.05 / 286. Among 286 gated
+    // counters, Holm multiplies it to 0.050000000000000017, never below
+    // alpha: no shift of any size is detectable, and a 10% regression in
+    // complete separation must not pass as "unchanged". Among 285 the level
+    // 0.05 / 285 is reachable and the gate decides as usual.
+    auto run = [](std::size_t gated) {
+        std::vector<double> b, c, slow;
+        for (std::size_t i = 0; i < 7; ++i) b.push_back(100.0 + 0.02 * static_cast<double>(i));
+        for (std::size_t j = 0; j < 9; ++j) c.push_back(100.01 + 0.02 * static_cast<double>(j));
+        for (double x : c) slow.push_back(x * 1.1);
+        policy p;
+        std::vector<counter_series> base, cand;
+        for (std::size_t k = 0; k < gated; ++k) {
+            const std::string name = "c" + std::to_string(k);
+            p.counters[name].gate = true;
+            base.push_back(series(name, b));
+            cand.push_back(series(name, k == 0 ? slow : c));
+        }
+        return compare(one(base), one(cand), p);
+    };
+    SUBCASE("286 gated counters: inconclusive, with an infinite MDE")
+    {
+        const report r = run(286);
+        const auto& moved = counter(r, "c0");
+        REQUIRE(moved.test == method::exact);
+        CHECK(*moved.p_value == doctest::Approx(2.0 / 11440).epsilon(1e-12));
+        CHECK(*moved.p_adjusted >= 0.05);
+        CHECK(moved.state == status::inconclusive);
+        CHECK(*moved.mde_pct == std::numeric_limits<double>::infinity());
+        CHECK(moved.reason == "not significant, and no shift was detectable with this many samples");
+        CHECK(counter(r, "c1").state == status::inconclusive);
+        CHECK(r.result == verdict::inconclusive);
+    }
+    SUBCASE("285 gated counters: the regression is found")
+    {
+        const report r = run(285);
+        const auto& moved = counter(r, "c0");
+        CHECK(*moved.p_adjusted < 0.05);
+        CHECK(moved.state == status::regression);
+        CHECK(std::isfinite(*counter(r, "c1").mde_pct));
+        CHECK(counter(r, "c1").state == status::unchanged);
+        CHECK(r.result == verdict::fail);
     }
 }
 

@@ -325,6 +325,48 @@ TEST_CASE("exact_u_distribution agrees with exact big-integer counts")
     }
 }
 
+TEST_CASE("exact_u_distribution::min_p_two_sided is scipy's p-value for complete separation")
+{
+    // The gate asks whether an exact test at these sizes can reach its level
+    // at all (gate/compare.cpp, estimate_shift). Reference: scipy 1.10.1,
+    //   scipy.stats.mannwhitneyu([0.0, 1.0, ..., m-1], [100.0, ..., 100.0+n-1],
+    //                            method="exact").pvalue
+    // i.e. every baseline value below every candidate value (U = 0); the
+    // same p with the samples swapped. Equal to min(1, 2 / comb(m+n, m)).
+    struct size_case {
+        std::size_t m, n;
+        double p;
+    };
+    const size_case cases[] = {
+        {1, 1, 1.0},                     // 2 / C(2, 1) = 1: capped
+        {3, 3, 0.1},                     // 2 / 20: never below alpha 0.1
+        {5, 5, 0.007936507936507936},    // 2 / 252, default min_samples per side
+        {7, 9, 0.00017482517482517483},  // 2 / 11440 = 0.05 / 286 exactly
+        {9, 7, 0.00017482517482517483},
+        {2, 18, 0.010526315789473684},
+        {1, 49, 0.04},
+        {10, 4, 0.001998001998001998},
+        {20, 20, 1.4508889103849684e-11},
+        {12, 30, 1.808626206664854e-10},
+        {49, 49, 7.850029192963322e-29},  // largest exact size (mwu_exact_limit - 1)
+    };
+    for (const auto& k : cases) {
+        CAPTURE(k.m);
+        CAPTURE(k.n);
+        const auto d = shared_exact_u_distribution(k.m, k.n);
+        CHECK_REL(d->min_p_two_sided(), k.p, p_tol);
+        // The very double the test reports for complete separation, either way round.
+        std::vector<double> b, c;
+        for (std::size_t i = 0; i < k.m; ++i) b.push_back(static_cast<double>(i));
+        for (std::size_t j = 0; j < k.n; ++j) c.push_back(100.0 + static_cast<double>(j));
+        const auto below = mann_whitney_u(b, c), above = mann_whitney_u(c, b);
+        REQUIRE(below.method == mwu_method::exact);
+        CHECK(below.u == 0.0);
+        CHECK(below.p_value == d->min_p_two_sided());
+        CHECK(above.p_value == d->min_p_two_sided());
+    }
+}
+
 TEST_CASE("hodges_lehmann agrees with R's wilcox.test(c, b, conf.int = TRUE)")
 {
     for (const auto& k : rank_cases()) {
