@@ -85,27 +85,45 @@ statement::~statement()
 
 int statement::index(const char* name) const noexcept { return sqlite3_bind_parameter_index(stmt_, name); }
 
-void statement::check_bind(int rc, const char* name)
+void statement::check_bind(int rc, int index, const char* name)
 {
     if (rc != SQLITE_OK) conn_.fail(rc, fmt::format("binding {}", name));
+    if (bound_.empty()) bound_.resize(static_cast<std::size_t>(sqlite3_bind_parameter_count(stmt_)));
+    bound_[static_cast<std::size_t>(index - 1)] = true;
+}
+
+void statement::check_all_bound() const
+{
+    const int count = sqlite3_bind_parameter_count(stmt_);
+    for (int i = 1; i <= count; ++i) {
+        if (static_cast<std::size_t>(i) <= bound_.size() && bound_[static_cast<std::size_t>(i - 1)]) continue;
+        // SQLite would run it with NULL there. The usual cause is a misspelt
+        // name in bind(), which binds nothing (see sqlite.hpp): name the
+        // parameter and the SQL, so the typo is found from the message.
+        const char* name = sqlite3_bind_parameter_name(stmt_, i);
+        const std::string what =
+            fmt::format("every parameter is bound before the statement runs: {} is not, in \"{}\"",
+                        name ? std::string(name) : fmt::format("?{}", i), sqlite3_sql(stmt_));
+        check_failed(what.c_str(), __FILE__, __LINE__);
+    }
 }
 
 statement& statement::bind(const char* name, std::int64_t v)
 {
-    if (const int i = index(name)) check_bind(sqlite3_bind_int64(stmt_, i, v), name);
+    if (const int i = index(name)) check_bind(sqlite3_bind_int64(stmt_, i, v), i, name);
     return *this;
 }
 
 statement& statement::bind(const char* name, double v)
 {
-    if (const int i = index(name)) check_bind(sqlite3_bind_double(stmt_, i, v), name);
+    if (const int i = index(name)) check_bind(sqlite3_bind_double(stmt_, i, v), i, name);
     return *this;
 }
 
 statement& statement::bind(const char* name, std::string_view v)
 {
     if (const int i = index(name)) {
-        check_bind(sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8), name);
+        check_bind(sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8), i, name);
     }
     return *this;
 }
@@ -127,12 +145,14 @@ statement& statement::bind(const char* name, const std::optional<std::string>& v
 
 statement& statement::bind_null(const char* name)
 {
-    if (const int i = index(name)) check_bind(sqlite3_bind_null(stmt_, i), name);
+    if (const int i = index(name)) check_bind(sqlite3_bind_null(stmt_, i), i, name);
     return *this;
 }
 
 bool statement::step()
 {
+    // Not busy: before the first row of a run (after prepare or a reset).
+    if (!sqlite3_stmt_busy(stmt_)) check_all_bound();
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;

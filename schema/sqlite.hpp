@@ -5,6 +5,9 @@
 // - statement is a short-lived lease on one cached sqlite3_stmt: binds by
 //   name, steps, reads columns, and resets + clears its bindings when it goes
 //   out of scope, so a cached statement never keeps a read transaction open.
+//   Every parameter of its SQL must be bound (bind_null for NULL) before it
+//   runs; one that is not is a bug in our code and aborts (check_failed,
+//   as PERFGATE_CHECK does), naming the parameter and the SQL.
 // - transaction is BEGIN IMMEDIATE ... COMMIT that rolls back unless commit()
 //   was called; its destructor is noexcept.
 //
@@ -19,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -81,7 +85,8 @@ public:
 
     // Binds by parameter name (":project"). Text is copied (SQLITE_TRANSIENT).
     // A name the SQL does not use is ignored, so one binder serves several
-    // variants of a query.
+    // variants of a query (store::history). What catches a misspelt name is
+    // step(): the parameter it should have bound is still unbound there.
     statement& bind(const char* name, std::int64_t v);
     statement& bind(const char* name, double v);
     statement& bind(const char* name, std::string_view v);
@@ -92,7 +97,11 @@ public:
     statement& bind(const char* name, const std::optional<std::string>& v);
     statement& bind_null(const char* name);
 
-    // true: a row is available; false: done. Errors throw.
+    // true: a row is available; false: done. Errors throw. Before the first
+    // step (and after a reset) every parameter of the SQL must have been
+    // bound on this lease, else an internal check aborts with the name of
+    // the unbound parameter and the SQL: silently running with NULL there
+    // would be a wrong answer, not an error anyone sees.
     bool step();
     // Steps to the end (discarding rows) and resets, keeping the bindings,
     // so the statement can be re-bound and run again.
@@ -110,11 +119,13 @@ private:
     statement(connection& conn, sqlite3_stmt* stmt, bool& in_use) noexcept
         : conn_(conn), stmt_(stmt), in_use_(in_use) {}
     int index(const char* name) const noexcept;
-    void check_bind(int rc, const char* name);
+    void check_bind(int rc, int index, const char* name);
+    void check_all_bound() const;
 
     connection& conn_;
     sqlite3_stmt* stmt_;   // owned by conn_'s cache
     bool& in_use_;
+    std::vector<bool> bound_;   // [index - 1]: bound on this lease; sized on the first bind
 };
 
 // BEGIN ... COMMIT; ROLLBACK unless committed.

@@ -5,6 +5,7 @@
 
 #include "schema/history_sql.hpp"
 #include "schema/migrations.hpp"
+#include "schema/sqlite.hpp"
 #include "model/error.hpp"
 
 #include <doctest/doctest.h>
@@ -12,11 +13,17 @@
 #include <openssl/evp.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -908,4 +915,117 @@ TEST_CASE("store: identical keyed inserts racing from two store objects keep one
     }
     CHECK(ids_a == ids_b);
     CHECK(raw_db(path).integer("SELECT count(*) FROM comparisons") == rounds);
+}
+
+// How f ended in a forked child: the aborting internal checks
+// (PERFGATE_CHECK) end the process, so a test can only watch them from
+// outside, as a death test does.
+struct child_outcome {
+    bool aborted = false;   // killed by SIGABRT
+    int exit_code = -1;     // when it exited instead: 0 f returned, 2 f threw
+    std::string stderr_text;
+};
+
+child_outcome run_in_child(const std::function<void()>& f)
+{
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        // No doctest in the child (its state is the parent's), no core file,
+        // and _exit: no atexit handlers, no second doctest report.
+        const rlimit no_core{0, 0};
+        ::setrlimit(RLIMIT_CORE, &no_core);
+        ::dup2(fds[1], STDERR_FILENO);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        try {
+            f();
+        } catch (...) {
+            ::_exit(2);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    child_outcome out;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        out.stderr_text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    out.aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+    if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
+    return out;
+}
+
+TEST_CASE("store: a statement runs only with every parameter bound")
+{
+    using perfgate::store::detail::connection;
+    auto projects = [] {
+        auto c = std::make_unique<connection>(":memory:", connection::mode::read_write_create);
+        c->exec("CREATE TABLE projects (id INTEGER PRIMARY KEY, name TEXT, note TEXT)");
+        c->exec("INSERT INTO projects (name) VALUES ('demo')");
+        return c;
+    };
+    constexpr const char* select = "SELECT id FROM projects WHERE name = :project";
+
+    SUBCASE("a misspelt name aborts at step, naming the unbound parameter and the SQL")
+    {
+        const auto out = run_in_child([&] {
+            auto c = projects();
+            auto st = c->prepare(select);
+            st.bind(":projet", "demo");   // binds nothing: the SQL has no :projet
+            st.step();                    // would find no row, as WHERE name = NULL
+        });
+        CHECK(out.aborted);
+        CHECK(out.stderr_text.find("perfgate: internal check failed: every parameter is bound before the "
+                                   "statement runs: :project is not, in \"SELECT id FROM projects WHERE "
+                                   "name = :project\" (") != std::string::npos);
+    }
+    SUBCASE("the same statement, correctly bound, runs in the child")
+    {
+        const auto out = run_in_child([&] {
+            auto c = projects();
+            auto st = c->prepare(select);
+            st.bind(":project", "demo");
+            if (!st.step()) throw std::runtime_error("no row");
+        });
+        CHECK_FALSE(out.aborted);
+        CHECK(out.exit_code == 0);
+        CHECK(out.stderr_text.empty());
+    }
+    SUBCASE("the next lease on a cached statement starts unbound")
+    {
+        const auto out = run_in_child([&] {
+            auto c = projects();
+            {
+                auto st = c->prepare(select);
+                st.bind(":project", "demo");
+                if (!st.step()) throw std::runtime_error("no row");
+            }   // the lease ends: bindings cleared
+            c->prepare(select).step();
+        });
+        CHECK(out.aborted);
+        CHECK(out.stderr_text.find(":project is not") != std::string::npos);
+    }
+    SUBCASE("bind_null binds; names the SQL lacks are ignored; run() keeps the bindings")
+    {
+        auto c = projects();
+        {
+            auto ins = c->prepare("INSERT INTO projects (name, note) VALUES (:name, :note)");
+            ins.bind(":name", "a").bind_null(":note").bind(":branch", "not in this SQL: ignored");
+            ins.run();
+            ins.bind(":name", "b");   // :note is still bound (NULL)
+            ins.run();
+        }
+        auto st = c->prepare("SELECT count(*) FROM projects WHERE note IS NULL AND name IN ('a', 'b')");
+        REQUIRE(st.step());
+        CHECK(st.int64(0) == 2);
+    }
 }
