@@ -66,8 +66,11 @@ std::int64_t run_id(const json& x, std::string_view where)
 
 void check_pair_count(const json& v, std::string_view name, std::string_view what)
 {
-    if (v.empty() || v.size() > max_compare_pairs) {
-        bad_field(fmt::format("field '{}' must hold 1..{} {}, got {}", name, max_compare_pairs, what, v.size()));
+    if (v.empty()) bad_field(fmt::format("field '{}' must hold 1..{} {}, got 0", name, max_compare_pairs, what));
+    if (v.size() > max_compare_pairs) {
+        throw error("compare.too_many_pairs",
+                    fmt::format("request body: field '{}' holds {} {}; at most {} pairs per compare", name, v.size(),
+                                what, max_compare_pairs));
     }
 }
 

@@ -26,9 +26,12 @@ namespace perfgate::api {
 // Upper bound for ?limit= on history: a trend chart needs hundreds of points,
 // not millions; bounds the response size.
 inline constexpr std::size_t max_history_limit = 10000;
-// Upper bound on the pairs of one multi-benchmark compare request: far above
-// any real benchmark suite, and it bounds the work one request can ask for.
-inline constexpr std::size_t max_compare_pairs = 1000;
+// Upper bound on the pairs (benchmarks) of one compare request: a CI suite
+// of 100 benchmarks, each a command run under perf, is already a long job.
+// Over it: "compare.too_many_pairs" (413), before any run is read. The work
+// of the pairs is bounded by the service (max_compare_counters and
+// max_compare_samples in service/service.hpp).
+inline constexpr std::size_t max_compare_pairs = 100;
 
 // Nesting limit of a request body: objects and arrays, the body itself is
 // level 1. The deepest real request is a compare policy at 6 levels

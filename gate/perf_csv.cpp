@@ -448,7 +448,9 @@ struct reading_sum {
 
 struct finished_run {
     std::size_t first_line = 0;
-    std::vector<std::optional<reading>> readings;   // by event index
+    // (event index, reading), ascending by index, only the events this run
+    // has: memory stays linear in the input however many events came before.
+    std::vector<std::pair<std::size_t, reading>> readings;
 };
 
 class run_assembler {
@@ -526,8 +528,10 @@ public:
             std::vector<reading> row;
             row.reserve(events_.size());
             for (std::size_t e = 0; e < events_.size(); ++e) {
-                if (e < run.readings.size() && run.readings[e]) {
-                    row.push_back(*run.readings[e]);
+                // readings is ascending and unique by index: event e is at
+                // position e unless an earlier one is missing (then we fail).
+                if (e < run.readings.size() && run.readings[e].first == e) {
+                    row.push_back(run.readings[e].second);
                     continue;
                 }
                 const event_origin& o = origins_[e];
@@ -579,6 +583,11 @@ private:
 
     std::size_t event_index(const counter_line& c)
     {
+        if (events_.size() == max_counters_per_run && !index_.count(c.event)) {
+            throw error("ingest.too_many_counters",
+                        fmt::format("{}:{}: event {} is counter {} of this capture; at most {} counters per run",
+                                    source_, c.line, quote(c.event), max_counters_per_run + 1, max_counters_per_run));
+        }
         auto [it, inserted] = index_.try_emplace(c.event, events_.size());
         if (inserted) {
             events_.push_back({c.event, c.unit});   // unit of the first reading
@@ -617,11 +626,16 @@ private:
     {
         open_run run = std::exchange(current_, open_run{});
         if (!run.has_data()) return;
+        if (runs_.size() == max_repetitions) {
+            throw error("ingest.too_many_repetitions",
+                        fmt::format("{}:{}: this line begins run {} of this capture; at most {} repetitions per run",
+                                    source_, run.first_line, max_repetitions + 1, max_repetitions));
+        }
         finished_run done;
         done.first_line = run.first_line;
-        done.readings.resize(events_.size());
+        const std::size_t slots = std::max(run.sums.size(), run.summaries.size());
         std::size_t from_intervals = 0;
-        for (std::size_t e = 0; e < events_.size(); ++e) {
+        for (std::size_t e = 0; e < slots; ++e) {
             const reading_sum* s = nullptr;
             if (run.has_summary && e < run.summaries.size() && run.summaries[e]) {
                 s = &*run.summaries[e];
@@ -630,7 +644,7 @@ private:
                 if (run.has_summary) ++from_intervals;
             }
             if (!s) continue;
-            done.readings[e] = s->to_reading(source_, events_[e].name);
+            done.readings.emplace_back(e, s->to_reading(source_, events_[e].name));
         }
         if (from_intervals > 0)
             warnings_.push_back(fmt::format(

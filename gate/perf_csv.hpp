@@ -39,9 +39,14 @@
 // not parse or has an unknown shape; sums that overflow a double.
 // read_perf_stat: "ingest.unreadable", message "<path>: cannot read: <why>".
 // Limits: any bytes are accepted (fuzzed: tests/fuzz); work and memory are
-// linear in the input; lines over 64 KiB are skipped as non-perf lines.
+// linear in the input; lines over 64 KiB are skipped as non-perf lines; at
+// most max_counters_per_run events ("ingest.too_many_counters") and
+// max_repetitions runs ("ingest.too_many_repetitions"), both found as soon
+// as the line that exceeds them is read. The service checks both again for
+// runs that do not come from a capture (gate/service.hpp).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -49,6 +54,16 @@
 #include <vector>
 
 namespace perfgate::gate {
+
+// Limits on one run; every counter is compared and reported separately, so
+// they bound what one stored run can cost every compare that uses it.
+// perf's default event list is ~10 events and a long -e list ~100; 256
+// leaves room for hybrid CPUs' per-PMU copies (cpu_core/..., cpu_atom/...).
+inline constexpr std::size_t max_counters_per_run = 256;
+// Repetitions (perf stat -r N, or appended runs) of one run: CI runs 5 to
+// 100; 10,000 keeps a rank test and Hodges-Lehmann (O(n log n)) well under a
+// second per counter.
+inline constexpr std::size_t max_repetitions = 10000;
 
 // One counter reading in one run.
 struct reading {

@@ -15,6 +15,25 @@ namespace {
 
 using nlohmann::json;
 
+// Parse limits: a policy also arrives in the body of a compare request.
+// The z-score of a counter reads its last `history` baseline runs, one store
+// query per counter of the gate; design.md's default is 30, and 1000 nightly
+// runs span three years. The bound keeps one compare's history reads under
+// 1000 rows per counter (it was 100000).
+constexpr std::size_t max_history = 1000;
+// Entries of one override map (counters, benchmarks, a benchmark's
+// counters): a real policy names a few dozen; each becomes part of every
+// report (and stored comparison) made with the policy.
+constexpr std::size_t max_overrides = 1000;
+
+void check_override_count(const json& obj, std::string_view source, const std::string& path)
+{
+    if (obj.is_object() && obj.size() > max_overrides) {
+        throw error("policy.too_large", fmt::format("{}: {}: {} entries; at most {} per map", source, path, obj.size(),
+                                                    max_overrides));
+    }
+}
+
 [[noreturn]] void bad_value(std::string_view source, std::string_view path, std::string_view expected)
 {
     throw error("policy.bad_value", fmt::format("{}: {}: expected {}", source, path, expected));
@@ -76,6 +95,7 @@ std::map<std::string, counter_override, std::less<>> parse_counters(const json& 
                                                                     const std::string& path)
 {
     std::map<std::string, counter_override, std::less<>> out;
+    check_override_count(obj, source, path);
     for (const auto& [name, v] : as_object(obj, source, path).items()) {
         out.emplace(name, parse_counter(v, source, path + "." + name));
     }
@@ -134,12 +154,13 @@ policy parse_policy(const nlohmann::json& doc, std::string_view source)
         else if (key == "warn_samples") p.warn_samples = get_count(v, source, path, 1, 1000000);
         else if (key == "max_cov") p.max_cov = get_number(v, source, path, 0, 1e6);
         else if (key == "z_threshold") p.z_threshold = get_number(v, source, path, 0, 1e6);
-        else if (key == "history") p.history = get_count(v, source, path, 2, 100000);
-        else if (key == "history_min") p.history_min = get_count(v, source, path, 2, 100000);
+        else if (key == "history") p.history = get_count(v, source, path, 2, max_history);
+        else if (key == "history_min") p.history_min = get_count(v, source, path, 2, max_history);
         else if (key == "robust_z") p.robust_z = get_bool(v, source, path);
         else if (key == "fail_on_anomaly") p.fail_on_anomaly = get_bool(v, source, path);
         else if (key == "counters") p.counters = parse_counters(v, source, path);
         else if (key == "benchmarks") {
+            check_override_count(v, source, path);
             for (const auto& [bname, bv] : as_object(v, source, path).items()) {
                 benchmark_override bo;
                 const std::string bpath = path + "." + bname;

@@ -486,7 +486,7 @@ response dispatch(const request& req, context& ctx)
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 24> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 28> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
         {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
@@ -503,10 +503,14 @@ unsigned status_for(std::string_view id)
         {"project.not_found", 404},
         {"comparison.not_found", 404},
         {"ingest.bad_field", 400},
+        {"ingest.too_many_counters", 413},     // over gate::max_counters_per_run
+        {"ingest.too_many_repetitions", 413},  // over gate::max_repetitions
         {"ingest.bad_csv", 422},        // well-formed request, capture that does not parse
         {"ingest.unreadable", 422},
         {"compare.not_found", 404},     // a run id not in this project
         {"compare.mismatch", 422},      // runs that cannot be compared (other benchmark, ...)
+        {"compare.too_many_pairs", 413},  // over api::max_compare_pairs
+        {"compare.too_large", 422},     // runs over gate::max_compare_counters / max_compare_samples
         {"store.not_found", 404},
         {"store.constraint", 422},
         {"internal", 500},

@@ -82,23 +82,29 @@ constexpr std::string_view request_key_version = "perfgate.compare-key/v1";
 } // namespace
 
 // The repeated-compare path without SQLite and without parsing the stored
-// JSON: the last `capacity` reports by request key, in memory. Safe because
-// a stored comparison never changes (no API updates or deletes one) and its
-// id is fixed. A miss falls back to store::find_comparison, so several
-// processes on one database still agree. Guarded by a mutex: the server's
-// workers share one service; the critical section is a list splice.
+// JSON: recent reports by request key, in memory. Safe because a stored
+// comparison never changes (no API updates or deletes one) and its id is
+// fixed. A miss falls back to store::find_comparison, so several processes
+// on one database still agree. Guarded by a mutex: the server's workers
+// share one service; the critical section is a list splice.
+//
+// Bounded in bytes, not entries: a report is ~750 bytes of JSON per counter,
+// so one report ranges from 1 KB to ~3 MB (max_compare_counters), and 128
+// entries of the largest kind once held 137 MB. An entry is charged its JSON
+// text plus an estimate of the in-memory report (entry_bytes()).
 struct service::recent_comparisons {
-    // A report of 10 benchmarks x 10 counters is about 60 KB in memory;
-    // 128 of them stay under 8 MB.
-    static constexpr std::size_t capacity = 128;
+    static constexpr std::size_t capacity_bytes = comparison_cache_bytes;
+    static constexpr std::size_t max_entry_bytes = comparison_cache_max_entry_bytes;
     struct entry {
         std::string project, key;
         std::int64_t id;
         std::shared_ptr<const report> result;
         std::shared_ptr<const std::string> json;
+        std::size_t bytes;
     };
     std::mutex mu;
-    std::list<entry> lru;   // most recent first; at most `capacity`, so a linear find is cheap
+    std::list<entry> lru;   // most recent first; a linear find is cheap next to a compare
+    std::size_t bytes = 0;  // sum of lru's entry bytes, at most capacity_bytes
 
     std::optional<comparison> find(const std::string& project, const std::string& key)
     {
@@ -110,12 +116,51 @@ struct service::recent_comparisons {
     }
     void add(const std::string& project, const std::string& key, const comparison& c)
     {
+        const std::size_t cost = entry_bytes(project, key, c);
+        if (cost > max_entry_bytes) return;
         auto shared = std::make_shared<const report>(c.result);
         std::lock_guard lock(mu);
         auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
         if (it != lru.end()) return;
-        lru.push_front({project, key, c.id, std::move(shared), c.json});
-        if (lru.size() > capacity) lru.pop_back();
+        lru.push_front({project, key, c.id, std::move(shared), c.json, cost});
+        bytes += cost;
+        while (bytes > capacity_bytes) {
+            bytes -= lru.back().bytes;
+            lru.pop_back();
+        }
+    }
+    [[nodiscard]] std::size_t size_bytes()
+    {
+        std::lock_guard lock(mu);
+        return bytes;
+    }
+    [[nodiscard]] std::size_t size()
+    {
+        std::lock_guard lock(mu);
+        return lru.size();
+    }
+
+    // What an entry holds: the JSON text, and the report's vectors and
+    // strings (their allocations, not exact heap overhead).
+    static std::size_t entry_bytes(const std::string& project, const std::string& key, const comparison& c)
+    {
+        const report& r = c.result;
+        std::size_t n = sizeof(entry) + sizeof(report) + project.size() + key.size() + (c.json ? c.json->size() : 0);
+        for (const auto& w : r.warnings) n += sizeof(std::string) + w.capacity();
+        for (const auto& b : r.benchmarks) {
+            n += sizeof(benchmark_report) + b.name.capacity();
+            for (const auto& cr : b.counters) {
+                n += sizeof(counter_report) + cr.name.capacity() + cr.unit.capacity() + cr.reason.capacity();
+            }
+        }
+        // Policy overrides: a map node each, with its name.
+        constexpr std::size_t node = 64;
+        for (const auto& [name, o] : r.rules.counters) n += node + sizeof(o) + name.capacity();
+        for (const auto& [name, b] : r.rules.benchmarks) {
+            n += node + sizeof(b) + name.capacity();
+            for (const auto& [cname, o] : b.counters) n += node + sizeof(o) + cname.capacity();
+        }
+        return n;
     }
 };
 
@@ -156,6 +201,70 @@ void validate_identity(const model::run_record& run)
     validate_text("testbed.kernel", run.testbed.kernel);
 }
 
+// The limits of one run (perf_csv.hpp), for runs from a capture and from
+// the runner alike. Repetition numbers index a dense table when the run is
+// compared (samples_from), so they are bounded too, not just counted.
+void check_run_limits(const model::run_record& run)
+{
+    if (run.counters.size() > max_counters_per_run) {
+        throw error("ingest.too_many_counters", fmt::format("the run has {} counters; at most {} counters per run",
+                                                            run.counters.size(), max_counters_per_run));
+    }
+    for (const auto& c : run.counters) {
+        if (c.samples.size() > max_repetitions) {
+            throw error("ingest.too_many_repetitions",
+                        fmt::format("counter '{}' has {} samples; at most {} repetitions per run", c.counter,
+                                    c.samples.size(), max_repetitions));
+        }
+        for (const auto& s : c.samples) {
+            if (s.repetition < 0 || static_cast<std::size_t>(s.repetition) >= max_repetitions) {
+                throw error("ingest.too_many_repetitions",
+                            fmt::format("counter '{}': repetition {} is outside [0, {}): at most {} repetitions per run",
+                                        c.counter, s.repetition, max_repetitions, max_repetitions));
+            }
+        }
+    }
+}
+
+// What one compare has loaded, against max_compare_counters and
+// max_compare_samples, checked run by run: a request over a limit stops
+// after reading at most one run too many.
+class compare_budget {
+public:
+    explicit compare_budget(std::size_t pairs) : pairs_(pairs) {}
+
+    void loaded(const model::run_record& run)
+    {
+        ++runs_;
+        for (const auto& c : run.counters) samples_ += c.samples.size();
+        if (samples_ > max_compare_samples) {
+            throw error("compare.too_large",
+                        fmt::format("the runs of this gate hold more than {} samples ({} in the first {} of its {} "
+                                    "runs); at most {} samples per compare: compare fewer pairs per request",
+                                    max_compare_samples, samples_, runs_, 2 * pairs_, max_compare_samples));
+        }
+    }
+
+    // The report has a row per counter of either run of a pair.
+    void paired(const model::run_record& b, const model::run_record& c)
+    {
+        ++paired_;
+        std::set<std::string_view> names;
+        for (const auto& x : b.counters) names.insert(x.counter);
+        for (const auto& x : c.counters) names.insert(x.counter);
+        counters_ += names.size();
+        if (counters_ > max_compare_counters) {
+            throw error("compare.too_large",
+                        fmt::format("this gate compares more than {} counters ({} in the first {} of its {} pairs); "
+                                    "at most {} counters per compare: compare fewer pairs per request",
+                                    max_compare_counters, counters_, paired_, pairs_, max_compare_counters));
+        }
+    }
+
+private:
+    std::size_t pairs_, runs_ = 0, paired_ = 0, samples_ = 0, counters_ = 0;
+};
+
 } // namespace
 
 model::ingest_result service::ingest(const model::ingest_request& req)
@@ -176,6 +285,7 @@ model::ingest_result service::ingest_run(model::run_record run)
     // One testbed identity whichever client sent the run (model/testbed.hpp).
     run.testbed.fingerprint = model::fingerprint_of(run.testbed);
     if (run.counters.empty()) throw error("ingest.bad_csv", "the run has no counters");
+    check_run_limits(run);
     std::set<std::string> seen;
     model::ingest_result res;
     for (const auto& c : run.counters) {
@@ -222,11 +332,15 @@ comparison service::compare(const std::string& project,
     };
     std::vector<history_key> keys;
     std::set<std::string> names;
+    compare_budget budget(pairs.size());
     for (const auto& [b_id, c_id] : pairs) {
         auto b = db_.load_run(project, b_id);
         if (!b) throw error("compare.not_found", fmt::format("baseline run {} not found in project '{}'", b_id, project));
+        budget.loaded(*b);
         auto c = db_.load_run(project, c_id);
         if (!c) throw error("compare.not_found", fmt::format("candidate run {} not found in project '{}'", c_id, project));
+        budget.loaded(*c);
+        budget.paired(*b, *c);
         if (b->benchmark != c->benchmark) {
             throw error("compare.mismatch", fmt::format("run {} is benchmark '{}' but run {} is '{}'", b_id,
                                                         b->benchmark, c_id, c->benchmark));
@@ -325,6 +439,10 @@ std::string service::create_token(const std::string& project, std::string_view n
 }
 
 std::int64_t service::store_size_bytes() const { return db_.size_bytes(); }
+
+std::size_t service::cached_comparison_bytes() const { return recent_->size_bytes(); }
+
+std::size_t service::cached_comparisons() const { return recent_->size(); }
 
 std::vector<model::benchmark_info> service::benchmarks(const std::string& project) const
 {

@@ -2,6 +2,7 @@
 // HTTP server call, so a verdict is the same on a laptop and on a server.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -25,6 +26,29 @@ struct comparison {
     std::shared_ptr<const std::string> json;
 };
 
+// Cost limits of one compare, whoever asks (the server, `perfgate run --db`):
+// work and report size grow with the counters compared and the samples
+// loaded, and a request of a few bytes can name runs stored earlier. Measured
+// on a Debug build: ~0.3 ms and ~750 bytes of report per counter, ~8 us per
+// sample loaded and tested.
+// 100 benchmarks x 13 counters (perf's default list and the derived ones) is
+// 1,300 counters: 4096 leaves room for long -e lists and keeps a report
+// near 3 MB and a second of work.
+inline constexpr std::size_t max_compare_counters = 4096;
+// 100 benchmarks x 13 counters x 30 repetitions x 2 sides is 78,000
+// samples; one pair of 50-counter runs at 10,000 repetitions is 1,000,000,
+// about 8 s of one core in a Debug build.
+inline constexpr std::size_t max_compare_samples = 1'000'000;
+
+// The in-memory cache of recent comparisons (service::compare) holds at
+// most this many bytes: a report's JSON plus an estimate of its in-memory
+// form. 16 MiB is ~80 typical reports (10 benchmarks x 13 counters: ~100 KB
+// of JSON, about as much again in memory).
+inline constexpr std::size_t comparison_cache_bytes = std::size_t{16} << 20;
+// Larger entries are not cached: one would evict dozens of typical ones, and
+// the store still answers their repeats without recomputing.
+inline constexpr std::size_t comparison_cache_max_entry_bytes = comparison_cache_bytes / 8;
+
 // The key a comparison is stored under: hex SHA-256 of a canonical encoding
 // of the project, the (baseline, candidate) pairs in order and the policy
 // (to_json(rules).dump()), prefixed with a format version.
@@ -37,9 +61,13 @@ public:
     explicit service(store::store& db);
 
     // Validates (role, names), parses perf_csv, stores one run. Nothing is
-    // stored on error. Errors: "ingest.bad_csv", "ingest.bad_field".
+    // stored on error. Errors: "ingest.bad_csv", "ingest.bad_field",
+    // "ingest.too_many_counters" (over max_counters_per_run, perf_csv.hpp),
+    // "ingest.too_many_repetitions" (over max_repetitions).
     model::ingest_result ingest(const model::ingest_request& req);
     // For the runner, which already holds samples (incl. wall-time etc.).
+    // The same checks and limits; repetition numbers must lie in
+    // [0, max_repetitions).
     model::ingest_result ingest_run(model::run_record run);
 
     // Compares pairs of (baseline run, candidate run) of one project as one
@@ -48,7 +76,11 @@ public:
     // Idempotent: the same (project, pairs, policy) again returns the stored
     // report and comparison id without computing or storing anything
     // (comparison_request_key, store::find_comparison).
-    // Errors: "compare.not_found", "compare.mismatch".
+    // Errors: "compare.not_found", "compare.mismatch", "compare.too_large"
+    // when the runs hold more than max_compare_counters counters (per pair,
+    // the counters of either run) or max_compare_samples samples: found while
+    // loading the runs, so at most one run beyond the limit is read.
+    // Reports are kept in memory by recent_comparisons, bounded in bytes.
     comparison compare(const std::string& project,
                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                        const policy& rules);
@@ -71,6 +103,10 @@ public:
     [[nodiscard]] std::vector<model::benchmark_info> benchmarks(const std::string& project) const;
 
     [[nodiscard]] std::int64_t store_size_bytes() const;
+    // The comparison cache: bytes charged (at most comparison_cache_bytes)
+    // and entries.
+    [[nodiscard]] std::size_t cached_comparison_bytes() const;
+    [[nodiscard]] std::size_t cached_comparisons() const;
 
 private:
     // Reports this service stored or found by request key, most recently

@@ -632,3 +632,65 @@ TEST_CASE("hand-written seeds of the fuzz corpus parse as intended")
         CHECK(at(c, "page-faults").pcnt_running == 100.0);
     }
 }
+
+namespace {
+
+// `runs` plain runs of `events` events each: "value,,evN,100,100.00,,".
+std::string capture(std::size_t events, std::size_t runs)
+{
+    std::string out;
+    for (std::size_t r = 0; r < runs; ++r) {
+        for (std::size_t e = 0; e < events; ++e) out += std::to_string(r + 1) + ",,ev" + std::to_string(e) + ",100,100.00,,\n";
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("limits: counters and repetitions per run, found when first exceeded")
+{
+    using perfgate::gate::max_counters_per_run;
+    using perfgate::gate::max_repetitions;
+    REQUIRE(max_counters_per_run == 256);
+    REQUIRE(max_repetitions == 10000);
+    SUBCASE("max_counters_per_run events parse, one more is ingest.too_many_counters naming the line")
+    {
+        const auto c = parse_perf_stat(capture(max_counters_per_run, 2), "t.csv");
+        CHECK(c.events.size() == 256);
+        CHECK(c.runs.size() == 2);
+        const auto e = parse_error(capture(max_counters_per_run + 1, 1));
+        CHECK(e.id() == "ingest.too_many_counters");
+        CHECK(std::string(e.what()) == "t.csv:257: event 'ev256' is counter 257 of this capture; at most 256 counters per run");
+        // 20,000 events (1 MB, the adversarial capture): stops at the 257th line.
+        CHECK(parse_error(capture(20000, 1)).id() == "ingest.too_many_counters");
+        // Per-CPU lines of one event are one counter.
+        std::string per_cpu;
+        for (int cpu = 0; cpu < 1000; ++cpu) per_cpu += "CPU" + std::to_string(cpu) + ",5,,cycles,100,100.00,,\n";
+        CHECK(parse_perf_stat(per_cpu, "t.csv").events.size() == 1);
+    }
+    SUBCASE("max_repetitions runs parse, one more is ingest.too_many_repetitions naming the line")
+    {
+        const auto c = parse_perf_stat(capture(2, max_repetitions), "t.csv");
+        CHECK(c.runs.size() == 10000);
+        const auto e = parse_error(capture(2, max_repetitions + 1));
+        CHECK(e.id() == "ingest.too_many_repetitions");
+        CHECK(std::string(e.what()) ==
+              "t.csv:20001: this line begins run 10001 of this capture; at most 10000 repetitions per run");
+        // The same with `# started on` blocks.
+        std::string blocks;
+        for (std::size_t r = 0; r <= max_repetitions; ++r) blocks += "# started on x\n1,,ev0,100,100.00,,\n";
+        CHECK(parse_error(blocks).id() == "ingest.too_many_repetitions");
+    }
+    SUBCASE("many events then many short runs: an error, in memory linear in the input")
+    {
+        // 256 events in run 1, then 9,999 runs of event 255 alone: each
+        // finished run keeps only its own readings (before: runs x events
+        // slots, ~120 MB from 300 KB).
+        std::string text = capture(max_counters_per_run, 1);
+        for (std::size_t r = 1; r < max_repetitions; ++r) text += "1,,ev255,100,100.00,,\n";
+        const auto e = parse_error(text);
+        CHECK(e.id() == "ingest.bad_csv");
+        CHECK(std::string(e.what()) == "t.csv:257: counters do not line up across runs: event 'ev0' (run 1, line 1) is "
+                                       "missing from run 2, which starts here");
+    }
+}

@@ -372,6 +372,26 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         body["perf_csv"] = "hello,world\nthis is not perf\n";
         check_error(post(body.dump()), 422, "ingest.bad_csv", "");
     }
+    SUBCASE("over the per-run limits -> 413 naming the limit and the count")
+    {
+        std::string wide, deep;
+        for (int e = 0; e < 257; ++e) wide += "1,,ev" + std::to_string(e) + ",100,100.00,,\n";
+        for (int r = 0; r < 10001; ++r) deep += std::to_string(r + 1) + ",,ev0,100,100.00,,\n";
+        json body = valid_run();
+        body["perf_csv"] = wide;
+        check_error(post(body.dump()), 413, "ingest.too_many_counters",
+                    "request body: perf_csv:257: event 'ev256' is counter 257 of this capture; at most 256 counters "
+                    "per run");
+        body["perf_csv"] = deep;
+        check_error(post(body.dump()), 413, "ingest.too_many_repetitions",
+                    "request body: perf_csv:10001: this line begins run 10001 of this capture; at most 10000 "
+                    "repetitions per run");
+        check_error(f.call(http::verb::post, runs + "?role=baseline&git_sha=abc&branch=main", wide, "text/csv"), 413,
+                    "ingest.too_many_counters", "request body (text/csv):257: event 'ev256' is counter 257");
+        CHECK(perfgate::server::status_for("ingest.too_many_counters") == 413);
+        CHECK(perfgate::server::status_for("ingest.too_many_repetitions") == 413);
+        CHECK(perfgate::server::status_for("compare.too_large") == 422);
+    }
     SUBCASE("wrong content type -> 415")
     {
         check_error(post(valid_run().dump(), "text/plain"), 415, "http.unsupported_media_type", "'text/plain'");
@@ -508,6 +528,28 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
                                  json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", {{"alpah", 0.1}}}}.dump());
         CHECK(bad_policy.result_int() == 400);
         CHECK(error_of(bad_policy).at("id").get<std::string>().starts_with("policy."));
+        // Parse limits of a policy: history depth and override counts.
+        auto with_policy = [&](const json& policy) {
+            return f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                          json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", policy}}.dump());
+        };
+        CHECK(with_policy({{"history", 1000}, {"history_min", 1000}}).result_int() == 201);
+        check_error(with_policy({{"history", 1001}}), 400, "policy.bad_value",
+                    "request body: policy: history: expected an integer in [2, 1000], got 1001");
+        json counters = json::object(), benchmarks = json::object();
+        for (int i = 0; i < 1000; ++i) {
+            counters["c" + std::to_string(i)] = {{"gate", false}};
+            benchmarks["b" + std::to_string(i)] = {{"threshold_pct", 5}};
+        }
+        CHECK(with_policy({{"counters", counters}, {"benchmarks", benchmarks}}).result_int() == 201);
+        counters["one-more"] = json::object();
+        benchmarks["one-more"] = json::object();
+        check_error(with_policy({{"counters", counters}}), 400, "policy.too_large",
+                    "request body: policy: counters: 1001 entries; at most 1000 per map");
+        check_error(with_policy({{"benchmarks", benchmarks}}), 400, "policy.too_large",
+                    "request body: policy: benchmarks: 1001 entries; at most 1000 per map");
+        check_error(with_policy({{"benchmarks", {{"b", {{"counters", counters}}}}}}), 400, "policy.too_large",
+                    "request body: policy: benchmarks.b.counters: 1001 entries");
     }
     SUBCASE("history as JSON and CSV, oldest first")
     {
@@ -697,11 +739,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
         check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1}}}), 400, "ingest.bad_field",
                     "'baseline_run' has 2 run ids but 'candidate_run' has 1");
         check_error(post({{"baseline_run", json::array()}, {"candidate_run", json::array()}}), 400, "ingest.bad_field",
-                    "field 'baseline_run' must hold 1..1000 run ids, got 0");
-        json many = json::array();
-        for (int i = 0; i < 1001; ++i) many.push_back(b1);
-        check_error(post({{"baseline_run", many}, {"candidate_run", many}}), 400, "ingest.bad_field",
-                    "must hold 1..1000 run ids, got 1001");
+                    "field 'baseline_run' must hold 1..100 run ids, got 0");
         check_error(post({{"baseline_run", {b1, "two"}}, {"candidate_run", {c1, c2}}}), 400, "ingest.bad_field",
                     "field 'baseline_run[1]' must be a positive run id, got \"two\"");
         check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1, -4}}}), 400, "ingest.bad_field",
@@ -714,7 +752,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "'candidate_run' must be a positive run id");
         check_error(post({{"pairs", {{"b", b1}, {"c", c1}}}}), 400, "ingest.bad_field",
                     "field 'pairs' must be an array of [baseline_run, candidate_run], got object");
-        check_error(post({{"pairs", json::array()}}), 400, "ingest.bad_field", "'pairs' must hold 1..1000");
+        check_error(post({{"pairs", json::array()}}), 400, "ingest.bad_field", "'pairs' must hold 1..100");
         check_error(post({{"pairs", {{b1, c1}, {b2}}}}), 400, "ingest.bad_field",
                     "field 'pairs[1]' must be [baseline_run, candidate_run]");
         check_error(post({{"pairs", {{b1, c1}, {b2, c2, c2}}}}), 400, "ingest.bad_field", "'pairs[1]'");
@@ -727,6 +765,32 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "ingest.bad_field",
                     "request body: unknown field 'polciy' (known: baseline_run, candidate_run, pairs, policy)");
         check_error(post({{"pairs", {{b1, c1}}}, {"baseline", b1}}), 400, "ingest.bad_field", "unknown field 'baseline'");
+        CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
+    }
+    SUBCASE("at most api::max_compare_pairs pairs: 413 compare.too_many_pairs, before any run is read")
+    {
+        using perfgate::api::max_compare_pairs;
+        REQUIRE(max_compare_pairs == 100);
+        auto post = [&](const json& body) { return f.call(http::verb::post, url, body.dump()); };
+        json base = json::array(), cand = json::array(), list = json::array();
+        for (std::size_t i = 0; i < max_compare_pairs; ++i) {
+            base.push_back(1000 + 2 * i);
+            cand.push_back(1001 + 2 * i);
+            list.push_back({1000 + 2 * i, 1001 + 2 * i});
+        }
+        // At the limit the request is read (and its run ids are not found).
+        CHECK(perfgate::api::compare_pairs_from_json({{"baseline_run", base}, {"candidate_run", cand}}).size() == 100);
+        CHECK(perfgate::api::compare_pairs_from_json({{"pairs", list}}).size() == 100);
+        check_error(post({{"pairs", list}}), 404, "compare.not_found", "baseline run 1000 not found");
+        base.push_back(b1);
+        cand.push_back(c1);
+        list.push_back({b1, c1});
+        check_error(post({{"baseline_run", base}, {"candidate_run", cand}}), 413, "compare.too_many_pairs",
+                    "request body: field 'baseline_run' holds 101 run ids; at most 100 pairs per compare");
+        check_error(post({{"pairs", list}}), 413, "compare.too_many_pairs",
+                    "request body: field 'pairs' holds 101 [baseline_run, candidate_run] pairs; at most 100 pairs per "
+                    "compare");
+        CHECK(perfgate::server::status_for("compare.too_many_pairs") == 413);
         CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
     }
     SUBCASE("runs the gate cannot use: another project's run is 404, a repeated benchmark 422")

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gate/perf_csv.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/error.hpp"
@@ -196,4 +198,175 @@ TEST_CASE("service: every stored run obeys the same name rules as the server")
     run.backend = "vtune";
     CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("field 'backend'"), perfgate::error);
     CHECK(db.runs_count() == 1);   // nothing stored by the rejected runs
+}
+
+namespace {
+
+// A run of `counters` counters "c0".."cN" with `reps` samples each, values
+// around 100 * (1 + counter) scaled by factor.
+model::run_record wide_run(std::string role, std::size_t counters, std::size_t reps, std::string benchmark = "parse",
+                           double factor = 1.0)
+{
+    model::run_record r = stored_run(std::move(role), {}, std::move(benchmark));
+    r.counters.clear();
+    for (std::size_t k = 0; k < counters; ++k) {
+        model::counter_samples cs{"c" + std::to_string(k), "msec", {}};
+        cs.samples.reserve(reps);
+        for (std::size_t i = 0; i < reps; ++i) {
+            const double v = (100.0 + 0.1 * static_cast<double>(i % 10)) * static_cast<double>(k + 1) * factor;
+            cs.samples.push_back({static_cast<int>(i), v, 100.0, std::nullopt});
+        }
+        r.counters.push_back(std::move(cs));
+    }
+    return r;
+}
+
+std::string id_of(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const error& e) {
+        return e.id();
+    }
+    return "no error";
+}
+
+} // namespace
+
+TEST_CASE("service: a run holds at most max_counters_per_run counters and max_repetitions repetitions")
+{
+    store::store db(":memory:");
+    service svc(db);
+    REQUIRE(max_counters_per_run == 256);
+    REQUIRE(max_repetitions == 10000);
+    SUBCASE("counters")
+    {
+        CHECK(svc.ingest_run(wide_run("baseline", 256, 2)).counters == 256);
+        CHECK_THROWS_WITH_AS(svc.ingest_run(wide_run("baseline", 257, 2)),
+                             "the run has 257 counters; at most 256 counters per run", error);
+        CHECK(id_of([&] { svc.ingest_run(wide_run("baseline", 257, 2)); }) == "ingest.too_many_counters");
+        // From a capture (local mode's `perfgate upload --db` and the server alike).
+        model::ingest_request req;
+        req.project = "demo";
+        req.role = "baseline";
+        req.git_sha = "abc";
+        req.branch = "main";
+        req.source = "t.csv";
+        for (int e = 0; e < 257; ++e) req.perf_csv += "1,,ev" + std::to_string(e) + ",100,100.00,,\n";
+        CHECK(id_of([&] { svc.ingest(req); }) == "ingest.too_many_counters");
+        CHECK(db.runs_count() == 1);
+    }
+    SUBCASE("repetitions: sample counts and repetition numbers")
+    {
+        CHECK(svc.ingest_run(wide_run("baseline", 1, 10000)).samples == 10000);
+        CHECK_THROWS_WITH_AS(svc.ingest_run(wide_run("baseline", 1, 10001)),
+                             "counter 'c0' has 10001 samples; at most 10000 repetitions per run", error);
+        model::run_record far = wide_run("baseline", 1, 1);
+        far.counters[0].samples[0].repetition = 10000;
+        CHECK_THROWS_WITH_AS(svc.ingest_run(far),
+                             "counter 'c0': repetition 10000 is outside [0, 10000): at most 10000 repetitions per run",
+                             error);
+        far.counters[0].samples[0].repetition = 9999;   // sparse but inside: fine
+        CHECK(svc.ingest_run(far).samples == 1);
+        far.counters[0].samples[0].repetition = -1;
+        CHECK(id_of([&] { svc.ingest_run(far); }) == "ingest.too_many_repetitions");
+        CHECK(db.runs_count() == 2);
+    }
+}
+
+TEST_CASE("service: one compare reads at most max_compare_counters counters and max_compare_samples samples")
+{
+    store::store db(":memory:");
+    service svc(db);
+    REQUIRE(max_compare_counters == 4096);
+    REQUIRE(max_compare_samples == 1000000);
+    SUBCASE("counters: 16 pairs of 256 counters is the limit, a 17th pair is over it")
+    {
+        std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+        for (int i = 0; i < 17; ++i) {
+            const std::string bench = "b" + std::to_string(i);
+            pairs.emplace_back(svc.ingest_run(wide_run("baseline", 256, 5, bench)).run_id,
+                               svc.ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
+        }
+        const auto at_limit = std::vector(pairs.begin(), pairs.begin() + 16);
+        const comparison c = svc.compare("demo", at_limit, policy{});
+        std::size_t counters = 0;
+        for (const auto& b : c.result.benchmarks) counters += b.counters.size();
+        CHECK(counters == 4096);
+        CHECK_THROWS_WITH_AS(svc.compare("demo", pairs, policy{}),
+                             "this gate compares more than 4096 counters (4352 in the first 17 of its 17 pairs); at most "
+                             "4096 counters per compare: compare fewer pairs per request",
+                             error);
+        CHECK(id_of([&] { svc.compare("demo", pairs, policy{}); }) == "compare.too_large");
+        // Counters of either run count once per pair.
+        model::run_record other = wide_run("candidate", 256, 5, "b0");
+        for (auto& cs : other.counters) cs.counter = "x" + cs.counter;
+        const auto x = svc.ingest_run(other).run_id;
+        std::vector<std::pair<std::int64_t, std::int64_t>> mixed(pairs.begin() + 1, pairs.begin() + 16);
+        mixed.emplace_back(pairs[0].first, x);   // 15 x 256 + 512
+        CHECK(id_of([&] { svc.compare("demo", mixed, policy{}); }) == "compare.too_large");
+    }
+    SUBCASE("samples: 1,000,000 is the limit, one more is over it")
+    {
+        const auto b = svc.ingest_run(wide_run("baseline", 50, 10000)).run_id;
+        const auto c = svc.ingest_run(wide_run("candidate", 50, 10000, "parse", 1.05)).run_id;
+        model::run_record extra = wide_run("candidate", 50, 10000, "parse", 1.05);
+        extra.counters.push_back(wide_run("candidate", 1, 1).counters[0]);
+        extra.counters.back().counter = "one-more";
+        const auto c2 = svc.ingest_run(std::move(extra)).run_id;
+        CHECK(svc.compare("demo", {{b, c}}, policy{}).result.benchmarks.at(0).counters.size() == 50);
+        CHECK_THROWS_WITH_AS(svc.compare("demo", {{b, c2}}, policy{}),
+                             "the runs of this gate hold more than 1000000 samples (1000001 in the first 2 of its 2 "
+                             "runs); at most 1000000 samples per compare: compare fewer pairs per request",
+                             error);
+    }
+}
+
+TEST_CASE("service: the comparison cache is bounded in bytes, and large reports are not cached")
+{
+    store::store db(":memory:");
+    service svc(db);
+    REQUIRE(comparison_cache_bytes == 16u << 20);
+    REQUIRE(comparison_cache_max_entry_bytes == 2u << 20);
+    const auto base = svc.ingest_run(wide_run("baseline", 256, 5)).run_id;
+    const auto cand = svc.ingest_run(wide_run("candidate", 256, 5, "parse", 1.05)).run_id;
+    // One ~200 KB report per threshold: 256 counters.
+    std::size_t before = 0;
+    std::vector<std::int64_t> ids;
+    for (int i = 0; i < 60; ++i) {
+        policy p;
+        p.threshold_pct = 1.0 + i;
+        ids.push_back(svc.compare("demo", {{base, cand}}, p).id);
+        CHECK(svc.cached_comparison_bytes() <= comparison_cache_bytes);
+        if (i == 0) before = svc.cached_comparison_bytes();
+    }
+    INFO("one entry: " << before << " bytes");
+    CHECK(before > 256 * 750);   // the JSON alone is ~750 bytes per counter
+    CHECK(before < comparison_cache_max_entry_bytes);
+    // Bytes, not a count, decided: fewer than 60 fit, and the cache is full
+    // (entries differ by a few bytes: the threshold and reasons they print).
+    CHECK(svc.cached_comparisons() < 60);
+    CHECK(static_cast<double>(svc.cached_comparisons() * before) ==
+          doctest::Approx(static_cast<double>(svc.cached_comparison_bytes())).epsilon(0.02));
+    CHECK(svc.cached_comparison_bytes() > comparison_cache_bytes - 2 * before);
+    // The evicted first one is still the same comparison (from the store).
+    policy first;
+    first.threshold_pct = 1.0;
+    CHECK(svc.compare("demo", {{base, cand}}, first).id == ids[0]);
+
+    SUBCASE("a report over comparison_cache_max_entry_bytes is served and stored, not cached")
+    {
+        std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+        for (int i = 0; i < 16; ++i) {
+            const std::string bench = "wide" + std::to_string(i);
+            pairs.emplace_back(svc.ingest_run(wide_run("baseline", 256, 5, bench)).run_id,
+                               svc.ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
+        }
+        const std::size_t cached = svc.cached_comparison_bytes(), entries = svc.cached_comparisons();
+        const comparison big = svc.compare("demo", pairs, policy{});
+        CHECK(big.json->size() > comparison_cache_max_entry_bytes);
+        CHECK(svc.cached_comparison_bytes() == cached);
+        CHECK(svc.cached_comparisons() == entries);
+        CHECK(svc.compare("demo", pairs, policy{}).id == big.id);
+    }
 }
