@@ -228,7 +228,7 @@ void check_run_limits(const model::run_record& run)
 
 // What one compare has loaded, against max_compare_counters and
 // max_compare_samples, checked run by run: a request over a limit stops
-// after reading at most one run too many.
+// after reading at most one pair of runs too many.
 class compare_budget {
 public:
     explicit compare_budget(std::size_t pairs) : pairs_(pairs) {}

@@ -79,7 +79,7 @@ public:
     // Errors: "compare.not_found", "compare.mismatch", "compare.too_large"
     // when the runs hold more than max_compare_counters counters (per pair,
     // the counters of either run) or max_compare_samples samples: found while
-    // loading the runs, so at most one run beyond the limit is read.
+    // loading the runs, so at most one pair beyond the limit is read.
     // Reports are kept in memory by recent_comparisons, bounded in bytes.
     comparison compare(const std::string& project,
                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
