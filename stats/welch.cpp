@@ -18,14 +18,20 @@ std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n
     if (sd1 == 0 && sd2 == 0) return std::nullopt;
 
     // Welch (1947); Satterthwaite (1946) degrees of freedom. Same expressions
-    // as scipy.stats._stats_py._unequal_var_ttest_denom.
-    const double v1 = sd1 * sd1 / static_cast<double>(n1);
-    const double v2 = sd2 * sd2 / static_cast<double>(n2);
+    // as scipy.stats._stats_py._unequal_var_ttest_denom, computed on the
+    // standard deviations divided by the larger one: t and df do not change
+    // under that scaling, and squares of values near 1e300 (perf -r
+    // aggregates of huge counters) no longer overflow to inf (scipy itself
+    // returns t = -0, p = 1 there).
+    const double scale = std::max(sd1, sd2);
+    const double a = sd1 / scale, b = sd2 / scale;
+    const double v1 = a * a / static_cast<double>(n1);
+    const double v2 = b * b / static_cast<double>(n2);
     const double var = v1 + v2;
     // Standard deviations so small that their squares underflow carry no
     // usable spread: same documented result as both being zero.
     if (!(var > 0)) return std::nullopt;
-    const double se = std::sqrt(var);
+    const double se = scale * std::sqrt(var);
 
     welch_result r;
     r.t = (mean2 - mean1) / se;

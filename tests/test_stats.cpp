@@ -540,6 +540,22 @@ TEST_CASE("welch_t_test agrees with scipy.stats.ttest_ind_from_stats(equal_var=F
         CHECK_REL(r->df, k.df, 1e-12);
         CHECK_REL(r->p_value, k.p, p_tol);
     }
+    SUBCASE("huge aggregates: squares that would overflow do not")
+    {
+        // t and df are scale-invariant; scipy's own squares overflow at 1e300
+        // (it answers t = -0, p = 1), so the reference is
+        // scipy.stats.ttest_ind_from_stats(1.0, 0.05, 5, 1.1, 0.055, 5, equal_var=False)
+        // on the same data scaled by 1e-300: t = -3.0082841879809363,
+        // p = 0.017032919439481747, df = 7.9284119962663855 (Welch-Satterthwaite, as above).
+        for (double scale : {1.0, 1e300, 1e-300}) {
+            CAPTURE(scale);
+            const auto r = welch_t_test(1.0 * scale, 0.05 * scale, 5, 1.1 * scale, 0.055 * scale, 5);
+            REQUIRE(r.has_value());
+            CHECK_REL(r->t, 3.0082841879809363, 1e-12);
+            CHECK_REL(r->df, 7.9284119962663855, 1e-12);
+            CHECK_REL(r->p_value, 0.017032919439481747, p_tol);
+        }
+    }
     SUBCASE("degenerate input")
     {
         CHECK_FALSE(welch_t_test(1, 1, 1, 2, 1, 10).has_value());  // n < 2
