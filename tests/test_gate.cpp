@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "report_support.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -22,17 +24,11 @@
 
 using namespace perfgate;
 using namespace perfgate::gate;
+using perfgate::test::counter;
+using perfgate::test::ramp;
 using nlohmann::json;
 
 namespace {
-
-// 10 values 100.0, 100.1, ... 100.9 scaled by factor: CoV ~0.3%.
-std::vector<double> ramp(double factor = 1.0, std::size_t n = 10)
-{
-    std::vector<double> v;
-    for (std::size_t i = 0; i < n; ++i) v.push_back((100.0 + 0.1 * static_cast<double>(i)) * factor);
-    return v;
-}
 
 counter_series series(std::string name, std::vector<double> values, std::string unit = "")
 {
@@ -51,15 +47,6 @@ sample_set one(std::vector<counter_series> counters, std::string bench = "defaul
     b.counters = std::move(counters);
     s.benchmarks.push_back(std::move(b));
     return s;
-}
-
-const counter_report& counter(const report& r, std::string_view name, std::size_t bench = 0)
-{
-    for (const auto& c : r.benchmarks.at(bench).counters) {
-        if (c.name == name) return c;
-    }
-    FAIL("counter not in report: " << name);
-    throw 0;
 }
 
 } // namespace

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "report_support.hpp"
+
 #include <cstdlib>
 #include <functional>
 #include <filesystem>
@@ -25,28 +27,10 @@
 
 using namespace perfgate;
 using namespace perfgate::gate;
+using perfgate::test::counter;
+using perfgate::test::ramp;
 using nlohmann::json;
 
-namespace {
-
-// 10 values 100.0, 100.1, ... 100.9 scaled by factor: CoV ~0.3%.
-std::vector<double> ramp(double factor = 1.0, std::size_t n = 10)
-{
-    std::vector<double> v;
-    for (std::size_t i = 0; i < n; ++i) v.push_back((100.0 + 0.1 * static_cast<double>(i)) * factor);
-    return v;
-}
-
-const counter_report& counter(const report& r, std::string_view name, std::size_t bench = 0)
-{
-    for (const auto& c : r.benchmarks.at(bench).counters) {
-        if (c.name == name) return c;
-    }
-    FAIL("no counter " << name);
-    return r.benchmarks.at(bench).counters.front();
-}
-
-} // namespace
 namespace {
 
 model::run_record stored_run(std::string role, std::vector<double> task_clock, std::string benchmark = "parse")
