@@ -115,8 +115,8 @@ int cmd_github(const argv_t& argv)
     if (code == exit_regression && !opt.fail_on_regression) code = exit_pass;
     const github_result res = publish_to_github(report, code, opt, std::cout);
     if (!res.warnings.empty()) {
-        fmt::print(stderr, "perfgate github: {} warning(s); the verdict stands: {}\n", res.warnings.size(),
-                   gate::to_string(report.result));
+        print_error(fmt::format("perfgate github: {} warning(s); the verdict stands: {}\n", res.warnings.size(),
+                   gate::to_string(report.result)));
     }
     return code;
 }

@@ -10,6 +10,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "model/error.hpp"
 
 namespace {
@@ -34,6 +35,22 @@ constexpr std::string_view top_usage =
     "(with --fail-on-inconclusive), 4 measurement or environment failure.\n"
     "Run 'perfgate <command> --help' for a command's options.\n";
 
+// Runs one subcommand; throws what it throws.
+int dispatch(std::string_view command, const perfgate::cli::argv_t& args)
+{
+    using namespace perfgate::cli;
+    if (command == "compare") return cmd_compare(args);
+    if (command == "run") return cmd_run(args);
+    if (command == "check-env") return cmd_check_env(args);
+    if (command == "serve") return cmd_serve(args);
+    if (command == "token") return cmd_token(args);
+    if (command == "history") return cmd_history(args);
+    if (command == "upload") return cmd_upload(args);
+    if (command == "github") return cmd_github(args);
+    print_error(fmt::format("perfgate: unknown command '{}'\n\n{}", command, top_usage));
+    return perfgate::exit_usage;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -54,22 +71,18 @@ int main(int argc, char** argv)
         std::puts("perfgate 0.1.0");
         return exit_pass;
     }
+    int code = exit_pass;
     try {
-        if (command == "compare") return cmd_compare(args);
-        if (command == "run") return cmd_run(args);
-        if (command == "check-env") return cmd_check_env(args);
-        if (command == "serve") return cmd_serve(args);
-        if (command == "token") return cmd_token(args);
-        if (command == "history") return cmd_history(args);
-        if (command == "upload") return cmd_upload(args);
-        if (command == "github") return cmd_github(args);
-        fmt::print(stderr, "perfgate: unknown command '{}'\n\n{}", command, top_usage);
-        return exit_usage;
+        code = dispatch(command, args);
+        // Whatever the command printed (a report, a token) must have reached stdout.
+        finish_stdout();
     } catch (const perfgate::error& e) {
-        fmt::print(stderr, "perfgate {}: error [{}]: {}\n", command, e.id(), e.what());
-        return exit_code_for(e.id());
+        print_error(fmt::format("perfgate {}: error [{}]: {}\n", command, e.id(), e.what()));
+        // A lost report outranks the verdict: exit 4, not the verdict's code.
+        code = e.id() == "io.stdout" ? exit_measurement : exit_code_for(e.id());
     } catch (const std::exception& e) {
-        fmt::print(stderr, "perfgate {}: internal error: {}\n", command, e.what());
-        return exit_measurement;
+        print_error(fmt::format("perfgate {}: internal error: {}\n", command, e.what()));
+        code = exit_measurement;
     }
+    return code;
 }

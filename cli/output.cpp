@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <cerrno>
+#include <cstring>
+#include <iostream>
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
@@ -43,6 +46,24 @@ void emit_report(const gate::report& r, report_format format, const std::optiona
         if (!(out << plain) || !out.flush()) {
             throw error("input.unwritable", fmt::format("{}: cannot write the report", *output_path));
         }
+    }
+}
+
+void print_error(std::string_view text) noexcept
+{
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    std::fflush(stderr);
+}
+
+void finish_stdout()
+{
+    std::cout.flush();
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.good()) {
+        const int err = errno;
+        std::clearerr(stdout);
+        throw error("io.stdout", fmt::format("cannot write to standard output{}: the report is lost",
+                                             err ? fmt::format(" ({})", std::strerror(err)) : std::string()));
     }
 }
 

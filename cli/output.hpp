@@ -27,4 +27,12 @@ void emit_report(const gate::report& r, report_format format, const std::optiona
 // 0 pass, 1 fail, 3 inconclusive with fail_on_inconclusive (design.md §4).
 int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive);
 
+// Writes a message to stderr and never throws: a full disk or a closed
+// stderr must not turn an answer into an abort (fmt::print would throw).
+void print_error(std::string_view text) noexcept;
+
+// Flushes stdout; "io.stdout" (exit 4) when anything written to it was lost,
+// e.g. a report written to a full disk: a verdict nobody can read is not a pass.
+void finish_stdout();
+
 } // namespace perfgate::cli
