@@ -273,13 +273,46 @@ std::string summary_counts(const report& r)
                        r.count(status::inconclusive) + r.count(status::insufficient));
 }
 
-// Escape the characters that would break a markdown table cell.
-std::string cell(std::string_view s)
+// User-supplied text (benchmark and counter names, units, warnings) as
+// literal GitHub-flavoured markdown: it must not become a link, an image,
+// emphasis, code, a heading, a table cell boundary or raw HTML in a PR
+// comment. CommonMark §2.4: a backslash makes any ASCII punctuation literal,
+// which covers the inline syntax and GFM's `\|` inside table cells. `<`, `>`
+// and `&` become entities instead: a backslash does not escape inside an
+// HTML block, and an entity keeps a user string from ever spelling `<img`,
+// `<details>` or the `-->` that ends our hidden marker. Line breaks and other
+// control characters become spaces: one string stays one line or cell.
+// Plain names (task-clock, BM_Sort/1024, cpu_core/cycles/) keep their `-`,
+// `/`, `.` and `:`.
+std::string md_text(std::string_view s)
 {
+    constexpr std::string_view backslashed = "\\`*_[]()#|!~";
     std::string out;
+    out.reserve(s.size());
     for (char ch : s) {
-        if (ch == '|') out += "\\|";
-        else if (ch == '\n' || ch == '\r') out += ' ';
+        const auto u = static_cast<unsigned char>(ch);
+        if (u < 0x20 || u == 0x7f) out += ' ';
+        else if (ch == '<') out += "&lt;";
+        else if (ch == '>') out += "&gt;";
+        else if (ch == '&') out += "&amp;";
+        else {
+            if (backslashed.find(ch) != std::string_view::npos) out += '\\';
+            out += ch;
+        }
+    }
+    return out;
+}
+
+// A URL as a markdown link destination: percent-encode what would end the
+// destination or the link early (spaces, parentheses, brackets, angle
+// brackets, quotes, backslashes, control bytes), RFC 3986 §2.1.
+std::string md_url(std::string_view url)
+{
+    constexpr std::string_view unsafe = "()[]<>\"'`\\|";
+    std::string out;
+    for (char ch : url) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (u <= 0x20 || u == 0x7f || unsafe.find(ch) != std::string_view::npos) out += fmt::format("%{:02X}", u);
         else out += ch;
     }
     return out;
@@ -291,7 +324,7 @@ std::string render_markdown(const report& r, const markdown_options& opt)
 {
     std::string head;
     if (!opt.marker.empty()) head += opt.marker + "\n";
-    head += fmt::format("### {} {}: **{}** — {}\n\n", verdict_mark(r.result), opt.title, to_string(r.result),
+    head += fmt::format("### {} {}: **{}** — {}\n\n", verdict_mark(r.result), md_text(opt.title), to_string(r.result),
                         summary_counts(r));
 
     std::string table = "| | benchmark | counter | baseline | candidate | Δ median | shift [CI] | p (adj.) |\n"
@@ -303,9 +336,9 @@ std::string render_markdown(const report& r, const markdown_options& opt)
             // and the warnings, not in the table of what was gated.
             if (!c.gated || c.state == status::unsupported) continue;
             ++gated_rows;
-            table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), cell(b.name),
-                                 cell(c.name), value_str(c.baseline.median, c.unit),
-                                 value_str(c.candidate.median, c.unit), pct_str(c.delta_pct),
+            table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), md_text(b.name),
+                                 md_text(c.name), md_text(value_str(c.baseline.median, c.unit)),
+                                 md_text(value_str(c.candidate.median, c.unit)), pct_str(c.delta_pct),
                                  c.shift_pct ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
                                  p_str(c.p_adjusted));
         }
@@ -313,9 +346,9 @@ std::string render_markdown(const report& r, const markdown_options& opt)
     if (gated_rows == 0) table = "_No gated counter had data._\n";
 
     std::string links;
-    if (!opt.run_url.empty()) links += fmt::format("[CI run]({})", opt.run_url);
+    if (!opt.run_url.empty()) links += fmt::format("[CI run]({})", md_url(opt.run_url));
     if (!opt.comparison_url.empty()) {
-        links += fmt::format("{}[stored comparison]({})", links.empty() ? "" : " · ", opt.comparison_url);
+        links += fmt::format("{}[stored comparison]({})", links.empty() ? "" : " · ", md_url(opt.comparison_url));
     }
     if (!links.empty()) links = "\n" + links + "\n";
 
@@ -330,11 +363,11 @@ std::string render_markdown(const report& r, const markdown_options& opt)
         for (const auto& c : b.counters) {
             details.push_back(fmt::format(
                 "| {} {} | {} | {} | {} | {} | {}/{} | {}/{} | {} → {} | {} | {} | {} | {} | {}{} |\n", mark(c.state),
-                to_string(c.state), cell(b.name), cell(c.name), c.gated ? "yes" : "no",
+                to_string(c.state), md_text(b.name), md_text(c.name), c.gated ? "yes" : "no",
                 c.test ? to_string(*c.test) : "—", c.baseline.n, c.candidate.n,
                 c.baseline.cov ? fmt::format("{:.2f}%", *c.baseline.cov * 100) : "—",
                 c.candidate.cov ? fmt::format("{:.2f}%", *c.candidate.cov * 100) : "—",
-                value_str(c.baseline.median), value_str(c.candidate.median, c.unit), pct_str(c.delta_pct),
+                value_str(c.baseline.median), md_text(value_str(c.candidate.median, c.unit)), pct_str(c.delta_pct),
                 p_str(c.p_value), p_str(c.p_adjusted),
                 c.mde_pct && std::isfinite(*c.mde_pct) ? fmt::format("{:.2f}%", *c.mde_pct) : "—",
                 c.z_score ? fmt::format("{:+.2f}", *c.z_score) : "—", c.anomaly ? " ⚠️" : ""));
@@ -343,7 +376,7 @@ std::string render_markdown(const report& r, const markdown_options& opt)
     std::vector<std::string> tail;
     if (!r.warnings.empty()) {
         tail.push_back("\n**Warnings**\n\n");
-        for (const auto& w : r.warnings) tail.push_back(fmt::format("- {}\n", cell(w)));
+        for (const auto& w : r.warnings) tail.push_back(fmt::format("- {}\n", md_text(w)));
     }
     tail.push_back(fmt::format("\nPolicy: alpha {}, {} correction, threshold {}%, min {} samples, max CoV {}%.\n",
                                r.rules.alpha, to_string(r.rules.correction), r.rules.threshold_pct,

@@ -483,6 +483,37 @@ TEST_CASE("renderers")
         CHECK(md.find("truncated") != std::string::npos);
         CHECK(md.find("</details>") != std::string::npos);
     }
+    SUBCASE("markdown: user strings are literal text, never links, images or HTML")
+    {
+        report evil = r;
+        evil.benchmarks[0].name = "[click](https://evil.example/x)";
+        evil.benchmarks[0].counters[0].name = "![img](x)|*b*_`c`";
+        evil.benchmarks[0].counters[0].unit = "<b>ms</b>";
+        evil.warnings = {"see <img src=x onerror=alert(1)> --> <details><summary>x</summary>\n# heading"};
+        markdown_options o;
+        o.marker = "<!-- perfgate-comment: perfgate -->";
+        o.run_url = "https://example.invalid/run/1) [x](https://evil.example/y";
+        const std::string md = render_markdown(evil, o);
+        INFO(md);
+        CHECK(md.rfind("<!-- perfgate-comment: perfgate -->\n", 0) == 0);
+        CHECK(md.find("\\[click\\]\\(https://evil.example/x\\)") != std::string::npos);
+        CHECK(md.find("](https://evil") == std::string::npos);
+        CHECK(md.find("!\\[img\\]\\(x\\)\\|\\*b\\*\\_\\`c\\`") != std::string::npos);
+        CHECK(md.find("&lt;img src=x onerror=alert\\(1\\)&gt;") != std::string::npos);
+        CHECK(md.find("&lt;b&gt;ms&lt;/b&gt;") != std::string::npos);
+        CHECK(md.find("<img") == std::string::npos);
+        CHECK(md.find("<b>") == std::string::npos);
+        CHECK(md.find("\n# heading") == std::string::npos);
+        // Only our own <details> and the marker's own "-->".
+        CHECK(md.find("<details>") == md.rfind("<details>"));
+        CHECK(md.find("-->") == md.rfind("-->"));
+        CHECK(md.find("-->") < md.find('\n'));
+        // Our link stays a link; its destination cannot be closed early.
+        CHECK(md.find("[CI run](https://example.invalid/run/1%29%20%5Bx%5D%28https://evil.example/y)") !=
+              std::string::npos);
+        // Ordinary names read as before.
+        CHECK(md.find("page-faults") != std::string::npos);
+    }
     SUBCASE("text: colour only when asked")
     {
         const std::string plain = render_text(r, false);
