@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/names.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "service/service.hpp"
@@ -109,8 +110,23 @@ std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
     }
     benchmark_spec spec;
     spec.name = args.get("name").value_or("default");
-    spec.baseline = runner::parse_command(*args.get("baseline"));
-    spec.candidate = runner::parse_command(*args.get("candidate"));
+    // The store takes only plain names (gate/names.hpp): refuse before measuring.
+    try {
+        gate::validate_name("name", spec.name);
+    } catch (const error& e) {
+        std::string_view why = e.what();
+        if (why.starts_with("field 'name': ")) why.remove_prefix(std::string_view("field 'name': ").size());
+        usage_error("usage.bad_value", fmt::format("--name: {}", why));
+    }
+    auto command_of = [&](const char* option) {
+        try {
+            return runner::parse_command(*args.get(option));
+        } catch (const error& e) {
+            usage_error(e.id(), fmt::format("--{}: {}", option, e.what()));
+        }
+    };
+    spec.baseline = command_of("baseline");
+    spec.candidate = command_of("candidate");
     return {spec};
 }
 

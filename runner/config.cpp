@@ -1,5 +1,6 @@
 #include "runner/config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <set>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/names.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 
@@ -29,9 +31,43 @@ bool is_assignment(std::string_view word)
     return !std::isdigit(static_cast<unsigned char>(word[0]));
 }
 
+bool is_control(char c)
+{
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+}
+
+// The command as it can be shown in a message: control bytes as \xNN, so a
+// NUL does not end the message and an escape sequence does not reach the
+// terminal.
+std::string printable(std::string_view text)
+{
+    std::string out;
+    for (char c : text.substr(0, 200)) {
+        if (is_control(c)) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else out += c;
+    }
+    if (text.size() > 200) out += "...";
+    return out;
+}
+
 [[noreturn]] void bad_command(std::string_view text, std::string_view why)
 {
-    throw error("input.bad_command", fmt::format("command '{}': {}", text, why));
+    throw error("input.bad_command", fmt::format("command '{}': {}", printable(text), why));
+}
+
+// execve takes C strings: a NUL would silently cut the argument short. Other
+// control bytes are a paste accident (or an attempt to hide part of the
+// command from a reader). Tab and newline are the shell's own separators and
+// are allowed where `allow_separators` is.
+void check_control(std::string_view text, std::string_view whole, bool allow_separators, std::size_t offset = 0)
+{
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (!is_control(text[i])) continue;
+        if (allow_separators && (text[i] == '\t' || text[i] == '\n')) continue;
+        bad_command(whole, fmt::format("control byte 0x{:02x} at offset {}{}", static_cast<unsigned char>(text[i]), offset + i,
+                                       text[i] == '\0' ? " (a NUL would cut the argument short)" : ""));
+    }
 }
 
 } // namespace
@@ -44,12 +80,19 @@ command command_from_argv(std::vector<std::string> argv)
         c.text += a;
     }
     if (argv.empty() || argv[0].empty()) bad_command(c.text, "empty command");
+    // Offsets are into the joined text shown in the message.
+    std::size_t offset = 0;
+    for (const auto& a : argv) {
+        check_control(a, c.text, false, offset);
+        offset += a.size() + 1;
+    }
     c.argv = std::move(argv);
     return c;
 }
 
 command parse_command(std::string_view text)
 {
+    check_control(text, text, true);
     std::vector<std::string> words;
     std::string word;
     bool in_word = false, needs_shell = false;
@@ -160,11 +203,21 @@ std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_
             throw bad(at + ".name", "missing or not a non-empty string");
         }
         spec.name = b["name"].get<std::string>();
+        // The store takes only plain names (gate/names.hpp): say so now, not
+        // after every round has been measured.
+        try {
+            gate::validate_name("name", spec.name);
+        } catch (const error& e) {
+            std::string_view why = e.what();
+            if (why.starts_with("field 'name': ")) why.remove_prefix(std::string_view("field 'name': ").size());
+            throw bad(at + ".name", why);
+        }
         if (!names.insert(spec.name).second) throw bad(at + ".name", fmt::format("duplicate name '{}'", spec.name));
         spec.baseline = get_command("baseline");
         spec.candidate = get_command("candidate");
         if (b.contains("cwd")) {
             if (!b["cwd"].is_string()) throw bad(at + ".cwd", "expected a string");
+            if (b["cwd"].get<std::string>().find('\0') != std::string::npos) throw bad(at + ".cwd", "contains a NUL byte");
             std::filesystem::path cwd = b["cwd"].get<std::string>();
             spec.cwd = cwd.is_absolute() ? cwd : base_dir / cwd;
         }
@@ -172,8 +225,11 @@ std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_
             if (!b["env"].is_object()) throw bad(at + ".env", "expected an object of strings");
             for (auto& [k, v] : b["env"].items()) {
                 if (!v.is_string()) throw bad(fmt::format("{}.env.{}", at, k), "expected a string");
-                if (k.empty() || k.find('=') != std::string::npos) {
-                    throw bad(fmt::format("{}.env.{}", at, k), "not a valid variable name");
+                if (k.empty() || k.find('=') != std::string::npos || std::ranges::any_of(k, is_control)) {
+                    throw bad(fmt::format("{}.env.{}", at, printable(k)), "not a valid variable name");
+                }
+                if (v.get<std::string>().find('\0') != std::string::npos) {
+                    throw bad(fmt::format("{}.env.{}", at, k), "contains a NUL byte");
                 }
                 spec.env.emplace_back(k, v.get<std::string>());
             }

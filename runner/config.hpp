@@ -2,7 +2,7 @@
 // string becomes an argv.
 //
 // Config file (JSON): either a list of benchmarks or {"benchmarks": [...]}:
-//   [ { "name": "parse",                        required, unique
+//   [ { "name": "parse",                        required, unique, gate::validate_name's rules
 //       "baseline": "./old/parse in.json",      string or array of strings
 //       "candidate": ["./new/parse", "in.json"],
 //       "cwd": "bench",                         optional; relative to the config file's directory
@@ -10,7 +10,9 @@
 //       "repetitions": 20,                      optional, >= 1
 //       "warmup": 2 } ]                         optional, >= 0
 // Unknown keys, wrong types and missing fields are errors "input.bad_config"
-// naming the file and the key (e.g. "bench.json: benchmarks[1].basline: unknown key").
+// naming the file and the key (e.g. "bench.json: benchmarks[1].basline: unknown key"),
+// and so is a name the store would refuse (gate/names.hpp): all of it is
+// checked before anything is measured.
 #pragma once
 
 #include <filesystem>
@@ -28,10 +30,13 @@ namespace perfgate::runner {
 // escapes, when that is all it uses; run as /bin/sh -c TEXT when it contains
 // an unquoted shell metacharacter (| & ; < > ( ) $ ` * ? [ ] { } ~ # ! or a
 // newline), a variable assignment before the command, or $ ` \ inside double
-// quotes. An empty command or an unterminated quote is "input.bad_command".
+// quotes. An empty command, an unterminated quote or a control byte other
+// than tab and newline (a NUL would cut an argv string short) is
+// "input.bad_command"; the message shows control bytes as \xNN.
 command parse_command(std::string_view text);
 
-// A command given as a JSON array: exec'd directly, no shell.
+// A command given as a JSON array: exec'd directly, no shell. An empty
+// argv[0] or any control byte is "input.bad_command".
 command command_from_argv(std::vector<std::string> argv);
 
 std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_view source,

@@ -185,6 +185,20 @@ TEST_CASE("parse_command splits or hands the text to the shell")
         CHECK_THROWS_WITH_AS(parse_command("echo 'open"), "command 'echo 'open': unterminated single quote",
                              perfgate::error);
         CHECK_THROWS_WITH_AS(parse_command("   "), "command '   ': empty command", perfgate::error);
+        // execve takes C strings: a NUL would cut the argument short.
+        CHECK_THROWS_WITH_AS(parse_command(std::string("./a\0--rm", 8)),
+                             "command './a\\x00--rm': control byte 0x00 at offset 3 (a NUL would cut the argument "
+                             "short)",
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS(parse_command("./a \x1b[2Kb"), "command './a \\x1b[2Kb': control byte 0x1b at offset 4",
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS(command_from_argv({"./a", std::string("x\0y", 3)}),
+                             "command './a x\\x00y': control byte 0x00 at offset 5 (a NUL would cut the argument "
+                             "short)",
+                             perfgate::error);
+        // Tab and newline are the shell's separators.
+        CHECK(parse_command("./a\tb").argv == std::vector<std::string>{"./a", "b"});
+        CHECK(parse_command("./a\n./b").argv == std::vector<std::string>{"/bin/sh", "-c", "./a\n./b"});
         try {
             parse_command("a \"b");
             FAIL("no error");
@@ -243,6 +257,31 @@ TEST_CASE("config files")
         doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "'a", "candidate": "b"}])");
         CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."),
                              "c.json: benchmarks[0].baseline: command ''a': unterminated single quote", perfgate::error);
+        // Names the store would refuse are refused here, before measuring.
+        doc = nlohmann::json::parse(R"([{"name": "ok", "baseline": "a", "candidate": "b"},
+                                        {"name": "a b'c", "baseline": "a", "candidate": "b"}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "bench.json", "."),
+                             "bench.json: benchmarks[1].name: byte 0x20 at offset 1 is not allowed (names use letters, "
+                             "digits and _.-/:+=@,<>[]()#%^~{})",
+                             perfgate::error);
+        doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a", "candidate": ["b", "c\u0000d"]}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."),
+                             "c.json: benchmarks[0].candidate: command 'b c\\x00d': control byte 0x00 at offset 3 (a "
+                             "NUL would cut the argument short)",
+                             perfgate::error);
+        doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a\u0001", "candidate": "b"}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."),
+                             "c.json: benchmarks[0].baseline: command 'a\\x01': control byte 0x01 at offset 1",
+                             perfgate::error);
+        doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a", "candidate": "b", "env": {"K": "v\u0000w"}}])");
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[0].env.K: contains a NUL byte",
+                             perfgate::error);
+        try {
+            parse_config(nlohmann::json::parse(R"([{"name": "a b", "baseline": "a", "candidate": "b"}])"), "c.json", ".");
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "input.bad_config");
+        }
         try {
             load_config(write("[{"));
             FAIL("no error");
@@ -738,6 +777,39 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
         CHECK(reg.code == 1);
         CHECK(reg.out.find("task-clock") != std::string::npos);
         CHECK(reg.out.find("regression") != std::string::npos);
+    }
+    SUBCASE("bad names and commands exit 2 before anything is measured")
+    {
+        // The candidate would take 10 s per execution: a quick exit 2 shows
+        // nothing ran.
+        std::ofstream(dir.path() / "bench.json")
+            << R"([{"name": "ok", "baseline": "true", "candidate": "sleep 10"},
+                  {"name": "a b'c", "baseline": "true", "candidate": "sleep 10"}])";
+        auto started = std::chrono::steady_clock::now();
+        auto r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--config", "bench.json"},
+                              dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find("bench.json: benchmarks[1].name: byte 0x20 at offset 1 is not allowed") != std::string::npos);
+        CHECK(std::chrono::steady_clock::now() - started < 5s);
+        CHECK_FALSE(std::filesystem::exists(db));
+
+        started = std::chrono::steady_clock::now();
+        r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--name", "a b'c", "--baseline", "true",
+                          "--candidate", "sleep 10"},
+                         dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--name: byte 0x20 at offset 1 is not allowed") != std::string::npos);
+        CHECK(std::chrono::steady_clock::now() - started < 5s);
+
+        r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--baseline", "true", "--candidate",
+                          "sleep 10\x01"},
+                         dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--candidate: command 'sleep 10\\x01': control byte 0x01 at offset 8") != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(db));
     }
     SUBCASE("failures exit 4 naming benchmark, side and round")
     {
