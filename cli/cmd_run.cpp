@@ -290,7 +290,7 @@ int cmd_run(const argv_t& argv)
         }
     }
     if (!args.has("quiet")) {
-        for (auto& w : warnings) fmt::print(stderr, "perfgate run: warning: {}\n", w);
+        for (auto& w : warnings) print_error(fmt::format("perfgate run: warning: {}\n", w));
     }
 
     const std::string& project = where.project;
@@ -329,8 +329,8 @@ int cmd_run(const argv_t& argv)
         // the Actions runner reads them.
         const github_result res = publish_to_github(result, code, *github, std::cout);
         if (!res.warnings.empty()) {
-            fmt::print(stderr, "perfgate run: {} GitHub warning(s); the verdict stands: {}\n", res.warnings.size(),
-                       gate::to_string(result.result));
+            print_error(fmt::format("perfgate run: {} GitHub warning(s); the verdict stands: {}\n", res.warnings.size(),
+                       gate::to_string(result.result)));
         }
     }
     return code;
