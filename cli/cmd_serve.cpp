@@ -1,5 +1,11 @@
 // `perfgate serve`: the HTTP gate server (server/) over a SQLite store.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -18,22 +24,33 @@ namespace {
 
 const command_spec serve_command{
     "serve",
-    "[--db PATH] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]",
+    "[--db PATH] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]\n"
+    "       [--max-header BYTES] [--max-connections N] [--idle-timeout-ms MS] [--read-timeout-ms MS]\n"
+    "       [--write-timeout-ms MS]",
     "Serves the gate over HTTP (API v1: runs, compare, comparisons, history,\n"
     "benchmarks, /healthz, /metrics). Writes need a Bearer token of the project\n"
-    "(perfgate token create); reads too unless --public-read. Prints\n"
+    "(perfgate token create); reads too unless --public-read. Checks at start\n"
+    "that the database can be written and passes PRAGMA quick_check (reads the\n"
+    "whole file once); exits 4 naming the file if not. Prints\n"
     "'perfgate: listening on http://HOST:PORT' on stdout once ready, one JSON access\n"
-    "log line per request on stderr. SIGINT/SIGTERM: finish in-flight requests,\n"
-    "close the database, exit 0.",
+    "log line per request on stderr (a log that cannot be written is dropped and\n"
+    "counted, never fatal). SIGINT/SIGTERM: finish in-flight requests, close the\n"
+    "database, exit 0.",
     {
         {"db", 0, true, false, "PATH", "SQLite database, created with its schema if missing (default ./perfgate.db)"},
         {"listen", 0, true, false, "HOST:PORT", "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
         {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
         {"public-read", 0, false, false, "", "serve GET routes without a token"},
         {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
+        {"max-header", 0, true, false, "BYTES", "largest request header accepted (default 65536); larger -> 431"},
+        {"max-connections", 0, true, false, "N",
+         "connections served at once (default 512, fewer if ulimit -n is below 576); at the cap the longest-idle "
+         "connection is closed, or a new one gets 503 if none is idle"},
+        {"idle-timeout-ms", 0, true, false, "MS",
+         "keep-alive wait plus the time to send a request header (default 30000)"},
+        {"read-timeout-ms", 0, true, false, "MS", "time to send a request body (default 30000)"},
+        {"write-timeout-ms", 0, true, false, "MS", "time to take a response (default 30000)"},
         {"bench-routes", 0, false, false, "", "", {}, {}, true},
-        {"idle-timeout-ms", 0, true, false, "MS", "", {}, {}, true},
-        {"read-timeout-ms", 0, true, false, "MS", "", {}, {}, true},
         {"no-access-log", 0, false, false, "", "", {}, {}, true},
     },
 };
@@ -57,6 +74,36 @@ std::pair<std::string, std::uint16_t> parse_listen(const std::string& s)
     return {host, static_cast<std::uint16_t>(port)};
 }
 
+// store::check_writable takes the write lock, which SQLite grants on a file
+// it silently opened read-only (WAL mode, writable directory): the first
+// INSERT would fail. The file's own write permission, for our effective
+// user, is checked here (a read-only mount is EROFS).
+void require_writable_file(const std::string& path)
+{
+    if (path.empty() || path == ":memory:") return;
+    if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
+        const int e = errno;
+        throw error("store.read_only",
+                    fmt::format("{}: the database file cannot be written ({}); perfgate serve stores runs in it",
+                                path, std::strerror(e)));
+    }
+}
+
+// A server started with stdin, stdout or stderr closed would hand those
+// numbers to its first sockets, and the log would then be written into a
+// client's connection. Point any closed one at /dev/null.
+void occupy_standard_descriptors() noexcept
+{
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::fcntl(fd, F_GETFD) != -1) continue;
+        const int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (null >= 0 && null != fd) {
+            ::dup2(null, fd);
+            ::close(null);
+        }
+    }
+}
+
 } // namespace
 
 int cmd_serve(const argv_t& argv)
@@ -75,17 +122,31 @@ int cmd_serve(const argv_t& argv)
     if (auto v = parsed.get_int("max-body", 1, 1LL << 32)) opt.limits.body_limit = static_cast<std::uint64_t>(*v);
     if (auto v = parsed.get_int("idle-timeout-ms", 1, 3600000)) opt.limits.idle_timeout = std::chrono::milliseconds(*v);
     if (auto v = parsed.get_int("read-timeout-ms", 1, 3600000)) opt.limits.read_timeout = std::chrono::milliseconds(*v);
+    if (auto v = parsed.get_int("write-timeout-ms", 1, 3600000)) opt.limits.write_timeout = std::chrono::milliseconds(*v);
+    if (auto v = parsed.get_int("max-header", 1024, 1 << 20)) opt.limits.header_limit = static_cast<std::uint32_t>(*v);
+    if (auto v = parsed.get_int("max-connections", 1, 1000000)) opt.max_connections = static_cast<std::size_t>(*v);
     opt.limits.access_log = !parsed.has("no-access-log");
+
+    occupy_standard_descriptors();
+    // A log line to a pipe nobody reads must not kill the server (SIGPIPE);
+    // write(2) then fails with EPIPE and the line is dropped (server/log.hpp).
+    std::signal(SIGPIPE, SIG_IGN);
 
     const std::string db_path = parsed.get("db").value_or("perfgate.db");
     store::store db(db_path);
+    // Refuse a file that would fail every request later: read-only (file,
+    // directory or mount) -> "store.read_only", a damaged page ->
+    // "store.corrupt"; both name the file and exit 4 (model/exit_code.hpp).
+    require_writable_file(db_path);
+    db.check_writable();
+    db.check_integrity();
     gate::service service(db);
     {
         server::server srv(opt, service);
         // Tests and scripts read the bound port (with --listen HOST:0) from this line.
         std::cout << "perfgate: listening on " << srv.url() << std::endl;
-        std::fputs(fmt::format("perfgate serve: database {}, {} thread(s){}\n", db_path, opt.threads,
-                               opt.public_read ? ", public reads" : "")
+        std::fputs(fmt::format("perfgate serve: database {}, {} thread(s), at most {} connections{}\n", db_path,
+                               opt.threads, srv.max_connections(), opt.public_read ? ", public reads" : "")
                        .c_str(),
                    stderr);
         srv.run();

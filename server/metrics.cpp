@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "server/log.hpp"
+
 namespace perfgate::server {
 
 void metrics::observe(std::string_view route, unsigned status, double seconds)
@@ -83,6 +85,26 @@ std::string metrics::render(std::int64_t db_size_bytes) const
                        "# TYPE perfgate_http_connections_active gauge\n"
                        "perfgate_http_connections_active {}\n",
                    connections_.load());
+    fmt::format_to(it, "# HELP perfgate_http_connections_max Connections served at once (--max-connections).\n"
+                       "# TYPE perfgate_http_connections_max gauge\n"
+                       "perfgate_http_connections_max {}\n",
+                   max_connections_.load());
+    fmt::format_to(it, "# HELP perfgate_http_connections_evicted_total Idle connections closed to make room at the cap.\n"
+                       "# TYPE perfgate_http_connections_evicted_total counter\n"
+                       "perfgate_http_connections_evicted_total {}\n",
+                   evicted_.load());
+    fmt::format_to(it, "# HELP perfgate_http_connections_refused_total Connections answered 503 at the cap, none idle.\n"
+                       "# TYPE perfgate_http_connections_refused_total counter\n"
+                       "perfgate_http_connections_refused_total {}\n",
+                   refused_.load());
+    fmt::format_to(it, "# HELP perfgate_accept_errors_total Failed accept() calls (out of descriptors and the like).\n"
+                       "# TYPE perfgate_accept_errors_total counter\n"
+                       "perfgate_accept_errors_total {}\n",
+                   accept_errors_.load());
+    fmt::format_to(it, "# HELP perfgate_log_write_failures_total Log lines dropped because stderr could not be written.\n"
+                       "# TYPE perfgate_log_write_failures_total counter\n"
+                       "perfgate_log_write_failures_total {}\n",
+                   log_write_failures());
     fmt::format_to(it, "# HELP perfgate_db_size_bytes Size of the SQLite database (page_count * page_size).\n"
                        "# TYPE perfgate_db_size_bytes gauge\n"
                        "perfgate_db_size_bytes {}\n",

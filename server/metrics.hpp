@@ -4,12 +4,18 @@
 //   perfgate_http_request_duration_seconds{route}       histogram
 //   perfgate_runs_ingested_total                        counter
 //   perfgate_http_connections_active                    gauge
+//   perfgate_http_connections_max                       gauge (--max-connections)
+//   perfgate_http_connections_evicted_total             counter (idle, closed to make room)
+//   perfgate_http_connections_refused_total             counter (503 at the cap, all busy)
+//   perfgate_accept_errors_total                        counter (EMFILE, ENFILE, ...)
+//   perfgate_log_write_failures_total                   counter (log lines stderr refused)
 //   perfgate_db_size_bytes                              gauge (passed to render)
 // Thread-safe: every worker thread records into one instance.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -32,6 +38,10 @@ public:
     void run_ingested() noexcept { runs_ingested_.fetch_add(1, std::memory_order_relaxed); }
     void connection_opened() noexcept { connections_.fetch_add(1, std::memory_order_relaxed); }
     void connection_closed() noexcept { connections_.fetch_sub(1, std::memory_order_relaxed); }
+    void set_max_connections(std::size_t n) noexcept { max_connections_.store(n, std::memory_order_relaxed); }
+    void connection_evicted() noexcept { evicted_.fetch_add(1, std::memory_order_relaxed); }
+    void connection_refused() noexcept { refused_.fetch_add(1, std::memory_order_relaxed); }
+    void accept_failed() noexcept { accept_errors_.fetch_add(1, std::memory_order_relaxed); }
 
     [[nodiscard]] std::uint64_t requests(std::string_view route, unsigned status) const;
     [[nodiscard]] std::uint64_t runs_ingested() const noexcept { return runs_ingested_.load(); }
@@ -51,6 +61,10 @@ private:
     std::map<std::string, histogram, std::less<>> latency_;
     std::atomic<std::uint64_t> runs_ingested_{0};
     std::atomic<std::int64_t> connections_{0};
+    std::atomic<std::size_t> max_connections_{0};
+    std::atomic<std::uint64_t> evicted_{0};
+    std::atomic<std::uint64_t> refused_{0};
+    std::atomic<std::uint64_t> accept_errors_{0};
 };
 
 } // namespace perfgate::server

@@ -1,5 +1,6 @@
 #include "server/server.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "service/service.hpp"
 #include "server/listener.hpp"
+#include "server/log.hpp"
 #include "server/metrics.hpp"
 #include "model/error.hpp"
 
@@ -28,6 +30,39 @@ using tcp = net::ip::tcp;
 // How often shutdown checks whether the in-flight requests have finished.
 constexpr std::chrono::milliseconds shutdown_poll{20};
 
+std::size_t default_max_connections() noexcept
+{
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return default_connection_cap;
+    const auto room = lim.rlim_cur > descriptor_reserve ? lim.rlim_cur - descriptor_reserve : 0;
+    return std::max<std::size_t>(min_connection_cap, std::min<std::size_t>(default_connection_cap, room));
+}
+
+namespace {
+
+// An explicit --max-connections that RLIMIT_NOFILE has no room for: raise
+// the soft limit as far as needed (up to the hard limit), else warn. The
+// server still runs: out of descriptors, accept backs off and evicts idle
+// connections (listener.hpp), but a request may find no descriptor for a
+// database connection and get a 500.
+void make_room_for(std::size_t connections)
+{
+    const rlim_t needed = static_cast<rlim_t>(connections + descriptor_reserve + eviction_slack);
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= needed) return;
+    if (lim.rlim_max == RLIM_INFINITY || lim.rlim_max >= needed) {
+        rlimit raised = lim;
+        raised.rlim_cur = needed;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) return;
+    }
+    write_log_line(fmt::format("perfgate serve: warning: --max-connections {} needs about {} file descriptors, but "
+                               "RLIMIT_NOFILE is {} (hard {}); raise it (ulimit -n) or lower --max-connections",
+                               connections, needed, lim.rlim_cur,
+                               lim.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(lim.rlim_max)));
+}
+
+} // namespace
+
 struct server::impl {
     impl(const server_options& o, gate::service& service)
         : opt(o), ctx{service, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)),
@@ -39,7 +74,13 @@ struct server::impl {
             throw error("usage.bad_value",
                         fmt::format("--listen: '{}' is not an IP address (use 127.0.0.1, 0.0.0.0 or ::1)", opt.host));
         }
-        acceptor = std::make_shared<listener>(ioc, tcp::endpoint(address, opt.port), opt.limits, ctx, registry);
+        if (opt.max_connections == 0) {
+            opt.max_connections = default_max_connections();
+        } else {
+            make_room_for(opt.max_connections);
+        }
+        acceptor = std::make_shared<listener>(ioc, tcp::endpoint(address, opt.port), opt.limits, opt.max_connections,
+                                              ctx, registry);
     }
 
     void begin_shutdown()
@@ -59,9 +100,8 @@ struct server::impl {
     {
         if (registry.size() == 0) return;
         if (std::chrono::steady_clock::now() >= deadline) {
-            const std::string line = fmt::format("perfgate serve: {} connection(s) still busy after {} ms; stopping\n",
-                                                 registry.size(), opt.shutdown_grace.count());
-            [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
+            write_log_line(fmt::format("perfgate serve: {} connection(s) still busy after {} ms; stopping",
+                                       registry.size(), opt.shutdown_grace.count()));
             ioc.stop();
             return;
         }
@@ -102,6 +142,8 @@ std::string server::url() const
 }
 
 metrics& server::stats() { return impl_->stats; }
+
+std::size_t server::max_connections() const { return impl_->opt.max_connections; }
 
 void server::run()
 {

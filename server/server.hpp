@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +16,21 @@ namespace perfgate::gate { class service; }
 
 namespace perfgate::server {
 
+// Descriptors kept for everything but client connections: the database (a
+// writer and up to 8 readers, each with the file and its WAL, ~20), stdio,
+// epoll, timers, the listening socket, with room to spare.
+inline constexpr std::size_t descriptor_reserve = 64;
+// The default connection cap where RLIMIT_NOFILE allows it: 512 idle
+// keep-alive clients cost ~512 descriptors and a few MB; a CI fleet rarely
+// holds more than a few dozen connections.
+inline constexpr std::size_t default_connection_cap = 512;
+// The smallest cap we choose by ourselves, however low RLIMIT_NOFILE is.
+inline constexpr std::size_t min_connection_cap = 8;
+
+// The cap when --max-connections is not given: min(default_connection_cap,
+// RLIMIT_NOFILE soft limit - descriptor_reserve), at least min_connection_cap.
+std::size_t default_max_connections() noexcept;
+
 struct server_options {
     std::string host = "127.0.0.1";   // loopback by default (design.md §4)
     std::uint16_t port = 8080;        // 0: an ephemeral port, see port()
@@ -22,6 +38,10 @@ struct server_options {
     bool public_read = false;
     bool bench_routes = false;
     bool handle_signals = true;       // install the SIGINT/SIGTERM handler
+    // Connections served at once (--max-connections); 0: default_max_connections().
+    // A larger value than RLIMIT_NOFILE leaves room for raises the soft limit
+    // up to the hard one, and warns when that is not enough.
+    std::size_t max_connections = 0;
     session_limits limits;
     // Longest wait for in-flight requests after a shutdown signal.
     std::chrono::milliseconds shutdown_grace{10000};
@@ -39,6 +59,7 @@ public:
     [[nodiscard]] std::uint16_t port() const;
     [[nodiscard]] std::string url() const;   // "http://127.0.0.1:PORT"
     [[nodiscard]] metrics& stats();
+    [[nodiscard]] std::size_t max_connections() const;
 
     // Serves until a signal or stop(); returns once every worker has stopped.
     void run();

@@ -1,11 +1,22 @@
 // One HTTP/1.1 connection: transport only (beast example/http/server/async).
 //
-// Each request gets a fresh request_parser with a body limit and a header
-// limit, and a deadline: idle_timeout for the wait and the header (a silent
-// or byte-dribbling client is dropped), read_timeout for the body,
-// write_timeout for the response. Keep-alive until the client closes, a
-// deadline passes, or the server shuts down. The meaning of a request is the
-// router's (router.hpp); the session only measures, logs and transports it.
+// Each request gets a fresh request_parser with a header limit, and a
+// deadline: idle_timeout for the wait and the header (a silent or
+// byte-dribbling client is dropped), read_timeout for the body,
+// write_timeout for the response. The header is read first and judged
+// before any of the body is read or "100 Continue" is sent:
+//   - framing (RFC 9112): HTTP/1.1 without exactly one Host, a
+//     Transfer-Encoding other than a single final "chunked", or both
+//     Content-Length and Transfer-Encoding -> 400/501 and close, so a body
+//     can never be read as the next request;
+//   - route, method and token (auth_gate.hpp) -> 401/403/404/405 and close;
+//   - Content-Length over body_limit (GET routes: any body) -> 413 and close.
+// HEAD is answered as GET without the body (same headers, Content-Length of
+// the GET body).
+// Keep-alive until the client closes, a deadline passes, the server shuts
+// down, or the listener evicts the connection while it waits for a request
+// (session_registry::evict_idle). The meaning of a request is the router's
+// (router.hpp); the session only measures, logs and transports it.
 #pragma once
 
 #include <atomic>
@@ -31,11 +42,11 @@ namespace perfgate::server {
 
 struct session_limits {
     std::uint64_t body_limit = 8u << 20;     // --max-body; a 30x10 perf capture is ~20 KB
-    std::uint32_t header_limit = 64u << 10;  // room for a 10 KB query string to reach the router's
-                                             // field check; beast's default is 8 KB
-    std::chrono::milliseconds idle_timeout{30000};   // keep-alive wait + request header
-    std::chrono::milliseconds read_timeout{30000};   // request body
-    std::chrono::milliseconds write_timeout{30000};  // response
+    std::uint32_t header_limit = 64u << 10;  // --max-header; room for a 10 KB query string to reach
+                                             // the router's field check; beast's default is 8 KB
+    std::chrono::milliseconds idle_timeout{30000};   // keep-alive wait + request header (--idle-timeout-ms)
+    std::chrono::milliseconds read_timeout{30000};   // request body (--read-timeout-ms)
+    std::chrono::milliseconds write_timeout{30000};  // response (--write-timeout-ms)
     bool access_log = true;                          // one JSON line per request on stderr
 };
 
@@ -46,7 +57,8 @@ inline constexpr std::chrono::milliseconds drain_timeout{2000};
 class session;
 
 // The live sessions, so that shutdown can close the idle ones and let the
-// busy ones finish their request. Thread-safe.
+// busy ones finish their request, and the listener can make room at its
+// connection cap. Thread-safe.
 class session_registry {
 public:
     void add(const std::shared_ptr<session>& s);
@@ -54,6 +66,11 @@ public:
     // Marks the server as stopping and asks every live session to close once
     // its in-flight request (if any) is answered.
     void shutdown_all();
+    // Asks the session that has waited longest for a request header (an idle
+    // keep-alive connection, or one whose header is still arriving) to close,
+    // freeing its descriptor. False when every session is busy with a request
+    // (body, handler or response). O(live sessions).
+    bool evict_idle();
     [[nodiscard]] bool stopping() const noexcept { return stopping_.load(std::memory_order_acquire); }
     [[nodiscard]] std::size_t size() const;
 
@@ -77,21 +94,36 @@ public:
     void on_shutdown();
 
 private:
+    friend class session_registry;
     enum class phase { idle, reading, handling, writing, closed };
+
+    // Called by session_registry::evict_idle once it has claimed this session
+    // (waiting_since_ swapped to 0): closes it on its strand if it is still
+    // waiting for a request header.
+    void evict();
 
     void do_read();
     void on_read_header(boost::beast::error_code ec, std::size_t bytes);
+    void read_body();
     void on_continue_sent(boost::beast::error_code ec, std::size_t bytes);
     void on_read(boost::beast::error_code ec, std::size_t bytes);
     void handle();
-    void reject(std::string_view id, std::string_view message);
+    // Answers a request the transport refused (malformed, too large, bad
+    // framing) and closes. status overrides status_for(id) (501).
+    void reject(std::string_view id, std::string_view message, unsigned status = 0);
+    // Logs, counts, strips a HEAD body and sends. close: the connection ends
+    // after this response (the request's body was not read).
+    void respond(response&& res, std::string_view method, std::string_view target, std::string_view label,
+                 double seconds, bool close);
     void send(response&& res);
     void on_write(bool keep_alive, boost::beast::error_code ec, std::size_t bytes);
     void do_close();
     void do_drain();
     void on_drain(boost::beast::error_code ec, std::size_t bytes);
     void log(std::string_view method, std::string_view target, unsigned status,
-             std::size_t bytes, double seconds) const;
+             std::size_t bytes, double seconds) const noexcept;
+    [[nodiscard]] std::string method_name() const;
+    [[nodiscard]] std::string target_name() const;
 
     boost::beast::tcp_stream stream_;
     boost::beast::flat_buffer buffer_;
@@ -102,8 +134,14 @@ private:
     session_registry& registry_;
     std::string remote_;
     phase phase_ = phase::idle;
+    bool head_ = false;   // the current request is a HEAD, routed as GET
+    std::uint64_t body_limit_ = 0;   // the current request's (0 for GET routes)
     bool drain_ = false;
     std::vector<char> drain_buffer_;
+    // steady_clock ticks since this session began waiting for a request
+    // header; 0 while it works on a request (then it is not evictable), or
+    // once evict_idle has claimed it. Read by the listener's thread.
+    std::atomic<std::int64_t> waiting_since_{0};
 };
 
 } // namespace perfgate::server

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -68,11 +69,22 @@ struct temp_dir {
     }
 };
 
+// How a child is started, beyond its arguments: limits and a stderr other
+// than a file (only async-signal-safe calls between fork and exec).
+struct spawn_options {
+    rlim_t nofile = 0;        // RLIMIT_NOFILE, soft and hard; 0: inherited
+    rlim_t fsize = 0;         // RLIMIT_FSIZE with SIGXFSZ ignored (writes past it fail with EFBIG)
+    int stderr_fd = -1;       // dup2'ed to stderr instead of opening the stderr file
+    bool close_stderr = false;
+    uid_t uid = 0;            // setgid+setuid to this (from root) before exec; 0: unchanged
+};
+
 // A child process with its stdout on a pipe; killed (SIGKILL) and reaped on
 // destruction unless already waited for.
 class child {
 public:
-    child(const std::vector<std::string>& args, const std::filesystem::path& stderr_file)
+    child(const std::vector<std::string>& args, const std::filesystem::path& stderr_file,
+          const spawn_options& opt = {})
     {
         int fds[2];
         REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
@@ -80,8 +92,23 @@ public:
         REQUIRE(pid_ >= 0);
         if (pid_ == 0) {
             ::dup2(fds[1], STDOUT_FILENO);
-            int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-            if (err >= 0) ::dup2(err, STDERR_FILENO);
+            if (opt.stderr_fd >= 0) {
+                ::dup2(opt.stderr_fd, STDERR_FILENO);
+            } else {
+                int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+                if (err >= 0) ::dup2(err, STDERR_FILENO);
+            }
+            if (opt.close_stderr) ::close(STDERR_FILENO);
+            if (opt.nofile != 0) {
+                const rlimit lim{opt.nofile, opt.nofile};
+                ::setrlimit(RLIMIT_NOFILE, &lim);
+            }
+            if (opt.fsize != 0) {
+                ::signal(SIGXFSZ, SIG_IGN);   // kept across exec
+                const rlimit lim{opt.fsize, opt.fsize};
+                ::setrlimit(RLIMIT_FSIZE, &lim);
+            }
+            if (opt.uid != 0 && (::setgid(opt.uid) != 0 || ::setuid(opt.uid) != 0)) ::_exit(126);
             std::vector<char*> argv;
             for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
             argv.push_back(nullptr);
@@ -119,6 +146,7 @@ public:
         return output_;
     }
     void signal(int sig) { ::kill(pid_, sig); }
+    [[nodiscard]] pid_t pid() const { return pid_; }
     // Exit status (or 128+signal), or -1 if still running at the deadline.
     int wait(std::chrono::milliseconds timeout)
     {
@@ -161,12 +189,13 @@ std::string create_token(const std::filesystem::path& db, const std::string& pro
 // `perfgate serve` on an ephemeral port.
 class server_process {
 public:
-    server_process(const std::filesystem::path& db, const std::filesystem::path& log, std::vector<std::string> extra = {})
+    server_process(const std::filesystem::path& db, const std::filesystem::path& log, std::vector<std::string> extra = {},
+                   const spawn_options& opt = {})
     {
         std::vector<std::string> args = {perfgate_binary, "serve", "--db", db.string(), "--listen", "127.0.0.1:0",
                                          "--threads", "2"};
         args.insert(args.end(), extra.begin(), extra.end());
-        proc_ = std::make_unique<child>(args, log);
+        proc_ = std::make_unique<child>(args, log, opt);
         const std::string out = proc_->read_until("\n", 15s);
         const std::string prefix = "perfgate: listening on http://127.0.0.1:";
         auto at = out.find(prefix);
@@ -510,10 +539,11 @@ TEST_CASE("a silent or slow client cannot hold a connection")
     SUBCASE("body never completes: closed")
     {
         // beast::tcp_stream closes the socket when its deadline passes, so
-        // there is no 408: the connection just ends.
+        // there is no 408: the connection just ends. (With a valid token: a
+        // request without one is answered 401 from its header.)
         CHECK(raw_exchange(srv.port(),
                            "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n"
-                           "Content-Length: 100\r\n\r\nabc",
+                           "Authorization: Bearer " + token + "\r\nContent-Length: 100\r\n\r\nabc",
                            5s)
                   .empty());
     }
@@ -773,5 +803,547 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
             CHECK(status == 2);
             CHECK(out.find("[http.bad_url]") != std::string::npos);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Hostile clients and a hostile environment: descriptor exhaustion, bodies
+// before auth, request smuggling, HEAD, Host, an unwritable stderr, leaking
+// 500s, a database that cannot serve.
+
+namespace {
+
+std::string read_text(const std::filesystem::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// User + system CPU time of a process, from /proc/PID/stat (fields 14, 15).
+double cpu_seconds(pid_t pid)
+{
+    const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+    std::istringstream in(stat.substr(stat.rfind(')') + 2));   // after "pid (comm) "
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && in >> field; ++i) {
+        if (i == 14 || i == 15) ticks += std::stod(field);
+    }
+    return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// Resident set size in KiB, from /proc/PID/status.
+long rss_kib(pid_t pid)
+{
+    std::istringstream in(read_text("/proc/" + std::to_string(pid) + "/status"));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
+    }
+    return -1;
+}
+
+// The value of an unlabelled metric in Prometheus text, or -1.
+double metric_value(const std::string& text, const std::string& name)
+{
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with(name + " ")) return std::stod(line.substr(name.size() + 1));
+    }
+    return -1;
+}
+
+std::size_t count_of(const std::string& haystack, const std::string& needle)
+{
+    std::size_t n = 0;
+    for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+    return n;
+}
+
+tcp::socket connect_to(net::io_context& ioc, unsigned short port)
+{
+    tcp::socket s(ioc);
+    s.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    return s;
+}
+
+// raw_exchange, and how long the server took to answer and close.
+std::pair<std::string, std::chrono::milliseconds> timed_exchange(unsigned short port, const std::string& bytes,
+                                                                  std::chrono::milliseconds timeout = 5s)
+{
+    const auto start = std::chrono::steady_clock::now();
+    std::string got = raw_exchange(port, bytes, timeout);
+    return {got, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)};
+}
+
+} // namespace
+
+TEST_CASE("connection cap: idle connections cannot lock out /healthz; when all are busy a new one gets 503")
+{
+    temp_dir dir;
+    const auto db = dir.path / "cap.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    spawn_options opt;
+    opt.nofile = 256;
+    server_process srv(db, log, {"--max-connections", "16"}, opt);
+    const auto port = srv.port();
+    const auto log_before = std::filesystem::file_size(log);
+    net::io_context ioc;
+    std::vector<tcp::socket> held;
+
+    SUBCASE("100 idle connections: the longest idle are closed to make room")
+    {
+        for (int i = 0; i < 100; ++i) held.push_back(connect_to(ioc, port));
+        const auto start = std::chrono::steady_clock::now();
+        CHECK(send(port, http::verb::get, "/healthz").status == 200);
+        CHECK(std::chrono::steady_clock::now() - start < 2s);
+        std::this_thread::sleep_for(200ms);
+        const std::string m = send(port, http::verb::get, "/metrics").body;
+        CHECK(metric_value(m, "perfgate_http_connections_max") == 16);
+        CHECK(metric_value(m, "perfgate_http_connections_active") <= 16);
+        CHECK(metric_value(m, "perfgate_http_connections_evicted_total") >= 100 - 16);
+        // The first one opened was among the first closed: EOF.
+        set_receive_timeout(held.front(), 2s);
+        char c = 0;
+        beast::error_code ec;
+        held.front().read_some(net::buffer(&c, 1), ec);
+        CHECK(ec == net::error::eof);
+        // Rate-limited: a few lines about the cap, not one per connection.
+        CHECK(std::filesystem::file_size(log) - log_before < 4096);
+    }
+    SUBCASE("16 uploads in progress: a new connection gets 503 at once")
+    {
+        const std::string head = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n"
+                                 "Authorization: Bearer " + token + "\r\nContent-Length: 1000\r\n\r\nfirst bytes";
+        for (int i = 0; i < 16; ++i) {
+            held.push_back(connect_to(ioc, port));
+            net::write(held.back(), net::buffer(head));
+        }
+        std::this_thread::sleep_for(300ms);   // every header read: all 16 are busy with a body
+        // Sends nothing, so that closing with unread data cannot reset the 503 away.
+        auto [got, took] = timed_exchange(port, "", 5s);
+        CHECK(got.starts_with("HTTP/1.1 503"));
+        CHECK(got.find("\"http.over_capacity\"") != std::string::npos);
+        CHECK(took < 2s);
+    }
+}
+
+TEST_CASE("out of descriptors: accept backs off, logs a line a second at most, evicts idle connections")
+{
+    temp_dir dir;
+    const auto db = dir.path / "emfile.db";
+    const auto log = dir.path / "server.log";
+    create_token(db, "demo", log);
+    spawn_options opt;
+    opt.nofile = 40;   // ~15 for the server itself, the rest for clients
+    // A cap the descriptor limit cannot honour, so accept meets EMFILE.
+    server_process srv(db, log, {"--max-connections", "1000"}, opt);
+    const auto port = srv.port();
+    CHECK(read_text(log).find("--max-connections 1000 needs about") != std::string::npos);
+    const auto log_before = std::filesystem::file_size(log);
+
+    net::io_context ioc;
+    std::vector<tcp::socket> held;
+    for (int i = 0; i < 150; ++i) held.push_back(connect_to(ioc, port));   // the kernel's backlog takes the rest
+    const double cpu_before = cpu_seconds(srv.proc().pid());
+    std::this_thread::sleep_for(2s);
+    const double cpu = cpu_seconds(srv.proc().pid()) - cpu_before;
+    CHECK(cpu < 0.5);   // retrying accept at once spins a core: ~2 s of CPU here
+
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(send(port, http::verb::get, "/healthz").status == 200);
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
+
+    const std::string lines = read_text(log).substr(log_before);
+    INFO(lines.substr(0, 2000));
+    const auto accept_lines = count_of(lines, "perfgate serve: accept:");
+    CHECK(accept_lines >= 1);
+    CHECK(accept_lines <= 6);   // one a second over ~3 s, with slack
+    CHECK(lines.size() < 8192);
+    CHECK(lines.find("similar line") != std::string::npos);
+
+    srv.proc().signal(SIGTERM);
+    CHECK(srv.proc().wait(10s) == 0);
+}
+
+TEST_CASE("the header decides: a request refused for its route, method or token gets no 100 Continue and no body read")
+{
+    temp_dir dir;
+    const auto db = dir.path / "header.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    const std::string other = create_token(db, "other", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+    const std::string runs_head = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                  "Content-Length: 8000000\r\n";
+
+    SUBCASE("a bad token and a declared 8 MB body that never comes: 401 at once")
+    {
+        auto [got, took] = timed_exchange(port, runs_head + "Authorization: Bearer pg_bogus\r\n\r\n");
+        CHECK(got.starts_with("HTTP/1.1 401"));
+        CHECK(got.find("\"auth.bad_token\"") != std::string::npos);
+        CHECK(took < 4s);   // not the 30 s body deadline (2 s of it is the drain before close)
+    }
+    SUBCASE("Expect: 100-continue with a bad token: 401, never 100 Continue")
+    {
+        auto [got, took] = timed_exchange(port, runs_head + "Authorization: Bearer pg_bogus\r\nExpect: 100-continue\r\n\r\n");
+        CHECK(got.starts_with("HTTP/1.1 401"));
+        CHECK(got.find("100 Continue") == std::string::npos);
+        CHECK(took < 4s);
+    }
+    SUBCASE("no token, another project's token, no route, wrong method: answered from the header")
+    {
+        CHECK(raw_exchange(port, runs_head + "Expect: 100-continue\r\n\r\n").starts_with("HTTP/1.1 401"));
+        const std::string forbidden = raw_exchange(port, runs_head + "Authorization: Bearer " + other + "\r\n\r\n");
+        CHECK(forbidden.starts_with("HTTP/1.1 403"));
+        CHECK(forbidden.find("\"auth.forbidden\"") != std::string::npos);
+        CHECK(raw_exchange(port, "POST /api/v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 8000000\r\n"
+                                 "Expect: 100-continue\r\n\r\n")
+                  .starts_with("HTTP/1.1 404"));
+        const std::string wrong = raw_exchange(port, "PUT /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\n"
+                                                     "Authorization: Bearer " + token +
+                                                     "\r\nContent-Length: 8000000\r\nExpect: 100-continue\r\n\r\n");
+        CHECK(wrong.starts_with("HTTP/1.1 405"));
+        CHECK(wrong.find("100 Continue") == std::string::npos);
+        // GET routes take no body, so /healthz cannot be made to buffer one.
+        CHECK(raw_exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 8000000\r\n\r\n")
+                  .starts_with("HTTP/1.1 413"));
+    }
+    SUBCASE("a valid token does get 100 Continue, then its 201")
+    {
+        const std::string body = run_body("baseline").dump();
+        net::io_context ioc;
+        tcp::socket s = connect_to(ioc, port);
+        set_receive_timeout(s, 5s);
+        net::write(s, net::buffer("POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                  "Authorization: Bearer " + token + "\r\nExpect: 100-continue\r\nContent-Length: " +
+                                  std::to_string(body.size()) + "\r\n\r\n"));
+        char buf[64] = {};
+        beast::error_code ec;
+        const auto n = s.read_some(net::buffer(buf), ec);
+        CHECK(std::string(buf, n).starts_with("HTTP/1.1 100 Continue\r\n\r\n"));
+        net::write(s, net::buffer(body));
+        beast::flat_buffer buffer;
+        http::response<http::string_body> res;
+        http::read(s, buffer, res);
+        CHECK(res.result_int() == 201);
+    }
+    SUBCASE("64 refused uploads streaming 2 MB each do not grow the server's memory")
+    {
+        const long before = rss_kib(srv.proc().pid());
+        net::io_context ioc;
+        std::vector<tcp::socket> uploads;
+        const std::string chunk(2 << 20, 'x');
+        for (int i = 0; i < 64; ++i) {
+            uploads.push_back(connect_to(ioc, port));
+            beast::error_code ec;
+            net::write(uploads.back(), net::buffer(runs_head + "Authorization: Bearer pg_bogus\r\n\r\n"), ec);
+            net::write(uploads.back(), net::buffer(chunk), ec);   // read and discarded, or refused
+        }
+        std::this_thread::sleep_for(1s);   // what sits in socket buffers has reached the server
+        const long after = rss_kib(srv.proc().pid());
+        INFO("RSS " << before << " KiB -> " << after << " KiB");
+        CHECK(after - before < 24 * 1024);   // buffering the bodies would take 128 MiB
+    }
+    CHECK(count_runs(port, token) <= 1);
+}
+
+TEST_CASE("request smuggling: a transfer coding other than one final chunked is refused, the hidden request never runs")
+{
+    temp_dir dir;
+    const auto db = dir.path / "smuggle.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+
+    const std::string hidden_body = run_body("baseline").dump();
+    const std::string hidden = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                               "\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(hidden_body.size()) + "\r\n\r\n" + hidden_body;
+    const std::string outer = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                              "\r\nContent-Type: application/json\r\n";
+    struct variant {
+        std::string version;
+        std::string headers;
+        std::string status;
+    };
+    const std::vector<variant> variants = {
+        {"1.1", "Transfer-Encoding: gzip\r\n", "400"},
+        {"1.1", "Transfer-Encoding: xchunked\r\n", "400"},
+        {"1.1", "Transfer-Encoding: chunked, gzip\r\n", "400"},
+        {"1.1", "Transfer-Encoding: identity\r\n", "400"},
+        {"1.1", "Transfer-Encoding: chunked, chunked\r\n", "400"},
+        {"1.1", "Transfer-Encoding: gzip, chunked\r\n", "501"},
+        {"1.1", "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n", "501"},
+        {"1.1", "Transfer-Encoding: gzip\r\nX-Pad: 1\r\nTransfer-Encoding: chunked\r\n", "501"},
+        {"1.1", "Transfer-Encoding: chunked\r\nX-Pad: 1\r\nTransfer-Encoding: gzip\r\n", "400"},
+        {"1.1", "Transfer-Encoding: gzip\r\nContent-Length: 0\r\n", "400"},
+        {"1.1", "Content-Length: 0\r\nTransfer-Encoding: gzip\r\n", "400"},
+        {"1.1", "Transfer-Encoding: chunked\r\nContent-Length: 0\r\n", "400"},
+        {"1.0", "Transfer-Encoding: chunked\r\n", "400"},
+    };
+    for (const auto& v : variants) {
+        CAPTURE(v.headers);
+        std::string request = outer + v.headers + "\r\n" + hidden;
+        if (v.version == "1.0") request.replace(request.find("HTTP/1.1"), 8, "HTTP/1.0");
+        auto [got, took] = timed_exchange(port, request);
+        CHECK(got.starts_with("HTTP/1.1 " + v.status));
+        CHECK(count_of(got, "HTTP/1.1 ") == 1);   // one answer: the hidden request was not read as one
+        CHECK(got.find("Connection: close") != std::string::npos);
+        CHECK(took < 4s);                         // closed by the server (after its 2 s drain at most)
+    }
+    CHECK(count_runs(port, token) == 0);
+
+    // A chunked body, the one transfer coding we take, still works.
+    std::ostringstream chunked;
+    chunked << outer << "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" << std::hex << hidden_body.size()
+            << "\r\n" << hidden_body << "\r\n0\r\n\r\n";
+    CHECK(raw_exchange(port, chunked.str()).starts_with("HTTP/1.1 201"));
+    CHECK(count_runs(port, token) == 1);
+}
+
+TEST_CASE("HEAD is answered as GET without a body, and the keep-alive stream stays in step")
+{
+    temp_dir dir;
+    const auto db = dir.path / "head.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+    const auto get_benchmarks = send(port, http::verb::get, "/api/v1/projects/demo/benchmarks", {}, {}, token);
+    REQUIRE(get_benchmarks.status == 200);
+
+    net::io_context ioc;
+    tcp::socket s = connect_to(ioc, port);
+    set_receive_timeout(s, 5s);
+    net::write(s, net::buffer("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                              "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                              "HEAD /api/v1/projects/demo/benchmarks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                              "\r\n\r\n"
+                              "HEAD /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\n\r\n"
+                              "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    beast::flat_buffer buffer;
+    auto read_head = [&] {
+        http::response_parser<http::string_body> p;
+        p.skip(true);   // a response to HEAD has no body, whatever its Content-Length says
+        http::read(s, buffer, p);
+        return p.release();
+    };
+    auto read_get = [&] {
+        http::response<http::string_body> res;
+        http::read(s, buffer, res);
+        return res;
+    };
+    auto head_health = read_head();
+    CHECK(head_health.result_int() == 200);
+    CHECK(head_health[http::field::content_length] == "15");
+    CHECK(head_health[http::field::content_type] == "application/json");
+    auto health = read_get();
+    CHECK(health.result_int() == 200);
+    CHECK(health.body() == "{\"status\":\"ok\"}");
+    auto head_bench = read_head();
+    CHECK(head_bench.result_int() == 200);
+    CHECK(head_bench[http::field::content_length] == std::to_string(get_benchmarks.body.size()));
+    auto head_post = read_head();
+    CHECK(head_post.result_int() == 405);
+    CHECK(head_post[http::field::allow] == "POST");
+    auto last = read_get();
+    CHECK(last.result_int() == 200);
+    CHECK(last.body() == "{\"status\":\"ok\"}");
+    // Nothing after the last answer: no stray HEAD body was left in the stream.
+    beast::error_code ec;
+    char c = 0;
+    s.read_some(net::buffer(&c, 1), ec);
+    CHECK(ec == net::error::eof);
+    CHECK(buffer.size() == 0);
+}
+
+TEST_CASE("Host: an HTTP/1.1 request without one, or with two, is 400 and the connection closes")
+{
+    temp_dir dir;
+    const auto db = dir.path / "host.db";
+    const auto log = dir.path / "server.log";
+    create_token(db, "demo", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+
+    auto [missing, took] = timed_exchange(port, "GET /healthz HTTP/1.1\r\n\r\n");
+    CHECK(missing.starts_with("HTTP/1.1 400"));
+    CHECK(missing.find("Host") != std::string::npos);
+    CHECK(missing.find("Connection: close") != std::string::npos);
+    CHECK(took < 4s);
+    CHECK(raw_exchange(port, "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n").starts_with("HTTP/1.1 400"));
+    // HTTP/1.0 has no Host requirement.
+    CHECK(raw_exchange(port, "GET /healthz HTTP/1.0\r\n\r\n").starts_with("HTTP/1.0 200"));
+}
+
+TEST_CASE("one spelling per resource: a trailing slash is 404 on every route, over a socket")
+{
+    temp_dir dir;
+    const auto db = dir.path / "slash.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+    for (const std::string path : {"/healthz", "/metrics", "/api/v1/projects/demo/benchmarks",
+                                   "/api/v1/projects/demo/history?benchmark=default&counter=task-clock"}) {
+        CAPTURE(path);
+        CHECK(send(port, http::verb::get, path, {}, {}, token).status == 200);
+        std::string slashed = path;
+        slashed.insert(std::min(slashed.find('?'), slashed.size()), "/");
+        check_error(send(port, http::verb::get, slashed, {}, {}, token), 404, "http.not_found");
+    }
+    check_error(send(port, http::verb::post, "/api/v1/projects/demo/runs/", run_body("baseline").dump(),
+                     "application/json", token),
+                404, "http.not_found");
+}
+
+TEST_CASE("a stderr that cannot be written never stops the server")
+{
+    temp_dir dir;
+    const auto db = dir.path / "stderr.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+
+    auto exercise = [&](server_process& srv) {
+        const auto port = srv.port();
+        for (int i = 0; i < 5; ++i) CHECK(send(port, http::verb::get, "/healthz").status == 200);
+        CHECK(send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(), "application/json",
+                   token)
+                  .status == 201);
+        CHECK(send(port, http::verb::get, "/nowhere").status == 404);
+        // An answer is only the answer: no log line went into the socket.
+        const std::string raw = raw_exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        CHECK(raw.starts_with("HTTP/1.1 200"));
+        CHECK(raw.find("\"remote\"") == std::string::npos);
+        return send(port, http::verb::get, "/metrics").body;
+    };
+    SUBCASE("stderr on /dev/full")
+    {
+        server_process srv(db, "/dev/full");
+        const std::string m = exercise(srv);
+        CHECK(metric_value(m, "perfgate_log_write_failures_total") >= 8);
+        srv.proc().signal(SIGTERM);
+        CHECK(srv.proc().wait(10s) == 0);
+    }
+    SUBCASE("stderr a pipe nobody reads (EPIPE, SIGPIPE)")
+    {
+        int fds[2];
+        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+        ::close(fds[0]);
+        spawn_options opt;
+        opt.stderr_fd = fds[1];
+        server_process srv(db, log, {}, opt);
+        ::close(fds[1]);
+        const std::string m = exercise(srv);
+        CHECK(metric_value(m, "perfgate_log_write_failures_total") >= 8);
+        srv.proc().signal(SIGTERM);
+        CHECK(srv.proc().wait(10s) == 0);
+    }
+    SUBCASE("stderr closed")
+    {
+        spawn_options opt;
+        opt.close_stderr = true;
+        server_process srv(db, log, {}, opt);
+        exercise(srv);
+        srv.proc().signal(SIGTERM);
+        CHECK(srv.proc().wait(10s) == 0);
+    }
+}
+
+TEST_CASE("a 500 tells the client a reference, not the database path or SQLite's message; the log has both")
+{
+    temp_dir dir;
+    const auto db = dir.path / "fsize.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    // Writes past 64 KiB fail (EFBIG): the WAL fills after a run or two and
+    // the store fails with SQLite's "disk I/O error" naming the file.
+    spawn_options opt;
+    opt.fsize = 64 * 1024;
+    server_process srv(db, log, {}, opt);
+    const auto port = srv.port();
+
+    reply failed;
+    for (int i = 0; i < 20 && failed.status != 500; ++i) {
+        failed = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
+                      "application/json", token);
+        REQUIRE((failed.status == 201 || failed.status == 500));
+    }
+    REQUIRE(failed.status == 500);
+    INFO(failed.body);
+    const std::string message = failed.error().at("message").get<std::string>();
+    CHECK(message.find("fsize.db") == std::string::npos);
+    CHECK(message.find(dir.path.string()) == std::string::npos);
+    CHECK(message.find("I/O") == std::string::npos);
+    const auto at = message.find("reference ");
+    REQUIRE(at != std::string::npos);
+    std::string reference = message.substr(at + 10);
+    reference = reference.substr(0, reference.find_first_not_of("0123456789abcdef-"));
+    CHECK(reference.size() >= 8);
+
+    // The log line with that reference has the full story.
+    std::istringstream lines(read_text(log));
+    std::string line;
+    bool found = false;
+    while (std::getline(lines, line)) {
+        if (line.find(reference) == std::string::npos || line.find("fsize.db") == std::string::npos) continue;
+        found = line.find("store.io") != std::string::npos;
+    }
+    CHECK(found);
+    // And the server still answers what does not write.
+    CHECK(send(port, http::verb::get, "/healthz").status == 200);
+}
+
+TEST_CASE("start-up refuses a database it cannot write or whose pages are damaged: exit 4 naming the file")
+{
+    temp_dir dir;
+    const auto log = dir.path / "server.log";
+    auto serve = [&](const std::filesystem::path& db, const spawn_options& opt) {
+        child c({perfgate_binary, "serve", "--db", db.string(), "--listen", "127.0.0.1:0"}, log, opt);
+        const std::string out = c.read_until("", 20s);
+        CHECK(out.find("listening") == std::string::npos);
+        return c.wait(20s);
+    };
+    SUBCASE("a read-only file")
+    {
+        const auto db = dir.path / "ro.db";
+        create_token(db, "demo", log);
+        std::filesystem::permissions(db, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
+                                              std::filesystem::perms::others_read);
+        spawn_options opt;
+        if (::geteuid() == 0) {
+            // root writes any file: run as nobody, in a directory where
+            // SQLite may create its WAL, so that only the file is read-only.
+            opt.uid = 65534;
+            std::filesystem::permissions(dir.path, std::filesystem::perms::all);
+        }
+        CHECK(serve(db, opt) == 4);
+        const std::string err = read_text(log);
+        CHECK(err.find("ro.db") != std::string::npos);
+        CHECK(err.find("[store.read_only]") != std::string::npos);
+    }
+    SUBCASE("a damaged data page")
+    {
+        const auto db = dir.path / "bad.db";
+        create_token(db, "demo", log);
+        const auto size = std::filesystem::file_size(db);
+        REQUIRE(size >= 4 * 4096);
+        {
+            std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekp(static_cast<std::streamoff>(size - 4096));   // the last page, an index's b-tree root
+            const std::string garbage(4096, '\xff');
+            f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+        }
+        CHECK(serve(db, {}) == 4);
+        const std::string err = read_text(log);
+        CHECK(err.find("bad.db") != std::string::npos);
+        CHECK(err.find("[store.corrupt]") != std::string::npos);
     }
 }

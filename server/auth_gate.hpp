@@ -1,0 +1,29 @@
+// The header-stage gate: decides, from a request's header alone and before
+// any of its body is read (or "100 Continue" is sent), whether the router
+// would refuse it for its route, method or token. A client without a valid
+// token therefore cannot make the server hold a body in memory: it gets its
+// 401/403/404/405 at once and the connection closes.
+//
+// The router (router.hpp) stays the authority: it checks the same things
+// again on the complete request. This gate only answers earlier, with the
+// same error ids.
+#pragma once
+
+#include <optional>
+
+#include "server/router.hpp"
+
+namespace perfgate::server {
+
+// The refusal for a request whose header has been read (header.body() is
+// empty), or nullopt when its body may be read:
+//   - no route, or a wrong method -> the router's own 404/405 (route() answers
+//     those before it looks at a token or the store);
+//   - a project route that needs a token (every POST; GETs unless
+//     context::public_read) without a valid one for that project -> 401/403,
+//     via gate::service::authorize.
+// Routes without a token (/healthz, /metrics, public reads) pass. Never
+// throws: a failing store becomes the 500 the router would answer.
+std::optional<response> refuse_before_body(const request& header, context& ctx);
+
+} // namespace perfgate::server
