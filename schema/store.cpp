@@ -27,6 +27,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <array>
@@ -712,6 +713,12 @@ void store::check_integrity() const
 void store::check_writable()
 {
     std::lock_guard lock(impl_->writer_mu_);
+    // A read-only file in a writable directory is opened read-only without
+    // an error, and an empty transaction succeeds on it: ask SQLite.
+    if (sqlite3_db_readonly(impl_->writer_->get(), "main") == 1) {
+        throw error("store.read_only", fmt::format("{}: the database cannot be written: the file is read-only",
+                                                   impl_->path_));
+    }
     try {
         // A write transaction that writes nothing: it needs the file and its
         // WAL to be writable, and leaves the database as it was.

@@ -7,27 +7,19 @@
 
 #include <boost/beast/http/field.hpp>
 
+#include "server/request_text.hpp"
 #include "service/service.hpp"
 
 namespace perfgate::server {
 
 namespace http = boost::beast::http;
+using detail::sv;
 
 namespace {
-
-std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
 // route_label() is "<METHOD> <template>"; these are the templates with a
 // {project} segment, /api/v1/projects/{project}/...
 constexpr std::string_view project_prefix = "/api/v1/projects/{project}/";
-
-int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 // The fourth path segment of /api/v1/projects/{project}/..., percent-decoded
 // as the router decodes it; nullopt when it cannot be decoded (the router
@@ -38,43 +30,14 @@ std::optional<std::string> project_of(std::string_view target)
     constexpr std::string_view prefix = "/api/v1/projects/";
     if (!path.starts_with(prefix)) return std::nullopt;
     path.remove_prefix(prefix.size());
-    const std::string_view raw = path.substr(0, path.find('/'));
-    std::string out;
-    out.reserve(raw.size());
-    for (std::size_t i = 0; i < raw.size(); ++i) {
-        if (raw[i] != '%') {
-            out += raw[i];
-            continue;
-        }
-        if (i + 2 >= raw.size()) return std::nullopt;
-        const int hi = hex_value(raw[i + 1]);
-        const int lo = hex_value(raw[i + 2]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-    }
-    return out;
+    return detail::percent_decode(path.substr(0, path.find('/')), false);
 }
 
-// The router's token rules (router.cpp, authorize): "Bearer" in any case,
-// then the token with surrounding spaces trimmed.
+
+// The router's token rules (request_text.hpp, bearer_token).
 void authorize(const request& req, context& ctx, const std::string& project)
 {
-    const std::string_view header = sv(req[http::field::authorization]);
-    if (header.empty()) {
-        throw error("auth.missing_token", "missing 'Authorization: Bearer <token>' header "
-                                          "(create a token with `perfgate token create`)");
-    }
-    constexpr std::string_view scheme = "bearer ";
-    if (header.size() <= scheme.size() ||
-        !std::equal(scheme.begin(), scheme.end(), header.begin(),
-                    [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
-        throw error("auth.bad_token", "Authorization header: expected 'Bearer <token>'");
-    }
-    std::string_view token = header.substr(scheme.size());
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
-    ctx.service.authorize(token, project);
+    ctx.service.authorize(detail::bearer_token(req), project);
 }
 
 } // namespace

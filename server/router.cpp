@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/wire.hpp"
+#include "server/request_text.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "service/service.hpp"
@@ -31,11 +32,10 @@ namespace perfgate::server {
 namespace http = boost::beast::http;
 using nlohmann::json;
 using api::dump;
+using detail::percent_decode;
+using detail::sv;
 
 namespace {
-
-// Boost 1.74's beast::string_view is boost::string_view.
-std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
 // ---------------------------------------------------------------------------
 // Route table. Labels are the /metrics "route" values: a fixed set, so a
@@ -59,38 +59,6 @@ constexpr std::string_view label_compare = "POST /api/v1/projects/{project}/comp
 constexpr std::string_view label_comparison = "GET /api/v1/projects/{project}/comparisons/{id}";
 constexpr std::string_view label_history = "GET /api/v1/projects/{project}/history";
 constexpr std::string_view label_benchmarks = "GET /api/v1/projects/{project}/benchmarks";
-
-int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-// RFC 3986 percent-decoding; '+' is a space only in query strings
-// (application/x-www-form-urlencoded). nullopt on a broken %XX.
-std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space)
-{
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        char c = s[i];
-        if (c == '%') {
-            if (i + 2 >= s.size()) return std::nullopt;
-            int hi = hex_value(s[i + 1]);
-            int lo = hex_value(s[i + 2]);
-            if (hi < 0 || lo < 0) return std::nullopt;
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else if (c == '+' && plus_is_space) {
-            out += ' ';
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
 {
@@ -266,21 +234,7 @@ std::string media_type(std::string_view content_type)
 void authorize(const request& req, context& ctx, const std::string& project, bool write)
 {
     if (!write && ctx.public_read) return;
-    auto header = req[http::field::authorization];
-    if (header.empty()) {
-        throw error("auth.missing_token", "missing 'Authorization: Bearer <token>' header "
-                                          "(create a token with `perfgate token create`)");
-    }
-    constexpr std::string_view scheme = "bearer ";
-    std::string_view h(header.data(), header.size());
-    if (h.size() <= scheme.size() ||
-        !std::equal(scheme.begin(), scheme.end(), h.begin(),
-                    [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
-        throw error("auth.bad_token", "Authorization header: expected 'Bearer <token>'");
-    }
-    std::string_view token = h.substr(scheme.size());
-    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+    const std::string_view token = detail::bearer_token(req);
     ctx.service.authorize(token, project);
 }
 
@@ -486,7 +440,7 @@ response dispatch(const request& req, context& ctx)
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 28> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 30> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
         {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
@@ -497,6 +451,8 @@ unsigned status_for(std::string_view id)
         {"http.body_too_large", 413},
         {"http.unsupported_media_type", 415},
         {"http.header_too_large", 431},
+        {"http.not_implemented", 501},  // a transfer coding we do not implement (RFC 9112 §6.1)
+        {"http.over_capacity", 503},    // every connection slot is busy (--max-connections)
         {"auth.missing_token", 401},
         {"auth.bad_token", 401},
         {"auth.forbidden", 403},

@@ -1,4 +1,5 @@
 #include "server/session.hpp"
+#include "server/request_text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -27,10 +28,10 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using clock_type = std::chrono::steady_clock;
+using detail::sv;
 
 namespace {
 
-std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
 std::int64_t now_ticks() noexcept
 {
