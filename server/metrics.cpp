@@ -77,38 +77,24 @@ std::string metrics::render(std::int64_t db_size_bytes) const
         fmt::format_to(it, "perfgate_http_request_duration_seconds_count{{route=\"{}\"}} {}\n", label, h.count);
     }
 
-    fmt::format_to(it, "# HELP perfgate_runs_ingested_total Runs stored since the server started.\n"
-                       "# TYPE perfgate_runs_ingested_total counter\n"
-                       "perfgate_runs_ingested_total {}\n",
-                   runs_ingested_.load());
-    fmt::format_to(it, "# HELP perfgate_http_connections_active Open client connections.\n"
-                       "# TYPE perfgate_http_connections_active gauge\n"
-                       "perfgate_http_connections_active {}\n",
-                   connections_.load());
-    fmt::format_to(it, "# HELP perfgate_http_connections_max Connections served at once (--max-connections).\n"
-                       "# TYPE perfgate_http_connections_max gauge\n"
-                       "perfgate_http_connections_max {}\n",
-                   max_connections_.load());
-    fmt::format_to(it, "# HELP perfgate_http_connections_evicted_total Idle connections closed to make room at the cap.\n"
-                       "# TYPE perfgate_http_connections_evicted_total counter\n"
-                       "perfgate_http_connections_evicted_total {}\n",
-                   evicted_.load());
-    fmt::format_to(it, "# HELP perfgate_http_connections_refused_total Connections answered 503 at the cap, none idle.\n"
-                       "# TYPE perfgate_http_connections_refused_total counter\n"
-                       "perfgate_http_connections_refused_total {}\n",
-                   refused_.load());
-    fmt::format_to(it, "# HELP perfgate_accept_errors_total Failed accept() calls (out of descriptors and the like).\n"
-                       "# TYPE perfgate_accept_errors_total counter\n"
-                       "perfgate_accept_errors_total {}\n",
-                   accept_errors_.load());
-    fmt::format_to(it, "# HELP perfgate_log_write_failures_total Log lines dropped because stderr could not be written.\n"
-                       "# TYPE perfgate_log_write_failures_total counter\n"
-                       "perfgate_log_write_failures_total {}\n",
-                   log_write_failures());
-    fmt::format_to(it, "# HELP perfgate_db_size_bytes Size of the SQLite database (page_count * page_size).\n"
-                       "# TYPE perfgate_db_size_bytes gauge\n"
-                       "perfgate_db_size_bytes {}\n",
-                   db_size_bytes);
+    // One sample each: name, type, help, value (Prometheus text format 0.0.4).
+    struct scalar {
+        std::string_view name, type, help;
+        double value;
+    };
+    const scalar scalars[] = {
+        {"perfgate_runs_ingested_total", "counter", "Runs stored since the server started.", static_cast<double>(runs_ingested_.load())},
+        {"perfgate_http_connections_active", "gauge", "Open client connections.", static_cast<double>(connections_.load())},
+        {"perfgate_http_connections_max", "gauge", "Connections served at once (--max-connections).", static_cast<double>(max_connections_.load())},
+        {"perfgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at the cap.", static_cast<double>(evicted_.load())},
+        {"perfgate_http_connections_refused_total", "counter", "Connections answered 503 at the cap, none idle.", static_cast<double>(refused_.load())},
+        {"perfgate_accept_errors_total", "counter", "Failed accept() calls (out of descriptors and the like).", static_cast<double>(accept_errors_.load())},
+        {"perfgate_log_write_failures_total", "counter", "Log lines dropped because stderr could not be written.", static_cast<double>(log_write_failures())},
+        {"perfgate_db_size_bytes", "gauge", "Size of the SQLite database (page_count * page_size).", static_cast<double>(db_size_bytes)},
+    };
+    for (const auto& m : scalars) {
+        fmt::format_to(it, "# HELP {0} {2}\n# TYPE {0} {1}\n{0} {3}\n", m.name, m.type, m.help, m.value);
+    }
     return out;
 }
 
