@@ -1,0 +1,443 @@
+#include "stats/change_points.hpp"
+
+#include "model/error.hpp"
+#include "stats/descriptive.hpp"
+
+#include <Eigen/Core>
+#include <boost/math/distributions/students_t.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace perfgate::stats {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Tests between two adjacent segments.
+// ---------------------------------------------------------------------------
+
+// What the split and merge passes need to know about one split.
+struct segment_test {
+    double p_value = 1;
+    // Relative size of the change, compared with min_magnitude.
+    double magnitude = 0;
+};
+
+// numpy's float64 summation (np.add.reduce along a contiguous axis,
+// numpy/core/src/umath/loops_utils.h.src pairwise_sum): blocks of up to 128
+// values summed with eight interleaved accumulators, longer ranges split in
+// halves at a multiple of 8. Otava's t-test takes np.mean and np.std of each
+// segment; summing in the same order gives the same doubles, so the merge
+// pass orders points exactly as Otava does even when p-values tie.
+double numpy_sum(const double* a, std::size_t n)
+{
+    constexpr std::size_t block = 128;
+    if (n < 8) {
+        double r = 0;
+        for (std::size_t i = 0; i < n; ++i) r += a[i];
+        return r;
+    }
+    if (n <= block) {
+        double r[8];
+        for (std::size_t j = 0; j < 8; ++j) r[j] = a[j];
+        std::size_t i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (std::size_t j = 0; j < 8; ++j) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    std::size_t half = n / 2;
+    half -= half % 8;
+    return numpy_sum(a, half) + numpy_sum(a + half, n - half);
+}
+
+double numpy_mean(std::span<const double> x)
+{
+    return numpy_sum(x.data(), x.size()) / static_cast<double>(x.size());
+}
+
+// np.std(x) (ddof = 0): sqrt(mean((x - mean)^2)).
+double numpy_std(std::span<const double> x, double mean)
+{
+    std::vector<double> sq(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) sq[i] = (x[i] - mean) * (x[i] - mean);
+    return std::sqrt(numpy_sum(sq.data(), sq.size()) / static_cast<double>(x.size()));
+}
+
+// max(|b/a - 1|, |a/b - 1|), a ratio taken as 0 where its denominator is 0:
+// Otava's TTestStats.change_magnitude().
+double change_magnitude(double a, double b)
+{
+    const double forward = a == 0 ? 0.0 : b / a - 1.0;
+    const double backward = b == 0 ? 0.0 : a / b - 1.0;
+    return std::max(std::fabs(forward), std::fabs(backward));
+}
+
+// Otava's TTestSignificanceTester.compare: Student's two-sample t-test with
+// pooled variance (scipy.stats.ttest_ind_from_stats(equal_var=True),
+// two-sided), fed with np.std, i.e. the *population* standard deviation
+// (ddof = 0) -- Otava's choice, kept to reproduce its p-values -- and 0 for a
+// one-point segment; p = 1 for two single points. Equal constant segments
+// give t = 0/0 and p = NaN as in scipy; NaN is never significant and is the
+// first point the merge pass drops, as in Otava.
+segment_test student_t(std::span<const double> left, std::span<const double> right)
+{
+    const double n1 = static_cast<double>(left.size());
+    const double n2 = static_cast<double>(right.size());
+    const double mean1 = numpy_mean(left);
+    const double mean2 = numpy_mean(right);
+    const double sd1 = left.size() >= 2 ? numpy_std(left, mean1) : 0.0;
+    const double sd2 = right.size() >= 2 ? numpy_std(right, mean2) : 0.0;
+    segment_test r;
+    r.magnitude = change_magnitude(mean1, mean2);
+    if (left.size() + right.size() <= 2) return r;
+
+    // scipy.stats._stats_py._equal_var_ttest_denom and _ttest_finish
+    // (scipy 1.10): the same operations in the same order.
+    const double df = n1 + n2 - 2.0;
+    const double svar = ((n1 - 1) * (sd1 * sd1) + (n2 - 1) * (sd2 * sd2)) / df;
+    const double denom = std::sqrt(svar * (1.0 / n1 + 1.0 / n2));
+    const double t = (mean1 - mean2) / denom;
+    if (std::isnan(t)) {
+        r.p_value = std::numeric_limits<double>::quiet_NaN();
+    } else if (std::isinf(t)) {
+        r.p_value = 0;
+    } else {
+        // scipy: special.stdtr(df, -|t|) * 2; the upper tail through
+        // complement() keeps tiny p-values exact.
+        const boost::math::students_t_distribution<double> dist(df);
+        r.p_value = 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(t)));
+    }
+    return r;
+}
+
+// Pettitt's (1979) rank test for one change in location, applied to the
+// concatenation of the two segments split where they meet.
+//   U = sum_{i in left, j in right} sign(x_i - x_j) = 2 * U_MW - n1 * n2
+// with U_MW the Mann-Whitney U of the left segment (ties count 1/2), and the
+// p-value of K = |U| from Pettitt's approximation to the null distribution
+// of max_t |U_t| over *every* split t of the n = n1 + n2 points:
+//   p = 2 exp(-6 K^2 / (n^3 + n^2))           (Pettitt 1979, eq. 2.7)
+// capped at 1, as R's trend::pettitt.test computes it. See the rule in
+// change_points() for why.
+segment_test pettitt(std::span<const double> left, std::span<const double> right)
+{
+    const std::size_t n1 = left.size(), n2 = right.size(), n = n1 + n2;
+    struct item {
+        double value;
+        bool from_left;
+    };
+    std::vector<item> pooled;
+    pooled.reserve(n);
+    for (double v : left) pooled.push_back({v, true});
+    for (double v : right) pooled.push_back({v, false});
+    std::sort(pooled.begin(), pooled.end(), [](const item& a, const item& b) { return a.value < b.value; });
+    // Sum of the (mid)ranks of the left segment, ranks from 1.
+    double rank_sum = 0;
+    for (std::size_t i = 0; i < n;) {
+        std::size_t j = i;
+        std::size_t lefts = 0;
+        while (j < n && pooled[j].value == pooled[i].value) lefts += pooled[j++].from_left ? 1 : 0;
+        const double midrank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+        rank_sum += static_cast<double>(lefts) * midrank;
+        i = j;
+    }
+    const double d1 = static_cast<double>(n1), d2 = static_cast<double>(n2), dn = static_cast<double>(n);
+    const double u_left = rank_sum - d1 * (d1 + 1) / 2;
+    const double k = std::fabs(2 * u_left - d1 * d2);
+    segment_test r;
+    r.p_value = std::min(1.0, 2 * std::exp(-6 * k * k / (dn * dn * dn + dn * dn)));
+    const double med1 = *median(left), med2 = *median(right);
+    r.magnitude = change_magnitude(med1, med2);
+    return r;
+}
+
+segment_test test_segments(change_point_method method, std::span<const double> left,
+                           std::span<const double> right)
+{
+    return method == change_point_method::otava ? student_t(left, right) : pettitt(left, right);
+}
+
+// ---------------------------------------------------------------------------
+// E-divisive candidates within one window.
+// ---------------------------------------------------------------------------
+
+struct candidate {
+    std::size_t index = 0;  // first point of the right part, window coordinates
+    double qhat = 0;
+};
+
+// The energy statistic of Matteson & James (2014), eq. (3), with alpha = 1:
+// for X = z[s, tau) (n points) and Y = z[tau, kappa) (m points)
+//   Q(tau, kappa) = 2/(m+n) sum_ij |X_i - Y_j|
+//                 - 2m/((m+n)(n-1)) sum_{i<k} |X_i - X_k|
+//                 - 2n/((m+n)(m-1)) sum_{j<k} |Y_j - Y_k|
+// (a term is 0 when its segment has one point). The candidate of [s, e) is
+// the tau of the largest Q over s < tau < kappa <= e.
+//
+// All Q values of an interval cost O(L^2) for L = e - s, not the O(L^3) to
+// O(L^4) of summing each term afresh: the pairwise distances D and their
+// running row sums H(r, c) = sum_{q=r+1..c+1} D(r, q) are built once per
+// window (Eigen), and each column kappa of Q follows from running sums over
+// H down that column. The sums are formed in the same order as Otava's
+// PairDistanceCalculator._get_Q_vals (numpy cumsum and axis-0 sums are
+// sequential), so the doubles are the same and so is the argmax when two
+// splits tie exactly (integer data).
+class energy_window {
+public:
+    explicit energy_window(std::span<const double> z)
+        : w_(z.size())
+    {
+        const Eigen::Map<const Eigen::VectorXd> x(z.data(), static_cast<Eigen::Index>(w_));
+        const auto w = static_cast<Eigen::Index>(w_);
+        d_ = (x.replicate(1, w) - x.transpose().replicate(w, 1)).cwiseAbs();
+        h_ = Eigen::MatrixXd::Zero(w, w);
+        for (Eigen::Index r = 0; r + 1 < w; ++r) {
+            h_(r, r) = d_(r, r + 1);
+            for (Eigen::Index c = r + 1; c + 1 < w; ++c) h_(r, c) = h_(r, c - 1) + d_(r, c + 1);
+        }
+        // v_(c) = sum_{r=0..c} D(r, c + 1): the distances from point c + 1 to
+        // every point before it, summed from r = 0.
+        v_ = Eigen::VectorXd::Zero(w);
+        for (Eigen::Index c = 0; c + 1 < w; ++c) {
+            double acc = 0;
+            for (Eigen::Index r = 0; r <= c; ++r) acc += d_(r, c + 1);
+            v_(c) = acc;
+        }
+    }
+
+    // Best split of [s, e), e - s >= 2; on exact ties the smallest tau, then
+    // the smallest kappa (np.argmax over Otava's row-major Q matrix).
+    [[nodiscard]] candidate best(std::size_t s, std::size_t e)
+    {
+        PERFGATE_CHECK(s + 2 <= e && e <= w_);
+        const std::size_t l = e - s - 1;  // Q is l x l: row i is tau = s+1+i, column j is kappa = s+2+j
+        // cv_[i] = cumsum over i of V(s, tau = s+1+i), where
+        // V(s, t) = sum_{r=s..t-1} D(r, t), formed as Otava does: the sum
+        // from 0 minus the sum over [0, s).
+        cv_.resize(l);
+        for (std::size_t i = 0; i < l; ++i) {
+            double head = 0;
+            if (l >= 2)  // (for l == 1 numpy sums differently, but V is unused)
+                for (std::size_t r = 0; r < s; ++r) head += d_(idx(r), idx(s + 1 + i));
+            const double v = v_(idx(s + i)) - head;
+            cv_[i] = i == 0 ? v : cv_[i - 1] + v;
+        }
+        candidate best{s + 1, -std::numeric_limits<double>::infinity()};
+        std::size_t best_i = 0, best_j = 0;
+        col_.resize(l);
+        for (std::size_t j = 0; j < l; ++j) {
+            // H(s+i, s+j) for i <= j; rows below the diagonal of H are 0.
+            const double kappa = static_cast<double>(j + 2);  // kappa - s
+            double tail = 0;  // sum_{a=i+1..l-1} H(s+a, s+j), from a = l-1 upwards
+            for (std::size_t i = l; i-- > 0;) {
+                col_[i] = tail;
+                if (i <= j) tail += h_(idx(s + i), idx(s + j));
+            }
+            double down = 0;  // sum_{a=0..i} H(s+a, s+j)
+            for (std::size_t i = 0; i <= j; ++i) {
+                down = i == 0 ? h_(idx(s), idx(s + j)) : down + h_(idx(s + i), idx(s + j));
+                const double a = (2.0 / kappa) * (down - (i == 0 ? 0.0 : cv_[i - 1]));
+                double b = 0;
+                if (i >= 1)
+                    b = (static_cast<double>(2 * (j + 1 - i)) / static_cast<double>((j + 2) * i)) * cv_[i - 1];
+                double c = 0;
+                if (j >= i + 1)
+                    c = (static_cast<double>(2 * (i + 1)) / static_cast<double>((j + 2) * (j - i))) * col_[i];
+                const double q = (a - b) - c;
+                if (q > best.qhat || (q == best.qhat && (i < best_i || (i == best_i && j < best_j)))) {
+                    best = {s + 1 + i, q};
+                    best_i = i;
+                    best_j = j;
+                }
+            }
+        }
+        return best;
+    }
+
+private:
+    static Eigen::Index idx(std::size_t i) { return static_cast<Eigen::Index>(i); }
+
+    std::size_t w_;
+    Eigen::MatrixXd d_, h_;
+    Eigen::VectorXd v_;
+    std::vector<double> cv_, col_;
+};
+
+// Change points of one window (Otava's ChangePointDetector.get_change_points
+// with a deterministic tester): split the interval with the largest energy
+// statistic at its candidate while the test between the two parts has
+// p <= max_p. Returns sorted window coordinates.
+std::vector<std::size_t> window_change_points(std::span<const double> z, double max_p, change_point_method method)
+{
+    const std::size_t w = z.size();
+    std::vector<std::size_t> points;
+    if (w < 2) return points;
+    energy_window calc(z);
+    // Candidate of the interval starting at s; an interval keeps its
+    // candidate until it is split.
+    std::vector<std::optional<candidate>> cache(w);
+    for (;;) {
+        std::optional<candidate> best;
+        std::size_t best_s = 0, best_e = 0;
+        for (std::size_t k = 0; k <= points.size(); ++k) {
+            const std::size_t s = k == 0 ? 0 : points[k - 1];
+            const std::size_t e = k == points.size() ? w : points[k];
+            if (e - s < 2) continue;
+            if (!cache[s]) cache[s] = calc.best(s, e);
+            if (!best || cache[s]->qhat > best->qhat) {
+                best = cache[s];
+                best_s = s;
+                best_e = e;
+            }
+        }
+        if (!best) break;
+        const std::size_t tau = best->index;
+        const segment_test t = test_segments(method, z.subspan(best_s, tau - best_s), z.subspan(tau, best_e - tau));
+        if (!(t.p_value <= max_p)) break;
+        points.insert(std::upper_bound(points.begin(), points.end(), tau), tau);
+        cache[best_s].reset();
+    }
+    return points;
+}
+
+// Split pass (Otava's analysis.split): windows of `window` points starting
+// every window/2 points, or at the last change point found when that is
+// further on. Sorted, without duplicates.
+std::vector<std::size_t> split_pass(std::span<const double> series, std::size_t window, double max_p,
+                                    change_point_method method)
+{
+    const std::size_t n = series.size();
+    const std::size_t step = window / 2;
+    std::vector<std::size_t> points;
+    for (std::size_t start = 0; start < n;) {
+        const std::size_t end = std::min(start + window, n);
+        const auto found = window_change_points(series.subspan(start, end - start), max_p, method);
+        for (std::size_t p : found) points.push_back(start + p);
+        const std::size_t last = found.empty() ? 0 : start + found.back();
+        start = std::max(last, start + step);
+    }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    return points;
+}
+
+struct scored_point {
+    std::size_t index;
+    segment_test test;
+};
+
+// The segments on either side of points[k].
+std::pair<std::span<const double>, std::span<const double>> neighbours(std::span<const double> series,
+                                                                       const std::vector<scored_point>& points,
+                                                                       std::size_t k)
+{
+    const std::size_t from = k == 0 ? 0 : points[k - 1].index;
+    const std::size_t at = points[k].index;
+    const std::size_t to = k + 1 == points.size() ? series.size() : points[k + 1].index;
+    return {series.subspan(from, at - from), series.subspan(at, to - at)};
+}
+
+void rescore(std::span<const double> series, std::vector<scored_point>& points, std::size_t k,
+             change_point_method method)
+{
+    if (k >= points.size()) return;
+    const auto [left, right] = neighbours(series, points, k);
+    points[k].test = test_segments(method, left, right);
+}
+
+// Merge pass (Fleming et al. 2023, section 4.3; Otava's analysis.merge):
+// while some point has p >= max_p drop the one with the largest p (the first
+// of equals), else drop the one with the smallest magnitude if that is not
+// above min_magnitude; then re-test the neighbours of the dropped point.
+void merge_pass(std::span<const double> series, std::vector<scored_point>& points, double max_p,
+                double min_magnitude, change_point_method method)
+{
+    while (!points.empty()) {
+        std::size_t weakest = 0;
+        for (std::size_t k = 1; k < points.size(); ++k)
+            if (points[k].test.p_value > points[weakest].test.p_value) weakest = k;
+        if (points[weakest].test.p_value < max_p) {
+            weakest = 0;
+            for (std::size_t k = 1; k < points.size(); ++k)
+                if (points[k].test.magnitude < points[weakest].test.magnitude) weakest = k;
+            if (points[weakest].test.magnitude > min_magnitude) return;
+        }
+        points.erase(points.begin() + static_cast<std::ptrdiff_t>(weakest));
+        if (method == change_point_method::otava) {
+            // Otava re-tests the point after the dropped one and the one
+            // after that (indices weakest and weakest + 1 once the list has
+            // shrunk); the point *before* the dropped one keeps the test of
+            // its old, shorter right segment. Reproduced so that the same
+            // points survive.
+            rescore(series, points, weakest, method);
+            rescore(series, points, weakest + 1, method);
+        } else {
+            // Both neighbours of the dropped point have a new segment.
+            if (weakest > 0) rescore(series, points, weakest - 1, method);
+            rescore(series, points, weakest, method);
+        }
+    }
+}
+
+// Otava's first-pass threshold (analysis.compute_change_points).
+double first_pass_p(double max_p)
+{
+    if (max_p < 0.05) return max_p * 10;
+    if (max_p < 0.5) return max_p * 2;
+    return max_p;
+}
+
+void check_options(const change_point_options& o)
+{
+    if (o.window < 2)
+        throw perfgate::error("stats.bad_option",
+                              "change_points: window must be at least 2, got " + std::to_string(o.window));
+    if (!(o.max_p > 0 && o.max_p < 1))
+        throw perfgate::error("stats.bad_option",
+                              "change_points: max_p must be in (0, 1), got " + std::to_string(o.max_p));
+    if (!(o.min_magnitude >= 0) || !std::isfinite(o.min_magnitude))
+        throw perfgate::error("stats.bad_option", "change_points: min_magnitude must be finite and >= 0, got " +
+                                                      std::to_string(o.min_magnitude));
+}
+
+change_point describe(std::span<const double> series, const std::vector<scored_point>& points, std::size_t k)
+{
+    const auto [before, after] = neighbours(series, points, k);
+    change_point cp;
+    cp.index = points[k].index;
+    cp.p_value = points[k].test.p_value;
+    cp.mean_before = *mean(before);
+    cp.mean_after = *mean(after);
+    cp.median_before = *median(before);
+    cp.median_after = *median(after);
+    if (cp.mean_before != 0) cp.delta_pct = (cp.mean_after - cp.mean_before) / cp.mean_before * 100;
+    cp.shift = hodges_lehmann(before, after, 0.05, false);
+    return cp;
+}
+
+} // namespace
+
+std::vector<change_point> change_points(std::span<const double> series, const change_point_options& options)
+{
+    check_options(options);
+    for (double v : series) PERFGATE_CHECK(std::isfinite(v));
+    std::vector<change_point> out;
+    if (series.size() < 3) return out;
+
+    const auto weak = split_pass(series, options.window, first_pass_p(options.max_p), options.method);
+    std::vector<scored_point> points;
+    points.reserve(weak.size());
+    for (std::size_t i : weak) points.push_back({i, {}});
+    for (std::size_t k = 0; k < points.size(); ++k) rescore(series, points, k, options.method);
+    merge_pass(series, points, options.max_p, options.min_magnitude, options.method);
+
+    out.reserve(points.size());
+    for (std::size_t k = 0; k < points.size(); ++k) out.push_back(describe(series, points, k));
+    return out;
+}
+
+} // namespace perfgate::stats

@@ -1,0 +1,68 @@
+// Change-point detection on one series of measurements (a benchmark's counter
+// over the runs of a branch, in run order).
+//
+// E-divisive means (Matteson & James 2014, "A Nonparametric Approach for
+// Multiple Change Point Analysis of Multivariate Data", JASA 109(505)) with
+// the modifications of Fleming et al., "Hunter: Using Change Point Detection
+// to Hunt for Performance Regressions" (ICPE 2023), as Apache Otava's
+// compute_change_points implements them: candidates are found in sliding
+// windows (step window/2) by maximising the energy statistic, a
+// deterministic test between the two adjacent segments replaces the
+// permutation test, a first "weak" pass runs at a relaxed p, and a merge pass
+// drops the weakest point until every remaining one is significant at max_p
+// and larger than min_magnitude.
+//
+// Two tests between segments (change_point_method):
+//  - otava: Student's two-sample t-test, equal variances, as Otava; the same
+//    change points and p-values as Otava's compute_change_points with the
+//    same window, max_p and min_magnitude.
+//  - perfgate (default): see change_points.cpp for the rule and why; built
+//    for heavy-tailed and bimodal noise (bench/sim_change_points).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "stats/hodges_lehmann.hpp"
+
+namespace perfgate::stats {
+
+enum class change_point_method { perfgate, otava };
+
+struct change_point_options {
+    // Sliding-window length in points (Otava's window_len default 50). >= 2.
+    std::size_t window = 50;
+    // A change point is kept only with p < max_p (Otava's default 0.001).
+    // In (0, 1).
+    double max_p = 0.001;
+    // ... and relative magnitude |mean_after/mean_before - 1| > min_magnitude
+    // (Otava's min_magnitude, default 0). >= 0.
+    double min_magnitude = 0;
+    change_point_method method = change_point_method::perfgate;
+};
+
+struct change_point {
+    std::size_t index = 0;  // first point of the new segment, 0-based
+    double p_value = 1;
+    double mean_before = 0, mean_after = 0;
+    double median_before = 0, median_after = 0;
+    // (mean_after - mean_before) / mean_before * 100; nullopt when
+    // mean_before is 0.
+    std::optional<double> delta_pct;
+    // Hodges-Lehmann shift after minus before, with its 95% interval
+    // (asymptotic, stats::hodges_lehmann(before, after, 0.05, false)).
+    shift_estimate shift;
+};
+
+// Change points of `series` in index order. Segments are the points between
+// consecutive change points (the first from 0, the last to the end).
+// Requires every value finite (PERFGATE_CHECK). Throws perfgate::error
+// "stats.bad_option" for window < 2, max_p outside (0, 1) or a negative or
+// non-finite min_magnitude. Fewer than 3 points give no change points.
+// Cost: O(n * window) time for a fixed window, O(window^2) extra memory.
+std::vector<change_point> change_points(std::span<const double> series,
+                                        const change_point_options& options = {});
+
+} // namespace perfgate::stats
