@@ -267,7 +267,8 @@ model::ingest_request ingest_request_from_json(const json& doc)
 
 json to_json(const model::ingest_result& r)
 {
-    return {{"run_id", r.run_id}, {"samples", r.samples}, {"counters", r.counters}, {"warnings", r.warnings}};
+    return {{"run_id", r.run_id}, {"samples", r.samples}, {"counters", r.counters}, {"warnings", r.warnings},
+            {"alerts", r.alerts}};
 }
 
 model::ingest_result ingest_result_from_json(const json& doc)
@@ -278,6 +279,8 @@ model::ingest_result ingest_result_from_json(const json& doc)
         r.samples = doc.at("samples").get<std::size_t>();
         r.counters = doc.at("counters").get<std::size_t>();
         r.warnings = doc.at("warnings").get<std::vector<std::string>>();
+        // Servers before alerts existed do not send the field.
+        if (doc.contains("alerts")) r.alerts = doc.at("alerts").get<std::vector<std::int64_t>>();
         return r;
     });
 }
@@ -323,7 +326,8 @@ json history_to_json(const std::vector<model::history_point>& points)
                         {"median", p.median},
                         {"mean", p.mean},
                         {"stddev", optional_json(p.stddev)},
-                        {"cov", optional_json(p.cov)}});
+                        {"cov", optional_json(p.cov)},
+                        {"change_point", p.change_point}});
     }
     return json{{"points", std::move(list)}};
 }
@@ -343,6 +347,7 @@ std::vector<model::history_point> history_from_json(const json& doc)
             h.mean = p.at("mean").get<double>();
             if (!p.at("stddev").is_null()) h.stddev = p.at("stddev").get<double>();
             if (!p.at("cov").is_null()) h.cov = p.at("cov").get<double>();
+            if (p.contains("change_point")) h.change_point = p.at("change_point").get<bool>();
             out.push_back(std::move(h));
         }
         return out;
@@ -357,6 +362,151 @@ std::string history_to_csv(const std::vector<model::history_point>& points)
                            p.created_at, p.n, p.median, p.mean, optional_number(p.stddev), optional_number(p.cov));
     }
     return out;
+}
+
+// --- alerts and change points -----------------------------------------------------
+
+namespace {
+
+// The numbers both an alert and a change point carry.
+void put_change(json& j, const model::change_point_record& r)
+{
+    j["benchmark"] = r.series.benchmark;
+    j["counter"] = r.series.counter;
+    j["testbed"] = r.series.testbed;
+    j["branch"] = r.series.branch;
+    j["run_id"] = r.run_id;
+    j["git_sha"] = r.git_sha;
+    j["p_value"] = r.p_value;
+    j["mean_before"] = r.mean_before;
+    j["mean_after"] = r.mean_after;
+    j["median_before"] = r.median_before;
+    j["median_after"] = r.median_after;
+    j["delta_pct"] = optional_json(r.delta_pct);
+    j["shift"] = r.shift;
+    j["shift_ci"] = json::array({r.shift_lower, r.shift_upper});
+}
+
+model::change_point_record get_change(const json& j)
+{
+    model::change_point_record r;
+    r.series = {j.at("benchmark").get<std::string>(), j.at("counter").get<std::string>(),
+                j.at("testbed").get<std::string>(), j.at("branch").get<std::string>()};
+    r.run_id = j.at("run_id").get<std::int64_t>();
+    r.git_sha = j.at("git_sha").get<std::string>();
+    r.p_value = j.at("p_value").get<double>();
+    r.mean_before = j.at("mean_before").get<double>();
+    r.mean_after = j.at("mean_after").get<double>();
+    r.median_before = j.at("median_before").get<double>();
+    r.median_after = j.at("median_after").get<double>();
+    if (!j.at("delta_pct").is_null()) r.delta_pct = j.at("delta_pct").get<double>();
+    r.shift = j.at("shift").get<double>();
+    r.shift_lower = j.at("shift_ci").at(0).get<double>();
+    r.shift_upper = j.at("shift_ci").at(1).get<double>();
+    return r;
+}
+
+model::alert get_alert(const json& j)
+{
+    model::alert a;
+    a.id = j.at("id").get<std::int64_t>();
+    a.change = get_change(j);
+    a.change.created_at = j.at("run_created_at").get<std::int64_t>();
+    const auto status = j.at("status").get<std::string>();
+    a.status = model::parse_alert_status(status).value_or(model::alert_status::untriaged);
+    a.note = j.at("note").get<std::string>();
+    a.changed_by = j.at("changed_by").get<std::string>();
+    a.changed_at = j.at("changed_at").get<std::int64_t>();
+    a.created_at = j.at("created_at").get<std::int64_t>();
+    a.updated_at = j.at("updated_at").get<std::int64_t>();
+    return a;
+}
+
+} // namespace
+
+json to_json(const model::alert& a)
+{
+    json j = {{"id", a.id}};
+    put_change(j, a.change);
+    j["run_created_at"] = a.change.created_at;
+    j["status"] = model::to_string(a.status);
+    j["note"] = a.note;
+    j["changed_by"] = a.changed_by;
+    j["changed_at"] = a.changed_at;
+    j["created_at"] = a.created_at;
+    j["updated_at"] = a.updated_at;
+    return j;
+}
+
+json alerts_to_json(const std::vector<model::alert>& alerts)
+{
+    json list = json::array();
+    for (const auto& a : alerts) list.push_back(to_json(a));
+    return json{{"alerts", std::move(list)}};
+}
+
+model::alert alert_from_json(const json& doc)
+{
+    return reading_response("alert", [&] { return get_alert(doc); });
+}
+
+std::vector<model::alert> alerts_from_json(const json& doc)
+{
+    return reading_response("alerts", [&] {
+        std::vector<model::alert> out;
+        for (const json& a : doc.at("alerts")) out.push_back(get_alert(a));
+        return out;
+    });
+}
+
+model::alert_update alert_update_from_json(const json& doc)
+{
+    if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    check_known_fields(doc, {"status", "note"}, "");
+    const auto status = string_field(doc, "status", "", true);
+    model::alert_update u;
+    const auto parsed = model::parse_alert_status(*status);
+    if (!parsed) {
+        constexpr std::size_t max_shown = 64;
+        throw error("alert.bad_status",
+                    fmt::format("request body: field 'status': '{}' is not a status (expected {})",
+                                status->substr(0, max_shown), model::alert_status_names()));
+    }
+    u.status = *parsed;
+    u.note = string_field(doc, "note", "", false);
+    return u;
+}
+
+json to_json(const model::alert_update& u)
+{
+    json j = {{"status", model::to_string(u.status)}};
+    if (u.note) j["note"] = *u.note;
+    return j;
+}
+
+json change_points_to_json(const std::vector<model::change_point_record>& points)
+{
+    json list = json::array();
+    for (const auto& p : points) {
+        json j = json::object();
+        put_change(j, p);
+        j["created_at"] = p.created_at;
+        list.push_back(std::move(j));
+    }
+    return json{{"change_points", std::move(list)}};
+}
+
+std::vector<model::change_point_record> change_points_from_json(const json& doc)
+{
+    return reading_response("change-points", [&] {
+        std::vector<model::change_point_record> out;
+        for (const json& j : doc.at("change_points")) {
+            auto r = get_change(j);
+            r.created_at = j.at("created_at").get<std::int64_t>();
+            out.push_back(std::move(r));
+        }
+        return out;
+    });
 }
 
 namespace {

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "model/alert.hpp"
 #include "model/run.hpp"
 
 namespace perfgate::api {
@@ -65,7 +66,7 @@ nlohmann::json to_json(const model::ingest_request& in);
 // above, at the top level or in `testbed`, is "ingest.bad_field" naming it
 // and the known ones (`environment` is free-form).
 model::ingest_request ingest_request_from_json(const nlohmann::json& doc);
-// 201 {run_id, samples, counters, warnings}.
+// 201 {run_id, samples, counters, warnings, alerts}.
 nlohmann::json to_json(const model::ingest_result& r);
 model::ingest_result ingest_result_from_json(const nlohmann::json& doc);
 
@@ -81,10 +82,30 @@ run_pairs compare_pairs_from_json(const nlohmann::json& doc);
 
 // --- GET /api/v1/projects/{project}/history ---------------------------------
 // {points: [{run_id, git_sha, branch, created_at, n, median, mean, stddev,
-// cov}]}, oldest first; or CSV with a header line.
+// cov, change_point}]}, oldest first; or CSV with a header line (without
+// change_point: the CSV columns are a contract).
 nlohmann::json history_to_json(const std::vector<model::history_point>& points);
 std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
 std::string history_to_csv(const std::vector<model::history_point>& points);
+
+// --- alerts and change points (design.md §5) --------------------------------
+// An alert: {id, benchmark, counter, testbed, branch, run_id, git_sha,
+// run_created_at, p_value, mean_before, mean_after, median_before,
+// median_after, delta_pct, shift, shift_ci: [lo, hi], status, note,
+// changed_by, changed_at, created_at, updated_at}; lists: {alerts: [...]}.
+nlohmann::json to_json(const model::alert& a);
+nlohmann::json alerts_to_json(const std::vector<model::alert>& alerts);
+model::alert alert_from_json(const nlohmann::json& doc);
+std::vector<model::alert> alerts_from_json(const nlohmann::json& doc);
+// PATCH .../alerts/{id} body: {status, note?}. "ingest.bad_field" for other
+// fields or wrong types, "alert.bad_status" naming the allowed statuses.
+model::alert_update alert_update_from_json(const nlohmann::json& doc);
+nlohmann::json to_json(const model::alert_update& u);
+// A stored change point: {benchmark, counter, testbed, branch, run_id,
+// git_sha, created_at, p_value, mean_before, mean_after, median_before,
+// median_after, delta_pct, shift, shift_ci}; lists: {change_points: [...]}.
+nlohmann::json change_points_to_json(const std::vector<model::change_point_record>& points);
+std::vector<model::change_point_record> change_points_from_json(const nlohmann::json& doc);
 
 // ?since= and `perfgate history --since`: unix seconds (digits with an
 // optional '-'), or an ISO 8601 UTC date or date-time in RFC 3339's strict

@@ -1,14 +1,13 @@
 // `perfgate history`: a counter's trend over stored runs, from a server or a
 // local database, as a text table, JSON ({points:[...]}, as the server) or CSV.
-#include <ctime>
 #include <iostream>
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "api/wire.hpp"
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
 #include "schema/store.hpp"
@@ -37,11 +36,6 @@ command_spec history_command()
         {"format", 0, true, false, "text|json|csv", "output format (default text)"},
     });
     return spec;
-}
-
-std::string iso_time(std::int64_t unix_seconds)
-{
-    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_seconds)));
 }
 
 std::string render_history_text(const std::vector<model::history_point>& points)

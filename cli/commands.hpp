@@ -15,5 +15,7 @@ int cmd_token(const argv_t& args);
 int cmd_history(const argv_t& args);
 int cmd_upload(const argv_t& args);
 int cmd_github(const argv_t& args);
+int cmd_alerts(const argv_t& args);
+int cmd_change_points(const argv_t& args);
 
 } // namespace perfgate::cli

@@ -30,6 +30,8 @@ constexpr std::string_view top_usage =
     "  history     trend of a counter over stored runs\n"
     "  upload      upload existing perf stat outputs to a server or database\n"
     "  github      post a report to a GitHub pull request (comment, status, summary)\n"
+    "  alerts      list and triage alerts: change points on the baseline branch\n"
+    "  change-points  find change points in a series of numbers (offline)\n"
     "\n"
     "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 inconclusive\n"
     "(with --fail-on-inconclusive), 4 measurement or environment failure.\n"
@@ -47,6 +49,8 @@ int dispatch(std::string_view command, const perfgate::cli::argv_t& args)
     if (command == "history") return cmd_history(args);
     if (command == "upload") return cmd_upload(args);
     if (command == "github") return cmd_github(args);
+    if (command == "alerts") return cmd_alerts(args);
+    if (command == "change-points") return cmd_change_points(args);
     print_error(fmt::format("perfgate: unknown command '{}'\n\n{}", command, top_usage));
     return perfgate::exit_usage;
 }

@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <ctime>
+
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "cli/cli.hpp"
@@ -75,6 +78,11 @@ int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive)
     case gate::verdict::inconclusive: return fail_on_inconclusive ? exit_inconclusive : exit_pass;
     }
     return exit_pass;
+}
+
+std::string iso_time(std::int64_t unix_seconds)
+{
+    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_seconds)));
 }
 
 } // namespace perfgate::cli

@@ -3,6 +3,7 @@
 // file, and the verdict's exit code.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,9 @@ void emit_report(const gate::report& r, report_format format, const std::optiona
 
 // 0 pass, 1 fail, 3 inconclusive with fail_on_inconclusive (design.md §4).
 int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive);
+
+// Unix seconds as "2026-11-22T02:11:05Z".
+std::string iso_time(std::int64_t unix_seconds);
 
 // Writes a message to stderr and never throws: a full disk or a closed
 // stderr must not turn an answer into an abort (fmt::print would throw).

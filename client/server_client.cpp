@@ -47,13 +47,15 @@ server_client::server_client(std::string base_url, std::string project, std::opt
     }
 }
 
-std::string server_client::exchange(const std::string& method, const std::string& path, const std::string* json_body)
+std::string server_client::exchange(const std::string& method, const std::string& path, const std::string* json_body,
+                                    const std::vector<std::pair<std::string, std::string>>& headers)
 {
     http_request req;
     req.method = method;
     req.url = base_ + path;
     req.headers.emplace_back("Accept", "application/json");
     if (token_) req.headers.emplace_back("Authorization", "Bearer " + *token_);
+    req.headers.insert(req.headers.end(), headers.begin(), headers.end());
     if (json_body) {
         req.headers.emplace_back("Content-Type", "application/json");
         req.body = *json_body;
@@ -112,6 +114,47 @@ std::vector<model::history_point> server_client::history(const model::history_qu
     path += fmt::format("&limit={}", q.limit);
     const std::string answer = exchange("GET", path, nullptr);
     return api::history_from_json(parse_object(answer, "GET " + base_ + path));
+}
+
+std::vector<model::alert> server_client::alerts(const model::alert_query& q)
+{
+    std::string path = fmt::format("/api/v1/projects/{}/alerts?limit={}", url_encode(project_), q.limit);
+    if (q.status) path += fmt::format("&status={}", model::to_string(*q.status));
+    if (q.benchmark) path += "&benchmark=" + url_encode(*q.benchmark);
+    if (q.counter) path += "&counter=" + url_encode(*q.counter);
+    if (q.testbed) path += "&testbed=" + url_encode(*q.testbed);
+    const std::string answer = exchange("GET", path, nullptr);
+    return api::alerts_from_json(parse_object(answer, "GET " + base_ + path));
+}
+
+model::alert server_client::alert(std::int64_t id)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/alerts/{}", url_encode(project_), id);
+    const std::string answer = exchange("GET", path, nullptr);
+    return api::alert_from_json(parse_object(answer, "GET " + base_ + path));
+}
+
+model::alert server_client::update_alert(std::int64_t id, const model::alert_update& u)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/alerts/{}", url_encode(project_), id);
+    const std::string body = api::dump(api::to_json(u));
+    // Who triaged, for the alert's changed_by (the server cannot tell who
+    // holds a project token).
+    const std::string answer = exchange("PATCH", path, &body, {{"X-Perfgate-User", u.changed_by}});
+    return api::alert_from_json(parse_object(answer, "PATCH " + base_ + path));
+}
+
+std::vector<model::change_point_record> server_client::change_points(const std::string& benchmark,
+                                                                     const std::string& counter,
+                                                                     const std::optional<std::string>& testbed,
+                                                                     const std::optional<std::string>& branch)
+{
+    std::string path = fmt::format("/api/v1/projects/{}/change-points?benchmark={}&counter={}", url_encode(project_),
+                                   url_encode(benchmark), url_encode(counter));
+    if (testbed) path += "&testbed=" + url_encode(*testbed);
+    if (branch) path += "&branch=" + url_encode(*branch);
+    const std::string answer = exchange("GET", path, nullptr);
+    return api::change_points_from_json(parse_object(answer, "GET " + base_ + path));
 }
 
 std::string server_client::comparison_url(std::int64_t id) const

@@ -43,13 +43,23 @@ public:
     std::vector<model::history_point> history(const model::history_query& q);
 
     // Where a stored comparison is served, for PR comments and logs.
+    // GET .../alerts (q.project is ignored), GET .../alerts/{id},
+    // PATCH .../alerts/{id}, GET .../change-points.
+    std::vector<model::alert> alerts(const model::alert_query& q);
+    model::alert alert(std::int64_t id);
+    model::alert update_alert(std::int64_t id, const model::alert_update& u);
+    std::vector<model::change_point_record> change_points(const std::string& benchmark, const std::string& counter,
+                                                          const std::optional<std::string>& testbed,
+                                                          const std::optional<std::string>& branch);
+
     [[nodiscard]] std::string comparison_url(std::int64_t id) const;
     [[nodiscard]] const std::string& project() const { return project_; }
     [[nodiscard]] const std::string& base_url() const { return base_; }
 
 private:
     // Sends and maps every non-2xx answer to the errors above.
-    std::string exchange(const std::string& method, const std::string& path, const std::string* json_body);
+    std::string exchange(const std::string& method, const std::string& path, const std::string* json_body,
+                         const std::vector<std::pair<std::string, std::string>>& headers = {});
 
     std::string base_, project_;
     std::optional<std::string> token_;

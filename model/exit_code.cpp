@@ -4,7 +4,7 @@ namespace perfgate {
 
 int exit_code_for(std::string_view id)
 {
-    for (std::string_view prefix : {"usage.", "ingest.", "policy.", "input.", "compare."}) {
+    for (std::string_view prefix : {"usage.", "ingest.", "policy.", "input.", "compare.", "alert.", "query."}) {
         if (id.starts_with(prefix)) return exit_usage;
     }
     // The user's mistakes, met on the way to a server: a malformed URL, a

@@ -76,6 +76,9 @@ struct history_point {
     std::size_t n = 0;
     double median = 0, mean = 0;
     std::optional<double> stddev, cov;
+    // A change point starts at this run (model/alert.hpp); set by the
+    // service from the stored change points, false from the store.
+    bool change_point = false;
 };
 
 struct benchmark_info {
@@ -102,6 +105,8 @@ struct ingest_result {
     std::size_t samples = 0;       // values stored (absent ones not counted)
     std::size_t counters = 0;
     std::vector<std::string> warnings;
+    // Alerts this run opened (the service's history watch).
+    std::vector<std::int64_t> alerts;
 };
 
 } // namespace perfgate::model

@@ -16,6 +16,7 @@
 #include "schema/store.hpp"
 
 #include "schema/history_sql.hpp"
+#include "schema/store_impl.hpp"
 #include "schema/migrations.hpp"
 #include "schema/sqlite.hpp"
 #include "stats/descriptive.hpp"
@@ -45,6 +46,7 @@ using detail::connection;
 using detail::statement;
 using detail::transaction;
 using model::sha256_hex;
+using namespace detail;
 
 namespace {
 
@@ -54,10 +56,6 @@ namespace {
 // request for long.
 constexpr int busy_timeout_ms = 5000;
 
-// Read connections kept per store. The server's default worker count is far
-// below this; more readers than cores buys nothing.
-constexpr std::size_t max_readers = 8;
-
 // Tokens: 32 random bytes (256 bits, as GitHub's and most API tokens) in hex,
 // with a prefix that makes a leaked token recognisable to secret scanners.
 constexpr std::string_view token_prefix = "pg_";
@@ -66,7 +64,8 @@ constexpr std::size_t token_length = token_prefix.size() + 2 * token_random_byte
 
 } // namespace
 
-namespace {
+// Helpers shared with the store's other sources (schema/store_impl.hpp).
+namespace detail {
 
 std::int64_t unix_now()
 {
@@ -171,6 +170,10 @@ std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
     return st.int64(0);
 }
 
+} // namespace detail
+
+namespace {
+
 std::int64_t ensure_project_row(connection& c, std::string_view project, std::int64_t now)
 {
     if (auto id = lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) return *id;
@@ -239,76 +242,6 @@ void validate_values(const std::string& path, const run_record& run)
 }
 
 } // namespace
-
-struct store::impl {
-    std::string path_;
-    bool memory_ = false;
-
-    mutable std::mutex writer_mu_;
-    std::unique_ptr<connection> writer_;
-
-    mutable std::mutex pool_mu_;
-    mutable std::condition_variable pool_cv_;
-    mutable std::vector<std::unique_ptr<connection>> readers_;   // every reader opened
-    mutable std::vector<connection*> idle_;
-    mutable std::size_t opening_ = 0;                             // readers being opened
-
-    // A connection to read from, exclusively for this thread until destroyed.
-    class read_lease {
-    public:
-        explicit read_lease(const impl& s) : s_(s)
-        {
-            if (s_.memory_) {
-                writer_lock_ = std::unique_lock(s_.writer_mu_);
-                conn_ = s_.writer_.get();
-                return;
-            }
-            std::unique_lock lock(s_.pool_mu_);
-            s_.pool_cv_.wait(lock, [&] {
-                return !s_.idle_.empty() || s_.readers_.size() + s_.opening_ < max_readers;
-            });
-            if (!s_.idle_.empty()) {
-                conn_ = s_.idle_.back();
-                s_.idle_.pop_back();
-                return;
-            }
-            // Open a new reader outside the pool lock (it touches the file).
-            ++s_.opening_;
-            lock.unlock();
-            std::unique_ptr<connection> fresh;
-            try {
-                fresh = std::make_unique<connection>(s_.path_, connection::mode::read_only);
-                configure(*fresh, false, false);
-            } catch (...) {
-                lock.lock();
-                --s_.opening_;
-                s_.pool_cv_.notify_one();
-                throw;
-            }
-            lock.lock();
-            --s_.opening_;
-            conn_ = fresh.get();
-            s_.readers_.push_back(std::move(fresh));
-        }
-        read_lease(const read_lease&) = delete;
-        read_lease& operator=(const read_lease&) = delete;
-        ~read_lease()
-        {
-            if (s_.memory_) return;   // writer_lock_ releases
-            {
-                std::lock_guard lock(s_.pool_mu_);
-                s_.idle_.push_back(conn_);
-            }
-            s_.pool_cv_.notify_one();
-        }
-        connection& operator*() const noexcept { return *conn_; }
-
-    private:
-        const impl& s_;
-        connection* conn_ = nullptr;
-        std::unique_lock<std::mutex> writer_lock_;
-    };
-};
 
 store::store(const std::filesystem::path& path) : impl_(std::make_unique<impl>())
 {

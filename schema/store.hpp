@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/alert.hpp"
 #include "model/run.hpp"
 
 struct sqlite3;
@@ -108,6 +109,51 @@ public:
 
     // By name; counters by name. Unknown project: empty.
     [[nodiscard]] std::vector<benchmark_info> benchmarks(std::string_view project) const;
+
+    // Project settings (schema/migrations/004_alerts.sql). The baseline
+    // branch is the branch whose baseline runs are watched for change points:
+    // "main" unless set. "store.not_found" for an unknown project;
+    // set_baseline_branch: "store.constraint" for an empty branch.
+    [[nodiscard]] std::string baseline_branch(std::string_view project) const;
+    void set_baseline_branch(std::string_view project, std::string_view branch);
+
+    // Change points and alerts (schema/alerts.cpp). A detection covers the
+    // tail of one series: its run ids in series order and the change points
+    // found there (each record's run_id one of the tail's), with whether the
+    // change is in the counter's worse direction.
+    struct detected_change {
+        model::change_point_record record;
+        bool worse = false;
+    };
+    struct series_detection {
+        model::series_key series;
+        std::vector<std::int64_t> tail;
+        std::vector<detected_change> found;
+    };
+    // In one transaction, for each detection: the change points stored for
+    // the tail's runs are replaced by `found`; each worse change updates the
+    // series's alert whose run lies within alert_match_distance points of it
+    // in the tail (the same alert: data that arrives later moves a change
+    // point by a point or two) or opens a new untriaged one. Alerts whose run
+    // is no longer a change point are kept as they are (people triage them).
+    // Returns the ids of the alerts opened. Errors: "store.not_found" for an
+    // unknown project, benchmark, counter or testbed; "store.constraint"
+    // for a change point whose run is not in its tail.
+    std::vector<std::int64_t> apply_detection(std::string_view project,
+                                              const std::vector<series_detection>& detections);
+    static constexpr std::size_t alert_match_distance = 2;
+
+    // Alerts of a project, newest first, filtered by q. Unknown names: empty.
+    [[nodiscard]] std::vector<model::alert> alerts(const model::alert_query& q) const;
+    [[nodiscard]] std::optional<model::alert> load_alert(std::string_view project, std::int64_t id) const;
+    // Sets status (and note, when given), changed_by and changed_at = now.
+    // nullopt (nothing changed) when the project has no such alert.
+    std::optional<model::alert> update_alert(std::string_view project, std::int64_t id,
+                                             const model::alert_update& u);
+    // Stored change points of (benchmark, counter) in series order; an empty
+    // testbed (name or fingerprint) or branch in `series` matches any.
+    [[nodiscard]] std::vector<model::change_point_record> change_points(std::string_view project,
+                                                                        const model::series_key& series) const;
 
     // Start-up checks for a server, so that a broken file is refused at once
     // instead of answering 500 to every request later.

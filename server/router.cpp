@@ -41,14 +41,19 @@ namespace {
 // Route table. Labels are the /metrics "route" values: a fixed set, so a
 // scanner probing random paths cannot blow up the metric cardinality.
 
-enum class endpoint { healthz, metrics, bench_constant, runs, compare, comparison, history, benchmarks, none };
+enum class endpoint {
+    healthz, metrics, bench_constant, runs, compare, comparison, history, benchmarks,
+    alerts, alert, change_points, none
+};
 
 struct route_match {
     endpoint target = endpoint::none;
     http::verb method = http::verb::get;   // the one method the endpoint allows
     std::string_view label = "unmatched";
     std::string project;                   // percent-decoded path segment
-    std::string id;                        // comparisons/{id}
+    std::string id;                        // comparisons/{id}, alerts/{id}
+    // A second method the endpoint allows (alerts/{id}: GET and PATCH).
+    std::optional<http::verb> also;
 };
 
 constexpr std::string_view label_healthz = "GET /healthz";
@@ -59,6 +64,9 @@ constexpr std::string_view label_compare = "POST /api/v1/projects/{project}/comp
 constexpr std::string_view label_comparison = "GET /api/v1/projects/{project}/comparisons/{id}";
 constexpr std::string_view label_history = "GET /api/v1/projects/{project}/history";
 constexpr std::string_view label_benchmarks = "GET /api/v1/projects/{project}/benchmarks";
+constexpr std::string_view label_alerts = "GET /api/v1/projects/{project}/alerts";
+constexpr std::string_view label_alert = "GET|PATCH /api/v1/projects/{project}/alerts/{id}";
+constexpr std::string_view label_change_points = "GET /api/v1/projects/{project}/change-points";
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
 {
@@ -85,9 +93,9 @@ route_match match(const request& req)
 {
     auto [path, query] = split_target(sv(req.target()));
     route_match m;
-    if (path == "/healthz") return {endpoint::healthz, http::verb::get, label_healthz, {}, {}};
-    if (path == "/metrics") return {endpoint::metrics, http::verb::get, label_metrics, {}, {}};
-    if (path == "/bench/constant") return {endpoint::bench_constant, http::verb::get, label_bench, {}, {}};
+    if (path == "/healthz") return {endpoint::healthz, http::verb::get, label_healthz, {}, {}, {}};
+    if (path == "/metrics") return {endpoint::metrics, http::verb::get, label_metrics, {}, {}, {}};
+    if (path == "/bench/constant") return {endpoint::bench_constant, http::verb::get, label_bench, {}, {}, {}};
 
     // One spelling per resource: no route takes a trailing slash or an empty
     // segment ("/healthz/", "/api/v1/projects/p/runs/", "/api//v1"), so a
@@ -106,9 +114,16 @@ route_match match(const request& req)
         else if (what == "compare") { m.target = endpoint::compare; m.method = http::verb::post; m.label = label_compare; }
         else if (what == "history") { m.target = endpoint::history; m.label = label_history; }
         else if (what == "benchmarks") { m.target = endpoint::benchmarks; m.label = label_benchmarks; }
+        else if (what == "alerts") { m.target = endpoint::alerts; m.label = label_alerts; }
+        else if (what == "change-points") { m.target = endpoint::change_points; m.label = label_change_points; }
     } else if (what == "comparisons") {
         m.target = endpoint::comparison;
         m.label = label_comparison;
+        m.id = std::string(parts[5]);
+    } else if (what == "alerts") {
+        m.target = endpoint::alert;
+        m.label = label_alert;
+        m.also = http::verb::patch;
         m.id = std::string(parts[5]);
     }
     return m;
@@ -384,6 +399,74 @@ response get_benchmarks(const request& req, context& ctx, const route_match& m, 
     return json_response(http::status::ok, json{{"benchmarks", std::move(list)}}, req);
 }
 
+std::int64_t alert_id(const route_match& m)
+{
+    auto id = parse_int(m.id);
+    if (!id || *id <= 0) {
+        throw error("http.bad_param", fmt::format("alert id must be a positive integer, got '{}'", m.id.substr(0, 64)));
+    }
+    return *id;
+}
+
+response get_alerts(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({"status", "benchmark", "counter", "testbed", "limit"});
+    model::alert_query aq;
+    aq.project = m.project;
+    if (auto v = q.get("status")) {
+        aq.status = model::parse_alert_status(*v);
+        if (!aq.status) {
+            throw error("http.bad_param", fmt::format("query parameter 'status': expected {}, got '{}'",
+                                                      model::alert_status_names(), v->substr(0, 64)));
+        }
+    }
+    if (auto v = q.get("benchmark")) aq.benchmark = *v;
+    if (auto v = q.get("counter")) aq.counter = *v;
+    if (auto v = q.get("testbed")) aq.testbed = *v;
+    if (auto v = q.get("limit")) {
+        auto n = parse_int(*v);
+        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > gate::max_alert_limit) {
+            throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
+                                                      gate::max_alert_limit, v->substr(0, 64)));
+        }
+        aq.limit = static_cast<std::size_t>(*n);
+    }
+    return json_response(http::status::ok, api::alerts_to_json(ctx.service.alerts(aq)), req);
+}
+
+response get_alert(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({});
+    return json_response(http::status::ok, api::to_json(ctx.service.alert(m.project, alert_id(m))), req);
+}
+
+response patch_alert(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({});
+    const std::string type = media_type(sv(req[http::field::content_type]));
+    if (type != "application/json") {
+        throw error("http.unsupported_media_type",
+                    fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
+    }
+    const auto id = alert_id(m);
+    model::alert_update u = api::alert_update_from_json(api::parse_request_body(req.body()));
+    // Who triaged: the token's name is not known here; the project's token is.
+    u.changed_by = "api";
+    if (auto by = req.find("X-Perfgate-User"); by != req.end()) {
+        constexpr std::size_t max_user = 64;
+        u.changed_by = std::string(sv(by->value()).substr(0, max_user));
+    }
+    return json_response(http::status::ok, api::to_json(ctx.service.update_alert(m.project, id, u)), req);
+}
+
+response get_change_points(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({"benchmark", "counter", "testbed", "branch"});
+    const auto points = ctx.service.change_points(m.project, q.required("benchmark"), q.required("counter"),
+                                                  q.get("testbed"), q.get("branch"));
+    return json_response(http::status::ok, api::change_points_to_json(points), req);
+}
+
 response dispatch(const request& req, context& ctx)
 {
     const route_match m = match(req);
@@ -395,12 +478,15 @@ response dispatch(const request& req, context& ctx)
         }
         throw error("http.not_found", fmt::format("no route for '{}'", path.substr(0, 128)));
     }
-    if (req.method() != m.method) {
+    if (req.method() != m.method && req.method() != m.also) {
+        const std::string allowed = m.also ? fmt::format("{}, {}", sv(http::to_string(m.method)),
+                                                         sv(http::to_string(*m.also)))
+                                           : std::string(sv(http::to_string(m.method)));
         response res = error_response("http.method_not_allowed",
                                       fmt::format("{} is not allowed on {}; use {}", sv(req.method_string()),
-                                                  m.label.substr(m.label.find(' ') + 1), sv(http::to_string(m.method))),
+                                                  m.label.substr(m.label.find(' ') + 1), allowed),
                                       req.version(), req.keep_alive());
-        res.set(http::field::allow, http::to_string(m.method));
+        res.set(http::field::allow, allowed);
         return res;
     }
 
@@ -416,7 +502,7 @@ response dispatch(const request& req, context& ctx)
         break;
     }
 
-    const bool write = m.method == http::verb::post;
+    const bool write = req.method() != http::verb::get;
     authorize(req, ctx, m.project, write);
     ctx.service.require_project(m.project);
     const query_params q(split_target(sv(req.target())).second);
@@ -427,6 +513,10 @@ response dispatch(const request& req, context& ctx)
     case endpoint::comparison: return get_comparison(req, ctx, m, q);
     case endpoint::history: return get_history(req, ctx, m, q);
     case endpoint::benchmarks: return get_benchmarks(req, ctx, m, q);
+    case endpoint::alerts: return get_alerts(req, ctx, m, q);
+    case endpoint::alert: return req.method() == http::verb::patch ? patch_alert(req, ctx, m, q)
+                                                                   : get_alert(req, ctx, m, q);
+    case endpoint::change_points: return get_change_points(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");
@@ -440,7 +530,7 @@ response dispatch(const request& req, context& ctx)
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 30> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 34> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
         {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
@@ -458,6 +548,10 @@ unsigned status_for(std::string_view id)
         {"auth.forbidden", 403},
         {"project.not_found", 404},
         {"comparison.not_found", 404},
+        {"alert.not_found", 404},
+        {"alert.bad_status", 400},
+        {"alert.bad_note", 400},
+        {"query.bad_value", 400},
         {"ingest.bad_field", 400},
         {"ingest.too_many_counters", 413},     // over gate::max_counters_per_run
         {"ingest.too_many_repetitions", 413},  // over gate::max_repetitions

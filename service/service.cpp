@@ -300,6 +300,15 @@ model::ingest_result service::ingest_run(model::run_record run)
     }
     res.counters = run.counters.size();
     res.run_id = db_.insert_run(run);
+    run.id = res.run_id;
+    // The run is stored: a failure to watch its series must not turn into an
+    // error the client would retry (and store the run twice).
+    try {
+        res.alerts = watch(run);
+    } catch (const std::exception& e) {
+        res.warnings.push_back(fmt::format("change-point detection after storing run {} failed: {}", res.run_id,
+                                           e.what()));
+    }
     return res;
 }
 
@@ -403,7 +412,14 @@ std::vector<model::history_point> service::history(const model::history_query& q
     validate_name("counter", q.counter);
     if (q.branch) validate_name("branch", *q.branch);
     if (q.testbed) validate_name("testbed", *q.testbed);
-    return db_.history(q);
+    auto points = db_.history(q);
+    if (points.empty()) return points;
+    // Mark the runs where a stored change point starts.
+    model::series_key key{q.benchmark, q.counter, q.testbed.value_or(""), q.branch.value_or("")};
+    std::set<std::int64_t> starts;
+    for (const auto& cp : db_.change_points(q.project, key)) starts.insert(cp.run_id);
+    for (auto& p : points) p.change_point = starts.contains(p.run_id);
+    return points;
 }
 
 void service::authorize(std::string_view token, const std::string& project) const

@@ -14,6 +14,7 @@
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "schema/store.hpp"
+#include "stats/change_points.hpp"
 
 namespace perfgate::gate {
 
@@ -55,6 +56,18 @@ inline constexpr std::size_t comparison_cache_max_entry_bytes = comparison_cache
 std::string comparison_request_key(const std::string& project,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                                    const policy& rules);
+
+// The detection the service watches series with: the defaults of
+// stats::change_point_options (perfgate's test, window 50, max_p 0.001).
+// Each new run re-examines the last watch_tail points of its series: three
+// windows, so a change is seen with up to two windows of data on its older
+// side, and ingest costs the same at 100 or 100,000 stored runs. Change
+// points older than the tail stay as they were found.
+inline constexpr std::size_t watch_tail = 150;
+// Alert listings: at most this many per request.
+inline constexpr std::size_t max_alert_limit = 1000;
+// A triage note: a paragraph, not a document.
+inline constexpr std::size_t max_alert_note_bytes = 4096;
 
 class service {
 public:
@@ -102,6 +115,29 @@ public:
     [[nodiscard]] std::vector<model::history_point> history(const model::history_query& q) const;
     [[nodiscard]] std::vector<model::benchmark_info> benchmarks(const std::string& project) const;
 
+    // Watching the history (service/watch.cpp). After storing a baseline
+    // run of the project's baseline branch, ingest re-runs change-point
+    // detection on the tail (watch_tail points) of each of the run's series
+    // (one per counter with a value) and opens alerts for changes in the
+    // counter's worse direction; ingest_result::alerts lists them. A failure
+    // there never loses the stored run: it becomes a warning.
+    [[nodiscard]] std::string baseline_branch(const std::string& project) const;
+    // "project.not_found", "ingest.bad_field" for a malformed branch name.
+    void set_baseline_branch(const std::string& project, const std::string& branch);
+    // Alerts, newest first. "ingest.bad_field" for malformed names, "query.bad_value"
+    // for a limit outside [1, max_alert_limit].
+    [[nodiscard]] std::vector<model::alert> alerts(const model::alert_query& q) const;
+    // "alert.not_found" when the project has no such alert.
+    [[nodiscard]] model::alert alert(const std::string& project, std::int64_t id) const;
+    // Sets status and (optionally) note. "alert.not_found"; "alert.bad_note"
+    // for a note over max_alert_note_bytes or not UTF-8-clean text.
+    model::alert update_alert(const std::string& project, std::int64_t id, const model::alert_update& u);
+    // Stored change points of one series; testbed (name or fingerprint) and
+    // branch optional (branch defaults to the project's baseline branch).
+    [[nodiscard]] std::vector<model::change_point_record> change_points(
+        const std::string& project, const std::string& benchmark, const std::string& counter,
+        const std::optional<std::string>& testbed, const std::optional<std::string>& branch) const;
+
     [[nodiscard]] std::int64_t store_size_bytes() const;
     // The comparison cache: bytes charged (at most comparison_cache_bytes)
     // and entries.
@@ -109,6 +145,9 @@ public:
     [[nodiscard]] std::size_t cached_comparisons() const;
 
 private:
+    // Detection after ingest (service/watch.cpp): ids of the alerts opened.
+    std::vector<std::int64_t> watch(const model::run_record& run);
+
     // Reports this service stored or found by request key, most recently
     // used first (see service.cpp). Shared by copies of the service.
     struct recent_comparisons;

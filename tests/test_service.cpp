@@ -354,3 +354,151 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
         CHECK(svc.compare("demo", pairs, policy{}).id == big.id);
     }
 }
+
+namespace {
+
+// A baseline run of `benchmark` on main whose five task-clock samples sit
+// around `level` with ~1% deterministic noise (a fixed LCG, so the series
+// and therefore the change points are the same on every machine).
+model::run_record series_run(double level, std::uint64_t& state, std::int64_t created_at,
+                             std::string role = "baseline", std::string branch = "main")
+{
+    std::vector<double> values;
+    for (int i = 0; i < 5; ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double u = static_cast<double>(state >> 11) / 9007199254740992.0;   // [0, 1)
+        values.push_back(level * (1 + 0.02 * (u - 0.5)));
+    }
+    model::run_record r = stored_run(std::move(role), values);
+    r.branch = std::move(branch);
+    r.created_at = created_at;
+    return r;
+}
+
+// Stores n runs, the ones from `step_at` on at level * (1 + step); returns their ids.
+std::vector<std::int64_t> store_series(service& svc, std::size_t n, std::size_t step_at, double step,
+                                       std::vector<std::int64_t>* opened = nullptr, std::string role = "baseline",
+                                       std::string branch = "main")
+{
+    std::uint64_t state = 42;
+    std::vector<std::int64_t> ids;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double level = 100.0 * (i >= step_at ? 1 + step : 1.0);
+        const auto res = svc.ingest_run(series_run(level, state, 1'700'000'000 + static_cast<std::int64_t>(i), role, branch));
+        CHECK(res.warnings.empty());
+        if (opened) opened->insert(opened->end(), res.alerts.begin(), res.alerts.end());
+        ids.push_back(res.run_id);
+    }
+    return ids;
+}
+
+} // namespace
+
+TEST_CASE("service: a step on the baseline branch opens one alert where it starts")
+{
+    store::store db(":memory:");
+    service svc(db);
+    std::vector<std::int64_t> opened;
+    const auto ids = store_series(svc, 60, 40, 0.05, &opened);
+
+    REQUIRE(opened.size() == 1);
+    const model::alert a = svc.alert("demo", opened.front());
+    const auto at = std::find(ids.begin(), ids.end(), a.change.run_id) - ids.begin();
+    CHECK(at >= 39);
+    CHECK(at <= 41);
+    CHECK(a.status == model::alert_status::untriaged);
+    CHECK(a.change.series.benchmark == "parse");
+    CHECK(a.change.series.counter == "task-clock");
+    CHECK(a.change.series.branch == "main");
+    CHECK(a.change.series.testbed == model::fingerprint_of({"ci-1", "cpu", 2, "6.1", "fp-1"}));
+    REQUIRE(a.change.delta_pct);
+    CHECK(*a.change.delta_pct == doctest::Approx(5.0).epsilon(0.2));
+    CHECK(a.change.shift_lower < a.change.shift);
+    CHECK(a.change.shift < a.change.shift_upper);
+    CHECK(a.change.p_value < 0.001);
+
+    // History marks the run where the change point starts, and only it.
+    model::history_query q;
+    q.project = "demo";
+    q.benchmark = "parse";
+    q.counter = "task-clock";
+    q.branch = "main";
+    q.limit = 100;
+    const auto points = svc.history(q);
+    REQUIRE(points.size() == 60);
+    CHECK(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.change_point; }) == 1);
+    CHECK(points[static_cast<std::size_t>(at)].change_point);
+    const auto cps = svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt);
+    REQUIRE(cps.size() == 1);
+    CHECK(cps.front().run_id == a.change.run_id);
+
+    SUBCASE("triage")
+    {
+        const auto acked = svc.update_alert("demo", a.id, {model::alert_status::acknowledged, std::string("bisecting"), "ana"});
+        CHECK(acked.status == model::alert_status::acknowledged);
+        CHECK(acked.note == "bisecting");
+        CHECK(acked.changed_by == "ana");
+        CHECK(svc.alerts({"demo", model::alert_status::acknowledged, {}, {}, {}, 100}).size() == 1);
+        CHECK(svc.alerts({"demo", model::alert_status::untriaged, {}, {}, {}, 100}).empty());
+        // More runs at the new level keep the one alert (and its triage).
+        std::uint64_t state = 7;
+        for (int i = 0; i < 20; ++i) CHECK(svc.ingest_run(series_run(105, state, 1'800'000'000 + i)).alerts.empty());
+        const auto all = svc.alerts({"demo", {}, {}, {}, {}, 100});
+        REQUIRE(all.size() == 1);
+        CHECK(all.front().status == model::alert_status::acknowledged);
+    }
+    SUBCASE("bad triage input changes nothing")
+    {
+        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id + 1000, {model::alert_status::fixed, {}, "x"}),
+                             doctest::Contains("has no alert"), perfgate::error);
+        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id, {model::alert_status::fixed, std::string(5000, 'n'), "x"}),
+                             doctest::Contains("at most 4096 bytes"), perfgate::error);
+        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id, {model::alert_status::fixed, std::string("a\x1b[2Jb"), "x"}),
+                             doctest::Contains("control characters"), perfgate::error);
+        CHECK_THROWS_WITH_AS(svc.alert("nope", a.id), doctest::Contains("no project 'nope'"), perfgate::error);
+        CHECK_THROWS_WITH_AS(svc.alerts({"demo", {}, {}, {}, {}, 0}), doctest::Contains("limit 0"), perfgate::error);
+        CHECK(svc.alert("demo", a.id).status == model::alert_status::untriaged);
+        CHECK(svc.alert("demo", a.id).note.empty());
+    }
+}
+
+TEST_CASE("service: stationary runs, improvements, candidates and other branches open no alert")
+{
+    store::store db(":memory:");
+    service svc(db);
+    std::vector<std::int64_t> opened;
+    SUBCASE("60 stationary baseline runs")
+    {
+        store_series(svc, 60, 60, 0.0, &opened);
+        CHECK(opened.empty());
+        CHECK(svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).empty());
+    }
+    SUBCASE("a 5% improvement is a change point, not an alert")
+    {
+        store_series(svc, 60, 40, -0.05, &opened);
+        CHECK(opened.empty());
+        CHECK(svc.alerts({"demo", {}, {}, {}, {}, 100}).empty());
+        CHECK(svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).size() == 1);
+    }
+    SUBCASE("candidate runs and other branches are not watched")
+    {
+        store_series(svc, 60, 40, 0.05, &opened, "candidate");
+        store_series(svc, 60, 40, 0.05, &opened, "baseline", "feature");
+        CHECK(opened.empty());
+        CHECK(svc.change_points("demo", "parse", "task-clock", std::nullopt, std::string("feature")).empty());
+    }
+    SUBCASE("the baseline branch is the project's setting")
+    {
+        svc.ensure_project("demo");
+        svc.set_baseline_branch("demo", "trunk");
+        CHECK(svc.baseline_branch("demo") == "trunk");
+        store_series(svc, 60, 40, 0.05, &opened);   // main: not watched any more
+        CHECK(opened.empty());
+        store_series(svc, 60, 40, 0.05, &opened, "baseline", "trunk");
+        CHECK(opened.size() == 1);
+        CHECK_THROWS_WITH_AS(svc.set_baseline_branch("demo", "bad branch\n"), doctest::Contains("branch"),
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS(svc.set_baseline_branch("nope", "main"), doctest::Contains("no project 'nope'"),
+                             perfgate::error);
+    }
+}

@@ -136,8 +136,9 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
     return q;
 }
 
-// schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql
-constexpr int schema_version = 3;
+// schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
+// 004_alerts.sql
+constexpr int schema_version = 4;
 
 std::string sha256_hex(std::string_view data)
 {
@@ -167,8 +168,8 @@ TEST_CASE("store: opening applies the migrations once")
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
         CHECK(raw.one("PRAGMA journal_mode") == "wal");
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
-        CHECK(tables == std::vector<std::string>{"api_tokens", "benchmark_counters", "benchmarks",
-                                                 "comparisons", "counters", "projects", "runs",
+        CHECK(tables == std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks",
+                                                 "change_points", "comparisons", "counters", "projects", "runs",
                                                  "samples", "summaries", "testbeds"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
@@ -188,7 +189,7 @@ TEST_CASE("store: opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
     }
-    SUBCASE("a database at version 1 gets only migrations 2 and 3")
+    SUBCASE("a database at version 1 gets only migrations 2 to 4")
     {
         std::int64_t id = 0;
         {
@@ -202,11 +203,15 @@ TEST_CASE("store: opening applies the migrations once")
             raw.rows("DROP INDEX summaries_history_testbed");
             raw.rows("DROP INDEX comparisons_request_key");
             raw.rows("ALTER TABLE comparisons DROP COLUMN request_key");
+            raw.rows("DROP TABLE alerts");
+            raw.rows("DROP TABLE change_points");
+            raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");
             raw.rows("PRAGMA user_version = 1");
         }
         ps::store db(path);   // 001 again would fail: its tables exist
         raw_db raw(path);
-        CHECK(raw.integer("PRAGMA user_version") == 3);
+        CHECK(raw.integer("PRAGMA user_version") == schema_version);
+        CHECK(db.baseline_branch("demo") == "main");
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
         CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
@@ -247,8 +252,8 @@ TEST_CASE("store: opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 3") != std::string::npos);
-            CHECK(msg.find("003_comparison_key.sql") != std::string::npos);
+            CHECK(msg.find("version 4") != std::string::npos);
+            CHECK(msg.find("004_alerts.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -867,7 +872,7 @@ TEST_CASE("store: migration 003 on an existing version 2 database")
         raw_db raw(path);
         sqlite3_close_v2(p);
         const auto all = ps::detail::migrations();
-        REQUIRE(all.size() == 3);
+        REQUIRE(all.size() >= 3);
         for (std::size_t i = 0; i < 2; ++i) REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
         raw.rows("PRAGMA user_version = 2");
         raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
@@ -882,7 +887,7 @@ TEST_CASE("store: migration 003 on an existing version 2 database")
     }
     ps::store db(path);
     raw_db raw(path);
-    CHECK(raw.integer("PRAGMA user_version") == 3);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
     CHECK(raw.one("SELECT id, request_key FROM comparisons") == "1|NULL");
     CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'comparisons_request_key'") == 1);
     CHECK(db.load_comparison("demo", 1) == R"({"verdict":"pass"})");
@@ -1029,5 +1034,127 @@ TEST_CASE("store: a statement runs only with every parameter bound")
         auto st = c->prepare("SELECT count(*) FROM projects WHERE note IS NULL AND name IN ('a', 'b')");
         REQUIRE(st.step());
         CHECK(st.int64(0) == 2);
+    }
+}
+
+namespace {
+
+// A change point at `run` whose numbers say "up by delta_pct".
+ps::store::detected_change change_at(std::int64_t run, double delta_pct, bool worse = true)
+{
+    ps::store::detected_change d;
+    d.record.run_id = run;
+    d.record.p_value = 1e-6;
+    d.record.mean_before = 100;
+    d.record.mean_after = 100 + delta_pct;
+    d.record.median_before = 100;
+    d.record.median_after = 100 + delta_pct;
+    d.record.delta_pct = delta_pct;
+    d.record.shift = delta_pct;
+    d.record.shift_lower = delta_pct - 1;
+    d.record.shift_upper = delta_pct + 1;
+    d.worse = worse;
+    return d;
+}
+
+} // namespace
+
+TEST_CASE("store: change points and alerts follow a series's detections")
+{
+    temp_dir dir;
+    ps::store db(dir / "alerts.db");
+    std::vector<std::int64_t> runs;
+    for (int i = 0; i < 10; ++i) runs.push_back(db.insert_run(make_run("demo", "parse", 1'700'000'000 + i)));
+    const perfgate::model::series_key series{"parse", "task-clock", "fp-runner-1", "main"};
+    auto detection = [&](std::size_t first, std::vector<ps::store::detected_change> found) {
+        ps::store::series_detection d;
+        d.series = series;
+        d.tail.assign(runs.begin() + static_cast<std::ptrdiff_t>(first), runs.end());
+        d.found = std::move(found);
+        return std::vector<ps::store::series_detection>{d};
+    };
+
+    const auto opened = db.apply_detection("demo", detection(0, {change_at(runs[5], 5.0)}));
+    REQUIRE(opened.size() == 1);
+    auto alerts = db.alerts({"demo", {}, {}, {}, {}, 100});
+    REQUIRE(alerts.size() == 1);
+    CHECK(alerts[0].id == opened[0]);
+    CHECK(alerts[0].change.run_id == runs[5]);
+    CHECK(alerts[0].status == perfgate::model::alert_status::untriaged);
+    CHECK(alerts[0].change.series.counter == "task-clock");
+    CHECK(alerts[0].change.delta_pct == doctest::Approx(5.0));
+    REQUIRE(db.change_points("demo", series).size() == 1);
+
+    SUBCASE("a change point that moves by up to two points is the same alert, triage kept")
+    {
+        REQUIRE(db.update_alert("demo", opened[0], {perfgate::model::alert_status::acknowledged, "looking", "ana"}));
+        CHECK(db.apply_detection("demo", detection(0, {change_at(runs[7], 6.0)})).empty());
+        alerts = db.alerts({"demo", {}, {}, {}, {}, 100});
+        REQUIRE(alerts.size() == 1);
+        CHECK(alerts[0].change.run_id == runs[7]);
+        CHECK(alerts[0].change.delta_pct == doctest::Approx(6.0));
+        CHECK(alerts[0].status == perfgate::model::alert_status::acknowledged);
+        CHECK(alerts[0].note == "looking");
+        CHECK(alerts[0].changed_by == "ana");
+        // The stored change points are the latest detection's.
+        const auto points = db.change_points("demo", series);
+        REQUIRE(points.size() == 1);
+        CHECK(points[0].run_id == runs[7]);
+    }
+    SUBCASE("three points away is a new alert; the old one stays for triage")
+    {
+        const auto again = db.apply_detection("demo", detection(0, {change_at(runs[8], 5.0)}));
+        REQUIRE(again.size() == 1);
+        CHECK(again[0] != opened[0]);
+        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 2);
+    }
+    SUBCASE("an improvement is a change point without an alert")
+    {
+        CHECK(db.apply_detection("demo", detection(0, {change_at(runs[2], -5.0, false)})).empty());
+        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
+        CHECK(db.change_points("demo", series).front().run_id == runs[2]);
+    }
+    SUBCASE("change points before the tail stay as they were found")
+    {
+        CHECK(db.apply_detection("demo", detection(6, {})).empty());
+        CHECK(db.change_points("demo", series).size() == 1);
+        CHECK(db.apply_detection("demo", detection(4, {})).empty());
+        CHECK(db.change_points("demo", series).empty());
+        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);   // alerts are never dropped
+    }
+    SUBCASE("a change point outside its tail is refused and nothing changes")
+    {
+        CHECK_THROWS_WITH_AS(db.apply_detection("demo", detection(6, {change_at(runs[6], 5.0), change_at(runs[2], 5.0)})),
+                             doctest::Contains("is not in its series's tail"), perfgate::error);
+        CHECK(db.change_points("demo", series).front().run_id == runs[5]);
+        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
+    }
+    SUBCASE("filters, another project, triage")
+    {
+        using perfgate::model::alert_status;
+        CHECK(db.alerts({"demo", alert_status::untriaged, {}, {}, {}, 100}).size() == 1);
+        CHECK(db.alerts({"demo", alert_status::fixed, {}, {}, {}, 100}).empty());
+        CHECK(db.alerts({"demo", {}, std::string("parse"), std::string("task-clock"), std::string("ci-runner-1"), 100})
+                  .size() == 1);
+        CHECK(db.alerts({"demo", {}, std::string("other"), {}, {}, 100}).empty());
+        CHECK(db.alerts({"other", {}, {}, {}, {}, 100}).empty());
+        CHECK_FALSE(db.load_alert("other", opened[0]).has_value());
+        CHECK_FALSE(db.update_alert("other", opened[0], {alert_status::fixed, {}, "eve"}).has_value());
+        CHECK(db.load_alert("demo", opened[0])->status == alert_status::untriaged);
+        const auto fixed = db.update_alert("demo", opened[0], {alert_status::fixed, std::string("PR #12"), "ana"});
+        REQUIRE(fixed);
+        CHECK(fixed->status == alert_status::fixed);
+        CHECK(fixed->note == "PR #12");
+        CHECK(fixed->changed_at > 0);
+        // No note given: the note stays.
+        CHECK(db.update_alert("demo", opened[0], {alert_status::wontfix, {}, "bob"})->note == "PR #12");
+    }
+    SUBCASE("the baseline branch is a project setting")
+    {
+        CHECK(db.baseline_branch("demo") == "main");
+        db.set_baseline_branch("demo", "trunk");
+        CHECK(db.baseline_branch("demo") == "trunk");
+        CHECK_THROWS_WITH_AS(db.set_baseline_branch("demo", ""), doctest::Contains("cannot be empty"), perfgate::error);
+        CHECK_THROWS_WITH_AS(db.baseline_branch("nope"), doctest::Contains("project 'nope' not found"), perfgate::error);
     }
 }

@@ -1,0 +1,177 @@
+// `perfgate alerts`: list, show and triage the alerts that change points on
+// the baseline branch opened, on a server or in a local database.
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "api/wire.hpp"
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "cli/target.hpp"
+#include "model/error.hpp"
+#include "schema/store.hpp"
+#include "service/service.hpp"
+
+namespace perfgate::cli {
+
+namespace {
+
+command_spec alerts_command()
+{
+    command_spec spec{
+        "alerts",
+        "[list | show ID | set ID STATUS [--note TEXT]] (--server URL | --db PATH) --project P",
+        "Alerts are change points in a counter's worse direction, found on the baseline\n"
+        "runs of the project's baseline branch (default main) as they are stored.\n"
+        "  list          newest first (default), filtered by --status/--benchmark/...\n"
+        "  show ID       one alert\n"
+        "  set ID STATUS triage: untriaged | acknowledged | invalid | wontfix | fixed\n"
+        "set needs a token of the project on a server.",
+        target_options("local SQLite database instead of a server", "project"),
+    };
+    spec.options.insert(spec.options.end(), {
+        {"status", 0, true, false, "S", "list: only alerts with this status"},
+        {"benchmark", 0, true, false, "B", "list: only this benchmark"},
+        {"counter", 0, true, false, "C", "list: only this counter"},
+        {"testbed", 0, true, false, "T", "list: only this testbed (name or fingerprint)"},
+        {"limit", 0, true, false, "N", "list: at most N alerts (default 100)"},
+        {"note", 0, true, false, "TEXT", "set: a note for the alert (why it is invalid, the fixing PR...)"},
+        {"format", 0, true, false, "text|json", "output format (default text)"},
+    });
+    return spec;
+}
+
+std::string delta_text(const std::optional<double>& pct)
+{
+    return pct ? fmt::format("{:+.2f}%", *pct) : std::string("-");
+}
+
+std::string render_list(const std::vector<model::alert>& alerts)
+{
+    if (alerts.empty()) return "no alerts match\n";
+    std::string out = fmt::format("{:>6}  {:<12}  {:<20}  {:<16}  {:>8}  {:>8}  {:<12}  {}\n", "id", "status",
+                                  "benchmark", "counter", "delta", "run", "git sha", "testbed");
+    for (const auto& a : alerts) {
+        out += fmt::format("{:>6}  {:<12}  {:<20}  {:<16}  {:>8}  {:>8}  {:<12}  {}\n", a.id, model::to_string(a.status),
+                           a.change.series.benchmark.substr(0, 20), a.change.series.counter.substr(0, 16),
+                           delta_text(a.change.delta_pct), a.change.run_id, a.change.git_sha.substr(0, 12),
+                           a.change.series.testbed);
+    }
+    return out;
+}
+
+std::string render_one(const model::alert& a)
+{
+    const auto& c = a.change;
+    std::string out = fmt::format("alert {} ({})\n", a.id, model::to_string(a.status));
+    out += fmt::format("  series     {} / {} on testbed {}, branch {}\n", c.series.benchmark, c.series.counter,
+                       c.series.testbed, c.series.branch);
+    out += fmt::format("  starts at  run {} ({}, {})\n", c.run_id, c.git_sha, iso_time(c.created_at));
+    out += fmt::format("  change     mean {:.6g} -> {:.6g} ({}), median {:.6g} -> {:.6g}\n", c.mean_before,
+                       c.mean_after, delta_text(c.delta_pct), c.median_before, c.median_after);
+    out += fmt::format("  shift      {:.6g} [{:.6g}, {:.6g}] (Hodges-Lehmann, 95%), p = {:.3g}\n", c.shift,
+                       c.shift_lower, c.shift_upper, c.p_value);
+    out += fmt::format("  opened     {}\n", iso_time(a.created_at));
+    if (a.changed_at != 0) out += fmt::format("  triaged    {} by {}\n", iso_time(a.changed_at), a.changed_by);
+    if (!a.note.empty()) out += fmt::format("  note       {}\n", a.note);
+    return out;
+}
+
+std::int64_t alert_id_arg(const std::string& text)
+{
+    char* end = nullptr;
+    errno = 0;
+    const long long id = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0 || id <= 0) {
+        throw error("usage.bad_value", fmt::format("perfgate alerts: alert ID must be a positive integer, got '{}'",
+                                                   text.substr(0, 40)));
+    }
+    return id;
+}
+
+// Who triages from this machine: the CI's actor, else the login name.
+std::string local_user()
+{
+    for (const char* var : {"GITHUB_ACTOR", "USER", "LOGNAME"}) {
+        if (const char* v = std::getenv(var); v && *v) return std::string(v).substr(0, 64);
+    }
+    return "cli";
+}
+
+} // namespace
+
+int cmd_alerts(const argv_t& argv)
+{
+    static const command_spec spec = alerts_command();
+    const auto args = parse_args(spec, argv);
+    if (!args) return exit_pass;
+    const auto& pos = args->positional();
+    const std::string action = pos.empty() ? "list" : pos.front();
+    const std::size_t want = action == "list" ? 1 : action == "show" ? 2 : action == "set" ? 3 : 0;
+    if (want == 0 || (pos.size() != want && !(action == "list" && pos.empty()))) {
+        throw error("usage.bad_subcommand",
+                    "perfgate alerts: expected 'list', 'show ID' or 'set ID STATUS' (see perfgate alerts --help)");
+    }
+    target_rules rules;
+    rules.token_required = action == "set";
+    target where = target_from(*args, rules);
+    const std::string format = args->get_choice("format", {"text", "json"}).value_or("text");
+
+    std::optional<store::store> db;
+    std::optional<gate::service> service;
+    if (!where.server) {
+        db.emplace(where.db);
+        service.emplace(*db);
+        if (!service->project_exists(where.project)) {
+            throw error("input.unknown_project", fmt::format("{}: no project '{}'", where.db.string(), where.project));
+        }
+    }
+
+    if (action == "list") {
+        model::alert_query q;
+        q.project = where.project;
+        if (auto s = args->get("status")) {
+            q.status = model::parse_alert_status(*s);
+            if (!q.status) {
+                throw error("usage.bad_value", fmt::format("--status: expected {}, got '{}'",
+                                                           model::alert_status_names(), s->substr(0, 40)));
+            }
+        }
+        q.benchmark = args->get("benchmark");
+        q.counter = args->get("counter");
+        q.testbed = args->get("testbed");
+        if (auto v = args->get_int("limit", 1, static_cast<long long>(gate::max_alert_limit))) {
+            q.limit = static_cast<std::size_t>(*v);
+        }
+        const auto alerts = where.server ? where.server->alerts(q) : service->alerts(q);
+        if (format == "json") std::cout << api::alerts_to_json(alerts).dump(2) << '\n';
+        else std::cout << render_list(alerts);
+        std::cout.flush();
+        return exit_pass;
+    }
+
+    const std::int64_t id = alert_id_arg(pos[1]);
+    model::alert a;
+    if (action == "show") {
+        a = where.server ? where.server->alert(id) : service->alert(where.project, id);
+    } else {
+        model::alert_update u;
+        const auto status = model::parse_alert_status(pos[2]);
+        if (!status) {
+            throw error("usage.bad_value", fmt::format("perfgate alerts set: STATUS must be one of {}, got '{}'",
+                                                       model::alert_status_names(), pos[2].substr(0, 40)));
+        }
+        u.status = *status;
+        u.note = args->get("note");
+        u.changed_by = local_user();
+        a = where.server ? where.server->update_alert(id, u) : service->update_alert(where.project, id, u);
+    }
+    if (format == "json") std::cout << api::to_json(a).dump(2) << '\n';
+    else std::cout << render_one(a);
+    std::cout.flush();
+    return exit_pass;
+}
+
+} // namespace perfgate::cli

@@ -1,0 +1,323 @@
+// Project settings, change points and alerts (schema/migrations/004_alerts.sql).
+#include "schema/store.hpp"
+#include "schema/store_impl.hpp"
+
+#include "model/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <unordered_map>
+
+namespace perfgate::store {
+
+using detail::connection;
+using detail::lookup_id;
+using detail::shown_name;
+using detail::statement;
+using detail::to_int64;
+using detail::transaction;
+using detail::unix_now;
+
+namespace {
+
+// The ids a series names, resolved on one connection. nullopt members: the
+// name is unknown.
+struct series_ids {
+    std::optional<std::int64_t> project, benchmark, counter, testbed;
+};
+
+series_ids resolve(connection& c, std::string_view project, const model::series_key& s)
+{
+    series_ids ids;
+    ids.project = lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
+    if (!ids.project) return ids;
+    if (!s.benchmark.empty()) {
+        auto st = c.prepare("SELECT id FROM benchmarks WHERE project_id = :project_id AND name = :name");
+        st.bind(":project_id", *ids.project).bind(":name", s.benchmark);
+        if (st.step()) ids.benchmark = st.int64(0);
+    }
+    if (!s.counter.empty()) ids.counter = lookup_id(c, "SELECT id FROM counters WHERE name = :name", {{":name", s.counter}});
+    if (!s.testbed.empty()) {
+        ids.testbed = lookup_id(c, "SELECT id FROM testbeds WHERE fingerprint = :fp", {{":fp", s.testbed}});
+    }
+    return ids;
+}
+
+// The columns both tables share, in this order, from column `first` on:
+// p_value, mean_before, mean_after, median_before, median_after, delta_pct,
+// shift, shift_lower, shift_upper.
+void read_numbers(const statement& st, int first, model::change_point_record& r)
+{
+    r.p_value = st.real(first);
+    r.mean_before = st.real(first + 1);
+    r.mean_after = st.real(first + 2);
+    r.median_before = st.real(first + 3);
+    r.median_after = st.real(first + 4);
+    r.delta_pct = st.opt_real(first + 5);
+    r.shift = st.real(first + 6);
+    r.shift_lower = st.real(first + 7);
+    r.shift_upper = st.real(first + 8);
+}
+
+void bind_numbers(statement& st, const model::change_point_record& r)
+{
+    st.bind(":p_value", r.p_value).bind(":mean_before", r.mean_before).bind(":mean_after", r.mean_after)
+        .bind(":median_before", r.median_before).bind(":median_after", r.median_after)
+        .bind(":delta_pct", r.delta_pct).bind(":shift", r.shift).bind(":shift_lower", r.shift_lower)
+        .bind(":shift_upper", r.shift_upper);
+}
+
+#define PERFGATE_NUMBERS "p_value, mean_before, mean_after, median_before, median_after, delta_pct, shift, shift_lower, shift_upper"
+#define PERFGATE_NUMBER_PARAMS                                                                     \
+    ":p_value, :mean_before, :mean_after, :median_before, :median_after, :delta_pct, :shift, "     \
+    ":shift_lower, :shift_upper"
+
+// One alert row with its names: columns 0..7 identity and triage, then the
+// numbers from column 8 (read_numbers), then the run's sha and time.
+constexpr std::string_view alert_select =
+    "SELECT a.id, p.name, b.name, c.name, t.fingerprint, a.branch, a.run_id, a.status, "
+    "a.p_value, a.mean_before, a.mean_after, a.median_before, a.median_after, a.delta_pct, a.shift, "
+    "a.shift_lower, a.shift_upper, r.git_sha, r.created_at, a.note, a.changed_by, a.changed_at, "
+    "a.created_at, a.updated_at "
+    "FROM alerts a JOIN projects p ON p.id = a.project_id JOIN benchmarks b ON b.id = a.benchmark_id "
+    "JOIN counters c ON c.id = a.counter_id JOIN testbeds t ON t.id = a.testbed_id "
+    "JOIN runs r ON r.id = a.run_id ";
+
+model::alert read_alert(const statement& st)
+{
+    model::alert a;
+    a.id = st.int64(0);
+    a.project = st.text(1);
+    a.change.series = {st.text(2), st.text(3), st.text(4), st.text(5)};
+    a.change.run_id = st.int64(6);
+    a.status = model::parse_alert_status(st.text(7)).value_or(model::alert_status::untriaged);
+    read_numbers(st, 8, a.change);
+    a.change.git_sha = st.text(17);
+    a.change.created_at = st.int64(18);
+    a.note = st.text(19);
+    a.changed_by = st.text(20);
+    a.changed_at = st.int64(21);
+    a.created_at = st.int64(22);
+    a.updated_at = st.int64(23);
+    return a;
+}
+
+std::optional<model::alert> load_alert_on(connection& c, std::string_view project, std::int64_t id)
+{
+    auto st = c.prepare(std::string(alert_select) + "WHERE a.id = :id AND p.name = :project");
+    st.bind(":id", id).bind(":project", project);
+    if (!st.step()) return std::nullopt;
+    return read_alert(st);
+}
+
+} // namespace
+
+std::string store::baseline_branch(std::string_view project) const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare("SELECT baseline_branch FROM projects WHERE name = :name");
+    st.bind(":name", project);
+    if (!st.step()) {
+        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
+    }
+    return st.text(0);
+}
+
+void store::set_baseline_branch(std::string_view project, std::string_view branch)
+{
+    if (branch.empty()) {
+        throw error("store.constraint", fmt::format("{}: the baseline branch of project {} cannot be empty",
+                                                    impl_->path_, shown_name(project)));
+    }
+    std::lock_guard lock(impl_->writer_mu_);
+    auto& c = *impl_->writer_;
+    transaction tx(c);
+    if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
+        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
+    }
+    c.prepare("UPDATE projects SET baseline_branch = :branch WHERE name = :name")
+        .bind(":branch", branch).bind(":name", project).run();
+    tx.commit();
+}
+
+std::vector<std::int64_t> store::apply_detection(std::string_view project,
+                                                 const std::vector<series_detection>& detections)
+{
+    std::vector<std::int64_t> opened;
+    std::lock_guard lock(impl_->writer_mu_);
+    auto& c = *impl_->writer_;
+    transaction tx(c);
+    const std::int64_t now = unix_now();
+    for (const auto& d : detections) {
+        const auto ids = resolve(c, project, d.series);
+        if (!ids.project || !ids.benchmark || !ids.counter || !ids.testbed) {
+            throw error("store.not_found",
+                        fmt::format("{}: series {} / {} / testbed {} / branch {} of project {} not found",
+                                    impl_->path_, shown_name(d.series.benchmark), shown_name(d.series.counter),
+                                    shown_name(d.series.testbed), shown_name(d.series.branch), shown_name(project)));
+        }
+        std::unordered_map<std::int64_t, std::size_t> position;   // run id -> index in the tail
+        for (std::size_t i = 0; i < d.tail.size(); ++i) position.emplace(d.tail[i], i);
+
+        auto del = c.prepare("DELETE FROM change_points WHERE run_id = :run_id AND counter_id = :counter_id");
+        del.bind(":counter_id", *ids.counter);
+        for (const auto run : d.tail) del.bind(":run_id", run).run();
+
+        // Alerts of this series whose run is in the tail, by position.
+        std::vector<std::pair<std::size_t, std::int64_t>> tail_alerts;   // (position, alert id)
+        if (!d.tail.empty()) {
+            auto st = c.prepare("SELECT id, run_id FROM alerts WHERE benchmark_id = :benchmark_id "
+                                "AND counter_id = :counter_id AND testbed_id = :testbed_id AND branch = :branch "
+                                "AND run_id >= :first AND run_id <= :last");
+            const auto [lo, hi] = std::minmax_element(d.tail.begin(), d.tail.end());
+            st.bind(":benchmark_id", *ids.benchmark).bind(":counter_id", *ids.counter)
+                .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch)
+                .bind(":first", *lo).bind(":last", *hi);
+            while (st.step()) {
+                if (auto it = position.find(st.int64(1)); it != position.end()) {
+                    tail_alerts.emplace_back(it->second, st.int64(0));
+                }
+            }
+        }
+
+        auto ins = c.prepare("INSERT INTO change_points (run_id, counter_id, benchmark_id, testbed_id, branch, "
+                             PERFGATE_NUMBERS ") VALUES (:run_id, :counter_id, :benchmark_id, :testbed_id, "
+                             ":branch, " PERFGATE_NUMBER_PARAMS ")");
+        std::vector<std::int64_t> matched;   // alerts already claimed in this detection
+        for (const auto& f : d.found) {
+            const auto& r = f.record;
+            const auto at = position.find(r.run_id);
+            if (at == position.end()) {
+                throw error("store.constraint", fmt::format("{}: change point at run {} is not in its series's tail",
+                                                            impl_->path_, r.run_id));
+            }
+            ins.bind(":run_id", r.run_id).bind(":counter_id", *ids.counter).bind(":benchmark_id", *ids.benchmark)
+                .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch);
+            bind_numbers(ins, r);
+            ins.run();
+            if (!f.worse) continue;
+
+            // The nearest unclaimed alert within alert_match_distance points.
+            std::optional<std::int64_t> same;
+            std::size_t best = alert_match_distance + 1;
+            for (const auto& [pos, id] : tail_alerts) {
+                const std::size_t dist = pos > at->second ? pos - at->second : at->second - pos;
+                if (dist < best && std::find(matched.begin(), matched.end(), id) == matched.end()) {
+                    best = dist;
+                    same = id;
+                }
+            }
+            if (same) {
+                matched.push_back(*same);
+                auto up = c.prepare("UPDATE alerts SET run_id = :run_id, " 
+                                    "p_value = :p_value, mean_before = :mean_before, mean_after = :mean_after, "
+                                    "median_before = :median_before, median_after = :median_after, "
+                                    "delta_pct = :delta_pct, shift = :shift, shift_lower = :shift_lower, "
+                                    "shift_upper = :shift_upper, updated_at = :now WHERE id = :id");
+                up.bind(":run_id", r.run_id).bind(":now", now).bind(":id", *same);
+                bind_numbers(up, r);
+                up.run();
+                continue;
+            }
+            auto add = c.prepare("INSERT INTO alerts (project_id, benchmark_id, counter_id, testbed_id, branch, "
+                                 "run_id, " PERFGATE_NUMBERS ", created_at, updated_at) VALUES (:project_id, "
+                                 ":benchmark_id, :counter_id, :testbed_id, :branch, :run_id, "
+                                 PERFGATE_NUMBER_PARAMS ", :now, :now) RETURNING id");
+            add.bind(":project_id", *ids.project).bind(":benchmark_id", *ids.benchmark)
+                .bind(":counter_id", *ids.counter).bind(":testbed_id", *ids.testbed)
+                .bind(":branch", d.series.branch).bind(":run_id", r.run_id).bind(":now", now);
+            bind_numbers(add, r);
+            add.step();
+            const auto id = add.int64(0);
+            add.run();
+            opened.push_back(id);
+            matched.push_back(id);
+            tail_alerts.emplace_back(at->second, id);
+        }
+    }
+    tx.commit();
+    return opened;
+}
+
+std::vector<model::alert> store::alerts(const model::alert_query& q) const
+{
+    std::vector<model::alert> out;
+    if (q.limit == 0) return out;
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare(std::string(alert_select) +
+                           "WHERE p.name = :project AND (:status IS NULL OR a.status = :status) "
+                           "AND (:benchmark IS NULL OR b.name = :benchmark) "
+                           "AND (:counter IS NULL OR c.name = :counter) "
+                           "AND (:testbed IS NULL OR t.fingerprint = :testbed OR t.name = :testbed) "
+                           "ORDER BY a.id DESC LIMIT :limit");
+    std::optional<std::string> status;
+    if (q.status) status = std::string(model::to_string(*q.status));
+    st.bind(":project", q.project).bind(":status", status).bind(":benchmark", q.benchmark)
+        .bind(":counter", q.counter).bind(":testbed", q.testbed).bind(":limit", to_int64(q.limit));
+    while (st.step()) out.push_back(read_alert(st));
+    return out;
+}
+
+std::optional<model::alert> store::load_alert(std::string_view project, std::int64_t id) const
+{
+    impl::read_lease c(*impl_);
+    return load_alert_on(*c, project, id);
+}
+
+std::optional<model::alert> store::update_alert(std::string_view project, std::int64_t id,
+                                                const model::alert_update& u)
+{
+    std::lock_guard lock(impl_->writer_mu_);
+    auto& c = *impl_->writer_;
+    transaction tx(c);
+    if (!load_alert_on(c, project, id)) return std::nullopt;
+    c.prepare("UPDATE alerts SET status = :status, note = coalesce(:note, note), changed_by = :by, "
+              "changed_at = :now WHERE id = :id")
+        .bind(":status", model::to_string(u.status)).bind(":note", u.note).bind(":by", u.changed_by)
+        .bind(":now", unix_now()).bind(":id", id).run();
+    auto out = load_alert_on(c, project, id);
+    tx.commit();
+    return out;
+}
+
+std::vector<model::change_point_record> store::change_points(std::string_view project,
+                                                             const model::series_key& series) const
+{
+    std::vector<model::change_point_record> out;
+    impl::read_lease lease(*impl_);
+    auto& c = *lease;
+    transaction tx(c, transaction::kind::read);
+    auto st = c.prepare("SELECT b.name, c.name, t.fingerprint, cp.branch, cp.run_id, r.git_sha, r.created_at, "
+                        PERFGATE_NUMBERS " FROM change_points cp "
+                        "JOIN benchmarks b ON b.id = cp.benchmark_id JOIN projects p ON p.id = b.project_id "
+                        "JOIN counters c ON c.id = cp.counter_id JOIN testbeds t ON t.id = cp.testbed_id "
+                        "JOIN runs r ON r.id = cp.run_id "
+                        "WHERE p.name = :project AND b.name = :benchmark AND c.name = :counter "
+                        "AND (:testbed IS NULL OR t.fingerprint = :testbed OR t.name = :testbed) "
+                        "AND (:branch IS NULL OR cp.branch = :branch) "
+                        "ORDER BY r.created_at, cp.run_id");
+    std::optional<std::string> testbed, branch;
+    if (!series.testbed.empty()) testbed = series.testbed;
+    if (!series.branch.empty()) branch = series.branch;
+    st.bind(":project", project).bind(":benchmark", series.benchmark).bind(":counter", series.counter)
+        .bind(":testbed", testbed).bind(":branch", branch);
+    while (st.step()) {
+        model::change_point_record r;
+        r.series = {st.text(0), st.text(1), st.text(2), st.text(3)};
+        r.run_id = st.int64(4);
+        r.git_sha = st.text(5);
+        r.created_at = st.int64(6);
+        read_numbers(st, 7, r);
+        out.push_back(std::move(r));
+    }
+    tx.commit();
+    return out;
+}
+
+#undef PERFGATE_NUMBERS
+#undef PERFGATE_NUMBER_PARAMS
+
+} // namespace perfgate::store

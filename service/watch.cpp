@@ -1,0 +1,152 @@
+// The service's history watch: change points on every series of the
+// baseline branch, the alerts they open, and their triage.
+#include "service/service.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gate/counters.hpp"
+#include "gate/names.hpp"
+#include "model/error.hpp"
+#include "stats/change_points.hpp"
+
+namespace perfgate::gate {
+
+namespace {
+
+// A change that makes the counter worse: up for lower-is-better counters.
+bool is_worse(const stats::change_point& cp, better direction)
+{
+    return direction == better::lower ? cp.mean_after > cp.mean_before : cp.mean_after < cp.mean_before;
+}
+
+// Runs change-point detection over one series's tail (points in series
+// order) and names each change point by the run it starts at.
+store::store::series_detection detect(model::series_key key, const std::vector<model::history_point>& tail,
+                                      better direction)
+{
+    store::store::series_detection d;
+    d.series = std::move(key);
+    std::vector<double> values;
+    values.reserve(tail.size());
+    for (const auto& p : tail) {
+        d.tail.push_back(p.run_id);
+        values.push_back(p.median);
+    }
+    for (const auto& cp : stats::change_points(values)) {
+        const auto& at = tail[cp.index];
+        model::change_point_record r;
+        r.series = d.series;
+        r.run_id = at.run_id;
+        r.git_sha = at.git_sha;
+        r.created_at = at.created_at;
+        r.p_value = cp.p_value;
+        r.mean_before = cp.mean_before;
+        r.mean_after = cp.mean_after;
+        r.median_before = cp.median_before;
+        r.median_after = cp.median_after;
+        r.delta_pct = cp.delta_pct;
+        r.shift = cp.shift.estimate;
+        r.shift_lower = cp.shift.lower;
+        r.shift_upper = cp.shift.upper;
+        d.found.push_back({std::move(r), is_worse(cp, direction)});
+    }
+    return d;
+}
+
+} // namespace
+
+std::vector<std::int64_t> service::watch(const model::run_record& run)
+{
+    if (run.role != "baseline" || run.branch.empty() || run.branch != db_.baseline_branch(run.project)) return {};
+    std::vector<store::store::series_detection> detections;
+    for (const auto& c : run.counters) {
+        const bool has_value = std::any_of(c.samples.begin(), c.samples.end(),
+                                           [](const model::sample& s) { return s.value.has_value(); });
+        if (!has_value) continue;
+        model::history_query q;
+        q.project = run.project;
+        q.benchmark = run.benchmark;
+        q.counter = c.counter;
+        q.branch = run.branch;
+        q.testbed = run.testbed.fingerprint;
+        q.role = "baseline";
+        q.limit = watch_tail;
+        const auto tail = db_.history(q);
+        detections.push_back(detect({run.benchmark, c.counter, run.testbed.fingerprint, run.branch}, tail,
+                                    lookup_counter(c.counter, c.unit).direction));
+    }
+    return db_.apply_detection(run.project, detections);
+}
+
+std::string service::baseline_branch(const std::string& project) const
+{
+    require_project(project);
+    return db_.baseline_branch(project);
+}
+
+void service::set_baseline_branch(const std::string& project, const std::string& branch)
+{
+    require_project(project);
+    validate_name("branch", branch);
+    db_.set_baseline_branch(project, branch);
+}
+
+std::vector<model::alert> service::alerts(const model::alert_query& q) const
+{
+    require_project(q.project);
+    if (q.benchmark) validate_name("benchmark", *q.benchmark);
+    if (q.counter) validate_name("counter", *q.counter);
+    if (q.testbed) validate_name("testbed", *q.testbed);
+    if (q.limit < 1 || q.limit > max_alert_limit) {
+        throw error("query.bad_value", fmt::format("limit {}: expected 1 to {}", q.limit, max_alert_limit));
+    }
+    return db_.alerts(q);
+}
+
+model::alert service::alert(const std::string& project, std::int64_t id) const
+{
+    require_project(project);
+    auto a = db_.load_alert(project, id);
+    if (!a) throw error("alert.not_found", fmt::format("project '{}' has no alert {}", project, id));
+    return *a;
+}
+
+model::alert service::update_alert(const std::string& project, std::int64_t id, const model::alert_update& u)
+{
+    require_project(project);
+    if (u.note) {
+        if (u.note->size() > max_alert_note_bytes) {
+            throw error("alert.bad_note", fmt::format("field 'note': {} bytes; at most {} bytes", u.note->size(),
+                                                      max_alert_note_bytes));
+        }
+        // Control characters would end up in terminals and markdown as is.
+        for (const unsigned char ch : *u.note) {
+            if (ch < 0x20 && ch != '\n' && ch != '\t') {
+                throw error("alert.bad_note", "field 'note': control characters are not allowed (newlines and tabs are)");
+            }
+        }
+    }
+    auto a = db_.update_alert(project, id, u);
+    if (!a) throw error("alert.not_found", fmt::format("project '{}' has no alert {}", project, id));
+    return *a;
+}
+
+std::vector<model::change_point_record> service::change_points(const std::string& project,
+                                                               const std::string& benchmark,
+                                                               const std::string& counter,
+                                                               const std::optional<std::string>& testbed,
+                                                               const std::optional<std::string>& branch) const
+{
+    require_project(project);
+    validate_name("benchmark", benchmark);
+    validate_name("counter", counter);
+    if (testbed) validate_name("testbed", *testbed);
+    if (branch) validate_name("branch", *branch);
+    model::series_key key{benchmark, counter, testbed.value_or(""),
+                          branch ? *branch : db_.baseline_branch(project)};
+    return db_.change_points(project, key);
+}
+
+} // namespace perfgate::gate
