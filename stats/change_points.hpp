@@ -16,8 +16,14 @@
 //  - otava: Student's two-sample t-test, equal variances, as Otava; the same
 //    change points and p-values as Otava's compute_change_points with the
 //    same window, max_p and min_magnitude.
-//  - perfgate (default): see change_points.cpp for the rule and why; built
-//    for heavy-tailed and bimodal noise (bench/sim_change_points).
+//    That includes Otava's merge pass re-testing only the point after a
+//    dropped one: the point before it keeps its older p-value.
+//  - perfgate (default): splits accepted by a Mann-Whitney test, points kept
+//    by Pettitt's (1979) rank test between their final segments, which
+//    accounts for the split having been chosen as the most different one,
+//    and each point placed at Pettitt's location estimate. Built for
+//    heavy-tailed and bimodal noise; see change_points.cpp for the rule and
+//    why, and bench/sim_change_points for the evidence.
 #pragma once
 
 #include <cstddef>
@@ -37,14 +43,18 @@ struct change_point_options {
     // A change point is kept only with p < max_p (Otava's default 0.001).
     // In (0, 1).
     double max_p = 0.001;
-    // ... and relative magnitude |mean_after/mean_before - 1| > min_magnitude
-    // (Otava's min_magnitude, default 0). >= 0.
+    // ... and relative magnitude max(|after/before - 1|, |before/after - 1|)
+    // > min_magnitude (Otava's min_magnitude and change_magnitude(), default
+    // 0), of the segment means for otava, of the segment medians for
+    // perfgate (a ratio with a zero denominator counts as 0). Finite, >= 0.
     double min_magnitude = 0;
     change_point_method method = change_point_method::perfgate;
 };
 
 struct change_point {
     std::size_t index = 0;  // first point of the new segment, 0-based
+    // otava: Student's t-test p as Otava reports it; perfgate: Pettitt's p
+    // between the two segments. Always < max_p.
     double p_value = 1;
     double mean_before = 0, mean_after = 0;
     double median_before = 0, median_after = 0;
@@ -57,11 +67,17 @@ struct change_point {
 };
 
 // Change points of `series` in index order. Segments are the points between
-// consecutive change points (the first from 0, the last to the end).
+// consecutive change points (the first from 0, the last to the end); the
+// statistics of a point are over the segments on either side of it.
 // Requires every value finite (PERFGATE_CHECK). Throws perfgate::error
 // "stats.bad_option" for window < 2, max_p outside (0, 1) or a negative or
-// non-finite min_magnitude. Fewer than 3 points give no change points.
-// Cost: O(n * window) time for a fixed window, O(window^2) extra memory.
+// non-finite min_magnitude. Fewer than 3 points, a constant series and
+// window 2 (every window is two single points) give no change points.
+// Cost: O(n * window) for the search with a fixed window (O(window^2) per
+// window from running sums, O(window^2) extra memory), plus the tests and
+// Hodges-Lehmann estimates over the final segments, O(n log n): about 11 ms
+// for 5,000 points and 120 ms for 50,000 (bench/bench_change_points,
+// Release). Pure function of its input; safe to call from several threads.
 std::vector<change_point> change_points(std::span<const double> series,
                                         const change_point_options& options = {});
 

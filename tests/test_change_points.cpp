@@ -7,10 +7,10 @@
 // (Otava commit, numpy and scipy versions in the comment there). Indices are
 // compared exactly, p-values to 1e-9 relative.
 //
-// The default method (Pettitt's rank test between segments) is checked on
-// what it must find and must not find, and its p-values are pinned to the
-// same generator's evaluation of Pettitt's formula by definition (a sum of
-// signs over all pairs), which shares nothing with the C++.
+// The default method (see change_points.cpp) is checked on what it must find
+// and must not find; its p-values are pinned to the same generator's
+// evaluation of Pettitt's formula from the definition (a sum of signs over
+// all pairs of the two segments), which shares nothing with the C++.
 #include "stats/change_points.hpp"
 #include "model/error.hpp"
 
@@ -255,6 +255,28 @@ std::vector<otava_case> otava_cases()
     };
 }
 
+struct perfgate_case {
+    const char* name;
+    std::vector<double> series;
+    std::vector<std::pair<std::size_t, double>> points;  // (index, p-value)
+};
+
+std::vector<perfgate_case> perfgate_cases()
+{
+    // Last section of gen_change_point_refs.py's output: the change points
+    // each series has by construction (x[160] of the cents series belongs to
+    // the old level, see below) and pettitt_p(segment before, segment after)
+    // for each, from the definition.
+    return {
+    {"steps 1000/1030/990", lcg_steps(7, 300, 20, {{0, 1000}, {100, 1030}, {200, 990}}),
+         {{100, 7.78025860785194e-33}, {200, 7.78025860785194e-33}}},
+    {"one step of 4% at 120", lcg_steps(21, 200, 10, {{0, 500}, {120, 520}}),
+         {{120, 2.7035901295858504e-30}}},
+    {"cents ties with steps", lcg_cents_steps(11, 240, 40, {{0, 500}, {80, 520}, {160, 505}}),
+         {{80, 2.522890674083679e-15}, {161, 1.5301057836691302e-07}}},
+    };
+}
+
 std::vector<std::size_t> indices(const std::vector<change_point>& cps)
 {
     std::vector<std::size_t> out;
@@ -290,6 +312,21 @@ TEST_CASE("change_points(otava) agrees with Otava's compute_change_points")
         for (const auto& [i, p] : c.points) want_idx.push_back(i);
         CHECK(indices(got) == want_idx);
         if (got.size() != c.points.size()) continue;
+        for (std::size_t k = 0; k < got.size(); ++k) {
+            CAPTURE(got[k].index);
+            CHECK_REL(got[k].p_value, c.points[k].second, p_tol);
+        }
+    }
+}
+
+TEST_CASE("change_points(perfgate) finds known steps with Pettitt's p-value")
+{
+    for (const auto& c : perfgate_cases()) {
+        CAPTURE(c.name);
+        const auto got = change_points(c.series);
+        std::vector<std::size_t> want_idx;
+        for (const auto& [i, p] : c.points) want_idx.push_back(i);
+        REQUIRE(indices(got) == want_idx);
         for (std::size_t k = 0; k < got.size(); ++k) {
             CAPTURE(got[k].index);
             CHECK_REL(got[k].p_value, c.points[k].second, p_tol);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for tests/test_change_points.cpp (change_point_method::otava).
+"""Reference values for tests/test_change_points.cpp.
 
 Usage:  /usr/bin/python3 gen_change_point_refs.py OTAVA_DIR [OTAVA_COMMIT]
 
@@ -25,6 +25,11 @@ point before keeps the p-value of its old, shorter right segment; the
 generator says which pinned p-values are such stale ones (they differ from a
 fresh t-test on the final segments), so that the C++ is seen to reproduce
 that too.
+
+For the default method (change_point_method::perfgate) the last section
+prints, for series whose change points are known by construction, Pettitt's
+p-value between the segments around each point, computed from the
+definition (a sum of signs over all pairs), independently of the C++.
 """
 import math
 import sys
@@ -138,6 +143,27 @@ def cases(otava_dir):
     return out
 
 
+def pettitt_p(left, right):
+    """Pettitt (1979) for the split between `left` and `right`, by definition:
+    K = |sum_ij sign(l_i - r_j)|, p = min(1, 2 exp(-6 K^2 / (n^3 + n^2)))."""
+    k = abs(sum((a > b) - (a < b) for a in left for b in right))
+    n = len(left) + len(right)
+    return min(1.0, 2 * math.exp(-6 * k * k / (n**3 + n**2)))
+
+
+# Default method (change_point_method::perfgate): the change points each
+# series must give (by construction of the series; asserted by the C++ test)
+# and the Pettitt p-value between the final segments around each.
+PERFGATE_CASES = [
+    ("steps 1000/1030/990", "lcg_steps(7, 300, 20, {{0, 1000}, {100, 1030}, {200, 990}})",
+     lcg_steps(7, 300, 20.0, [(0, 1000.0), (100, 1030.0), (200, 990.0)]), [100, 200]),
+    ("one step of 4% at 120", "lcg_steps(21, 200, 10, {{0, 500}, {120, 520}})",
+     lcg_steps(21, 200, 10.0, [(0, 500.0), (120, 520.0)]), [120]),
+    ("cents ties with steps", "lcg_cents_steps(11, 240, 40, {{0, 500}, {80, 520}, {160, 505}})",
+     lcg_cents_steps(11, 240, 40, [(0, 500), (80, 520), (160, 505)]), [80, 161]),
+]
+
+
 def fresh_p(series, cps, k):
     lo = 0 if k == 0 else cps[k - 1].index
     hi = len(series) if k + 1 == len(cps) else cps[k + 1].index
@@ -168,6 +194,18 @@ def main():
         rows = [", ".join(pts[i:i + 4]) for i in range(0, len(pts), 4)]
         body = "{" + ",\n      ".join(rows) + "}" if len(rows) > 1 else "{" + "".join(rows) + "}"
         print(f'{{"{name}", {expr}, {w}, {p!r}, {m!r},\n     {body}}},')
+    print_perfgate_cases()
+
+
+def print_perfgate_cases():
+    print("// ---- perfgate_cases(): Pettitt p between the final segments, by definition")
+    for name, expr, series, idx in PERFGATE_CASES:
+        bounds = [0] + idx + [len(series)]
+        ps = [pettitt_p(series[bounds[k]:bounds[k + 1]], series[bounds[k + 1]:bounds[k + 2]])
+              for k in range(len(idx))]
+        pts = ", ".join(f"{{{i}, {p!r}}}" for i, p in zip(idx, ps))
+        print(f"// pettitt_p(segment before, segment after) for each point")
+        print(f'{{"{name}", {expr},\n     {{{pts}}}}},')
 
 
 if __name__ == "__main__":
