@@ -65,7 +65,8 @@ constexpr std::string_view label_comparison = "GET /api/v1/projects/{project}/co
 constexpr std::string_view label_history = "GET /api/v1/projects/{project}/history";
 constexpr std::string_view label_benchmarks = "GET /api/v1/projects/{project}/benchmarks";
 constexpr std::string_view label_alerts = "GET /api/v1/projects/{project}/alerts";
-constexpr std::string_view label_alert = "GET|PATCH /api/v1/projects/{project}/alerts/{id}";
+constexpr std::string_view label_alert = "GET /api/v1/projects/{project}/alerts/{id}";
+constexpr std::string_view label_alert_patch = "PATCH /api/v1/projects/{project}/alerts/{id}";
 constexpr std::string_view label_change_points = "GET /api/v1/projects/{project}/change-points";
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
@@ -121,10 +122,18 @@ route_match match(const request& req)
         m.label = label_comparison;
         m.id = std::string(parts[5]);
     } else if (what == "alerts") {
+        // Two methods: the label (and so the auth gate's idea of a write)
+        // follows the request's method.
         m.target = endpoint::alert;
-        m.label = label_alert;
-        m.also = http::verb::patch;
         m.id = std::string(parts[5]);
+        if (req.method() == http::verb::patch) {
+            m.method = http::verb::patch;
+            m.label = label_alert_patch;
+            m.also = http::verb::get;
+        } else {
+            m.label = label_alert;
+            m.also = http::verb::patch;
+        }
     }
     return m;
 }

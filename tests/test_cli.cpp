@@ -104,3 +104,116 @@ TEST_CASE("hostile input files get a clear error naming them")
         CHECK(o.code == 1);
     }
 }
+
+namespace {
+
+// A file in $TMPDIR with `text`, removed at scope exit.
+struct temp_file {
+    std::filesystem::path path;
+    explicit temp_file(const std::string& name, const std::string& text)
+        : path(std::filesystem::temp_directory_path() / ("perfgate-cli-" + std::to_string(::getpid()) + "-" + name))
+    {
+        std::ofstream(path) << text;
+    }
+    ~temp_file() { std::filesystem::remove(path); }
+    temp_file(const temp_file&) = delete;
+    temp_file& operator=(const temp_file&) = delete;
+    [[nodiscard]] std::string quoted() const { return "'" + path.string() + "'"; }
+};
+
+std::string slurp(const std::filesystem::path& p)
+{
+    std::ifstream in(p);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// 60 values, 100 then 105 from index 40, with a small deterministic wobble.
+std::string step_series(const std::string& header = "", const std::string& prefix = "")
+{
+    std::string out = header;
+    for (int i = 0; i < 60; ++i) {
+        const double v = (i >= 40 ? 105.0 : 100.0) + 0.3 * ((i * 7) % 5 - 2);
+        out += prefix + std::to_string(v) + "\n";
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("perfgate change-points: a list or a CSV column in, change points out; bad input is exit 2 naming the line")
+{
+    const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".out");
+    SUBCASE("one number per line, comments and blank lines skipped; JSON in the contract's shape")
+    {
+        temp_file f("list.txt", "# task-clock medians\n\n" + step_series());
+        REQUIRE(sh("change-points " + f.quoted() + " --format json", "", out.string()).code == 0);
+        const std::string json = slurp(out);
+        CHECK(json.find("\"change_points\"") != std::string::npos);
+        CHECK(json.find("\"index\": 40") != std::string::npos);
+        for (const char* key : {"p_value", "mean_before", "mean_after", "median_before", "median_after", "delta_pct",
+                                "shift", "shift_ci"}) {
+            CHECK(json.find(std::string("\"") + key + "\"") != std::string::npos);
+        }
+        REQUIRE(sh("change-points " + f.quoted() + " --compat otava --format json", "", out.string()).code == 0);
+        CHECK(slurp(out).find("\"index\": 40") != std::string::npos);
+        REQUIRE(sh("change-points " + f.quoted(), "", out.string()).code == 0);
+        CHECK(slurp(out).find("1 change point in 60 values") != std::string::npos);
+    }
+    SUBCASE("a CSV file: column value by default, --column to pick another")
+    {
+        temp_file f("series.csv", step_series("sha,value\n", "abc,"));
+        REQUIRE(sh("change-points " + f.quoted() + " --format json", "", out.string()).code == 0);
+        CHECK(slurp(out).find("\"index\": 40") != std::string::npos);
+        temp_file g("other.csv", step_series("sha,median\n", "abc,"));
+        REQUIRE(sh("change-points " + g.quoted() + " --column median --format json", "", out.string()).code == 0);
+        CHECK(slurp(out).find("\"index\": 40") != std::string::npos);
+        const auto missing = sh("change-points " + g.quoted());
+        CHECK(missing.code == 2);
+        CHECK(missing.err.find(g.path.string() + ":1: the CSV header has no column 'value'") != std::string::npos);
+    }
+    SUBCASE("a stationary series has none")
+    {
+        std::string flat;
+        for (int i = 0; i < 80; ++i) flat += std::to_string(100 + (i * 3) % 7) + "\n";
+        temp_file f("flat.txt", flat);
+        REQUIRE(sh("change-points " + f.quoted(), "", out.string()).code == 0);
+        CHECK(slurp(out).find("no change points in 80 values") != std::string::npos);
+    }
+    SUBCASE("bad input")
+    {
+        temp_file word("word.txt", "1\n2\n\nthree\n");
+        auto o = sh("change-points " + word.quoted());
+        CHECK(o.code == 2);
+        CHECK(o.err.find(word.path.string() + ":4: 'three' is not a finite number") != std::string::npos);
+        temp_file inf("inf.txt", "1\ninf\n");
+        o = sh("change-points " + inf.quoted());
+        CHECK(o.code == 2);
+        CHECK(o.err.find(":2: 'inf' is not a finite number") != std::string::npos);
+        temp_file empty("empty.txt", "# nothing\n\n");
+        o = sh("change-points " + empty.quoted());
+        CHECK(o.code == 2);
+        CHECK(o.err.find(empty.path.string() + ": no numbers in the file") != std::string::npos);
+        temp_file shortrow("short.csv", "a,value\n1,2\n3\n");
+        o = sh("change-points " + shortrow.quoted());
+        CHECK(o.code == 2);
+        CHECK(o.err.find(":3: 1 fields, no value in column 'value'") != std::string::npos);
+        o = sh("change-points " + word.quoted() + " --window 1");
+        CHECK(o.code == 2);
+        CHECK(o.err.find("--window") != std::string::npos);
+        for (const char* p : {"0", "1", "1.5", "-0.1", "nan"}) {
+            o = sh("change-points " + word.quoted() + " --max-p " + p);
+            CHECK(o.code == 2);
+            CHECK(o.err.find("--max-p") != std::string::npos);
+        }
+        o = sh("change-points " + word.quoted() + " --min-magnitude -1");
+        CHECK(o.code == 2);
+        o = sh("change-points /nonexistent/series.txt");
+        CHECK(o.code == 2);
+        CHECK(o.err.find("/nonexistent/series.txt") != std::string::npos);
+        o = sh("change-points");
+        CHECK(o.code == 2);
+    }
+    std::filesystem::remove(out);
+}

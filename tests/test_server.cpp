@@ -36,6 +36,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
@@ -238,7 +239,9 @@ reply send(unsigned short port, http::verb method, const std::string& target, co
     http::request<http::string_body> req{method, target, 11};
     req.set(http::field::host, "127.0.0.1");
     if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-    if (method == http::verb::post && !content_type.empty()) req.set(http::field::content_type, content_type);
+    if ((method == http::verb::post || method == http::verb::patch) && !content_type.empty()) {
+        req.set(http::field::content_type, content_type);
+    }
     req.body() = body;
     req.prepare_payload();
     http::write(socket, req);
@@ -1345,5 +1348,160 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
         const std::string err = read_text(log);
         CHECK(err.find("bad.db") != std::string::npos);
         CHECK(err.find("[store.corrupt]") != std::string::npos);
+    }
+}
+
+namespace {
+
+// perf stat -x, output of five repetitions of task-clock around `level`
+// (msec), appended blocks as `perf stat -o FILE --append` writes them, with
+// ~1% noise from a fixed LCG: the same series on every machine.
+std::string task_clock_capture(double level, std::uint64_t& state)
+{
+    std::string out;
+    for (int rep = 0; rep < 5; ++rep) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double u = static_cast<double>(state >> 11) / 9007199254740992.0;
+        const double v = level * (1 + 0.02 * (u - 0.5));
+        out += "# started on Sun Nov 22 02:11:05 2026\n\n";
+        out += fmt::format("{:.3f},msec,task-clock,{},100.00,0.999,CPUs utilized\n", v,
+                           static_cast<long long>(v * 1e6));
+    }
+    return out;
+}
+
+// n baseline runs of main uploaded over HTTP, those from step_at on at
+// level * (1 + step); returns their run ids.
+std::vector<std::int64_t> upload_series(unsigned short port, const std::string& project, const std::string& token,
+                                        std::size_t n, std::size_t step_at, double step)
+{
+    std::uint64_t state = 42;
+    std::vector<std::int64_t> ids;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double level = 100.0 * (i >= step_at ? 1 + step : 1.0);
+        json body = {{"benchmark", "parse"}, {"role", "baseline"}, {"git_sha", fmt::format("{:040x}", i)},
+                     {"branch", "main"}, {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+                     {"perf_csv", task_clock_capture(level, state)}};
+        auto r = send(port, http::verb::post, "/api/v1/projects/" + project + "/runs", body.dump(),
+                      "application/json", token);
+        REQUIRE_MESSAGE(r.status == 201, r.body);
+        ids.push_back(r.parsed().at("run_id").get<std::int64_t>());
+    }
+    return ids;
+}
+
+} // namespace
+
+TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there, PATCH triages it")
+{
+    temp_dir dir;
+    const auto db = dir.path / "alerts.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    const std::string calm_token = create_token(db, "calm", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+
+    const auto ids = upload_series(port, "demo", token, 60, 40, 0.05);
+    const auto calm = upload_series(port, "calm", calm_token, 60, 60, 0.0);
+    REQUIRE(calm.size() == 60);
+
+    auto none = send(port, http::verb::get, "/api/v1/projects/calm/alerts", {}, {}, calm_token);
+    REQUIRE(none.status == 200);
+    CHECK(none.parsed().at("alerts").empty());
+
+    auto list = send(port, http::verb::get, "/api/v1/projects/demo/alerts", {}, {}, token);
+    REQUIRE(list.status == 200);
+    const json alerts = list.parsed().at("alerts");
+    REQUIRE(alerts.size() == 1);
+    const json a = alerts.front();
+    const auto at = std::find(ids.begin(), ids.end(), a.at("run_id").get<std::int64_t>()) - ids.begin();
+    CHECK(at >= 39);
+    CHECK(at <= 41);
+    CHECK(a.at("status") == "untriaged");
+    CHECK(a.at("benchmark") == "parse");
+    CHECK(a.at("counter") == "task-clock");
+    CHECK(a.at("delta_pct").get<double>() == doctest::Approx(5.0).epsilon(0.2));
+    CHECK(a.at("shift_ci").size() == 2);
+    const auto id = a.at("id").get<std::int64_t>();
+    const std::string path = "/api/v1/projects/demo/alerts/" + std::to_string(id);
+
+    // The change point is listed, and history marks the run where it starts.
+    auto cps = send(port, http::verb::get, "/api/v1/projects/demo/change-points?benchmark=parse&counter=task-clock",
+                    {}, {}, token);
+    REQUIRE(cps.status == 200);
+    REQUIRE(cps.parsed().at("change_points").size() == 1);
+    CHECK(cps.parsed().at("change_points").front().at("run_id") == a.at("run_id"));
+    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock",
+                     {}, {}, token);
+    REQUIRE(hist.status == 200);
+    const json points = hist.parsed().at("points");
+    REQUIRE(points.size() == 60);
+    CHECK(points.at(static_cast<std::size_t>(at)).at("change_point") == true);
+    CHECK(std::count_if(points.begin(), points.end(), [](const json& p) { return p.at("change_point") == true; }) == 1);
+
+    SUBCASE("bad triage requests: a clear error each, nothing changed")
+    {
+        check_error(send(port, http::verb::patch, path, R"({"status":"acknowledged"})", "application/json", {}), 401,
+                    "auth.missing_token");
+        check_error(send(port, http::verb::patch, path, R"({"status":"acknowledged"})", "application/json",
+                         calm_token), 403, "auth.forbidden");
+        check_error(send(port, http::verb::patch, "/api/v1/projects/calm/alerts/" + std::to_string(id),
+                         R"({"status":"acknowledged"})", "application/json", calm_token), 404, "alert.not_found");
+        check_error(send(port, http::verb::patch, path, R"({"status":"closed"})", "application/json", token), 400,
+                    "alert.bad_status");
+        check_error(send(port, http::verb::patch, path, R"({"status":"fixed","owner":"me"})", "application/json",
+                         token), 400, "ingest.bad_field");
+        check_error(send(port, http::verb::patch, path, R"({"status":"fixed","note":7})", "application/json", token),
+                    400, "ingest.bad_field");
+        check_error(send(port, http::verb::patch, path, "{", "application/json", token), 400, "http.bad_json");
+        check_error(send(port, http::verb::patch, path, R"({"status":"fixed"})", "text/plain", token), 415,
+                    "http.unsupported_media_type");
+        check_error(send(port, http::verb::delete_, path, {}, {}, token), 405, "http.method_not_allowed");
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts/0", {}, {}, token), 400, "http.bad_param");
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts/99999999999999999999", {}, {}, token),
+                    400, "http.bad_param");
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts?status=open", {}, {}, token), 400,
+                    "http.bad_param");
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts?limit=1000000", {}, {}, token), 400,
+                    "http.bad_param");
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts?stauts=fixed", {}, {}, token), 400,
+                    "http.bad_param");
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/change-points?benchmark=parse", {}, {}, token),
+                    400, "http.missing_param");
+        auto same = send(port, http::verb::get, path, {}, {}, token);
+        REQUIRE(same.status == 200);
+        CHECK(same.parsed().at("status") == "untriaged");
+        CHECK(same.parsed().at("note") == "");
+    }
+    SUBCASE("PATCH acknowledges; the CLI lists and triages the same alert")
+    {
+        auto r = send(port, http::verb::patch, path, R"({"status":"acknowledged","note":"bisecting"})",
+                      "application/json", token);
+        REQUIRE_MESSAGE(r.status == 200, r.body);
+        CHECK(r.parsed().at("status") == "acknowledged");
+        CHECK(r.parsed().at("note") == "bisecting");
+        CHECK(r.parsed().at("changed_at").get<std::int64_t>() > 0);
+        auto acked = send(port, http::verb::get, "/api/v1/projects/demo/alerts?status=acknowledged", {}, {}, token);
+        CHECK(acked.parsed().at("alerts").size() == 1);
+
+        auto [lst, lst_out] = run_perfgate({"alerts", "list", "--server", srv.url(), "--project", "demo", "--token",
+                                            token}, dir.path / "cli.log");
+        CHECK(lst == 0);
+        CHECK(lst_out.find("acknowledged") != std::string::npos);
+        CHECK(lst_out.find("task-clock") != std::string::npos);
+        auto [set, set_out] = run_perfgate({"alerts", "set", std::to_string(id), "fixed", "--note", "reverted in #9",
+                                            "--server", srv.url(), "--project", "demo", "--token", token,
+                                            "--format", "json"}, dir.path / "cli.log");
+        CHECK(set == 0);
+        const json fixed = json::parse(set_out);
+        CHECK(fixed.at("status") == "fixed");
+        CHECK(fixed.at("note") == "reverted in #9");
+        auto [bad, bad_out] = run_perfgate({"alerts", "set", std::to_string(id), "closed", "--server", srv.url(),
+                                            "--project", "demo", "--token", token}, dir.path / "cli.log");
+        CHECK(bad == 2);
+        auto [missing, missing_out] = run_perfgate({"alerts", "show", "424242", "--server", srv.url(), "--project",
+                                                    "demo", "--token", token}, dir.path / "cli.log");
+        CHECK(missing == 2);
     }
 }
