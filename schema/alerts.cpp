@@ -162,26 +162,33 @@ std::vector<std::int64_t> store::apply_detection(std::string_view project,
         std::unordered_map<std::int64_t, std::size_t> position;   // run id -> index in the tail
         for (std::size_t i = 0; i < d.tail.size(); ++i) position.emplace(d.tail[i], i);
 
+        // Rows of this series with a run id in the tail's range (one range of
+        // each table's series index), kept when the run is in the tail: a
+        // handful of rows, not one statement per tail point.
+        std::vector<std::pair<std::size_t, std::int64_t>> tail_alerts;   // (position, alert id)
+        std::vector<std::int64_t> stale;                                   // change points to replace
+        if (!d.tail.empty()) {
+            const auto [lo, hi] = std::minmax_element(d.tail.begin(), d.tail.end());
+            auto in_range = [&](std::string_view sql, auto&& use) {
+                auto st = c.prepare(sql);
+                st.bind(":benchmark_id", *ids.benchmark).bind(":counter_id", *ids.counter)
+                    .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch)
+                    .bind(":first", *lo).bind(":last", *hi);
+                while (st.step()) {
+                    if (auto it = position.find(st.int64(0)); it != position.end()) use(it->second, st);
+                }
+            };
+            constexpr std::string_view series_range =
+                " WHERE benchmark_id = :benchmark_id AND counter_id = :counter_id AND testbed_id = :testbed_id"
+                " AND branch = :branch AND run_id >= :first AND run_id <= :last";
+            in_range(std::string("SELECT run_id, id FROM alerts").append(series_range),
+                     [&](std::size_t pos, const statement& st) { tail_alerts.emplace_back(pos, st.int64(1)); });
+            in_range(std::string("SELECT run_id FROM change_points").append(series_range),
+                     [&](std::size_t pos, const statement&) { stale.push_back(d.tail[pos]); });
+        }
         auto del = c.prepare("DELETE FROM change_points WHERE run_id = :run_id AND counter_id = :counter_id");
         del.bind(":counter_id", *ids.counter);
-        for (const auto run : d.tail) del.bind(":run_id", run).run();
-
-        // Alerts of this series whose run is in the tail, by position.
-        std::vector<std::pair<std::size_t, std::int64_t>> tail_alerts;   // (position, alert id)
-        if (!d.tail.empty()) {
-            auto st = c.prepare("SELECT id, run_id FROM alerts WHERE benchmark_id = :benchmark_id "
-                                "AND counter_id = :counter_id AND testbed_id = :testbed_id AND branch = :branch "
-                                "AND run_id >= :first AND run_id <= :last");
-            const auto [lo, hi] = std::minmax_element(d.tail.begin(), d.tail.end());
-            st.bind(":benchmark_id", *ids.benchmark).bind(":counter_id", *ids.counter)
-                .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch)
-                .bind(":first", *lo).bind(":last", *hi);
-            while (st.step()) {
-                if (auto it = position.find(st.int64(1)); it != position.end()) {
-                    tail_alerts.emplace_back(it->second, st.int64(0));
-                }
-            }
-        }
+        for (const auto run : stale) del.bind(":run_id", run).run();
 
         auto ins = c.prepare("INSERT INTO change_points (run_id, counter_id, benchmark_id, testbed_id, branch, "
                              PERFGATE_NUMBERS ") VALUES (:run_id, :counter_id, :benchmark_id, :testbed_id, "
