@@ -90,6 +90,64 @@ side_summary side_from_json(const json& j)
     return s;
 }
 
+// History context (report.hpp): null when the report was made without it.
+json open_alerts_json(const std::optional<std::vector<open_alert>>& alerts)
+{
+    if (!alerts) return nullptr;
+    json out = json::array();
+    for (const auto& a : *alerts) {
+        out.push_back({{"id", a.id},
+                       {"status", model::to_string(a.state)},
+                       {"delta_pct", num(a.delta_pct)},
+                       {"run_id", a.run_id},
+                       {"git_sha", a.git_sha}});
+    }
+    return out;
+}
+
+json band_json(const std::optional<history_band>& b)
+{
+    if (!b || !std::isfinite(b->lo) || !std::isfinite(b->hi)) return nullptr;
+    return {{"lo", b->lo},
+            {"hi", b->hi},
+            {"n", b->n},
+            {"since_run", b->since_run ? json(*b->since_run) : json(nullptr)}};
+}
+
+std::optional<std::vector<open_alert>> open_alerts_from_json(const json& jc)
+{
+    auto it = jc.find("open_alerts");
+    if (it == jc.end() || it->is_null()) return std::nullopt;
+    std::vector<open_alert> out;
+    for (const auto& ja : it->get_ref<const json::array_t&>()) {
+        open_alert a;
+        a.id = ja.at("id").get<std::int64_t>();
+        const auto state = ja.at("status").get<std::string>();
+        const auto parsed = model::parse_alert_status(state);
+        if (!parsed) throw error("input.bad_report", fmt::format("report JSON: unknown alert status '{}'", state));
+        a.state = *parsed;
+        a.delta_pct = opt_num(ja, "delta_pct");
+        a.run_id = ja.value("run_id", std::int64_t{0});
+        a.git_sha = ja.value("git_sha", std::string());
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::optional<history_band> band_from_json(const json& jc)
+{
+    auto it = jc.find("band");
+    if (it == jc.end() || it->is_null()) return std::nullopt;
+    history_band b;
+    b.lo = it->at("lo").get<double>();
+    b.hi = it->at("hi").get<double>();
+    b.n = it->value("n", std::size_t{0});
+    if (auto since = it->find("since_run"); since != it->end() && !since->is_null()) {
+        b.since_run = since->get<std::int64_t>();
+    }
+    return b;
+}
+
 template <typename E, std::size_t N>
 E parse_enum(const std::string& s, const E (&all)[N], const char* field)
 {
@@ -136,6 +194,9 @@ json to_json(const report& r)
                                 {"running_pct_min", num(c.running_pct_min)},
                                 {"z_score", num(c.z_score)},
                                 {"anomaly", c.anomaly},
+                                {"open_alerts", open_alerts_json(c.open_alerts)},
+                                {"band", band_json(c.band)},
+                                {"outside_band", c.outside_band ? json(*c.outside_band) : json(nullptr)},
                                 {"reason", c.reason}});
         }
         benchmarks.push_back({{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}});
@@ -190,6 +251,12 @@ report report_from_json(const json& j)
                 c.running_pct_min = opt_num(jc, "running_pct_min");
                 c.z_score = opt_num(jc, "z_score");
                 c.anomaly = jc.value("anomaly", false);
+                // Added within v1: reports stored before them have none.
+                c.open_alerts = open_alerts_from_json(jc);
+                c.band = band_from_json(jc);
+                if (jc.contains("outside_band") && !jc["outside_band"].is_null()) {
+                    c.outside_band = jc["outside_band"].get<bool>();
+                }
                 c.reason = jc.value("reason", std::string());
                 b.counters.push_back(std::move(c));
             }
@@ -318,6 +385,43 @@ std::string md_url(std::string_view url)
     return out;
 }
 
+// History context as one line each, in plain text (markdown escapes it):
+// an open alert on the counter's series, and a candidate outside the recent
+// band. "alert 12", not "#12": GitHub links "#12" to the repository's issue
+// or pull request 12.
+std::string alert_line(const open_alert& a)
+{
+    const std::string since = a.git_sha.empty() ? fmt::format("run {}", a.run_id)
+                                                : fmt::format("{} (run {})", a.git_sha.substr(0, 7), a.run_id);
+    return fmt::format("open alert {} on this series{}: {} since {}", a.id,
+                       a.state == model::alert_status::acknowledged ? " (acknowledged)" : "", pct_str(a.delta_pct),
+                       since);
+}
+
+std::string band_line(const counter_report& c)
+{
+    const history_band& b = *c.band;
+    return fmt::format("candidate {} outside the baseline's recent band [{}, {}] ({} runs{})",
+                       value_str(c.candidate.median, c.unit), value_str(b.lo), value_str(b.hi), b.n,
+                       b.since_run ? fmt::format(" since the change at run {}", *b.since_run) : "");
+}
+
+std::vector<std::string> history_lines(const counter_report& c)
+{
+    std::vector<std::string> out;
+    if (c.open_alerts) {
+        for (const auto& a : *c.open_alerts) out.push_back(alert_line(a));
+    }
+    if (c.band && c.outside_band.value_or(false)) out.push_back(band_line(c));
+    return out;
+}
+
+// History lines in a PR comment's visible part, at most: a gate of many
+// counters on a testbed whose baseline drifted would otherwise push the
+// summary off the page (and toward GitHub's size limit). The JSON report
+// has them all.
+constexpr std::size_t max_markdown_history_lines = 20;
+
 } // namespace
 
 std::string render_markdown(const report& r, const markdown_options& opt)
@@ -344,6 +448,22 @@ std::string render_markdown(const report& r, const markdown_options& opt)
         }
     }
     if (gated_rows == 0) table = "_No gated counter had data._\n";
+
+    std::string history;
+    std::size_t history_rows = 0;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            for (const auto& line : history_lines(c)) {
+                if (++history_rows <= max_markdown_history_lines) {
+                    history += fmt::format("- ⚠️ {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line));
+                }
+            }
+        }
+    }
+    if (history_rows > max_markdown_history_lines) {
+        history += fmt::format("- … {} more: see the JSON report\n", history_rows - max_markdown_history_lines);
+    }
+    if (!history.empty()) table += "\n" + history;
 
     std::string links;
     if (!opt.run_url.empty()) links += fmt::format("[CI run]({})", md_url(opt.run_url));
@@ -432,6 +552,7 @@ std::string render_text(const report& r, bool colour)
                                c.shift_ci ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
                                p_str(c.p_adjusted ? c.p_adjusted : c.p_value));
             if (c.state != status::unchanged && !c.reason.empty()) out += fmt::format("{:<14}{}\n", "", c.reason);
+            for (const auto& line : history_lines(c)) out += fmt::format("{:<14}! {}\n", "", line);
         }
     }
     out += "(· = reported, not gated)\n";

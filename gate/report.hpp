@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 
 #include "gate/counters.hpp"
 #include "gate/policy.hpp"
+#include "model/alert.hpp"
 
 namespace perfgate::gate {
 
@@ -20,6 +22,30 @@ enum class method { exact, asymptotic, deterministic, welch };
 struct side_summary {
     std::size_t n = 0;
     std::optional<double> mean, median, stddev, cov, min, max;
+};
+
+// An alert that is still open (untriaged or acknowledged) on the series the
+// counter is gated against (model/alert.hpp): where its change starts and by
+// how much.
+struct open_alert {
+    std::int64_t id = 0;
+    model::alert_status state = model::alert_status::untriaged;
+    std::optional<double> delta_pct;   // median after vs before the change, in %
+    std::int64_t run_id = 0;           // first run of the new segment
+    std::string git_sha;
+};
+
+// The baseline branch's recent band: [lo, hi] = the smallest and largest of
+// the per-run medians of the series since its last stored change point, at
+// most policy.history of them, runs older than the candidate (see
+// service::compare). A candidate median outside it is lower or higher than
+// every recent run of the baseline branch. Distribution-free, but context,
+// not a test: for n exchangeable points a new one from the same distribution
+// falls outside with probability 2/(n+1) (~6.5% at the default n = 30).
+struct history_band {
+    double lo = 0, hi = 0;
+    std::size_t n = 0;                      // medians in the band, >= policy.history_min
+    std::optional<std::int64_t> since_run;  // the change point's run it starts at; none: no change point in the window
 };
 
 struct counter_report {
@@ -36,6 +62,15 @@ struct counter_report {
     std::optional<double> running_pct_min;
     std::optional<double> z_score;
     bool anomaly = false;
+    // History context, filled in by service::compare from the store (null
+    // for files compared without one): open alerts on the series (empty when
+    // there are none; nullopt when the report had no store or the baseline
+    // run no branch), the recent band (nullopt with fewer than
+    // policy.history_min points) and whether the candidate median lies
+    // outside it (nullopt without a band or a candidate median).
+    std::optional<std::vector<open_alert>> open_alerts;
+    std::optional<history_band> band;
+    std::optional<bool> outside_band;
     std::string reason;   // one line: why this status (for text/markdown details)
 };
 
@@ -61,6 +96,8 @@ std::string_view to_string(verdict v);
 std::string_view to_string(method m);
 
 // The contract: schema "perfgate.report/v1"; statistics that do not apply are null.
+// report_from_json accepts reports without the fields added later in v1
+// (open_alerts, band, outside_band): they read as null.
 nlohmann::json to_json(const report& r);
 report report_from_json(const nlohmann::json& j);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <list>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -77,7 +78,8 @@ benchmark_samples samples_from(const model::run_record& run)
 // makes the same inputs produce a different report (statistics, report
 // fields), so that comparisons stored by an older perfgate are recomputed
 // instead of being returned to the new one.
-constexpr std::string_view request_key_version = "perfgate.compare-key/v1";
+// v2: reports carry history context (open_alerts, band, outside_band).
+constexpr std::string_view request_key_version = "perfgate.compare-key/v2";
 
 } // namespace
 
@@ -151,6 +153,10 @@ struct service::recent_comparisons {
             n += sizeof(benchmark_report) + b.name.capacity();
             for (const auto& cr : b.counters) {
                 n += sizeof(counter_report) + cr.name.capacity() + cr.unit.capacity() + cr.reason.capacity();
+                if (cr.open_alerts) {
+                    n += cr.open_alerts->capacity() * sizeof(open_alert);
+                    for (const auto& a : *cr.open_alerts) n += a.git_sha.capacity();
+                }
             }
         }
         // Policy overrides: a map node each, with its name.
@@ -265,6 +271,154 @@ private:
     std::size_t pairs_, runs_ = 0, paired_ = 0, samples_ = 0, counters_ = 0;
 };
 
+// The recent band of a series (report.hpp, history_band): the points from
+// the last one where a stored change point starts, or all of them, when
+// there are at least policy.history_min (and two). Points before a change
+// belong to another level: a band across it would hold both.
+std::optional<history_band> band_of(const std::vector<model::history_point>& points,
+                                    const std::vector<model::change_point_record>& changes, const policy& rules)
+{
+    std::set<std::int64_t> starts;
+    for (const auto& cp : changes) starts.insert(cp.run_id);
+    std::size_t first = 0;
+    std::optional<std::int64_t> since;
+    for (std::size_t i = points.size(); i-- > 0;) {
+        if (starts.contains(points[i].run_id)) {
+            first = i;
+            since = points[i].run_id;
+            break;
+        }
+    }
+    const std::size_t n = points.size() - first;
+    if (n < std::max<std::size_t>(rules.history_min, 2)) return std::nullopt;
+    const auto [lo, hi] = std::minmax_element(points.begin() + static_cast<std::ptrdiff_t>(first), points.end(),
+                                              [](const auto& x, const auto& y) { return x.median < y.median; });
+    return history_band{lo->median, hi->median, n, since};
+}
+
+// The baseline-branch history of one compare: per benchmark, the series it
+// is gated against (the baseline run's branch, the candidate's testbed, runs
+// older than the candidate). The z-score reads a series's last
+// policy.history medians; the band of the same points is kept then (a few
+// numbers per counter, not the points: a gate of 4096 counters reads up to
+// 1000 each), so each series is read once.
+class baseline_history {
+public:
+    struct series {
+        std::string benchmark, branch, testbed;
+        std::int64_t before = 0;   // the candidate run
+    };
+
+    baseline_history(const store::store& db, const std::string& project, const policy& rules)
+        : db_(db), project_(project), rules_(rules)
+    {
+    }
+
+    void add(series s) { series_.push_back(std::move(s)); }
+
+    [[nodiscard]] const series* find(std::string_view benchmark) const
+    {
+        auto it = std::find_if(series_.begin(), series_.end(),
+                               [&](const series& s) { return s.benchmark == benchmark; });
+        return it == series_.end() ? nullptr : &*it;
+    }
+
+    // The last policy.history baseline-run medians of (benchmark, counter),
+    // oldest first; empty for a benchmark not compared. With no branch on
+    // the baseline run, any branch's (as the z-score always read them).
+    std::vector<double> medians(std::string_view benchmark, std::string_view counter)
+    {
+        std::vector<double> out;
+        for (const auto& p : read(benchmark, counter)) out.push_back(p.median);
+        return out;
+    }
+
+    // The recent band of (benchmark, counter); none for a baseline run
+    // without a branch (a change point is always one branch's).
+    std::optional<history_band> band(std::string_view benchmark, std::string_view counter)
+    {
+        auto key = std::pair{std::string(benchmark), std::string(counter)};
+        if (auto it = bands_.find(key); it != bands_.end()) return it->second;
+        read(benchmark, counter);
+        return bands_[key];
+    }
+
+private:
+    std::vector<model::history_point> read(std::string_view benchmark, std::string_view counter)
+    {
+        const series* s = find(benchmark);
+        if (!s) return {};
+        model::history_query q;
+        q.project = project_;
+        q.benchmark = s->benchmark;
+        q.counter = std::string(counter);
+        if (!s->branch.empty()) q.branch = s->branch;
+        if (!s->testbed.empty()) q.testbed = s->testbed;
+        q.role = "baseline";
+        q.before_run = s->before;
+        q.limit = rules_.history;
+        auto points = db_.history(q);
+        std::optional<history_band> b;
+        if (!s->branch.empty() && points.size() >= std::max<std::size_t>(rules_.history_min, 2)) {
+            b = band_of(points, db_.change_points(project_, {s->benchmark, q.counter, s->testbed, s->branch}), rules_);
+        }
+        bands_[{s->benchmark, q.counter}] = b;
+        return points;
+    }
+
+    const store::store& db_;
+    const std::string& project_;
+    const policy& rules_;
+    std::vector<series> series_;
+    std::map<std::pair<std::string, std::string>, std::optional<history_band>> bands_;
+};
+
+// The alerts of one benchmark on one testbed and branch that are still
+// open, oldest first. At most max_alert_limit per open status: a series
+// has a handful; this bounds a compare against a project nobody triages.
+std::vector<model::alert> open_alerts_of(const store::store& db, const std::string& project,
+                                         const baseline_history::series& s)
+{
+    std::vector<model::alert> out;
+    for (const auto state : {model::alert_status::untriaged, model::alert_status::acknowledged}) {
+        model::alert_query q;
+        q.project = project;
+        q.status = state;
+        q.benchmark = s.benchmark;
+        q.testbed = s.testbed;   // matches names too: the series check below keeps the fingerprint's
+        q.limit = max_alert_limit;
+        for (auto& a : db.alerts(q)) {
+            if (a.change.series.testbed == s.testbed && a.change.series.branch == s.branch) out.push_back(std::move(a));
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const model::alert& x, const model::alert& y) { return x.id < y.id; });
+    return out;
+}
+
+// Each counter's history context (report.hpp): the open alerts on its
+// series and the recent band. Only for a baseline run with a branch: the
+// series of a change point or an alert is always one branch's.
+void add_history_context(report& r, const store::store& db, const std::string& project, baseline_history& hist)
+{
+    for (auto& b : r.benchmarks) {
+        const baseline_history::series* s = hist.find(b.name);
+        if (!s || s->branch.empty()) continue;
+        const std::vector<model::alert> open = open_alerts_of(db, project, *s);
+        for (auto& c : b.counters) {
+            std::vector<open_alert> mine;
+            for (const auto& a : open) {
+                if (a.change.series.counter != c.name) continue;
+                mine.push_back({a.id, a.status, a.change.delta_pct, a.change.run_id, a.change.git_sha});
+            }
+            c.open_alerts = std::move(mine);
+            c.band = hist.band(b.name, c.name);
+            if (c.band && c.candidate.median) {
+                c.outside_band = *c.candidate.median < c.band->lo || *c.candidate.median > c.band->hi;
+            }
+        }
+    }
+}
+
 } // namespace
 
 model::ingest_result service::ingest(const model::ingest_request& req)
@@ -320,6 +474,9 @@ comparison service::compare(const std::string& project,
     // policy). Runs are immutable and the z-score history is runs older
     // than the candidate, which never changes once the candidate is stored.
     // So a stored report for the same key is the answer, with its id.
+    // The history context (open alerts, the band since the last change
+    // point) is the exception: it is what the store held when the report was
+    // first computed, and a repeat returns it as it was then.
     const std::string key = comparison_request_key(project, pairs, rules);
     if (auto hit = recent_->find(project, key)) return *hit;
     if (auto stored = db_.find_comparison(project, key)) {
@@ -335,11 +492,7 @@ comparison service::compare(const std::string& project,
     }
 
     sample_set base, cand;
-    struct history_key {
-        std::string benchmark, branch, testbed;
-        std::int64_t before = 0;
-    };
-    std::vector<history_key> keys;
+    baseline_history hist(db_, project, rules);
     std::set<std::string> names;
     compare_budget budget(pairs.size());
     for (const auto& [b_id, c_id] : pairs) {
@@ -361,28 +514,17 @@ comparison service::compare(const std::string& project,
         cand.benchmarks.push_back(samples_from(*c));
         // History: the baseline branch on the candidate's testbed, runs older
         // than the candidate (design.md §3).
-        keys.push_back({b->benchmark, b->branch, c->testbed.fingerprint, c_id});
+        hist.add({b->benchmark, b->branch, c->testbed.fingerprint, c_id});
     }
 
     history_fn history = [&](std::string_view benchmark, std::string_view counter) {
-        std::vector<double> medians;
-        auto key = std::find_if(keys.begin(), keys.end(), [&](const history_key& k) { return k.benchmark == benchmark; });
-        if (key == keys.end()) return medians;
-        model::history_query q;
-        q.project = project;
-        q.benchmark = key->benchmark;
-        q.counter = std::string(counter);
-        if (!key->branch.empty()) q.branch = key->branch;
-        if (!key->testbed.empty()) q.testbed = key->testbed;
-        q.role = "baseline";
-        q.before_run = key->before;
-        q.limit = rules.history;
-        for (const auto& p : db_.history(q)) medians.push_back(p.median);
-        return medians;
+        return hist.medians(benchmark, counter);
     };
 
     comparison out;
     out.result = gate::compare(base, cand, rules, history);
+    // As the store holds it now, kept with the report (the idempotence note above).
+    add_history_context(out.result, db_, project, hist);
     const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
     // Two identical requests that both missed above: the store keeps the
     // first row and returns its id to the second.

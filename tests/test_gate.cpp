@@ -662,3 +662,153 @@ TEST_CASE("compare: max_cov applies to counters with negative values too")
     CHECK(cn.reason.find("coefficient of variation") != std::string::npos);
     CHECK(neg.result == verdict::inconclusive);
 }
+
+namespace {
+
+// A report whose task-clock counter carries history context as
+// service::compare fills it in.
+report with_history_context()
+{
+    report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
+                       one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}), policy{});
+    auto& c = r.benchmarks[0].counters[0];
+    REQUIRE(c.name == "task-clock");
+    c.open_alerts = std::vector<open_alert>{
+        {12, model::alert_status::acknowledged, 5.1, 40, "abc1234def5678abc1234def5678abc1234def56"},
+        {13, model::alert_status::untriaged, std::nullopt, 52, ""}};
+    c.band = history_band{99.0, 101.0, 30, 41};
+    c.outside_band = true;
+    auto& pf = r.benchmarks[0].counters[1];
+    pf.open_alerts = std::vector<open_alert>{};
+    pf.band = history_band{99.5, 100.5, 8, std::nullopt};
+    pf.outside_band = false;
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("report JSON: history context is optional and round-trips")
+{
+    SUBCASE("without a store: null")
+    {
+        const report r = compare(one({series("task-clock", ramp(), "msec")}),
+                                 one({series("task-clock", ramp(1.1), "msec")}), policy{});
+        const json j = to_json(r);
+        const json& c = j["benchmarks"][0]["counters"][0];
+        for (const char* key : {"open_alerts", "band", "outside_band"}) {
+            CHECK_MESSAGE(c.contains(key), key);
+            CHECK_MESSAGE(c[key].is_null(), key);
+        }
+        CHECK(to_json(report_from_json(j)) == j);
+    }
+    SUBCASE("with context")
+    {
+        const json j = to_json(with_history_context());
+        CHECK(j["schema"] == "perfgate.report/v1");
+        const json& c = j["benchmarks"][0]["counters"][0];
+        REQUIRE(c["open_alerts"].size() == 2);
+        CHECK(c["open_alerts"][0] == json::parse(R"({"id": 12, "status": "acknowledged", "delta_pct": 5.1,
+            "run_id": 40, "git_sha": "abc1234def5678abc1234def5678abc1234def56"})"));
+        CHECK(c["open_alerts"][1]["delta_pct"].is_null());
+        CHECK(c["band"] == json::parse(R"({"lo": 99.0, "hi": 101.0, "n": 30, "since_run": 41})"));
+        CHECK(c["outside_band"] == true);
+        const json& pf = j["benchmarks"][0]["counters"][1];
+        CHECK(pf["open_alerts"] == json::array());
+        CHECK(pf["band"]["since_run"].is_null());
+        CHECK(pf["outside_band"] == false);
+
+        const report back = report_from_json(j);
+        const counter_report& bc = back.benchmarks[0].counters[0];
+        REQUIRE(bc.open_alerts);
+        REQUIRE(bc.open_alerts->size() == 2);
+        CHECK(bc.open_alerts->front().state == model::alert_status::acknowledged);
+        CHECK(bc.open_alerts->front().git_sha == "abc1234def5678abc1234def5678abc1234def56");
+        CHECK_FALSE(bc.open_alerts->back().delta_pct);
+        REQUIRE(bc.band);
+        CHECK(bc.band->since_run == 41);
+        CHECK(bc.outside_band == true);
+        REQUIRE(back.benchmarks[0].counters[1].open_alerts);
+        CHECK(back.benchmarks[0].counters[1].open_alerts->empty());
+        CHECK(to_json(back) == j);
+    }
+    SUBCASE("a report stored before the fields existed reads as without context")
+    {
+        json j = to_json(with_history_context());
+        for (auto& c : j["benchmarks"][0]["counters"]) {
+            c.erase("open_alerts");
+            c.erase("band");
+            c.erase("outside_band");
+        }
+        const report back = report_from_json(j);
+        for (const auto& c : back.benchmarks[0].counters) {
+            CHECK_FALSE(c.open_alerts);
+            CHECK_FALSE(c.band);
+            CHECK_FALSE(c.outside_band);
+        }
+    }
+    SUBCASE("malformed context is a bad report")
+    {
+        json j = to_json(with_history_context());
+        j["benchmarks"][0]["counters"][0]["open_alerts"][0]["status"] = "closed";
+        CHECK_THROWS_WITH_AS(report_from_json(j), doctest::Contains("unknown alert status 'closed'"), perfgate::error);
+        j = to_json(with_history_context());
+        j["benchmarks"][0]["counters"][0]["band"] = json::object({{"lo", 1}});
+        CHECK_THROWS_WITH_AS(report_from_json(j), doctest::Contains("report JSON"), perfgate::error);
+        j = to_json(with_history_context());
+        j["benchmarks"][0]["counters"][0]["open_alerts"] = "none";
+        CHECK_THROWS_WITH_AS(report_from_json(j), doctest::Contains("report JSON"), perfgate::error);
+    }
+}
+
+TEST_CASE("renderers: history context")
+{
+    const report r = with_history_context();
+    SUBCASE("markdown: a line per open alert and per candidate outside its band")
+    {
+        const std::string md = render_markdown(r);
+        INFO(md);
+        CHECK(md.find("- ⚠️ default / task-clock: open alert 12 on this series \\(acknowledged\\): +5.10% since "
+                      "abc1234 \\(run 40\\)\n") != std::string::npos);
+        CHECK(md.find("- ⚠️ default / task-clock: open alert 13 on this series: — since run 52\n") != std::string::npos);
+        CHECK(md.find("outside the baseline's recent band \\[99, 101\\] \\(30 runs since the change at run "
+                      "41\\)\n") != std::string::npos);
+        // Above the collapsed details, and nothing for a counter inside its band.
+        CHECK(md.find("open alert 12") < md.find("<details>"));
+        CHECK(md.find("page-faults: ") == std::string::npos);
+        // "#12" would link the repository's issue 12.
+        CHECK(md.find("#12") == std::string::npos);
+    }
+    SUBCASE("markdown: stored text is escaped")
+    {
+        report evil = r;
+        evil.benchmarks[0].counters[0].open_alerts->front().git_sha = "<b>(y)";
+        const std::string md = render_markdown(evil);
+        CHECK(md.find("since &lt;b&gt;\\(y\\) \\(run 40\\)") != std::string::npos);
+        CHECK(md.find("<b>") == std::string::npos);
+    }
+    SUBCASE("markdown: at most 20 history lines")
+    {
+        report many = r;
+        auto& alerts = *many.benchmarks[0].counters[0].open_alerts;
+        for (std::int64_t i = 0; i < 30; ++i) alerts.push_back({100 + i, model::alert_status::untriaged, 1.0, i, ""});
+        const std::string md = render_markdown(many);
+        CHECK(md.find("open alert 117 ") != std::string::npos);
+        CHECK(md.find("open alert 118 ") == std::string::npos);
+        CHECK(md.find("- … 13 more: see the JSON report") != std::string::npos);
+    }
+    SUBCASE("none without context")
+    {
+        const report plain = compare(one({series("task-clock", ramp(), "msec")}),
+                                     one({series("task-clock", ramp(1.1), "msec")}), policy{});
+        CHECK(render_markdown(plain).find("open alert") == std::string::npos);
+        CHECK(render_text(plain, false).find("open alert") == std::string::npos);
+    }
+    SUBCASE("text")
+    {
+        const std::string text = render_text(r, false);
+        CHECK(text.find("! open alert 12 on this series (acknowledged): +5.10% since abc1234 (run 40)\n") !=
+              std::string::npos);
+        CHECK(text.find("! candidate ") != std::string::npos);
+        CHECK(text.find("outside the baseline's recent band [99, 101]") != std::string::npos);
+    }
+}

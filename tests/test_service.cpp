@@ -502,3 +502,116 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
                              perfgate::error);
     }
 }
+
+TEST_CASE("service: the report shows open alerts on the gated series and the recent band")
+{
+    store::store db(":memory:");
+    service svc(db);
+    std::vector<std::int64_t> opened;
+    const auto ids = store_series(svc, 60, 40, 0.05, &opened);
+    REQUIRE(opened.size() == 1);
+    const model::alert a = svc.alert("demo", opened.front());
+    const auto cps = svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt);
+    REQUIRE(cps.size() == 1);
+    const auto at = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), cps.front().run_id) - ids.begin());
+
+    // Candidates of a PR: one at the new level, one far above it.
+    const auto inside = svc.ingest_run(stored_run("candidate", {105, 105, 105, 105, 105})).run_id;
+    const auto outside = svc.ingest_run(stored_run("candidate", {130, 130, 130, 130, 130})).run_id;
+    const auto counter_json = [](const comparison& c) {
+        return json::parse(*c.json)["benchmarks"][0]["counters"][0];
+    };
+
+    const comparison first = svc.compare("demo", {{ids.back(), inside}}, policy{});
+    const json c = counter_json(first);
+    INFO(c.dump());
+    REQUIRE(c["open_alerts"].is_array());
+    REQUIRE(c["open_alerts"].size() == 1);
+    CHECK(c["open_alerts"][0]["id"] == a.id);
+    CHECK(c["open_alerts"][0]["status"] == "untriaged");
+    CHECK(c["open_alerts"][0]["run_id"] == a.change.run_id);
+    CHECK(c["open_alerts"][0]["git_sha"] == a.change.git_sha);
+    CHECK(c["open_alerts"][0]["delta_pct"].get<double>() == doctest::Approx(*a.change.delta_pct));
+    // The band starts at the change point: the last 30 runs hold both levels,
+    // the band only the new one.
+    REQUIRE(c["band"].is_object());
+    CHECK(c["band"]["since_run"] == cps.front().run_id);
+    CHECK(c["band"]["n"] == 60 - at);
+    CHECK(c["band"]["lo"].get<double>() > 103);
+    CHECK(c["band"]["hi"].get<double>() < 107);
+    CHECK(c["outside_band"] == false);
+    // The parsed report says the same.
+    const counter_report& cr = counter(first.result, "task-clock");
+    REQUIRE(cr.open_alerts);
+    REQUIRE(cr.open_alerts->size() == 1);
+    CHECK(cr.open_alerts->front().id == a.id);
+    CHECK(cr.outside_band == false);
+
+    SUBCASE("far outside the band")
+    {
+        const json o = counter_json(svc.compare("demo", {{ids.back(), outside}}, policy{}));
+        CHECK(o["outside_band"] == true);
+        CHECK(o["open_alerts"].size() == 1);
+    }
+    SUBCASE("an acknowledged alert is still open")
+    {
+        svc.update_alert("demo", a.id, {model::alert_status::acknowledged, {}, "ana"});
+        const json o = counter_json(svc.compare("demo", {{ids.back(), outside}}, policy{}));
+        REQUIRE(o["open_alerts"].size() == 1);
+        CHECK(o["open_alerts"][0]["status"] == "acknowledged");
+    }
+    const auto closed_is_not_open = [&](model::alert_status closed) {
+        svc.update_alert("demo", a.id, {closed, {}, "ana"});
+        const json o = counter_json(svc.compare("demo", {{ids.back(), outside}}, policy{}));
+        CHECK(o["open_alerts"].is_array());
+        CHECK(o["open_alerts"].empty());
+        CHECK(o["outside_band"] == true);
+        // A repeat of the first request is the stored report: the context it
+        // was computed with.
+        const comparison again = svc.compare("demo", {{ids.back(), inside}}, policy{});
+        CHECK(again.id == first.id);
+        CHECK(counter_json(again)["open_alerts"].size() == 1);
+    };
+    SUBCASE("a fixed alert is not open") { closed_is_not_open(model::alert_status::fixed); }
+    SUBCASE("an invalid alert is not open") { closed_is_not_open(model::alert_status::invalid); }
+    SUBCASE("alerts of another testbed or branch are not this series's")
+    {
+        auto other = stored_run("candidate", {105, 105, 105, 105, 105});
+        other.testbed = {"ci-2", "cpu", 2, "6.1", "fp-2"};
+        const auto elsewhere = svc.ingest_run(other).run_id;
+        const json o = counter_json(svc.compare("demo", {{ids.back(), elsewhere}}, policy{}));
+        CHECK(o["open_alerts"].is_array());
+        CHECK(o["open_alerts"].empty());
+        CHECK(o["band"].is_null());   // no baseline runs on that testbed
+        CHECK(o["outside_band"].is_null());
+    }
+}
+
+TEST_CASE("service: a report without baseline-branch history has no band and no alerts")
+{
+    store::store db(":memory:");
+    service svc(db);
+    SUBCASE("one baseline run on the branch: too few points for a band")
+    {
+        const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
+        const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+        const json c = json::parse(*svc.compare("demo", {{base, cand}}, policy{}).json)["benchmarks"][0]["counters"][0];
+        CHECK(c["open_alerts"].is_array());
+        CHECK(c["open_alerts"].empty());
+        CHECK(c["band"].is_null());
+        CHECK(c["outside_band"].is_null());
+    }
+    SUBCASE("a baseline run without a branch names no series")
+    {
+        auto b = stored_run("baseline", ramp());
+        b.branch.clear();
+        const auto base = svc.ingest_run(b).run_id;
+        const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+        const comparison cmp = svc.compare("demo", {{base, cand}}, policy{});
+        const json c = json::parse(*cmp.json)["benchmarks"][0]["counters"][0];
+        CHECK(c["open_alerts"].is_null());
+        CHECK(c["band"].is_null());
+        CHECK(c["outside_band"].is_null());
+        CHECK_FALSE(counter(cmp.result, "task-clock").open_alerts);
+    }
+}
