@@ -32,6 +32,7 @@ constexpr std::string_view top_usage =
     "  github      post a report to a GitHub pull request (comment, status, summary)\n"
     "  alerts      list and triage alerts: change points on the baseline branch\n"
     "  change-points  find change points in a series of numbers (offline)\n"
+    "  project     show or set a project's settings (the watched baseline branch)\n"
     "\n"
     "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 inconclusive\n"
     "(with --fail-on-inconclusive), 4 measurement or environment failure.\n"
@@ -51,6 +52,7 @@ int dispatch(std::string_view command, const perfgate::cli::argv_t& args)
     if (command == "github") return cmd_github(args);
     if (command == "alerts") return cmd_alerts(args);
     if (command == "change-points") return cmd_change_points(args);
+    if (command == "project") return cmd_project(args);
     print_error(fmt::format("perfgate: unknown command '{}'\n\n{}", command, top_usage));
     return perfgate::exit_usage;
 }

@@ -217,3 +217,36 @@ TEST_CASE("perfgate change-points: a list or a CSV column in, change points out;
     }
     std::filesystem::remove(out);
 }
+
+TEST_CASE("perfgate project shows and sets the watched baseline branch; bad input is exit 2")
+{
+    const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".db");
+    const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".out");
+    const std::string qdb = "'" + db.string() + "'";
+    REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
+    REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out).find("baseline_branch main") != std::string::npos);
+    REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk", "", out.string()).code == 0);
+    CHECK(slurp(out).find("baseline_branch trunk") != std::string::npos);
+    REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out).find("baseline_branch trunk") != std::string::npos);
+
+    auto o = sh("project --db " + qdb + " --project nope");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("no project 'nope'") != std::string::npos);
+    o = sh("project --db " + qdb + " --project demo --baseline-branch 'a b'");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("field 'branch'") != std::string::npos);
+    o = sh("alerts list --db " + qdb + " --project demo --status open");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--status") != std::string::npos);
+    o = sh("alerts show 0 --db " + qdb + " --project demo");
+    CHECK(o.code == 2);
+    o = sh("alerts show 7 --db " + qdb + " --project demo");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("has no alert 7") != std::string::npos);
+    REQUIRE(sh("alerts --db " + qdb + " --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out).find("no alerts match") != std::string::npos);
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
+    std::filesystem::remove(out);
+}
