@@ -1051,7 +1051,14 @@ TEST_CASE("the header decides: a request refused for its route, method or token 
         std::this_thread::sleep_for(1s);   // what sits in socket buffers has reached the server
         const long after = rss_kib(srv.proc().pid());
         INFO("RSS " << before << " KiB -> " << after << " KiB");
+#if defined(__SANITIZE_THREAD__)
+        // TSan keeps shadow memory and per-thread history for every access
+        // (documented at 5-10x the program's memory), so RSS says nothing
+        // about buffered bodies there; the other builds check it.
+        (void)after;
+#else
         CHECK(after - before < 24 * 1024);   // buffering the bodies would take 128 MiB
+#endif
     }
     CHECK(count_runs(port, token) <= 1);
 }
