@@ -121,14 +121,7 @@ int main(int argc, char** argv)
     std::size_t alerts = 0;
     for (long i = 0; i < measured; ++i) {
         const auto run = make_run(state, 1'800'000'000 + i);
-        model::ingest_request req;
-        req.project = run.project;
-        req.benchmark = run.benchmark;
-        req.role = run.role;
-        req.git_sha = run.git_sha;
-        req.branch = run.branch;
-        req.testbed = run.testbed;
-        req.perf_csv = runner::to_perf_csv(run);
+        const model::ingest_request req = runner::ingest_request_of(run);
         for (int k = 0; k < 4; ++k) {
             const bool csv = k / 2 == 1;
             const bool watch = (k % 2 == 0) == (i % 2 == 0);   // alternate which goes first

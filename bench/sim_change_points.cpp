@@ -28,6 +28,7 @@
 // alarms than otava on t3 and bimodal noise, recall within 2 points of
 // otava's or above in every step scenario), 1 otherwise, 2 on a usage error.
 
+#include "sim_args.hpp"
 #include "stats/change_points.hpp"
 
 #include <algorithm>
@@ -170,18 +171,12 @@ double pct(std::size_t part, std::size_t whole)
     return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
-bool parse_count(std::string_view text, std::uint64_t& out)
-{
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && end == text.data() + text.size() && out > 0;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
 {
     std::uint64_t trials = default_trials, seed = default_seed;
-    if (argc > 3 || (argc > 1 && !parse_count(argv[1], trials)) || (argc > 2 && !parse_count(argv[2], seed))) {
+    if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {
         std::fprintf(stderr, "usage: sim_change_points [trials] [seed]\n"
                              "  trials and seed are positive integers (defaults %llu and %llu)\n",
                      static_cast<unsigned long long>(default_trials), static_cast<unsigned long long>(default_seed));

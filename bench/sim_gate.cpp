@@ -20,6 +20,7 @@
 // Exit status: 0 when the scenario meets both targets, 1 when it
 // misses one, 2 on a usage error.
 
+#include "sim_args.hpp"
 #include "gate/compare.hpp"
 
 #include <array>
@@ -181,18 +182,12 @@ std::string describe(const scenario& sc)
                                         : std::string());
 }
 
-bool parse_count(std::string_view text, std::uint64_t& out)
-{
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && end == text.data() + text.size() && out > 0;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
 {
     std::uint64_t trials = default_trials, seed = default_seed;
-    if (argc > 3 || (argc > 1 && !parse_count(argv[1], trials)) || (argc > 2 && !parse_count(argv[2], seed))) {
+    if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {
         std::fprintf(stderr, "usage: sim_gate [trials] [seed]\n"
                              "  trials and seed are positive integers (defaults %zu and %llu)\n",
                      default_trials, static_cast<unsigned long long>(default_seed));

@@ -203,24 +203,6 @@ void fill_identity(model::run_record& run, const std::string& project, const git
     run.environment_json = environment;
 }
 
-// A measured run as the server's upload takes it: its samples as perf stat
-// CSV, which the server parses back into the same samples.
-model::ingest_request ingest_request_of(const model::run_record& run)
-{
-    model::ingest_request in;
-    in.project = run.project;
-    in.benchmark = run.benchmark;
-    in.role = run.role;
-    in.git_sha = run.git_sha;
-    in.branch = run.branch;
-    in.pr = run.pr;
-    in.testbed = run.testbed;
-    in.backend = run.backend;
-    in.environment_json = run.environment_json;
-    in.perf_csv = runner::to_perf_csv(run);
-    return in;
-}
-
 } // namespace
 
 int cmd_run(const argv_t& argv)
@@ -303,8 +285,8 @@ int cmd_run(const argv_t& argv)
     api::run_pairs pairs;
     if (where.server) {
         for (auto& m : results) {
-            pairs.emplace_back(where.server->upload(ingest_request_of(m.baseline.run)).run_id,
-                               where.server->upload(ingest_request_of(m.candidate.run)).run_id);
+            pairs.emplace_back(where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id,
+                               where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id);
         }
         result = where.server->compare(pairs, rules);
         if (github && result.comparison_id) github->comparison_url = where.server->comparison_url(*result.comparison_id);

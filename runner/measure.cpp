@@ -657,6 +657,22 @@ std::string to_perf_csv(const model::run_record& run)
     return out;
 }
 
+model::ingest_request ingest_request_of(const model::run_record& run)
+{
+    model::ingest_request in;
+    in.project = run.project;
+    in.benchmark = run.benchmark;
+    in.role = run.role;
+    in.git_sha = run.git_sha;
+    in.branch = run.branch;
+    in.pr = run.pr;
+    in.testbed = run.testbed;
+    in.backend = run.backend;
+    in.environment_json = run.environment_json;
+    in.perf_csv = to_perf_csv(run);
+    return in;
+}
+
 std::vector<std::vector<std::string>> split_event_groups(const std::vector<std::string>& events, double min_running_pct)
 {
     std::vector<std::string> software, hardware;

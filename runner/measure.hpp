@@ -123,6 +123,10 @@ std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& be
 // "# started on" block per repetition, one line per counter (wall-time etc.
 // included in perf's field layout), for the server's perf_csv field.
 std::string to_perf_csv(const model::run_record& run);
+// A measured run as the server's upload takes it: its identity and its
+// samples as perf stat CSV (to_perf_csv), which the server parses back into
+// the same samples.
+model::ingest_request ingest_request_of(const model::run_record& run);
 
 // Splits events into groups for --split-events. Software events (task-clock,
 // page-faults, duration_time, ...) never multiplex and stay in group 0; the

@@ -16,6 +16,8 @@
 
 #include <doctest/doctest.h>
 
+#include "test_support.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -29,18 +31,6 @@ namespace {
 
 constexpr double p_tol = 1e-9;
 
-bool close_rel(double got, double want, double tol)
-{
-    if (got == want) return true;
-    return std::fabs(got - want) <= tol * std::fabs(want);
-}
-
-#define CHECK_REL(got, want, tol)                                                  \
-    do {                                                                           \
-        const double got_ = (got), want_ = (want);                                 \
-        INFO(#got " = " << got_ << ", want " << want_ << " (rel tol " << (tol) << ")"); \
-        CHECK(close_rel(got_, want_, (tol)));                                      \
-    } while (0)
 
 // Data generators mirrored from gen_change_point_refs.py: the same integer
 // LCG and the same floating-point operations in the same order, so both

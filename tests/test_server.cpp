@@ -1367,9 +1367,7 @@ std::string task_clock_capture(double level, std::uint64_t& state)
 {
     std::string out;
     for (int rep = 0; rep < 5; ++rep) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        const double u = static_cast<double>(state >> 11) / 9007199254740992.0;
-        const double v = level * (1 + 0.02 * (u - 0.5));
+        const double v = level * (1 + 0.02 * (perfgate::test::lcg_uniform(state) - 0.5));
         out += "# started on Sun Nov 22 02:11:05 2026\n\n";
         out += fmt::format("{:.3f},msec,task-clock,{},100.00,0.999,CPUs utilized\n", v,
                            static_cast<long long>(v * 1e6));

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "report_support.hpp"
+#include "test_support.hpp"
 
 #include <cstdlib>
 #include <functional>
@@ -365,9 +366,7 @@ model::run_record series_run(double level, std::uint64_t& state, std::int64_t cr
 {
     std::vector<double> values;
     for (int i = 0; i < 5; ++i) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        const double u = static_cast<double>(state >> 11) / 9007199254740992.0;   // [0, 1)
-        values.push_back(level * (1 + 0.02 * (u - 0.5)));
+        values.push_back(level * (1 + 0.02 * (perfgate::test::lcg_uniform(state) - 0.5)));
     }
     model::run_record r = stored_run(std::move(role), values);
     r.branch = std::move(branch);

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstddef>
 #include <fstream>
 #include <sstream>
@@ -39,4 +41,26 @@ inline std::vector<double> reference_holm(const std::vector<double>& p)
     return out;
 }
 
+// got == want within a relative tolerance (exact equality also for 0).
+inline bool close_rel(double got, double want, double tol)
+{
+    if (got == want) return true;
+    return std::fabs(got - want) <= tol * std::fabs(want);
+}
+
+// The next value of a 64-bit LCG (Knuth's MMIX constants) as a uniform double
+// in [0, 1): deterministic noise, the same on every machine.
+inline double lcg_uniform(std::uint64_t& state)
+{
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;   // 53 bits / 2^53
+}
+
 } // namespace perfgate::test
+
+#define CHECK_REL(got, want, tol)                                                              \
+    do {                                                                                       \
+        const double got_ = (got), want_ = (want);                                             \
+        INFO(#got " = " << got_ << ", want " << want_ << " (rel tol " << (tol) << ")");        \
+        CHECK(::perfgate::test::close_rel(got_, want_, (tol)));                                \
+    } while (0)
