@@ -1,14 +1,17 @@
 // bench_watch: what watching the history costs an upload.
 //
-// Two copies of one SQLite database holding `stored` baseline runs of main
-// (5 counters x 10 repetitions each, one benchmark, one testbed). In one the
+// Three copies of one SQLite database holding `stored` baseline runs of main
+// (5 counters x 10 repetitions each, one benchmark, one testbed). In two the
 // project's baseline branch is main, so every further baseline run of main
 // re-runs change-point detection on the tail of each of its 5 series and
-// stores the result (service::watch); in the other it is a branch nobody
-// pushes to, so ingest stores the run and nothing else. Both then ingest the
-// same `measured` runs through gate::service::ingest_run, alternating between
-// the two databases run by run (so that drift of the machine hits both), and
-// the median and p90 time per ingest are compared.
+// stores the result (watch_series): inline, the upload waiting for it (as
+// `perfgate run --db` does), or on the background worker (as `perfgate
+// serve` does: the upload returns once the run is stored). In the third the
+// baseline branch is one nobody pushes to, so ingest stores the run and
+// nothing else. All three ingest the same `measured` runs, rotating which
+// goes first run by run (so that drift of the machine hits all), and the
+// median and p90 time per ingest are compared; for the background mode also
+// the time from the upload's return to its detection being done.
 //
 // The target: ratio (with / without) <= 1.2 on 10,000 stored runs,
 // and flat as history grows (run it with 1000 and 10000).
@@ -92,7 +95,7 @@ int main(int argc, char** argv)
     const fs::path watched = dir / fmt::format("bench-watch-{}-on.db", stored);
 
     // History: generated once without watching (fast) and reused; each run
-    // measures on two fresh copies.
+    // measures on three fresh copies.
     if (!fs::exists(history)) {
         const fs::path tmp = dir / fmt::format("bench-watch-{}.tmp", stored);
         fs::remove(tmp);
@@ -106,50 +109,73 @@ int main(int argc, char** argv)
         }
         fs::rename(tmp, history);
     }
-    remove_db(quiet);
-    remove_db(watched);
-    fs::copy_file(history, quiet);
-    fs::copy_file(history, watched);
-    auto db_off = std::make_unique<store::store>(quiet), db_on = std::make_unique<store::store>(watched);
-    gate::service off(*db_off), on(*db_on);
-    on.set_baseline_branch("bench", "main");
+    const fs::path deferred = dir / fmt::format("bench-watch-{}-bg.db", stored);
+    const fs::path copies[3] = {quiet, watched, deferred};
+    std::unique_ptr<store::store> dbs[3];
+    for (int m = 0; m < 3; ++m) {
+        remove_db(copies[m]);
+        fs::copy_file(history, copies[m]);
+        dbs[m] = std::make_unique<store::store>(copies[m]);
+    }
+    // Three ways to upload: unwatched; watched inline (the upload waits for
+    // detection: `perfgate run --db`); watched in the background (perfgate
+    // serve: the upload returns once stored, a worker thread detects).
+    std::vector<gate::service> svc{gate::service(*dbs[0]), gate::service(*dbs[1]), gate::service(*dbs[2])};
+    svc[1].set_baseline_branch("bench", "main");
+    svc[2].set_baseline_branch("bench", "main");
+    svc[2].watch_in_background({});
+    const char* const mode_name[3] = {"unwatched", "watched inline", "watched in background"};
 
     // Two upload paths: the runner's (samples in hand, service::ingest_run)
     // and the server's (perf stat CSV text parsed by service::ingest).
-    std::vector<double> t[2][2];   // [csv][watch]
+    std::vector<double> t[2][3];    // [csv][mode]
+    std::vector<double> worker;     // background: from upload returned to detection done
     std::uint64_t state = 99;
     std::size_t alerts = 0;
     for (long i = 0; i < measured; ++i) {
         const auto run = make_run(state, 1'800'000'000 + i);
         const model::ingest_request req = runner::ingest_request_of(run);
-        for (int k = 0; k < 4; ++k) {
-            const bool csv = k / 2 == 1;
-            const bool watch = (k % 2 == 0) == (i % 2 == 0);   // alternate which goes first
-            auto& svc = watch ? on : off;
+        for (int k = 0; k < 6; ++k) {
+            const bool csv = k / 3 == 1;
+            const int mode = static_cast<int>((k + i) % 3);   // rotate which goes first
             const auto start = std::chrono::steady_clock::now();
-            const auto res = csv ? svc.ingest(req) : svc.ingest_run(run);
-            const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-            t[csv][watch].push_back(took.count());
+            const auto res = csv ? svc[mode].ingest(req) : svc[mode].ingest_run(run);
+            const auto stored_at = std::chrono::steady_clock::now();
+            t[csv][mode].push_back(std::chrono::duration<double, std::milli>(stored_at - start).count());
             alerts += res.alerts.size();
+            if (mode == 2) {
+                // Outside the timed upload: let the worker finish, so that it
+                // never runs during another measurement (a server sees one
+                // upload every few seconds, not back to back).
+                svc[mode].drain_watch();
+                worker.push_back(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stored_at).count());
+            }
         }
     }
-    db_off.reset();
-    db_on.reset();
-    remove_db(quiet);
-    remove_db(watched);
+    const auto bg = svc[2].watch_stats();
+    svc.clear();
+    for (int m = 0; m < 3; ++m) {
+        dbs[m].reset();
+        remove_db(copies[m]);
+    }
 
-    fmt::print("stored runs {}, measured ingests {} per path and side ({} counters x {} repetitions)\n", stored,
+    fmt::print("stored runs {}, measured ingests {} per path and mode ({} counters x {} repetitions)\n", stored,
                measured, counters, repetitions);
-    fmt::print("{:<34} {:>10} {:>10}\n", "", "median ms", "p90 ms");
+    fmt::print("{:<66} {:>10} {:>10}\n", "", "median ms", "p90 ms");
     for (int csv = 0; csv < 2; ++csv) {
         const char* path = csv ? "perf CSV (server upload)" : "samples (runner)";
-        for (int watch = 0; watch < 2; ++watch) {
-            fmt::print("{:<34} {:>10.3f} {:>10.3f}\n", fmt::format("{}, {}", path, watch ? "watched" : "unwatched"),
-                       percentile(t[csv][watch], 0.5), percentile(t[csv][watch], 0.9));
+        for (int mode = 0; mode < 3; ++mode) {
+            fmt::print("{:<66} {:>10.3f} {:>10.3f}\n", fmt::format("{}, {}", path, mode_name[mode]),
+                       percentile(t[csv][mode], 0.5), percentile(t[csv][mode], 0.9));
         }
-        fmt::print("{:<34} {:>10.3f}\n", fmt::format("{}: ratio", path),
-                   percentile(t[csv][1], 0.5) / percentile(t[csv][0], 0.5));
+        for (int mode = 1; mode < 3; ++mode) {
+            fmt::print("{:<66} {:>10.3f}\n", fmt::format("{}: ratio {} / unwatched", path, mode_name[mode]),
+                       percentile(t[csv][mode], 0.5) / percentile(t[csv][0], 0.5));
+        }
     }
-    fmt::print("alerts opened {}\n", alerts);
+    fmt::print("{:<66} {:>10.3f} {:>10.3f}\n", "background worker: upload returned -> detection done",
+               percentile(worker, 0.5), percentile(worker, 0.9));
+    fmt::print("background jobs {} (failed {}); alerts opened inline {}\n", bg.done, bg.failed, alerts);
     return 0;
 }

@@ -15,6 +15,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "schema/store.hpp"
+#include "server/log.hpp"
 #include "server/server.hpp"
 #include "model/error.hpp"
 
@@ -141,6 +142,20 @@ int cmd_serve(const argv_t& argv)
     db.check_writable();
     db.check_integrity();
     gate::service service(db);
+    // Uploads answer once the run is stored; the history watch runs on its
+    // own thread and says here what it found (service/watch_queue.hpp).
+    service.watch_in_background([](const gate::watch_outcome& out) {
+        if (!out.error.empty()) {
+            server::write_log_line(fmt::format("perfgate serve: change-point detection for project '{}' benchmark "
+                                               "'{}' (run {}) failed: {}",
+                                               out.job.project, out.job.benchmark, out.job.run_id, out.error));
+        }
+        for (const auto id : out.alerts) {
+            server::write_log_line(fmt::format("perfgate serve: alert {} opened for project '{}' benchmark '{}' by "
+                                               "detection after run {}",
+                                               id, out.job.project, out.job.benchmark, out.job.run_id));
+        }
+    });
     {
         server::server srv(opt, service);
         // Tests and scripts read the bound port (with --listen HOST:0) from this line.
@@ -151,7 +166,8 @@ int cmd_serve(const argv_t& argv)
                    stderr);
         srv.run();
     }
-    // Every worker has joined; db closes (WAL checkpoint) when it goes out of scope.
+    // Every worker has joined; the watch finishes its queue when service
+    // goes out of scope, then db closes (WAL checkpoint) when it goes out of scope.
     std::fputs("perfgate serve: stopped\n", stderr);
     return exit_pass;
 }

@@ -48,7 +48,7 @@ std::string escape_label(std::string_view v)
 
 } // namespace
 
-std::string metrics::render(std::int64_t db_size_bytes) const
+std::string metrics::render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch) const
 {
     std::string out;
     auto it = std::back_inserter(out);
@@ -91,6 +91,10 @@ std::string metrics::render(std::int64_t db_size_bytes) const
         {"perfgate_accept_errors_total", "counter", "Failed accept() calls (out of descriptors and the like).", static_cast<double>(accept_errors_.load())},
         {"perfgate_log_write_failures_total", "counter", "Log lines dropped because stderr could not be written.", static_cast<double>(log_write_failures())},
         {"perfgate_db_size_bytes", "gauge", "Size of the SQLite database (page_count * page_size).", static_cast<double>(db_size_bytes)},
+        {"perfgate_watch_jobs_total", "counter", "Change-point detection jobs run after uploads.", static_cast<double>(watch.done)},
+        {"perfgate_watch_failed_total", "counter", "Detection jobs that failed (logged).", static_cast<double>(watch.failed)},
+        {"perfgate_watch_coalesced_total", "counter", "Uploads whose detection joined a job already waiting.", static_cast<double>(watch.coalesced)},
+        {"perfgate_watch_pending", "gauge", "Detection jobs waiting for the worker.", static_cast<double>(watch.pending)},
     };
     for (const auto& m : scalars) {
         fmt::format_to(it, "# HELP {0} {2}\n# TYPE {0} {1}\n{0} {3}\n", m.name, m.type, m.help, m.value);

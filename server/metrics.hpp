@@ -10,6 +10,8 @@
 //   perfgate_accept_errors_total                        counter (EMFILE, ENFILE, ...)
 //   perfgate_log_write_failures_total                   counter (log lines stderr refused)
 //   perfgate_db_size_bytes                              gauge (passed to render)
+//   perfgate_watch_jobs_total, _failed_total, _coalesced_total   counters (the
+//   perfgate_watch_pending                              gauge     background watch)
 // Thread-safe: every worker thread records into one instance.
 #pragma once
 
@@ -22,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "service/watch_queue.hpp"
 
 namespace perfgate::server {
 
@@ -47,7 +51,7 @@ public:
     [[nodiscard]] std::uint64_t runs_ingested() const noexcept { return runs_ingested_.load(); }
 
     // The exposition text.
-    [[nodiscard]] std::string render(std::int64_t db_size_bytes) const;
+    [[nodiscard]] std::string render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch = {}) const;
 
 private:
     struct histogram {

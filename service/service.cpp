@@ -455,10 +455,15 @@ model::ingest_result service::ingest_run(model::run_record run)
     res.counters = run.counters.size();
     res.run_id = db_.insert_run(run);
     run.id = res.run_id;
+    if (!watched_role(run)) return res;
+    if (watcher_) {
+        watcher_->push(watch_job_of(run));
+        return res;
+    }
     // The run is stored: a failure to watch its series must not turn into an
     // error the client would retry (and store the run twice).
     try {
-        res.alerts = watch(run);
+        res.alerts = watch_series(db_, watch_job_of(run));
     } catch (const std::exception& e) {
         res.warnings.push_back(fmt::format("change-point detection after storing run {} failed: {}", res.run_id,
                                            e.what()));

@@ -14,6 +14,7 @@
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "schema/store.hpp"
+#include "service/watch_queue.hpp"
 #include "stats/change_points.hpp"
 
 namespace perfgate::gate {
@@ -69,6 +70,15 @@ inline constexpr std::size_t max_alert_limit = 1000;
 // A triage note: a paragraph, not a document.
 inline constexpr std::size_t max_alert_note_bytes = 4096;
 
+// The history watch's pieces (service/watch.cpp): the job of a stored run
+// (its series with a value), whether its role and branch can be watched at
+// all, and the detection itself: re-tests the tail of each series of a run
+// of the project's baseline branch, stores change points, opens alerts;
+// returns the ids of the alerts opened.
+watch_job watch_job_of(const model::run_record& run);
+bool watched_role(const model::run_record& run);
+std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job);
+
 class service {
 public:
     explicit service(store::store& db);
@@ -121,6 +131,15 @@ public:
     // (one per counter with a value) and opens alerts for changes in the
     // counter's worse direction; ingest_result::alerts lists them. A failure
     // there never loses the stored run: it becomes a warning.
+    // watch_in_background moves that detection to a worker thread
+    // (watch_queue): ingest then returns once the run is stored, with no
+    // alerts listed, and report hears of each job done (perfgate serve logs
+    // alerts and failures). Copies of the service share the worker.
+    void watch_in_background(watch_queue::reporter report);
+    // Waits for the background watch to finish every job queued so far (no-op
+    // without one); and its counts (all 0 without one).
+    void drain_watch() const;
+    [[nodiscard]] watch_queue::counts watch_stats() const;
     [[nodiscard]] std::string baseline_branch(const std::string& project) const;
     // "project.not_found", "ingest.bad_field" for a malformed branch name.
     void set_baseline_branch(const std::string& project, const std::string& branch);
@@ -145,15 +164,13 @@ public:
     [[nodiscard]] std::size_t cached_comparisons() const;
 
 private:
-    // Detection after ingest (service/watch.cpp): ids of the alerts opened.
-    std::vector<std::int64_t> watch(const model::run_record& run);
-
     // Reports this service stored or found by request key, most recently
     // used first (see service.cpp). Shared by copies of the service.
     struct recent_comparisons;
 
     store::store& db_;
     std::shared_ptr<recent_comparisons> recent_;
+    std::shared_ptr<watch_queue> watcher_;
 };
 
 } // namespace perfgate::gate

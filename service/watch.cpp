@@ -57,28 +57,52 @@ store::store::series_detection detect(model::series_key key, const std::vector<m
 
 } // namespace
 
-std::vector<std::int64_t> service::watch(const model::run_record& run)
+watch_job watch_job_of(const model::run_record& run)
 {
-    if (run.role != "baseline" || run.branch.empty() || run.branch != db_.baseline_branch(run.project)) return {};
-    std::vector<store::store::series_detection> detections;
+    watch_job job{run.project, run.benchmark, run.branch, run.testbed.fingerprint, {}, run.id};
     for (const auto& c : run.counters) {
         const bool has_value = std::any_of(c.samples.begin(), c.samples.end(),
                                            [](const model::sample& s) { return s.value.has_value(); });
-        if (!has_value) continue;
+        if (has_value) job.counters.emplace_back(c.counter, c.unit);
+    }
+    return job;
+}
+
+bool watched_role(const model::run_record& run) { return run.role == "baseline" && !run.branch.empty(); }
+
+std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job)
+{
+    if (job.branch.empty() || job.branch != db.baseline_branch(job.project)) return {};
+    std::vector<store::store::series_detection> detections;
+    for (const auto& [counter, unit] : job.counters) {
         model::history_query q;
-        q.project = run.project;
-        q.benchmark = run.benchmark;
-        q.counter = c.counter;
-        q.branch = run.branch;
-        q.testbed = run.testbed.fingerprint;
+        q.project = job.project;
+        q.benchmark = job.benchmark;
+        q.counter = counter;
+        q.branch = job.branch;
+        q.testbed = job.testbed;
         q.role = "baseline";
         q.limit = watch_tail;
-        const auto tail = db_.history(q);
-        detections.push_back(detect({run.benchmark, c.counter, run.testbed.fingerprint, run.branch}, tail,
-                                    lookup_counter(c.counter, c.unit).direction));
+        const auto tail = db.history(q);
+        detections.push_back(
+            detect({job.benchmark, counter, job.testbed, job.branch}, tail, lookup_counter(counter, unit).direction));
     }
-    return db_.apply_detection(run.project, detections);
+    return db.apply_detection(job.project, detections);
 }
+
+void service::watch_in_background(watch_queue::reporter report)
+{
+    store::store* db = &db_;
+    watcher_ = std::make_shared<watch_queue>([db](const watch_job& job) { return watch_series(*db, job); },
+                                             std::move(report));
+}
+
+void service::drain_watch() const
+{
+    if (watcher_) watcher_->drain();
+}
+
+watch_queue::counts service::watch_stats() const { return watcher_ ? watcher_->stats() : watch_queue::counts{}; }
 
 std::string service::baseline_branch(const std::string& project) const
 {

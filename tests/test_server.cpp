@@ -1415,6 +1415,22 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
     REQUIRE(none.status == 200);
     CHECK(none.parsed().at("alerts").empty());
 
+    // Detection runs after the upload has answered (a worker thread): wait
+    // until the worker has been through all 120 baseline uploads.
+    const auto metric = [&](const std::string& name) {
+        const std::string text = send(port, http::verb::get, "/metrics", {}, {}, token).body;
+        const auto at = text.find("\n" + name + " ");
+        return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
+    };
+    for (int i = 0; i < 300 && metric("perfgate_watch_jobs_total") + metric("perfgate_watch_coalesced_total") < 120; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(metric("perfgate_watch_jobs_total") + metric("perfgate_watch_coalesced_total") == 120);
+    for (int i = 0; i < 100 && metric("perfgate_watch_pending") != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(metric("perfgate_watch_failed_total") == 0);
+
     auto list = send(port, http::verb::get, "/api/v1/projects/demo/alerts", {}, {}, token);
     REQUIRE(list.status == 200);
     const json alerts = list.parsed().at("alerts");
@@ -1430,6 +1446,9 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
     CHECK(a.at("shift_ci").size() == 2);
     const auto id = a.at("id").get<std::int64_t>();
     const std::string path = "/api/v1/projects/demo/alerts/" + std::to_string(id);
+    // The server's log says which upload opened it.
+    CHECK(read_text(log).find(fmt::format("alert {} opened for project 'demo' benchmark 'parse' by detection after run",
+                                          id)) != std::string::npos);
 
     // The change point is listed, and history marks the run where it starts.
     auto cps = send(port, http::verb::get, "/api/v1/projects/demo/change-points?benchmark=parse&counter=task-clock",

@@ -8,7 +8,12 @@
 #include "report_support.hpp"
 #include "test_support.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <stdexcept>
 #include <functional>
 #include <filesystem>
 #include <string>
@@ -499,6 +504,143 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
                              perfgate::error);
         CHECK_THROWS_WITH_AS(svc.set_baseline_branch("nope", "main"), doctest::Contains("no project 'nope'"),
                              perfgate::error);
+    }
+}
+
+TEST_CASE("service: the background watch opens the same alert as the inline one, after the upload returns")
+{
+    store::store inline_db(":memory:"), background_db(":memory:");
+    service inline_svc(inline_db), background_svc(background_db);
+    std::vector<watch_outcome> heard;
+    std::mutex heard_mu;
+    background_svc.watch_in_background([&](const watch_outcome& o) {
+        std::lock_guard lock(heard_mu);
+        heard.push_back(o);
+    });
+    std::vector<std::int64_t> opened_inline, opened_in_reply;
+    const auto inline_ids = store_series(inline_svc, 60, 40, 0.05, &opened_inline);
+    const auto ids = store_series(background_svc, 60, 40, 0.05, &opened_in_reply);
+    // Candidate runs never reach the queue.
+    store_series(background_svc, 5, 5, 0.0, nullptr, "candidate");
+    CHECK(opened_in_reply.empty());   // uploads do not wait for detection
+    background_svc.drain_watch();
+
+    REQUIRE(opened_inline.size() == 1);
+    const auto want = inline_svc.alert("demo", opened_inline.front());
+    const auto got = background_svc.alerts({"demo", {}, {}, {}, {}, 100});
+    REQUIRE(got.size() == 1);
+    const auto index_of = [](const std::vector<std::int64_t>& v, std::int64_t id) { return std::find(v.begin(), v.end(), id) - v.begin(); };
+    CHECK(index_of(ids, got.front().change.run_id) == index_of(inline_ids, want.change.run_id));
+    CHECK(got.front().change.p_value == want.change.p_value);
+    CHECK(got.front().change.delta_pct == want.change.delta_pct);
+
+    const auto counts = background_svc.watch_stats();
+    CHECK(counts.failed == 0);
+    CHECK(counts.pending == 0);
+    CHECK(counts.done + counts.coalesced == 60);   // every baseline upload, none of the candidates
+    std::lock_guard lock(heard_mu);
+    CHECK(heard.size() == counts.done);
+    const auto with_alert = std::count_if(heard.begin(), heard.end(), [](const auto& o) { return !o.alerts.empty(); });
+    CHECK(with_alert == 1);
+    CHECK(inline_svc.watch_stats().done == 0);   // no worker: all zero
+}
+
+TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full, survives failures, drains on stop")
+{
+    std::mutex mu;
+    std::condition_variable cv;
+    bool release = false;
+    std::vector<watch_job> ran;
+    std::vector<watch_outcome> heard;
+    auto runner = [&](const watch_job& j) -> std::vector<std::int64_t> {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return release; });
+        ran.push_back(j);
+        if (j.benchmark == "broken") throw std::runtime_error("database is locked");
+        return {j.run_id * 10};
+    };
+    auto reporter = [&](const watch_outcome& o) {
+        std::lock_guard lock(mu);
+        heard.push_back(o);
+    };
+    const auto job = [](std::string bench, std::int64_t run, std::string counter) {
+        return watch_job{"demo", std::move(bench), "main", "tb", {{std::move(counter), "msec"}}, run};
+    };
+
+    SUBCASE("runs of one series arriving while the worker is busy are examined once")
+    {
+        {
+            watch_queue q(runner, reporter, 8);
+            q.push(job("parse", 1, "task-clock"));   // the worker takes it and blocks in runner
+            for (int i = 0; i < 200 && q.stats().pending != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            q.push(job("parse", 2, "task-clock"));
+            q.push(job("parse", 3, "page-faults"));
+            q.push(job("parse", 4, "task-clock"));
+            q.push(job("lex", 5, "task-clock"));
+            CHECK(q.stats().coalesced == 2);
+            CHECK(q.stats().pending <= 2);
+            {
+                std::lock_guard lock(mu);
+                release = true;
+            }
+            cv.notify_all();
+            q.drain();
+            const auto c = q.stats();
+            CHECK(c.done == 3);
+            CHECK(c.pending == 0);
+            CHECK(c.failed == 0);
+        }
+        REQUIRE(ran.size() == 3);
+        // The merged job covers the newest run and both counters.
+        const auto merged = std::find_if(ran.begin(), ran.end(), [](const auto& j) { return j.run_id == 4; });
+        REQUIRE(merged != ran.end());
+        CHECK(merged->counters.size() == 2);
+        CHECK(heard.size() == 3);
+    }
+    SUBCASE("a full queue makes the uploader run its own job; nothing is dropped")
+    {
+        {
+            std::lock_guard lock(mu);
+            release = true;   // jobs finish at once
+        }
+        watch_queue q(runner, reporter, 1);
+        for (int i = 1; i <= 50; ++i) q.push(job("bench-" + std::to_string(i), i, "task-clock"));
+        q.drain();
+        CHECK(q.stats().done == 50);
+        CHECK(heard.size() == 50);
+    }
+    SUBCASE("a failing job is reported and counted; the worker goes on")
+    {
+        {
+            std::lock_guard lock(mu);
+            release = true;
+        }
+        watch_queue q(runner, reporter, 8);
+        q.push(job("broken", 1, "task-clock"));
+        q.push(job("parse", 2, "task-clock"));
+        q.drain();
+        CHECK(q.stats().failed == 1);
+        CHECK(q.stats().done == 2);
+        std::lock_guard lock(mu);
+        REQUIRE(heard.size() == 2);
+        CHECK(heard[0].error == "database is locked");
+        CHECK(heard[0].alerts.empty());
+        CHECK(heard[1].error.empty());
+        CHECK(heard[1].alerts == std::vector<std::int64_t>{20});
+    }
+    SUBCASE("stopping finishes every queued job")
+    {
+        {
+            watch_queue q(runner, reporter, 8);
+            for (int i = 1; i <= 5; ++i) q.push(job("bench-" + std::to_string(i), i, "task-clock"));
+            {
+                std::lock_guard lock(mu);
+                release = true;
+            }
+            cv.notify_all();
+        }   // destructor: joins after the queue is empty
+        CHECK(ran.size() == 5);
+        CHECK(heard.size() == 5);
     }
 }
 
