@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include <boost/beast/http/field.hpp>
+#include <fmt/format.h>
 
+#include "server/pages/pages.hpp"
 #include "server/request_text.hpp"
 #include "service/service.hpp"
 
@@ -52,7 +56,22 @@ std::optional<response> refuse_before_body(const request& header, context& ctx)
     // alone, before it looks at a token, the body or the store.
     if (!routed || sv(header.method_string()) != method) return route(header, ctx);
 
-    if (!path_template.starts_with(project_prefix)) return std::nullopt;   // /healthz, /metrics
+    if (path_template.starts_with("/p/") && method == "POST") {
+        // Dashboard forms: small, whoever sends them (pages.hpp).
+        const auto length = header.find(http::field::content_length);
+        if (length != header.end() && sv(length->value()).size() > 0) {
+            std::uint64_t n = 0;
+            const auto text = sv(length->value());
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+            if (ec != std::errc{} || end != text.data() + text.size() || n > pages::max_form_bytes) {
+                return error_response("http.body_too_large",
+                                      fmt::format("a dashboard form takes at most {} bytes", pages::max_form_bytes),
+                                      header.version(), header.keep_alive());
+            }
+        }
+        return std::nullopt;
+    }
+    if (!path_template.starts_with(project_prefix)) return std::nullopt;   // /healthz, /metrics, pages
     const bool write = method != "GET";
     if (!write && ctx.public_read) return std::nullopt;
     try {

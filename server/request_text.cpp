@@ -4,6 +4,8 @@
 #include <cctype>
 
 #include <boost/beast/http/field.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/error.hpp"
 
@@ -60,6 +62,54 @@ std::string_view bearer_token(const request& req)
     while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
     while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
     return token;
+}
+
+query_params::query_params(std::string_view query)
+{
+    std::size_t pos = 0;
+    while (pos < query.size()) {
+        auto amp = query.find('&', pos);
+        if (amp == std::string_view::npos) amp = query.size();
+        std::string_view pair = query.substr(pos, amp - pos);
+        pos = amp + 1;
+        if (pair.empty()) continue;
+        auto eq = pair.find('=');
+        std::string_view raw_key = pair.substr(0, eq);
+        std::string_view raw_value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+        auto key = percent_decode(raw_key, true);
+        auto value = percent_decode(raw_value, true);
+        if (!key || !value) {
+            throw error("http.bad_param", fmt::format("query string: bad percent-encoding in '{}'", pair.substr(0, 64)));
+        }
+        values_[*key] = std::move(*value);
+    }
+}
+
+std::optional<std::string> query_params::get(std::string_view key) const
+{
+    auto it = values_.find(key);
+    if (it == values_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::string query_params::required(std::string_view key) const
+{
+    auto v = get(key);
+    if (!v || v->empty()) throw error("http.missing_param", fmt::format("query parameter '{}' is required", key));
+    return *v;
+}
+
+void query_params::only(std::initializer_list<std::string_view> known) const
+{
+    for (const auto& [key, value] : values_) {
+        if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+        constexpr std::size_t max_shown = 64;
+        const std::string shown = key.size() > max_shown ? key.substr(0, max_shown) + "..." : key;
+        throw error("http.bad_param",
+                    known.size() == 0
+                        ? fmt::format("unknown query parameter '{}' (this request takes none)", shown)
+                        : fmt::format("unknown query parameter '{}' (known: {})", shown, fmt::join(known, ", ")));
+    }
 }
 
 } // namespace perfgate::server::detail

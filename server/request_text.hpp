@@ -2,6 +2,9 @@
 // (auth_gate.hpp) both read: one definition each, so the two agree.
 #pragma once
 
+#include <functional>
+#include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,5 +26,24 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
 // around the token trimmed). Errors: "auth.missing_token" (no header),
 // "auth.bad_token" (another scheme, or no token).
 std::string_view bearer_token(const request& req);
+
+// A query string (or an application/x-www-form-urlencoded body), decoded.
+// A repeated key keeps its last value. Errors: "http.bad_param" for a
+// broken %XX.
+class query_params {
+public:
+    explicit query_params(std::string_view query);
+
+    [[nodiscard]] std::optional<std::string> get(std::string_view key) const;
+    // "http.missing_param" when absent or empty.
+    [[nodiscard]] std::string required(std::string_view key) const;
+    // Every parameter is one of `known`, else "http.bad_param" naming it: a
+    // typo (`brnach=main`) must not silently widen a query or store a run
+    // under the default benchmark.
+    void only(std::initializer_list<std::string_view> known) const;
+
+private:
+    std::map<std::string, std::string, std::less<>> values_;
+};
 
 } // namespace perfgate::server::detail

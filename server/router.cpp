@@ -25,6 +25,7 @@
 #include "gate/report.hpp"
 #include "service/service.hpp"
 #include "server/metrics.hpp"
+#include "server/pages/pages.hpp"
 #include "model/error.hpp"
 
 namespace perfgate::server {
@@ -34,6 +35,7 @@ using nlohmann::json;
 using api::dump;
 using detail::percent_decode;
 using detail::sv;
+using detail::query_params;
 
 namespace {
 
@@ -140,66 +142,6 @@ route_match match(const request& req)
 
 // ---------------------------------------------------------------------------
 // Query strings
-
-class query_params {
-public:
-    explicit query_params(std::string_view query)
-    {
-        std::size_t pos = 0;
-        while (pos < query.size()) {
-            auto amp = query.find('&', pos);
-            if (amp == std::string_view::npos) amp = query.size();
-            std::string_view pair = query.substr(pos, amp - pos);
-            pos = amp + 1;
-            if (pair.empty()) continue;
-            auto eq = pair.find('=');
-            std::string_view raw_key = pair.substr(0, eq);
-            std::string_view raw_value = eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-            auto key = percent_decode(raw_key, true);
-            auto value = percent_decode(raw_value, true);
-            if (!key || !value) {
-                throw error("http.bad_param",
-                            fmt::format("query string: bad percent-encoding in '{}'", pair.substr(0, 64)));
-            }
-            values_[*key] = std::move(*value);
-        }
-    }
-
-    [[nodiscard]] std::optional<std::string> get(std::string_view key) const
-    {
-        auto it = values_.find(key);
-        if (it == values_.end()) return std::nullopt;
-        return it->second;
-    }
-
-    [[nodiscard]] std::string required(std::string_view key) const
-    {
-        auto v = get(key);
-        if (!v || v->empty()) {
-            throw error("http.missing_param", fmt::format("query parameter '{}' is required", key));
-        }
-        return *v;
-    }
-
-    // Every parameter is one of `known`, else "http.bad_param" naming it: a
-    // typo (`brnach=main`) must not silently widen a query or store a run
-    // under the default benchmark.
-    void only(std::initializer_list<std::string_view> known) const
-    {
-        for (const auto& [key, value] : values_) {
-            if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-            constexpr std::size_t max_shown = 64;
-            const std::string shown = key.size() > max_shown ? key.substr(0, max_shown) + "..." : key;
-            throw error("http.bad_param",
-                        known.size() == 0
-                            ? fmt::format("unknown query parameter '{}' (this request takes none)", shown)
-                            : fmt::format("unknown query parameter '{}' (known: {})", shown, fmt::join(known, ", ")));
-        }
-    }
-
-private:
-    std::map<std::string, std::string, std::less<>> values_;
-};
 
 std::optional<std::int64_t> parse_int(std::string_view s)
 {
@@ -478,6 +420,7 @@ response get_change_points(const request& req, context& ctx, const route_match& 
 
 response dispatch(const request& req, context& ctx)
 {
+    if (pages::page_label(req)) return pages::handle(req, ctx);
     const route_match m = match(req);
     if (m.target == endpoint::none || (m.target == endpoint::bench_constant && !ctx.bench_routes)) {
         auto [path, query] = split_target(sv(req.target()));
@@ -664,6 +607,7 @@ response route(const request& req, context& ctx)
 
 std::string_view route_label(const request& req)
 {
+    if (auto page = pages::page_label(req)) return *page;
     return match(req).label;
 }
 

@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "model/error.hpp"
+#include "server/pages/sessions.hpp"
 
 namespace perfgate::gate { class service; }
 
@@ -52,6 +54,8 @@ struct context {
     metrics& stats;
     bool public_read = false;   // GETs without a token (--public-read)
     bool bench_routes = false;  // expose /bench/constant (hidden --bench-routes)
+    // Dashboard sign-in sessions (pages/sessions.hpp).
+    std::shared_ptr<pages::session_store> sessions = std::make_shared<pages::session_store>();
 };
 
 // Maps one complete request to its response. Never throws: every error

@@ -172,6 +172,12 @@ struct service::recent_comparisons {
 
 service::service(store::store& db) : db_(db), recent_(std::make_shared<recent_comparisons>()) {}
 
+std::optional<model::run_record> service::run(const std::string& project, std::int64_t id) const
+{
+    require_project(project);
+    return db_.load_run(project, id);
+}
+
 std::string comparison_request_key(const std::string& project,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                                    const policy& rules)

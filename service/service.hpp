@@ -120,6 +120,8 @@ public:
     std::string create_token(const std::string& project, std::string_view name);
 
     [[nodiscard]] std::optional<report> load_comparison(const std::string& project, std::int64_t id) const;
+    // One stored run of the project, with its samples; nullopt if none.
+    [[nodiscard]] std::optional<model::run_record> run(const std::string& project, std::int64_t id) const;
     // Validates the query's names ("ingest.bad_field"); unknown names give
     // no points.
     [[nodiscard]] std::vector<model::history_point> history(const model::history_query& q) const;
