@@ -17,6 +17,9 @@ packages=(
   linux-perf              # perf stat, the measurement backend
   valgrind                # the deterministic callgrind backend
   python3-yaml            # validating the GitHub workflow files in tests
+  libjs-dygraphs          # the dashboard's charts, embedded in the binary at build time
+  chromium chromium-driver python3-selenium   # the dashboard's browser tests
+  wrk                     # bench/bench_dashboard.py: page latency under load
 )
 
 missing=()

@@ -259,12 +259,12 @@ void open_page(writer& w, const page_state& p, markup page_name, std::string_vie
 {
     const std::string home = project_path(p.project);
     w << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><link rel=\"icon\" href=\"data:,\">";
     w.f("<title>{} · {} · perfgate</title>", title, p.project);
     w << "<link rel=\"stylesheet\" href=\"/assets/dygraph.min.css\"><link rel=\"stylesheet\" href=\"/assets/dashboard.css\">"
          "<script src=\"/assets/dygraph.min.js\" defer></script><script src=\"/assets/dashboard.js\" defer></script>"
          "</head><body data-page=\"" << page_name << "\"><header class=\"top\">";
-    w.f("<a class=\"brand\" href=\"{}\">perfgate · {}</a><nav><a href=\"{}\">overview</a><a href=\"{}/alerts\">alerts</a></nav>",
+    w.f("<a class=\"brand\" href=\"{}\">perfgate · {}</a><nav><a href=\"{}\">overview</a> <a href=\"{}/alerts\">alerts</a></nav>",
         home, p.project, home, home);
     if (p.session) {
         w.f("<form class=\"signout\" method=\"post\" action=\"{}/signout\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">"

@@ -1,0 +1,247 @@
+#!/usr/bin/python3
+"""The dashboard in a real headless Chromium against a real `perfgate serve`.
+
+Run by ctest (tests/CMakeLists.txt) as
+    /usr/bin/python3 tests/browser/test_dashboard.py --perfgate build/bin/perfgate --out build/tests/screenshots
+It seeds a fresh SQLite database through the JSON API (60 baseline runs of main with a 5% step at
+run 40, so the history watch opens one alert there; 12 runs of a feature branch), then drives the
+pages with selenium and asserts what the issue asks: points drawn == the API's points,
+change-point marker at the alert's run, hover shows the run's sha, dragging zooms, triage changes
+the alert in the API, sign-in works and a wrong token is refused, a note with <script> is shown as
+text, and no page logs a console error. Every test saves a screenshot into --out.
+"""
+import argparse
+import http.cookiejar
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from pgbrowser import (start_driver, console_errors, console_logs, wait_ready, pg, hover_point,  # noqa: E402
+                       drag_zoom, full_page_screenshot, screenshot)
+
+ARGS = None
+EVIL = "<script>alert(1)</script> bisecting"
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *a, **k):
+        return None
+
+
+class Server:
+    """perfgate serve on 127.0.0.1 with an ephemeral port, over a fresh database."""
+
+    def __init__(self, workdir, public_read=False):
+        self.db = os.path.join(workdir, "dash.db")
+        self.token = self._token("demo")
+        args = [ARGS.perfgate, "serve", "--db", self.db, "--listen", "127.0.0.1:0"]
+        if public_read:
+            args.append("--public-read")
+        self.log = open(os.path.join(workdir, "server.log"), "w")
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"listening on (http://\S+)", line)
+        if not m:
+            raise RuntimeError("perfgate serve did not start: %r" % line)
+        self.url = m.group(1)
+
+    def _token(self, project):
+        out = subprocess.run([ARGS.perfgate, "token", "create", "--db", self.db, "--project", project, "--name", "t"],
+                             check=True, capture_output=True, text=True).stdout
+        return out.strip().splitlines()[-1]
+
+    def api(self, method, path, body=None, token=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + (token or self.token))
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req) as r:
+            return json.loads(r.read())
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+def capture(level, rnd):
+    return "".join("%.3f,msec,task-clock,1,100.00,,\n" % (level * (1 + 0.02 * (rnd.random() - 0.5)))
+                   for _ in range(5))
+
+
+def seed(srv):
+    rnd = random.Random(7)
+    ids = []
+    for i in range(60):
+        level = 100 * (1.05 if i >= 40 else 1.0)
+        r = srv.api("POST", "/api/v1/projects/demo/runs",
+                    {"benchmark": "parse", "role": "baseline", "git_sha": "%040x" % (0xabc000 + i), "branch": "main",
+                     "testbed": {"name": "ci-box", "cores": 2}, "perf_csv": capture(level, rnd)})
+        ids.append(r["run_id"])
+    for i in range(12):
+        srv.api("POST", "/api/v1/projects/demo/runs",
+                {"benchmark": "parse", "role": "baseline", "git_sha": "%040x" % (0xfea000 + i), "branch": "feature",
+                 "testbed": {"name": "ci-box", "cores": 2}, "perf_csv": capture(103, rnd)})
+    # The history watch runs after the uploads answer: wait for its alert.
+    for _ in range(200):
+        alerts = srv.api("GET", "/api/v1/projects/demo/alerts")["alerts"]
+        if alerts:
+            return ids, alerts
+        time.sleep(0.05)
+    raise AssertionError("the history watch opened no alert")
+
+
+class Dashboard(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.srv = Server(cls.tmp.name)
+        cls.ids, cls.alerts = seed(cls.srv)
+        cls.d = start_driver()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.quit()
+        cls.srv.stop()
+        cls.tmp.cleanup()
+
+    def shot(self, name):
+        os.makedirs(ARGS.out, exist_ok=True)
+        full_page_screenshot(self.d, os.path.join(ARGS.out, name + ".png"))
+        self.d.set_window_size(1280, 900)
+
+    def open(self, path):
+        console_logs(self.d)   # drain
+        self.d.get(self.srv.url + path)
+        wait_ready(self.d, 20)
+        errors = console_errors(self.d)
+        self.assertEqual(errors, [], "console errors on " + path)
+
+    def sign_in(self, token=None):
+        self.d.get(self.srv.url + "/p/demo/signin")
+        self.d.find_element("id", "token").send_keys(token or self.srv.token)
+        self.d.find_element("id", "signin").click()
+        wait_ready(self.d, 20)
+
+    def test_1_signin_refuses_a_wrong_token_and_accepts_the_right_one(self):
+        self.d.delete_all_cookies()
+        self.d.get(self.srv.url + "/p/demo/alerts")
+        wait_ready(self.d, 20)
+        self.assertIn("/p/demo/signin", self.d.current_url)   # not signed in: the sign-in page
+        self.sign_in("pg_" + "0" * 64)
+        self.assertEqual(self.d.find_element("id", "signin-error").text, "That token does not open this project.")
+        self.shot("signin-refused")
+        console_logs(self.d)   # the refusal's 401 is logged by the browser as a failed load: expected
+        self.sign_in()
+        self.assertTrue(self.d.current_url.endswith("/p/demo"), self.d.current_url)
+        cookie = self.d.get_cookie("perfgate_session")
+        self.assertTrue(cookie["httpOnly"])
+        self.assertEqual(cookie["sameSite"], "Strict")
+        self.assertEqual(console_errors(self.d), [])
+
+    def test_2_series_draws_the_api_points_and_marks_the_alert(self):
+        self.sign_in()
+        api = self.srv.api("GET", "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock&limit=10000")
+        self.open("/p/demo/series?benchmark=parse&counter=task-clock")
+        self.assertEqual(pg(self.d, "drawnPoints"), len(api["points"]))
+        self.assertEqual(len(api["points"]), 72)
+        self.assertEqual(pg(self.d, "markerRuns"), [self.alerts[0]["run_id"]])
+        self.shot("series")
+
+        # Hover: the run's sha.
+        run = self.ids[20]
+        sha = "%040x" % (0xabc000 + 20)
+        text = hover_point(self.d, run)
+        self.assertIn(sha[:12], text)
+
+        # Drag to zoom: a narrower x range, kept in the URL.
+        before = pg(self.d, "xRange()")
+        drag_zoom(self.d, 0.3, 0.6)
+        after = pg(self.d, "xRange()")
+        self.assertGreater(after[0], before[0])
+        self.assertLess(after[1], before[1])
+        self.assertIn("from=", self.d.current_url)
+        self.shot("series-zoomed")
+        self.assertEqual(console_errors(self.d), [])
+
+    def test_3_triage_changes_the_alert_in_the_api_and_a_script_note_is_text(self):
+        self.sign_in()
+        alert = self.alerts[0]
+        self.open("/p/demo/alerts")
+        row = self.d.find_element("id", "alert-%d" % alert["id"])
+        row.find_element("css selector", "select[name=status] option[value=acknowledged]").click()
+        note = row.find_element("css selector", "input[name=note]")
+        note.clear()
+        note.send_keys(EVIL)
+        row.find_element("css selector", "button[type=submit]").click()
+        wait_ready(self.d, 20)
+        got = self.srv.api("GET", "/api/v1/projects/demo/alerts/%d" % alert["id"])
+        self.assertEqual(got["status"], "acknowledged")
+        self.assertEqual(got["note"], EVIL)
+        self.assertEqual(got["changed_by"], "dashboard")
+        row = self.d.find_element("id", "alert-%d" % alert["id"])
+        self.assertEqual(row.find_element("css selector", "td.note").text, EVIL)   # shown as text
+        self.assertEqual(self.d.execute_script("return document.querySelectorAll('main script').length"), 0)
+        self.assertEqual(console_errors(self.d), [])
+        self.shot("alerts")
+
+    def test_4_every_page_loads_without_console_errors(self):
+        self.sign_in()
+        self.open("/p/demo")
+        self.assertGreaterEqual(len(self.d.find_elements("css selector", "#benchmarks tr.benchmark")), 1)
+        self.shot("overview")
+        self.open("/p/demo/runs/%d" % self.ids[0])
+        self.assertIn("task-clock", self.d.find_element("id", "samples").text)
+        self.shot("run")
+        # Compare any two: stored, then shown.
+        self.open("/p/demo/compare?base=%d&head=%d" % (self.ids[0], self.ids[59]))
+        self.assertRegex(self.d.current_url, r"/p/demo/comparisons/\d+$")
+        self.assertIn(self.d.find_element("id", "verdict").text, ("pass", "fail", "inconclusive"))
+        self.shot("comparison")
+
+    def test_5_forms_need_the_session_csrf_token(self):
+        # A triage post with a session cookie but without the page's CSRF token is refused.
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
+        form = urllib.parse.urlencode({"token": self.srv.token}).encode()
+        with self.assertRaises(urllib.error.HTTPError) as redirected:
+            opener.open(self.srv.url + "/p/demo/signin", form)
+        self.assertEqual(redirected.exception.code, 303)
+        self.assertTrue(any(c.name == "perfgate_session" for c in jar))
+        alert = self.alerts[0]["id"]
+        bad = urllib.parse.urlencode({"status": "fixed", "csrf": "forged"}).encode()
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            opener.open(self.srv.url + "/p/demo/alerts/%d" % alert, bad)
+        self.assertEqual(refused.exception.code, 403)
+        self.assertNotEqual(self.srv.api("GET", "/api/v1/projects/demo/alerts/%d" % alert)["status"], "fixed")
+        # No session at all: back to the sign-in page, nothing changed.
+        plain = urllib.request.build_opener(NoRedirect)
+        with self.assertRaises(urllib.error.HTTPError) as bounced:
+            plain.open(self.srv.url + "/p/demo/alerts/%d" % alert, bad)
+        self.assertEqual(bounced.exception.code, 303)
+        self.assertIn("/p/demo/signin", bounced.exception.headers["Location"])
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--perfgate", required=True)
+    p.add_argument("--out", required=True)
+    ARGS, rest = p.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
