@@ -327,6 +327,10 @@ json history_to_json(const std::vector<model::history_point>& points)
                         {"mean", p.mean},
                         {"stddev", optional_json(p.stddev)},
                         {"cov", optional_json(p.cov)},
+                        {"min", optional_json(p.min)},
+                        {"max", optional_json(p.max)},
+                        {"testbed", p.testbed},
+                        {"testbed_name", p.testbed_name},
                         {"change_point", p.change_point}});
     }
     return json{{"points", std::move(list)}};
@@ -347,6 +351,11 @@ std::vector<model::history_point> history_from_json(const json& doc)
             h.mean = p.at("mean").get<double>();
             if (!p.at("stddev").is_null()) h.stddev = p.at("stddev").get<double>();
             if (!p.at("cov").is_null()) h.cov = p.at("cov").get<double>();
+            // min .. testbed_name and change_point are absent from older servers' points.
+            if (p.contains("min") && !p.at("min").is_null()) h.min = p.at("min").get<double>();
+            if (p.contains("max") && !p.at("max").is_null()) h.max = p.at("max").get<double>();
+            if (p.contains("testbed")) h.testbed = p.at("testbed").get<std::string>();
+            if (p.contains("testbed_name")) h.testbed_name = p.at("testbed_name").get<std::string>();
             if (p.contains("change_point")) h.change_point = p.at("change_point").get<bool>();
             out.push_back(std::move(h));
         }

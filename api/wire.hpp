@@ -82,8 +82,10 @@ run_pairs compare_pairs_from_json(const nlohmann::json& doc);
 
 // --- GET /api/v1/projects/{project}/history ---------------------------------
 // {points: [{run_id, git_sha, branch, created_at, n, median, mean, stddev,
-// cov, change_point}]}, oldest first; or CSV with a header line (without
-// change_point: the CSV columns are a contract).
+// cov, min, max, testbed, testbed_name, change_point}]}, oldest first
+// (testbed is the fingerprint); or CSV with a header line (without min ..
+// change_point: the CSV columns are a contract). history_from_json accepts
+// points without min .. change_point (older servers).
 nlohmann::json history_to_json(const std::vector<model::history_point>& points);
 std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
 std::string history_to_csv(const std::vector<model::history_point>& points);

@@ -76,6 +76,11 @@ struct history_point {
     std::size_t n = 0;
     double median = 0, mean = 0;
     std::optional<double> stddev, cov;
+    // The run's smallest and largest value (chart whiskers); always set by
+    // the store (n > 0), absent from older servers' responses.
+    std::optional<double> min, max;
+    std::string testbed;        // fingerprint
+    std::string testbed_name;
     // A change point starts at this run (model/alert.hpp); set by the
     // service from the stored change points, false from the store.
     bool change_point = false;

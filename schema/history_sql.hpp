@@ -1,7 +1,8 @@
 // The history query's SQL, private to perfgate::store (and its tests, which
 // check the query plan with EXPLAIN QUERY PLAN).
 //
-// Three fixed variants, one per covering index of 002_history_indexes.sql.
+// Three fixed variants, one per covering index of 002_history_indexes.sql
+// (recreated with min and max by 005_history_minmax.sql).
 // INDEXED BY pins each variant to its index: if a schema change ever made the
 // index unusable, preparing the statement fails loudly instead of silently
 // falling back to a scan. No variant contains text from the caller; every
@@ -15,7 +16,7 @@
 //   :before_run                run_id < :before_run (residual)
 //   :limit
 // Result columns: run_id, git_sha, branch, created_at, n, median, mean, stddev, cov,
-// newest first.
+// min, max, testbed_id, newest first.
 #pragma once
 
 #include <string_view>
@@ -29,7 +30,8 @@ enum class history_index {
 };
 
 #define PERFGATE_HISTORY_SELECT                                                        \
-    "SELECT run_id, git_sha, branch, created_at, n, median, mean, stddev, cov "        \
+    "SELECT run_id, git_sha, branch, created_at, n, median, mean, stddev, cov, "       \
+    "min, max, testbed_id "                                                            \
     "FROM summaries INDEXED BY "
 // n > 0 repeats the indexes' partial-index condition so SQLite may use them.
 #define PERFGATE_HISTORY_COMMON                                                        \

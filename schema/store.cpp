@@ -584,6 +584,7 @@ std::vector<history_point> store::history(const history_query& q) const
         .bind(":since", q.since.value_or(std::numeric_limits<std::int64_t>::min()))
         .bind(":before_run", q.before_run.value_or(std::numeric_limits<std::int64_t>::max()))
         .bind(":limit", to_int64(q.limit));
+    std::vector<std::int64_t> testbed_ids;   // parallel to points
     while (st.step()) {
         history_point p;
         p.run_id = st.int64(0);
@@ -595,7 +596,30 @@ std::vector<history_point> store::history(const history_query& q) const
         p.mean = st.real(6);
         p.stddev = st.opt_real(7);
         p.cov = st.opt_real(8);
+        p.min = st.opt_real(9);
+        p.max = st.opt_real(10);
+        testbed_ids.push_back(st.int64(11));
         points.push_back(std::move(p));
+    }
+
+    // Name each point's testbed with one lookup per distinct testbed (a
+    // series spans a few at most) rather than a join, which would take the
+    // query off its covering index.
+    struct testbed_names {
+        std::string fingerprint, name;
+    };
+    std::unordered_map<std::int64_t, testbed_names> testbeds;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        auto [it, fresh] = testbeds.try_emplace(testbed_ids[i]);
+        if (fresh) {
+            auto tb = c.prepare("SELECT fingerprint, name FROM testbeds WHERE id = :id");
+            tb.bind(":id", testbed_ids[i]);
+            const bool found = tb.step();
+            PERFGATE_CHECK(found);   // summaries.testbed_id is copied from runs.testbed_id, a foreign key
+            it->second = {tb.text(0), tb.text(1)};
+        }
+        points[i].testbed = it->second.fingerprint;
+        points[i].testbed_name = it->second.name;
     }
     std::reverse(points.begin(), points.end());   // the query reads newest first
     return points;

@@ -102,7 +102,9 @@ public:
     // not points. O(log n + k) through a covering index of the summaries
     // table: (benchmark, counter, created_at), (benchmark, counter, branch,
     // created_at) or (benchmark, counter, testbed, branch, created_at),
-    // whichever the filters bind (schema/migrations/002_history_indexes.sql).
+    // whichever the filters bind (schema/migrations/002_history_indexes.sql,
+    // 005_history_minmax.sql). Each point names its testbed (fingerprint and
+    // name: one lookup per distinct testbed in the result).
     // Filters outside the chosen index's prefix (testbed without branch,
     // role, before_run) are checked while scanning it. Unknown names: empty.
     [[nodiscard]] std::vector<history_point> history(const history_query& q) const;

@@ -561,6 +561,11 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         CHECK(points[1].at("run_id") == cand);
         CHECK(points[0].at("n") == 10);
         CHECK(points[0].at("median").get<double>() == doctest::Approx(4.605));   // median of the 10 task-clock values
+        CHECK(points[0].at("min").get<double>() <= points[0].at("median").get<double>());
+        CHECK(points[0].at("max").get<double>() >= points[0].at("median").get<double>());
+        // These uploads name no testbed: the store computes its fingerprint.
+        CHECK(points[0].at("testbed").get<std::string>().size() == 16);
+        CHECK(points[0].at("testbed_name") == "");
         auto csv = f.call(http::verb::get,
                           "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&format=csv&limit=1");
         REQUIRE(csv.result_int() == 200);
@@ -868,11 +873,35 @@ TEST_CASE("history wire format round-trips")
     p.median = 1.5;
     p.mean = 1.25;
     p.cov = 0.5;
-    auto back = perfgate::api::history_from_json(perfgate::api::history_to_json({p}));
+    p.min = 1.0;
+    p.testbed = "0123456789abcdef";
+    p.testbed_name = "ci-runner-1";
+    const json doc = perfgate::api::history_to_json({p});
+    CHECK(doc.at("points")[0].at("min") == 1.0);
+    CHECK(doc.at("points")[0].at("max").is_null());   // absent is null, not 0
+    CHECK(doc.at("points")[0].at("testbed") == "0123456789abcdef");
+    CHECK(doc.at("points")[0].at("testbed_name") == "ci-runner-1");
+    auto back = perfgate::api::history_from_json(doc);
     REQUIRE(back.size() == 1);
     CHECK(back[0].branch == "a,b");
     CHECK(back[0].cov == 0.5);
     CHECK_FALSE(back[0].stddev.has_value());
+    CHECK(back[0].min == 1.0);
+    CHECK_FALSE(back[0].max.has_value());
+    CHECK(back[0].testbed == "0123456789abcdef");
+    CHECK(back[0].testbed_name == "ci-runner-1");
+
+    // An older server's points have no min, max, testbed or testbed_name.
+    json old = doc;
+    for (const char* key : {"min", "max", "testbed", "testbed_name", "change_point"}) old["points"][0].erase(key);
+    auto from_old = perfgate::api::history_from_json(old);
+    REQUIRE(from_old.size() == 1);
+    CHECK(from_old[0].run_id == 3);
+    CHECK(from_old[0].median == 1.5);
+    CHECK_FALSE(from_old[0].min.has_value());
+    CHECK_FALSE(from_old[0].max.has_value());
+    CHECK(from_old[0].testbed.empty());
+    CHECK(from_old[0].testbed_name.empty());
     CHECK(perfgate::api::history_to_csv({p}).find("3,abc,\"a,b\",1700000000,5,1.5,1.25,,0.5\n") != std::string::npos);
     CHECK_THROWS_WITH_AS(perfgate::api::history_from_json(json{{"points", {{{"run_id", "x"}}}}}),
                          doctest::Contains("history response"), perfgate::error);

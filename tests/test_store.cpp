@@ -137,8 +137,8 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
 }
 
 // schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
-// 004_alerts.sql
-constexpr int schema_version = 4;
+// 004_alerts.sql, 005_history_minmax.sql
+constexpr int schema_version = 5;
 
 std::string sha256_hex(std::string_view data)
 {
@@ -189,7 +189,7 @@ TEST_CASE("store: opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
     }
-    SUBCASE("a database at version 1 gets only migrations 2 to 4")
+    SUBCASE("a database at version 1 gets only migrations 2 to 5")
     {
         std::int64_t id = 0;
         {
@@ -252,8 +252,8 @@ TEST_CASE("store: opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 4") != std::string::npos);
-            CHECK(msg.find("004_alerts.sql") != std::string::npos);
+            CHECK(msg.find("version 5") != std::string::npos);
+            CHECK(msg.find("005_history_minmax.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -373,6 +373,10 @@ TEST_CASE("store: summaries are computed at ingest")
     CHECK(*h[0].stddev == doctest::Approx(std::sqrt(2.5)).epsilon(1e-12));
     REQUIRE(h[0].cov);
     CHECK(*h[0].cov == doctest::Approx(std::sqrt(2.5) / 12.0).epsilon(1e-12));
+    CHECK(h[0].min == 10.0);
+    CHECK(h[0].max == 14.0);
+    CHECK(h[0].testbed == "fp-runner-1");
+    CHECK(h[0].testbed_name == "ci-runner-1");
 
     // All-absent counter: a summary with n = 0 and NULL statistics, and no history.
     CHECK(raw.one("SELECT n, median, stddev FROM summaries s JOIN counters c ON c.id = s.counter_id "
@@ -390,6 +394,8 @@ TEST_CASE("store: summaries are computed at ingest")
         CHECK(p[0].median == 120.0);
         CHECK_FALSE(p[0].stddev.has_value());
         CHECK_FALSE(p[0].cov.has_value());
+        CHECK(p[0].min == 120.0);
+        CHECK(p[0].max == 120.0);
     }
 }
 
@@ -432,6 +438,12 @@ TEST_CASE("store: history filters, order and limit")
         CHECK(h.back().git_sha == "0123456789abcdef0123456789abcdef01234567");
         CHECK(h.back().created_at == 1'700'000'000 + 9 * 86'400);
         CHECK(h.back().n == 2);
+        CHECK(h.back().min == 109.0);
+        CHECK(h.back().max == 110.0);
+        for (const auto& p : h) {
+            CHECK(p.testbed == "fp-runner-1");
+            CHECK(p.testbed_name == "ci-runner-1");
+        }
         q.testbed = "fp-runner-1";
         CHECK(median_of(db.history(q)) == std::vector<double>{107.5, 108.5, 109.5});
         q.testbed = "no-such-runner";
@@ -459,6 +471,19 @@ TEST_CASE("store: history filters, order and limit")
         REQUIRE(h.size() == 30);
         for (std::size_t i = 1; i < h.size(); ++i) CHECK(h[i - 1].created_at < h[i].created_at);
         CHECK(h.back().median == 909.0);
+        // Each point names its own testbed: runner-1's baseline, then the
+        // candidate (also runner-1), then runner-2, every day.
+        for (std::size_t i = 0; i < h.size(); ++i) {
+            CAPTURE(i);
+            const auto day = static_cast<double>(i / 3);
+            const bool second = i % 3 == 2;
+            CHECK(h[i].testbed == (second ? "fp-runner-2" : "fp-runner-1"));
+            CHECK(h[i].testbed_name == (second ? "ci-runner-2" : "ci-runner-1"));
+            const double lo[] = {100.0 + day, 500.0 + day, 900.0 + day};
+            const double hi[] = {101.0 + day, 500.0 + day, 900.0 + day};
+            CHECK(h[i].min == lo[i % 3]);
+            CHECK(h[i].max == hi[i % 3]);
+        }
     }
     SUBCASE("since, role and before_run")
     {
@@ -899,6 +924,97 @@ TEST_CASE("store: migration 003 on an existing version 2 database")
     CHECK(db.insert_comparison("demo", 1, 2, "{}", key) == id);
     CHECK(db.insert_comparison("demo", 1, 2, "{}") == 3);
     CHECK(raw.integer("SELECT count(*) FROM comparisons WHERE request_key IS NULL") == 2);
+}
+
+TEST_CASE("store: migration 005 on an existing version 4 database")
+{
+    temp_dir dir;
+    const auto path = dir / "v4.db";
+    {
+        // A database exactly as a perfgate with migrations 001 to 004 left
+        // it: the history indexes without min and max, and runs on two
+        // testbeds stored by that version.
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() >= 5);
+        REQUIRE(all[4].file == "005_history_minmax.sql");
+        for (std::size_t i = 0; i < 4; ++i) {
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+        }
+        raw.rows("PRAGMA user_version = 4");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows("INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES "
+                 "(1, 'fp-a', 'runner-a', 'cpu', 2, '6.1'), (2, 'fp-b', 'runner-b', 'cpu', 4, '6.1')");
+        raw.rows("INSERT INTO benchmarks (id, project_id, name, runs, last_run_at) VALUES (1, 1, 'parse', 3, 300)");
+        raw.rows("INSERT INTO counters (id, name) VALUES (1, 'task-clock')");
+        raw.rows("INSERT INTO benchmark_counters (benchmark_id, counter_id) VALUES (1, 1)");
+        raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
+                 "environment, summary_only, created_at) VALUES "
+                 "(1, 1, 1, 1, 'baseline', 'a', 'main', 'perf', '{}', 1, 100), "
+                 "(2, 1, 1, 2, 'baseline', 'b', 'main', 'perf', '{}', 1, 200), "
+                 "(3, 1, 1, 1, 'baseline', 'c', 'main', 'perf', '{}', 1, 300)");
+        raw.rows("INSERT INTO summaries (run_id, counter_id, ordinal, unit, benchmark_id, testbed_id, branch, role, "
+                 "git_sha, created_at, n, median, mean, stddev, cov, min, max) VALUES "
+                 "(1, 1, 0, 'msec', 1, 1, 'main', 'baseline', 'a', 100, 3, 10, 10, 1, 0.1, 9, 11), "
+                 "(2, 1, 0, 'msec', 1, 2, 'main', 'baseline', 'b', 200, 3, 20, 20, 2, 0.1, 18, 22), "
+                 "(3, 1, 0, 'msec', 1, 1, 'main', 'baseline', 'c', 300, 1, 12, 12, NULL, NULL, 12, 12)");
+        CHECK(raw.one("SELECT sql FROM sqlite_schema WHERE name = 'summaries_history'").find("min") ==
+              std::string::npos);
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    for (const char* index : {"summaries_history", "summaries_history_branch", "summaries_history_testbed"}) {
+        CAPTURE(index);
+        const auto sql = raw.one(std::string("SELECT sql FROM sqlite_schema WHERE name = '") + index + "'");
+        CHECK(sql.find("cov, min, max)") != std::string::npos);
+        CHECK(sql.find("testbed_id") != std::string::npos);
+        CHECK(sql.find("WHERE n > 0") != std::string::npos);
+    }
+
+    const auto h = db.history(query("demo", "parse", "task-clock"));
+    REQUIRE(h.size() == 3);
+    CHECK(h[0].run_id == 1);
+    CHECK(h[0].min == 9.0);
+    CHECK(h[0].max == 11.0);
+    CHECK(h[0].testbed == "fp-a");
+    CHECK(h[0].testbed_name == "runner-a");
+    CHECK(h[1].min == 18.0);
+    CHECK(h[1].max == 22.0);
+    CHECK(h[1].testbed == "fp-b");
+    CHECK(h[1].testbed_name == "runner-b");
+    CHECK(h[2].min == 12.0);
+    CHECK(h[2].max == 12.0);
+    CHECK(h[2].testbed == "fp-a");
+
+    SUBCASE("the testbed variant reads the recreated index")
+    {
+        auto q = query("demo", "parse", "task-clock");
+        q.branch = "main";
+        q.testbed = "runner-a";
+        const auto a = db.history(q);
+        REQUIRE(a.size() == 2);
+        CHECK(a[0].run_id == 1);
+        CHECK(a[1].run_id == 3);
+        CHECK(a[1].testbed_name == "runner-a");
+        CHECK(a[0].max == 11.0);
+    }
+    SUBCASE("runs stored after the upgrade join the same history")
+    {
+        auto r = make_run("demo", "parse", 400);
+        r.testbed = {"runner-b", "cpu", 4, "6.1", "fp-b"};
+        r.counters = {counter("task-clock", "msec", {30, 34, 32})};
+        db.insert_run(r);
+        const auto after = db.history(query("demo", "parse", "task-clock"));
+        REQUIRE(after.size() == 4);
+        CHECK(after.back().min == 30.0);
+        CHECK(after.back().max == 34.0);
+        CHECK(after.back().testbed == "fp-b");
+        CHECK(after.back().testbed_name == "runner-b");
+    }
 }
 
 TEST_CASE("store: identical keyed inserts racing from two store objects keep one row")
