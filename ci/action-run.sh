@@ -43,7 +43,9 @@ comparison_url=""
 if [ -n "${IN_SERVER_URL:-}" ]; then
   id=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get("comparison_id"); print("" if v is None else v)' "$report")
   if [ -n "$id" ]; then
-    comparison_url="${IN_SERVER_URL%/}/api/v1/projects/${IN_PROJECT:-default}/comparisons/$id?format=markdown"
+    # The dashboard's page of the comparison (server/pages).
+    project_path=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "${IN_PROJECT:-default}")
+    comparison_url="${IN_SERVER_URL%/}/p/$project_path/comparisons/$id"
   fi
 fi
 

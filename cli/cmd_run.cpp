@@ -283,13 +283,19 @@ int cmd_run(const argv_t& argv)
 
     gate::report result;
     api::run_pairs pairs;
+    std::string comparison_url;
     if (where.server) {
         for (auto& m : results) {
             pairs.emplace_back(where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id,
                                where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id);
         }
         result = where.server->compare(pairs, rules);
-        if (github && result.comparison_id) github->comparison_url = where.server->comparison_url(*result.comparison_id);
+        if (result.comparison_id) {
+            // The dashboard's page of this comparison (server/pages): stderr,
+            // so that stdout stays the report in the chosen format.
+            comparison_url = where.server->comparison_url(*result.comparison_id);
+            if (github) github->comparison_url = comparison_url;
+        }
     } else {
         if (where.db.has_parent_path()) std::filesystem::create_directories(where.db.parent_path());
         store::store db(where.db);
@@ -304,6 +310,7 @@ int cmd_run(const argv_t& argv)
     result.warnings.insert(result.warnings.begin(), warnings.begin(), warnings.end());
 
     emit_report(result, format, args.get("output"), {});
+    if (!comparison_url.empty()) print_error(fmt::format("perfgate run: comparison {}: {}\n", *result.comparison_id, comparison_url));
     const int code = verdict_exit_code(result.result, args.has("fail-on-inconclusive"));
     if (github) {
         // Publishing never changes the verdict: GitHub failures come back as

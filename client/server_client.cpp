@@ -159,7 +159,7 @@ std::vector<model::change_point_record> server_client::change_points(const std::
 
 std::string server_client::comparison_url(std::int64_t id) const
 {
-    return fmt::format("{}/api/v1/projects/{}/comparisons/{}", base_, url_encode(project_), id);
+    return fmt::format("{}/p/{}/comparisons/{}", base_, url_encode(project_), id);
 }
 
 } // namespace perfgate::client

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "test_support.hpp"
 #include <nlohmann/json.hpp>
@@ -934,6 +935,9 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
     CHECK(report["benchmarks"][1]["name"] == "loop");
     REQUIRE(report.contains("comparison_id"));
     const auto id = report["comparison_id"].get<std::int64_t>();
+    // The dashboard page of the comparison, on stderr (stdout is the report).
+    CHECK(r.err.find(fmt::format("perfgate run: comparison {}: {}/p/demo/comparisons/{}\n", id, url, id)) !=
+          std::string::npos);
     REQUIRE(report["policy"]["correction"] == "holm");
 
     // The family: every gated counter with a p-value, of both benchmarks.
