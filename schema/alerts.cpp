@@ -143,6 +143,33 @@ void store::set_baseline_branch(std::string_view project, std::string_view branc
     tx.commit();
 }
 
+std::optional<std::string> store::repository_url(std::string_view project) const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare("SELECT repository_url FROM projects WHERE name = :name");
+    st.bind(":name", project);
+    if (!st.step()) {
+        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
+    }
+    if (st.is_null(0)) return std::nullopt;
+    return st.text(0);
+}
+
+void store::set_repository_url(std::string_view project, std::string_view url)
+{
+    std::lock_guard lock(impl_->writer_mu_);
+    auto& c = *impl_->writer_;
+    transaction tx(c);
+    if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
+        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
+    }
+    auto st = c.prepare("UPDATE projects SET repository_url = :url WHERE name = :name");
+    if (url.empty()) st.bind_null(":url");
+    else st.bind(":url", url);
+    st.bind(":name", project).run();
+    tx.commit();
+}
+
 std::vector<std::int64_t> store::apply_detection(std::string_view project,
                                                  const std::vector<series_detection>& detections)
 {

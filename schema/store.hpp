@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "model/alert.hpp"
+#include "model/comparison.hpp"
 #include "model/run.hpp"
 
 struct sqlite3;
@@ -78,7 +79,10 @@ public:
     [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
 
     // Comparisons: the report JSON, stored verbatim. "store.not_found" when
-    // the project or either run (in that project) does not exist.
+    // the project or either run (in that project) does not exist. The
+    // report's top-level "verdict" and the length of its "benchmarks" array
+    // are copied into columns for listings (SQLite's JSON functions; NULL
+    // when the text does not have them; 006_project_settings.sql).
     std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
                                    std::int64_t candidate_run, std::string_view report_json);
     [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
@@ -109,6 +113,30 @@ public:
     // role, before_run) are checked while scanning it. Unknown names: empty.
     [[nodiscard]] std::vector<history_point> history(const history_query& q) const;
 
+    // The project's most recent comparisons, newest first (by id), at most
+    // `limit`, each with its first pair's runs (model/comparison.hpp).
+    // O(log n + limit): a backward range of the covering index
+    // comparisons_recent (006_project_settings.sql) and two run lookups by
+    // id per row; no report is read. Unknown project: empty.
+    [[nodiscard]] std::vector<model::comparison_summary> recent_comparisons(std::string_view project,
+                                                                           std::size_t limit) const;
+
+    // A stored run without its samples: what naming and pairing runs needs.
+    struct run_ref {
+        std::int64_t id = 0;
+        std::string git_sha, branch, role, benchmark;
+        std::string testbed, testbed_name;   // fingerprint, name
+        std::int64_t created_at = 0;
+    };
+    // One run of the project, without samples; nullopt if there is none.
+    [[nodiscard]] std::optional<run_ref> find_run(std::string_view project, std::int64_t run_id) const;
+    // The newest run of each (git sha, benchmark, testbed) among the
+    // project's runs whose git_sha starts with sha_prefix (bytes compared as
+    // stored: git writes lowercase hex), newest first. O(log n + k) for the k
+    // runs with such a sha: a range of the covering index runs_project_sha
+    // (006_project_settings.sql). An empty prefix matches nothing.
+    [[nodiscard]] std::vector<run_ref> runs_by_sha(std::string_view project, std::string_view sha_prefix) const;
+
     // By name; counters by name. Unknown project: empty.
     [[nodiscard]] std::vector<benchmark_info> benchmarks(std::string_view project) const;
 
@@ -118,6 +146,13 @@ public:
     // set_baseline_branch: "store.constraint" for an empty branch.
     [[nodiscard]] std::string baseline_branch(std::string_view project) const;
     void set_baseline_branch(std::string_view project, std::string_view branch);
+    // The URL a project's commits are browsed at ({url}/commit/{sha}), as
+    // set; nullopt when unset (006_project_settings.sql). The store keeps it
+    // verbatim (gate::service validates it); "" clears it.
+    // "store.not_found" for an unknown project; set_repository_url:
+    // "store.constraint" over 512 bytes.
+    [[nodiscard]] std::optional<std::string> repository_url(std::string_view project) const;
+    void set_repository_url(std::string_view project, std::string_view url);
 
     // Change points and alerts (schema/alerts.cpp). A detection covers the
     // tail of one series: its run ids in series order and the change points

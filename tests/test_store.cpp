@@ -4,6 +4,7 @@
 #include "model/testbed.hpp"
 
 #include "schema/history_sql.hpp"
+#include "schema/listing_sql.hpp"
 #include "schema/migrations.hpp"
 #include "schema/sqlite.hpp"
 #include "model/error.hpp"
@@ -137,8 +138,8 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
 }
 
 // schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
-// 004_alerts.sql, 005_history_minmax.sql
-constexpr int schema_version = 5;
+// 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql
+constexpr int schema_version = 6;
 
 std::string sha256_hex(std::string_view data)
 {
@@ -189,7 +190,7 @@ TEST_CASE("store: opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
     }
-    SUBCASE("a database at version 1 gets only migrations 2 to 5")
+    SUBCASE("a database at version 1 gets only migrations 2 to 6")
     {
         std::int64_t id = 0;
         {
@@ -198,6 +199,11 @@ TEST_CASE("store: opening applies the migrations once")
         }
         {
             raw_db raw(path);
+            raw.rows("DROP INDEX comparisons_recent");
+            raw.rows("DROP INDEX runs_project_sha");
+            raw.rows("ALTER TABLE comparisons DROP COLUMN verdict");
+            raw.rows("ALTER TABLE comparisons DROP COLUMN benchmark_count");
+            raw.rows("ALTER TABLE projects DROP COLUMN repository_url");
             raw.rows("DROP INDEX summaries_history");
             raw.rows("DROP INDEX summaries_history_branch");
             raw.rows("DROP INDEX summaries_history_testbed");
@@ -212,6 +218,8 @@ TEST_CASE("store: opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
         CHECK(db.baseline_branch("demo") == "main");
+        CHECK_FALSE(db.repository_url("demo").has_value());
+        CHECK(db.recent_comparisons("demo", 10).empty());
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
         CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
@@ -252,8 +260,8 @@ TEST_CASE("store: opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 5") != std::string::npos);
-            CHECK(msg.find("005_history_minmax.sql") != std::string::npos);
+            CHECK(msg.find("version 6") != std::string::npos);
+            CHECK(msg.find("006_project_settings.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -916,6 +924,8 @@ TEST_CASE("store: migration 003 on an existing version 2 database")
     CHECK(raw.one("SELECT id, request_key FROM comparisons") == "1|NULL");
     CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'comparisons_request_key'") == 1);
     CHECK(db.load_comparison("demo", 1) == R"({"verdict":"pass"})");
+    // 006 read the verdict from the old row's report; it has no benchmarks array.
+    CHECK(raw.one("SELECT verdict, benchmark_count FROM comparisons WHERE id = 1") == "pass|NULL");
     // Old rows are never found by key, and do not block new keyed rows.
     const std::string key = sha256_hex("after the upgrade");
     CHECK_FALSE(db.find_comparison("demo", key).has_value());
@@ -1272,5 +1282,293 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         CHECK(db.baseline_branch("demo") == "trunk");
         CHECK_THROWS_WITH_AS(db.set_baseline_branch("demo", ""), doctest::Contains("cannot be empty"), perfgate::error);
         CHECK_THROWS_WITH_AS(db.baseline_branch("nope"), doctest::Contains("project 'nope' not found"), perfgate::error);
+    }
+}
+
+namespace {
+
+// A run of `benchmark` at commit `sha` on testbed `fp`, stored at `at`.
+ps::run_record commit_run(std::string sha, std::string benchmark, std::string fp, std::int64_t at,
+                          std::string project = "demo", std::string branch = "main", std::string role = "baseline")
+{
+    auto r = make_run(std::move(project), std::move(benchmark), at, std::move(branch), std::move(role));
+    r.git_sha = std::move(sha);
+    r.testbed = {"runner-" + fp, "cpu", 2, "6.1", fp};
+    return r;
+}
+
+const std::string sha_a = "aaaa111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+const std::string sha_b = "bbbb222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+} // namespace
+
+TEST_CASE("store: recent comparisons, newest first, with the commits of their runs")
+{
+    ps::store db(":memory:");
+    const auto base = db.insert_run(commit_run(sha_a, "parse", "fp-1", 100));
+    const auto cand = db.insert_run(commit_run(sha_b, "parse", "fp-1", 200, "demo", "feature", "candidate"));
+    const auto other_base = db.insert_run(commit_run(sha_a, "parse", "fp-1", 100, "other"));
+    const auto other_cand = db.insert_run(commit_run(sha_b, "parse", "fp-1", 200, "other"));
+
+    const auto first = db.insert_comparison("demo", base, cand, R"({"verdict":"pass","benchmarks":[{"name":"parse"}]})");
+    db.insert_comparison("other", other_base, other_cand, R"({"verdict":"fail","benchmarks":[]})");
+    const auto second = db.insert_comparison("demo", cand, base, R"({"verdict":"fail","benchmarks":[{},{},{}]})",
+                                             sha256_hex("second"));
+    // Reports are stored verbatim: one that does not say has no verdict.
+    const auto third = db.insert_comparison("demo", base, cand, "not json");
+    const auto fourth = db.insert_comparison("demo", base, cand, R"({"verdict":"maybe","benchmarks":{}})");
+
+    const auto all = db.recent_comparisons("demo", 10);
+    REQUIRE(all.size() == 4);
+    CHECK(all[0].id == fourth);
+    CHECK(all[1].id == third);
+    CHECK(all[2].id == second);
+    CHECK(all[3].id == first);
+
+    CHECK(all[3].verdict == "pass");
+    CHECK(all[3].benchmarks == 1u);
+    CHECK(all[3].created_at > 1'700'000'000);
+    CHECK(all[3].baseline.run_id == base);
+    CHECK(all[3].baseline.git_sha == sha_a);
+    CHECK(all[3].baseline.branch == "main");
+    CHECK(all[3].candidate.run_id == cand);
+    CHECK(all[3].candidate.git_sha == sha_b);
+    CHECK(all[3].candidate.branch == "feature");
+
+    CHECK(all[2].verdict == "fail");
+    CHECK(all[2].benchmarks == 3u);
+    CHECK(all[2].baseline.git_sha == sha_b);
+    CHECK(all[2].candidate.git_sha == sha_a);
+
+    CHECK_FALSE(all[1].verdict.has_value());
+    CHECK_FALSE(all[1].benchmarks.has_value());
+    CHECK_FALSE(all[0].verdict.has_value());
+    CHECK_FALSE(all[0].benchmarks.has_value());
+
+    SUBCASE("limit keeps the newest")
+    {
+        const auto two = db.recent_comparisons("demo", 2);
+        REQUIRE(two.size() == 2);
+        CHECK(two[0].id == fourth);
+        CHECK(two[1].id == third);
+        CHECK(db.recent_comparisons("demo", 0).empty());
+    }
+    SUBCASE("each project sees its own")
+    {
+        const auto theirs = db.recent_comparisons("other", 10);
+        REQUIRE(theirs.size() == 1);
+        CHECK(theirs[0].verdict == "fail");
+        CHECK(theirs[0].benchmarks == 0u);
+        CHECK(theirs[0].baseline.run_id == other_base);
+        CHECK(db.recent_comparisons("nope", 10).empty());
+    }
+    SUBCASE("a repeated keyed insert adds no row to the listing")
+    {
+        CHECK(db.insert_comparison("demo", cand, base, R"({"verdict":"pass"})", sha256_hex("second")) == second);
+        CHECK(db.recent_comparisons("demo", 10).size() == 4);
+    }
+}
+
+TEST_CASE("store: migration 006 on an existing version 5 database")
+{
+    temp_dir dir;
+    const auto path = dir / "v5.db";
+    {
+        // A database as migrations 001 to 005 left it, with comparisons
+        // stored by that version: reports with and without a verdict.
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() >= 6);
+        REQUIRE(all[5].file == "006_project_settings.sql");
+        for (std::size_t i = 0; i < 5; ++i) {
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+        }
+        raw.rows("PRAGMA user_version = 5");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows("INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
+        raw.rows("INSERT INTO benchmarks (id, project_id, name) VALUES (1, 1, 'parse')");
+        raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
+                 "environment, summary_only, created_at) VALUES "
+                 "(1, 1, 1, 1, 'baseline', 'abc1234', 'main', 'perf', '{}', 0, 0), "
+                 "(2, 1, 1, 1, 'candidate', 'def5678', 'pr-1', 'perf', '{}', 0, 0)");
+        raw.rows("INSERT INTO comparisons (id, project_id, baseline_run, candidate_run, report, created_at) VALUES "
+                 "(1, 1, 1, 2, '{\"verdict\":\"fail\",\"benchmarks\":[{\"name\":\"parse\"},{\"name\":\"render\"}]}', 10), "
+                 "(2, 1, 1, 2, '{\"verdict\":\"inconclusive\",\"benchmarks\":[]}', 20), "
+                 "(3, 1, 1, 2, 'truncated {', 30), "
+                 "(4, 1, 2, 1, '{\"verdict\":\"PASS\"}', 40)");
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    CHECK(raw.rows("SELECT id, verdict, benchmark_count FROM comparisons ORDER BY id") ==
+          std::vector<std::string>{"1|fail|2", "2|inconclusive|0", "3|NULL|NULL", "4|NULL|NULL"});
+    CHECK(raw.one("SELECT count(*) FROM projects WHERE repository_url IS NULL") == "1");
+
+    const auto listed = db.recent_comparisons("demo", 3);
+    REQUIRE(listed.size() == 3);
+    CHECK(listed[0].id == 4);
+    CHECK(listed[0].baseline.git_sha == "def5678");
+    CHECK(listed[0].candidate.branch == "main");
+    CHECK(listed[2].id == 2);
+    CHECK(listed[2].verdict == "inconclusive");
+    CHECK(listed[2].created_at == 20);
+
+    // The new index serves runs stored before the upgrade.
+    const auto runs = db.runs_by_sha("demo", "abc1234");
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].id == 1);
+}
+
+TEST_CASE("store: the repository URL is a project setting")
+{
+    ps::store db(":memory:");
+    db.ensure_project("demo");
+    db.ensure_project("other");
+    CHECK_FALSE(db.repository_url("demo").has_value());
+    db.set_repository_url("demo", "https://github.com/acme/demo");
+    CHECK(db.repository_url("demo") == "https://github.com/acme/demo");
+    CHECK_FALSE(db.repository_url("other").has_value());
+    db.set_repository_url("demo", "");
+    CHECK_FALSE(db.repository_url("demo").has_value());
+
+    CHECK_THROWS_WITH_AS(db.repository_url("nope"), ":memory:: project 'nope' not found", error);
+    CHECK_THROWS_WITH_AS(db.set_repository_url("nope", "https://x.org"), ":memory:: project 'nope' not found", error);
+    try {
+        db.set_repository_url("demo", "https://x.org/" + std::string(500, 'a'));
+        FAIL("expected store.constraint");
+    } catch (const error& e) {
+        CHECK(e.id() == "store.constraint");
+    }
+    CHECK_FALSE(db.repository_url("demo").has_value());
+    db.set_repository_url("demo", "https://x.org/" + std::string(498, 'a'));   // 512 bytes
+    CHECK(db.repository_url("demo")->size() == 512);
+}
+
+TEST_CASE("store: runs by id and by git sha prefix")
+{
+    ps::store db(":memory:");
+    const auto a_parse_1 = db.insert_run(commit_run(sha_a, "parse", "fp-1", 100));
+    const auto a_parse_1_again = db.insert_run(commit_run(sha_a, "parse", "fp-1", 150, "demo", "main", "candidate"));
+    const auto a_parse_2 = db.insert_run(commit_run(sha_a, "parse", "fp-2", 120));
+    const auto a_render_1 = db.insert_run(commit_run(sha_a, "render", "fp-1", 110));
+    const auto b_parse_1 = db.insert_run(commit_run(sha_b, "parse", "fp-1", 200));
+    const auto ab_parse_1 = db.insert_run(commit_run("aaaa11f" + sha_a.substr(7), "parse", "fp-1", 300));
+    const auto other = db.insert_run(commit_run(sha_a, "parse", "fp-1", 400, "other"));
+
+    SUBCASE("find_run: the run's identity, in its project only")
+    {
+        const auto r = db.find_run("demo", a_parse_2);
+        REQUIRE(r);
+        CHECK(r->id == a_parse_2);
+        CHECK(r->git_sha == sha_a);
+        CHECK(r->branch == "main");
+        CHECK(r->role == "baseline");
+        CHECK(r->benchmark == "parse");
+        CHECK(r->testbed == "fp-2");
+        CHECK(r->testbed_name == "runner-fp-2");
+        CHECK(r->created_at == 120);
+        CHECK_FALSE(db.find_run("demo", other).has_value());
+        CHECK_FALSE(db.find_run("demo", 9999).has_value());
+        CHECK(db.find_run("other", other)->benchmark == "parse");
+    }
+    SUBCASE("a whole sha: the newest run of each (benchmark, testbed), newest first")
+    {
+        const auto runs = db.runs_by_sha("demo", sha_a);
+        REQUIRE(runs.size() == 3);
+        CHECK(runs[0].id == a_render_1);
+        CHECK(runs[1].id == a_parse_2);
+        CHECK(runs[2].id == a_parse_1_again);
+        CHECK(runs[2].role == "candidate");
+        CHECK(runs[0].benchmark == "render");
+        CHECK(runs[1].testbed == "fp-2");
+        (void)a_parse_1;
+    }
+    SUBCASE("a prefix matches every sha that starts with it, and only those")
+    {
+        // "aaaa111" and "aaaa11f" both start with "aaaa11".
+        const auto both = db.runs_by_sha("demo", "aaaa11");
+        CHECK(both.size() == 4);
+        CHECK(both.front().id == ab_parse_1);
+        const auto one = db.runs_by_sha("demo", "aaaa111");
+        CHECK(one.size() == 3);
+        CHECK(std::none_of(one.begin(), one.end(), [&](const auto& r) { return r.id == ab_parse_1; }));
+        // The range's upper end: "aaaa11f" raised is "aaaa11g"; nothing past it.
+        const auto f = db.runs_by_sha("demo", "aaaa11f");
+        REQUIRE(f.size() == 1);
+        CHECK(f[0].id == ab_parse_1);
+        const auto b = db.runs_by_sha("demo", "bbbb");
+        REQUIRE(b.size() == 1);
+        CHECK(b[0].id == b_parse_1);
+    }
+    SUBCASE("no match, another project's runs, an empty or unbounded prefix: nothing")
+    {
+        CHECK(db.runs_by_sha("demo", "cccc").empty());
+        CHECK(db.runs_by_sha("demo", "").empty());
+        CHECK(db.runs_by_sha("demo", "\xff\xff").empty());
+        CHECK(db.runs_by_sha("nope", sha_a).empty());
+        const auto theirs = db.runs_by_sha("other", "aaaa");
+        REQUIRE(theirs.size() == 1);
+        CHECK(theirs[0].id == other);
+        // Case matters in the store; the service lowercases what people type.
+        CHECK(db.runs_by_sha("demo", "AAAA111").empty());
+    }
+}
+
+TEST_CASE("store: the listing queries are index range scans")
+{
+    temp_dir dir;
+    const auto path = dir / "plan.db";
+    {
+        // A few benchmarks and testbeds: with one row each, ANALYZE's
+        // statistics make a scan of that one row as cheap as a lookup.
+        ps::store db(path);
+        std::int64_t prev = 0;
+        for (int i = 0; i < 12; ++i) {
+            const auto id = db.insert_run(commit_run(i % 2 ? sha_a : sha_b, "bench-" + std::to_string(i),
+                                                     "fp-" + std::to_string(i), 100 + i));
+            if (prev) db.insert_comparison("demo", prev, id, R"({"verdict":"pass","benchmarks":[]})");
+            prev = id;
+        }
+    }
+    raw_db raw(path);
+    const auto plan_of = [&](std::string_view sql) {
+        std::string all;
+        for (const auto& row : raw.rows("EXPLAIN QUERY PLAN " + std::string(sql))) all += row + "\n";
+        return all;
+    };
+    // perfgate never runs ANALYZE; the plan must not depend on its statistics either.
+    for (const bool analyzed : {false, true}) {
+        CAPTURE(analyzed);
+        if (analyzed) raw.rows("ANALYZE");
+        {
+            // A backward range of comparisons_recent, runs by id, no sort.
+            const std::string plan = plan_of(perfgate::store::detail::recent_comparisons_sql);
+            CAPTURE(plan);
+            CHECK(plan.find("SEARCH c USING COVERING INDEX comparisons_recent (project_id=?)") != std::string::npos);
+            CHECK(plan.find("SEARCH b USING INTEGER PRIMARY KEY (rowid=?)") != std::string::npos);
+            CHECK(plan.find("SEARCH h USING INTEGER PRIMARY KEY (rowid=?)") != std::string::npos);
+            CHECK(plan.find("SCAN") == std::string::npos);
+            CHECK(plan.find("TEMP B-TREE") == std::string::npos);
+        }
+        {
+            // A range of runs_project_sha, grouped in index order; the
+            // groups' runs, benchmarks and testbeds by id.
+            const std::string plan = plan_of(perfgate::store::detail::runs_by_sha_sql);
+            CAPTURE(plan);
+            CHECK(plan.find("SEARCH runs USING COVERING INDEX runs_project_sha "
+                            "(project_id=? AND git_sha>? AND git_sha<?)") != std::string::npos);
+            for (const char* by_id : {"SEARCH r USING INTEGER PRIMARY KEY (rowid=?)",
+                                      "SEARCH b USING INTEGER PRIMARY KEY (rowid=?)",
+                                      "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"}) {
+                CHECK(plan.find(by_id) != std::string::npos);
+            }
+            CHECK(plan.find("SCAN runs") == std::string::npos);
+            CHECK(plan.find("SCAN b") == std::string::npos);
+            CHECK(plan.find("SCAN t") == std::string::npos);
+            CHECK(plan.find("TEMP B-TREE") == std::string::npos);   // the index gives the grouping
+        }
     }
 }

@@ -1,0 +1,42 @@
+// The SQL of the dashboard's listings, private to perfgate::store (and its
+// tests, which check the query plans with EXPLAIN QUERY PLAN).
+//
+// As history_sql.hpp: INDEXED BY pins each query to the index
+// 006_project_settings.sql made for it, so a schema change that made the
+// index unusable fails at prepare time instead of turning into a scan; every
+// value is a bound parameter.
+#pragma once
+
+#include <string_view>
+
+namespace perfgate::store::detail {
+
+// store::recent_comparisons. :project_id, :limit. Walks the project's range
+// of comparisons_recent backwards (newest id first) and stops after :limit
+// entries; each row looks its two runs up by id.
+// Columns: id, created_at, verdict, benchmark_count, baseline_run,
+// baseline git_sha, baseline branch, candidate_run, candidate git_sha,
+// candidate branch.
+inline constexpr std::string_view recent_comparisons_sql =
+    "SELECT c.id, c.created_at, c.verdict, c.benchmark_count, c.baseline_run, b.git_sha, b.branch, "
+    "c.candidate_run, h.git_sha, h.branch "
+    "FROM comparisons c INDEXED BY comparisons_recent "
+    "JOIN runs b ON b.id = c.baseline_run JOIN runs h ON h.id = c.candidate_run "
+    "WHERE c.project_id = :project_id ORDER BY c.id DESC LIMIT :limit";
+
+// store::runs_by_sha. :project_id; :sha_from <= git_sha < :sha_to is the
+// prefix as an index range (sha_to: the prefix with its last byte raised by
+// one). The inner query reads that range of runs_project_sha, already
+// ordered by (git_sha, benchmark_id, testbed_id), and keeps the largest run
+// id of each group; the outer one names benchmark and testbed by id.
+// Columns: id, git_sha, branch, role, benchmark, testbed fingerprint,
+// testbed name, created_at.
+inline constexpr std::string_view runs_by_sha_sql =
+    "SELECT r.id, r.git_sha, r.branch, r.role, b.name, t.fingerprint, t.name, r.created_at "
+    "FROM (SELECT max(id) AS id FROM runs INDEXED BY runs_project_sha "
+    "      WHERE project_id = :project_id AND git_sha >= :sha_from AND git_sha < :sha_to "
+    "      GROUP BY git_sha, benchmark_id, testbed_id) g "
+    "JOIN runs r ON r.id = g.id JOIN benchmarks b ON b.id = r.benchmark_id "
+    "JOIN testbeds t ON t.id = r.testbed_id";
+
+} // namespace perfgate::store::detail
