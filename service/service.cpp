@@ -94,7 +94,7 @@ constexpr std::string_view request_key_version = "perfgate.compare-key/v2";
 // so one report ranges from 1 KB to ~3 MB (max_compare_counters), and 128
 // entries of the largest kind once held 137 MB. An entry is charged its JSON
 // text plus an estimate of the in-memory report (entry_bytes()).
-struct service::recent_comparisons {
+struct service::comparison_cache {
     static constexpr std::size_t capacity_bytes = comparison_cache_bytes;
     static constexpr std::size_t max_entry_bytes = comparison_cache_max_entry_bytes;
     struct entry {
@@ -170,7 +170,7 @@ struct service::recent_comparisons {
     }
 };
 
-service::service(store::store& db) : db_(db), recent_(std::make_shared<recent_comparisons>()) {}
+service::service(store::store& db) : db_(db), recent_(std::make_shared<comparison_cache>()) {}
 
 std::optional<model::run_record> service::run(const std::string& project, std::int64_t id) const
 {
@@ -605,6 +605,76 @@ std::string service::create_token(const std::string& project, std::string_view n
 {
     validate_name("project", project);
     return db_.create_token(project, name);
+}
+
+std::vector<model::comparison_summary> service::recent_comparisons(const std::string& project,
+                                                                  std::size_t limit) const
+{
+    require_project(project);
+    if (limit < 1 || limit > max_comparison_limit) {
+        throw error("query.bad_value", fmt::format("limit {}: expected 1 to {}", limit, max_comparison_limit));
+    }
+    return db_.recent_comparisons(project, limit);
+}
+
+std::string normalize_repository_url(std::string_view label, std::string_view url)
+{
+    if (url.empty()) return {};
+    // The user's text, bounded: a message quotes at most this much of it.
+    constexpr std::size_t max_shown = 80;
+    const std::string shown = url.size() > max_shown ? fmt::format("'{}...'", url.substr(0, max_shown))
+                                                     : fmt::format("'{}'", url);
+    if (!url.starts_with("https://") && !url.starts_with("http://")) {
+        throw error("ingest.bad_field", fmt::format("{}: {} must start with https:// or http://", label, shown));
+    }
+    // Pages put the URL into href attributes and append "/commit/{sha}": a
+    // byte that ends an attribute or a tag, or a query or fragment that the
+    // appended path would land in, makes a broken or hostile link.
+    constexpr std::string_view markup = "\"'<>`\\";
+    for (std::size_t i = 0; i < url.size(); ++i) {
+        const auto c = static_cast<unsigned char>(url[i]);
+        if (c <= 0x20 || c >= 0x7f) {
+            throw error("ingest.bad_field",
+                        fmt::format("{}: byte 0x{:02x} at offset {} is not allowed in a URL (no whitespace, control "
+                                    "or non-ASCII bytes: percent-encode them)",
+                                    label, c, i));
+        }
+        if (markup.find(static_cast<char>(c)) != std::string_view::npos) {
+            throw error("ingest.bad_field", fmt::format("{}: '{}' at offset {} is not allowed in a URL (no quotes, "
+                                                        "<, >, ` or \\)",
+                                                        label, static_cast<char>(c), i));
+        }
+        if (c == '?' || c == '#') {
+            throw error("ingest.bad_field",
+                        fmt::format("{}: '{}' at offset {}: the URL cannot have a query or a fragment (pages append "
+                                    "/commit/SHA to it)",
+                                    label, static_cast<char>(c), i));
+        }
+    }
+    const std::size_t scheme = url.starts_with("https://") ? 8 : 7;
+    std::string_view stored = url;
+    while (stored.size() > scheme && stored.ends_with('/')) stored.remove_suffix(1);
+    const std::string_view host = stored.substr(scheme);
+    if (host.empty() || host.front() == '/') {
+        throw error("ingest.bad_field", fmt::format("{}: {} has no host", label, shown));
+    }
+    if (stored.size() > max_repository_url_bytes) {
+        throw error("ingest.bad_field", fmt::format("{}: {} bytes, longer than the limit of {}", label, stored.size(),
+                                                    max_repository_url_bytes));
+    }
+    return std::string(stored);
+}
+
+std::optional<std::string> service::repository_url(const std::string& project) const
+{
+    require_project(project);
+    return db_.repository_url(project);
+}
+
+void service::set_repository_url(const std::string& project, std::string_view url)
+{
+    require_project(project);
+    db_.set_repository_url(project, normalize_repository_url("field 'repository_url'", url));
 }
 
 std::int64_t service::store_size_bytes() const { return db_.size_bytes(); }

@@ -13,6 +13,7 @@
 
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
+#include "model/comparison.hpp"
 #include "schema/store.hpp"
 #include "service/watch_queue.hpp"
 #include "stats/change_points.hpp"
@@ -67,6 +68,26 @@ std::string comparison_request_key(const std::string& project,
 inline constexpr std::size_t watch_tail = 150;
 // Alert listings: at most this many per request.
 inline constexpr std::size_t max_alert_limit = 1000;
+// Recent comparisons listings (the dashboard, GET .../comparisons): 20 by
+// default, a page's worth; at most 200, which the covering index answers in
+// well under a millisecond.
+inline constexpr std::size_t default_comparison_limit = 20;
+inline constexpr std::size_t max_comparison_limit = 200;
+// A project's repository URL: a GitHub or GitLab project URL is under 200
+// bytes; 512 leaves room for a self-hosted path (as the store's CHECK).
+inline constexpr std::size_t max_repository_url_bytes = 512;
+// A git sha given by prefix: at least git's default abbreviation (7 hex
+// digits), at most a whole SHA-1 (40).
+inline constexpr std::size_t min_sha_prefix = 7;
+inline constexpr std::size_t max_sha_prefix = 40;
+
+// A repository URL as stored: url without its trailing '/'s, "" for "" (no
+// URL). It must be an absolute http:// or https:// URL with a host, at most
+// max_repository_url_bytes, of printable ASCII without whitespace, quotes,
+// '<', '>', '`' or '\', and without a query or fragment ('?', '#'): pages
+// append "/commit/{sha}" to it. Else "ingest.bad_field", the message led by
+// `label` ("--repository-url", "field 'repository_url'").
+std::string normalize_repository_url(std::string_view label, std::string_view url);
 // A triage note: a paragraph, not a document.
 inline constexpr std::size_t max_alert_note_bytes = 4096;
 
@@ -103,7 +124,7 @@ public:
     // when the runs hold more than max_compare_counters counters (per pair,
     // the counters of either run) or max_compare_samples samples: found while
     // loading the runs, so at most one pair beyond the limit is read.
-    // Reports are kept in memory by recent_comparisons, bounded in bytes.
+    // Reports are kept in memory by comparison_cache, bounded in bytes.
     comparison compare(const std::string& project,
                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                        const policy& rules);
@@ -120,6 +141,32 @@ public:
     std::string create_token(const std::string& project, std::string_view name);
 
     [[nodiscard]] std::optional<report> load_comparison(const std::string& project, std::int64_t id) const;
+    // The project's most recent comparisons, newest first: id, time,
+    // verdict, and the commits of the runs compared (store::recent_comparisons).
+    // "project.not_found"; "query.bad_value" for a limit outside
+    // [1, max_comparison_limit].
+    [[nodiscard]] std::vector<model::comparison_summary> recent_comparisons(
+        const std::string& project, std::size_t limit = default_comparison_limit) const;
+    // The (baseline, candidate) run pairs that compare base_ref with
+    // head_ref, for compare(). A ref is a run id (all digits) or a git sha
+    // prefix of min_sha_prefix..max_sha_prefix hex digits (either case)
+    // naming one commit, which stands for the project's runs of that commit:
+    // the newest run of each (benchmark, testbed). A run id stands for
+    // itself: paired with a sha, it is paired with that commit's run of its
+    // benchmark and testbed; two run ids are one pair as given (compare()
+    // checks their benchmarks). Runs pair up by (benchmark, testbed
+    // fingerprint); a benchmark measured on several testbeds at both refs is
+    // paired on the testbed of its newest head run (a gate takes each
+    // benchmark once). Pairs are ordered by benchmark name.
+    // Errors, each naming "base" or "head" and the ref: "compare.bad_ref" for
+    // a ref that is neither; "compare.not_found" for a run id or sha the
+    // project does not have; "compare.ambiguous_ref" for a prefix of several
+    // commits (naming up to 3); "compare.mismatch" when no benchmark was
+    // measured on one testbed at both refs; and "project.not_found".
+    // O(log n + k) for the k runs of the commits named (store::runs_by_sha).
+    [[nodiscard]] std::vector<std::pair<std::int64_t, std::int64_t>> pairs_for(const std::string& project,
+                                                                              std::string_view base_ref,
+                                                                              std::string_view head_ref) const;
     // One stored run of the project, with its samples; nullopt if none.
     [[nodiscard]] std::optional<model::run_record> run(const std::string& project, std::int64_t id) const;
     // Validates the query's names ("ingest.bad_field"); unknown names give
@@ -145,6 +192,11 @@ public:
     [[nodiscard]] std::string baseline_branch(const std::string& project) const;
     // "project.not_found", "ingest.bad_field" for a malformed branch name.
     void set_baseline_branch(const std::string& project, const std::string& branch);
+    // The project's repository URL, nullopt when unset. set_repository_url
+    // stores normalize_repository_url("field 'repository_url'", url) ("" clears
+    // it). "project.not_found", "ingest.bad_field".
+    [[nodiscard]] std::optional<std::string> repository_url(const std::string& project) const;
+    void set_repository_url(const std::string& project, std::string_view url);
     // Alerts, newest first. "ingest.bad_field" for malformed names, "query.bad_value"
     // for a limit outside [1, max_alert_limit].
     [[nodiscard]] std::vector<model::alert> alerts(const model::alert_query& q) const;
@@ -168,10 +220,10 @@ public:
 private:
     // Reports this service stored or found by request key, most recently
     // used first (see service.cpp). Shared by copies of the service.
-    struct recent_comparisons;
+    struct comparison_cache;
 
     store::store& db_;
-    std::shared_ptr<recent_comparisons> recent_;
+    std::shared_ptr<comparison_cache> recent_;
     std::shared_ptr<watch_queue> watcher_;
 };
 

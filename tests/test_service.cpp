@@ -9,6 +9,7 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "gate/perf_csv.hpp"
@@ -754,5 +756,283 @@ TEST_CASE("service: a report without baseline-branch history has no band and no 
         CHECK(c["band"].is_null());
         CHECK(c["outside_band"].is_null());
         CHECK_FALSE(counter(cmp.result, "task-clock").open_alerts);
+    }
+}
+
+namespace {
+
+// f throws the perfgate::error `id` with exactly `message`.
+template <class F>
+void check_error(F&& f, const std::string& id, const std::string& message)
+{
+    try {
+        f();
+        FAIL("expected the error " << id);
+    } catch (const perfgate::error& e) {
+        CHECK(e.id() == id);
+        CHECK(std::string(e.what()) == message);
+    }
+}
+
+// A stored run of `benchmark` at commit `sha` on testbed `fp`; run ids grow
+// with the order of the calls.
+std::int64_t store_commit(service& svc, const std::string& sha, const std::string& benchmark, const std::string& fp,
+                          const std::string& role = "baseline", double factor = 1.0)
+{
+    auto r = stored_run(role, ramp(factor), benchmark);
+    r.git_sha = sha;
+    r.testbed = {"runner-" + fp, "cpu", 2, "6.1", fp};
+    return svc.ingest_run(r).run_id;
+}
+
+const std::string commit_a = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
+const std::string commit_b = "b1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
+
+} // namespace
+
+TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by benchmark and testbed")
+{
+    store::store db(":memory:");
+    service svc(db);
+    // Base commit: parse on two testbeds (parse on fp-1 measured twice),
+    // render on fp-1.
+    const auto a_parse_1 = store_commit(svc, commit_a, "parse", "fp-1");
+    const auto a_render_1 = store_commit(svc, commit_a, "render", "fp-1");
+    const auto a_parse_2 = store_commit(svc, commit_a, "parse", "fp-2");
+    const auto a_parse_1_rerun = store_commit(svc, commit_a, "parse", "fp-1");
+    // Head commit: parse and render on fp-1, render also on fp-2 (no base
+    // there), lex (no base at all).
+    const auto b_parse_1 = store_commit(svc, commit_b, "parse", "fp-1", "candidate", 1.05);
+    const auto b_render_1 = store_commit(svc, commit_b, "render", "fp-1", "candidate");
+    const auto b_render_2 = store_commit(svc, commit_b, "render", "fp-2", "candidate");
+    const auto b_lex_1 = store_commit(svc, commit_b, "lex", "fp-1", "candidate");
+    using pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+    SUBCASE("two commits: the newest run of each common (benchmark, testbed), by benchmark name")
+    {
+        const pairs expected{{a_parse_1_rerun, b_parse_1}, {a_render_1, b_render_1}};
+        CHECK(svc.pairs_for("demo", commit_a, commit_b) == expected);
+        // Prefixes of 7 to 40 digits, in either case.
+        CHECK(svc.pairs_for("demo", commit_a.substr(0, 7), commit_b.substr(0, 12)) == expected);
+        std::string upper = commit_a.substr(0, 9);
+        std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+        CHECK(svc.pairs_for("demo", upper, commit_b) == expected);
+        (void)a_parse_1;
+        (void)b_render_2;
+        (void)b_lex_1;
+
+        // The pairs are one gate of compare().
+        const auto c = svc.compare("demo", expected, policy{});
+        REQUIRE(c.result.benchmarks.size() == 2);
+        CHECK(c.result.benchmarks[0].name == "parse");
+        CHECK(c.result.benchmarks[1].name == "render");
+    }
+    SUBCASE("a benchmark on several common testbeds pairs on the testbed of its newest head run")
+    {
+        const auto b_parse_2 = store_commit(svc, commit_b, "parse", "fp-2", "candidate");
+        CHECK(svc.pairs_for("demo", commit_a, commit_b) == pairs{{a_parse_2, b_parse_2}, {a_render_1, b_render_1}});
+    }
+    SUBCASE("a run id pairs with the other commit's run of its benchmark and testbed")
+    {
+        CHECK(svc.pairs_for("demo", std::to_string(a_render_1), commit_b) == pairs{{a_render_1, b_render_1}});
+        CHECK(svc.pairs_for("demo", commit_a, std::to_string(b_parse_1)) == pairs{{a_parse_1_rerun, b_parse_1}});
+        // An older run of the commit is still itself.
+        CHECK(svc.pairs_for("demo", std::to_string(a_parse_1), commit_b) == pairs{{a_parse_1, b_parse_1}});
+        check_error([&] { (void)svc.pairs_for("demo", std::to_string(a_parse_2), commit_b); }, "compare.mismatch",
+                    fmt::format("base '{}' and head '{}' have no benchmark measured on the same testbed: base has "
+                                "parse on runner-fp-2; head has lex on runner-fp-1, render on runner-fp-2, render on "
+                                "runner-fp-1 and 1 more",
+                                a_parse_2, commit_b));
+    }
+    SUBCASE("two run ids are one pair, as given")
+    {
+        CHECK(svc.pairs_for("demo", std::to_string(a_parse_2), std::to_string(b_lex_1)) == pairs{{a_parse_2, b_lex_1}});
+        // compare() is the one that checks what can be compared.
+        CHECK_THROWS_WITH_AS(svc.compare("demo", {{a_parse_2, b_lex_1}}, policy{}),
+                             doctest::Contains("is benchmark 'parse' but run"), perfgate::error);
+    }
+}
+
+TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
+{
+    store::store db(":memory:");
+    service svc(db);
+    const auto a = store_commit(svc, commit_a, "parse", "fp-1");
+    const auto b = store_commit(svc, commit_b, "parse", "fp-1", "candidate");
+    const auto theirs = [&] {
+        auto r = stored_run("baseline", ramp());
+        r.project = "other";
+        return svc.ingest_run(r).run_id;
+    }();
+
+    SUBCASE("neither a run id nor a git sha")
+    {
+        for (const std::string ref : std::vector<std::string>{"xyz", "main", "a1b2c3", "a1b2c3g", "-1", "12 34", "", commit_a + "0"}) {
+            CAPTURE(ref);
+            check_error([&] { (void)svc.pairs_for("demo", ref, commit_b); }, "compare.bad_ref",
+                        fmt::format("base: '{}' is neither a run id nor a git sha (7-40 hex digits)", ref));
+        }
+        check_error([&] { (void)svc.pairs_for("demo", commit_a, "HEAD~1"); }, "compare.bad_ref",
+                    "head: 'HEAD~1' is neither a run id nor a git sha (7-40 hex digits)");
+        const std::string huge(5000, 'x');
+        check_error([&] { (void)svc.pairs_for("demo", huge, commit_b); }, "compare.bad_ref",
+                    fmt::format("base: '{}...' (5000 bytes) is neither a run id nor a git sha (7-40 hex digits)",
+                                std::string(64, 'x')));
+    }
+    SUBCASE("a run id the project does not have")
+    {
+        check_error([&] { (void)svc.pairs_for("demo", "9999", commit_b); }, "compare.not_found",
+                    "base: run 9999 not found in project 'demo'");
+        check_error([&] { (void)svc.pairs_for("demo", commit_a, std::to_string(theirs)); }, "compare.not_found",
+                    fmt::format("head: run {} not found in project 'demo'", theirs));
+        check_error([&] { (void)svc.pairs_for("demo", "0", std::to_string(b)); }, "compare.not_found",
+                    "base: run 0 not found in project 'demo'");
+        check_error([&] { (void)svc.pairs_for("demo", "123456789012345678901234567890", commit_b); },
+                    "compare.not_found", "base: run 123456789012345678901234567890 not found in project 'demo'");
+    }
+    SUBCASE("a git sha the project does not have")
+    {
+        check_error([&] { (void)svc.pairs_for("demo", commit_a, "c1b2c3d"); }, "compare.not_found",
+                    "head: no run of project 'demo' has a git sha starting with 'c1b2c3d'");
+        // Another project's commit is not this project's.
+        check_error([&] { (void)svc.pairs_for("other", commit_a, "0123456"); }, "compare.not_found",
+                    fmt::format("base: no run of project 'other' has a git sha starting with '{}'", commit_a));
+    }
+    SUBCASE("a prefix of several commits names up to three, newest first")
+    {
+        std::vector<std::string> shas;
+        for (const char c : {'5', '6', '7', '8'}) {
+            shas.push_back(commit_a.substr(0, 7) + c + commit_a.substr(8));
+            store_commit(svc, shas.back(), "parse", "fp-1");
+        }
+        check_error([&] { (void)svc.pairs_for("demo", commit_a.substr(0, 7), commit_b); }, "compare.ambiguous_ref",
+                    fmt::format("base: git sha prefix 'a1b2c3d' matches 5 commits of project 'demo': {}, {}, {} and 2 "
+                                "more; give more digits",
+                                shas[3], shas[2], shas[1]));
+        // One digit more picks one.
+        CHECK(svc.pairs_for("demo", commit_a.substr(0, 8), commit_b) == std::vector<std::pair<std::int64_t, std::int64_t>>{{a, b}});
+    }
+    SUBCASE("no benchmark on a common testbed")
+    {
+        const auto c = store_commit(svc, "c1b2c3d4", "render", "fp-1", "candidate");
+        const auto d = store_commit(svc, "d1b2c3d4", "parse", "fp-2", "candidate");
+        (void)c;
+        (void)d;
+        check_error([&] { (void)svc.pairs_for("demo", commit_a, "c1b2c3d4"); }, "compare.mismatch",
+                    fmt::format("base '{}' and head 'c1b2c3d4' have no benchmark measured on the same testbed: base "
+                                "has parse on runner-fp-1; head has render on runner-fp-1",
+                                commit_a));
+        check_error([&] { (void)svc.pairs_for("demo", commit_a, "d1b2c3d4"); }, "compare.mismatch",
+                    fmt::format("base '{}' and head 'd1b2c3d4' have no benchmark measured on the same testbed: base "
+                                "has parse on runner-fp-1; head has parse on runner-fp-2",
+                                commit_a));
+    }
+    SUBCASE("an unknown project")
+    {
+        check_error([&] { (void)svc.pairs_for("nope", commit_a, commit_b); }, "project.not_found",
+                    "no project 'nope' (projects are created by `perfgate token create`)");
+    }
+}
+
+TEST_CASE("service: recent comparisons carry the verdict of the stored report")
+{
+    store::store db(":memory:");
+    service svc(db);
+    const auto base = store_commit(svc, commit_a, "parse", "fp-1");
+    const auto slower = store_commit(svc, commit_b, "parse", "fp-1", "candidate", 1.05);
+    const auto same = store_commit(svc, commit_b, "parse", "fp-1", "candidate");
+    const auto failed = svc.compare("demo", {{base, slower}}, policy{});
+    const auto passed = svc.compare("demo", {{base, same}}, policy{});
+    REQUIRE(failed.result.result == verdict::fail);
+    REQUIRE(passed.result.result == verdict::pass);
+    // A repeat is the stored comparison, not a new row.
+    svc.compare("demo", {{base, slower}}, policy{});
+
+    const auto listed = svc.recent_comparisons("demo");
+    REQUIRE(listed.size() == 2);
+    CHECK(listed[0].id == passed.id);
+    CHECK(listed[0].verdict == "pass");
+    CHECK(listed[0].benchmarks == 1u);
+    CHECK(listed[0].candidate.run_id == same);
+    CHECK(listed[1].id == failed.id);
+    CHECK(listed[1].verdict == "fail");
+    CHECK(listed[1].baseline.git_sha == commit_a);
+    CHECK(listed[1].candidate.git_sha == commit_b);
+    CHECK(svc.recent_comparisons("demo", 1).size() == 1);
+    CHECK(svc.recent_comparisons("demo", max_comparison_limit).size() == 2);
+
+    check_error([&] { (void)svc.recent_comparisons("demo", 0); }, "query.bad_value", "limit 0: expected 1 to 200");
+    check_error([&] { (void)svc.recent_comparisons("demo", 201); }, "query.bad_value", "limit 201: expected 1 to 200");
+    check_error([&] { (void)svc.recent_comparisons("nope"); }, "project.not_found",
+                "no project 'nope' (projects are created by `perfgate token create`)");
+}
+
+TEST_CASE("service: the repository URL is an absolute http(s) URL, stored without a trailing slash")
+{
+    SUBCASE("normalize_repository_url")
+    {
+        const std::string_view label = "--repository-url";
+        CHECK(normalize_repository_url(label, "https://github.com/acme/demo") == "https://github.com/acme/demo");
+        CHECK(normalize_repository_url(label, "https://github.com/acme/demo///") == "https://github.com/acme/demo");
+        CHECK(normalize_repository_url(label, "http://git.example.org:8080/a/b-c_d.e~f%20") ==
+              "http://git.example.org:8080/a/b-c_d.e~f%20");
+        CHECK(normalize_repository_url(label, "").empty());
+        const std::string longest = "https://x.org/" + std::string(max_repository_url_bytes - 14, 'a');
+        CHECK(normalize_repository_url(label, longest + "/") == longest);
+
+        const std::pair<std::string, std::string> bad[] = {
+            {"github.com/acme/demo", "--repository-url: 'github.com/acme/demo' must start with https:// or http://"},
+            {"ftp://example.org/x", "--repository-url: 'ftp://example.org/x' must start with https:// or http://"},
+            {"HTTPS://github.com/a", "--repository-url: 'HTTPS://github.com/a' must start with https:// or http://"},
+            {"javascript:alert(1)", "--repository-url: 'javascript:alert(1)' must start with https:// or http://"},
+            {"https://", "--repository-url: 'https://' has no host"},
+            {"https:///acme/demo", "--repository-url: 'https:///acme/demo' has no host"},
+            {"https://github.com/acme demo",
+             "--repository-url: byte 0x20 at offset 23 is not allowed in a URL (no whitespace, control or non-ASCII "
+             "bytes: percent-encode them)"},
+            {"https://github.com/acme\n",
+             "--repository-url: byte 0x0a at offset 23 is not allowed in a URL (no whitespace, control or non-ASCII "
+             "bytes: percent-encode them)"},
+            {"https://gïthub.com",
+             "--repository-url: byte 0xc3 at offset 9 is not allowed in a URL (no whitespace, control or non-ASCII "
+             "bytes: percent-encode them)"},
+            {"https://x.org/\"onmouseover=\"x",
+             "--repository-url: '\"' at offset 14 is not allowed in a URL (no quotes, <, >, ` or \\)"},
+            {"https://x.org/'", "--repository-url: ''' at offset 14 is not allowed in a URL (no quotes, <, >, ` or \\)"},
+            {"https://x.org/<script>",
+             "--repository-url: '<' at offset 14 is not allowed in a URL (no quotes, <, >, ` or \\)"},
+            {"https://x.org/a?tab=1",
+             "--repository-url: '?' at offset 15: the URL cannot have a query or a fragment (pages append "
+             "/commit/SHA to it)"},
+            {"https://x.org/a#readme",
+             "--repository-url: '#' at offset 15: the URL cannot have a query or a fragment (pages append "
+             "/commit/SHA to it)"},
+            {longest + "a", "--repository-url: 513 bytes, longer than the limit of 512"},
+        };
+        for (const auto& [url, message] : bad) {
+            CAPTURE(url);
+            check_error([&] { (void)normalize_repository_url(label, url); }, "ingest.bad_field", message);
+        }
+        // Quoted in part only.
+        check_error([&] { (void)normalize_repository_url(label, std::string(1000, 'x')); }, "ingest.bad_field",
+                    fmt::format("--repository-url: '{}...' must start with https:// or http://", std::string(80, 'x')));
+    }
+    SUBCASE("a project setting through the service")
+    {
+        store::store db(":memory:");
+        service svc(db);
+        svc.ensure_project("demo");
+        CHECK_FALSE(svc.repository_url("demo").has_value());
+        svc.set_repository_url("demo", "https://github.com/acme/demo/");
+        CHECK(svc.repository_url("demo") == "https://github.com/acme/demo");
+        check_error([&] { svc.set_repository_url("demo", "github.com/acme/demo"); }, "ingest.bad_field",
+                    "field 'repository_url': 'github.com/acme/demo' must start with https:// or http://");
+        CHECK(svc.repository_url("demo") == "https://github.com/acme/demo");   // unchanged
+        svc.set_repository_url("demo", "");
+        CHECK_FALSE(svc.repository_url("demo").has_value());
+        check_error([&] { svc.set_repository_url("nope", "https://x.org"); }, "project.not_found",
+                    "no project 'nope' (projects are created by `perfgate token create`)");
+        check_error([&] { (void)svc.repository_url("nope"); }, "project.not_found",
+                    "no project 'nope' (projects are created by `perfgate token create`)");
     }
 }
