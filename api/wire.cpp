@@ -373,6 +373,56 @@ std::string history_to_csv(const std::vector<model::history_point>& points)
     return out;
 }
 
+// --- comparisons -------------------------------------------------------------------
+
+namespace {
+
+json side_json(const model::comparison_summary::side& s)
+{
+    return {{"run_id", s.run_id}, {"git_sha", s.git_sha}, {"branch", s.branch}};
+}
+
+model::comparison_summary::side side_from(const json& j)
+{
+    return {j.at("run_id").get<std::int64_t>(), j.at("git_sha").get<std::string>(), j.at("branch").get<std::string>()};
+}
+
+} // namespace
+
+json to_json(const comparison_list& list)
+{
+    json items = json::array();
+    for (const auto& c : list.comparisons) {
+        items.push_back({{"id", c.id},
+                         {"created_at", c.created_at},
+                         {"verdict", c.verdict ? json(*c.verdict) : json(nullptr)},
+                         {"benchmarks", c.benchmarks ? json(*c.benchmarks) : json(nullptr)},
+                         {"baseline", side_json(c.baseline)},
+                         {"candidate", side_json(c.candidate)}});
+    }
+    return {{"repository_url", list.repository_url ? json(*list.repository_url) : json(nullptr)},
+            {"comparisons", std::move(items)}};
+}
+
+comparison_list comparison_list_from_json(const json& doc)
+{
+    return reading_response("comparisons", [&] {
+        comparison_list out;
+        if (!doc.at("repository_url").is_null()) out.repository_url = doc.at("repository_url").get<std::string>();
+        for (const json& j : doc.at("comparisons")) {
+            model::comparison_summary c;
+            c.id = j.at("id").get<std::int64_t>();
+            c.created_at = j.at("created_at").get<std::int64_t>();
+            if (!j.at("verdict").is_null()) c.verdict = j.at("verdict").get<std::string>();
+            if (!j.at("benchmarks").is_null()) c.benchmarks = j.at("benchmarks").get<std::size_t>();
+            c.baseline = side_from(j.at("baseline"));
+            c.candidate = side_from(j.at("candidate"));
+            out.comparisons.push_back(std::move(c));
+        }
+        return out;
+    });
+}
+
 // --- alerts and change points -----------------------------------------------------
 
 namespace {

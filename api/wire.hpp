@@ -20,6 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/alert.hpp"
+#include "model/comparison.hpp"
 #include "model/run.hpp"
 
 namespace perfgate::api {
@@ -89,6 +90,19 @@ run_pairs compare_pairs_from_json(const nlohmann::json& doc);
 nlohmann::json history_to_json(const std::vector<model::history_point>& points);
 std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
 std::string history_to_csv(const std::vector<model::history_point>& points);
+
+// --- GET /api/v1/projects/{project}/comparisons[?limit=N] --------------------
+// {repository_url, comparisons: [{id, created_at, verdict, benchmarks,
+// baseline: {run_id, git_sha, branch}, candidate: {run_id, git_sha, branch}}]},
+// newest first. repository_url (the project's, for commit links
+// {repository_url}/commit/{git_sha}), verdict and benchmarks are null when
+// unknown (model/comparison.hpp).
+struct comparison_list {
+    std::optional<std::string> repository_url;
+    std::vector<model::comparison_summary> comparisons;
+};
+nlohmann::json to_json(const comparison_list& list);
+comparison_list comparison_list_from_json(const nlohmann::json& doc);
 
 // --- alerts and change points (design.md §5) --------------------------------
 // An alert: {id, benchmark, counter, testbed, branch, run_id, git_sha,

@@ -25,6 +25,7 @@
 #include "gate/report.hpp"
 #include "service/service.hpp"
 #include "server/metrics.hpp"
+#include "server/pages/html.hpp"
 #include "server/pages/pages.hpp"
 #include "model/error.hpp"
 
@@ -44,7 +45,7 @@ namespace {
 // scanner probing random paths cannot blow up the metric cardinality.
 
 enum class endpoint {
-    healthz, metrics, bench_constant, runs, compare, comparison, history, benchmarks,
+    healthz, metrics, bench_constant, runs, compare, comparisons, comparison, history, benchmarks,
     alerts, alert, change_points, none
 };
 
@@ -63,6 +64,7 @@ constexpr std::string_view label_metrics = "GET /metrics";
 constexpr std::string_view label_bench = "GET /bench/constant";
 constexpr std::string_view label_runs = "POST /api/v1/projects/{project}/runs";
 constexpr std::string_view label_compare = "POST /api/v1/projects/{project}/compare";
+constexpr std::string_view label_comparisons = "GET /api/v1/projects/{project}/comparisons";
 constexpr std::string_view label_comparison = "GET /api/v1/projects/{project}/comparisons/{id}";
 constexpr std::string_view label_history = "GET /api/v1/projects/{project}/history";
 constexpr std::string_view label_benchmarks = "GET /api/v1/projects/{project}/benchmarks";
@@ -115,6 +117,7 @@ route_match match(const request& req)
     if (parts.size() == 5) {
         if (what == "runs") { m.target = endpoint::runs; m.method = http::verb::post; m.label = label_runs; }
         else if (what == "compare") { m.target = endpoint::compare; m.method = http::verb::post; m.label = label_compare; }
+        else if (what == "comparisons") { m.target = endpoint::comparisons; m.label = label_comparisons; }
         else if (what == "history") { m.target = endpoint::history; m.label = label_history; }
         else if (what == "benchmarks") { m.target = endpoint::benchmarks; m.label = label_benchmarks; }
         else if (what == "alerts") { m.target = endpoint::alerts; m.label = label_alerts; }
@@ -302,7 +305,9 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     }
     if (format == "markdown") {
         gate::markdown_options opt;
-        opt.comparison_url = fmt::format("/api/v1/projects/{}/comparisons/{}", m.project, *id);
+        // The dashboard's page of the comparison (server/pages): a person
+        // follows this link from a PR comment.
+        opt.comparison_url = fmt::format("/p/{}/comparisons/{}", html::url_encode(m.project), *id);
         return make_response(http::status::ok, gate::render_markdown(*rep, opt), "text/markdown; charset=utf-8", req);
     }
     if (format == "text") {
@@ -310,6 +315,24 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     }
     throw error("http.bad_param",
                 fmt::format("query parameter 'format': expected json, markdown or text, got '{}'", format.substr(0, 64)));
+}
+
+response get_comparisons(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({"limit"});
+    std::size_t limit = gate::default_comparison_limit;
+    if (auto v = q.get("limit")) {
+        auto n = parse_int(*v);
+        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > gate::max_comparison_limit) {
+            throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
+                                                      gate::max_comparison_limit, v->substr(0, 64)));
+        }
+        limit = static_cast<std::size_t>(*n);
+    }
+    api::comparison_list list;
+    list.comparisons = ctx.service.recent_comparisons(m.project, limit);
+    list.repository_url = ctx.service.repository_url(m.project);
+    return json_response(http::status::ok, api::to_json(list), req);
 }
 
 response get_history(const request& req, context& ctx, const route_match& m, const query_params& q)
@@ -462,6 +485,7 @@ response dispatch(const request& req, context& ctx)
     switch (m.target) {
     case endpoint::runs: return post_run(req, ctx, m, q);
     case endpoint::compare: return post_compare(req, ctx, m, q);
+    case endpoint::comparisons: return get_comparisons(req, ctx, m, q);
     case endpoint::comparison: return get_comparison(req, ctx, m, q);
     case endpoint::history: return get_history(req, ctx, m, q);
     case endpoint::benchmarks: return get_benchmarks(req, ctx, m, q);
@@ -482,7 +506,7 @@ response dispatch(const request& req, context& ctx)
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 34> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 36> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
         {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
@@ -509,7 +533,9 @@ unsigned status_for(std::string_view id)
         {"ingest.too_many_repetitions", 413},  // over gate::max_repetitions
         {"ingest.bad_csv", 422},        // well-formed request, capture that does not parse
         {"ingest.unreadable", 422},
-        {"compare.not_found", 404},     // a run id not in this project
+        {"compare.not_found", 404},     // a run id (or git sha) not in this project
+        {"compare.bad_ref", 400},       // neither a run id nor a git sha (service::pairs_for)
+        {"compare.ambiguous_ref", 400}, // a git sha prefix of several commits
         {"compare.mismatch", 422},      // runs that cannot be compared (other benchmark, ...)
         {"compare.too_many_pairs", 413},  // over api::max_compare_pairs
         {"compare.too_large", 422},     // runs over gate::max_compare_counters / max_compare_samples

@@ -9,7 +9,10 @@
 //        body {baseline_run, candidate_run, policy?}: run ids, or arrays of
 //        run ids paired by position; or {pairs: [[b, c], ...], policy?}. All
 //        pairs are one gate: p-values are adjusted across all of them.
-//   GET  /api/v1/projects/{project}/comparisons/{id}[?format=markdown]
+//   GET  /api/v1/projects/{project}/comparisons[?limit=N]  -> {repository_url, comparisons: [...]}
+//        the newest comparisons first (default 20, at most 200; api/wire.hpp)
+//   GET  /api/v1/projects/{project}/comparisons/{id}[?format=markdown|text]
+//        (markdown links the dashboard's page /p/{project}/comparisons/{id})
 //   GET  /api/v1/projects/{project}/history?benchmark=&counter=[&branch=][&testbed=][&since=][&limit=][&format=csv]
 //   GET  /api/v1/projects/{project}/benchmarks
 //   GET  /healthz, GET /metrics (Prometheus text, no auth)

@@ -250,3 +250,39 @@ TEST_CASE("perfgate project shows and sets the watched baseline branch; bad inpu
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
     std::filesystem::remove(out);
 }
+
+TEST_CASE("perfgate project sets the repository URL; a bad URL is exit 2 naming --repository-url and stores nothing")
+{
+    const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".db");
+    const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".out");
+    const std::string qdb = "'" + db.string() + "'";
+    REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
+    REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url -\n");
+
+    REQUIRE(sh("project --db " + qdb + " --project demo --repository-url https://github.com/acme/demo/", "",
+               out.string()).code == 0);
+    CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n");
+    REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out).find("repository_url https://github.com/acme/demo\n") != std::string::npos);
+
+    auto o = sh("project --db " + qdb + " --project demo --repository-url github.com/acme/demo");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--repository-url: 'github.com/acme/demo' must start with https:// or http://") != std::string::npos);
+    o = sh("project --db " + qdb + " --project demo --repository-url 'https://x.org/a b'");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--repository-url: byte 0x20 at offset 15") != std::string::npos);
+    // With a bad URL, a good branch given with it is not stored either.
+    o = sh("project --db " + qdb + " --project demo --baseline-branch trunk --repository-url 'https://x.org/?q'");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--repository-url: '?' at offset 14") != std::string::npos);
+    REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n");
+
+    // Both at once; "" clears the URL.
+    REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk --repository-url ''", "", out.string())
+                .code == 0);
+    CHECK(slurp(out) == "project demo\nbaseline_branch trunk\nrepository_url -\n");
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
+    std::filesystem::remove(out);
+}

@@ -503,6 +503,9 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         REQUIRE(md.result_int() == 200);
         CHECK(md[http::field::content_type].starts_with("text/markdown"));
         CHECK(md.body().find("task-clock") != std::string::npos);
+        // The markdown links the dashboard's page of the comparison, not the JSON.
+        CHECK(md.body().find("(/p/demo/comparisons/" + std::to_string(id) + ")") != std::string::npos);
+        CHECK(md.body().find("/api/v1/") == std::string::npos);
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/999"), 404, "comparison.not_found",
                     "no comparison 999");
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/abc"), 400, "http.bad_param",
@@ -1125,4 +1128,125 @@ TEST_CASE("store errors reach the server log with a reference, never the respons
         check_error(perfgate::server::error_response("ingest.bad_field", "field 'x'"), 400, "ingest.bad_field",
                     "field 'x'");
     }
+}
+
+TEST_CASE("the markdown of a comparison links its dashboard page, the project percent-encoded")
+{
+    fixture f;
+    const std::string project = "web@v2+x";
+    const std::string token = "Bearer " + f.db.create_token(project, "test");
+    const std::string csv = perfgate::test::read_testdata("appended-10-runs.csv");
+    std::int64_t runs[2] = {};
+    for (int i = 0; i < 2; ++i) {
+        json body = {{"role", i ? "candidate" : "baseline"}, {"git_sha", "0123abcd"}, {"branch", "main"}, {"perf_csv", csv}};
+        auto res = f.call(http::verb::post, "/api/v1/projects/web%40v2%2Bx/runs", body.dump(), "application/json", token);
+        REQUIRE(res.result_int() == 201);
+        runs[i] = json::parse(res.body()).at("run_id").get<std::int64_t>();
+    }
+    auto res = f.call(http::verb::post, "/api/v1/projects/web%40v2%2Bx/compare",
+                      json{{"baseline_run", runs[0]}, {"candidate_run", runs[1]}}.dump(), "application/json", token);
+    REQUIRE(res.result_int() == 201);
+    const auto id = json::parse(res.body()).at("comparison_id").get<std::int64_t>();
+    auto md = f.call(http::verb::get, "/api/v1/projects/web%40v2%2Bx/comparisons/" + std::to_string(id) + "?format=markdown",
+                     {}, {}, token);
+    REQUIRE(md.result_int() == 200);
+    CHECK(md.body().find("(/p/web%40v2%2Bx/comparisons/" + std::to_string(id) + ")") != std::string::npos);
+}
+
+TEST_CASE("GET .../comparisons lists the newest comparisons with their commits")
+{
+    fixture f;
+    const std::string list = "/api/v1/projects/demo/comparisons";
+    SUBCASE("a project without comparisons")
+    {
+        auto res = f.call(http::verb::get, list);
+        REQUIRE(res.result_int() == 200);
+        CHECK(res[http::field::content_type] == "application/json");
+        CHECK(json::parse(res.body()) == json{{"repository_url", nullptr}, {"comparisons", json::array()}});
+    }
+    SUBCASE("newest first, with verdict, benchmarks and both runs' commits")
+    {
+        const auto base = f.upload("baseline");
+        const auto cand = f.upload("candidate");
+        std::vector<std::int64_t> ids;
+        for (const double threshold : {5.0, 10.0, 20.0}) {
+            auto res = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                              json{{"baseline_run", base}, {"candidate_run", cand},
+                                   {"policy", {{"threshold_pct", threshold}}}}.dump());
+            REQUIRE(res.result_int() == 201);
+            ids.push_back(json::parse(res.body()).at("comparison_id").get<std::int64_t>());
+        }
+        f.service.set_repository_url("demo", "https://github.com/acme/demo/");
+
+        auto res = f.call(http::verb::get, list);
+        REQUIRE(res.result_int() == 200);
+        const json doc = json::parse(res.body());
+        CHECK(doc.at("repository_url") == "https://github.com/acme/demo");
+        const json& items = doc.at("comparisons");
+        REQUIRE(items.size() == 3);
+        CHECK(items[0].at("id") == ids[2]);
+        CHECK(items[1].at("id") == ids[1]);
+        CHECK(items[2].at("id") == ids[0]);
+        const auto stored = json::parse(f.call(http::verb::get, list + "/" + std::to_string(ids[2])).body());
+        CHECK(items[0].at("verdict") == stored.at("verdict"));
+        CHECK(items[0].at("benchmarks") == 1);
+        CHECK(items[0].at("created_at").get<std::int64_t>() > 1'700'000'000);
+        CHECK(items[0].at("baseline") == json{{"run_id", base}, {"git_sha", "0123abcd"}, {"branch", "main"}});
+        CHECK(items[0].at("candidate") == json{{"run_id", cand}, {"git_sha", "0123abcd"}, {"branch", "main"}});
+
+        // The client's side of the wire format reads it back.
+        const auto back = perfgate::api::comparison_list_from_json(doc);
+        CHECK(back.repository_url == "https://github.com/acme/demo");
+        REQUIRE(back.comparisons.size() == 3);
+        CHECK(back.comparisons[0].id == ids[2]);
+        CHECK(back.comparisons[0].verdict == stored.at("verdict").get<std::string>());
+        CHECK(back.comparisons[0].benchmarks == 1u);
+        CHECK(back.comparisons[2].candidate.run_id == cand);
+        CHECK(perfgate::api::to_json(back) == doc);
+
+        auto one = json::parse(f.call(http::verb::get, list + "?limit=1").body());
+        REQUIRE(one.at("comparisons").size() == 1);
+        CHECK(one.at("comparisons")[0].at("id") == ids[2]);
+        CHECK(json::parse(f.call(http::verb::get, list + "?limit=200").body()).at("comparisons").size() == 3);
+        // Each project lists its own.
+        CHECK(json::parse(f.call(http::verb::get, "/api/v1/projects/other/comparisons", {}, {}, "other").body())
+                  .at("comparisons")
+                  .empty());
+    }
+    SUBCASE("a bad limit is 400 naming limit")
+    {
+        for (const std::string bad : {"0", "201", "-1", "abc", "", "1e2", "20x"}) {
+            CAPTURE(bad);
+            check_error(f.call(http::verb::get, list + "?limit=" + bad), 400, "http.bad_param",
+                        "query parameter 'limit': expected an integer in [1, 200], got '" + bad + "'");
+        }
+        check_error(f.call(http::verb::get, list + "?limt=5"), 400, "http.bad_param", "unknown query parameter 'limt'");
+    }
+    SUBCASE("the auth rules of the other reads")
+    {
+        check_error(f.call(http::verb::get, list, {}, {}, ""), 401, "auth.missing_token", "Bearer");
+        check_error(f.call(http::verb::get, list, {}, {}, "other"), 403, "auth.forbidden", "project 'demo'");
+        f.ctx.public_read = true;
+        CHECK(f.call(http::verb::get, list, {}, {}, "").result_int() == 200);
+        check_error(f.call(http::verb::get, "/api/v1/projects/nope/comparisons", {}, {}, ""), 404, "project.not_found",
+                    "no project 'nope'");
+    }
+    SUBCASE("GET only, no trailing slash, its own metrics label")
+    {
+        auto res = f.call(http::verb::post, list, "{}");
+        check_error(res, 405, "http.method_not_allowed", "POST is not allowed on /api/v1/projects/{project}/comparisons; use GET");
+        CHECK(res[http::field::allow] == "GET");
+        check_error(f.call(http::verb::get, list + "/"), 404, "http.not_found", "(paths take no trailing slash)");
+        request req{http::verb::get, "/api/v1/projects/p%20q/comparisons?limit=5", 11};
+        CHECK(perfgate::server::route_label(req) == "GET /api/v1/projects/{project}/comparisons");
+    }
+}
+
+TEST_CASE("status_for: refs the compare page cannot resolve are the client's to fix")
+{
+    using perfgate::server::status_for;
+    CHECK(status_for("compare.bad_ref") == 400);
+    CHECK(status_for("compare.ambiguous_ref") == 400);
+    CHECK(status_for("compare.not_found") == 404);
+    CHECK(status_for("compare.mismatch") == 422);
 }
