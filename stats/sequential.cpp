@@ -262,6 +262,10 @@ double alpha_spent(spending fn, double a, double t)
     case spending::pocock:
         // Lan & DeMets (1983), alpha_2*(t) = a ln(1 + (e - 1) t).
         return std::min(a, a * std::log1p((std::numbers::e - 1) * t));
+    case spending::hwang_shih_decani:
+        // Hwang, Shih & DeCani (1990): a (1 - e^{-g t}) / (1 - e^{-g}),
+        // with expm1 so that small t keeps its digits.
+        return std::min(a, a * std::expm1(-hsd_gamma * t) / std::expm1(-hsd_gamma));
     }
     seq_bad_plan("alpha_spent: unknown spending function");
 }

@@ -23,7 +23,8 @@
 //    information t is Lan & DeMets' (1983, Biometrika 70(3):659-663)
 //    O'Brien-Fleming type a(t) = 2 - 2 Phi(z_{1-a/2} / sqrt t) with
 //    a = alpha / 2 (the default; the same function as R gsDesign's sfLDOF),
-//    or their Pocock type a(t) = a ln(1 + (e - 1) t).
+//    or their Pocock type a(t) = a ln(1 + (e - 1) t), or Hwang, Shih &
+//    DeCani's (1990) family at gamma -4 (see enum spending).
 //  - Boundaries. The upper boundary c_k is found so that
 //    P(Z_1 < c_1, ..., Z_{k-1} < c_{k-1}, Z_k >= c_k) = a(t_k) - a(t_{k-1})
 //    under H0, by the recursive numerical integration of Armitage, McPherson
@@ -70,11 +71,23 @@
 
 namespace perfgate::stats {
 
-// The alpha-spending function (Lan & DeMets 1983).
+// The alpha-spending function.
 enum class spending {
-    obrien_fleming,   // a(t) = 2 - 2 Phi(z_{1-a/2} / sqrt t): almost nothing early
-    pocock,           // a(t) = a ln(1 + (e - 1) t): nearly even per look
+    // Lan & DeMets (1983): a(t) = 2 - 2 Phi(z_{1-a/2} / sqrt t). Almost
+    // nothing early (2e-8 by t = 0.16), nearly a fixed test's level at the end.
+    obrien_fleming,
+    // Lan & DeMets (1983): a(t) = a ln(1 + (e - 1) t). Nearly even per look:
+    // stops big effects soonest, the strictest last look.
+    pocock,
+    // Hwang, Shih & DeCani (1990, Statistics in Medicine 9:1439-1445):
+    // a(t) = a (1 - e^{-g t}) / (1 - e^{-g}) with g = hsd_gamma = -4, R
+    // gsDesign's default (sfHSD, sfupar = -4). O'Brien-Fleming-like late,
+    // but spends enough early for a rank test to decide at 10 per side.
+    hwang_shih_decani,
 };
+
+// The gamma of spending::hwang_shih_decani (gsDesign's default).
+inline constexpr double hsd_gamma = -4.0;
 
 // Which way a counter gets worse: higher for times and counts, lower for
 // throughput-like counters (IPC).

@@ -24,9 +24,10 @@
 //       return c
 //   obf = lambda a, t: np.where(t >= 1, a, 2 * norm.sf(norm.isf(a / 2) / np.sqrt(t)))
 //   poc = lambda a, t: np.where(t >= 1, a, a * np.log1p((np.e - 1) * t))
+//   hsd = lambda a, t: np.where(t >= 1, a, a * np.expm1(4 * t) / np.expm1(4))
 //   t5 = np.arange(1, 6) / 5; bounds(t5, obf(0.025, t5))
 //   n = np.arange(5, 61, 5); I = n * n / (2 * n + 1.0)
-//   bounds(I, obf(0.025, I / I[-1])); bounds(I, poc(0.025, I / I[-1]))
+//   bounds(I, obf(0.025, I / I[-1])); bounds(I, poc(0.025, I / I[-1])); bounds(I, hsd(0.025, I / I[-1]))
 //
 // (Five equally spaced looks at one-sided 0.025 give 4.8769, 3.3570, 2.6803,
 // 2.2898, 2.0310, the O'Brien-Fleming-type bounds printed in the
@@ -45,6 +46,7 @@
 
 #include "test_support.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -72,6 +74,11 @@ const std::vector<double> ref_obf_5_60 = {8.025043934946, 5.481234711924, 4.3899
 const std::vector<double> ref_pocock_5_60 = {2.738794071811, 2.681601556428, 2.642598183025, 2.611228149757,
                                              2.585788481207, 2.564809633131, 2.547212762701, 2.532226895687,
                                              2.519295798129, 2.508010674012, 2.498065085576, 2.489224977837};
+const std::vector<double> ref_hsd_5_60 = {3.587872421352, 3.455471672412, 3.326460048258, 3.195932290305,
+                                          3.064592956386, 2.93203586026,  2.797598764219, 2.660561445344,
+                                          2.520173660521, 2.375636902019, 2.22606924268,  2.070457779805};
+
+constexpr std::array all_spending = {spending::obrien_fleming, spending::pocock, spending::hwang_shih_decani};
 
 // Standard normal from the shared LCG (Box-Muller): the same on every machine.
 double lcg_normal(std::uint64_t& state)
@@ -134,7 +141,10 @@ TEST_CASE("alpha_spent: Lan-DeMets spending functions")
     CHECK_REL(alpha_spent(spending::obrien_fleming, 0.025, 0.1), 1.3612514892298907e-12, 1e-9);
     // 0.025*np.log1p((np.e-1)*0.5)
     CHECK_REL(alpha_spent(spending::pocock, 0.025, 0.5), 0.015502862673956936, 1e-12);
-    for (spending fn : {spending::obrien_fleming, spending::pocock}) {
+    // 0.025*np.expm1(4*t)/np.expm1(4) at t = 0.5, 0.1
+    CHECK_REL(alpha_spent(spending::hwang_shih_decani, 0.025, 0.5), 0.0029800730505529396, 1e-12);
+    CHECK_REL(alpha_spent(spending::hwang_shih_decani, 0.025, 0.1), 0.00022940376549243486, 1e-12);
+    for (spending fn : all_spending) {
         CHECK(alpha_spent(fn, 0.025, 0.0) == 0.0);
         CHECK(alpha_spent(fn, 0.025, 1.0) == 0.025);
         double last = 0;
@@ -165,13 +175,16 @@ TEST_CASE("spending_boundaries: pinned to an independent computation")
     {
         const sequential_plan obf(0.05, 5, 60, 5);
         const sequential_plan pocock(0.05, 5, 60, 5, spending::pocock);
+        const sequential_plan hsd(0.05, 5, 60, 5, spending::hwang_shih_decani);
         REQUIRE(obf.looks() == 12);
         REQUIRE(pocock.looks() == 12);
+        REQUIRE(hsd.looks() == 12);
         for (std::size_t k = 0; k < 12; ++k) {
             INFO("look " << k);
             CHECK(obf.look_n(k) == 5 * (k + 1));
             CHECK(std::fabs(obf.boundary_z(k) - ref_obf_5_60[k]) < z_tol);
             CHECK(std::fabs(pocock.boundary_z(k) - ref_pocock_5_60[k]) < z_tol);
+            CHECK(std::fabs(hsd.boundary_z(k) - ref_hsd_5_60[k]) < z_tol);
         }
         // Information n^2/(2n+1), not n: t_1 = (25/11) / (3600/121).
         CHECK_REL(obf.information_fraction(0), (25.0 / 11) / (3600.0 / 121), 1e-14);
@@ -206,14 +219,14 @@ TEST_CASE("a one-look plan is the fixed-N test at alpha/2 per side")
 
 TEST_CASE("sequential_plan: monotone boundaries, and the spent error adds up")
 {
-    for (spending fn : {spending::obrien_fleming, spending::pocock}) {
+    for (spending fn : all_spending) {
         const sequential_plan plan(0.05, 5, 60, 5, fn);
         const auto info = rank_information(plan);
         const auto c = boundaries_of(plan);
         const auto p = crossing_probabilities(info, c);
         double sum = 0;
         for (std::size_t k = 0; k < plan.looks(); ++k) {
-            INFO("look " << k << (fn == spending::pocock ? " pocock" : " obf"));
+            INFO("look " << k << " spending " << static_cast<int>(fn));
             sum += p[k];
             // The recursion spends exactly what the function allows.
             CHECK_REL(sum, plan.spent(k), 1e-7);
@@ -338,6 +351,9 @@ TEST_CASE("first_attainable_look: where a rank test can first reach the level")
     CHECK(sequential_plan(0.05, 5, 60, 5).first_attainable_look() == std::optional<std::size_t>(2));
     // Pocock: 1/252 = 0.00397 > 0.00308 at n = 5, 5.4e-6 < 0.0037 at n = 10.
     CHECK(sequential_plan(0.05, 5, 60, 5, spending::pocock).first_attainable_look() == std::optional<std::size_t>(1));
+    // Hwang-Shih-DeCani(-4): 2.7e-4 at n = 10.
+    CHECK(sequential_plan(0.05, 5, 60, 5, spending::hwang_shih_decani).first_attainable_look() ==
+          std::optional<std::size_t>(1));
     CHECK(sequential_plan(0.05, 15, 60, 5).first_attainable_look() == std::optional<std::size_t>(0));
     // Two per side can never reach 0.025 (the smallest p is 1/6).
     CHECK(!sequential_plan(0.05, 2, 2, 1).first_attainable_look());
@@ -373,12 +389,14 @@ TEST_CASE("sequential_look: a huge difference stops at the first look that can d
         CHECK(trail[0] == sequential_decision::continue_sampling);
         CHECK(trail[1] == sequential_decision::continue_sampling);
     }
-    SUBCASE("Pocock-type spending decides at the second look")
+    SUBCASE("Pocock-type and Hwang-Shih-DeCani spending decide at the second look")
     {
-        const sequential_plan plan(0.05, 5, 60, 5, spending::pocock);
-        const auto r = run_plan(plan, b, c, 2.0);
-        CHECK(r.decision == sequential_decision::regression);
-        CHECK(r.look == 1);
+        for (spending fn : {spending::pocock, spending::hwang_shih_decani}) {
+            const sequential_plan plan(0.05, 5, 60, 5, fn);
+            const auto r = run_plan(plan, b, c, 2.0);
+            CHECK(r.decision == sequential_decision::regression);
+            CHECK(r.look == 1);
+        }
     }
     SUBCASE("the same difference the other way is an improvement; worse_if::lower swaps them")
     {
@@ -408,7 +426,7 @@ TEST_CASE("sequential_look: no difference and large noise runs to the budget, th
     std::uint64_t state = 2024;
     const std::vector<double> b = noisy(state, 60, 15.0, 0.15);
     const std::vector<double> c = noisy(state, 60, 15.0, 0.15);
-    for (spending fn : {spending::obrien_fleming, spending::pocock}) {
+    for (spending fn : all_spending) {
         const sequential_plan plan(0.05, 5, 60, 5, fn);
         std::vector<sequential_decision> trail;
         const auto r = run_plan(plan, b, c, 2.0, &trail);
