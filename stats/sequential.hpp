@@ -184,7 +184,6 @@ public:
     [[nodiscard]] sequential_plan ending_at(std::size_t look) const;
 
 private:
-    sequential_plan() = default;
     void compute_boundaries();
     void set_nominal();
 
