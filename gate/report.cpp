@@ -199,7 +199,10 @@ json to_json(const report& r)
                                 {"outside_band", c.outside_band ? json(*c.outside_band) : json(nullptr)},
                                 {"reason", c.reason}});
         }
-        benchmarks.push_back({{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}});
+        json jb = {{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}};
+        if (b.baseline_run) jb["baseline_run"] = *b.baseline_run;
+        if (b.candidate_run) jb["candidate_run"] = *b.candidate_run;
+        benchmarks.push_back(std::move(jb));
     }
     json out = {{"schema", "perfgate.report/v1"},
                 {"verdict", to_string(r.result)},
@@ -225,6 +228,8 @@ report report_from_json(const json& j)
             benchmark_report b;
             b.name = jb.at("name").get<std::string>();
             b.result = parse_enum(jb.at("verdict").get<std::string>(), all_verdicts, "verdict");
+            if (jb.contains("baseline_run") && !jb["baseline_run"].is_null()) b.baseline_run = jb["baseline_run"].get<std::int64_t>();
+            if (jb.contains("candidate_run") && !jb["candidate_run"].is_null()) b.candidate_run = jb["candidate_run"].get<std::int64_t>();
             for (const auto& jc : jb.at("counters")) {
                 counter_report c;
                 c.name = jc.at("name").get<std::string>();

@@ -78,6 +78,9 @@ struct benchmark_report {
     std::string name;
     verdict result = verdict::pass;
     std::vector<counter_report> counters;
+    // The stored runs compared (set by service::compare; absent when files
+    // were compared, and from reports stored before they were recorded).
+    std::optional<std::int64_t> baseline_run, candidate_run;
 };
 
 struct report {

@@ -191,7 +191,7 @@ std::optional<std::int64_t> statement::opt_int64(int col) const noexcept
 
 // BEGIN and COMMIT go through the statement cache: preparing them anew
 // costs more than executing them.
-transaction::transaction(connection& conn, kind k) : conn_(conn)
+transaction::transaction(connection& conn, kind k) : conn_(conn), kind_(k)
 {
     conn_.prepare(k == kind::write ? "BEGIN IMMEDIATE" : "BEGIN").run();
 }
@@ -208,6 +208,7 @@ void transaction::commit()
 {
     conn_.prepare("COMMIT").run();
     done_ = true;
+    if (kind_ == kind::write) conn_.commits_.fetch_add(1, std::memory_order_release);
 }
 
 } // namespace perfgate::store::detail

@@ -16,6 +16,7 @@
 // not thread-safe; store.cpp serialises access to each one.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ public:
 
     [[nodiscard]] sqlite3* get() const noexcept { return db_.get(); }
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    // Write transactions committed on this connection (transaction::commit),
+    // counted after the COMMIT returned. Read from any thread.
+    [[nodiscard]] std::uint64_t commits() const noexcept { return commits_.load(std::memory_order_acquire); }
 
 private:
     struct cached {
@@ -73,8 +77,10 @@ private:
     std::string path_;
     db_handle db_;
     std::unordered_map<std::string, cached> cache_;
+    std::atomic<std::uint64_t> commits_{0};
 
     friend class statement;
+    friend class transaction;
 };
 
 class statement {
@@ -143,6 +149,7 @@ public:
 
 private:
     connection& conn_;
+    kind kind_;
     bool done_ = false;
 };
 

@@ -254,6 +254,8 @@ store::store(const std::filesystem::path& path) : impl_(std::make_unique<impl>()
 
 store::~store() = default;
 
+std::uint64_t store::generation() const noexcept { return impl_->writer_->commits(); }
+
 std::int64_t store::ensure_project(std::string_view project)
 {
     std::lock_guard lock(impl_->writer_mu_);

@@ -145,6 +145,10 @@ public:
     // "main" unless set. "store.not_found" for an unknown project;
     // set_baseline_branch: "store.constraint" for an empty branch.
     [[nodiscard]] std::string baseline_branch(std::string_view project) const;
+    // Moves with every write this store object committed (any write
+    // method), never backwards: equal generations, equal data as far as
+    // this process wrote it (other processes' writes are not seen).
+    [[nodiscard]] std::uint64_t generation() const noexcept;
     void set_baseline_branch(std::string_view project, std::string_view branch);
     // The URL a project's commits are browsed at ({url}/commit/{sha}), as
     // set; nullopt when unset (006_project_settings.sql). The store keeps it

@@ -23,6 +23,19 @@ int hex_digit(char c)
 
 } // namespace
 
+std::vector<std::string_view> path_segments(std::string_view path)
+{
+    std::vector<std::string_view> parts;
+    std::size_t pos = !path.empty() && path[0] == '/' ? 1 : 0;
+    while (pos <= path.size()) {
+        auto next = path.find('/', pos);
+        if (next == std::string_view::npos) next = path.size();
+        parts.push_back(path.substr(pos, next - pos));
+        pos = next + 1;
+    }
+    return parts;
+}
+
 std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space)
 {
     std::string out;

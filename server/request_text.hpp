@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/beast/core/string.hpp>
 
@@ -21,6 +22,10 @@ inline std::string_view sv(boost::beast::string_view s) { return {s.data(), s.si
 // RFC 3986 percent-decoding; '+' is a space only in query strings
 // (application/x-www-form-urlencoded). nullopt on a broken %XX.
 std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space);
+
+// The segments of a path: "/a/b/" -> {"a", "b", ""} (the leading '/'
+// dropped, empty segments kept so that callers can refuse them).
+std::vector<std::string_view> path_segments(std::string_view path);
 
 // The token of "Authorization: Bearer <token>" ("Bearer" in any case, spaces
 // around the token trimmed). Errors: "auth.missing_token" (no header),

@@ -34,6 +34,7 @@ namespace perfgate::server {
 namespace http = boost::beast::http;
 using nlohmann::json;
 using api::dump;
+using detail::path_segments;
 using detail::percent_decode;
 using detail::sv;
 using detail::query_params;
@@ -80,20 +81,6 @@ std::pair<std::string_view, std::string_view> split_target(std::string_view targ
     return {target.substr(0, q), target.substr(q + 1)};
 }
 
-std::vector<std::string_view> split_path(std::string_view path)
-{
-    std::vector<std::string_view> parts;
-    std::size_t pos = 0;
-    if (!path.empty() && path[0] == '/') pos = 1;
-    while (pos <= path.size()) {
-        auto next = path.find('/', pos);
-        if (next == std::string_view::npos) next = path.size();
-        parts.push_back(path.substr(pos, next - pos));
-        pos = next + 1;
-    }
-    return parts;
-}
-
 route_match match(const request& req)
 {
     auto [path, query] = split_target(sv(req.target()));
@@ -105,7 +92,7 @@ route_match match(const request& req)
     // One spelling per resource: no route takes a trailing slash or an empty
     // segment ("/healthz/", "/api/v1/projects/p/runs/", "/api//v1"), so a
     // path either names a resource exactly or is 404.
-    auto parts = split_path(path);
+    auto parts = path_segments(path);
     if (parts.size() < 5 || parts.size() > 6 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "projects" ||
         std::any_of(parts.begin(), parts.end(), [](std::string_view p) { return p.empty(); })) {
         return m;

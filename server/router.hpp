@@ -38,6 +38,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "model/error.hpp"
+#include "server/pages/page_cache.hpp"
 #include "server/pages/sessions.hpp"
 
 namespace perfgate::gate { class service; }
@@ -59,6 +60,8 @@ struct context {
     bool bench_routes = false;  // expose /bench/constant (hidden --bench-routes)
     // Dashboard sign-in sessions (pages/sessions.hpp).
     std::shared_ptr<pages::session_store> sessions = std::make_shared<pages::session_store>();
+    // Rendered read-only pages (pages/page_cache.hpp); null: no caching.
+    std::shared_ptr<pages::page_cache> page_cache = std::make_shared<pages::page_cache>();
 };
 
 // Maps one complete request to its response. Never throws: every error

@@ -58,13 +58,20 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
         std::int64_t id = 0;
         const auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), id);
         auto run = ec == std::errc{} && end == ref.data() + ref.size() ? db.find_run(project, id) : std::nullopt;
-        if (!run) {
+        // One abbreviated sha in 27 is all decimal digits ((10/16)^7): a
+        // number long enough to be a sha prefix that is no run's id is read
+        // as a sha.
+        const bool maybe_sha = !run && ref.size() >= min_sha_prefix && ref.size() <= max_sha_prefix &&
+                               !db.runs_by_sha(project, ref).empty();
+        if (!run && !maybe_sha) {
             throw error("compare.not_found", fmt::format("{}: run {} not found in project '{}'", side, ref.substr(0, 64),
                                                          project));
         }
-        out.run_id = true;
-        out.runs.push_back(std::move(*run));
-        return out;
+        if (run) {
+            out.run_id = true;
+            out.runs.push_back(std::move(*run));
+            return out;
+        }
     }
     if (ref.size() < min_sha_prefix || ref.size() > max_sha_prefix || !is_hex(ref)) {
         throw error("compare.bad_ref", fmt::format("{}: {} is neither a run id nor a git sha ({}-{} hex digits)", side,

@@ -505,6 +505,7 @@ comparison service::compare(const std::string& project,
     sample_set base, cand;
     baseline_history hist(db_, project, rules);
     std::set<std::string> names;
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> runs_of;   // benchmark -> its pair
     compare_budget budget(pairs.size());
     for (const auto& [b_id, c_id] : pairs) {
         auto b = db_.load_run(project, b_id);
@@ -521,6 +522,7 @@ comparison service::compare(const std::string& project,
         if (!names.insert(b->benchmark).second) {
             throw error("compare.mismatch", fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
         }
+        runs_of[b->benchmark] = {b_id, c_id};
         base.benchmarks.push_back(samples_from(*b));
         cand.benchmarks.push_back(samples_from(*c));
         // History: the baseline branch on the candidate's testbed, runs older
@@ -534,6 +536,12 @@ comparison service::compare(const std::string& project,
 
     comparison out;
     out.result = gate::compare(base, cand, rules, history);
+    for (auto& b : out.result.benchmarks) {
+        if (const auto it = runs_of.find(b.name); it != runs_of.end()) {
+            b.baseline_run = it->second.first;
+            b.candidate_run = it->second.second;
+        }
+    }
     // As the store holds it now, kept with the report (the idempotence note above).
     add_history_context(out.result, db_, project, hist);
     const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;

@@ -148,7 +148,8 @@ public:
     [[nodiscard]] std::vector<model::comparison_summary> recent_comparisons(
         const std::string& project, std::size_t limit = default_comparison_limit) const;
     // The (baseline, candidate) run pairs that compare base_ref with
-    // head_ref, for compare(). A ref is a run id (all digits) or a git sha
+    // head_ref, for compare(). A ref is a run id (all digits; a number of 7
+    // or more digits that is no run's id is read as a sha prefix) or a git sha
     // prefix of min_sha_prefix..max_sha_prefix hex digits (either case)
     // naming one commit, which stands for the project's runs of that commit:
     // the newest run of each (benchmark, testbed). A run id stands for
@@ -190,6 +191,9 @@ public:
     void drain_watch() const;
     [[nodiscard]] watch_queue::counts watch_stats() const;
     [[nodiscard]] std::string baseline_branch(const std::string& project) const;
+    // The store's generation (store::generation): what the dashboard's page
+    // cache keys on.
+    [[nodiscard]] std::uint64_t generation() const noexcept { return db_.generation(); }
     // "project.not_found", "ingest.bad_field" for a malformed branch name.
     void set_baseline_branch(const std::string& project, const std::string& branch);
     // The project's repository URL, nullopt when unset. set_repository_url

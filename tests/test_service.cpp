@@ -867,7 +867,7 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
 
     SUBCASE("neither a run id nor a git sha")
     {
-        for (const std::string ref : std::vector<std::string>{"xyz", "main", "a1b2c3", "a1b2c3g", "-1", "12 34", "", commit_a + "0"}) {
+        for (const std::string& ref : std::vector<std::string>{"xyz", "main", "a1b2c3", "a1b2c3g", "-1", "12 34", "", commit_a + "0"}) {
             CAPTURE(ref);
             check_error([&] { (void)svc.pairs_for("demo", ref, commit_b); }, "compare.bad_ref",
                         fmt::format("base: '{}' is neither a run id nor a git sha (7-40 hex digits)", ref));

@@ -775,7 +775,9 @@
       const hl = Array.isArray(h.highlight) ? h.highlight : [];
       const base = hl[0];
       const head = hl[1];
-      const rows = pts.map(function (p) { return [p[1] * 1000, p[2]]; });
+      // x: the run's position in the history (runs uploaded in the same
+      // second would share a date); the axis and the hover name the run.
+      const rows = pts.map(function (p, i) { return [i, p[2]]; });
       const special = new Map();   // row index -> 'base' | 'head'
       pts.forEach(function (p, i) {
         if (p[0] === head) special.set(i, 'head');
@@ -792,7 +794,7 @@
         pointSize: 1.5,
         gridLineColor: '#eceef1',
         axes: {
-          x: xAxisOptions('date'),
+          x: xAxisOptions('run', function (k) { return pts[k] ? '#' + pts[k][0] : ''; }),
           y: { axisLabelWidth: 50, pixelsPerLabel: 20,
                axisLabelFormatter: function (v) { return fmtNum(v); } }
         },
@@ -821,9 +823,7 @@
             ' (' + isoDate(p[1]) + ')';
         }
       };
-      if (rows.length === 1 || rows[rows.length - 1][0] === rows[0][0]) {
-        opts.dateWindow = [rows[0][0] - 86400000, rows[rows.length - 1][0] + 86400000];
-      }
+      if (rows.length === 1) opts.dateWindow = [-1, 1];
       let g;
       try {
         g = new window.Dygraph(div, rows, opts);

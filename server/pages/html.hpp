@@ -61,6 +61,12 @@ public:
         return *this;
     }
     writer& json_data(const nlohmann::json& data);
+    // Another writer's output (built through the same escaping path).
+    writer& append(const writer& other)
+    {
+        out_ += other.out_;
+        return *this;
+    }
 
     [[nodiscard]] const std::string& str() const { return out_; }
     [[nodiscard]] std::string take() { return std::move(out_); }

@@ -4,8 +4,11 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <tuple>
 #include <ctime>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "model/error.hpp"
 #include "server/pages/assets.hpp"
 #include "server/pages/html.hpp"
+#include "server/pages/page_cache.hpp"
 #include "server/pages/sessions.hpp"
 #include "server/request_text.hpp"
 #include "service/service.hpp"
@@ -67,19 +71,6 @@ constexpr std::string_view label_signin_post = "POST /p/{project}/signin";
 constexpr std::string_view label_signout = "POST /p/{project}/signout";
 constexpr std::string_view label_unmatched = "unmatched";
 
-std::vector<std::string_view> segments(std::string_view path)
-{
-    std::vector<std::string_view> parts;
-    std::size_t pos = 1;
-    while (pos <= path.size()) {
-        auto next = path.find('/', pos);
-        if (next == std::string_view::npos) next = path.size();
-        parts.push_back(path.substr(pos, next - pos));
-        pos = next + 1;
-    }
-    return parts;
-}
-
 // nullopt: not a page path at all (the API router's business).
 std::optional<page_match> match_page(const request& req)
 {
@@ -88,7 +79,7 @@ std::optional<page_match> match_page(const request& req)
     if (!path.starts_with("/p/") && !path.starts_with("/assets/")) return std::nullopt;
     page_match m;
     m.label = label_unmatched;
-    const auto parts = segments(path);
+    const auto parts = detail::path_segments(path);
     if (std::any_of(parts.begin(), parts.end(), [](std::string_view p) { return p.empty(); })) return m;
     if (parts[0] == "assets") {
         if (parts.size() == 2) {
@@ -277,21 +268,24 @@ void open_page(writer& w, const page_state& p, markup page_name, std::string_vie
     w.f("<h1>{}</h1>", title);
 }
 
-response close_page(writer& w, const json& data, const request& req, http::status status = http::status::ok)
+response render(const page_state& p, const page_view& v, http::status status = http::status::ok)
 {
+    writer w;
+    open_page(w, p, v.name, v.title);
+    w.append(v.body);
     w << "</main><script type=\"application/json\" id=\"perfgate-data\">";
-    w.json_data(data);
+    w.append(v.data);
     w << "</script></body></html>\n";
-    return html_response(status, w.take(), req);
+    return html_response(status, w.take(), p.req);
 }
 
 response error_page(const page_state& p, http::status status, std::string_view message)
 {
-    writer w;
-    open_page(w, p, "error", "Error");
-    w.f("<p class=\"error\" id=\"page-error\">{}</p>", message);
-    w.f("<p><a href=\"{}\">back to the overview</a></p>", project_path(p.project));
-    return close_page(w, json{{"page", "error"}}, p.req, status);
+    page_view v("error", "Error");
+    v.body.f("<p class=\"error\" id=\"page-error\">{}</p>", message);
+    v.body.f("<p><a href=\"{}\">back to the overview</a></p>", project_path(p.project));
+    v.set_data(json{{"page", "error"}});
+    return render(p, v, status);
 }
 
 std::int64_t positive_id(const std::string& text, std::string_view what)
@@ -315,18 +309,25 @@ std::string series_url(const std::string& project, std::string_view benchmark, s
 // Series
 
 // Rolling band of each point from the `band_window` points before it (at
-// least band_min): median +- band_k * MAD scaled to a normal sigma.
+// least band_min): median +- band_k * MAD scaled to a normal sigma. The
+// window never reaches back across a change point (`starts`: the runs where
+// one starts), as the gate's history band (gate/report.hpp); a change
+// point's own run is judged against the segment before it.
 constexpr std::size_t band_window = 20;
 constexpr std::size_t band_min = 10;
 constexpr double band_k = 3;
 
-json band_of(const std::vector<model::history_point>& points)
+json band_of(const std::vector<model::history_point>& points, const std::set<std::int64_t>& starts)
 {
     json band = json::array();
     std::vector<double> window;
-    for (std::size_t i = band_min; i < points.size(); ++i) {
+    std::size_t segment = 0;   // first point of the segment before point i
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        if (i > 0 && starts.contains(points[i - 1].run_id)) segment = i - 1;
+        const std::size_t from = std::max(segment, i > band_window ? i - band_window : std::size_t{0});
+        if (i - from < band_min) continue;
         window.clear();
-        for (std::size_t j = i > band_window ? i - band_window : 0; j < i; ++j) window.push_back(points[j].median);
+        for (std::size_t j = from; j < i; ++j) window.push_back(points[j].median);
         const double med = *stats::median(window);
         const double spread = band_k * stats::mad_normal_consistency * *stats::mad(window);
         band.push_back({{"run_id", points[i].run_id}, {"lo", med - spread}, {"hi", med + spread}});
@@ -357,7 +358,7 @@ std::string one_of(const query_params& q, std::string_view key, std::initializer
     return *v;
 }
 
-response series_page(page_state& p, const query_params& q)
+page_view series_view(page_state& p, const query_params& q)
 {
     q.only({"benchmark", "counter", "testbed", "branch", "range", "x", "log", "from", "to"});
     auto& svc = p.ctx.service;
@@ -386,36 +387,51 @@ response series_page(page_state& p, const query_params& q)
     const auto points = svc.history(hq);
     const auto traits = gate::lookup_counter(counter);
 
-    // One line per branch, the baseline branch first.
+    // One line per (branch, testbed), the baseline branch first; lines are
+    // named by testbed only when the series spans several.
     const std::string baseline = svc.baseline_branch(p.project);
-    std::vector<std::string> branches;
+    struct line_key {
+        std::string branch, testbed, testbed_name;
+        bool operator==(const line_key& o) const { return branch == o.branch && testbed == o.testbed; }
+    };
+    std::vector<line_key> keys;
     for (const auto& pt : points) {
-        if (std::find(branches.begin(), branches.end(), pt.branch) == branches.end()) branches.push_back(pt.branch);
+        line_key k{pt.branch, pt.testbed, pt.testbed_name};
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(std::move(k));
     }
-    std::stable_partition(branches.begin(), branches.end(), [&](const std::string& b) { return b == baseline; });
+    std::stable_partition(keys.begin(), keys.end(), [&](const line_key& k) { return k.branch == baseline; });
+    const bool several_testbeds = std::any_of(keys.begin(), keys.end(),
+                                              [&](const line_key& k) { return k.testbed != keys.front().testbed; });
+    auto label_of = [&](const line_key& k) {
+        return several_testbeds ? fmt::format("{} @ {}", k.branch, k.testbed_name) : k.branch;
+    };
 
     json lines = json::array();
     json markers = json::array();
     model::alert_query aq{p.project, std::nullopt, benchmark, counter, testbed, gate::max_alert_limit};
     const auto alerts = svc.alerts(aq);
-    for (std::size_t li = 0; li < branches.size(); ++li) {
+    for (std::size_t li = 0; li < keys.size(); ++li) {
+        const auto& key = keys[li];
         std::vector<model::history_point> mine;
         for (const auto& pt : points)
-            if (pt.branch == branches[li]) mine.push_back(pt);
-        lines.push_back({{"label", branches[li]},
-                         {"branch", branches[li]},
-                         {"testbed", testbed.value_or("")},
-                         {"testbed_name", testbed.value_or("")},
+            if (pt.branch == key.branch && pt.testbed == key.testbed) mine.push_back(pt);
+        const auto change_points = svc.change_points(p.project, benchmark, counter, key.testbed, key.branch);
+        std::set<std::int64_t> starts;
+        for (const auto& cp : change_points) starts.insert(cp.run_id);
+        lines.push_back({{"label", label_of(key)},
+                         {"branch", key.branch},
+                         {"testbed", key.testbed},
+                         {"testbed_name", key.testbed_name},
                          {"points", api::history_to_json(mine).at("points")},
-                         {"band", band_of(mine)}});
-        for (const auto& cp : svc.change_points(p.project, benchmark, counter, testbed, branches[li])) {
+                         {"band", band_of(mine, starts)}});
+        for (const auto& cp : change_points) {
             const bool shown = std::any_of(mine.begin(), mine.end(), [&](const auto& pt) { return pt.run_id == cp.run_id; });
             if (!shown) continue;
             json m{{"line", li}, {"run_id", cp.run_id}, {"git_sha", cp.git_sha}, {"p_value", cp.p_value},
                    {"delta_pct", cp.delta_pct ? json(*cp.delta_pct) : json(nullptr)},
                    {"alert_id", nullptr}, {"status", nullptr}, {"href", nullptr}};
             for (const auto& a : alerts) {
-                if (a.change.run_id != cp.run_id || a.change.series.branch != branches[li]) continue;
+                if (a.change.run_id != cp.run_id || a.change.series.branch != key.branch || a.change.series.testbed != key.testbed) continue;
                 m["alert_id"] = a.id;
                 m["status"] = model::to_string(a.status);
                 m["href"] = fmt::format("{}/alerts#alert-{}", project_path(p.project), a.id);
@@ -425,8 +441,8 @@ response series_page(page_state& p, const query_params& q)
     }
 
     const std::string title = fmt::format("{} · {}", benchmark, counter);
-    writer w;
-    open_page(w, p, "series", title);
+    page_view v("series", title);
+    writer& w = v.body;
     const std::string here = project_path(p.project) + "/series";
     w << "<div id=\"controls\" class=\"controls\"><span class=\"presets\">";
     for (const std::string_view r : {std::string_view("30d"), std::string_view("90d"), std::string_view("all")}) {
@@ -442,8 +458,8 @@ response series_page(page_state& p, const query_params& q)
     w << (x == "run" ? markup("<option value=\"run\" selected>run</option><option value=\"date\">date</option>")
                      : markup("<option value=\"run\">run</option><option value=\"date\" selected>date</option>"));
     w << "</select></label><span class=\"lines\">";
-    for (std::size_t li = 0; li < branches.size(); ++li) {
-        w.f("<label><input type=\"checkbox\" class=\"line-toggle\" data-line=\"{}\" checked> {}</label>", li, branches[li]);
+    for (std::size_t li = 0; li < keys.size(); ++li) {
+        w.f("<label><input type=\"checkbox\" class=\"line-toggle\" data-line=\"{}\" checked> {}</label>", li, label_of(keys[li]));
     }
     w << "</span></div>";
     if (points.empty()) {
@@ -456,19 +472,21 @@ response series_page(page_state& p, const query_params& q)
         html::url_query({{"benchmark", benchmark}, {"counter", counter}, {"testbed", testbed.value_or("")},
                          {"branch", branch.value_or("")}}));
 
+    const auto repository = svc.repository_url(p.project);
     json data{{"page", "series"},
               {"project", p.project},
               {"benchmark", benchmark},
               {"counter", counter},
               {"unit", traits.unit},
               {"better", traits.direction == gate::better::lower ? "lower" : "higher"},
-              {"repository_url", nullptr},
+              {"repository_url", repository ? json(*repository) : json(nullptr)},
               {"run_url", project_path(p.project) + "/runs/"},
               {"view", {{"range", range}, {"x", x}, {"log", log == "1"},
                         {"from", from ? json(*from) : json(nullptr)}, {"to", to ? json(*to) : json(nullptr)}}},
               {"lines", std::move(lines)},
               {"markers", std::move(markers)}};
-    return close_page(w, data, p.req);
+    v.set_data(data);
+    return v;
 }
 
 // ---------------------------------------------------------------------------
@@ -491,8 +509,8 @@ response alerts_page(page_state& p, const query_params& q)
     if (aq.testbed && aq.testbed->empty()) aq.testbed.reset();
     const auto alerts = p.ctx.service.alerts(aq);
 
-    writer w;
-    open_page(w, p, "alerts", "Alerts");
+    page_view v("alerts", "Alerts");
+    writer& w = v.body;
     const std::string here = project_path(p.project) + "/alerts";
     w.f("<form class=\"filters\" method=\"get\" action=\"{}\"><label>status <select name=\"status\">", here);
     w.f("<option value=\"\"{}>any</option>", aq.status ? "" : " selected");
@@ -533,7 +551,8 @@ response alerts_page(page_state& p, const query_params& q)
         w << "</td></tr>";
     }
     w << "</tbody></table>";
-    return close_page(w, json{{"page", "alerts"}, {"alerts", api::alerts_to_json(alerts).at("alerts")}}, p.req);
+    v.set_data(json{{"page", "alerts"}, {"alerts", api::alerts_to_json(alerts).at("alerts")}});
+    return render(p, v);
 }
 
 response triage(page_state& p, const page_match& m)
@@ -555,13 +574,13 @@ response triage(page_state& p, const page_match& m)
 // ---------------------------------------------------------------------------
 // Run
 
-response run_page(page_state& p, const page_match& m)
+page_view run_view(page_state& p, const page_match& m)
 {
     const auto id = positive_id(m.id, "run id");
     const auto run = p.ctx.service.run(p.project, id);
     if (!run) throw error("compare.not_found", fmt::format("project '{}' has no run {}", p.project, id));
-    writer w;
-    open_page(w, p, "run", fmt::format("Run {}", id));
+    page_view v("run", fmt::format("Run {}", id));
+    writer& w = v.body;
     w << "<table class=\"meta\" id=\"run-meta\"><tbody>";
     w.f("<tr><th>benchmark</th><td>{}</td></tr><tr><th>role</th><td>{}</td></tr><tr><th>git sha</th><td><code>{}</code></td></tr>"
         "<tr><th>branch</th><td>{}</td></tr><tr><th>pull request</th><td>{}</td></tr><tr><th>created</th><td>{}</td></tr>"
@@ -591,7 +610,8 @@ response run_page(page_state& p, const page_match& m)
     }
     w.text(env);
     w << "</pre>";
-    return close_page(w, json{{"page", "run"}, {"run_id", id}}, p.req);
+    v.set_data(json{{"page", "run"}, {"run_id", id}});
+    return v;
 }
 
 // ---------------------------------------------------------------------------
@@ -599,25 +619,127 @@ response run_page(page_state& p, const page_match& m)
 
 bool is_regression(const gate::counter_report& c) { return c.state == gate::status::regression; }
 
-response comparison_page(page_state& p, std::int64_t id, const query_params& q)
+// The values of one counter in a run (those that were counted).
+std::vector<double> values_of(const model::run_record& run, std::string_view counter)
+{
+    std::vector<double> values;
+    for (const auto& c : run.counters) {
+        if (c.counter != counter) continue;
+        for (const auto& s : c.samples)
+            if (s.value && std::isfinite(*s.value)) values.push_back(*s.value);
+    }
+    return values;
+}
+
+// Both runs' samples of one counter as an inline SVG strip plot: one row
+// per side, one dot per repetition (spread vertically by repetition so that
+// equal values stay visible), a tick at each side's median. No script.
+void strip_plot(writer& w, std::span<const double> base, std::span<const double> head, std::string_view unit)
+{
+    constexpr double width = 360, height = 70, left = 38, right = 10, row_base = 18, row_head = 42, axis = 62;
+    if (base.empty() && head.empty()) {
+        w << "<p class=\"empty\">no samples</p>";
+        return;
+    }
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto side : {base, head}) {
+        for (const double v : side) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    const double pad = hi > lo ? (hi - lo) * 0.05 : std::max(std::abs(lo) * 0.05, 1e-9);
+    const auto x_of = [&](double v) {
+        return fmt::format("{:.2f}", left + (v - lo + pad) / (hi - lo + 2 * pad) * (width - left - right));
+    };
+    const auto at = [](double v) { return fmt::format("{:.1f}", v); };
+    w.f("<svg class=\"strip\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\">",
+        width, height, width, height);
+    w.f("<title>baseline {} samples, candidate {} samples ({})</title>", base.size(), head.size(), unit);
+    const auto row = [&](std::span<const double> values, double y, markup cls, markup label) {
+        w.f("<text x=\"2\" y=\"{}\">", at(y + 3)) << label << "</text>";
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            // Spread by repetition, so that equal values stay visible.
+            const double jitter = (static_cast<double>(i % 7) - 3.0) * 1.6;
+            w << "<circle class=\"" << cls;
+            w.f("\" cx=\"{}\" cy=\"{}\" r=\"3\"><title>{}</title></circle>", x_of(values[i]), at(y + jitter),
+                fmt::format("#{}: {:.6g} {}", i + 1, values[i], unit));
+        }
+        std::vector<double> sorted(values.begin(), values.end());
+        if (const auto med = stats::median(sorted)) {
+            w.f("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"><title>{}</title></line>", x_of(*med), x_of(*med),
+                at(y - 9), at(y + 9), fmt::format("median {:.6g}", *med));
+        }
+    };
+    row(base, row_base, "base", "base");
+    row(head, row_head, "head", "head");
+    w.f("<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text></svg>", at(left), at(axis),
+        fmt::format("{:.5g}", lo), at(width - right), at(axis), fmt::format("{:.5g} {}", hi, unit));
+}
+
+// The baseline branch's recent medians of one counter on the base run's
+// testbed, with both runs of the comparison in it: [run_id, created_at, median].
+json history_of(page_state& p, const model::run_record& base, const model::run_record& head, const std::string& counter,
+                const gate::counter_report& c)
+{
+    model::history_query hq;
+    hq.project = p.project;
+    hq.benchmark = base.benchmark;
+    hq.counter = counter;
+    hq.branch = base.branch;
+    hq.testbed = base.testbed.fingerprint;
+    hq.role = "baseline";
+    hq.before_run = std::max(base.id, head.id) + 1;
+    hq.limit = 60;
+    std::vector<std::tuple<std::int64_t, std::int64_t, double>> rows;
+    for (const auto& pt : p.ctx.service.history(hq)) rows.emplace_back(pt.run_id, pt.created_at, pt.median);
+    const auto add = [&](const model::run_record& run, const std::optional<double>& median) {
+        const bool present = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return std::get<0>(r) == run.id; });
+        if (!present && median) rows.emplace_back(run.id, run.created_at, *median);
+    };
+    add(base, c.baseline.median);
+    add(head, c.candidate.median);
+    std::sort(rows.begin(), rows.end());
+    json points = json::array();
+    for (const auto& [run_id, created_at, median] : rows) points.push_back({run_id, created_at, median});
+    return points;
+}
+
+page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
 {
     q.only({"only", "gated"});
     const std::string only = one_of(q, "only", {"all", "regressions"});
     const std::string gated = one_of(q, "gated", {"0", "1"});
-    const auto rep = p.ctx.service.load_comparison(p.project, id);
+    auto& svc = p.ctx.service;
+    const auto rep = svc.load_comparison(p.project, id);
     if (!rep) throw error("compare.not_found", fmt::format("project '{}' has no comparison {}", p.project, id));
-    writer w;
-    open_page(w, p, "comparison", fmt::format("Comparison {}", id));
+    page_view v("comparison", fmt::format("Comparison {}", id));
+    writer& w = v.body;
     w.f("<p class=\"verdict verdict-{}\" id=\"verdict\">{}</p>", gate::to_string(rep->result), gate::to_string(rep->result));
     const std::string here = fmt::format("{}/comparisons/{}", project_path(p.project), id);
     w.f("<p class=\"filters\"><a href=\"{}\">all counters</a> · <a href=\"{}?only=regressions\">only regressions</a> · "
         "<a href=\"{}?gated=1\">only gated</a> · <a href=\"/api/v1/projects/{}/comparisons/{}?format=markdown\">markdown</a></p>",
         here, here, here, html::url_encode(p.project), id);
     for (const auto& warning : rep->warnings) w.f("<p class=\"warning\">{}</p>", warning);
+    json histories = json::array();
     for (const auto& b : rep->benchmarks) {
+        // The two runs of this benchmark (absent from reports stored before
+        // they were recorded: then no distributions or histories).
+        std::optional<model::run_record> base, head;
+        if (b.baseline_run && b.candidate_run) {
+            base = svc.run(p.project, *b.baseline_run);
+            head = svc.run(p.project, *b.candidate_run);
+        }
         w.f("<h2>{} <span class=\"verdict verdict-{}\">{}</span></h2>", b.name, gate::to_string(b.result), gate::to_string(b.result));
+        if (base && head) {
+            w.f("<p class=\"runs\">base <a href=\"{}/runs/{}\">run {}</a> <code>{}</code> ({}) → head <a href=\"{}/runs/{}\">run {}</a> "
+                "<code>{}</code> ({})</p>",
+                project_path(p.project), base->id, base->id, base->git_sha.substr(0, 12), base->branch, project_path(p.project),
+                head->id, head->id, head->git_sha.substr(0, 12), head->branch);
+        }
         w << "<table class=\"report\"><thead><tr><th>counter</th><th>gated</th><th>baseline median</th>"
-             "<th>candidate median</th><th>delta</th><th>p (adjusted)</th><th>status</th><th>why</th></tr></thead><tbody>";
+             "<th>candidate median</th><th>delta</th><th>p (adjusted)</th><th>status</th><th>why</th>"
+             "</tr></thead><tbody>";
         for (const auto& c : b.counters) {
             if (only == "regressions" && !is_regression(c)) continue;
             if (gated == "1" && !c.gated) continue;
@@ -626,10 +748,20 @@ response comparison_page(page_state& p, std::int64_t id, const query_params& q)
                 gate::to_string(c.state), series_url(p.project, b.name, c.name), c.name, c.gated ? "yes" : "",
                 number(c.baseline.median, 5), c.unit, number(c.candidate.median, 5), c.unit, percent(c.delta_pct),
                 number(c.p_adjusted, 3), gate::to_string(c.state), c.reason);
+            if (base && head) {
+                // Below the counter's row: its two distributions and its history.
+                w << "<tr class=\"detail\"><td colspan=\"8\"><div class=\"detail\">";
+                strip_plot(w, values_of(*base, c.name), values_of(*head, c.name), c.unit);
+                w.f("<div class=\"history\" data-index=\"{}\"></div></div></td></tr>", histories.size());
+                histories.push_back({{"benchmark", b.name}, {"counter", c.name}, {"unit", c.unit},
+                                     {"points", history_of(p, *base, *head, c.name, c)},
+                                     {"highlight", {base->id, head->id}}});
+            }
         }
         w << "</tbody></table>";
     }
-    return close_page(w, json{{"page", "comparison"}, {"comparison_id", id}, {"histories", json::array()}}, p.req);
+    v.set_data(json{{"page", "comparison"}, {"comparison_id", id}, {"histories", std::move(histories)}});
+    return v;
 }
 
 response compare_page(page_state& p, const query_params& q)
@@ -639,22 +771,22 @@ response compare_page(page_state& p, const query_params& q)
         // Running a comparison stores it: a write, so it needs a token.
         return redirect(project_path(p.project) + "/signin" + html::url_query({{"next", sv(p.req.target())}}), p.req);
     }
-    const auto base = positive_id(q.required("base"), "base run");
-    const auto head = positive_id(q.required("head"), "head run");
-    const auto c = p.ctx.service.compare(p.project, {{base, head}}, gate::policy{});
+    // Run ids or git shas (service::pairs_for): a commit stands for its runs.
+    const auto pairs = p.ctx.service.pairs_for(p.project, q.required("base"), q.required("head"));
+    const auto c = p.ctx.service.compare(p.project, pairs, gate::policy{});
     return redirect(fmt::format("{}/comparisons/{}", project_path(p.project), c.id), p.req);
 }
 
 // ---------------------------------------------------------------------------
 // Overview
 
-response overview_page(page_state& p, const query_params& q)
+page_view overview_view(page_state& p, const query_params& q)
 {
     q.only({});
     auto& svc = p.ctx.service;
     const std::string baseline = svc.baseline_branch(p.project);
-    writer w;
-    open_page(w, p, "overview", p.project);
+    page_view v("overview", p.project);
+    writer& w = v.body;
     w.f("<p>Baseline branch <code>{}</code>.</p><h2>Benchmarks</h2>", baseline);
     w << "<table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>counter</th><th>trend</th><th>latest</th>"
          "<th>runs</th><th>last run</th></tr></thead><tbody>";
@@ -679,6 +811,17 @@ response overview_page(page_state& p, const query_params& q)
             sparklines.push_back({{"benchmark", b.name}, {"counter", counter}, {"points", std::move(pts)}, {"href", href}});
         }
     }
+    w << "</tbody></table><h2>Recent comparisons</h2><table id=\"comparisons\"><thead><tr><th>comparison</th>"
+         "<th>verdict</th><th>base</th><th>head</th><th>benchmarks</th><th>when</th></tr></thead><tbody>";
+    for (const auto& c : svc.recent_comparisons(p.project)) {
+        const std::string verdict = c.verdict.value_or("unknown");
+        w.f("<tr id=\"comparison-{}\" class=\"verdict-{}\"><td><a href=\"{}/comparisons/{}\">{}</a></td>"
+            "<td><span class=\"verdict verdict-{}\">{}</span></td><td><code>{}</code> {}</td><td><code>{}</code> {}</td>"
+            "<td>{}</td><td>{}</td></tr>",
+            c.id, verdict, project_path(p.project), c.id, c.id, verdict, verdict, c.baseline.git_sha.substr(0, 12),
+            c.baseline.branch, c.candidate.git_sha.substr(0, 12), c.candidate.branch,
+            c.benchmarks ? std::to_string(*c.benchmarks) : std::string("–"), iso_date(c.created_at));
+    }
     w << "</tbody></table><h2>Open alerts</h2><table id=\"open-alerts\"><thead><tr><th>alert</th><th>series</th>"
          "<th>change</th><th>status</th></tr></thead><tbody>";
     for (const auto status : {model::alert_status::untriaged, model::alert_status::acknowledged}) {
@@ -690,7 +833,8 @@ response overview_page(page_state& p, const query_params& q)
         }
     }
     w << "</tbody></table>";
-    return close_page(w, json{{"page", "overview"}, {"project", p.project}, {"sparklines", std::move(sparklines)}}, p.req);
+    v.set_data(json{{"page", "overview"}, {"project", p.project}, {"sparklines", std::move(sparklines)}});
+    return v;
 }
 
 // ---------------------------------------------------------------------------
@@ -710,15 +854,16 @@ std::string safe_next(const std::string& project, const std::optional<std::strin
 response signin_page(page_state& p, const std::optional<std::string>& next, std::string_view problem = {},
                      http::status status = http::status::ok)
 {
-    writer w;
-    open_page(w, p, "signin", "Sign in");
+    page_view v("signin", "Sign in");
+    writer& w = v.body;
     if (!problem.empty()) w.f("<p class=\"error\" id=\"signin-error\">{}</p>", problem);
     w.f("<form class=\"signin\" method=\"post\" action=\"{}/signin\"><input type=\"hidden\" name=\"next\" value=\"{}\">"
         "<label>Project token for <b>{}</b> <input type=\"password\" name=\"token\" id=\"token\" autocomplete=\"off\" "
         "required></label><button type=\"submit\" id=\"signin\">sign in</button></form>"
         "<p class=\"note\">A token is made with <code>perfgate token create --db PATH --project {}</code>.</p>",
         project_path(p.project), safe_next(p.project, next), p.project, p.project);
-    return close_page(w, json{{"page", "signin"}}, p.req, status);
+    v.set_data(json{{"page", "signin"}});
+    return render(p, v, status);
 }
 
 response signin_post(page_state& p)
@@ -771,10 +916,31 @@ response asset(const request& req, const page_match& m)
     return res;
 }
 
+// A read-only page from the cache, or made and kept. The generation is
+// read before the page is made: a write racing with it leaves an entry
+// that the next request already finds stale.
+template <typename Make>
+response cached(page_state& p, Make make)
+{
+    if (!p.ctx.page_cache) return render(p, make());
+    const std::uint64_t generation = p.ctx.service.generation();
+    const std::string key(sv(p.req.target()));
+    if (const auto hit = p.ctx.page_cache->find(key, generation)) return render(p, *hit);
+    const auto made = std::make_shared<const page_view>(make());
+    p.ctx.page_cache->put(key, generation, made);
+    return render(p, *made);
+}
+
 response dispatch_page(const request& req, context& ctx, const page_match& m)
 {
-    if (m.what == page::none) {
+    if (m.what == page::none && m.project.empty()) {
         throw error("http.not_found", fmt::format("no page at '{}'", sv(req.target()).substr(0, 128)));
+    }
+    if (m.what == page::none) {
+        // A mistyped dashboard address: a page a person can read, with a way back.
+        const page_state p{req, ctx, m.project, session_of(req, ctx, m.project)};
+        return error_page(p, http::status::not_found,
+                          fmt::format("There is no page at '{}'.", sv(req.target()).substr(0, 128)));
     }
     if (req.method() != m.method) {
         response res = error_response("http.method_not_allowed",
@@ -800,13 +966,14 @@ response dispatch_page(const request& req, context& ctx, const page_match& m)
         }
         ctx.service.require_project(p.project);
         switch (m.what) {
-        case page::overview: return overview_page(p, q);
-        case page::series: return series_page(p, q);
-        case page::comparison: return comparison_page(p, positive_id(m.id, "comparison id"), q);
+        case page::overview: return cached(p, [&] { return overview_view(p, q); });
+        case page::series: return cached(p, [&] { return series_view(p, q); });
+        case page::comparison:
+            return cached(p, [&] { return comparison_view(p, positive_id(m.id, "comparison id"), q); });
         case page::compare: return compare_page(p, q);
         case page::alerts: return alerts_page(p, q);
         case page::triage: return triage(p, m);
-        case page::run: return run_page(p, m);
+        case page::run: return cached(p, [&] { return run_view(p, m); });
         default: break;
         }
         throw error("http.not_found", "no such page");

@@ -32,6 +32,7 @@ from pgbrowser import (start_driver, console_errors, console_logs, wait_ready, p
 
 ARGS = None
 EVIL = "<script>alert(1)</script> bisecting"
+REPO = "https://git.example/org/repo"
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -45,6 +46,8 @@ class Server:
     def __init__(self, workdir, public_read=False):
         self.db = os.path.join(workdir, "dash.db")
         self.token = self._token("demo")
+        subprocess.run([ARGS.perfgate, "project", "--db", self.db, "--project", "demo", "--repository-url", REPO],
+                       check=True, capture_output=True)
         args = [ARGS.perfgate, "serve", "--db", self.db, "--listen", "127.0.0.1:0"]
         if public_read:
             args.append("--public-read")
@@ -94,6 +97,10 @@ def seed(srv):
         srv.api("POST", "/api/v1/projects/demo/runs",
                 {"benchmark": "parse", "role": "baseline", "git_sha": "%040x" % (0xfea000 + i), "branch": "feature",
                  "testbed": {"name": "ci-box", "cores": 2}, "perf_csv": capture(103, rnd)})
+    for i in range(8):   # main on a second machine: a line of its own
+        srv.api("POST", "/api/v1/projects/demo/runs",
+                {"benchmark": "parse", "role": "baseline", "git_sha": "%040x" % (0xa11000 + i), "branch": "main",
+                 "testbed": {"name": "ci-arm", "cores": 4}, "perf_csv": capture(80, rnd)})
     # The history watch runs after the uploads answer: wait for its alert.
     for _ in range(200):
         alerts = srv.api("GET", "/api/v1/projects/demo/alerts")["alerts"]
@@ -156,15 +163,20 @@ class Dashboard(unittest.TestCase):
         api = self.srv.api("GET", "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock&limit=10000")
         self.open("/p/demo/series?benchmark=parse&counter=task-clock")
         self.assertEqual(pg(self.d, "drawnPoints"), len(api["points"]))
-        self.assertEqual(len(api["points"]), 72)
+        self.assertEqual(len(api["points"]), 80)
         self.assertEqual(pg(self.d, "markerRuns"), [self.alerts[0]["run_id"]])
+        # One toggleable line per (branch, testbed), the baseline branch first.
+        labels = [e.text for e in self.d.find_elements("css selector", "#controls .lines label")]
+        self.assertEqual(labels, ["main @ ci-box", "main @ ci-arm", "feature @ ci-box"])
         self.shot("series")
 
-        # Hover: the run's sha.
+        # Hover: the run's sha, and a link to its commit (the project's repository URL).
         run = self.ids[20]
         sha = "%040x" % (0xabc000 + 20)
         text = hover_point(self.d, run)
         self.assertIn(sha[:12], text)
+        commit = self.d.find_element("css selector", "#hover a.commit")
+        self.assertEqual(commit.get_attribute("href"), REPO + "/commit/" + sha)
 
         # Drag to zoom: a narrower x range, kept in the URL.
         before = pg(self.d, "xRange()")
@@ -210,6 +222,49 @@ class Dashboard(unittest.TestCase):
         self.assertRegex(self.d.current_url, r"/p/demo/comparisons/\d+$")
         self.assertIn(self.d.find_element("id", "verdict").text, ("pass", "fail", "inconclusive"))
         self.shot("comparison")
+
+    def test_6_comparison_by_sha_shows_distributions_and_histories_and_is_listed(self):
+        self.sign_in()
+        base_sha, head_sha = "%040x" % (0xabc000 + 10), "%040x" % (0xabc000 + 50)
+        self.open("/p/demo/compare?base=%s&head=%s" % (base_sha, head_sha))
+        m = re.search(r"/p/demo/comparisons/(\d+)$", self.d.current_url)
+        self.assertIsNotNone(m, self.d.current_url)
+        cid = int(m.group(1))
+        runs = self.d.find_element("css selector", "p.runs").text
+        self.assertIn("run %d" % self.ids[10], runs)
+        self.assertIn("run %d" % self.ids[50], runs)
+        # task-clock: five samples a side in the strip plot, its history drawn with both runs marked.
+        row = self.d.find_element("css selector", "tr.detail")
+        self.assertEqual(len(row.find_elements("css selector", "svg.strip circle.base")), 5)
+        self.assertEqual(len(row.find_elements("css selector", "svg.strip circle.head")), 5)
+        self.assertGreaterEqual(len(row.find_elements("css selector", ".history canvas")), 1)
+        marks = sorted(e.text for e in row.find_elements("css selector", ".history .pg-marker"))
+        self.assertEqual(marks, ["base", "head"])
+        self.shot("comparison-detail")
+        # The overview lists it among the recent comparisons, with its verdict.
+        self.open("/p/demo")
+        listed = self.d.find_element("id", "comparison-%d" % cid)
+        self.assertRegex(listed.get_attribute("class"), r"verdict-(pass|fail|inconclusive)")
+        # A sha that names no run: a page that says so.
+        self.d.get(self.srv.url + "/p/demo/compare?base=deadbeef00&head=%s" % head_sha)
+        wait_ready(self.d, 20)
+        self.assertIn("deadbeef00", self.d.find_element("id", "page-error").text)
+        console_logs(self.d)   # the page's 4xx status is logged by the browser as a failed load: expected
+
+    def test_7_a_triaged_alert_shows_on_the_series_at_once_and_unknown_pages_are_pages(self):
+        self.sign_in()
+        self.open("/p/demo/series?benchmark=parse&counter=task-clock")   # cached once
+        alert = self.alerts[0]["id"]
+        self.srv.api("PATCH", "/api/v1/projects/demo/alerts/%d" % alert, {"status": "wontfix", "note": "known"})
+        self.open("/p/demo/series?benchmark=parse&counter=task-clock")
+        status = self.d.execute_script(
+            "return JSON.parse(document.getElementById('perfgate-data').textContent).markers[0].status")
+        self.assertEqual(status, "wontfix")
+        self.d.get(self.srv.url + "/p/demo/no-such-page")
+        wait_ready(self.d, 20)
+        self.assertIn("There is no page at", self.d.find_element("id", "page-error").text)
+        console_logs(self.d)
+        self.shot("not-found")
 
     def test_5_forms_need_the_session_csrf_token(self):
         # A triage post with a session cookie but without the page's CSRF token is refused.

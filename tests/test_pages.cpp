@@ -1,0 +1,378 @@
+// The dashboard's pages without sockets or a browser (the browser side is
+// tests/browser/test_dashboard.py): what the server renders, its errors,
+// escaping, and the page cache, against the real store on a temp file.
+#include "server/pages/page_cache.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "schema/store.hpp"
+#include "server/metrics.hpp"
+#include "server/router.hpp"
+#include "service/service.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace http = boost::beast::http;
+using nlohmann::json;
+using perfgate::server::pages::page_cache;
+using perfgate::server::pages::page_view;
+
+std::shared_ptr<const page_view> view_of(std::string body)
+{
+    auto v = std::make_shared<page_view>(page_view("series", "t"));
+    v->body.text(body);
+    return v;
+}
+
+// A temp database with project "demo", served with --public-read (reads
+// need no session) unless a test says otherwise.
+struct fixture {
+    std::filesystem::path dir;
+    perfgate::store::store db;
+    perfgate::gate::service service{db};
+    perfgate::server::metrics stats;
+    perfgate::server::context ctx{service, stats, true};
+    std::string token;
+
+    static std::filesystem::path make_dir()
+    {
+        static int n = 0;
+        auto d = std::filesystem::temp_directory_path() /
+                 ("perfgate-pages-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+        std::filesystem::create_directories(d);
+        return d;
+    }
+    fixture() : dir(make_dir()), db(dir / "pages.db")
+    {
+        db.ensure_project("demo");
+        token = db.create_token("demo", "test");
+    }
+    ~fixture()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+
+    perfgate::server::response get(const std::string& target)
+    {
+        perfgate::server::request req{http::verb::get, target, 11};
+        req.set(http::field::host, "localhost");
+        req.prepare_payload();
+        return perfgate::server::route(req, ctx);
+    }
+
+    // A run of `benchmark` with task-clock samples `values` (msec).
+    std::int64_t upload(const std::string& benchmark, const std::string& role, const std::string& sha,
+                        std::initializer_list<double> values, const std::string& branch = "main")
+    {
+        std::string csv;
+        for (const double v : values) csv += fmt::format("{},msec,task-clock,1,100.00,,\n", v);
+        perfgate::server::request req{http::verb::post, "/api/v1/projects/demo/runs", 11};
+        req.set(http::field::host, "localhost");
+        req.set(http::field::content_type, "application/json");
+        req.set(http::field::authorization, "Bearer " + token);
+        req.body() = json{{"benchmark", benchmark}, {"role", role}, {"git_sha", sha}, {"branch", branch},
+                          {"perf_csv", csv}}.dump();
+        req.prepare_payload();
+        const auto res = perfgate::server::route(req, ctx);
+        REQUIRE(res.result_int() == 201);
+        return json::parse(res.body()).at("run_id").get<std::int64_t>();
+    }
+};
+
+// The JSON of <script id="perfgate-data"> (escaped < > & read back by the parser).
+json page_data(const std::string& html)
+{
+    const std::string open = "<script type=\"application/json\" id=\"perfgate-data\">";
+    const auto start = html.find(open);
+    REQUIRE(start != std::string::npos);
+    const auto end = html.find("</script>", start);
+    return json::parse(html.substr(start + open.size(), end - start - open.size()));
+}
+
+std::size_t count(const std::string& text, const std::string& part)
+{
+    std::size_t n = 0;
+    for (auto pos = text.find(part); pos != std::string::npos; pos = text.find(part, pos + 1)) ++n;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("page cache: a hit needs the same generation and a young entry; bytes are bounded, least recently used go")
+{
+    using namespace std::chrono_literals;
+    const auto t0 = page_cache::clock::time_point{} + 1h;
+    page_cache cache(4096, 5000ms);
+    CHECK(cache.find("a", 1, t0) == nullptr);
+    cache.put("a", 1, view_of("alpha"), t0);
+    const auto hit = cache.find("a", 1, t0 + 1s);
+    REQUIRE(hit != nullptr);
+    CHECK(hit->body.str() == "alpha");
+    CHECK(cache.find("a", 2, t0 + 1s) == nullptr);       // a write since: stale
+    CHECK(cache.find("a", 1, t0 + 1s) == nullptr);       // and dropped
+    cache.put("a", 1, view_of("alpha"), t0);
+    CHECK(cache.find("a", 1, t0 + 6s) == nullptr);       // older than max_age
+    CHECK(cache.stats().hits == 1);
+    CHECK(cache.stats().misses == 4);
+    CHECK(cache.stats().entries == 0);
+
+    // 4096 bytes: a page over 512 is never kept; twelve of ~450 bytes evict the least recently used.
+    cache.put("big", 1, view_of(std::string(600, 'x')), t0);
+    CHECK(cache.stats().entries == 0);
+    for (const char* k : {"k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "k12"}) {
+        cache.put(k, 1, view_of(std::string(450, 'y')), t0);
+        REQUIRE(cache.find("k1", 1, t0) != nullptr);      // k1 stays the most recently used
+    }
+    CHECK(cache.stats().bytes <= 4096);
+    CHECK(cache.find("k1", 1, t0) != nullptr);
+    CHECK(cache.find("k2", 1, t0) == nullptr);
+    CHECK(cache.find("k12", 1, t0) != nullptr);
+}
+
+TEST_CASE("pages: a series page shows names as text, sends the CSP, and its points are the history API's")
+{
+    fixture f;
+    const std::string evil = "<script>alert(1)</script>";
+    for (int i = 0; i < 3; ++i) f.upload(evil, "baseline", fmt::format("{:040x}", i + 1), {10.0 + i, 10.5 + i, 11.0 + i});
+    const std::string query = "?benchmark=%3Cscript%3Ealert%281%29%3C%2Fscript%3E&counter=task-clock";
+    const auto res = f.get("/p/demo/series" + query);
+    REQUIRE(res.result_int() == 200);
+    CHECK(res[http::field::content_type] == "text/html; charset=utf-8");
+    const std::string csp(res["Content-Security-Policy"]);
+    CHECK(csp.find("script-src 'self'") != std::string::npos);
+    CHECK(csp.find("unsafe-inline") == std::string::npos);
+    const std::string& html = res.body();
+    CHECK(html.find(evil) == std::string::npos);
+    CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+    CHECK(count(html, "<script") == 3);   // dygraphs, dashboard.js, the JSON data: nothing else
+
+    const auto data = page_data(html);
+    CHECK(data.at("benchmark") == evil);
+    REQUIRE(data.at("lines").size() == 1);
+    const auto api = f.get("/api/v1/projects/demo/history" + query);
+    REQUIRE(api.result_int() == 200);
+    CHECK(data["lines"][0]["points"] == json::parse(api.body()).at("points"));
+    CHECK(data["lines"][0]["points"].size() == 3);
+}
+
+TEST_CASE("pages: an unknown page is an HTML 404, a bad parameter an HTML 400 naming it, nothing leaks")
+{
+    fixture f;
+    auto res = f.get("/p/demo/nonsense");
+    CHECK(res.result_int() == 404);
+    CHECK(res[http::field::content_type] == "text/html; charset=utf-8");
+    CHECK(res.body().find("There is no page at &#39;/p/demo/nonsense&#39;.") != std::string::npos);
+
+    res = f.get("/p/demo/series?benchmark=a&counter=b&range=7d");
+    CHECK(res.result_int() == 400);
+    CHECK(res[http::field::content_type] == "text/html; charset=utf-8");
+    CHECK(res.body().find("query parameter &#39;range&#39;: expected one of all, 30d, 90d, got &#39;7d&#39;") !=
+          std::string::npos);
+
+    res = f.get("/p/demo/runs/12x");
+    CHECK(res.result_int() == 400);
+    CHECK(res.body().find("run id &#39;12x&#39; is not a positive integer") != std::string::npos);
+
+    res = f.get("/p/demo/runs/999");
+    CHECK(res.result_int() == 404);
+    CHECK(res.body().find("project &#39;demo&#39; has no run 999") != std::string::npos);
+
+    res = f.get("/p/nobody");
+    CHECK(res.result_int() == 404);
+    CHECK(res[http::field::content_type] == "text/html; charset=utf-8");
+
+    // Not a dashboard path at all: the JSON API's 404.
+    res = f.get("/p/");
+    CHECK(res.result_int() == 404);
+    CHECK(res[http::field::content_type] == "application/json");
+}
+
+TEST_CASE("pages: without --public-read a page needs a session (sign-in redirect, never the page)")
+{
+    fixture f;
+    f.ctx.public_read = false;
+    const auto res = f.get("/p/demo/series?benchmark=a&counter=b");
+    CHECK(res.result_int() == 303);
+    CHECK(res[http::field::location] == "/p/demo/signin?next=%2Fp%2Fdemo%2Fseries%3Fbenchmark%3Da%26counter%3Db");
+    CHECK(res.body().empty());
+}
+
+TEST_CASE("pages: a read page is served from the cache until a write moves the store's generation")
+{
+    fixture f;
+    f.upload("parse", "baseline", std::string(40, 'a'), {10, 11, 12});
+    const std::string target = "/p/demo/series?benchmark=parse&counter=task-clock";
+    const auto first = f.get(target);
+    REQUIRE(first.result_int() == 200);
+    const auto again = f.get(target);
+    CHECK(again.body() == first.body());
+    CHECK(f.ctx.page_cache->stats().hits == 1);
+
+    f.upload("parse", "baseline", std::string(40, 'b'), {20, 21, 22});
+    const auto after = f.get(target);
+    CHECK(f.ctx.page_cache->stats().hits == 1);
+    CHECK(page_data(after.body())["lines"][0]["points"].size() == 2);
+
+    // Without a cache, the same page.
+    f.ctx.page_cache.reset();
+    CHECK(f.get(target).body() == after.body());
+}
+
+TEST_CASE("pages: the comparison page draws both runs' samples and the counter's history with both runs marked")
+{
+    fixture f;
+    std::int64_t base = 0;
+    for (int i = 0; i < 4; ++i) {
+        base = f.upload("parse", "baseline", fmt::format("{:040x}", 0xb0 + i), {10.0 + i * 0.1, 10.2, 10.4, 10.1, 10.3});
+    }
+    const auto head = f.upload("parse", "candidate", fmt::format("{:040x}", 0xc0), {30.1, 30.2, 30.4, 30.3, 30.0}, "pr");
+    perfgate::server::request req{http::verb::post, "/api/v1/projects/demo/compare", 11};
+    req.set(http::field::host, "localhost");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::authorization, "Bearer " + f.token);
+    req.body() = json{{"baseline_run", base}, {"candidate_run", head}}.dump();
+    req.prepare_payload();
+    const auto compared = perfgate::server::route(req, f.ctx);
+    REQUIRE(compared.result_int() == 201);
+    const auto id = json::parse(compared.body()).at("comparison_id").get<std::int64_t>();
+
+    const auto res = f.get(fmt::format("/p/demo/comparisons/{}", id));
+    REQUIRE(res.result_int() == 200);
+    const std::string& html = res.body();
+    CHECK(html.find("id=\"verdict\">fail<") != std::string::npos);
+    // One strip plot per counter row; task-clock has five samples a side.
+    const auto row = html.find("<tr class=\"counter state-regression\"><td><a href=\"/p/demo/series?benchmark=parse&amp;counter=task-clock\">");
+    REQUIRE(row != std::string::npos);
+    const auto strip_at = html.find("<tr class=\"detail\">", row);
+    REQUIRE(strip_at != std::string::npos);
+    const std::string strip = html.substr(strip_at, html.find("</svg>", strip_at) - strip_at);
+    CHECK(count(strip, "<circle class=\"base\"") == 5);
+    CHECK(count(strip, "<circle class=\"head\"") == 5);
+    CHECK(strip.find("<title>#1: 30.1 msec</title>") != std::string::npos);
+
+    const auto data = page_data(html);
+    REQUIRE(data.at("histories").size() >= 1);
+    const auto& h = data["histories"][0];
+    CHECK(h.at("counter") == "task-clock");
+    CHECK(h.at("highlight") == json::array({base, head}));
+    // The four baseline runs of main, then the candidate.
+    REQUIRE(h.at("points").size() == 5);
+    CHECK(h["points"][3][0] == base);
+    CHECK(h["points"][4][0] == head);
+    CHECK(h["points"][4][2].get<double>() == doctest::Approx(30.2));
+}
+
+TEST_CASE("pages: compare by git sha stores the comparison and shows it; the overview lists it; a bad ref is a page naming it")
+{
+    fixture f;
+    const std::string base_sha(40, 'a'), head_sha = std::string(39, 'b') + "c";
+    const auto base = f.upload("parse", "baseline", base_sha, {10, 10.2, 10.1, 10.3, 10.2});
+    const auto head = f.upload("parse", "candidate", head_sha, {10.1, 10.2, 10.3, 10.2, 10.1}, "pr");
+    f.ctx.public_read = false;
+    perfgate::server::request signin{http::verb::post, "/p/demo/signin", 11};
+    signin.set(http::field::host, "localhost");
+    signin.set(http::field::content_type, "application/x-www-form-urlencoded");
+    signin.body() = "token=" + f.token;
+    signin.prepare_payload();
+    const auto signed_in = perfgate::server::route(signin, f.ctx);
+    REQUIRE(signed_in.result_int() == 303);
+    const std::string cookie(signed_in[http::field::set_cookie].substr(0, signed_in[http::field::set_cookie].find(';')));
+
+    const auto with_cookie = [&](const std::string& target) {
+        perfgate::server::request req{http::verb::get, target, 11};
+        req.set(http::field::host, "localhost");
+        req.set(http::field::cookie, cookie);
+        req.prepare_payload();
+        return perfgate::server::route(req, f.ctx);
+    };
+    const auto res = with_cookie("/p/demo/compare?base=" + base_sha.substr(0, 8) + "&head=" + head_sha);
+    REQUIRE(res.result_int() == 303);
+    const std::string location(res[http::field::location]);
+    CHECK(location.starts_with("/p/demo/comparisons/"));
+    const auto id = std::stoll(location.substr(std::string("/p/demo/comparisons/").size()));
+
+    const auto page = with_cookie(location);
+    REQUIRE(page.result_int() == 200);
+    CHECK(page.body().find(fmt::format("base <a href=\"/p/demo/runs/{}\">run {}</a>", base, base)) != std::string::npos);
+    CHECK(page.body().find(fmt::format("head <a href=\"/p/demo/runs/{}\">run {}</a>", head, head)) != std::string::npos);
+
+    const auto overview = with_cookie("/p/demo");
+    REQUIRE(overview.result_int() == 200);
+    CHECK(overview.body().find(fmt::format("<tr id=\"comparison-{}\" class=\"verdict-", id)) != std::string::npos);
+    CHECK(overview.body().find("<code>" + base_sha.substr(0, 12) + "</code> main") != std::string::npos);
+
+    // The same request again: the same stored comparison.
+    CHECK(std::string(with_cookie("/p/demo/compare?base=" + std::to_string(base) + "&head=" + std::to_string(head))
+                          [http::field::location]) == location);
+
+    const auto bad = with_cookie("/p/demo/compare?base=zz&head=" + head_sha);
+    CHECK(bad.result_int() == 400);
+    CHECK(bad[http::field::content_type] == "text/html; charset=utf-8");
+    CHECK(bad.body().find("base") != std::string::npos);
+    CHECK(bad.body().find("&#39;zz&#39;") != std::string::npos);
+    const auto unknown = with_cookie("/p/demo/compare?base=deadbeef00&head=" + head_sha);
+    CHECK(unknown.result_int() == 404);
+    CHECK(unknown.body().find("deadbeef00") != std::string::npos);
+}
+
+TEST_CASE("pages: the series has one line per branch and testbed, and the project's repository URL")
+{
+    fixture f;
+    f.service.set_repository_url("demo", "https://git.example/o/r/");
+    for (int i = 0; i < 3; ++i) f.upload("parse", "baseline", fmt::format("{:040x}", i + 1), {10, 11});
+    const auto data = page_data(f.get("/p/demo/series?benchmark=parse&counter=task-clock").body());
+    CHECK(data.at("repository_url") == "https://git.example/o/r");
+    REQUIRE(data.at("lines").size() == 1);
+    CHECK(data["lines"][0]["label"] == "main");   // one testbed: lines named by branch alone
+}
+
+TEST_CASE("pages: a sha prefix of decimal digits only is a sha when no run has that id")
+{
+    fixture f;
+    const auto base = f.upload("parse", "baseline", "1234567" + std::string(33, '0'), {10, 11, 12});
+    const auto head = f.upload("parse", "candidate", "7654321" + std::string(33, 'f'), {10, 11, 12}, "pr");
+    CHECK(f.service.pairs_for("demo", "1234567", "7654321") ==
+          std::vector<std::pair<std::int64_t, std::int64_t>>{{base, head}});
+    CHECK(f.service.pairs_for("demo", std::to_string(base), std::to_string(head)) ==
+          std::vector<std::pair<std::int64_t, std::int64_t>>{{base, head}});
+    CHECK_THROWS_WITH_AS((void)f.service.pairs_for("demo", "7777777", "7654321"), doctest::Contains("base: run 7777777 not found"),
+                         perfgate::error);
+}
+
+TEST_CASE("pages: the series band restarts at a change point")
+{
+    fixture f;
+    std::vector<std::int64_t> runs;
+    for (int i = 0; i < 40; ++i) {
+        const double level = i < 20 ? 10.0 : 20.0;
+        const double wobble = 0.05 * (i % 5);
+        runs.push_back(f.upload("parse", "baseline", fmt::format("{:040x}", i + 1),
+                                {level + wobble, level + wobble + 0.1, level + wobble + 0.05}));
+    }
+    const auto data = page_data(f.get("/p/demo/series?benchmark=parse&counter=task-clock").body());
+    REQUIRE(data.at("markers").size() == 1);
+    CHECK(data["markers"][0]["run_id"] == runs[20]);
+    std::map<std::int64_t, std::pair<double, double>> band;
+    for (const auto& b : data["lines"][0]["band"]) band[b["run_id"].get<std::int64_t>()] = {b["lo"], b["hi"]};
+    CHECK(band.size() == (20 - 10) + 1 + (20 - 10));
+    // The change point's run against the segment before it: far above its band.
+    REQUIRE(band.contains(runs[20]));
+    CHECK(band[runs[20]].second < 11);
+    // The new segment has no band until it has ten runs of its own, then one around 20.
+    for (int i = 21; i < 30; ++i) CHECK_FALSE(band.contains(runs[i]));
+    REQUIRE(band.contains(runs[30]));
+    CHECK(band[runs[30]].first > 19);
+    CHECK(band[runs[30]].second < 21);
+}
