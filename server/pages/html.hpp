@@ -68,6 +68,7 @@ public:
         return *this;
     }
 
+    void reserve(std::size_t bytes) { out_.reserve(bytes); }
     [[nodiscard]] const std::string& str() const { return out_; }
     [[nodiscard]] std::string take() { return std::move(out_); }
 

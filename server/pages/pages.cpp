@@ -271,6 +271,7 @@ void open_page(writer& w, const page_state& p, markup page_name, std::string_vie
 response render(const page_state& p, const page_view& v, http::status status = http::status::ok)
 {
     writer w;
+    w.reserve(v.body.str().size() + v.data.str().size() + 2048);   // + the header: one allocation
     open_page(w, p, v.name, v.title);
     w.append(v.body);
     w << "</main><script type=\"application/json\" id=\"perfgate-data\">";
