@@ -781,6 +781,9 @@ response compare_page(page_state& p, const query_params& q)
 // ---------------------------------------------------------------------------
 // Overview
 
+// The overview's sparklines: this many recent runs of each series.
+constexpr std::size_t overview_points = 60;
+
 page_view overview_view(page_state& p, const query_params& q)
 {
     q.only({});
@@ -789,8 +792,8 @@ page_view overview_view(page_state& p, const query_params& q)
     page_view v("overview", p.project);
     writer& w = v.body;
     w.f("<p>Baseline branch <code>{}</code>.</p><h2>Benchmarks</h2>", baseline);
-    w << "<table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>counter</th><th>trend</th><th>latest</th>"
-         "<th>runs</th><th>last run</th></tr></thead><tbody>";
+    w << "<table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>counter</th><th>testbed</th><th>trend</th>"
+         "<th>latest</th><th>runs</th><th>last run</th></tr></thead><tbody>";
     json sparklines = json::array();
     for (const auto& b : svc.benchmarks(p.project)) {
         for (const auto& counter : b.counters) {
@@ -800,21 +803,36 @@ page_view overview_view(page_state& p, const query_params& q)
             hq.benchmark = b.name;
             hq.counter = counter;
             hq.branch = baseline;
-            hq.limit = 60;
+            hq.limit = overview_points * 4;
+            // One row per testbed (machines are not comparable), the one
+            // measured last first; each with its last overview_points runs.
+            std::vector<std::vector<model::history_point>> testbeds;
             const auto points = svc.history(hq);
-            json pts = json::array();
-            for (const auto& pt : points) pts.push_back({pt.run_id, pt.median});
-            const std::string href = series_url(p.project, b.name, counter, {}, baseline);
-            w.f("<tr class=\"benchmark\"><td>{}</td><td><a href=\"{}\">{}</a></td><td><div class=\"sparkline\" "
-                "data-index=\"{}\"></div></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                b.name, href, counter, sparklines.size(),
-                points.empty() ? std::string("–") : number(points.back().median, 5), b.runs, iso_date(b.last_run_at));
-            sparklines.push_back({{"benchmark", b.name}, {"counter", counter}, {"points", std::move(pts)}, {"href", href}});
+            for (auto pt = points.rbegin(); pt != points.rend(); ++pt) {
+                auto it = std::find_if(testbeds.begin(), testbeds.end(),
+                                       [&](const auto& t) { return t.front().testbed == pt->testbed; });
+                if (it == testbeds.end()) it = testbeds.insert(testbeds.end(), std::vector<model::history_point>{});
+                if (it->size() < overview_points) it->push_back(*pt);
+            }
+            if (testbeds.empty()) testbeds.emplace_back();
+            for (auto& mine : testbeds) {
+                std::reverse(mine.begin(), mine.end());
+                json pts = json::array();
+                for (const auto& pt : mine) pts.push_back({pt.run_id, pt.median});
+                const std::string testbed = mine.empty() ? std::string() : mine.front().testbed;
+                const std::string href = series_url(p.project, b.name, counter, testbed, baseline);
+                w.f("<tr class=\"benchmark\"><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td><div class=\"sparkline\" "
+                    "data-index=\"{}\"></div></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    b.name, href, counter, mine.empty() ? std::string("–") : mine.front().testbed_name, sparklines.size(),
+                    mine.empty() ? std::string("–") : number(mine.back().median, 5), b.runs, iso_date(b.last_run_at));
+                sparklines.push_back({{"benchmark", b.name}, {"counter", counter}, {"points", std::move(pts)}, {"href", href}});
+            }
         }
     }
     w << "</tbody></table><h2>Recent comparisons</h2><table id=\"comparisons\"><thead><tr><th>comparison</th>"
          "<th>verdict</th><th>base</th><th>head</th><th>benchmarks</th><th>when</th></tr></thead><tbody>";
-    for (const auto& c : svc.recent_comparisons(p.project)) {
+    const auto comparisons = svc.recent_comparisons(p.project);
+    for (const auto& c : comparisons) {
         const std::string verdict = c.verdict.value_or("unknown");
         w.f("<tr id=\"comparison-{}\" class=\"verdict-{}\"><td><a href=\"{}/comparisons/{}\">{}</a></td>"
             "<td><span class=\"verdict verdict-{}\">{}</span></td><td><code>{}</code> {}</td><td><code>{}</code> {}</td>"
@@ -823,7 +841,9 @@ page_view overview_view(page_state& p, const query_params& q)
             c.baseline.branch, c.candidate.git_sha.substr(0, 12), c.candidate.branch,
             c.benchmarks ? std::to_string(*c.benchmarks) : std::string("–"), iso_date(c.created_at));
     }
-    w << "</tbody></table><h2>Open alerts</h2><table id=\"open-alerts\"><thead><tr><th>alert</th><th>series</th>"
+    w << "</tbody></table>";
+    if (comparisons.empty()) w << "<p class=\"empty\" id=\"no-comparisons\">No comparisons yet.</p>";
+    w << "<h2>Open alerts</h2><table id=\"open-alerts\"><thead><tr><th>alert</th><th>series</th>"
          "<th>change</th><th>status</th></tr></thead><tbody>";
     for (const auto status : {model::alert_status::untriaged, model::alert_status::acknowledged}) {
         for (const auto& a : svc.alerts({p.project, status, std::nullopt, std::nullopt, std::nullopt, 50})) {
