@@ -195,6 +195,11 @@
   // Band series: only the shaded lo–hi area, no line.  dygraphs' errorPlotter
   // fills one quad per point (10k sub-paths: ~300 ms in software canvas); this
   // fills one polygon, merging points that fall into the same pixel column.
+  // Per line: the data rows where the line has a point but no band (the
+  // first runs of a series or of a segment after a change point). The band
+  // is drawn in pieces that break there, never bridged across a change.
+  let bandGaps = [];
+
   function bandPlotter(e) {
     const ctx = e.drawingContext;
     const pts = e.points;
@@ -202,11 +207,35 @@
     const g = e.dygraph;
     const alpha = g.getNumericOption('fillAlpha', e.setName);
     const rgb = window.Dygraph.toRGB_(e.color);
-    const xs = [];
-    const tops = [];
-    const bots = [];
+    const gaps = bandGaps[Number(String(e.setName).slice(1))] || new Set();
+    ctx.save();
+    ctx.fillStyle = 'rgba(' + rgb.r + ',' + rgb.g + ',' + rgb.b + ',' + alpha + ')';
+    let xs = [];
+    let tops = [];
+    let bots = [];
+    function flush() {
+      if (xs.length === 1) {
+        ctx.beginPath();
+        ctx.rect(xs[0] - 2, tops[0], 4, Math.max(bots[0] - tops[0], 1));
+        ctx.fill();
+      } else if (xs.length > 1) {
+        ctx.beginPath();
+        ctx.moveTo(xs[0], tops[0]);
+        for (let i = 1; i < xs.length; i++) ctx.lineTo(xs[i], tops[i]);
+        for (let i = xs.length - 1; i >= 0; i--) ctx.lineTo(xs[i], bots[i]);
+        ctx.closePath();
+        ctx.fill();
+      }
+      xs = [];
+      tops = [];
+      bots = [];
+    }
     for (let i = 0; i < pts.length; i++) {
       const p = pts[i];
+      if (p.yval === null && gaps.has(p.idx)) {
+        flush();
+        continue;
+      }
       if (p.yval === null || !isNum(p.canvasx) || !isNum(p.y_top) || !isNum(p.y_bottom)) continue;
       const x = p.canvasx;
       const y1 = area.h * p.y_top + area.y;
@@ -223,19 +252,7 @@
         bots.push(bot);
       }
     }
-    if (xs.length === 0) return;
-    ctx.save();
-    ctx.fillStyle = 'rgba(' + rgb.r + ',' + rgb.g + ',' + rgb.b + ',' + alpha + ')';
-    ctx.beginPath();
-    if (xs.length === 1) {
-      ctx.rect(xs[0] - 2, tops[0], 4, Math.max(bots[0] - tops[0], 1));
-    } else {
-      ctx.moveTo(xs[0], tops[0]);
-      for (let i = 1; i < xs.length; i++) ctx.lineTo(xs[i], tops[i]);
-      for (let i = xs.length - 1; i >= 0; i--) ctx.lineTo(xs[i], bots[i]);
-      ctx.closePath();
-    }
-    ctx.fill();
+    flush();
     ctx.restore();
   }
 
@@ -335,6 +352,7 @@
     // Build the dygraphs rows for the current x mode and scale.
     function buildRows() {
       rows = [];
+      bandGaps = lines.map(function () { return new Set(); });
       const width = 1 + 2 * nLines;
       let last = null;
       for (let k = 0; k < merged.length; k++) {
@@ -366,6 +384,8 @@
             const blo = Math.min(b.lo, b.hi);
             const bhi = Math.max(b.lo, b.hi);
             row[1 + li] = [blo, (blo + bhi) / 2, bhi];
+          } else {
+            bandGaps[li].add(m.row);
           }
         }
       }
