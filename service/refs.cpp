@@ -54,37 +54,37 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
                          std::string_view ref)
 {
     resolved_ref out{side, shown_ref(ref), false, {}};
+    std::string prefix(ref);   // the sha prefix the ref stands for, if it is no run id
     if (is_digits(ref)) {
         std::int64_t id = 0;
         const auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), id);
         auto run = ec == std::errc{} && end == ref.data() + ref.size() ? db.find_run(project, id) : std::nullopt;
-        // One abbreviated sha in 27 is all decimal digits ((10/16)^7): a
-        // number long enough to be a sha prefix that is no run's id is read
-        // as a sha.
-        const bool maybe_sha = !run && ref.size() >= min_sha_prefix && ref.size() <= max_sha_prefix &&
-                               !db.runs_by_sha(project, ref).empty();
-        if (!run && !maybe_sha) {
-            throw error("compare.not_found", fmt::format("{}: run {} not found in project '{}'", side, ref.substr(0, 64),
-                                                         project));
-        }
         if (run) {
             out.run_id = true;
             out.runs.push_back(std::move(*run));
             return out;
         }
-    }
-    if (ref.size() < min_sha_prefix || ref.size() > max_sha_prefix || !is_hex(ref)) {
-        throw error("compare.bad_ref", fmt::format("{}: {} is neither a run id nor a git sha ({}-{} hex digits)", side,
-                                                   out.shown, min_sha_prefix, max_sha_prefix));
-    }
-    // git writes shas in lowercase; so do the runners that store them.
-    std::string prefix(ref);
-    std::transform(prefix.begin(), prefix.end(), prefix.begin(),
-                   [](char c) { return c >= 'A' && c <= 'F' ? static_cast<char>(c - 'A' + 'a') : c; });
-    out.runs = db.runs_by_sha(project, prefix);
-    if (out.runs.empty()) {
-        throw error("compare.not_found", fmt::format("{}: no run of project '{}' has a git sha starting with '{}'",
-                                                     side, project, prefix));
+        // One abbreviated sha in 27 is all decimal digits ((10/16)^7): a
+        // number long enough to be a sha prefix that is no run's id is read
+        // as a sha.
+        if (ref.size() >= min_sha_prefix && ref.size() <= max_sha_prefix) out.runs = db.runs_by_sha(project, prefix);
+        if (out.runs.empty()) {
+            throw error("compare.not_found", fmt::format("{}: run {} not found in project '{}'", side, ref.substr(0, 64),
+                                                         project));
+        }
+    } else {
+        if (ref.size() < min_sha_prefix || ref.size() > max_sha_prefix || !is_hex(ref)) {
+            throw error("compare.bad_ref", fmt::format("{}: {} is neither a run id nor a git sha ({}-{} hex digits)",
+                                                       side, out.shown, min_sha_prefix, max_sha_prefix));
+        }
+        // git writes shas in lowercase; so do the runners that store them.
+        std::transform(prefix.begin(), prefix.end(), prefix.begin(),
+                       [](char c) { return c >= 'A' && c <= 'F' ? static_cast<char>(c - 'A' + 'a') : c; });
+        out.runs = db.runs_by_sha(project, prefix);
+        if (out.runs.empty()) {
+            throw error("compare.not_found", fmt::format("{}: no run of project '{}' has a git sha starting with '{}'",
+                                                         side, project, prefix));
+        }
     }
     // Newest first, as runs_by_sha returns them.
     std::vector<std::string> commits;

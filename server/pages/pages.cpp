@@ -680,13 +680,13 @@ void strip_plot(writer& w, std::span<const double> base, std::span<const double>
 
 // The baseline branch's recent medians of one counter on the base run's
 // testbed, with both runs of the comparison in it: [run_id, created_at, median].
-json history_of(page_state& p, const model::run_record& base, const model::run_record& head, const std::string& counter,
+json history_of(page_state& p, const model::run_record& base, const model::run_record& head,
                 const gate::counter_report& c)
 {
     model::history_query hq;
     hq.project = p.project;
     hq.benchmark = base.benchmark;
-    hq.counter = counter;
+    hq.counter = c.name;
     hq.branch = base.branch;
     hq.testbed = base.testbed.fingerprint;
     hq.role = "baseline";
@@ -755,7 +755,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
                 strip_plot(w, values_of(*base, c.name), values_of(*head, c.name), c.unit);
                 w.f("<div class=\"history\" data-index=\"{}\"></div></div></td></tr>", histories.size());
                 histories.push_back({{"benchmark", b.name}, {"counter", c.name}, {"unit", c.unit},
-                                     {"points", history_of(p, *base, *head, c.name, c)},
+                                     {"points", history_of(p, *base, *head, c)},
                                      {"highlight", {base->id, head->id}}});
             }
         }

@@ -2,15 +2,17 @@
 // /assets/, served by the gate server next to the JSON API and built from
 // the same service calls, so a page shows what the API returns.
 //
-//   GET  /p/{project}                       overview: benchmarks, sparklines, open alerts
+//   GET  /p/{project}                       overview: benchmarks x testbeds, sparklines, recent comparisons, open alerts
 //   GET  /p/{project}/series?benchmark=&counter=[&testbed=][&branch=][&range=30d|90d|all][&x=run|date][&log=1][&from=&to=]
 //   GET  /p/{project}/comparisons/{id}[?only=regressions][&gated=1]
-//   GET  /p/{project}/compare?base=RUN&head=RUN   runs the comparison (stored, idempotent), shows it
+//   GET  /p/{project}/compare?base=REF&head=REF   REF: run id or git sha (service::pairs_for); runs the
+//                                            comparison (stored, idempotent), shows it
 //   GET  /p/{project}/alerts[?status=&benchmark=&testbed=]
 //   POST /p/{project}/alerts/{id}            triage form (status, note, csrf) -> 303
 //   GET  /p/{project}/runs/{id}
 //   GET  /p/{project}/signin[?next=], POST /p/{project}/signin (token, next) -> 303 + cookie
 //   POST /p/{project}/signout (csrf)
+//   any other /p/{project}/... path         an HTML 404 page
 //   GET  /assets/{name}                      embedded static files (ETag, 304)
 //
 // Access: with --public-read the pages are open; otherwise a page without a
@@ -19,6 +21,9 @@
 // the request came through TLS: X-Forwarded-Proto: https). Triage always
 // needs a session (a token: a write) and the session's CSRF token, and a
 // cross-origin Origin header is refused.
+//
+// The read-only pages (overview, series, comparison, run) are served from a
+// page cache (page_cache.hpp) while the store has not been written.
 //
 // Every page is sent with a Content-Security-Policy without 'unsafe-inline':
 // the only scripts are /assets/*.js; page data travels as JSON in a
