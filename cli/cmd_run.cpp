@@ -6,12 +6,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/compare.hpp"
 #include "gate/names.hpp"
+#include "gate/samples.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "service/service.hpp"
@@ -54,6 +59,10 @@ std::vector<option_spec> run_option_list()
     {"baseline", 0, true, false, "CMD", "baseline command (run via /bin/sh -c only if it uses shell syntax)"},
     {"candidate", 0, true, false, "CMD", "candidate command"},
     {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind)"},
+    {"budget", 0, true, false, "SECONDS", "sequential sampling: measure in blocks until every gated counter is decided "
+                                          "or this much time is spent (whole run; max 60 repetitions unless given)"},
+    {"max-repetitions", 0, true, false, "N", "sequential sampling: at most N repetitions per side"},
+    {"min-repetitions", 0, true, false, "N", "sequential sampling: repetitions per side at the first look (default 5)"},
     {"warmup", 0, true, false, "N", "discarded executions per side before measuring (default 1; 0 with callgrind)"},
     {"events", 'e', true, false, "EVENTS", "perf events, comma-separated (default: the supported ones of cycles, "
                                            "instructions, branch-misses, cache-misses, task-clock, page-faults, plus duration_time)"},
@@ -191,6 +200,67 @@ std::string environment_json(const measure_options& opt)
     return to_json(check_environment(eo)).dump();
 }
 
+// Sequential sampling (--budget, --max-repetitions, or a policy with a
+// "sequential" section): the rule, with the command line's sizes over the
+// policy's. nullopt: fixed repetitions.
+std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& args, const std::optional<gate::policy>& rules,
+                                                          const measure_options& opt)
+{
+    const bool asked = args.has("budget") || args.has("max-repetitions") || args.has("min-repetitions");
+    if (!asked && !(rules && rules->sequential)) return std::nullopt;
+    if (args.has("repetitions")) {
+        usage_error("usage.conflict", "-r/--repetitions is a fixed count; --budget, --max-repetitions and "
+                                      "--min-repetitions (or the policy's \"sequential\") sample sequentially");
+    }
+    if (opt.which == backend::callgrind) {
+        usage_error("usage.conflict", "callgrind's counts are deterministic: one repetition decides; --budget and "
+                                      "--max-repetitions are for noisy backends (perf, rusage)");
+    }
+    gate::sequential_rule rule = rules && rules->sequential ? *rules->sequential : gate::sequential_rule{};
+    const auto cap = static_cast<long long>(gate::max_sequential_repetitions);
+    if (auto n = args.get_int("min-repetitions", 2, cap)) rule.min_repetitions = static_cast<std::size_t>(*n);
+    if (auto n = args.get_int("max-repetitions", 2, cap)) rule.max_repetitions = static_cast<std::size_t>(*n);
+    if (rule.max_repetitions < rule.min_repetitions) {
+        usage_error("usage.bad_value", fmt::format("--max-repetitions {} is below --min-repetitions {}",
+                                                   rule.max_repetitions, rule.min_repetitions));
+    }
+    // Reuse the policy's own checks (number of looks) on the result.
+    try {
+        gate::policy p;
+        p.sequential = rule;
+        (void)gate::parse_policy(gate::to_json(p), "--budget/--max-repetitions");
+    } catch (const error& e) {
+        usage_error("usage.bad_value", e.what());
+    }
+    return rule;
+}
+
+// The stop rule of sequential sampling: after each look, is every gated
+// counter of this benchmark decided? The Bonferroni m of the whole gate is
+// estimated from the benchmarks measured so far, the others assumed to
+// have this one's gated counters; the report's compare counts them again
+// on the final samples (gate/sequential.hpp says why the verdict is the
+// same whoever computes it).
+std::function<bool(const benchmark_measurement&, bool)> stop_rule(const gate::policy& rules,
+                                                                  const std::vector<benchmark_spec>& benchmarks)
+{
+    auto gated = std::make_shared<std::map<std::string, std::size_t>>();
+    return [rules, gated, names = benchmarks](const benchmark_measurement& m, bool) {
+        gate::sample_set b, c;
+        b.benchmarks.push_back(gate::samples_from_run(m.baseline.run));
+        c.benchmarks.push_back(gate::samples_from_run(m.candidate.run));
+        const std::size_t here = gate::sequential_check(b, c, rules).gated;
+        (*gated)[m.name] = here;
+        std::size_t family = 0;
+        bool after = false;
+        for (const auto& spec : names) {
+            if (spec.name == m.name) after = true;
+            family += after ? here : gated->count(spec.name) ? gated->at(spec.name) : here;
+        }
+        return gate::sequential_check(b, c, rules, family).decided;
+    };
+}
+
 void fill_identity(model::run_record& run, const std::string& project, const git_info& git,
                    const model::testbed_info& testbed, const std::string& environment)
 {
@@ -217,10 +287,23 @@ int cmd_run(const argv_t& argv)
 
     // Everything that can be a usage error is checked before measuring.
     const auto benchmarks = benchmarks_from(args);
-    const measure_options opt = options_from(args);
+    measure_options opt = options_from(args);
     const report_format format = parse_format(args.get("format").value_or("text"));
-    const std::optional<gate::policy> rules =
+    std::optional<gate::policy> rules =
         args.get("policy") ? std::optional(gate::load_policy(*args.get("policy"))) : std::nullopt;
+    if (auto rule = sequential_rule_from(args, rules, opt)) {
+        if (!rules) rules.emplace();
+        rules->sequential = rule;
+        opt.sequential.emplace();
+        opt.sequential->min_repetitions = static_cast<int>(rule->min_repetitions);
+        opt.sequential->block = static_cast<int>(rule->block);
+        opt.sequential->max_repetitions = static_cast<int>(rule->max_repetitions);
+        if (auto b = args.get_double("budget")) {
+            if (!(*b > 0) || *b > 86400 * 7) usage_error("usage.bad_value", fmt::format("--budget: expected seconds > 0, got {}", *b));
+            opt.sequential->budget = std::chrono::duration<double>(*b);
+        }
+        opt.sequential->decided = stop_rule(*rules, benchmarks);
+    }
     target_rules where_rules;
     where_rules.require_choice = false;
     where_rules.default_db = default_db;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "gate/sequential.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
@@ -13,6 +14,7 @@
 #include "stats/multiplicity.hpp"
 #include "stats/welch.hpp"
 #include "stats/zscore.hpp"
+#include "model/error.hpp"
 
 // compare() runs in named steps, as google/benchmark's runner does:
 //   1. pair_benchmarks        benchmarks and counters present, rules, gating
@@ -437,6 +439,101 @@ void classify(pending_counter& pc, const policy& rules)
     }
 }
 
+// ---- Step 5 under policy.sequential ---------------------------------------
+
+// The gated counters judged by the sequential rule: per-run samples, a rank
+// test (zero-spread counters keep the deterministic rule, which is also
+// what the rule's first look says for them).
+bool is_sequential(const pending_counter& pc, const policy& rules)
+{
+    return rules.sequential && pc.rep.gated && !pc.decided && !pc.summary && pc.rep.test &&
+           *pc.rep.test != method::deterministic;
+}
+
+// m for the Bonferroni split of alpha: the gated counters with per-run data
+// on both sides (deterministic ones included, so that m does not depend on
+// whether a count happened to vary).
+std::size_t sequential_family(const std::vector<pending_benchmark>& benches)
+{
+    std::size_t m = 0;
+    for (const auto& bench : benches) {
+        for (const auto& pc : bench.counters) m += pc.rep.gated && !pc.decided && !pc.summary ? 1 : 0;
+    }
+    return m;
+}
+
+double sequential_alpha(const policy& rules, std::size_t family)
+{
+    return rules.alpha / static_cast<double>(std::max<std::size_t>(family, 1));
+}
+
+std::optional<sequential_replay> replay_counter(const pending_counter& pc, const policy& rules, std::size_t family,
+                                                bool stopped)
+{
+    return replay_looks(*rules.sequential, sequential_alpha(rules, family), pc.b->values, pc.c->values,
+                        pc.rule.threshold_pct, pc.rule.direction, stopped);
+}
+
+std::string ci_str(const std::optional<std::pair<double, double>>& ci)
+{
+    return ci ? fmt::format("[{:+.2f}%, {:+.2f}%]", ci->first, ci->second) : std::string("none attainable yet");
+}
+
+// Status and reason from the counter's replayed looks (gate/sequential.hpp).
+// Replaces classify(): the Holm adjustment and max_cov do not apply, the
+// spending plan at alpha / m and the repeated confidence interval do.
+void classify_sequential(pending_counter& pc, const policy& rules, std::size_t family)
+{
+    counter_report& r = pc.rep;
+    const double threshold = pc.rule.threshold_pct;
+    const auto rep = replay_counter(pc, rules, family, true);
+    if (!rep) {
+        r.state = status::insufficient;
+        r.reason = fmt::format("{} baseline / {} candidate samples; the sequential plan's first look needs {} per side",
+                               r.baseline.n, r.candidate.n, rules.sequential->min_repetitions);
+        return;
+    }
+    const stats::sequential_result& res = rep->result;
+    sequential_report s;
+    s.look = res.look + 1;
+    s.looks = rep->looks;
+    s.n = rep->n;
+    s.alpha = sequential_alpha(rules, family);
+    s.level = res.nominal_p;
+    s.p_one_sided = res.p_one_sided;
+    s.ci_pct = res.ci_pct;
+    s.ended_early = rep->cut;
+    r.sequential = s;
+    r.p_value = res.p_value;
+    r.mde_pct = res.mde_pct;
+    const std::string at = fmt::format("look {} of {} ({} per side{})", s.look, s.looks, s.n,
+                                       rep->cut ? ", budget spent" : "");
+    switch (res.decision) {
+    case stats::sequential_decision::regression:
+    case stats::sequential_decision::improvement:
+        r.state = res.decision == stats::sequential_decision::regression ? status::regression : status::improvement;
+        r.reason = fmt::format("{}: one-sided p={:.3g} < look level {:.3g} and |delta| {:.2f}% >= {}%", at,
+                               res.p_one_sided, res.nominal_p, std::abs(res.delta_pct.value_or(0.0)), threshold);
+        return;
+    case stats::sequential_decision::unchanged:
+        r.state = status::unchanged;
+        r.reason = fmt::format("{}: repeated confidence interval {} lies inside +-{}%", at, ci_str(res.ci_pct),
+                               threshold);
+        return;
+    case stats::sequential_decision::inconclusive:
+    case stats::sequential_decision::continue_sampling:
+        r.state = status::inconclusive;
+        r.reason = fmt::format(
+            "{}: not decided; repeated confidence interval {} is not inside +-{}%{}", at, ci_str(res.ci_pct),
+            threshold,
+            res.mde_pct && std::isfinite(*res.mde_pct)
+                ? fmt::format(", shifts above {:.2f}% were detectable: a larger budget or less noise needed",
+                              *res.mde_pct)
+                : ", no shift was detectable at this look's level: a larger budget needed");
+        return;
+    }
+}
+
 // ---- Step 6: history --------------------------------------------------------
 
 // z-score of the candidate median against the baseline branch's history
@@ -468,13 +565,15 @@ void warn_about_counter(const pending_counter& pc, std::string_view bench, const
         }
         const bool deterministic = r.test && *r.test == method::deterministic;
         const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
+        // Under sequential sampling a look's level accounts for the sample
+        // size: few samples decide only a large, clear change.
         if (r.gated && deterministic && fewest == 1) {
             warnings.push_back(fmt::format(
                 "{}/{}: one sample on a side, decided on the threshold alone (deterministic rule); only "
                 "counts that do not vary between runs (callgrind's) justify that",
                 bench, r.name));
         }
-        if (r.gated && !deterministic && fewest < rules.warn_samples) {
+        if (r.gated && !deterministic && fewest < rules.warn_samples && !r.sequential) {
             warnings.push_back(fmt::format("{}/{}: only {} samples on a side; {} or more give a "
                                            "reliable rank test",
                                            bench, r.name, fewest, rules.warn_samples));
@@ -537,12 +636,20 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
     for (auto& bench : benches) {
         for (auto& pc : bench.counters) describe_and_test(pc, bench.summary_repeats);
     }
-    const double level = detection_level(rules, adjust_p_values(benches, rules));
+    // Under policy.sequential the gated counters are not adjusted together:
+    // each has its own spending plan at alpha / m (classify_sequential).
+    const std::size_t family = rules.sequential ? sequential_family(benches) : 0;
+    const double level = rules.sequential ? sequential_alpha(rules, family)
+                                          : detection_level(rules, adjust_p_values(benches, rules));
     for (auto& bench : benches) {
         for (auto& pc : bench.counters) {
             if (pc.decided) continue;
             if (pc.rep.test && *pc.rep.test != method::deterministic) estimate_shift(pc, rules, level);
-            classify(pc, rules);
+            if (is_sequential(pc, rules)) {
+                classify_sequential(pc, rules, family);
+            } else {
+                classify(pc, rules);
+            }
         }
     }
     if (history) {
@@ -561,6 +668,31 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
         out.benchmarks.push_back(std::move(br));
     }
     out.result = gate_verdict(out.benchmarks, out.warnings);
+    return out;
+}
+
+sequential_progress sequential_check(const sample_set& baseline, const sample_set& candidate, const policy& rules,
+                                     std::size_t family)
+{
+    PERFGATE_CHECK(rules.sequential.has_value());
+    std::vector<std::string> ignored;
+    std::vector<pending_benchmark> benches = pair_benchmarks(baseline, candidate, rules, ignored);
+    for (auto& bench : benches) {
+        for (auto& pc : bench.counters) describe_and_test(pc, bench.summary_repeats);
+    }
+    sequential_progress out;
+    out.gated = sequential_family(benches);
+    if (family == 0) family = out.gated;
+    for (const auto& bench : benches) {
+        for (const auto& pc : bench.counters) {
+            if (!pc.rep.gated) continue;
+            // Too few samples for min_samples: more rounds will tell.
+            if (pc.decided && pc.rep.state == status::insufficient) out.decided = false;
+            if (!is_sequential(pc, rules)) continue;
+            const auto rep = replay_counter(pc, rules, family, false);
+            if (!rep || rep->result.decision == stats::sequential_decision::continue_sampling) out.decided = false;
+        }
+    }
     return out;
 }
 

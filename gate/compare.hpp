@@ -18,7 +18,21 @@ namespace perfgate::gate {
 using history_fn = std::function<std::vector<double>(std::string_view benchmark,
                                                       std::string_view counter)>;
 
+// Under rules.sequential the gated counters with per-run samples are judged
+// by the sequential rule (gate/sequential.hpp) at alpha / m each, m being
+// the gated counters with per-run data on both sides; the others as always.
 report compare(const sample_set& baseline, const sample_set& candidate, const policy& rules,
                const history_fn& history = {});
+
+// For perfgate run between blocks (rules.sequential must be set): gated is
+// m of these samples; decided is true when every gated counter is decided
+// at the look the samples reached, at alpha / family per counter (family 0:
+// m), with the plan not cut, i.e. whether the run may stop here.
+struct sequential_progress {
+    std::size_t gated = 0;
+    bool decided = true;
+};
+sequential_progress sequential_check(const sample_set& baseline, const sample_set& candidate, const policy& rules,
+                                     std::size_t family = 0);
 
 } // namespace perfgate::gate

@@ -102,7 +102,53 @@ std::map<std::string, counter_override, std::less<>> parse_counters(const json& 
     return out;
 }
 
+sequential_rule parse_sequential(const json& obj, std::string_view source, const std::string& path)
+{
+    sequential_rule r;
+    for (const auto& [key, v] : as_object(obj, source, path).items()) {
+        const std::string p = path + "." + key;
+        if (key == "min_repetitions") r.min_repetitions = get_count(v, source, p, 2, max_sequential_repetitions);
+        else if (key == "block") r.block = get_count(v, source, p, 1, max_sequential_repetitions);
+        else if (key == "max_repetitions") r.max_repetitions = get_count(v, source, p, 2, max_sequential_repetitions);
+        else if (key == "spending") {
+            auto s = v.is_string() ? parse_spending(v.get<std::string>()) : std::nullopt;
+            if (!s) bad_value(source, p, "\"hsd\", \"obrien-fleming\" or \"pocock\"");
+            r.spending = *s;
+        } else unknown_key(source, p, "min_repetitions, block, max_repetitions, spending");
+    }
+    if (r.max_repetitions < r.min_repetitions) {
+        bad_value(source, path + ".max_repetitions",
+                  fmt::format("at least min_repetitions ({}), got {}", r.min_repetitions, r.max_repetitions));
+    }
+    // The plan's looks: at most stats::sequential_max_looks of them.
+    const std::size_t looks = 1 + (r.max_repetitions - r.min_repetitions + r.block - 1) / r.block;
+    if (looks > stats::sequential_max_looks) {
+        bad_value(source, path + ".block",
+                  fmt::format("a block that makes at most {} looks from {} to {} repetitions, got {} ({} looks)",
+                              stats::sequential_max_looks, r.min_repetitions, r.max_repetitions, r.block, looks));
+    }
+    return r;
+}
+
 } // namespace
+
+std::string_view to_string(stats::spending s)
+{
+    switch (s) {
+    case stats::spending::obrien_fleming: return "obrien-fleming";
+    case stats::spending::pocock: return "pocock";
+    case stats::spending::hwang_shih_decani: return "hsd";
+    }
+    return "hsd";
+}
+
+std::optional<stats::spending> parse_spending(std::string_view s)
+{
+    if (s == "hsd") return stats::spending::hwang_shih_decani;
+    if (s == "obrien-fleming") return stats::spending::obrien_fleming;
+    if (s == "pocock") return stats::spending::pocock;
+    return std::nullopt;
+}
 
 std::string_view to_string(stats::correction c)
 {
@@ -159,6 +205,7 @@ policy parse_policy(const nlohmann::json& doc, std::string_view source)
         else if (key == "robust_z") p.robust_z = get_bool(v, source, path);
         else if (key == "fail_on_anomaly") p.fail_on_anomaly = get_bool(v, source, path);
         else if (key == "counters") p.counters = parse_counters(v, source, path);
+        else if (key == "sequential") p.sequential = parse_sequential(v, source, path);
         else if (key == "benchmarks") {
             check_override_count(v, source, path);
             for (const auto& [bname, bv] : as_object(v, source, path).items()) {
@@ -177,7 +224,7 @@ policy parse_policy(const nlohmann::json& doc, std::string_view source)
         } else {
             unknown_key(source, path,
                         "alpha, correction, threshold_pct, min_samples, warn_samples, max_cov, z_threshold, "
-                        "history, history_min, robust_z, fail_on_anomaly, counters, benchmarks");
+                        "history, history_min, robust_z, fail_on_anomaly, counters, benchmarks, sequential");
         }
     }
     return p;
@@ -241,6 +288,12 @@ nlohmann::json to_json(const policy& p)
             bs[n] = o;
         }
         j["benchmarks"] = bs;
+    }
+    if (p.sequential) {
+        j["sequential"] = {{"min_repetitions", p.sequential->min_repetitions},
+                           {"block", p.sequential->block},
+                           {"max_repetitions", p.sequential->max_repetitions},
+                           {"spending", to_string(p.sequential->spending)}};
     }
     return j;
 }

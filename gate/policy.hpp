@@ -10,7 +10,9 @@
 //   "counters":   { "task-clock": { "gate": true, "threshold_pct": 5, "max_cov": 0.2,
 //                                   "better": "lower", "min_samples": 5 } },
 //   "benchmarks": { "parse": { "threshold_pct": 3, "max_cov": 0.2, "min_samples": 5,
-//                              "counters": { "page-faults": { "gate": true } } } } }
+//                              "counters": { "page-faults": { "gate": true } } } },
+//   "sequential": { "min_repetitions": 5, "block": 5, "max_repetitions": 60,
+//                   "spending": "hsd" | "obrien-fleming" | "pocock" } }
 #pragma once
 
 #include <cstddef>
@@ -24,6 +26,7 @@
 
 #include "gate/counters.hpp"
 #include "stats/multiplicity.hpp"
+#include "stats/sequential.hpp"
 
 namespace perfgate::gate {
 
@@ -62,6 +65,28 @@ struct counter_rule {
     std::size_t min_samples = default_min_samples;
 };
 
+// Sequential sampling (perfgate run --budget / --max-repetitions; rule in
+// stats/sequential.hpp and stats/SEQUENTIAL.md). When a policy has it, each
+// gated counter with per-run samples is judged by the group-sequential test
+// at looks after min_repetitions, min_repetitions + block, ...,
+// max_repetitions per side, at alpha / m per counter for the m gated
+// counters of the gate (Bonferroni), instead of one test at the end: a
+// counter's first decision is final, and the looks a run did not reach were
+// not taken. The samples say where the run stopped (see compare.hpp).
+struct sequential_rule {
+    std::size_t min_repetitions = 5;
+    std::size_t block = 5;
+    std::size_t max_repetitions = 60;
+    // Hwang-Shih-DeCani at gamma -4 by default: with O'Brien-Fleming
+    // spending a rank test cannot decide anything before 15 per side
+    // (stats/SEQUENTIAL.md, the simulation's table).
+    stats::spending spending = stats::spending::hwang_shih_decani;
+
+    friend bool operator==(const sequential_rule&, const sequential_rule&) = default;
+};
+
+inline constexpr std::size_t max_sequential_repetitions = 100000;
+
 struct policy {
     double alpha = default_alpha;
     stats::correction correction = stats::correction::holm;
@@ -76,6 +101,7 @@ struct policy {
     bool fail_on_anomaly = false;
     std::map<std::string, counter_override, std::less<>> counters;
     std::map<std::string, benchmark_override, std::less<>> benchmarks;
+    std::optional<sequential_rule> sequential;
 
     // Benchmark override beats counter override beats registry/defaults.
     [[nodiscard]] counter_rule resolve(std::string_view benchmark, std::string_view counter,
@@ -88,5 +114,7 @@ policy load_policy(const std::filesystem::path& path);
 nlohmann::json to_json(const policy& p);
 
 std::string_view to_string(stats::correction c);
+std::string_view to_string(stats::spending s);
+std::optional<stats::spending> parse_spending(std::string_view s);
 
 } // namespace perfgate::gate

@@ -162,6 +162,36 @@ constexpr status all_status[] = {status::unsupported,  status::insufficient, sta
 constexpr verdict all_verdicts[] = {verdict::pass, verdict::fail, verdict::inconclusive};
 constexpr method all_methods[] = {method::exact, method::asymptotic, method::deterministic, method::welch};
 
+json sequential_json(const std::optional<sequential_report>& s)
+{
+    if (!s) return nullptr;
+    json ci = nullptr;
+    if (s->ci_pct && std::isfinite(s->ci_pct->first) && std::isfinite(s->ci_pct->second)) {
+        ci = json::array({s->ci_pct->first, s->ci_pct->second});
+    }
+    return {{"look", s->look},         {"looks", s->looks},           {"n", s->n},
+            {"alpha", s->alpha},       {"level", s->level},           {"p_one_sided", s->p_one_sided},
+            {"ci_pct", ci},            {"ended_early", s->ended_early}};
+}
+
+std::optional<sequential_report> sequential_from_json(const json& jc)
+{
+    auto it = jc.find("sequential");
+    if (it == jc.end() || it->is_null()) return std::nullopt;
+    sequential_report s;
+    s.look = it->at("look").get<std::size_t>();
+    s.looks = it->at("looks").get<std::size_t>();
+    s.n = it->at("n").get<std::size_t>();
+    s.alpha = it->at("alpha").get<double>();
+    s.level = it->at("level").get<double>();
+    s.p_one_sided = it->at("p_one_sided").get<double>();
+    if (auto ci = it->find("ci_pct"); ci != it->end() && ci->is_array() && ci->size() == 2) {
+        s.ci_pct = std::pair{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
+    }
+    s.ended_early = it->value("ended_early", false);
+    return s;
+}
+
 } // namespace
 
 json to_json(const report& r)
@@ -197,6 +227,7 @@ json to_json(const report& r)
                                 {"open_alerts", open_alerts_json(c.open_alerts)},
                                 {"band", band_json(c.band)},
                                 {"outside_band", c.outside_band ? json(*c.outside_band) : json(nullptr)},
+                                {"sequential", sequential_json(c.sequential)},
                                 {"reason", c.reason}});
         }
         json jb = {{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}};
@@ -262,6 +293,7 @@ report report_from_json(const json& j)
                 if (jc.contains("outside_band") && !jc["outside_band"].is_null()) {
                     c.outside_band = jc["outside_band"].get<bool>();
                 }
+                c.sequential = sequential_from_json(jc);
                 c.reason = jc.value("reason", std::string());
                 b.counters.push_back(std::move(c));
             }

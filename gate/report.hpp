@@ -48,6 +48,21 @@ struct history_band {
     std::optional<std::int64_t> since_run;  // the change point's run it starts at; none: no change point in the window
 };
 
+// Sequential sampling (policy.sequential; gate/sequential.hpp): the look
+// that decided a gated counter, or the last one its samples reached.
+struct sequential_report {
+    std::size_t look = 0;        // 1-based
+    std::size_t looks = 0;       // looks of the plan applied (the cut plan's when ended_early)
+    std::size_t n = 0;           // repetitions per side at that look
+    double alpha = 0;            // the counter's two-sided level: policy alpha / m gated counters
+    double level = 0;            // the look's one-sided nominal level p_k
+    double p_one_sided = 0.5;    // Mann-Whitney, toward the direction the ranks moved
+    // Repeated confidence interval of the shift at the look's level, % of
+    // median(B); null when none is attainable at these sizes.
+    std::optional<std::pair<double, double>> ci_pct;
+    bool ended_early = false;    // the run stopped there (budget) undecided: that look was made final
+};
+
 struct counter_report {
     std::string name, unit;
     better direction = better::lower;
@@ -71,6 +86,7 @@ struct counter_report {
     std::optional<std::vector<open_alert>> open_alerts;
     std::optional<history_band> band;
     std::optional<bool> outside_band;
+    std::optional<sequential_report> sequential;
     std::string reason;   // one line: why this status (for text/markdown details)
 };
 

@@ -94,4 +94,22 @@ benchmark_samples from_capture(const perf_capture& capture, std::string benchmar
     return out;
 }
 
+benchmark_samples samples_from_run(const model::run_record& run)
+{
+    perf_capture cap;
+    cap.summary_only = run.summary_only;
+    int reps = 0;
+    for (const auto& c : run.counters) {
+        cap.events.push_back({c.counter, c.unit});
+        for (const auto& s : c.samples) reps = std::max(reps, s.repetition + 1);
+    }
+    cap.runs.assign(static_cast<std::size_t>(reps), std::vector<reading>(run.counters.size()));
+    for (std::size_t e = 0; e < run.counters.size(); ++e) {
+        for (const auto& s : run.counters[e].samples) {
+            cap.runs[static_cast<std::size_t>(s.repetition)][e] = {s.value, s.pcnt_running, s.variance_pct};
+        }
+    }
+    return from_capture(cap, run.benchmark);
+}
+
 } // namespace perfgate::gate

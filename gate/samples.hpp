@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gate/perf_csv.hpp"
+#include "model/run.hpp"
 
 namespace perfgate::gate {
 
@@ -43,5 +44,13 @@ struct sample_set {
 // One benchmark from a parsed capture, with derived counters added
 // (ipc, cache-miss-rate, branch-miss-rate; see counters.hpp).
 benchmark_samples from_capture(const perf_capture& capture, std::string benchmark = "default");
+
+} // namespace perfgate::gate
+
+namespace perfgate::gate {
+
+// A stored or measured run as one benchmark's samples (in repetition
+// order), with derived counters recomputed exactly as for a file.
+benchmark_samples samples_from_run(const model::run_record& run);
 
 } // namespace perfgate::gate

@@ -156,11 +156,13 @@ public:
         }
     }
 
-    benchmark_measurement run(const benchmark_spec& spec)
+    // benchmarks_left: this one and those after it, for the budget's share.
+    benchmark_measurement run(const benchmark_spec& spec, std::size_t benchmarks_left)
     {
         benchmark_measurement out;
         out.name = spec.name;
-        const int reps = spec.repetitions.value_or(opt_.repetitions);
+        const auto& seq = opt_.sequential;
+        const int reps = seq ? seq->max_repetitions : spec.repetitions.value_or(opt_.repetitions);
         const int warmup = spec.warmup.value_or(opt_.warmup);
         auto schedule = make_schedule(reps, warmup, opt_.order, opt_.seed);
 
@@ -185,6 +187,14 @@ public:
             auto per_execution = (steady_clock::now() - *measuring_since) / measured_done;
             return seconds(per_execution * (measured_total - measured_done));
         };
+        // The budget's share of this benchmark, and the looks' rounds.
+        std::optional<std::chrono::duration<double>> share;
+        if (seq && seq->budget) share = (*seq->budget - (started - run_started_)) / static_cast<double>(benchmarks_left);
+        auto is_look = [&](int round) {
+            return round == seq->max_repetitions ||
+                   (round >= seq->min_repetitions && (round - seq->min_repetitions) % seq->block == 0);
+        };
+        int rounds_done = 0;
         for (const auto& s : schedule) {
             const where at{spec.name, s.which, s.round, s.warmup ? warmup : reps, s.warmup};
             if (!s.warmup && !measuring_since) measuring_since = steady_clock::now();
@@ -199,15 +209,18 @@ public:
             execute_slot(spec, s, at);
             if (s.warmup) continue;
             ++measured_done;
-            if (opt_.progress == progress_style::plain && ++sides_done_in_round[s.round] == 2) {
+            if (++sides_done_in_round[s.round] < 2) continue;
+            rounds_done = s.round;
+            if (opt_.progress == progress_style::plain) {
                 auto elapsed = steady_clock::now() - started;
-                progress_ << fmt::format("perfgate: {}: round {}/{} done, elapsed {}, ~{} left\n", spec.name,
-                                         s.round, reps, seconds(elapsed), remaining())
+                progress_ << fmt::format("perfgate: {}: round {}/{} done, elapsed {}{}\n", spec.name, s.round, reps,
+                                         seconds(elapsed), seq ? "" : ", ~" + remaining() + " left")
                           << std::flush;
             }
+            if (seq && is_look(s.round) && look(spec, s.round, started, *measuring_since, share)) break;
         }
         if (opt_.progress == progress_style::tty) {
-            progress_ << fmt::format("\r\033[K{}: {} rounds in {}\n", spec.name, reps,
+            progress_ << fmt::format("\r\033[K{}: {} rounds in {}\n", spec.name, rounds_done,
                                      seconds(steady_clock::now() - started))
                       << std::flush;
         }
@@ -228,6 +241,35 @@ public:
     }
 
 private:
+    // After round `round`, a look of sequential sampling: true to stop.
+    bool look(const benchmark_spec& spec, int round, steady_clock::time_point started,
+              steady_clock::time_point measuring_since, std::optional<std::chrono::duration<double>> share)
+    {
+        const auto& seq = *opt_.sequential;
+        bool last = round >= seq.max_repetitions;
+        if (!last && share) {
+            const auto now = steady_clock::now();
+            const auto per_round = std::chrono::duration<double>(now - measuring_since) / round;
+            const int next = std::min(seq.block, seq.max_repetitions - round);
+            last = std::chrono::duration<double>(now - started) + per_round * next > *share;
+        }
+        benchmark_measurement so_far;
+        so_far.name = spec.name;
+        so_far.baseline = finish_side(spec, side::baseline);
+        so_far.candidate = finish_side(spec, side::candidate);
+        const bool decided = seq.decided && seq.decided(so_far, last);
+        if (opt_.progress != progress_style::none) {
+            progress_ << fmt::format("{}perfgate: {}: look after {} rounds: {}\n",
+                                     opt_.progress == progress_style::tty ? "\r\033[K" : "", spec.name, round,
+                                     decided ? "decided"
+                                     : last  ? (round >= seq.max_repetitions ? "max repetitions reached"
+                                                                             : "time budget spent")
+                                             : "not decided, measuring more")
+                      << std::flush;
+        }
+        return decided || last;
+    }
+
     static std::string path_env()
     {
         const char* p = std::getenv("PATH");
@@ -520,14 +562,15 @@ private:
         }
     }
 
-    side_samples finish_side(const benchmark_spec& spec, side which)
+    // A copy: sequential sampling takes one at every look.
+    side_samples finish_side(const benchmark_spec& spec, side which) const
     {
         side_samples out;
         out.run.benchmark = spec.name;
         out.run.role = std::string(to_string(which));
         out.run.backend = std::string(to_string(opt_.which));
-        for (auto& c : sides_[which == side::baseline ? 0 : 1]) {
-            if (!dropped_.contains(c.counter)) out.run.counters.push_back(std::move(c));
+        for (const auto& c : sides_[which == side::baseline ? 0 : 1]) {
+            if (!dropped_.contains(c.counter)) out.run.counters.push_back(c);
         }
         out.warnings = warnings_;
         return out;
@@ -535,6 +578,7 @@ private:
 
     const measure_options& opt_;
     std::ostream& progress_;
+    steady_clock::time_point run_started_ = steady_clock::now();
     temp_dir dir_{"perfgate-run"};
     std::filesystem::path helper_;
     std::vector<std::string> events_;
@@ -628,9 +672,17 @@ std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& be
                                            std::ostream& progress)
 {
     if (opt.repetitions < 1) throw error("usage.bad_value", "repetitions must be at least 1");
+    if (const auto& seq = opt.sequential) {
+        if (seq->min_repetitions < 2 || seq->block < 1 || seq->max_repetitions < seq->min_repetitions) {
+            throw error("usage.bad_value",
+                        fmt::format("sequential sampling needs 2 <= min repetitions <= max repetitions and a block "
+                                    ">= 1, got {}, {} and {}",
+                                    seq->min_repetitions, seq->max_repetitions, seq->block));
+        }
+    }
     engine eng(opt, progress);
     std::vector<benchmark_measurement> out;
-    for (auto& b : benchmarks) out.push_back(eng.run(b));
+    for (std::size_t i = 0; i < benchmarks.size(); ++i) out.push_back(eng.run(benchmarks[i], benchmarks.size() - i));
     return out;
 }
 

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -66,6 +67,26 @@ struct benchmark_spec {
 inline constexpr std::string_view default_perf_events[] = {
     "cycles", "instructions", "branch-misses", "cache-misses", "task-clock", "page-faults", "duration_time"};
 
+struct benchmark_measurement;
+
+// Sequential sampling (perfgate run --budget / --max-repetitions): measure
+// min_repetitions rounds, then blocks of `block` more up to max_repetitions,
+// and after each look ask whether the benchmark is decided. The budget is
+// for the whole run: each benchmark gets an even share of what is left when
+// it starts, and a look is the last when the next block would not fit in
+// the share at the rounds' pace so far (or max_repetitions is reached).
+// Whether a look is the last depends on time, never on the comparison, as
+// stats/SEQUENTIAL.md requires of a plan that is cut short.
+struct sampling {
+    int min_repetitions = 5;
+    int block = 5;
+    int max_repetitions = 60;
+    std::optional<std::chrono::duration<double>> budget;
+    // Called with the samples so far (all rounds of the look done); `last`:
+    // no more rounds will be measured. Returns true to stop (decided).
+    std::function<bool(const benchmark_measurement& so_far, bool last)> decided;
+};
+
 struct measure_options {
     int repetitions = 10;                  // measured executions per side
     int warmup = 1;                        // discarded executions per side, run first
@@ -79,6 +100,9 @@ struct measure_options {
     bool split_events = false;             // measure multiplexed events in groups
     bool cache_sim = false;                // callgrind: also simulated cache misses
     progress_style progress = progress_style::none;
+    // Sequential sampling instead of `repetitions` rounds (repetitions and a
+    // benchmark's own repetitions are then ignored).
+    std::optional<sampling> sequential;
     std::filesystem::path exec_helper;     // perfgate-exec; empty: next to this executable, then PATH
     std::string perf = "perf";             // perf executable
     std::string valgrind = "valgrind";     // valgrind executable

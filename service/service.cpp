@@ -54,32 +54,13 @@ model::run_record record_from(const model::ingest_request& req, const perf_captu
     return run;
 }
 
-// The inverse of record_from(): a stored run as one benchmark's samples,
-// with derived counters recomputed exactly as for a file.
-benchmark_samples samples_from(const model::run_record& run)
-{
-    perf_capture cap;
-    cap.summary_only = run.summary_only;
-    int reps = 0;
-    for (const auto& c : run.counters) {
-        cap.events.push_back({c.counter, c.unit});
-        for (const auto& s : c.samples) reps = std::max(reps, s.repetition + 1);
-    }
-    cap.runs.assign(static_cast<std::size_t>(reps), std::vector<reading>(run.counters.size()));
-    for (std::size_t e = 0; e < run.counters.size(); ++e) {
-        for (const auto& s : run.counters[e].samples) {
-            cap.runs[static_cast<std::size_t>(s.repetition)][e] = {s.value, s.pcnt_running, s.variance_pct};
-        }
-    }
-    return from_capture(cap, run.benchmark);
-}
-
 // Version of the request key's canonical form. Bump it whenever a change
 // makes the same inputs produce a different report (statistics, report
 // fields), so that comparisons stored by an older perfgate are recomputed
 // instead of being returned to the new one.
 // v2: reports carry history context (open_alerts, band, outside_band).
-constexpr std::string_view request_key_version = "perfgate.compare-key/v2";
+// v3: reports carry per-counter `sequential` (policy.sequential).
+constexpr std::string_view request_key_version = "perfgate.compare-key/v3";
 
 } // namespace
 
@@ -215,7 +196,7 @@ void validate_identity(const model::run_record& run)
 
 // The limits of one run (perf_csv.hpp), for runs from a capture and from
 // the runner alike. Repetition numbers index a dense table when the run is
-// compared (samples_from), so they are bounded too, not just counted.
+// compared (samples_from_run), so they are bounded too, not just counted.
 void check_run_limits(const model::run_record& run)
 {
     if (run.counters.size() > max_counters_per_run) {
@@ -523,8 +504,8 @@ comparison service::compare(const std::string& project,
             throw error("compare.mismatch", fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
         }
         runs_of[b->benchmark] = {b_id, c_id};
-        base.benchmarks.push_back(samples_from(*b));
-        cand.benchmarks.push_back(samples_from(*c));
+        base.benchmarks.push_back(samples_from_run(*b));
+        cand.benchmarks.push_back(samples_from_run(*c));
         // History: the baseline branch on the candidate's testbed, runs older
         // than the candidate (design.md §3).
         hist.add({b->benchmark, b->branch, c->testbed.fingerprint, c_id});

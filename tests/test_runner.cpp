@@ -893,6 +893,120 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
     }
 }
 
+TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
+{
+    temp_dir dir("pg-test");
+    const std::string db = (dir.path() / "h.db").string();
+    auto task_clock = [](const nlohmann::json& report) {
+        for (auto& c : report["benchmarks"][0]["counters"]) {
+            if (c["name"] == "task-clock") return c;
+        }
+        FAIL("no task-clock in the report");
+        return nlohmann::json();
+    };
+
+    SUBCASE("a 4x slower candidate stops at the first look")
+    {
+        auto r = run_perfgate({"run", "--db", db, "-e", "task-clock", "--name", "loop", "--baseline", loop(3000),
+                               "--candidate", loop(12000), "--min-repetitions", "10", "--budget", "600",
+                               "--format", "json"},
+                              dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 1);
+        CHECK(r.err.find("perfgate: loop: look after 10 rounds: decided") != std::string::npos);
+        const auto report = nlohmann::json::parse(r.out);
+        CHECK(report["policy"]["sequential"]["min_repetitions"] == 10);
+        const auto tc = task_clock(report);
+        CHECK(tc["status"] == "regression");
+        CHECK(tc["baseline"]["n"] == 10);
+        CHECK(tc["candidate"]["n"] == 10);
+        CHECK(tc["sequential"]["look"] == 1);
+        CHECK(tc["sequential"]["ended_early"] == false);
+        // Stored: the runs hold the 10 rounds.
+        store::store s(db);
+        CHECK(find_counter(*s.load_run("default", 1), "task-clock")->samples.size() == 10);
+    }
+    SUBCASE("a counter that cannot be decided runs to --max-repetitions: inconclusive")
+    {
+        // alpha 1e-9 is beyond the rank test's reach at 15 per side, and no
+        // interval lies inside +-0%: nothing can be decided.
+        std::ofstream(dir.path() / "never.json") << R"({"alpha": 1e-9, "threshold_pct": 0})";
+        auto r = run_perfgate({"run", "-q", "--db", db, "-e", "task-clock", "--name", "aa", "--baseline", loop(300),
+                               "--candidate", loop(300), "--max-repetitions", "15", "--policy", "never.json",
+                               "--format", "json", "--fail-on-inconclusive"},
+                              dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 3);
+        const auto tc = task_clock(nlohmann::json::parse(r.out));
+        CHECK(tc["status"] == "inconclusive");
+        CHECK(tc["baseline"]["n"] == 15);
+        CHECK(tc["sequential"]["look"] == 3);
+        CHECK(tc["sequential"]["looks"] == 3);
+        CHECK(tc["sequential"]["ended_early"] == false);
+    }
+    SUBCASE("a spent time budget is inconclusive with the MDE it achieved")
+    {
+        // 100 rounds of two perf stat executions take several seconds on any
+        // machine: one second ends the plan early, after the first look at 10
+        // rounds or later (where alpha 1e-4 is attainable: the MDE is finite). No
+        // interval lies inside +-0%; a false regression has p < 5e-5.
+        std::ofstream(dir.path() / "strict.json") << R"({"alpha": 1e-4, "threshold_pct": 0})";
+        auto r = run_perfgate({"run", "--db", db, "-e", "task-clock", "--name", "aa", "--baseline", loop(300),
+                               "--candidate", loop(300), "--budget", "1", "--min-repetitions", "10", "--max-repetitions", "100",
+                               "--policy", "strict.json", "--format", "json"},
+                              dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 0);   // inconclusive without --fail-on-inconclusive
+        CHECK(r.err.find("time budget spent") != std::string::npos);
+        const auto tc = task_clock(nlohmann::json::parse(r.out));
+        CHECK(tc["status"] == "inconclusive");
+        CHECK(tc["baseline"]["n"] < 100);
+        CHECK(tc["sequential"]["ended_early"] == true);
+        CHECK(tc["sequential"]["look"] == tc["sequential"]["looks"]);
+        REQUIRE(tc["mde_pct"].is_number());
+        CHECK(tc["reason"].get<std::string>().find("budget spent") != std::string::npos);
+    }
+    SUBCASE("a benchmark failing in a later block is exit 4, and nothing is stored")
+    {
+        // The candidate fails on its 8th execution: in the second block.
+        const std::string flaky = "sh -c 'n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; "
+                                  "[ $n -lt 8 ] || { echo flaky >&2; exit 1; }'";
+        auto r = run_perfgate({"run", "-q", "--db", db, "-e", "task-clock", "--warmup", "0", "--name", "f",
+                               "--baseline", "true", "--candidate", flaky, "--max-repetitions", "20"},
+                              dir.path());
+        CAPTURE(r.err);
+        CHECK(r.code == 4);
+        CHECK(r.err.find("benchmark 'f', candidate side, round 8/20") != std::string::npos);
+        const bool stored = std::filesystem::exists(db) && store::store(db).runs_count() > 0;
+        CHECK_FALSE(stored);
+    }
+    SUBCASE("usage errors exit 2 before measuring")
+    {
+        auto r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "-r", "5", "--budget", "10"},
+                              dir.path());
+        CHECK(r.code == 2);
+        CHECK(r.err.find("-r/--repetitions is a fixed count") != std::string::npos);
+        r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--backend", "callgrind",
+                          "--max-repetitions", "10"},
+                         dir.path());
+        CHECK(r.code == 2);
+        CHECK(r.err.find("callgrind's counts are deterministic") != std::string::npos);
+        r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--min-repetitions", "8",
+                          "--max-repetitions", "6"},
+                         dir.path());
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--max-repetitions 6 is below --min-repetitions 8") != std::string::npos);
+        r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--budget", "0"}, dir.path());
+        CHECK(r.code == 2);
+        CHECK(r.err.find("--budget: expected seconds > 0, got 0") != std::string::npos);
+        r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--max-repetitions", "100000"},
+                         dir.path());
+        CHECK(r.code == 2);
+        CHECK(r.err.find("at most 100 looks") != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(db));
+    }
+}
+
 TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted across all of them")
 {
     temp_dir dir("pg-test");

@@ -37,6 +37,11 @@
 #include "stats/sequential.hpp"
 
 #include "gate/compare.hpp"
+#include "gate/policy.hpp"
+#include "gate/report.hpp"
+#include "gate/sequential.hpp"
+
+#include <nlohmann/json.hpp>
 #include "model/error.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
@@ -579,4 +584,188 @@ TEST_CASE("A/A over all looks with real rank statistics: false-fail within alpha
     }
     MESSAGE("A/A false fails over all looks: " << false_fail << " of " << trials);
     CHECK(false_fail <= 35);   // 2.5% + 2 standard errors (0.5%)
+}
+
+// ---- The gate under policy.sequential (gate/sequential.hpp, compare.hpp) ----
+
+namespace {
+
+perfgate::gate::sample_set one_counter(const std::vector<double>& values, std::string name = "task-clock")
+{
+    perfgate::gate::counter_series s;
+    s.name = std::move(name);
+    s.unit = "msec";
+    s.values = values;
+    perfgate::gate::benchmark_samples b;
+    b.name = "bench";
+    b.counters.push_back(std::move(s));
+    perfgate::gate::sample_set set;
+    set.benchmarks.push_back(std::move(b));
+    return set;
+}
+
+perfgate::gate::policy sequential_policy(std::size_t min_n = 5, std::size_t max_n = 60)
+{
+    perfgate::gate::policy p;
+    p.sequential = perfgate::gate::sequential_rule{};
+    p.sequential->min_repetitions = min_n;
+    p.sequential->max_repetitions = max_n;
+    return p;
+}
+
+const perfgate::gate::counter_report& only_counter(const perfgate::gate::report& r)
+{
+    REQUIRE(r.benchmarks.size() == 1);
+    REQUIRE(!r.benchmarks[0].counters.empty());
+    return r.benchmarks[0].counters[0];
+}
+
+} // namespace
+
+TEST_CASE("gate: a sequential policy decides a clear regression at the first look that can")
+{
+    using namespace perfgate::gate;
+    std::uint64_t state = 11;
+    const auto b = noisy(state, 10, 100, 0.02);
+    const auto c = noisy(state, 10, 150, 0.02);
+    const policy rules = sequential_policy();
+    // 10 per side is look 2 of 5..60 by 5; look 1 (5 per side) cannot reach
+    // HSD's level there (1/252 > its nominal p).
+    const report r = compare(one_counter(b), one_counter(c), rules);
+    const counter_report& cr = only_counter(r);
+    CHECK(cr.state == status::regression);
+    REQUIRE(cr.sequential);
+    CHECK(cr.sequential->look == 2);
+    CHECK(cr.sequential->looks == 12);
+    CHECK(cr.sequential->n == 10);
+    CHECK_FALSE(cr.sequential->ended_early);
+    CHECK(cr.sequential->alpha == doctest::Approx(0.05));
+    const auto plan = sequential_plan_for(*rules.sequential, 0.05);
+    CHECK(cr.sequential->level == plan->nominal_p(1));
+    CHECK(cr.reason.find("look 2 of 12 (10 per side)") != std::string::npos);
+    CHECK(r.result == verdict::fail);
+
+    // The run stopped there: the check says so, at look 1 it said go on.
+    CHECK(sequential_check(one_counter(b), one_counter(c), rules).decided);
+    CHECK_FALSE(sequential_check(one_counter(prefix(b, 5)), one_counter(prefix(c, 5)), rules).decided);
+
+    // A first look at 10 per side decides at once (look 1).
+    const report r10 = compare(one_counter(b), one_counter(c), sequential_policy(10, 60));
+    REQUIRE(only_counter(r10).sequential);
+    CHECK(only_counter(r10).sequential->look == 1);
+    CHECK(only_counter(r10).state == status::regression);
+}
+
+TEST_CASE("gate: a decision is final; later samples do not change it")
+{
+    using namespace perfgate::gate;
+    std::uint64_t state = 5;
+    auto b = noisy(state, 10, 100, 0.02);
+    auto c = noisy(state, 10, 150, 0.02);
+    // Ten more rounds in which the candidate is no slower (another counter
+    // kept the run going): the counter stays decided at look 2.
+    for (double v : noisy(state, 10, 100, 0.02)) b.push_back(v);
+    for (double v : noisy(state, 10, 100, 0.02)) c.push_back(v);
+    const report r = compare(one_counter(b), one_counter(c), sequential_policy());
+    REQUIRE(only_counter(r).sequential);
+    CHECK(only_counter(r).sequential->look == 2);
+    CHECK(only_counter(r).state == status::regression);
+}
+
+TEST_CASE("gate: undecided when the run stopped early is the budget's end: that look spends the rest")
+{
+    using namespace perfgate::gate;
+    std::uint64_t state = 3;
+    // A/A at 15% noise, 15 per side of a 5..60 plan: not decided, so the run
+    // must have stopped for its time budget at look 3.
+    const auto b = noisy(state, 15, 100, 0.15);
+    const auto c = noisy(state, 15, 100, 0.15);
+    const policy rules = sequential_policy();
+    CHECK_FALSE(sequential_check(one_counter(b), one_counter(c), rules).decided);
+    const report r = compare(one_counter(b), one_counter(c), rules);
+    const counter_report& cr = only_counter(r);
+    CHECK(cr.state == status::inconclusive);
+    REQUIRE(cr.sequential);
+    CHECK(cr.sequential->ended_early);
+    CHECK(cr.sequential->look == 3);
+    CHECK(cr.sequential->looks == 3);
+    CHECK(cr.sequential->n == 15);
+    // The cut plan's last look spends what the full plan had left: a level
+    // above the full plan's at that look.
+    const auto full = sequential_plan_for(*rules.sequential, 0.05);
+    CHECK(cr.sequential->level == full->ending_at(2).nominal_p(2));
+    CHECK(cr.sequential->level > full->nominal_p(2));
+    REQUIRE(cr.mde_pct);
+    CHECK(std::isfinite(*cr.mde_pct));
+    CHECK(*cr.mde_pct > cr.threshold_pct);
+    CHECK(cr.reason.find("budget spent") != std::string::npos);
+    CHECK(r.result == verdict::inconclusive);
+
+    // Samples between looks count as the last look below them.
+    const report r17 = compare(one_counter(noisy(state, 17, 100, 0.15)), one_counter(noisy(state, 17, 100, 0.15)), rules);
+    REQUIRE(only_counter(r17).sequential);
+    CHECK(only_counter(r17).sequential->n == 15);
+    // Fewer than the first look's: insufficient.
+    const report r3 = compare(one_counter({1, 2, 3, 4}), one_counter({1, 2, 3, 4.5}), sequential_policy(5, 60));
+    CHECK(only_counter(r3).state == status::insufficient);
+}
+
+TEST_CASE("gate: alpha is split over the gated counters (Bonferroni), and the report round-trips")
+{
+    using namespace perfgate::gate;
+    std::uint64_t state = 9;
+    auto two = [&](double scale) {
+        sample_set s = one_counter(noisy(state, 10, 100 * scale, 0.02));
+        counter_series wall;
+        wall.name = "page-faults";
+        wall.values = noisy(state, 10, 1000, 0.02);
+        s.benchmarks[0].counters.push_back(wall);
+        return s;
+    };
+    policy rules = sequential_policy();
+    rules.counters["page-faults"].gate = true;
+    const report r = compare(two(1.0), two(1.5), rules);
+    const counter_report& tc = r.benchmarks[0].counters[0];
+    REQUIRE(tc.sequential);
+    CHECK(tc.sequential->alpha == doctest::Approx(0.025));
+    CHECK(r.benchmarks[0].counters[1].sequential->alpha == doctest::Approx(0.025));
+
+    const nlohmann::json j = to_json(r);
+    CHECK(j["policy"]["sequential"]["max_repetitions"] == 60);
+    CHECK(j["policy"]["sequential"]["spending"] == "hsd");
+    const auto& js = j["benchmarks"][0]["counters"][0]["sequential"];
+    CHECK(js["look"] == 2);
+    CHECK(js["n"] == 10);
+    const report back = report_from_json(j);
+    CHECK(back.rules.sequential == rules.sequential);
+    REQUIRE(back.benchmarks[0].counters[0].sequential);
+    CHECK(back.benchmarks[0].counters[0].sequential->level == tc.sequential->level);
+    CHECK(to_json(back) == j);
+}
+
+TEST_CASE("gate: policy.sequential is checked and names the field")
+{
+    using namespace perfgate::gate;
+    auto error_of = [](const char* text) {
+        try {
+            (void)parse_policy(nlohmann::json::parse(text), "p.json");
+        } catch (const perfgate::error& e) {
+            return std::string(e.id()) + ": " + e.what();
+        }
+        return std::string("no error");
+    };
+    CHECK(error_of(R"({"sequential": {"min_repetitions": 10, "max_repetitions": 5}})") ==
+          "policy.bad_value: p.json: sequential.max_repetitions: expected at least min_repetitions (10), got 5");
+    CHECK(error_of(R"({"sequential": {"block": 1, "max_repetitions": 500}})").find(
+              "sequential.block: expected a block that makes at most 100 looks") != std::string::npos);
+    CHECK(error_of(R"({"sequential": {"spending": "linear"}})") ==
+          "policy.bad_value: p.json: sequential.spending: expected \"hsd\", \"obrien-fleming\" or \"pocock\"");
+    CHECK(error_of(R"({"sequential": {"looks": 3}})").starts_with("policy.unknown_key: p.json: unknown key 'sequential.looks'"));
+    CHECK(error_of(R"({"sequential": {"min_repetitions": 1}})").starts_with("policy.bad_value: p.json: sequential.min_repetitions"));
+    const policy p = parse_policy(nlohmann::json::parse(R"({"sequential": {"block": 10, "spending": "pocock"}})"), "p");
+    REQUIRE(p.sequential);
+    CHECK(p.sequential->block == 10);
+    CHECK(p.sequential->spending == spending::pocock);
+    CHECK(p.sequential->min_repetitions == 5);
+    CHECK(parse_policy(to_json(p), "again").sequential == p.sequential);
 }
