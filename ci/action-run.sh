@@ -15,7 +15,14 @@ if [ -n "${IN_REPORT:-}" ]; then
   code=0
 else
   report="$RUNNER_TEMP/perfgate-report.json"
-  args=(run --format json --output "$report" -r "${IN_REPETITIONS:-10}" --backend "${IN_BACKEND:-perf}")
+  args=(run --format json --output "$report" --backend "${IN_BACKEND:-perf}")
+  if [ -n "${IN_BUDGET:-}" ] || [ -n "${IN_MAX_REPETITIONS:-}" ]; then
+    # Sequential sampling (README, "perfgate run"): no fixed count.
+    [ -n "${IN_BUDGET:-}" ] && args+=(--budget "$IN_BUDGET")
+    [ -n "${IN_MAX_REPETITIONS:-}" ] && args+=(--max-repetitions "$IN_MAX_REPETITIONS")
+  else
+    args+=(-r "${IN_REPETITIONS:-10}")
+  fi
   if [ -n "${IN_CONFIG:-}" ]; then
     args+=(--config "$IN_CONFIG")
   elif [ -n "${IN_BASELINE:-}" ] && [ -n "${IN_CANDIDATE:-}" ]; then

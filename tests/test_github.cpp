@@ -1176,3 +1176,38 @@ TEST_CASE("the pull_request examples check out the PR head that the status marks
     }
     CHECK(workflows == 3);   // .github/workflows/perfgate.yml, same-repo-pr.yml, fork-measure.yml
 }
+
+TEST_CASE("the action's measure step: budget inputs replace the fixed repetitions")
+{
+    // ci/action-run.sh with a stand-in perfgate that records its arguments
+    // and writes a report where --output says.
+    char tmpl[] = "/tmp/pg-action-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const fs::path dir = tmpl;
+    std::ofstream(dir / "perfgate") << "#!/bin/sh\n"
+                                       "echo \"$*\" >> \"$(dirname \"$0\")/args\"\n"
+                                       "while [ $# -gt 0 ]; do\n"
+                                       "  if [ \"$1\" = --output ]; then echo '{\"verdict\": \"pass\"}' > \"$2\"; fi\n"
+                                       "  shift\n"
+                                       "done\n";
+    fs::permissions(dir / "perfgate", fs::perms::owner_all);
+    auto step = [&](const std::string& inputs) {
+        fs::remove(dir / "args");
+        const std::string cmd = "cd '" + dir.string() + "' && env PERFGATE=./perfgate RUNNER_TEMP=. GITHUB_OUTPUT=out "
+                                "IN_PUBLISH=false IN_BASELINE=true IN_CANDIDATE=true " + inputs + " bash '" +
+                                PERFGATE_SOURCE_DIR + "/ci/action-run.sh' > /dev/null";
+        CHECK(std::system(cmd.c_str()) == 0);
+        return slurp(dir / "args");
+    };
+    std::string args = step("IN_BUDGET=120");
+    CHECK(args.find("--budget 120") != std::string::npos);
+    CHECK(args.find(" -r ") == std::string::npos);
+    args = step("IN_BUDGET=30 IN_MAX_REPETITIONS=40 IN_REPETITIONS=15");
+    CHECK(args.find("--budget 30 --max-repetitions 40") != std::string::npos);
+    CHECK(args.find(" -r ") == std::string::npos);
+    args = step("IN_REPETITIONS=15");
+    CHECK(args.find(" -r 15 ") != std::string::npos);
+    CHECK(args.find("--budget") == std::string::npos);
+    CHECK(slurp(dir / "out").find("verdict=pass") != std::string::npos);
+    fs::remove_all(dir);
+}
