@@ -40,7 +40,8 @@ echo "baseline: ./loop $ITER; A/B candidate: ./loop $CAND_ITER (+$EXTRA_PCT% wor
 # mode label, then perfgate run arguments
 run_mode() {
     label=$1; shift
-    : > "$label.tsv"
+    tsv=$(echo "$label" | tr -c 'A-Za-z0-9\n' '_').tsv
+    : > "$tsv"
     i=0
     while [ "$i" -lt "$RUNS" ]; do
         i=$((i + 1))
@@ -48,7 +49,7 @@ run_mode() {
         code=0
         "$PERFGATE" run -q --db "$WORK/h.db" -e task-clock --format json "$@" > out.json 2>/dev/null || code=$?
         end=$(date +%s.%N)
-        python3 - "$code" "$start" "$end" >> "$label.tsv" <<'PY'
+        python3 - "$code" "$start" "$end" >> "$tsv" <<'PY'
 import json, sys
 code, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 r = json.load(open("out.json"))
@@ -56,10 +57,10 @@ tc = next(c for c in r["benchmarks"][0]["counters"] if c["name"] == "task-clock"
 print(f'{r["verdict"]}\t{tc["baseline"]["n"]}\t{end - start:.2f}\t{code}')
 PY
     done
-    python3 - "$label" <<'PY'
+    python3 - "$label" "$tsv" <<'PY'
 import statistics, sys
 label = sys.argv[1]
-rows = [l.split("\t") for l in open(label + ".tsv").read().split("\n") if l]
+rows = [l.split("\t") for l in open(sys.argv[2]).read().split("\n") if l]
 counts = {v: sum(r[0] == v for r in rows) for v in ("pass", "fail", "inconclusive")}
 reps = [int(r[1]) for r in rows]
 secs = [float(r[2]) for r in rows]
