@@ -15,10 +15,9 @@
 //    (uniform); a step is detected when some change point lies within
 //    +-loc_window of it, and the nearest one's error (index - true index) is
 //    tallied by |step| / CoV: exact, within +-1, within +-2, and off towards
-//    the middle of the series or away from it. The
-//    step is rarely in the middle of the segments a point is placed
-//    between, which is where a location estimate can be biased; the recall
-//    rows above put it in the middle.
+//    the middle of the series or away from it. A step off the middle of
+//    the segments its point is placed between is where a location estimate
+//    can lean one way; the recall rows above put it in the middle.
 //
 // Noise around a centre of 1000 with coefficient of variation c:
 //  - gaussian: centre * (1 + c z)
