@@ -10,6 +10,14 @@
 //    reported on those series, per series.
 //  - false alarms: stationary series of `null_len` points; every change point
 //    is false; reported per 1,000 points.
+//  - location: series of `loc_len` points with one step anywhere in
+//    [loc_margin, loc_len - loc_margin), of 1-5% either way at CoV 1-3%
+//    (uniform); a step is detected when some change point lies within
+//    +-loc_window of it, and the nearest one's error (index - true index) is
+//    tallied by |step| / CoV: exact, within +-1, within +-2, and off towards
+//    the middle of the series or away from it. A step off the middle of
+//    the segments its point is placed between is where a location estimate
+//    can lean one way; the recall rows above put it in the middle.
 //
 // Noise around a centre of 1000 with coefficient of variation c:
 //  - gaussian: centre * (1 + c z)
@@ -27,6 +35,7 @@
 // Exit status: 0 when perfgate meets the requirement on this run (fewer false
 // alarms than otava on t3 and bimodal noise, recall within 2 points of
 // otava's or above in every step scenario), 1 otherwise, 2 on a usage error.
+// (The location table is reported, not part of the requirement.)
 
 #include "sim_args.hpp"
 #include "stats/change_points.hpp"
@@ -38,6 +47,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -58,6 +69,10 @@ constexpr std::size_t tolerance = 2;     // +- points around the true index
 constexpr double centre = 1000;
 constexpr double slow_share = 0.3;       // bimodal: share of points on the slow host
 constexpr double slow_gap = 4;           // bimodal: slow host is slow_gap * CoV slower
+constexpr std::size_t loc_len = 120;     // location: series length
+constexpr std::size_t loc_margin = 10;   // location: step index in [margin, len - margin)
+constexpr std::size_t loc_window = 10;   // location: detected = a change point within +- this
+constexpr std::size_t loc_trials_factor = 3;  // location: 3 x trials series per noise, over 3 buckets
 
 enum class noise { gaussian, t3, bimodal };
 
@@ -166,6 +181,57 @@ null_row run_null(noise kind, double cov, std::size_t trials, std::uint64_t seed
     return r;
 }
 
+// Location errors of the steps one method detected, in one bucket of
+// |step| / CoV.
+struct location_tally {
+    std::size_t trials = 0, detected = 0, exact = 0, within1 = 0, within2 = 0, inward = 0, outward = 0;
+};
+
+// Buckets of |step| / CoV: [1/3, 1), [1, 2), [2, 5].
+constexpr std::array<double, 2> ratio_edges{1.0, 2.0};
+constexpr std::array<std::string_view, 3> ratio_names{"< 1", "1-2", ">= 2"};
+
+struct location_row {
+    // [bucket][method]
+    std::array<std::array<location_tally, 2>, 3> tally{};
+};
+
+location_row run_location(noise kind, std::size_t trials, std::uint64_t seed)
+{
+    location_row r;
+    generator g(seed);
+    std::mt19937_64 pick(seed ^ 0x9e3779b97f4a7c15ULL);
+    std::uniform_int_distribution<std::size_t> where(loc_margin, loc_len - loc_margin - 1);
+    std::uniform_real_distribution<double> size(1.0, 5.0), spread(0.01, 0.03);
+    std::bernoulli_distribution down(0.5);
+    const auto centre_index = static_cast<std::ptrdiff_t>(loc_len / 2);
+    for (std::size_t t = 0; t < trials; ++t) {
+        const auto at = static_cast<std::ptrdiff_t>(where(pick));
+        const double step = size(pick), cov = spread(pick);
+        const auto x = g.series(kind, cov, loc_len, static_cast<std::size_t>(at), down(pick) ? -step : step);
+        const double ratio = step / (cov * 100);
+        const std::size_t bucket = ratio < ratio_edges[0] ? 0 : ratio < ratio_edges[1] ? 1 : 2;
+        for (std::size_t m = 0; m < methods.size(); ++m) {
+            location_tally& tl = r.tally[bucket][m];
+            ++tl.trials;
+            std::optional<std::ptrdiff_t> err;
+            for (const auto& c : stats::change_points(x, options(methods[m]))) {
+                const auto e = static_cast<std::ptrdiff_t>(c.index) - at;
+                if (std::abs(e) <= static_cast<std::ptrdiff_t>(loc_window) && (!err || std::abs(e) < std::abs(*err)))
+                    err = e;
+            }
+            if (!err) continue;
+            ++tl.detected;
+            if (*err == 0) ++tl.exact;
+            if (std::abs(*err) <= 1) ++tl.within1;
+            if (std::abs(*err) <= 2) ++tl.within2;
+            // Towards the middle of the series or away from it.
+            if (*err != 0 && at != centre_index) ++((*err < 0) == (at > centre_index) ? tl.inward : tl.outward);
+        }
+    }
+    return r;
+}
+
 double pct(std::size_t part, std::size_t whole)
 {
     return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
@@ -221,6 +287,26 @@ int main(int argc, char** argv)
                        pct(r.series_with_any[0], r.trials), fa_perfgate, pct(r.series_with_any[1], r.trials));
             if (kind != noise::gaussian && !(fa_perfgate < fa_otava)) ok = false;
         }
+
+    fmt::print("\nLocation: {} series of {} points, one step of 1-5% either way at a uniform index in [{}, {}), CoV 1-3%, "
+               "by |step| / CoV; detected = a change point within +-{} (share of the series); the rest are "
+               "shares of the detected steps, for the nearest point: exact, within +-1, +-2, and placed "
+               "off towards the middle of the series or away from it\n\n",
+               loc_trials_factor * trials, loc_len, loc_margin, loc_len - loc_margin, loc_window);
+    fmt::print("| noise | step/CoV | method | series | detected | exact | +-1 | +-2 | inward | outward |\n");
+    fmt::print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const noise kind : kinds) {
+        const location_row r = run_location(kind, loc_trials_factor * trials, seed + scenario++);
+        for (std::size_t b = 0; b < ratio_names.size(); ++b)
+            for (std::size_t m = 0; m < methods.size(); ++m) {
+                const location_tally& tl = r.tally[b][m];
+                fmt::print("| {} | {} | {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% | {:.1f}% |\n",
+                           name(kind), ratio_names[b],
+                           methods[m] == stats::change_point_method::otava ? "otava" : "perfgate", tl.trials,
+                           pct(tl.detected, tl.trials), pct(tl.exact, tl.detected), pct(tl.within1, tl.detected),
+                           pct(tl.within2, tl.detected), pct(tl.inward, tl.detected), pct(tl.outward, tl.detected));
+            }
+    }
 
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("\n{:.1f} s; requirement {}\n", seconds, ok ? "met" : "NOT met");

@@ -21,7 +21,9 @@
 //  - perfgate (default): splits accepted by a Mann-Whitney test, points kept
 //    by Pettitt's (1979) rank test between their final segments, which
 //    accounts for the split having been chosen as the most different one,
-//    and each point placed at Pettitt's location estimate. Built for
+//    and each point placed at the split of those segments with the largest
+//    energy statistic (the E-divisive estimate of one change; ranks alone
+//    place a step late or early, towards the middle). Built for
 //    heavy-tailed and bimodal noise; see change_points.cpp for the rule and
 //    why, and bench/sim_change_points for the evidence.
 #pragma once

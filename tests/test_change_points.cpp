@@ -18,6 +18,7 @@
 
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -100,6 +101,35 @@ std::vector<double> otava_sequence()
 }
 
 std::vector<double> tiny() { return {1.0, 2.0, 2.0, 5.0, 5.1, 5.0, 1.0, 1.2}; }
+
+// A bug report's series, printed by gen_change_point_refs.py (its
+// median5_step(): each point the median of 5 runs 100 * level * (1 + 0.02
+// (u - 0.5)), level 1.05 from index 40, u from Python's random.Random(7)).
+// Every point after the step is above every point before it, and point 39
+// (100.599) is the 4th highest of the 40 before it.
+std::vector<double> median5_step()
+{
+    return {
+        99.64766552966633, 99.73137783382518, 99.24760392229929, 100.154205897235, 99.57921857266335,
+        99.61696364820386, 99.74479508545147, 99.85518461133881, 99.90636875274154, 100.14884742051736,
+        99.83624564357045, 100.14605188055477, 100.18873975421003, 100.32830441094936, 100.40298404260885,
+        99.77158288489342, 99.25868044403737, 99.78189940626645, 100.63855967567147, 99.8305930344234,
+        99.46667216736172, 99.73850714578944, 100.352400164899, 100.59574624239313, 99.78475781378253,
+        99.3246063755442, 99.2029287360452, 99.6947790921074, 99.93197891831986, 99.52951378343437,
+        100.05651479008424, 100.05621888187662, 99.73339958352236, 100.06518479498577, 100.63666588665075,
+        99.71112508670991, 99.55883707809807, 100.87404240255249, 99.44092464599248, 100.59928748969934,
+        105.52529496564397, 104.95386876364739, 105.47207719783187, 104.30700768594097, 105.33026341474564,
+        105.10218609237224, 105.68492602881196, 104.47885310386745, 104.69294645030185, 105.17503242128788,
+        105.00346277635249, 104.33452656327162, 105.11642793724852, 104.53152584797604, 105.54598559943905,
+        105.02553909211417, 105.06989941891625, 105.79072451173924, 104.23798231538339, 105.35589150515077
+    };
+}
+
+std::vector<double> reversed(std::vector<double> x)
+{
+    std::reverse(x.begin(), x.end());
+    return x;
+}
 
 // Otava's tests/tigerbeetle_test.py _get_series(): the TigerBeetle benchmark
 // series Nyrkio demonstrates Otava with (integers).
@@ -233,6 +263,9 @@ std::vector<otava_case> otava_cases()
     {"many steps, 2000 points", lcg_steps(17, 2000, 30, {{0, 1000}, {250, 1040}, {500, 1000}, {750, 1040}, {1000, 1000}, {1250, 1040}, {1500, 1000}, {1750, 1040}}), 50, 0.001, 0.0,
          {{250, 8.48115467860918e-200}, {500, 2.722408876348638e-203}, {750, 1.5771522760675674e-132}, {1000, 3.4395563950226315e-203},
           {1250, 2.4841163081016748e-203}, {1500, 9.762563095986973e-208}, {1750, 8.472160968232429e-209}}},
+    // compute_change_points(median5_step(), window_len=50, max_pvalue=0.001, min_magnitude=0.0)
+    {"median of 5, 5% step at 40", median5_step(), 50, 0.001, 0.0,
+         {{40, 4.259645448944242e-46}}},
     // compute_change_points(tiny(), window_len=3, max_pvalue=0.05, min_magnitude=0.0)
     {"tiny window 3", tiny(), 3, 0.05, 0.0,
          {{1, 0.0}, {3, 3.4258872514794407e-06}, {6, 9.201967084077289e-06}}},
@@ -256,7 +289,10 @@ std::vector<perfgate_case> perfgate_cases()
     // Last section of gen_change_point_refs.py's output: the change points
     // each series has by construction (x[160] of the cents series belongs to
     // the old level, see below) and pettitt_p(segment before, segment after)
-    // for each, from the definition.
+    // for each, from the definition. The generator asserts that each point
+    // is the split of its two segments with the largest energy statistic,
+    // from the definition of Q; Pettitt's argmax |U_t| agrees except on the
+    // median-of-5 series, where it says 39 and 21.
     return {
     {"steps 1000/1030/990", lcg_steps(7, 300, 20, {{0, 1000}, {100, 1030}, {200, 990}}),
          {{100, 7.78025860785194e-33}, {200, 7.78025860785194e-33}}},
@@ -264,6 +300,10 @@ std::vector<perfgate_case> perfgate_cases()
          {{120, 2.7035901295858504e-30}}},
     {"cents ties with steps", lcg_cents_steps(11, 240, 40, {{0, 500}, {80, 520}, {160, 505}}),
          {{80, 2.522890674083679e-15}, {161, 1.5301057836691302e-07}}},
+    {"median of 5, 5% step at 40", median5_step(),
+         {{40, 5.091075610962779e-08}}},
+    {"the same reversed, -5% step at 20", reversed(median5_step()),
+         {{20, 5.091075610962779e-08}}},
     };
 }
 
@@ -373,6 +413,29 @@ TEST_CASE("change_points default method")
         // and belongs with the old one [5.20, 5.59]: the step is seen at 161.
         // (Otava adds a spurious point at 88 on the same series.)
         CHECK(indices(change_points(x)) == std::vector<std::size_t>{80, 161});
+    }
+    SUBCASE("a step placed where it is when the last point before it is high in its noise")
+    {
+        // Regression: the step of median5_step() was reported at 39. The
+        // 40 points before it all lie below the 20 after it, so the splits
+        // at 39 and 40 separate the ranks almost equally well, and Pettitt's
+        // unweighted |U_t| leaned to the middle because point 39's rank
+        // (37 of 60) is above the pooled median; the energy statistic sees
+        // that 100.6 is near the old level (about 100) and far from the new
+        // one (about 105).
+        const auto x = median5_step();
+        const auto cps = change_points(x);
+        REQUIRE(indices(cps) == std::vector<std::size_t>{40});
+        CHECK(cps[0].mean_before == doctest::Approx(mean_of(x, 0, 40)).epsilon(1e-13));
+        CHECK(cps[0].median_after > cps[0].median_before * 1.04);
+        // The same series read backwards: a step down at 20 whose first
+        // point is high, once placed one point late.
+        CHECK(indices(change_points(reversed(x))) == std::vector<std::size_t>{20});
+        // Otava's answer (otava_cases) and a noiseless step agree.
+        CHECK(indices(change_points(x, otava_options(50, 0.001, 0))) == std::vector<std::size_t>{40});
+        std::vector<double> clean(60, 100.0);
+        std::fill(clean.begin() + 40, clean.end(), 105.0);
+        CHECK(indices(change_points(clean)) == std::vector<std::size_t>{40});
     }
     SUBCASE("nothing on stationary noise, with or without spikes")
     {

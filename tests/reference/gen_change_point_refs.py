@@ -29,9 +29,18 @@ that too.
 For the default method (change_point_method::perfgate) the last section
 prints, for series whose change points are known by construction, Pettitt's
 p-value between the segments around each point, computed from the
-definition (a sum of signs over all pairs), independently of the C++.
+definition (a sum of signs over all pairs), independently of the C++, and
+asserts that each of those points is where the default method places a
+change: the split of the segments around it with the largest energy
+statistic Q, computed from its definition (Matteson & James 2014, eq. 3,
+over all pairs). It also prints where Pettitt's estimate argmax_t |U_t|
+would have placed each point (the default method's location before it used
+Q).
+
+The series median5_step() is printed as a C++ literal for the test to hold.
 """
 import math
+import random
 import sys
 from pathlib import Path
 
@@ -92,6 +101,22 @@ OTAVA_SEQUENCE = [0.3, 2.4, 1.5, -0.9, -0.5, 99.7, 98.3, 99.1,
 TINY = [1.0, 2.0, 2.0, 5.0, 5.1, 5.0, 1.0, 1.2]
 
 
+def median5_step():
+    """Each point the median of 5 runs of 100 * level * (1 + 0.02 (u - 0.5)),
+    level 1 before index 40 and 1.05 from it, u from random.Random(7) (whose
+    random() sequence Python keeps stable across versions). The series of a
+    bug report: point 39 is drawn high in the old level's noise (100.60, the
+    4th highest of the 40 before the step, which all lie in 99.20..100.87
+    and below every point after it, 104.24..105.79), and Pettitt's location
+    estimate put the step at 39."""
+    r = random.Random(7)
+    return [sorted(100 * (1.05 if i >= 40 else 1) * (1 + 0.02 * (r.random() - 0.5)) for _ in range(5))[2]
+            for i in range(60)]
+
+
+MEDIAN5 = median5_step()
+
+
 def tigerbeetle(otava_dir):
     """The series of Otava's tests/tigerbeetle_test.py, read from the file."""
     path = Path(otava_dir) / "tests" / "tigerbeetle_test.py"
@@ -136,6 +161,7 @@ def cases(otava_dir):
          "{1250, 1040}, {1500, 1000}, {1750, 1040}})",
          lcg_steps(17, 2000, 30.0, [(0, 1000.0), (250, 1040.0), (500, 1000.0), (750, 1040.0), (1000, 1000.0),
                                     (1250, 1040.0), (1500, 1000.0), (1750, 1040.0)]), 50, 0.001, 0.0),
+        ("median of 5, 5% step at 40", "median5_step()", MEDIAN5, 50, 0.001, 0.0),
         ("tiny window 3", "tiny()", TINY, 3, 0.05, 0.0),
         ("tiny window 2", "tiny()", TINY, 2, 0.05, 0.0),
         ("three points, zero variance right", "{1.0, 2.0, 2.0}", [1.0, 2.0, 2.0], 50, 0.001, 0.0),
@@ -161,7 +187,35 @@ PERFGATE_CASES = [
      lcg_steps(21, 200, 10.0, [(0, 500.0), (120, 520.0)]), [120]),
     ("cents ties with steps", "lcg_cents_steps(11, 240, 40, {{0, 500}, {80, 520}, {160, 505}})",
      lcg_cents_steps(11, 240, 40, [(0, 500), (80, 520), (160, 505)]), [80, 161]),
+    ("median of 5, 5% step at 40", "median5_step()", MEDIAN5, [40]),
+    ("the same reversed, -5% step at 20", "reversed(median5_step())", MEDIAN5[::-1], [20]),
 ]
+
+
+def energy_q(left, right):
+    """Matteson & James (2014) eq. (3), alpha = 1, from the definition."""
+    n, m = len(left), len(right)
+    between = sum(abs(a - b) for a in left for b in right)
+    within_l = sum(abs(left[i] - left[k]) for i in range(n) for k in range(i + 1, n))
+    within_r = sum(abs(right[j] - right[k]) for j in range(m) for k in range(j + 1, m))
+    q = 2 / (n + m) * between
+    if n > 1:
+        q -= 2 * m / ((n + m) * (n - 1)) * within_l
+    if m > 1:
+        q -= 2 * n / ((n + m) * (m - 1)) * within_r
+    return q
+
+
+def energy_location(seg):
+    """The first t of the largest energy_q(seg[:t], seg[t:])."""
+    qs = [energy_q(seg[:t], seg[t:]) for t in range(1, len(seg))]
+    return 1 + qs.index(max(qs))
+
+
+def pettitt_location(seg):
+    """The first t of the largest |U_t| = |sum_{i<t, j>=t} sign(x_i - x_j)|."""
+    us = [abs(sum((a > b) - (a < b) for a in seg[:t] for b in seg[t:])) for t in range(1, len(seg))]
+    return 1 + us.index(max(us))
 
 
 def fresh_p(series, cps, k):
@@ -203,9 +257,17 @@ def print_perfgate_cases():
         bounds = [0] + idx + [len(series)]
         ps = [pettitt_p(series[bounds[k]:bounds[k + 1]], series[bounds[k + 1]:bounds[k + 2]])
               for k in range(len(idx))]
+        # The default method's location, from the definition of Q.
+        energy = [bounds[k] + energy_location(series[bounds[k]:bounds[k + 2]]) for k in range(len(idx))]
+        assert energy == idx, (name, energy, idx)
+        pettitt = [bounds[k] + pettitt_location(series[bounds[k]:bounds[k + 2]]) for k in range(len(idx))]
         pts = ", ".join(f"{{{i}, {p!r}}}" for i, p in zip(idx, ps))
-        print(f"// pettitt_p(segment before, segment after) for each point")
+        print(f"// pettitt_p(segment before, segment after) for each point; largest Q at {energy}, "
+              f"largest |U_t| at {pettitt}")
         print(f'{{"{name}", {expr},\n     {{{pts}}}}},')
+    print("// ---- median5_step()")
+    vals = [repr(v) for v in MEDIAN5]
+    print(",\n".join(", ".join(vals[i:i + 5]) for i in range(0, len(vals), 5)))
 
 
 if __name__ == "__main__":
