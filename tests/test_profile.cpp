@@ -20,8 +20,10 @@
 // recursive call's 20 to leaf's 30).
 #include "profile/callgrind.hpp"
 #include "profile/diff.hpp"
+#include "profile/perf_script.hpp"
 
 #include "model/error.hpp"
+#include "model/file.hpp"
 
 #include <doctest/doctest.h>
 
@@ -351,5 +353,70 @@ TEST_CASE("diff: callgrind names the copy of a vector taken by value")
         auto aa = diff_profiles(by_ref, again);
         INFO((aa.top.empty() ? std::string() : aa.top[0].name));
         CHECK(aa.top.empty());
+    }
+}
+
+// tests/data/perf-script/vector_by_value.script: `perf record -g -e cpu-clock
+// -F 1000` (perf 6.1) of profile_vector.cpp built by value with
+// -fno-omit-frame-pointer, then `perf script`. vector_by_value.folded is
+// FlameGraph's stackcollapse-perf.pl (brendangregg/FlameGraph 41fee1f, 2024)
+// on the same file; it weights each sample by its period, as
+// weight_by_period does.
+TEST_CASE("perf script: folding a recorded sample file")
+{
+    const std::string dir = std::string(PERFGATE_TESTDATA_DIR) + "/perf-script/";
+    const auto text = model::read_text_file(dir + "vector_by_value.script");
+
+    SUBCASE("by period: the same as stackcollapse-perf.pl")
+    {
+        perf_script_options o;
+        o.weight_by_period = true;
+        auto f = fold_perf_script(text, "vector_by_value.script", o);
+        CHECK(format_folded(f) == model::read_text_file(dir + "vector_by_value.folded"));
+        CHECK(f.samples == 95);
+        CHECK(f.total == 95'000'000);
+    }
+    SUBCASE("by samples")
+    {
+        auto f = fold_perf_script(text, "vector_by_value.script");
+        CHECK(f.samples == 95);
+        CHECK(f.total == 95);
+        CHECK(f.stacks.at("pv_fp;__libc_start_call_main;checksum") == 83);
+        CHECK(f.stacks.at("pv_fp;__libc_start_call_main;__memmove_avx512_unaligned_erms") == 9);
+    }
+}
+
+TEST_CASE("perf script: frames, names and errors")
+{
+    SUBCASE("a command with spaces, tid, cpu, C++ names, unknown frames, ';' in a name")
+    {
+        auto f = fold_perf_script("# header comment\n"
+                                  "my prog 12/13 [001] 5.0: 250 cpu-clock:\n"
+                                  "\t  401000 std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&)+0x10 (/bin/p)\n"
+                                  "\t  401100 a;b+0x1 (/bin/p)\n"
+                                  "\t  0 [unknown] ([unknown])\n"
+                                  "\n"
+                                  "my prog 12/13 [001] 5.1: 250 cpu-clock:\n"
+                                  "\n",
+                                  "s.txt");
+        CHECK(format_folded(f) ==
+              "my prog 1\n"
+              "my prog;[unknown];a:b;std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&) 1\n");
+        CHECK(f.samples == 2);
+    }
+    SUBCASE("errors name the line")
+    {
+        CHECK_THROWS_WITH_AS(fold_perf_script("\t401000 main+0x1 (/bin/p)\n", "s.txt"),
+                             "s.txt:1: a stack frame outside a sample (no header line before it)", error);
+        CHECK_THROWS_WITH_AS(fold_perf_script("prog: cpu-clock:\n", "s.txt"),
+                             "s.txt:1: not a perf script sample header (no pid after the command): 'prog: cpu-clock:'",
+                             error);
+        perf_script_options o;
+        o.weight_by_period = true;
+        CHECK_THROWS_WITH_AS(fold_perf_script("p 1 5.0: cpu-clock:\n", "s.txt", o),
+                             "s.txt:1: no period in the sample header (perf script -F ...,period)", error);
+        o.max_frames = 1;
+        CHECK_THROWS_WITH_AS(fold_perf_script("p 1 5.0: 1 cpu-clock:\n\t1 a (x)\n\t2 b (x)\n", "s.txt", o),
+                             "s.txt:3: a sample with more than 1 frames (perf_script_options::max_frames)", error);
     }
 }
