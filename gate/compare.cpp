@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "gate/noise.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
@@ -543,6 +544,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
             if (pc.decided) continue;
             if (pc.rep.test && *pc.rep.test != method::deterministic) estimate_shift(pc, rules, level);
             classify(pc, rules);
+            pc.rep.noise = diagnose_noise(pc.b->values, pc.c->values, pc.rep, pc.rule, rules.alpha, level);
         }
     }
     if (history) {

@@ -79,7 +79,8 @@ benchmark_samples samples_from(const model::run_record& run)
 // fields), so that comparisons stored by an older perfgate are recomputed
 // instead of being returned to the new one.
 // v2: reports carry history context (open_alerts, band, outside_band).
-constexpr std::string_view request_key_version = "perfgate.compare-key/v2";
+// v3: reports carry the noise diagnosis (noise).
+constexpr std::string_view request_key_version = "perfgate.compare-key/v3";
 
 } // namespace
 
