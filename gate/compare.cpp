@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gate/sequential.hpp"
+#include "gate/noise.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
@@ -650,6 +651,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
             } else {
                 classify(pc, rules);
             }
+            pc.rep.noise = diagnose_noise(pc.b->values, pc.c->values, pc.rep, pc.rule, rules.alpha, level);
         }
     }
     if (history) {

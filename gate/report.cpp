@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "gate/noise.hpp"
 #include "model/error.hpp"
 
 namespace perfgate::gate {
@@ -228,7 +229,8 @@ json to_json(const report& r)
                                 {"band", band_json(c.band)},
                                 {"outside_band", c.outside_band ? json(*c.outside_band) : json(nullptr)},
                                 {"sequential", sequential_json(c.sequential)},
-                                {"reason", c.reason}});
+                                {"reason", c.reason},
+                                {"noise", noise_to_json(c.noise)}});
         }
         json jb = {{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}};
         if (b.baseline_run) jb["baseline_run"] = *b.baseline_run;
@@ -295,6 +297,7 @@ report report_from_json(const json& j)
                 }
                 c.sequential = sequential_from_json(jc);
                 c.reason = jc.value("reason", std::string());
+                c.noise = noise_from_json(jc);
                 b.counters.push_back(std::move(c));
             }
             r.benchmarks.push_back(std::move(b));
@@ -530,6 +533,18 @@ std::string render_markdown(const report& r, const markdown_options& opt)
                 c.z_score ? fmt::format("{:+.2f}", *c.z_score) : "—", c.anomaly ? " ⚠️" : ""));
         }
     }
+    std::vector<std::string> noise;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            if (auto line = noise_summary(c); !line.empty()) {
+                noise.push_back(fmt::format("- {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line)));
+            }
+        }
+    }
+    if (!noise.empty()) {
+        details.push_back("\n**Noise**\n\n");
+        details.insert(details.end(), noise.begin(), noise.end());
+    }
     std::vector<std::string> tail;
     if (!r.warnings.empty()) {
         tail.push_back("\n**Warnings**\n\n");
@@ -590,6 +605,7 @@ std::string render_text(const report& r, bool colour)
                                p_str(c.p_adjusted ? c.p_adjusted : c.p_value));
             if (c.state != status::unchanged && !c.reason.empty()) out += fmt::format("{:<14}{}\n", "", c.reason);
             for (const auto& line : history_lines(c)) out += fmt::format("{:<14}! {}\n", "", line);
+            if (auto line = noise_summary(c); !line.empty()) out += fmt::format("{:<14}noise: {}\n", "", line);
         }
     }
     out += "(· = reported, not gated)\n";

@@ -63,6 +63,38 @@ struct sequential_report {
     bool ended_early = false;    // the run stopped there (budget) undecided: that look was made final
 };
 
+// One side's noise tests (gate/noise.hpp has the methods, levels and
+// sources). A test's members are all set or all null: null when the side
+// has fewer samples than the test needs (dip: stats::dip_min_n = 4; trend:
+// drift_min_n = 6), and for the trend also when all its values are equal.
+struct side_noise {
+    std::optional<double> dip;            // Hartigan's dip statistic, in [1/(2n), 1/4]
+    std::optional<double> dip_critical;   // the dip at which the dip test's p-value is 0.05 at this n
+    std::optional<bool> bimodal;          // dip > dip_critical: unimodality rejected at 0.05
+    std::optional<double> kendall_tau;    // Kendall's tau-b of value vs round order, in [-1, 1]
+    std::optional<double> kendall_p;      // its two-sided p-value
+    std::optional<bool> drift;            // kendall_p < drift_level (0.01)
+};
+
+// How noisy a counter's per-run samples are, and what would decide it
+// (counter_report::noise; JSON "noise"). The CoV (side_summary::cov) and
+// the MDE this run achieved (counter_report::mde_pct) are not repeated here.
+struct noise_diagnosis {
+    std::optional<bool> bimodal;   // either side bimodal; null when neither side had enough samples
+    std::optional<bool> drift;     // either side drifts; null when neither side could be tested
+    side_noise baseline, candidate;
+    // Inconclusive counters whose MDE exceeds the threshold: the repetitions
+    // per side (perfgate run -r N, a total, not an increment) at which the
+    // MDE formula at this noise reaches the threshold. Null otherwise, and
+    // when more than max_repetitions_advised would be needed (too_noisy).
+    std::optional<std::size_t> repetitions_needed;
+    // Inconclusive, and no repetition count would decide it: the MDE stays
+    // above the threshold up to max_repetitions_advised per side, or the CoV
+    // exceeds the policy's max_cov (more repetitions do not lower it).
+    bool too_noisy = false;
+    std::string advice;   // what to do, one sentence or a few joined by "; " (empty: JSON null)
+};
+
 struct counter_report {
     std::string name, unit;
     better direction = better::lower;
@@ -88,6 +120,11 @@ struct counter_report {
     std::optional<bool> outside_band;
     std::optional<sequential_report> sequential;
     std::string reason;   // one line: why this status (for text/markdown details)
+    // Noise diagnosis (gate/noise.hpp) of counters tested on per-run samples
+    // (method exact or asymptotic); null for summary-only input (welch),
+    // deterministic counters, and counters with no test (unsupported,
+    // insufficient), and in reports stored before it existed.
+    std::optional<noise_diagnosis> noise;
 };
 
 struct benchmark_report {
@@ -116,7 +153,14 @@ std::string_view to_string(method m);
 
 // The contract: schema "perfgate.report/v1"; statistics that do not apply are null.
 // report_from_json accepts reports without the fields added later in v1
-// (open_alerts, band, outside_band): they read as null.
+// (open_alerts, band, outside_band, noise): they read as null.
+//
+// "noise" (per counter; null as counter_report::noise says):
+//   { "bimodal": true | false | null, "drift": true | false | null,
+//     "baseline":  { "dip": 0.19, "dip_critical": 0.14, "bimodal": true,
+//                    "kendall_tau": -0.2, "kendall_p": 0.45, "drift": false },
+//     "candidate": { ...the same; each test's three members null together... },
+//     "repetitions_needed": 230 | null, "too_noisy": false, "advice": "..." | null }
 nlohmann::json to_json(const report& r);
 report report_from_json(const nlohmann::json& j);
 

@@ -59,7 +59,8 @@ model::run_record record_from(const model::ingest_request& req, const perf_captu
 // fields), so that comparisons stored by an older perfgate are recomputed
 // instead of being returned to the new one.
 // v2: reports carry history context (open_alerts, band, outside_band).
-// v3: reports carry per-counter `sequential` (policy.sequential).
+// v3: reports carry per-counter `sequential` (policy.sequential) and the noise
+// diagnosis (noise).
 constexpr std::string_view request_key_version = "perfgate.compare-key/v3";
 
 } // namespace

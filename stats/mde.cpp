@@ -85,4 +85,22 @@ std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b
     return mde / std::fabs(centre) * 100;
 }
 
+std::optional<std::size_t> repetitions_for_mde(double sd_b, double sd_c, double centre, double target_pct,
+                                               double alpha, std::size_t max_n, double power)
+{
+    PERFGATE_CHECK(std::isfinite(target_pct) && target_pct >= 0);
+    auto reaches = [&](std::size_t n) {
+        const auto mde = minimum_detectable_effect_pct(sd_b, n, sd_c, n, centre, alpha, power);
+        return mde && *mde <= target_pct;
+    };
+    if (max_n < 2 || !reaches(max_n)) return std::nullopt;
+    // Invariant: reaches(hi); lo is 1 or an n that does not reach.
+    std::size_t lo = 1, hi = max_n;
+    while (hi - lo > 1) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        (reaches(mid) ? hi : lo) = mid;
+    }
+    return hi;
+}
+
 } // namespace perfgate::stats

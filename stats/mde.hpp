@@ -24,6 +24,18 @@ std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b
                                                     double centre, double alpha,
                                                     double power = default_power);
 
+// The inverse of minimum_detectable_effect_pct in the sample size: the
+// smallest n, the same on both sides, with
+//   minimum_detectable_effect_pct(sd_b, n, sd_c, n, centre, alpha, power) <= target_pct,
+// searched in [2, max_n] (the formula falls monotonically in n, so by
+// bisection: the answer agrees with the formula exactly, not with a closed
+// form rounded differently). nullopt when no n <= max_n reaches target_pct
+// or centre == 0 (a target of 0 is reached only without noise). Requires
+// target_pct >= 0, finite inputs (PERFGATE_CHECK)
+// and alpha, power in (0, 1) ("stats.bad_probability").
+std::optional<std::size_t> repetitions_for_mde(double sd_b, double sd_c, double centre, double target_pct,
+                                               double alpha, std::size_t max_n, double power = default_power);
+
 // Standard normal quantile and cdf helpers (used across stats/).
 double normal_quantile(double p);
 double normal_cdf(double x);

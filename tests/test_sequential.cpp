@@ -700,6 +700,14 @@ TEST_CASE("gate: undecided when the run stopped early is the budget's end: that 
     CHECK(*cr.mde_pct > cr.threshold_pct);
     CHECK(cr.reason.find("budget spent") != std::string::npos);
     CHECK(r.result == verdict::inconclusive);
+    // The noise diagnosis speaks of the budget's repetitions, and max_cov
+    // (which the sequential rule does not use) is not the reason.
+    REQUIRE(cr.noise);
+    CHECK(cr.noise->advice.find("max_cov") == std::string::npos);
+    if (cr.noise->repetitions_needed) {
+        CHECK(cr.noise->advice.find("--max-repetitions " + std::to_string(*cr.noise->repetitions_needed)) !=
+              std::string::npos);
+    }
 
     // Samples between looks count as the last look below them.
     const report r17 = compare(one_counter(noisy(state, 17, 100, 0.15)), one_counter(noisy(state, 17, 100, 0.15)), rules);

@@ -1,0 +1,276 @@
+#include "gate/noise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "stats/dip_test.hpp"
+#include "stats/kendall.hpp"
+#include "stats/mann_whitney.hpp"
+#include "stats/mde.hpp"
+
+namespace perfgate::gate {
+
+namespace {
+
+// The shape tests of one side (values are finite: compare's contract).
+side_noise side_shape(std::span<const double> values)
+{
+    side_noise s;
+    if (auto dip = stats::dip_test(values)) {
+        s.dip = dip->dip;
+        s.dip_critical = dip->critical;
+        s.bimodal = dip->bimodal;
+    }
+    if (values.size() >= drift_min_n) {
+        if (auto trend = stats::kendall_trend(values)) {
+            s.kendall_tau = trend->tau;
+            s.kendall_p = trend->p_value;
+            s.drift = trend->p_value < drift_level;
+        }
+    }
+    return s;
+}
+
+// Either side true; false when a side was tested and neither is true; null
+// when neither side was tested.
+std::optional<bool> either(const std::optional<bool>& b, const std::optional<bool>& c)
+{
+    if (!b && !c) return std::nullopt;
+    return b.value_or(false) || c.value_or(false);
+}
+
+// What the MDE formula needs from a report: both sides' standard
+// deviations and a non-zero baseline median, finite. nullopt otherwise (the
+// gate had no MDE either: no relative change from a median of 0).
+struct mde_inputs {
+    double sd_b, sd_c, centre;
+};
+
+std::optional<mde_inputs> mde_inputs_of(const counter_report& r)
+{
+    if (!r.baseline.stddev || !r.candidate.stddev || !r.baseline.median) return std::nullopt;
+    const mde_inputs in{*r.baseline.stddev, *r.candidate.stddev, std::abs(*r.baseline.median)};
+    if (!std::isfinite(in.sd_b) || !std::isfinite(in.sd_c) || !std::isfinite(in.centre) || in.centre == 0) {
+        return std::nullopt;
+    }
+    return in;
+}
+
+// The repetitions per side at which the gate's own MDE rule (compare.cpp,
+// estimate_shift) would let this counter reach its threshold: the MDE
+// formula at alpha, and for a gated counter an exact rank test that can get
+// below the detection level at all (2 / C(2n, n) < level; the asymptotic
+// test from stats::mwu_exact_limit on has no such floor). nullopt when
+// max_repetitions_advised is not enough.
+std::optional<std::size_t> repetitions_to_decide(const counter_report& r, const mde_inputs& in, double alpha,
+                                                 double level)
+{
+    auto n = stats::repetitions_for_mde(in.sd_b, in.sd_c, in.centre, r.threshold_pct, alpha, max_repetitions_advised);
+    if (!n || !r.gated) return n;
+    while (*n < stats::mwu_exact_limit && stats::shared_exact_u_distribution(*n, *n)->min_p_two_sided() >= level) {
+        ++*n;
+    }
+    return n;
+}
+
+// "baseline", "candidate" or "both sides" for the sides whose flag is set.
+std::string sides_flagged(const std::optional<bool>& b, const std::optional<bool>& c)
+{
+    if (b.value_or(false) && c.value_or(false)) return "both sides";
+    return b.value_or(false) ? "baseline" : "candidate";
+}
+
+std::string advise(const noise_diagnosis& d, const counter_report& r, double cov, const counter_rule& rule)
+{
+    std::vector<std::string> parts;
+    if (r.state == status::inconclusive) {
+        if (d.repetitions_needed) {
+            // Under sequential sampling the budget, not -r, sets the count.
+            parts.push_back(fmt::format("about {0} repetitions per side ({1} {0}) would detect {2}% at this noise",
+                                        *d.repetitions_needed, r.sequential ? "--max-repetitions" : "-r",
+                                        r.threshold_pct));
+        } else if (d.too_noisy && cov > rule.max_cov && !r.sequential) {
+            parts.push_back(fmt::format("CoV above max_cov {:.1f}%, which more repetitions do not lower: a "
+                                        "quieter machine, or --backend callgrind (deterministic instruction counts)",
+                                        rule.max_cov * 100));
+        } else if (d.too_noisy) {
+            parts.push_back(fmt::format("too noisy for a {}% threshold (more than {} repetitions per side "
+                                        "needed): --backend callgrind gives deterministic instruction counts",
+                                        r.threshold_pct, max_repetitions_advised));
+        }
+    }
+    if (d.bimodal.value_or(false)) {
+        parts.push_back("the samples form separate groups: the machine switching speeds (CPU frequency, a busy "
+                        "neighbour; see perfgate check-env), or a coarse counter (rusage times in scheduler ticks)");
+    }
+    if (d.drift.value_or(false)) {
+        const bool both = d.baseline.drift.value_or(false) && d.candidate.drift.value_or(false);
+        parts.push_back(both ? "the machine's speed changed during the run: the interleaved rounds keep the sides "
+                               "comparable, but the spread grows"
+                             : fmt::format("only the {} drifts: the program itself changes from run to run "
+                                           "(warm-up, state kept between runs; try --warmup)",
+                                           sides_flagged(d.baseline.drift, d.candidate.drift)));
+    }
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+    return out;
+}
+
+// |CoV|, the larger side: stddev / mean is negative for a negative mean.
+double larger_cov(const counter_report& r)
+{
+    return std::max(std::abs(r.baseline.cov.value_or(0.0)), std::abs(r.candidate.cov.value_or(0.0)));
+}
+
+// ---- JSON -------------------------------------------------------------------
+
+nlohmann::json noise_num(const std::optional<double>& v)
+{
+    if (!v || !std::isfinite(*v)) return nullptr;
+    return *v;
+}
+
+nlohmann::json noise_bool(const std::optional<bool>& v)
+{
+    if (!v) return nullptr;
+    return *v;
+}
+
+std::optional<double> noise_read_num(const nlohmann::json& j, const char* key)
+{
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    return it->get<double>();
+}
+
+std::optional<bool> noise_read_bool(const nlohmann::json& j, const char* key)
+{
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    return it->get<bool>();
+}
+
+nlohmann::json side_noise_json(const side_noise& s)
+{
+    return {{"dip", noise_num(s.dip)},
+            {"dip_critical", noise_num(s.dip_critical)},
+            {"bimodal", noise_bool(s.bimodal)},
+            {"kendall_tau", noise_num(s.kendall_tau)},
+            {"kendall_p", noise_num(s.kendall_p)},
+            {"drift", noise_bool(s.drift)}};
+}
+
+side_noise side_noise_from_json(const nlohmann::json& j, const char* key)
+{
+    side_noise s;
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return s;
+    s.dip = noise_read_num(*it, "dip");
+    s.dip_critical = noise_read_num(*it, "dip_critical");
+    s.bimodal = noise_read_bool(*it, "bimodal");
+    s.kendall_tau = noise_read_num(*it, "kendall_tau");
+    s.kendall_p = noise_read_num(*it, "kendall_p");
+    s.drift = noise_read_bool(*it, "drift");
+    return s;
+}
+
+} // namespace
+
+std::optional<noise_diagnosis> diagnose_noise(std::span<const double> baseline, std::span<const double> candidate,
+                                              const counter_report& r, const counter_rule& rule, double alpha,
+                                              double level)
+{
+    if (!r.test || (*r.test != method::exact && *r.test != method::asymptotic)) return std::nullopt;
+    noise_diagnosis d;
+    d.baseline = side_shape(baseline);
+    d.candidate = side_shape(candidate);
+    d.bimodal = either(d.baseline.bimodal, d.candidate.bimodal);
+    d.drift = either(d.baseline.drift, d.candidate.drift);
+    const double cov = larger_cov(r);
+    if (r.state == status::inconclusive) {
+        // compare.cpp's classify(): inconclusive because the MDE exceeds the
+        // threshold, or because the CoV exceeds max_cov. Under the latter no
+        // repetition count decides the counter; under the former the count
+        // that brings the MDE down to the threshold does, if it is not absurd.
+        const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > r.threshold_pct;
+        // max_cov does not apply under sequential sampling (compare.cpp).
+        if (cov > rule.max_cov && !r.sequential) {
+            d.too_noisy = true;
+        } else if (auto in = mde_inputs_of(r); in && mde_too_big) {
+            d.repetitions_needed = repetitions_to_decide(r, *in, alpha, level);
+            d.too_noisy = !d.repetitions_needed;
+        }
+    }
+    d.advice = advise(d, r, cov, rule);
+    return d;
+}
+
+std::string noise_summary(const counter_report& c)
+{
+    if (!c.noise) return {};
+    const noise_diagnosis& d = *c.noise;
+    if (!d.bimodal.value_or(false) && !d.drift.value_or(false) && !d.repetitions_needed && !d.too_noisy) return {};
+    std::vector<std::string> facts;
+    auto bimodal_side = [](const char* name, const side_noise& s) {
+        return fmt::format("{} (dip {:.3f} > {:.3f})", name, s.dip.value_or(0.0), s.dip_critical.value_or(0.0));
+    };
+    auto drift_side = [](const char* name, const side_noise& s) {
+        return fmt::format("{} (tau {:+.2f}, p={:.2g})", name, s.kendall_tau.value_or(0.0), s.kendall_p.value_or(1.0));
+    };
+    auto flagged = [&](const char* what, const auto& show, bool b, bool cside) {
+        if (!b && !cside) return;
+        std::string f = what;
+        if (b) f += " " + show("baseline", d.baseline);
+        if (b && cside) f += " and";
+        if (cside) f += " " + show("candidate", d.candidate);
+        facts.push_back(std::move(f));
+    };
+    flagged("bimodal", bimodal_side, d.baseline.bimodal.value_or(false), d.candidate.bimodal.value_or(false));
+    flagged("drift", drift_side, d.baseline.drift.value_or(false), d.candidate.drift.value_or(false));
+    auto cov_str = [](const std::optional<double>& v) {
+        return v && std::isfinite(*v) ? fmt::format("{:.1f}%", std::abs(*v) * 100) : std::string("—");
+    };
+    facts.push_back(fmt::format("CoV {} / {}, MDE {}", cov_str(c.baseline.cov), cov_str(c.candidate.cov),
+                                c.mde_pct && std::isfinite(*c.mde_pct) ? fmt::format("{:.2f}%", *c.mde_pct)
+                                                                       : std::string("—")));
+    std::string out;
+    for (std::size_t i = 0; i < facts.size(); ++i) out += (i ? "; " : "") + facts[i];
+    if (!d.advice.empty()) out += ": " + d.advice;
+    return out;
+}
+
+nlohmann::json noise_to_json(const std::optional<noise_diagnosis>& n)
+{
+    if (!n) return nullptr;
+    return {{"bimodal", noise_bool(n->bimodal)},
+            {"drift", noise_bool(n->drift)},
+            {"baseline", side_noise_json(n->baseline)},
+            {"candidate", side_noise_json(n->candidate)},
+            {"repetitions_needed", n->repetitions_needed ? nlohmann::json(*n->repetitions_needed) : nullptr},
+            {"too_noisy", n->too_noisy},
+            {"advice", n->advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(n->advice)}};
+}
+
+std::optional<noise_diagnosis> noise_from_json(const nlohmann::json& counter)
+{
+    auto it = counter.find("noise");
+    if (it == counter.end() || it->is_null()) return std::nullopt;
+    const nlohmann::json& j = *it;
+    noise_diagnosis d;
+    d.bimodal = noise_read_bool(j, "bimodal");
+    d.drift = noise_read_bool(j, "drift");
+    d.baseline = side_noise_from_json(j, "baseline");
+    d.candidate = side_noise_from_json(j, "candidate");
+    if (auto r = j.find("repetitions_needed"); r != j.end() && !r->is_null()) {
+        d.repetitions_needed = r->get<std::size_t>();
+    }
+    d.too_noisy = j.value("too_noisy", false);
+    if (auto a = j.find("advice"); a != j.end() && !a->is_null()) d.advice = a->get<std::string>();
+    return d;
+}
+
+} // namespace perfgate::gate

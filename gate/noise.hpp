@@ -1,0 +1,78 @@
+// Noise diagnosis of one counter (counter_report::noise): is the machine
+// flipping between speeds, is it drifting during the run, and how many
+// repetitions would decide an inconclusive counter at this noise?
+//
+//  - Bimodal: Hartigan's dip test on each side (stats/dip_test.hpp, which
+//    says why the dip and not the bimodality coefficient), at p < 0.05 by
+//    diptest's table. Its null is the uniform distribution, the least
+//    favourable unimodal one: on unimodal timing noise (normal, log-normal,
+//    t(3), one outlier) it flags at most 3% of sides at n = 5 and 1.3% at
+//    n >= 10, so 0.05 does not cry wolf.
+//  - Drift: Kendall's tau of each side's values against their round order
+//    (stats/kendall.hpp, scipy.stats.kendalltau). Values are in repetition
+//    order (gate/samples.hpp: counter_series.values, built by from_capture
+//    from perf's runs and by service::samples_from from the stored
+//    repetition index), and perfgate run interleaves the sides in ABBA
+//    rounds, so a machine that speeds up or slows down during the run
+//    shows as the same trend on both sides, while a trend on one side only
+//    is the program changing between its own runs. Flagged at p < 0.01
+//    (drift_level): unlike the dip, the exact test flags exactly its level
+//    of trend-free sides, and the diagnosis runs on both sides of every
+//    counter of every report.
+//  - Repetitions: stats::repetitions_for_mde inverts the MDE formula the gate
+//    uses (stats/mde.hpp) at the sides' standard deviations and the
+//    baseline median, at the policy's alpha and the counter's threshold; a
+//    gated counter also needs n per side at which the exact rank test can
+//    reach the gate's detection level (alpha / m among m gated tests), as
+//    the gate's own MDE rule requires. At most max_repetitions_advised.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gate/perf_csv.hpp"
+#include "gate/policy.hpp"
+#include "gate/report.hpp"
+
+namespace perfgate::gate {
+
+// Two-sided level of the drift test per side (see above).
+inline constexpr double drift_level = 0.01;
+
+// The smallest n at which the exact trend test can reach drift_level: its
+// smallest two-sided p-value is 2 / n!, 0.017 at n = 5 and 0.0028 at n = 6.
+inline constexpr std::size_t drift_min_n = 6;
+
+// The most repetitions per side the diagnosis recommends: as many as one
+// stored run may hold (gate::max_repetitions, the ingest limit). Needing
+// more is "too noisy for this threshold".
+inline constexpr std::size_t max_repetitions_advised = max_repetitions;
+
+// The diagnosis of a counter once compare() has classified it: r is its
+// report (status, method, sides' standard deviations, baseline median,
+// threshold, gated), baseline and candidate its values in round order, rule
+// its resolved rule (max_cov), alpha the policy's and level the gate's
+// detection level (alpha / m). nullopt unless r.test is exact or asymptotic.
+std::optional<noise_diagnosis> diagnose_noise(std::span<const double> baseline, std::span<const double> candidate,
+                                              const counter_report& r, const counter_rule& rule, double alpha,
+                                              double level);
+
+// One line for the text ("noise: ...") and markdown reports: what is noisy
+// about the counter, its CoV and MDE, and the advice, e.g.
+//   "bimodal baseline (dip 0.190 > 0.140); CoV 18.2% / 17.9%, MDE 24.10%: about 230 repetitions ..."
+// Empty when there is nothing to say (not bimodal, no drift, no repetitions
+// needed, not too noisy) or no diagnosis.
+std::string noise_summary(const counter_report& c);
+
+// The "noise" member of a counter in the report JSON (report.hpp documents
+// the shape) and back; absent or null reads as nullopt. Wrong types throw
+// nlohmann::json exceptions, which report_from_json turns into
+// "input.bad_report".
+nlohmann::json noise_to_json(const std::optional<noise_diagnosis>& n);
+std::optional<noise_diagnosis> noise_from_json(const nlohmann::json& counter);
+
+} // namespace perfgate::gate
