@@ -1,6 +1,7 @@
 #include "gate/samples.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "gate/counters.hpp"
 
@@ -81,11 +82,15 @@ benchmark_samples from_capture(const perf_capture& capture, std::string benchmar
             for (const auto& run : capture.runs) {
                 const reading& a = run[num];
                 const reading& b = run[*den];
-                if (!a.value || !b.value || *b.value == 0) {
+                // A ratio that overflows (1e300 / 1e-10: finite inputs an
+                // upload may hold) is as undefined as one over 0: absent,
+                // never an infinity for the statistics to choke on.
+                const double ratio = a.value && b.value && *b.value != 0 ? *a.value / *b.value * d.scale : 0.0;
+                if (!a.value || !b.value || *b.value == 0 || !std::isfinite(ratio)) {
                     ++s.absent;
                     continue;
                 }
-                s.values.push_back(*a.value / *b.value * d.scale);
+                s.values.push_back(ratio);
                 s.running_pct_min = std::min({s.running_pct_min, a.pcnt_running, b.pcnt_running});
             }
             out.counters.push_back(std::move(s));

@@ -813,3 +813,38 @@ TEST_CASE("renderers: history context")
         CHECK(text.find("outside the baseline's recent band [99, 101]") != std::string::npos);
     }
 }
+
+TEST_CASE("compare: derived ratios and statistics that overflow are absent, never an abort")
+{
+    // Finite inputs an upload may hold: instructions 1e300 over cycles 1e-10
+    // overflows ipc to +inf, which the statistics' invariants reject.
+    perf_capture cap;
+    cap.events = {{"instructions", ""}, {"cycles", ""}, {"task-clock", "msec"}};
+    for (int i = 0; i < 6; ++i) {
+        cap.runs.push_back({reading{1e300 * (1 + i * 0.01), 100.0, std::nullopt},
+                            reading{1e-10, 100.0, std::nullopt}, reading{10.0 + i, 100.0, std::nullopt}});
+    }
+    const benchmark_samples b = from_capture(cap, "hostile");
+    const counter_series* ipc = b.find("ipc");
+    REQUIRE(ipc != nullptr);
+    CHECK(ipc->values.empty());
+    CHECK(ipc->absent == 6);
+    sample_set base, cand;
+    base.benchmarks.push_back(b);
+    cand.benchmarks.push_back(b);
+    const report r = compare(base, cand, policy{});
+    CHECK(counter(r, "ipc").state == status::unsupported);
+    CHECK(counter(r, "task-clock").state != status::regression);
+
+    // Values at both ends of the double range: differences overflow.
+    std::vector<double> wide = {-1.7e308, 1.7e308, -1.6e308, 1.6e308, -1.5e308, 1.5e308, 0, 1, 2, 3};
+    const report w = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), policy{});
+    CHECK(counter(w, "task-clock").state != status::regression);
+    (void)to_json(w);
+    // The same under the sequential rule (a policy a client may send).
+    policy seq;
+    seq.sequential = sequential_rule{};
+    const report ws = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), seq);
+    CHECK(counter(ws, "task-clock").state != status::regression);
+    (void)to_json(ws).dump();
+}
