@@ -15,6 +15,7 @@ packages=(
   libssl-dev              # SHA-256 (tokens, request keys, testbed fingerprints)
   libcurl4-openssl-dev    # the HTTP client: TLS, proxies (HTTPS_PROXY/NO_PROXY), redirects
   linux-perf              # perf stat, the measurement backend
+  libpfm4-dev             # event names beyond perf's generic ones for --backend native
   valgrind                # the deterministic callgrind backend
   python3-yaml            # validating the GitHub workflow files in tests
   libjs-dygraphs          # the dashboard's charts, embedded in the binary at build time

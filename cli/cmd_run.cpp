@@ -71,7 +71,9 @@ std::vector<option_spec> run_option_list()
     {"order", 0, true, false, "ORDER", "alternate (default: ABBA rounds), random (with --seed) or blocked"},
     {"seed", 0, true, false, "N", "seed for --order random (default 0)"},
     {"timeout", 0, true, false, "SECONDS", "kill an execution that runs longer (exit 4)"},
-    {"backend", 0, true, false, "NAME", "perf (default), callgrind (deterministic, no PMU needed) or rusage"},
+    {"backend", 0, true, false, "NAME", "perf (default), native (the same counters opened by perfgate with "
+                                        "perf_event_open: no perf process per execution), callgrind (deterministic, "
+                                        "no PMU needed) or rusage"},
     {"split-events", 0, false, false, "", "measure multiplexed events in groups across executions"},
     {"cache-sim", 0, false, false, "", "callgrind: also simulate the caches (counter cache-misses)"},
     {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
@@ -144,7 +146,7 @@ measure_options options_from(const parsed_args& args)
     measure_options opt;
     if (auto b = args.get("backend")) {
         auto parsed = parse_backend(*b);
-        if (!parsed) usage_error("usage.bad_value", fmt::format("--backend: expected perf, callgrind or rusage, got '{}'", *b));
+        if (!parsed) usage_error("usage.bad_value", fmt::format("--backend: expected perf, native, callgrind or rusage, got '{}'", *b));
         opt.which = *parsed;
     }
     // Callgrind counts are deterministic: one execution per side decides
@@ -154,7 +156,9 @@ measure_options options_from(const parsed_args& args)
     opt.repetitions = static_cast<int>(args.get_int("repetitions", 1, 100000).value_or(deterministic ? 1 : default_repetitions));
     opt.warmup = static_cast<int>(args.get_int("warmup", 0, 1000).value_or(deterministic ? 0 : 1));
     if (auto e = args.get("events")) {
-        if (opt.which != backend::perf) usage_error("usage.conflict", "-e/--events applies to --backend perf only");
+        if (opt.which != backend::perf && opt.which != backend::native) {
+            usage_error("usage.conflict", "-e/--events applies to --backend perf and native only");
+        }
         std::string_view rest = *e;
         while (!rest.empty()) {
             auto comma = rest.find(',');
@@ -214,7 +218,7 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
     }
     if (opt.which == backend::callgrind) {
         usage_error("usage.conflict", "callgrind's counts are deterministic: one repetition decides; --budget and "
-                                      "--max-repetitions are for noisy backends (perf, rusage)");
+                                      "--max-repetitions are for noisy backends (perf, native, rusage)");
     }
     gate::sequential_rule rule = rules && rules->sequential ? *rules->sequential : gate::sequential_rule{};
     const auto cap = static_cast<long long>(gate::max_sequential_repetitions);

@@ -51,8 +51,8 @@ void validate_role(std::string_view role)
 
 void validate_backend(std::string_view backend)
 {
-    if (backend != "perf" && backend != "callgrind" && backend != "rusage") {
-        throw error("ingest.bad_field", fmt::format("field 'backend': expected perf, callgrind or rusage, got '{}'",
+    if (backend != "perf" && backend != "native" && backend != "callgrind" && backend != "rusage") {
+        throw error("ingest.bad_field", fmt::format("field 'backend': expected perf, native, callgrind or rusage, got '{}'",
                                                     backend.substr(0, 64)));
     }
 }

@@ -23,7 +23,7 @@ void validate_text(std::string_view field, std::string_view value);
 // "baseline" or "candidate".
 void validate_role(std::string_view role);
 
-// "perf", "callgrind" or "rusage".
+// "perf", "native", "callgrind" or "rusage".
 void validate_backend(std::string_view backend);
 
 } // namespace perfgate::gate

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "gate/perf_csv.hpp"
+#include "runner/perf_event.hpp"
 #include "runner/process.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
@@ -140,12 +141,16 @@ class engine {
 public:
     engine(const measure_options& opt, std::ostream& progress) : opt_(opt), progress_(progress)
     {
-        if (opt_.which == backend::perf) {
-            resolve_perf();
+        if (counts_events()) {
+            if (opt_.which == backend::perf) resolve_perf();
             events_ = opt_.events.empty()
                           ? std::vector<std::string>(std::begin(default_perf_events), std::end(default_perf_events))
                           : opt_.events;
             groups_ = {events_};
+            // An unknown name is a usage error before anything runs.
+            if (opt_.which == backend::native) {
+                for (auto& e : events_) native_events_.try_emplace(e, resolve_event(e));
+            }
         } else if (opt_.which == backend::callgrind) {
             if (!executable(opt_.valgrind)) {
                 throw error("measure.valgrind_unavailable",
@@ -176,7 +181,7 @@ public:
 
         // --split-events decides its groups from a probe execution; without
         // warmups that probe is an extra, discarded one.
-        if (opt_.which == backend::perf && opt_.split_events && !probed_ && warmup == 0) {
+        if (counts_events() && opt_.split_events && !probed_ && warmup == 0) {
             execute_slot(spec, {side::baseline, 1, true}, {spec.name, side::baseline, 1, 1, true});
         }
 
@@ -269,6 +274,10 @@ private:
         }
         return decided || last;
     }
+
+    // The backends that count perf events (-e), probe them and drop the
+    // unsupported defaults.
+    [[nodiscard]] bool counts_events() const { return opt_.which == backend::perf || opt_.which == backend::native; }
 
     static std::string path_env()
     {
@@ -420,11 +429,8 @@ private:
     {
         const auto& tail = proc.stderr_tail;
         if (contains(tail, "perf_event_paranoid") || contains(tail, "Access to performance monitoring")) {
-            throw error("measure.perf_unavailable",
-                        fmt::format("{}: perf refused to count (kernel.perf_event_paranoid). Fix: sudo sysctl "
-                                    "kernel.perf_event_paranoid=1 (persist it in /etc/sysctl.d/), or run with "
-                                    "--backend callgrind / --backend rusage{}",
-                                    at.text(), stderr_excerpt(tail)));
+            throw error("measure.perf_unavailable", fmt::format("{}: perf refused to count (kernel.perf_event_paranoid). {}{}",
+                                                                at.text(), perf_paranoid_fix, stderr_excerpt(tail)));
         }
         if (contains(tail, "event syntax error") || contains(tail, "Cannot find PMU") ||
             (proc.status.exited && proc.status.code == 129)) {
@@ -434,6 +440,34 @@ private:
         throw error("measure.perf_unavailable",
                     fmt::format("{}: perf stat failed ({}) before the benchmark ran{}", at.text(),
                                 proc.status.describe(), stderr_excerpt(tail)));
+    }
+
+    // Runs one execution with counters perfgate opens itself
+    // (perf_event.hpp) on the benchmark process, between its fork and its
+    // exec: no perf and no perfgate-exec in between, so the exit status,
+    // rusage and wall time are the benchmark's own, as under rusage.
+    execution run_native(const benchmark_spec& spec, const command& cmd, const std::vector<std::string>& events,
+                         const where& at)
+    {
+        std::vector<native_event> group;
+        for (auto& name : events) group.push_back(native_events_.at(name));
+        std::optional<native_counters> counters;
+        spawn_options so = base_spawn(spec);
+        so.argv = cmd.argv;
+        so.before_exec = [&](pid_t pid) { counters.emplace(group, pid); };
+
+        execution ex;
+        try {
+            ex.proc = start(so, at);
+            if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
+            for (auto& r : counters->read(ex.proc)) ex.counters.push_back({r.name, r.unit, r.value, r.pcnt_running});
+        } catch (const error& e) {
+            if (e.id() != "measure.perf_unavailable") throw;
+            throw error(e.id(), fmt::format("{}: {}", at.text(), e.what()));
+        }
+        // Keep what opening learnt (a user-only fallback renamed NAME:u).
+        for (std::size_t i = 0; i < events.size(); ++i) native_events_.at(events[i]) = group[i];
+        return ex;
     }
 
     execution run_rusage(const benchmark_spec& spec, const command& cmd, const where& at)
@@ -494,7 +528,11 @@ private:
         case backend::rusage: parts.push_back(run_rusage(spec, cmd, at)); break;
         case backend::callgrind: parts.push_back(run_callgrind(spec, cmd, at)); break;
         case backend::perf:
-            for (auto& group : groups_) parts.push_back(run_perf(spec, cmd, group, at));
+        case backend::native:
+            for (auto& group : groups_) {
+                parts.push_back(opt_.which == backend::perf ? run_perf(spec, cmd, group, at)
+                                                            : run_native(spec, cmd, group, at));
+            }
             // wall/user/sys/rss of the first group's execution (the one with
             // the software events and duration_time).
             add_rusage_counters(parts.front());
@@ -583,6 +621,7 @@ private:
     std::filesystem::path helper_;
     std::vector<std::string> events_;
     std::vector<std::vector<std::string>> groups_;
+    std::map<std::string, native_event, std::less<>> native_events_;   // backend::native: -e name -> what to open
     std::set<std::string, std::less<>> dropped_;
     bool probed_ = false;
     std::size_t executions_ = 0;
@@ -597,6 +636,7 @@ std::string_view to_string(backend b)
 {
     switch (b) {
     case backend::perf: return "perf";
+    case backend::native: return "native";
     case backend::callgrind: return "callgrind";
     case backend::rusage: return "rusage";
     }
@@ -617,7 +657,7 @@ std::string_view to_string(side s) { return s == side::baseline ? "baseline" : "
 
 std::optional<backend> parse_backend(std::string_view s)
 {
-    for (auto b : {backend::perf, backend::callgrind, backend::rusage}) {
+    for (auto b : {backend::perf, backend::native, backend::callgrind, backend::rusage}) {
         if (to_string(b) == s) return b;
     }
     return std::nullopt;

@@ -1,7 +1,7 @@
 // The measurement engine of `perfgate run`: executes the baseline and the
 // candidate command of each benchmark in interleaved rounds under a backend
-// (perf stat, callgrind, or plain rusage) and collects one sample per
-// execution and counter.
+// (perf stat, perfgate's own perf_event_open counters, callgrind, or plain
+// rusage) and collects one sample per execution and counter.
 //
 // Per execution the runner also records its own view, for every backend
 // except callgrind: `wall-time` (ns, CLOCK_MONOTONIC around fork..wait4),
@@ -10,6 +10,11 @@
 // on both sides), while user/sys/max-rss are the workload's own, reported by
 // perfgate-exec from its wait4 on the workload.
 //
+// The native backend counts the same events as perf stat, under the same
+// names and units (perf_event.hpp), on the benchmark process itself: no perf
+// process per execution, so its wall-time is the benchmark's plus fork/exec.
+// Unsupported and refused events are handled as under perf.
+//
 // Errors (perfgate::error; the CLI maps them to exit 4):
 //  "measure.failed"            the benchmark exited non-zero, was killed by a
 //                              signal, or could not be executed; the message
@@ -17,7 +22,10 @@
 //                              of its stderr;
 //  "measure.timeout"           an execution exceeded measure_options::timeout;
 //  "measure.perf_unavailable"  perf missing, refused (perf_event_paranoid) or
-//                              failed; the message spells out the fix;
+//                              failed (perf or, native, perf_event_open); the
+//                              message spells out the fix;
+//  "usage.bad_event"           an event perf (or, native, perf_event.hpp's
+//                              resolve_event) does not know;
 //  "measure.valgrind_unavailable", "measure.helper_missing" likewise.
 #pragma once
 
@@ -36,7 +44,7 @@
 
 namespace perfgate::runner {
 
-enum class backend { perf, callgrind, rusage };
+enum class backend { perf, native, callgrind, rusage };
 enum class run_order { alternate, random, blocked };
 enum class side { baseline, candidate };
 enum class progress_style { none, plain, tty };
@@ -90,7 +98,7 @@ struct sampling {
 struct measure_options {
     int repetitions = 10;                  // measured executions per side
     int warmup = 1;                        // discarded executions per side, run first
-    std::vector<std::string> events;       // perf -e list; empty: the defaults above
+    std::vector<std::string> events;       // perf / native -e list; empty: the defaults above
     std::vector<int> cpus;                 // pin with sched_setaffinity; empty: no pinning
     bool keep_aslr = false;                // else personality(ADDR_NO_RANDOMIZE)
     run_order order = run_order::alternate;

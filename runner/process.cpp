@@ -134,13 +134,30 @@ exec_plan make_plan(const spawn_options& opt)
     ::_exit(127);
 }
 
+// The pipe of spawn_options::before_exec: the child waits for one byte on
+// `read_fd` before going on; EOF (the parent gave up) ends it.
+struct go_pipe {
+    int read_fd = -1, write_fd = -1;
+};
+
 // Runs in the child between fork and exec: async-signal-safe calls only.
 [[noreturn]] void exec_child(const exec_plan& plan, const spawn_options& opt, int devnull, int out_fd,
-                             int err_fd, int report_fd) noexcept
+                             int err_fd, int report_fd, go_pipe go) noexcept
 {
     // Own process group, so that a timeout can kill perf, the workload and
     // anything the workload started with one kill(-pgid).
     ::setpgid(0, 0);
+
+    if (go.read_fd >= 0) {
+        // Our copy of the write end closed, so that EOF means the parent let go.
+        ::close(go.write_fd);
+        char byte = 0;
+        ssize_t n;
+        do {
+            n = ::read(go.read_fd, &byte, 1);
+        } while (n < 0 && errno == EINTR);
+        if (n != 1) ::_exit(127);
+    }
 
     // Undo what a parent may have changed: ignored SIGPIPE would otherwise be
     // inherited across exec and change the benchmark's behaviour.
@@ -318,6 +335,8 @@ child_process child_process::spawn(const spawn_options& opt)
     auto [report_r, report_w] = make_pipe();
     unique_fd out_r, out_w;
     if (opt.capture_stdout) std::tie(out_r, out_w) = make_pipe();
+    unique_fd go_r, go_w;
+    if (opt.before_exec) std::tie(go_r, go_w) = make_pipe();
 
     child_process child;
     child.started_ = std::chrono::steady_clock::now();
@@ -325,7 +344,7 @@ child_process child_process::spawn(const spawn_options& opt)
     if (pid < 0) throw error("process.spawn_failed", fmt::format("fork: {}", errno_text(errno)));
     if (pid == 0) {
         exec_child(plan, opt, devnull.get(), opt.capture_stdout ? out_w.get() : devnull.get(), err_w.get(),
-                   report_w.get());
+                   report_w.get(), {go_r.get(), go_w.get()});
     }
     child.pid_ = pid;
     // Also from the parent, so kill(-pid) works even before the child ran
@@ -334,6 +353,15 @@ child_process child_process::spawn(const spawn_options& opt)
     err_w.reset();
     out_w.reset();
     report_w.reset();
+    if (opt.before_exec) {
+        opt.before_exec(pid);   // on a throw, ~child_process kills the waiting child
+        // Our read end stays open until the byte is written, so the write
+        // cannot raise SIGPIPE even if the child was killed meanwhile.
+        const char go = 1;
+        [[maybe_unused]] auto written = ::write(go_w.get(), &go, 1);
+        go_w.reset();
+        go_r.reset();
+    }
 
     child_failure failure{};
     ssize_t n;
@@ -436,7 +464,8 @@ process_result child_process::wait(std::optional<std::chrono::milliseconds> time
     }
     // Wall time ends here: it covers fork, exec, perf's own setup and
     // teardown when perf is the child, and the wait — the runner's view.
-    res.wall = clock::now() - started_;
+    res.ended = clock::now();
+    res.wall = res.ended - started_;
     pid_t group = pid_;
     active_group.compare_exchange_strong(group, 0);
     pid_ = -1;

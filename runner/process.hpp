@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -101,6 +102,12 @@ struct spawn_options {
     std::vector<int> cpus;                          // sched_setaffinity set; empty: inherit
     bool disable_aslr = false;                      // personality(ADDR_NO_RANDOMIZE)
     bool capture_stdout = false;                    // else stdout goes to /dev/null
+    // Called in the parent right after fork with the child's pid, while the
+    // child waits before its setup and execve; the child goes on when this
+    // returns. For what must be attached to the process before it runs (the
+    // native backend's perf_event_open counters, enabled on exec). If it
+    // throws, the child is killed and the exception leaves spawn().
+    std::function<void(pid_t)> before_exec;
 };
 
 // How a child ended.
@@ -119,6 +126,7 @@ struct process_result {
     exit_status status;
     // Our own CLOCK_MONOTONIC time from just before fork() to wait4()'s return.
     std::chrono::nanoseconds wall{0};
+    std::chrono::steady_clock::time_point ended;   // when wait4 returned: the end of wall
     // From wait4's rusage: the child plus every descendant it waited for.
     std::chrono::nanoseconds user{0}, sys{0};
     long max_rss_kib = 0;                          // ru_maxrss (Linux: KiB)

@@ -1,0 +1,255 @@
+#include "runner/perf_event.hpp"
+
+// The kernel's definitions first: libpfm4's header then uses them instead of
+// its own copy of struct perf_event_attr.
+#include <linux/perf_event.h>
+#include <perfmon/pfmlib_perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+#include "model/file.hpp"
+
+namespace perfgate::runner {
+
+namespace {
+
+struct generic_event {
+    std::string_view name;
+    std::uint32_t type;
+    std::uint64_t config;
+};
+
+// perf's generic event names (perf list: "Hardware event", "Software
+// event"; tools/perf/util/parse-events.c event_symbols_hw/_sw).
+constexpr generic_event generic_events[] = {
+    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
+    {"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
+    {"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
+    {"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
+    {"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
+    {"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
+};
+
+// perf stat's tool events, which perf measures itself rather than the
+// kernel. perf still opens a software dummy event for each, which is how
+// the user-only fallback renames them too (duration_time:u); so does
+// native_counters.
+constexpr std::pair<std::string_view, native_event::kind> tool_events[] = {
+    {"duration_time", native_event::kind::duration_time},
+    {"user_time", native_event::kind::user_time},
+    {"system_time", native_event::kind::system_time},
+};
+
+std::string errno_message(int err) { return std::system_category().message(err); }
+
+// perf's modifier rule (parse-events.c, get_event_modifier): naming any of
+// u, k, h excludes the privilege levels not named.
+void apply_modifiers(native_event& e, std::string_view full, std::string_view mods)
+{
+    if (mods.empty() || mods.find_first_not_of("ukh") != std::string_view::npos) {
+        throw error("usage.bad_event", fmt::format("event '{}': unsupported modifier ':{}' (the native backend "
+                                                   "takes u, k and h)",
+                                                   full, mods));
+    }
+    e.exclude_user = mods.find('u') == std::string_view::npos;
+    e.exclude_kernel = mods.find('k') == std::string_view::npos;
+    e.exclude_hv = mods.find('h') == std::string_view::npos;
+}
+
+native_event resolve_with_libpfm(std::string_view name)
+{
+    // pfm_initialize detects the PMUs once; the result is kept (C++ static
+    // initialization is thread-safe).
+    static const int init = pfm_initialize();
+    if (init != PFM_SUCCESS) {
+        throw error("usage.bad_event", fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 "
+                                                   "could not start: {}",
+                                                   name, pfm_strerror(init)));
+    }
+    const std::string text(name);
+    perf_event_attr attr{};
+    pfm_perf_encode_arg_t arg{};
+    arg.attr = &attr;
+    arg.size = sizeof arg;
+    // Kernel and user mode, as perf counts an event without modifiers.
+    const int rc = pfm_get_os_event_encoding(text.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+    if (rc != PFM_SUCCESS) {
+        throw error("usage.bad_event",
+                    fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 does not know it "
+                                "for this machine's PMUs ({})",
+                                name, pfm_strerror(rc)));
+    }
+    native_event e;
+    e.name = text;
+    e.from_libpfm = true;
+    e.type = attr.type;
+    e.config = attr.config;
+    e.config1 = attr.config1;
+    e.config2 = attr.config2;
+    e.exclude_user = attr.exclude_user;
+    e.exclude_kernel = attr.exclude_kernel;
+    e.exclude_hv = attr.exclude_hv;
+    return e;
+}
+
+int open_event(const native_event& e, pid_t pid)
+{
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = e.type;
+    attr.config = e.config;
+    attr.config1 = e.config1;
+    attr.config2 = e.config2;
+    attr.disabled = 1;         // until the child's execve...
+    attr.enable_on_exec = 1;   // ...so that perfgate's own code in the child is not counted
+    attr.inherit = 1;          // the benchmark's children count too
+    attr.exclude_user = e.exclude_user;
+    attr.exclude_kernel = e.exclude_kernel;
+    attr.exclude_hv = e.exclude_hv;
+    attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    return static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+// The errors after which perf stat prints <not supported> (builtin-stat.c,
+// stat_handle_error): no such PMU or event here.
+bool not_supported(int err)
+{
+    return err == EINVAL || err == ENOSYS || err == ENOENT || err == EOPNOTSUPP || err == ENXIO;
+}
+
+std::string paranoid_value()
+{
+    auto v = model::read_file_if_readable("/proc/sys/kernel/perf_event_paranoid");
+    if (!v) return "unreadable";
+    v->erase(std::remove(v->begin(), v->end(), '\n'), v->end());
+    return *v;
+}
+
+unique_fd open_counter(native_event& e, pid_t pid)
+{
+    int fd = open_event(e, pid);
+    if (fd < 0 && (errno == EACCES || errno == EPERM) && !e.exclude_kernel && !e.exclude_user) {
+        // perf stat's fallback (util/evsel.c, evsel__fallback): count user
+        // mode only, and say so in the name. A ':' already in a generic
+        // event's name is its modifier list, which the 'u' joins.
+        const bool has_modifiers = e.name.find('/') != std::string::npos ||
+                                   (e.name.find(':') != std::string::npos && !e.from_libpfm);
+        e.name += has_modifiers ? "u" : ":u";
+        e.exclude_kernel = true;
+        e.exclude_hv = true;
+        fd = open_event(e, pid);
+    }
+    if (fd >= 0) return unique_fd(fd);
+    const int err = errno;
+    if (not_supported(err)) return {};
+    if (err == EACCES || err == EPERM) {
+        throw error("measure.perf_unavailable",
+                    fmt::format("perf_event_open refused to count {} (kernel.perf_event_paranoid = {}): {}. {}",
+                                e.name, paranoid_value(), errno_message(err), perf_paranoid_fix));
+    }
+    throw error("measure.perf_unavailable",
+                fmt::format("perf_event_open failed for {}: {}", e.name, errno_message(err)));
+}
+
+} // namespace
+
+native_event resolve_event(std::string_view name)
+{
+    for (auto& [tool, kind] : tool_events) {
+        if (name == tool) {
+            native_event e{std::string(name), "ns", kind};
+            e.type = PERF_TYPE_SOFTWARE;
+            e.config = PERF_COUNT_SW_DUMMY;
+            return e;
+        }
+    }
+    const auto colon = name.find(':');
+    const auto base = name.substr(0, colon);
+    auto it = std::find_if(std::begin(generic_events), std::end(generic_events),
+                           [&](auto& g) { return g.name == base; });
+    if (it == std::end(generic_events)) return resolve_with_libpfm(name);
+
+    native_event e;
+    e.name = std::string(name);
+    e.type = it->type;
+    e.config = it->config;
+    if (base == "task-clock" || base == "cpu-clock") {
+        e.unit = "msec";
+        e.scale = 1e-6;
+    }
+    if (colon != std::string_view::npos) apply_modifiers(e, name, name.substr(colon + 1));
+    return e;
+}
+
+native_counters::native_counters(std::vector<native_event>& events, pid_t pid)
+{
+    fds_.reserve(events.size());
+    for (auto& e : events) fds_.push_back(open_counter(e, pid));
+    events_ = events;
+    started_ = std::chrono::steady_clock::now();
+}
+
+std::vector<native_reading> native_counters::read(const process_result& proc) const
+{
+    std::vector<native_reading> out;
+    out.reserve(events_.size());
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+        const auto& e = events_[i];
+        native_reading r{e.name, e.unit, std::nullopt, 100.0};
+        switch (e.source) {
+        case native_event::kind::duration_time:
+            r.value = static_cast<double>((proc.ended - started_).count());
+            break;
+        case native_event::kind::user_time: r.value = static_cast<double>(proc.user.count()); break;
+        case native_event::kind::system_time: r.value = static_cast<double>(proc.sys.count()); break;
+        case native_event::kind::counter: {
+            if (!fds_[i]) break;   // <not supported>
+            struct {
+                std::uint64_t value, enabled, running;
+            } raw{};
+            if (::read(fds_[i].get(), &raw, sizeof raw) != static_cast<ssize_t>(sizeof raw)) {
+                throw error("measure.perf_unavailable",
+                            fmt::format("cannot read the counter of {}: {}", e.name, errno_message(errno)));
+            }
+            // perf stat's scaling (util/stat.c, perf_counts_values__scale):
+            // never running is <not counted>; running part of the time is
+            // extrapolated to the whole.
+            if (raw.enabled > 0) r.pcnt_running = 100.0 * static_cast<double>(raw.running) / static_cast<double>(raw.enabled);
+            if (raw.running == 0) break;
+            double v = static_cast<double>(raw.value);
+            if (raw.running < raw.enabled) v = v * static_cast<double>(raw.enabled) / static_cast<double>(raw.running);
+            r.value = v * e.scale;
+            break;
+        }
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+} // namespace perfgate::runner

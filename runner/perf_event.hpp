@@ -1,0 +1,104 @@
+// Counters that perfgate opens itself with perf_event_open(2), for
+// `perfgate run --backend native`: the events `perf stat` counts, under the
+// names and in the units `perf stat -x,` prints them, without starting a perf
+// process per execution.
+//
+// Event names (resolve_event):
+//  - perf's generic ones: task-clock, cpu-clock, page-faults/faults,
+//    minor-faults, major-faults, context-switches/cs, cpu-migrations/
+//    migrations, alignment-faults, emulation-faults, cycles/cpu-cycles,
+//    instructions, branches/branch-instructions, branch-misses,
+//    cache-references, cache-misses, bus-cycles, ref-cycles,
+//    stalled-cycles-frontend/-backend; each with an optional :u, :k, :h
+//    modifier (or a combination) with perf's meaning;
+//  - perf's tool events, measured by perfgate: duration_time (wall ns from
+//    releasing the child to exec until wait4 returned), user_time and
+//    system_time (ns, from wait4's rusage);
+//  - anything else through libpfm4 (pfm_get_os_event_encoding): "perf::..."
+//    names and the events of the PMUs libpfm4 detects on this CPU
+//    ("INST_RETIRED:ANY_P", "amd64_fam19h_zen4::RETIRED_INSTRUCTIONS:u").
+//
+// Units as perf prints them: task-clock and cpu-clock in "msec", the tool
+// events in "ns", everything else a plain count (""). Values are scaled for
+// multiplexing as perf stat does: value * time_enabled / time_running.
+//
+// Not thread-safe: one engine opens counters from one thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/process.hpp"
+
+namespace perfgate::runner {
+
+// The fix for the kernel's refusal to count (kernel.perf_event_paranoid),
+// under perf and native alike.
+inline constexpr std::string_view perf_paranoid_fix =
+    "Fix: sudo sysctl kernel.perf_event_paranoid=1 (persist it in /etc/sysctl.d/), or run with "
+    "--backend callgrind / --backend rusage";
+
+// What perfgate opens for one event name: the perf_event_attr fields that
+// matter, and how perf stat names and scales the value.
+struct native_event {
+    enum class kind { counter, duration_time, user_time, system_time };
+
+    std::string name;     // as perf stat prints it: "task-clock", "cs", "cycles:u"
+    std::string unit;     // "msec", "ns" or "" (a count)
+    kind source = kind::counter;
+    double scale = 1.0;   // task-clock and cpu-clock count ns, printed in msec
+    bool from_libpfm = false;
+    // perf_event_attr (a software dummy for the tool events, as perf opens).
+    std::uint32_t type = 0;
+    std::uint64_t config = 0, config1 = 0, config2 = 0;
+    bool exclude_user = false, exclude_kernel = false, exclude_hv = false;
+};
+
+// Error "usage.bad_event" naming the event when neither perf's names above
+// nor libpfm4 know it (or a modifier is not one of u, k, h).
+native_event resolve_event(std::string_view name);
+
+// One event's reading after an execution.
+struct native_reading {
+    std::string name, unit;
+    std::optional<double> value;   // nullopt: <not supported> / <not counted>
+    double pcnt_running = 100.0;   // < 100: multiplexed, value scaled up
+};
+
+// The counters of one execution. Opened on a child that waits before its
+// execve (spawn_options::before_exec): disabled, enabled on exec, inherited
+// by every process the benchmark starts, so they count the benchmark and
+// its children from exec to exit. Owns the file descriptors (close-on-exec).
+class native_counters {
+public:
+    // Opens every event on pid. An event this machine cannot
+    // count (EINVAL, ENOENT, EOPNOTSUPP, ENXIO, ENOSYS: e.g. no PMU) reads
+    // <not supported>, as under perf stat. When the kernel refuses to count
+    // kernel mode (perf_event_paranoid >= 2 without CAP_PERFMON) the event is
+    // retried user-only and renamed NAME:u, as perf stat does; the entry in
+    // `events` is changed to match, so later executions open it directly.
+    // Duration_time starts when the constructor returns.
+    // Errors "measure.perf_unavailable": refused even so (EACCES/EPERM: the
+    // message names the event and perf_event_paranoid's value, and ends with
+    // perf_paranoid_fix), or any other failure of perf_event_open (EMFILE,
+    // ...).
+    native_counters(std::vector<native_event>& events, pid_t pid);
+
+    // The readings in event order. Call after wait4 reaped the child: its
+    // counts (and its children's) are final then. Error
+    // "measure.perf_unavailable" if a counter cannot be read.
+    [[nodiscard]] std::vector<native_reading> read(const process_result& proc) const;
+
+private:
+    std::vector<native_event> events_;
+    std::vector<unique_fd> fds_;   // per event; empty when <not supported>
+    std::chrono::steady_clock::time_point started_;
+};
+
+} // namespace perfgate::runner
