@@ -17,8 +17,8 @@
 set -eu
 
 BUILD=${1:-build}
-PERFGATE=$(cd "$BUILD/runner" && pwd)/perfgate
-[ -x "$PERFGATE" ] || { echo "no perfgate binary in $BUILD/runner (build the perfgate target)" >&2; exit 2; }
+PERFGATE=$(cd "$BUILD/bin" && pwd)/perfgate
+[ -x "$PERFGATE" ] || { echo "no perfgate binary in $BUILD/bin (build the perfgate target)" >&2; exit 2; }
 AA_RUNS=${AA_RUNS:-20}
 OVERHEAD_TRIALS=${OVERHEAD_TRIALS:-5}
 PIN_CPU=${PIN_CPU:-$(($(nproc) - 1))}

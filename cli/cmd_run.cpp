@@ -253,15 +253,17 @@ std::function<bool(const benchmark_measurement&, bool)> stop_rule(const gate::po
         gate::sample_set b, c;
         b.benchmarks.push_back(gate::samples_from_run(m.baseline.run));
         c.benchmarks.push_back(gate::samples_from_run(m.candidate.run));
-        const std::size_t here = gate::sequential_check(b, c, rules).gated;
-        (*gated)[m.name] = here;
-        std::size_t family = 0;
-        bool after = false;
-        for (const auto& spec : names) {
-            if (spec.name == m.name) after = true;
-            family += after ? here : gated->count(spec.name) ? gated->at(spec.name) : here;
-        }
-        return gate::sequential_check(b, c, rules, family).decided;
+        auto family_of = [&](std::size_t here) {
+            (*gated)[m.name] = here;
+            std::size_t family = 0;
+            bool after = false;
+            for (const auto& spec : names) {
+                if (spec.name == m.name) after = true;
+                family += after ? here : gated->count(spec.name) ? gated->at(spec.name) : here;
+            }
+            return family;
+        };
+        return gate::sequential_check(b, c, rules, family_of).decided;
     };
 }
 

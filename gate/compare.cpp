@@ -674,7 +674,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
 }
 
 sequential_progress sequential_check(const sample_set& baseline, const sample_set& candidate, const policy& rules,
-                                     std::size_t family)
+                                     const std::function<std::size_t(std::size_t)>& family_of)
 {
     PERFGATE_CHECK(rules.sequential.has_value());
     std::vector<std::string> ignored;
@@ -684,7 +684,7 @@ sequential_progress sequential_check(const sample_set& baseline, const sample_se
     }
     sequential_progress out;
     out.gated = sequential_family(benches);
-    if (family == 0) family = out.gated;
+    const std::size_t family = family_of ? family_of(out.gated) : out.gated;
     for (const auto& bench : benches) {
         for (const auto& pc : bench.counters) {
             if (!pc.rep.gated) continue;

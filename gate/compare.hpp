@@ -26,13 +26,14 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
 
 // For perfgate run between blocks (rules.sequential must be set): gated is
 // m of these samples; decided is true when every gated counter is decided
-// at the look the samples reached, at alpha / family per counter (family 0:
-// m), with the plan not cut, i.e. whether the run may stop here.
+// at the look the samples reached, with the plan not cut, i.e. whether the
+// run may stop here. Each counter is tested at alpha / family_of(m), the
+// family of the whole gate (default: m itself).
 struct sequential_progress {
     std::size_t gated = 0;
     bool decided = true;
 };
 sequential_progress sequential_check(const sample_set& baseline, const sample_set& candidate, const policy& rules,
-                                     std::size_t family = 0);
+                                     const std::function<std::size_t(std::size_t)>& family_of = {});
 
 } // namespace perfgate::gate

@@ -1,5 +1,6 @@
 #include "profile/callgrind.hpp"
 
+#include "profile/lines.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 
@@ -340,9 +341,7 @@ callgrind_profile callgrind_parser::parse(std::string_view text)
 {
     while (!text.empty()) {
         ++line_no_;
-        auto nl = text.find('\n');
-        auto l = text.substr(0, nl);
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        auto l = detail::take_line(text);
         if (l.size() > limits_.max_line_bytes)
             fail(fmt::format("line longer than {} bytes (callgrind_limits::max_line_bytes)", limits_.max_line_bytes));
         if (!l.empty() && l.back() == '\r') l.remove_suffix(1);

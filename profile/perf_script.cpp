@@ -1,5 +1,6 @@
 #include "profile/perf_script.hpp"
 
+#include "profile/lines.hpp"
 #include "model/error.hpp"
 
 #include <fmt/format.h>
@@ -35,9 +36,7 @@ public:
     {
         while (!text.empty()) {
             ++line_no_;
-            auto nl = text.find('\n');
-            auto l = text.substr(0, nl);
-            text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+            auto l = detail::take_line(text);
             if (l.size() > opt_.max_line_bytes)
                 fail(fmt::format("line longer than {} bytes (perf_script_options::max_line_bytes)", opt_.max_line_bytes));
             while (!l.empty() && is_space_ps(l.back())) l.remove_suffix(1);

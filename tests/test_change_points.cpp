@@ -38,7 +38,7 @@ constexpr double p_tol = 1e-9;
 // sides see bit-identical series.
 using levels = std::vector<std::pair<std::size_t, double>>;
 
-std::uint32_t lcg_next(std::uint32_t s) { return s * 1664525u + 1013904223u; }
+using perfgate::test::lcg_next;
 
 double level_at(const levels& l, std::size_t i)
 {

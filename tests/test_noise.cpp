@@ -37,29 +37,10 @@ namespace {
 // p-values and statistics relative to the reference (design.md: 1e-9).
 constexpr double ref_tol = 1e-9;
 
-// Generators mirrored from gen_noise_refs.py: the same integer LCG and the
-// same floating-point operations in the same order.
-std::uint32_t lcg_next(std::uint32_t s) { return s * 1664525u + 1013904223u; }
-
-std::vector<double> uni(std::uint32_t seed, std::size_t n, double offset, double scale)
-{
-    std::vector<double> out;
-    for (std::uint32_t s = seed; out.size() < n;) {
-        s = lcg_next(s);
-        out.push_back(offset + scale * (static_cast<double>(s) / 4294967296.0));
-    }
-    return out;
-}
-
-std::vector<double> cents(std::uint32_t seed, std::size_t n, std::uint32_t base, std::uint32_t buckets)
-{
-    std::vector<double> out;
-    for (std::uint32_t s = seed; out.size() < n;) {
-        s = lcg_next(s);
-        out.push_back(static_cast<double>(base + s % buckets) / 100.0);
-    }
-    return out;
-}
+// Generators shared with the reference script (test_support.hpp).
+using perfgate::test::lcg_next;
+constexpr auto uni = perfgate::test::lcg_uni;
+constexpr auto cents = perfgate::test::lcg_cents;
 
 // A host that flips between two speeds: fast with probability share, else
 // slow, plus uniform [0, spread).

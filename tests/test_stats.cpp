@@ -39,31 +39,10 @@ constexpr double p_tol = 1e-9;
 constexpr double value_tol = 1e-12;
 
 
-// Data generators mirrored from gen_stats_refs.py: the same integer LCG and
-// the same floating-point operations in the same order, so both sides see
-// bit-identical samples.
-std::uint32_t lcg_next(std::uint32_t s) { return s * 1664525u + 1013904223u; }
-
-std::vector<double> uni(std::uint32_t seed, std::size_t n, double offset, double scale)
-{
-    std::vector<double> out;
-    for (std::uint32_t s = seed; out.size() < n;) {
-        s = lcg_next(s);
-        out.push_back(offset + scale * (static_cast<double>(s) / 4294967296.0));
-    }
-    return out;
-}
-
-// msec with two decimals, as perf prints task-clock: many ties.
-std::vector<double> cents(std::uint32_t seed, std::size_t n, std::uint32_t base, std::uint32_t buckets)
-{
-    std::vector<double> out;
-    for (std::uint32_t s = seed; out.size() < n;) {
-        s = lcg_next(s);
-        out.push_back(static_cast<double>(base + s % buckets) / 100.0);
-    }
-    return out;
-}
+// Generators shared with the reference script (test_support.hpp).
+using perfgate::test::lcg_next;
+constexpr auto uni = perfgate::test::lcg_uni;
+constexpr auto cents = perfgate::test::lcg_cents;
 
 // task-clock values [from, to) of the real capture appended-10-runs.csv.
 std::vector<double> task_clock(std::size_t from, std::size_t to)

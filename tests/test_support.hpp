@@ -56,6 +56,33 @@ inline double lcg_uniform(std::uint64_t& state)
     return static_cast<double>(state >> 11) / 9007199254740992.0;   // 53 bits / 2^53
 }
 
+// Data generators mirrored by the reference scripts (gen_stats_refs.py,
+// gen_noise_refs.py): the same integer LCG and the same floating-point
+// operations in the same order, so both sides see bit-identical samples.
+inline std::uint32_t lcg_next(std::uint32_t s) { return s * 1664525u + 1013904223u; }
+
+// n values offset + scale * u, u uniform in [0, 1).
+inline std::vector<double> lcg_uni(std::uint32_t seed, std::size_t n, double offset, double scale)
+{
+    std::vector<double> out;
+    for (std::uint32_t s = seed; out.size() < n;) {
+        s = lcg_next(s);
+        out.push_back(offset + scale * (static_cast<double>(s) / 4294967296.0));
+    }
+    return out;
+}
+
+// msec with two decimals, as perf prints task-clock: many ties.
+inline std::vector<double> lcg_cents(std::uint32_t seed, std::size_t n, std::uint32_t base, std::uint32_t buckets)
+{
+    std::vector<double> out;
+    for (std::uint32_t s = seed; out.size() < n;) {
+        s = lcg_next(s);
+        out.push_back(static_cast<double>(base + s % buckets) / 100.0);
+    }
+    return out;
+}
+
 } // namespace perfgate::test
 
 #define CHECK_REL(got, want, tol)                                                              \
