@@ -443,30 +443,30 @@ private:
     }
 
     // Runs one execution with counters perfgate opens itself
-    // (perf_event.hpp) on the benchmark process, between its fork and its
-    // exec: no perf and no perfgate-exec in between, so the exit status,
-    // rusage and wall time are the benchmark's own, as under rusage.
+    // (perf_event.hpp) on this thread right before starting the benchmark,
+    // which inherits them. No perf and no perfgate-exec in between, so the
+    // exit status, rusage and wall time are the benchmark's own, as under
+    // rusage.
     execution run_native(const benchmark_spec& spec, const command& cmd, const std::vector<std::string>& events,
                          const where& at)
     {
         std::vector<native_event> group;
         for (auto& name : events) group.push_back(native_events_.at(name));
-        std::optional<native_counters> counters;
         spawn_options so = base_spawn(spec);
         so.argv = cmd.argv;
-        so.before_exec = [&](pid_t pid) { counters.emplace(group, pid); };
 
         execution ex;
         try {
+            const native_counters counters(group);
+            // Keep what opening learnt (a user-only fallback renamed NAME:u).
+            for (std::size_t i = 0; i < events.size(); ++i) native_events_.at(events[i]) = group[i];
             ex.proc = start(so, at);
             if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
-            for (auto& r : counters->read(ex.proc)) ex.counters.push_back({r.name, r.unit, r.value, r.pcnt_running});
+            for (auto& r : counters.read(ex.proc)) ex.counters.push_back({r.name, r.unit, r.value, r.pcnt_running});
         } catch (const error& e) {
             if (e.id() != "measure.perf_unavailable") throw;
             throw error(e.id(), fmt::format("{}: {}", at.text(), e.what()));
         }
-        // Keep what opening learnt (a user-only fallback renamed NAME:u).
-        for (std::size_t i = 0; i < events.size(); ++i) native_events_.at(events[i]) = group[i];
         return ex;
     }
 

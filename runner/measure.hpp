@@ -4,7 +4,7 @@
 // rusage) and collects one sample per execution and counter.
 //
 // Per execution the runner also records its own view, for every backend
-// except callgrind: `wall-time` (ns, CLOCK_MONOTONIC around fork..wait4),
+// except callgrind: `wall-time` (ns, CLOCK_MONOTONIC around vfork..wait4),
 // `user-time` and `sys-time` (ns) and `max-rss` (KiB) from wait4's rusage.
 // Under perf, wall-time includes perf's own start-up and teardown (identically
 // on both sides), while user/sys/max-rss are the workload's own, reported by
@@ -12,7 +12,9 @@
 //
 // The native backend counts the same events as perf stat, under the same
 // names and units (perf_event.hpp), on the benchmark process itself: no perf
-// process per execution, so its wall-time is the benchmark's plus fork/exec.
+// process per execution, so its wall-time is the benchmark's plus vfork/exec.
+// The counters are opened on perfgate's thread right before each execution
+// and inherited by the benchmark, which is started with vfork.
 // Unsupported and refused events are handled as under perf.
 //
 // Errors (perfgate::error; the CLI maps them to exit 4):

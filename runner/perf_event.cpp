@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <system_error>
 
@@ -117,7 +118,7 @@ native_event resolve_with_libpfm(std::string_view name)
     return e;
 }
 
-int open_event(const native_event& e, pid_t pid)
+int open_event(const native_event& e)
 {
     perf_event_attr attr{};
     attr.size = sizeof attr;
@@ -125,14 +126,18 @@ int open_event(const native_event& e, pid_t pid)
     attr.config = e.config;
     attr.config1 = e.config1;
     attr.config2 = e.config2;
-    attr.disabled = 1;         // until the child's execve...
-    attr.enable_on_exec = 1;   // ...so that perfgate's own code in the child is not counted
-    attr.inherit = 1;          // the benchmark's children count too
+    // Opened on perfgate's thread but never counting it: disabled, and
+    // enabled only in a child's copy when that child execs. inherit gives
+    // every child started afterwards (and its descendants) a copy.
+    attr.disabled = 1;
+    attr.enable_on_exec = 1;
+    attr.inherit = 1;
     attr.exclude_user = e.exclude_user;
     attr.exclude_kernel = e.exclude_kernel;
     attr.exclude_hv = e.exclude_hv;
     attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-    return static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+    // pid 0, cpu -1: this thread (and, by inheritance, its children) on any CPU.
+    return static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 // The errors after which perf stat prints <not supported> (builtin-stat.c,
@@ -150,9 +155,9 @@ std::string paranoid_value()
     return *v;
 }
 
-unique_fd open_counter(native_event& e, pid_t pid)
+unique_fd open_counter(native_event& e)
 {
-    int fd = open_event(e, pid);
+    int fd = open_event(e);
     if (fd < 0 && (errno == EACCES || errno == EPERM) && !e.exclude_kernel && !e.exclude_user) {
         // perf stat's fallback (util/evsel.c, evsel__fallback): count user
         // mode only, and say so in the name. A ':' already in a generic
@@ -162,7 +167,7 @@ unique_fd open_counter(native_event& e, pid_t pid)
         e.name += has_modifiers ? "u" : ":u";
         e.exclude_kernel = true;
         e.exclude_hv = true;
-        fd = open_event(e, pid);
+        fd = open_event(e);
     }
     if (fd >= 0) return unique_fd(fd);
     const int err = errno;
@@ -206,12 +211,11 @@ native_event resolve_event(std::string_view name)
     return e;
 }
 
-native_counters::native_counters(std::vector<native_event>& events, pid_t pid)
+native_counters::native_counters(std::vector<native_event>& events)
 {
     fds_.reserve(events.size());
-    for (auto& e : events) fds_.push_back(open_counter(e, pid));
+    for (auto& e : events) fds_.push_back(open_counter(e));
     events_ = events;
-    started_ = std::chrono::steady_clock::now();
 }
 
 std::vector<native_reading> native_counters::read(const process_result& proc) const
@@ -222,27 +226,25 @@ std::vector<native_reading> native_counters::read(const process_result& proc) co
         const auto& e = events_[i];
         native_reading r{e.name, e.unit, std::nullopt, 100.0};
         switch (e.source) {
-        case native_event::kind::duration_time:
-            r.value = static_cast<double>((proc.ended - started_).count());
-            break;
+        case native_event::kind::duration_time: r.value = static_cast<double>(proc.wall.count()); break;
         case native_event::kind::user_time: r.value = static_cast<double>(proc.user.count()); break;
         case native_event::kind::system_time: r.value = static_cast<double>(proc.sys.count()); break;
         case native_event::kind::counter: {
             if (!fds_[i]) break;   // <not supported>
-            struct {
-                std::uint64_t value, enabled, running;
-            } raw{};
-            if (::read(fds_[i].get(), &raw, sizeof raw) != static_cast<ssize_t>(sizeof raw)) {
+            // read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING: value, enabled, running.
+            std::array<std::uint64_t, 3> raw{};
+            if (::read(fds_[i].get(), raw.data(), sizeof raw) != static_cast<ssize_t>(sizeof raw)) {
                 throw error("measure.perf_unavailable",
                             fmt::format("cannot read the counter of {}: {}", e.name, errno_message(errno)));
             }
+            const auto [value, enabled, running] = raw;
             // perf stat's scaling (util/stat.c, perf_counts_values__scale):
             // never running is <not counted>; running part of the time is
             // extrapolated to the whole.
-            if (raw.enabled > 0) r.pcnt_running = 100.0 * static_cast<double>(raw.running) / static_cast<double>(raw.enabled);
-            if (raw.running == 0) break;
-            double v = static_cast<double>(raw.value);
-            if (raw.running < raw.enabled) v = v * static_cast<double>(raw.enabled) / static_cast<double>(raw.running);
+            if (enabled > 0) r.pcnt_running = 100.0 * static_cast<double>(running) / static_cast<double>(enabled);
+            if (running == 0) break;
+            double v = static_cast<double>(value);
+            if (running < enabled) v = v * static_cast<double>(enabled) / static_cast<double>(running);
             r.value = v * e.scale;
             break;
         }

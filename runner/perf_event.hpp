@@ -12,7 +12,7 @@
 //    stalled-cycles-frontend/-backend; each with an optional :u, :k, :h
 //    modifier (or a combination) with perf's meaning;
 //  - perf's tool events, measured by perfgate: duration_time (wall ns from
-//    releasing the child to exec until wait4 returned), user_time and
+//    vfork until wait4 returned: process_result::wall), user_time and
 //    system_time (ns, from wait4's rusage);
 //  - anything else through libpfm4 (pfm_get_os_event_encoding): "perf::..."
 //    names and the events of the PMUs libpfm4 detects on this CPU
@@ -27,7 +27,6 @@
 
 #include <sys/types.h>
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -71,24 +70,34 @@ struct native_reading {
     double pcnt_running = 100.0;   // < 100: multiplexed, value scaled up
 };
 
-// The counters of one execution. Opened on a child that waits before its
-// execve (spawn_options::before_exec): disabled, enabled on exec, inherited
-// by every process the benchmark starts, so they count the benchmark and
-// its children from exec to exit. Owns the file descriptors (close-on-exec).
+// The counters of one execution, opened on the calling thread (pid 0) right
+// before it starts the child: disabled, enabled on exec, inherited. The
+// child started next gets its own copies, which count from its execve
+// (perfgate's code between vfork and exec is not counted), together with its
+// own children; when it exits, its counts and the time they were enabled and
+// running are added to these. The child needs no handshake, so it can be
+// started with vfork (process.hpp): that and no perf process is what makes
+// this backend cheap.
+//
+// One object per execution, and no other child started by this thread while
+// it is open: the kernel clears enable_on_exec on whichever copy sees the
+// exec, and may swap the parent's and the child's copies while the child
+// runs (its context-switch optimisation for cloned contexts), so counters
+// kept open for a second execution mostly read 0 (seen on Linux 6.18).
+// Owns the file descriptors (close-on-exec).
 class native_counters {
 public:
-    // Opens every event on pid. An event this machine cannot
-    // count (EINVAL, ENOENT, EOPNOTSUPP, ENXIO, ENOSYS: e.g. no PMU) reads
-    // <not supported>, as under perf stat. When the kernel refuses to count
-    // kernel mode (perf_event_paranoid >= 2 without CAP_PERFMON) the event is
-    // retried user-only and renamed NAME:u, as perf stat does; the entry in
-    // `events` is changed to match, so later executions open it directly.
-    // Duration_time starts when the constructor returns.
+    // Opens every event. An event this machine cannot count (EINVAL,
+    // ENOENT, EOPNOTSUPP, ENXIO, ENOSYS: e.g. no PMU) reads <not supported>,
+    // as under perf stat. When the kernel refuses to count kernel mode
+    // (perf_event_paranoid >= 2 without CAP_PERFMON) the event is retried
+    // user-only and renamed NAME:u, as perf stat does; the entry in `events`
+    // is changed to match, so later executions open it directly.
     // Errors "measure.perf_unavailable": refused even so (EACCES/EPERM: the
     // message names the event and perf_event_paranoid's value, and ends with
     // perf_paranoid_fix), or any other failure of perf_event_open (EMFILE,
     // ...).
-    native_counters(std::vector<native_event>& events, pid_t pid);
+    explicit native_counters(std::vector<native_event>& events);
 
     // The readings in event order. Call after wait4 reaped the child: its
     // counts (and its children's) are final then. Error
@@ -98,7 +107,6 @@ public:
 private:
     std::vector<native_event> events_;
     std::vector<unique_fd> fds_;   // per event; empty when <not supported>
-    std::chrono::steady_clock::time_point started_;
 };
 
 } // namespace perfgate::runner

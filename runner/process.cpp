@@ -28,7 +28,7 @@ namespace perfgate::runner {
 
 namespace {
 
-// What failed in the child between fork and exec, sent to the parent through
+// What failed in the child between vfork and exec, sent to the parent through
 // a close-on-exec pipe: a successful exec closes the pipe without a write.
 enum class child_stage : int { dup, chdir, affinity, personality, exec };
 
@@ -65,8 +65,8 @@ std::pair<unique_fd, unique_fd> make_pipe()
     return {unique_fd(fds[0]), unique_fd(fds[1])};
 }
 
-// Everything the child needs, allocated before fork: after fork only
-// async-signal-safe calls are allowed (signal-safety(7)), so no allocation.
+// Everything the child needs, allocated before vfork: the child makes only
+// system calls (exec_child), so no allocation there.
 struct exec_plan {
     std::string path;
     std::vector<std::string> env_storage;
@@ -134,37 +134,36 @@ exec_plan make_plan(const spawn_options& opt)
     ::_exit(127);
 }
 
-// The pipe of spawn_options::before_exec: the child waits for one byte on
-// `read_fd` before going on; EOF (the parent gave up) ends it.
-struct go_pipe {
-    int read_fd = -1, write_fd = -1;
-};
-
-// Runs in the child between fork and exec: async-signal-safe calls only.
+// Runs in the vfork child between vfork and exec. The child borrows the
+// parent's memory and stack until execve, so: system calls only (no
+// allocation, no library state, no writes to the parent's variables other
+// than errno), every failure ends in _exit (child_fail).
 [[noreturn]] void exec_child(const exec_plan& plan, const spawn_options& opt, int devnull, int out_fd,
-                             int err_fd, int report_fd, go_pipe go) noexcept
+                             int err_fd, int report_fd) noexcept
 {
     // Own process group, so that a timeout can kill perf, the workload and
     // anything the workload started with one kill(-pgid).
     ::setpgid(0, 0);
 
-    if (go.read_fd >= 0) {
-        // Our copy of the write end closed, so that EOF means the parent let go.
-        ::close(go.write_fd);
-        char byte = 0;
-        ssize_t n;
-        do {
-            n = ::read(go.read_fd, &byte, 1);
-        } while (n < 0 && errno == EINTR);
-        if (n != 1) ::_exit(127);
+    // The parent blocked every signal around vfork (spawn_vforked). Before
+    // unblocking them, put back the default action for every signal with a
+    // handler (a parent handler must not run here, on the parent's stack),
+    // and for an ignored SIGPIPE, which execve would keep and which would
+    // change the benchmark's behaviour. Other ignored signals stay ignored,
+    // as a shell leaves them (nohup).
+    for (int sig = 1; sig < NSIG; ++sig) {
+        struct sigaction current {};
+        if (::sigaction(sig, nullptr, &current) != 0) continue;
+        const bool handled = current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
+        if (handled || (sig == SIGPIPE && current.sa_handler == SIG_IGN)) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            ::sigaction(sig, &dfl, nullptr);
+        }
     }
-
-    // Undo what a parent may have changed: ignored SIGPIPE would otherwise be
-    // inherited across exec and change the benchmark's behaviour.
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
 
     if (::dup2(devnull, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 ||
         ::dup2(err_fd, STDERR_FILENO) < 0) {
@@ -184,6 +183,27 @@ struct go_pipe {
     }
     ::execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
     child_fail(report_fd, child_stage::exec);
+}
+
+// Starts the child with vfork(2): it runs on our memory until its execve
+// (or _exit), and we are suspended until then, so no page tables are copied.
+// fork() of perfgate (tens of MB mapped: its libraries, SQLite's cache)
+// costs most of a short benchmark's start-up; vfork costs the same for any
+// parent size. Every signal is blocked around it so that no handler of ours
+// runs in the child (exec_child restores the defaults and unblocks). Returns
+// the pid, or -1 with errno set.
+pid_t spawn_vforked(const exec_plan& plan, const spawn_options& opt, int devnull, int out_fd, int err_fd,
+                    int report_fd) noexcept
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    const pid_t pid = ::vfork();
+    if (pid == 0) exec_child(plan, opt, devnull, out_fd, err_fd, report_fd);
+    const int err = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    errno = err;
+    return pid;
 }
 
 std::string_view stage_text(child_stage s)
@@ -335,17 +355,12 @@ child_process child_process::spawn(const spawn_options& opt)
     auto [report_r, report_w] = make_pipe();
     unique_fd out_r, out_w;
     if (opt.capture_stdout) std::tie(out_r, out_w) = make_pipe();
-    unique_fd go_r, go_w;
-    if (opt.before_exec) std::tie(go_r, go_w) = make_pipe();
 
     child_process child;
     child.started_ = std::chrono::steady_clock::now();
-    pid_t pid = ::fork();
-    if (pid < 0) throw error("process.spawn_failed", fmt::format("fork: {}", errno_text(errno)));
-    if (pid == 0) {
-        exec_child(plan, opt, devnull.get(), opt.capture_stdout ? out_w.get() : devnull.get(), err_w.get(),
-                   report_w.get(), {go_r.get(), go_w.get()});
-    }
+    pid_t pid = spawn_vforked(plan, opt, devnull.get(), opt.capture_stdout ? out_w.get() : devnull.get(),
+                              err_w.get(), report_w.get());
+    if (pid < 0) throw error("process.spawn_failed", fmt::format("vfork: {}", errno_text(errno)));
     child.pid_ = pid;
     // Also from the parent, so kill(-pid) works even before the child ran
     // (the usual race-free idiom); EACCES after the child's exec is harmless.
@@ -353,15 +368,6 @@ child_process child_process::spawn(const spawn_options& opt)
     err_w.reset();
     out_w.reset();
     report_w.reset();
-    if (opt.before_exec) {
-        opt.before_exec(pid);   // on a throw, ~child_process kills the waiting child
-        // Our read end stays open until the byte is written, so the write
-        // cannot raise SIGPIPE even if the child was killed meanwhile.
-        const char go = 1;
-        [[maybe_unused]] auto written = ::write(go_w.get(), &go, 1);
-        go_w.reset();
-        go_r.reset();
-    }
 
     child_failure failure{};
     ssize_t n;
@@ -462,7 +468,7 @@ process_result child_process::wait(std::optional<std::chrono::milliseconds> time
             res.status.timed_out = true;
         }
     }
-    // Wall time ends here: it covers fork, exec, perf's own setup and
+    // Wall time ends here: it covers vfork, exec, perf's own setup and
     // teardown when perf is the child, and the wait — the runner's view.
     res.ended = clock::now();
     res.wall = res.ended - started_;

@@ -1,4 +1,4 @@
-// Child processes for the measurement engine: fork/exec with everything a
+// Child processes for the measurement engine: vfork/exec with everything a
 // benchmark execution needs set up in the child (cwd, environment, CPU
 // affinity, ASLR off, its own process group, stdin/stdout to /dev/null,
 // stderr captured), a deadline, and the child's rusage from wait4.
@@ -9,7 +9,7 @@
 //
 // Errors (perfgate::error): "process.exec_failed" when the program cannot be
 // executed (the message names it and the errno text), "process.spawn_failed"
-// for fork/pipe failures. (CPU lists are parsed by check_env.hpp's
+// for vfork/pipe failures. (CPU lists are parsed by check_env.hpp's
 // parse_cpu_list.)
 #pragma once
 
@@ -19,7 +19,6 @@
 #include <cstddef>
 #include <deque>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,12 +101,6 @@ struct spawn_options {
     std::vector<int> cpus;                          // sched_setaffinity set; empty: inherit
     bool disable_aslr = false;                      // personality(ADDR_NO_RANDOMIZE)
     bool capture_stdout = false;                    // else stdout goes to /dev/null
-    // Called in the parent right after fork with the child's pid, while the
-    // child waits before its setup and execve; the child goes on when this
-    // returns. For what must be attached to the process before it runs (the
-    // native backend's perf_event_open counters, enabled on exec). If it
-    // throws, the child is killed and the exception leaves spawn().
-    std::function<void(pid_t)> before_exec;
 };
 
 // How a child ended.
@@ -124,7 +117,7 @@ struct exit_status {
 
 struct process_result {
     exit_status status;
-    // Our own CLOCK_MONOTONIC time from just before fork() to wait4()'s return.
+    // Our own CLOCK_MONOTONIC time from just before vfork() to wait4()'s return.
     std::chrono::nanoseconds wall{0};
     std::chrono::steady_clock::time_point ended;   // when wait4 returned: the end of wall
     // From wait4's rusage: the child plus every descendant it waited for.
@@ -139,8 +132,8 @@ struct process_result {
 // with SIGKILL and reaps it if wait() has not done so.
 class child_process {
 public:
-    // Forks and execs. Between fork and exec the child only makes
-    // async-signal-safe calls (everything is prepared beforehand). Exec
+    // Starts the child with vfork and execve. Between the two the child
+    // only makes system calls (everything is prepared beforehand). Exec
     // failure is reported back through a close-on-exec pipe and thrown here
     // as "process.exec_failed".
     static child_process spawn(const spawn_options& opt);

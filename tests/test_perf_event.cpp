@@ -1,5 +1,6 @@
 // Tests of the native backend (`perfgate run --backend native`): event names,
-// the spawn hook it uses, and real executions measured both by it and by
+// the vfork spawn it relies on, counters opened on perfgate's thread and
+// inherited by the benchmark, and real executions measured both by it and by
 // the perf CLI backend, which stays the reference. Only software events are
 // asserted on values (this machine and hosted CI runners have no PMU); the
 // hardware ones are compared between the two backends, supported or not.
@@ -216,81 +217,98 @@ TEST_CASE("native event names: perf's generic ones, tool events, libpfm4")
     }
 }
 
-TEST_CASE("spawn_options::before_exec runs between fork and exec")
+TEST_CASE("the vfork child gets default signal actions, not the parent's handlers")
 {
-    SUBCASE("the child has not exec'd yet when the hook runs, and runs on after it")
-    {
+    // exec_child runs on the parent's stack until execve: a handler of ours
+    // must never run there, and an ignored SIGPIPE must not reach the benchmark.
+    struct restore {
+        struct sigaction usr1 {}, pipe {};
+        restore()
+        {
+            ::sigaction(SIGUSR1, nullptr, &usr1);
+            ::sigaction(SIGPIPE, nullptr, &pipe);
+        }
+        ~restore()
+        {
+            ::sigaction(SIGUSR1, &usr1, nullptr);
+            ::sigaction(SIGPIPE, &pipe, nullptr);
+        }
+    } saved;
+    static volatile sig_atomic_t handled = 0;
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { handled = 1; };
+    sigemptyset(&sa.sa_mask);
+    REQUIRE(::sigaction(SIGUSR1, &sa, nullptr) == 0);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    REQUIRE(::sigaction(SIGPIPE, &ignore, nullptr) == 0);
+
+    for (const char* sig : {"USR1", "PIPE"}) {
+        CAPTURE(sig);
         spawn_options so;
-        so.argv = {"sh", "-c", "exit 7"};
-        std::filesystem::path seen;
-        pid_t hooked = 0;
-        so.before_exec = [&](pid_t pid) {
-            hooked = pid;
-            seen = std::filesystem::read_symlink(std::filesystem::path("/proc") / std::to_string(pid) / "exe");
-        };
-        auto child = child_process::spawn(so);
-        CHECK(hooked == child.pid());
-        CHECK(seen == std::filesystem::read_symlink("/proc/self/exe"));   // still a copy of this test
-        auto res = child.wait(10s);
-        CHECK(res.status.exited);
-        CHECK(res.status.code == 7);
+        so.argv = {"sh", "-c", std::string("kill -") + sig + " $$; exit 0"};
+        auto res = run_process(so, 10s);
+        CHECK_FALSE(res.status.exited);
+        CHECK(res.status.signal == (std::string(sig) == "USR1" ? SIGUSR1 : SIGPIPE));
     }
-    SUBCASE("a throwing hook kills the child and propagates")
-    {
-        spawn_options so;
-        so.argv = {"sleep", "30"};
-        pid_t hooked = 0;
-        so.before_exec = [&](pid_t pid) {
-            hooked = pid;
-            throw perfgate::error("test.hook", "no counters");
-        };
-        CHECK_THROWS_WITH_AS(child_process::spawn(so), "no counters", perfgate::error);
-        REQUIRE(hooked > 0);
-        CHECK(::kill(hooked, 0) != 0);   // killed and reaped
-    }
-    SUBCASE("a setup failure after the hook is still reported as such")
-    {
-        spawn_options so;
-        so.argv = {"true"};
-        so.cwd = "/nonexistent-dir";
-        bool called = false;
-        so.before_exec = [&](pid_t) { called = true; };
-        CHECK_THROWS_WITH_AS(child_process::spawn(so), doctest::Contains("/nonexistent-dir"), perfgate::error);
-        CHECK(called);
-    }
+    CHECK(handled == 0);
+    // The parent's own signal mask is as it was (every signal is blocked only around vfork).
+    sigset_t now;
+    REQUIRE(::pthread_sigmask(SIG_SETMASK, nullptr, &now) == 0);
+    CHECK_FALSE(sigismember(&now, SIGUSR1));
+    CHECK_FALSE(sigismember(&now, SIGINT));
 }
 
-TEST_CASE("native_counters on a real child")
+TEST_CASE("native_counters on a real child, opened on this thread and inherited")
 {
     temp_dir dir("pg-native");
     const auto workload = compile_workload(dir.path());
     std::vector<native_event> events = {resolve_event("task-clock"), resolve_event("page-faults"),
                                         resolve_event("duration_time"), resolve_event("user_time"),
                                         resolve_event("cycles")};
-    std::optional<native_counters> counters;
-    spawn_options so;
-    so.argv = {workload, std::to_string(touched_pages), "1000000"};
-    so.before_exec = [&](pid_t pid) { counters.emplace(events, pid); };
-    auto res = run_process(so, 60s);
-    REQUIRE(res.status.success());
-    auto r = counters->read(res);
-    REQUIRE(r.size() == 5);
-    CHECK(r[0].name.starts_with("task-clock"));
-    CHECK(r[0].unit == "msec");
-    REQUIRE(r[0].value.has_value());
-    CHECK(*r[0].value > 0);
-    CHECK(*r[0].value < std::chrono::duration<double, std::milli>(res.wall).count() * 1.01 + 0.01);
-    REQUIRE(r[1].value.has_value());
-    CHECK(*r[1].value >= touched_pages);
-    CHECK(*r[1].value < touched_pages + 1000);
-    CHECK(r[1].pcnt_running == 100.0);
-    REQUIRE(r[2].value.has_value());
-    CHECK(r[2].unit == "ns");
-    CHECK(*r[2].value > 0);
-    CHECK(*r[2].value <= static_cast<double>(res.wall.count()));
-    CHECK(r[3].value == static_cast<double>(res.user.count()));
-    // cycles: counted where there is a PMU, <not supported> where not; never 0 for a running program.
-    if (r[4].value) CHECK(*r[4].value > 0);
+    auto spawn = [&](long pages) {
+        spawn_options so;
+        so.argv = {workload, std::to_string(pages), "1000000"};
+        auto res = run_process(so, 60s);
+        REQUIRE(res.status.success());
+        return res;
+    };
+    SUBCASE("the benchmark's counts, in perf stat's names and units")
+    {
+        const native_counters counters(events);
+        auto res = spawn(touched_pages);
+        auto r = counters.read(res);
+        REQUIRE(r.size() == 5);
+        CHECK(r[0].name.starts_with("task-clock"));
+        CHECK(r[0].unit == "msec");
+        REQUIRE(r[0].value.has_value());
+        CHECK(*r[0].value > 0);
+        CHECK(*r[0].value < std::chrono::duration<double, std::milli>(res.wall).count() * 1.01 + 0.01);
+        REQUIRE(r[1].value.has_value());
+        CHECK(*r[1].value >= touched_pages);
+        CHECK(*r[1].value < touched_pages + 1000);
+        CHECK(r[1].pcnt_running == 100.0);
+        REQUIRE(r[2].value.has_value());
+        CHECK(r[2].unit == "ns");
+        CHECK(*r[2].value == static_cast<double>(res.wall.count()));
+        CHECK(r[3].value == static_cast<double>(res.user.count()));
+        // cycles: counted where there is a PMU, <not supported> where not; never 0 for a running program.
+        if (r[4].value) CHECK(*r[4].value > 0);
+    }
+    SUBCASE("perfgate's own work before the exec is not counted; each execution has its own counters")
+    {
+        for (long pages : {4 * touched_pages, touched_pages}) {
+            const native_counters counters(events);
+            // This thread faults in fresh pages of its own while the counters
+            // are open: they are disabled on it, so none of these count.
+            std::vector<char> scratch(16L << 20);
+            for (std::size_t i = 0; i < scratch.size(); i += 4096) scratch[i] = 1;
+            auto r = counters.read(spawn(pages));
+            REQUIRE(r[1].value.has_value());
+            CHECK(*r[1].value >= pages);
+            CHECK(*r[1].value < pages + 1000);
+        }
+    }
 }
 
 TEST_CASE("native and perf backends agree (perf stays the reference)")
