@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "model/error.hpp"
@@ -112,23 +112,74 @@ parsed_url parse_url(std::string_view url)
 
 // --- libcurl plumbing ------------------------------------------------------
 
+// libcurl is loaded by the first request, not when perfgate starts: with
+// the ~25 libraries it needs (TLS, HTTP/2, SSH, Kerberos, LDAP, IDN, ...)
+// it cost every perfgate process ~5 ms of CPU in the dynamic linker
+// (measured with `perf record` on `perfgate run`), though most runs
+// (measure and gate locally, compare files) never speak HTTP. Only the
+// functions below are used; each is looked up once.
+struct curl_api {
+    decltype(&::curl_global_init) global_init = nullptr;
+    decltype(&::curl_easy_init) easy_init = nullptr;
+    decltype(&::curl_easy_cleanup) easy_cleanup = nullptr;
+    decltype(&::curl_easy_reset) easy_reset = nullptr;
+    decltype(&::curl_easy_setopt) easy_setopt = nullptr;
+    decltype(&::curl_easy_getinfo) easy_getinfo = nullptr;
+    decltype(&::curl_easy_perform) easy_perform = nullptr;
+    decltype(&::curl_easy_strerror) easy_strerror = nullptr;
+    decltype(&::curl_slist_append) slist_append = nullptr;
+    decltype(&::curl_slist_free_all) slist_free_all = nullptr;
+};
+
+// The SONAME perfgate was built against (libcurl4's, since 2006).
+constexpr const char* libcurl_soname = "libcurl.so.4";
+
+template <class F>
+void look_up(void* lib, F& fn, const char* name)
+{
+    fn = reinterpret_cast<F>(::dlsym(lib, name));
+    if (!fn) throw error("http.unreachable", fmt::format("{} has no {}: {}", libcurl_soname, name, ::dlerror()));
+}
+
+curl_api load_curl()
+{
+    // Never closed: libcurl's global state lives until exit.
+    void* lib = ::dlopen(libcurl_soname, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        throw error("http.unreachable", fmt::format("cannot load {} for HTTP ({}); install it: apt-get install libcurl4",
+                                                    libcurl_soname, ::dlerror()));
+    }
+    curl_api api;
+    look_up(lib, api.global_init, "curl_global_init");
+    look_up(lib, api.easy_init, "curl_easy_init");
+    look_up(lib, api.easy_cleanup, "curl_easy_cleanup");
+    look_up(lib, api.easy_reset, "curl_easy_reset");
+    look_up(lib, api.easy_setopt, "curl_easy_setopt");
+    look_up(lib, api.easy_getinfo, "curl_easy_getinfo");
+    look_up(lib, api.easy_perform, "curl_easy_perform");
+    look_up(lib, api.easy_strerror, "curl_easy_strerror");
+    look_up(lib, api.slist_append, "curl_slist_append");
+    look_up(lib, api.slist_free_all, "curl_slist_free_all");
+    // curl_global_init is not thread-safe in older libcurl: once, before any handle.
+    if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        throw error("http.unreachable", "libcurl failed to initialise (curl_global_init)");
+    }
+    return api;
+}
+
+// Loaded and initialised once (a failed load is retried by the next call).
+const curl_api& curl()
+{
+    static const curl_api api = load_curl();
+    return api;
+}
+
 struct curl_deleter {
-    void operator()(CURL* h) const noexcept { curl_easy_cleanup(h); }
-    void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
+    void operator()(CURL* h) const noexcept { curl().easy_cleanup(h); }
+    void operator()(curl_slist* l) const noexcept { curl().slist_free_all(l); }
 };
 using easy_handle = std::unique_ptr<CURL, curl_deleter>;
 using header_list = std::unique_ptr<curl_slist, curl_deleter>;
-
-// curl_global_init is not thread-safe in older libcurl: once, before any handle.
-void global_init()
-{
-    static std::once_flag once;
-    std::call_once(once, [] {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-            throw error("http.unreachable", "libcurl failed to initialise (curl_global_init)");
-        }
-    });
-}
 
 // One handle per thread: libcurl keeps its connections (and TLS sessions)
 // with the handle, so consecutive requests to one host reuse a connection.
@@ -136,11 +187,10 @@ CURL* thread_handle()
 {
     thread_local easy_handle handle;
     if (!handle) {
-        global_init();
-        handle.reset(curl_easy_init());
+        handle.reset(curl().easy_init());
         if (!handle) throw error("http.unreachable", "libcurl could not create a handle (out of memory?)");
     }
-    curl_easy_reset(handle.get());   // options only: the connection cache stays
+    curl().easy_reset(handle.get());   // options only: the connection cache stays
     return handle.get();
 }
 
@@ -184,7 +234,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
 template <class T>
 void set(CURL* h, CURLoption option, T value)
 {
-    if (curl_easy_setopt(h, option, value) != CURLE_OK) {
+    if (curl().easy_setopt(h, option, value) != CURLE_OK) {
         throw error("http.unreachable", fmt::format("libcurl refused option {}", static_cast<int>(option)));
     }
 }
@@ -198,9 +248,9 @@ const char* env_value(const char* name)
 // Which step failed, in the words a user can act on.
 std::string describe_failure(CURLcode rc, CURL* h, const char* detail, const http_request& req)
 {
-    std::string text = *detail ? std::string(detail) : std::string(curl_easy_strerror(rc));
+    std::string text = *detail ? std::string(detail) : std::string(curl().easy_strerror(rc));
     long os_errno = 0;
-    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
+    curl().easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
     // The system's word for a failed connect ("Connection refused") says more than libcurl's.
     if (rc == CURLE_COULDNT_CONNECT && os_errno != 0 &&
         text.find(std::strerror(static_cast<int>(os_errno))) == std::string::npos) {
@@ -282,7 +332,7 @@ http_response http_send(const http_request& req)
 
     header_list headers;
     auto add = [&](const std::string& line) {
-        curl_slist* next = curl_slist_append(headers.get(), line.c_str());
+        curl_slist* next = curl().slist_append(headers.get(), line.c_str());
         if (!next) throw error("http.unreachable", "libcurl: out of memory building headers");
         (void)headers.release();
         headers.reset(next);
@@ -296,7 +346,7 @@ http_response http_send(const http_request& req)
     }
     set(h, CURLOPT_HTTPHEADER, headers.get());
 
-    const CURLcode rc = curl_easy_perform(h);
+    const CURLcode rc = curl().easy_perform(h);
     set(h, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(nullptr));
     set(h, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
     if (t.too_large) {
@@ -308,7 +358,7 @@ http_response http_send(const http_request& req)
                     fmt::format("{} {}: {}", req.method, req.url, describe_failure(rc, h, detail.data(), req)));
     }
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     t.response.status = static_cast<int>(status);
     return std::move(t.response);
 }
