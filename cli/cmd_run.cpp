@@ -18,6 +18,7 @@
 #include "gate/names.hpp"
 #include "gate/samples.hpp"
 #include "gate/policy.hpp"
+#include "gate/prior_noise.hpp"
 #include "gate/report.hpp"
 #include "service/service.hpp"
 #include "runner/check_env.hpp"
@@ -267,6 +268,51 @@ std::function<bool(const benchmark_measurement&, bool)> stop_rule(const gate::po
     };
 }
 
+// Sequential sampling with a store to read: this testbed's history of each
+// benchmark's gated counters (gate/prior_noise.hpp), for the plan's first
+// look and an early warning. Reading history never stops a run: a store or
+// server that cannot answer is a warning, and the plan stays the rule's.
+std::vector<gate::prior_noise> read_priors(target& where, const std::vector<benchmark_spec>& benchmarks,
+                                           const measure_options& opt, const gate::policy& rules,
+                                           const model::testbed_info& testbed, std::vector<std::string>& warnings)
+{
+    if (opt.which != backend::perf && opt.which != backend::native) return {};
+    if (!where.server && !std::filesystem::exists(where.db)) return {};   // nothing measured here yet
+    std::vector<std::string> events = opt.events;
+    if (events.empty()) events.assign(std::begin(default_perf_events), std::end(default_perf_events));
+    std::vector<std::pair<const benchmark_spec*, std::string>> gated;
+    for (const auto& spec : benchmarks) {
+        for (const auto& e : events) {
+            if (rules.resolve(spec.name, e).gated) gated.emplace_back(&spec, e);
+        }
+    }
+    if (gated.empty()) return {};
+    std::vector<gate::prior_noise> priors;
+    try {
+        std::optional<store::store> db;
+        std::optional<gate::service> svc;
+        if (!where.server) svc.emplace(db.emplace(where.db));
+        for (const auto& [spec, counter] : gated) {
+            model::history_query q;
+            q.project = where.project;
+            q.benchmark = spec->name;
+            q.counter = counter;
+            q.testbed = testbed.fingerprint;
+            q.role = "baseline";
+            q.limit = gate::prior_history_runs;
+            const auto points = where.server ? where.server->history(q) : svc->history(q);
+            const auto rule = rules.resolve(spec->name, counter);
+            const double alpha = rules.alpha / static_cast<double>(gated.size());   // Bonferroni, as the test spends it
+            if (auto p = gate::prior_noise_of(spec->name, counter, points, rule.threshold_pct, alpha)) priors.push_back(*p);
+        }
+    } catch (const error& e) {
+        warnings.push_back(fmt::format("cannot read this testbed's history to plan the looks ({}); using the rule's "
+                                       "first look", e.what()));
+        return {};
+    }
+    return priors;
+}
+
 void fill_identity(model::run_record& run, const std::string& project, const git_info& git,
                    const model::testbed_info& testbed, const std::string& environment)
 {
@@ -297,6 +343,7 @@ int cmd_run(const argv_t& argv)
     const report_format format = parse_format(args.get("format").value_or("text"));
     std::optional<gate::policy> rules =
         args.get("policy") ? std::optional(gate::load_policy(*args.get("policy"))) : std::nullopt;
+    const bool policy_sequential = rules && rules->sequential;
     if (auto rule = sequential_rule_from(args, rules, opt)) {
         if (!rules) rules.emplace();
         rules->sequential = rule;
@@ -349,10 +396,32 @@ int cmd_run(const argv_t& argv)
     const model::testbed_info testbed = detect_testbed(args.get("testbed"));
     const std::string environment = environment_json(opt);
 
+    std::vector<std::string> warnings;
+    if (opt.sequential) {
+        const auto priors = read_priors(where, benchmarks, opt, *rules, testbed, warnings);
+        // The first look moves only when neither the command line nor the
+        // policy set it.
+        if (!priors.empty() && !args.has("min-repetitions") && !policy_sequential) {
+            const auto planned = gate::rule_from_priors(*rules->sequential, priors);
+            if (planned.min_repetitions != rules->sequential->min_repetitions && !args.has("quiet")) {
+                print_error(fmt::format("perfgate: first look after {} rounds, from this testbed's noise history ({} "
+                                        "counter(s), up to {} runs each)\n",
+                                        planned.min_repetitions, priors.size(), gate::prior_history_runs));
+            }
+            rules->sequential = planned;
+            opt.sequential->min_repetitions = static_cast<int>(planned.min_repetitions);
+            opt.sequential->decided = stop_rule(*rules, benchmarks);
+        }
+        for (auto& w : gate::prior_warnings(priors, *rules->sequential)) warnings.push_back(std::move(w));
+        if (!args.has("quiet")) {
+            for (auto& w : warnings) print_error(fmt::format("perfgate run: warning: {}\n", w));
+        }
+    }
+    const std::size_t early_warnings = warnings.size();
+
     kill_children_on_interrupt();
     auto results = measure(benchmarks, opt, std::cerr);
 
-    std::vector<std::string> warnings;
     for (auto& m : results) {
         for (auto* s : {&m.baseline, &m.candidate}) {
             for (auto& w : s->warnings) {
@@ -361,7 +430,9 @@ int cmd_run(const argv_t& argv)
         }
     }
     if (!args.has("quiet")) {
-        for (auto& w : warnings) print_error(fmt::format("perfgate run: warning: {}\n", w));
+        for (std::size_t i = early_warnings; i < warnings.size(); ++i) {
+            print_error(fmt::format("perfgate run: warning: {}\n", warnings[i]));
+        }
     }
 
     const std::string& project = where.project;

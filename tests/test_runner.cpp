@@ -980,6 +980,50 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
         const bool stored = std::filesystem::exists(db) && store::store(db).runs_count() > 0;
         CHECK_FALSE(stored);
     }
+    SUBCASE("this testbed's noise history moves the first look and warns before measuring")
+    {
+        // Every other execution loops: task-clock's CoV within a run is far
+        // above anything +-2% could be decided at in 20 repetitions.
+        const std::string alternating = "sh -c 'n=$(cat alt 2>/dev/null || echo 0); echo $((n+1)) > alt; "
+                                        "[ $((n % 2)) = 1 ] || { i=0; while [ $i -lt 10000 ]; do i=$((i+1)); done; }'";
+        for (int seed = 0; seed < 3; ++seed) {
+            auto r = run_perfgate({"run", "-q", "--db", db, "-e", "task-clock", "--warmup", "0", "-r", "6", "--name",
+                                   "alt", "--baseline", alternating, "--candidate", alternating},
+                                  dir.path());
+            REQUIRE(r.code != 4);
+        }
+        auto r = run_perfgate({"run", "--db", db, "-e", "task-clock", "--warmup", "0", "--name", "alt", "--baseline",
+                               alternating, "--candidate", alternating, "--max-repetitions", "20", "--format", "json"},
+                              dir.path());
+        CAPTURE(r.err);
+        auto report = nlohmann::json::parse(r.out);
+        auto warned = [](const nlohmann::json& report, std::string_view text) {
+            for (auto& w : report["warnings"]) {
+                if (w.get<std::string>().find(text) != std::string::npos) return true;
+            }
+            return false;
+        };
+        // (stderr says it before the first round too; err keeps only the last lines.)
+        CHECK(warned(report, "alt: task-clock has had a CoV of "));
+        CHECK(warned(report, "(median of its last 3 runs)"));
+        CHECK(warned(report, "more than --max-repetitions 20; expect inconclusive"));
+        // The first look moved to the plan's end: one look at 20.
+        CHECK(report["policy"]["sequential"]["min_repetitions"] == 20);
+        auto tc = task_clock(report);
+        CHECK(tc["baseline"]["n"] == 20);
+        CHECK(tc["sequential"]["looks"] == 1);
+
+        // --min-repetitions given: the first look stays; the warning does not.
+        r = run_perfgate({"run", "--db", db, "-e", "task-clock", "--warmup", "0", "--name", "alt", "--baseline",
+                          alternating, "--candidate", alternating, "--min-repetitions", "5", "--max-repetitions", "10",
+                          "--format", "json"},
+                         dir.path());
+        CAPTURE(r.err);
+        report = nlohmann::json::parse(r.out);
+        CHECK(warned(report, "more than --max-repetitions 10; expect inconclusive"));
+        CHECK(report["policy"]["sequential"]["min_repetitions"] == 5);
+        CHECK(task_clock(report)["sequential"]["looks"] == 2);
+    }
     SUBCASE("usage errors exit 2 before measuring")
     {
         auto r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "-r", "5", "--budget", "10"},

@@ -38,6 +38,7 @@
 
 #include "gate/compare.hpp"
 #include "gate/policy.hpp"
+#include "gate/prior_noise.hpp"
 #include "gate/report.hpp"
 #include "gate/sequential.hpp"
 
@@ -776,4 +777,72 @@ TEST_CASE("gate: policy.sequential is checked and names the field")
     CHECK(p.sequential->spending == spending::pocock);
     CHECK(p.sequential->min_repetitions == 5);
     CHECK(parse_policy(to_json(p), "again").sequential == p.sequential);
+}
+
+TEST_CASE("prior noise from a testbed's history: the first look and the early warning")
+{
+    namespace gate = perfgate::gate;
+    auto points = [](std::vector<std::optional<double>> covs) {
+        std::vector<perfgate::model::history_point> out;
+        for (auto c : covs) {
+            perfgate::model::history_point p;
+            p.cov = c;
+            out.push_back(p);
+        }
+        return out;
+    };
+    SUBCASE("the median of the per-run CoVs; fewer than three runs with one is no prior")
+    {
+        CHECK_FALSE(gate::prior_noise_of("b", "task-clock", points({0.1, 0.2, std::nullopt}), 2, 0.05));
+        auto p = gate::prior_noise_of("b", "task-clock", points({0.30, 0.10, 0.12, 0.11}), 2, 0.05);
+        REQUIRE(p);
+        CHECK(p->cov == doctest::Approx(0.115).epsilon(1e-12));
+        CHECK(p->runs == 4);
+        // The gate's own MDE formula inverted at that CoV (stats/mde.hpp, pinned against scipy there).
+        CHECK(p->repetitions_needed == repetitions_for_mde(0.115, 0.115, 1.0, 2, 0.05, gate::prior_repetitions_cap));
+        auto quiet = gate::prior_noise_of("b", "instructions", points({0.0, 0.0, 0.0}), 2, 0.05);
+        REQUIRE(quiet);
+        CHECK(quiet->repetitions_needed == 2u);
+        auto hopeless = gate::prior_noise_of("b", "task-clock", points({0.9, 0.8, 0.7}), 0.1, 0.05);
+        REQUIRE(hopeless);
+        CHECK_FALSE(hopeless->repetitions_needed);   // beyond the cap
+    }
+    SUBCASE("the first look: a quarter of the least noisy benchmark's need, on the rule's grid")
+    {
+        gate::sequential_rule rule;   // 5, 10, ..., 60
+        auto prior = [](std::string b, std::string c, std::optional<std::size_t> n) {
+            gate::prior_noise p;
+            p.benchmark = std::move(b);
+            p.counter = std::move(c);
+            p.repetitions_needed = n;
+            return p;
+        };
+        // Quiet: a quarter of 12 is 3, below the rule's first look.
+        CHECK(gate::rule_from_priors(rule, {prior("a", "task-clock", 12)}).min_repetitions == 5);
+        // 100 / 4 = 25: on the grid.
+        CHECK(gate::rule_from_priors(rule, {prior("a", "task-clock", 100)}).min_repetitions == 25);
+        // 90 / 4 = 22.5 -> 23 -> the next look, 25.
+        CHECK(gate::rule_from_priors(rule, {prior("a", "task-clock", 90)}).min_repetitions == 25);
+        // A benchmark counts by its noisiest counter, the run by its quietest benchmark.
+        auto planned = gate::rule_from_priors(rule, {prior("a", "task-clock", 40), prior("a", "cycles", 200),
+                                                     prior("b", "task-clock", 120)});
+        CHECK(planned.min_repetitions == 30);   // a: 200, b: 120 -> 120 / 4
+        // Beyond the cap: the plan's end, one look.
+        planned = gate::rule_from_priors(rule, {prior("a", "task-clock", std::nullopt)});
+        CHECK(planned.min_repetitions == 60);
+        CHECK(planned.block == rule.block);
+        CHECK(planned.max_repetitions == rule.max_repetitions);
+        CHECK(gate::rule_from_priors(rule, {}) == rule);
+
+        // Warnings: only where the need exceeds the plan's maximum.
+        auto p = prior("a", "task-clock", 80);
+        p.cov = 0.123;
+        p.runs = 7;
+        p.threshold_pct = 2;
+        auto w = gate::prior_warnings({p, prior("b", "task-clock", 40)}, rule);
+        REQUIRE(w.size() == 1);
+        CHECK(w[0].starts_with("a: task-clock has had a CoV of 12.3% on this testbed (median of its last 7 runs): "
+                               "deciding +-2% needs about 80 repetitions per side, more than --max-repetitions 60; "
+                               "expect inconclusive."));
+    }
 }
