@@ -584,7 +584,13 @@ std::string short_name(std::string_view name)
 
 std::string signed_count(double v) { return fmt::format("{:+.0f}", v); }
 
-std::string share_str(double share) { return fmt::format("{:+.1f}%", share * 100); }
+// A share that rounds to 0.0% but is not 0 says so ("+<0.1%"): the row
+// changed, just by little.
+std::string share_str(double share)
+{
+    if (share != 0 && std::abs(share) < 0.0005) return share > 0 ? "+<0.1%" : "-<0.1%";
+    return fmt::format("{:+.1f}%", share * 100);
+}
 
 // perf rows carry an interval; the ones whose interval includes 0 are noise
 // and not shown (their count is).

@@ -992,6 +992,9 @@ TEST_CASE("renderers: attribution")
         aa.benchmarks[0].attribution_info->callgrind->top.clear();
         CHECK(render_markdown(aa).find("_No function's cost changed._") != std::string::npos);
         CHECK(render_text(aa, false).find("    no function's cost changed\n") != std::string::npos);
+        report tiny = r;
+        tiny.benchmarks[0].attribution_info->callgrind->top[1].share = 0.0001;
+        CHECK(render_markdown(tiny).find("| +200 | +<0.1% |") != std::string::npos);
     }
     SUBCASE("markdown: long names are cut, and the section never pushes the comment over its limit")
     {
