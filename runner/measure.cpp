@@ -505,7 +505,7 @@ private:
 
         std::map<std::string, double, std::less<>> totals;
         for (auto& f : std::filesystem::directory_iterator(out_dir)) {
-            for (auto& [event, v] : parse_callgrind_totals(read_output(f.path()), f.path().string())) totals[event] += v;
+            for (auto& [event, v] : read_callgrind_totals(f.path())) totals[event] += v;
         }
         if (!opt_.keep_profiles.empty() && !at.warmup) keep_profiles(out_dir, at.which);
         std::filesystem::remove_all(out_dir);
@@ -840,40 +840,74 @@ double estimated_cycles(const std::map<std::string, double, std::less<>>& totals
     return get("Ir") + l1_miss_cycles * l1_misses + ll_miss_cycles * ll_misses;
 }
 
-std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source)
-{
-    std::vector<std::string> events;
-    std::vector<double> summary, totals;
-    std::istringstream in{std::string(text)};
-    std::string line;
-    auto numbers = [](std::string_view rest) {
+namespace {
+
+// The header and trailer lines parse_callgrind_totals reads, fed one line
+// at a time: callgrind files of big programs run to hundreds of MB, and
+// only these few lines matter here.
+class callgrind_totals_reader {
+public:
+    void line(std::string_view l)
+    {
+        if (l.starts_with("events:")) {
+            std::istringstream s{std::string(l.substr(7))};
+            std::string e;
+            events_.clear();
+            while (s >> e) events_.push_back(e);
+        } else if (l.starts_with("summary:")) {
+            summary_ = numbers(l.substr(8));
+        } else if (l.starts_with("totals:")) {
+            totals_ = numbers(l.substr(7));
+        }
+    }
+
+    [[nodiscard]] std::vector<std::pair<std::string, double>> result(std::string_view source) const
+    {
+        // Callgrind's format spec: "summary:" is the total cost, "totals:" the
+        // sum of the cost lines; prefer summary, as callgrind_annotate does.
+        const auto& values = !summary_.empty() ? summary_ : totals_;
+        if (events_.empty() || values.empty()) {
+            throw error("measure.failed",
+                        fmt::format("{}: not a callgrind output file (no events:/summary: line)", source));
+        }
+        std::vector<std::pair<std::string, double>> out;
+        for (std::size_t i = 0; i < events_.size() && i < values.size(); ++i) out.emplace_back(events_[i], values[i]);
+        return out;
+    }
+
+private:
+    static std::vector<double> numbers(std::string_view rest)
+    {
         std::vector<double> v;
         std::istringstream s{std::string(rest)};
         double x;
         while (s >> x) v.push_back(x);
         return v;
-    };
-    while (std::getline(in, line)) {
-        if (line.starts_with("events:")) {
-            std::istringstream s(line.substr(7));
-            std::string e;
-            events.clear();
-            while (s >> e) events.push_back(e);
-        } else if (line.starts_with("summary:")) {
-            summary = numbers(std::string_view(line).substr(8));
-        } else if (line.starts_with("totals:")) {
-            totals = numbers(std::string_view(line).substr(7));
-        }
     }
-    // Callgrind's format spec: "summary:" is the total cost, "totals:" the
-    // sum of the cost lines; prefer summary, as callgrind_annotate does.
-    const auto& values = !summary.empty() ? summary : totals;
-    if (events.empty() || values.empty()) {
-        throw error("measure.failed", fmt::format("{}: not a callgrind output file (no events:/summary: line)", source));
+
+    std::vector<std::string> events_;
+    std::vector<double> summary_, totals_;
+};
+
+} // namespace
+
+std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source)
+{
+    callgrind_totals_reader reader;
+    while (!text.empty()) {
+        const auto eol = text.find('\n');
+        reader.line(text.substr(0, eol));
+        text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
     }
-    std::vector<std::pair<std::string, double>> out;
-    for (std::size_t i = 0; i < events.size() && i < values.size(); ++i) out.emplace_back(events[i], values[i]);
-    return out;
+    return reader.result(source);
+}
+
+std::vector<std::pair<std::string, double>> read_callgrind_totals(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    callgrind_totals_reader reader;
+    for (std::string line; std::getline(in, line);) reader.line(line);
+    return reader.result(path.string());
 }
 
 } // namespace perfgate::runner

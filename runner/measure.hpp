@@ -194,5 +194,8 @@ double estimated_cycles(const std::map<std::string, double, std::less<>>& totals
 // (or `totals:`) line. Returns event name -> total. Error "measure.failed"
 // naming the file when neither is there.
 std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source);
+// The same, read from a file line by line: memory O(longest line), not
+// O(file) (a missing or unreadable file is not a callgrind output file).
+std::vector<std::pair<std::string, double>> read_callgrind_totals(const std::filesystem::path& path);
 
 } // namespace perfgate::runner

@@ -651,6 +651,16 @@ TEST_CASE("helpers: callgrind totals, event groups, perf CSV for the server")
         CHECK(estimated_cycles(totals) == 127670 + 10 * (1083 + 990 + 580) + 100 * (1065 + 781 + 547));
         CHECK(estimated_cycles({{"Ir", 5}}) == 5);   // without the cache events: Ir
     }
+    SUBCASE("callgrind totals read from a file, line by line")
+    {
+        temp_dir dir("pg-test");
+        std::ofstream(dir.path() / "cg") << "events: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\n";
+        CHECK(read_callgrind_totals(dir.path() / "cg") ==
+              std::vector<std::pair<std::string, double>>{{"Ir", 723486}, {"Dr", 126918}});
+        const std::string message =
+            (dir.path() / "missing").string() + ": not a callgrind output file (no events:/summary: line)";
+        CHECK_THROWS_WITH_AS(read_callgrind_totals(dir.path() / "missing"), message.c_str(), perfgate::error);
+    }
     SUBCASE("callgrind output")
     {
         auto t = parse_callgrind_totals("# callgrind format\nevents: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\ntotals: 1 2\n", "cg.1");
