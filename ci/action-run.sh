@@ -9,13 +9,19 @@ if [ -n "${IN_PROJECT:-}" ]; then context="perfgate/$IN_PROJECT"; fi
 common=()
 [ "${IN_FAIL_ON_INCONCLUSIVE:-false}" = "true" ] && common+=(--fail-on-inconclusive)
 
+# perfgate run --artifacts: raw profiles and attribution of each regressed
+# benchmark; the next step uploads the directory when it is not empty.
+artifacts="$RUNNER_TEMP/perfgate-artifacts"
+artifacts_written=""
+
 if [ -n "${IN_REPORT:-}" ]; then
   # Publish-only (the workflow_run half of the fork split).
   report="$IN_REPORT"
   code=0
 else
   report="$RUNNER_TEMP/perfgate-report.json"
-  args=(run --format json --output "$report" --backend "${IN_BACKEND:-perf}")
+  rm -rf "$artifacts"
+  args=(run --format json --output "$report" --backend "${IN_BACKEND:-perf}" --artifacts "$artifacts")
   if [ -n "${IN_BUDGET:-}" ] || [ -n "${IN_MAX_REPETITIONS:-}" ]; then
     # Sequential sampling (README, "perfgate run"): no fixed count.
     [ -n "${IN_BUDGET:-}" ] && args+=(--budget "$IN_BUDGET")
@@ -34,12 +40,18 @@ else
   [ -n "${IN_EVENTS:-}" ] && args+=(-e "$IN_EVENTS")
   [ -n "${IN_CPUS:-}" ] && args+=(--cpus "$IN_CPUS")
   [ -n "${IN_POLICY:-}" ] && args+=(--policy "$IN_POLICY")
+  [ -n "${IN_TOP:-}" ] && args+=(--top "$IN_TOP")
+  [ "${IN_CACHE_SIM:-false}" = "true" ] && args+=(--cache-sim)
   if [ -n "${IN_SERVER_URL:-}" ]; then
     # The token travels in PERFGATE_TOKEN, not on the command line.
     args+=(--server "$IN_SERVER_URL" --project "${IN_PROJECT:-default}")
   fi
   "$PERFGATE" "${args[@]}" "${common[@]}" > /dev/null
   code=$?
+  if [ -d "$artifacts" ] && [ -n "$(ls -A "$artifacts")" ]; then
+    artifacts_written="$artifacts"
+    echo "artifacts-dir=$artifacts" >> "$GITHUB_OUTPUT"
+  fi
   if [ ! -s "$report" ]; then
     echo "::error title=perfgate::no report was produced (perfgate run exit $code)"
     exit "$code"
@@ -63,6 +75,8 @@ if [ "${IN_PUBLISH:-true}" = "true" ]; then
   [ -n "${IN_EVENT:-}" ] && gh_args+=(--event "$IN_EVENT")
   [ -n "${IN_EXPECT_HEAD_SHA:-}" ] && gh_args+=(--expect-head-sha "$IN_EXPECT_HEAD_SHA")
   [ -n "${IN_COMMENT_AUTHOR:-}" ] && gh_args+=(--comment-author "$IN_COMMENT_AUTHOR")
+  # The comment links the run's artifacts only when this run uploads some.
+  [ -n "$artifacts_written" ] && gh_args+=(--artifact "${IN_ARTIFACT_NAME:-perfgate-artifacts}")
   "$PERFGATE" "${gh_args[@]}" "${common[@]}"
   publish_code=$?
   # A measurement failure (4) outranks the verdict; otherwise the verdict decides.

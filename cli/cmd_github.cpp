@@ -46,6 +46,8 @@ const command_spec github_command{
     {"comment-author", 0, true, false, "LOGIN",
      "login the token comments as, for a GitHub App token (default: GET /user, github-actions[bot] for ghs_)"},
     {"expect-head-sha", 0, true, false, "SHA", "refuse to post unless the event's head SHA is SHA"},
+    {"artifact", 0, true, false, "NAME", "the workflow artifact this run uploads perfgate run --artifacts DIR as; "
+                                         "the comment links the run's artifacts"},
     {"fail-on-inconclusive", 0, false, false, "", "exit 3 (and status failure) when the verdict is inconclusive"},
     {"no-fail-on-regression", 0, false, false, "", "exit 0 (and status success) even on a regression"},
     },
@@ -94,6 +96,8 @@ int cmd_github(const argv_t& argv)
     if (opt.comment_author && opt.comment_author->empty()) {
         throw error("usage.bad_value", "--comment-author: must not be empty");
     }
+    opt.artifact_name = args.get("artifact");
+    if (opt.artifact_name && opt.artifact_name->empty()) throw error("usage.bad_value", "--artifact: must not be empty");
     opt.require_environment = true;
 
     const gate::report report = load_report(report_path);

@@ -27,6 +27,7 @@
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
 #include "github/github.hpp"
+#include "runner/attribution.hpp"
 #include "runner/measure.hpp"
 #include "cli/output.hpp"
 #include "cli/target.hpp"
@@ -51,6 +52,8 @@ namespace {
 constexpr int default_repetitions = 10;
 constexpr const char* default_db = ".perfgate/perfgate.db";
 constexpr const char* local_project = "default";
+// --top: a table of more rows than this is no summary any more.
+constexpr long long max_top_functions = 1000;
 
 std::vector<option_spec> run_option_list()
 {
@@ -76,7 +79,11 @@ std::vector<option_spec> run_option_list()
                                         "perf_event_open: no perf process per execution), callgrind (deterministic, "
                                         "no PMU needed) or rusage"},
     {"split-events", 0, false, false, "", "measure multiplexed events in groups across executions"},
-    {"cache-sim", 0, false, false, "", "callgrind: also simulate the caches (counter cache-misses)"},
+    {"cache-sim", 0, false, false, "", "callgrind: also simulate the caches (counters cache-misses and "
+                                       "estimated-cycles = Ir + 10 L1 misses + 100 LL misses)"},
+    {"artifacts", 0, true, false, "DIR", "write each regressed benchmark's raw profiles and attribution.json "
+                                         "to DIR/<benchmark>/"},
+    {"top", 0, true, false, "N", "functions in each attribution table of a regressed benchmark (default 10)"},
     {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
     {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
     {"output", 'o', true, false, "FILE", "also write the report to FILE"},
@@ -186,6 +193,10 @@ measure_options options_from(const parsed_args& args)
     opt.split_events = args.has("split-events");
     opt.cache_sim = args.has("cache-sim");
     if (opt.cache_sim && opt.which != backend::callgrind) usage_error("usage.conflict", "--cache-sim needs --backend callgrind");
+    if (auto dir = args.get("artifacts")) {
+        if (dir->empty()) usage_error("usage.bad_value", "--artifacts: expected a directory");
+        opt.artifacts = *dir;
+    }
     if (args.has("quiet")) {
         opt.progress = progress_style::none;
     } else {
@@ -418,6 +429,16 @@ int cmd_run(const argv_t& argv)
         }
     }
     const std::size_t early_warnings = warnings.size();
+    attribution_options attribution_opt;
+    attribution_opt.top = static_cast<std::size_t>(
+        args.get_int("top", 1, max_top_functions).value_or(static_cast<long long>(profile::default_top_functions)));
+    // callgrind's output files outlive the measurement until the verdict
+    // says which benchmarks need an attribution.
+    std::optional<temp_dir> profiles;
+    if (opt.which == backend::callgrind) {
+        profiles.emplace("perfgate-profiles");
+        opt.keep_profiles = profiles->path();
+    }
 
     kill_children_on_interrupt();
     auto results = measure(benchmarks, opt, std::cerr);
@@ -468,6 +489,17 @@ int cmd_run(const argv_t& argv)
         result = svc.compare(project, pairs, rules.value_or(gate::policy{})).result;
     }
     result.warnings.insert(result.warnings.begin(), warnings.begin(), warnings.end());
+
+    // Where each regression came from: after the verdict, which it never
+    // changes; failures are warning lines and the report's attribution errors.
+    auto attribution_warnings = attribute_regressions(result, results, attribution_opt);
+    if (opt.artifacts) {
+        auto more = write_artifacts(result, results, *opt.artifacts);
+        attribution_warnings.insert(attribution_warnings.end(), more.begin(), more.end());
+    }
+    if (!args.has("quiet")) {
+        for (auto& w : attribution_warnings) print_error(fmt::format("perfgate run: warning: {}\n", w));
+    }
 
     emit_report(result, format, args.get("output"), {});
     if (!comparison_url.empty()) print_error(fmt::format("perfgate run: comparison {}: {}\n", *result.comparison_id, comparison_url));

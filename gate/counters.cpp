@@ -22,7 +22,7 @@ struct known_counter {
 // perf's own start-up and scheduling noise; user-time and wall-time are the
 // fallback that compare() gates when none of the default-gated counters has
 // data (the rusage backend). Policy files override all of this.
-constexpr std::array<known_counter, 24> registry{{
+constexpr std::array<known_counter, 25> registry{{
     {"instructions", "", better::lower, true},
     {"cycles", "", better::lower, true},
     {"ref-cycles", "", better::lower, true},
@@ -40,6 +40,9 @@ constexpr std::array<known_counter, 24> registry{{
     {"cpu-migrations", "", better::lower, false},
     {"branch-misses", "", better::lower, false},
     {"cache-misses", "", better::lower, false},
+    // callgrind --cache-sim's stand-in for cycles (runner/measure.hpp,
+    // estimated_cycles): deterministic, gated like cycles.
+    {"estimated-cycles", "", better::lower, true},
     {"L1-dcache-load-misses", "", better::lower, false},
     {"LLC-load-misses", "", better::lower, false},
     {"branches", "", better::lower, false},

@@ -193,7 +193,112 @@ std::optional<sequential_report> sequential_from_json(const json& jc)
     return s;
 }
 
+// Attribution (report.hpp): optional members are absent, not null, when
+// empty (the contract of the "attribution" object).
+json change_json(const function_change& c)
+{
+    json j = {{"name", c.name},   {"file", c.file},   {"before", c.before},
+              {"after", c.after}, {"delta", c.delta}, {"share", c.share}};
+    if (c.interval) j["interval"] = json::array({c.interval->first, c.interval->second});
+    if (c.significant) j["significant"] = *c.significant;
+    return j;
+}
+
+function_change change_from_json(const json& j)
+{
+    function_change c;
+    c.name = j.at("name").get<std::string>();
+    c.file = j.value("file", std::string());
+    c.before = j.at("before").get<double>();
+    c.after = j.at("after").get<double>();
+    c.delta = j.at("delta").get<double>();
+    c.share = j.value("share", 0.0);
+    if (auto it = j.find("interval"); it != j.end() && !it->is_null()) {
+        if (!it->is_array() || it->size() != 2) {
+            throw error("input.bad_report", "report JSON: attribution row 'interval' is not [lo, hi]");
+        }
+        c.interval = std::pair{(*it)[0].get<double>(), (*it)[1].get<double>()};
+    }
+    if (auto it = j.find("significant"); it != j.end() && !it->is_null()) c.significant = it->get<bool>();
+    return c;
+}
+
+json changes_json(const std::vector<function_change>& rows)
+{
+    json out = json::array();
+    for (const auto& c : rows) out.push_back(change_json(c));
+    return out;
+}
+
+std::vector<function_change> changes_from_json(const json& j)
+{
+    std::vector<function_change> out;
+    for (const auto& row : j.at("top").get_ref<const json::array_t&>()) out.push_back(change_from_json(row));
+    return out;
+}
+
 } // namespace
+
+json to_json(const attribution& a)
+{
+    json out = json::object();
+    if (const auto& cg = a.callgrind) {
+        out["callgrind"] = {{"event", cg->event},
+                            {"total_before", cg->total_before},
+                            {"total_after", cg->total_after},
+                            {"top", changes_json(cg->top)}};
+    }
+    if (const auto& p = a.perf) {
+        json jp = {{"event", p->event},
+                   {"executions", p->executions},
+                   {"samples_before", p->samples_before},
+                   {"samples_after", p->samples_after},
+                   {"top", changes_json(p->top)}};
+        if (p->flame_graph) jp["flame_graph"] = *p->flame_graph;
+        out["perf"] = std::move(jp);
+    }
+    if (!a.errors.empty()) {
+        json errors = json::array();
+        for (const auto& e : a.errors) errors.push_back({{"source", e.source}, {"id", e.id}, {"message", e.message}});
+        out["errors"] = std::move(errors);
+    }
+    return out;
+}
+
+attribution attribution_from_json(const json& j)
+{
+    try {
+        if (!j.is_object()) throw error("input.bad_report", "report JSON: 'attribution' is not an object");
+        attribution a;
+        if (auto it = j.find("callgrind"); it != j.end() && !it->is_null()) {
+            callgrind_attribution cg;
+            cg.event = it->value("event", std::string("Ir"));
+            cg.total_before = it->at("total_before").get<double>();
+            cg.total_after = it->at("total_after").get<double>();
+            cg.top = changes_from_json(*it);
+            a.callgrind = std::move(cg);
+        }
+        if (auto it = j.find("perf"); it != j.end() && !it->is_null()) {
+            perf_attribution p;
+            p.event = it->at("event").get<std::string>();
+            p.executions = it->value("executions", std::size_t{0});
+            p.samples_before = it->at("samples_before").get<double>();
+            p.samples_after = it->at("samples_after").get<double>();
+            p.top = changes_from_json(*it);
+            if (auto fg = it->find("flame_graph"); fg != it->end() && !fg->is_null()) p.flame_graph = fg->get<std::string>();
+            a.perf = std::move(p);
+        }
+        if (auto it = j.find("errors"); it != j.end() && !it->is_null()) {
+            for (const auto& e : it->get_ref<const json::array_t&>()) {
+                a.errors.push_back({e.at("source").get<std::string>(), e.at("id").get<std::string>(),
+                                    e.at("message").get<std::string>()});
+            }
+        }
+        return a;
+    } catch (const json::exception& e) {
+        throw error("input.bad_report", fmt::format("report JSON: attribution: {}", e.what()));
+    }
+}
 
 json to_json(const report& r)
 {
@@ -235,6 +340,7 @@ json to_json(const report& r)
         json jb = {{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}};
         if (b.baseline_run) jb["baseline_run"] = *b.baseline_run;
         if (b.candidate_run) jb["candidate_run"] = *b.candidate_run;
+        if (b.attribution_info) jb["attribution"] = to_json(*b.attribution_info);
         benchmarks.push_back(std::move(jb));
     }
     json out = {{"schema", "perfgate.report/v1"},
@@ -263,6 +369,10 @@ report report_from_json(const json& j)
             b.result = parse_enum(jb.at("verdict").get<std::string>(), all_verdicts, "verdict");
             if (jb.contains("baseline_run") && !jb["baseline_run"].is_null()) b.baseline_run = jb["baseline_run"].get<std::int64_t>();
             if (jb.contains("candidate_run") && !jb["candidate_run"].is_null()) b.candidate_run = jb["candidate_run"].get<std::int64_t>();
+            // Added within v1 (issue 12): absent when nothing was profiled.
+            if (auto it = jb.find("attribution"); it != jb.end() && !it->is_null()) {
+                b.attribution_info = attribution_from_json(*it);
+            }
             for (const auto& jc : jb.at("counters")) {
                 counter_report c;
                 c.name = jc.at("name").get<std::string>();
@@ -462,6 +572,164 @@ std::vector<std::string> history_lines(const counter_report& c)
 // has them all.
 constexpr std::size_t max_markdown_history_lines = 20;
 
+// Function names in an attribution table, at most: a demangled template
+// name can run to kilobytes; the JSON report has it whole.
+constexpr std::size_t max_shown_function_chars = 160;
+
+std::string short_name(std::string_view name)
+{
+    if (name.size() <= max_shown_function_chars) return std::string(name);
+    return std::string(name.substr(0, max_shown_function_chars - 3)) + "...";
+}
+
+std::string signed_count(double v) { return fmt::format("{:+.0f}", v); }
+
+// A share that rounds to 0.0% but is not 0 says so ("+<0.1%"): the row
+// changed, just by little.
+std::string share_str(double share)
+{
+    if (share != 0 && std::abs(share) < 0.0005) return share > 0 ? "+<0.1%" : "-<0.1%";
+    return fmt::format("{:+.1f}%", share * 100);
+}
+
+// perf rows carry an interval; the ones whose interval includes 0 are noise
+// and not shown (their count is).
+bool shown_perf_row(const function_change& c) { return c.significant.value_or(true); }
+
+std::size_t hidden_perf_rows(const perf_attribution& p)
+{
+    return static_cast<std::size_t>(std::count_if(p.top.begin(), p.top.end(),
+                                                  [](const function_change& c) { return !shown_perf_row(c); }));
+}
+
+std::string interval_str(const function_change& c)
+{
+    if (!c.interval) return "—";
+    return fmt::format("[{:+.2f}, {:+.2f}] pp", c.interval->first, c.interval->second);
+}
+
+std::string callgrind_heading(const callgrind_attribution& cg)
+{
+    return fmt::format("callgrind, exclusive {} per function: total {} → {}", cg.event, value_str(cg.total_before),
+                       value_str(cg.total_after));
+}
+
+std::string perf_heading(const perf_attribution& p)
+{
+    return fmt::format("perf record, {} self samples per function ({} execution{} per side): total {} → {}", p.event,
+                       p.executions, p.executions == 1 ? "" : "s", value_str(p.samples_before),
+                       value_str(p.samples_after));
+}
+
+// The attribution of one benchmark under its counters in the text report.
+std::string text_attribution(const attribution& a)
+{
+    std::string out;
+    if (const auto& cg = a.callgrind) {
+        out += fmt::format("  where: {}\n", callgrind_heading(*cg));
+        if (cg->top.empty()) out += "    no function's cost changed\n";
+        for (const auto& c : cg->top) {
+            out += fmt::format("    {:>14} {:>8}  {} → {}  {}{}\n", signed_count(c.delta), share_str(c.share),
+                               value_str(c.before), value_str(c.after), short_name(c.name),
+                               c.file.empty() ? "" : fmt::format("  ({})", c.file));
+        }
+    }
+    if (const auto& p = a.perf) {
+        out += fmt::format("  where: {}\n", perf_heading(*p));
+        std::size_t shown = 0;
+        for (const auto& c : p->top) {
+            if (!shown_perf_row(c)) continue;
+            ++shown;
+            out += fmt::format("    {:>14} {:>8}  {} → {}  self share {}  {}\n", signed_count(c.delta),
+                               share_str(c.share), value_str(c.before), value_str(c.after), interval_str(c),
+                               short_name(c.name));
+        }
+        if (shown == 0) out += "    no symbol changed beyond the noise\n";
+        if (auto hidden = hidden_perf_rows(*p)) out += fmt::format("    ({} more within the noise, not shown)\n", hidden);
+        if (p->flame_graph) out += fmt::format("    differential flame graph: {}\n", *p->flame_graph);
+    }
+    for (const auto& e : a.errors) out += fmt::format("  where: {} attribution failed: {}\n", e.source, e.message);
+    return out;
+}
+
+// One benchmark's "Where did it come from" tables in markdown.
+std::string markdown_attribution(const std::string& benchmark, const attribution& a)
+{
+    std::string out;
+    if (const auto& cg = a.callgrind) {
+        out += fmt::format("**{}** — {}\n\n", md_text(benchmark), md_text(callgrind_heading(*cg)));
+        if (cg->top.empty()) {
+            out += "_No function's cost changed._\n\n";
+        } else {
+            out += "| function | before | after | Δ | share of the change |\n|---|--:|--:|--:|--:|\n";
+            for (const auto& c : cg->top) {
+                out += fmt::format("| {} | {} | {} | {} | {} |\n", md_text(short_name(c.name)), value_str(c.before),
+                                   value_str(c.after), signed_count(c.delta), share_str(c.share));
+            }
+            out += "\n";
+        }
+    }
+    if (const auto& p = a.perf) {
+        out += fmt::format("**{}** — {}\n\n", md_text(benchmark), md_text(perf_heading(*p)));
+        std::string rows;
+        for (const auto& c : p->top) {
+            if (!shown_perf_row(c)) continue;
+            rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_text(short_name(c.name)), value_str(c.before),
+                                value_str(c.after), signed_count(c.delta), interval_str(c),
+                                c.significant ? (*c.significant ? "yes" : "no") : "—");
+        }
+        if (rows.empty()) {
+            out += "_No symbol changed beyond the noise._\n\n";
+        } else {
+            out += "| symbol | before | after | Δ | self share Δ [interval] | significant |\n"
+                   "|---|--:|--:|--:|--:|:-:|\n" +
+                   rows + "\n";
+        }
+        if (auto hidden = hidden_perf_rows(*p)) {
+            out += fmt::format("_{} more symbol{} changed within the noise: not shown._\n\n", hidden,
+                               hidden == 1 ? "" : "s");
+        }
+        if (p->flame_graph) out += fmt::format("Differential flame graph: {}\n\n", md_text(*p->flame_graph));
+    }
+    for (const auto& e : a.errors) {
+        out += fmt::format("- ⚠️ {}: {} attribution failed: {}\n", md_text(benchmark), md_text(e.source),
+                           md_text(e.message));
+    }
+    if (!a.errors.empty()) out += "\n";
+    return out;
+}
+
+// The collapsed "Where did it come from" section: every benchmark with an
+// attribution, as many as fit in `budget` characters.
+std::string markdown_attributions(const report& r, const markdown_options& opt, std::size_t budget)
+{
+    const std::string open = "\n<details><summary>Where did it come from</summary>\n\n";
+    const std::string close = "</details>\n";
+    std::string link;
+    if (!opt.artifacts_url.empty()) {
+        link = fmt::format("Raw profiles and flame graphs: {}[workflow artifacts]({}).\n\n",
+                           opt.artifact_name.empty() ? "" : fmt::format("`{}` in the ", md_text(opt.artifact_name)),
+                           md_url(opt.artifacts_url));
+    }
+    std::string inner;
+    std::size_t listed = 0, left_out = 0;
+    for (const auto& b : r.benchmarks) {
+        if (!b.attribution_info) continue;
+        ++listed;
+        auto block = markdown_attribution(b.name, *b.attribution_info);
+        if (left_out == 0 && open.size() + inner.size() + block.size() + link.size() + close.size() + 80 <= budget) {
+            inner += block;
+        } else {
+            ++left_out;
+        }
+    }
+    if (listed == 0 || left_out == listed) return {};
+    if (left_out > 0) {
+        inner += fmt::format("_… {} more benchmark{}: see the JSON report._\n\n", left_out, left_out == 1 ? "" : "s");
+    }
+    return open + inner + link + close;
+}
+
 } // namespace
 
 std::string render_markdown(const report& r, const markdown_options& opt)
@@ -557,6 +825,9 @@ std::string render_markdown(const report& r, const markdown_options& opt)
     const std::string open = "\n<details><summary>All counters, warnings and policy</summary>\n\n";
     const std::string close = "\n</details>\n";
     std::string body = head + table + links;
+    // Attribution gets at most half of what the comment has left; the
+    // counters' details get the rest.
+    body += markdown_attributions(r, opt, opt.max_chars > body.size() ? (opt.max_chars - body.size()) / 2 : 0);
     std::string inner;
     std::size_t dropped = 0;
     const std::string truncated_note_fmt = "\n_… {} more lines truncated to fit GitHub's comment limit; the JSON "
@@ -607,6 +878,7 @@ std::string render_text(const report& r, bool colour)
             for (const auto& line : history_lines(c)) out += fmt::format("{:<14}! {}\n", "", line);
             if (auto line = noise_summary(c); !line.empty()) out += fmt::format("{:<14}noise: {}\n", "", line);
         }
+        if (b.attribution_info) out += text_attribution(*b.attribution_info);
     }
     out += "(· = reported, not gated)\n";
     if (!r.warnings.empty()) {

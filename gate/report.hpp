@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -127,6 +128,47 @@ struct counter_report {
     std::optional<noise_diagnosis> noise;
 };
 
+// Where a regression came from (issue 12): the functions whose cost changed
+// most between the baseline's and the candidate's profiles. Filled by
+// `perfgate run` after the comparison (runner/attribution.hpp for callgrind;
+// perf record for --profile), never by service::compare: attribution never
+// changes the verdict.
+struct function_change {            // one row of a top-N table
+    std::string name;               // demangled function / symbol
+    std::string file;               // source or object file, may be empty
+    double before = 0, after = 0;   // exclusive cost (callgrind: Ir; perf: self samples)
+    double delta = 0;               // after - before
+    double share = 0;               // delta / sum of |delta| over all functions, in [-1, 1]
+    std::optional<std::pair<double, double>> interval;  // perf only: interval for the change of self share, in percentage points
+    std::optional<bool> significant;                   // perf only: interval excludes 0
+};
+
+struct callgrind_attribution {
+    std::string event = "Ir";
+    double total_before = 0, total_after = 0;
+    std::vector<function_change> top;   // by |delta| descending; empty: no function changed
+};
+
+struct perf_attribution {
+    std::string event;              // "cpu-clock" or "cycles"
+    std::size_t executions = 0;     // profiled executions per side
+    double samples_before = 0, samples_after = 0;
+    std::vector<function_change> top;
+    std::optional<std::string> flame_graph;   // file name of the SVG inside --artifacts DIR
+};
+
+// Why a part of the attribution is missing: source "callgrind" or "perf",
+// id a perfgate::error id ("profile.bad_callgrind", "attribution.stripped").
+struct attribution_error {
+    std::string source, id, message;
+};
+
+struct attribution {
+    std::optional<callgrind_attribution> callgrind;
+    std::optional<perf_attribution> perf;
+    std::vector<attribution_error> errors;
+};
+
 struct benchmark_report {
     std::string name;
     verdict result = verdict::pass;
@@ -134,6 +176,9 @@ struct benchmark_report {
     // The stored runs compared (set by service::compare; absent when files
     // were compared, and from reports stored before they were recorded).
     std::optional<std::int64_t> baseline_run, candidate_run;
+    // JSON "attribution"; absent when nothing was profiled. (Not named
+    // `attribution`: a member may not change the meaning of the type's name.)
+    std::optional<attribution> attribution_info;
 };
 
 struct report {
@@ -161,14 +206,34 @@ std::string_view to_string(method m);
 //                    "kendall_tau": -0.2, "kendall_p": 0.45, "drift": false },
 //     "candidate": { ...the same; each test's three members null together... },
 //     "repetitions_needed": 230 | null, "too_noisy": false, "advice": "..." | null }
+//
+// "attribution" (per benchmark; absent when nothing was profiled; optional
+// members absent when empty):
+//   { "callgrind": { "event": "Ir", "total_before": 1.2e6, "total_after": 3.4e6,
+//                    "top": [ { "name": "memcpy", "file": "", "before": 0, "after": 2.1e6,
+//                               "delta": 2.1e6, "share": 0.93 }, ... ] },
+//     "perf": { "event": "cpu-clock", "executions": 5, "samples_before": 812, "samples_after": 1190,
+//               "top": [ { ...as above..., "interval": [1.2, 4.5], "significant": true } ],
+//               "flame_graph": "flame.svg" },
+//     "errors": [ { "source": "callgrind", "id": "profile.bad_callgrind", "message": "..." } ] }
 nlohmann::json to_json(const report& r);
 report report_from_json(const nlohmann::json& j);
+
+// The "attribution" object alone (also written as --artifacts
+// DIR/<benchmark>/attribution.json). attribution_from_json throws
+// "input.bad_report" naming the field for a malformed object.
+nlohmann::json to_json(const attribution& a);
+attribution attribution_from_json(const nlohmann::json& j);
 
 struct markdown_options {
     std::string title = "perfgate";
     std::string marker;            // hidden sticky-comment marker, emitted first if set
     std::string run_url;           // link to the CI run
     std::string comparison_url;    // link to the stored comparison
+    // Where `perfgate run --artifacts DIR` went (the CI run's artifacts) and
+    // the artifact's name; linked from the attribution section when set.
+    std::string artifacts_url;
+    std::string artifact_name;
     std::size_t max_chars = 65536; // GitHub's comment body limit; details truncated to fit
 };
 // GitHub-flavoured markdown for a PR comment / job summary.

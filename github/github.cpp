@@ -663,6 +663,12 @@ private:
         mo.marker = std::move(marker);
         mo.run_url = env_.run_url();
         mo.comparison_url = opt_.comparison_url.value_or("");
+        // The run page lists its artifacts; they are uploaded after this
+        // step, under the name the workflow gave (ci/action.yml).
+        if (opt_.artifact_name && !mo.run_url.empty()) {
+            mo.artifacts_url = mo.run_url + "#artifacts";
+            mo.artifact_name = *opt_.artifact_name;
+        }
         mo.max_chars = limit;
         return gate::render_markdown(report_, mo);
     }

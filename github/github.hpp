@@ -158,6 +158,10 @@ struct github_options {
     // tokens (ghs_), which cannot call /user. Another GitHub App's token
     // comments as "<app-slug>[bot]" and must say so here.
     std::optional<std::string> comment_author;
+    // The workflow artifact holding `perfgate run --artifacts DIR` (raw
+    // profiles, flame graphs), uploaded by this run: the attribution section
+    // links the run's artifacts (run_url() + "#artifacts") and names it.
+    std::optional<std::string> artifact_name;
     // Missing environment is an "input.github_env" error instead of a warning
     // (`perfgate github`, whose only job is publishing).
     bool require_environment = false;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <system_error>
 #include <tuple>
 #include <unordered_map>
 
@@ -47,6 +48,34 @@ struct function_acc {
     std::vector<std::uint64_t> self;
     std::vector<std::uint64_t> out_calls;  // inclusive cost of calls to other functions
     std::uint64_t calls = 0;
+    // Self cost of the first event per file its cost lines were in (fi=/fe=
+    // switch it for inlined code): a function has few, so a small vector.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> file_costs;
+
+    void add_file_cost(std::uint32_t file, std::uint64_t cost)
+    {
+        for (auto& [f, c] : file_costs) {
+            if (f == file) {
+                c = c + cost < c ? ~std::uint64_t{0} : c + cost;   // saturate: only compared
+                return;
+            }
+        }
+        file_costs.emplace_back(file, cost);
+    }
+
+    // The file with the most self cost; the fn= file on ties and when none.
+    [[nodiscard]] std::uint32_t main_file() const
+    {
+        std::uint32_t best = key.file;
+        std::uint64_t most = 0;
+        for (auto& [f, c] : file_costs) {
+            if (c > most || (c == most && f == key.file)) {
+                best = f;
+                most = c;
+            }
+        }
+        return best;
+    }
 };
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
@@ -275,6 +304,7 @@ void callgrind_parser::cost_line(std::string_view l)
     }
     auto& f = functions_[*fn_];
     for (std::size_t i = 0; i < n; ++i) add(f.self, i, costs[i]);
+    if (n > 0) f.add_file_cost(file_, costs[0]);
 }
 
 void callgrind_parser::calls_line(std::string_view value)
@@ -361,6 +391,8 @@ callgrind_profile callgrind_parser::parse(std::string_view text)
         function_cost fc;
         fc.name = strings_[f.key.name];
         fc.file = f.key.file == no_name ? std::string("???") : strings_[f.key.file];
+        const auto main = f.main_file();
+        fc.main_file = main == no_name ? std::string("???") : strings_[main];
         fc.object = f.key.object == no_name ? std::string() : strings_[f.key.object];
         fc.inclusive = f.self;
         for (std::size_t i = 0; i < n; ++i) {
@@ -401,6 +433,15 @@ callgrind_profile parse_callgrind(std::string_view text, std::string_view source
 
 callgrind_profile read_callgrind(const std::filesystem::path& path, const callgrind_limits& limits)
 {
+    // Said before reading: a profile over the limit is a limit, not a
+    // read error (read_text_file would stop at the limit too).
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    if (!ec && bytes > limits.max_file_bytes) {
+        throw error("profile.too_large",
+                    fmt::format("{}: {} bytes, more than the limit of {} bytes (callgrind_limits::max_file_bytes)",
+                                path.string(), bytes, limits.max_file_bytes));
+    }
     auto text = model::read_text_file(path, "profile.unreadable", limits.max_file_bytes);
     return parse_callgrind(text, path.string(), limits);
 }

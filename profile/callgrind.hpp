@@ -27,7 +27,8 @@
 // Errors: perfgate::error "profile.bad_callgrind" with "SOURCE:LINE: what"
 // for corrupt input (an unknown line, a bad number, an undefined name id, a
 // cost line before fn=, more costs than events, a limit exceeded, no events:
-// line); "profile.unreadable" when the file cannot be read.
+// line); "profile.unreadable" when the file cannot be read;
+// "profile.too_large" when read_callgrind's file exceeds max_file_bytes.
 //
 // Cost: one pass, O(bytes); memory O(functions + distinct names). Not
 // thread-safe per call only in the trivial sense: no shared state.
@@ -58,6 +59,10 @@ struct callgrind_limits {
 struct function_cost {
     std::string name;    // demangled
     std::string file;    // "???" when callgrind had no debug info
+    // The file holding most of its self cost of the first event: where its
+    // code is written, when `file` is a header inlined at its first
+    // instruction (callgrind's fl= of a function is that instruction's).
+    std::string main_file;
     std::string object;  // the ob= path; empty when the file has none
     std::vector<std::uint64_t> self;       // one per event, exclusive cost
     std::vector<std::uint64_t> inclusive;  // one per event, self + calls to other functions

@@ -173,6 +173,9 @@ public:
 
         sides_[0] = {};
         sides_[1] = {};
+        profiles_[0].clear();
+        profiles_[1].clear();
+        ++benchmarks_run_;
         multiplexed_.clear();
         const auto started = steady_clock::now();
         std::size_t measured_total = 0, measured_done = 0;
@@ -500,10 +503,11 @@ private:
         ex.proc = start(so, at);
         if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
 
-        std::map<std::string, double> totals;
+        std::map<std::string, double, std::less<>> totals;
         for (auto& f : std::filesystem::directory_iterator(out_dir)) {
-            for (auto& [event, v] : parse_callgrind_totals(read_output(f.path()), f.path().string())) totals[event] += v;
+            for (auto& [event, v] : read_callgrind_totals(f.path())) totals[event] += v;
         }
+        if (!opt_.keep_profiles.empty() && !at.warmup) keep_profiles(out_dir, at.which);
         std::filesystem::remove_all(out_dir);
         if (!totals.contains("Ir")) {
             throw error("measure.failed", fmt::format("{}: callgrind wrote no instruction count for '{}'{}",
@@ -516,8 +520,49 @@ private:
             // writes): the simulated counterpart of perf's cache-misses,
             // which counts LLC misses.
             ex.counters.push_back({"cache-misses", "", totals["ILmr"] + totals["DLmr"] + totals["DLmw"], 100.0});
+            ex.counters.push_back({"estimated-cycles", "", estimated_cycles(totals), 100.0});
         }
         return ex;
+    }
+
+    // Moves an execution's callgrind files to keep_profiles/<n>-<side>/,
+    // replacing those of the side's previous execution: the last measured
+    // one is kept (callgrind counts are deterministic, so any one would do).
+    // Failing to keep them (a full disk) costs the attribution, never the
+    // measurement: a warning, and no profiles for that side.
+    void keep_profiles(const std::filesystem::path& out_dir, side which)
+    {
+        auto& kept = profiles_[which == side::baseline ? 0 : 1];
+        kept.clear();
+        try {
+            move_profiles(out_dir, which, kept);
+        } catch (const std::exception& e) {
+            kept.clear();
+            warnings_.push_back(fmt::format("could not keep callgrind's output for the attribution: {}", e.what()));
+        }
+    }
+
+    void move_profiles(const std::filesystem::path& out_dir, side which, std::vector<std::filesystem::path>& kept) const
+    {
+        const auto dir = opt_.keep_profiles / fmt::format("{}-{}", benchmarks_run_, to_string(which));
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        std::vector<std::pair<long long, std::filesystem::path>> files;
+        for (auto& f : std::filesystem::directory_iterator(out_dir)) {
+            // callgrind.<pid>: order by pid, so that the benchmark's own
+            // process (started first) comes first.
+            const auto name = f.path().filename().string();
+            const auto dot = name.rfind('.');
+            files.emplace_back(std::atoll(name.c_str() + (dot == std::string::npos ? 0 : dot + 1)), f.path());
+        }
+        std::sort(files.begin(), files.end());
+        for (auto& [pid, from] : files) {
+            auto to = dir / from.filename();
+            std::error_code ec;
+            std::filesystem::rename(from, to, ec);
+            if (ec) std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+            kept.push_back(std::move(to));
+        }
     }
 
     void execute_slot(const benchmark_spec& spec, const slot& s, const where& at)
@@ -611,6 +656,7 @@ private:
             if (!dropped_.contains(c.counter)) out.run.counters.push_back(c);
         }
         out.warnings = warnings_;
+        out.profiles = profiles_[which == side::baseline ? 0 : 1];
         return out;
     }
 
@@ -626,6 +672,8 @@ private:
     bool probed_ = false;
     std::size_t executions_ = 0;
     std::array<std::vector<model::counter_samples>, 2> sides_;
+    std::array<std::vector<std::filesystem::path>, 2> profiles_;   // keep_profiles: per side
+    std::size_t benchmarks_run_ = 0;
     std::map<std::string, double> multiplexed_;   // event -> lowest pcnt_running
     std::vector<std::string> warnings_;
 };
@@ -781,40 +829,85 @@ std::vector<std::vector<std::string>> split_event_groups(const std::vector<std::
     return out;
 }
 
-std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source)
+double estimated_cycles(const std::map<std::string, double, std::less<>>& totals)
 {
-    std::vector<std::string> events;
-    std::vector<double> summary, totals;
-    std::istringstream in{std::string(text)};
-    std::string line;
-    auto numbers = [](std::string_view rest) {
+    auto get = [&](std::string_view event) {
+        auto it = totals.find(event);
+        return it == totals.end() ? 0.0 : it->second;
+    };
+    const double l1_misses = get("I1mr") + get("D1mr") + get("D1mw");
+    const double ll_misses = get("ILmr") + get("DLmr") + get("DLmw");
+    return get("Ir") + l1_miss_cycles * l1_misses + ll_miss_cycles * ll_misses;
+}
+
+namespace {
+
+// The header and trailer lines parse_callgrind_totals reads, fed one line
+// at a time: callgrind files of big programs run to hundreds of MB, and
+// only these few lines matter here.
+class callgrind_totals_reader {
+public:
+    void line(std::string_view l)
+    {
+        if (l.starts_with("events:")) {
+            std::istringstream s{std::string(l.substr(7))};
+            std::string e;
+            events_.clear();
+            while (s >> e) events_.push_back(e);
+        } else if (l.starts_with("summary:")) {
+            summary_ = numbers(l.substr(8));
+        } else if (l.starts_with("totals:")) {
+            totals_ = numbers(l.substr(7));
+        }
+    }
+
+    [[nodiscard]] std::vector<std::pair<std::string, double>> result(std::string_view source) const
+    {
+        // Callgrind's format spec: "summary:" is the total cost, "totals:" the
+        // sum of the cost lines; prefer summary, as callgrind_annotate does.
+        const auto& values = !summary_.empty() ? summary_ : totals_;
+        if (events_.empty() || values.empty()) {
+            throw error("measure.failed",
+                        fmt::format("{}: not a callgrind output file (no events:/summary: line)", source));
+        }
+        std::vector<std::pair<std::string, double>> out;
+        for (std::size_t i = 0; i < events_.size() && i < values.size(); ++i) out.emplace_back(events_[i], values[i]);
+        return out;
+    }
+
+private:
+    static std::vector<double> numbers(std::string_view rest)
+    {
         std::vector<double> v;
         std::istringstream s{std::string(rest)};
         double x;
         while (s >> x) v.push_back(x);
         return v;
-    };
-    while (std::getline(in, line)) {
-        if (line.starts_with("events:")) {
-            std::istringstream s(line.substr(7));
-            std::string e;
-            events.clear();
-            while (s >> e) events.push_back(e);
-        } else if (line.starts_with("summary:")) {
-            summary = numbers(std::string_view(line).substr(8));
-        } else if (line.starts_with("totals:")) {
-            totals = numbers(std::string_view(line).substr(7));
-        }
     }
-    // Callgrind's format spec: "summary:" is the total cost, "totals:" the
-    // sum of the cost lines; prefer summary, as callgrind_annotate does.
-    const auto& values = !summary.empty() ? summary : totals;
-    if (events.empty() || values.empty()) {
-        throw error("measure.failed", fmt::format("{}: not a callgrind output file (no events:/summary: line)", source));
+
+    std::vector<std::string> events_;
+    std::vector<double> summary_, totals_;
+};
+
+} // namespace
+
+std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source)
+{
+    callgrind_totals_reader reader;
+    while (!text.empty()) {
+        const auto eol = text.find('\n');
+        reader.line(text.substr(0, eol));
+        text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
     }
-    std::vector<std::pair<std::string, double>> out;
-    for (std::size_t i = 0; i < events.size() && i < values.size(); ++i) out.emplace_back(events[i], values[i]);
-    return out;
+    return reader.result(source);
+}
+
+std::vector<std::pair<std::string, double>> read_callgrind_totals(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    callgrind_totals_reader reader;
+    for (std::string line; std::getline(in, line);) reader.line(line);
+    return reader.result(path.string());
 }
 
 } // namespace perfgate::runner

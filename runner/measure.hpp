@@ -36,6 +36,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -108,7 +109,7 @@ struct measure_options {
     std::optional<std::chrono::milliseconds> timeout;   // per execution
     backend which = backend::perf;
     bool split_events = false;             // measure multiplexed events in groups
-    bool cache_sim = false;                // callgrind: also simulated cache misses
+    bool cache_sim = false;                // callgrind: also simulated cache misses and estimated-cycles
     progress_style progress = progress_style::none;
     // Sequential sampling instead of `repetitions` rounds (repetitions and a
     // benchmark's own repetitions are then ignored).
@@ -116,6 +117,14 @@ struct measure_options {
     std::filesystem::path exec_helper;     // perfgate-exec; empty: next to this executable, then PATH
     std::string perf = "perf";             // perf executable
     std::string valgrind = "valgrind";     // valgrind executable
+    // callgrind: keep the output files of each side's last measured
+    // execution (one per process, children included) under this directory,
+    // for the attribution (runner/attribution.hpp); empty: delete them.
+    // The caller owns the directory and removes it.
+    std::filesystem::path keep_profiles;
+    // --artifacts DIR: raw profiles, attribution.json and flame graphs go
+    // to DIR/<benchmark>/ (artifact_dir in runner/attribution.hpp).
+    std::optional<std::filesystem::path> artifacts;
 };
 
 // One execution in the schedule of a benchmark.
@@ -141,6 +150,9 @@ struct side_samples {
     // environment are the caller's to set before ingesting.
     model::run_record run;
     std::vector<std::string> warnings;
+    // callgrind with measure_options::keep_profiles: the last measured
+    // execution's output files, the first process's first (ordered by pid).
+    std::vector<std::filesystem::path> profiles;
 };
 
 struct benchmark_measurement {
@@ -169,9 +181,23 @@ model::ingest_request ingest_request_of(const model::run_record& run);
 std::vector<std::vector<std::string>> split_event_groups(const std::vector<std::string>& events,
                                                           double min_running_pct);
 
+// KCachegrind's "Cycle Estimation" (CEst) with the events callgrind
+// --cache-sim=yes writes: Ir + 10 L1m + 100 LLm, where L1m = I1mr + D1mr +
+// D1mw and LLm = ILmr + DLmr + DLmw (KDE/kcachegrind
+// libcore/globalconfig.cpp, GlobalConfig::knownFormula; its other terms,
+// 10 Bm and 20 Ge, need --branch-sim and a bus simulation, which perfgate
+// does not turn on). `totals` maps event names to values; missing events
+// count 0.
+inline constexpr double l1_miss_cycles = 10;
+inline constexpr double ll_miss_cycles = 100;
+double estimated_cycles(const std::map<std::string, double, std::less<>>& totals);
+
 // Parses callgrind's output file: the `events:` line and the `summary:`
 // (or `totals:`) line. Returns event name -> total. Error "measure.failed"
 // naming the file when neither is there.
 std::vector<std::pair<std::string, double>> parse_callgrind_totals(std::string_view text, std::string_view source);
+// The same, read from a file line by line: memory O(longest line), not
+// O(file) (a missing or unreadable file is not a callgrind output file).
+std::vector<std::pair<std::string, double>> read_callgrind_totals(const std::filesystem::path& path);
 
 } // namespace perfgate::runner

@@ -848,3 +848,165 @@ TEST_CASE("compare: derived ratios and statistics that overflow are absent, neve
     CHECK(counter(ws, "task-clock").state != status::regression);
     (void)to_json(ws).dump();
 }
+
+namespace {
+
+// A regressed report with both attribution sections and an error, as
+// `perfgate run` fills it (runner/attribution.hpp; perf from --profile).
+report with_attribution()
+{
+    report r = compare(one({series("instructions", {1000.0})}), one({series("instructions", {3000.0})}), policy{});
+    attribution a;
+    callgrind_attribution cg;
+    cg.total_before = 1000;
+    cg.total_after = 3000;
+    cg.top = {{"__memcpy_avx_unaligned_erms", "", 0, 1800, 1800, 0.9, std::nullopt, std::nullopt},
+              {"checksum(std::vector<int, std::allocator<int> >)", "tests/profile_vector.cpp", 600, 800, 200, 0.1,
+               std::nullopt, std::nullopt}};
+    a.callgrind = cg;
+    perf_attribution p;
+    p.event = "cpu-clock";
+    p.executions = 5;
+    p.samples_before = 400;
+    p.samples_after = 1200;
+    p.top = {{"memcpy", "/lib/libc.so.6", 10, 700, 690, 0.8, std::pair{40.0, 60.0}, true},
+             {"main|<b>", "", 5, 7, 2, 0.01, std::pair{-1.5, 2.0}, false}};
+    p.flame_graph = "flame.svg";
+    a.perf = p;
+    a.errors.push_back({"perf", "profile.bad_perf_script", "perf.script:3: a stack frame outside a sample"});
+    r.benchmarks[0].attribution_info = a;
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("report JSON: attribution follows the contract and round-trips")
+{
+    const report r = with_attribution();
+    const json j = to_json(r);
+    const json& a = j["benchmarks"][0]["attribution"];
+    CHECK(a["callgrind"] == json::parse(R"j({"event": "Ir", "total_before": 1000.0, "total_after": 3000.0, "top": [
+        {"name": "__memcpy_avx_unaligned_erms", "file": "", "before": 0.0, "after": 1800.0, "delta": 1800.0, "share": 0.9},
+        {"name": "checksum(std::vector<int, std::allocator<int> >)", "file": "tests/profile_vector.cpp",
+         "before": 600.0, "after": 800.0, "delta": 200.0, "share": 0.1}]})j"));
+    CHECK(a["perf"]["event"] == "cpu-clock");
+    CHECK(a["perf"]["executions"] == 5);
+    CHECK(a["perf"]["flame_graph"] == "flame.svg");
+    CHECK(a["perf"]["top"][0]["interval"] == json::array({40.0, 60.0}));
+    CHECK(a["perf"]["top"][1]["significant"] == false);
+    CHECK(a["errors"] == json::parse(R"([{"source": "perf", "id": "profile.bad_perf_script",
+        "message": "perf.script:3: a stack frame outside a sample"}])"));
+
+    const report back = report_from_json(j);
+    REQUIRE(back.benchmarks[0].attribution_info);
+    const attribution& ba = *back.benchmarks[0].attribution_info;
+    REQUIRE(ba.callgrind);
+    CHECK(ba.callgrind->top[1].file == "tests/profile_vector.cpp");
+    CHECK_FALSE(ba.callgrind->top[0].interval);
+    REQUIRE(ba.perf);
+    CHECK(ba.perf->top[0].interval == std::pair{40.0, 60.0});
+    CHECK(ba.perf->top[0].significant == true);
+    CHECK(to_json(back) == j);
+
+    SUBCASE("absent when nothing was profiled; optional members absent when empty")
+    {
+        const json plain = to_json(compare(one({series("instructions", {1.0})}), one({series("instructions", {1.0})}),
+                                           policy{}));
+        CHECK_FALSE(plain["benchmarks"][0].contains("attribution"));
+        CHECK_FALSE(report_from_json(plain).benchmarks[0].attribution_info);
+        attribution only_errors;
+        only_errors.errors.push_back({"callgrind", "profile.bad_callgrind", "x"});
+        const json e = to_json(only_errors);
+        CHECK_FALSE(e.contains("callgrind"));
+        CHECK_FALSE(e.contains("perf"));
+        CHECK(to_json(attribution_from_json(e)) == e);
+        CHECK(to_json(attribution{}) == json::object());
+        // A callgrind row has neither interval nor significant; a perf
+        // section without a flame graph has no flame_graph.
+        CHECK_FALSE(a["callgrind"]["top"][0].contains("interval"));
+        CHECK_FALSE(a["callgrind"]["top"][0].contains("significant"));
+    }
+    SUBCASE("malformed attribution is a bad report")
+    {
+        json bad = j;
+        bad["benchmarks"][0]["attribution"]["callgrind"].erase("total_after");
+        CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("report JSON: attribution"), perfgate::error);
+        bad = j;
+        bad["benchmarks"][0]["attribution"]["perf"]["top"][0]["interval"] = json::array({1.0});
+        CHECK_THROWS_WITH_AS(report_from_json(bad), "report JSON: attribution row 'interval' is not [lo, hi]",
+                             perfgate::error);
+        bad = j;
+        bad["benchmarks"][0]["attribution"] = "none";
+        CHECK_THROWS_WITH_AS(report_from_json(bad), "report JSON: 'attribution' is not an object", perfgate::error);
+    }
+}
+
+TEST_CASE("renderers: attribution")
+{
+    const report r = with_attribution();
+    SUBCASE("text: callgrind rows, significant perf rows, the hidden count, errors")
+    {
+        const std::string text = render_text(r, false);
+        INFO(text);
+        CHECK(text.find("  where: callgrind, exclusive Ir per function: total 1000 → 3000\n") != std::string::npos);
+        CHECK(text.find("+1800   +90.0%  0 → 1800  __memcpy_avx_unaligned_erms\n") != std::string::npos);
+        CHECK(text.find("checksum(std::vector<int, std::allocator<int> >)  (tests/profile_vector.cpp)\n") !=
+              std::string::npos);
+        CHECK(text.find("  where: perf record, cpu-clock self samples per function (5 executions per side): total "
+                        "400 → 1200\n") != std::string::npos);
+        CHECK(text.find("self share [+40.00, +60.00] pp  memcpy\n") != std::string::npos);
+        CHECK(text.find("main|<b>") == std::string::npos);
+        CHECK(text.find("(1 more within the noise, not shown)") != std::string::npos);
+        CHECK(text.find("differential flame graph: flame.svg") != std::string::npos);
+        CHECK(text.find("where: perf attribution failed: perf.script:3: a stack frame outside a sample") !=
+              std::string::npos);
+    }
+    SUBCASE("markdown: a collapsed section per regressed benchmark, escaped, with the artifacts link")
+    {
+        markdown_options mo;
+        mo.artifacts_url = "https://github.example/o/r/actions/runs/7#artifacts";
+        mo.artifact_name = "perfgate-artifacts";
+        const std::string md = render_markdown(r, mo);
+        INFO(md);
+        const auto where = md.find("<details><summary>Where did it come from</summary>");
+        REQUIRE(where != std::string::npos);
+        // Before the counters' details, after the verdict table.
+        CHECK(where < md.find("<details><summary>All counters"));
+        CHECK(md.find("| function | before | after | Δ | share of the change |") > where);
+        CHECK(md.find("| \\_\\_memcpy\\_avx\\_unaligned\\_erms | 0 | 1800 | +1800 | +90.0% |") != std::string::npos);
+        CHECK(md.find("| memcpy | 10 | 700 | +690 | [+40.00, +60.00] pp | yes |") != std::string::npos);
+        CHECK(md.find("_1 more symbol changed within the noise: not shown._") != std::string::npos);
+        CHECK(md.find("main\\|&lt;b&gt;") == std::string::npos);   // hidden (not significant)
+        CHECK(md.find("Raw profiles and flame graphs: `perfgate-artifacts` in the [workflow artifacts]"
+                      "(https://github.example/o/r/actions/runs/7#artifacts).") != std::string::npos);
+        CHECK(md.find("- ⚠️ default: perf attribution failed:") != std::string::npos);
+    }
+    SUBCASE("markdown: nothing without attribution; an empty diff says so")
+    {
+        report plain = r;
+        plain.benchmarks[0].attribution_info.reset();
+        CHECK(render_markdown(plain).find("Where did it come from") == std::string::npos);
+        report aa = r;
+        aa.benchmarks[0].attribution_info->perf.reset();
+        aa.benchmarks[0].attribution_info->errors.clear();
+        aa.benchmarks[0].attribution_info->callgrind->top.clear();
+        CHECK(render_markdown(aa).find("_No function's cost changed._") != std::string::npos);
+        CHECK(render_text(aa, false).find("    no function's cost changed\n") != std::string::npos);
+        report tiny = r;
+        tiny.benchmarks[0].attribution_info->callgrind->top[1].share = 0.0001;
+        CHECK(render_markdown(tiny).find("| +200 | +<0.1% |") != std::string::npos);
+    }
+    SUBCASE("markdown: long names are cut, and the section never pushes the comment over its limit")
+    {
+        report big = r;
+        big.benchmarks[0].attribution_info->callgrind->top[0].name = std::string(5000, 'x');
+        const std::string md = render_markdown(big);
+        CHECK(md.find(std::string(157, 'x') + "...") != std::string::npos);
+        CHECK(md.find(std::string(158, 'x')) == std::string::npos);
+        markdown_options small;
+        small.max_chars = 1500;
+        const std::string cut = render_markdown(r, small);
+        CHECK(cut.size() <= 1500);
+        CHECK(cut.find("Where did it come from") == std::string::npos);
+    }
+}

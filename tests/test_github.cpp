@@ -291,6 +291,41 @@ TEST_CASE("sticky comment: created once, then updated in place")
     }
 }
 
+TEST_CASE("the comment and the job summary show where a regression came from and link the run's artifacts")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    gate::report r = failing_report();
+    gate::attribution a;
+    a.callgrind.emplace().top.push_back({"checksum(std::vector<int, std::allocator<int> >)", "checksum.cpp", 0, 4e6,
+                                         4e6, 0.9, std::nullopt, std::nullopt});
+    r.benchmarks[0].attribution_info = a;
+
+    SUBCASE("with the artifact this run uploads")
+    {
+        auto opt = test_options();
+        opt.artifact_name = "perfgate-artifacts";
+        publish_to_github(r, exit_regression, opt, log);
+        REQUIRE(gh.comments(pr).size() == 1);
+        for (const std::string& body : {gh.comments(pr)[0].body, slurp(env.summary())}) {
+            CAPTURE(body);
+            CHECK(body.find("<details><summary>Where did it come from</summary>") != std::string::npos);
+            CHECK(body.find("| checksum\\(std::vector&lt;int, std::allocator&lt;int&gt; &gt;\\) | 0 | 4000000 | "
+                            "+4000000 | +90.0% |") != std::string::npos);
+            CHECK(body.find("Raw profiles and flame graphs: `perfgate-artifacts` in the [workflow artifacts]"
+                            "(https://github.example/octo/widgets/actions/runs/4242#artifacts).") != std::string::npos);
+        }
+    }
+    SUBCASE("without one: the table, no link")
+    {
+        publish_to_github(r, exit_regression, test_options(), log);
+        REQUIRE(gh.comments(pr).size() == 1);
+        CHECK(gh.comments(pr)[0].body.find("Where did it come from") != std::string::npos);
+        CHECK(gh.comments(pr)[0].body.find("#artifacts") == std::string::npos);
+    }
+}
+
 TEST_CASE("comments by other users with the marker are left alone")
 {
     const auto marker = comment_marker("perfgate");
@@ -1209,5 +1244,49 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
     CHECK(args.find(" -r 15 ") != std::string::npos);
     CHECK(args.find("--budget") == std::string::npos);
     CHECK(slurp(dir / "out").find("verdict=pass") != std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("the action's measure step: --artifacts, and the link and upload only when something was written")
+{
+    // A stand-in perfgate: records its arguments, writes a failing report,
+    // and (FAKE_ARTIFACTS=1) an attribution under --artifacts DIR.
+    char tmpl[] = "/tmp/pg-action-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const fs::path dir = tmpl;
+    std::ofstream(dir / "perfgate") << "#!/bin/sh\n"
+                                       "echo \"$*\" >> \"$(dirname \"$0\")/args\"\n"
+                                       "while [ $# -gt 0 ]; do\n"
+                                       "  if [ \"$1\" = --output ]; then echo '{\"verdict\": \"fail\"}' > \"$2\"; fi\n"
+                                       "  if [ \"$1\" = --artifacts ] && [ \"$FAKE_ARTIFACTS\" = 1 ]; then\n"
+                                       "    mkdir -p \"$2/default\" && echo '{}' > \"$2/default/attribution.json\"; fi\n"
+                                       "  shift\n"
+                                       "done\n";
+    fs::permissions(dir / "perfgate", fs::perms::owner_all);
+    auto step = [&](const std::string& inputs) {
+        fs::remove(dir / "args");
+        fs::remove(dir / "out");
+        const std::string cmd = "cd '" + dir.string() + "' && env PERFGATE=./perfgate RUNNER_TEMP=. GITHUB_OUTPUT=out "
+                                "IN_BASELINE=true IN_CANDIDATE=true IN_BACKEND=callgrind " + inputs + " bash '" +
+                                PERFGATE_SOURCE_DIR + "/ci/action-run.sh' > /dev/null";
+        std::system(cmd.c_str());
+        return slurp(dir / "args");
+    };
+    std::string args = step("FAKE_ARTIFACTS=1 IN_TOP=5 IN_CACHE_SIM=true");
+    CHECK(args.find("--artifacts ./perfgate-artifacts") != std::string::npos);
+    CHECK(args.find("--top 5 --cache-sim") != std::string::npos);
+    CHECK(args.find("github --report") != std::string::npos);
+    CHECK(args.find("--artifact perfgate-artifacts") != std::string::npos);
+    CHECK(slurp(dir / "out").find("artifacts-dir=./perfgate-artifacts\n") != std::string::npos);
+
+    // Nothing written (no regression, or a backend without profiles): no
+    // output for the upload step, no link; the last run's files are gone.
+    args = step("FAKE_ARTIFACTS=0 IN_ARTIFACT_NAME=mine");
+    CHECK(args.find("--artifact ") == std::string::npos);
+    CHECK(slurp(dir / "out").find("artifacts-dir=") == std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "perfgate-artifacts" / "default"));
+
+    args = step("FAKE_ARTIFACTS=1 IN_ARTIFACT_NAME=bench-linux");
+    CHECK(args.find("--artifact bench-linux") != std::string::npos);
     fs::remove_all(dir);
 }

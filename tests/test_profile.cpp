@@ -94,6 +94,10 @@ TEST_CASE("callgrind: a real callgrind file (valgrind 3.19, tiny.cpp)")
     // 1,249 + 332 + 166 + 8 + 6 + 5 + 5 + 3 + 2 in callgrind_annotate's list.
     const auto& dl_main = function_named(p, "dl_main");
     CHECK(dl_main.self[0] == 1'776);
+    // main_file: the file with the most self cost, as callgrind_annotate's
+    // per-file split ranks them (1,249 in rtld.c; main: 41 in tiny.cpp).
+    CHECK(dl_main.main_file == "./elf/./elf/rtld.c");
+    CHECK(main_fn.main_file == "/tmp/cg/tiny.cpp");
     CHECK(dl_main.inclusive[0] == 91'292);
 
     SUBCASE("the same name in two objects stays two functions")
@@ -418,5 +422,40 @@ TEST_CASE("perf script: frames, names and errors")
         o.max_frames = 1;
         CHECK_THROWS_WITH_AS(fold_perf_script("p 1 5.0: 1 cpu-clock:\n\t1 a (x)\n\t2 b (x)\n", "s.txt", o),
                              "s.txt:3: a sample with more than 1 frames (perf_script_options::max_frames)", error);
+    }
+}
+
+TEST_CASE("callgrind: a function's main file is where most of its self cost is, not its fl= header")
+{
+    // callgrind names a function's file after its first instruction's line,
+    // an inlined header's (e.g. stl_iterator.h) as often as not.
+    auto p = parse_callgrind(header + "fl=(1) /usr/include/c++/12/bits/stl_iterator.h\n"
+                                      "fn=(1) checksum\n"
+                                      "1073 16 0\n"
+                                      "fi=(2) /src/checksum.cpp\n"
+                                      "15 8 0\n"
+                                      "+1 4000 0\n"
+                                      "fe=(1)\n"
+                                      "fn=(2) nothing\n",
+                             "m.cg");
+    const auto& f = function_named(p, "checksum");
+    CHECK(f.file == "/usr/include/c++/12/bits/stl_iterator.h");
+    CHECK(f.main_file == "/src/checksum.cpp");
+    CHECK(f.self[0] == 4024);
+    // No cost lines: the fn= file.
+    CHECK(function_named(p, "nothing").main_file == "/usr/include/c++/12/bits/stl_iterator.h");
+}
+
+TEST_CASE("callgrind: a file over the size limit is refused before it is read")
+{
+    callgrind_limits small;
+    small.max_file_bytes = 100;
+    CHECK_THROWS_WITH_AS(read_callgrind(callgrind_data("hand.callgrind"), small),
+                         doctest::Contains("bytes, more than the limit of 100 bytes (callgrind_limits::max_file_bytes)"),
+                         error);
+    try {
+        read_callgrind(callgrind_data("hand.callgrind"), small);
+    } catch (const error& e) {
+        CHECK(e.id() == "profile.too_large");
     }
 }

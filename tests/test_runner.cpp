@@ -606,17 +606,61 @@ TEST_CASE("measure() with the rusage and callgrind backends")
         const auto& b = m[0].baseline.run;
         const auto& c = m[0].candidate.run;
         CHECK(b.backend == "callgrind");
-        REQUIRE(b.counters.size() == 2);
+        REQUIRE(b.counters.size() == 3);
         CHECK(b.counters[0].counter == "instructions");
         CHECK(b.counters[1].counter == "cache-misses");
+        CHECK(b.counters[2].counter == "estimated-cycles");
+        // Ir plus at least 100 per last-level miss.
+        CHECK(*b.counters[2].samples[0].value >= *b.counters[0].samples[0].value + 100 * *b.counters[1].samples[0].value);
+        CHECK(*b.counters[2].samples[0].value == *c.counters[2].samples[0].value);
+        // Profiles are kept only when asked (keep_profiles).
+        CHECK(m[0].baseline.profiles.empty());
         REQUIRE(b.counters[0].samples.size() == 1);
         CHECK(*b.counters[0].samples[0].value > 100000);   // 20000 iterations of several instructions
         CHECK(*b.counters[0].samples[0].value == *c.counters[0].samples[0].value);
+    }
+    SUBCASE("callgrind: keep_profiles keeps each side's last measured execution, children included")
+    {
+        temp_dir dir("pg-test");
+        auto prog = compile_loop(dir.path(), 1000);
+        auto opt = fast_options();
+        opt.which = backend::callgrind;
+        opt.repetitions = 2;
+        opt.keep_profiles = dir.path() / "keep";
+        auto m = measure({spec_of("cg", prog, "sh -c '" + prog + "; " + prog + "; true'")}, opt, progress);
+        REQUIRE(m[0].baseline.profiles.size() == 1);   // the second execution's, replacing the first's
+        CHECK(std::filesystem::exists(m[0].baseline.profiles[0]));
+        const auto& cand = m[0].candidate.profiles;
+        REQUIRE(cand.size() >= 3);   // sh and the two runs of the program
+        CHECK(slurp(cand[0]).find("cmd:  sh -c ") != std::string::npos);   // the first process first
+        for (const auto& f : cand) CHECK(f.parent_path() == cand[0].parent_path());
+        std::size_t files = 0;
+        for (const auto& f : std::filesystem::directory_iterator(cand[0].parent_path())) files += f.is_regular_file();
+        CHECK(files == cand.size());
     }
 }
 
 TEST_CASE("helpers: callgrind totals, event groups, perf CSV for the server")
 {
+    SUBCASE("estimated cycles: KCachegrind's CEst = Ir + 10 L1m + 100 LLm")
+    {
+        // The summary line of a callgrind --cache-sim=yes run of /bin/true (valgrind 3.19).
+        auto t = parse_callgrind_totals("events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n"
+                                        "summary: 127670 28107 11769 1083 990 580 1065 781 547\n", "cg");
+        std::map<std::string, double, std::less<>> totals(t.begin(), t.end());
+        CHECK(estimated_cycles(totals) == 127670 + 10 * (1083 + 990 + 580) + 100 * (1065 + 781 + 547));
+        CHECK(estimated_cycles({{"Ir", 5}}) == 5);   // without the cache events: Ir
+    }
+    SUBCASE("callgrind totals read from a file, line by line")
+    {
+        temp_dir dir("pg-test");
+        std::ofstream(dir.path() / "cg") << "events: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\n";
+        CHECK(read_callgrind_totals(dir.path() / "cg") ==
+              std::vector<std::pair<std::string, double>>{{"Ir", 723486}, {"Dr", 126918}});
+        const std::string message =
+            (dir.path() / "missing").string() + ": not a callgrind output file (no events:/summary: line)";
+        CHECK_THROWS_WITH_AS(read_callgrind_totals(dir.path() / "missing"), message.c_str(), perfgate::error);
+    }
     SUBCASE("callgrind output")
     {
         auto t = parse_callgrind_totals("# callgrind format\nevents: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\ntotals: 1 2\n", "cg.1");
