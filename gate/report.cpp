@@ -235,6 +235,7 @@ json to_json(const report& r)
         json jb = {{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}};
         if (b.baseline_run) jb["baseline_run"] = *b.baseline_run;
         if (b.candidate_run) jb["candidate_run"] = *b.candidate_run;
+        if (b.attribution_info) jb["attribution"] = to_json(*b.attribution_info);
         benchmarks.push_back(std::move(jb));
     }
     json out = {{"schema", "perfgate.report/v1"},
@@ -263,6 +264,7 @@ report report_from_json(const json& j)
             b.result = parse_enum(jb.at("verdict").get<std::string>(), all_verdicts, "verdict");
             if (jb.contains("baseline_run") && !jb["baseline_run"].is_null()) b.baseline_run = jb["baseline_run"].get<std::int64_t>();
             if (jb.contains("candidate_run") && !jb["candidate_run"].is_null()) b.candidate_run = jb["candidate_run"].get<std::int64_t>();
+            if (jb.contains("attribution") && !jb["attribution"].is_null()) b.attribution_info = attribution_from_json(jb["attribution"]);
             for (const auto& jc : jb.at("counters")) {
                 counter_report c;
                 c.name = jc.at("name").get<std::string>();

@@ -127,6 +127,38 @@ struct counter_report {
     std::optional<noise_diagnosis> noise;
 };
 
+// Where a regression comes from (issue 12; the contract shared by the
+// callgrind and the perf side is /work/notes/attribution-contract.md). JSON
+// keys are the member names; optionals are absent when empty; `interval` is
+// [lo, hi].
+struct function_change {            // one row of a top-N table
+    std::string name;               // demangled function / symbol
+    std::string file;               // source or object file, may be empty
+    double before = 0, after = 0;   // exclusive cost (callgrind: Ir; perf: self samples)
+    double delta = 0;               // after - before
+    double share = 0;               // delta / sum of |delta| over all functions, in [-1, 1]
+    std::optional<std::pair<double, double>> interval;  // perf only: interval for the change of self share, in percentage points
+    std::optional<bool> significant;                   // perf only: interval excludes 0
+};
+struct callgrind_attribution {      // owned by "attr"
+    std::string event = "Ir";
+    double total_before = 0, total_after = 0;
+    std::vector<function_change> top;
+};
+struct perf_attribution {           // owned by "flame"
+    std::string event;              // "cpu-clock" or "cycles"
+    std::size_t executions = 0;     // profiled executions per side
+    double samples_before = 0, samples_after = 0;
+    std::vector<function_change> top;
+    std::optional<std::string> flame_graph;   // file name of the SVG inside --artifacts DIR
+};
+struct attribution_error { std::string source, id, message; };  // source: "callgrind" | "perf"
+struct attribution {
+    std::optional<callgrind_attribution> callgrind;
+    std::optional<perf_attribution> perf;
+    std::vector<attribution_error> errors;
+};
+
 struct benchmark_report {
     std::string name;
     verdict result = verdict::pass;
@@ -134,6 +166,7 @@ struct benchmark_report {
     // The stored runs compared (set by service::compare; absent when files
     // were compared, and from reports stored before they were recorded).
     std::optional<std::int64_t> baseline_run, candidate_run;
+    std::optional<attribution> attribution_info;   // JSON key "attribution"; absent when nothing was profiled
 };
 
 struct report {
@@ -163,6 +196,16 @@ std::string_view to_string(method m);
 //     "repetitions_needed": 230 | null, "too_noisy": false, "advice": "..." | null }
 nlohmann::json to_json(const report& r);
 report report_from_json(const nlohmann::json& j);
+
+// A benchmark's "attribution" (gate/attribution.cpp):
+//   { "callgrind": { "event": "Ir", "total_before": .., "total_after": .., "top": [row...] },   (absent: not run)
+//     "perf": { "event": "cpu-clock", "executions": 3, "samples_before": .., "samples_after": ..,
+//               "top": [row...], "flame_graph": "bench/flame.svg" },                        (absent: not run)
+//     "errors": [ { "source": "perf", "id": "profile.perf_refused", "message": ".." } ] }
+// row: { "name", "file", "before", "after", "delta", "share", "interval": [lo, hi], "significant" }
+// (interval and significant: perf rows only). Errors: "input.bad_report".
+nlohmann::json to_json(const attribution& a);
+attribution attribution_from_json(const nlohmann::json& j);
 
 struct markdown_options {
     std::string title = "perfgate";
