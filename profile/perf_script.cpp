@@ -106,11 +106,19 @@ private:
         while (!l.empty() && is_space_ps(l.front())) l.remove_prefix(1);
         auto space = l.find(' ');
         auto rest = space == std::string_view::npos ? std::string_view() : l.substr(space + 1);
-        if (auto open = rest.rfind(" ("); open != std::string_view::npos && rest.back() == ')') rest = rest.substr(0, open);
+        std::string_view dso;
+        if (auto open = rest.rfind(" ("); open != std::string_view::npos && rest.back() == ')') {
+            dso = rest.substr(open + 2, rest.size() - open - 3);
+            rest = rest.substr(0, open);
+        } else if (rest.starts_with('(') && rest.back() == ')') {   // no symbol at all: "(/usr/bin/app)"
+            dso = rest.substr(1, rest.size() - 2);
+            rest = {};
+        }
         if (auto plus = rest.rfind('+'); plus != std::string_view::npos && is_hex_offset(rest.substr(plus + 1)))
             rest = rest.substr(0, plus);
         std::string sym = rest.empty() ? std::string("[unknown]") : std::string(rest);
         std::replace(sym.begin(), sym.end(), ';', ':');
+        if (frames_.empty()) leaf_unsymbolized_dso_ = sym == "[unknown]" && !dso.empty() && dso != "[unknown]" ? dso : "";
         frames_.push_back(std::move(sym));
     }
 
@@ -133,6 +141,11 @@ private:
         found->second += weight_;
         out_.total += weight_;
         ++out_.samples;
+        if (!frames_.empty() && !leaf_unsymbolized_dso_.empty()) {
+            auto dso = out_.unsymbolized_leaves.find(leaf_unsymbolized_dso_);
+            if (dso == out_.unsymbolized_leaves.end()) dso = out_.unsymbolized_leaves.emplace(leaf_unsymbolized_dso_, 0).first;
+            ++dso->second;
+        }
     }
 
     std::string_view source_;
@@ -143,6 +156,7 @@ private:
     std::string comm_;
     std::uint64_t weight_ = 1;
     std::vector<std::string> frames_;
+    std::string leaf_unsymbolized_dso_;   // the leaf frame's object when it has no symbol
 };
 
 } // namespace

@@ -37,6 +37,10 @@ struct folded_stacks {
     std::map<std::string, std::uint64_t, std::less<>> stacks;
     std::uint64_t samples = 0;  // samples read (not weighted)
     std::uint64_t total = 0;    // sum of the counts in `stacks`
+    // Samples (not weighted) whose leaf frame has no symbol although its
+    // object is known ("[unknown] (/usr/bin/app)"), per object: the sign of
+    // a stripped binary, whose functions perf cannot name.
+    std::map<std::string, std::uint64_t, std::less<>> unsymbolized_leaves;
 };
 
 folded_stacks fold_perf_script(std::string_view text, std::string_view source, const perf_script_options& options = {});
