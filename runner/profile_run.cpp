@@ -47,7 +47,11 @@ std::string paranoid_setting()
     return v ? v->substr(0, v->find('\n')) : "unknown";
 }
 
-std::string megabytes(std::uint64_t bytes) { return fmt::format("{:g} MB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+std::string size_text(std::uint64_t bytes)
+{
+    const auto b = static_cast<double>(bytes);
+    return bytes >= (1u << 20) ? fmt::format("{:g} MB", b / (1024.0 * 1024.0)) : fmt::format("{:g} KB", b / 1024.0);
+}
 
 std::uint64_t file_size_or_zero(const std::filesystem::path& p)
 {
@@ -179,7 +183,10 @@ private:
 
     void record(const command& cmd, const std::filesystem::path& data, const profile_where& at)
     {
-        std::vector<std::string> argv = {opt_.perf, "record", "-g", "-q", "-e", event_, "-o", data.string(),
+        // -N: no copy of every binary into ~/.debug (perf script reads them
+        // at once, where they are).
+        // Not -q: it would also silence "perf size limit reached" (--max-size).
+        std::vector<std::string> argv = {opt_.perf, "record", "-g", "-N", "-e", event_, "-o", data.string(),
                                          fmt::format("--max-size={}K", opt_.max_script_bytes / 1024), "--"};
         argv.insert(argv.end(), cmd.argv.begin(), cmd.argv.end());
         const auto proc = run_perf(spawn_for(std::move(argv)), at);
@@ -200,8 +207,12 @@ private:
             throw error("profile.record_failed", fmt::format("{}: perf record -g -e {} -- '{}' {}{}", at.text(), event_,
                                                              cmd.text, proc.status.describe(), profile_stderr(tail)));
         }
-        // --max-size stops the recording there; the rest of the run is lost.
-        if (file_size_or_zero(data) >= opt_.max_script_bytes / 1024 * 1024) too_large(at, "perf record's data");
+        // --max-size stops the recording there ("perf size limit reached";
+        // the file ends just below the limit): the rest of the execution is
+        // missing from the profile. Its perf script text would be larger still.
+        if (stderr_mentions(tail, "size limit reached") || file_size_or_zero(data) >= opt_.max_script_bytes) {
+            too_large(at, "perf record's data");
+        }
     }
 
     void run_script(const std::filesystem::path& data, const std::filesystem::path& script, const profile_where& at)
@@ -225,7 +236,7 @@ private:
         throw error("profile.too_large",
                     fmt::format("{}: {} exceeds the limit of {} (--profile-max-mb): no profile. Profile fewer or shorter "
                                 "executions (--profile-executions, a smaller workload) or raise the limit",
-                                at.text(), what, megabytes(opt_.max_script_bytes)));
+                                at.text(), what, size_text(opt_.max_script_bytes)));
     }
 
     const benchmark_spec& spec_;
