@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <fstream>
 #include <vector>
 
 namespace perfgate::profile {
@@ -34,14 +37,22 @@ public:
 
     folded_stacks fold(std::string_view text)
     {
-        while (!text.empty()) {
-            ++line_no_;
-            auto l = detail::take_line(text);
-            if (l.size() > opt_.max_line_bytes)
-                fail(fmt::format("line longer than {} bytes (perf_script_options::max_line_bytes)", opt_.max_line_bytes));
-            while (!l.empty() && is_space_ps(l.back())) l.remove_suffix(1);
-            line(l);
-        }
+        while (!text.empty()) feed(detail::take_line(text));
+        return finish();
+    }
+
+    // One line, without its '\n'.
+    void feed(std::string_view l)
+    {
+        ++line_no_;
+        if (l.size() > opt_.max_line_bytes)
+            fail(fmt::format("line longer than {} bytes (perf_script_options::max_line_bytes)", opt_.max_line_bytes));
+        while (!l.empty() && is_space_ps(l.back())) l.remove_suffix(1);
+        line(l);
+    }
+
+    folded_stacks finish()
+    {
         finish_sample();
         return std::move(out_);
     }
@@ -164,6 +175,42 @@ private:
 folded_stacks fold_perf_script(std::string_view text, std::string_view source, const perf_script_options& options)
 {
     return perf_script_folder(source, options).fold(text);
+}
+
+folded_stacks read_perf_script(const std::filesystem::path& path, const perf_script_options& options, std::string_view name)
+{
+    const auto source = name.empty() ? path.string() : std::string(name);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error("profile.unreadable", fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    perf_script_folder folder(source, options);
+    // Whole lines of each chunk go to the folder; a line cut by the chunk's
+    // end waits in `pending` for the rest.
+    std::vector<char> chunk(1u << 20);
+    std::string pending;
+    while (in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        std::string_view text(chunk.data(), static_cast<std::size_t>(in.gcount()));
+        while (!text.empty()) {
+            const auto nl = text.find('\n');
+            if (nl == std::string_view::npos) {
+                pending.append(text);
+                // A line longer than the limit is an error at once, not a buffer.
+                if (pending.size() > options.max_line_bytes) folder.feed(pending);
+                break;
+            }
+            if (pending.empty()) {
+                folder.feed(text.substr(0, nl));
+            } else {
+                pending.append(text.substr(0, nl));
+                folder.feed(pending);
+                pending.clear();
+            }
+            text.remove_prefix(nl + 1);
+        }
+    }
+    if (in.bad()) throw error("profile.unreadable", fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    if (!pending.empty()) folder.feed(pending);
+    return folder.finish();
 }
 
 std::string format_folded(const folded_stacks& folded)

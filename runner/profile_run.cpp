@@ -148,10 +148,10 @@ private:
         record(cmd, data, at);
         run_script(data, script, at);
         std::filesystem::remove(data);
-        const auto text = model::read_text_file(script, "profile.unreadable", opt_.max_script_bytes + 1);
-        std::filesystem::remove(script);
         try {
-            return profile::fold_perf_script(text, tag + ".script");
+            auto folded = profile::read_perf_script(script, {}, tag + ".script");
+            std::filesystem::remove(script);
+            return folded;
         } catch (const error& e) {
             throw error(e.id(), fmt::format("{}: perf script's output could not be read: {}", at.text(), e.what()));
         }

@@ -417,6 +417,45 @@ TEST_CASE("perf script: samples without symbols are counted per object (stripped
     CHECK(f.unsymbolized_leaves.at("/tmp/app") == 2);
 }
 
+TEST_CASE("perf script: read_perf_script streams a file in chunks, with the same result")
+{
+    const auto text = model::read_text_file(perf_script_path("checksum_regressed.script"));
+    const auto whole = fold_perf_script(text, "x");
+    CHECK(format_folded(read_perf_script(perf_script_path("checksum_regressed.script"))) == format_folded(whole));
+
+    // Past the 1 MiB chunk: lines cut at chunk boundaries are joined.
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto big = dir / "perfgate-test-flame-big.script";
+    std::string many;
+    std::size_t copies = 0;
+    while (many.size() < (3u << 20) + 12345) {
+        many += text;
+        ++copies;
+    }
+    std::ofstream(big, std::ios::binary) << many;
+    const auto f = read_perf_script(big);
+    CHECK(f.samples == copies * whole.samples);
+    CHECK(format_folded(f) == format_folded(fold_perf_script(many, "x")));
+    // The same without a final newline.
+    std::ofstream(big, std::ios::binary) << "p 1 1.0: 1 cpu-clock:\n\t1 f+0x1 (/x)";
+    CHECK(format_folded(read_perf_script(big)) == "p;f 1\n");
+
+    SUBCASE("errors name the file as given and the line")
+    {
+        std::ofstream(big, std::ios::binary) << "p 1 1.0: 1 cpu-clock:\n\t1 f (/x)\n\n\t2 g (/x)\n";
+        CHECK_THROWS_WITH_AS(read_perf_script(big, {}, "cand-1.script"),
+                             "cand-1.script:4: a stack frame outside a sample (no header line before it)", error);
+        perf_script_options o;
+        o.max_line_bytes = 100;
+        std::ofstream(big, std::ios::binary) << "p 1 1.0: 1 cpu-clock:\n\t" << std::string(5000, 'x');
+        CHECK_THROWS_WITH_AS(read_perf_script(big, o, "c"), "c:2: line longer than 100 bytes (perf_script_options::max_line_bytes)",
+                             error);
+        CHECK_THROWS_WITH_AS(read_perf_script(dir / "perfgate-no-such-file.script"),
+                             doctest::Contains("perfgate-no-such-file.script: cannot read: No such file or directory"), error);
+    }
+    std::filesystem::remove(big);
+}
+
 TEST_CASE("report JSON: attribution")
 {
     gate::report r;
