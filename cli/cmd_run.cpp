@@ -34,6 +34,7 @@
 #include "runner/testbed.hpp"
 #include "schema/store.hpp"
 #include "model/error.hpp"
+#include "model/file.hpp"
 
 namespace perfgate::cli {
 
@@ -214,6 +215,26 @@ std::optional<profile_options> profile_options_from(const parsed_args& args)
     if (auto dir = args.get("artifacts")) p.artifacts = *dir;   // --artifacts DIR
     if (auto top = args.get_int("top", 1, 1000)) p.top = static_cast<std::size_t>(*top);   // --top N
     return p;
+}
+
+// With --server: each flame graph goes to the server with the comparison,
+// where its dashboard page shows it. Failures (the server's size limit,
+// 413) are warnings: the verdict is already made.
+std::vector<std::string> upload_flame_graphs(client::server_client& server, const gate::report& result,
+                                             const profile_options& profiling)
+{
+    std::vector<std::string> warnings;
+    for (const auto& b : result.benchmarks) {
+        if (!b.attribution_info || !b.attribution_info->perf || !b.attribution_info->perf->flame_graph) continue;
+        const auto path = profiling.artifacts / *b.attribution_info->perf->flame_graph;
+        try {
+            server.upload_flame_graph(*result.comparison_id, b.name, model::read_text_file(path));
+        } catch (const error& e) {
+            warnings.push_back(fmt::format("the flame graph of '{}' was not stored on the server ({} stays): {}", b.name,
+                                           path.string(), e.what()));
+        }
+    }
+    return warnings;
 }
 
 std::string environment_json(const measure_options& opt)
@@ -427,6 +448,12 @@ int cmd_run(const argv_t& argv)
         for (auto& w : attach_profiles(result, benchmarks, opt, *profiling, std::cerr, args.has("quiet"))) {
             if (!args.has("quiet")) print_error(fmt::format("perfgate run: warning: {}\n", w));
             result.warnings.push_back(std::move(w));
+        }
+        if (where.server && result.comparison_id) {
+            for (auto& w : upload_flame_graphs(*where.server, result, *profiling)) {
+                if (!args.has("quiet")) print_error(fmt::format("perfgate run: warning: {}\n", w));
+                result.warnings.push_back(std::move(w));
+            }
         }
     }
 

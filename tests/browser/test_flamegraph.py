@@ -12,12 +12,16 @@ change, the copy is drawn red, names with < > & show as written, and no console 
 --out. Exits 77 (ctest: skipped) when Chromium or chromedriver is missing.
 """
 import argparse
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
+import urllib.error
+import urllib.request
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -188,12 +192,106 @@ class FlameGraphInChromium(unittest.TestCase):
         self.d.save_screenshot(os.path.join(ARGS.out, "flamegraph-templates.png"))
 
 
+class Server:
+    """perfgate serve --public-read on 127.0.0.1 with an ephemeral port, over a fresh database (the token
+    creates project "demo")."""
+
+    def __init__(self, workdir):
+        self.db = os.path.join(workdir, "flame.db")
+        out = subprocess.run([ARGS.perfgate, "token", "create", "--db", self.db, "--project", "demo", "--name", "t"],
+                             check=True, capture_output=True, text=True).stdout
+        self.token = out.strip().splitlines()[-1]
+        self.log = open(os.path.join(workdir, "server.log"), "w")
+        self.proc = subprocess.Popen([ARGS.perfgate, "serve", "--db", self.db, "--listen", "127.0.0.1:0", "--public-read"],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        m = re.search(r"listening on (http://\S+)", self.proc.stdout.readline())
+        if not m:
+            raise RuntimeError("perfgate serve did not start")
+        self.url = m.group(1)
+
+    def put(self, path, body, content_type="image/svg+xml"):
+        req = urllib.request.Request(self.url + path, data=body, method="PUT")
+        req.add_header("Authorization", "Bearer " + self.token)
+        req.add_header("Content-Type", content_type)
+        with urllib.request.urlopen(req) as r:
+            return r.status, json.loads(r.read())
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+def examples():
+    return [os.path.join(ARGS.examples or "", n) for n in ("example-baseline", "example-regressed")]
+
+
+@unittest.skipUnless(os.path.exists("/usr/bin/chromium") and os.path.exists("/usr/bin/chromedriver"),
+                     "Chromium or chromedriver missing (ci/install-deps.sh installs them)")
+class FlameGraphOnTheServer(unittest.TestCase):
+    """perfgate run --profile --server uploads the flame graph; the comparison page frames it."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not ARGS.perfgate or not all(os.path.exists(e) for e in examples()) or not shutil.which("perf"):
+            raise unittest.SkipTest("needs --perfgate, --examples (PERFGATE_BUILD_EXAMPLES) and perf")
+        from pgbrowser import start_driver
+        os.makedirs(ARGS.out, exist_ok=True)
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.srv = Server(cls.tmp.name)
+        base, cand = examples()
+        run = subprocess.run([ARGS.perfgate, "run", "--server", cls.srv.url, "--project", "demo", "--token", cls.srv.token,
+                              "--sha", "a" * 40, "--branch", "main", "--backend", "rusage", "-r", "3",
+                              "--baseline", base + " 150", "--candidate", cand + " 150", "--profile",
+                              "--format", "json", "-q"], cwd=cls.tmp.name, capture_output=True, text=True)
+        if run.returncode not in (0, 1, 3):
+            raise AssertionError("perfgate run failed: %s" % run.stderr)
+        cls.report = json.loads(run.stdout)
+        cls.d = start_driver(width=1300, height=1000)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.quit()
+        cls.srv.stop()
+
+    def test_the_comparison_page_frames_the_flame_graph(self):
+        from pgbrowser import console_errors
+        cid = self.report["comparison_id"]
+        self.assertEqual([w for w in self.report["warnings"] if "flame graph" in w], [])   # uploaded
+        self.d.get("%s/p/demo/comparisons/%d" % (self.srv.url, cid))
+        frame = self.d.find_element("css selector", "figure.flame-graph iframe")
+        self.assertEqual(frame.get_attribute("sandbox"), "")   # sandboxed, nothing allowed
+        self.d.execute_script("arguments[0].scrollIntoView()", frame)
+        self.d.save_screenshot(os.path.join(ARGS.out, "flamegraph-comparison-page.png"))
+        self.d.switch_to.frame(frame)
+        self.assertEqual(self.d.execute_script("return document.documentElement.localName"), "svg")
+        self.assertGreater(self.d.execute_script("return document.querySelectorAll('g > rect').length"), 10)
+        copy = self.d.execute_script(
+            "return Array.from(document.querySelectorAll('g > title')).map(t => t.textContent)"
+            ".filter(t => /^__mem(move|cpy)/.test(t))")
+        self.assertTrue(copy, "no memmove/memcpy frame in the served flame graph")
+        self.d.switch_to.default_content()
+        self.assertEqual(console_errors(self.d), [])
+
+    def test_an_upload_over_the_limit_is_413(self):
+        cid = self.report["comparison_id"]
+        big = b"<svg>" + b" " * (4 * 1024 * 1024) + b"</svg>"
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            self.srv.put("/api/v1/projects/demo/comparisons/%d/flame-graph?benchmark=default" % cid, big)
+        self.assertEqual(refused.exception.code, 413)
+        body = json.loads(refused.exception.read())
+        self.assertEqual(body["error"]["id"], "artifact.too_large")
+        self.assertIn("4194304 bytes (4 MiB)", body["error"]["message"])
+
+
 def main():
     global ARGS
     p = argparse.ArgumentParser()
     p.add_argument("--tool", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--perfgate")
+    p.add_argument("--examples", help="the build's examples/ directory (example-baseline, example-regressed)")
     ARGS, rest = p.parse_known_args()
     result = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
     if not result.wasSuccessful():
