@@ -1,6 +1,6 @@
 // JSON of a benchmark's attribution (report.hpp; the contract in
 // /work/notes/attribution-contract.md): keys are the member names, optionals
-// absent when empty, an interval is [lo, hi].
+// and an empty error list absent, an interval is [lo, hi].
 #include "gate/report.hpp"
 
 #include <cmath>
@@ -92,9 +92,12 @@ json to_json(const attribution& a)
         if (a.perf->flame_graph) p["flame_graph"] = *a.perf->flame_graph;
         j["perf"] = std::move(p);
     }
-    json errors = json::array();
-    for (const auto& e : a.errors) errors.push_back({{"source", e.source}, {"id", e.id}, {"message", e.message}});
-    j["errors"] = std::move(errors);
+    // Absent when empty, as the other members (the contract).
+    if (!a.errors.empty()) {
+        json errors = json::array();
+        for (const auto& e : a.errors) errors.push_back({{"source", e.source}, {"id", e.id}, {"message", e.message}});
+        j["errors"] = std::move(errors);
+    }
     return j;
 }
 

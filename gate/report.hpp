@@ -201,7 +201,7 @@ report report_from_json(const nlohmann::json& j);
 //   { "callgrind": { "event": "Ir", "total_before": .., "total_after": .., "top": [row...] },   (absent: not run)
 //     "perf": { "event": "cpu-clock", "executions": 3, "samples_before": .., "samples_after": ..,
 //               "top": [row...], "flame_graph": "bench/flame.svg" },                        (absent: not run)
-//     "errors": [ { "source": "perf", "id": "profile.perf_refused", "message": ".." } ] }
+//     "errors": [ { "source": "perf", "id": "profile.perf_refused", "message": ".." } ] }   (absent: none)
 // row: { "name", "file", "before", "after", "delta", "share", "interval": [lo, hi], "significant" }
 // (interval and significant: perf rows only). Errors: "input.bad_report".
 nlohmann::json to_json(const attribution& a);
