@@ -32,9 +32,11 @@
 #include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "runner/process.hpp"
+#include "runner/profile_run.hpp"
 #include "runner/testbed.hpp"
 #include "schema/store.hpp"
 #include "model/error.hpp"
+#include "model/file.hpp"
 
 namespace perfgate::cli {
 
@@ -84,6 +86,11 @@ std::vector<option_spec> run_option_list()
     {"artifacts", 0, true, false, "DIR", "write each regressed benchmark's raw profiles and attribution.json "
                                          "to DIR/<benchmark>/"},
     {"top", 0, true, false, "N", "functions in each attribution table of a regressed benchmark (default 10)"},
+    {"profile", 0, false, false, "", "after the measured rounds, profile extra executions of each side (perf record -g): "
+                                     "the functions whose share of the samples changed, and a differential flame graph "
+                                     "(.perfgate/artifacts/NAME/flame.svg); never changes the verdict"},
+    {"profile-executions", 0, true, false, "N", "with --profile: profiled executions per side (default 3)"},
+    {"profile-max-mb", 0, true, false, "MB", "with --profile: largest perf script output per execution (default 256)"},
     {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
     {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
     {"output", 'o', true, false, "FILE", "also write the report to FILE"},
@@ -203,6 +210,43 @@ measure_options options_from(const parsed_args& args)
         opt.progress = ::isatty(STDERR_FILENO) == 1 ? progress_style::tty : progress_style::plain;
     }
     return opt;
+}
+
+// --profile and its options; nullopt without --profile.
+std::optional<profile_options> profile_options_from(const parsed_args& args)
+{
+    if (!args.has("profile")) {
+        if (args.has("profile-executions") || args.has("profile-max-mb")) {
+            usage_error("usage.conflict", "--profile-executions and --profile-max-mb apply to --profile only");
+        }
+        return std::nullopt;
+    }
+    profile_options p;
+    p.executions = static_cast<int>(args.get_int("profile-executions", 1, 1000).value_or(default_profile_executions));
+    if (auto mb = args.get_int("profile-max-mb", 1, 1024 * 1024)) p.max_script_bytes = static_cast<std::uint64_t>(*mb) << 20;
+    if (auto dir = args.get("artifacts")) p.artifacts = *dir;   // --artifacts DIR
+    if (auto top = args.get_int("top", 1, 1000)) p.top = static_cast<std::size_t>(*top);   // --top N
+    return p;
+}
+
+// With --server: each flame graph goes to the server with the comparison,
+// where its dashboard page shows it. Failures (the server's size limit,
+// 413) are warnings: the verdict is already made.
+std::vector<std::string> upload_flame_graphs(client::server_client& server, const gate::report& result,
+                                             const profile_options& profiling)
+{
+    std::vector<std::string> warnings;
+    for (const auto& b : result.benchmarks) {
+        if (!b.attribution_info || !b.attribution_info->perf || !b.attribution_info->perf->flame_graph) continue;
+        const auto path = profiling.artifacts / *b.attribution_info->perf->flame_graph;
+        try {
+            server.upload_flame_graph(*result.comparison_id, b.name, model::read_text_file(path));
+        } catch (const error& e) {
+            warnings.push_back(fmt::format("the flame graph of '{}' was not stored on the server ({} stays): {}", b.name,
+                                           path.string(), e.what()));
+        }
+    }
+    return warnings;
 }
 
 std::string environment_json(const measure_options& opt)
@@ -404,6 +448,7 @@ int cmd_run(const argv_t& argv)
                                 git.sha.empty() ? "no commit found" : "commit " + git.sha,
                                 git.branch.empty() ? ", no branch found" : ", branch " + git.branch));
     }
+    const auto profiling = profile_options_from(args);
     const model::testbed_info testbed = detect_testbed(args.get("testbed"));
     const std::string environment = environment_json(opt);
 
@@ -489,6 +534,20 @@ int cmd_run(const argv_t& argv)
         result = svc.compare(project, pairs, rules.value_or(gate::policy{})).result;
     }
     result.warnings.insert(result.warnings.begin(), warnings.begin(), warnings.end());
+    if (profiling) {
+        // After the verdict's rounds and comparison: profiling adds to the
+        // report, its failures are warnings (runner/profile_run.hpp).
+        for (auto& w : attach_profiles(result, benchmarks, opt, *profiling, std::cerr, args.has("quiet"))) {
+            if (!args.has("quiet")) print_error(fmt::format("perfgate run: warning: {}\n", w));
+            result.warnings.push_back(std::move(w));
+        }
+        if (where.server && result.comparison_id) {
+            for (auto& w : upload_flame_graphs(*where.server, result, *profiling)) {
+                if (!args.has("quiet")) print_error(fmt::format("perfgate run: warning: {}\n", w));
+                result.warnings.push_back(std::move(w));
+            }
+        }
+    }
 
     // Where each regression came from: after the verdict, which it never
     // changes; failures are warning lines and the report's attribution errors.

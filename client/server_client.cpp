@@ -47,8 +47,9 @@ server_client::server_client(std::string base_url, std::string project, std::opt
     }
 }
 
-std::string server_client::exchange(const std::string& method, const std::string& path, const std::string* json_body,
-                                    const std::vector<std::pair<std::string, std::string>>& headers)
+std::string server_client::exchange(const std::string& method, const std::string& path, const std::string* body,
+                                    const std::vector<std::pair<std::string, std::string>>& headers,
+                                    const std::string& content_type)
 {
     http_request req;
     req.method = method;
@@ -56,9 +57,9 @@ std::string server_client::exchange(const std::string& method, const std::string
     req.headers.emplace_back("Accept", "application/json");
     if (token_) req.headers.emplace_back("Authorization", "Bearer " + *token_);
     req.headers.insert(req.headers.end(), headers.begin(), headers.end());
-    if (json_body) {
-        req.headers.emplace_back("Content-Type", "application/json");
-        req.body = *json_body;
+    if (body) {
+        req.headers.emplace_back("Content-Type", content_type);
+        req.body = *body;
     }
     const std::string what = fmt::format("{} {}", method, req.url);
     const http_response res = http_send(req);
@@ -85,6 +86,13 @@ model::ingest_result server_client::upload(const model::ingest_request& in)
     const std::string body = api::dump(api::to_json(in));
     const std::string answer = exchange("POST", path, &body);
     return api::ingest_result_from_json(parse_object(answer, "POST " + base_ + path));
+}
+
+void server_client::upload_flame_graph(std::int64_t comparison_id, const std::string& benchmark, const std::string& svg)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/comparisons/{}/flame-graph?benchmark={}",
+                                         url_encode(project_), comparison_id, url_encode(benchmark));
+    exchange("PUT", path, &svg, {}, "image/svg+xml");
 }
 
 gate::report server_client::compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules)

@@ -52,14 +52,21 @@ public:
                                                           const std::optional<std::string>& testbed,
                                                           const std::optional<std::string>& branch);
 
+    // PUT .../comparisons/{id}/flame-graph?benchmark=NAME: a benchmark's
+    // differential flame graph, stored with the comparison (perfgate run
+    // --profile). A server refuses one over its limit with 413 ("server.rejected").
+    void upload_flame_graph(std::int64_t comparison_id, const std::string& benchmark, const std::string& svg);
+
     [[nodiscard]] std::string comparison_url(std::int64_t id) const;
     [[nodiscard]] const std::string& project() const { return project_; }
     [[nodiscard]] const std::string& base_url() const { return base_; }
 
 private:
     // Sends and maps every non-2xx answer to the errors above.
-    std::string exchange(const std::string& method, const std::string& path, const std::string* json_body,
-                         const std::vector<std::pair<std::string, std::string>>& headers = {});
+    // body: JSON unless content_type says otherwise.
+    std::string exchange(const std::string& method, const std::string& path, const std::string* body,
+                         const std::vector<std::pair<std::string, std::string>>& headers = {},
+                         const std::string& content_type = "application/json");
 
     std::string base_, project_;
     std::optional<std::string> token_;

@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <fstream>
 #include <vector>
 
 namespace perfgate::profile {
@@ -34,14 +37,22 @@ public:
 
     folded_stacks fold(std::string_view text)
     {
-        while (!text.empty()) {
-            ++line_no_;
-            auto l = detail::take_line(text);
-            if (l.size() > opt_.max_line_bytes)
-                fail(fmt::format("line longer than {} bytes (perf_script_options::max_line_bytes)", opt_.max_line_bytes));
-            while (!l.empty() && is_space_ps(l.back())) l.remove_suffix(1);
-            line(l);
-        }
+        while (!text.empty()) feed(detail::take_line(text));
+        return finish();
+    }
+
+    // One line, without its '\n'.
+    void feed(std::string_view l)
+    {
+        ++line_no_;
+        if (l.size() > opt_.max_line_bytes)
+            fail(fmt::format("line longer than {} bytes (perf_script_options::max_line_bytes)", opt_.max_line_bytes));
+        while (!l.empty() && is_space_ps(l.back())) l.remove_suffix(1);
+        line(l);
+    }
+
+    folded_stacks finish()
+    {
         finish_sample();
         return std::move(out_);
     }
@@ -106,11 +117,19 @@ private:
         while (!l.empty() && is_space_ps(l.front())) l.remove_prefix(1);
         auto space = l.find(' ');
         auto rest = space == std::string_view::npos ? std::string_view() : l.substr(space + 1);
-        if (auto open = rest.rfind(" ("); open != std::string_view::npos && rest.back() == ')') rest = rest.substr(0, open);
+        std::string_view dso;
+        if (auto open = rest.rfind(" ("); open != std::string_view::npos && rest.back() == ')') {
+            dso = rest.substr(open + 2, rest.size() - open - 3);
+            rest = rest.substr(0, open);
+        } else if (rest.starts_with('(') && rest.back() == ')') {   // no symbol at all: "(/usr/bin/app)"
+            dso = rest.substr(1, rest.size() - 2);
+            rest = {};
+        }
         if (auto plus = rest.rfind('+'); plus != std::string_view::npos && is_hex_offset(rest.substr(plus + 1)))
             rest = rest.substr(0, plus);
         std::string sym = rest.empty() ? std::string("[unknown]") : std::string(rest);
         std::replace(sym.begin(), sym.end(), ';', ':');
+        if (frames_.empty()) leaf_unsymbolized_dso_ = sym == "[unknown]" && !dso.empty() && dso != "[unknown]" ? dso : "";
         frames_.push_back(std::move(sym));
     }
 
@@ -133,6 +152,11 @@ private:
         found->second += weight_;
         out_.total += weight_;
         ++out_.samples;
+        if (!frames_.empty() && !leaf_unsymbolized_dso_.empty()) {
+            auto dso = out_.unsymbolized_leaves.find(leaf_unsymbolized_dso_);
+            if (dso == out_.unsymbolized_leaves.end()) dso = out_.unsymbolized_leaves.emplace(leaf_unsymbolized_dso_, 0).first;
+            ++dso->second;
+        }
     }
 
     std::string_view source_;
@@ -143,6 +167,7 @@ private:
     std::string comm_;
     std::uint64_t weight_ = 1;
     std::vector<std::string> frames_;
+    std::string leaf_unsymbolized_dso_;   // the leaf frame's object when it has no symbol
 };
 
 } // namespace
@@ -150,6 +175,42 @@ private:
 folded_stacks fold_perf_script(std::string_view text, std::string_view source, const perf_script_options& options)
 {
     return perf_script_folder(source, options).fold(text);
+}
+
+folded_stacks read_perf_script(const std::filesystem::path& path, const perf_script_options& options, std::string_view name)
+{
+    const auto source = name.empty() ? path.string() : std::string(name);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error("profile.unreadable", fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    perf_script_folder folder(source, options);
+    // Whole lines of each chunk go to the folder; a line cut by the chunk's
+    // end waits in `pending` for the rest.
+    std::vector<char> chunk(1u << 20);
+    std::string pending;
+    while (in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        std::string_view text(chunk.data(), static_cast<std::size_t>(in.gcount()));
+        while (!text.empty()) {
+            const auto nl = text.find('\n');
+            if (nl == std::string_view::npos) {
+                pending.append(text);
+                // A line longer than the limit is an error at once, not a buffer.
+                if (pending.size() > options.max_line_bytes) folder.feed(pending);
+                break;
+            }
+            if (pending.empty()) {
+                folder.feed(text.substr(0, nl));
+            } else {
+                pending.append(text.substr(0, nl));
+                folder.feed(pending);
+                pending.clear();
+            }
+            text.remove_prefix(nl + 1);
+        }
+    }
+    if (in.bad()) throw error("profile.unreadable", fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    if (!pending.empty()) folder.feed(pending);
+    return folder.finish();
 }
 
 std::string format_folded(const folded_stacks& folded)

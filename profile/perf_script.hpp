@@ -11,11 +11,13 @@
 //
 // Errors: perfgate::error "profile.bad_perf_script" with "SOURCE:LINE: what"
 // for a frame line outside a sample, an unparsable header, or a limit.
-// Cost: one pass, O(bytes); memory O(distinct stacks).
+// Cost: one pass, O(bytes); memory O(distinct stacks) (plus the text, for
+// fold_perf_script).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -37,9 +39,20 @@ struct folded_stacks {
     std::map<std::string, std::uint64_t, std::less<>> stacks;
     std::uint64_t samples = 0;  // samples read (not weighted)
     std::uint64_t total = 0;    // sum of the counts in `stacks`
+    // Samples (not weighted) whose leaf frame has no symbol although its
+    // object is known ("[unknown] (/usr/bin/app)"), per object: the sign of
+    // a stripped binary, whose functions perf cannot name.
+    std::map<std::string, std::uint64_t, std::less<>> unsymbolized_leaves;
 };
 
 folded_stacks fold_perf_script(std::string_view text, std::string_view source, const perf_script_options& options = {});
+
+// fold_perf_script of a file, read in chunks: memory O(distinct stacks), not
+// O(file size) (a 1M-sample perf script is gigabytes). Messages name the
+// file as `name` (default: the path). Errors also "profile.unreadable"
+// ("NAME: cannot read: WHY").
+folded_stacks read_perf_script(const std::filesystem::path& path, const perf_script_options& options = {},
+                               std::string_view name = {});
 
 // One "stack count" line per stack, in the map's (sorted) order: the format
 // flamegraph.pl reads.

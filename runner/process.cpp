@@ -30,7 +30,7 @@ namespace {
 
 // What failed in the child between vfork and exec, sent to the parent through
 // a close-on-exec pipe: a successful exec closes the pipe without a write.
-enum class child_stage : int { dup, chdir, affinity, personality, exec };
+enum class child_stage : int { dup, chdir, affinity, personality, rlimit, exec };
 
 struct child_failure {
     child_stage stage;
@@ -79,6 +79,9 @@ exec_plan make_plan(const spawn_options& opt)
 {
     if (opt.argv.empty() || opt.argv[0].empty()) {
         throw error("process.exec_failed", "empty command");
+    }
+    if (opt.capture_stdout && opt.stdout_file) {
+        throw error("process.spawn_failed", "spawn_options: capture_stdout and stdout_file exclude each other");
     }
     exec_plan plan;
 
@@ -181,6 +184,10 @@ exec_plan make_plan(const spawn_options& opt)
             child_fail(report_fd, child_stage::personality);
         }
     }
+    if (opt.max_file_bytes) {
+        const rlimit limit{static_cast<rlim_t>(*opt.max_file_bytes), static_cast<rlim_t>(*opt.max_file_bytes)};
+        if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) child_fail(report_fd, child_stage::rlimit);
+    }
     ::execve(plan.path.c_str(), plan.argv.data(), plan.envp.data());
     child_fail(report_fd, child_stage::exec);
 }
@@ -213,6 +220,7 @@ std::string_view stage_text(child_stage s)
     case child_stage::chdir: return "change directory";
     case child_stage::affinity: return "set CPU affinity (sched_setaffinity)";
     case child_stage::personality: return "disable ASLR (personality)";
+    case child_stage::rlimit: return "limit the output file size (setrlimit RLIMIT_FSIZE)";
     case child_stage::exec: return "execute";
     }
     return "start";
@@ -355,11 +363,19 @@ child_process child_process::spawn(const spawn_options& opt)
     auto [report_r, report_w] = make_pipe();
     unique_fd out_r, out_w;
     if (opt.capture_stdout) std::tie(out_r, out_w) = make_pipe();
+    if (opt.stdout_file) {
+        // The child's copy (dup2 onto 1) loses O_CLOEXEC; ours closes below.
+        out_w.reset(::open(opt.stdout_file->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        if (!out_w) {
+            throw error("process.spawn_failed",
+                        fmt::format("cannot create {}: {}", opt.stdout_file->string(), errno_text(errno)));
+        }
+    }
 
     child_process child;
     child.started_ = std::chrono::steady_clock::now();
-    pid_t pid = spawn_vforked(plan, opt, devnull.get(), opt.capture_stdout ? out_w.get() : devnull.get(),
-                              err_w.get(), report_w.get());
+    pid_t pid = spawn_vforked(plan, opt, devnull.get(), out_w ? out_w.get() : devnull.get(), err_w.get(),
+                              report_w.get());
     if (pid < 0) throw error("process.spawn_failed", fmt::format("vfork: {}", errno_text(errno)));
     child.pid_ = pid;
     // Also from the parent, so kill(-pid) works even before the child ran

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <optional>
@@ -101,6 +102,14 @@ struct spawn_options {
     std::vector<int> cpus;                          // sched_setaffinity set; empty: inherit
     bool disable_aslr = false;                      // personality(ADDR_NO_RANDOMIZE)
     bool capture_stdout = false;                    // else stdout goes to /dev/null
+    // Stdout into this file (created or truncated, mode 0644) instead: for
+    // output too large for capture_stdout's 1 MiB (perf script). Not with
+    // capture_stdout.
+    std::optional<std::filesystem::path> stdout_file;
+    // RLIMIT_FSIZE of the child: a write past this many bytes in any file
+    // kills it with SIGXFSZ. Bounds stdout_file (and so the disk and memory
+    // a tool's output may take); nullopt: inherited.
+    std::optional<std::uint64_t> max_file_bytes;
 };
 
 // How a child ended.

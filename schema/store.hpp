@@ -20,6 +20,7 @@
 // "store.constraint", "store.not_found", "store.io".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -86,6 +87,20 @@ public:
     std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
                                    std::int64_t candidate_run, std::string_view report_json);
     [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
+
+    // A comparison's artifacts (schema/migrations/007_artifacts.sql,
+    // schema/artifacts.cpp): the flame graph SVG of a benchmark, replaced
+    // when stored again. put: "store.not_found" when the project has no such
+    // comparison; "store.constraint" for an empty or longer than
+    // max_artifact_bytes content, a benchmark name outside 1..256 bytes.
+    static constexpr std::size_t max_artifact_bytes = 4u << 20;
+    void put_flame_graph(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
+                         std::string_view svg);
+    [[nodiscard]] std::optional<std::string> load_flame_graph(std::string_view project, std::int64_t comparison_id,
+                                                              std::string_view benchmark) const;
+    // The benchmarks of the comparison that have one, by name.
+    [[nodiscard]] std::vector<std::string> flame_graph_benchmarks(std::string_view project,
+                                                                  std::int64_t comparison_id) const;
 
     // Idempotent comparisons (schema/migrations/003_comparison_key.sql).
     // request_key identifies the inputs of a comparison (gate::service uses

@@ -25,6 +25,27 @@ namespace {
 // {project} segment, /api/v1/projects/{project}/...
 constexpr std::string_view project_prefix = "/api/v1/projects/{project}/";
 
+constexpr std::string_view flame_graph_template = "/api/v1/projects/{project}/comparisons/{id}/flame-graph";
+
+// A flame graph upload announced larger than the service takes
+// (service::max_flame_graph_bytes): 413 before its body is read, with the
+// message the service would give.
+std::optional<response> too_large_flame_graph(const request& header)
+{
+    const auto length = header.find(http::field::content_length);
+    if (length == header.end()) return std::nullopt;   // chunked: the service checks the whole body
+    std::uint64_t n = 0;
+    const auto text = sv(length->value());
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || end != text.data() + text.size() || n <= gate::service::max_flame_graph_bytes) {
+        return std::nullopt;
+    }
+    return error_response("artifact.too_large",
+                          fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)",
+                                      n, gate::service::max_flame_graph_bytes, gate::service::max_flame_graph_bytes >> 20),
+                          header.version(), header.keep_alive());
+}
+
 // The fourth path segment of /api/v1/projects/{project}/..., percent-decoded
 // as the router decodes it; nullopt when it cannot be decoded (the router
 // then has no route either).
@@ -80,6 +101,7 @@ std::optional<response> refuse_before_body(const request& header, context& ctx)
             return error_response("http.not_found", "no route for this path", header.version(), header.keep_alive());
         }
         authorize(header, ctx, *project);
+        if (path_template == flame_graph_template && method == "PUT") return too_large_flame_graph(header);
         return std::nullopt;
     } catch (const error& e) {
         return error_response(e.id(), e.what(), header.version(), header.keep_alive());

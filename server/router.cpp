@@ -47,7 +47,7 @@ namespace {
 
 enum class endpoint {
     healthz, metrics, bench_constant, runs, compare, comparisons, comparison, history, benchmarks,
-    alerts, alert, change_points, none
+    alerts, alert, change_points, flame_graph, none
 };
 
 struct route_match {
@@ -55,7 +55,7 @@ struct route_match {
     http::verb method = http::verb::get;   // the one method the endpoint allows
     std::string_view label = "unmatched";
     std::string project;                   // percent-decoded path segment
-    std::string id;                        // comparisons/{id}, alerts/{id}
+    std::string id;                        // comparisons/{id}, comparisons/{id}/flame-graph, alerts/{id}
     // A second method the endpoint allows (alerts/{id}: GET and PATCH).
     std::optional<http::verb> also;
 };
@@ -73,6 +73,8 @@ constexpr std::string_view label_alerts = "GET /api/v1/projects/{project}/alerts
 constexpr std::string_view label_alert = "GET /api/v1/projects/{project}/alerts/{id}";
 constexpr std::string_view label_alert_patch = "PATCH /api/v1/projects/{project}/alerts/{id}";
 constexpr std::string_view label_change_points = "GET /api/v1/projects/{project}/change-points";
+constexpr std::string_view label_flame_graph = "GET /api/v1/projects/{project}/comparisons/{id}/flame-graph";
+constexpr std::string_view label_flame_graph_put = "PUT /api/v1/projects/{project}/comparisons/{id}/flame-graph";
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
 {
@@ -93,7 +95,7 @@ route_match match(const request& req)
     // segment ("/healthz/", "/api/v1/projects/p/runs/", "/api//v1"), so a
     // path either names a resource exactly or is 404.
     auto parts = path_segments(path);
-    if (parts.size() < 5 || parts.size() > 6 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "projects" ||
+    if (parts.size() < 5 || parts.size() > 7 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "projects" ||
         std::any_of(parts.begin(), parts.end(), [](std::string_view p) { return p.empty(); })) {
         return m;
     }
@@ -101,6 +103,21 @@ route_match match(const request& req)
     if (!project) return m;
     m.project = std::move(*project);
     const std::string_view what = parts[4];
+    if (parts.size() == 7) {
+        // A comparison's flame graph (?benchmark=NAME: names may hold '/').
+        if (what != "comparisons" || parts[6] != "flame-graph") return m;
+        m.target = endpoint::flame_graph;
+        m.id = std::string(parts[5]);
+        if (req.method() == http::verb::put) {
+            m.method = http::verb::put;
+            m.label = label_flame_graph_put;
+            m.also = http::verb::get;
+        } else {
+            m.label = label_flame_graph;
+            m.also = http::verb::put;
+        }
+        return m;
+    }
     if (parts.size() == 5) {
         if (what == "runs") { m.target = endpoint::runs; m.method = http::verb::post; m.label = label_runs; }
         else if (what == "compare") { m.target = endpoint::compare; m.method = http::verb::post; m.label = label_compare; }
@@ -269,6 +286,58 @@ response post_compare(const request& req, context& ctx, const route_match& m, co
     // The service serialises a report once, with its comparison_id.
     response res = make_response(http::status::created, *c.json, "application/json", req);
     res.set(http::field::location, fmt::format("/api/v1/projects/{}/comparisons/{}", m.project, c.id));
+    return res;
+}
+
+// The comparison id of a path, a positive integer.
+std::int64_t comparison_id_of(const route_match& m)
+{
+    auto id = parse_int(m.id);
+    if (!id || *id <= 0) {
+        throw error("http.bad_param", fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
+    }
+    return *id;
+}
+
+// PUT: perfgate run --profile uploads a benchmark's differential flame graph
+// after the comparison (service::store_flame_graph: at most
+// max_flame_graph_bytes, else 413 "artifact.too_large").
+response put_flame_graph(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({"benchmark"});
+    const auto id = comparison_id_of(m);
+    const std::string type = media_type(sv(req[http::field::content_type]));
+    if (type != "image/svg+xml") {
+        throw error("http.unsupported_media_type",
+                    fmt::format("Content-Type '{}' not supported here; send image/svg+xml", type.substr(0, 64)));
+    }
+    const std::string benchmark = q.required("benchmark");
+    ctx.service.store_flame_graph(m.project, id, benchmark, req.body());
+    const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}/flame-graph{}", html::url_encode(m.project), id,
+                                        html::url_query({{"benchmark", benchmark}}));
+    response res = json_response(http::status::created,
+                                 json{{"comparison_id", id}, {"benchmark", benchmark}, {"bytes", req.body().size()},
+                                      {"url", url}},
+                                 req);
+    res.set(http::field::location, url);
+    return res;
+}
+
+// GET: the SVG, sandboxed. It came from a client (a token holder): served as
+// an image that runs nothing (CSP sandbox without allow-scripts, no fetches),
+// never sniffed as HTML, framed only by this server's own pages.
+response get_flame_graph(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({"benchmark"});
+    const auto id = comparison_id_of(m);
+    const std::string benchmark = q.required("benchmark");
+    auto svg = ctx.service.flame_graph(m.project, id, benchmark);
+    if (!svg) {
+        throw error("artifact.not_found",
+                    fmt::format("comparison {} of project '{}' has no flame graph of benchmark '{}'", id, m.project, benchmark));
+    }
+    response res = make_response(http::status::ok, std::move(*svg), "image/svg+xml; charset=utf-8", req);
+    set_artifact_headers(res);
     return res;
 }
 
@@ -480,6 +549,8 @@ response dispatch(const request& req, context& ctx)
     case endpoint::alert: return req.method() == http::verb::patch ? patch_alert(req, ctx, m, q)
                                                                    : get_alert(req, ctx, m, q);
     case endpoint::change_points: return get_change_points(req, ctx, m, q);
+    case endpoint::flame_graph: return req.method() == http::verb::put ? put_flame_graph(req, ctx, m, q)
+                                                                       : get_flame_graph(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");
@@ -490,10 +561,18 @@ response dispatch(const request& req, context& ctx)
 
 // ---------------------------------------------------------------------------
 
+void set_artifact_headers(response& res)
+{
+    res.set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'self'");
+    res.set("X-Content-Type-Options", "nosniff");
+    res.set("X-Frame-Options", "SAMEORIGIN");
+    res.set(http::field::cache_control, "no-store");
+}
+
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 36> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 39> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
         {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
@@ -512,6 +591,9 @@ unsigned status_for(std::string_view id)
         {"project.not_found", 404},
         {"comparison.not_found", 404},
         {"alert.not_found", 404},
+        {"artifact.not_found", 404},
+        {"artifact.too_large", 413},    // a flame graph over service::max_flame_graph_bytes
+        {"artifact.bad_svg", 422},
         {"alert.bad_status", 400},
         {"alert.bad_note", 400},
         {"query.bad_value", 400},

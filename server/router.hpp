@@ -73,6 +73,11 @@ response route(const request& req, context& ctx);
 // or "unmatched": a bounded label set for /metrics. Pure.
 std::string_view route_label(const request& req);
 
+// Headers of a stored artifact (a flame graph SVG from a client): a
+// Content-Security-Policy that sandboxes it (no script, no fetch; styles
+// inline only), no MIME sniffing, framed only by this server's pages.
+void set_artifact_headers(response& res);
+
 // The HTTP status for a perfgate::error id (one table, documented in
 // docs/server.md): "http.not_found" -> 404, "ingest.bad_csv" -> 422, ...
 // Unknown ids -> 500.

@@ -141,6 +141,22 @@ public:
     std::string create_token(const std::string& project, std::string_view name);
 
     [[nodiscard]] std::optional<report> load_comparison(const std::string& project, std::int64_t id) const;
+
+    // Flame graphs stored with a comparison (perfgate run --profile with
+    // --server; service/artifacts.cpp). The SVG must be UTF-8 text that
+    // starts as an SVG document ("<svg" or "<?xml", after whitespace), at
+    // most max_flame_graph_bytes; storing one again replaces it. Errors:
+    // "artifact.too_large" above the limit, "artifact.bad_svg",
+    // "ingest.bad_field" for a malformed benchmark name,
+    // "comparison.not_found" (also for another project's comparison).
+    static constexpr std::size_t max_flame_graph_bytes = store::store::max_artifact_bytes;
+    void store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
+                           std::string_view svg);
+    [[nodiscard]] std::optional<std::string> flame_graph(const std::string& project, std::int64_t comparison_id,
+                                                         const std::string& benchmark) const;
+    // The comparison's benchmarks that have a flame graph, by name.
+    [[nodiscard]] std::vector<std::string> flame_graph_benchmarks(const std::string& project,
+                                                                  std::int64_t comparison_id) const;
     // The project's most recent comparisons, newest first: id, time,
     // verdict, and the commits of the runs compared (store::recent_comparisons).
     // "project.not_found"; "query.bad_value" for a limit outside

@@ -274,6 +274,43 @@ TEST_CASE("pages: the comparison page draws both runs' samples and the counter's
     CHECK(h["points"][4][2].get<double>() == doctest::Approx(30.2));
 }
 
+TEST_CASE("pages: the comparison page frames a benchmark's flame graph when one is stored, sandboxed")
+{
+    fixture f;
+    const auto base = f.upload("a<b", "baseline", fmt::format("{:040x}", 0xb0), {10.0, 10.2, 10.4, 10.1, 10.3});
+    const auto head = f.upload("a<b", "candidate", fmt::format("{:040x}", 0xc0), {30.1, 30.2, 30.4, 30.3, 30.0}, "pr");
+    const auto id = f.service.compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
+    const std::string page = fmt::format("/p/demo/comparisons/{}", id);
+    const std::string svg_url = page + "/flame.svg?benchmark=a%3Cb";
+
+    auto before = f.get(page);
+    REQUIRE(before.result_int() == 200);
+    CHECK(before.body().find("flame-graph") == std::string::npos);
+    CHECK(f.get(svg_url).result_int() == 404);
+
+    const std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"><g><title>f</title><rect width=\"1\" height=\"1\"/></g></svg>";
+    f.service.store_flame_graph("demo", id, "a<b", svg);
+    // The page was cached; storing moved the generation: it shows the graph now.
+    auto after = f.get(page);
+    REQUIRE(after.result_int() == 200);
+    const std::string& html = after.body();
+    CHECK(html.find("<figure class=\"flame-graph\"><iframe sandbox src=\"/p/demo/comparisons/" + std::to_string(id) +
+                    "/flame.svg?benchmark=a%3Cb\" title=\"flame graph of a&lt;b\"") != std::string::npos);
+    CHECK(std::string(after["Content-Security-Policy"]).find("frame-src 'self'") != std::string::npos);
+
+    auto file = f.get(svg_url);
+    REQUIRE(file.result_int() == 200);
+    CHECK(file.body() == svg);
+    CHECK(file[http::field::content_type] == "image/svg+xml; charset=utf-8");
+    const std::string csp(file["Content-Security-Policy"]);
+    CHECK(csp.find("sandbox") != std::string::npos);
+    CHECK(csp.find("frame-ancestors 'self'") != std::string::npos);
+    CHECK(file["X-Content-Type-Options"] == "nosniff");
+    // No benchmark, a benchmark without one: pages naming the problem.
+    CHECK(f.get(page + "/flame.svg").result_int() == 400);
+    CHECK(f.get(page + "/flame.svg?benchmark=other").result_int() == 404);
+}
+
 TEST_CASE("pages: compare by git sha stores the comparison and shows it; the overview lists it; a bad ref is a page naming it")
 {
     fixture f;

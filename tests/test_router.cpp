@@ -1,6 +1,7 @@
 // The router without sockets: every route, the auth matrix and every bad
 // input, against the real store on a temp file and the real gate service.
 #include "server/router.hpp"
+#include "server/auth_gate.hpp"
 
 #include <doctest/doctest.h>
 
@@ -73,7 +74,9 @@ struct fixture {
     {
         request req{method, target, 11};
         req.set(http::field::host, "localhost");
-        if (!content_type.empty() && method == http::verb::post) req.set(http::field::content_type, content_type);
+        if (!content_type.empty() && (method == http::verb::post || method == http::verb::put)) {
+            req.set(http::field::content_type, content_type);
+        }
         if (token == "demo") req.set(http::field::authorization, "Bearer " + demo_token);
         else if (token == "other") req.set(http::field::authorization, "Bearer " + other_token);
         else if (!token.empty()) req.set(http::field::authorization, token);
@@ -1239,6 +1242,74 @@ TEST_CASE("GET .../comparisons lists the newest comparisons with their commits")
         check_error(f.call(http::verb::get, list + "/"), 404, "http.not_found", "(paths take no trailing slash)");
         request req{http::verb::get, "/api/v1/projects/p%20q/comparisons?limit=5", 11};
         CHECK(perfgate::server::route_label(req) == "GET /api/v1/projects/{project}/comparisons");
+    }
+}
+
+TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET serves it sandboxed")
+{
+    fixture f;
+    const auto base = f.upload("baseline");
+    const auto cand = f.upload("candidate");
+    auto compared = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                           json{{"baseline_run", base}, {"candidate_run", cand}}.dump());
+    REQUIRE(compared.result_int() == 201);
+    const auto id = json::parse(compared.body()).at("comparison_id").get<std::int64_t>();
+    const std::string path = "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "/flame-graph";
+    const std::string svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><title>a &lt; b</title></svg>\n";
+
+    SUBCASE("stored and served back, with headers that run nothing")
+    {
+        auto put = f.call(http::verb::put, path + "?benchmark=a%2Fb", svg, "image/svg+xml");
+        REQUIRE(put.result_int() == 201);
+        const auto answer = json::parse(put.body());
+        CHECK(answer["benchmark"] == "a/b");
+        CHECK(answer["bytes"] == svg.size());
+        CHECK(answer["url"] == path + "?benchmark=a%2Fb");
+        auto got = f.call(http::verb::get, path + "?benchmark=a%2Fb");
+        CHECK(got.result_int() == 200);
+        CHECK(got.body() == svg);
+        CHECK(got[http::field::content_type] == "image/svg+xml; charset=utf-8");
+        CHECK(got["Content-Security-Policy"].find("sandbox") != boost::beast::string_view::npos);
+        CHECK(got["Content-Security-Policy"].find("default-src 'none'") != boost::beast::string_view::npos);
+        CHECK(got["X-Content-Type-Options"] == "nosniff");
+        CHECK(perfgate::server::route_label(request{http::verb::put, path + "?benchmark=x", 11}) ==
+              "PUT /api/v1/projects/{project}/comparisons/{id}/flame-graph");
+    }
+    SUBCASE("above the limit: 413 with the limit in the message, from the header alone too")
+    {
+        const std::string big = "<svg>" + std::string(perfgate::gate::service::max_flame_graph_bytes, ' ') + "</svg>";
+        check_error(f.call(http::verb::put, path + "?benchmark=b", big, "image/svg+xml"), 413, "artifact.too_large",
+                    "larger than this server's limit of 4194304 bytes (4 MiB)");
+        request header{http::verb::put, path + "?benchmark=b", 11};
+        header.set(http::field::authorization, "Bearer " + f.demo_token);
+        header.set(http::field::content_type, "image/svg+xml");
+        header.set(http::field::content_length, std::to_string(big.size()));
+        auto refused = perfgate::server::refuse_before_body(header, f.ctx);
+        REQUIRE(refused.has_value());
+        check_error(*refused, 413, "artifact.too_large", "4 MiB");
+        header.set(http::field::content_length, "100");
+        CHECK_FALSE(perfgate::server::refuse_before_body(header, f.ctx).has_value());
+        CHECK(f.call(http::verb::get, path + "?benchmark=b").result_int() == 404);
+    }
+    SUBCASE("refused: not SVG, another media type, no benchmark, unknown comparison, no or a foreign token")
+    {
+        check_error(f.call(http::verb::put, path + "?benchmark=b", "<html><script>x</script></html>", "image/svg+xml"), 422,
+                    "artifact.bad_svg", "not an SVG document");
+        check_error(f.call(http::verb::put, path + "?benchmark=b", "<svg>\xff</svg>", "image/svg+xml"), 422,
+                    "artifact.bad_svg", "not UTF-8");
+        check_error(f.call(http::verb::put, path + "?benchmark=b", svg, "text/html"), 415, "http.unsupported_media_type",
+                    "send image/svg+xml");
+        check_error(f.call(http::verb::put, path, svg, "image/svg+xml"), 400, "http.missing_param", "benchmark");
+        check_error(f.call(http::verb::put, path + "?benchmark=has%20space", svg, "image/svg+xml"), 400, "ingest.bad_field",
+                    "benchmark");
+        check_error(f.call(http::verb::put, "/api/v1/projects/demo/comparisons/999/flame-graph?benchmark=b", svg,
+                           "image/svg+xml"),
+                    404, "comparison.not_found", "no comparison 999");
+        CHECK(f.call(http::verb::put, path + "?benchmark=b", svg, "image/svg+xml", "").result_int() == 401);
+        CHECK(f.call(http::verb::put, path + "?benchmark=b", svg, "image/svg+xml", "other").result_int() == 403);
+        check_error(f.call(http::verb::get, path + "?benchmark=b"), 404, "artifact.not_found", "no flame graph");
+        check_error(f.call(http::verb::post, path + "?benchmark=b", svg, "image/svg+xml"), 405, "http.method_not_allowed",
+                    "use GET, PUT");
     }
 }
 

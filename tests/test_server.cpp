@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include <sqlite3.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -1343,12 +1345,29 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
     {
         const auto db = dir.path / "bad.db";
         create_token(db, "demo", log);
-        const auto size = std::filesystem::file_size(db);
-        REQUIRE(size >= 4 * 4096);
+        // An index's b-tree root page (not the schema's pages, which every
+        // statement reads: that would fail before the integrity check).
+        std::int64_t root = 0, page_size = 0;
+        {
+            sqlite3* raw = nullptr;
+            REQUIRE(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+            auto one = [&](const char* sql) {
+                sqlite3_stmt* st = nullptr;
+                REQUIRE(sqlite3_prepare_v2(raw, sql, -1, &st, nullptr) == SQLITE_OK);
+                REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+                const auto v = sqlite3_column_int64(st, 0);
+                sqlite3_finalize(st);
+                return v;
+            };
+            root = one("SELECT rootpage FROM sqlite_schema WHERE name = 'summaries_history'");
+            page_size = one("PRAGMA page_size");
+            sqlite3_close(raw);
+        }
+        REQUIRE(root > 1);
         {
             std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
-            f.seekp(static_cast<std::streamoff>(size - 4096));   // the last page, an index's b-tree root
-            const std::string garbage(4096, '\xff');
+            f.seekp(static_cast<std::streamoff>((root - 1) * page_size));
+            const std::string garbage(static_cast<std::size_t>(page_size), '\xff');
             f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
         }
         CHECK(serve(db, {}) == 4);

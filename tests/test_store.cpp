@@ -138,8 +138,8 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
 }
 
 // schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
-// 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql
-constexpr int schema_version = 6;
+// 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql, 007_artifacts.sql
+constexpr int schema_version = 7;
 
 std::string sha256_hex(std::string_view data)
 {
@@ -170,8 +170,8 @@ TEST_CASE("store: opening applies the migrations once")
         CHECK(raw.one("PRAGMA journal_mode") == "wal");
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
         CHECK(tables == std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks",
-                                                 "change_points", "comparisons", "counters", "projects", "runs",
-                                                 "samples", "summaries", "testbeds"});
+                                                 "change_points", "comparison_artifacts", "comparisons", "counters",
+                                                 "projects", "runs", "samples", "summaries", "testbeds"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
     }
@@ -190,7 +190,7 @@ TEST_CASE("store: opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
     }
-    SUBCASE("a database at version 1 gets only migrations 2 to 6")
+    SUBCASE("a database at version 1 gets only migrations 2 to 7")
     {
         std::int64_t id = 0;
         {
@@ -199,6 +199,7 @@ TEST_CASE("store: opening applies the migrations once")
         }
         {
             raw_db raw(path);
+            raw.rows("DROP TABLE comparison_artifacts");
             raw.rows("DROP INDEX comparisons_recent");
             raw.rows("DROP INDEX runs_project_sha");
             raw.rows("ALTER TABLE comparisons DROP COLUMN verdict");
@@ -260,8 +261,8 @@ TEST_CASE("store: opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 6") != std::string::npos);
-            CHECK(msg.find("006_project_settings.sql") != std::string::npos);
+            CHECK(msg.find("version 7") != std::string::npos);
+            CHECK(msg.find("007_artifacts.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -721,6 +722,47 @@ TEST_CASE("store: comparisons and benchmarks")
     CHECK(db.ensure_project("fresh") == db.ensure_project("fresh"));
     CHECK(db.project_exists("fresh"));
     CHECK_FALSE(db.project_exists("Fresh"));
+}
+
+TEST_CASE("store: flame graphs stored with a comparison (007_artifacts.sql)")
+{
+    ps::store db(":memory:");
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto cid = db.insert_comparison("demo", base, cand, R"({"schema":"perfgate.report/v1","verdict":"fail"})");
+    db.insert_run(make_run("other"));
+
+    CHECK(db.flame_graph_benchmarks("demo", cid).empty());
+    CHECK_FALSE(db.load_flame_graph("demo", cid, "parse").has_value());
+    db.put_flame_graph("demo", cid, "parse", "<svg>1</svg>");
+    db.put_flame_graph("demo", cid, "a/b", "<svg>2</svg>");
+    CHECK(db.load_flame_graph("demo", cid, "parse") == "<svg>1</svg>");
+    CHECK(db.flame_graph_benchmarks("demo", cid) == std::vector<std::string>{"a/b", "parse"});
+    // Stored again: replaced.
+    const auto before = db.generation();
+    db.put_flame_graph("demo", cid, "parse", "<svg>3</svg>");
+    CHECK(db.load_flame_graph("demo", cid, "parse") == "<svg>3</svg>");
+    CHECK(db.generation() > before);   // the dashboard's cached comparison page is stale
+    // Another project sees none of them.
+    CHECK_FALSE(db.load_flame_graph("other", cid, "parse").has_value());
+    CHECK(db.flame_graph_benchmarks("other", cid).empty());
+
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("other", cid, "parse", "<svg/>"),
+                         doctest::Contains(("comparison " + std::to_string(cid) + " not found in project 'other'").c_str()), error);
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid + 1, "parse", "<svg/>"), doctest::Contains("not found"), error);
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid, "parse", ""), doctest::Contains("a flame graph of 0 bytes"), error);
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid, "parse", std::string(ps::store::max_artifact_bytes + 1, 'x')),
+                         doctest::Contains("(1 to 4194304 allowed)"), error);
+    // The table's own checks, below the store's: an empty benchmark name.
+    try {
+        db.put_flame_graph("demo", cid, "", "<svg/>");
+        FAIL("an empty benchmark name was stored");
+    } catch (const error& e) {
+        CHECK(e.id() == "store.constraint");
+    }
+    // At the limit: stored.
+    db.put_flame_graph("demo", cid, "big", std::string(ps::store::max_artifact_bytes, 'x'));
+    CHECK(db.load_flame_graph("demo", cid, "big")->size() == ps::store::max_artifact_bytes);
 }
 
 TEST_CASE("store: concurrent readers and a writer")

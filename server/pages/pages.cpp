@@ -48,7 +48,9 @@ boost::beast::string_view bsv(std::string_view s) { return {s.data(), s.size()};
 // ---------------------------------------------------------------------------
 // Routes
 
-enum class page { asset, overview, series, comparison, compare, alerts, triage, run, signin, signin_post, signout, none };
+enum class page {
+    asset, overview, series, comparison, flame_graph, compare, alerts, triage, run, signin, signin_post, signout, none
+};
 
 struct page_match {
     page what = page::none;
@@ -62,6 +64,7 @@ constexpr std::string_view label_asset = "GET /assets/{name}";
 constexpr std::string_view label_overview = "GET /p/{project}";
 constexpr std::string_view label_series = "GET /p/{project}/series";
 constexpr std::string_view label_comparison = "GET /p/{project}/comparisons/{id}";
+constexpr std::string_view label_flame_graph = "GET /p/{project}/comparisons/{id}/flame.svg";
 constexpr std::string_view label_compare = "GET /p/{project}/compare";
 constexpr std::string_view label_alerts = "GET /p/{project}/alerts";
 constexpr std::string_view label_triage = "POST /p/{project}/alerts/{id}";
@@ -89,7 +92,7 @@ std::optional<page_match> match_page(const request& req)
         }
         return m;
     }
-    if (parts.size() < 2 || parts.size() > 4) return m;
+    if (parts.size() < 2 || parts.size() > 5) return m;
     auto project = detail::percent_decode(parts[1], false);
     if (!project) return m;
     m.project = std::move(*project);
@@ -104,6 +107,11 @@ std::optional<page_match> match_page(const request& req)
         else if (what == "signin" && post) m = {page::signin_post, http::verb::post, label_signin_post, m.project, {}};
         else if (what == "signin") m = {page::signin, http::verb::get, label_signin, m.project, {}};
         else if (what == "signout") m = {page::signout, http::verb::post, label_signout, m.project, {}};
+    } else if (parts.size() == 5) {
+        // A comparison's flame graph (?benchmark=NAME), framed by its page.
+        if (parts[2] == "comparisons" && parts[4] == "flame.svg") {
+            m = {page::flame_graph, http::verb::get, label_flame_graph, m.project, std::string(parts[3])};
+        }
     } else {
         const std::string_view what = parts[2];
         const std::string id(parts[3]);
@@ -706,6 +714,38 @@ json history_of(page_state& p, const model::run_record& base, const model::run_r
     return points;
 }
 
+// A benchmark's differential flame graph (perfgate run --profile), in a
+// sandboxed frame: the SVG came from a client, so it runs nothing there
+// (and its own response forbids scripts too); its frames' tooltips work.
+void flame_graph_figure(writer& w, const std::string& comparison_path, const std::string& benchmark)
+{
+    const std::string src = comparison_path + "/flame.svg" + html::url_query({{"benchmark", benchmark}});
+    w.f("<figure class=\"flame-graph\"><iframe sandbox src=\"{}\" title=\"flame graph of {}\" loading=\"lazy\"></iframe>"
+        "<figcaption>Differential flame graph (perf, the candidate's stacks; red: share of samples grew, blue: shrank). "
+        "<a href=\"{}\">open it alone</a></figcaption></figure>",
+        src, benchmark, src);
+}
+
+// The stored SVG, with the artifact headers (router.hpp).
+response flame_graph_file(page_state& p, const page_match& m, const query_params& q)
+{
+    q.only({"benchmark"});
+    const auto id = positive_id(m.id, "comparison id");
+    const std::string benchmark = q.required("benchmark");
+    auto svg = p.ctx.service.flame_graph(p.project, id, benchmark);
+    if (!svg) {
+        throw error("artifact.not_found",
+                    fmt::format("comparison {} has no flame graph of benchmark '{}'", id, benchmark));
+    }
+    response res{http::status::ok, p.req.version()};
+    res.set(http::field::content_type, "image/svg+xml; charset=utf-8");
+    set_artifact_headers(res);
+    res.keep_alive(p.req.keep_alive());
+    res.body() = std::move(*svg);
+    res.prepare_payload();
+    return res;
+}
+
 page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
 {
     q.only({"only", "gated"});
@@ -722,6 +762,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
         "<a href=\"{}?gated=1\">only gated</a> · <a href=\"/api/v1/projects/{}/comparisons/{}?format=markdown\">markdown</a></p>",
         here, here, here, html::url_encode(p.project), id);
     for (const auto& warning : rep->warnings) w.f("<p class=\"warning\">{}</p>", warning);
+    const auto flame_graphs = svc.flame_graph_benchmarks(p.project, id);
     json histories = json::array();
     for (const auto& b : rep->benchmarks) {
         // The two runs of this benchmark (absent from reports stored before
@@ -738,6 +779,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
                 project_path(p.project), base->id, base->id, base->git_sha.substr(0, 12), base->branch, project_path(p.project),
                 head->id, head->id, head->git_sha.substr(0, 12), head->branch);
         }
+        if (std::binary_search(flame_graphs.begin(), flame_graphs.end(), b.name)) flame_graph_figure(w, here, b.name);
         w << "<table class=\"report\"><thead><tr><th>counter</th><th>gated</th><th>baseline median</th>"
              "<th>candidate median</th><th>delta</th><th>p (adjusted)</th><th>status</th><th>why</th>"
              "</tr></thead><tbody>";
@@ -991,6 +1033,7 @@ response dispatch_page(const request& req, context& ctx, const page_match& m)
         case page::series: return cached(p, [&] { return series_view(p, q); });
         case page::comparison:
             return cached(p, [&] { return comparison_view(p, positive_id(m.id, "comparison id"), q); });
+        case page::flame_graph: return flame_graph_file(p, m, q);
         case page::compare: return compare_page(p, q);
         case page::alerts: return alerts_page(p, q);
         case page::triage: return triage(p, m);

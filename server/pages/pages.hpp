@@ -43,7 +43,7 @@ inline constexpr std::size_t max_form_bytes = 16 * 1024;
 
 inline constexpr std::string_view content_security_policy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+    "frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 // The /metrics label of a page or asset request ("GET /p/{project}/series"),
 // nullopt when the path is not under /p/ or /assets/.

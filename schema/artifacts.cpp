@@ -1,0 +1,74 @@
+// A comparison's artifacts: flame graph SVGs (schema/migrations/007_artifacts.sql).
+#include "schema/store.hpp"
+#include "schema/store_impl.hpp"
+
+#include "model/error.hpp"
+
+#include <fmt/format.h>
+
+namespace perfgate::store {
+
+using detail::transaction;
+using detail::unix_now;
+
+namespace {
+
+constexpr std::string_view flame_graph_kind = "flame_graph";
+
+} // namespace
+
+void store::put_flame_graph(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
+                            std::string_view svg)
+{
+    if (svg.empty() || svg.size() > max_artifact_bytes) {
+        throw error("store.constraint", fmt::format("{}: a flame graph of {} bytes (1 to {} allowed)", impl_->path_,
+                                                    svg.size(), max_artifact_bytes));
+    }
+    std::lock_guard lock(impl_->writer_mu_);
+    auto& c = *impl_->writer_;
+    transaction tx(c);
+    {
+        auto st = c.prepare("SELECT 1 FROM comparisons c JOIN projects p ON p.id = c.project_id "
+                            "WHERE c.id = :id AND p.name = :project");
+        st.bind(":id", comparison_id).bind(":project", project);
+        if (!st.step()) {
+            throw error("store.not_found", fmt::format("{}: comparison {} not found in project {}", impl_->path_,
+                                                       comparison_id, detail::shown_name(project)));
+        }
+    }
+    auto st = c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "
+                        "VALUES (:id, :benchmark, :kind, :content, :now) "
+                        "ON CONFLICT (comparison_id, kind, benchmark) DO UPDATE SET "
+                        "content = excluded.content, created_at = excluded.created_at");
+    st.bind(":id", comparison_id).bind(":benchmark", benchmark).bind(":kind", flame_graph_kind).bind(":content", svg)
+        .bind(":now", unix_now());
+    st.step();
+    tx.commit();
+}
+
+std::optional<std::string> store::load_flame_graph(std::string_view project, std::int64_t comparison_id,
+                                                   std::string_view benchmark) const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare("SELECT a.content FROM comparison_artifacts a JOIN comparisons c ON c.id = a.comparison_id "
+                           "JOIN projects p ON p.id = c.project_id "
+                           "WHERE a.comparison_id = :id AND a.kind = :kind AND a.benchmark = :benchmark "
+                           "AND p.name = :project");
+    st.bind(":id", comparison_id).bind(":kind", flame_graph_kind).bind(":benchmark", benchmark).bind(":project", project);
+    if (!st.step()) return std::nullopt;
+    return st.text(0);
+}
+
+std::vector<std::string> store::flame_graph_benchmarks(std::string_view project, std::int64_t comparison_id) const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare("SELECT a.benchmark FROM comparison_artifacts a JOIN comparisons c ON c.id = a.comparison_id "
+                           "JOIN projects p ON p.id = c.project_id "
+                           "WHERE a.comparison_id = :id AND a.kind = :kind AND p.name = :project ORDER BY a.benchmark");
+    st.bind(":id", comparison_id).bind(":kind", flame_graph_kind).bind(":project", project);
+    std::vector<std::string> out;
+    while (st.step()) out.push_back(st.text(0));
+    return out;
+}
+
+} // namespace perfgate::store

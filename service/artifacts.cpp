@@ -1,0 +1,75 @@
+// Flame graphs stored with a comparison (service.hpp; the table:
+// schema/migrations/007_artifacts.sql).
+#include "service/service.hpp"
+
+#include <fmt/format.h>
+
+#include "gate/names.hpp"
+#include "model/error.hpp"
+
+namespace perfgate::gate {
+
+namespace {
+
+// Every byte sequence valid UTF-8 (the store keeps SVGs as text).
+bool valid_utf8(std::string_view s)
+{
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        if (len == 0 || i + len > s.size()) return false;
+        for (std::size_t k = 1; k < len; ++k) {
+            if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+        }
+        i += len;
+    }
+    return true;
+}
+
+// What the dashboard can show: an SVG document. Its content is not trusted
+// beyond that: the server serves it with a sandboxing Content-Security-Policy
+// (no script runs), in a sandboxed frame of the comparison page.
+void check_svg(std::string_view svg)
+{
+    if (svg.size() > service::max_flame_graph_bytes) {
+        throw error("artifact.too_large",
+                    fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)",
+                                svg.size(), service::max_flame_graph_bytes, service::max_flame_graph_bytes >> 20));
+    }
+    if (!valid_utf8(svg)) throw error("artifact.bad_svg", "the flame graph is not UTF-8 text");
+    const auto start = svg.find_first_not_of(" \t\r\n");
+    const auto head = start == std::string_view::npos ? std::string_view{} : svg.substr(start);
+    if (!head.starts_with("<svg") && !head.starts_with("<?xml")) {
+        throw error("artifact.bad_svg", "the flame graph is not an SVG document (it does not start with <svg or <?xml)");
+    }
+    if (svg.find("<svg") == std::string_view::npos) throw error("artifact.bad_svg", "the flame graph has no <svg element");
+}
+
+} // namespace
+
+void service::store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
+                                std::string_view svg)
+{
+    validate_name("benchmark", benchmark);
+    check_svg(svg);
+    try {
+        db_.put_flame_graph(project, comparison_id, benchmark, svg);
+    } catch (const error& e) {
+        if (e.id() != "store.not_found") throw;
+        throw error("comparison.not_found", fmt::format("no comparison {} in project '{}'", comparison_id, project));
+    }
+}
+
+std::optional<std::string> service::flame_graph(const std::string& project, std::int64_t comparison_id,
+                                                const std::string& benchmark) const
+{
+    validate_name("benchmark", benchmark);
+    return db_.load_flame_graph(project, comparison_id, benchmark);
+}
+
+std::vector<std::string> service::flame_graph_benchmarks(const std::string& project, std::int64_t comparison_id) const
+{
+    return db_.flame_graph_benchmarks(project, comparison_id);
+}
+
+} // namespace perfgate::gate
