@@ -56,7 +56,7 @@ std::vector<model::comparison_summary> store::recent_comparisons(std::string_vie
     transaction tx(c, transaction::kind::read);
     const auto project_id = detail::lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
     if (!project_id) return out;
-    auto st = c.prepare(detail::recent_comparisons_sql);
+    auto st = c.prepare(c.pick(detail::recent_comparisons_sql));
     st.bind(":project_id", *project_id).bind(":limit", detail::to_int64(limit));
     while (st.step()) {
         model::comparison_summary s;
@@ -96,7 +96,7 @@ std::vector<store::run_ref> store::runs_by_sha(std::string_view project, std::st
     transaction tx(c, transaction::kind::read);
     const auto project_id = detail::lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
     if (!project_id) return out;
-    auto st = c.prepare(detail::runs_by_sha_sql);
+    auto st = c.prepare(c.pick(detail::runs_by_sha_sql));
     st.bind(":project_id", *project_id).bind(":sha_from", sha_prefix).bind(":sha_to", *sha_to);
     while (st.step()) out.push_back(run_ref_of(st));
     tx.commit();

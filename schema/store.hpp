@@ -1,4 +1,7 @@
-// The history store: SQLite with migrations, WAL, foreign keys, busy timeout.
+// The history store: SQLite (the default, embedded) or PostgreSQL (several
+// servers on one database), chosen by the --db value, with migrations for
+// both. One store class and one set of queries serve both engines
+// (schema/db.hpp); the SQL differs only where the dialects do.
 //
 // All SQL is prepared statements with bound parameters; no SQL is built from
 // user strings. Ingesting a run is one transaction that rolls back unless it
@@ -6,18 +9,28 @@
 // queries never scan raw samples.
 //
 // Thread safety: one store object may be shared by many threads (the server's
-// workers). Writes are serialised on one writer connection (a mutex); reads
-// use a pool of up to 8 read-only connections and run concurrently with each
-// other and with the writer (WAL snapshots). ":memory:" is a single
-// connection (a private database per connection), so there reads and writes
-// share the writer's mutex. Other processes on the same file are handled by
-// WAL and a 5 s busy timeout.
+// workers). SQLite: writes are serialised on one writer connection (a
+// mutex); reads use a pool of up to 8 read-only connections and run
+// concurrently with each other and with the writer (WAL snapshots). ":memory:"
+// is a single connection (a private database per connection), so there reads
+// and writes share the writer's mutex. Other processes on the same file are
+// handled by WAL and a 5 s busy timeout. PostgreSQL: a pool of
+// store_options::connections connections for reads and writes; other
+// processes (replicas) are ordinary concurrent clients of the server, and
+// every write that two of them could race on (a project, a testbed, a
+// comparison key, an idempotency key, an alert) is made idempotent by a
+// unique key or a lock in the database, not in this process.
 //
-// Schema: schema/migrations/NNN_*.sql, embedded at build time and applied in
-// order on open; PRAGMA user_version is the number of the last one applied.
+// Schema: schema/migrations/NNN_*.sql (SQLite; PRAGMA user_version is the
+// number of the last one applied) and schema/migrations/pg/NNN_*.sql
+// (PostgreSQL; table perfgate_migrations), embedded at build time and
+// applied in order on open. On PostgreSQL they run under an advisory lock,
+// so replicas that start together apply each one once.
 //
 // Errors: perfgate::error with ids "store.open", "store.migrate",
-// "store.constraint", "store.not_found", "store.io".
+// "store.constraint", "store.not_found", "store.io", "store.conflict" (a
+// PostgreSQL transaction aborted as a deadlock victim more often than
+// retried).
 #pragma once
 
 #include <cstdint>
@@ -33,8 +46,6 @@
 #include "model/comparison.hpp"
 #include "model/run.hpp"
 
-struct sqlite3;
-
 namespace perfgate::store {
 
 // The store speaks the shared domain types (model/run.hpp).
@@ -47,13 +58,29 @@ using model::run_record;
 using model::sample;
 using model::testbed_info;
 
+// Whether a --db value names a PostgreSQL database (a postgresql:// or
+// postgres:// URI, as libpq reads it) rather than a SQLite file.
+bool is_postgres(std::string_view db) noexcept;
+// The --db value as messages and logs show it: a URI without its password.
+std::string shown_location(std::string_view db);
+
+struct store_options {
+    // PostgreSQL: connections in the pool (0: detail::default_pg_connections).
+    // `perfgate serve` passes its worker count plus one (the history watch).
+    // SQLite ignores it (one writer, up to 8 readers).
+    std::size_t connections = 0;
+};
+
 class store {
 public:
-    // Opens (creating if missing) the database at path and applies pending
-    // migrations (PRAGMA user_version). ":memory:" is allowed for tests.
-    // Errors: "store.open" (cannot open, not a database), "store.migrate" (a
-    // migration failed, or the file's schema is newer than this build knows).
-    explicit store(const std::filesystem::path& path);
+    // Opens the database and applies pending migrations. db is a SQLite file
+    // (created if missing; ":memory:" for tests) or a PostgreSQL URI
+    // ("postgresql://user@host:5432/perfgate", libpq's syntax; the database
+    // must exist, its tables are created).
+    // Errors: "store.open" (cannot open, not a database, server unreachable,
+    // login refused), "store.migrate" (a migration failed, or the database's
+    // schema is newer than this build knows).
+    explicit store(const std::string& db, store_options options = {});
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
@@ -147,7 +174,9 @@ public:
     [[nodiscard]] std::string baseline_branch(std::string_view project) const;
     // Moves with every write this store object committed (any write
     // method), never backwards: equal generations, equal data as far as
-    // this process wrote it (other processes' writes are not seen).
+    // this process wrote it. SQLite: other processes' writes are not seen.
+    // PostgreSQL: it also moves when any process commits a write to the
+    // database (LISTEN/NOTIFY, a few milliseconds after the commit).
     [[nodiscard]] std::uint64_t generation() const noexcept;
     void set_baseline_branch(std::string_view project, std::string_view branch);
     // The URL a project's commits are browsed at ({url}/commit/{sha}), as
@@ -200,14 +229,21 @@ public:
     // instead of answering 500 to every request later.
     // check_integrity: PRAGMA quick_check (O(database size): every page is
     // read once); error "store.corrupt" naming the file and SQLite's first
-    // complaint. check_writable: takes and releases the write lock (BEGIN
+    // complaint. PostgreSQL checks its own pages (data checksums): nothing
+    // to do. check_writable: takes and releases the write lock (BEGIN
     // IMMEDIATE) and writes nothing; error "store.read_only" naming the file
-    // (a read-only file or directory, a full disk on the WAL).
+    // (a read-only file or directory, a full disk on the WAL). PostgreSQL:
+    // "store.read_only" for a standby or a read-only default transaction.
     void check_integrity() const;
     void check_writable();
 
     [[nodiscard]] std::int64_t runs_count() const;
-    [[nodiscard]] std::int64_t size_bytes() const;   // page_count * page_size
+    // SQLite: page_count * page_size; PostgreSQL: pg_database_size.
+    [[nodiscard]] std::int64_t size_bytes() const;
+    // "sqlite" or "postgresql".
+    [[nodiscard]] std::string_view engine() const noexcept;
+    // The database as messages name it (shown_location of db).
+    [[nodiscard]] const std::string& location() const noexcept;
 
 private:
     std::int64_t insert_comparison_row(std::string_view project, std::int64_t baseline_run,

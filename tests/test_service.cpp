@@ -1,9 +1,12 @@
-// Tests of service/: the gate service over a real SQLite store (":memory:"
-// and temp files): idempotent compares, the name rules every stored run
+// Tests of service/: the gate service over a real store (":memory:" and temp
+// files; ctest runs the "service: ..." cases on PostgreSQL too, see
+// test_database.hpp): idempotent compares, the name rules every stored run
 // obeys, one testbed identity whichever client stored the run.
 #include "service/service.hpp"
 
 #include <doctest/doctest.h>
+
+#include "test_database.hpp"
 
 #include "report_support.hpp"
 #include "test_support.hpp"
@@ -38,6 +41,7 @@ using namespace perfgate::gate;
 using perfgate::test::counter;
 using perfgate::test::ramp;
 using nlohmann::json;
+using perfgate::test::test_database;
 
 namespace {
 
@@ -62,7 +66,8 @@ model::run_record stored_run(std::string role, std::vector<double> task_clock, s
 
 TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
@@ -138,18 +143,11 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     }
 }
 
-TEST_CASE("service: identical compares racing on one database file store one comparison")
+TEST_CASE("service: identical compares racing on one database store one comparison")
 {
-    std::string dir = (std::filesystem::temp_directory_path() / "perfgate-gate-XXXXXX").string();
-    REQUIRE(::mkdtemp(dir.data()) != nullptr);
-    struct cleanup {
-        std::string path;
-        ~cleanup() { std::error_code ec; std::filesystem::remove_all(path, ec); }
-    } remove_dir{dir};
-    const auto path = std::filesystem::path(dir) / "perfgate.db";
-
-    // Two store objects on one file act as two processes; two threads each.
-    store::store db1(path), db2(path);
+    // Two store objects on one database act as two processes; two threads each.
+    test_database where;
+    store::store db1(where.location()), db2(where.location());
     service s1(db1), s2(db2);
     const auto base = s1.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = s1.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
@@ -171,7 +169,8 @@ TEST_CASE("service: identical compares racing on one database file store one com
 
 TEST_CASE("service: every stored run obeys the same name rules as the server")
 {
-    perfgate::store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     perfgate::model::run_record run;
     run.project = "demo";
@@ -227,7 +226,8 @@ std::string id_of(const std::function<void()>& f)
 
 TEST_CASE("service: a run holds at most max_counters_per_run counters and max_repetitions repetitions")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     REQUIRE(max_counters_per_run == 256);
     REQUIRE(max_repetitions == 10000);
@@ -268,7 +268,8 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
 
 TEST_CASE("service: one compare reads at most max_compare_counters counters and max_compare_samples samples")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     REQUIRE(max_compare_counters == 4096);
     REQUIRE(max_compare_samples == 1000000);
@@ -316,7 +317,8 @@ TEST_CASE("service: one compare reads at most max_compare_counters counters and 
 
 TEST_CASE("service: the comparison cache is bounded in bytes, and large reports are not cached")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     REQUIRE(comparison_cache_bytes == 16u << 20);
     REQUIRE(comparison_cache_max_entry_bytes == 2u << 20);
@@ -402,7 +404,8 @@ std::vector<std::int64_t> store_series(service& svc, std::size_t n, std::size_t 
 
 TEST_CASE("service: a step on the baseline branch opens one alert where it starts")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     std::vector<std::int64_t> opened;
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
@@ -470,7 +473,8 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
 
 TEST_CASE("service: stationary runs, improvements, candidates and other branches open no alert")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     std::vector<std::int64_t> opened;
     SUBCASE("60 stationary baseline runs")
@@ -511,7 +515,8 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
 
 TEST_CASE("service: the background watch opens the same alert as the inline one, after the upload returns")
 {
-    store::store inline_db(":memory:"), background_db(":memory:");
+    test_database inline_where(test_database::sqlite_kind::memory), background_where(test_database::sqlite_kind::memory);
+    store::store inline_db(inline_where.location()), background_db(background_where.location());
     service inline_svc(inline_db), background_svc(background_db);
     std::vector<watch_outcome> heard;
     std::mutex heard_mu;
@@ -648,7 +653,8 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
 
 TEST_CASE("service: the report shows open alerts on the gated series and the recent band")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     std::vector<std::int64_t> opened;
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
@@ -732,7 +738,8 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
 
 TEST_CASE("service: a report without baseline-branch history has no band and no alerts")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     SUBCASE("one baseline run on the branch: too few points for a band")
     {
@@ -792,7 +799,8 @@ const std::string commit_b = "b1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
 
 TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by benchmark and testbed")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     // Base commit: parse on two testbeds (parse on fp-1 measured twice),
     // render on fp-1.
@@ -855,7 +863,8 @@ TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by be
 
 TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     const auto a = store_commit(svc, commit_a, "parse", "fp-1");
     const auto b = store_commit(svc, commit_b, "parse", "fp-1", "candidate");
@@ -936,7 +945,8 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
 
 TEST_CASE("service: recent comparisons carry the verdict of the stored report")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     const auto base = store_commit(svc, commit_a, "parse", "fp-1");
     const auto slower = store_commit(svc, commit_b, "parse", "fp-1", "candidate", 1.05);
@@ -1019,7 +1029,8 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
     }
     SUBCASE("a project setting through the service")
     {
-        store::store db(":memory:");
+        test_database where(test_database::sqlite_kind::memory);
+        store::store db(where.location());
         service svc(db);
         svc.ensure_project("demo");
         CHECK_FALSE(svc.repository_url("demo").has_value());
