@@ -9,14 +9,14 @@
 namespace perfgate::store::detail {
 
 struct migration {
-    int version;             // 1-based; PRAGMA user_version (SQLite) after applying it
+    int version;             // the file's number; PRAGMA user_version (SQLite) after applying it
     std::string_view file;   // "001_initial.sql"
     std::string_view sql;    // one or more statements
 };
 
-// In order: migrations()[i].version == i + 1.
+// In order of strictly increasing version (the file numbers).
 std::span<const migration> migrations() noexcept;
-// PostgreSQL's, in order: pg_migrations()[i].version == i + 1.
+// PostgreSQL's, the same way.
 std::span<const migration> pg_migrations() noexcept;
 
 } // namespace perfgate::store::detail

@@ -137,7 +137,7 @@ int user_version(connection& c)
 void migrate_sqlite(connection& c)
 {
     const auto all = detail::migrations();
-    const int latest = static_cast<int>(all.size());
+    const int latest = all.back().version;
     auto check_not_newer = [&](int current) {
         if (current > latest) {
             throw error("store.migrate",
@@ -173,7 +173,7 @@ void migrate_sqlite(connection& c)
 void migrate_pg(connection& c)
 {
     const auto all = detail::pg_migrations();
-    const int latest = static_cast<int>(all.size());
+    const int latest = all.back().version;
     try {
         c.exec(fmt::format("SELECT pg_advisory_lock({})", migration_lock_key));
     } catch (const error& e) {
@@ -594,6 +594,41 @@ std::int64_t store::insert_run(const run_record& run)
     validate_values(impl_->name_, run);
     // Rolls back on any exception: nothing is stored.
     return impl_->write([&](connection& c) { return insert_run_rows(c, run); });
+}
+
+store::keyed_run store::insert_run(const run_record& run, std::string_view key, std::string_view request_sha256)
+{
+    validate_values(impl_->name_, run);
+    return impl_->write([&](connection& c) -> keyed_run {
+        const auto project_id = ensure_project_row(c, run.project, unix_now());
+        // The key first: a concurrent claim of the same key waits here for
+        // this transaction (PostgreSQL: the unique key; SQLite: the write
+        // lock), then finds the key with its run.
+        auto claim = c.prepare("INSERT INTO ingest_keys (project_id, key, request_sha256, run_id, created_at) "
+                               "VALUES (:project_id, :key, :sha256, NULL, :now) ON CONFLICT DO NOTHING RETURNING 1");
+        claim.bind(":project_id", project_id).bind(":key", key).bind(":sha256", request_sha256)
+            .bind(":now", unix_now());
+        const bool claimed = claim.step();
+        claim.run();
+        if (!claimed) {
+            auto st = c.prepare("SELECT request_sha256, run_id FROM ingest_keys "
+                                "WHERE project_id = :project_id AND key = :key");
+            st.bind(":project_id", project_id).bind(":key", key);
+            const bool found = st.step();
+            PERFGATE_CHECK(found);             // the conflicting row is committed
+            PERFGATE_CHECK(!st.is_null(1));    // and has its run: both go in one transaction
+            if (st.text(0) != request_sha256) {
+                throw error("store.key_conflict",
+                            fmt::format("{}: idempotency key {} of project {} was used for another request",
+                                        impl_->name_, shown_name(key), shown_name(run.project)));
+            }
+            return {st.int64(1), true};
+        }
+        const auto run_id = insert_run_rows(c, run);
+        c.prepare("UPDATE ingest_keys SET run_id = :run_id WHERE project_id = :project_id AND key = :key")
+            .bind(":run_id", run_id).bind(":project_id", project_id).bind(":key", key).run();
+        return {run_id, false};
+    });
 }
 
 std::optional<run_record> store::load_run(std::string_view project, std::int64_t run_id) const

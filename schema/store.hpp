@@ -30,7 +30,8 @@
 // Errors: perfgate::error with ids "store.open", "store.migrate",
 // "store.constraint", "store.not_found", "store.io", "store.conflict" (a
 // PostgreSQL transaction aborted as a deadlock victim more often than
-// retried).
+// retried), "store.key_conflict" (an idempotency key reused for another
+// request).
 #pragma once
 
 #include <cstdint>
@@ -102,6 +103,20 @@ public:
     // baseline/candidate, empty project/benchmark/counter names, a counter
     // listed twice, a repeated repetition, non-finite values; "store.io".
     std::int64_t insert_run(const run_record& run);
+    // Idempotent ingest (008_ingest_keys.sql): key is the client's
+    // Idempotency-Key (1 to 255 bytes), request_sha256 the hex SHA-256 of
+    // the request it came with. The first call with a key stores the run and
+    // records the key; a later call with the same key and digest stores
+    // nothing and returns the first run's id with replayed = true, also when
+    // the two race (threads, or servers on one PostgreSQL: the second waits
+    // for the first's commit). Errors: as insert_run; "store.key_conflict"
+    // when the project recorded the key with another digest;
+    // "store.constraint" for a key outside 1..255 bytes.
+    struct keyed_run {
+        std::int64_t run_id = 0;
+        bool replayed = false;
+    };
+    keyed_run insert_run(const run_record& run, std::string_view key, std::string_view request_sha256);
     // Whole run with samples. nullopt if no such run in that project.
     [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
 

@@ -409,19 +409,43 @@ void add_history_context(report& r, const store::store& db, const std::string& p
 
 } // namespace
 
-model::ingest_result service::ingest(const model::ingest_request& req)
+std::string ingest_request_digest(const model::ingest_request& req)
 {
+    // A JSON array: an unambiguous encoding of every field (strings quoted).
+    const nlohmann::json canonical = {
+        "perfgate.ingest-request/v1", req.project, req.benchmark, req.role, req.git_sha, req.branch,
+        req.pr ? nlohmann::json(*req.pr) : nlohmann::json(), req.testbed.name, req.testbed.cpu, req.testbed.cores,
+        req.testbed.kernel, req.testbed.fingerprint, req.backend, req.environment_json, req.perf_csv};
+    return model::sha256_hex(canonical.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+model::ingest_result service::ingest(const model::ingest_request& req, const std::optional<std::string>& idempotency_key)
+{
+    if (idempotency_key) {
+        const auto& key = *idempotency_key;
+        const bool printable = std::all_of(key.begin(), key.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; });
+        if (key.empty() || key.size() > max_idempotency_key_bytes || !printable) {
+            throw error("ingest.bad_idempotency_key",
+                        fmt::format("Idempotency-Key: expected 1 to {} printable ASCII characters without spaces "
+                                    "(e.g. a UUID), got {} bytes",
+                                    max_idempotency_key_bytes, key.size()));
+        }
+    }
     // Identity first, so a bad field is named before the capture is parsed.
     validate_identity(record_from(req, {}));
     if (req.perf_csv.empty()) throw error("ingest.bad_field", "field 'perf_csv': empty; expected perf stat -x, output");
     const perf_capture cap = parse_perf_stat(req.perf_csv, req.source);
     model::run_record run = record_from(req, cap);
-    model::ingest_result res = ingest_run(std::move(run));
+    model::ingest_result res =
+        store_checked(std::move(run), idempotency_key, idempotency_key ? ingest_request_digest(req) : std::string());
     res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
     return res;
 }
 
-model::ingest_result service::ingest_run(model::run_record run)
+model::ingest_result service::ingest_run(model::run_record run) { return store_checked(std::move(run), {}, {}); }
+
+model::ingest_result service::store_checked(model::run_record run, const std::optional<std::string>& key,
+                                            const std::string& digest)
 {
     validate_identity(run);
     // One testbed identity whichever client sent the run (model/testbed.hpp).
@@ -441,7 +465,23 @@ model::ingest_result service::ingest_run(model::run_record run)
         res.warnings.push_back("no counter has a value (all <not supported> / <not counted>)");
     }
     res.counters = run.counters.size();
-    res.run_id = db_.insert_run(run);
+    if (key) {
+        try {
+            const auto stored = db_.insert_run(run, *key, digest);
+            res.run_id = stored.run_id;
+            res.replayed = stored.replayed;
+        } catch (const error& e) {
+            if (e.id() != "store.key_conflict") throw;
+            throw error("ingest.idempotency_conflict",
+                        fmt::format("Idempotency-Key '{}' was already used for a different upload to project '{}': "
+                                    "send a new key for a new run (the same key only to retry the same request)",
+                                    *key, run.project));
+        }
+        // The first upload under this key queued its watch already.
+        if (res.replayed) return res;
+    } else {
+        res.run_id = db_.insert_run(run);
+    }
     run.id = res.run_id;
     if (!watched_role(run)) return res;
     if (watcher_) {

@@ -167,6 +167,59 @@ TEST_CASE("service: identical compares racing on one database store one comparis
     CHECK_FALSE(s1.load_comparison("demo", ids[0] - 1).has_value());
 }
 
+TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses another request under it")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service svc(db);
+    model::ingest_request req;
+    req.project = "demo";
+    req.role = "baseline";
+    req.git_sha = "0123abcd";
+    req.branch = "main";
+    req.perf_csv = perfgate::test::read_testdata("appended-10-runs.csv");
+    const auto first = svc.ingest(req, std::string("upload-1"));
+    CHECK_FALSE(first.replayed);
+    const auto again = svc.ingest(req, std::string("upload-1"));
+    CHECK(again.replayed);
+    CHECK(again.run_id == first.run_id);
+    CHECK(again.counters == first.counters);
+    CHECK(again.samples == first.samples);
+    CHECK(db.runs_count() == 1);
+    // No key: every upload is a run, as before.
+    CHECK(svc.ingest(req).run_id != first.run_id);
+    CHECK(db.runs_count() == 2);
+
+    // The same key with another body: 409's error, naming the key.
+    auto changed = req;
+    changed.branch = "feature";
+    try {
+        svc.ingest(changed, std::string("upload-1"));
+        FAIL("expected ingest.idempotency_conflict");
+    } catch (const error& e) {
+        CHECK(e.id() == "ingest.idempotency_conflict");
+        CHECK(std::string(e.what()) ==
+              "Idempotency-Key 'upload-1' was already used for a different upload to project 'demo': send a new key "
+              "for a new run (the same key only to retry the same request)");
+    }
+    CHECK(ingest_request_digest(changed) != ingest_request_digest(req));
+    changed.source = "another name for the same input";   // not content
+    changed.branch = req.branch;
+    CHECK(ingest_request_digest(changed) == ingest_request_digest(req));
+
+    for (const auto& bad : {std::string(), std::string(256, 'k'), std::string("has space"), std::string("tab\t")}) {
+        CAPTURE(bad);
+        try {
+            svc.ingest(req, bad);
+            FAIL("expected ingest.bad_idempotency_key");
+        } catch (const error& e) {
+            CHECK(e.id() == "ingest.bad_idempotency_key");
+            CHECK(std::string(e.what()).starts_with("Idempotency-Key: expected 1 to 255 printable ASCII characters"));
+        }
+    }
+    CHECK(db.runs_count() == 2);
+}
+
 TEST_CASE("service: every stored run obeys the same name rules as the server")
 {
     test_database where(test_database::sqlite_kind::memory);

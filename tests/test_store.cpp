@@ -151,10 +151,10 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
 }
 
 // schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
-// 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql
-constexpr int schema_version = 6;
-// schema/migrations/pg/001_initial.sql
-constexpr int pg_schema_version = 1;
+// 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql, 008_ingest_keys.sql
+constexpr int schema_version = 8;
+// schema/migrations/pg/001_initial.sql, 002_ingest_keys.sql
+constexpr int pg_schema_version = 2;
 
 // How each engine words a broken constraint.
 std::string check_failed_text() { return on_postgres() ? "violates check constraint" : "CHECK constraint failed"; }
@@ -188,8 +188,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(raw.one("PRAGMA journal_mode") == "wal");
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
         CHECK(tables == std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks",
-                                                 "change_points", "comparisons", "counters", "projects", "runs",
-                                                 "samples", "summaries", "testbeds"});
+                                                 "change_points", "comparisons", "counters", "ingest_keys", "projects",
+                                                 "runs", "samples", "summaries", "testbeds"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
     }
@@ -208,7 +208,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
     }
-    SUBCASE("a database at version 1 gets only migrations 2 to 6")
+    SUBCASE("a database at version 1 gets only migrations 2 to 8")
     {
         std::int64_t id = 0;
         {
@@ -217,6 +217,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         }
         {
             raw_db raw(path);
+            raw.rows("DROP TABLE ingest_keys");
             raw.rows("DROP INDEX comparisons_recent");
             raw.rows("DROP INDEX runs_project_sha");
             raw.rows("ALTER TABLE comparisons DROP COLUMN verdict");
@@ -278,8 +279,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 6") != std::string::npos);
-            CHECK(msg.find("006_project_settings.sql") != std::string::npos);
+            CHECK(msg.find("version 8") != std::string::npos);
+            CHECK(msg.find("008_ingest_keys.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -922,6 +923,78 @@ TEST_CASE("store: comparisons by request key")
                   std::string::npos);
         }
         CHECK_FALSE(db.find_comparison("demo", key2).has_value());
+    }
+}
+
+TEST_CASE("store: an idempotency key stores its run once, also when the same upload races")
+{
+    test_database raw;
+    ps::store a(raw.location()), b(raw.location());
+    const std::string digest = sha256_hex("request 1"), other_digest = sha256_hex("request 2");
+    const auto first = a.insert_run(make_run(), "key-1", digest);
+    CHECK_FALSE(first.replayed);
+    CHECK(first.run_id > 0);
+
+    SUBCASE("the same key and request again: the first run, nothing stored")
+    {
+        const auto again = b.insert_run(make_run(), "key-1", digest);
+        CHECK(again.replayed);
+        CHECK(again.run_id == first.run_id);
+        CHECK(a.runs_count() == 1);
+        CHECK(raw.integer("SELECT count(*) FROM samples") == 10);
+    }
+    SUBCASE("the same key with another request: store.key_conflict, nothing stored")
+    {
+        try {
+            b.insert_run(make_run("demo", "other-bench"), "key-1", other_digest);
+            FAIL("expected store.key_conflict");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.key_conflict");
+            CHECK(std::string(e.what()).find("idempotency key 'key-1' of project 'demo' was used for another request") !=
+                  std::string::npos);
+        }
+        CHECK(a.runs_count() == 1);
+        CHECK(a.benchmarks("demo").size() == 1);
+    }
+    SUBCASE("keys are per project; a key is 1 to 255 bytes")
+    {
+        const auto theirs = a.insert_run(make_run("other"), "key-1", other_digest);
+        CHECK_FALSE(theirs.replayed);
+        CHECK(theirs.run_id != first.run_id);
+        CHECK_THROWS_WITH_AS(a.insert_run(make_run(), "", digest), doctest::Contains(check_failed_text().c_str()),
+                             error);
+        CHECK_THROWS_WITH_AS(a.insert_run(make_run(), std::string(256, 'k'), digest),
+                             doctest::Contains(check_failed_text().c_str()), error);
+        CHECK(a.runs_count() == 2);
+    }
+    SUBCASE("a failed run leaves its key unclaimed")
+    {
+        auto bad = make_run();
+        bad.role = "contender";
+        CHECK_THROWS_AS(a.insert_run(bad, "key-2", digest), error);
+        const auto fine = a.insert_run(make_run(), "key-2", digest);
+        CHECK_FALSE(fine.replayed);
+    }
+    SUBCASE("retries racing from two store objects: one run per key")
+    {
+        constexpr int keys = 15;
+        std::vector<std::int64_t> ids_a(keys), ids_b(keys);
+        std::atomic<int> replays{0};
+        auto upload = [&](ps::store& db, std::vector<std::int64_t>& ids) {
+            for (int i = 0; i < keys; ++i) {
+                const auto r = db.insert_run(make_run("demo", "raced"), "retry-" + std::to_string(i), digest);
+                ids[static_cast<std::size_t>(i)] = r.run_id;
+                replays += r.replayed;
+            }
+        };
+        std::thread ta(upload, std::ref(a), std::ref(ids_a));
+        std::thread tb(upload, std::ref(b), std::ref(ids_b));
+        ta.join();
+        tb.join();
+        CHECK(ids_a == ids_b);
+        CHECK(replays == keys);
+        CHECK(raw.integer("SELECT count(*) FROM runs") == keys + 1);
+        CHECK(raw.integer("SELECT count(*) FROM ingest_keys WHERE run_id IS NULL") == 0);
     }
 }
 
@@ -1667,8 +1740,8 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         CHECK(raw.rows("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
                        "ORDER BY table_name") ==
               std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks", "change_points",
-                                       "comparisons", "counters", "perfgate_migrations", "projects", "runs", "samples",
-                                       "summaries", "testbeds"});
+                                       "comparisons", "counters", "ingest_keys", "perfgate_migrations", "projects",
+                                       "runs", "samples", "summaries", "testbeds"});
         ps::store again(raw.location());   // 001 again would fail: its tables exist
         CHECK(again.runs_count() == 1);
         CHECK(again.load_run("demo", id).has_value());
@@ -1709,7 +1782,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             const std::string msg = e.what();
             CHECK(msg.find("version 99") != std::string::npos);
             CHECK(msg.find(fmt::format("version {}", latest)) != std::string::npos);
-            CHECK(msg.find("pg/001_initial.sql") != std::string::npos);
+            CHECK(msg.find("pg/002_ingest_keys.sql") != std::string::npos);
         }
         raw.rows("DELETE FROM perfgate_migrations");   // claims version 0: 001 runs again and fails
         try {
