@@ -962,6 +962,60 @@ void store::check_writable()
     }
 }
 
+int store::schema_version() const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare((*c).pick({"PRAGMA user_version", "SELECT coalesce(max(version), 0) FROM perfgate_migrations"}));
+    st.step();
+    return static_cast<int>(st.int64(0));
+}
+
+void store::backup_to(const std::filesystem::path& file) const
+{
+    if (!impl_->sqlite()) {
+        throw error("store.unsupported",
+                    fmt::format("{}: a PostgreSQL database is backed up with pg_dump, e.g. pg_dump --format=custom "
+                                "--file {} '{}' (restore: pg_restore --dbname URI {})",
+                                impl_->name_, file.string(), impl_->name_, file.string()));
+    }
+    if (impl_->memory_) {
+        throw error("store.backup", fmt::format("{}: an in-memory database has no backup", impl_->name_));
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec)) {
+        throw error("store.backup", fmt::format("{}: the backup file exists already; perfgate never overwrites one",
+                                                file.string()));
+    }
+    const std::filesystem::path tmp = file.string() + ".tmp";
+    std::filesystem::remove(tmp, ec);
+    try {
+        {
+            sqlite_connection dest(tmp.string(), sqlite_connection::mode::read_write_create);
+            impl::read_lease source(*impl_);
+            auto& from = static_cast<sqlite_connection&>(*source);
+            sqlite3_backup* b = sqlite3_backup_init(dest.get(), "main", from.get(), "main");
+            if (!b) dest.fail(sqlite3_errcode(dest.get()), "starting the backup", "store.backup");
+            // All pages in one step: one read snapshot of the source (WAL:
+            // writers go on meanwhile), so the copy is consistent.
+            const int rc = sqlite3_backup_step(b, -1);
+            sqlite3_backup_finish(b);
+            if (rc != SQLITE_DONE) dest.fail(rc, "copying the database", "store.backup");
+            auto check = dest.prepare("PRAGMA quick_check(1)");
+            const std::string verdict = check.step() ? check.text(0) : std::string("no answer");
+            if (verdict != "ok") {
+                throw error("store.backup", fmt::format("{}: the copy fails its integrity check: {}", tmp.string(), verdict));
+            }
+        }
+        std::filesystem::rename(tmp, file);
+    } catch (const std::filesystem::filesystem_error& e) {
+        std::filesystem::remove(tmp, ec);
+        throw error("store.backup", fmt::format("{}: {}", file.string(), e.what()));
+    } catch (const error& e) {
+        std::filesystem::remove(tmp, ec);
+        throw error("store.backup", fmt::format("backup of {} to {} failed: {}", impl_->name_, file.string(), e.what()));
+    }
+}
+
 std::int64_t store::runs_count() const
 {
     // Sum of the per-benchmark counters kept by insert_run: O(benchmarks), not O(runs).

@@ -257,6 +257,16 @@ public:
     [[nodiscard]] std::int64_t size_bytes() const;
     // "sqlite" or "postgresql".
     [[nodiscard]] std::string_view engine() const noexcept;
+    // The schema version the database is at (the number of the last
+    // migration applied; after opening, the newest this build knows).
+    [[nodiscard]] int schema_version() const;
+    // SQLite: a consistent copy of the database, taken while it serves
+    // (the online backup API: one read snapshot, writers not blocked),
+    // written to file.tmp, checked (PRAGMA quick_check) and renamed to
+    // file. Errors: "store.backup" naming the file (exists already, cannot
+    // be written, the copy fails its check); "store.unsupported" on
+    // PostgreSQL, whose backups are pg_dump's (the message says how).
+    void backup_to(const std::filesystem::path& file) const;
     // The database as messages name it (shown_location of db).
     [[nodiscard]] const std::string& location() const noexcept;
 

@@ -2012,3 +2012,43 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
         CHECK(raw.integer("SELECT count(*) FROM change_points") == 1);
     }
 }
+
+TEST_CASE("store (sqlite): a backup taken while a writer writes is one consistent snapshot")
+{
+    temp_dir dir;
+    const auto path = dir / "live.db";
+    ps::store db(path.string());
+    db.insert_run(make_run());
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        for (int i = 0; !stop; ++i) db.insert_run(make_run("demo", "default", 1'700'000'001 + i));
+    });
+    const auto copy = dir / "copy.db";
+    db.backup_to(copy);
+    stop = true;
+    writer.join();
+    {
+        raw_db raw(copy);
+        CHECK(raw.one("PRAGMA integrity_check") == "ok");
+        // Whole runs only: the benchmark's counter equals the runs there.
+        CHECK(raw.integer("SELECT runs FROM benchmarks") == raw.integer("SELECT count(*) FROM runs"));
+        CHECK(raw.integer("SELECT count(*) FROM samples") == 10 * raw.integer("SELECT count(*) FROM runs"));
+    }
+    ps::store restored(copy.string());
+    CHECK(restored.runs_count() >= 1);
+    CHECK(restored.schema_version() == schema_version);
+    CHECK_THROWS_WITH_AS(db.backup_to(copy), doctest::Contains("exists already"), error);
+    CHECK_FALSE(fs::exists(copy.string() + ".tmp"));
+    ps::store memory(":memory:");
+    CHECK_THROWS_WITH_AS(memory.backup_to(dir / "m.db"), doctest::Contains("in-memory database has no backup"), error);
+    test_database pg(perfgate::test::db_engine::postgresql);
+    ps::store on_pg(pg.location());
+    try {
+        on_pg.backup_to(dir / "pg.dump");
+        FAIL("expected store.unsupported");
+    } catch (const error& e) {
+        CHECK(e.id() == "store.unsupported");
+        CHECK(std::string(e.what()).find("pg_dump --format=custom --file") != std::string::npos);
+    }
+    CHECK(on_pg.schema_version() == pg_schema_version);
+}
