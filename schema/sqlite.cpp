@@ -102,8 +102,9 @@ sqlite_connection::~sqlite_connection() { drop_statements(); }
 
 void sqlite_connection::fail(int rc, std::string_view what, const char* id_override) const
 {
-    const char* id = id_override ? id_override
+    const char* id = id_override                     ? id_override
                      : (rc & 0xff) == SQLITE_CONSTRAINT ? "store.constraint"
+                     : (rc & 0xff) == SQLITE_CORRUPT    ? "store.corrupt"
                                                         : "store.io";
     throw error(id, fmt::format("{}: {}: {}", path(), what, sqlite3_errmsg(db_.get())));
 }

@@ -8,9 +8,9 @@
 //   keeps a read transaction open.
 // - BEGIN IMMEDIATE for writes, a deferred BEGIN for read snapshots.
 //
-// Errors: "store.constraint" for SQLITE_CONSTRAINT, else "store.io", with
-// the database path and SQLite's message; "store.open" when the file cannot
-// be opened.
+// Errors: "store.constraint" for SQLITE_CONSTRAINT, "store.corrupt" for
+// SQLITE_CORRUPT (a damaged page), else "store.io", with the database path
+// and SQLite's message; "store.open" when the file cannot be opened.
 #pragma once
 
 #include "schema/db.hpp"

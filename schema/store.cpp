@@ -119,7 +119,7 @@ void configure_sqlite(connection& c, bool writer, bool memory)
         auto st = c.prepare("SELECT count(*) FROM sqlite_schema");
         st.step();
     } catch (const error& e) {
-        if (e.id() == "store.open") throw;
+        if (e.id() == "store.open" || e.id() == "store.corrupt") throw;
         throw error("store.open", e.what());
     }
 }

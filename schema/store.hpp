@@ -79,7 +79,8 @@ public:
     // ("postgresql://user@host:5432/perfgate", libpq's syntax; the database
     // must exist, its tables are created).
     // Errors: "store.open" (cannot open, not a database, server unreachable,
-    // login refused), "store.migrate" (a migration failed, or the database's
+    // login refused), "store.corrupt" (SQLite: a damaged page read while
+    // opening), "store.migrate" (a migration failed, or the database's
     // schema is newer than this build knows).
     explicit store(const std::string& db, store_options options = {});
     ~store();
