@@ -338,14 +338,16 @@ std::vector<model::change_point_record> store::change_points(std::string_view pr
                         "JOIN benchmarks b ON b.id = cp.benchmark_id JOIN projects p ON p.id = b.project_id "
                         "JOIN counters c ON c.id = cp.counter_id JOIN testbeds t ON t.id = cp.testbed_id "
                         "JOIN runs r ON r.id = cp.run_id "
-                        "WHERE p.name = :project AND b.name = :benchmark AND c.name = :counter "
+                        "WHERE p.name = :project AND b.name = :benchmark "
+                        "AND (c.name = :counter OR :counter IS NULL) "
                         "AND (t.fingerprint = :testbed OR t.name = :testbed OR :testbed IS NULL) "
                         "AND (cp.branch = :branch OR :branch IS NULL) "
                         "ORDER BY r.created_at, cp.run_id");
-    std::optional<std::string> testbed, branch;
+    std::optional<std::string> testbed, branch, counter;
     if (!series.testbed.empty()) testbed = series.testbed;
     if (!series.branch.empty()) branch = series.branch;
-    st.bind(":project", project).bind(":benchmark", series.benchmark).bind(":counter", series.counter)
+    if (!series.counter.empty()) counter = series.counter;
+    st.bind(":project", project).bind(":benchmark", series.benchmark).bind(":counter", counter)
         .bind(":testbed", testbed).bind(":branch", branch);
     while (st.step()) {
         model::change_point_record r;

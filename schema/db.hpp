@@ -147,6 +147,9 @@ public:
     // Steps to the end (discarding rows) and resets, keeping the bindings,
     // so the statement can be re-bound and run again.
     void run();
+    // Ends the current run (its rows are dropped), keeping the bindings:
+    // after reading rows up to step() == false, before re-binding.
+    void reset() noexcept { stmt_.reset(); }
 
     [[nodiscard]] bool is_null(int col) const noexcept { return stmt_.is_null(col); }
     [[nodiscard]] std::int64_t int64(int col) const { return stmt_.int64(col); }
@@ -171,8 +174,12 @@ private:
 //        transaction never fails half-way with SQLITE_BUSY on its first
 //        write; PostgreSQL's BEGIN (read committed: each statement sees what
 //        was committed before it; rows and unique keys lock as written).
-// read:  one consistent snapshot for several SELECTs (SQLite: deferred
-//        BEGIN; PostgreSQL: REPEATABLE READ, READ ONLY).
+// read:  SQLite: one consistent snapshot for several SELECTs (a deferred
+//        BEGIN). PostgreSQL: nothing is sent; each statement reads what is
+//        committed when it runs. The store's multi-statement reads read
+//        rows that never change once committed (a run with its summaries
+//        and samples, committed together; names and their ids; summaries),
+//        so a snapshot would change no answer, and costs two round trips.
 class transaction {
 public:
     using kind = connection::tx_kind;

@@ -75,6 +75,27 @@ inline constexpr dialect_sql history_sql_testbed{
     PERFGATE_HISTORY_TESTBED(""),
 };
 
+// PostgreSQL: the same three queries for several counters at once, one
+// LATERAL subquery per counter of :counter_ids (a bigint[] array text,
+// "{3,5,8}"), each the query above with counter_id taken from the array.
+// Result columns: the array position of the counter (1-based), then those
+// above. O(counters x (log n + k)): each subquery is its own backward range
+// of the index. SQLite runs the single-counter query per counter instead.
+#define PERFGATE_HISTORY_BATCH(filters)                                                \
+    "SELECT u.ord, h.* FROM unnest(:counter_ids::bigint[]) WITH ORDINALITY AS u (id, ord) " \
+    "CROSS JOIN LATERAL (" PERFGATE_HISTORY_SELECT                                       \
+    " WHERE benchmark_id = :benchmark_id AND counter_id = u.id AND n > 0"             \
+    " AND created_at >= :since AND run_id < :before_run"                               \
+    " AND (role = :role OR :role IS NULL)" filters PERFGATE_HISTORY_ORDER ") h"
+
+inline constexpr std::string_view history_batch_sql_all =
+    PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_TESTBED_RESIDUAL);
+inline constexpr std::string_view history_batch_sql_branch =
+    PERFGATE_HISTORY_BATCH(" AND branch = :branch" PERFGATE_HISTORY_TESTBED_RESIDUAL);
+inline constexpr std::string_view history_batch_sql_testbed =
+    PERFGATE_HISTORY_BATCH(" AND branch = :branch AND testbed_id = :testbed_id");
+
+#undef PERFGATE_HISTORY_BATCH
 #undef PERFGATE_HISTORY_SELECT
 #undef PERFGATE_INDEXED_BY
 #undef PERFGATE_HISTORY_COMMON
@@ -83,6 +104,16 @@ inline constexpr dialect_sql history_sql_testbed{
 #undef PERFGATE_HISTORY_ALL
 #undef PERFGATE_HISTORY_BRANCH
 #undef PERFGATE_HISTORY_TESTBED
+
+constexpr std::string_view history_batch_sql(history_index which) noexcept
+{
+    switch (which) {
+    case history_index::all: return history_batch_sql_all;
+    case history_index::branch: return history_batch_sql_branch;
+    case history_index::testbed: return history_batch_sql_testbed;
+    }
+    return history_batch_sql_all;
+}
 
 constexpr std::string_view history_sql(history_index which, engine e = engine::sqlite) noexcept
 {

@@ -329,16 +329,27 @@ std::unique_ptr<prepared> pg_connection::compile(std::string_view sql)
     return std::make_unique<pg_prepared>(*this, std::move(name), std::string(sql), std::move(numbered));
 }
 
-// Through the statement cache, as SQLite's: one round trip each.
+// Write transactions through the statement cache, as SQLite's: one round
+// trip each. Read "transactions" are none (db.hpp): each statement reads
+// what is committed when it runs.
 void pg_connection::begin(tx_kind k)
 {
-    prepare(k == tx_kind::write ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").run();
+    in_read_ = k == tx_kind::read;
+    if (!in_read_) prepare("BEGIN").run();
 }
 
-void pg_connection::commit() { prepare("COMMIT").run(); }
+void pg_connection::commit()
+{
+    if (!in_read_) prepare("COMMIT").run();
+    in_read_ = false;
+}
 
 void pg_connection::rollback() noexcept
 {
+    if (in_read_) {
+        in_read_ = false;
+        return;
+    }
     // No-throw: on a broken connection the server has rolled back already.
     pg_result_handle r(PQexec(conn_.get(), "ROLLBACK"));
 }

@@ -232,6 +232,45 @@ void configure_pg(connection& c)
     }
 }
 
+std::string id_cache::key(kind k, std::string_view name, std::string_view scope)
+{
+    std::string out(1, static_cast<char>(k));
+    out += scope;
+    out += '\0';
+    out += name;
+    return out;
+}
+
+std::optional<std::int64_t> id_cache::find(kind k, std::string_view name, std::string_view scope) const
+{
+    const std::string wanted = key(k, name, scope);
+    std::lock_guard lock(mu_);
+    if (auto it = ids_.find(wanted); it != ids_.end()) return it->second;
+    return std::nullopt;
+}
+
+void id_cache::put(kind k, std::string_view name, std::int64_t id, std::string_view scope)
+{
+    std::string entry = key(k, name, scope);
+    std::lock_guard lock(mu_);
+    if (ids_.size() >= max_entries) ids_.clear();
+    ids_.emplace(std::move(entry), id);
+}
+
+std::optional<std::pair<std::string, std::string>> id_cache::testbed(std::int64_t id) const
+{
+    std::lock_guard lock(mu_);
+    if (auto it = testbeds_.find(id); it != testbeds_.end()) return it->second;
+    return std::nullopt;
+}
+
+void id_cache::put_testbed(std::int64_t id, std::string fingerprint, std::string name)
+{
+    std::lock_guard lock(mu_);
+    if (testbeds_.size() >= max_entries) testbeds_.clear();
+    testbeds_.emplace(id, std::pair{std::move(fingerprint), std::move(name)});
+}
+
 // SELECT id ... WHERE name-ish = :name, or nullopt.
 std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
                                       std::initializer_list<std::pair<const char*, std::string_view>> binds)
@@ -240,6 +279,35 @@ std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
     for (const auto& [name, value] : binds) st.bind(name, value);
     if (!st.step()) return std::nullopt;
     return st.int64(0);
+}
+
+std::optional<std::int64_t> project_id(id_cache& ids, connection& c, std::string_view project, bool fill)
+{
+    if (auto id = ids.find(id_cache::kind::project, project)) return id;
+    auto id = lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
+    if (id && fill) ids.put(id_cache::kind::project, project, *id);
+    return id;
+}
+
+std::optional<std::int64_t> counter_id(id_cache& ids, connection& c, std::string_view counter, bool fill)
+{
+    if (auto id = ids.find(id_cache::kind::counter, counter)) return id;
+    auto id = lookup_id(c, "SELECT id FROM counters WHERE name = :name", {{":name", counter}});
+    if (id && fill) ids.put(id_cache::kind::counter, counter, *id);
+    return id;
+}
+
+std::optional<std::int64_t> benchmark_id(id_cache& ids, connection& c, std::string_view project,
+                                         std::string_view benchmark, bool fill)
+{
+    if (auto id = ids.find(id_cache::kind::benchmark, benchmark, project)) return id;
+    auto st = c.prepare("SELECT b.id FROM benchmarks b JOIN projects p ON p.id = b.project_id "
+                        "WHERE p.name = :project AND b.name = :benchmark");
+    st.bind(":project", project).bind(":benchmark", benchmark);
+    if (!st.step()) return std::nullopt;
+    const auto id = st.int64(0);
+    if (fill) ids.put(id_cache::kind::benchmark, benchmark, id, project);
+    return id;
 }
 
 } // namespace detail
@@ -268,8 +336,12 @@ std::int64_t ensure_row(connection& c, std::string_view select, std::string_view
     return *id;
 }
 
-std::int64_t ensure_project_row(connection& c, std::string_view project, std::int64_t now)
+std::int64_t ensure_project_row(connection& c, std::string_view project, std::int64_t now,
+                                const detail::id_cache* ids = nullptr)
 {
+    if (ids) {
+        if (auto id = ids->find(detail::id_cache::kind::project, project)) return *id;
+    }
     return ensure_row(
         c, "SELECT id FROM projects WHERE name = :name",
         "INSERT INTO projects (name, created_at) VALUES (:name, :now) ON CONFLICT DO NOTHING",
@@ -289,16 +361,23 @@ std::int64_t ensure_testbed_row(connection& c, const testbed_info& t)
         });
 }
 
-std::int64_t ensure_benchmark_row(connection& c, std::int64_t project_id, std::string_view name)
+std::int64_t ensure_benchmark_row(connection& c, std::int64_t project_id, std::string_view project,
+                                  std::string_view name, const detail::id_cache* ids = nullptr)
 {
+    if (ids) {
+        if (auto id = ids->find(detail::id_cache::kind::benchmark, name, project)) return *id;
+    }
     return ensure_row(
         c, "SELECT id FROM benchmarks WHERE project_id = :project_id AND name = :name",
         "INSERT INTO benchmarks (project_id, name) VALUES (:project_id, :name) ON CONFLICT DO NOTHING",
         [&](statement& st) { st.bind(":project_id", project_id).bind(":name", name); }, [](statement&) {});
 }
 
-std::int64_t ensure_counter_row(connection& c, std::string_view name)
+std::int64_t ensure_counter_row(connection& c, std::string_view name, const detail::id_cache* ids = nullptr)
 {
+    if (ids) {
+        if (auto id = ids->find(detail::id_cache::kind::counter, name)) return *id;
+    }
     return ensure_row(
         c, "SELECT id FROM counters WHERE name = :name",
         "INSERT INTO counters (name) VALUES (:name) ON CONFLICT DO NOTHING",
@@ -439,7 +518,7 @@ std::int64_t store::ensure_project(std::string_view project)
 bool store::project_exists(std::string_view project) const
 {
     impl::read_lease c(*impl_);
-    return lookup_id(*c, "SELECT id FROM projects WHERE name = :name", {{":name", project}}).has_value();
+    return detail::project_id(impl_->ids_, *c, project, true).has_value();
 }
 
 std::string store::create_token(std::string_view project, std::string_view name)
@@ -485,11 +564,13 @@ std::optional<std::string> store::token_project(std::string_view token) const
 namespace {
 
 // insert_run's body, in its write transaction.
-std::int64_t insert_run_rows(connection& c, const run_record& run)
+// ids: names' ids known from committed reads (never filled here: this
+// transaction may roll back).
+std::int64_t insert_run_rows(connection& c, const run_record& run, const detail::id_cache& ids)
 {
     const std::int64_t created_at = run.created_at != 0 ? run.created_at : unix_now();
-    const auto project_id = ensure_project_row(c, run.project, created_at);
-    const auto benchmark_id = ensure_benchmark_row(c, project_id, run.benchmark);
+    const auto project_id = ensure_project_row(c, run.project, created_at, &ids);
+    const auto benchmark_id = ensure_benchmark_row(c, project_id, run.project, run.benchmark, &ids);
     const auto testbed_id = ensure_testbed_row(c, run.testbed);
 
     auto with_counter = [&](const counter_samples& cs, auto&& body) {
@@ -510,7 +591,7 @@ std::int64_t insert_run_rows(connection& c, const run_record& run)
               [&](std::size_t a, std::size_t b) { return run.counters[a].counter < run.counters[b].counter; });
     std::vector<std::int64_t> counter_ids(run.counters.size());
     for (const auto i : by_name) {
-        with_counter(run.counters[i], [&] { counter_ids[i] = ensure_counter_row(c, run.counters[i].counter); });
+        with_counter(run.counters[i], [&] { counter_ids[i] = ensure_counter_row(c, run.counters[i].counter, &ids); });
     }
     auto ins_bc = c.prepare("INSERT INTO benchmark_counters (benchmark_id, counter_id) "
                             "VALUES (:benchmark_id, :counter_id) ON CONFLICT DO NOTHING");
@@ -593,14 +674,14 @@ std::int64_t store::insert_run(const run_record& run)
 {
     validate_values(impl_->name_, run);
     // Rolls back on any exception: nothing is stored.
-    return impl_->write([&](connection& c) { return insert_run_rows(c, run); });
+    return impl_->write([&](connection& c) { return insert_run_rows(c, run, impl_->ids_); });
 }
 
 store::keyed_run store::insert_run(const run_record& run, std::string_view key, std::string_view request_sha256)
 {
     validate_values(impl_->name_, run);
     return impl_->write([&](connection& c) -> keyed_run {
-        const auto project_id = ensure_project_row(c, run.project, unix_now());
+        const auto project_id = ensure_project_row(c, run.project, unix_now(), &impl_->ids_);
         // The key first: a concurrent claim of the same key waits here for
         // this transaction (PostgreSQL: the unique key; SQLite: the write
         // lock), then finds the key with its run.
@@ -624,7 +705,7 @@ store::keyed_run store::insert_run(const run_record& run, std::string_view key, 
             }
             return {st.int64(1), true};
         }
-        const auto run_id = insert_run_rows(c, run);
+        const auto run_id = insert_run_rows(c, run, impl_->ids_);
         c.prepare("UPDATE ingest_keys SET run_id = :run_id WHERE project_id = :project_id AND key = :key")
             .bind(":run_id", run_id).bind(":project_id", project_id).bind(":key", key).run();
         return {run_id, false};
@@ -714,7 +795,7 @@ std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t
                                           const std::optional<std::string>& request_key)
 {
     return impl_->write([&](connection& c) {
-        const auto project_id = lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
+        const auto project_id = detail::project_id(impl_->ids_, c, project, false);
         if (!project_id) {
             throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
         }
@@ -793,24 +874,49 @@ std::optional<std::string> store::load_comparison(std::string_view project, std:
     return st.text(0);
 }
 
+namespace {
+
+// One row of history_sql.hpp's columns, from column `first` on; the
+// testbed's id goes to testbed_id (named after the query).
+history_point history_point_of(const statement& st, int first, std::int64_t& testbed_id)
+{
+    history_point p;
+    p.run_id = st.int64(first);
+    p.git_sha = st.text(first + 1);
+    p.branch = st.text(first + 2);
+    p.created_at = st.int64(first + 3);
+    p.n = static_cast<std::size_t>(st.int64(first + 4));
+    p.median = st.real(first + 5);
+    p.mean = st.real(first + 6);
+    p.stddev = st.opt_real(first + 7);
+    p.cov = st.opt_real(first + 8);
+    p.min = st.opt_real(first + 9);
+    p.max = st.opt_real(first + 10);
+    testbed_id = st.int64(first + 11);
+    return p;
+}
+
+} // namespace
+
 std::vector<history_point> store::history(const history_query& q) const
 {
-    std::vector<history_point> points;
-    if (q.limit == 0) return points;
+    return std::move(histories(q, {q.counter}).front());
+}
+
+std::vector<std::vector<history_point>> store::histories(const history_query& q,
+                                                         const std::vector<std::string>& counters) const
+{
+    std::vector<std::vector<history_point>> out(counters.size());
+    if (q.limit == 0 || counters.empty()) return out;
 
     impl::read_lease lease(*impl_);
     auto& c = *lease;
     transaction tx(c, transaction::kind::read);
 
-    std::optional<std::int64_t> benchmark_id;
-    {
-        auto st = c.prepare("SELECT b.id FROM benchmarks b JOIN projects p ON p.id = b.project_id "
-                            "WHERE p.name = :project AND b.name = :benchmark");
-        st.bind(":project", q.project).bind(":benchmark", q.benchmark);
-        if (st.step()) benchmark_id = st.int64(0);
-    }
-    const auto counter_id = lookup_id(c, "SELECT id FROM counters WHERE name = :name", {{":name", q.counter}});
-    if (!benchmark_id || !counter_id) return points;
+    const auto benchmark_id = detail::benchmark_id(impl_->ids_, c, q.project, q.benchmark, true);
+    if (!benchmark_id) return out;
+    std::vector<std::optional<std::int64_t>> counter_ids;
+    for (const auto& name : counters) counter_ids.push_back(detail::counter_id(impl_->ids_, c, name, true));
 
     // Pick the covering index whose equality prefix the filters bind fully
     // (see history_sql.hpp). A testbed name may cover several fingerprints
@@ -822,59 +928,88 @@ std::vector<history_point> store::history(const history_query& q) const
         st.bind(":testbed", *q.testbed);
         std::vector<std::int64_t> ids;
         while (st.step()) ids.push_back(st.int64(0));
-        if (ids.empty()) return points;
+        if (ids.empty()) return out;
         if (ids.size() == 1) {
             which = detail::history_index::testbed;
             testbed_id = ids.front();
         }
     }
+    auto bind_filters = [&](statement& st) {
+        st.bind(":benchmark_id", *benchmark_id).bind(":branch", q.branch).bind(":testbed", q.testbed)
+            .bind(":testbed_id", testbed_id).bind(":role", q.role)
+            .bind(":since", q.since.value_or(std::numeric_limits<std::int64_t>::min()))
+            .bind(":before_run", q.before_run.value_or(std::numeric_limits<std::int64_t>::max()))
+            .bind(":limit", to_int64(q.limit));
+    };
 
-    auto st = c.prepare(detail::history_sql(which, c.kind()));
-    st.bind(":benchmark_id", *benchmark_id).bind(":counter_id", *counter_id)
-        .bind(":branch", q.branch).bind(":testbed", q.testbed).bind(":testbed_id", testbed_id)
-        .bind(":role", q.role)
-        .bind(":since", q.since.value_or(std::numeric_limits<std::int64_t>::min()))
-        .bind(":before_run", q.before_run.value_or(std::numeric_limits<std::int64_t>::max()))
-        .bind(":limit", to_int64(q.limit));
-    std::vector<std::int64_t> testbed_ids;   // parallel to points
-    while (st.step()) {
-        history_point p;
-        p.run_id = st.int64(0);
-        p.git_sha = st.text(1);
-        p.branch = st.text(2);
-        p.created_at = st.int64(3);
-        p.n = static_cast<std::size_t>(st.int64(4));
-        p.median = st.real(5);
-        p.mean = st.real(6);
-        p.stddev = st.opt_real(7);
-        p.cov = st.opt_real(8);
-        p.min = st.opt_real(9);
-        p.max = st.opt_real(10);
-        testbed_ids.push_back(st.int64(11));
-        points.push_back(std::move(p));
+    std::vector<std::vector<std::int64_t>> testbed_ids(counters.size());   // parallel to out
+    if (c.kind() == detail::engine::sqlite) {
+        // A statement is a function call here: one per counter.
+        auto st = c.prepare(detail::history_sql(which));
+        bind_filters(st);
+        for (std::size_t i = 0; i < counters.size(); ++i) {
+            if (!counter_ids[i]) continue;
+            st.bind(":counter_id", *counter_ids[i]);
+            while (st.step()) {
+                std::int64_t tb = 0;
+                out[i].push_back(history_point_of(st, 0, tb));
+                testbed_ids[i].push_back(tb);
+            }
+            st.reset();
+        }
+    } else {
+        // PostgreSQL: every counter in one statement, a round trip saved per
+        // counter (history_sql.hpp, history_batch_sql).
+        std::string ids = "{";
+        std::vector<std::size_t> slot;   // array position -> index in counters
+        for (std::size_t i = 0; i < counters.size(); ++i) {
+            if (!counter_ids[i]) continue;
+            ids += fmt::format("{}{}", slot.empty() ? "" : ",", *counter_ids[i]);
+            slot.push_back(i);
+        }
+        ids += '}';
+        if (!slot.empty()) {
+            auto st = c.prepare(detail::history_batch_sql(which));
+            bind_filters(st);
+            st.bind(":counter_ids", ids);
+            while (st.step()) {
+                const auto at = slot.at(static_cast<std::size_t>(st.int64(0) - 1));   // WITH ORDINALITY: 1-based
+                std::int64_t tb = 0;
+                out[at].push_back(history_point_of(st, 1, tb));
+                testbed_ids[at].push_back(tb);
+            }
+        }
     }
 
     // Name each point's testbed with one lookup per distinct testbed (a
-    // series spans a few at most) rather than a join, which would take the
-    // query off its covering index.
+    // series spans a few at most; the names are cached) rather than a join,
+    // which would take the query off its covering index.
     struct testbed_names {
         std::string fingerprint, name;
     };
     std::unordered_map<std::int64_t, testbed_names> testbeds;
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        auto [it, fresh] = testbeds.try_emplace(testbed_ids[i]);
-        if (fresh) {
-            auto tb = c.prepare("SELECT fingerprint, name FROM testbeds WHERE id = :id");
-            tb.bind(":id", testbed_ids[i]);
-            const bool found = tb.step();
-            PERFGATE_CHECK(found);   // summaries.testbed_id is copied from runs.testbed_id, a foreign key
-            it->second = {tb.text(0), tb.text(1)};
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        auto& points = out[k];
+        for (std::size_t i = 0; i < points.size(); ++i) {
+            auto [it, fresh] = testbeds.try_emplace(testbed_ids[k][i]);
+            if (fresh) {
+                if (auto known = impl_->ids_.testbed(testbed_ids[k][i])) {
+                    it->second = {std::move(known->first), std::move(known->second)};
+                } else {
+                    auto tb = c.prepare("SELECT fingerprint, name FROM testbeds WHERE id = :id");
+                    tb.bind(":id", testbed_ids[k][i]);
+                    const bool found = tb.step();
+                    PERFGATE_CHECK(found);   // summaries.testbed_id is copied from runs.testbed_id, a foreign key
+                    it->second = {tb.text(0), tb.text(1)};
+                    impl_->ids_.put_testbed(testbed_ids[k][i], it->second.fingerprint, it->second.name);
+                }
+            }
+            points[i].testbed = it->second.fingerprint;
+            points[i].testbed_name = it->second.name;
         }
-        points[i].testbed = it->second.fingerprint;
-        points[i].testbed_name = it->second.name;
+        std::reverse(points.begin(), points.end());   // the query reads newest first
     }
-    std::reverse(points.begin(), points.end());   // the query reads newest first
-    return points;
+    return out;
 }
 
 std::vector<benchmark_info> store::benchmarks(std::string_view project) const

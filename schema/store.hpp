@@ -155,6 +155,12 @@ public:
     // Filters outside the chosen index's prefix (testbed without branch,
     // role, before_run) are checked while scanning it. Unknown names: empty.
     [[nodiscard]] std::vector<history_point> history(const history_query& q) const;
+    // history(q) for each of counters (q.counter is ignored), in that order:
+    // what a compare or the history watch reads for the counters of one
+    // benchmark. PostgreSQL answers all of them in one statement (a LATERAL
+    // range of the same index per counter); SQLite runs one per counter.
+    [[nodiscard]] std::vector<std::vector<history_point>> histories(const history_query& q,
+                                                                   const std::vector<std::string>& counters) const;
 
     // The project's most recent comparisons, newest first (by id), at most
     // `limit`, each with its first pair's runs (model/comparison.hpp).
@@ -237,7 +243,8 @@ public:
     std::optional<model::alert> update_alert(std::string_view project, std::int64_t id,
                                              const model::alert_update& u);
     // Stored change points of (benchmark, counter) in series order; an empty
-    // testbed (name or fingerprint) or branch in `series` matches any.
+    // testbed (name or fingerprint), branch or counter in `series` matches
+    // any (an empty counter: every counter of the benchmark, in one query).
     [[nodiscard]] std::vector<model::change_point_record> change_points(std::string_view project,
                                                                         const model::series_key& series) const;
 

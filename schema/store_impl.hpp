@@ -31,6 +31,7 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,6 +61,40 @@ std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
 
 class pg_listener;   // schema/postgres.hpp
 
+// Ids of names that every compare and history query looks up again
+// (projects, benchmarks, counters) and the names of testbeds by id. A row
+// of these tables is never updated nor deleted once committed (no API
+// renames or deletes one), so an id read from committed data stays right
+// for the life of the process, on every replica: only reads of committed
+// data fill the cache (never a write transaction, which may roll back), and
+// a name not found is not remembered (it may be created next). Bounded:
+// emptied when it reaches max_entries (names are few; a store with more
+// simply looks them up again).
+class id_cache {
+public:
+    static constexpr std::size_t max_entries = 100000;
+    enum class kind : char { project = 'p', counter = 'c', benchmark = 'b' };
+
+    [[nodiscard]] std::optional<std::int64_t> find(kind k, std::string_view name, std::string_view scope = {}) const;
+    void put(kind k, std::string_view name, std::int64_t id, std::string_view scope = {});
+    // Testbeds: id -> (fingerprint, name).
+    [[nodiscard]] std::optional<std::pair<std::string, std::string>> testbed(std::int64_t id) const;
+    void put_testbed(std::int64_t id, std::string fingerprint, std::string name);
+
+private:
+    static std::string key(kind k, std::string_view name, std::string_view scope);
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, std::int64_t> ids_;
+    std::unordered_map<std::int64_t, std::pair<std::string, std::string>> testbeds_;
+};
+
+// The id of a name, through the cache; fill: c reads committed data only
+// (a read lease, not a write transaction), so a found id may be kept.
+std::optional<std::int64_t> project_id(id_cache& ids, connection& c, std::string_view project, bool fill);
+std::optional<std::int64_t> counter_id(id_cache& ids, connection& c, std::string_view counter, bool fill);
+std::optional<std::int64_t> benchmark_id(id_cache& ids, connection& c, std::string_view project,
+                                         std::string_view benchmark, bool fill);
+
 } // namespace detail
 
 struct store::impl {
@@ -71,6 +106,7 @@ struct store::impl {
 
     std::atomic<std::uint64_t> generation_{0};
     std::unique_ptr<detail::pg_listener> listener_;
+    detail::id_cache ids_;
 
     // SQLite: the one writer.
     mutable std::mutex writer_mu_;

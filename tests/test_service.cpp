@@ -19,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <functional>
+#include <map>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -218,6 +219,38 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
         }
     }
     CHECK(db.runs_count() == 2);
+}
+
+TEST_CASE("service: a compare's history z-scores read every counter's series, derived ones included")
+{
+    // cycles and instructions make a derived counter (ipc) that no stored
+    // series has: its history is read on its own, and is empty.
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service svc(db);
+    auto run_of = [](const std::string& role, double cycles, double instructions) {
+        model::run_record r = stored_run(role, ramp());
+        for (const auto& [name, level] : {std::pair{"cycles", cycles}, std::pair{"instructions", instructions}}) {
+            model::counter_samples cs{name, "", {}};
+            for (int i = 0; i < 10; ++i) cs.samples.push_back({i, level * (1 + 0.001 * i), 100.0, std::nullopt});
+            r.counters.push_back(std::move(cs));
+        }
+        return r;
+    };
+    // A history of 12 baselines, then the pair to compare.
+    for (int i = 0; i < 12; ++i) svc.ingest_run(run_of("baseline", 1e9 * (1 + 0.001 * i), 2e9));
+    const auto base = svc.ingest_run(run_of("baseline", 1e9, 2e9)).run_id;
+    const auto cand = svc.ingest_run(run_of("candidate", 1.2e9, 2e9)).run_id;
+    policy rules;
+    rules.history_min = 5;
+    const auto c = svc.compare("demo", {{base, cand}}, rules);
+    std::map<std::string, const counter_report*> by_name;
+    for (const auto& cr : c.result.benchmarks.at(0).counters) by_name[cr.name] = &cr;
+    REQUIRE(by_name.count("cycles") == 1);
+    REQUIRE(by_name.count("ipc") == 1);
+    CHECK(by_name["cycles"]->band.has_value());   // 13 stored baselines before the candidate
+    CHECK_FALSE(by_name["ipc"]->band.has_value()); // never stored: no series
+    CHECK(svc.compare("demo", {{base, cand}}, rules).id == c.id);
 }
 
 TEST_CASE("service: every stored run obeys the same name rules as the server")

@@ -528,6 +528,35 @@ TEST_CASE("store: history filters, order and limit")
         q.limit = 2;
         CHECK(median_of(db.history(q)) == std::vector<double>{107.5, 108.5});
     }
+    SUBCASE("several counters at once: each as history() gives it, unknown ones empty")
+    {
+        for (const char* branch : {"", "main"}) {
+            for (const char* testbed : {"", "ci-runner-1", "fp-runner-2"}) {
+                CAPTURE(branch);
+                CAPTURE(testbed);
+                auto q = query("demo", "default", "");
+                if (*branch) q.branch = branch;
+                if (*testbed) q.testbed = testbed;
+                q.limit = 4;
+                const auto all = db.histories(q, {"cycles", "task-clock", "no-such-counter", "task-clock"});
+                REQUIRE(all.size() == 4);
+                CHECK(all[0].empty());   // never had a value
+                CHECK(all[2].empty());
+                q.counter = "task-clock";
+                const auto one = db.history(q);
+                REQUIRE(all[1].size() == one.size());
+                REQUIRE(all[3].size() == one.size());
+                for (std::size_t i = 0; i < one.size(); ++i) {
+                    CHECK(all[1][i].run_id == one[i].run_id);
+                    CHECK(all[1][i].median == one[i].median);
+                    CHECK(all[1][i].testbed_name == one[i].testbed_name);
+                    CHECK(all[3][i].run_id == one[i].run_id);
+                }
+            }
+        }
+        CHECK(db.histories(query("nope", "default", ""), {"task-clock"}).front().empty());
+        CHECK(db.histories(query("demo", "default", ""), {}).empty());
+    }
     SUBCASE("unknown names and limit 0 give nothing")
     {
         CHECK(db.history(query("nope", "default", "task-clock")).empty());
