@@ -799,12 +799,17 @@ std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t
         if (!project_id) {
             throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
         }
-        for (const auto run : {baseline_run, candidate_run}) {
-            auto st = c.prepare("SELECT 1 FROM runs WHERE id = :run_id AND project_id = :project_id");
-            st.bind(":run_id", run).bind(":project_id", *project_id);
-            if (!st.step()) {
-                throw error("store.not_found", fmt::format("{}: run {} not found in project {}", impl_->name_, run,
-                                                           shown_name(project)));
+        {
+            // Both runs in one statement: a round trip on PostgreSQL.
+            auto st = c.prepare("SELECT id FROM runs WHERE project_id = :project_id AND id IN (:baseline, :candidate)");
+            st.bind(":project_id", *project_id).bind(":baseline", baseline_run).bind(":candidate", candidate_run);
+            std::vector<std::int64_t> found;
+            while (st.step()) found.push_back(st.int64(0));
+            for (const auto run : {baseline_run, candidate_run}) {
+                if (std::find(found.begin(), found.end(), run) == found.end()) {
+                    throw error("store.not_found", fmt::format("{}: run {} not found in project {}", impl_->name_, run,
+                                                               shown_name(project)));
+                }
             }
         }
         // ON CONFLICT DO NOTHING: another process (or a request that computed
@@ -819,7 +824,7 @@ std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t
             // expressions of the backfill in 006_project_settings.sql
             // (reports are at most a few MB: these take 14 ms on a 2.7 MB
             // one, SQLite 3.40, next to the second a compare of that size
-            // takes); PostgreSQL's functions of pg/001_initial.sql.
+            // takes); PostgreSQL's perfgate_report_summary (pg/001_initial.sql).
             auto st = c.prepare(c.pick({
                 "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
                 "verdict, benchmark_count) "
@@ -831,8 +836,9 @@ std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t
                 "ON CONFLICT DO NOTHING RETURNING id",
                 "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
                 "verdict, benchmark_count) "
-                "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, "
-                "perfgate_report_verdict(:report), perfgate_report_benchmark_count(:report)) "
+                "SELECT :project_id::bigint, :baseline::bigint, :candidate::bigint, :report::text, :now::bigint, "
+                ":request_key::text, s.verdict, s.benchmark_count "
+                "FROM perfgate_report_summary(:report) s "
                 "ON CONFLICT DO NOTHING RETURNING id",
             }));
             st.bind(":project_id", *project_id).bind(":baseline", baseline_run).bind(":candidate", candidate_run)
@@ -896,6 +902,55 @@ history_point history_point_of(const statement& st, int first, std::int64_t& tes
     return p;
 }
 
+// A PostgreSQL array literal of texts: each element double-quoted, '"' and
+// '\' escaped (PostgreSQL, 8.15.6 "Array Input and Output Syntax").
+std::string text_array(const std::vector<std::string>& items)
+{
+    std::string out = "{";
+    for (const auto& item : items) {
+        if (out.size() > 1) out += ',';
+        out += '"';
+        for (const char ch : item) {
+            if (ch == '"' || ch == '\\') out += '\\';
+            out += ch;
+        }
+        out += '"';
+    }
+    return out + "}";
+}
+
+// The ids of counter names (nullopt: no such counter), through the cache;
+// on PostgreSQL the names it does not know in one statement.
+std::vector<std::optional<std::int64_t>> counter_ids_of(detail::id_cache& ids, connection& c,
+                                                        const std::vector<std::string>& names)
+{
+    std::vector<std::optional<std::int64_t>> out(names.size());
+    std::vector<std::string> unknown;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        out[i] = ids.find(detail::id_cache::kind::counter, names[i]);
+        if (!out[i]) unknown.push_back(names[i]);
+    }
+    if (unknown.empty()) return out;
+    if (c.kind() == detail::engine::sqlite) {
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (!out[i]) out[i] = detail::counter_id(ids, c, names[i], true);
+        }
+        return out;
+    }
+    auto st = c.prepare("SELECT name, id FROM counters WHERE name = ANY (:names::text[])");
+    st.bind(":names", text_array(unknown));
+    std::unordered_map<std::string, std::int64_t> found;
+    while (st.step()) found.emplace(st.text(0), st.int64(1));
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (out[i]) continue;
+        if (auto it = found.find(names[i]); it != found.end()) {
+            out[i] = it->second;
+            ids.put(detail::id_cache::kind::counter, names[i], it->second);
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 std::vector<history_point> store::history(const history_query& q) const
@@ -915,8 +970,7 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
 
     const auto benchmark_id = detail::benchmark_id(impl_->ids_, c, q.project, q.benchmark, true);
     if (!benchmark_id) return out;
-    std::vector<std::optional<std::int64_t>> counter_ids;
-    for (const auto& name : counters) counter_ids.push_back(detail::counter_id(impl_->ids_, c, name, true));
+    std::vector<std::optional<std::int64_t>> counter_ids = counter_ids_of(impl_->ids_, c, counters);
 
     // Pick the covering index whose equality prefix the filters bind fully
     // (see history_sql.hpp). A testbed name may cover several fingerprints

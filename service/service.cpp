@@ -298,7 +298,7 @@ public:
     struct series {
         std::string benchmark, branch, testbed;
         std::int64_t before = 0;               // the candidate run
-        std::vector<std::string> counters;     // of either run
+        std::vector<std::string> counters;     // the report's: of either run, and derived
     };
 
     baseline_history(const store::store& db, const std::string& project, const policy& rules)
@@ -605,11 +605,12 @@ comparison service::compare(const std::string& project,
         base.benchmarks.push_back(samples_from_run(*b));
         cand.benchmarks.push_back(samples_from_run(*c));
         // History: the baseline branch on the candidate's testbed, runs older
-        // than the candidate (design.md §3), for the counters of either run.
+        // than the candidate (design.md §3), for the counters of either run
+        // and the derived ones (the report's rows).
         std::vector<std::string> counters;
-        for (const auto* run : {&*b, &*c}) {
-            for (const auto& cs : run->counters) {
-                if (std::find(counters.begin(), counters.end(), cs.counter) == counters.end()) counters.push_back(cs.counter);
+        for (const auto* side : {&base.benchmarks.back(), &cand.benchmarks.back()}) {
+            for (const auto& cs : side->counters) {
+                if (std::find(counters.begin(), counters.end(), cs.name) == counters.end()) counters.push_back(cs.name);
             }
         }
         hist.add({b->benchmark, b->branch, c->testbed.fingerprint, c_id, std::move(counters)});

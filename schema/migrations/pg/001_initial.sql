@@ -18,7 +18,7 @@
 -- - The history indexes carry their non-key columns as INCLUDE, and
 --   runs_project_sha names the id (SQLite's rowid is in every index).
 -- - A comparison's verdict and benchmark count are read from its report by
---   the two functions below (SQLite: json_extract in the INSERT).
+--   perfgate_report_summary below (SQLite: json_extract in the INSERT).
 -- - Statement triggers NOTIFY perfgate_writes on every write to what the
 --   dashboard shows, so that each replica's page cache sees the others'
 --   writes (store::generation, schema/postgres.hpp pg_listener).
@@ -191,26 +191,26 @@ CREATE INDEX alerts_series ON alerts (benchmark_id, counter_id, testbed_id, bran
 CREATE INDEX alerts_project ON alerts (project_id, status, id);
 
 -- A report's top-level "verdict" when it is one of the three, and the length
--- of its "benchmarks" array; NULL for text that is not JSON or lacks them
--- (a report is stored verbatim), as SQLite's json_valid / json_extract.
-CREATE FUNCTION perfgate_report_json(report text) RETURNS jsonb
+-- of its "benchmarks" array; NULLs for text that is not JSON or lacks them
+-- (a report is stored verbatim), as SQLite's json_valid / json_extract. The
+-- report is parsed once (a few KB to a few MB).
+CREATE FUNCTION perfgate_report_summary(report text, OUT verdict text, OUT benchmark_count bigint)
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    j jsonb;
 BEGIN
-    RETURN report::jsonb;
-EXCEPTION WHEN others THEN
-    RETURN NULL;
+    BEGIN
+        j := report::jsonb;
+    EXCEPTION WHEN others THEN
+        RETURN;
+    END;
+    IF jsonb_typeof(j -> 'verdict') = 'string' AND j ->> 'verdict' IN ('pass', 'fail', 'inconclusive') THEN
+        verdict := j ->> 'verdict';
+    END IF;
+    IF jsonb_typeof(j -> 'benchmarks') = 'array' THEN
+        benchmark_count := jsonb_array_length(j -> 'benchmarks');
+    END IF;
 END;
-$$;
-CREATE FUNCTION perfgate_report_verdict(report text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN j ->> 'verdict' IN ('pass', 'fail', 'inconclusive') AND jsonb_typeof(j -> 'verdict') = 'string'
-                THEN j ->> 'verdict' END
-    FROM perfgate_report_json(report) AS j
-$$;
-CREATE FUNCTION perfgate_report_benchmark_count(report text) RETURNS bigint
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN jsonb_typeof(j -> 'benchmarks') = 'array' THEN jsonb_array_length(j -> 'benchmarks') END
-    FROM perfgate_report_json(report) AS j
 $$;
 
 -- Every committed write to these tables moves store::generation in every
