@@ -12,7 +12,8 @@
 # postgres run as that user (runuser); the tests connect through the socket
 # as the cluster's superuser "perfgate" (trust authentication: nothing but
 # this machine's processes can reach the socket directory).
-# Durability is off (fsync, synchronous_commit): a test database is thrown away.
+# Durability is off (fsync, synchronous_commit): a test database is thrown away;
+# PERFGATE_PG_DURABLE=1 keeps PostgreSQL's defaults (bench/bench_engines.sh).
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop STATE_DIR" >&2; exit 2; }
@@ -60,9 +61,11 @@ start)
     exit 1
   fi
   # max_connections: a test process opens a pool and a listener per store.
+  durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  if [ "${PERFGATE_PG_DURABLE:-0}" = 1 ]; then durability=""; fi
   if ! as_owner "$bin/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w -t 60 \
-       -o "-c listen_addresses='' -k $cluster -p 5432 -c fsync=off -c synchronous_commit=off \
-           -c full_page_writes=off -c max_connections=400 -c shared_buffers=64MB" start > /dev/null; then
+       -o "-c listen_addresses='' -k $cluster -p 5432 $durability \
+           -c max_connections=400 -c shared_buffers=128MB" start > /dev/null; then
     echo "pg_server.sh: the server did not start; its log:" >&2
     cat "$cluster/server.log" >&2
     exit 1
