@@ -298,7 +298,16 @@ pg_connection::pg_connection(const std::string& uri, std::string name) : connect
 
 pg_connection::~pg_connection() { drop_statements(); }
 
-bool pg_connection::broken() const noexcept { return PQstatus(conn_.get()) != CONNECTION_OK; }
+bool pg_connection::broken() const noexcept
+{
+    if (PQstatus(conn_.get()) != CONNECTION_OK) return true;
+    // Between statements the server has nothing to say to a pooled
+    // connection (it LISTENs to nothing): anything waiting on the socket is
+    // a session ending (a FATAL, then the end of the stream: a restart, an
+    // administrator, a failover) or rare enough to be worth a new session.
+    pollfd p{PQsocket(conn_.get()), POLLIN, 0};
+    return ::poll(&p, 1, 0) != 0;
+}
 
 void pg_connection::fail(const pg_result* r, std::string_view what) const
 {

@@ -81,8 +81,9 @@ public:
     // The error for a failed result (or the connection's last error when r
     // is null), naming the database and what was being done.
     [[noreturn]] void fail(const pg_result* r, std::string_view what) const;
-    // The connection is gone (server restart, network): not worth returning
-    // to a pool.
+    // The connection is gone (server restart, network), or the server sent
+    // it something unasked while it sat idle: not worth returning to, or
+    // handing out of, a pool. Polls the socket, without blocking.
     [[nodiscard]] bool broken() const noexcept;
     [[nodiscard]] pg_conn* get() const noexcept { return conn_.get(); }
 

@@ -134,11 +134,18 @@ struct store::impl {
             }
             std::unique_lock lock(s_.pool_mu_);
             s_.pool_cv_.wait(lock, [&] { return !s_.idle_.empty() || s_.open_ < s_.max_pooled_; });
-            if (!s_.idle_.empty()) {
+            while (!s_.idle_.empty()) {
                 pooled_ = std::move(s_.idle_.back());
                 s_.idle_.pop_back();
-                conn_ = pooled_.get();
-                return;
+                // A PostgreSQL session the server ended while it sat idle
+                // (a restart, a failover) is replaced here, not found dead
+                // by the request that leased it.
+                if (s_.reusable(*pooled_)) {
+                    conn_ = pooled_.get();
+                    return;
+                }
+                pooled_.reset();
+                --s_.open_;
             }
             // Open a new one outside the pool lock (it touches the file or the network).
             ++s_.open_;
@@ -178,8 +185,8 @@ struct store::impl {
         explicit read_lease(const impl& s) : lease(s, false) {}
     };
 
-    // Whether a connection goes back to the pool (store.cpp): not one whose
-    // PostgreSQL session is gone.
+    // Whether a connection goes back to (or out of) the pool (store.cpp):
+    // not one whose PostgreSQL session is gone.
     [[nodiscard]] bool reusable(detail::connection& c) const noexcept;
 
     // Runs body(connection&) in a write transaction and commits it; the

@@ -2091,3 +2091,22 @@ TEST_CASE("store (sqlite): a backup taken while a writer writes is one consisten
     }
     CHECK(on_pg.schema_version() == pg_schema_version);
 }
+
+TEST_CASE("store (postgresql): sessions the server ended are replaced before a request gets one")
+{
+    test_database raw(perfgate::test::db_engine::postgresql);
+    ps::store db(raw.location(), {3});
+    db.insert_run(make_run());
+    // Every pooled connection has been used and sits idle.
+    std::vector<std::thread> readers;
+    for (int i = 0; i < 3; ++i) readers.emplace_back([&] { CHECK(db.runs_count() == 1); });
+    for (auto& t : readers) t.join();
+    // A restart or an operator ends them all.
+    raw.rows("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+             "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int i = 0; i < 5; ++i) {
+        CHECK(db.runs_count() == 1 + i);
+        CHECK(db.insert_run(make_run("demo", "default", 1'700'000'100 + i)) > 0);
+    }
+}
