@@ -2101,10 +2101,9 @@ TEST_CASE("store (postgresql): sessions the server ended are replaced before a r
     std::vector<std::thread> readers;
     for (int i = 0; i < 3; ++i) readers.emplace_back([&] { CHECK(db.runs_count() == 1); });
     for (auto& t : readers) t.join();
-    // A restart or an operator ends them all.
-    raw.rows("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+    // A restart or an operator ends them all (waiting until each has exited).
+    raw.rows("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
              "WHERE datname = current_database() AND pid <> pg_backend_pid()");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     for (int i = 0; i < 5; ++i) {
         CHECK(db.runs_count() == 1 + i);
         CHECK(db.insert_run(make_run("demo", "default", 1'700'000'100 + i)) > 0);
