@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev            # Beast, Asio, Math (header-only, >= 1.74)
   libsqlite3-dev          # the history store
+  libpq-dev               # the store on PostgreSQL (--db postgresql://...)
+  postgresql              # the tests' private PostgreSQL server (tests/pg_server.sh)
   nlohmann-json3-dev      # JSON
   libeigen3-dev           # linear algebra in stats/
   libfmt-dev              # formatting

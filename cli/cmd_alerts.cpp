@@ -29,7 +29,7 @@ command_spec alerts_command()
         "  show ID       one alert\n"
         "  set ID STATUS triage: untriaged | acknowledged | invalid | wontfix | fixed\n"
         "set needs a token of the project on a server.",
-        target_options("local SQLite database instead of a server", "project"),
+        target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
     };
     spec.options.insert(spec.options.end(), {
         {"status", 0, true, false, "S", "list: only alerts with this status"},
@@ -125,7 +125,7 @@ int cmd_alerts(const argv_t& argv)
         db.emplace(where.db);
         service.emplace(*db);
         if (!service->project_exists(where.project)) {
-            throw error("input.unknown_project", fmt::format("{}: no project '{}'", where.db.string(), where.project));
+            throw error("input.unknown_project", fmt::format("{}: no project '{}'", db->location(), where.project));
         }
     }
 

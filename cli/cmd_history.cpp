@@ -24,7 +24,7 @@ command_spec history_command()
         "(--server URL | --db PATH) --project P --benchmark B --counter C [--branch BR] [--format text|json|csv]",
         "Prints one point per stored run (oldest first): median, mean, stddev and CoV of\n"
         "the counter, from per-run summaries.",
-        target_options("local SQLite database instead of a server", "project"),
+        target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
     };
     spec.options.insert(spec.options.end(), {
         {"benchmark", 0, true, false, "B", "benchmark name ('default' for single-benchmark runs)"},
@@ -89,7 +89,7 @@ int cmd_history(const argv_t& argv)
         store::store db(where.db);
         gate::service service(db);
         if (!service.project_exists(q.project)) {
-            throw error("input.unknown_project", fmt::format("{}: no project '{}'", where.db.string(), q.project));
+            throw error("input.unknown_project", fmt::format("{}: no project '{}'", db.location(), q.project));
         }
         points = service.history(q);
     }

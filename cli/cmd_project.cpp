@@ -26,7 +26,7 @@ const command_spec project_command{
     "URL/commit/SHA (\"\" clears it). Works on the database of a running server\n"
     "(SQLite WAL).",
     {
-        {"db", 0, true, false, "PATH", "SQLite database"},
+        {"db", 0, true, false, "PATH|URI", "SQLite database file or postgresql:// URI"},
         {"project", 0, true, false, "P", "an existing project"},
         {"baseline-branch", 0, true, false, "BRANCH", "watch the baseline runs of this branch"},
         {"repository-url", 0, true, false, "URL", "link commits to URL/commit/SHA (https://github.com/OWNER/REPO)"},
@@ -45,7 +45,7 @@ int cmd_project(const argv_t& args)
     store::store db(db_path);
     gate::service service(db);
     if (!service.project_exists(project)) {
-        throw error("input.unknown_project", fmt::format("{}: no project '{}'", db_path, project));
+        throw error("input.unknown_project", fmt::format("{}: no project '{}'", db.location(), project));
     }
     // A bad value of either stores neither: the URL is checked first, the
     // branch as it is set, before the URL is.

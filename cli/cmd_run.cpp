@@ -523,7 +523,9 @@ int cmd_run(const argv_t& argv)
             if (github) github->comparison_url = comparison_url;
         }
     } else {
-        if (where.db.has_parent_path()) std::filesystem::create_directories(where.db.parent_path());
+        if (!store::is_postgres(where.db.string()) && where.db.has_parent_path()) {
+            std::filesystem::create_directories(where.db.parent_path());
+        }
         store::store db(where.db);
         gate::service svc(db);
         for (auto& m : results) {

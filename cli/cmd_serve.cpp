@@ -1,4 +1,4 @@
-// `perfgate serve`: the HTTP gate server (server/) over a SQLite store.
+// `perfgate serve`: the HTTP gate server (server/) over a SQLite or PostgreSQL store.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -25,7 +25,7 @@ namespace {
 
 const command_spec serve_command{
     "serve",
-    "[--db PATH] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]\n"
+    "[--db PATH|URI] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]\n"
     "       [--max-header BYTES] [--max-connections N] [--idle-timeout-ms MS] [--read-timeout-ms MS]\n"
     "       [--write-timeout-ms MS]",
     "Serves the gate over HTTP (API v1: runs, compare, comparisons, history,\n"
@@ -38,7 +38,9 @@ const command_spec serve_command{
     "counted, never fatal). SIGINT/SIGTERM: finish in-flight requests, close the\n"
     "database, exit 0.",
     {
-        {"db", 0, true, false, "PATH", "SQLite database, created with its schema if missing (default ./perfgate.db)"},
+        {"db", 0, true, false, "PATH|URI",
+         "SQLite database file, created with its schema if missing (default ./perfgate.db), or a PostgreSQL "
+         "URI (postgresql://USER@HOST:PORT/DB; tables are created): several servers may share one"},
         {"listen", 0, true, false, "HOST:PORT", "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
         {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
         {"public-read", 0, false, false, "", "serve GET routes without a token"},
@@ -134,11 +136,12 @@ int cmd_serve(const argv_t& argv)
     std::signal(SIGPIPE, SIG_IGN);
 
     const std::string db_path = parsed.get("db").value_or("perfgate.db");
-    store::store db(db_path);
+    // PostgreSQL: a connection per worker, and one for the history watch.
+    store::store db(db_path, {opt.threads + 1});
     // Refuse a file that would fail every request later: read-only (file,
     // directory or mount) -> "store.read_only", a damaged page ->
     // "store.corrupt"; both name the file and exit 4 (model/exit_code.hpp).
-    require_writable_file(db_path);
+    if (!store::is_postgres(db_path)) require_writable_file(db_path);
     db.check_writable();
     db.check_integrity();
     gate::service service(db);
@@ -160,7 +163,8 @@ int cmd_serve(const argv_t& argv)
         server::server srv(opt, service);
         // Tests and scripts read the bound port (with --listen HOST:0) from this line.
         std::cout << "perfgate: listening on " << srv.url() << std::endl;
-        std::fputs(fmt::format("perfgate serve: database {}, {} thread(s), at most {} connections{}\n", db_path,
+        std::fputs(fmt::format("perfgate serve: database {} ({}), {} thread(s), at most {} connections{}\n",
+                               db.location(), db.engine(),
                                opt.threads, srv.max_connections(), opt.public_read ? ", public reads" : "")
                        .c_str(),
                    stderr);

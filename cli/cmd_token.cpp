@@ -20,7 +20,7 @@ const command_spec token_command{
     "Creates an API token for a project and prints it once on stdout. Only its\n"
     "SHA-256 is stored: keep the token in your CI secrets (e.g. PERFGATE_TOKEN).",
     {
-        {"db", 0, true, false, "PATH", "SQLite database (created with its schema if missing)"},
+        {"db", 0, true, false, "PATH|URI", "SQLite database file (created with its schema if missing) or postgresql:// URI"},
         {"project", 0, true, false, "P", "project the token writes to (created if new)"},
         {"name", 0, true, false, "NAME", "label for the token, e.g. the CI that uses it (default 'default')"},
     },
@@ -46,7 +46,7 @@ int cmd_token(const argv_t& args)
     const std::string token = service.create_token(project, name);
     std::cout << token << std::endl;
     std::cerr << fmt::format("perfgate token: created token '{}' for project '{}' in {}; it is shown only once\n",
-                             name, project, db_path);
+                             name, project, db.location());
     return exit_pass;
 }
 

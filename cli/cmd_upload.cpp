@@ -29,7 +29,7 @@ command_spec upload_command()
         "[--git-sha SHA] [--branch BR] FILE",
         "Uploads perf stat CSV output (one file; several runs as -o FILE --append blocks)\n"
         "as one run. Prints the run id; use it with POST .../compare or perfgate history.",
-        target_options("local SQLite database instead of a server", "project"),
+        target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
     };
     spec.options.insert(spec.options.end(), {
         {"role", 0, true, false, "baseline|candidate", "which side of a comparison this run is"},

@@ -18,5 +18,6 @@ int cmd_github(const argv_t& args);
 int cmd_alerts(const argv_t& args);
 int cmd_change_points(const argv_t& args);
 int cmd_project(const argv_t& args);
+int cmd_db(const argv_t& args);
 
 } // namespace perfgate::cli

@@ -33,6 +33,7 @@ constexpr std::string_view top_usage =
     "  alerts      list and triage alerts: change points on the baseline branch\n"
     "  change-points  find change points in a series of numbers (offline)\n"
     "  project     show or set a project's settings (the watched baseline branch)\n"
+    "  db          migrate a database's schema, back up a SQLite database\n"
     "\n"
     "Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 inconclusive\n"
     "(with --fail-on-inconclusive), 4 measurement or environment failure.\n"
@@ -53,6 +54,7 @@ int dispatch(std::string_view command, const perfgate::cli::argv_t& args)
     if (command == "alerts") return cmd_alerts(args);
     if (command == "change-points") return cmd_change_points(args);
     if (command == "project") return cmd_project(args);
+    if (command == "db") return cmd_db(args);
     print_error(fmt::format("perfgate: unknown command '{}'\n\n{}", command, top_usage));
     return perfgate::exit_usage;
 }

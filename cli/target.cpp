@@ -10,7 +10,7 @@ std::vector<option_spec> target_options(const std::string& db_help, const std::s
 {
     return {
         {"server", 0, true, false, "URL", "perfgate server, e.g. http://127.0.0.1:8080", {}, {"db"}},
-        {"db", 0, true, false, "PATH", db_help, {}, {"server"}},
+        {"db", 0, true, false, "PATH|URI", db_help, {}, {"server"}},
         {"project", 0, true, false, "P", project_help},
         {"token", 0, true, false, "T", "API token for --server", "PERFGATE_TOKEN"},
     };

@@ -1,11 +1,14 @@
 #include "client/server_client.hpp"
 
 #include <cstdlib>
+#include <random>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "client/http.hpp"
+#include "model/digest.hpp"
 #include "model/error.hpp"
 
 namespace perfgate::client {
@@ -80,12 +83,38 @@ std::string server_client::exchange(const std::string& method, const std::string
     throw error("server.bad_response", message);
 }
 
+std::string upload_idempotency_key(std::string_view body)
+{
+    // 128 bits from the OS (std::random_device reads getrandom on Linux):
+    // two uploads of identical content are still two runs.
+    std::random_device os;
+    std::string id;
+    for (int i = 0; i < 4; ++i) id += fmt::format("{:08x}", os());
+    return model::sha256_hex(id + ":" + std::string(body));
+}
+
 model::ingest_result server_client::upload(const model::ingest_request& in)
 {
     const std::string path = fmt::format("/api/v1/projects/{}/runs", url_encode(project_));
     const std::string body = api::dump(api::to_json(in));
-    const std::string answer = exchange("POST", path, &body);
-    return api::ingest_result_from_json(parse_object(answer, "POST " + base_ + path));
+    // Every attempt sends the same key: a retry after a timeout whose first
+    // attempt was stored gets that run back instead of storing it twice.
+    const std::vector<std::pair<std::string, std::string>> headers{{"Idempotency-Key", upload_idempotency_key(body)}};
+    std::chrono::milliseconds pause = upload_retry_pause;
+    for (int attempt = 1;; ++attempt) {
+        try {
+            const std::string answer = exchange("POST", path, &body, headers);
+            return api::ingest_result_from_json(parse_object(answer, "POST " + base_ + path));
+        } catch (const error& e) {
+            const bool transient = e.id() == "http.unreachable" || e.id() == "server.failed";
+            if (!transient || attempt >= upload_attempts) {
+                if (attempt == 1) throw;
+                throw error(e.id(), fmt::format("{} (after {} attempts)", e.what(), attempt));
+            }
+        }
+        std::this_thread::sleep_for(pause);
+        pause *= 2;
+    }
 }
 
 void server_client::upload_flame_graph(std::int64_t comparison_id, const std::string& benchmark, const std::string& svg)

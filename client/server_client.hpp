@@ -13,9 +13,11 @@
 //   "http.unreachable"    resolve, connect, TLS, proxy, timeout     (exit 4)
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/wire.hpp"
@@ -28,13 +30,27 @@ namespace perfgate::client {
 // The token to send: the flag's value, else $PERFGATE_TOKEN, else none.
 std::optional<std::string> resolve_token(const std::optional<std::string>& flag);
 
+// Upload attempts, and the pause before the second (doubled before each
+// further one): a server restarting behind a load balancer is back within
+// a second or two.
+inline constexpr int upload_attempts = 3;
+inline constexpr std::chrono::milliseconds upload_retry_pause{500};
+
+// The Idempotency-Key of one upload: the hex SHA-256 of a random id made for
+// it (128 bits) and its request body.
+std::string upload_idempotency_key(std::string_view body);
+
 class server_client {
 public:
     // base_url: "http://host:port" (a trailing slash is dropped), checked at
     // once ("http.bad_url"). token: nullopt for a --public-read server.
     server_client(std::string base_url, std::string project, std::optional<std::string> token);
 
-    // POST /api/v1/projects/{project}/runs (in.project is ignored: this client's project).
+    // POST /api/v1/projects/{project}/runs (in.project is ignored: this
+    // client's project), with an Idempotency-Key (upload_idempotency_key)
+    // that every attempt repeats: up to upload_attempts attempts when the
+    // server cannot be reached, times out or answers 5xx, so a run whose
+    // first attempt was stored after all is stored once.
     model::ingest_result upload(const model::ingest_request& in);
     // POST .../compare with every pair in one request, so p-values are
     // adjusted across all of them. The report carries comparison_id.

@@ -112,6 +112,9 @@ struct ingest_result {
     std::vector<std::string> warnings;
     // Alerts this run opened (the service's history watch).
     std::vector<std::int64_t> alerts;
+    // The upload repeated an Idempotency-Key: nothing was stored, run_id is
+    // the first upload's run (the server says so in a response header).
+    bool replayed = false;
 };
 
 } // namespace perfgate::model

@@ -121,7 +121,7 @@ std::string store::baseline_branch(std::string_view project) const
     auto st = (*c).prepare("SELECT baseline_branch FROM projects WHERE name = :name");
     st.bind(":name", project);
     if (!st.step()) {
-        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
+        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
     }
     return st.text(0);
 }
@@ -130,17 +130,15 @@ void store::set_baseline_branch(std::string_view project, std::string_view branc
 {
     if (branch.empty()) {
         throw error("store.constraint", fmt::format("{}: the baseline branch of project {} cannot be empty",
-                                                    impl_->path_, shown_name(project)));
+                                                    impl_->name_, shown_name(project)));
     }
-    std::lock_guard lock(impl_->writer_mu_);
-    auto& c = *impl_->writer_;
-    transaction tx(c);
-    if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
-        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
-    }
-    c.prepare("UPDATE projects SET baseline_branch = :branch WHERE name = :name")
-        .bind(":branch", branch).bind(":name", project).run();
-    tx.commit();
+    impl_->write([&](connection& c) {
+        if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
+            throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+        }
+        c.prepare("UPDATE projects SET baseline_branch = :branch WHERE name = :name")
+            .bind(":branch", branch).bind(":name", project).run();
+    });
 }
 
 std::optional<std::string> store::repository_url(std::string_view project) const
@@ -149,7 +147,7 @@ std::optional<std::string> store::repository_url(std::string_view project) const
     auto st = (*c).prepare("SELECT repository_url FROM projects WHERE name = :name");
     st.bind(":name", project);
     if (!st.step()) {
-        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
+        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
     }
     if (st.is_null(0)) return std::nullopt;
     return st.text(0);
@@ -157,33 +155,37 @@ std::optional<std::string> store::repository_url(std::string_view project) const
 
 void store::set_repository_url(std::string_view project, std::string_view url)
 {
-    std::lock_guard lock(impl_->writer_mu_);
-    auto& c = *impl_->writer_;
-    transaction tx(c);
-    if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
-        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->path_, shown_name(project)));
-    }
-    auto st = c.prepare("UPDATE projects SET repository_url = :url WHERE name = :name");
-    if (url.empty()) st.bind_null(":url");
-    else st.bind(":url", url);
-    st.bind(":name", project).run();
-    tx.commit();
+    impl_->write([&](connection& c) {
+        if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
+            throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+        }
+        auto st = c.prepare("UPDATE projects SET repository_url = :url WHERE name = :name");
+        if (url.empty()) st.bind_null(":url");
+        else st.bind(":url", url);
+        st.bind(":name", project).run();
+    });
 }
 
-std::vector<std::int64_t> store::apply_detection(std::string_view project,
-                                                 const std::vector<series_detection>& detections)
+namespace {
+
+std::vector<std::int64_t> apply_detection_on(connection& c, const std::string& name, std::string_view project,
+                                             const std::vector<store::series_detection>& detections)
 {
     std::vector<std::int64_t> opened;
-    std::lock_guard lock(impl_->writer_mu_);
-    auto& c = *impl_->writer_;
-    transaction tx(c);
     const std::int64_t now = unix_now();
+    // One detection at a time per project, across processes: a replica that
+    // finds the same change as another one finds its alert below (within
+    // store::alert_match_distance) instead of opening a second. SQLite's writer is
+    // one at a time already; PostgreSQL locks the project's row until commit.
+    if (c.kind() == detail::engine::postgresql) {
+        c.prepare("SELECT id FROM projects WHERE name = :name FOR UPDATE").bind(":name", project).run();
+    }
     for (const auto& d : detections) {
         const auto ids = resolve(c, project, d.series);
         if (!ids.project || !ids.benchmark || !ids.counter || !ids.testbed) {
             throw error("store.not_found",
                         fmt::format("{}: series {} / {} / testbed {} / branch {} of project {} not found",
-                                    impl_->path_, shown_name(d.series.benchmark), shown_name(d.series.counter),
+                                    name, shown_name(d.series.benchmark), shown_name(d.series.counter),
                                     shown_name(d.series.testbed), shown_name(d.series.branch), shown_name(project)));
         }
         std::unordered_map<std::int64_t, std::size_t> position;   // run id -> index in the tail
@@ -226,7 +228,7 @@ std::vector<std::int64_t> store::apply_detection(std::string_view project,
             const auto at = position.find(r.run_id);
             if (at == position.end()) {
                 throw error("store.constraint", fmt::format("{}: change point at run {} is not in its series's tail",
-                                                            impl_->path_, r.run_id));
+                                                            name, r.run_id));
             }
             ins.bind(":run_id", r.run_id).bind(":counter_id", *ids.counter).bind(":benchmark_id", *ids.benchmark)
                 .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch);
@@ -234,9 +236,9 @@ std::vector<std::int64_t> store::apply_detection(std::string_view project,
             ins.run();
             if (!f.worse) continue;
 
-            // The nearest unclaimed alert within alert_match_distance points.
+            // The nearest unclaimed alert within store::alert_match_distance points.
             std::optional<std::int64_t> same;
-            std::size_t best = alert_match_distance + 1;
+            std::size_t best = store::alert_match_distance + 1;
             for (const auto& [pos, id] : tail_alerts) {
                 const std::size_t dist = pos > at->second ? pos - at->second : at->second - pos;
                 if (dist < best && std::find(matched.begin(), matched.end(), id) == matched.end()) {
@@ -272,8 +274,15 @@ std::vector<std::int64_t> store::apply_detection(std::string_view project,
             tail_alerts.emplace_back(at->second, id);
         }
     }
-    tx.commit();
     return opened;
+}
+
+} // namespace
+
+std::vector<std::int64_t> store::apply_detection(std::string_view project,
+                                                 const std::vector<series_detection>& detections)
+{
+    return impl_->write([&](connection& c) { return apply_detection_on(c, impl_->name_, project, detections); });
 }
 
 std::vector<model::alert> store::alerts(const model::alert_query& q) const
@@ -281,11 +290,14 @@ std::vector<model::alert> store::alerts(const model::alert_query& q) const
     std::vector<model::alert> out;
     if (q.limit == 0) return out;
     impl::read_lease c(*impl_);
+    // Each optional filter compares first and tests for NULL second:
+    // PostgreSQL infers a parameter's type where it first meets it, and
+    // ":x IS NULL" alone says nothing.
     auto st = (*c).prepare(std::string(alert_select) +
-                           "WHERE p.name = :project AND (:status IS NULL OR a.status = :status) "
-                           "AND (:benchmark IS NULL OR b.name = :benchmark) "
-                           "AND (:counter IS NULL OR c.name = :counter) "
-                           "AND (:testbed IS NULL OR t.fingerprint = :testbed OR t.name = :testbed) "
+                           "WHERE p.name = :project AND (a.status = :status OR :status IS NULL) "
+                           "AND (b.name = :benchmark OR :benchmark IS NULL) "
+                           "AND (c.name = :counter OR :counter IS NULL) "
+                           "AND (t.fingerprint = :testbed OR t.name = :testbed OR :testbed IS NULL) "
                            "ORDER BY a.id DESC LIMIT :limit");
     std::optional<std::string> status;
     if (q.status) status = std::string(model::to_string(*q.status));
@@ -304,17 +316,14 @@ std::optional<model::alert> store::load_alert(std::string_view project, std::int
 std::optional<model::alert> store::update_alert(std::string_view project, std::int64_t id,
                                                 const model::alert_update& u)
 {
-    std::lock_guard lock(impl_->writer_mu_);
-    auto& c = *impl_->writer_;
-    transaction tx(c);
-    if (!load_alert_on(c, project, id)) return std::nullopt;
-    c.prepare("UPDATE alerts SET status = :status, note = coalesce(:note, note), changed_by = :by, "
-              "changed_at = :now WHERE id = :id")
-        .bind(":status", model::to_string(u.status)).bind(":note", u.note).bind(":by", u.changed_by)
-        .bind(":now", unix_now()).bind(":id", id).run();
-    auto out = load_alert_on(c, project, id);
-    tx.commit();
-    return out;
+    return impl_->write([&](connection& c) -> std::optional<model::alert> {
+        if (!load_alert_on(c, project, id)) return std::nullopt;
+        c.prepare("UPDATE alerts SET status = :status, note = coalesce(:note, note), changed_by = :by, "
+                  "changed_at = :now WHERE id = :id")
+            .bind(":status", model::to_string(u.status)).bind(":note", u.note).bind(":by", u.changed_by)
+            .bind(":now", unix_now()).bind(":id", id).run();
+        return load_alert_on(c, project, id);
+    });
 }
 
 std::vector<model::change_point_record> store::change_points(std::string_view project,
@@ -329,14 +338,16 @@ std::vector<model::change_point_record> store::change_points(std::string_view pr
                         "JOIN benchmarks b ON b.id = cp.benchmark_id JOIN projects p ON p.id = b.project_id "
                         "JOIN counters c ON c.id = cp.counter_id JOIN testbeds t ON t.id = cp.testbed_id "
                         "JOIN runs r ON r.id = cp.run_id "
-                        "WHERE p.name = :project AND b.name = :benchmark AND c.name = :counter "
-                        "AND (:testbed IS NULL OR t.fingerprint = :testbed OR t.name = :testbed) "
-                        "AND (:branch IS NULL OR cp.branch = :branch) "
+                        "WHERE p.name = :project AND b.name = :benchmark "
+                        "AND (c.name = :counter OR :counter IS NULL) "
+                        "AND (t.fingerprint = :testbed OR t.name = :testbed OR :testbed IS NULL) "
+                        "AND (cp.branch = :branch OR :branch IS NULL) "
                         "ORDER BY r.created_at, cp.run_id");
-    std::optional<std::string> testbed, branch;
+    std::optional<std::string> testbed, branch, counter;
     if (!series.testbed.empty()) testbed = series.testbed;
     if (!series.branch.empty()) branch = series.branch;
-    st.bind(":project", project).bind(":benchmark", series.benchmark).bind(":counter", series.counter)
+    if (!series.counter.empty()) counter = series.counter;
+    st.bind(":project", project).bind(":benchmark", series.benchmark).bind(":counter", counter)
         .bind(":testbed", testbed).bind(":branch", branch);
     while (st.step()) {
         model::change_point_record r;

@@ -8,7 +8,7 @@
 
 namespace perfgate::store {
 
-using detail::transaction;
+using detail::connection;
 using detail::unix_now;
 
 namespace {
@@ -21,29 +21,26 @@ void store::put_flame_graph(std::string_view project, std::int64_t comparison_id
                             std::string_view svg)
 {
     if (svg.empty() || svg.size() > max_artifact_bytes) {
-        throw error("store.constraint", fmt::format("{}: a flame graph of {} bytes (1 to {} allowed)", impl_->path_,
+        throw error("store.constraint", fmt::format("{}: a flame graph of {} bytes (1 to {} allowed)", impl_->name_,
                                                     svg.size(), max_artifact_bytes));
     }
-    std::lock_guard lock(impl_->writer_mu_);
-    auto& c = *impl_->writer_;
-    transaction tx(c);
-    {
+    impl_->write([&](connection& c) {
         auto st = c.prepare("SELECT 1 FROM comparisons c JOIN projects p ON p.id = c.project_id "
                             "WHERE c.id = :id AND p.name = :project");
         st.bind(":id", comparison_id).bind(":project", project);
         if (!st.step()) {
-            throw error("store.not_found", fmt::format("{}: comparison {} not found in project {}", impl_->path_,
+            throw error("store.not_found", fmt::format("{}: comparison {} not found in project {}", impl_->name_,
                                                        comparison_id, detail::shown_name(project)));
         }
-    }
-    auto st = c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "
-                        "VALUES (:id, :benchmark, :kind, :content, :now) "
-                        "ON CONFLICT (comparison_id, kind, benchmark) DO UPDATE SET "
-                        "content = excluded.content, created_at = excluded.created_at");
-    st.bind(":id", comparison_id).bind(":benchmark", benchmark).bind(":kind", flame_graph_kind).bind(":content", svg)
-        .bind(":now", unix_now());
-    st.step();
-    tx.commit();
+        st.reset();
+        c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "
+                  "VALUES (:id, :benchmark, :kind, :content, :now) "
+                  "ON CONFLICT (comparison_id, kind, benchmark) DO UPDATE SET "
+                  "content = excluded.content, created_at = excluded.created_at")
+            .bind(":id", comparison_id).bind(":benchmark", benchmark).bind(":kind", flame_graph_kind)
+            .bind(":content", svg).bind(":now", unix_now())
+            .run();
+    });
 }
 
 std::optional<std::string> store::load_flame_graph(std::string_view project, std::int64_t comparison_id,

@@ -54,9 +54,9 @@ std::vector<model::comparison_summary> store::recent_comparisons(std::string_vie
     impl::read_lease lease(*impl_);
     auto& c = *lease;
     transaction tx(c, transaction::kind::read);
-    const auto project_id = detail::lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
+    const auto project_id = detail::project_id(impl_->ids_, c, project, true);
     if (!project_id) return out;
-    auto st = c.prepare(detail::recent_comparisons_sql);
+    auto st = c.prepare(c.pick(detail::recent_comparisons_sql));
     st.bind(":project_id", *project_id).bind(":limit", detail::to_int64(limit));
     while (st.step()) {
         model::comparison_summary s;
@@ -94,9 +94,9 @@ std::vector<store::run_ref> store::runs_by_sha(std::string_view project, std::st
     impl::read_lease lease(*impl_);
     auto& c = *lease;
     transaction tx(c, transaction::kind::read);
-    const auto project_id = detail::lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
+    const auto project_id = detail::project_id(impl_->ids_, c, project, true);
     if (!project_id) return out;
-    auto st = c.prepare(detail::runs_by_sha_sql);
+    auto st = c.prepare(c.pick(detail::runs_by_sha_sql));
     st.bind(":project_id", *project_id).bind(":sha_from", sha_prefix).bind(":sha_to", *sha_to);
     while (st.step()) out.push_back(run_ref_of(st));
     tx.commit();

@@ -1,11 +1,14 @@
 // The SQL of the dashboard's listings, private to perfgate::store (and its
 // tests, which check the query plans with EXPLAIN QUERY PLAN).
 //
-// As history_sql.hpp: INDEXED BY pins each query to the index
+// As history_sql.hpp: on SQLite, INDEXED BY pins each query to the index
 // 006_project_settings.sql made for it, so a schema change that made the
-// index unusable fails at prepare time instead of turning into a scan; every
-// value is a bound parameter.
+// index unusable fails at prepare time instead of turning into a scan;
+// PostgreSQL's planner picks pg/001_initial.sql's (test_store checks the
+// plans). Every value is a bound parameter.
 #pragma once
+
+#include "schema/db.hpp"
 
 #include <string_view>
 
@@ -17,12 +20,17 @@ namespace perfgate::store::detail {
 // Columns: id, created_at, verdict, benchmark_count, baseline_run,
 // baseline git_sha, baseline branch, candidate_run, candidate git_sha,
 // candidate branch.
-inline constexpr std::string_view recent_comparisons_sql =
-    "SELECT c.id, c.created_at, c.verdict, c.benchmark_count, c.baseline_run, b.git_sha, b.branch, "
-    "c.candidate_run, h.git_sha, h.branch "
-    "FROM comparisons c INDEXED BY comparisons_recent "
-    "JOIN runs b ON b.id = c.baseline_run JOIN runs h ON h.id = c.candidate_run "
-    "WHERE c.project_id = :project_id ORDER BY c.id DESC LIMIT :limit";
+#define PERFGATE_RECENT_COMPARISONS(indexed_by)                                                \
+    "SELECT c.id, c.created_at, c.verdict, c.benchmark_count, c.baseline_run, b.git_sha, b.branch, " \
+    "c.candidate_run, h.git_sha, h.branch "                                                    \
+    "FROM comparisons c" indexed_by " "                                                        \
+    "JOIN runs b ON b.id = c.baseline_run JOIN runs h ON h.id = c.candidate_run "              \
+    "WHERE c.project_id = :project_id ORDER BY c.id DESC LIMIT :limit"
+inline constexpr dialect_sql recent_comparisons_sql{
+    PERFGATE_RECENT_COMPARISONS(" INDEXED BY comparisons_recent"),
+    PERFGATE_RECENT_COMPARISONS(""),
+};
+#undef PERFGATE_RECENT_COMPARISONS
 
 // store::runs_by_sha. :project_id; :sha_from <= git_sha < :sha_to is the
 // prefix as an index range (sha_to: the prefix with its last byte raised by
@@ -31,12 +39,17 @@ inline constexpr std::string_view recent_comparisons_sql =
 // id of each group; the outer one names benchmark and testbed by id.
 // Columns: id, git_sha, branch, role, benchmark, testbed fingerprint,
 // testbed name, created_at.
-inline constexpr std::string_view runs_by_sha_sql =
-    "SELECT r.id, r.git_sha, r.branch, r.role, b.name, t.fingerprint, t.name, r.created_at "
-    "FROM (SELECT max(id) AS id FROM runs INDEXED BY runs_project_sha "
-    "      WHERE project_id = :project_id AND git_sha >= :sha_from AND git_sha < :sha_to "
-    "      GROUP BY git_sha, benchmark_id, testbed_id) g "
-    "JOIN runs r ON r.id = g.id JOIN benchmarks b ON b.id = r.benchmark_id "
-    "JOIN testbeds t ON t.id = r.testbed_id";
+#define PERFGATE_RUNS_BY_SHA(indexed_by)                                                 \
+    "SELECT r.id, r.git_sha, r.branch, r.role, b.name, t.fingerprint, t.name, r.created_at " \
+    "FROM (SELECT max(id) AS id FROM runs" indexed_by " "                                 \
+    "      WHERE project_id = :project_id AND git_sha >= :sha_from AND git_sha < :sha_to " \
+    "      GROUP BY git_sha, benchmark_id, testbed_id) g "                                 \
+    "JOIN runs r ON r.id = g.id JOIN benchmarks b ON b.id = r.benchmark_id "               \
+    "JOIN testbeds t ON t.id = r.testbed_id"
+inline constexpr dialect_sql runs_by_sha_sql{
+    PERFGATE_RUNS_BY_SHA(" INDEXED BY runs_project_sha"),
+    PERFGATE_RUNS_BY_SHA(""),
+};
+#undef PERFGATE_RUNS_BY_SHA
 
 } // namespace perfgate::store::detail

@@ -1,4 +1,5 @@
-// The schema migrations (schema/migrations/NNN_*.sql), embedded at build time.
+// The schema migrations, embedded at build time: SQLite's
+// (schema/migrations/NNN_*.sql) and PostgreSQL's (schema/migrations/pg/NNN_*.sql).
 // Private to perfgate::store.
 #pragma once
 
@@ -8,12 +9,14 @@
 namespace perfgate::store::detail {
 
 struct migration {
-    int version;             // 1-based; PRAGMA user_version after applying it
+    int version;             // the file's number; PRAGMA user_version (SQLite) after applying it
     std::string_view file;   // "001_initial.sql"
     std::string_view sql;    // one or more statements
 };
 
-// In order: migrations()[i].version == i + 1.
+// In order of strictly increasing version (the file numbers).
 std::span<const migration> migrations() noexcept;
+// PostgreSQL's, the same way.
+std::span<const migration> pg_migrations() noexcept;
 
 } // namespace perfgate::store::detail

@@ -1,4 +1,7 @@
-// The history store: SQLite with migrations, WAL, foreign keys, busy timeout.
+// The history store: SQLite (the default, embedded) or PostgreSQL (several
+// servers on one database), chosen by the --db value, with migrations for
+// both. One store class and one set of queries serve both engines
+// (schema/db.hpp); the SQL differs only where the dialects do.
 //
 // All SQL is prepared statements with bound parameters; no SQL is built from
 // user strings. Ingesting a run is one transaction that rolls back unless it
@@ -6,18 +9,29 @@
 // queries never scan raw samples.
 //
 // Thread safety: one store object may be shared by many threads (the server's
-// workers). Writes are serialised on one writer connection (a mutex); reads
-// use a pool of up to 8 read-only connections and run concurrently with each
-// other and with the writer (WAL snapshots). ":memory:" is a single
-// connection (a private database per connection), so there reads and writes
-// share the writer's mutex. Other processes on the same file are handled by
-// WAL and a 5 s busy timeout.
+// workers). SQLite: writes are serialised on one writer connection (a
+// mutex); reads use a pool of up to 8 read-only connections and run
+// concurrently with each other and with the writer (WAL snapshots). ":memory:"
+// is a single connection (a private database per connection), so there reads
+// and writes share the writer's mutex. Other processes on the same file are
+// handled by WAL and a 5 s busy timeout. PostgreSQL: a pool of
+// store_options::connections connections for reads and writes; other
+// processes (replicas) are ordinary concurrent clients of the server, and
+// every write that two of them could race on (a project, a testbed, a
+// comparison key, an idempotency key, an alert) is made idempotent by a
+// unique key or a lock in the database, not in this process.
 //
-// Schema: schema/migrations/NNN_*.sql, embedded at build time and applied in
-// order on open; PRAGMA user_version is the number of the last one applied.
+// Schema: schema/migrations/NNN_*.sql (SQLite; PRAGMA user_version is the
+// number of the last one applied) and schema/migrations/pg/NNN_*.sql
+// (PostgreSQL; table perfgate_migrations), embedded at build time and
+// applied in order on open. On PostgreSQL they run under an advisory lock,
+// so replicas that start together apply each one once.
 //
 // Errors: perfgate::error with ids "store.open", "store.migrate",
-// "store.constraint", "store.not_found", "store.io".
+// "store.constraint", "store.not_found", "store.io", "store.conflict" (a
+// PostgreSQL transaction aborted as a deadlock victim more often than
+// retried), "store.key_conflict" (an idempotency key reused for another
+// request).
 #pragma once
 
 #include <cstddef>
@@ -34,8 +48,6 @@
 #include "model/comparison.hpp"
 #include "model/run.hpp"
 
-struct sqlite3;
-
 namespace perfgate::store {
 
 // The store speaks the shared domain types (model/run.hpp).
@@ -48,13 +60,30 @@ using model::run_record;
 using model::sample;
 using model::testbed_info;
 
+// Whether a --db value names a PostgreSQL database (a postgresql:// or
+// postgres:// URI, as libpq reads it) rather than a SQLite file.
+bool is_postgres(std::string_view db) noexcept;
+// The --db value as messages and logs show it: a URI without its password.
+std::string shown_location(std::string_view db);
+
+struct store_options {
+    // PostgreSQL: connections in the pool (0: detail::default_pg_connections).
+    // `perfgate serve` passes its worker count plus one (the history watch).
+    // SQLite ignores it (one writer, up to 8 readers).
+    std::size_t connections = 0;
+};
+
 class store {
 public:
-    // Opens (creating if missing) the database at path and applies pending
-    // migrations (PRAGMA user_version). ":memory:" is allowed for tests.
-    // Errors: "store.open" (cannot open, not a database), "store.migrate" (a
-    // migration failed, or the file's schema is newer than this build knows).
-    explicit store(const std::filesystem::path& path);
+    // Opens the database and applies pending migrations. db is a SQLite file
+    // (created if missing; ":memory:" for tests) or a PostgreSQL URI
+    // ("postgresql://user@host:5432/perfgate", libpq's syntax; the database
+    // must exist, its tables are created).
+    // Errors: "store.open" (cannot open, not a database, server unreachable,
+    // login refused), "store.corrupt" (SQLite: a damaged page read while
+    // opening), "store.migrate" (a migration failed, or the database's
+    // schema is newer than this build knows).
+    explicit store(const std::string& db, store_options options = {});
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
@@ -76,6 +105,20 @@ public:
     // baseline/candidate, empty project/benchmark/counter names, a counter
     // listed twice, a repeated repetition, non-finite values; "store.io".
     std::int64_t insert_run(const run_record& run);
+    // Idempotent ingest (008_ingest_keys.sql): key is the client's
+    // Idempotency-Key (1 to 255 bytes), request_sha256 the hex SHA-256 of
+    // the request it came with. The first call with a key stores the run and
+    // records the key; a later call with the same key and digest stores
+    // nothing and returns the first run's id with replayed = true, also when
+    // the two race (threads, or servers on one PostgreSQL: the second waits
+    // for the first's commit). Errors: as insert_run; "store.key_conflict"
+    // when the project recorded the key with another digest;
+    // "store.constraint" for a key outside 1..255 bytes.
+    struct keyed_run {
+        std::int64_t run_id = 0;
+        bool replayed = false;
+    };
+    keyed_run insert_run(const run_record& run, std::string_view key, std::string_view request_sha256);
     // Whole run with samples. nullopt if no such run in that project.
     [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
 
@@ -127,6 +170,12 @@ public:
     // Filters outside the chosen index's prefix (testbed without branch,
     // role, before_run) are checked while scanning it. Unknown names: empty.
     [[nodiscard]] std::vector<history_point> history(const history_query& q) const;
+    // history(q) for each of counters (q.counter is ignored), in that order:
+    // what a compare or the history watch reads for the counters of one
+    // benchmark. PostgreSQL answers all of them in one statement (a LATERAL
+    // range of the same index per counter); SQLite runs one per counter.
+    [[nodiscard]] std::vector<std::vector<history_point>> histories(const history_query& q,
+                                                                   const std::vector<std::string>& counters) const;
 
     // The project's most recent comparisons, newest first (by id), at most
     // `limit`, each with its first pair's runs (model/comparison.hpp).
@@ -162,7 +211,9 @@ public:
     [[nodiscard]] std::string baseline_branch(std::string_view project) const;
     // Moves with every write this store object committed (any write
     // method), never backwards: equal generations, equal data as far as
-    // this process wrote it (other processes' writes are not seen).
+    // this process wrote it. SQLite: other processes' writes are not seen.
+    // PostgreSQL: it also moves when any process commits a write to the
+    // database (LISTEN/NOTIFY, a few milliseconds after the commit).
     [[nodiscard]] std::uint64_t generation() const noexcept;
     void set_baseline_branch(std::string_view project, std::string_view branch);
     // The URL a project's commits are browsed at ({url}/commit/{sha}), as
@@ -207,7 +258,8 @@ public:
     std::optional<model::alert> update_alert(std::string_view project, std::int64_t id,
                                              const model::alert_update& u);
     // Stored change points of (benchmark, counter) in series order; an empty
-    // testbed (name or fingerprint) or branch in `series` matches any.
+    // testbed (name or fingerprint), branch or counter in `series` matches
+    // any (an empty counter: every counter of the benchmark, in one query).
     [[nodiscard]] std::vector<model::change_point_record> change_points(std::string_view project,
                                                                         const model::series_key& series) const;
 
@@ -215,14 +267,31 @@ public:
     // instead of answering 500 to every request later.
     // check_integrity: PRAGMA quick_check (O(database size): every page is
     // read once); error "store.corrupt" naming the file and SQLite's first
-    // complaint. check_writable: takes and releases the write lock (BEGIN
+    // complaint. PostgreSQL checks its own pages (data checksums): nothing
+    // to do. check_writable: takes and releases the write lock (BEGIN
     // IMMEDIATE) and writes nothing; error "store.read_only" naming the file
-    // (a read-only file or directory, a full disk on the WAL).
+    // (a read-only file or directory, a full disk on the WAL). PostgreSQL:
+    // "store.read_only" for a standby or a read-only default transaction.
     void check_integrity() const;
     void check_writable();
 
     [[nodiscard]] std::int64_t runs_count() const;
-    [[nodiscard]] std::int64_t size_bytes() const;   // page_count * page_size
+    // SQLite: page_count * page_size; PostgreSQL: pg_database_size.
+    [[nodiscard]] std::int64_t size_bytes() const;
+    // "sqlite" or "postgresql".
+    [[nodiscard]] std::string_view engine() const noexcept;
+    // The schema version the database is at (the number of the last
+    // migration applied; after opening, the newest this build knows).
+    [[nodiscard]] int schema_version() const;
+    // SQLite: a consistent copy of the database, taken while it serves
+    // (the online backup API: one read snapshot, writers not blocked),
+    // written to file.tmp, checked (PRAGMA quick_check) and renamed to
+    // file. Errors: "store.backup" naming the file (exists already, cannot
+    // be written, the copy fails its check); "store.unsupported" on
+    // PostgreSQL, whose backups are pg_dump's (the message says how).
+    void backup_to(const std::filesystem::path& file) const;
+    // The database as messages name it (shown_location of db).
+    [[nodiscard]] const std::string& location() const noexcept;
 
 private:
     std::int64_t insert_comparison_row(std::string_view project, std::int64_t baseline_run,

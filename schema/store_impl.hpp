@@ -1,11 +1,26 @@
-// The store's private parts, shared by its sources (store.cpp, alerts.cpp):
-// the connection pool behind store::impl and small helpers. Not an interface:
-// nothing outside schema/ includes this.
+// The store's private parts, shared by its sources (store.cpp, alerts.cpp,
+// listing.cpp): the connections behind store::impl and small helpers. Not
+// an interface: nothing outside schema/ includes this.
+//
+// Connections, per engine:
+// - SQLite: one writer connection behind writer_mu_ (SQLite has one writer
+//   at a time anyway; serialising in-process means we never spin in the busy
+//   handler against ourselves) and a pool of up to max_readers read-only
+//   connections, which read WAL snapshots while the writer commits. ":memory:"
+//   is one database per connection, so there the writer also serves reads.
+// - PostgreSQL: one pool of up to store_options::connections connections,
+//   each leased to one thread at a time for reads and writes alike; the
+//   server orders concurrent writers (row locks, unique keys).
+// Every write transaction goes through impl::write, which commits, moves the
+// generation, and on PostgreSQL retries a transaction the server aborted to
+// break a deadlock ("store.conflict").
 #pragma once
 
-#include "schema/sqlite.hpp"
+#include "schema/db.hpp"
 #include "schema/store.hpp"
+#include "model/error.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <initializer_list>
@@ -14,6 +29,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -21,91 +38,184 @@ namespace perfgate::store {
 
 namespace detail {
 
-// Read connections kept per store. The server's default worker count is far
-// below this; more readers than cores buys nothing.
+// SQLite read connections kept per store. The server's default worker
+// count is far below this; more readers than cores buys nothing.
 inline constexpr std::size_t max_readers = 8;
+// PostgreSQL connections per store when store_options::connections is 0:
+// the CLI's commands use one; a server passes its worker count.
+inline constexpr std::size_t default_pg_connections = 4;
+// Attempts of a write transaction that PostgreSQL aborted as a deadlock
+// victim or a serialization failure: each retry runs after the other
+// transaction finished, so a second attempt nearly always succeeds.
+inline constexpr int max_write_attempts = 5;
 
 std::int64_t unix_now();
 // Names in error messages: quoted, and cut so a 10 KB hostile name does not
 // become a 10 KB log line.
 std::string shown_name(std::string_view name);
 std::int64_t to_int64(std::size_t v);
-// Per-connection settings; "store.open" when the file is not a usable database.
-void configure(connection& c, bool writer, bool memory);
 // SELECT id ... WHERE name-ish = :name, or nullopt.
 std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
                                       std::initializer_list<std::pair<const char*, std::string_view>> binds);
 
+class pg_listener;   // schema/postgres.hpp
+
+// Ids of names that every compare and history query looks up again
+// (projects, benchmarks, counters) and the names of testbeds by id. A row
+// of these tables is never updated nor deleted once committed (no API
+// renames or deletes one), so an id read from committed data stays right
+// for the life of the process, on every replica: only reads of committed
+// data fill the cache (never a write transaction, which may roll back), and
+// a name not found is not remembered (it may be created next). Bounded:
+// emptied when it reaches max_entries (names are few; a store with more
+// simply looks them up again).
+class id_cache {
+public:
+    static constexpr std::size_t max_entries = 100000;
+    enum class kind : char { project = 'p', counter = 'c', benchmark = 'b' };
+
+    [[nodiscard]] std::optional<std::int64_t> find(kind k, std::string_view name, std::string_view scope = {}) const;
+    void put(kind k, std::string_view name, std::int64_t id, std::string_view scope = {});
+    // Testbeds: id -> (fingerprint, name).
+    [[nodiscard]] std::optional<std::pair<std::string, std::string>> testbed(std::int64_t id) const;
+    void put_testbed(std::int64_t id, std::string fingerprint, std::string name);
+
+private:
+    static std::string key(kind k, std::string_view name, std::string_view scope);
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, std::int64_t> ids_;
+    std::unordered_map<std::int64_t, std::pair<std::string, std::string>> testbeds_;
+};
+
+// The id of a name, through the cache; fill: c reads committed data only
+// (a read lease, not a write transaction), so a found id may be kept.
+std::optional<std::int64_t> project_id(id_cache& ids, connection& c, std::string_view project, bool fill);
+std::optional<std::int64_t> counter_id(id_cache& ids, connection& c, std::string_view counter, bool fill);
+std::optional<std::int64_t> benchmark_id(id_cache& ids, connection& c, std::string_view project,
+                                         std::string_view benchmark, bool fill);
+
 } // namespace detail
 
 struct store::impl {
-    std::string path_;
+    std::string location_;   // what a connection opens: the path or the URI
+    std::string name_;       // what messages call the database (no password)
+    detail::engine engine_ = detail::engine::sqlite;
     bool memory_ = false;
+    std::size_t max_pooled_ = detail::max_readers;   // SQLite: readers; PostgreSQL: connections
 
+    std::atomic<std::uint64_t> generation_{0};
+    std::unique_ptr<detail::pg_listener> listener_;
+    detail::id_cache ids_;
+
+    // SQLite: the one writer.
     mutable std::mutex writer_mu_;
     std::unique_ptr<detail::connection> writer_;
 
+    // SQLite: read-only connections; PostgreSQL: every connection.
     mutable std::mutex pool_mu_;
     mutable std::condition_variable pool_cv_;
-    mutable std::vector<std::unique_ptr<detail::connection>> readers_;   // every reader opened
-    mutable std::vector<detail::connection*> idle_;
-    mutable std::size_t opening_ = 0;                             // readers being opened
+    mutable std::vector<std::unique_ptr<detail::connection>> idle_;
+    mutable std::size_t open_ = 0;   // pooled connections that exist: idle, leased or being opened
 
-    // A connection to read from, exclusively for this thread until destroyed.
-    class read_lease {
+    [[nodiscard]] bool sqlite() const noexcept { return engine_ == detail::engine::sqlite; }
+    // A new pooled connection, configured (store.cpp).
+    [[nodiscard]] std::unique_ptr<detail::connection> open_pooled() const;
+
+    // A connection, exclusively for this thread until destroyed.
+    class lease {
     public:
-        explicit read_lease(const impl& s) : s_(s)
+        lease(const impl& s, bool write) : s_(s)
         {
-            if (s_.memory_) {
+            if (s_.sqlite() && (write || s_.memory_)) {
                 writer_lock_ = std::unique_lock(s_.writer_mu_);
                 conn_ = s_.writer_.get();
                 return;
             }
             std::unique_lock lock(s_.pool_mu_);
-            s_.pool_cv_.wait(lock, [&] {
-                return !s_.idle_.empty() || s_.readers_.size() + s_.opening_ < detail::max_readers;
-            });
-            if (!s_.idle_.empty()) {
-                conn_ = s_.idle_.back();
+            s_.pool_cv_.wait(lock, [&] { return !s_.idle_.empty() || s_.open_ < s_.max_pooled_; });
+            while (!s_.idle_.empty()) {
+                pooled_ = std::move(s_.idle_.back());
                 s_.idle_.pop_back();
-                return;
+                // A PostgreSQL session the server ended while it sat idle
+                // (a restart, a failover) is replaced here, not found dead
+                // by the request that leased it.
+                if (s_.reusable(*pooled_)) {
+                    conn_ = pooled_.get();
+                    return;
+                }
+                pooled_.reset();
+                --s_.open_;
             }
-            // Open a new reader outside the pool lock (it touches the file).
-            ++s_.opening_;
+            // Open a new one outside the pool lock (it touches the file or the network).
+            ++s_.open_;
             lock.unlock();
-            std::unique_ptr<detail::connection> fresh;
             try {
-                fresh = std::make_unique<detail::connection>(s_.path_, detail::connection::mode::read_only);
-                detail::configure(*fresh, false, false);
+                pooled_ = s_.open_pooled();
             } catch (...) {
                 lock.lock();
-                --s_.opening_;
+                --s_.open_;
                 s_.pool_cv_.notify_one();
                 throw;
             }
-            lock.lock();
-            --s_.opening_;
-            conn_ = fresh.get();
-            s_.readers_.push_back(std::move(fresh));
+            conn_ = pooled_.get();
         }
-        read_lease(const read_lease&) = delete;
-        read_lease& operator=(const read_lease&) = delete;
-        ~read_lease()
+        lease(const lease&) = delete;
+        lease& operator=(const lease&) = delete;
+        ~lease()
         {
-            if (s_.memory_) return;   // writer_lock_ releases
+            if (!pooled_) return;   // writer_lock_ releases
             {
                 std::lock_guard lock(s_.pool_mu_);
-                s_.idle_.push_back(conn_);
+                if (s_.reusable(*pooled_)) s_.idle_.push_back(std::move(pooled_));
+                else --s_.open_;
             }
             s_.pool_cv_.notify_one();
         }
         detail::connection& operator*() const noexcept { return *conn_; }
+        detail::connection* operator->() const noexcept { return conn_; }
 
     private:
         const impl& s_;
-        detail::connection* conn_ = nullptr;
         std::unique_lock<std::mutex> writer_lock_;
+        std::unique_ptr<detail::connection> pooled_;
+        detail::connection* conn_ = nullptr;
     };
+    struct read_lease : lease {
+        explicit read_lease(const impl& s) : lease(s, false) {}
+    };
+
+    // Whether a connection goes back to (or out of) the pool (store.cpp):
+    // not one whose PostgreSQL session is gone.
+    [[nodiscard]] bool reusable(detail::connection& c) const noexcept;
+
+    // Runs body(connection&) in a write transaction and commits it; the
+    // generation moves once it is committed. On PostgreSQL a transaction
+    // aborted as a deadlock victim runs again (max_write_attempts), so body
+    // must only touch the database and its own locals.
+    template <typename F>
+    auto write(F&& body) -> std::invoke_result_t<F&, detail::connection&>
+    {
+        using result = std::invoke_result_t<F&, detail::connection&>;
+        for (int attempt = 1;; ++attempt) {
+            try {
+                lease c(*this, true);
+                detail::transaction tx(*c);
+                if constexpr (std::is_void_v<result>) {
+                    body(*c);
+                    tx.commit();
+                    generation_.fetch_add(1, std::memory_order_acq_rel);
+                    return;
+                } else {
+                    result r = body(*c);
+                    tx.commit();
+                    generation_.fetch_add(1, std::memory_order_acq_rel);
+                    return r;
+                }
+            } catch (const error& e) {
+                if (e.id() != "store.conflict" || attempt >= detail::max_write_attempts) throw;
+            }
+        }
+    }
 };
 
 } // namespace perfgate::store

@@ -262,9 +262,18 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
                                 type.substr(0, 64)));
     }
     in.project = m.project;
-    const model::ingest_result r = ctx.service.ingest(in);
-    ctx.stats.run_ingested();
-    return json_response(http::status::created, api::to_json(r), req);
+    // Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): a retry
+    // of an upload gets the first attempt's run (service::ingest).
+    std::optional<std::string> key;
+    if (req.count("Idempotency-Key") > 1) {
+        throw error("ingest.bad_idempotency_key", "Idempotency-Key: the header appears more than once");
+    }
+    if (auto it = req.find("Idempotency-Key"); it != req.end()) key = std::string(sv(it->value()));
+    const model::ingest_result r = ctx.service.ingest(in, key);
+    if (!r.replayed) ctx.stats.run_ingested();
+    response res = json_response(http::status::created, api::to_json(r), req);
+    if (r.replayed) res.set("Idempotent-Replayed", "true");
+    return res;
 }
 
 response post_compare(const request& req, context& ctx, const route_match& m, const query_params& q)
@@ -572,7 +581,7 @@ void set_artifact_headers(response& res)
 unsigned status_for(std::string_view id)
 {
     // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 39> exact{{
+    static constexpr std::array<std::pair<std::string_view, unsigned>, 42> exact{{
         {"http.bad_request", 400},
         {"http.bad_json", 400},
         {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
@@ -598,6 +607,8 @@ unsigned status_for(std::string_view id)
         {"alert.bad_note", 400},
         {"query.bad_value", 400},
         {"ingest.bad_field", 400},
+        {"ingest.bad_idempotency_key", 400},
+        {"ingest.idempotency_conflict", 409},   // an Idempotency-Key reused for another request
         {"ingest.too_many_counters", 413},     // over gate::max_counters_per_run
         {"ingest.too_many_repetitions", 413},  // over gate::max_repetitions
         {"ingest.bad_csv", 422},        // well-formed request, capture that does not parse
@@ -610,6 +621,7 @@ unsigned status_for(std::string_view id)
         {"compare.too_large", 422},     // runs over gate::max_compare_counters / max_compare_samples
         {"store.not_found", 404},
         {"store.constraint", 422},
+        {"store.conflict", 503},        // PostgreSQL aborted the write as a deadlock victim, retries exhausted
         {"internal", 500},
         {"store.io", 500},
     }};

@@ -289,12 +289,16 @@ std::optional<history_band> band_of(const std::vector<model::history_point>& poi
 // older than the candidate). The z-score reads a series's last
 // policy.history medians; the band of the same points is kept then (a few
 // numbers per counter, not the points: a gate of 4096 counters reads up to
-// 1000 each), so each series is read once.
+// 1000 each). A benchmark's counters are read together, with the change
+// points of all of them (store::histories: one statement on PostgreSQL), the
+// first time one of them is asked for; each counter's medians are kept until
+// the z-score takes them.
 class baseline_history {
 public:
     struct series {
         std::string benchmark, branch, testbed;
-        std::int64_t before = 0;   // the candidate run
+        std::int64_t before = 0;               // the candidate run
+        std::vector<std::string> counters;     // the report's: of either run, and derived
     };
 
     baseline_history(const store::store& db, const std::string& project, const policy& rules)
@@ -316,8 +320,20 @@ public:
     // the baseline run, any branch's (as the z-score always read them).
     std::vector<double> medians(std::string_view benchmark, std::string_view counter)
     {
+        fetch(benchmark);
+        auto key = std::pair{std::string(benchmark), std::string(counter)};
+        if (auto it = medians_.find(key); it != medians_.end()) {
+            std::vector<double> out = std::move(it->second);
+            medians_.erase(it);
+            return out;
+        }
+        // A counter neither run has (or asked for twice): read on its own.
+        const series* s = find(benchmark);
+        if (!s) return {};
+        current_ = s;
+        const auto points = read({std::string(counter)});
         std::vector<double> out;
-        for (const auto& p : read(benchmark, counter)) out.push_back(p.median);
+        for (const auto& p : points.front()) out.push_back(p.median);
         return out;
     }
 
@@ -325,39 +341,80 @@ public:
     // without a branch (a change point is always one branch's).
     std::optional<history_band> band(std::string_view benchmark, std::string_view counter)
     {
+        fetch(benchmark);
         auto key = std::pair{std::string(benchmark), std::string(counter)};
         if (auto it = bands_.find(key); it != bands_.end()) return it->second;
-        read(benchmark, counter);
-        return bands_[key];
+        const series* s = find(benchmark);
+        if (!s || s->branch.empty()) return std::nullopt;
+        current_ = s;
+        const auto points = read({std::string(counter)}).front();
+        return band_from(points, std::string(counter), nullptr);
     }
 
 private:
-    std::vector<model::history_point> read(std::string_view benchmark, std::string_view counter)
+    // Every counter of the benchmark's series, once.
+    void fetch(std::string_view benchmark)
     {
         const series* s = find(benchmark);
-        if (!s) return {};
+        if (!s || !fetched_.insert(s->benchmark).second) return;
+        current_ = s;
+        auto all = read(s->counters);
+        // The change points of all its counters in one query, when some
+        // counter has enough points for a band.
+        std::optional<std::vector<model::change_point_record>> changes;
+        const std::size_t enough = std::max<std::size_t>(rules_.history_min, 2);
+        if (!s->branch.empty() &&
+            std::any_of(all.begin(), all.end(), [&](const auto& points) { return points.size() >= enough; })) {
+            changes = db_.change_points(project_, {s->benchmark, "", s->testbed, s->branch});
+        }
+        for (std::size_t i = 0; i < s->counters.size(); ++i) {
+            const auto key = std::pair{s->benchmark, s->counters[i]};
+            bands_[key] = s->branch.empty() ? std::nullopt : band_from(all[i], s->counters[i], changes ? &*changes : nullptr);
+            std::vector<double> m;
+            m.reserve(all[i].size());
+            for (const auto& p : all[i]) m.push_back(p.median);
+            medians_[key] = std::move(m);
+        }
+    }
+
+    // The series's points of counters (current_'s benchmark).
+    std::vector<std::vector<model::history_point>> read(const std::vector<std::string>& counters)
+    {
         model::history_query q;
         q.project = project_;
-        q.benchmark = s->benchmark;
-        q.counter = std::string(counter);
-        if (!s->branch.empty()) q.branch = s->branch;
-        if (!s->testbed.empty()) q.testbed = s->testbed;
+        q.benchmark = current_->benchmark;
+        if (!current_->branch.empty()) q.branch = current_->branch;
+        if (!current_->testbed.empty()) q.testbed = current_->testbed;
         q.role = "baseline";
-        q.before_run = s->before;
+        q.before_run = current_->before;
         q.limit = rules_.history;
-        auto points = db_.history(q);
-        std::optional<history_band> b;
-        if (!s->branch.empty() && points.size() >= std::max<std::size_t>(rules_.history_min, 2)) {
-            b = band_of(points, db_.change_points(project_, {s->benchmark, q.counter, s->testbed, s->branch}), rules_);
+        return db_.histories(q, counters);
+    }
+
+    // The band of one counter's points; changes: the benchmark's change
+    // points (all counters), or null to read this counter's.
+    std::optional<history_band> band_from(const std::vector<model::history_point>& points, const std::string& counter,
+                                          const std::vector<model::change_point_record>* changes)
+    {
+        if (points.size() < std::max<std::size_t>(rules_.history_min, 2)) return std::nullopt;
+        std::vector<model::change_point_record> mine;
+        if (changes) {
+            for (const auto& cp : *changes) {
+                if (cp.series.counter == counter) mine.push_back(cp);
+            }
+        } else {
+            mine = db_.change_points(project_, {current_->benchmark, counter, current_->testbed, current_->branch});
         }
-        bands_[{s->benchmark, q.counter}] = b;
-        return points;
+        return band_of(points, mine, rules_);
     }
 
     const store::store& db_;
     const std::string& project_;
     const policy& rules_;
     std::vector<series> series_;
+    const series* current_ = nullptr;
+    std::set<std::string> fetched_;
+    std::map<std::pair<std::string, std::string>, std::vector<double>> medians_;
     std::map<std::pair<std::string, std::string>, std::optional<history_band>> bands_;
 };
 
@@ -409,19 +466,43 @@ void add_history_context(report& r, const store::store& db, const std::string& p
 
 } // namespace
 
-model::ingest_result service::ingest(const model::ingest_request& req)
+std::string ingest_request_digest(const model::ingest_request& req)
 {
+    // A JSON array: an unambiguous encoding of every field (strings quoted).
+    const nlohmann::json canonical = {
+        "perfgate.ingest-request/v1", req.project, req.benchmark, req.role, req.git_sha, req.branch,
+        req.pr ? nlohmann::json(*req.pr) : nlohmann::json(), req.testbed.name, req.testbed.cpu, req.testbed.cores,
+        req.testbed.kernel, req.testbed.fingerprint, req.backend, req.environment_json, req.perf_csv};
+    return model::sha256_hex(canonical.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+model::ingest_result service::ingest(const model::ingest_request& req, const std::optional<std::string>& idempotency_key)
+{
+    if (idempotency_key) {
+        const auto& key = *idempotency_key;
+        const bool printable = std::all_of(key.begin(), key.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; });
+        if (key.empty() || key.size() > max_idempotency_key_bytes || !printable) {
+            throw error("ingest.bad_idempotency_key",
+                        fmt::format("Idempotency-Key: expected 1 to {} printable ASCII characters without spaces "
+                                    "(e.g. a UUID), got {} bytes",
+                                    max_idempotency_key_bytes, key.size()));
+        }
+    }
     // Identity first, so a bad field is named before the capture is parsed.
     validate_identity(record_from(req, {}));
     if (req.perf_csv.empty()) throw error("ingest.bad_field", "field 'perf_csv': empty; expected perf stat -x, output");
     const perf_capture cap = parse_perf_stat(req.perf_csv, req.source);
     model::run_record run = record_from(req, cap);
-    model::ingest_result res = ingest_run(std::move(run));
+    model::ingest_result res =
+        store_checked(std::move(run), idempotency_key, idempotency_key ? ingest_request_digest(req) : std::string());
     res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
     return res;
 }
 
-model::ingest_result service::ingest_run(model::run_record run)
+model::ingest_result service::ingest_run(model::run_record run) { return store_checked(std::move(run), {}, {}); }
+
+model::ingest_result service::store_checked(model::run_record run, const std::optional<std::string>& key,
+                                            const std::string& digest)
 {
     validate_identity(run);
     // One testbed identity whichever client sent the run (model/testbed.hpp).
@@ -441,7 +522,23 @@ model::ingest_result service::ingest_run(model::run_record run)
         res.warnings.push_back("no counter has a value (all <not supported> / <not counted>)");
     }
     res.counters = run.counters.size();
-    res.run_id = db_.insert_run(run);
+    if (key) {
+        try {
+            const auto stored = db_.insert_run(run, *key, digest);
+            res.run_id = stored.run_id;
+            res.replayed = stored.replayed;
+        } catch (const error& e) {
+            if (e.id() != "store.key_conflict") throw;
+            throw error("ingest.idempotency_conflict",
+                        fmt::format("Idempotency-Key '{}' was already used for a different upload to project '{}': "
+                                    "send a new key for a new run (the same key only to retry the same request)",
+                                    *key, run.project));
+        }
+        // The first upload under this key queued its watch already.
+        if (res.replayed) return res;
+    } else {
+        res.run_id = db_.insert_run(run);
+    }
     run.id = res.run_id;
     if (!watched_role(run)) return res;
     if (watcher_) {
@@ -508,8 +605,15 @@ comparison service::compare(const std::string& project,
         base.benchmarks.push_back(samples_from_run(*b));
         cand.benchmarks.push_back(samples_from_run(*c));
         // History: the baseline branch on the candidate's testbed, runs older
-        // than the candidate (design.md §3).
-        hist.add({b->benchmark, b->branch, c->testbed.fingerprint, c_id});
+        // than the candidate (design.md §3), for the counters of either run
+        // and the derived ones (the report's rows).
+        std::vector<std::string> counters;
+        for (const auto* side : {&base.benchmarks.back(), &cand.benchmarks.back()}) {
+            for (const auto& cs : side->counters) {
+                if (std::find(counters.begin(), counters.end(), cs.name) == counters.end()) counters.push_back(cs.name);
+            }
+        }
+        hist.add({b->benchmark, b->branch, c->testbed.fingerprint, c_id, std::move(counters)});
     }
 
     history_fn history = [&](std::string_view benchmark, std::string_view counter) {

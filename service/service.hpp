@@ -88,6 +88,14 @@ inline constexpr std::size_t max_sha_prefix = 40;
 // append "/commit/{sha}" to it. Else "ingest.bad_field", the message led by
 // `label` ("--repository-url", "field 'repository_url'").
 std::string normalize_repository_url(std::string_view label, std::string_view url);
+// Idempotency-Key values: an opaque client token (a UUID is 36 bytes, a
+// hex SHA-256 64); the store's column allows 255.
+inline constexpr std::size_t max_idempotency_key_bytes = 255;
+// The hex SHA-256 of an ingest request's content (every field but source):
+// what an idempotency key is recorded with, so a retry of the same request
+// matches and another request under the same key does not.
+std::string ingest_request_digest(const model::ingest_request& req);
+
 // A triage note: a paragraph, not a document.
 inline constexpr std::size_t max_alert_note_bytes = 4096;
 
@@ -108,7 +116,16 @@ public:
     // stored on error. Errors: "ingest.bad_csv", "ingest.bad_field",
     // "ingest.too_many_counters" (over max_counters_per_run, perf_csv.hpp),
     // "ingest.too_many_repetitions" (over max_repetitions).
-    model::ingest_result ingest(const model::ingest_request& req);
+    // With an idempotency key (the HTTP API's Idempotency-Key header): the
+    // first request with the key stores its run; a repeat of the same
+    // request (ingest_request_digest) stores nothing and returns the first
+    // run's id with replayed set, whichever process stored it; the request
+    // is parsed and checked again either way. "ingest.bad_idempotency_key"
+    // for a key that is not 1 to max_idempotency_key_bytes printable ASCII
+    // bytes; "ingest.idempotency_conflict" for a key the project has seen
+    // with another request.
+    model::ingest_result ingest(const model::ingest_request& req,
+                                const std::optional<std::string>& idempotency_key = std::nullopt);
     // For the runner, which already holds samples (incl. wall-time etc.).
     // The same checks and limits; repetition numbers must lie in
     // [0, max_repetitions).
@@ -238,6 +255,11 @@ public:
     [[nodiscard]] std::size_t cached_comparisons() const;
 
 private:
+    // ingest_run's checks and store; the run is stored under key (with the
+    // request's digest) when one is given.
+    model::ingest_result store_checked(model::run_record run, const std::optional<std::string>& key,
+                                       const std::string& digest);
+
     // Reports this service stored or found by request key, most recently
     // used first (see service.cpp). Shared by copies of the service.
     struct comparison_cache;

@@ -73,19 +73,22 @@ bool watched_role(const model::run_record& run) { return run.role == "baseline" 
 std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job)
 {
     if (job.branch.empty() || job.branch != db.baseline_branch(job.project)) return {};
+    model::history_query q;
+    q.project = job.project;
+    q.benchmark = job.benchmark;
+    q.branch = job.branch;
+    q.testbed = job.testbed;
+    q.role = "baseline";
+    q.limit = watch_tail;
+    std::vector<std::string> counters;
+    for (const auto& [counter, unit] : job.counters) counters.push_back(counter);
+    // Every series's tail at once (one statement on PostgreSQL).
+    const auto tails = db.histories(q, counters);
     std::vector<store::store::series_detection> detections;
-    for (const auto& [counter, unit] : job.counters) {
-        model::history_query q;
-        q.project = job.project;
-        q.benchmark = job.benchmark;
-        q.counter = counter;
-        q.branch = job.branch;
-        q.testbed = job.testbed;
-        q.role = "baseline";
-        q.limit = watch_tail;
-        const auto tail = db.history(q);
-        detections.push_back(
-            detect({job.benchmark, counter, job.testbed, job.branch}, tail, lookup_counter(counter, unit).direction));
+    for (std::size_t i = 0; i < job.counters.size(); ++i) {
+        const auto& [counter, unit] = job.counters[i];
+        detections.push_back(detect({job.benchmark, counter, job.testbed, job.branch}, tails[i],
+                                    lookup_counter(counter, unit).direction));
     }
     return db.apply_detection(job.project, detections);
 }

@@ -286,3 +286,38 @@ TEST_CASE("perfgate project sets the repository URL; a bad URL is exit 2 naming 
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
     std::filesystem::remove(out);
 }
+
+TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, never over a file")
+{
+    const auto dir = std::filesystem::temp_directory_path() / ("perfgate-cli-db-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto db = dir / "live.db", copy = dir / "copy.db", out = dir / "out.txt";
+    const std::string qdb = "'" + db.string() + "'";
+    REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
+    // 008_ingest_keys.sql is the newest SQLite migration.
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 8\n");
+    REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
+    REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
+
+    auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
+    REQUIRE(o.code == 0);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 8) to " + copy.string()) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
+    // The copy is a database with the project in it.
+    REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out).find("baseline_branch trunk") != std::string::npos);
+
+    o = sh("db backup '" + copy.string() + "' --db " + qdb);
+    CHECK(o.code == 2);
+    CHECK(o.err.find("[usage.file_exists]") != std::string::npos);
+    o = sh("db backup '" + (dir / "x.dump").string() + "' --db 'postgresql://perfgate:secret@db.example/perfgate'");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("pg_dump --format=custom --file") != std::string::npos);
+    CHECK(o.err.find("secret") == std::string::npos);
+    o = sh("db backup '" + (dir / "no-such-dir" / "x.db").string() + "' --db " + qdb);
+    CHECK(o.code == 4);
+    CHECK(o.err.find("[store.backup]") != std::string::npos);
+    CHECK(sh("db vacuum --db " + qdb).code == 2);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+}

@@ -1,5 +1,6 @@
 #include "client/http.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "fake_github.hpp"
 #include "test_cert.hpp"
 #include "cli/cli.hpp"
+#include "client/server_client.hpp"
 #include "model/error.hpp"
 
 using perfgate::client::http_request;
@@ -365,4 +367,81 @@ TEST_CASE("a malformed --server URL is a usage error (exit 2), not an unreachabl
     REQUIRE(id == "http.bad_url");
     CHECK(perfgate::exit_code_for(id) == perfgate::exit_usage);
     CHECK(perfgate::exit_code_for("http.unreachable") == perfgate::exit_measurement);
+}
+
+TEST_CASE("server_client::upload sends one Idempotency-Key per run and repeats it on every retry")
+{
+    perfgate::test::fake_github server;
+    perfgate::client::server_client client(server.url(), "demo", std::string("pg_token"));
+    perfgate::model::ingest_request in;
+    in.role = "baseline";
+    in.git_sha = "abc1234";
+    in.branch = "main";
+    in.perf_csv = "10.0,msec,task-clock,10000,100.00,,\n";
+    const std::string stored = R"({"run_id": 7, "samples": 1, "counters": 1, "warnings": []})";
+    auto posts = [&] {
+        std::vector<perfgate::test::recorded_request> out;
+        for (const auto& r : server.requests()) {
+            if (r.method == "POST" && r.path == "/api/v1/projects/demo/runs") out.push_back(r);
+        }
+        return out;
+    };
+    auto fault_of = [](int status, std::string body, int times) {
+        perfgate::test::fault f;
+        f.method = "POST";
+        f.path_contains = "/api/v1/projects/demo/runs";
+        f.status = status;
+        f.body = std::move(body);
+        f.times = times;
+        return f;
+    };
+
+    SUBCASE("two 503s, then stored: three attempts, one key")
+    {
+        server.add_fault(fault_of(503, R"({"error":{"id":"http.over_capacity","message":"busy"}})", 2));
+        server.add_fault(fault_of(201, stored, 1));
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = client.upload(in);
+        CHECK(r.run_id == 7);
+        // Pauses of 0.5 s and 1 s between the attempts.
+        CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(1400));
+        const auto sent = posts();
+        REQUIRE(sent.size() == 3);
+        const std::string key = sent[0].headers.at("idempotency-key");
+        CHECK(key.size() == 64);
+        CHECK(key.find_first_not_of("0123456789abcdef") == std::string::npos);
+        for (const auto& p : sent) {
+            CHECK(p.headers.at("idempotency-key") == key);
+            CHECK(p.body == sent[0].body);
+        }
+        // The next run (even with the same content) gets another key.
+        server.add_fault(fault_of(201, stored, 1));
+        client.upload(in);
+        REQUIRE(posts().size() == 4);
+        CHECK(posts().back().headers.at("idempotency-key") != key);
+    }
+    SUBCASE("a 4xx is not retried")
+    {
+        server.add_fault(fault_of(409, R"({"error":{"id":"ingest.idempotency_conflict","message":"reused"}})", 1));
+        try {
+            client.upload(in);
+            FAIL("expected server.rejected");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "server.rejected");
+            CHECK(std::string(e.what()).find("HTTP 409: [ingest.idempotency_conflict] reused") != std::string::npos);
+        }
+        CHECK(posts().size() == 1);
+    }
+    SUBCASE("5xx every time: the last error, after 3 attempts")
+    {
+        server.add_fault(fault_of(500, R"j({"error":{"id":"internal","message":"internal server error (reference 1)"}})j", 3));
+        try {
+            client.upload(in);
+            FAIL("expected server.failed");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "server.failed");
+            CHECK(std::string(e.what()).find("(after 3 attempts)") != std::string::npos);
+        }
+        CHECK(posts().size() == 3);
+    }
 }

@@ -372,7 +372,7 @@ TEST_CASE("--profile failures are attribution errors, never exceptions")
     }
 }
 
-TEST_CASE("--profile of a stripped binary: said so, with the fix; the attribution stays")
+TEST_CASE("--profile of a stripped binary: said so, with the fix, and the attribution stays")
 {
     scratch s;
     const auto plain = compile_loop(s.path(), 50'000'000);

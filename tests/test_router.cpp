@@ -413,6 +413,43 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
     CHECK(f.db.runs_count() == 0);
 }
 
+TEST_CASE("Idempotency-Key: a retried upload gets the first run, another body under the key is 409")
+{
+    fixture f;
+    const json body = {{"benchmark", "default"}, {"role", "baseline"}, {"git_sha", "0123abcd"}, {"branch", "main"},
+                       {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
+    auto post = [&](const std::string& payload, const std::vector<std::string>& keys) {
+        request req{http::verb::post, "/api/v1/projects/demo/runs", 11};
+        req.set(http::field::host, "localhost");
+        req.set(http::field::content_type, "application/json");
+        req.set(http::field::authorization, "Bearer " + f.demo_token);
+        for (const auto& k : keys) req.insert("Idempotency-Key", k);
+        req.body() = payload;
+        req.prepare_payload();
+        return perfgate::server::route(req, f.ctx);
+    };
+    const auto first = post(body.dump(), {"run-42"});
+    REQUIRE(first.result_int() == 201);
+    CHECK(first.find("Idempotent-Replayed") == first.end());
+    const auto run_id = json::parse(first.body()).at("run_id").get<std::int64_t>();
+
+    const auto retry = post(body.dump(), {"run-42"});
+    CHECK(retry.result_int() == 201);
+    CHECK(retry["Idempotent-Replayed"] == "true");
+    CHECK(json::parse(retry.body()).at("run_id") == run_id);
+    // The same request in other JSON whitespace is the same request.
+    CHECK(json::parse(post(body.dump(2), {"run-42"}).body()).at("run_id") == run_id);
+
+    json other = body;
+    other["branch"] = "feature";
+    check_error(post(other.dump(), {"run-42"}), 409, "ingest.idempotency_conflict",
+                "Idempotency-Key 'run-42' was already used for a different upload to project 'demo'");
+    check_error(post(body.dump(), {"a", "b"}), 400, "ingest.bad_idempotency_key", "appears more than once");
+    check_error(post(body.dump(), {std::string(300, 'k')}), 400, "ingest.bad_idempotency_key",
+                "expected 1 to 255 printable ASCII characters");
+    CHECK(f.db.runs_count() == 1);
+}
+
 TEST_CASE("every known field is accepted, and the client sends only known fields")
 {
     fixture f;

@@ -1,9 +1,12 @@
-// Tests of service/: the gate service over a real SQLite store (":memory:"
-// and temp files): idempotent compares, the name rules every stored run
+// Tests of service/: the gate service over a real store (":memory:" and temp
+// files; ctest runs the "service: ..." cases on PostgreSQL too, see
+// test_database.hpp): idempotent compares, the name rules every stored run
 // obeys, one testbed identity whichever client stored the run.
 #include "service/service.hpp"
 
 #include <doctest/doctest.h>
+
+#include "test_database.hpp"
 
 #include "report_support.hpp"
 #include "test_support.hpp"
@@ -16,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <functional>
+#include <map>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -38,6 +42,7 @@ using namespace perfgate::gate;
 using perfgate::test::counter;
 using perfgate::test::ramp;
 using nlohmann::json;
+using perfgate::test::test_database;
 
 namespace {
 
@@ -62,7 +67,8 @@ model::run_record stored_run(std::string role, std::vector<double> task_clock, s
 
 TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
@@ -138,18 +144,11 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     }
 }
 
-TEST_CASE("service: identical compares racing on one database file store one comparison")
+TEST_CASE("service: identical compares racing on one database store one comparison")
 {
-    std::string dir = (std::filesystem::temp_directory_path() / "perfgate-gate-XXXXXX").string();
-    REQUIRE(::mkdtemp(dir.data()) != nullptr);
-    struct cleanup {
-        std::string path;
-        ~cleanup() { std::error_code ec; std::filesystem::remove_all(path, ec); }
-    } remove_dir{dir};
-    const auto path = std::filesystem::path(dir) / "perfgate.db";
-
-    // Two store objects on one file act as two processes; two threads each.
-    store::store db1(path), db2(path);
+    // Two store objects on one database act as two processes; two threads each.
+    test_database where;
+    store::store db1(where.location()), db2(where.location());
     service s1(db1), s2(db2);
     const auto base = s1.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = s1.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
@@ -169,9 +168,95 @@ TEST_CASE("service: identical compares racing on one database file store one com
     CHECK_FALSE(s1.load_comparison("demo", ids[0] - 1).has_value());
 }
 
+TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses another request under it")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service svc(db);
+    model::ingest_request req;
+    req.project = "demo";
+    req.role = "baseline";
+    req.git_sha = "0123abcd";
+    req.branch = "main";
+    req.perf_csv = perfgate::test::read_testdata("appended-10-runs.csv");
+    const auto first = svc.ingest(req, std::string("upload-1"));
+    CHECK_FALSE(first.replayed);
+    const auto again = svc.ingest(req, std::string("upload-1"));
+    CHECK(again.replayed);
+    CHECK(again.run_id == first.run_id);
+    CHECK(again.counters == first.counters);
+    CHECK(again.samples == first.samples);
+    CHECK(db.runs_count() == 1);
+    // No key: every upload is a run, as before.
+    CHECK(svc.ingest(req).run_id != first.run_id);
+    CHECK(db.runs_count() == 2);
+
+    // The same key with another body: 409's error, naming the key.
+    auto changed = req;
+    changed.branch = "feature";
+    try {
+        svc.ingest(changed, std::string("upload-1"));
+        FAIL("expected ingest.idempotency_conflict");
+    } catch (const error& e) {
+        CHECK(e.id() == "ingest.idempotency_conflict");
+        CHECK(std::string(e.what()) ==
+              "Idempotency-Key 'upload-1' was already used for a different upload to project 'demo': send a new key "
+              "for a new run (the same key only to retry the same request)");
+    }
+    CHECK(ingest_request_digest(changed) != ingest_request_digest(req));
+    changed.source = "another name for the same input";   // not content
+    changed.branch = req.branch;
+    CHECK(ingest_request_digest(changed) == ingest_request_digest(req));
+
+    for (const auto& bad : {std::string(), std::string(256, 'k'), std::string("has space"), std::string("tab\t")}) {
+        CAPTURE(bad);
+        try {
+            svc.ingest(req, bad);
+            FAIL("expected ingest.bad_idempotency_key");
+        } catch (const error& e) {
+            CHECK(e.id() == "ingest.bad_idempotency_key");
+            CHECK(std::string(e.what()).starts_with("Idempotency-Key: expected 1 to 255 printable ASCII characters"));
+        }
+    }
+    CHECK(db.runs_count() == 2);
+}
+
+TEST_CASE("service: a compare's history z-scores read every counter's series, derived ones included")
+{
+    // cycles and instructions make a derived counter (ipc) that no stored
+    // series has: its history is read on its own, and is empty.
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service svc(db);
+    auto run_of = [](const std::string& role, double cycles, double instructions) {
+        model::run_record r = stored_run(role, ramp());
+        for (const auto& [name, level] : {std::pair{"cycles", cycles}, std::pair{"instructions", instructions}}) {
+            model::counter_samples cs{name, "", {}};
+            for (int i = 0; i < 10; ++i) cs.samples.push_back({i, level * (1 + 0.001 * i), 100.0, std::nullopt});
+            r.counters.push_back(std::move(cs));
+        }
+        return r;
+    };
+    // A history of 12 baselines, then the pair to compare.
+    for (int i = 0; i < 12; ++i) svc.ingest_run(run_of("baseline", 1e9 * (1 + 0.001 * i), 2e9));
+    const auto base = svc.ingest_run(run_of("baseline", 1e9, 2e9)).run_id;
+    const auto cand = svc.ingest_run(run_of("candidate", 1.2e9, 2e9)).run_id;
+    policy rules;
+    rules.history_min = 5;
+    const auto c = svc.compare("demo", {{base, cand}}, rules);
+    std::map<std::string, const counter_report*> by_name;
+    for (const auto& cr : c.result.benchmarks.at(0).counters) by_name[cr.name] = &cr;
+    REQUIRE(by_name.count("cycles") == 1);
+    REQUIRE(by_name.count("ipc") == 1);
+    CHECK(by_name["cycles"]->band.has_value());   // 13 stored baselines before the candidate
+    CHECK_FALSE(by_name["ipc"]->band.has_value()); // never stored: no series
+    CHECK(svc.compare("demo", {{base, cand}}, rules).id == c.id);
+}
+
 TEST_CASE("service: every stored run obeys the same name rules as the server")
 {
-    perfgate::store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     perfgate::model::run_record run;
     run.project = "demo";
@@ -227,7 +312,8 @@ std::string id_of(const std::function<void()>& f)
 
 TEST_CASE("service: a run holds at most max_counters_per_run counters and max_repetitions repetitions")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     REQUIRE(max_counters_per_run == 256);
     REQUIRE(max_repetitions == 10000);
@@ -268,7 +354,8 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
 
 TEST_CASE("service: one compare reads at most max_compare_counters counters and max_compare_samples samples")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     REQUIRE(max_compare_counters == 4096);
     REQUIRE(max_compare_samples == 1000000);
@@ -316,7 +403,8 @@ TEST_CASE("service: one compare reads at most max_compare_counters counters and 
 
 TEST_CASE("service: the comparison cache is bounded in bytes, and large reports are not cached")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     REQUIRE(comparison_cache_bytes == 16u << 20);
     REQUIRE(comparison_cache_max_entry_bytes == 2u << 20);
@@ -402,7 +490,8 @@ std::vector<std::int64_t> store_series(service& svc, std::size_t n, std::size_t 
 
 TEST_CASE("service: a step on the baseline branch opens one alert where it starts")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     std::vector<std::int64_t> opened;
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
@@ -470,7 +559,8 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
 
 TEST_CASE("service: stationary runs, improvements, candidates and other branches open no alert")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     std::vector<std::int64_t> opened;
     SUBCASE("60 stationary baseline runs")
@@ -511,7 +601,8 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
 
 TEST_CASE("service: the background watch opens the same alert as the inline one, after the upload returns")
 {
-    store::store inline_db(":memory:"), background_db(":memory:");
+    test_database inline_where(test_database::sqlite_kind::memory), background_where(test_database::sqlite_kind::memory);
+    store::store inline_db(inline_where.location()), background_db(background_where.location());
     service inline_svc(inline_db), background_svc(background_db);
     std::vector<watch_outcome> heard;
     std::mutex heard_mu;
@@ -648,7 +739,8 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
 
 TEST_CASE("service: the report shows open alerts on the gated series and the recent band")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     std::vector<std::int64_t> opened;
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
@@ -732,7 +824,8 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
 
 TEST_CASE("service: a report without baseline-branch history has no band and no alerts")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     SUBCASE("one baseline run on the branch: too few points for a band")
     {
@@ -792,7 +885,8 @@ const std::string commit_b = "b1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
 
 TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by benchmark and testbed")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     // Base commit: parse on two testbeds (parse on fp-1 measured twice),
     // render on fp-1.
@@ -855,7 +949,8 @@ TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by be
 
 TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     const auto a = store_commit(svc, commit_a, "parse", "fp-1");
     const auto b = store_commit(svc, commit_b, "parse", "fp-1", "candidate");
@@ -936,7 +1031,8 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
 
 TEST_CASE("service: recent comparisons carry the verdict of the stored report")
 {
-    store::store db(":memory:");
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
     service svc(db);
     const auto base = store_commit(svc, commit_a, "parse", "fp-1");
     const auto slower = store_commit(svc, commit_b, "parse", "fp-1", "candidate", 1.05);
@@ -1019,7 +1115,8 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
     }
     SUBCASE("a project setting through the service")
     {
-        store::store db(":memory:");
+        test_database where(test_database::sqlite_kind::memory);
+        store::store db(where.location());
         service svc(db);
         svc.ensure_project("demo");
         CHECK_FALSE(svc.repository_url("demo").has_value());

@@ -6,9 +6,11 @@
 // Freshness: an entry is valid only for the store generation it was made at
 // (gate::service::generation(): every write through this server's service
 // moves it), so an upload, a comparison, a triage or a new alert shows on
-// the next request. Writes by another process on the same SQLite file
-// (`perfgate project --db` while the server runs) do not move it: entries
-// also expire max_age after they were made.
+// the next request. On PostgreSQL the generation also moves with every other
+// replica's writes (store::generation: LISTEN/NOTIFY, milliseconds later).
+// Writes by another process on the same SQLite file (`perfgate project --db`
+// while the server runs) do not move it: entries also expire max_age after
+// they were made.
 //
 // Bounded: at most max_bytes of keys and pages; the least recently used
 // entries go first, and a page larger than max_bytes / 8 is never kept.

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# The store's engines side by side under `perfgate serve` (issue 13):
+#
+#   bench/bench_engines.sh [BUILD_DIR] [SECONDS]
+#   (CONFIGS="sqlite pg1 pg2" by default; THREADS: --threads of each server, 2)
+#
+# For SQLite (one server), PostgreSQL with one server and PostgreSQL with two
+# servers on one database (each --threads 2, the load split evenly between
+# them, as a load balancer would):
+#  1. fresh compares: wrk, 64 connections in all, every request a different
+#     (baseline, candidate) pair out of FRESH_RUNS^2 (default 150^2), so each
+#     one is computed and stored: requests/s and p99 (two servers: the sum of
+#     their requests/s and the larger p99);
+#  2. ingest: wrk, 4 connections in all, POSTs of a run of 30 repetitions x 10
+#     counters: runs/s and samples/s.
+# PostgreSQL is a private server (tests/pg_server.sh) with its default
+# durability (fsync, synchronous_commit on: every commit waits for its WAL
+# flush; SQLite's WAL with synchronous=NORMAL does not). PG_SYNC=off sets
+# synchronous_commit=off on the benchmark's database (durable against a crash
+# of PostgreSQL, may lose the last commits on power loss: SQLite NORMAL's
+# guarantee). Needs wrk, python3, PostgreSQL's server binaries; a Release
+# build (cmake -DCMAKE_BUILD_TYPE=Release).
+set -euo pipefail
+
+BUILD=${1:-build}
+SECONDS_PER_RUN=${2:-10}
+FRESH_RUNS=${FRESH_RUNS:-150}
+PG_SYNC=${PG_SYNC:-on}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PERFGATE=$(cd "$BUILD" && pwd)/bin/perfgate
+WORK=$(mktemp -d /tmp/perfgate-bench-engines.XXXXXX)
+PIDS=()
+stop_servers() {
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  PIDS=()
+}
+cleanup() {
+  stop_servers
+  PERFGATE_PG_DURABLE=1 bash "$HERE/../tests/pg_server.sh" stop "$WORK/pg" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+PERFGATE_PG_DURABLE=1 bash "$HERE/../tests/pg_server.sh" start "$WORK/pg"
+PG_ADMIN=$(cat "$WORK/pg/uri")
+pg_uri() { echo "$PG_ADMIN" | sed "s|///postgres?|///$1?|"; }
+
+python3 "$HERE/server_capture.py" 30 baseline "$WORK/ingest.json"
+
+# start_servers DB N: N servers on DB; their URLs in URLS.
+start_servers() {
+  local db=$1 n=$2 i
+  URLS=()
+  for ((i = 0; i < n; i++)); do
+    "$PERFGATE" serve --db "$db" --listen 127.0.0.1:0 --threads "${THREADS:-2}" --no-access-log \
+      >"$WORK/serve-$i.out" 2>"$WORK/serve-$i.err" &
+    PIDS+=($!)
+    for _ in $(seq 200); do grep -q listening "$WORK/serve-$i.out" 2>/dev/null && break; sleep 0.05; done
+    URLS+=("$(sed -n 's/^perfgate: listening on //p' "$WORK/serve-$i.out")")
+  done
+}
+
+# CPU seconds used so far by the perfgate servers and by the benchmark's
+# PostgreSQL (the postmaster and its children): "perfgate postgres".
+# (Backends that exited are not counted; the servers' connections do not.)
+cpu_seconds() {
+  local pg=0 pf=0 pid
+  local tick
+  tick=$(getconf CLK_TCK)
+  for pid in "${PIDS[@]}"; do
+    pf=$(awk -v a="$pf" -v t="$tick" '{printf "%.2f", a + ($14 + $15) / t}' "/proc/$pid/stat" 2>/dev/null || echo "$pf")
+  done
+  local postmaster
+  postmaster=$(head -1 "$(cat "$WORK/pg/cluster")/data/postmaster.pid")
+  for pid in "$postmaster" $(pgrep -P "$postmaster"); do
+    pg=$(awk -v a="$pg" -v t="$tick" '{printf "%.2f", a + ($14 + $15) / t}' "/proc/$pid/stat" 2>/dev/null || echo "$pg")
+  done
+  echo "$pf $pg"
+}
+
+rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
+p99_ms() {  # wrk's 99% latency in ms
+  awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms/, "", v) }
+                     else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.1f", v }' "$1"
+}
+
+# run_config NAME DB N
+run_config() {
+  local name=$1 db=$2 n=$3 i
+  local token
+  token=$("$PERFGATE" token create --db "$db" --project bench 2>/dev/null)
+  start_servers "$db" "$n"
+  # FRESH_RUNS baseline and candidate runs, uploaded through the servers in turn.
+  python3 - "$HERE" "$token" "$FRESH_RUNS" "$WORK/ids.lua" "${URLS[@]}" <<'PY'
+import json, random, sys, urllib.request
+sys.path.insert(0, sys.argv[1])
+import server_capture
+token, k, out, urls = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+n = 0
+def post(role, seed):
+    global n
+    body = {"benchmark": "bench", "role": role, "git_sha": "0123456789ab", "branch": "main",
+            "testbed": {"name": "bench-box", "cores": 2},
+            "perf_csv": server_capture.capture(30, random.Random(seed))}
+    req = urllib.request.Request(urls[n % len(urls)] + "/api/v1/projects/bench/runs", data=json.dumps(body).encode(),
+                                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    n += 1
+    return json.load(urllib.request.urlopen(req))["run_id"]
+bases = [post("baseline", 1000 + i) for i in range(k)]
+cands = [post("candidate", 5000 + i) for i in range(k)]
+with open(out, "w") as f:
+    f.write("bases = {%s}\ncands = {%s}\n" % (",".join(map(str, bases)), ",".join(map(str, cands))))
+PY
+  local conns=$((64 / n)) wrks=()
+  for ((i = 0; i < n; i++)); do
+    {
+      cat "$WORK/ids.lua"
+      cat <<LUA
+local threads = 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+local sent = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $token"
+function request()
+  -- wrk's threads are separate Lua states; with $n servers, server $i's
+  -- thread t takes pairs (2 * $n) * k + 2 * $i + t: no pair is sent twice.
+  local idx = sent * (2 * $n) + 2 * $i + tid
+  sent = sent + 1
+  local b = bases[(idx % #bases) + 1]
+  local c = cands[(math.floor(idx / #bases) % #cands) + 1]
+  return wrk.format(nil, nil, nil, '{"baseline_run": ' .. b .. ', "candidate_run": ' .. c .. '}')
+end
+LUA
+    } >"$WORK/fresh-$i.lua"
+    wrk -t2 -c"$conns" -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/fresh-$i.lua" \
+      "${URLS[$i]}/api/v1/projects/bench/compare" >"$WORK/fresh-$i.txt" &
+    wrks+=($!)
+  done
+  local cpu_before
+  cpu_before=$(cpu_seconds)
+  wait "${wrks[@]}"
+  CPU_SPLIT=$(cpu_seconds | awk -v b="$cpu_before" 'BEGIN {split(b, x, " ")} {printf "cpu s: perfgate %.1f, postgres %.1f", $1 - x[1], $2 - x[2]}')
+  local fresh_rps=0 fresh_p99=0 errors=""
+  for ((i = 0; i < n; i++)); do
+    fresh_rps=$(awk -v a="$fresh_rps" -v b="$(rps "$WORK/fresh-$i.txt")" 'BEGIN {printf "%.0f", a + b}')
+    fresh_p99=$(awk -v a="$fresh_p99" -v b="$(p99_ms "$WORK/fresh-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
+    errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/fresh-$i.txt" || true)
+  done
+
+  cat >"$WORK/ingest.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $token"
+local f = io.open("$WORK/ingest.json", "rb"); wrk.body = f:read("*a"); f:close()
+LUA
+  wrks=()
+  for ((i = 0; i < n; i++)); do
+    wrk -t1 -c$((4 / n)) -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/ingest.lua" \
+      "${URLS[$i]}/api/v1/projects/bench/runs" >"$WORK/ingest-$i.txt" &
+    wrks+=($!)
+  done
+  wait "${wrks[@]}"
+  local runs=0 ingest_p99=0
+  for ((i = 0; i < n; i++)); do
+    runs=$(awk -v a="$runs" -v b="$(rps "$WORK/ingest-$i.txt")" 'BEGIN {printf "%.1f", a + b}')
+    ingest_p99=$(awk -v a="$ingest_p99" -v b="$(p99_ms "$WORK/ingest-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
+    errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/ingest-$i.txt" || true)
+  done
+  printf "%-26s %10s %12s %9s %11s %12s\n" "$name" "$fresh_rps" "$fresh_p99" "$runs" \
+    "$(awk -v r="$runs" 'BEGIN {printf "%.0f", r * 300}')" "$ingest_p99"
+  echo "  fresh compares: $CPU_SPLIT"
+  if [[ -n $errors ]]; then echo "  errors: $errors"; fi
+  stop_servers
+}
+
+echo "perfgate bench_engines: build $BUILD, ${SECONDS_PER_RUN}s per measurement, $(nproc) CPUs, PostgreSQL synchronous_commit=$PG_SYNC"
+printf "%-26s %10s %12s %9s %11s %12s\n" "engine" "compares/s" "p99 ms" "runs/s" "samples/s" "ingest p99"
+for config in ${CONFIGS:-sqlite pg1 pg2}; do
+  case $config in
+  sqlite) run_config "sqlite, 1 server" "$WORK/bench.db" 1 ;;
+  pg1 | pg2)
+    n=${config#pg}
+    psql -q "$PG_ADMIN" -c "CREATE DATABASE bench$n" -c "ALTER DATABASE bench$n SET synchronous_commit = $PG_SYNC"
+    run_config "postgresql, $n server(s)" "$(pg_uri "bench$n")" "$n"
+    ;;
+  *) echo "unknown configuration $config (sqlite, pg1, pg2)" >&2; exit 2 ;;
+  esac
+done
