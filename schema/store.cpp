@@ -883,22 +883,24 @@ std::optional<std::string> store::load_comparison(std::string_view project, std:
 namespace {
 
 // One row of history_sql.hpp's columns, from column `first` on; the
-// testbed's id goes to testbed_id (named after the query).
-history_point history_point_of(const statement& st, int first, std::int64_t& testbed_id)
+// testbed's id goes to testbed_id (named after the query). Not full: the
+// run's id and median only (store::history_detail::medians).
+history_point history_point_of(const statement& st, int first, std::int64_t& testbed_id, bool full)
 {
     history_point p;
     p.run_id = st.int64(first);
+    p.median = st.real(first + 5);
+    testbed_id = st.int64(first + 11);
+    if (!full) return p;
     p.git_sha = st.text(first + 1);
     p.branch = st.text(first + 2);
     p.created_at = st.int64(first + 3);
     p.n = static_cast<std::size_t>(st.int64(first + 4));
-    p.median = st.real(first + 5);
     p.mean = st.real(first + 6);
     p.stddev = st.opt_real(first + 7);
     p.cov = st.opt_real(first + 8);
     p.min = st.opt_real(first + 9);
     p.max = st.opt_real(first + 10);
-    testbed_id = st.int64(first + 11);
     return p;
 }
 
@@ -959,8 +961,10 @@ std::vector<history_point> store::history(const history_query& q) const
 }
 
 std::vector<std::vector<history_point>> store::histories(const history_query& q,
-                                                         const std::vector<std::string>& counters) const
+                                                         const std::vector<std::string>& counters,
+                                                         history_detail detail) const
 {
+    const bool full = detail == history_detail::full;
     std::vector<std::vector<history_point>> out(counters.size());
     if (q.limit == 0 || counters.empty()) return out;
 
@@ -1006,7 +1010,7 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
             st.bind(":counter_id", *counter_ids[i]);
             while (st.step()) {
                 std::int64_t tb = 0;
-                out[i].push_back(history_point_of(st, 0, tb));
+                out[i].push_back(history_point_of(st, 0, tb, full));
                 testbed_ids[i].push_back(tb);
             }
             st.reset();
@@ -1029,7 +1033,7 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
             while (st.step()) {
                 const auto at = slot.at(static_cast<std::size_t>(st.int64(0) - 1));   // WITH ORDINALITY: 1-based
                 std::int64_t tb = 0;
-                out[at].push_back(history_point_of(st, 1, tb));
+                out[at].push_back(history_point_of(st, 1, tb, full));
                 testbed_ids[at].push_back(tb);
             }
         }
@@ -1044,7 +1048,7 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
     std::unordered_map<std::int64_t, testbed_names> testbeds;
     for (std::size_t k = 0; k < out.size(); ++k) {
         auto& points = out[k];
-        for (std::size_t i = 0; i < points.size(); ++i) {
+        for (std::size_t i = 0; full && i < points.size(); ++i) {
             auto [it, fresh] = testbeds.try_emplace(testbed_ids[k][i]);
             if (fresh) {
                 if (auto known = impl_->ids_.testbed(testbed_ids[k][i])) {

@@ -170,12 +170,18 @@ public:
     // Filters outside the chosen index's prefix (testbed without branch,
     // role, before_run) are checked while scanning it. Unknown names: empty.
     [[nodiscard]] std::vector<history_point> history(const history_query& q) const;
+    // What each history point carries: everything, or only run_id and
+    // median (the other members left empty), which is all a compare's
+    // z-score and band read; that skips the text columns and the testbed
+    // lookups, a third of a fresh compare's reads (bench/bench_engines.sh).
+    enum class history_detail { full, medians };
     // history(q) for each of counters (q.counter is ignored), in that order:
     // what a compare or the history watch reads for the counters of one
     // benchmark. PostgreSQL answers all of them in one statement (a LATERAL
     // range of the same index per counter); SQLite runs one per counter.
     [[nodiscard]] std::vector<std::vector<history_point>> histories(const history_query& q,
-                                                                   const std::vector<std::string>& counters) const;
+                                                                   const std::vector<std::string>& counters,
+                                                                   history_detail detail = history_detail::full) const;
 
     // The project's most recent comparisons, newest first (by id), at most
     // `limit`, each with its first pair's runs (model/comparison.hpp).

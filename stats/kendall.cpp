@@ -43,6 +43,64 @@ double factorial(std::int64_t n)
     return f;
 }
 
+// scipy's rule for method="auto": exact without ties for n <= 33, or when
+// the statistic is at the very edge of its range.
+constexpr std::int64_t kendall_exact_max_n = 33;
+
+// The null counts of 0..last concordant pairs among n untied values, by
+// Kendall's recurrence: inserting the j-th value adds 0..j-1 concordant
+// pairs, i.e. counts_j = cumsum(counts_{j-1}) minus the same cumsum shifted
+// by j (scipy's _kendall_p_exact, numpy.cumsum). Entry i depends only on
+// entries below it, so a table cut at `last` holds the same doubles as a
+// longer one.
+std::vector<double> null_counts(std::int64_t n, std::int64_t last)
+{
+    const std::size_t len = static_cast<std::size_t>(last) + 1;
+    std::vector<double> counts(std::max<std::size_t>(len, 2), 0.0);
+    counts[0] = 1.0;
+    counts[1] = 1.0;
+    counts.resize(len);
+    for (std::int64_t j = 3; j <= n; ++j) {
+        for (std::size_t i = 1; i < len; ++i) counts[i] += counts[i - 1];
+        if (j <= last) {
+            // new[j:] -= new[:last+1-j], from the old values: downwards.
+            const auto shift = static_cast<std::size_t>(j);
+            for (std::size_t i = len - 1; i >= shift; --i) counts[i] -= counts[i - shift];
+        }
+    }
+    return counts;
+}
+
+// sum of null_counts(n, c), added in index order as scipy sums them.
+double lower_tail(std::int64_t n, std::int64_t c)
+{
+    double sum = 0;
+    for (double v : null_counts(n, c)) sum += v;
+    return sum;
+}
+
+// lower_tails()[n][c] == lower_tail(n, c) bit for bit, for n <= 33 and c up
+// to half the pairs: running sums of one table per n, in the same order.
+// Built once (about 0.3 ms); the noise diagnosis asks for these on every
+// counter of every compare.
+const std::vector<std::vector<double>>& lower_tails()
+{
+    static const std::vector<std::vector<double>> table = [] {
+        std::vector<std::vector<double>> t(static_cast<std::size_t>(kendall_exact_max_n) + 1);
+        for (std::int64_t n = 3; n <= kendall_exact_max_n; ++n) {
+            const std::int64_t half = n * (n - 1) / 4;
+            auto& tails = t[static_cast<std::size_t>(n)];
+            double sum = 0;
+            for (double v : null_counts(n, std::max<std::int64_t>(half, 1))) {
+                sum += v;
+                tails.push_back(sum);
+            }
+        }
+        return t;
+    }();
+    return table;
+}
+
 // Two-sided exact p-value for c concordant pairs among n untied values:
 // scipy.stats._mstats_basic._kendall_p_exact(n, c, "two-sided"). The null
 // counts of c' = 0..c satisfy Kendall's recurrence: inserting the j-th value
@@ -58,28 +116,13 @@ double kendall_exact_p(std::int64_t n, std::int64_t c)
     if (c == 1) return n < 172 ? 2.0 / factorial(n - 1) : 0.0;
     if (4 * c == n * (n - 1)) return 1.0;
     // scipy's float recurrence for n < 171; the gate only gets here for
-    // n <= 33 (kendall_trend uses the normal approximation above that).
+    // n <= 33 (kendall_trend uses the normal approximation above that),
+    // where the lower tails come from a table built once.
     PERFGATE_CHECK(n < 171);
-    const std::size_t len = static_cast<std::size_t>(c) + 1;
-    std::vector<double> counts(len, 0.0);
-    counts[0] = 1.0;
-    counts[1] = 1.0;
-    for (std::int64_t j = 3; j <= n; ++j) {
-        for (std::size_t i = 1; i < len; ++i) counts[i] += counts[i - 1];   // numpy.cumsum
-        if (j <= c) {
-            // new[j:] -= new[:c+1-j], from the old values: downwards.
-            const auto shift = static_cast<std::size_t>(j);
-            for (std::size_t i = len - 1; i >= shift; --i) counts[i] -= counts[i - shift];
-        }
-    }
-    double sum = 0;
-    for (double v : counts) sum += v;
-    return std::clamp(2.0 * sum / factorial(n), 0.0, 1.0);
+    const double lower = n <= kendall_exact_max_n ? lower_tails()[static_cast<std::size_t>(n)][static_cast<std::size_t>(c)]
+                                                  : lower_tail(n, c);
+    return std::clamp(2.0 * lower / factorial(n), 0.0, 1.0);
 }
-
-// scipy's rule for method="auto": exact without ties for n <= 33, or when
-// the statistic is at the very edge of its range.
-constexpr std::int64_t kendall_exact_max_n = 33;
 
 } // namespace
 

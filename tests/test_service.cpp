@@ -79,6 +79,27 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     REQUIRE(first.result.comparison_id == first.id);
     CHECK(first.result.result == verdict::fail);
 
+    SUBCASE("the served text is the report with its id, the stored text the same without it, both compact dumps")
+    {
+        // One serialisation makes both (service.cpp, report_texts): each
+        // must be byte for byte what dumping the whole document gives.
+        const auto dump = [](const nlohmann::json& doc) {
+            return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        };
+        nlohmann::json served = nlohmann::json::parse(*first.json);
+        CHECK(served.at("comparison_id") == first.id);
+        CHECK(dump(served) == *first.json);
+        const auto stored = db.load_comparison("demo", first.id);
+        REQUIRE(stored.has_value());
+        served.erase("comparison_id");
+        CHECK(dump(served) == *stored);
+        CHECK(stored->find("comparison_id") == std::string::npos);
+        // The id sits between the top-level keys around it, not first or
+        // last ("verdict" is the report's last key; benchmarks have their own).
+        CHECK(first.json->find("\"comparison_id\":") > first.json->find("\"benchmarks\":"));
+        CHECK(first.json->find("\"comparison_id\":") < first.json->rfind("\"verdict\":"));
+    }
+
     SUBCASE("the same request returns the stored comparison and stores nothing")
     {
         const comparison again = svc.compare("demo", pairs, defaults);
