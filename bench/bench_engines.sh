@@ -8,9 +8,10 @@
 # servers on one database (each --threads 2, the load split evenly between
 # them, as a load balancer would):
 #  1. fresh compares: wrk, 64 connections in all, every request a different
-#     (baseline, candidate) pair out of FRESH_RUNS^2 (default 150^2), so each
+#     (baseline, candidate) pair out of FRESH_RUNS^2 (default 250^2), so each
 #     one is computed and stored: requests/s and p99 (two servers: the sum of
-#     their requests/s and the larger p99);
+#     their requests/s and the larger p99); baselines on main, candidates on
+#     a feature branch, 30 repetitions x 10 counters each;
 #  2. ingest: wrk, 4 connections in all, POSTs of a run of 30 repetitions x 10
 #     counters: runs/s and samples/s.
 # PostgreSQL is a private server (tests/pg_server.sh) with its default
@@ -24,7 +25,7 @@ set -euo pipefail
 
 BUILD=${1:-build}
 SECONDS_PER_RUN=${2:-10}
-FRESH_RUNS=${FRESH_RUNS:-150}
+FRESH_RUNS=${FRESH_RUNS:-250}
 PG_SYNC=${PG_SYNC:-on}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PERFGATE=$(cd "$BUILD" && pwd)/bin/perfgate
@@ -99,7 +100,11 @@ token, k, out, urls = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 n = 0
 def post(role, seed):
     global n
-    body = {"benchmark": "bench", "role": role, "git_sha": "0123456789ab", "branch": "main",
+    # As a pull request's gate stores them: baselines on main, candidates on
+    # the PR's branch (so the z-score's history, main's baselines, is an
+    # index range without candidates in it).
+    body = {"benchmark": "bench", "role": role, "git_sha": "0123456789ab" if role == "baseline" else "fedcba987654",
+            "branch": "main" if role == "baseline" else "feature",
             "testbed": {"name": "bench-box", "cores": 2},
             "perf_csv": server_capture.capture(30, random.Random(seed))}
     req = urllib.request.Request(urls[n % len(urls)] + "/api/v1/projects/bench/runs", data=json.dumps(body).encode(),
@@ -111,6 +116,9 @@ cands = [post("candidate", 5000 + i) for i in range(k)]
 with open(out, "w") as f:
     f.write("bases = {%s}\ncands = {%s}\n" % (",".join(map(str, bases)), ",".join(map(str, cands))))
 PY
+  # PostgreSQL as autovacuum keeps it: the new rows' pages all-visible
+  # (index-only scans skip the heap) and statistics for the planner.
+  if [[ $db == postgresql://* ]]; then psql -q "$db" -c "VACUUM ANALYZE"; fi
   local conns=$((64 / n)) wrks=()
   for ((i = 0; i < n; i++)); do
     {

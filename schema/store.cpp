@@ -771,12 +771,12 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
 std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run,
                                       std::int64_t candidate_run, std::string_view report_json)
 {
-    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::nullopt);
+    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::nullopt, std::nullopt);
 }
 
 std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run,
                                       std::int64_t candidate_run, std::string_view report_json,
-                                      std::string_view request_key)
+                                      std::string_view request_key, const std::optional<report_facts>& facts)
 {
     const bool hex_digest = request_key.size() == 64 &&
                             std::all_of(request_key.begin(), request_key.end(), [](char ch) {
@@ -787,12 +787,13 @@ std::int64_t store::insert_comparison(std::string_view project, std::int64_t bas
                     fmt::format("{}: comparison request_key must be 64 lowercase hex digits (a SHA-256), got {}",
                                 impl_->name_, shown_name(request_key)));
     }
-    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::string(request_key));
+    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::string(request_key), facts);
 }
 
 std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t baseline_run,
                                           std::int64_t candidate_run, std::string_view report_json,
-                                          const std::optional<std::string>& request_key)
+                                          const std::optional<std::string>& request_key,
+                                          const std::optional<report_facts>& facts)
 {
     return impl_->write([&](connection& c) {
         const auto project_id = detail::project_id(impl_->ids_, c, project, false);
@@ -820,12 +821,17 @@ std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t
         // first's commit, then does nothing and reads its row below.
         std::optional<std::int64_t> id;
         {
-            // verdict and benchmark_count: SQLite's JSON functions, the
+            // verdict and benchmark_count: the caller's facts, else
+            // SQLite's JSON functions, the
             // expressions of the backfill in 006_project_settings.sql
             // (reports are at most a few MB: these take 14 ms on a 2.7 MB
             // one, SQLite 3.40, next to the second a compare of that size
             // takes); PostgreSQL's perfgate_report_summary (pg/001_initial.sql).
-            auto st = c.prepare(c.pick({
+            auto st = c.prepare(facts ? std::string_view(
+                "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
+                "verdict, benchmark_count) "
+                "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, :verdict, :benchmark_count) "
+                "ON CONFLICT DO NOTHING RETURNING id") : c.pick({
                 "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
                 "verdict, benchmark_count) "
                 "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, "
@@ -843,6 +849,7 @@ std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t
             }));
             st.bind(":project_id", *project_id).bind(":baseline", baseline_run).bind(":candidate", candidate_run)
                 .bind(":report", report_json).bind(":now", unix_now()).bind(":request_key", request_key);
+            if (facts) st.bind(":verdict", facts->verdict).bind(":benchmark_count", facts->benchmark_count);
             if (st.step()) id = st.int64(0);
             st.run();
         }

@@ -691,7 +691,9 @@ comparison service::compare(const std::string& project,
     // first row and returns its id to the second.
     // Built once: stored without the id (not known yet), served with it.
     const report_texts texts(to_json(out.result));
-    out.id = db_.insert_comparison(project, first_b, first_c, texts.without_id(), key);
+    out.id = db_.insert_comparison(project, first_b, first_c, texts.without_id(), key,
+                                   store::store::report_facts{to_string(out.result.result),
+                                                              static_cast<std::int64_t>(out.result.benchmarks.size())});
     out.result.comparison_id = out.id;
     out.json = std::make_shared<const std::string>(texts.with_id(out.id));
     recent_->add(project, key, out);

@@ -154,8 +154,9 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
 // 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql, 007_artifacts.sql,
 // 008_ingest_keys.sql
 constexpr int schema_version = 8;
-// schema/migrations/pg/001_initial.sql, 002_ingest_keys.sql, 003_artifacts.sql
-constexpr int pg_schema_version = 3;
+// schema/migrations/pg/001_initial.sql, 002_ingest_keys.sql, 003_artifacts.sql,
+// 004_report_compression.sql
+constexpr int pg_schema_version = 4;
 
 // How each engine words a broken constraint.
 std::string check_failed_text() { return on_postgres() ? "violates check constraint" : "CHECK constraint failed"; }
@@ -1565,6 +1566,26 @@ TEST_CASE("store: recent comparisons, newest first, with the commits of their ru
         CHECK(db.insert_comparison("demo", cand, base, R"({"verdict":"pass"})", sha256_hex("second")) == second);
         CHECK(db.recent_comparisons("demo", 10).size() == 4);
     }
+    SUBCASE("the caller's facts are stored as given, and checked like the JSON's")
+    {
+        // gate::service passes what it serialised the report from; the
+        // store does not read the JSON then (it may be anything).
+        const auto fifth = db.insert_comparison("demo", base, cand, "{}", sha256_hex("fifth"),
+                                                ps::store::report_facts{"inconclusive", 2});
+        const auto listed = db.recent_comparisons("demo", 1);
+        REQUIRE(listed.size() == 1);
+        CHECK(listed[0].id == fifth);
+        CHECK(listed[0].verdict == "inconclusive");
+        CHECK(listed[0].benchmarks == 2u);
+        CHECK(db.load_comparison("demo", fifth) == "{}");
+        try {
+            db.insert_comparison("demo", base, cand, "{}", sha256_hex("sixth"), ps::store::report_facts{"maybe", 1});
+            FAIL("expected store.constraint");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.constraint");
+        }
+        CHECK(db.recent_comparisons("demo", 10).size() == 5);   // the refused one stored nothing
+    }
 }
 
 TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
@@ -1826,6 +1847,10 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
                                        "comparison_artifacts", "comparisons", "counters", "ingest_keys",
                                        "perfgate_migrations", "projects", "runs", "samples", "summaries",
                                        "testbeds"});
+        // 004: LZ4 where the server has it (Debian's is built with it).
+        CHECK(raw.rows("SELECT attname, attcompression FROM pg_attribute WHERE attrelid IN "
+                       "('comparisons'::regclass, 'comparison_artifacts'::regclass) AND attcompression <> '' "
+                       "ORDER BY attname") == std::vector<std::string>{"content|l", "report|l"});
         ps::store again(raw.location());   // 001 again would fail: its tables exist
         CHECK(again.runs_count() == 1);
         CHECK(again.load_run("demo", id).has_value());
@@ -1866,7 +1891,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             const std::string msg = e.what();
             CHECK(msg.find("version 99") != std::string::npos);
             CHECK(msg.find(fmt::format("version {}", latest)) != std::string::npos);
-            CHECK(msg.find("pg/003_artifacts.sql") != std::string::npos);
+            CHECK(msg.find("pg/004_report_compression.sql") != std::string::npos);
         }
         raw.rows("DELETE FROM perfgate_migrations");   // claims version 0: 001 runs again and fails
         try {
