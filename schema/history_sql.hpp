@@ -21,7 +21,8 @@
 //   :before_run                run_id < :before_run (residual)
 //   :limit
 // Result columns: run_id, git_sha, branch, created_at, n, median, mean, stddev, cov,
-// min, max, testbed_id, newest first.
+// min, max, testbed_id, newest first; the medians variants (what a compare
+// reads: store::history_detail::medians) run_id, median, testbed_id.
 #pragma once
 
 #include "schema/db.hpp"
@@ -36,10 +37,11 @@ enum class history_index {
     testbed,   // summaries_history_testbed: testbed_id = :testbed_id AND branch = :branch
 };
 
-#define PERFGATE_HISTORY_SELECT                                                        \
-    "SELECT run_id, git_sha, branch, created_at, n, median, mean, stddev, cov, "       \
-    "min, max, testbed_id "                                                            \
-    "FROM summaries"
+#define PERFGATE_HISTORY_FULL                                                          \
+    "run_id, git_sha, branch, created_at, n, median, mean, stddev, cov, "              \
+    "min, max, testbed_id"
+#define PERFGATE_HISTORY_MEDIANS "run_id, median, testbed_id"
+#define PERFGATE_HISTORY_SELECT(columns) "SELECT " columns " FROM summaries"
 #define PERFGATE_INDEXED_BY(index) " INDEXED BY " index
 // n > 0 repeats the indexes' partial-index condition so SQLite may use them.
 #define PERFGATE_HISTORY_COMMON                                                        \
@@ -52,27 +54,30 @@ enum class history_index {
     " OR :testbed IS NULL)"
 #define PERFGATE_HISTORY_ORDER " ORDER BY created_at DESC, run_id DESC LIMIT :limit"
 
-#define PERFGATE_HISTORY_ALL(indexed_by)                                                \
-    PERFGATE_HISTORY_SELECT indexed_by PERFGATE_HISTORY_COMMON                          \
+#define PERFGATE_HISTORY_ALL(columns, indexed_by)                                       \
+    PERFGATE_HISTORY_SELECT(columns) indexed_by PERFGATE_HISTORY_COMMON                 \
     PERFGATE_HISTORY_TESTBED_RESIDUAL PERFGATE_HISTORY_ORDER
-#define PERFGATE_HISTORY_BRANCH(indexed_by)                                             \
-    PERFGATE_HISTORY_SELECT indexed_by PERFGATE_HISTORY_COMMON                          \
+#define PERFGATE_HISTORY_BRANCH(columns, indexed_by)                                    \
+    PERFGATE_HISTORY_SELECT(columns) indexed_by PERFGATE_HISTORY_COMMON                 \
     " AND branch = :branch" PERFGATE_HISTORY_TESTBED_RESIDUAL PERFGATE_HISTORY_ORDER
-#define PERFGATE_HISTORY_TESTBED(indexed_by)                                            \
-    PERFGATE_HISTORY_SELECT indexed_by PERFGATE_HISTORY_COMMON                          \
+#define PERFGATE_HISTORY_TESTBED(columns, indexed_by)                                   \
+    PERFGATE_HISTORY_SELECT(columns) indexed_by PERFGATE_HISTORY_COMMON                 \
     " AND branch = :branch AND testbed_id = :testbed_id" PERFGATE_HISTORY_ORDER
+#define PERFGATE_HISTORY_DIALECTS(variant, index, columns)                              \
+    dialect_sql { variant(columns, PERFGATE_INDEXED_BY(index)), variant(columns, "") }
 
-inline constexpr dialect_sql history_sql_all{
-    PERFGATE_HISTORY_ALL(PERFGATE_INDEXED_BY("summaries_history")),
-    PERFGATE_HISTORY_ALL(""),
+// [0]: every column; [1]: the medians variant (run_id, median, testbed_id).
+inline constexpr dialect_sql history_sql_all[2]{
+    PERFGATE_HISTORY_DIALECTS(PERFGATE_HISTORY_ALL, "summaries_history", PERFGATE_HISTORY_FULL),
+    PERFGATE_HISTORY_DIALECTS(PERFGATE_HISTORY_ALL, "summaries_history", PERFGATE_HISTORY_MEDIANS),
 };
-inline constexpr dialect_sql history_sql_branch{
-    PERFGATE_HISTORY_BRANCH(PERFGATE_INDEXED_BY("summaries_history_branch")),
-    PERFGATE_HISTORY_BRANCH(""),
+inline constexpr dialect_sql history_sql_branch[2]{
+    PERFGATE_HISTORY_DIALECTS(PERFGATE_HISTORY_BRANCH, "summaries_history_branch", PERFGATE_HISTORY_FULL),
+    PERFGATE_HISTORY_DIALECTS(PERFGATE_HISTORY_BRANCH, "summaries_history_branch", PERFGATE_HISTORY_MEDIANS),
 };
-inline constexpr dialect_sql history_sql_testbed{
-    PERFGATE_HISTORY_TESTBED(PERFGATE_INDEXED_BY("summaries_history_testbed")),
-    PERFGATE_HISTORY_TESTBED(""),
+inline constexpr dialect_sql history_sql_testbed[2]{
+    PERFGATE_HISTORY_DIALECTS(PERFGATE_HISTORY_TESTBED, "summaries_history_testbed", PERFGATE_HISTORY_FULL),
+    PERFGATE_HISTORY_DIALECTS(PERFGATE_HISTORY_TESTBED, "summaries_history_testbed", PERFGATE_HISTORY_MEDIANS),
 };
 
 // PostgreSQL: the same three queries for several counters at once, one
@@ -81,21 +86,28 @@ inline constexpr dialect_sql history_sql_testbed{
 // Result columns: the array position of the counter (1-based), then those
 // above. O(counters x (log n + k)): each subquery is its own backward range
 // of the index. SQLite runs the single-counter query per counter instead.
-#define PERFGATE_HISTORY_BATCH(filters)                                                \
+#define PERFGATE_HISTORY_BATCH(columns, filters)                                       \
     "SELECT u.ord, h.* FROM unnest(:counter_ids::bigint[]) WITH ORDINALITY AS u (id, ord) " \
-    "CROSS JOIN LATERAL (" PERFGATE_HISTORY_SELECT                                       \
+    "CROSS JOIN LATERAL (" PERFGATE_HISTORY_SELECT(columns)                              \
     " WHERE benchmark_id = :benchmark_id AND counter_id = u.id AND n > 0"             \
     " AND created_at >= :since AND run_id < :before_run"                               \
     " AND (role = :role OR :role IS NULL)" filters PERFGATE_HISTORY_ORDER ") h"
 
-inline constexpr std::string_view history_batch_sql_all =
-    PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_TESTBED_RESIDUAL);
-inline constexpr std::string_view history_batch_sql_branch =
-    PERFGATE_HISTORY_BATCH(" AND branch = :branch" PERFGATE_HISTORY_TESTBED_RESIDUAL);
-inline constexpr std::string_view history_batch_sql_testbed =
-    PERFGATE_HISTORY_BATCH(" AND branch = :branch AND testbed_id = :testbed_id");
+#define PERFGATE_HISTORY_BATCHES(filters)                                              \
+    { PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_FULL, filters), PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_MEDIANS, filters) }
 
+inline constexpr std::string_view history_batch_sql_all[2] =
+    PERFGATE_HISTORY_BATCHES(PERFGATE_HISTORY_TESTBED_RESIDUAL);
+inline constexpr std::string_view history_batch_sql_branch[2] =
+    PERFGATE_HISTORY_BATCHES(" AND branch = :branch" PERFGATE_HISTORY_TESTBED_RESIDUAL);
+inline constexpr std::string_view history_batch_sql_testbed[2] =
+    PERFGATE_HISTORY_BATCHES(" AND branch = :branch AND testbed_id = :testbed_id");
+
+#undef PERFGATE_HISTORY_BATCHES
 #undef PERFGATE_HISTORY_BATCH
+#undef PERFGATE_HISTORY_DIALECTS
+#undef PERFGATE_HISTORY_FULL
+#undef PERFGATE_HISTORY_MEDIANS
 #undef PERFGATE_HISTORY_SELECT
 #undef PERFGATE_INDEXED_BY
 #undef PERFGATE_HISTORY_COMMON
@@ -105,25 +117,28 @@ inline constexpr std::string_view history_batch_sql_testbed =
 #undef PERFGATE_HISTORY_BRANCH
 #undef PERFGATE_HISTORY_TESTBED
 
-constexpr std::string_view history_batch_sql(history_index which) noexcept
+// medians: the variant whose rows are (run_id, median, testbed_id) only.
+constexpr std::string_view history_batch_sql(history_index which, bool medians = false) noexcept
 {
+    const int v = medians ? 1 : 0;
     switch (which) {
-    case history_index::all: return history_batch_sql_all;
-    case history_index::branch: return history_batch_sql_branch;
-    case history_index::testbed: return history_batch_sql_testbed;
+    case history_index::all: return history_batch_sql_all[v];
+    case history_index::branch: return history_batch_sql_branch[v];
+    case history_index::testbed: return history_batch_sql_testbed[v];
     }
-    return history_batch_sql_all;
+    return history_batch_sql_all[v];
 }
 
-constexpr std::string_view history_sql(history_index which, engine e = engine::sqlite) noexcept
+constexpr std::string_view history_sql(history_index which, engine e = engine::sqlite, bool medians = false) noexcept
 {
+    const int v = medians ? 1 : 0;
     const auto pick = [e](const dialect_sql& d) { return e == engine::sqlite ? d.sqlite : d.postgresql; };
     switch (which) {
-    case history_index::all: return pick(history_sql_all);
-    case history_index::branch: return pick(history_sql_branch);
-    case history_index::testbed: return pick(history_sql_testbed);
+    case history_index::all: return pick(history_sql_all[v]);
+    case history_index::branch: return pick(history_sql_branch[v]);
+    case history_index::testbed: return pick(history_sql_testbed[v]);
     }
-    return pick(history_sql_all);
+    return pick(history_sql_all[v]);
 }
 
 } // namespace perfgate::store::detail

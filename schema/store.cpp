@@ -891,14 +891,18 @@ namespace {
 
 // One row of history_sql.hpp's columns, from column `first` on; the
 // testbed's id goes to testbed_id (named after the query). Not full: the
-// run's id and median only (store::history_detail::medians).
+// medians variant's row (run_id, median, testbed_id; history_sql.hpp).
 history_point history_point_of(const statement& st, int first, std::int64_t& testbed_id, bool full)
 {
     history_point p;
     p.run_id = st.int64(first);
+    if (!full) {   // the medians variant's columns
+        p.median = st.real(first + 1);
+        testbed_id = st.int64(first + 2);
+        return p;
+    }
     p.median = st.real(first + 5);
     testbed_id = st.int64(first + 11);
-    if (!full) return p;
     p.git_sha = st.text(first + 1);
     p.branch = st.text(first + 2);
     p.created_at = st.int64(first + 3);
@@ -1010,7 +1014,7 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
     std::vector<std::vector<std::int64_t>> testbed_ids(counters.size());   // parallel to out
     if (c.kind() == detail::engine::sqlite) {
         // A statement is a function call here: one per counter.
-        auto st = c.prepare(detail::history_sql(which));
+        auto st = c.prepare(detail::history_sql(which, detail::engine::sqlite, !full));
         bind_filters(st);
         for (std::size_t i = 0; i < counters.size(); ++i) {
             if (!counter_ids[i]) continue;
@@ -1034,7 +1038,7 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
         }
         ids += '}';
         if (!slot.empty()) {
-            auto st = c.prepare(detail::history_batch_sql(which));
+            auto st = c.prepare(detail::history_batch_sql(which, !full));
             bind_filters(st);
             st.bind(":counter_ids", ids);
             while (st.step()) {

@@ -571,6 +571,47 @@ TEST_CASE("store: history filters, order and limit")
     }
 }
 
+TEST_CASE("store: histories with history_detail::medians are the full points' run ids and medians")
+{
+    test_database where;
+    ps::store db(where.location());
+    for (int i = 0; i < 6; ++i) {
+        auto r = make_run("demo", "parse", 1'700'000'000 + i);
+        r.counters.push_back(counter("page-faults", "", {100.0 + i, 101.0 + i, 102.0 + i}));
+        if (i == 3) r.testbed = {"ci-runner-2", "cpu", 4, "6.1", "fp-runner-2"};
+        db.insert_run(r);
+    }
+    db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const std::vector<std::string> counters{"page-faults", "no-such-counter", "task-clock"};
+    for (const auto& [branch, testbed] : std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>{
+             {std::nullopt, std::nullopt}, {"main", std::nullopt}, {"main", "fp-runner-1"}, {std::nullopt, "ci-runner-2"}}) {
+        auto q = query("demo", "parse", "");
+        q.branch = branch;
+        q.testbed = testbed;
+        q.role = "baseline";
+        q.limit = 4;
+        CAPTURE(branch.value_or("-"));
+        CAPTURE(testbed.value_or("-"));
+        const auto full = db.histories(q, counters);
+        const auto lean = db.histories(q, counters, ps::store::history_detail::medians);
+        REQUIRE(full.size() == 3);
+        REQUIRE(lean.size() == 3);
+        CHECK(full[1].empty());
+        CHECK(lean[1].empty());
+        CHECK_FALSE(full[0].empty());
+        for (std::size_t k = 0; k < 3; ++k) {
+            REQUIRE(lean[k].size() == full[k].size());
+            for (std::size_t i = 0; i < full[k].size(); ++i) {
+                CHECK(lean[k][i].run_id == full[k][i].run_id);
+                CHECK(lean[k][i].median == full[k][i].median);
+                CHECK(lean[k][i].git_sha.empty());   // not read
+                CHECK(lean[k][i].testbed.empty());
+                CHECK_FALSE(full[k][i].git_sha.empty());
+            }
+        }
+    }
+}
+
 TEST_CASE("store (sqlite): the history query is an index range scan")
 {
     temp_dir dir;
@@ -584,9 +625,12 @@ TEST_CASE("store (sqlite): the history query is an index range scan")
         {history_index::branch, "USING COVERING INDEX summaries_history_branch ("},
         {history_index::testbed, "USING COVERING INDEX summaries_history_testbed ("},
     };
-    for (const auto& [which, expected] : variants) {
+    for (const auto& [which, expected] : variants)
+    for (const bool medians : {false, true}) {
         CAPTURE(expected);
-        const auto plan = raw.rows("EXPLAIN QUERY PLAN " + std::string(perfgate::store::detail::history_sql(which)));
+        CAPTURE(medians);
+        const auto plan = raw.rows("EXPLAIN QUERY PLAN " + std::string(perfgate::store::detail::history_sql(
+                                                               which, perfgate::store::detail::engine::sqlite, medians)));
         std::string all;
         for (const auto& row : plan) all += row + "\n";
         CAPTURE(all);
