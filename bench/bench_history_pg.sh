@@ -2,7 +2,7 @@
 # History reads on PostgreSQL as the series grows (issue 13: history p99 at
 # 10,000,000 runs, flat from 10,000):
 #
-#   bench/bench_history_pg.sh [BUILD_DIR] [SECONDS] [SIZES...]
+#   bench/bench_history_pg.sh [BUILD_DIR] [SECONDS] [SIZES...]   (CONNS="1 4")
 #
 # For each size N (default 10000 1000000 5000000): a fresh database on a
 # private PostgreSQL (tests/pg_server.sh, default durability) holding 2N
@@ -11,7 +11,9 @@
 # (generate_series: the rows ingest would write, without its cost), then
 # VACUUM ANALYZE; then `perfgate serve --threads 2` and wrk, 4 connections,
 # on GET .../history?benchmark=bench&counter=task-clock&branch=main&testbed=T&limit=100
-# (the gate's z-score query) and without the testbed: requests/s, p50, p99.
+# (the gate's z-score query) and without the testbed, with 1 connection (the
+# latency of one request) and with 4 (CONNS="1 4"): requests/s, p50, p99.
+# The "runs" column is the database's total, 2N.
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -38,7 +40,7 @@ latency() {  # FILE PERCENT -> ms
                   else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.2f", v }' "$1"
 }
 
-printf "%-10s %-9s %10s %9s %9s %9s\n" "runs" "query" "requests/s" "p50 ms" "p99 ms" "load s"
+printf "%-10s %-9s %6s %10s %9s %9s %9s\n" "runs" "query" "conns" "requests/s" "p50 ms" "p99 ms" "load s"
 for n in "${SIZES[@]}"; do
   db="h$n"
   psql -q "$PG_ADMIN" -c "CREATE DATABASE $db"
@@ -79,10 +81,14 @@ SQL
   for what in testbed branch; do
     q="benchmark=bench&counter=task-clock&branch=main&limit=100"
     if [[ $what == testbed ]]; then q="$q&testbed=$fp"; fi
-    wrk -t2 -c4 -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/get.lua" "$url/api/v1/projects/bench/history?$q" >"$WORK/h.txt"
-    printf "%-10s %-9s %10s %9s %9s %9s\n" "$n" "$what" "$(awk '/Requests\/sec/ {print $2}' "$WORK/h.txt")" \
-      "$(latency "$WORK/h.txt" 50%)" "$(latency "$WORK/h.txt" 99%)" "$load"
-    grep -E "Non-2xx|Socket errors" "$WORK/h.txt" || true
+    for conns in ${CONNS:-1 4}; do
+      wrk -t1 -c"$conns" -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/get.lua" "$url/api/v1/projects/bench/history?$q" \
+        >"$WORK/h.txt"
+      printf "%-10s %-9s %6s %10s %9s %9s %9s\n" "$((2 * n))" "$what" "$conns" \
+        "$(awk '/Requests\/sec/ {print $2}' "$WORK/h.txt")" \
+        "$(latency "$WORK/h.txt" 50%)" "$(latency "$WORK/h.txt" 99%)" "$load"
+      grep -E "Non-2xx|Socket errors" "$WORK/h.txt" || true
+    done
   done
   kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true; SERVER_PID=
   psql -q "$PG_ADMIN" -c "DROP DATABASE $db WITH (FORCE)"
