@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from pgbrowser import (start_driver, console_errors, console_logs, wait_ready, pg, hover_point,  # noqa: E402
                        drag_zoom, full_page_screenshot, screenshot)
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 ARGS = None
 EVIL = "<script>alert(1)</script> bisecting"
@@ -140,6 +141,12 @@ class Dashboard(unittest.TestCase):
         self.d.get(self.srv.url + "/p/demo/signin")
         self.d.find_element("id", "token").send_keys(token or self.srv.token)
         self.d.find_element("id", "signin").click()
+        # The form's answer, not the sign-in page it replaces (whose ready
+        # flag is already set): the redirect away from it, or the refusal.
+        # Waiting only for "ready" let the next d.get race the POST and load
+        # a page without the session cookie (seen once in CI).
+        WebDriverWait(self.d, 20).until(
+            lambda d: "/signin" not in d.current_url or d.find_elements("id", "signin-error"))
         wait_ready(self.d, 20)
 
     def test_1_signin_refuses_a_wrong_token_and_accepts_the_right_one(self):
