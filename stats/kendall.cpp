@@ -55,11 +55,11 @@ constexpr std::int64_t kendall_exact_max_n = 33;
 // longer one.
 std::vector<double> null_counts(std::int64_t n, std::int64_t last)
 {
+    PERFGATE_CHECK(last >= 1);   // callers: c >= 2, or half the pairs of n >= 3
     const std::size_t len = static_cast<std::size_t>(last) + 1;
-    std::vector<double> counts(std::max<std::size_t>(len, 2), 0.0);
+    std::vector<double> counts(len, 0.0);
     counts[0] = 1.0;
     counts[1] = 1.0;
-    counts.resize(len);
     for (std::int64_t j = 3; j <= n; ++j) {
         for (std::size_t i = 1; i < len; ++i) counts[i] += counts[i - 1];
         if (j <= last) {
