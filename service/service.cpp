@@ -15,6 +15,7 @@
 #include "model/digest.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
+#include "service/lru_cache.hpp"
 
 namespace perfgate::gate {
 
@@ -125,67 +126,41 @@ constexpr std::string_view request_key_version = "perfgate.compare-key/v3";
 // JSON: recent reports by request key, in memory. Safe because a stored
 // comparison never changes (no API updates or deletes one) and its id is
 // fixed. A miss falls back to store::find_comparison, so several processes
-// on one database still agree. Guarded by a mutex: the server's workers
-// share one service; the critical section is a list splice.
+// on one database still agree.
 //
 // Bounded in bytes, not entries: a report is ~750 bytes of JSON per counter,
 // so one report ranges from 1 KB to ~3 MB (max_compare_counters), and 128
 // entries of the largest kind once held 137 MB. An entry is charged its JSON
-// text plus an estimate of the in-memory report (entry_bytes()).
+// text plus an estimate of the in-memory report (bytes_of()).
 struct service::comparison_cache {
-    static constexpr std::size_t capacity_bytes = comparison_cache_bytes;
-    static constexpr std::size_t max_entry_bytes = comparison_cache_max_entry_bytes;
     struct entry {
-        std::string project, key;
         std::int64_t id;
-        std::shared_ptr<const report> result;
+        report result;
         std::shared_ptr<const std::string> json;
-        std::size_t bytes;
     };
-    std::mutex mu;
-    std::list<entry> lru;   // most recent first; a linear find is cheap next to a compare
-    std::size_t bytes = 0;  // sum of lru's entry bytes, at most capacity_bytes
+    lru_cache<entry> lru{comparison_cache_bytes, comparison_cache_max_entry_bytes};
+
+    static std::string key_of(const std::string& project, const std::string& key) { return project + '\0' + key; }
 
     std::optional<comparison> find(const std::string& project, const std::string& key)
     {
-        std::lock_guard lock(mu);
-        auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
-        if (it == lru.end()) return std::nullopt;
-        lru.splice(lru.begin(), lru, it);
-        return comparison{it->id, *it->result, it->json};
+        const auto hit = lru.find(key_of(project, key));
+        if (!hit) return std::nullopt;
+        return comparison{hit->id, hit->result, hit->json};
     }
     void add(const std::string& project, const std::string& key, const comparison& c)
     {
-        const std::size_t cost = entry_bytes(project, key, c);
-        if (cost > max_entry_bytes) return;
-        auto shared = std::make_shared<const report>(c.result);
-        std::lock_guard lock(mu);
-        auto it = std::find_if(lru.begin(), lru.end(), [&](const entry& e) { return e.key == key && e.project == project; });
-        if (it != lru.end()) return;
-        lru.push_front({project, key, c.id, std::move(shared), c.json, cost});
-        bytes += cost;
-        while (bytes > capacity_bytes) {
-            bytes -= lru.back().bytes;
-            lru.pop_back();
-        }
-    }
-    [[nodiscard]] std::size_t size_bytes()
-    {
-        std::lock_guard lock(mu);
-        return bytes;
-    }
-    [[nodiscard]] std::size_t size()
-    {
-        std::lock_guard lock(mu);
-        return lru.size();
+        const std::size_t cost = bytes_of(c);
+        if (cost > comparison_cache_max_entry_bytes) return;   // before copying the report
+        lru.add(key_of(project, key), std::make_shared<const entry>(entry{c.id, c.result, c.json}), cost);
     }
 
     // What an entry holds: the JSON text, and the report's vectors and
     // strings (their allocations, not exact heap overhead).
-    static std::size_t entry_bytes(const std::string& project, const std::string& key, const comparison& c)
+    static std::size_t bytes_of(const comparison& c)
     {
         const report& r = c.result;
-        std::size_t n = sizeof(entry) + sizeof(report) + project.size() + key.size() + (c.json ? c.json->size() : 0);
+        std::size_t n = sizeof(entry) + (c.json ? c.json->size() : 0);
         for (const auto& w : r.warnings) n += sizeof(std::string) + w.capacity();
         for (const auto& b : r.benchmarks) {
             n += sizeof(benchmark_report) + b.name.capacity();
@@ -208,7 +183,55 @@ struct service::comparison_cache {
     }
 };
 
-service::service(store::store& db) : db_(db), recent_(std::make_shared<comparison_cache>()) {}
+// A run as a compare uses it: the stored record (for the limits and the
+// history's series) and its samples with the derived counters.
+struct service::loaded_run {
+    model::run_record run;
+    benchmark_samples samples;
+
+    // Its vectors' and strings' allocations (not exact heap overhead).
+    [[nodiscard]] std::size_t bytes() const
+    {
+        std::size_t n = sizeof(loaded_run) + run.project.capacity() + run.benchmark.capacity() +
+                        run.role.capacity() + run.git_sha.capacity() + run.branch.capacity() +
+                        run.testbed.name.capacity() + run.testbed.cpu.capacity() + run.testbed.kernel.capacity() +
+                        run.testbed.fingerprint.capacity() + run.backend.capacity() +
+                        run.environment_json.capacity() + samples.name.capacity();
+        for (const auto& c : run.counters) {
+            n += sizeof(c) + c.counter.capacity() + c.unit.capacity() + c.samples.capacity() * sizeof(model::sample);
+        }
+        for (const auto& c : samples.counters) {
+            n += sizeof(c) + c.name.capacity() + c.unit.capacity() +
+                 (c.values.capacity() + c.variance_pct.capacity()) * sizeof(double);
+        }
+        return n;
+    }
+};
+
+// Safe without invalidation: runs are immutable and never deleted (no API
+// updates or removes one), so a cached run is what the store holds.
+struct service::run_cache {
+    lru_cache<loaded_run> lru{run_cache_bytes, run_cache_max_entry_bytes};
+};
+
+service::service(store::store& db)
+    : db_(db), recent_(std::make_shared<comparison_cache>()), runs_(std::make_shared<run_cache>())
+{
+}
+
+std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::string& project,
+                                                                     std::int64_t id) const
+{
+    const std::string key = project + '\0' + std::to_string(id);
+    if (auto hit = runs_->lru.find(key)) return hit;
+    auto run = db_.load_run(project, id);
+    if (!run) return nullptr;
+    auto loaded = std::make_shared<loaded_run>();
+    loaded->samples = samples_from_run(*run);
+    loaded->run = std::move(*run);
+    runs_->lru.add(key, loaded, loaded->bytes());
+    return loaded;
+}
 
 std::optional<model::run_record> service::run(const std::string& project, std::int64_t id) const
 {
@@ -643,11 +666,17 @@ comparison service::compare(const std::string& project,
     std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> runs_of;   // benchmark -> its pair
     compare_budget budget(pairs.size());
     for (const auto& [b_id, c_id] : pairs) {
-        auto b = db_.load_run(project, b_id);
-        if (!b) throw error("compare.not_found", fmt::format("baseline run {} not found in project '{}'", b_id, project));
+        const auto b_loaded = load_for_compare(project, b_id);
+        if (!b_loaded) {
+            throw error("compare.not_found", fmt::format("baseline run {} not found in project '{}'", b_id, project));
+        }
+        const model::run_record* b = &b_loaded->run;
         budget.loaded(*b);
-        auto c = db_.load_run(project, c_id);
-        if (!c) throw error("compare.not_found", fmt::format("candidate run {} not found in project '{}'", c_id, project));
+        const auto c_loaded = load_for_compare(project, c_id);
+        if (!c_loaded) {
+            throw error("compare.not_found", fmt::format("candidate run {} not found in project '{}'", c_id, project));
+        }
+        const model::run_record* c = &c_loaded->run;
         budget.loaded(*c);
         budget.paired(*b, *c);
         if (b->benchmark != c->benchmark) {
@@ -658,8 +687,8 @@ comparison service::compare(const std::string& project,
             throw error("compare.mismatch", fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
         }
         runs_of[b->benchmark] = {b_id, c_id};
-        base.benchmarks.push_back(samples_from_run(*b));
-        cand.benchmarks.push_back(samples_from_run(*c));
+        base.benchmarks.push_back(b_loaded->samples);
+        cand.benchmarks.push_back(c_loaded->samples);
         // History: the baseline branch on the candidate's testbed, runs older
         // than the candidate (design.md §3), for the counters of either run
         // and the derived ones (the report's rows).
@@ -830,9 +859,13 @@ void service::set_repository_url(const std::string& project, std::string_view ur
 
 std::int64_t service::store_size_bytes() const { return db_.size_bytes(); }
 
-std::size_t service::cached_comparison_bytes() const { return recent_->size_bytes(); }
+std::size_t service::cached_comparison_bytes() const { return recent_->lru.size_bytes(); }
 
-std::size_t service::cached_comparisons() const { return recent_->size(); }
+std::size_t service::cached_comparisons() const { return recent_->lru.size(); }
+
+std::size_t service::cached_run_bytes() const { return runs_->lru.size_bytes(); }
+
+std::size_t service::cached_runs() const { return runs_->lru.size(); }
 
 std::vector<model::benchmark_info> service::benchmarks(const std::string& project) const
 {

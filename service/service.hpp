@@ -81,6 +81,14 @@ inline constexpr std::size_t max_repository_url_bytes = 512;
 inline constexpr std::size_t min_sha_prefix = 7;
 inline constexpr std::size_t max_sha_prefix = 40;
 
+// Runs loaded for compares, kept in memory (service.cpp, run_cache): a
+// stored run never changes and is never deleted, so an entry is valid for
+// as long as it is kept, in every process on the database. A run of 10
+// counters x 30 repetitions is ~25 KB: 32 MiB holds ~1,300 of them, a busy
+// day of pull requests' baselines and candidates.
+inline constexpr std::size_t run_cache_bytes = std::size_t{32} << 20;
+inline constexpr std::size_t run_cache_max_entry_bytes = run_cache_bytes / 8;
+
 // A repository URL as stored: url without its trailing '/'s, "" for "" (no
 // URL). It must be an absolute http:// or https:// URL with a host, at most
 // max_repository_url_bytes, of printable ASCII without whitespace, quotes,
@@ -253,6 +261,9 @@ public:
     // and entries.
     [[nodiscard]] std::size_t cached_comparison_bytes() const;
     [[nodiscard]] std::size_t cached_comparisons() const;
+    // The run cache: bytes charged (at most run_cache_bytes) and runs.
+    [[nodiscard]] std::size_t cached_run_bytes() const;
+    [[nodiscard]] std::size_t cached_runs() const;
 
 private:
     // ingest_run's checks and store; the run is stored under key (with the
@@ -263,9 +274,14 @@ private:
     // Reports this service stored or found by request key, most recently
     // used first (see service.cpp). Shared by copies of the service.
     struct comparison_cache;
+    // Runs a compare loaded, with their samples, by (project, id).
+    struct run_cache;
+    struct loaded_run;
+    std::shared_ptr<const loaded_run> load_for_compare(const std::string& project, std::int64_t id) const;
 
     store::store& db_;
     std::shared_ptr<comparison_cache> recent_;
+    std::shared_ptr<run_cache> runs_;
     std::shared_ptr<watch_queue> watcher_;
 };
 

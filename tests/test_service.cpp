@@ -36,6 +36,7 @@
 #include "model/error.hpp"
 #include "model/testbed.hpp"
 #include "schema/store.hpp"
+#include "service/lru_cache.hpp"
 
 using namespace perfgate;
 using namespace perfgate::gate;
@@ -470,6 +471,88 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
         CHECK(svc.cached_comparisons() == entries);
         CHECK(svc.compare("demo", pairs, policy{}).id == big.id);
     }
+}
+
+TEST_CASE("service: a compare's runs are cached per project, and a cached run gives the cold run's report")
+{
+    REQUIRE(run_cache_bytes == 32u << 20);
+    REQUIRE(run_cache_max_entry_bytes == 4u << 20);
+    // Two databases with the same runs: one service compares twice (the
+    // second time from cached runs), the other once from the store.
+    test_database warm_where(test_database::sqlite_kind::memory), cold_where(test_database::sqlite_kind::memory);
+    store::store warm_db(warm_where.location()), cold_db(cold_where.location());
+    service warm(warm_db), cold(cold_db);
+    std::vector<std::int64_t> ids;
+    for (service* svc : {&warm, &cold}) {
+        ids = {svc->ingest_run(wide_run("baseline", 12, 20)).run_id,
+               svc->ingest_run(wide_run("candidate", 12, 20, "parse", 1.05)).run_id};
+    }
+    CHECK(warm.cached_runs() == 0);
+    policy first, second;
+    first.threshold_pct = 5;
+    second.threshold_pct = 6;
+    (void)warm.compare("demo", {{ids[0], ids[1]}}, first);
+    CHECK(warm.cached_runs() == 2);
+    const std::size_t bytes = warm.cached_run_bytes();
+    INFO("two runs of 12 counters x 20 repetitions: " << bytes << " bytes");
+    CHECK(bytes > 2 * 12 * 20 * sizeof(model::sample));
+    CHECK(bytes < 2 * 12 * 20 * (sizeof(model::sample) + 64) + 8192);
+    json from_cache = json::parse(*warm.compare("demo", {{ids[0], ids[1]}}, second).json);
+    json from_store = json::parse(*cold.compare("demo", {{ids[0], ids[1]}}, second).json);
+    CHECK(warm.cached_runs() == 2);
+    CHECK(from_cache["benchmarks"][0]["counters"].size() == 12);
+    from_cache.erase("comparison_id");
+    from_store.erase("comparison_id");
+    CHECK(from_cache == from_store);
+
+    SUBCASE("another project's cached run is not found")
+    {
+        warm.ensure_project("other");
+        CHECK_THROWS_WITH_AS(warm.compare("other", {{ids[0], ids[1]}}, first),
+                             "baseline run 1 not found in project 'other'", error);
+    }
+    SUBCASE("a run over run_cache_max_entry_bytes is compared, not cached")
+    {
+        const auto b = warm.ingest_run(wide_run("baseline", 10, 10000, "big")).run_id;
+        const auto c = warm.ingest_run(wide_run("candidate", 10, 10000, "big", 1.05)).run_id;
+        CHECK(warm.compare("demo", {{b, c}}, first).result.benchmarks.at(0).counters.size() == 10);
+        CHECK(warm.cached_runs() == 2);
+        CHECK(warm.cached_run_bytes() == bytes);
+    }
+}
+
+TEST_CASE("lru_cache: bounded in bytes, least recent out first, first value stays, large entries skipped")
+{
+    // Each entry is charged its cost plus its bookkeeping (sizeof(entry),
+    // twice its key, 64): measure that once with a one-letter key.
+    lru_cache<int> probe(1 << 20, 1 << 20);
+    probe.add("k", std::make_shared<const int>(0), 0);
+    const std::size_t overhead = probe.size_bytes();
+    REQUIRE(overhead > 0);
+
+    lru_cache<int> lru(3 * (100 + overhead), 100 + overhead);
+    for (int i = 0; i < 3; ++i) lru.add(std::string(1, static_cast<char>('a' + i)), std::make_shared<const int>(i), 100);
+    CHECK(lru.size() == 3);
+    CHECK(lru.size_bytes() == 3 * (100 + overhead));
+    REQUIRE(lru.find("a"));   // now the most recent: "b" is the least
+    lru.add("d", std::make_shared<const int>(3), 100);
+    CHECK(lru.size() == 3);
+    CHECK_FALSE(lru.find("b"));
+    CHECK(*lru.find("a") == 0);
+    CHECK(*lru.find("d") == 3);
+    // A key already there keeps its first value.
+    lru.add("a", std::make_shared<const int>(42), 100);
+    CHECK(*lru.find("a") == 0);
+    // Over max_entry_bytes: not kept, nothing evicted.
+    lru.add("e", std::make_shared<const int>(4), 101);
+    CHECK_FALSE(lru.find("e"));
+    CHECK(lru.size() == 3);
+    // A value found stays valid after its entry is evicted.
+    const auto held = lru.find("c");
+    for (int i = 0; i < 3; ++i) lru.add("x" + std::to_string(i), std::make_shared<const int>(i), 50);
+    CHECK_FALSE(lru.find("c"));
+    CHECK(*held == 2);
+    CHECK(lru.size_bytes() <= 3 * (100 + overhead));
 }
 
 namespace {
