@@ -218,6 +218,11 @@ std::string_view to_string(method m);
 //     "errors": [ { "source": "callgrind", "id": "profile.bad_callgrind", "message": "..." } ] }
 nlohmann::json to_json(const report& r);
 report report_from_json(const nlohmann::json& j);
+// to_json(r).dump(-1, ' ', false, error_handler_t::replace), byte for byte,
+// written without building the tree (gate/json_writer.hpp): the service's
+// stored and served form. With id_at, and r without a comparison_id: the
+// offset at which the member ,"comparison_id":N belongs (after benchmarks).
+std::string to_json_text(const report& r, std::size_t* id_at = nullptr);
 
 // The "attribution" object alone (also written as --artifacts
 // DIR/<benchmark>/attribution.json). attribution_from_json throws

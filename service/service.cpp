@@ -28,63 +28,6 @@ std::string report_text(const nlohmann::json& report_json)
     return report_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// A report's text twice from one serialisation: as stored (without
-// comparison_id, which the store has not assigned yet) and as served (with
-// it). A compact dump of an object is '{' "key":value joined by ',' '}',
-// keys in order; each member's text is made once and both objects are
-// concatenated from them, byte for byte what report_text gives either doc.
-class report_texts {
-public:
-    explicit report_texts(const nlohmann::json& doc)
-    {
-        PERFGATE_CHECK(doc.is_object() && !doc.contains(id_key));
-        for (const auto& [key, value] : doc.items()) members_.push_back({std::string(key), member(key, value)});
-    }
-
-    [[nodiscard]] std::string without_id() const { return joined(std::nullopt); }
-    [[nodiscard]] std::string with_id(std::int64_t id) const { return joined(member(id_key, id)); }
-
-private:
-    static constexpr const char* id_key = "comparison_id";
-
-    static std::string member(const std::string& key, const nlohmann::json& value)
-    {
-        return report_text(nlohmann::json(key)) + ':' + report_text(value);
-    }
-
-    // The members in key order, the id's member at its place when given.
-    [[nodiscard]] std::string joined(const std::optional<std::string>& id_member) const
-    {
-        std::size_t size = 2 + (id_member ? id_member->size() + 1 : 0);
-        for (const auto& m : members_) size += m.text.size() + 1;
-        std::string out;
-        out.reserve(size);
-        out += '{';
-        bool placed = !id_member;
-        auto add = [&](const std::string& text) {
-            if (out.size() > 1) out += ',';
-            out += text;
-        };
-        for (const auto& m : members_) {
-            // nlohmann::json's objects are std::maps: keys in std::less order.
-            if (!placed && std::string_view(id_key) < m.key) {
-                add(*id_member);
-                placed = true;
-            }
-            add(m.text);
-        }
-        if (!placed) add(*id_member);
-        out += '}';
-        return out;
-    }
-
-    struct keyed {
-        std::string key, text;
-    };
-    std::vector<keyed> members_;
-};
-
-
 model::run_record record_from(const model::ingest_request& req, const perf_capture& cap)
 {
     model::run_record run;
@@ -718,13 +661,16 @@ comparison service::compare(const std::string& project,
     const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
     // Two identical requests that both missed above: the store keeps the
     // first row and returns its id to the second.
-    // Built once: stored without the id (not known yet), served with it.
-    const report_texts texts(to_json(out.result));
-    out.id = db_.insert_comparison(project, first_b, first_c, texts.without_id(), key,
+    // Written once: stored without the id (not known yet), served with it.
+    std::size_t id_at = 0;
+    const std::string text = to_json_text(out.result, &id_at);
+    out.id = db_.insert_comparison(project, first_b, first_c, text, key,
                                    store::store::report_facts{to_string(out.result.result),
                                                               static_cast<std::int64_t>(out.result.benchmarks.size())});
     out.result.comparison_id = out.id;
-    out.json = std::make_shared<const std::string>(texts.with_id(out.id));
+    std::string served = text;
+    served.insert(id_at, fmt::format(",\"comparison_id\":{}", out.id));
+    out.json = std::make_shared<const std::string>(std::move(served));
     recent_->add(project, key, out);
     return out;
 }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "report_support.hpp"
+#include "test_support.hpp"
 
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gate/json_writer.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/error.hpp"
@@ -20,6 +22,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <csignal>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace perfgate;
@@ -1008,5 +1012,155 @@ TEST_CASE("renderers: attribution")
         const std::string cut = render_markdown(r, small);
         CHECK(cut.size() <= 1500);
         CHECK(cut.find("Where did it come from") == std::string::npos);
+    }
+}
+
+namespace {
+
+std::string dump_of(const report& r) { return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// to_json_text is to_json's dump, with and without an id, and the id's
+// member belongs at id_at of the text without one.
+void check_text_is_dump(report r)
+{
+    r.comparison_id.reset();
+    std::size_t id_at = 0;
+    const std::string text = to_json_text(r, &id_at);
+    CHECK(text == dump_of(r));
+    r.comparison_id = 9'007'199'254'740'993;
+    const std::string with_id = to_json_text(r);
+    CHECK(with_id == dump_of(r));
+    CHECK(std::string(text).insert(id_at, ",\"comparison_id\":9007199254740993") == with_id);
+}
+
+} // namespace
+
+TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
+{
+    SUBCASE("reports as compare makes them")
+    {
+        std::vector<double> noisy_b, noisy_c;
+        std::uint64_t state = 7;
+        for (int i = 0; i < 30; ++i) {
+            noisy_b.push_back(100 + 20 * perfgate::test::lcg_uniform(state) + (i % 2 ? 30 : 0));
+            noisy_c.push_back(103 + 20 * perfgate::test::lcg_uniform(state) + 0.5 * i);
+        }
+        policy overrides;
+        overrides.counters["cycles:u"] = counter_override{true, 2.5, 0.1, better::higher, 7};
+        overrides.counters["a"] = counter_override{false, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+        benchmark_override bo;
+        bo.threshold_pct = 3;
+        bo.counters["task-clock"] = counter_override{std::nullopt, 1.0, std::nullopt, better::lower, std::nullopt};
+        overrides.benchmarks["default"] = bo;
+        policy seq;
+        seq.sequential = sequential_rule{};
+        for (const policy& p : {policy{}, overrides, seq}) {
+            CAPTURE(to_json(p).dump());
+            check_text_is_dump(compare(one({series("task-clock", ramp(), "msec"), series("instructions", ramp(1, 30)),
+                                            series("cycles:u", noisy_b)}),
+                                       one({series("task-clock", ramp(1.1), "msec"), series("instructions", ramp(1, 30)),
+                                            series("cycles:u", noisy_c)}),
+                                       p));
+            // Null statistics: one-sided counters, huge values, too few samples.
+            std::vector<double> huge_b, huge_c;
+            for (double x : ramp()) huge_b.push_back(x * 1e200);
+            for (double x : ramp(1.001)) huge_c.push_back(x * 1e200);
+            check_text_is_dump(compare(one({series("task-clock", huge_b, "msec"), series("only-base", ramp()),
+                                            series("one", {1.0})}),
+                                       one({series("task-clock", huge_c, "msec"), series("one", {2.0})}), p));
+        }
+        // Welch on summary-only input.
+        auto agg = [](double mean, double var_pct) {
+            sample_set s = one({series("task-clock", {mean}, "msec")});
+            s.benchmarks[0].counters[0].variance_pct = {var_pct};
+            s.benchmarks[0].summary_only = true;
+            s.benchmarks[0].summary_repeats = 5;
+            return s;
+        };
+        check_text_is_dump(compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{}));
+    }
+    SUBCASE("history context, attribution, sequential looks")
+    {
+        check_text_is_dump(with_history_context());
+        check_text_is_dump(with_attribution());
+        report r = with_history_context();
+        r.benchmarks[0].baseline_run = -5;
+        r.benchmarks[0].candidate_run = std::numeric_limits<std::int64_t>::max();
+        r.benchmarks[0].counters[0].sequential = sequential_report{3, 5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25}, true};
+        r.benchmarks[0].counters[1].sequential = sequential_report{1, 1, 10, 0.05, 0.05, 0.5, std::nullopt, false};
+        r.benchmarks.push_back(r.benchmarks[0]);
+        r.benchmarks.back().name = "second";
+        r.benchmarks.back().baseline_run.reset();
+        check_text_is_dump(r);
+    }
+    SUBCASE("strings JSON escapes, invalid UTF-8, and every kind of number")
+    {
+        report r = with_history_context();
+        r.warnings = {"",           "plain",          "quote \" and backslash \\", "tab\tnewline\n\r\b\f",
+                      "\x01\x1f\x7f", "µs → ✓ 日本",   "invalid \xff\xfe UTF-8 \xc3", "truncated \xe2\x82"};
+        auto& c = r.benchmarks[0].counters[0];
+        c.name = "cycles:u/\"x\"";
+        c.unit = "µs";
+        c.reason = "a\\b";
+        c.noise = noise_diagnosis{true, std::nullopt, side_noise{0.05, 0.04, true, -0.3, 0.001, true}, side_noise{},
+                                  std::size_t{120}, true, "advice with \"quotes\"\n"};
+        c.baseline.n = std::numeric_limits<std::size_t>::max();
+        c.threshold_pct = std::numeric_limits<double>::quiet_NaN();
+        c.p_value = std::numeric_limits<double>::infinity();
+        c.u = -std::numeric_limits<double>::infinity();
+        check_text_is_dump(r);
+        // Doubles of every magnitude: nlohmann's shortest round-trip digits.
+        std::uint64_t state = 11;
+        const double fixed[] = {0.0,    -0.0,   0.1,    1.0 / 3,  5e-324, 2.2250738585072014e-308,
+                                1e-7,   1e-5,   1e15,   1e16,     1e21,   1.7976931348623157e308,
+                                100.0,  -2.5,   123456789.125, 9007199254740993.0};
+        for (int round = 0; round < 200; ++round) {
+            auto next = [&](int i) {
+                if (round == 0) return fixed[static_cast<std::size_t>(i) % std::size(fixed)];
+                const double mantissa = perfgate::test::lcg_uniform(state) - 0.5;
+                const int exponent = static_cast<int>(perfgate::test::lcg_uniform(state) * 80) - 40;
+                return mantissa * std::pow(10.0, exponent);
+            };
+            int i = 0;
+            for (auto* side : {&c.baseline, &c.candidate}) {
+                side->mean = next(i++);
+                side->median = next(i++);
+                side->stddev = next(i++);
+                side->cov = next(i++);
+                side->min = next(i++);
+                side->max = next(i++);
+            }
+            c.delta_pct = next(i++);
+            c.shift = next(i++);
+            c.shift_pct = next(i++);
+            c.shift_ci = std::pair{next(i++), next(i++)};
+            c.mde_pct = next(i++);
+            c.z_score = next(i++);
+            c.band = history_band{next(i++), next(i++), 3, std::nullopt};
+            const std::string text = to_json_text(r);
+            REQUIRE(text == dump_of(r));
+        }
+    }
+    SUBCASE("a key out of order is a bug (an internal check aborts), not a silently different text")
+    {
+        for (const char* k : {"a", "b"}) {
+            const pid_t pid = fork();
+            REQUIRE(pid >= 0);
+            if (pid == 0) {
+                std::string out;
+                json_writer w(out);
+                w.begin_object().member("b", 1).key(k);
+                _exit(0);
+            }
+            int status = 0;
+            REQUIRE(waitpid(pid, &status, 0) == pid);
+            CHECK(WIFSIGNALED(status));
+            CHECK(WTERMSIG(status) == SIGABRT);
+        }
+        std::string out;
+        json_writer w(out);
+        w.begin_object().member("a", 1).member("b", "x").key("c").begin_array().null().boolean(false).end_array();
+        w.end_object();
+        CHECK(out == R"({"a":1,"b":"x","c":[null,false]})");
     }
 }
