@@ -157,8 +157,15 @@ struct service::run_cache {
     lru_cache<loaded_run> lru{run_cache_bytes, run_cache_max_entry_bytes};
 };
 
+struct service::history_cache {
+    lru_cache<std::vector<std::vector<model::history_point>>> lru{history_cache_bytes, history_cache_max_entry_bytes};
+};
+
 service::service(store::store& db)
-    : db_(db), recent_(std::make_shared<comparison_cache>()), runs_(std::make_shared<run_cache>())
+    : db_(db),
+      recent_(std::make_shared<comparison_cache>()),
+      runs_(std::make_shared<run_cache>()),
+      histories_(std::make_shared<history_cache>())
 {
 }
 
@@ -323,8 +330,12 @@ public:
         std::vector<std::string> counters;     // the report's: of either run, and derived
     };
 
-    baseline_history(const store::store& db, const std::string& project, const policy& rules)
-        : db_(db), project_(project), rules_(rules)
+    using points_by_counter = std::vector<std::vector<model::history_point>>;
+    // Series points are immutable (see read()): kept across compares here.
+    using cache = lru_cache<points_by_counter>;
+
+    baseline_history(const store::store& db, const std::string& project, const policy& rules, cache& points)
+        : db_(db), project_(project), rules_(rules), cache_(points)
     {
     }
 
@@ -355,7 +366,7 @@ public:
         current_ = s;
         const auto points = read({std::string(counter)});
         std::vector<double> out;
-        for (const auto& p : points.front()) out.push_back(p.median);
+        for (const auto& p : points->front()) out.push_back(p.median);
         return out;
     }
 
@@ -369,8 +380,8 @@ public:
         const series* s = find(benchmark);
         if (!s || s->branch.empty()) return std::nullopt;
         current_ = s;
-        const auto points = read({std::string(counter)}).front();
-        return band_from(points, std::string(counter), nullptr);
+        const auto points = read({std::string(counter)});
+        return band_from(points->front(), std::string(counter), nullptr);
     }
 
 private:
@@ -380,7 +391,8 @@ private:
         const series* s = find(benchmark);
         if (!s || !fetched_.insert(s->benchmark).second) return;
         current_ = s;
-        auto all = read(s->counters);
+        const auto read_all = read(s->counters);
+        const points_by_counter& all = *read_all;
         // The change points of all its counters in one query, when some
         // counter has enough points for a band.
         std::optional<std::vector<model::change_point_record>> changes;
@@ -399,9 +411,20 @@ private:
         }
     }
 
-    // The series's points of counters (current_'s benchmark).
-    std::vector<std::vector<model::history_point>> read(const std::vector<std::string>& counters)
+    // The series's points of counters (current_'s benchmark): the last
+    // policy.history runs older than the candidate. They never change once
+    // the candidate is stored (runs are immutable, never deleted, and a run
+    // stored later has a larger id), so they are cached by the whole query.
+    std::shared_ptr<const points_by_counter> read(const std::vector<std::string>& counters)
     {
+        // Fields joined by '\0', which no name contains (gate/names.hpp).
+        std::string key;
+        for (const std::string& part : {project_, current_->benchmark, current_->branch, current_->testbed,
+                                        std::to_string(current_->before), std::to_string(rules_.history)}) {
+            (key += part) += '\0';
+        }
+        for (const auto& c : counters) (key += c) += '\0';
+        if (auto hit = cache_.find(key)) return hit;
         model::history_query q;
         q.project = project_;
         q.benchmark = current_->benchmark;
@@ -410,7 +433,15 @@ private:
         q.role = "baseline";
         q.before_run = current_->before;
         q.limit = rules_.history;
-        return db_.histories(q, counters, store::store::history_detail::medians);
+        auto points = std::make_shared<const points_by_counter>(
+            db_.histories(q, counters, store::store::history_detail::medians));
+        std::size_t bytes = sizeof(points_by_counter) + key.size();
+        for (const auto& series : *points) {
+            bytes += sizeof(series) + series.capacity() * sizeof(model::history_point);
+            for (const auto& p : series) bytes += p.git_sha.capacity() + p.branch.capacity();
+        }
+        cache_.add(key, points, bytes);
+        return points;
     }
 
     // The band of one counter's points; changes: the benchmark's change
@@ -433,6 +464,7 @@ private:
     const store::store& db_;
     const std::string& project_;
     const policy& rules_;
+    cache& cache_;
     std::vector<series> series_;
     const series* current_ = nullptr;
     std::set<std::string> fetched_;
@@ -604,7 +636,7 @@ comparison service::compare(const std::string& project,
     }
 
     sample_set base, cand;
-    baseline_history hist(db_, project, rules);
+    baseline_history hist(db_, project, rules, histories_->lru);
     std::set<std::string> names;
     std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> runs_of;   // benchmark -> its pair
     compare_budget budget(pairs.size());
@@ -812,6 +844,8 @@ std::size_t service::cached_comparisons() const { return recent_->lru.size(); }
 std::size_t service::cached_run_bytes() const { return runs_->lru.size_bytes(); }
 
 std::size_t service::cached_runs() const { return runs_->lru.size(); }
+
+std::size_t service::cached_histories() const { return histories_->lru.size(); }
 
 std::vector<model::benchmark_info> service::benchmarks(const std::string& project) const
 {

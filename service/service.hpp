@@ -89,6 +89,12 @@ inline constexpr std::size_t max_sha_prefix = 40;
 inline constexpr std::size_t run_cache_bytes = std::size_t{32} << 20;
 inline constexpr std::size_t run_cache_max_entry_bytes = run_cache_bytes / 8;
 
+// The baseline-branch history points compares read (service.cpp,
+// baseline_history), by query: runs older than the candidate never change,
+// so neither do they. 30 points x 13 counters of a compare are ~25 KB.
+inline constexpr std::size_t history_cache_bytes = std::size_t{16} << 20;
+inline constexpr std::size_t history_cache_max_entry_bytes = history_cache_bytes / 8;
+
 // A repository URL as stored: url without its trailing '/'s, "" for "" (no
 // URL). It must be an absolute http:// or https:// URL with a host, at most
 // max_repository_url_bytes, of printable ASCII without whitespace, quotes,
@@ -264,6 +270,8 @@ public:
     // The run cache: bytes charged (at most run_cache_bytes) and runs.
     [[nodiscard]] std::size_t cached_run_bytes() const;
     [[nodiscard]] std::size_t cached_runs() const;
+    // The history cache: queries kept.
+    [[nodiscard]] std::size_t cached_histories() const;
 
 private:
     // ingest_run's checks and store; the run is stored under key (with the
@@ -276,12 +284,15 @@ private:
     struct comparison_cache;
     // Runs a compare loaded, with their samples, by (project, id).
     struct run_cache;
+    // History points of compares' series, by query.
+    struct history_cache;
     struct loaded_run;
     std::shared_ptr<const loaded_run> load_for_compare(const std::string& project, std::int64_t id) const;
 
     store::store& db_;
     std::shared_ptr<comparison_cache> recent_;
     std::shared_ptr<run_cache> runs_;
+    std::shared_ptr<history_cache> histories_;
     std::shared_ptr<watch_queue> watcher_;
 };
 

@@ -661,6 +661,42 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
     }
 }
 
+TEST_CASE("service: history points are cached per query, and a cached history gives the cold one's report")
+{
+    // Two databases with the same series: one service compares three times
+    // against one candidate (the history read once), the other once.
+    test_database warm_where(test_database::sqlite_kind::memory), cold_where(test_database::sqlite_kind::memory);
+    store::store warm_db(warm_where.location()), cold_db(cold_where.location());
+    service warm(warm_db), cold(cold_db);
+    std::vector<std::int64_t> ids;
+    std::int64_t cand = 0, other_testbed = 0;
+    for (service* svc : {&warm, &cold}) {
+        ids = store_series(*svc, 40, 20, 0.05);
+        cand = svc->ingest_run(stored_run("candidate", {106, 106, 106, 106, 107})).run_id;
+        auto other = stored_run("candidate", {106, 106, 106, 106, 107});
+        other.testbed = {"ci-2", "cpu", 2, "6.1", "fp-2"};
+        other_testbed = svc->ingest_run(other).run_id;
+    }
+    CHECK(warm.cached_histories() == 0);
+    (void)warm.compare("demo", {{ids[0], cand}}, policy{});
+    CHECK(warm.cached_histories() == 1);
+    (void)warm.compare("demo", {{ids[1], cand}}, policy{});
+    CHECK(warm.cached_histories() == 1);   // same series, same candidate: the same points
+    json from_cache = json::parse(*warm.compare("demo", {{ids.back(), cand}}, policy{}).json);
+    json from_store = json::parse(*cold.compare("demo", {{ids.back(), cand}}, policy{}).json);
+    const json& c = from_cache["benchmarks"][0]["counters"][0];
+    CHECK(c["band"]["n"] == 20);   // since the step's change point
+    CHECK(c["z_score"].is_number());
+    from_cache.erase("comparison_id");
+    from_store.erase("comparison_id");
+    CHECK(from_cache == from_store);
+    // Another testbed is another query: no baseline runs there, no band.
+    const json elsewhere = json::parse(*warm.compare("demo", {{ids.back(), other_testbed}}, policy{}).json);
+    CHECK(warm.cached_histories() == 2);
+    CHECK(elsewhere["benchmarks"][0]["counters"][0]["band"].is_null());
+    CHECK(elsewhere["benchmarks"][0]["counters"][0]["z_score"].is_null());
+}
+
 TEST_CASE("service: stationary runs, improvements, candidates and other branches open no alert")
 {
     test_database where(test_database::sqlite_kind::memory);
