@@ -14,6 +14,11 @@
 #     a feature branch, 30 repetitions x 10 counters each;
 #  2. ingest: wrk, 4 connections in all, POSTs of a run of 30 repetitions x 10
 #     counters: runs/s and samples/s.
+#  3. cold compares: COLD_RUNS (2000) more pairs uploaded, the servers
+#     restarted, then COLD_SECONDS (1) of wrk as in 1 where request i
+#     compares the i-th new baseline with the i-th new candidate: no run or
+#     history in any cache (1's pairs reuse their runs: each candidate meets
+#     every baseline in turn).
 # PostgreSQL is a private server (tests/pg_server.sh) with its default
 # durability (fsync, synchronous_commit on: every commit waits for its WAL
 # flush; SQLite's WAL with synchronous=NORMAL does not). PG_SYNC=off sets
@@ -26,6 +31,8 @@ set -euo pipefail
 BUILD=${1:-build}
 SECONDS_PER_RUN=${2:-10}
 FRESH_RUNS=${FRESH_RUNS:-250}
+COLD_RUNS=${COLD_RUNS:-2000}
+COLD_SECONDS=${COLD_SECONDS:-1}
 PG_SYNC=${PG_SYNC:-on}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PERFGATE=$(cd "$BUILD" && pwd)/bin/perfgate
@@ -85,14 +92,10 @@ p99_ms() {  # wrk's 99% latency in ms
                      else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.1f", v }' "$1"
 }
 
-# run_config NAME DB N
-run_config() {
-  local name=$1 db=$2 n=$3 i
-  local token
-  token=$("$PERFGATE" token create --db "$db" --project bench 2>/dev/null)
-  start_servers "$db" "$n"
-  # FRESH_RUNS baseline and candidate runs, uploaded through the servers in turn.
-  python3 - "$HERE" "$token" "$FRESH_RUNS" "$WORK/ids.lua" "${URLS[@]}" <<'PY'
+# upload_runs K OUT.lua: K baseline and K candidate runs, uploaded through
+# the servers (URLS) in turn; their ids as Lua tables bases and cands.
+upload_runs() {
+  python3 - "$HERE" "$token" "$1" "$2" "${URLS[@]}" <<'PY'
 import json, random, sys, urllib.request
 sys.path.insert(0, sys.argv[1])
 import server_capture
@@ -116,14 +119,21 @@ cands = [post("candidate", 5000 + i) for i in range(k)]
 with open(out, "w") as f:
     f.write("bases = {%s}\ncands = {%s}\n" % (",".join(map(str, bases)), ",".join(map(str, cands))))
 PY
-  # PostgreSQL as autovacuum keeps it: the new rows' pages all-visible
-  # (index-only scans skip the heap) and statistics for the planner.
-  if [[ $db == postgresql://* ]]; then psql -q "$db" -c "VACUUM ANALYZE"; fi
-  local conns=$((64 / n)) wrks=()
-  for ((i = 0; i < n; i++)); do
-    {
-      cat "$WORK/ids.lua"
-      cat <<LUA
+}
+
+# write_lua PATTERN IDS.lua I N TOKEN > OUT.lua: the requests of server I of
+# N. grid: pair idx is (bases[idx % k], cands[idx / k]), each candidate
+# against every baseline in turn; diagonal: (bases[idx], cands[idx]), every
+# request two runs no compare has loaded (while idx < k).
+write_lua() {
+  local pattern=$1 ids=$2 i=$3 n=$4 token=$5 pick_c
+  if [[ $pattern == grid ]]; then
+    pick_c='cands[(math.floor(idx / #bases) % #cands) + 1]'
+  else
+    pick_c='cands[(idx % #cands) + 1]'
+  fi
+  cat "$ids"
+  cat <<LUA
 local threads = 0
 function setup(thread) thread:set("tid", threads); threads = threads + 1 end
 local sent = 0
@@ -136,11 +146,25 @@ function request()
   local idx = sent * (2 * $n) + 2 * $i + tid
   sent = sent + 1
   local b = bases[(idx % #bases) + 1]
-  local c = cands[(math.floor(idx / #bases) % #cands) + 1]
+  local c = $pick_c
   return wrk.format(nil, nil, nil, '{"baseline_run": ' .. b .. ', "candidate_run": ' .. c .. '}')
 end
 LUA
-    } >"$WORK/fresh-$i.lua"
+}
+
+# run_config NAME DB N
+run_config() {
+  local name=$1 db=$2 n=$3 i
+  local token
+  token=$("$PERFGATE" token create --db "$db" --project bench 2>/dev/null)
+  start_servers "$db" "$n"
+  upload_runs "$FRESH_RUNS" "$WORK/ids.lua"
+  # PostgreSQL as autovacuum keeps it: the new rows' pages all-visible
+  # (index-only scans skip the heap) and statistics for the planner.
+  if [[ $db == postgresql://* ]]; then psql -q "$db" -c "VACUUM ANALYZE"; fi
+  local conns=$((64 / n)) wrks=()
+  for ((i = 0; i < n; i++)); do
+    write_lua grid "$WORK/ids.lua" "$i" "$n" "$token" >"$WORK/fresh-$i.lua"
     wrk -t2 -c"$conns" -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/fresh-$i.lua" \
       "${URLS[$i]}/api/v1/projects/bench/compare" >"$WORK/fresh-$i.txt" &
     wrks+=($!)
@@ -175,15 +199,41 @@ LUA
     ingest_p99=$(awk -v a="$ingest_p99" -v b="$(p99_ms "$WORK/ingest-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
     errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/ingest-$i.txt" || true)
   done
-  printf "%-26s %10s %12s %9s %11s %12s\n" "$name" "$fresh_rps" "$fresh_p99" "$runs" \
-    "$(awk -v r="$runs" 'BEGIN {printf "%.0f", r * 300}')" "$ingest_p99"
+  # Cold compares: COLD_RUNS new pairs, then the servers restarted (empty
+  # caches, the uploads' watch jobs done), each request two runs that no
+  # compare has loaded and a history no compare has read, for COLD_SECONDS.
+  upload_runs "$COLD_RUNS" "$WORK/cold-ids.lua"
+  stop_servers
+  if [[ $db == postgresql://* ]]; then psql -q "$db" -c "VACUUM ANALYZE"; fi
+  start_servers "$db" "$n"
+  wrks=()
+  for ((i = 0; i < n; i++)); do
+    write_lua diagonal "$WORK/cold-ids.lua" "$i" "$n" "$token" >"$WORK/cold-$i.lua"
+    wrk -t2 -c"$conns" -d"${COLD_SECONDS}s" --latency -s "$WORK/cold-$i.lua" \
+      "${URLS[$i]}/api/v1/projects/bench/compare" >"$WORK/cold-$i.txt" &
+    wrks+=($!)
+  done
+  wait "${wrks[@]}"
+  local cold_rps=0 cold_p99=0 cold_requests=0
+  for ((i = 0; i < n; i++)); do
+    cold_rps=$(awk -v a="$cold_rps" -v b="$(rps "$WORK/cold-$i.txt")" 'BEGIN {printf "%.0f", a + b}')
+    cold_p99=$(awk -v a="$cold_p99" -v b="$(p99_ms "$WORK/cold-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
+    cold_requests=$((cold_requests + $(awk '/requests in/ {print $1}' "$WORK/cold-$i.txt")))
+    errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/cold-$i.txt" || true)
+  done
+  if ((cold_requests > COLD_RUNS)); then
+    errors+="cold: $cold_requests requests for $COLD_RUNS pairs, some were repeats: raise COLD_RUNS"
+  fi
+  printf "%-26s %10s %12s %9s %11s %12s %8s %9s\n" "$name" "$fresh_rps" "$fresh_p99" "$runs" \
+    "$(awk -v r="$runs" 'BEGIN {printf "%.0f", r * 300}')" "$ingest_p99" "$cold_rps" "$cold_p99"
   echo "  fresh compares: $CPU_SPLIT"
   if [[ -n $errors ]]; then echo "  errors: $errors"; fi
   stop_servers
 }
 
 echo "perfgate bench_engines: build $BUILD, ${SECONDS_PER_RUN}s per measurement, $(nproc) CPUs, PostgreSQL synchronous_commit=$PG_SYNC"
-printf "%-26s %10s %12s %9s %11s %12s\n" "engine" "compares/s" "p99 ms" "runs/s" "samples/s" "ingest p99"
+printf "%-26s %10s %12s %9s %11s %12s %8s %9s\n" "engine" "compares/s" "p99 ms" "runs/s" "samples/s" "ingest p99" \
+  "cold/s" "cold p99"
 for config in ${CONFIGS:-sqlite pg1 pg2}; do
   case $config in
   sqlite) run_config "sqlite, 1 server" "$WORK/bench.db" 1 ;;
