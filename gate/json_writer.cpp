@@ -28,7 +28,7 @@ json_writer& json_writer::begin_object()
 {
     before_value();
     out_ += '{';
-    open_.push_back({true});
+    open_.push_back({true, true, {}});
     return *this;
 }
 
@@ -44,7 +44,7 @@ json_writer& json_writer::begin_array()
 {
     before_value();
     out_ += '[';
-    open_.push_back({false});
+    open_.push_back({false, true, {}});
     return *this;
 }
 

@@ -1133,10 +1133,12 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
             c.delta_pct = next(i++);
             c.shift = next(i++);
             c.shift_pct = next(i++);
-            c.shift_ci = std::pair{next(i++), next(i++)};
+            const double ci_lo = next(i++), ci_hi = next(i++);
+            c.shift_ci = std::pair{ci_lo, ci_hi};
             c.mde_pct = next(i++);
             c.z_score = next(i++);
-            c.band = history_band{next(i++), next(i++), 3, std::nullopt};
+            const double band_lo = next(i++), band_hi = next(i++);
+            c.band = history_band{band_lo, band_hi, 3, std::nullopt};
             const std::string text = to_json_text(r);
             REQUIRE(text == dump_of(r));
         }
