@@ -24,35 +24,19 @@ void json_writer::before_value()
     }
 }
 
-json_writer& json_writer::begin_object()
+json_writer& json_writer::open(bool object)
 {
     before_value();
-    out_ += '{';
-    open_.push_back({true, true, {}});
+    out_ += object ? '{' : '[';
+    open_.push_back({object, true, {}});
     return *this;
 }
 
-json_writer& json_writer::end_object()
+json_writer& json_writer::close(bool object)
 {
-    PERFGATE_CHECK(!open_.empty() && open_.back().object && !after_key_);
+    PERFGATE_CHECK(!open_.empty() && open_.back().object == object && !after_key_);
     open_.pop_back();
-    out_ += '}';
-    return *this;
-}
-
-json_writer& json_writer::begin_array()
-{
-    before_value();
-    out_ += '[';
-    open_.push_back({false, true, {}});
-    return *this;
-}
-
-json_writer& json_writer::end_array()
-{
-    PERFGATE_CHECK(!open_.empty() && !open_.back().object);
-    open_.pop_back();
-    out_ += ']';
+    out_ += object ? '}' : ']';
     return *this;
 }
 

@@ -27,10 +27,10 @@ class json_writer {
 public:
     explicit json_writer(std::string& out) : out_(out) {}
 
-    json_writer& begin_object();
-    json_writer& end_object();
-    json_writer& begin_array();
-    json_writer& end_array();
+    json_writer& begin_object() { return open(true); }
+    json_writer& end_object() { return close(true); }
+    json_writer& begin_array() { return open(false); }
+    json_writer& end_array() { return close(false); }
     // The next member's key: greater than the object's previous key (keys
     // are compared as bytes). The view must stay valid until end_object.
     json_writer& key(std::string_view k);
@@ -68,6 +68,8 @@ public:
     }
 
 private:
+    json_writer& open(bool object);
+    json_writer& close(bool object);
     void before_value();
     void append_string(std::string_view s);
     void append_integer(std::int64_t v);

@@ -6,13 +6,24 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace perfgate::gate {
+
+// A key of several parts, each ended by '\0', which no name contains
+// (gate/names.hpp): different parts never make the same key.
+inline std::string cache_key(std::initializer_list<std::string_view> parts)
+{
+    std::string key;
+    for (const auto part : parts) (key += part) += '\0';
+    return key;
+}
 
 template <typename Value>
 class lru_cache {

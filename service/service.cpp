@@ -1,9 +1,7 @@
 #include "service/service.hpp"
 
 #include <algorithm>
-#include <list>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -83,11 +81,9 @@ struct service::comparison_cache {
     };
     lru_cache<entry> lru{comparison_cache_bytes, comparison_cache_max_entry_bytes};
 
-    static std::string key_of(const std::string& project, const std::string& key) { return project + '\0' + key; }
-
     std::optional<comparison> find(const std::string& project, const std::string& key)
     {
-        const auto hit = lru.find(key_of(project, key));
+        const auto hit = lru.find(cache_key({project, key}));
         if (!hit) return std::nullopt;
         return comparison{hit->id, hit->result, hit->json};
     }
@@ -95,7 +91,7 @@ struct service::comparison_cache {
     {
         const std::size_t cost = bytes_of(c);
         if (cost > comparison_cache_max_entry_bytes) return;   // before copying the report
-        lru.add(key_of(project, key), std::make_shared<const entry>(entry{c.id, c.result, c.json}), cost);
+        lru.add(cache_key({project, key}), std::make_shared<const entry>(entry{c.id, c.result, c.json}), cost);
     }
 
     // What an entry holds: the JSON text, and the report's vectors and
@@ -172,7 +168,7 @@ service::service(store::store& db)
 std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::string& project,
                                                                      std::int64_t id) const
 {
-    const std::string key = project + '\0' + std::to_string(id);
+    const std::string key = cache_key({project, std::to_string(id)});
     if (auto hit = runs_->lru.find(key)) return hit;
     auto run = db_.load_run(project, id);
     if (!run) return nullptr;
@@ -417,13 +413,9 @@ private:
     // stored later has a larger id), so they are cached by the whole query.
     std::shared_ptr<const points_by_counter> read(const std::vector<std::string>& counters)
     {
-        // Fields joined by '\0', which no name contains (gate/names.hpp).
-        std::string key;
-        for (const std::string& part : {project_, current_->benchmark, current_->branch, current_->testbed,
-                                        std::to_string(current_->before), std::to_string(rules_.history)}) {
-            (key += part) += '\0';
-        }
-        for (const auto& c : counters) (key += c) += '\0';
+        std::string key = cache_key({project_, current_->benchmark, current_->branch, current_->testbed,
+                                     std::to_string(current_->before), std::to_string(rules_.history)});
+        for (const auto& c : counters) key += cache_key({c});
         if (auto hit = cache_.find(key)) return hit;
         model::history_query q;
         q.project = project_;

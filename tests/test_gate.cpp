@@ -208,15 +208,23 @@ TEST_CASE("compare: deterministic counters")
     }
 }
 
+namespace {
+
+// perf stat -r 5 output: one task-clock mean with its variance in percent.
+sample_set summary_of_5(double mean, double var_pct)
+{
+    sample_set s = one({series("task-clock", {mean}, "msec")});
+    s.benchmarks[0].counters[0].variance_pct = {var_pct};
+    s.benchmarks[0].summary_only = true;
+    s.benchmarks[0].summary_repeats = 5;
+    return s;
+}
+
+} // namespace
+
 TEST_CASE("compare: summary-only input uses Welch")
 {
-    auto agg = [](double mean, double var_pct) {
-        sample_set s = one({series("task-clock", {mean}, "msec")});
-        s.benchmarks[0].counters[0].variance_pct = {var_pct};
-        s.benchmarks[0].summary_only = true;
-        s.benchmarks[0].summary_repeats = 5;
-        return s;
-    };
+    const auto agg = summary_of_5;
     const report r = compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{});
     const auto& c = counter(r, "task-clock");
     CHECK(*c.test == method::welch);
@@ -1070,14 +1078,7 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
                                        one({series("task-clock", huge_c, "msec"), series("one", {2.0})}), p));
         }
         // Welch on summary-only input.
-        auto agg = [](double mean, double var_pct) {
-            sample_set s = one({series("task-clock", {mean}, "msec")});
-            s.benchmarks[0].counters[0].variance_pct = {var_pct};
-            s.benchmarks[0].summary_only = true;
-            s.benchmarks[0].summary_repeats = 5;
-            return s;
-        };
-        check_text_is_dump(compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{}));
+        check_text_is_dump(compare(summary_of_5(3.22, 8.23), summary_of_5(3.60, 1.0), policy{}));
     }
     SUBCASE("history context, attribution, sequential looks")
     {
