@@ -152,6 +152,34 @@ end
 LUA
 }
 
+# start_compares PATTERN IDS.lua SECONDS NAME: wrk against each of the n
+# servers (conns connections each) in the background, pids in wrks, output
+# in NAME-i.txt (run_config's locals n, conns, token, wrks).
+start_compares() {
+  local pattern=$1 ids=$2 seconds=$3 name=$4 i
+  wrks=()
+  for ((i = 0; i < n; i++)); do
+    write_lua "$pattern" "$ids" "$i" "$n" "$token" >"$WORK/$name-$i.lua"
+    wrk -t2 -c"$conns" -d"${seconds}s" --latency -s "$WORK/$name-$i.lua" \
+      "${URLS[$i]}/api/v1/projects/bench/compare" >"$WORK/$name-$i.txt" &
+    wrks+=($!)
+  done
+}
+
+# compare_results NAME: the servers' summed requests/s (RESULT_RPS) and
+# requests (RESULT_REQUESTS), the largest p99 (RESULT_P99); wrk's errors
+# appended to errors.
+compare_results() {
+  local name=$1 i
+  RESULT_RPS=0 RESULT_P99=0 RESULT_REQUESTS=0
+  for ((i = 0; i < n; i++)); do
+    RESULT_RPS=$(awk -v a="$RESULT_RPS" -v b="$(rps "$WORK/$name-$i.txt")" 'BEGIN {printf "%.0f", a + b}')
+    RESULT_P99=$(awk -v a="$RESULT_P99" -v b="$(p99_ms "$WORK/$name-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
+    RESULT_REQUESTS=$((RESULT_REQUESTS + $(awk '/requests in/ {print $1}' "$WORK/$name-$i.txt")))
+    errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/$name-$i.txt" || true)
+  done
+}
+
 # run_config NAME DB N
 run_config() {
   local name=$1 db=$2 n=$3 i
@@ -162,23 +190,14 @@ run_config() {
   # PostgreSQL as autovacuum keeps it: the new rows' pages all-visible
   # (index-only scans skip the heap) and statistics for the planner.
   if [[ $db == postgresql://* ]]; then psql -q "$db" -c "VACUUM ANALYZE"; fi
-  local conns=$((64 / n)) wrks=()
-  for ((i = 0; i < n; i++)); do
-    write_lua grid "$WORK/ids.lua" "$i" "$n" "$token" >"$WORK/fresh-$i.lua"
-    wrk -t2 -c"$conns" -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/fresh-$i.lua" \
-      "${URLS[$i]}/api/v1/projects/bench/compare" >"$WORK/fresh-$i.txt" &
-    wrks+=($!)
-  done
+  local conns=$((64 / n)) wrks=() errors=""
+  start_compares grid "$WORK/ids.lua" "$SECONDS_PER_RUN" fresh
   local cpu_before
   cpu_before=$(cpu_seconds)
   wait "${wrks[@]}"
   CPU_SPLIT=$(cpu_seconds | awk -v b="$cpu_before" 'BEGIN {split(b, x, " ")} {printf "cpu s: perfgate %.1f, postgres %.1f", $1 - x[1], $2 - x[2]}')
-  local fresh_rps=0 fresh_p99=0 errors=""
-  for ((i = 0; i < n; i++)); do
-    fresh_rps=$(awk -v a="$fresh_rps" -v b="$(rps "$WORK/fresh-$i.txt")" 'BEGIN {printf "%.0f", a + b}')
-    fresh_p99=$(awk -v a="$fresh_p99" -v b="$(p99_ms "$WORK/fresh-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
-    errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/fresh-$i.txt" || true)
-  done
+  compare_results fresh
+  local fresh_rps=$RESULT_RPS fresh_p99=$RESULT_P99
 
   cat >"$WORK/ingest.lua" <<LUA
 wrk.method = "POST"
@@ -206,23 +225,12 @@ LUA
   stop_servers
   if [[ $db == postgresql://* ]]; then psql -q "$db" -c "VACUUM ANALYZE"; fi
   start_servers "$db" "$n"
-  wrks=()
-  for ((i = 0; i < n; i++)); do
-    write_lua diagonal "$WORK/cold-ids.lua" "$i" "$n" "$token" >"$WORK/cold-$i.lua"
-    wrk -t2 -c"$conns" -d"${COLD_SECONDS}s" --latency -s "$WORK/cold-$i.lua" \
-      "${URLS[$i]}/api/v1/projects/bench/compare" >"$WORK/cold-$i.txt" &
-    wrks+=($!)
-  done
+  start_compares diagonal "$WORK/cold-ids.lua" "$COLD_SECONDS" cold
   wait "${wrks[@]}"
-  local cold_rps=0 cold_p99=0 cold_requests=0
-  for ((i = 0; i < n; i++)); do
-    cold_rps=$(awk -v a="$cold_rps" -v b="$(rps "$WORK/cold-$i.txt")" 'BEGIN {printf "%.0f", a + b}')
-    cold_p99=$(awk -v a="$cold_p99" -v b="$(p99_ms "$WORK/cold-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
-    cold_requests=$((cold_requests + $(awk '/requests in/ {print $1}' "$WORK/cold-$i.txt")))
-    errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/cold-$i.txt" || true)
-  done
-  if ((cold_requests > COLD_RUNS)); then
-    errors+="cold: $cold_requests requests for $COLD_RUNS pairs, some were repeats: raise COLD_RUNS"
+  compare_results cold
+  local cold_rps=$RESULT_RPS cold_p99=$RESULT_P99
+  if ((RESULT_REQUESTS > COLD_RUNS)); then
+    errors+="cold: $RESULT_REQUESTS requests for $COLD_RUNS pairs, some were repeats: raise COLD_RUNS"
   fi
   printf "%-26s %10s %12s %9s %11s %12s %8s %9s\n" "$name" "$fresh_rps" "$fresh_p99" "$runs" \
     "$(awk -v r="$runs" 'BEGIN {printf "%.0f", r * 300}')" "$ingest_p99" "$cold_rps" "$cold_p99"
