@@ -752,3 +752,75 @@ TEST_CASE("hodges_lehmann equals the order statistics of all sorted differences"
         CHECK(brute(tb, tc, false));
     }
 }
+
+TEST_CASE("hodges_lehmann's bucket selection on hostile spreads equals sorting")
+{
+    // The materialised path (m*n <= 4096) selects by value buckets and falls
+    // back to nth_element for spreads it cannot bucket. Each case is data
+    // that pushes one of those branches: the estimate and the bounds must be
+    // the exact doubles of sorting all differences, at levels whose interval
+    // rank k lies below, at and beyond the middle.
+    auto check = [](const std::vector<double>& b, const std::vector<double>& c) {
+        std::vector<double> d;
+        for (double cj : c)
+            for (double bi : b) d.push_back(cj - bi);
+        std::sort(d.begin(), d.end());
+        const std::size_t mn = d.size();
+        const double est = mn % 2 ? d[mn / 2] : d[mn / 2 - 1] + (d[mn / 2] - d[mn / 2 - 1]) / 2;
+        for (const double alpha : {0.001, 0.05, 0.5, 0.99}) {
+            CAPTURE(alpha);
+            const auto r = hodges_lehmann(b, c, alpha, false);
+            CHECK(r.estimate == est);
+            bool bounds = false;
+            for (std::size_t k = 1; k <= mn && !bounds; ++k) bounds = d[k - 1] == r.lower && d[mn - k] == r.upper;
+            CHECK(bounds);
+        }
+    };
+    SUBCASE("one value repeated: every bucket round sees max == min")
+    {
+        check(std::vector<double>(40, 7.0), std::vector<double>(41, 7.0));
+    }
+    SUBCASE("two values: all differences in two buckets")
+    {
+        std::vector<double> b(50), c(50);
+        for (std::size_t i = 0; i < 50; ++i) b[i] = i % 3 ? 1.0 : 2.0, c[i] = i % 5 ? 2.0 : 1.0;
+        check(b, c);
+    }
+    SUBCASE("one far outlier squeezes the rest into one bucket")
+    {
+        auto b = uni(31, 60, 100, 1), c = uni(32, 60, 100, 1);
+        c[17] = 1e12;
+        check(b, c);
+    }
+    SUBCASE("a range wider than the largest double: the fallback")
+    {
+        auto b = uni(33, 40, 0, 1), c = uni(34, 40, 0, 1);
+        b[3] = -1.5e308;
+        c[5] = 1.5e308;
+        check(b, c);
+    }
+    SUBCASE("subnormal differences: the bucket scale overflows")
+    {
+        std::vector<double> b(30), c(30);
+        for (std::size_t i = 0; i < 30; ++i) b[i] = 1e-320 * static_cast<double>(i % 7), c[i] = 1e-320 * static_cast<double>(i % 11);
+        check(b, c);
+    }
+    SUBCASE("values over many magnitudes: the rounds run out")
+    {
+        std::vector<double> b(64), c(64);
+        for (std::size_t i = 0; i < 64; ++i) b[i] = std::ldexp(1.0, static_cast<int>(i) * 15 - 480), c[i] = -b[i] / 3;
+        check(b, c);
+    }
+    SUBCASE("signed zeros and ties across zero")
+    {
+        auto b = cents(35, 50, 0, 30), c = cents(36, 50, 0, 30);
+        for (std::size_t i = 0; i < 50; i += 7) b[i] = -0.0, c[i] = 0.0;
+        check(b, c);
+    }
+    SUBCASE("sizes around the materialised limit, one and both sides small")
+    {
+        check(uni(37, 1, 5, 1), uni(38, 4096, 5, 1));
+        check(uni(39, 64, 5, 1), uni(40, 64, 5.5, 1));
+        check(uni(41, 3, 5, 1), uni(42, 2, 5, 1));
+    }
+}
