@@ -248,9 +248,14 @@ TEST_CASE("--profile on the example: the by-value copy is the top grown function
     CHECK(grown->interval->first > 0);   // percentage points: the copy is ~20% of the candidate
     CHECK(grown->before == 0);
     CHECK(grown->share > 0.3);
-    // No other function grew significantly.
+    // Nothing else grew as much: every other interval lies below the copy's.
+    // Not "nothing else grew significantly": the copy's page faults are
+    // kernel work, and on a paravirtualised VM (seen: PVM guests) the
+    // kernel's interrupt-enable path pvm_irq_enable grows significantly
+    // with them, 164 -> 438 samples [2.5, 6.0] pp, a true consequence.
     for (const auto& r : p.top) {
-        if (&r != grown) CHECK_FALSE((*r.significant && r.interval->first > 0));
+        CAPTURE(r.name);
+        if (&r != grown) CHECK(r.interval->second < grown->interval->first);
     }
 
     // The artifacts: the SVG and both sides' folded stacks.
@@ -458,12 +463,14 @@ TEST_CASE("perfgate run --profile end to end: attribution in the JSON, the SVG u
     CHECK(perf["flame_graph"] == "default/flame.svg");
     CHECK(fs::exists(s.path() / ".perfgate" / "artifacts" / "default" / "flame.svg"));
     CHECK(r.err.find("perfgate: default: profiling 3 execution(s) per side (perf record -g -e ") != std::string::npos);
-    // The copy grew most (its significance is asserted with more executions above).
+    // The copy grew most (its significance is asserted with more executions
+    // above), by a margin: kernel functions its page faults run grow too
+    // (pvm_irq_enable on a PVM guest: ~4 pp against the copy's ~15 pp).
     double copy_change = 0, other_growth = 0;
     for (const auto& row : perf["top"]) {
         const double mid = (row["interval"][0].get<double>() + row["interval"][1].get<double>()) / 2;
         (is_copy(row["name"].get<std::string>()) ? copy_change : other_growth) = std::max(
             is_copy(row["name"].get<std::string>()) ? copy_change : other_growth, mid);
     }
-    CHECK(copy_change > 3 * other_growth);
+    CHECK(copy_change > 2 * other_growth);
 }
