@@ -43,7 +43,7 @@ std::optional<bool> explicit_gate(const policy& rules, std::string_view bench, s
     return g;
 }
 
-side_summary summarize_side(const counter_series& s)
+side_summary summarize_values(const counter_series& s)
 {
     side_summary out;
     auto sum = stats::summarize(s.values);
@@ -56,6 +56,11 @@ side_summary summarize_side(const counter_series& s)
     out.stddev = sum->stddev;
     out.cov = sum->cov;
     return out;
+}
+
+side_summary summarize_side(const counter_series& s)
+{
+    return s.derived ? s.derived->summary : summarize_values(s);
 }
 
 bool zero_spread(const std::vector<double>& v)
@@ -626,6 +631,16 @@ verdict gate_verdict(const std::vector<benchmark_report>& benchmarks, std::vecto
 
 } // namespace
 
+void derive_series(benchmark_samples& b)
+{
+    for (auto& s : b.counters) {
+        auto d = std::make_shared<series_derived>();
+        d->summary = summarize_values(s);
+        if (!b.summary_only) d->shape = side_shape(s.values);
+        s.derived = std::move(d);
+    }
+}
+
 report compare(const sample_set& baseline, const sample_set& candidate, const policy& rules, const history_fn& history)
 {
     report out;
@@ -651,7 +666,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
             } else {
                 classify(pc, rules);
             }
-            pc.rep.noise = diagnose_noise(pc.b->values, pc.c->values, pc.rep, pc.rule, rules.alpha, level);
+            pc.rep.noise = diagnose_noise(*pc.b, *pc.c, pc.rep, pc.rule, rules.alpha, level);
         }
     }
     if (history) {

@@ -18,6 +18,18 @@ namespace perfgate::gate {
 using history_fn = std::function<std::vector<double>(std::string_view benchmark,
                                                       std::string_view counter)>;
 
+// What compare() derives from one series's values alone: the side's
+// summary and, for per-run samples, its noise shape (dip test, trend). A run
+// that meets many candidates (a main-branch baseline) computes them once.
+struct series_derived {
+    side_summary summary;
+    std::optional<side_noise> shape;   // null for summary-only (perf -r) series
+};
+
+// Sets counter_series::derived on each of b's series: the very values
+// compare() would compute, so reports are the same with or without.
+void derive_series(benchmark_samples& b);
+
 // Under rules.sequential the gated counters with per-run samples are judged
 // by the sequential rule (gate/sequential.hpp) at alpha / m each, m being
 // the gated counters with per-run data on both sides; the others as always.

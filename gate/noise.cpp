@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/compare.hpp"
 #include "stats/dip_test.hpp"
 #include "stats/kendall.hpp"
 #include "stats/mann_whitney.hpp"
@@ -15,25 +16,6 @@
 namespace perfgate::gate {
 
 namespace {
-
-// The shape tests of one side (values are finite: compare's contract).
-side_noise side_shape(std::span<const double> values)
-{
-    side_noise s;
-    if (auto dip = stats::dip_test(values)) {
-        s.dip = dip->dip;
-        s.dip_critical = dip->critical;
-        s.bimodal = dip->bimodal;
-    }
-    if (values.size() >= drift_min_n) {
-        if (auto trend = stats::kendall_trend(values)) {
-            s.kendall_tau = trend->tau;
-            s.kendall_p = trend->p_value;
-            s.drift = trend->p_value < drift_level;
-        }
-    }
-    return s;
-}
 
 // Either side true; false when a side was tested and neither is true; null
 // when neither side was tested.
@@ -180,14 +162,36 @@ side_noise side_noise_from_json(const nlohmann::json& j, const char* key)
 
 } // namespace
 
-std::optional<noise_diagnosis> diagnose_noise(std::span<const double> baseline, std::span<const double> candidate,
+// Values are finite: compare's contract.
+side_noise side_shape(std::span<const double> values)
+{
+    side_noise s;
+    if (auto dip = stats::dip_test(values)) {
+        s.dip = dip->dip;
+        s.dip_critical = dip->critical;
+        s.bimodal = dip->bimodal;
+    }
+    if (values.size() >= drift_min_n) {
+        if (auto trend = stats::kendall_trend(values)) {
+            s.kendall_tau = trend->tau;
+            s.kendall_p = trend->p_value;
+            s.drift = trend->p_value < drift_level;
+        }
+    }
+    return s;
+}
+
+std::optional<noise_diagnosis> diagnose_noise(const counter_series& baseline, const counter_series& candidate,
                                               const counter_report& r, const counter_rule& rule, double alpha,
                                               double level)
 {
     if (!r.test || (*r.test != method::exact && *r.test != method::asymptotic)) return std::nullopt;
     noise_diagnosis d;
-    d.baseline = side_shape(baseline);
-    d.candidate = side_shape(candidate);
+    auto shape_of = [](const counter_series& s) {
+        return s.derived && s.derived->shape ? *s.derived->shape : side_shape(s.values);
+    };
+    d.baseline = shape_of(baseline);
+    d.candidate = shape_of(candidate);
     d.bimodal = either(d.baseline.bimodal, d.candidate.bimodal);
     d.drift = either(d.baseline.drift, d.candidate.drift);
     const double cov = larger_cov(r);

@@ -37,6 +37,7 @@
 #include "gate/perf_csv.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
+#include "gate/samples.hpp"
 
 namespace perfgate::gate {
 
@@ -54,12 +55,16 @@ inline constexpr std::size_t max_repetitions_advised = max_repetitions;
 
 // The diagnosis of a counter once compare() has classified it: r is its
 // report (status, method, sides' standard deviations, baseline median,
-// threshold, gated), baseline and candidate its values in round order, rule
-// its resolved rule (max_cov), alpha the policy's and level the gate's
-// detection level (alpha / m). nullopt unless r.test is exact or asymptotic.
-std::optional<noise_diagnosis> diagnose_noise(std::span<const double> baseline, std::span<const double> candidate,
+// threshold, gated), baseline and candidate its series (values in round
+// order; their derived shapes when set), rule its resolved rule (max_cov),
+// alpha the policy's and level the gate's detection level (alpha / m).
+// nullopt unless r.test is exact or asymptotic.
+std::optional<noise_diagnosis> diagnose_noise(const counter_series& baseline, const counter_series& candidate,
                                               const counter_report& r, const counter_rule& rule, double alpha,
                                               double level);
+
+// One side's noise tests on its values in round order.
+side_noise side_shape(std::span<const double> values);
 
 // One line for the text ("noise: ...") and markdown reports: what is noisy
 // about the counter, its CoV and MDE, and the advice, e.g.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "model/run.hpp"
 
 namespace perfgate::gate {
+
+struct series_derived;   // gate/compare.hpp
 
 struct counter_series {
     std::string name;                    // perf's name, or a derived one ("ipc")
@@ -22,6 +25,10 @@ struct counter_series {
     // Summary-only input (perf -r N): values holds the mean(s) and this the
     // relative standard error of the mean in percent, per value.
     std::vector<double> variance_pct;
+    // What compare derives from values alone, for a series prepared once
+    // for many compares (derive_series, gate/compare.hpp: the service's run
+    // cache); null: compare computes it. Must describe these values.
+    std::shared_ptr<const series_derived> derived;
 };
 
 struct benchmark_samples {

@@ -141,7 +141,8 @@ struct service::loaded_run {
         }
         for (const auto& c : samples.counters) {
             n += sizeof(c) + c.name.capacity() + c.unit.capacity() +
-                 (c.values.capacity() + c.variance_pct.capacity()) * sizeof(double);
+                 (c.values.capacity() + c.variance_pct.capacity()) * sizeof(double) +
+                 (c.derived ? sizeof(series_derived) : 0);
         }
         return n;
     }
@@ -174,6 +175,9 @@ std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::
     if (!run) return nullptr;
     auto loaded = std::make_shared<loaded_run>();
     loaded->samples = samples_from_run(*run);
+    // Summaries and noise shapes once per run, not once per compare: a
+    // baseline on main meets every pull request's candidate.
+    derive_series(loaded->samples);
     loaded->run = std::move(*run);
     runs_->lru.add(key, loaded, loaded->bytes());
     return loaded;

@@ -1043,6 +1043,55 @@ void check_text_is_dump(report r)
 
 } // namespace
 
+TEST_CASE("derive_series: reports are the same with each series's summary and shape precomputed")
+{
+    // The service derives a cached run's summaries and noise shapes once
+    // (derive_series); compare() must then write the very report it writes
+    // from the values alone, for every kind of counter: rank-tested (noisy,
+    // bimodal, drifting), deterministic, one-sided, too few samples, Welch.
+    std::vector<double> bimodal, drifting;
+    std::uint64_t state = 11;
+    for (int i = 0; i < 30; ++i) {
+        bimodal.push_back(100 + 5 * perfgate::test::lcg_uniform(state) + (i % 3 ? 40 : 0));
+        drifting.push_back(100 + 2 * perfgate::test::lcg_uniform(state) + 1.5 * i);
+    }
+    auto derived = [](sample_set s) {
+        for (auto& b : s.benchmarks) derive_series(b);
+        return s;
+    };
+    const sample_set base = one({series("task-clock", ramp(), "msec"), series("cycles:u", bimodal),
+                                 series("instructions", ramp(1, 30)), series("only-base", ramp()),
+                                 series("one", {1.0})});
+    const sample_set cand = one({series("task-clock", ramp(1.1), "msec"), series("cycles:u", drifting),
+                                 series("instructions", ramp(1, 30)), series("one", {2.0})});
+    policy seq;
+    seq.sequential = sequential_rule{};
+    for (const policy& p : {policy{}, seq}) {
+        const std::string plain = to_json_text(compare(base, cand, p));
+        CHECK(to_json_text(compare(derived(base), derived(cand), p)) == plain);
+        CHECK(to_json_text(compare(derived(base), cand, p)) == plain);   // one side prepared
+    }
+    const sample_set sb = summary_of_5(3.22, 8.23), sc = summary_of_5(3.60, 1.0);
+    CHECK(to_json_text(compare(derived(sb), derived(sc), policy{})) == to_json_text(compare(sb, sc, policy{})));
+
+    // Every series is prepared: the shape only where compare can test ranks.
+    const sample_set d = derived(base);
+    for (const auto& c : d.benchmarks[0].counters) {
+        REQUIRE(c.derived);
+        CHECK(c.derived->summary.n == c.values.size());
+        CHECK(c.derived->shape.has_value());
+    }
+    const sample_set ds = derived(sb);
+    REQUIRE(ds.benchmarks[0].counters[0].derived);
+    CHECK_FALSE(ds.benchmarks[0].counters[0].derived->shape.has_value());
+    // The precomputed values are used, not recomputed: a planted summary shows.
+    sample_set planted = derived(base);
+    auto fake = std::make_shared<series_derived>(*planted.benchmarks[0].counters[0].derived);
+    fake->summary.max = 12345.0;
+    planted.benchmarks[0].counters[0].derived = fake;
+    CHECK(*counter(compare(planted, cand, policy{}), "task-clock").baseline.max == 12345.0);
+}
+
 TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
 {
     SUBCASE("reports as compare makes them")
