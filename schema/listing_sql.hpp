@@ -1,5 +1,6 @@
-// The SQL of the dashboard's listings, private to perfgate::store (and its
-// tests, which check the query plans with EXPLAIN QUERY PLAN).
+// The SQL of the dashboard's listings and of insert_comparison's run check,
+// private to perfgate::store (and its tests, which check the query plans
+// with EXPLAIN QUERY PLAN).
 //
 // As history_sql.hpp: on SQLite, INDEXED BY pins each query to the index
 // 006_project_settings.sql made for it, so a schema change that made the
@@ -13,6 +14,11 @@
 #include <string_view>
 
 namespace perfgate::store::detail {
+
+// store::insert_comparison's check that both runs exist in the project:
+// by primary key on both engines. Columns: id, project_id.
+inline constexpr std::string_view comparison_runs_sql =
+    "SELECT id, project_id FROM runs WHERE id IN (:baseline, :candidate)";
 
 // store::recent_comparisons. :project_id, :limit. Walks the project's range
 // of comparisons_recent backwards (newest id first) and stops after :limit

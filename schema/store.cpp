@@ -11,6 +11,7 @@
 #include "schema/store.hpp"
 
 #include "schema/history_sql.hpp"
+#include "schema/listing_sql.hpp"
 #include "schema/store_impl.hpp"
 #include "schema/migrations.hpp"
 #include "schema/postgres.hpp"
@@ -801,11 +802,16 @@ std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t
             throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
         }
         {
-            // Both runs in one statement: a round trip on PostgreSQL.
-            auto st = c.prepare("SELECT id FROM runs WHERE project_id = :project_id AND id IN (:baseline, :candidate)");
-            st.bind(":project_id", *project_id).bind(":baseline", baseline_run).bind(":candidate", candidate_run);
+            // Both runs in one statement (a round trip on PostgreSQL), by
+            // primary key; the project is checked here. "WHERE project_id =
+            // ? AND id IN (...)" let SQLite's planner pick runs_project_sha
+            // and walk every run of the project (comparison_runs_sql).
+            auto st = c.prepare(detail::comparison_runs_sql);
+            st.bind(":baseline", baseline_run).bind(":candidate", candidate_run);
             std::vector<std::int64_t> found;
-            while (st.step()) found.push_back(st.int64(0));
+            while (st.step()) {
+                if (st.int64(1) == *project_id) found.push_back(st.int64(0));
+            }
             for (const auto run : {baseline_run, candidate_run}) {
                 if (std::find(found.begin(), found.end(), run) == found.end()) {
                     throw error("store.not_found", fmt::format("{}: run {} not found in project {}", impl_->name_, run,

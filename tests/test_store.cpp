@@ -1820,6 +1820,16 @@ TEST_CASE("store (sqlite): the listing queries are index range scans")
             CHECK(plan.find("TEMP B-TREE") == std::string::npos);
         }
         {
+            // insert_comparison's run check: two lookups by id, never a walk
+            // of the project's runs (it once took runs_project_sha's range
+            // (project_id=?): every run of the project, on every compare).
+            const std::string plan = plan_of(std::string(perfgate::store::detail::comparison_runs_sql));
+            CAPTURE(plan);
+            CHECK(plan.find("SEARCH runs USING INTEGER PRIMARY KEY (rowid=?)") != std::string::npos);
+            CHECK(plan.find("runs_project_sha") == std::string::npos);
+            CHECK(plan.find("SCAN") == std::string::npos);
+        }
+        {
             // A range of runs_project_sha, grouped in index order; the
             // groups' runs, benchmarks and testbeds by id.
             const std::string plan = plan_of(perfgate::store::detail::runs_by_sha_sql.sqlite);
