@@ -131,6 +131,7 @@ int cmd_serve(const argv_t& argv)
     opt.limits.access_log = !parsed.has("no-access-log");
 
     occupy_standard_descriptors();
+    server::retain_freed_memory();
     // A log line to a pipe nobody reads must not kill the server (SIGPIPE);
     // write(2) then fails with EPIPE and the line is dropped (server/log.hpp).
     std::signal(SIGPIPE, SIG_IGN);

@@ -2,10 +2,15 @@
 
 #include <sys/resource.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -36,6 +41,17 @@ std::size_t default_max_connections() noexcept
     if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return default_connection_cap;
     const auto room = lim.rlim_cur > descriptor_reserve ? lim.rlim_cur - descriptor_reserve : 0;
     return std::max<std::size_t>(min_connection_cap, std::min<std::size_t>(default_connection_cap, room));
+}
+
+bool retain_freed_memory()
+{
+#if defined(__GLIBC__)
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    if (tunables && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) return false;
+    return ::mallopt(M_TRIM_THRESHOLD, malloc_trim_bytes) == 1 && ::mallopt(M_MMAP_THRESHOLD, malloc_mmap_bytes) == 1;
+#else
+    return false;
+#endif
 }
 
 namespace {

@@ -31,6 +31,19 @@ inline constexpr std::size_t min_connection_cap = 8;
 // RLIMIT_NOFILE soft limit - descriptor_reserve), at least min_connection_cap.
 std::size_t default_max_connections() noexcept;
 
+// glibc's malloc returns freed memory to the kernel as soon as 128 KiB sit
+// free at the top of an arena, and serves blocks from 128 KiB up with
+// mmap/munmap. Under load that is a page-table change, and with more than
+// one thread a TLB shootdown, for every request (SQLite's per-transaction
+// buffers, a report's text): 10-15% of a fresh compare's CPU on a 2-core VM
+// (bench/bench_engines.sh). perfgate serve keeps up to malloc_trim_bytes
+// free per arena and mmaps only blocks of malloc_mmap_bytes and more. Not
+// applied off glibc, nor when GLIBC_TUNABLES sets a glibc.malloc tunable
+// (the operator's choice). Returns whether the settings were applied.
+inline constexpr int malloc_trim_bytes = 64 << 20;
+inline constexpr int malloc_mmap_bytes = 4 << 20;
+bool retain_freed_memory();
+
 struct server_options {
     std::string host = "127.0.0.1";   // loopback by default (design.md §4)
     std::uint16_t port = 8080;        // 0: an ephemeral port, see port()

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -329,6 +330,29 @@ struct sqlite_db {
 };
 
 } // namespace
+
+TEST_CASE("retain_freed_memory: perfgate serve's malloc settings, unless the operator set glibc's")
+{
+    // The decision only: the effect (no page-table churn per request) is a
+    // figure of bench/bench_engines.sh, not something a test can time.
+    const char* before = std::getenv("GLIBC_TUNABLES");
+    const std::string saved = before ? before : "";
+    ::unsetenv("GLIBC_TUNABLES");
+#if defined(__GLIBC__)
+    CHECK(perfgate::server::retain_freed_memory());
+    ::setenv("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=1024", 1);
+    CHECK(perfgate::server::retain_freed_memory());   // not a malloc tunable
+    ::setenv("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=1048576", 1);
+    CHECK_FALSE(perfgate::server::retain_freed_memory());
+#else
+    CHECK_FALSE(perfgate::server::retain_freed_memory());
+#endif
+    if (before) {
+        ::setenv("GLIBC_TUNABLES", saved.c_str(), 1);
+    } else {
+        ::unsetenv("GLIBC_TUNABLES");
+    }
+}
 
 TEST_CASE("end to end over loopback: token, upload, compare, comparison, history")
 {
