@@ -15,7 +15,13 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 cmake -S . -B "$prefix-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=address \
   -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF
 cmake --build "$prefix-asan" -j "$jobs"
-ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900
+# Three real-perf tests expect a timing verdict (a 4x slower loop fails) at
+# 8-10 repetitions; under ASan on a PVM guest the instrumented runner's
+# fork/exec noise swamps it (all three failed on an idle machine, 2026-11-25,
+# while passing unsanitized). They run in the test command's plain build;
+# here, where memory errors are the subject, they are left out.
+timing_verdicts='perfgate run end to end \(real perf, local SQLite\)|perfgate run --budget / --max-repetitions|perfgate run --server: all benchmarks in one gate'
+ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900 -E "$timing_verdicts"
 
 cmake -S . -B "$prefix-tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=thread \
   -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF -DPERFGATE_BUILD_EXAMPLES=OFF
