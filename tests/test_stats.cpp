@@ -723,6 +723,28 @@ TEST_CASE("shared_exact_u_distribution is the same distribution as a fresh one")
     }
 }
 
+namespace {
+
+// hodges_lehmann(b, c, alpha, exact) against the definition: all m*n
+// differences sorted, the estimate their median, the bounds d_(k) and
+// d_(mn+1-k) of one k (the rank itself is tested against R). Exact equality:
+// the k-th difference is one specific double.
+bool hl_is_sorted_differences(const std::vector<double>& b, const std::vector<double>& c, double alpha, bool exact)
+{
+    std::vector<double> d;
+    for (double cj : c)
+        for (double bi : b) d.push_back(cj - bi);
+    std::sort(d.begin(), d.end());
+    const std::size_t mn = d.size();
+    const double est = mn % 2 ? d[mn / 2] : d[mn / 2 - 1] + (d[mn / 2] - d[mn / 2 - 1]) / 2;
+    const auto r = hodges_lehmann(b, c, alpha, exact);
+    bool bounds = false;
+    for (std::size_t k = 1; k <= mn && !bounds; ++k) bounds = d[k - 1] == r.lower && d[mn - k] == r.upper;
+    return r.estimate == est && bounds;
+}
+
+} // namespace
+
 TEST_CASE("hodges_lehmann equals the order statistics of all sorted differences")
 {
     // Both selection paths (materialised up to m*n = 4096, Monahan above),
@@ -730,18 +752,7 @@ TEST_CASE("hodges_lehmann equals the order statistics of all sorted differences"
     // differences and index them. Exact equality: the k-th difference is one
     // specific double.
     auto brute = [](const std::vector<double>& b, const std::vector<double>& c, bool exact) {
-        std::vector<double> d;
-        for (double cj : c)
-            for (double bi : b) d.push_back(cj - bi);
-        std::sort(d.begin(), d.end());
-        const std::size_t mn = d.size();
-        const double est = mn % 2 ? d[mn / 2] : d[mn / 2 - 1] + (d[mn / 2] - d[mn / 2 - 1]) / 2;
-        const auto r = hodges_lehmann(b, c, 0.05, exact);
-        // The interval's rank k is tested against R above; here that the
-        // bounds are the order statistics d_(k) and d_(mn+1-k) of one k.
-        bool bounds = false;
-        for (std::size_t k = 1; k <= mn && !bounds; ++k) bounds = d[k - 1] == r.lower && d[mn - k] == r.upper;
-        return r.estimate == est && bounds;
+        return hl_is_sorted_differences(b, c, 0.05, exact);
     };
     for (const std::uint32_t n : {1u, 2u, 7u, 30u, 49u, 64u, 65u, 90u}) {
         CAPTURE(n);
@@ -761,19 +772,9 @@ TEST_CASE("hodges_lehmann's bucket selection on hostile spreads equals sorting")
     // the exact doubles of sorting all differences, at levels whose interval
     // rank k lies below, at and beyond the middle.
     auto check = [](const std::vector<double>& b, const std::vector<double>& c) {
-        std::vector<double> d;
-        for (double cj : c)
-            for (double bi : b) d.push_back(cj - bi);
-        std::sort(d.begin(), d.end());
-        const std::size_t mn = d.size();
-        const double est = mn % 2 ? d[mn / 2] : d[mn / 2 - 1] + (d[mn / 2] - d[mn / 2 - 1]) / 2;
         for (const double alpha : {0.001, 0.05, 0.5, 0.99}) {
             CAPTURE(alpha);
-            const auto r = hodges_lehmann(b, c, alpha, false);
-            CHECK(r.estimate == est);
-            bool bounds = false;
-            for (std::size_t k = 1; k <= mn && !bounds; ++k) bounds = d[k - 1] == r.lower && d[mn - k] == r.upper;
-            CHECK(bounds);
+            CHECK(hl_is_sorted_differences(b, c, alpha, false));
         }
     };
     SUBCASE("one value repeated: every bucket round sees max == min")
