@@ -67,8 +67,9 @@ void authorize(const request& req, context& ctx, const std::string& project)
 
 } // namespace
 
-std::optional<response> refuse_before_body(const request& header, context& ctx)
+std::optional<response> refuse_before_body(const request& header, context& ctx, bool* token_checked)
 {
+    if (token_checked) *token_checked = false;
     const std::string_view label = route_label(header);
     const std::string_view method = label.substr(0, label.find(' '));
     const std::string_view path_template = label.substr(label.find(' ') + 1);
@@ -101,6 +102,7 @@ std::optional<response> refuse_before_body(const request& header, context& ctx)
             return error_response("http.not_found", "no route for this path", header.version(), header.keep_alive());
         }
         authorize(header, ctx, *project);
+        if (token_checked) *token_checked = true;
         if (path_template == flame_graph_template && method == "PUT") return too_large_flame_graph(header);
         return std::nullopt;
     } catch (const error& e) {

@@ -5,8 +5,9 @@
 // 401/403/404/405 at once and the connection closes.
 //
 // The router (router.hpp) stays the authority: it checks the same things
-// again on the complete request. This gate only answers earlier, with the
-// same error ids.
+// again on the complete request, except a token this gate has authorized
+// for the same request (one store read per request, not two). This gate
+// only answers earlier, with the same error ids.
 #pragma once
 
 #include <optional>
@@ -26,6 +27,9 @@ namespace perfgate::server {
 //     service::max_flame_graph_bytes -> 413 "artifact.too_large".
 // Routes without a token (/healthz, /metrics, public reads) pass. Never
 // throws: a failing store becomes the 500 the router would answer.
-std::optional<response> refuse_before_body(const request& header, context& ctx);
+// token_checked, when given, is set to whether the header's token was
+// authorized for the path's project here: route() need not look it up again
+// for the same request (router.hpp).
+std::optional<response> refuse_before_body(const request& header, context& ctx, bool* token_checked = nullptr);
 
 } // namespace perfgate::server

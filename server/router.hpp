@@ -67,7 +67,10 @@ struct context {
 // Maps one complete request to its response. Never throws: every error
 // becomes a JSON error response (unexpected exceptions -> 500, logged as
 // error_response() says, with the method and target).
-response route(const request& req, context& ctx);
+// token_checked: the session's header stage (auth_gate.hpp) authorized
+// this request's token for its project already; the token is not looked up
+// a second time.
+response route(const request& req, context& ctx, bool token_checked = false);
 
 // The route template a request matches ("POST /api/v1/projects/{project}/runs"),
 // or "unmatched": a bounded label set for /metrics. Pure.

@@ -242,6 +242,7 @@ void session::do_read()
     // limit at the end of the header, and any length is "greater" than none.
     parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     head_ = false;
+    token_checked_ = false;
     phase_ = phase::idle;
     waiting_since_.store(now_ticks(), std::memory_order_release);
     stream_.expires_after(limits_.idle_timeout);
@@ -278,7 +279,7 @@ void session::on_read_header(beast::error_code ec, std::size_t)
     // until the header has earned it: the route exists, the method is
     // right, the token is valid, the length is within the limit.
     const auto start = clock_type::now();
-    if (auto refusal = refuse_before_body(req, ctx_)) {
+    if (auto refusal = refuse_before_body(req, ctx_, &token_checked_)) {
         const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
         return respond(std::move(*refusal), method_name(), target_name(), route_label(req), seconds, true);
     }
@@ -338,7 +339,7 @@ void session::handle()
     const std::string method = method_name();
     const request req = parser_->release();
     const auto start = clock_type::now();
-    response res = route(req, ctx_);
+    response res = route(req, ctx_, token_checked_);
     const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
     respond(std::move(res), method, sv(req.target()), route_label(req), seconds, false);
 }

@@ -135,6 +135,9 @@ private:
     std::string remote_;
     phase phase_ = phase::idle;
     bool head_ = false;   // the current request is a HEAD, routed as GET
+    // The header stage authorized the current request's token (route() then
+    // does not look it up again).
+    bool token_checked_ = false;
     std::uint64_t body_limit_ = 0;   // the current request's (0 for GET routes)
     bool drain_ = false;
     std::vector<char> drain_buffer_;

@@ -286,6 +286,41 @@ TEST_CASE("auth matrix")
         check_error(f.call(http::verb::get, "/api/v1/projects/nope/benchmarks", {}, {}, ""), 404, "project.not_found",
                     "no project 'nope'");
     }
+    SUBCASE("the header stage says when it authorized the token, so route() need not look it up again")
+    {
+        const auto header = [&](http::verb method, const std::string& target, const std::string& token) {
+            request h{method, target, 11};
+            if (!token.empty()) h.set(http::field::authorization, "Bearer " + token);
+            h.set(http::field::content_length, "10");
+            return h;
+        };
+        bool checked = true;
+        CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.demo_token), f.ctx, &checked));
+        CHECK(checked);
+        // Refused, or passed without a token: not authorized.
+        checked = true;
+        CHECK(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.other_token), f.ctx, &checked));
+        CHECK_FALSE(checked);
+        checked = true;
+        CHECK(perfgate::server::refuse_before_body(header(http::verb::post, runs, ""), f.ctx, &checked));
+        CHECK_FALSE(checked);
+        checked = true;
+        CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::get, "/healthz", ""), f.ctx, &checked));
+        CHECK_FALSE(checked);
+        f.ctx.public_read = true;
+        checked = true;
+        CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::get, benchmarks, ""), f.ctx, &checked));
+        CHECK_FALSE(checked);
+        f.ctx.public_read = false;
+        // route() with token_checked skips only the token lookup (the session
+        // passes it for the request whose header was authorized): the request
+        // is still routed and answered (an unknown project is still a 404).
+        request req{http::verb::get, benchmarks, 11};
+        check_error(perfgate::server::route(req, f.ctx), 401, "auth.missing_token", "Bearer");
+        CHECK(perfgate::server::route(req, f.ctx, true).result_int() == 200);
+        request nope{http::verb::get, "/api/v1/projects/nope/benchmarks", 11};
+        check_error(perfgate::server::route(nope, f.ctx, true), 404, "project.not_found", "no project 'nope'");
+    }
 }
 
 TEST_CASE("bad uploads: clear JSON error, nothing stored")
