@@ -1,6 +1,7 @@
 // Project settings, change points and alerts (schema/migrations/004_alerts.sql).
 #include "schema/store.hpp"
 #include "schema/store_impl.hpp"
+#include "schema/listing_sql.hpp"
 
 #include "model/error.hpp"
 
@@ -75,16 +76,7 @@ void bind_numbers(statement& st, const model::change_point_record& r)
     ":p_value, :mean_before, :mean_after, :median_before, :median_after, :delta_pct, :shift, "     \
     ":shift_lower, :shift_upper"
 
-// One alert row with its names: columns 0..7 identity and triage, then the
-// numbers from column 8 (read_numbers), then the run's sha and time.
-constexpr std::string_view alert_select =
-    "SELECT a.id, p.name, b.name, c.name, t.fingerprint, a.branch, a.run_id, a.status, "
-    "a.p_value, a.mean_before, a.mean_after, a.median_before, a.median_after, a.delta_pct, a.shift, "
-    "a.shift_lower, a.shift_upper, r.git_sha, r.created_at, a.note, a.changed_by, a.changed_at, "
-    "a.created_at, a.updated_at "
-    "FROM alerts a JOIN projects p ON p.id = a.project_id JOIN benchmarks b ON b.id = a.benchmark_id "
-    "JOIN counters c ON c.id = a.counter_id JOIN testbeds t ON t.id = a.testbed_id "
-    "JOIN runs r ON r.id = a.run_id ";
+using detail::alert_select;
 
 model::alert read_alert(const statement& st)
 {
@@ -307,6 +299,23 @@ std::vector<model::alert> store::alerts(const model::alert_query& q) const
     return out;
 }
 
+std::vector<model::alert> store::open_alerts(std::string_view project, std::string_view benchmark,
+                                             std::string_view testbed_fingerprint, std::string_view branch,
+                                             std::size_t limit) const
+{
+    std::vector<model::alert> out;
+    if (limit == 0) return out;
+    impl::read_lease c(*impl_);
+    // The status condition is alerts_open's own, word for word: SQLite uses
+    // a partial index only for a query whose WHERE contains the index's.
+    auto st = (*c).prepare((*c).pick(detail::open_alerts_sql));
+    st.bind(":project", project).bind(":benchmark", benchmark).bind(":testbed", testbed_fingerprint)
+        .bind(":branch", branch).bind(":limit", to_int64(limit));
+    while (st.step()) out.push_back(read_alert(st));
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
 std::optional<model::alert> store::load_alert(std::string_view project, std::int64_t id) const
 {
     impl::read_lease c(*impl_);
@@ -332,7 +341,6 @@ std::vector<model::change_point_record> store::change_points(std::string_view pr
     std::vector<model::change_point_record> out;
     impl::read_lease lease(*impl_);
     auto& c = *lease;
-    transaction tx(c, transaction::kind::read);
     auto st = c.prepare("SELECT b.name, c.name, t.fingerprint, cp.branch, cp.run_id, r.git_sha, r.created_at, "
                         PERFGATE_NUMBERS " FROM change_points cp "
                         "JOIN benchmarks b ON b.id = cp.benchmark_id JOIN projects p ON p.id = b.project_id "
@@ -358,7 +366,6 @@ std::vector<model::change_point_record> store::change_points(std::string_view pr
         read_numbers(st, 7, r);
         out.push_back(std::move(r));
     }
-    tx.commit();
     return out;
 }
 

@@ -123,17 +123,43 @@ std::optional<std::int64_t> statement::opt_int64(int col) const
     return int64(col);
 }
 
-transaction::transaction(connection& conn, kind k) : conn_(conn) { conn_.begin(k); }
+transaction::transaction(connection& conn, kind k) : conn_(conn)
+{
+    if (k == kind::read && conn_.scoped_) {
+        inner_ = true;
+        return;
+    }
+    conn_.begin(k);
+}
 
 transaction::~transaction()
 {
-    if (!done_) conn_.rollback();
+    if (!done_ && !inner_) conn_.rollback();
 }
 
 void transaction::commit()
 {
-    conn_.commit();
+    if (!inner_) conn_.commit();
     done_ = true;
+}
+
+scoped_read::scoped_read(connection& c) : conn(c)
+{
+    conn.begin(connection::tx_kind::read);
+    conn.scoped_ = true;
+}
+
+scoped_read::~scoped_read()
+{
+    conn.scoped_ = false;
+    // COMMIT, not ROLLBACK: the engines run it from their statement caches
+    // (SQLite's rollback() parses its SQL each time). A read transaction has
+    // nothing to commit; should ending it fail, rollback() ends it anyway.
+    try {
+        conn.commit();
+    } catch (...) {
+        conn.rollback();
+    }
 }
 
 } // namespace perfgate::store::detail

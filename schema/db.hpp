@@ -114,8 +114,12 @@ private:
     };
     std::string name_;
     std::unordered_map<std::string, cached> cache_;
+    // A store::read_scope's read transaction is open on this connection: a
+    // read transaction inside it is part of it.
+    bool scoped_ = false;
 
     friend class transaction;
+    friend struct scoped_read;
 };
 
 class statement {
@@ -192,6 +196,19 @@ public:
 private:
     connection& conn_;
     bool done_ = false;
+    bool inner_ = false;   // a read inside a read_scope's transaction: begins and ends nothing
+};
+
+// store::read_scope's transaction: a read transaction that the reads on its
+// connection join (transaction::kind::read inside it does nothing) until it
+// ends.
+struct scoped_read {
+    explicit scoped_read(connection& conn);
+    scoped_read(const scoped_read&) = delete;
+    scoped_read& operator=(const scoped_read&) = delete;
+    ~scoped_read();   // noexcept: ends the read transaction
+
+    connection& conn;
 };
 
 } // namespace perfgate::store::detail

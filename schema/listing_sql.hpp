@@ -1,5 +1,5 @@
-// The SQL of the dashboard's listings and of insert_comparison's run check,
-// private to perfgate::store (and its tests, which check the query plans
+// The SQL of the dashboard's listings, of insert_comparison's run check and
+// of the alerts, private to perfgate::store (and its tests, which check the query plans
 // with EXPLAIN QUERY PLAN).
 //
 // As history_sql.hpp: on SQLite, INDEXED BY pins each query to the index
@@ -19,6 +19,37 @@ namespace perfgate::store::detail {
 // by primary key on both engines. Columns: id, project_id.
 inline constexpr std::string_view comparison_runs_sql =
     "SELECT id, project_id FROM runs WHERE id IN (:baseline, :candidate)";
+
+// One alert row with its names (schema/alerts.cpp, read_alert): columns
+// 0..7 identity and triage, then the numbers from column 8, then the run's
+// sha and time, the note and the triage and row times.
+#define PERFGATE_ALERT_SELECT(indexed_by)                                                       \
+    "SELECT a.id, p.name, b.name, c.name, t.fingerprint, a.branch, a.run_id, a.status, "        \
+    "a.p_value, a.mean_before, a.mean_after, a.median_before, a.median_after, a.delta_pct, a.shift, " \
+    "a.shift_lower, a.shift_upper, r.git_sha, r.created_at, a.note, a.changed_by, a.changed_at, " \
+    "a.created_at, a.updated_at "                                                               \
+    "FROM alerts a" indexed_by " JOIN projects p ON p.id = a.project_id "                       \
+    "JOIN benchmarks b ON b.id = a.benchmark_id "                                              \
+    "JOIN counters c ON c.id = a.counter_id JOIN testbeds t ON t.id = a.testbed_id "           \
+    "JOIN runs r ON r.id = a.run_id "
+inline constexpr std::string_view alert_select = PERFGATE_ALERT_SELECT("");
+
+// store::open_alerts: :project, :benchmark, :testbed (a fingerprint),
+// :branch, :limit. The project, benchmark and testbed by their unique
+// names, then one backward range of alerts_open (009_open_alerts.sql), a
+// partial index of the open alerts: its WHERE is repeated word for word,
+// or SQLite could not use it.
+#define PERFGATE_OPEN_ALERTS(indexed_by)                                                        \
+    PERFGATE_ALERT_SELECT(indexed_by)                                                           \
+    "WHERE p.name = :project AND b.project_id = p.id AND b.name = :benchmark "                  \
+    "AND t.fingerprint = :testbed AND a.branch = :branch "                                      \
+    "AND a.status IN ('untriaged', 'acknowledged') ORDER BY a.id DESC LIMIT :limit"
+inline constexpr dialect_sql open_alerts_sql{
+    PERFGATE_OPEN_ALERTS(" INDEXED BY alerts_open"),
+    PERFGATE_OPEN_ALERTS(""),
+};
+#undef PERFGATE_OPEN_ALERTS
+#undef PERFGATE_ALERT_SELECT
 
 // store::recent_comparisons. :project_id, :limit. Walks the project's range
 // of comparisons_recent backwards (newest id first) and stops after :limit

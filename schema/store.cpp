@@ -507,6 +507,27 @@ std::uint64_t store::generation() const noexcept
     return impl_->listener_ ? own + impl_->listener_->notifications() : own;
 }
 
+struct store::read_scope::state {
+    explicit state(const impl& s) : lease(s), tx(*lease) {}
+    impl::read_lease lease;
+    detail::scoped_read tx;
+};
+
+store::read_scope::read_scope(const store& db)
+{
+    const impl& s = *db.impl_;
+    if (detail::current_read_scope.owner || (s.sqlite() && s.memory_)) return;
+    state_ = std::make_unique<state>(s);
+    detail::current_read_scope = {&s, &*state_->lease};
+}
+
+store::read_scope::~read_scope()
+{
+    if (!state_) return;
+    detail::current_read_scope = {};
+    state_.reset();
+}
+
 std::string_view store::engine() const noexcept { return impl_->sqlite() ? "sqlite" : "postgresql"; }
 
 const std::string& store::location() const noexcept { return impl_->name_; }

@@ -268,6 +268,13 @@ public:
 
     // Alerts of a project, newest first, filtered by q. Unknown names: empty.
     [[nodiscard]] std::vector<model::alert> alerts(const model::alert_query& q) const;
+    // The open (untriaged or acknowledged) alerts of a benchmark's series on
+    // one testbed (by fingerprint) and branch, every counter: the newest
+    // `limit`, oldest first. One range of the alerts_open index
+    // (009_open_alerts.sql): what a compare's report shows as history context.
+    [[nodiscard]] std::vector<model::alert> open_alerts(std::string_view project, std::string_view benchmark,
+                                                        std::string_view testbed_fingerprint, std::string_view branch,
+                                                        std::size_t limit) const;
     [[nodiscard]] std::optional<model::alert> load_alert(std::string_view project, std::int64_t id) const;
     // Sets status (and note, when given), changed_by and changed_at = now.
     // nullopt (nothing changed) when the project has no such alert.
@@ -308,6 +315,31 @@ public:
     void backup_to(const std::filesystem::path& file) const;
     // The database as messages name it (shown_location of db).
     [[nodiscard]] const std::string& location() const noexcept;
+
+    // One snapshot for a request's reads. While a read_scope of this store
+    // lives, every read of the store on the constructing thread runs on one
+    // connection inside one read transaction: SQLite takes its WAL snapshot
+    // and read lock once, not once per statement (each new snapshot also
+    // throws away the connection's page cache when anyone has committed
+    // since); PostgreSQL keeps one pooled connection (its reads stay
+    // statement-level). The reads see the store as of the scope's first
+    // read. A write to the store from that thread meanwhile is an error
+    // ("internal"): on PostgreSQL it would wait for a second pooled
+    // connection while holding one. A scope inside another on the same
+    // thread, and a scope of a ":memory:" store (one connection for all),
+    // change nothing. Keep scopes short: an open SQLite snapshot holds back
+    // checkpoints past it.
+    class read_scope {
+    public:
+        explicit read_scope(const store& db);
+        read_scope(const read_scope&) = delete;
+        read_scope& operator=(const read_scope&) = delete;
+        ~read_scope();
+
+    private:
+        struct state;
+        std::unique_ptr<state> state_;
+    };
 
 private:
     std::int64_t insert_comparison_row(std::string_view project, std::int64_t baseline_run,

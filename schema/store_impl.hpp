@@ -60,6 +60,13 @@ std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
 
 class pg_listener;   // schema/postgres.hpp
 
+// The thread's open store::read_scope: its store's impl and connection.
+struct open_read_scope {
+    const void* owner = nullptr;
+    connection* conn = nullptr;
+};
+inline thread_local open_read_scope current_read_scope;
+
 // Ids of names that every compare and history query looks up again
 // (projects, benchmarks, counters) and the names of testbeds by id. A row
 // of these tables is never updated nor deleted once committed (no API
@@ -126,6 +133,13 @@ struct store::impl {
     public:
         lease(const impl& s, bool write) : s_(s)
         {
+            if (detail::current_read_scope.owner == &s_) {
+                if (write) {
+                    throw error("internal", "a write to the store inside a read_scope of it on the same thread");
+                }
+                conn_ = detail::current_read_scope.conn;   // the scope's: neither pooled_ nor the writer lock
+                return;
+            }
             if (s_.sqlite() && (write || s_.memory_)) {
                 writer_lock_ = std::unique_lock(s_.writer_mu_);
                 conn_ = s_.writer_.get();

@@ -471,25 +471,6 @@ private:
 // The alerts of one benchmark on one testbed and branch that are still
 // open, oldest first. At most max_alert_limit per open status: a series
 // has a handful; this bounds a compare against a project nobody triages.
-std::vector<model::alert> open_alerts_of(const store::store& db, const std::string& project,
-                                         const baseline_history::series& s)
-{
-    std::vector<model::alert> out;
-    for (const auto state : {model::alert_status::untriaged, model::alert_status::acknowledged}) {
-        model::alert_query q;
-        q.project = project;
-        q.status = state;
-        q.benchmark = s.benchmark;
-        q.testbed = s.testbed;   // matches names too: the series check below keeps the fingerprint's
-        q.limit = max_alert_limit;
-        for (auto& a : db.alerts(q)) {
-            if (a.change.series.testbed == s.testbed && a.change.series.branch == s.branch) out.push_back(std::move(a));
-        }
-    }
-    std::sort(out.begin(), out.end(), [](const model::alert& x, const model::alert& y) { return x.id < y.id; });
-    return out;
-}
-
 // Each counter's history context (report.hpp): the open alerts on its
 // series and the recent band. Only for a baseline run with a branch: the
 // series of a change point or an alert is always one branch's.
@@ -498,7 +479,9 @@ void add_history_context(report& r, const store::store& db, const std::string& p
     for (auto& b : r.benchmarks) {
         const baseline_history::series* s = hist.find(b.name);
         if (!s || s->branch.empty()) continue;
-        const std::vector<model::alert> open = open_alerts_of(db, project, *s);
+        // As many as GET .../alerts would list of each of the two states.
+        const std::vector<model::alert> open = db.open_alerts(project, s->benchmark, s->testbed, s->branch,
+                                                              2 * max_alert_limit);
         for (auto& c : b.counters) {
             std::vector<open_alert> mine;
             for (const auto& a : open) {
@@ -619,6 +602,9 @@ comparison service::compare(const std::string& project,
     // first computed, and a repeat returns it as it was then.
     const std::string key = comparison_request_key(project, pairs, rules);
     if (auto hit = recent_->find(project, key)) return *hit;
+    // The reads below (the stored report, runs, histories, change points,
+    // open alerts) share one snapshot: one read transaction, not one each.
+    std::optional<store::store::read_scope> reads(std::in_place, db_);
     if (auto stored = db_.find_comparison(project, key)) {
         comparison hit;
         hit.id = stored->first;
@@ -686,6 +672,7 @@ comparison service::compare(const std::string& project,
     }
     // As the store holds it now, kept with the report (the idempotence note above).
     add_history_context(out.result, db_, project, hist);
+    reads.reset();   // before the write
     const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
     // Two identical requests that both missed above: the store keeps the
     // first row and returns its id to the second.

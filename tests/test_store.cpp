@@ -152,11 +152,11 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
 
 // schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
 // 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql, 007_artifacts.sql,
-// 008_ingest_keys.sql
-constexpr int schema_version = 8;
+// 008_ingest_keys.sql, 009_open_alerts.sql
+constexpr int schema_version = 9;
 // schema/migrations/pg/001_initial.sql, 002_ingest_keys.sql, 003_artifacts.sql,
-// 004_report_compression.sql
-constexpr int pg_schema_version = 4;
+// 004_report_compression.sql, 005_open_alerts.sql
+constexpr int pg_schema_version = 5;
 
 // How each engine words a broken constraint.
 std::string check_failed_text() { return on_postgres() ? "violates check constraint" : "CHECK constraint failed"; }
@@ -282,8 +282,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 8") != std::string::npos);
-            CHECK(msg.find("008_ingest_keys.sql") != std::string::npos);
+            CHECK(msg.find("version 9") != std::string::npos);
+            CHECK(msg.find("009_open_alerts.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -933,6 +933,65 @@ TEST_CASE("store: concurrent readers and a writer")
     }
 }
 
+TEST_CASE("store: a read_scope reads on one connection, refuses the thread's writes, and ends cleanly")
+{
+    test_database raw;
+    ps::store db(raw.location());
+    const auto base = db.insert_run(make_run());
+    const auto cand = db.insert_run(make_run("demo", "default", 1'700'000'100));
+    const auto compared = db.insert_comparison("demo", base, cand, R"({"verdict":"pass","benchmarks":[]})");
+    {
+        ps::store::read_scope reads(db);
+        CHECK(db.runs_count() == 2);
+        // Reads that open their own read transaction join the scope's.
+        CHECK(db.load_comparison("demo", compared).has_value());
+        CHECK(db.load_run("demo", base).has_value());
+        CHECK(db.history(query("demo", "default", "task-clock")).size() == 2);
+        // This thread's writes: refused, nothing stored.
+        try {
+            db.insert_run(make_run("demo", "default", 1'700'000'200));
+            FAIL("a write inside a read_scope was accepted");
+        } catch (const perfgate::error& e) {
+            CHECK(std::string(e.id()) == "internal");
+            CHECK(std::string(e.what()).find("read_scope") != std::string::npos);
+        }
+        // Another thread writes as usual.
+        std::thread other([&] { db.insert_run(make_run("demo", "default", 1'700'000'300)); });
+        other.join();
+        // SQLite: the scope's snapshot, taken at its first read; PostgreSQL
+        // reads stay statement-level (store.hpp).
+        CHECK(db.runs_count() == (on_postgres() ? 3 : 2));
+        {
+            ps::store::read_scope inner(db);   // nested: changes nothing
+            CHECK(db.runs_count() == (on_postgres() ? 3 : 2));
+        }
+        CHECK_THROWS_AS(db.ensure_project("later"), perfgate::error);   // the outer scope is still open
+        // Another thread reads past the scope's snapshot.
+        std::int64_t seen = 0;
+        std::thread reader([&] { seen = db.runs_count(); });
+        reader.join();
+        CHECK(seen == 3);
+    }
+    // Ended: this thread writes again and reads the latest.
+    db.insert_run(make_run("demo", "default", 1'700'000'400));
+    CHECK(db.runs_count() == 4);
+    CHECK(db.history(query("demo", "default", "task-clock")).size() == 4);
+    {
+        // A scope whose reads fail ends its transaction all the same.
+        ps::store::read_scope reads(db);
+        CHECK_FALSE(db.load_run("demo", 999999).has_value());
+        CHECK_THROWS_AS(db.history(query("demo", "no such benchmark", "task-clock")).at(0), std::out_of_range);
+    }
+    db.ensure_project("after-a-failed-scope");
+    if (!on_postgres()) {
+        // ":memory:" is one connection for reads and writes: a scope there changes nothing.
+        ps::store mem(":memory:");
+        ps::store::read_scope reads(mem);
+        mem.ensure_project("in-memory");
+        CHECK(mem.project_exists("in-memory"));
+    }
+}
+
 TEST_CASE("store: two store objects on one database (as two processes would)")
 {
     test_database raw;
@@ -1517,6 +1576,42 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         // No note given: the note stays.
         CHECK(db.update_alert("demo", opened[0], {alert_status::wontfix, {}, "bob"})->note == "PR #12");
     }
+    SUBCASE("open_alerts: a series group's untriaged and acknowledged alerts, every counter, the newest oldest first")
+    {
+        using perfgate::model::alert_status;
+        // A second alert on another counter of the same benchmark, testbed and branch.
+        auto cycles = detection(0, {change_at(runs[3], 8.0)});
+        cycles[0].series.counter = "cycles";
+        const auto second = db.apply_detection("demo", cycles);
+        REQUIRE(second.size() == 1);
+        auto open = db.open_alerts("demo", "parse", "fp-runner-1", "main", 100);
+        REQUIRE(open.size() == 2);
+        CHECK(open[0].id == opened[0]);
+        CHECK(open[1].id == second[0]);
+        CHECK(open[1].change.series.counter == "cycles");
+        CHECK(open[1].change.delta_pct == doctest::Approx(8.0));
+        // The limit keeps the newest.
+        open = db.open_alerts("demo", "parse", "fp-runner-1", "main", 1);
+        REQUIRE(open.size() == 1);
+        CHECK(open[0].id == second[0]);
+        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 0).empty());
+        // Acknowledged stays open; fixed, invalid and wontfix leave.
+        REQUIRE(db.update_alert("demo", opened[0], {alert_status::acknowledged, {}, "ana"}));
+        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).size() == 2);
+        REQUIRE(db.update_alert("demo", second[0], {alert_status::invalid, {}, "ana"}));
+        open = db.open_alerts("demo", "parse", "fp-runner-1", "main", 100);
+        REQUIRE(open.size() == 1);
+        CHECK(open[0].status == alert_status::acknowledged);
+        REQUIRE(db.update_alert("demo", opened[0], {alert_status::fixed, {}, "ana"}));
+        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).empty());
+        REQUIRE(db.update_alert("demo", opened[0], {alert_status::untriaged, {}, "ana"}));   // reopened
+        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).size() == 1);
+        // Only that series group: the testbed by fingerprint (not its name), the branch, the benchmark, the project.
+        CHECK(db.open_alerts("demo", "parse", "ci-runner-1", "main", 100).empty());
+        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "feature", 100).empty());
+        CHECK(db.open_alerts("demo", "other", "fp-runner-1", "main", 100).empty());
+        CHECK(db.open_alerts("other", "parse", "fp-runner-1", "main", 100).empty());
+    }
     SUBCASE("the baseline branch is a project setting")
     {
         CHECK(db.baseline_branch("demo") == "main");
@@ -1820,6 +1915,16 @@ TEST_CASE("store (sqlite): the listing queries are index range scans")
             CHECK(plan.find("TEMP B-TREE") == std::string::npos);
         }
         {
+            // A compare's open alerts: the names by their unique keys, then
+            // one backward range of the partial index alerts_open; no sort.
+            const std::string plan = plan_of(perfgate::store::detail::open_alerts_sql.sqlite);
+            CAPTURE(plan);
+            CHECK(plan.find("SEARCH a USING INDEX alerts_open (benchmark_id=? AND testbed_id=? AND branch=?)") !=
+                  std::string::npos);
+            CHECK(plan.find("SCAN") == std::string::npos);
+            CHECK(plan.find("TEMP B-TREE") == std::string::npos);
+        }
+        {
             // insert_comparison's run check: two lookups by id, never a walk
             // of the project's runs (it once took runs_project_sha's range
             // (project_id=?): every run of the project, on every compare).
@@ -1945,7 +2050,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             const std::string msg = e.what();
             CHECK(msg.find("version 99") != std::string::npos);
             CHECK(msg.find(fmt::format("version {}", latest)) != std::string::npos);
-            CHECK(msg.find("pg/004_report_compression.sql") != std::string::npos);
+            CHECK(msg.find("pg/005_open_alerts.sql") != std::string::npos);
         }
         raw.rows("DELETE FROM perfgate_migrations");   // claims version 0: 001 runs again and fails
         try {
