@@ -138,7 +138,7 @@ int cmd_serve(const argv_t& argv)
 
     const std::string db_path = parsed.get("db").value_or("perfgate.db");
     // PostgreSQL: a connection per worker, and one for the history watch.
-    store::store db(db_path, {opt.threads + 1});
+    store::store db(db_path, {.connections = opt.threads + 1, .background_checkpoints = true});
     // Refuse a file that would fail every request later: read-only (file,
     // directory or mount) -> "store.read_only", a damaged page ->
     // "store.corrupt"; both name the file and exit 4 (model/exit_code.hpp).

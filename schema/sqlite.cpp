@@ -150,4 +150,75 @@ void sqlite_connection::rollback() noexcept
     sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
+wal_checkpointer::wal_checkpointer(sqlite_connection& writer, std::mutex& writer_mu, const std::string& path)
+    : writer_(writer), writer_mu_(writer_mu)
+{
+    own_ = std::make_unique<sqlite_connection>(path, sqlite_connection::mode::read_write_create);
+    // A connection learns that the file is in WAL mode when it first reads
+    // it; until then a checkpoint on it does nothing.
+    own_->exec("SELECT count(*) FROM sqlite_schema");
+    sqlite3_wal_hook(writer_.get(), &wal_checkpointer::on_commit, this);   // replaces the automatic checkpoint
+    thread_ = std::thread([this] { run(); });
+}
+
+wal_checkpointer::~wal_checkpointer()
+{
+    sqlite3_wal_autocheckpoint(writer_.get(), start_pages);   // SQLite's hook again
+    {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+}
+
+// Runs on the committing thread, inside its commit, after the log grew.
+int wal_checkpointer::on_commit(void* self, sqlite3* db, const char* name, int pages) noexcept
+{
+    auto& me = *static_cast<wal_checkpointer*>(self);
+    if (pages >= backstop_pages) {
+        // The thread fell behind: do what SQLite's own hook does.
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        return SQLITE_OK;
+    }
+    if (pages >= start_pages) {
+        bool wake = false;
+        {
+            std::lock_guard lock(me.mu_);
+            wake = !me.due_;
+            me.due_ = true;
+        }
+        if (wake) me.cv_.notify_one();
+    }
+    return SQLITE_OK;
+}
+
+void wal_checkpointer::run() noexcept
+{
+    std::unique_lock lock(mu_);
+    for (;;) {
+        cv_.wait(lock, [this] { return due_ || stop_; });
+        if (stop_) return;
+        due_ = false;
+        lock.unlock();
+        // First without the write lock: the bulk of the log, while commits
+        // go on. Then what those commits added, under the lock: a log whose
+        // every frame is in the database is where the next commit restarts
+        // it (unless a reader still reads an older part). Without that
+        // second pass, under steady writes the log would never be wholly
+        // copied, never restart, and grow to backstop_pages.
+        int log_frames = 0, copied = 0;
+        sqlite3_wal_checkpoint_v2(own_->get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+        int rc = SQLITE_OK;
+        {
+            std::lock_guard writing(writer_mu_);
+            rc = sqlite3_wal_checkpoint_v2(own_->get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+        }
+        if (rc == SQLITE_OK && copied > 0) completed_.fetch_add(1, std::memory_order_acq_rel);
+        lock.lock();
+        // Commits during the first pass asked again; the second covered them.
+        due_ = false;
+    }
+}
+
 } // namespace perfgate::store::detail

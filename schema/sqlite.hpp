@@ -15,9 +15,14 @@
 
 #include "schema/db.hpp"
 
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 struct sqlite3;
 
@@ -54,6 +59,52 @@ protected:
 
 private:
     db_handle db_;
+};
+
+// Checkpoints a WAL database on a thread of its own, so that no commit
+// copies the log back into the database file (and fsyncs both) while it
+// holds the write lock: with SQLite's automatic checkpoint, every ~1000th
+// commit did, and the server's other requests queued behind it.
+// The constructor replaces the writer connection's automatic checkpoint
+// with a hook: a commit that leaves the log at start_pages or more wakes the
+// thread, which checkpoints on a connection of its own: PASSIVE (never
+// waiting for nor blocking readers), first while commits go on, then the
+// few frames they added meanwhile under the write lock, so that the log
+// is wholly copied and the next commit restarts it. A log at
+// backstop_pages or more is checkpointed by the committing writer itself,
+// as SQLite would, so a thread that falls behind cannot let the log grow
+// without bound. A checkpoint that fails (busy: another one runs) is simply
+// tried again at the next wake-up.
+class wal_checkpointer {
+public:
+    static constexpr int start_pages = 1000;       // SQLite's own automatic threshold
+    static constexpr int backstop_pages = 16000;   // 64 MiB of 4 KiB pages
+
+    // writer: the store's write connection on path (a file, in WAL mode),
+    // used under writer_mu; both must outlive this object. Error:
+    // "store.open" when the checkpoint connection cannot be opened.
+    wal_checkpointer(sqlite_connection& writer, std::mutex& writer_mu, const std::string& path);
+    // Restores the writer's automatic checkpoint, then stops the thread.
+    ~wal_checkpointer();
+    wal_checkpointer(const wal_checkpointer&) = delete;
+    wal_checkpointer& operator=(const wal_checkpointer&) = delete;
+
+    // Checkpoints the thread has run that copied pages into the database.
+    [[nodiscard]] std::uint64_t completed() const noexcept { return completed_.load(std::memory_order_acquire); }
+
+private:
+    static int on_commit(void* self, sqlite3* db, const char* name, int pages) noexcept;
+    void run() noexcept;
+
+    sqlite_connection& writer_;
+    std::mutex& writer_mu_;
+    std::unique_ptr<sqlite_connection> own_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool due_ = false;
+    bool stop_ = false;
+    std::atomic<std::uint64_t> completed_{0};
+    std::thread thread_;
 };
 
 } // namespace perfgate::store::detail

@@ -477,12 +477,21 @@ store::store(const std::string& db, store_options options) : impl_(std::make_uni
         return;
     }
     s.memory_ = is_memory(db);
-    s.writer_ = std::make_unique<sqlite_connection>(db, sqlite_connection::mode::read_write_create);
-    configure_sqlite(*s.writer_, true, s.memory_);
-    migrate_sqlite(*s.writer_);
+    auto writer = std::make_unique<sqlite_connection>(db, sqlite_connection::mode::read_write_create);
+    configure_sqlite(*writer, true, s.memory_);
+    migrate_sqlite(*writer);
+    if (options.background_checkpoints && !s.memory_) {
+        s.checkpointer_ = std::make_unique<detail::wal_checkpointer>(*writer, s.writer_mu_, db);
+    }
+    s.writer_ = std::move(writer);
 }
 
 store::~store() = default;
+
+std::uint64_t store::background_checkpoints() const noexcept
+{
+    return impl_->checkpointer_ ? impl_->checkpointer_->completed() : 0;
+}
 
 std::unique_ptr<connection> store::impl::open_pooled() const
 {

@@ -71,6 +71,11 @@ struct store_options {
     // `perfgate serve` passes its worker count plus one (the history watch).
     // SQLite ignores it (one writer, up to 8 readers).
     std::size_t connections = 0;
+    // SQLite files: checkpoint the WAL on a thread of the store's own
+    // (detail::wal_checkpointer), not inside the commit of whichever write
+    // crossed SQLite's threshold, which held the write lock meanwhile.
+    // `perfgate serve` sets it; PostgreSQL and ":memory:" ignore it.
+    bool background_checkpoints = false;
 };
 
 class store {
@@ -315,6 +320,9 @@ public:
     void backup_to(const std::filesystem::path& file) const;
     // The database as messages name it (shown_location of db).
     [[nodiscard]] const std::string& location() const noexcept;
+    // WAL checkpoints completed by the background thread
+    // (store_options::background_checkpoints); 0 without one.
+    [[nodiscard]] std::uint64_t background_checkpoints() const noexcept;
 
     // One snapshot for a request's reads. While a read_scope of this store
     // lives, every read of the store on the constructing thread runs on one

@@ -58,7 +58,8 @@ std::int64_t to_int64(std::size_t v);
 std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
                                       std::initializer_list<std::pair<const char*, std::string_view>> binds);
 
-class pg_listener;   // schema/postgres.hpp
+class pg_listener;        // schema/postgres.hpp
+class wal_checkpointer;   // schema/sqlite.hpp
 
 // The thread's open store::read_scope: its store's impl and connection.
 struct open_read_scope {
@@ -114,9 +115,11 @@ struct store::impl {
     std::unique_ptr<detail::pg_listener> listener_;
     detail::id_cache ids_;
 
-    // SQLite: the one writer.
+    // SQLite: the one writer, and its checkpoints' thread when the store
+    // has one (declared after the writer: it goes first).
     mutable std::mutex writer_mu_;
     std::unique_ptr<detail::connection> writer_;
+    std::unique_ptr<detail::wal_checkpointer> checkpointer_;
 
     // SQLite: read-only connections; PostgreSQL: every connection.
     mutable std::mutex pool_mu_;

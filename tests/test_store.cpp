@@ -2321,6 +2321,51 @@ TEST_CASE("store (sqlite): a backup taken while a writer writes is one consisten
     CHECK(on_pg.schema_version() == pg_schema_version);
 }
 
+TEST_CASE("store (sqlite): background checkpoints keep the log short and lose nothing")
+{
+    temp_dir dir;
+    const auto path = dir / "checkpointed.db";
+    const std::string report = R"({"verdict":"pass","benchmarks":[],"pad":")" + std::string(16000, 'x') + "\"}";
+    int stored = 0;
+    {
+        ps::store db(path.string(), {.background_checkpoints = true});
+        const auto base = db.insert_run(make_run());
+        const auto cand = db.insert_run(make_run("demo", "default", 1'700'000'100));
+        // Readers meanwhile, as a server has: a checkpoint does not wait for them.
+        std::atomic<bool> stop{false};
+        std::atomic<int> failures{0};
+        std::thread reader([&] {
+            while (!stop) {
+                if (!db.load_run("demo", base)) ++failures;
+            }
+        });
+        // ~5 pages of log per comparison: a checkpoint is due every ~200.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (db.background_checkpoints() < 3 && std::chrono::steady_clock::now() < deadline) {
+            db.insert_comparison("demo", base, cand, report);
+            ++stored;
+        }
+        stop = true;
+        reader.join();
+        CHECK(failures == 0);
+        CHECK(db.background_checkpoints() >= 3);
+        // The log restarts after each checkpoint: it never came near the
+        // size at which the writer would checkpoint itself.
+        const auto wal_bytes = fs::file_size(path.string() + "-wal");
+        CAPTURE(wal_bytes);
+        CAPTURE(stored);
+        CHECK(wal_bytes < static_cast<std::uintmax_t>(ps::detail::wal_checkpointer::backstop_pages) * 4096 / 2);
+    }
+    raw_db raw(path);
+    CHECK(raw.one("PRAGMA integrity_check") == "ok");
+    CHECK(raw.integer("SELECT count(*) FROM comparisons") == stored);
+    // Without the option (the CLI's commands): SQLite's own checkpoints, no thread.
+    ps::store plain(path.string());
+    CHECK(plain.background_checkpoints() == 0);
+    ps::store memory(":memory:", {.background_checkpoints = true});
+    CHECK(memory.background_checkpoints() == 0);
+}
+
 TEST_CASE("store (postgresql): sessions the server ended are replaced before a request gets one")
 {
     test_database raw(perfgate::test::db_engine::postgresql);
