@@ -201,14 +201,20 @@ void wal_checkpointer::run() noexcept
         if (stop_) return;
         due_ = false;
         lock.unlock();
-        // First without the write lock: the bulk of the log, while commits
-        // go on. Then what those commits added, under the lock: a log whose
-        // every frame is in the database is where the next commit restarts
-        // it (unless a reader still reads an older part). Without that
-        // second pass, under steady writes the log would never be wholly
-        // copied, never restart, and grow to backstop_pages.
-        int log_frames = 0, copied = 0;
-        sqlite3_wal_checkpoint_v2(own_->get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+        // Without the write lock first, while commits go on: the bulk of
+        // the log, then again what those commits added, until a pass finds
+        // little new (each pass ends with fsyncs, during which more
+        // commits land). Then the rest under the lock: a log whose every
+        // frame is in the database is where the next commit restarts it
+        // (unless a reader still reads an older part). Without that last
+        // pass, under steady writes the log would never be wholly copied,
+        // never restart, and grow to backstop_pages.
+        int log_frames = 0, copied = 0, seen = -1;
+        for (int pass = 0; pass < max_unlocked_passes; ++pass) {
+            sqlite3_wal_checkpoint_v2(own_->get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+            if (seen >= 0 && log_frames - seen < small_rest_pages) break;
+            seen = log_frames;
+        }
         int rc = SQLITE_OK;
         {
             std::lock_guard writing(writer_mu_);
@@ -216,7 +222,7 @@ void wal_checkpointer::run() noexcept
         }
         if (rc == SQLITE_OK && copied > 0) completed_.fetch_add(1, std::memory_order_acq_rel);
         lock.lock();
-        // Commits during the first pass asked again; the second covered them.
+        // Commits during the unlocked passes asked again; the last covered them.
         due_ = false;
     }
 }

@@ -68,9 +68,10 @@ private:
 // The constructor replaces the writer connection's automatic checkpoint
 // with a hook: a commit that leaves the log at start_pages or more wakes the
 // thread, which checkpoints on a connection of its own: PASSIVE (never
-// waiting for nor blocking readers), first while commits go on, then the
-// few frames they added meanwhile under the write lock, so that the log
-// is wholly copied and the next commit restarts it. A log at
+// waiting for nor blocking readers), first while commits go on (a few
+// passes, each copying what the commits added during the one before), then
+// the last few frames under the write lock, so that the log is wholly
+// copied and the next commit restarts it. A log at
 // backstop_pages or more is checkpointed by the committing writer itself,
 // as SQLite would, so a thread that falls behind cannot let the log grow
 // without bound. A checkpoint that fails (busy: another one runs) is simply
@@ -79,6 +80,10 @@ class wal_checkpointer {
 public:
     static constexpr int start_pages = 1000;       // SQLite's own automatic threshold
     static constexpr int backstop_pages = 16000;   // 64 MiB of 4 KiB pages
+    // Passes without the write lock before the one under it: at most this
+    // many, fewer once a pass finds fewer than small_rest_pages new frames.
+    static constexpr int max_unlocked_passes = 4;
+    static constexpr int small_rest_pages = 64;
 
     // writer: the store's write connection on path (a file, in WAL mode),
     // used under writer_mu; both must outlive this object. Error:
