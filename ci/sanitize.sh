@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers, as CI runs it after ci/test.sh:
 #   1. everything under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   2. the server and client suites (threads, sockets) under ThreadSanitizer.
+#   2. the server and client suites (threads, sockets) and the store's
+#      threaded cases (background checkpoints, read scopes, concurrent
+#      readers and writers) under ThreadSanitizer.
 # Usage: ci/sanitize.sh [build-dir-prefix]. Needs the dependencies of ci/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +27,10 @@ ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900 -E 
 
 cmake -S . -B "$prefix-tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=thread \
   -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF -DPERFGATE_BUILD_EXAMPLES=OFF
-cmake --build "$prefix-tsan" -j "$jobs" --target perfgate test_server test_router test_http_client test_github
+cmake --build "$prefix-tsan" -j "$jobs" --target perfgate test_server test_router test_http_client test_github \
+  test_store
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 for suite in test_router test_server test_http_client test_github; do
   (cd "$prefix-tsan/tests" && "./$suite")
 done
+(cd "$prefix-tsan/tests" && ./test_store '--test-case=store (sqlite): background checkpoints*,store: a read_scope*,store: concurrent readers and a writer,store: two store objects*')
