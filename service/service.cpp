@@ -468,9 +468,6 @@ private:
     std::map<std::pair<std::string, std::string>, std::optional<history_band>> bands_;
 };
 
-// The alerts of one benchmark on one testbed and branch that are still
-// open, oldest first. At most max_alert_limit per open status: a series
-// has a handful; this bounds a compare against a project nobody triages.
 // Each counter's history context (report.hpp): the open alerts on its
 // series and the recent band. Only for a baseline run with a branch: the
 // series of a change point or an alert is always one branch's.
@@ -479,7 +476,9 @@ void add_history_context(report& r, const store::store& db, const std::string& p
     for (auto& b : r.benchmarks) {
         const baseline_history::series* s = hist.find(b.name);
         if (!s || s->branch.empty()) continue;
-        // As many as GET .../alerts would list of each of the two states.
+        // The series group's open alerts, oldest first; at most as many as
+        // GET .../alerts lists of each of the two states (a series has a
+        // handful; this bounds a compare against a project nobody triages).
         const std::vector<model::alert> open = db.open_alerts(project, s->benchmark, s->testbed, s->branch,
                                                               2 * max_alert_limit);
         for (auto& c : b.counters) {
