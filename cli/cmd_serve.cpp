@@ -137,8 +137,9 @@ int cmd_serve(const argv_t& argv)
     std::signal(SIGPIPE, SIG_IGN);
 
     const std::string db_path = parsed.get("db").value_or("perfgate.db");
-    // PostgreSQL: a connection per worker, and one for the history watch.
-    store::store db(db_path, {.connections = opt.threads + 1, .background_checkpoints = true});
+    // PostgreSQL: a connection per worker, one for the history watch and one
+    // for the comparisons' committer.
+    store::store db(db_path, {.connections = opt.threads + 2, .background_checkpoints = true});
     // Refuse a file that would fail every request later: read-only (file,
     // directory or mount) -> "store.read_only", a damaged page ->
     // "store.corrupt"; both name the file and exit 4 (model/exit_code.hpp).
@@ -160,6 +161,10 @@ int cmd_serve(const argv_t& argv)
                                                id, out.job.project, out.job.benchmark, out.job.run_id));
         }
     });
+    // Fresh comparisons are stored by one committer thread, many to a
+    // transaction; the request threads go on computing meanwhile
+    // (service/commit_queue.hpp).
+    service.commit_in_background();
     {
         server::server srv(opt, service);
         // Tests and scripts read the bound port (with --listen HOST:0) from this line.
@@ -171,8 +176,8 @@ int cmd_serve(const argv_t& argv)
                    stderr);
         srv.run();
     }
-    // Every worker has joined; the watch finishes its queue when service
-    // goes out of scope, then db closes (WAL checkpoint) when it goes out of scope.
+    // Every worker has joined; the committer and the watch finish their
+    // queues when service goes out of scope, then db closes (WAL checkpoint) when it goes out of scope.
     std::fputs("perfgate serve: stopped\n", stderr);
     return exit_pass;
 }

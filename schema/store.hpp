@@ -39,6 +39,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,6 +50,8 @@
 #include "model/run.hpp"
 
 namespace perfgate::store {
+
+namespace detail { class connection; }
 
 // The store speaks the shared domain types (model/run.hpp).
 using model::benchmark_info;
@@ -170,6 +173,24 @@ public:
     std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
                                    std::int64_t candidate_run, std::string_view report_json,
                                    std::string_view request_key, const std::optional<report_facts>& facts = {});
+    // One comparison of insert_comparisons: insert_comparison's arguments,
+    // with the facts given.
+    struct comparison_row {
+        std::string project;
+        std::int64_t baseline_run = 0;
+        std::int64_t candidate_run = 0;
+        std::string report_json;
+        std::string request_key;
+        std::string verdict;
+        std::int64_t benchmark_count = 0;
+    };
+    // Several comparisons in one write transaction: group commit, for perfgate
+    // serve's committer (service/commit_queue.hpp). Returns their ids in
+    // order, each what insert_comparison would return for its row (a key the
+    // store or an earlier row of the batch holds gives that row's id). All or
+    // nothing: an error of any row (insert_comparison's) rolls the batch back
+    // and is thrown; nothing is stored.
+    std::vector<std::int64_t> insert_comparisons(std::span<const comparison_row> rows);
     // (comparison id, report JSON) stored under request_key, or nullopt.
     [[nodiscard]] std::optional<std::pair<std::int64_t, std::string>> find_comparison(
         std::string_view project, std::string_view request_key) const;
@@ -354,6 +375,11 @@ private:
                                        std::int64_t candidate_run, std::string_view report_json,
                                        const std::optional<std::string>& request_key,
                                        const std::optional<report_facts>& facts);
+    // The row's statements on c, in the caller's write transaction.
+    std::int64_t insert_comparison_on(detail::connection& c, std::string_view project, std::int64_t baseline_run,
+                                      std::int64_t candidate_run, std::string_view report_json,
+                                      const std::optional<std::string>& request_key,
+                                      const std::optional<report_facts>& facts);
 
     struct impl;
     std::unique_ptr<impl> impl_;

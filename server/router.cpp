@@ -276,7 +276,46 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     return res;
 }
 
-response post_compare(const request& req, context& ctx, const route_match& m, const query_params& q)
+response answer_error(std::string_view id, std::string_view message, unsigned version, bool keep_alive,
+                      std::string_view where);
+
+// f()'s response, or the error response for what it threw (route()'s
+// promise: every error becomes a JSON answer).
+template <typename F>
+std::optional<response> guarded(const request& req, F&& f)
+{
+    const auto fail = [&req](std::string_view id, std::string_view message) {
+        const std::string where =
+            fmt::format("{} {}", sv(req.method_string()), sv(req.target()).substr(0, 128));
+        return answer_error(id, message, req.version(), req.keep_alive(), where);
+    };
+    try {
+        return f();
+    } catch (const error& e) {
+        return fail(e.id(), e.what());
+    } catch (const json::exception& e) {
+        // nlohmann errors escaping a handler are bad input the handler did not
+        // anticipate (e.g. a policy value of the wrong type).
+        return fail("http.bad_json", fmt::format("request body: {}", api::json_error_text(e.what())));
+    } catch (const std::exception& e) {
+        return fail("internal", e.what());
+    }
+}
+
+// A stored comparison's answer: the report as the service serialised it,
+// with its comparison_id.
+response compare_response(const gate::comparison& c, std::string_view project, const request& req)
+{
+    response res = make_response(http::status::created, *c.json, "application/json", req);
+    res.set(http::field::location, fmt::format("/api/v1/projects/{}/comparisons/{}", project, c.id));
+    return res;
+}
+
+// later: the session can take the answer after this returns (route's
+// responder); then a fresh report is stored by the service's committer and
+// answered from its thread, and this returns nullopt.
+std::optional<response> post_compare(const request& req, context& ctx, const route_match& m, const query_params& q,
+                                     const responder* later)
 {
     q.only({});
     const std::string type = media_type(sv(req[http::field::content_type]));
@@ -291,11 +330,21 @@ response post_compare(const request& req, context& ctx, const route_match& m, co
         rules = gate::parse_policy(*p, "request body: policy");
     }
 
-    gate::comparison c = ctx.service.compare(m.project, pairs, rules);
-    // The service serialises a report once, with its comparison_id.
-    response res = make_response(http::status::created, *c.json, "application/json", req);
-    res.set(http::field::location, fmt::format("/api/v1/projects/{}/comparisons/{}", m.project, c.id));
-    return res;
+    if (!later) return compare_response(ctx.service.compare(m.project, pairs, rules), m.project, req);
+    // What the answer needs of the request once it is gone: its header.
+    request head;
+    head.base() = req.base();
+    auto ready = ctx.service.compare_later(
+        m.project, pairs, rules,
+        [head = std::move(head), project = m.project, later = *later](std::exception_ptr failure,
+                                                                      const gate::comparison* c) {
+            later(*guarded(head, [&]() -> std::optional<response> {
+                if (failure) std::rethrow_exception(failure);
+                return compare_response(*c, project, head);
+            }));
+        });
+    if (!ready) return std::nullopt;
+    return compare_response(*ready, m.project, req);
 }
 
 // The comparison id of a path, a positive integer.
@@ -506,7 +555,7 @@ response get_change_points(const request& req, context& ctx, const route_match& 
     return json_response(http::status::ok, api::change_points_to_json(points), req);
 }
 
-response dispatch(const request& req, context& ctx, bool token_checked)
+std::optional<response> dispatch(const request& req, context& ctx, bool token_checked, const responder* later)
 {
     if (pages::page_label(req)) return pages::handle(req, ctx);
     const route_match m = match(req);
@@ -549,7 +598,7 @@ response dispatch(const request& req, context& ctx, bool token_checked)
 
     switch (m.target) {
     case endpoint::runs: return post_run(req, ctx, m, q);
-    case endpoint::compare: return post_compare(req, ctx, m, q);
+    case endpoint::compare: return post_compare(req, ctx, m, q, later);
     case endpoint::comparisons: return get_comparisons(req, ctx, m, q);
     case endpoint::comparison: return get_comparison(req, ctx, m, q);
     case endpoint::history: return get_history(req, ctx, m, q);
@@ -694,22 +743,12 @@ response error_response(std::string_view id, std::string_view message, unsigned 
 
 response route(const request& req, context& ctx, bool token_checked)
 {
-    const auto fail = [&req](std::string_view id, std::string_view message) {
-        const std::string where =
-            fmt::format("{} {}", sv(req.method_string()), sv(req.target()).substr(0, 128));
-        return answer_error(id, message, req.version(), req.keep_alive(), where);
-    };
-    try {
-        return dispatch(req, ctx, token_checked);
-    } catch (const error& e) {
-        return fail(e.id(), e.what());
-    } catch (const json::exception& e) {
-        // nlohmann errors escaping a handler are bad input the handler did not
-        // anticipate (e.g. a policy value of the wrong type).
-        return fail("http.bad_json", fmt::format("request body: {}", api::json_error_text(e.what())));
-    } catch (const std::exception& e) {
-        return fail("internal", e.what());
-    }
+    return *guarded(req, [&] { return dispatch(req, ctx, token_checked, nullptr); });
+}
+
+std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later)
+{
+    return guarded(req, [&] { return dispatch(req, ctx, token_checked, later ? &later : nullptr); });
 }
 
 std::string_view route_label(const request& req)

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +72,16 @@ struct context {
 // this request's token for its project already; the token is not looked up
 // a second time.
 response route(const request& req, context& ctx, bool token_checked = false);
+
+// Takes a response the router finishes after route() has returned, on
+// another thread (the service's committer).
+using responder = std::function<void(response&&)>;
+// route(), for the session: a compare whose fresh report the service stores
+// on its committer thread (service::commit_in_background) returns nullopt,
+// and `later` is then called once, from that thread, with the response
+// (the report, or the error that kept it from being stored). Every other
+// request is answered here, and `later` is not called.
+std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later);
 
 // The route template a request matches ("POST /api/v1/projects/{project}/runs"),
 // or "unmatched": a bounded label set for /metrics. Pure.

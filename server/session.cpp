@@ -336,12 +336,24 @@ void session::on_read(beast::error_code ec, std::size_t)
 void session::handle()
 {
     phase_ = phase::handling;
-    const std::string method = method_name();
+    std::string method = method_name();
     const request req = parser_->release();
     const auto start = clock_type::now();
-    response res = route(req, ctx_, token_checked_);
-    const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-    respond(std::move(res), method, sv(req.target()), route_label(req), seconds, false);
+    const auto elapsed = [start] { return std::chrono::duration<double>(clock_type::now() - start).count(); };
+    // A compare whose report the service's committer stores is answered
+    // from that thread, through this session's strand. Until then the
+    // session stays busy (phase handling): not evictable, and a shutdown
+    // waits for the answer.
+    auto res = route(req, ctx_, token_checked_,
+                     [self = shared_from_this(), method, target = std::string(sv(req.target())),
+                      label = std::string(route_label(req)), elapsed](response&& later) mutable {
+                         net::post(self->stream_.get_executor(),
+                                   [self, method = std::move(method), target = std::move(target),
+                                    label = std::move(label), elapsed, later = std::move(later)]() mutable {
+                                       self->respond(std::move(later), method, target, label, elapsed(), false);
+                                   });
+                     });
+    if (res) respond(std::move(*res), method, sv(req.target()), route_label(req), elapsed(), false);
 }
 
 // Answers a request the transport refused (too large, malformed, badly

@@ -588,8 +588,17 @@ model::ingest_result service::store_checked(model::run_record run, const std::op
     return res;
 }
 
-comparison service::compare(const std::string& project,
-                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const policy& rules)
+// A fresh report, computed and serialised, waiting to be stored (compare,
+// compare_later).
+struct service::pending_comparison {
+    comparison out;            // without its id
+    std::size_t id_at = 0;     // where the id goes in the stored text (row.report_json)
+    store::store::comparison_row row;
+};
+
+std::variant<comparison, service::pending_comparison> service::prepare_compare(
+    const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+    const policy& rules) const
 {
     if (pairs.empty()) throw error("compare.bad_request", "no (baseline_run, candidate_run) pair given");
     // Idempotence: a comparison is a pure function of (project, pairs,
@@ -672,21 +681,84 @@ comparison service::compare(const std::string& project,
     // As the store holds it now, kept with the report (the idempotence note above).
     add_history_context(out.result, db_, project, hist);
     reads.reset();   // before the write
-    const std::int64_t first_b = pairs.front().first, first_c = pairs.front().second;
-    // Two identical requests that both missed above: the store keeps the
-    // first row and returns its id to the second.
+    pending_comparison p;
     // Written once: stored without the id (not known yet), served with it.
-    std::size_t id_at = 0;
-    const std::string text = to_json_text(out.result, &id_at);
-    out.id = db_.insert_comparison(project, first_b, first_c, text, key,
-                                   store::store::report_facts{to_string(out.result.result),
-                                                              static_cast<std::int64_t>(out.result.benchmarks.size())});
-    out.result.comparison_id = out.id;
-    std::string served = text;
-    served.insert(id_at, fmt::format(",\"comparison_id\":{}", out.id));
-    out.json = std::make_shared<const std::string>(std::move(served));
-    recent_->add(project, key, out);
+    p.row.report_json = to_json_text(out.result, &p.id_at);
+    p.row.project = project;
+    p.row.baseline_run = pairs.front().first;
+    p.row.candidate_run = pairs.front().second;
+    p.row.request_key = key;
+    p.row.verdict = to_string(out.result.result);
+    p.row.benchmark_count = static_cast<std::int64_t>(out.result.benchmarks.size());
+    p.out = std::move(out);
+    return p;
+}
+
+// The stored comparison as served: its id in the report and in the text
+// (taken from the row).
+comparison service::finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
+                                      store::store::comparison_row& row, std::int64_t id)
+{
+    out.id = id;
+    out.result.comparison_id = id;
+    std::string text = std::move(row.report_json);
+    text.insert(id_at, fmt::format(",\"comparison_id\":{}", id));
+    out.json = std::make_shared<const std::string>(std::move(text));
+    recent.add(row.project, row.request_key, out);
     return out;
+}
+
+comparison service::compare(const std::string& project,
+                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const policy& rules)
+{
+    auto prepared = prepare_compare(project, pairs, rules);
+    if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
+    auto& p = std::get<pending_comparison>(prepared);
+    // Two identical requests that both missed the stored report: the store
+    // keeps the first row and returns its id to the second.
+    const std::int64_t id = db_.insert_comparison(p.row.project, p.row.baseline_run, p.row.candidate_run,
+                                                  p.row.report_json, p.row.request_key,
+                                                  store::store::report_facts{p.row.verdict, p.row.benchmark_count});
+    return finish_comparison(*recent_, std::move(p.out), p.id_at, p.row, id);
+}
+
+std::optional<comparison> service::compare_later(const std::string& project,
+                                                 const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                                 const policy& rules, compare_done done)
+{
+    if (!committer_) return compare(project, pairs, rules);
+    auto prepared = prepare_compare(project, pairs, rules);
+    if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
+    auto& p = std::get<pending_comparison>(prepared);
+    auto row = std::move(p.row);
+    committer_->push(std::move(row),
+                     [recent = recent_, out = std::move(p.out), id_at = p.id_at, done = std::move(done)](
+                         std::exception_ptr error, std::int64_t id, store::store::comparison_row& stored) mutable {
+                         if (error) return done(error, nullptr);
+                         std::optional<comparison> c;
+                         try {
+                             c = finish_comparison(*recent, std::move(out), id_at, stored, id);
+                         } catch (...) {
+                             return done(std::current_exception(), nullptr);
+                         }
+                         done(nullptr, &*c);
+                     });
+    return std::nullopt;
+}
+
+void service::commit_in_background(std::size_t max_batch)
+{
+    committer_ = std::make_shared<commit_queue>(db_, max_batch);
+}
+
+void service::drain_commits() const
+{
+    if (committer_) committer_->drain();
+}
+
+commit_queue::counts service::commit_stats() const
+{
+    return committer_ ? committer_->stats() : commit_queue::counts{};
 }
 
 std::optional<report> service::load_comparison(const std::string& project, std::int64_t id) const

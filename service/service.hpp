@@ -4,17 +4,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/comparison.hpp"
 #include "schema/store.hpp"
+#include "service/commit_queue.hpp"
 #include "service/watch_queue.hpp"
 #include "stats/change_points.hpp"
 
@@ -160,6 +164,28 @@ public:
                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                        const policy& rules);
 
+    // compare(), for perfgate serve. With commit_in_background(), a fresh
+    // report is handed to the committer (commit_queue.hpp) instead of being
+    // stored by this thread: compare_later returns nullopt, and done is
+    // called once, on the committer's thread, after the report is stored
+    // (with the comparison) or failed to be (with the store's error and
+    // null). done must not throw. A report the service holds already is
+    // returned, and an error found before the write is thrown, as compare()
+    // does; done is then not called. Without commit_in_background, this is
+    // compare().
+    using compare_done = std::function<void(std::exception_ptr error, const comparison* result)>;
+    std::optional<comparison> compare_later(const std::string& project,
+                                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                            const policy& rules, compare_done done);
+    // Stores compare_later's reports on a committer thread, many in one
+    // transaction (group commit, commit_queue.hpp). Copies of the service
+    // made afterwards share it. drain_commits waits until every report handed
+    // over so far is stored and answered; commit_stats counts (all 0 without
+    // a committer).
+    void commit_in_background(std::size_t max_batch = 64);
+    void drain_commits() const;
+    [[nodiscard]] commit_queue::counts commit_stats() const;
+
     // Projects and tokens. authorize: the token belongs to `project`, else
     // "auth.bad_token" (unknown or revoked) or "auth.forbidden" (another
     // project's). require_project: "project.not_found" unless it exists
@@ -287,6 +313,13 @@ private:
     // History points of compares' series, by query.
     struct history_cache;
     struct loaded_run;
+    struct pending_comparison;
+    // compare() up to the write: a stored or cached report, or a fresh one to store.
+    std::variant<comparison, pending_comparison> prepare_compare(
+        const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+        const policy& rules) const;
+    static comparison finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
+                                        store::store::comparison_row& row, std::int64_t id);
     std::shared_ptr<const loaded_run> load_for_compare(const std::string& project, std::int64_t id) const;
 
     store::store& db_;
@@ -294,6 +327,7 @@ private:
     std::shared_ptr<run_cache> runs_;
     std::shared_ptr<history_cache> histories_;
     std::shared_ptr<watch_queue> watcher_;
+    std::shared_ptr<commit_queue> committer_;
 };
 
 } // namespace perfgate::gate

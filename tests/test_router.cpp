@@ -10,11 +10,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -72,6 +76,12 @@ struct fixture {
     response call(http::verb method, const std::string& target, const std::string& body = {},
                   const std::string& content_type = "application/json", const std::string& token = "demo")
     {
+        return perfgate::server::route(make_request(method, target, body, content_type, token), ctx);
+    }
+
+    request make_request(http::verb method, const std::string& target, const std::string& body = {},
+                         const std::string& content_type = "application/json", const std::string& token = "demo")
+    {
         request req{method, target, 11};
         req.set(http::field::host, "localhost");
         if (!content_type.empty() && (method == http::verb::post || method == http::verb::put)) {
@@ -82,7 +92,7 @@ struct fixture {
         else if (!token.empty()) req.set(http::field::authorization, token);
         req.body() = body;
         req.prepare_payload();
-        return perfgate::server::route(req, ctx);
+        return req;
     }
 
     std::int64_t upload(const std::string& role, const std::string& file = "appended-10-runs.csv",
@@ -1202,6 +1212,93 @@ TEST_CASE("store errors reach the server log with a reference, never the respons
         // A client error keeps its message.
         check_error(perfgate::server::error_response("ingest.bad_field", "field 'x'"), 400, "ingest.bad_field",
                     "field 'x'");
+    }
+}
+
+TEST_CASE("a compare stored by the service's committer is answered later, once, from its thread")
+{
+    fixture f;
+    const auto base = f.upload("baseline");
+    const auto cand = f.upload("candidate");
+    f.service.commit_in_background();
+    const std::string body = json{{"baseline_run", base}, {"candidate_run", cand}}.dump();
+
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<response> later;
+    std::vector<std::thread::id> threads;
+    const perfgate::server::responder take = [&](response&& res) {
+        std::lock_guard lock(mu);
+        later.push_back(std::move(res));
+        threads.push_back(std::this_thread::get_id());
+        cv.notify_all();
+    };
+    const auto wait_for = [&](std::size_t n) {
+        std::unique_lock lock(mu);
+        REQUIRE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return later.size() >= n; }));
+    };
+
+    SUBCASE("a fresh report: nullopt now, then 201 with the report and its Location; a repeat is answered now")
+    {
+        const auto now = perfgate::server::route(f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body),
+                                                 f.ctx, false, take);
+        CHECK_FALSE(now.has_value());
+        wait_for(1);
+        f.service.drain_commits();
+        std::lock_guard lock(mu);
+        REQUIRE(later.size() == 1);
+        CHECK(threads[0] != std::this_thread::get_id());
+        const response& res = later[0];
+        CHECK(res.result_int() == 201);
+        CHECK(res[http::field::content_type] == "application/json");
+        CHECK(res.keep_alive());
+        const auto report = json::parse(res.body());
+        const auto id = report.at("comparison_id").get<std::int64_t>();
+        CHECK(res[http::field::location] == "/api/v1/projects/demo/comparisons/" + std::to_string(id));
+        CHECK(f.db.load_comparison("demo", id).has_value());
+        // The same request again: the stored report, answered by route() itself.
+        const auto again = perfgate::server::route(
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
+        REQUIRE(again.has_value());
+        CHECK(again->result_int() == 201);
+        CHECK(again->body() == res.body());
+        CHECK(later.size() == 1);
+    }
+    SUBCASE("errors found before the write are answered now, as route() answers them")
+    {
+        const auto now = perfgate::server::route(
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare",
+                           json{{"baseline_run", base}, {"candidate_run", 999999}}.dump()),
+            f.ctx, false, take);
+        REQUIRE(now.has_value());
+        check_error(*now, 404, "compare.not_found", "candidate run 999999 not found");
+        f.service.drain_commits();
+        CHECK(later.empty());
+    }
+    SUBCASE("a store error at the commit is answered later, scrubbed, and logged with its reference")
+    {
+        const std::string db_path = (f.dir / "router.db").string();
+        sabotage(f.dir / "router.db",
+                 "CREATE TRIGGER no_compares BEFORE INSERT ON comparisons BEGIN SELECT RAISE(ABORT, 'secret detail'); "
+                 "END;");
+        stderr_capture log(f.dir / "stderr.txt");
+        const auto now = perfgate::server::route(f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body),
+                                                 f.ctx, false, take);
+        CHECK_FALSE(now.has_value());
+        wait_for(1);
+        f.service.drain_commits();
+        const std::string logged = log.text();
+        std::lock_guard lock(mu);
+        REQUIRE(later.size() == 1);
+        check_error(later[0], 422, "store.constraint", "the store refused the request (reference ");
+        CHECK(later[0].body().find("secret detail") == std::string::npos);
+        CHECK(later[0].body().find(db_path) == std::string::npos);
+        const std::string ref = reference_in(error_of(later[0]).at("message").get<std::string>());
+        INFO("log: " << logged);
+        CHECK(logged.find("perfgate serve: error " + ref + " on POST /api/v1/projects/demo/compare: [store.constraint] " +
+                          db_path) != std::string::npos);
+        CHECK(f.service.commit_stats().failed == 1);
+        CHECK(f.db.recent_comparisons("demo", 10).empty());
     }
 }
 

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <functional>
 #include <map>
+#include <set>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -62,6 +63,15 @@ model::run_record stored_run(std::string role, std::vector<double> task_clock, s
     }
     r.counters.push_back(std::move(cs));
     return r;
+}
+
+// A request key (64 hex digits) named by a short text.
+std::string request_key_of(std::string_view name)
+{
+    std::string hex;
+    for (const unsigned char c : name) hex += fmt::format("{:02x}", c);
+    hex.resize(64, '0');
+    return hex;
 }
 
 } // namespace
@@ -874,6 +884,235 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
         }   // destructor: joins after the queue is empty
         CHECK(ran.size() == 5);
         CHECK(heard.size() == 5);
+    }
+}
+
+TEST_CASE("service: compare_later hands a fresh report to the committer and answers once it is stored")
+{
+    test_database where;
+    store::store db(where.location());
+    service svc(db);
+    const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
+    const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+    const auto cand2 = svc.ingest_run(stored_run("candidate", ramp(1.10))).run_id;
+    const std::vector<std::pair<std::int64_t, std::int64_t>> pairs{{base, cand}};
+
+    std::mutex mu;
+    std::vector<std::pair<std::exception_ptr, std::optional<comparison>>> heard;
+    const auto listen = [&](std::exception_ptr e, const comparison* c) {
+        std::lock_guard lock(mu);
+        heard.emplace_back(e, c ? std::optional<comparison>(*c) : std::nullopt);
+    };
+
+    SUBCASE("without a committer it is compare(): the answer is returned, done is not called")
+    {
+        const auto now = svc.compare_later("demo", pairs, policy{}, listen);
+        REQUIRE(now.has_value());
+        CHECK(db.load_comparison("demo", now->id).has_value());
+        CHECK(heard.empty());
+        CHECK(svc.commit_stats().rows == 0);
+    }
+    SUBCASE("with one: nullopt, then done once with the stored comparison; a repeat is answered at once")
+    {
+        svc.commit_in_background();
+        CHECK_FALSE(svc.compare_later("demo", pairs, policy{}, listen).has_value());
+        svc.drain_commits();
+        std::optional<comparison> got;
+        {
+            std::lock_guard lock(mu);
+            REQUIRE(heard.size() == 1);
+            CHECK_FALSE(heard[0].first);
+            REQUIRE(heard[0].second.has_value());
+            got = heard[0].second;
+        }
+        CHECK(got->id > 0);
+        CHECK(got->result.comparison_id == got->id);
+        CHECK(got->result.result == verdict::fail);
+        CHECK(nlohmann::json::parse(*got->json).at("comparison_id") == got->id);
+        // Stored without the id, as compare() stores it.
+        nlohmann::json served = nlohmann::json::parse(*got->json);
+        served.erase("comparison_id");
+        CHECK(db.load_comparison("demo", got->id) == served.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        // The repeat: the report the service holds, now; nothing queued.
+        const auto again = svc.compare_later("demo", pairs, policy{}, listen);
+        REQUIRE(again.has_value());
+        CHECK(again->id == got->id);
+        CHECK(*again->json == *got->json);
+        CHECK(svc.compare("demo", pairs, policy{}).id == got->id);
+        svc.drain_commits();
+        CHECK(heard.size() == 1);
+        const auto counts = svc.commit_stats();
+        CHECK(counts.rows == 1);
+        CHECK(counts.batches == 1);
+        CHECK(counts.failed == 0);
+    }
+    SUBCASE("errors before the write are thrown, and nothing is queued")
+    {
+        svc.commit_in_background();
+        CHECK_THROWS_WITH_AS(svc.compare_later("demo", {{base, 999999}}, policy{}, listen),
+                             doctest::Contains("candidate run 999999 not found"), error);
+        svc.drain_commits();
+        CHECK(heard.empty());
+        CHECK(svc.commit_stats().rows == 0);
+    }
+    SUBCASE("many threads: every request answered once, identical ones with one id, no more commits than rows")
+    {
+        svc.commit_in_background();
+        constexpr int threads = 4, each = 24;
+        {
+            std::vector<std::jthread> pool;
+            for (int t = 0; t < threads; ++t) {
+                pool.emplace_back([&, t] {
+                    for (int i = 0; i < each; ++i) {
+                        // Half the requests name one pair; the rest, distinct policies of another.
+                        policy rules;
+                        std::vector<std::pair<std::int64_t, std::int64_t>> p{{base, cand}};
+                        if (i % 2) {
+                            p = {{base, cand2}};
+                            rules.threshold_pct = 1.0 + t * each + i;
+                        }
+                        if (auto now = svc.compare_later("demo", p, rules, listen)) listen(nullptr, &*now);
+                    }
+                });
+            }
+        }
+        svc.drain_commits();
+        std::lock_guard lock(mu);
+        REQUIRE(heard.size() == threads * each);
+        std::set<std::int64_t> shared_ids, distinct_ids;
+        for (const auto& [e, c] : heard) {
+            REQUIRE_FALSE(e);
+            REQUIRE(c.has_value());
+            CHECK(db.load_comparison("demo", c->id).has_value());
+            (c->result.benchmarks.front().candidate_run == cand ? shared_ids : distinct_ids).insert(c->id);
+        }
+        CHECK(shared_ids.size() == 1);
+        CHECK(distinct_ids.size() == threads * each / 2);
+        const auto counts = svc.commit_stats();
+        CHECK(counts.failed == 0);
+        CHECK(counts.fallbacks == 0);
+        CHECK(counts.batches <= counts.rows);
+        CHECK(db.recent_comparisons("demo", 200).size() == 1 + threads * each / 2);
+    }
+}
+
+TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fails alone; stopping answers all")
+{
+    test_database where;
+    store::store db(where.location());
+    service svc(db);
+    const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
+    const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+    const auto row = [&](std::string key, std::int64_t candidate) {
+        return store::store::comparison_row{"demo", base, candidate, R"({"verdict":"pass","key":")" + key + "\"}",
+                                            request_key_of(key), "pass", 1};
+    };
+
+    // The first row's answer holds the committer until the rest are queued:
+    // they then wait together and go in one batch.
+    std::mutex mu;
+    std::condition_variable cv;
+    bool held = false, release = false;
+    std::map<std::string, std::pair<std::string, std::int64_t>> answers;   // label -> (error id, id)
+    const auto answer = [&](std::string label, bool hold, std::string key = {}) {
+        if (key.empty()) key = label;
+        return [&, label, key, hold](std::exception_ptr e, std::int64_t id, store::store::comparison_row& r) {
+            std::unique_lock lock(mu);
+            CHECK(r.request_key == request_key_of(key));
+            std::string what;
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const error& err) {
+                    what = err.id();
+                }
+            }
+            answers[label] = {what, id};
+            if (!hold) return;
+            held = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return release; });
+        };
+    };
+    // Push the first row, and wait until the committer holds on its answer.
+    const auto push_first = [&](gate::commit_queue& q) {
+        q.push(row("first", cand), answer("first", true));
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return held; });
+    };
+    const auto let_go = [&] {
+        std::lock_guard lock(mu);
+        release = true;
+        cv.notify_all();
+    };
+
+    SUBCASE("rows that wait together are one transaction; a repeated key has one id")
+    {
+        gate::commit_queue q(db);
+        push_first(q);
+        for (const char* k : {"a", "b", "c"}) q.push(row(k, cand), answer(k, false));
+        q.push(row("a", cand), answer("a again", false, "a"));
+        let_go();
+        q.drain();
+        const auto counts = q.stats();
+        CHECK(counts.rows == 5);
+        CHECK(counts.batches == 2);
+        CHECK(counts.largest == 4);
+        CHECK(counts.failed == 0);
+        std::lock_guard lock(mu);
+        REQUIRE(answers.size() == 5);
+        CHECK(answers["a again"].second == answers["a"].second);
+        CHECK(answers["b"].second != answers["a"].second);
+        for (const auto& [key, a] : answers) {
+            CHECK(a.first.empty());
+            CHECK(db.load_comparison("demo", a.second).has_value());
+        }
+    }
+    SUBCASE("a batch with a bad row is stored row by row: the bad row fails alone")
+    {
+        gate::commit_queue q(db);
+        push_first(q);
+        q.push(row("good", cand), answer("good", false));
+        q.push(row("bad", 424242), answer("bad", false));
+        q.push(row("also good", cand), answer("also good", false));
+        let_go();
+        q.drain();
+        const auto counts = q.stats();
+        CHECK(counts.rows == 4);
+        CHECK(counts.failed == 1);
+        CHECK(counts.fallbacks == 1);
+        std::lock_guard lock(mu);
+        CHECK(answers["bad"].first == "store.not_found");
+        CHECK(answers["bad"].second == 0);
+        CHECK_FALSE(db.find_comparison("demo", request_key_of("bad")).has_value());
+        for (const char* k : {"good", "also good"}) {
+            CHECK(answers[k].first.empty());
+            CHECK(db.find_comparison("demo", request_key_of(k))->first == answers[k].second);
+        }
+    }
+    SUBCASE("a batch of one bad row gets its own error")
+    {
+        gate::commit_queue q(db);
+        q.push(row("bad", 424242), answer("bad", false));
+        q.drain();
+        CHECK(q.stats().failed == 1);
+        CHECK(q.stats().batches == 0);
+        std::lock_guard lock(mu);
+        CHECK(answers["bad"].first == "store.not_found");
+    }
+    SUBCASE("stopping stores and answers every queued row")
+    {
+        {
+            gate::commit_queue q(db);
+            push_first(q);
+            for (const char* k : {"x", "y", "z"}) q.push(row(k, cand), answer(k, false));
+            let_go();
+        }
+        std::lock_guard lock(mu);
+        CHECK(answers.size() == 4);
+        for (const char* k : {"first", "x", "y", "z"}) {
+            CHECK(db.find_comparison("demo", request_key_of(k)).has_value());
+        }
     }
 }
 

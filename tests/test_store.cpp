@@ -1113,6 +1113,77 @@ TEST_CASE("store: comparisons by request key")
     }
 }
 
+TEST_CASE("store: insert_comparisons stores a batch in one transaction, all or nothing")
+{
+    test_database where;
+    ps::store db(where.location());
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto foreign = db.insert_run(make_run("other", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto row = [&](std::string key, std::string report, std::int64_t candidate) {
+        return ps::store::comparison_row{"demo", base, candidate, std::move(report), sha256_hex(key), "pass", 1};
+    };
+    const auto stored_before = db.insert_comparison("demo", base, cand, R"({"verdict":"pass","n":0})",
+                                                    sha256_hex("stored before"));
+
+    SUBCASE("ids in order; a key seen earlier in the batch or in the store gives that row's id")
+    {
+        const std::vector<ps::store::comparison_row> rows{
+            row("a", R"({"verdict":"pass","n":1})", cand), row("b", R"({"verdict":"pass","n":2})", cand),
+            row("a", R"({"verdict":"pass","n":3})", cand), row("stored before", R"({"verdict":"pass","n":4})", cand)};
+        const auto ids = db.insert_comparisons(rows);
+        REQUIRE(ids.size() == 4);
+        CHECK(ids[0] > stored_before);
+        CHECK(ids[1] > ids[0]);
+        CHECK(ids[2] == ids[0]);
+        CHECK(ids[3] == stored_before);
+        // The first row under a key is the one kept.
+        CHECK(db.find_comparison("demo", sha256_hex("a"))->second == R"({"verdict":"pass","n":1})");
+        CHECK(db.load_comparison("demo", ids[1]) == R"({"verdict":"pass","n":2})");
+        CHECK(db.load_comparison("demo", stored_before) == R"({"verdict":"pass","n":0})");
+        // The facts are stored as given.
+        const auto recent = db.recent_comparisons("demo", 10);
+        REQUIRE(recent.size() == 3);
+        for (const auto& c : recent) CHECK(c.verdict == "pass");
+    }
+    SUBCASE("a bad row rolls the whole batch back and is thrown")
+    {
+        const std::vector<ps::store::comparison_row> rows{row("c", R"({"verdict":"pass"})", cand),
+                                                          row("d", R"({"verdict":"pass"})", foreign),
+                                                          row("e", R"({"verdict":"pass"})", cand)};
+        try {
+            db.insert_comparisons(rows);
+            FAIL("expected store.not_found");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.not_found");
+            CHECK(std::string(e.what()).find("run " + std::to_string(foreign) + " not found in project 'demo'") !=
+                  std::string::npos);
+        }
+        for (const char* key : {"c", "d", "e"}) CHECK_FALSE(db.find_comparison("demo", sha256_hex(key)).has_value());
+        CHECK(db.recent_comparisons("demo", 10).size() == 1);
+    }
+    SUBCASE("a bad key or verdict is refused; an empty batch stores nothing")
+    {
+        auto bad_key = row("f", R"({"verdict":"pass"})", cand);
+        bad_key.request_key = "ABC";
+        const std::vector<ps::store::comparison_row> keyed{row("g", R"({"verdict":"pass"})", cand), bad_key};
+        CHECK_THROWS_WITH_AS(db.insert_comparisons(keyed),
+                             doctest::Contains("request_key must be 64 lowercase hex digits"), error);
+        auto bad_verdict = row("h", R"({"verdict":"pass"})", cand);
+        bad_verdict.verdict = "maybe";
+        const std::vector<ps::store::comparison_row> judged{bad_verdict};
+        try {
+            db.insert_comparisons(judged);
+            FAIL("expected store.constraint");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.constraint");
+        }
+        CHECK(db.insert_comparisons({}).empty());
+        CHECK_FALSE(db.find_comparison("demo", sha256_hex("g")).has_value());
+        CHECK(db.recent_comparisons("demo", 10).size() == 1);
+    }
+}
+
 TEST_CASE("store: an idempotency key stores its run once, also when the same upload races")
 {
     test_database raw;
