@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers, as CI runs it after ci/test.sh:
 #   1. everything under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   2. the server and client suites (threads, sockets) and the store's
+#   2. the server and client suites (threads, sockets), the store's
 #      threaded cases (background checkpoints, read scopes, concurrent
-#      readers and writers) under ThreadSanitizer.
+#      readers and writers) and the service's committer cases under
+#      ThreadSanitizer.
 # Usage: ci/sanitize.sh [build-dir-prefix]. Needs the dependencies of ci/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,10 @@ ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900 -E 
 cmake -S . -B "$prefix-tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=thread \
   -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF -DPERFGATE_BUILD_EXAMPLES=OFF
 cmake --build "$prefix-tsan" -j "$jobs" --target perfgate test_server test_router test_http_client test_github \
-  test_store
+  test_store test_service
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 for suite in test_router test_server test_http_client test_github; do
   (cd "$prefix-tsan/tests" && "./$suite")
 done
 (cd "$prefix-tsan/tests" && ./test_store '--test-case=store (sqlite): background checkpoints*,store: a read_scope*,store: concurrent readers and a writer,store: two store objects*')
+(cd "$prefix-tsan/tests" && ./test_service '--test-case=service: compare_later*,service: commit_queue*')

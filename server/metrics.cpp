@@ -48,7 +48,8 @@ std::string escape_label(std::string_view v)
 
 } // namespace
 
-std::string metrics::render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch) const
+std::string metrics::render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch,
+                            const gate::commit_queue::counts& commits) const
 {
     std::string out;
     auto it = std::back_inserter(out);
@@ -95,6 +96,10 @@ std::string metrics::render(std::int64_t db_size_bytes, const gate::watch_queue:
         {"perfgate_watch_failed_total", "counter", "Detection jobs that failed (logged).", static_cast<double>(watch.failed)},
         {"perfgate_watch_coalesced_total", "counter", "Uploads whose detection joined a job already waiting.", static_cast<double>(watch.coalesced)},
         {"perfgate_watch_pending", "gauge", "Detection jobs waiting for the worker.", static_cast<double>(watch.pending)},
+        {"perfgate_compare_commits_total", "counter", "Transactions that stored a batch of fresh comparisons.", static_cast<double>(commits.batches)},
+        {"perfgate_compare_commit_rows_total", "counter", "Fresh comparisons the committer answered (stored or failed).", static_cast<double>(commits.rows)},
+        {"perfgate_compare_commit_failed_total", "counter", "Fresh comparisons the store refused (answered with the error).", static_cast<double>(commits.failed)},
+        {"perfgate_compare_commit_largest", "gauge", "The most comparisons stored in one transaction.", static_cast<double>(commits.largest)},
     };
     for (const auto& m : scalars) {
         fmt::format_to(it, "# HELP {0} {2}\n# TYPE {0} {1}\n{0} {3}\n", m.name, m.type, m.help, m.value);

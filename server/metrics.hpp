@@ -12,6 +12,8 @@
 //   perfgate_db_size_bytes                              gauge (passed to render)
 //   perfgate_watch_jobs_total, _failed_total, _coalesced_total   counters (the
 //   perfgate_watch_pending                              gauge     background watch)
+//   perfgate_compare_commits_total, _commit_rows_total,  counters (the comparisons'
+//   _commit_failed_total; perfgate_compare_commit_largest gauge   committer)
 // Thread-safe: every worker thread records into one instance.
 #pragma once
 
@@ -25,6 +27,7 @@
 #include <string_view>
 #include <utility>
 
+#include "service/commit_queue.hpp"
 #include "service/watch_queue.hpp"
 
 namespace perfgate::server {
@@ -51,7 +54,8 @@ public:
     [[nodiscard]] std::uint64_t runs_ingested() const noexcept { return runs_ingested_.load(); }
 
     // The exposition text.
-    [[nodiscard]] std::string render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch = {}) const;
+    [[nodiscard]] std::string render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch = {},
+                                     const gate::commit_queue::counts& commits = {}) const;
 
 private:
     struct histogram {

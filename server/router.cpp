@@ -583,7 +583,8 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     case endpoint::healthz:
         return json_response(http::status::ok, json{{"status", "ok"}}, req);
     case endpoint::metrics:
-        return make_response(http::status::ok, ctx.stats.render(ctx.service.store_size_bytes(), ctx.service.watch_stats()),
+        return make_response(http::status::ok, ctx.stats.render(ctx.service.store_size_bytes(), ctx.service.watch_stats(),
+                                              ctx.service.commit_stats()),
                              "text/plain; version=0.0.4; charset=utf-8", req);
     case endpoint::bench_constant:
         return make_response(http::status::ok, "{\"status\":\"ok\"}", "application/json", req);

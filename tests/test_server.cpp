@@ -1461,6 +1461,114 @@ double metric_of(unsigned short port, const std::string& token, const std::strin
 
 } // namespace
 
+TEST_CASE("fresh compares are stored by the committer: pipelined and concurrent, each answered with its comparison")
+{
+    temp_dir dir;
+    const auto db = dir.path / "commits.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+    const auto base = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
+                           "application/json", token);
+    const auto cand = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("candidate").dump(),
+                           "application/json", token);
+    REQUIRE(base.status == 201);
+    REQUIRE(cand.status == 201);
+    // A distinct threshold makes a distinct (fresh) comparison of the same runs.
+    const auto compare_body = [&](double threshold_pct) {
+        return json{{"baseline_run", base.parsed().at("run_id")},
+                    {"candidate_run", cand.parsed().at("run_id")},
+                    {"policy", {{"threshold_pct", threshold_pct}}}}
+            .dump();
+    };
+    std::set<std::int64_t> ids;
+
+    // Three fresh compares and a GET pipelined on one keep-alive connection:
+    // answers come from the committer's thread, in order, and the stream
+    // stays in step.
+    {
+        net::io_context ioc;
+        tcp::socket s = connect_to(ioc, port);
+        set_receive_timeout(s, 10s);
+        std::string pipelined;
+        for (const double t : {3.0, 4.0, 5.0}) {
+            const std::string body = compare_body(t);
+            pipelined += "POST /api/v1/projects/demo/compare HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                         "\r\n\r\n" + body;
+        }
+        pipelined += "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        net::write(s, net::buffer(pipelined));
+        beast::flat_buffer buffer;
+        for (const double t : {3.0, 4.0, 5.0}) {
+            http::response<http::string_body> res;
+            http::read(s, buffer, res);
+            REQUIRE(res.result_int() == 201);
+            CHECK(res.keep_alive());
+            const auto report = json::parse(res.body());
+            CHECK(report.at("policy").at("threshold_pct") == t);
+            const auto id = report.at("comparison_id").get<std::int64_t>();
+            CHECK(res[http::field::location] == "/api/v1/projects/demo/comparisons/" + std::to_string(id));
+            ids.insert(id);
+        }
+        http::response<http::string_body> health;
+        http::read(s, buffer, health);
+        CHECK(health.result_int() == 200);
+        CHECK_FALSE(health.keep_alive());
+    }
+    CHECK(ids.size() == 3);
+
+    // Eight clients at once: the even requests of each are one comparison
+    // (one id for all), the odd ones each a comparison of its own.
+    constexpr int clients = 8, each = 10;
+    std::mutex mu;
+    std::vector<std::pair<int, reply>> replies;
+    {
+        std::vector<std::jthread> pool;
+        for (int c = 0; c < clients; ++c) {
+            pool.emplace_back([&, c] {
+                for (int i = 0; i < each; ++i) {
+                    const double t = i % 2 ? 10.0 + c * each + i : 7.0;
+                    reply r = send(port, http::verb::post, "/api/v1/projects/demo/compare", compare_body(t),
+                                   "application/json", token);
+                    std::lock_guard lock(mu);
+                    replies.emplace_back(i, std::move(r));
+                }
+            });
+        }
+    }
+    REQUIRE(replies.size() == clients * each);
+    std::set<std::int64_t> shared, own;
+    for (const auto& [i, r] : replies) {
+        REQUIRE(r.status == 201);
+        (i % 2 ? own : shared).insert(r.parsed().at("comparison_id").get<std::int64_t>());
+    }
+    CHECK(shared.size() == 1);
+    CHECK(own.size() == clients * each / 2);
+    for (const auto id : own) CHECK_FALSE(ids.contains(id));
+    // Every answer is a stored comparison.
+    for (const auto id : {*shared.begin(), *own.begin(), *own.rbegin(), *ids.begin()}) {
+        const auto stored =
+            send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id), {}, {}, token);
+        CHECK(stored.status == 200);
+    }
+    const auto listed = send(port, http::verb::get, "/api/v1/projects/demo/comparisons?limit=200", {}, {}, token);
+    REQUIRE(listed.status == 200);
+    CHECK(listed.parsed().at("comparisons").size() == 3 + 1 + clients * each / 2);
+
+    // The committer's counters: every fresh compare went through it (a
+    // repeat of a stored one may be answered before it), no failures.
+    const double rows = metric_of(port, token, "perfgate_compare_commit_rows_total");
+    const double commits = metric_of(port, token, "perfgate_compare_commits_total");
+    CHECK(rows >= 3 + 1 + clients * each / 2);
+    CHECK(rows <= 3 + clients * each);
+    CHECK(commits >= 1);
+    CHECK(commits <= rows);
+    CHECK(metric_of(port, token, "perfgate_compare_commit_failed_total") == 0);
+    CHECK(metric_of(port, token, "perfgate_compare_commit_largest") >= 1);
+}
+
 TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there, PATCH triages it")
 {
     temp_dir dir;
