@@ -36,6 +36,7 @@
 #include <numeric>
 #include <limits>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -834,13 +835,21 @@ std::vector<std::int64_t> store::insert_comparisons(std::span<const comparison_r
     std::vector<std::optional<std::string>> keys;
     keys.reserve(rows.size());
     for (const auto& row : rows) keys.emplace_back(row.request_key);
+    // In key order: two PostgreSQL replicas whose batches share keys then
+    // take the keys' index entries in the same order, so one waits for the
+    // other instead of both deadlocking (which would abort one batch, to be
+    // retried: store_impl.hpp, write).
+    std::vector<std::size_t> order(rows.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::tie(rows[a].project, rows[a].request_key) < std::tie(rows[b].project, rows[b].request_key);
+    });
     return impl_->write([&](connection& c) {
-        std::vector<std::int64_t> ids;
-        ids.reserve(rows.size());
-        for (std::size_t i = 0; i < rows.size(); ++i) {
+        std::vector<std::int64_t> ids(rows.size());
+        for (const std::size_t i : order) {
             const auto& row = rows[i];
-            ids.push_back(insert_comparison_on(c, row.project, row.baseline_run, row.candidate_run, row.report_json,
-                                               keys[i], report_facts{row.verdict, row.benchmark_count}));
+            ids[i] = insert_comparison_on(c, row.project, row.baseline_run, row.candidate_run, row.report_json, keys[i],
+                                          report_facts{row.verdict, row.benchmark_count});
         }
         return ids;
     });

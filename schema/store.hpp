@@ -187,9 +187,11 @@ public:
     // Several comparisons in one write transaction: group commit, for perfgate
     // serve's committer (service/commit_queue.hpp). Returns their ids in
     // order, each what insert_comparison would return for its row (a key the
-    // store or an earlier row of the batch holds gives that row's id). All or
-    // nothing: an error of any row (insert_comparison's) rolls the batch back
-    // and is thrown; nothing is stored.
+    // store or an earlier row of the batch holds gives that row's id). Rows
+    // are inserted in (project, key) order, so replicas whose batches share
+    // keys do not deadlock. All or nothing: an error of any row
+    // (insert_comparison's) rolls the batch back and is thrown; nothing is
+    // stored.
     std::vector<std::int64_t> insert_comparisons(std::span<const comparison_row> rows);
     // (comparison id, report JSON) stored under request_key, or nullopt.
     [[nodiscard]] std::optional<std::pair<std::int64_t, std::string>> find_comparison(
