@@ -179,6 +179,11 @@ void server::run()
     for (unsigned i = 1; i < n; ++i) workers.emplace_back([&s] { s.ioc.run(); });
     s.ioc.run();
     for (auto& t : workers) t.join();
+    // A compare still with the service's committer (its session outlived the
+    // shutdown grace) answers through this io_context: let the committer
+    // finish before the io_context goes. Its answers are then queued here,
+    // never run, and released with the io_context.
+    s.ctx.service.drain_commits();
 }
 
 void server::stop()

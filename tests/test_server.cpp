@@ -628,6 +628,58 @@ TEST_CASE("SIGTERM: idle connections close, the request in flight is answered, t
     CHECK(check.column("SELECT COUNT(*) FROM runs") == std::vector<std::string>{"2"});
 }
 
+TEST_CASE("SIGTERM while a fresh compare waits for the committer: it is stored and answered, then the process exits 0")
+{
+    temp_dir dir;
+    const auto db = dir.path / "term-compare.db";
+    const auto log = dir.path / "server.log";
+    const std::string token = create_token(db, "demo", log);
+    server_process srv(db, log);
+    const auto port = srv.port();
+    const auto base = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
+                           "application/json", token);
+    const auto cand = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("candidate").dump(),
+                           "application/json", token);
+    REQUIRE(base.status == 201);
+    REQUIRE(cand.status == 201);
+
+    // Another writer holds the database's write lock: the compare is computed
+    // (reads need no lock), and its row waits with the committer.
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+    std::unique_ptr<sqlite3, decltype(&sqlite3_close)> writer(raw, &sqlite3_close);
+    REQUIRE(sqlite3_exec(writer.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+
+    const std::string body =
+        json{{"baseline_run", base.parsed().at("run_id")}, {"candidate_run", cand.parsed().at("run_id")}}.dump();
+    net::io_context ioc;
+    tcp::socket busy(ioc);
+    busy.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    set_receive_timeout(busy, 10s);
+    net::write(busy, net::buffer("POST /api/v1/projects/demo/compare HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                 "application/json\r\nAuthorization: Bearer " + token + "\r\nContent-Length: " +
+                                 std::to_string(body.size()) + "\r\n\r\n" + body));
+    std::this_thread::sleep_for(300ms);   // computed, and queued
+    srv.proc().signal(SIGTERM);
+    std::this_thread::sleep_for(300ms);
+    // Still serving the request in flight: no answer yet, the process alive.
+    CHECK(::kill(srv.proc().pid(), 0) == 0);
+    pollfd waiting{busy.native_handle(), POLLIN, 0};
+    CHECK(::poll(&waiting, 1, 0) == 0);
+    REQUIRE(sqlite3_exec(writer.get(), "ROLLBACK", nullptr, nullptr, nullptr) == SQLITE_OK);
+
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(busy, buffer, res);
+    CHECK(res.result_int() == 201);
+    CHECK_FALSE(res.keep_alive());   // closing after the last answer
+    const auto id = json::parse(res.body()).at("comparison_id").get<std::int64_t>();
+    CHECK(srv.proc().wait(10s) == 0);
+
+    sqlite_db check(db);
+    CHECK(check.column("SELECT id FROM comparisons") == std::vector<std::string>{std::to_string(id)});
+}
+
 TEST_CASE("SIGKILL in the middle of a stream of uploads leaves no partial run")
 {
     temp_dir dir;
