@@ -11,7 +11,10 @@
 #     (baseline, candidate) pair out of FRESH_RUNS^2 (default 250^2), so each
 #     one is computed and stored: requests/s and p99 (two servers: the sum of
 #     their requests/s and the larger p99); baselines on main, candidates on
-#     a feature branch, 30 repetitions x 10 counters each;
+#     a feature branch, 30 repetitions x 10 counters each. FRESH_WARMUP
+#     seconds (3) of such compares run first, unmeasured, on pairs the
+#     measurement does not repeat: right after the uploads no run or history
+#     is cached yet, and that start is what 3. measures;
 #  2. ingest: wrk, 4 connections in all, POSTs of a run of 30 repetitions x 10
 #     counters: runs/s and samples/s.
 #  3. cold compares: COLD_RUNS (2000) more pairs uploaded, the servers
@@ -31,6 +34,7 @@ set -euo pipefail
 BUILD=${1:-build}
 SECONDS_PER_RUN=${2:-10}
 FRESH_RUNS=${FRESH_RUNS:-250}
+FRESH_WARMUP=${FRESH_WARMUP:-3}
 COLD_RUNS=${COLD_RUNS:-2000}
 COLD_SECONDS=${COLD_SECONDS:-1}
 PG_SYNC=${PG_SYNC:-on}
@@ -121,12 +125,13 @@ with open(out, "w") as f:
 PY
 }
 
-# write_lua PATTERN IDS.lua I N TOKEN > OUT.lua: the requests of server I of
-# N. grid: pair idx is (bases[idx % k], cands[idx / k]), each candidate
-# against every baseline in turn; diagonal: (bases[idx], cands[idx]), every
-# request two runs no compare has loaded (while idx < k).
+# write_lua PATTERN IDS.lua I N TOKEN [FIRST] > OUT.lua: the requests of
+# server I of N, from pair FIRST (0; a multiple of 2 * N) on. grid: pair idx
+# is (bases[idx % k], cands[idx / k]), each candidate against every baseline
+# in turn; diagonal: (bases[idx], cands[idx]), every request two runs no
+# compare has loaded (while idx < k).
 write_lua() {
-  local pattern=$1 ids=$2 i=$3 n=$4 token=$5 pick_c
+  local pattern=$1 ids=$2 i=$3 n=$4 token=$5 first=${6:-0} pick_c
   if [[ $pattern == grid ]]; then
     pick_c='cands[(math.floor(idx / #bases) % #cands) + 1]'
   else
@@ -142,8 +147,8 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer $token"
 function request()
   -- wrk's threads are separate Lua states; with $n servers, server $i's
-  -- thread t takes pairs (2 * $n) * k + 2 * $i + t: no pair is sent twice.
-  local idx = sent * (2 * $n) + 2 * $i + tid
+  -- thread t takes pairs $first + (2 * $n) * k + 2 * $i + t: no pair is sent twice.
+  local idx = $first + sent * (2 * $n) + 2 * $i + tid
   sent = sent + 1
   local b = bases[(idx % #bases) + 1]
   local c = $pick_c
@@ -152,14 +157,15 @@ end
 LUA
 }
 
-# start_compares PATTERN IDS.lua SECONDS NAME: wrk against each of the n
-# servers (conns connections each) in the background, pids in wrks, output
-# in NAME-i.txt (run_config's locals n, conns, token, wrks).
+# start_compares PATTERN IDS.lua SECONDS NAME [FIRST]: wrk against each of
+# the n servers (conns connections each) in the background, from pair FIRST
+# on, pids in wrks, output in NAME-i.txt (run_config's locals n, conns,
+# token, wrks).
 start_compares() {
-  local pattern=$1 ids=$2 seconds=$3 name=$4 i
+  local pattern=$1 ids=$2 seconds=$3 name=$4 first=${5:-0} i
   wrks=()
   for ((i = 0; i < n; i++)); do
-    write_lua "$pattern" "$ids" "$i" "$n" "$token" >"$WORK/$name-$i.lua"
+    write_lua "$pattern" "$ids" "$i" "$n" "$token" "$first" >"$WORK/$name-$i.lua"
     wrk -t2 -c"$conns" -d"${seconds}s" --latency -s "$WORK/$name-$i.lua" \
       "${URLS[$i]}/api/v1/projects/bench/compare" >"$WORK/$name-$i.txt" &
     wrks+=($!)
@@ -190,14 +196,24 @@ run_config() {
   # PostgreSQL as autovacuum keeps it: the new rows' pages all-visible
   # (index-only scans skip the heap) and statistics for the planner.
   if [[ $db == postgresql://* ]]; then psql -q "$db" -c "VACUUM ANALYZE"; fi
-  local conns=$((64 / n)) wrks=() errors=""
-  start_compares grid "$WORK/ids.lua" "$SECONDS_PER_RUN" fresh
+  local conns=$((64 / n)) wrks=() errors="" first=0
+  if ((FRESH_WARMUP > 0)); then
+    start_compares grid "$WORK/ids.lua" "$FRESH_WARMUP" warmup
+    wait "${wrks[@]}"
+    compare_results warmup
+    # Past every pair the warm-up may have sent, on a multiple of 2 * n.
+    first=$(((RESULT_REQUESTS + 1000) / (2 * n) * (2 * n) + 2 * n))
+  fi
+  start_compares grid "$WORK/ids.lua" "$SECONDS_PER_RUN" fresh "$first"
   local cpu_before
   cpu_before=$(cpu_seconds)
   wait "${wrks[@]}"
   CPU_SPLIT=$(cpu_seconds | awk -v b="$cpu_before" 'BEGIN {split(b, x, " ")} {printf "cpu s: perfgate %.1f, postgres %.1f", $1 - x[1], $2 - x[2]}')
   compare_results fresh
   local fresh_rps=$RESULT_RPS fresh_p99=$RESULT_P99
+  if ((first + RESULT_REQUESTS > FRESH_RUNS * FRESH_RUNS)); then
+    errors+="fresh: pairs $first..$((first + RESULT_REQUESTS)) of $((FRESH_RUNS * FRESH_RUNS)), some were repeats: raise FRESH_RUNS"
+  fi
 
   cat >"$WORK/ingest.lua" <<LUA
 wrk.method = "POST"
