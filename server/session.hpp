@@ -16,7 +16,10 @@
 // Keep-alive until the client closes, a deadline passes, the server shuts
 // down, or the listener evicts the connection while it waits for a request
 // (session_registry::evict_idle). The meaning of a request is the router's
-// (router.hpp); the session only measures, logs and transports it.
+// (router.hpp); the session only measures, logs and transports it. A fresh
+// compare that the service stores on its committer thread is answered from
+// that thread, through this session's strand, once stored; until then the
+// session is busy with the request (not evictable; a shutdown waits for it).
 #pragma once
 
 #include <atomic>
