@@ -336,24 +336,27 @@ void session::on_read(beast::error_code ec, std::size_t)
 void session::handle()
 {
     phase_ = phase::handling;
-    std::string method = method_name();
-    const request req = parser_->release();
+    req_ = parser_->release();
     const auto start = clock_type::now();
-    const auto elapsed = [start] { return std::chrono::duration<double>(clock_type::now() - start).count(); };
     // A compare whose report the service's committer stores is answered
     // from that thread, through this session's strand. Until then the
     // session stays busy (phase handling): not evictable, and a shutdown
     // waits for the answer.
-    auto res = route(req, ctx_, token_checked_,
-                     [self = shared_from_this(), method, target = std::string(sv(req.target())),
-                      label = std::string(route_label(req)), elapsed](response&& later) mutable {
-                         net::post(self->stream_.get_executor(),
-                                   [self, method = std::move(method), target = std::move(target),
-                                    label = std::move(label), elapsed, later = std::move(later)]() mutable {
-                                       self->respond(std::move(later), method, target, label, elapsed(), false);
-                                   });
-                     });
-    if (res) respond(std::move(*res), method, sv(req.target()), route_label(req), elapsed(), false);
+    auto res = route(req_, ctx_, token_checked_, [self = shared_from_this(), start](response&& later) {
+        net::post(self->stream_.get_executor(), [self, start, later = std::move(later)]() mutable {
+            self->answer(std::move(later), start);
+        });
+    });
+    if (res) answer(std::move(*res), start);
+}
+
+void session::answer(response&& res, clock_type::time_point start)
+{
+    const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    // A HEAD was routed as GET (on_read_header).
+    const std::string_view method = head_ ? std::string_view("HEAD") : sv(req_.method_string());
+    respond(std::move(res), method, sv(req_.target()), route_label(req_), seconds, false);
+    req_ = {};   // its body too: the session may now wait long for the next request
 }
 
 // Answers a request the transport refused (too large, malformed, badly

@@ -111,6 +111,8 @@ private:
     void on_continue_sent(boost::beast::error_code ec, std::size_t bytes);
     void on_read(boost::beast::error_code ec, std::size_t bytes);
     void handle();
+    // Sends the answer to req_ (routed at start) and lets req_ go.
+    void answer(response&& res, std::chrono::steady_clock::time_point start);
     // Answers a request the transport refused (malformed, too large, bad
     // framing) and closes. status overrides status_for(id) (501).
     void reject(std::string_view id, std::string_view message, unsigned status = 0);
@@ -131,6 +133,7 @@ private:
     boost::beast::tcp_stream stream_;
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+    request req_;    // the request being handled, until it is answered
     response res_;   // kept alive until its async_write completes
     const session_limits& limits_;
     context& ctx_;

@@ -287,6 +287,26 @@ json run_body(const std::string& role, const std::string& benchmark = "default")
             {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
 }
 
+// A baseline and a candidate run of project "demo", uploaded: their ids.
+std::pair<std::int64_t, std::int64_t> upload_pair(unsigned short port, const std::string& token)
+{
+    const auto base = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
+                           "application/json", token);
+    const auto cand = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("candidate").dump(),
+                           "application/json", token);
+    REQUIRE(base.status == 201);
+    REQUIRE(cand.status == 201);
+    return {base.parsed().at("run_id").get<std::int64_t>(), cand.parsed().at("run_id").get<std::int64_t>()};
+}
+
+// The bytes of a compare request of project "demo", for a raw socket.
+std::string raw_compare(const std::string& token, const std::string& body)
+{
+    return "POST /api/v1/projects/demo/compare HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+           body;
+}
+
 void check_error(const reply& r, unsigned status, const std::string& id)
 {
     INFO("body: " << r.body);
@@ -636,12 +656,7 @@ TEST_CASE("SIGTERM while a fresh compare waits for the committer: it is stored a
     const std::string token = create_token(db, "demo", log);
     server_process srv(db, log);
     const auto port = srv.port();
-    const auto base = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
-                           "application/json", token);
-    const auto cand = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("candidate").dump(),
-                           "application/json", token);
-    REQUIRE(base.status == 201);
-    REQUIRE(cand.status == 201);
+    const auto [base, cand] = upload_pair(port, token);
 
     // Another writer holds the database's write lock: the compare is computed
     // (reads need no lock), and its row waits with the committer.
@@ -650,15 +665,12 @@ TEST_CASE("SIGTERM while a fresh compare waits for the committer: it is stored a
     std::unique_ptr<sqlite3, decltype(&sqlite3_close)> writer(raw, &sqlite3_close);
     REQUIRE(sqlite3_exec(writer.get(), "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
 
-    const std::string body =
-        json{{"baseline_run", base.parsed().at("run_id")}, {"candidate_run", cand.parsed().at("run_id")}}.dump();
+    const std::string body = json{{"baseline_run", base}, {"candidate_run", cand}}.dump();
     net::io_context ioc;
     tcp::socket busy(ioc);
     busy.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
     set_receive_timeout(busy, 10s);
-    net::write(busy, net::buffer("POST /api/v1/projects/demo/compare HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                                 "application/json\r\nAuthorization: Bearer " + token + "\r\nContent-Length: " +
-                                 std::to_string(body.size()) + "\r\n\r\n" + body));
+    net::write(busy, net::buffer(raw_compare(token, body)));
     std::this_thread::sleep_for(300ms);   // computed, and queued
     srv.proc().signal(SIGTERM);
     std::this_thread::sleep_for(300ms);
@@ -1521,17 +1533,10 @@ TEST_CASE("fresh compares are stored by the committer: pipelined and concurrent,
     const std::string token = create_token(db, "demo", log);
     server_process srv(db, log);
     const auto port = srv.port();
-    const auto base = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
-                           "application/json", token);
-    const auto cand = send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("candidate").dump(),
-                           "application/json", token);
-    REQUIRE(base.status == 201);
-    REQUIRE(cand.status == 201);
+    const auto [base, cand] = upload_pair(port, token);
     // A distinct threshold makes a distinct (fresh) comparison of the same runs.
     const auto compare_body = [&](double threshold_pct) {
-        return json{{"baseline_run", base.parsed().at("run_id")},
-                    {"candidate_run", cand.parsed().at("run_id")},
-                    {"policy", {{"threshold_pct", threshold_pct}}}}
+        return json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", {{"threshold_pct", threshold_pct}}}}
             .dump();
     };
     std::set<std::int64_t> ids;
@@ -1544,12 +1549,7 @@ TEST_CASE("fresh compares are stored by the committer: pipelined and concurrent,
         tcp::socket s = connect_to(ioc, port);
         set_receive_timeout(s, 10s);
         std::string pipelined;
-        for (const double t : {3.0, 4.0, 5.0}) {
-            const std::string body = compare_body(t);
-            pipelined += "POST /api/v1/projects/demo/compare HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
-                         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                         "\r\n\r\n" + body;
-        }
+        for (const double t : {3.0, 4.0, 5.0}) pipelined += raw_compare(token, compare_body(t));
         pipelined += "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
         net::write(s, net::buffer(pipelined));
         beast::flat_buffer buffer;
