@@ -1,4 +1,4 @@
-// The wire formats of perfgate's HTTP API (design.md §4 "HTTP API"), shared
+// The wire formats of perfgate's HTTP API (docs/http-api.md), shared
 // by the server (server/router.cpp) and every client of it
 // (client/server_client.hpp): one module, so the two sides cannot drift.
 //
@@ -104,7 +104,7 @@ struct comparison_list {
 nlohmann::json to_json(const comparison_list& list);
 comparison_list comparison_list_from_json(const nlohmann::json& doc);
 
-// --- alerts and change points (design.md §5) --------------------------------
+// --- alerts and change points (docs/history.md) --------------------------------
 // An alert: {id, benchmark, counter, testbed, branch, run_id, git_sha,
 // run_created_at, p_value, mean_before, mean_after, median_before,
 // median_after, delta_pct, shift, shift_ci: [lo, hi], status, note,

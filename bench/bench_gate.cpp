@@ -17,6 +17,7 @@
 
 namespace {
 
+namespace capture = perfgate::capture;
 namespace gate = perfgate::gate;
 
 constexpr std::uint64_t seed = 42;
@@ -40,18 +41,18 @@ constexpr std::array<counter_model, 5> models{{
     {"cache-misses", "", 5.0e4, 0.05, 0},
 }};
 
-gate::sample_set make_side(std::mt19937_64& rng, std::size_t n, bool candidate)
+capture::sample_set make_side(std::mt19937_64& rng, std::size_t n, bool candidate)
 {
     std::normal_distribution<double> z(0.0, 1.0);
-    gate::sample_set set;
+    capture::sample_set set;
     for (std::size_t b = 0; b < benchmark_count; ++b) {
-        gate::benchmark_samples bench;
+        capture::benchmark_samples bench;
         bench.name = "bench_" + std::to_string(b);
         // Two candidate benchmarks regressed by 5%, so the report has a fail
         // and the renderers show regressions as well as unchanged rows.
         const double factor = candidate && b < 2 ? 1.05 : 1.0;
         for (const auto& m : models) {
-            gate::counter_series s;
+            capture::counter_series s;
             s.name = m.name;
             s.unit = m.unit;
             const double scale = std::pow(10.0, m.decimals);
@@ -74,7 +75,7 @@ gate::policy gate_all()
 }
 
 struct fixture_data {
-    gate::sample_set baseline, candidate;
+    capture::sample_set baseline, candidate;
     gate::policy rules = gate_all();
 };
 

@@ -12,7 +12,7 @@
 //
 // Build Release: cmake -S . -B build-store-rel -DCMAKE_BUILD_TYPE=Release
 //                cmake --build build-store-rel --target bench_store
-#include "schema/store.hpp"
+#include "store/store.hpp"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>

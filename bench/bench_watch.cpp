@@ -101,7 +101,7 @@ int main(int argc, char** argv)
         fs::remove(tmp);
         {
             store::store db(tmp);
-            gate::service svc(db);
+            service::service svc(db);
             svc.ensure_project("bench");
             svc.set_baseline_branch("bench", "unwatched");
             std::uint64_t state = 1;
@@ -120,7 +120,7 @@ int main(int argc, char** argv)
     // Three ways to upload: unwatched; watched inline (the upload waits for
     // detection: `perfgate run --db`); watched in the background (perfgate
     // serve: the upload returns once stored, a worker thread detects).
-    std::vector<gate::service> svc{gate::service(*dbs[0]), gate::service(*dbs[1]), gate::service(*dbs[2])};
+    std::vector<service::service> svc{service::service(*dbs[0]), service::service(*dbs[1]), service::service(*dbs[2])};
     svc[1].set_baseline_branch("bench", "main");
     svc[2].set_baseline_branch("bench", "main");
     svc[2].watch_in_background({});

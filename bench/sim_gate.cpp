@@ -1,4 +1,4 @@
-// sim_gate: Monte-Carlo check of the whole gate's error rates (design.md §3).
+// sim_gate: Monte-Carlo check of the whole gate's error rates (docs/statistics.md).
 //
 // The requirement: an A/A simulation (baseline and candidate from the
 // same distribution, 50 gated counters, n = 10 per side, CoV 1%, 1000 trials)
@@ -38,6 +38,7 @@
 
 namespace {
 
+namespace capture = perfgate::capture;
 namespace gate = perfgate::gate;
 
 constexpr std::size_t default_trials = 1000;
@@ -94,11 +95,11 @@ double draw(std::mt19937_64& rng, const scenario& sc, double centre)
     return x;
 }
 
-gate::sample_set make_side(std::mt19937_64& rng, const scenario& sc, double shift_pct)
+capture::sample_set make_side(std::mt19937_64& rng, const scenario& sc, double shift_pct)
 {
-    gate::benchmark_samples b;
+    capture::benchmark_samples b;
     for (std::size_t k = 0; k < sc.counters; ++k) {
-        gate::counter_series s;
+        capture::counter_series s;
         s.name = counter_name(k);
         s.unit = sc.decimals >= 0 ? "msec" : "";
         double centre = sc.centre * (1.0 + static_cast<double>(k) / 100.0);
@@ -107,7 +108,7 @@ gate::sample_set make_side(std::mt19937_64& rng, const scenario& sc, double shif
         for (std::size_t i = 0; i < sc.n; ++i) s.values.push_back(draw(rng, sc, centre));
         b.counters.push_back(std::move(s));
     }
-    gate::sample_set set;
+    capture::sample_set set;
     set.benchmarks.push_back(std::move(b));
     return set;
 }
@@ -128,8 +129,8 @@ tally simulate(const scenario& sc, std::size_t trials, std::uint64_t seed, doubl
     tally t;
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < trials; ++i) {
-        const gate::sample_set baseline = make_side(rng, sc, 0.0);
-        const gate::sample_set candidate = make_side(rng, sc, shift_pct);
+        const capture::sample_set baseline = make_side(rng, sc, 0.0);
+        const capture::sample_set candidate = make_side(rng, sc, shift_pct);
         const gate::report r = gate::compare(baseline, candidate, rules);
         ++t.trials;
         ++t.verdicts[static_cast<std::size_t>(r.result)];

@@ -56,6 +56,7 @@
 
 namespace {
 
+namespace capture = perfgate::capture;
 namespace gate = perfgate::gate;
 namespace stats = perfgate::stats;
 
@@ -195,11 +196,11 @@ stats::sequential_decision fixed_gate(const std::vector<double>& b, const std::v
                                       const gate::policy& rules)
 {
     const auto side = [n](const std::vector<double>& v) {
-        gate::counter_series s;
+        capture::counter_series s;
         s.name = "task-clock";
         s.unit = "msec";
         s.values = prefix(v, n);
-        gate::sample_set set;
+        capture::sample_set set;
         set.benchmarks.emplace_back().counters.push_back(std::move(s));
         return set;
     };

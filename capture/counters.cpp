@@ -1,8 +1,8 @@
-#include "gate/counters.hpp"
+#include "capture/counters.hpp"
 
 #include <array>
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 namespace {
 
@@ -15,7 +15,7 @@ struct known_counter {
     bool time_like = false;
 };
 
-// design.md §3: lower is better for counts and times, higher for IPC. Gated by
+// docs/statistics.md: lower is better for counts and times, higher for IPC. Gated by
 // default: the time- and instruction-like counters. Wall-clock style counters
 // (duration_time, wall-time) and the rusage times are reported but not gated
 // by default when task-clock or instructions exist, because they include
@@ -87,4 +87,4 @@ std::optional<better> parse_better(std::string_view s)
     return std::nullopt;
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

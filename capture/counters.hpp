@@ -6,14 +6,14 @@
 #include <string>
 #include <string_view>
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 enum class better { lower, higher };
 
 struct counter_traits {
     std::string unit;
     better direction = better::lower;
-    // Gates by default: time- and instruction-like counters (design.md §3).
+    // Gates by default: time- and instruction-like counters (docs/statistics.md).
     bool gated = false;
     // Gates instead when no default-gated counter has data (the rusage backend).
     bool fallback_gate = false;
@@ -32,4 +32,4 @@ counter_traits lookup_counter(std::string_view name, std::string_view perf_unit 
 std::string_view to_string(better b);
 std::optional<better> parse_better(std::string_view s);
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

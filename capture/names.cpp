@@ -1,10 +1,10 @@
-#include "gate/names.hpp"
+#include "capture/names.hpp"
 
 #include <fmt/format.h>
 
 #include "model/error.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 void validate_name(std::string_view field_name, std::string_view value)
 {
@@ -57,4 +57,4 @@ void validate_backend(std::string_view backend)
     }
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 // Names end up in URLs, markdown tables and file names: short and plain.
 inline constexpr std::size_t max_name_bytes = 256;
@@ -26,4 +26,4 @@ void validate_role(std::string_view role);
 // "perf", "native", "callgrind" or "rusage".
 void validate_backend(std::string_view backend);
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

@@ -5,7 +5,7 @@
 // into the input, a line is split into at most max_fields fields, and the
 // output grows at most linearly with the input.
 //
-// How a line is read (design.md §2): perf's CSV fields are
+// How a line is read (docs/perf-input.md): perf's CSV fields are
 //   [timestamp,][aggregation cols,]value,unit,event[,cgroup][,variance%],
 //   run_time_ns,pcnt_running,metric_value,metric_unit
 // The leading columns depend on -I / -A / --per-core / --per-socket, so instead
@@ -14,7 +14,7 @@
 // not numbers, run_time and pcnt_running are). A timestamp or a CPU id can
 // never sit in the unit position because the value right after it is a number
 // or `<not supported>`, which is what keeps this unambiguous for perf's output.
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -34,7 +34,7 @@
 #include "model/error.hpp"
 #include "model/file.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 std::optional<std::size_t> perf_capture::find(std::string_view event) const
 {
@@ -765,4 +765,4 @@ perf_capture read_perf_stat(const std::filesystem::path& path)
     return parse_perf_stat(model::read_text_file(path, "ingest.unreadable"), path.string());
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

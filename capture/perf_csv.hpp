@@ -1,6 +1,6 @@
 // Parser for `perf stat` output: CSV mode (`-x SEP`) and `--json`.
 //
-// Turns one capture into runs x counters. What it understands (design.md §2):
+// Turns one capture into runs x counters. What it understands (docs/perf-input.md):
 //  - `-o FILE --append` multi-run files: each `# started on` header begins a run;
 //  - plain captures of several runs appended: a new run begins when an event
 //    repeats within the current run (the same event on the same CPU, with -A);
@@ -53,7 +53,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 // Limits on one run; every counter is compared and reported separately, so
 // they bound what one stored run can cost every compare that uses it.
@@ -94,4 +94,4 @@ perf_capture parse_perf_stat(std::string_view text, std::string_view source);
 // Read and parse a file. Unreadable file -> error "ingest.unreadable".
 perf_capture read_perf_stat(const std::filesystem::path& path);
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

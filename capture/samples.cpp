@@ -1,11 +1,11 @@
-#include "gate/samples.hpp"
+#include "capture/samples.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "gate/counters.hpp"
+#include "capture/counters.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 const counter_series* benchmark_samples::find(std::string_view counter) const
 {
@@ -37,7 +37,7 @@ struct derived_metric {
 };
 
 // Derived per repetition when both parts have a value in that repetition
-// (design.md §3): ipc = instructions / cycles; miss rates in percent.
+// (docs/statistics.md): ipc = instructions / cycles; miss rates in percent.
 constexpr derived_metric derived_metrics[] = {
     {"ipc", "instructions", "cycles", 1.0},
     {"cache-miss-rate", "cache-misses", "cache-references", 100.0},
@@ -117,4 +117,4 @@ benchmark_samples samples_from_run(const model::run_record& run)
     return from_capture(cap, run.benchmark);
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 #include "model/run.hpp"
 
-namespace perfgate::gate {
+// What the gate derives from a series (gate/compare.hpp), cached with it: an
+// opaque pointer here, so capture/ does not depend on gate/.
+namespace perfgate::gate { struct series_derived; }
 
-struct series_derived;   // gate/compare.hpp
+namespace perfgate::capture {
 
 struct counter_series {
     std::string name;                    // perf's name, or a derived one ("ipc")
@@ -28,7 +30,7 @@ struct counter_series {
     // What compare derives from values alone, for a series prepared once
     // for many compares (derive_series, gate/compare.hpp: the service's run
     // cache); null: compare computes it. Must describe these values.
-    std::shared_ptr<const series_derived> derived;
+    std::shared_ptr<const gate::series_derived> derived;
 };
 
 struct benchmark_samples {
@@ -52,12 +54,12 @@ struct sample_set {
 // (ipc, cache-miss-rate, branch-miss-rate; see counters.hpp).
 benchmark_samples from_capture(const perf_capture& capture, std::string benchmark = "default");
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture
 
-namespace perfgate::gate {
+namespace perfgate::capture {
 
 // A stored or measured run as one benchmark's samples (in repetition
 // order), with derived counters recomputed exactly as for a file.
 benchmark_samples samples_from_run(const model::run_record& run);
 
-} // namespace perfgate::gate
+} // namespace perfgate::capture

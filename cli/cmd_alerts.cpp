@@ -11,7 +11,7 @@
 #include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "service/service.hpp"
 
 namespace perfgate::cli {
@@ -120,7 +120,7 @@ int cmd_alerts(const argv_t& argv)
     const std::string format = args->get_choice("format", {"text", "json"}).value_or("text");
 
     std::optional<store::store> db;
-    std::optional<gate::service> service;
+    std::optional<service::service> service;
     if (!where.server) {
         db.emplace(where.db);
         service.emplace(*db);
@@ -142,7 +142,7 @@ int cmd_alerts(const argv_t& argv)
         q.benchmark = args->get("benchmark");
         q.counter = args->get("counter");
         q.testbed = args->get("testbed");
-        if (auto v = args->get_int("limit", 1, static_cast<long long>(gate::max_alert_limit))) {
+        if (auto v = args->get_int("limit", 1, static_cast<long long>(service::max_alert_limit))) {
             q.limit = static_cast<std::size_t>(*v);
         }
         const auto alerts = where.server ? where.server->alerts(q) : service->alerts(q);

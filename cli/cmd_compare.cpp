@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "gate/compare.hpp"
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "cli/cli.hpp"
@@ -53,15 +53,15 @@ int cmd_compare(const argv_t& argv)
     const std::string name = args.get("name").value_or("default");
 
     auto load = [&](const std::string& path) {
-        gate::sample_set set;
-        const gate::perf_capture cap = gate::read_perf_stat(path);
-        set.benchmarks.push_back(gate::from_capture(cap, name));
+        capture::sample_set set;
+        const capture::perf_capture cap = capture::read_perf_stat(path);
+        set.benchmarks.push_back(capture::from_capture(cap, name));
         if (auto n = args.get_int("repeats", 2, 1000000)) set.benchmarks.back().summary_repeats = static_cast<std::size_t>(*n);
         for (const auto& w : cap.warnings) set.warnings.push_back(w);
         return set;
     };
-    const gate::sample_set base = load(baseline_path);
-    const gate::sample_set cand = load(candidate_path);
+    const capture::sample_set base = load(baseline_path);
+    const capture::sample_set cand = load(candidate_path);
     const gate::report result = gate::compare(base, cand, rules);
 
     emit_report(result, format, args.get("output"), {});

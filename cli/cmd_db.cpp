@@ -9,7 +9,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 

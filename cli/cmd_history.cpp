@@ -10,7 +10,7 @@
 #include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "service/service.hpp"
 
 namespace perfgate::cli {
@@ -87,7 +87,7 @@ int cmd_history(const argv_t& argv)
         points = where.server->history(q);
     } else {
         store::store db(where.db);
-        gate::service service(db);
+        service::service service(db);
         if (!service.project_exists(q.project)) {
             throw error("input.unknown_project", fmt::format("{}: no project '{}'", db.location(), q.project));
         }

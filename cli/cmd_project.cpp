@@ -10,7 +10,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "service/service.hpp"
 
 namespace perfgate::cli {
@@ -43,7 +43,7 @@ int cmd_project(const argv_t& args)
     const std::string db_path = parsed->required("db");
     const std::string project = parsed->required("project");
     store::store db(db_path);
-    gate::service service(db);
+    service::service service(db);
     if (!service.project_exists(project)) {
         throw error("input.unknown_project", fmt::format("{}: no project '{}'", db.location(), project));
     }
@@ -51,7 +51,7 @@ int cmd_project(const argv_t& args)
     // branch as it is set, before the URL is.
     const auto branch = parsed->get("baseline-branch");
     std::optional<std::string> url;
-    if (auto given = parsed->get("repository-url")) url = gate::normalize_repository_url("--repository-url", *given);
+    if (auto given = parsed->get("repository-url")) url = service::normalize_repository_url("--repository-url", *given);
     if (branch) service.set_baseline_branch(project, *branch);
     if (url) service.set_repository_url(project, *url);
     std::cout << fmt::format("project {}\nbaseline_branch {}\nrepository_url {}\n", project,

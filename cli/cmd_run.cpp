@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gate/compare.hpp"
-#include "gate/names.hpp"
-#include "gate/samples.hpp"
+#include "capture/names.hpp"
+#include "capture/samples.hpp"
 #include "gate/policy.hpp"
 #include "gate/prior_noise.hpp"
 #include "gate/report.hpp"
@@ -34,7 +34,7 @@
 #include "runner/process.hpp"
 #include "runner/profile_run.hpp"
 #include "runner/testbed.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 
@@ -138,7 +138,7 @@ std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
     spec.name = args.get("name").value_or("default");
     // The store takes only plain names (gate/names.hpp): refuse before measuring.
     try {
-        gate::validate_name("name", spec.name);
+        capture::validate_name("name", spec.name);
     } catch (const error& e) {
         std::string_view why = e.what();
         if (why.starts_with("field 'name': ")) why.remove_prefix(std::string_view("field 'name': ").size());
@@ -165,7 +165,7 @@ measure_options options_from(const parsed_args& args)
         opt.which = *parsed;
     }
     // Callgrind counts are deterministic: one execution per side decides
-    // (design.md §3, "Deterministic counters"), and there is no cache or
+    // (docs/statistics.md "Deterministic counters"), and there is no cache or
     // frequency state for a warmup to settle.
     const bool deterministic = opt.which == backend::callgrind;
     opt.repetitions = static_cast<int>(args.get_int("repetitions", 1, 100000).value_or(deterministic ? 1 : default_repetitions));
@@ -306,9 +306,9 @@ std::function<bool(const benchmark_measurement&, bool)> stop_rule(const gate::po
 {
     auto gated = std::make_shared<std::map<std::string, std::size_t>>();
     return [rules, gated, names = benchmarks](const benchmark_measurement& m, bool) {
-        gate::sample_set b, c;
-        b.benchmarks.push_back(gate::samples_from_run(m.baseline.run));
-        c.benchmarks.push_back(gate::samples_from_run(m.candidate.run));
+        capture::sample_set b, c;
+        b.benchmarks.push_back(capture::samples_from_run(m.baseline.run));
+        c.benchmarks.push_back(capture::samples_from_run(m.candidate.run));
         auto family_of = [&](std::size_t here) {
             (*gated)[m.name] = here;
             std::size_t family = 0;
@@ -345,7 +345,7 @@ std::vector<gate::prior_noise> read_priors(target& where, const std::vector<benc
     std::vector<gate::prior_noise> priors;
     try {
         std::optional<store::store> db;
-        std::optional<gate::service> svc;
+        std::optional<service::service> svc;
         if (!where.server) svc.emplace(db.emplace(where.db));
         for (const auto& [spec, counter] : gated) {
             model::history_query q;
@@ -527,7 +527,7 @@ int cmd_run(const argv_t& argv)
             std::filesystem::create_directories(where.db.parent_path());
         }
         store::store db(where.db);
-        gate::service svc(db);
+        service::service svc(db);
         for (auto& m : results) {
             auto b = svc.ingest_run(m.baseline.run);
             auto c = svc.ingest_run(m.candidate.run);

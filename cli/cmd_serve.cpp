@@ -14,7 +14,7 @@
 #include "service/service.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "server/log.hpp"
 #include "server/server.hpp"
 #include "model/error.hpp"
@@ -146,10 +146,10 @@ int cmd_serve(const argv_t& argv)
     if (!store::is_postgres(db_path)) require_writable_file(db_path);
     db.check_writable();
     db.check_integrity();
-    gate::service service(db);
+    service::service service(db);
     // Uploads answer once the run is stored; the history watch runs on its
     // own thread and says here what it found (service/watch_queue.hpp).
-    service.watch_in_background([](const gate::watch_outcome& out) {
+    service.watch_in_background([](const service::watch_outcome& out) {
         if (!out.error.empty()) {
             server::write_log_line(fmt::format("perfgate serve: change-point detection for project '{}' benchmark "
                                                "'{}' (run {}) failed: {}",

@@ -5,8 +5,8 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "schema/store.hpp"
-#include "gate/names.hpp"
+#include "store/store.hpp"
+#include "capture/names.hpp"
 #include "service/service.hpp"
 #include "model/error.hpp"
 
@@ -39,10 +39,10 @@ int cmd_token(const argv_t& args)
     const std::string db_path = parsed->required("db");
     const std::string project = parsed->required("project");
     const std::string name = parsed->get("name").value_or("default");
-    gate::validate_name("name", name);
+    capture::validate_name("name", name);
 
     store::store db(db_path);
-    gate::service service(db);
+    service::service service(db);
     const std::string token = service.create_token(project, name);
     std::cout << token << std::endl;
     std::cerr << fmt::format("perfgate token: created token '{}' for project '{}' in {}; it is shown only once\n",

@@ -14,7 +14,7 @@
 #include "model/file.hpp"
 #include "runner/git_info.hpp"
 #include "runner/testbed.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "service/service.hpp"
 
 namespace perfgate::cli {
@@ -85,7 +85,7 @@ int cmd_upload(const argv_t& argv)
         result = where.server->upload(in);
     } else {
         store::store db(where.db);
-        gate::service service(db);
+        service::service service(db);
         service.ensure_project(in.project);
         result = service.ingest(in);
     }

@@ -1,5 +1,5 @@
 // perfgate: the command-line entry point. Dispatches to the subcommands and
-// maps errors to the exit codes of the CLI contract (design.md §4).
+// maps errors to the exit codes of the CLI contract (docs/cli.md "Exit codes").
 #include <cstdio>
 #include <exception>
 #include <string>

@@ -25,7 +25,7 @@ std::string render(const gate::report& r, report_format format, const gate::mark
 void emit_report(const gate::report& r, report_format format, const std::optional<std::string>& output_path,
                  const gate::markdown_options& md);
 
-// 0 pass, 1 fail, 3 inconclusive with fail_on_inconclusive (design.md §4).
+// 0 pass, 1 fail, 3 inconclusive with fail_on_inconclusive (docs/cli.md "Exit codes").
 int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive);
 
 // Unix seconds as "2026-11-22T02:11:05Z".

@@ -22,7 +22,7 @@
 //   2. describe_and_test      per counter: statistics, method, raw p-value
 //   3. adjust_p_values        Holm / BH across the gated counters of the gate
 //   4. estimate_shift         Hodges-Lehmann or mean shift, detectable effect
-//   5. classify               status and reason (design.md §3, in order)
+//   5. classify               status and reason (docs/statistics.md, in order)
 //   6. score_against_history  z-score and anomaly
 //   7. warn_about_counter, benchmark_verdict, gate_verdict
 // Steps 1 and 7 are the only ones that add warnings, in input order.
@@ -43,7 +43,7 @@ std::optional<bool> explicit_gate(const policy& rules, std::string_view bench, s
     return g;
 }
 
-side_summary summarize_values(const counter_series& s)
+side_summary summarize_values(const capture::counter_series& s)
 {
     side_summary out;
     auto sum = stats::summarize(s.values);
@@ -58,7 +58,7 @@ side_summary summarize_values(const counter_series& s)
     return out;
 }
 
-side_summary summarize_side(const counter_series& s)
+side_summary summarize_side(const capture::counter_series& s)
 {
     return s.derived ? s.derived->summary : summarize_values(s);
 }
@@ -88,13 +88,13 @@ std::optional<double> mde_of(double sd_b, std::size_t n_b, double sd_c, std::siz
 }
 
 // "Worse" in the counter's own direction.
-bool is_worse(double delta, better direction) { return direction == better::lower ? delta > 0 : delta < 0; }
+bool is_worse(double delta, capture::better direction) { return direction == capture::better::lower ? delta > 0 : delta < 0; }
 
 // One counter on its way through the steps; rep is what the report gets.
 struct pending_counter {
     counter_report rep;
-    const counter_series* b = nullptr;
-    const counter_series* c = nullptr;
+    const capture::counter_series* b = nullptr;
+    const capture::counter_series* c = nullptr;
     counter_rule rule;
     bool testable = false;   // has a p-value from a test (MWU or Welch)
     bool summary = false;
@@ -111,7 +111,7 @@ struct pending_benchmark {
 // ---- Step 1: pair benchmarks and counters ---------------------------------
 
 // Baseline counters in their order, then those only the candidate has.
-std::vector<std::string> counter_names(const benchmark_samples& b, const benchmark_samples& c)
+std::vector<std::string> counter_names(const capture::benchmark_samples& b, const capture::benchmark_samples& c)
 {
     std::vector<std::string> names;
     for (const auto& s : b.counters) names.push_back(s.name);
@@ -122,7 +122,7 @@ std::vector<std::string> counter_names(const benchmark_samples& b, const benchma
 }
 
 // A counter of benchmark b/c with its resolved rule; either side may lack it.
-pending_counter set_up_counter(const benchmark_samples& b, const benchmark_samples& c, const std::string& name,
+pending_counter set_up_counter(const capture::benchmark_samples& b, const capture::benchmark_samples& c, const std::string& name,
                                bool summary, const policy& rules)
 {
     pending_counter pc;
@@ -133,7 +133,7 @@ pending_counter set_up_counter(const benchmark_samples& b, const benchmark_sampl
     pc.summary = summary;
     counter_report& r = pc.rep;
     r.name = name;
-    r.unit = lookup_counter(name, unit).unit;
+    r.unit = capture::lookup_counter(name, unit).unit;
     r.direction = pc.rule.direction;
     r.gated = pc.rule.gated;
     r.threshold_pct = pc.rule.threshold_pct;
@@ -145,23 +145,23 @@ pending_counter set_up_counter(const benchmark_samples& b, const benchmark_sampl
 void apply_fallback_gating(std::vector<pending_counter>& counters, std::string_view bench, const policy& rules)
 {
     const bool primary_present = std::any_of(counters.begin(), counters.end(), [&](const pending_counter& pc) {
-        return lookup_counter(pc.rep.name).gated && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
+        return capture::lookup_counter(pc.rep.name).gated && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
     });
     if (primary_present) return;
     for (auto& pc : counters) {
-        if (lookup_counter(pc.rep.name).fallback_gate && !explicit_gate(rules, bench, pc.rep.name)) pc.rep.gated = true;
+        if (capture::lookup_counter(pc.rep.name).fallback_gate && !explicit_gate(rules, bench, pc.rep.name)) pc.rep.gated = true;
     }
 }
 
 // The benchmarks both sides have, in baseline order, each with the union of
 // its counters and their resolved rules. A benchmark on one side only is a
 // warning, not a comparison.
-std::vector<pending_benchmark> pair_benchmarks(const sample_set& baseline, const sample_set& candidate,
+std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseline, const capture::sample_set& candidate,
                                                const policy& rules, std::vector<std::string>& warnings)
 {
     std::vector<pending_benchmark> benches;
     for (const auto& bb : baseline.benchmarks) {
-        const benchmark_samples* cb = candidate.find(bb.name);
+        const capture::benchmark_samples* cb = candidate.find(bb.name);
         if (!cb) {
             warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
             continue;
@@ -201,7 +201,7 @@ void decide(pending_counter& pc, status s, std::string reason)
     pc.decided = true;
 }
 
-// Zero spread on both sides: the change is known exactly (design.md §3
+// Zero spread on both sides: the change is known exactly (docs/statistics.md
 // "Deterministic counters"), and decided on the threshold alone.
 void mark_deterministic(counter_report& r, double base, double cand)
 {
@@ -230,7 +230,7 @@ void run_welch(pending_counter& pc, std::size_t repeats)
     // perf -r N prints the mean and variance% = stddev of the mean / mean * 100
     // (perf's stddev_stats / rel_stddev_stats), so the per-run stddev is
     // variance% / 100 * mean * sqrt(N).
-    auto sd_of = [repeats](const counter_series& s) {
+    auto sd_of = [repeats](const capture::counter_series& s) {
         return s.variance_pct.front() / 100.0 * std::abs(s.values.front()) * std::sqrt(static_cast<double>(repeats));
     };
     const double sd_b = sd_of(*pc.b), sd_c = sd_of(*pc.c);
@@ -239,7 +239,7 @@ void run_welch(pending_counter& pc, std::size_t repeats)
     if (sd_b == 0 && sd_c == 0) {
         // perf prints variance% with two decimals: "0.00%" on both sides is
         // zero spread, where Welch has no answer; the deterministic rule of
-        // design.md §3 decides on the threshold alone.
+        // docs/statistics.md decides on the threshold alone.
         r.baseline.stddev = r.candidate.stddev = 0.0;
         if (m_b != 0) r.baseline.cov = 0.0;
         if (m_c != 0) r.candidate.cov = 0.0;
@@ -281,7 +281,7 @@ void test_samples(pending_counter& pc)
     const auto& b = pc.b->values;
     const auto& c = pc.c->values;
     const bool deterministic = zero_spread(b) && zero_spread(c) &&
-                               ((b.size() >= 2 && c.size() >= 2) || !lookup_counter(r.name).time_like);
+                               ((b.size() >= 2 && c.size() >= 2) || !capture::lookup_counter(r.name).time_like);
     if (deterministic) {
         mark_deterministic(r, *r.baseline.median, *r.candidate.median);
         return;
@@ -324,7 +324,7 @@ void describe_and_test(pending_counter& pc, std::size_t summary_repeats)
 // ---- Step 3: multiplicity across the gate ---------------------------------
 
 // Sets p_adjusted on every gated counter with a p-value, adjusted together
-// (design.md §3 "Multiplicity"); returns how many there are.
+// (docs/statistics.md "Multiplicity"); returns how many there are.
 std::size_t adjust_p_values(std::vector<pending_benchmark>& benches, const policy& rules)
 {
     std::vector<counter_report*> family;
@@ -375,7 +375,7 @@ void estimate_shift(pending_counter& pc, const policy& rules, double level)
                         std::abs(med_b), rules.alpha)) {
         r.mde_pct = *m;
     }
-    // The MDE is at alpha (design.md §3), but among m gated counters a lone
+    // The MDE is at alpha (docs/statistics.md), but among m gated counters a lone
     // effect must reach alpha/m after Holm or BH. When even complete
     // separation cannot get there, no shift of any size was detectable: say
     // so, never "pass". The smallest p the exact test can report is that of
@@ -393,7 +393,7 @@ void estimate_shift(pending_counter& pc, const policy& rules, double level)
 // ---- Step 5: status ---------------------------------------------------------
 
 // Status and reason of a counter that reached step 2's end undecided, in the
-// order of design.md §3: regression / improvement, inconclusive, unchanged.
+// order of docs/statistics.md: regression / improvement, inconclusive, unchanged.
 void classify(pending_counter& pc, const policy& rules)
 {
     counter_report& r = pc.rep;
@@ -543,7 +543,7 @@ void classify_sequential(pending_counter& pc, const policy& rules, std::size_t f
 // ---- Step 6: history --------------------------------------------------------
 
 // z-score of the candidate median against the baseline branch's history
-// (design.md §3 "History z-score"), when there are history_min points.
+// (docs/statistics.md "History z-score"), when there are history_min points.
 void score_against_history(counter_report& r, std::string_view bench, const policy& rules, const history_fn& history)
 {
     if (!r.candidate.median) return;
@@ -591,7 +591,7 @@ void warn_about_counter(const pending_counter& pc, std::string_view bench, const
     }
 }
 
-// design.md §3: fail if a gated counter regressed (or is an anomaly under
+// docs/statistics.md: fail if a gated counter regressed (or is an anomaly under
 // fail_on_anomaly), else inconclusive if one is inconclusive or
 // insufficient, or if no gated counter has data; else pass.
 verdict benchmark_verdict(const benchmark_report& br, const policy& rules, std::vector<std::string>& warnings)
@@ -631,7 +631,7 @@ verdict gate_verdict(const std::vector<benchmark_report>& benchmarks, std::vecto
 
 } // namespace
 
-void derive_series(benchmark_samples& b)
+void derive_series(capture::benchmark_samples& b)
 {
     for (auto& s : b.counters) {
         auto d = std::make_shared<series_derived>();
@@ -641,7 +641,7 @@ void derive_series(benchmark_samples& b)
     }
 }
 
-report compare(const sample_set& baseline, const sample_set& candidate, const policy& rules, const history_fn& history)
+report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules, const history_fn& history)
 {
     report out;
     out.rules = rules;
@@ -688,7 +688,7 @@ report compare(const sample_set& baseline, const sample_set& candidate, const po
     return out;
 }
 
-sequential_progress sequential_check(const sample_set& baseline, const sample_set& candidate, const policy& rules,
+sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
                                      const std::function<std::size_t(std::size_t)>& family_of)
 {
     PERFGATE_CHECK(rules.sequential.has_value());

@@ -1,5 +1,5 @@
 // compare: baseline samples vs candidate samples under a policy -> report.
-// The statistical rules are design.md §3; the order of statuses is
+// The statistical rules are docs/statistics.md; the order of statuses is
 // unsupported, insufficient, regression/improvement, inconclusive, unchanged.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
-#include "gate/samples.hpp"
+#include "capture/samples.hpp"
 
 namespace perfgate::gate {
 
@@ -28,12 +28,12 @@ struct series_derived {
 
 // Sets counter_series::derived on each of b's series: the very values
 // compare() would compute, so reports are the same with or without.
-void derive_series(benchmark_samples& b);
+void derive_series(capture::benchmark_samples& b);
 
 // Under rules.sequential the gated counters with per-run samples are judged
 // by the sequential rule (gate/sequential.hpp) at alpha / m each, m being
 // the gated counters with per-run data on both sides; the others as always.
-report compare(const sample_set& baseline, const sample_set& candidate, const policy& rules,
+report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
                const history_fn& history = {});
 
 // For perfgate run between blocks (rules.sequential must be set): gated is
@@ -45,7 +45,7 @@ struct sequential_progress {
     std::size_t gated = 0;
     bool decided = true;
 };
-sequential_progress sequential_check(const sample_set& baseline, const sample_set& candidate, const policy& rules,
+sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
                                      const std::function<std::size_t(std::size_t)>& family_of = {});
 
 } // namespace perfgate::gate

@@ -181,13 +181,13 @@ side_noise side_shape(std::span<const double> values)
     return s;
 }
 
-std::optional<noise_diagnosis> diagnose_noise(const counter_series& baseline, const counter_series& candidate,
+std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& baseline, const capture::counter_series& candidate,
                                               const counter_report& r, const counter_rule& rule, double alpha,
                                               double level)
 {
     if (!r.test || (*r.test != method::exact && *r.test != method::asymptotic)) return std::nullopt;
     noise_diagnosis d;
-    auto shape_of = [](const counter_series& s) {
+    auto shape_of = [](const capture::counter_series& s) {
         return s.derived && s.derived->shape ? *s.derived->shape : side_shape(s.values);
     };
     d.baseline = shape_of(baseline);

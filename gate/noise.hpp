@@ -34,10 +34,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
-#include "gate/samples.hpp"
+#include "capture/samples.hpp"
 
 namespace perfgate::gate {
 
@@ -49,9 +49,9 @@ inline constexpr double drift_level = 0.01;
 inline constexpr std::size_t drift_min_n = 6;
 
 // The most repetitions per side the diagnosis recommends: as many as one
-// stored run may hold (gate::max_repetitions, the ingest limit). Needing
+// stored run may hold (capture::max_repetitions, the ingest limit). Needing
 // more is "too noisy for this threshold".
-inline constexpr std::size_t max_repetitions_advised = max_repetitions;
+inline constexpr std::size_t max_repetitions_advised = capture::max_repetitions;
 
 // The diagnosis of a counter once compare() has classified it: r is its
 // report (status, method, sides' standard deviations, baseline median,
@@ -59,7 +59,7 @@ inline constexpr std::size_t max_repetitions_advised = max_repetitions;
 // order; their derived shapes when set), rule its resolved rule (max_cov),
 // alpha the policy's and level the gate's detection level (alpha / m).
 // nullopt unless r.test is exact or asymptotic.
-std::optional<noise_diagnosis> diagnose_noise(const counter_series& baseline, const counter_series& candidate,
+std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& baseline, const capture::counter_series& candidate,
                                               const counter_report& r, const counter_rule& rule, double alpha,
                                               double level);
 

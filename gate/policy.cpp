@@ -17,7 +17,7 @@ using nlohmann::json;
 
 // Parse limits: a policy also arrives in the body of a compare request.
 // The z-score of a counter reads its last `history` baseline runs, one store
-// query per counter of the gate; design.md's default is 30, and 1000 nightly
+// query per counter of the gate; the default is 30 (docs/report.md), and 1000 nightly
 // runs span three years. The bound keeps one compare's history reads under
 // 1000 rows per counter (it was 100000).
 constexpr std::size_t max_history = 1000;
@@ -83,7 +83,7 @@ counter_override parse_counter(const json& obj, std::string_view source, const s
         else if (key == "max_cov") c.max_cov = get_number(v, source, p, 0, 1e6);
         else if (key == "min_samples") c.min_samples = get_count(v, source, p, 1, 1000000);
         else if (key == "better") {
-            auto b = v.is_string() ? parse_better(v.get<std::string>()) : std::nullopt;
+            auto b = v.is_string() ? capture::parse_better(v.get<std::string>()) : std::nullopt;
             if (!b) bad_value(source, p, "\"lower\" or \"higher\"");
             c.direction = b;
         } else unknown_key(source, p, "gate, threshold_pct, max_cov, min_samples, better");
@@ -162,7 +162,7 @@ std::string_view to_string(stats::correction c)
 
 counter_rule policy::resolve(std::string_view benchmark, std::string_view counter, std::string_view perf_unit) const
 {
-    const counter_traits traits = lookup_counter(counter, perf_unit);
+    const capture::counter_traits traits = capture::lookup_counter(counter, perf_unit);
     counter_rule r{traits.gated, threshold_pct, max_cov, traits.direction, min_samples};
     auto apply = [&r](const counter_override& o) {
         if (o.gate) r.gated = *o.gate;

@@ -1,4 +1,4 @@
-// Gate policy: defaults from design.md §3, overridable per counter and per
+// Gate policy: defaults from docs/statistics.md, overridable per counter and per
 // benchmark by a JSON policy file. Unknown keys are an error ("policy.unknown_key"),
 // as are wrong types ("policy.bad_value"), and the message names the key path.
 //
@@ -24,13 +24,13 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "gate/counters.hpp"
+#include "capture/counters.hpp"
 #include "stats/multiplicity.hpp"
 #include "stats/sequential.hpp"
 
 namespace perfgate::gate {
 
-// Defaults (design.md §3). min_samples 5 and warn below 9 as google/benchmark's
+// Defaults (docs/statistics.md). min_samples 5 and warn below 9 as google/benchmark's
 // compare.py (UTEST_MIN_REPETITIONS = 2 is its hard floor, 9 its optimum).
 inline constexpr double default_alpha = 0.05;
 inline constexpr double default_threshold_pct = 2.0;
@@ -45,7 +45,7 @@ struct counter_override {
     std::optional<bool> gate;
     std::optional<double> threshold_pct;
     std::optional<double> max_cov;
-    std::optional<better> direction;
+    std::optional<capture::better> direction;
     std::optional<std::size_t> min_samples;
 };
 
@@ -61,7 +61,7 @@ struct counter_rule {
     bool gated = false;
     double threshold_pct = default_threshold_pct;
     double max_cov = default_max_cov;
-    better direction = better::lower;
+    capture::better direction = capture::better::lower;
     std::size_t min_samples = default_min_samples;
 };
 

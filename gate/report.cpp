@@ -566,7 +566,7 @@ report report_from_json(const json& j)
                 counter_report c;
                 c.name = jc.at("name").get<std::string>();
                 c.unit = jc.value("unit", std::string());
-                c.direction = parse_better(jc.value("better", std::string("lower"))).value_or(better::lower);
+                c.direction = capture::parse_better(jc.value("better", std::string("lower"))).value_or(capture::better::lower);
                 c.gated = jc.value("gated", false);
                 c.state = parse_enum(jc.at("status").get<std::string>(), all_status, "status");
                 if (jc.contains("method") && !jc["method"].is_null()) {

@@ -1,4 +1,4 @@
-// The comparison report (design.md §4 "Report JSON") and its renderers.
+// The comparison report (docs/report.md "Report JSON") and its renderers.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gate/counters.hpp"
+#include "capture/counters.hpp"
 #include "gate/policy.hpp"
 #include "model/alert.hpp"
 
@@ -98,7 +98,7 @@ struct noise_diagnosis {
 
 struct counter_report {
     std::string name, unit;
-    better direction = better::lower;
+    capture::better direction = capture::better::lower;
     bool gated = false;
     status state = status::unsupported;
     std::optional<method> test;

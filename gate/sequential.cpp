@@ -56,13 +56,13 @@ std::shared_ptr<const stats::sequential_plan> sequential_plan_for(const sequenti
 }
 
 std::optional<sequential_replay> replay_looks(const sequential_rule& rule, double alpha, std::span<const double> b,
-                                              std::span<const double> c, double threshold_pct, better direction,
+                                              std::span<const double> c, double threshold_pct, capture::better direction,
                                               bool stopped)
 {
     const std::size_t n = std::min(b.size(), c.size());
     if (n < rule.min_repetitions) return std::nullopt;
     const auto plan = sequential_plan_for(rule, alpha);
-    const auto worse = direction == better::lower ? stats::worse_if::higher : stats::worse_if::lower;
+    const auto worse = direction == capture::better::lower ? stats::worse_if::higher : stats::worse_if::lower;
     std::size_t reached = 0;
     while (reached + 1 < plan->looks() && plan->look_n(reached + 1) <= n) ++reached;
 

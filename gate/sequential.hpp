@@ -20,7 +20,7 @@
 #include <optional>
 #include <span>
 
-#include "gate/counters.hpp"
+#include "capture/counters.hpp"
 #include "gate/policy.hpp"
 #include "stats/sequential.hpp"
 
@@ -46,7 +46,7 @@ struct sequential_replay {
 // still deciding whether to go on (perfgate run). nullopt when a side has
 // fewer than rule.min_repetitions samples (no look reached).
 std::optional<sequential_replay> replay_looks(const sequential_rule& rule, double alpha, std::span<const double> b,
-                                              std::span<const double> c, double threshold_pct, better direction,
+                                              std::span<const double> c, double threshold_pct, capture::better direction,
                                               bool stopped);
 
 } // namespace perfgate::gate

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/cli.hpp"
+#include "model/exit_code.hpp"
 #include "client/http.hpp"
 #include "model/error.hpp"
 

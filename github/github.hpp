@@ -1,6 +1,6 @@
 // Publishing a report to GitHub from an Actions job: sticky PR comment,
-// commit status, job summary, step outputs and annotations (design.md §4
-// "GitHub"). Uses only the standard Actions environment; tests point
+// commit status, job summary, step outputs and annotations (docs/github.md).
+// Uses only the standard Actions environment; tests point
 // GITHUB_API_URL at a local fake (tests/fake_github.hpp).
 #pragma once
 

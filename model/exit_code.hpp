@@ -1,4 +1,4 @@
-// The exit codes of the CLI contract (design.md §4), and the one rule that
+// The exit codes of the CLI contract (docs/cli.md "Exit codes"), and the one rule that
 // maps an error id to one of them. Users' CI scripts depend on these; every
 // command goes through exit_code_for, so the same failure is the same code
 // whichever command met it.

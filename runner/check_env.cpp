@@ -46,7 +46,7 @@ constexpr double max_idle_load_per_cpu = 0.25;
 // answered in this long is stuck (e.g. on a hung NFS home for its config).
 constexpr std::chrono::milliseconds probe_timeout{10000};
 
-// perf's exit status for a bad option or event name (design.md §2).
+// perf's exit status for a bad option or event name (docs/perf-input.md).
 constexpr int perf_exit_bad_event = 129;
 
 // ---------------------------------------------------------------- files

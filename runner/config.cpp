@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gate/names.hpp"
+#include "capture/names.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 
@@ -206,7 +206,7 @@ std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_
         // The store takes only plain names (gate/names.hpp): say so now, not
         // after every round has been measured.
         try {
-            gate::validate_name("name", spec.name);
+            capture::validate_name("name", spec.name);
         } catch (const error& e) {
             std::string_view why = e.what();
             if (why.starts_with("field 'name': ")) why.remove_prefix(std::string_view("field 'name': ").size());

@@ -2,7 +2,7 @@
 // string becomes an argv.
 //
 // Config file (JSON): either a list of benchmarks or {"benchmarks": [...]}:
-//   [ { "name": "parse",                        required, unique, gate::validate_name's rules
+//   [ { "name": "parse",                        required, unique, capture::validate_name's rules
 //       "baseline": "./old/parse in.json",      string or array of strings
 //       "candidate": ["./new/parse", "in.json"],
 //       "cwd": "bench",                         optional; relative to the config file's directory

@@ -5,7 +5,7 @@
 //
 // Why it exists: perf stat exits 0 when its workload is killed by a signal
 // and 255 both when the workload cannot be executed and on its own failures
-// (design.md §2), so perf's exit status cannot tell the runner what happened
+// (docs/perf-input.md), so perf's exit status cannot tell the runner what happened
 // to the benchmark. This wrapper forks and execs CMD, waits for it, and
 // writes the true outcome to STATUS_FILE as one line:
 //   "exit N"      CMD exited with status N

@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 #include "runner/perf_event.hpp"
 #include "runner/process.hpp"
 #include "model/error.hpp"
@@ -408,9 +408,9 @@ private:
         }
         if (!ex.proc.status.success()) perf_failed(at, events, ex.proc);
 
-        gate::perf_capture cap;
+        capture::perf_capture cap;
         try {
-            cap = gate::parse_perf_stat(read_output(out_file), out_file.filename().string());
+            cap = capture::parse_perf_stat(read_output(out_file), out_file.filename().string());
         } catch (const error& e) {
             throw error("measure.perf_unavailable",
                         fmt::format("{}: perf stat's output could not be read: {}", at.text(), e.what()));

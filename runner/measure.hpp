@@ -43,7 +43,7 @@
 #include <utility>
 #include <vector>
 
-#include "schema/store.hpp"
+#include "model/run.hpp"
 
 namespace perfgate::runner {
 

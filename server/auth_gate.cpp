@@ -37,12 +37,12 @@ std::optional<response> too_large_flame_graph(const request& header)
     std::uint64_t n = 0;
     const auto text = sv(length->value());
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc{} || end != text.data() + text.size() || n <= gate::service::max_flame_graph_bytes) {
+    if (ec != std::errc{} || end != text.data() + text.size() || n <= service::service::max_flame_graph_bytes) {
         return std::nullopt;
     }
     return error_response("artifact.too_large",
                           fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)",
-                                      n, gate::service::max_flame_graph_bytes, gate::service::max_flame_graph_bytes >> 20),
+                                      n, service::service::max_flame_graph_bytes, service::service::max_flame_graph_bytes >> 20),
                           header.version(), header.keep_alive());
 }
 

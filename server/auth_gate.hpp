@@ -22,7 +22,7 @@ namespace perfgate::server {
 //     those before it looks at a token or the store);
 //   - a project route that needs a token (every POST; GETs unless
 //     context::public_read) without a valid one for that project -> 401/403,
-//     via gate::service::authorize;
+//     via service::service::authorize;
 //   - a flame graph upload whose Content-Length is over
 //     service::max_flame_graph_bytes -> 413 "artifact.too_large".
 // Routes without a token (/healthz, /metrics, public reads) pass. Never

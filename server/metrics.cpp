@@ -48,8 +48,8 @@ std::string escape_label(std::string_view v)
 
 } // namespace
 
-std::string metrics::render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch,
-                            const gate::commit_queue::counts& commits) const
+std::string metrics::render(std::int64_t db_size_bytes, const service::watch_queue::counts& watch,
+                            const service::commit_queue::counts& commits) const
 {
     std::string out;
     auto it = std::back_inserter(out);

@@ -54,8 +54,8 @@ public:
     [[nodiscard]] std::uint64_t runs_ingested() const noexcept { return runs_ingested_.load(); }
 
     // The exposition text.
-    [[nodiscard]] std::string render(std::int64_t db_size_bytes, const gate::watch_queue::counts& watch = {},
-                                     const gate::commit_queue::counts& commits = {}) const;
+    [[nodiscard]] std::string render(std::int64_t db_size_bytes, const service::watch_queue::counts& watch = {},
+                                     const service::commit_queue::counts& commits = {}) const;
 
 private:
     struct histogram {

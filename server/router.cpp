@@ -304,7 +304,7 @@ std::optional<response> guarded(const request& req, F&& f)
 
 // A stored comparison's answer: the report as the service serialised it,
 // with its comparison_id.
-response compare_response(const gate::comparison& c, std::string_view project, const request& req)
+response compare_response(const service::comparison& c, std::string_view project, const request& req)
 {
     response res = make_response(http::status::created, *c.json, "application/json", req);
     res.set(http::field::location, fmt::format("/api/v1/projects/{}/comparisons/{}", project, c.id));
@@ -337,7 +337,7 @@ std::optional<response> post_compare(const request& req, context& ctx, const rou
     auto ready = ctx.service.compare_later(
         m.project, pairs, rules,
         [head = std::move(head), project = m.project, later = *later](std::exception_ptr failure,
-                                                                      const gate::comparison* c) {
+                                                                      const service::comparison* c) {
             later(*guarded(head, [&]() -> std::optional<response> {
                 if (failure) std::rethrow_exception(failure);
                 return compare_response(*c, project, head);
@@ -434,12 +434,12 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
 response get_comparisons(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
     q.only({"limit"});
-    std::size_t limit = gate::default_comparison_limit;
+    std::size_t limit = service::default_comparison_limit;
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
-        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > gate::max_comparison_limit) {
+        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > service::max_comparison_limit) {
             throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
-                                                      gate::max_comparison_limit, v->substr(0, 64)));
+                                                      service::max_comparison_limit, v->substr(0, 64)));
         }
         limit = static_cast<std::size_t>(*n);
     }
@@ -513,9 +513,9 @@ response get_alerts(const request& req, context& ctx, const route_match& m, cons
     if (auto v = q.get("testbed")) aq.testbed = *v;
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
-        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > gate::max_alert_limit) {
+        if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > service::max_alert_limit) {
             throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
-                                                      gate::max_alert_limit, v->substr(0, 64)));
+                                                      service::max_alert_limit, v->substr(0, 64)));
         }
         aq.limit = static_cast<std::size_t>(*n);
     }
@@ -659,7 +659,7 @@ unsigned status_for(std::string_view id)
         {"ingest.bad_field", 400},
         {"ingest.bad_idempotency_key", 400},
         {"ingest.idempotency_conflict", 409},   // an Idempotency-Key reused for another request
-        {"ingest.too_many_counters", 413},     // over gate::max_counters_per_run
+        {"ingest.too_many_counters", 413},     // over capture::max_counters_per_run
         {"ingest.too_many_repetitions", 413},  // over gate::max_repetitions
         {"ingest.bad_csv", 422},        // well-formed request, capture that does not parse
         {"ingest.unreadable", 422},

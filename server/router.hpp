@@ -1,5 +1,5 @@
 // The router: a pure mapping from one HTTP request to one response, in terms
-// of the gate service (design.md §4 "HTTP API"). No sockets here: the session
+// of the gate service (docs/http-api.md). No sockets here: the session
 // (session.hpp) does transport, this decides meaning, so every route, every
 // auth decision and every error body is testable without a network.
 //
@@ -42,7 +42,7 @@
 #include "server/pages/page_cache.hpp"
 #include "server/pages/sessions.hpp"
 
-namespace perfgate::gate { class service; }
+namespace perfgate::service { class service; }
 
 namespace perfgate::server {
 
@@ -55,7 +55,7 @@ using response = boost::beast::http::response<boost::beast::http::string_body>;
 // The service must be thread-safe (the store serialises its writes). The
 // router reaches the store only through it.
 struct context {
-    gate::service& service;
+    service::service& service;
     metrics& stats;
     bool public_read = false;   // GETs without a token (--public-read)
     bool bench_routes = false;  // expose /bench/constant (hidden --bench-routes)

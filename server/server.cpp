@@ -80,7 +80,7 @@ void make_room_for(std::size_t connections)
 } // namespace
 
 struct server::impl {
-    impl(const server_options& o, gate::service& service)
+    impl(const server_options& o, service::service& service)
         : opt(o), ctx{service, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)),
           signals(ioc), grace_timer(ioc)
     {
@@ -141,7 +141,7 @@ struct server::impl {
     std::chrono::steady_clock::time_point deadline;
 };
 
-server::server(const server_options& opt, gate::service& service)
+server::server(const server_options& opt, service::service& service)
     : impl_(std::make_unique<impl>(opt, service))
 {
 }

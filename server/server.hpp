@@ -12,7 +12,7 @@
 
 #include "server/session.hpp"
 
-namespace perfgate::gate { class service; }
+namespace perfgate::service { class service; }
 
 namespace perfgate::server {
 
@@ -45,7 +45,7 @@ inline constexpr int malloc_mmap_bytes = 4 << 20;
 bool retain_freed_memory();
 
 struct server_options {
-    std::string host = "127.0.0.1";   // loopback by default (design.md §4)
+    std::string host = "127.0.0.1";   // loopback by default (docs/http-api.md)
     std::uint16_t port = 8080;        // 0: an ephemeral port, see port()
     unsigned threads = 2;
     bool public_read = false;
@@ -64,7 +64,7 @@ class server {
 public:
     // Binds the listening socket. Errors: "server.listen", "usage.bad_value"
     // (a host that is not an IP address).
-    server(const server_options& opt, gate::service& service);
+    server(const server_options& opt, service::service& service);
     ~server();
     server(const server&) = delete;
     server& operator=(const server&) = delete;

@@ -1,13 +1,13 @@
 // Flame graphs stored with a comparison (service.hpp; the table:
-// schema/migrations/007_artifacts.sql).
+// store/migrations/007_artifacts.sql).
 #include "service/service.hpp"
 
 #include <fmt/format.h>
 
-#include "gate/names.hpp"
+#include "capture/names.hpp"
 #include "model/error.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 namespace {
 
@@ -50,7 +50,7 @@ void check_svg(std::string_view svg)
 void service::store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
                                 std::string_view svg)
 {
-    validate_name("benchmark", benchmark);
+    capture::validate_name("benchmark", benchmark);
     check_svg(svg);
     try {
         db_.put_flame_graph(project, comparison_id, benchmark, svg);
@@ -63,7 +63,7 @@ void service::store_flame_graph(const std::string& project, std::int64_t compari
 std::optional<std::string> service::flame_graph(const std::string& project, std::int64_t comparison_id,
                                                 const std::string& benchmark) const
 {
-    validate_name("benchmark", benchmark);
+    capture::validate_name("benchmark", benchmark);
     return db_.load_flame_graph(project, comparison_id, benchmark);
 }
 
@@ -72,4 +72,4 @@ std::vector<std::string> service::flame_graph_benchmarks(const std::string& proj
     return db_.flame_graph_benchmarks(project, comparison_id);
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <utility>
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 commit_queue::commit_queue(store::store& db, std::size_t max_batch)
     : db_(db), max_batch_(std::max<std::size_t>(max_batch, 1)), worker_([this] { work(); })
@@ -105,4 +105,4 @@ void commit_queue::commit(std::vector<job>& batch)
     counts_.largest = std::max(counts_.largest, batch.size());
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

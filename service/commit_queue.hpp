@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "schema/store.hpp"
+#include "store/store.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 class commit_queue {
 public:
@@ -76,4 +76,4 @@ private:
     std::thread worker_;   // last: starts after everything it uses exists
 };
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 // A key of several parts, each ended by '\0', which no name contains
 // (gate/names.hpp): different parts never make the same key.
@@ -86,4 +86,4 @@ private:
     std::size_t bytes_ = 0;    // sum of the entries' costs, at most capacity_
 };
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -1,4 +1,4 @@
-// gate::service::pairs_for: what "compare base with head" means when base
+// service::service::pairs_for: what "compare base with head" means when base
 // and head are run ids or git shas (the dashboard's compare page).
 #include "service/service.hpp"
 
@@ -11,7 +11,7 @@
 
 #include "model/error.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 namespace {
 
@@ -155,4 +155,4 @@ std::vector<std::pair<std::int64_t, std::int64_t>> service::pairs_for(const std:
     return pair_refs(base, head);
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -7,15 +7,15 @@
 #include <fmt/format.h>
 
 #include "gate/compare.hpp"
-#include "gate/names.hpp"
-#include "gate/perf_csv.hpp"
-#include "gate/samples.hpp"
+#include "capture/names.hpp"
+#include "capture/perf_csv.hpp"
+#include "capture/samples.hpp"
 #include "model/digest.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
 #include "service/lru_cache.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 namespace {
 
@@ -26,7 +26,7 @@ std::string report_text(const nlohmann::json& report_json)
     return report_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-model::run_record record_from(const model::ingest_request& req, const perf_capture& cap)
+model::run_record record_from(const model::ingest_request& req, const capture::perf_capture& cap)
 {
     model::run_record run;
     run.project = req.project;
@@ -44,7 +44,7 @@ model::run_record record_from(const model::ingest_request& req, const perf_captu
         cs.counter = cap.events[e].name;
         cs.unit = cap.events[e].unit;
         for (std::size_t r = 0; r < cap.runs.size(); ++r) {
-            const reading& rd = cap.runs[r][e];
+            const capture::reading& rd = cap.runs[r][e];
             cs.samples.push_back({static_cast<int>(r), rd.value, rd.pcnt_running, rd.variance_pct});
         }
         run.counters.push_back(std::move(cs));
@@ -76,7 +76,7 @@ constexpr std::string_view request_key_version = "perfgate.compare-key/v3";
 struct service::comparison_cache {
     struct entry {
         std::int64_t id;
-        report result;
+        gate::report result;
         std::shared_ptr<const std::string> json;
     };
     lru_cache<entry> lru{comparison_cache_bytes, comparison_cache_max_entry_bytes};
@@ -98,15 +98,15 @@ struct service::comparison_cache {
     // strings (their allocations, not exact heap overhead).
     static std::size_t bytes_of(const comparison& c)
     {
-        const report& r = c.result;
+        const gate::report& r = c.result;
         std::size_t n = sizeof(entry) + (c.json ? c.json->size() : 0);
         for (const auto& w : r.warnings) n += sizeof(std::string) + w.capacity();
         for (const auto& b : r.benchmarks) {
-            n += sizeof(benchmark_report) + b.name.capacity();
+            n += sizeof(gate::benchmark_report) + b.name.capacity();
             for (const auto& cr : b.counters) {
-                n += sizeof(counter_report) + cr.name.capacity() + cr.unit.capacity() + cr.reason.capacity();
+                n += sizeof(gate::counter_report) + cr.name.capacity() + cr.unit.capacity() + cr.reason.capacity();
                 if (cr.open_alerts) {
-                    n += cr.open_alerts->capacity() * sizeof(open_alert);
+                    n += cr.open_alerts->capacity() * sizeof(gate::open_alert);
                     for (const auto& a : *cr.open_alerts) n += a.git_sha.capacity();
                 }
             }
@@ -126,7 +126,7 @@ struct service::comparison_cache {
 // history's series) and its samples with the derived counters.
 struct service::loaded_run {
     model::run_record run;
-    benchmark_samples samples;
+    capture::benchmark_samples samples;
 
     // Its vectors' and strings' allocations (not exact heap overhead).
     [[nodiscard]] std::size_t bytes() const
@@ -142,7 +142,7 @@ struct service::loaded_run {
         for (const auto& c : samples.counters) {
             n += sizeof(c) + c.name.capacity() + c.unit.capacity() +
                  (c.values.capacity() + c.variance_pct.capacity()) * sizeof(double) +
-                 (c.derived ? sizeof(series_derived) : 0);
+                 (c.derived ? sizeof(gate::series_derived) : 0);
         }
         return n;
     }
@@ -174,10 +174,10 @@ std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::
     auto run = db_.load_run(project, id);
     if (!run) return nullptr;
     auto loaded = std::make_shared<loaded_run>();
-    loaded->samples = samples_from_run(*run);
+    loaded->samples = capture::samples_from_run(*run);
     // Summaries and noise shapes once per run, not once per compare: a
     // baseline on main meets every pull request's candidate.
-    derive_series(loaded->samples);
+    gate::derive_series(loaded->samples);
     loaded->run = std::move(*run);
     runs_->lru.add(key, loaded, loaded->bytes());
     return loaded;
@@ -191,7 +191,7 @@ std::optional<model::run_record> service::run(const std::string& project, std::i
 
 std::string comparison_request_key(const std::string& project,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                   const policy& rules)
+                                   const gate::policy& rules)
 {
     // A JSON array is an unambiguous encoding (strings are quoted and
     // escaped), so no two different requests share a canonical string. The
@@ -202,7 +202,7 @@ std::string comparison_request_key(const std::string& project,
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& [b, c] : pairs) runs.push_back({b, c});
     canonical.push_back(std::move(runs));
-    canonical.push_back(to_json(rules).dump());
+    canonical.push_back(gate::to_json(rules).dump());
     return model::sha256_hex(canonical.dump());
 }
 
@@ -212,16 +212,16 @@ namespace {
 // server, checked once here (gate/names.hpp).
 void validate_identity(const model::run_record& run)
 {
-    validate_name("project", run.project);
-    validate_name("benchmark", run.benchmark);
-    if (!run.branch.empty()) validate_name("branch", run.branch);
-    if (!run.git_sha.empty()) validate_name("git_sha", run.git_sha);
-    validate_role(run.role);
-    validate_backend(run.backend);
-    if (!run.testbed.name.empty()) validate_name("testbed.name", run.testbed.name);
-    if (!run.testbed.fingerprint.empty()) validate_name("testbed.fingerprint", run.testbed.fingerprint);
-    validate_text("testbed.cpu", run.testbed.cpu);
-    validate_text("testbed.kernel", run.testbed.kernel);
+    capture::validate_name("project", run.project);
+    capture::validate_name("benchmark", run.benchmark);
+    if (!run.branch.empty()) capture::validate_name("branch", run.branch);
+    if (!run.git_sha.empty()) capture::validate_name("git_sha", run.git_sha);
+    capture::validate_role(run.role);
+    capture::validate_backend(run.backend);
+    if (!run.testbed.name.empty()) capture::validate_name("testbed.name", run.testbed.name);
+    if (!run.testbed.fingerprint.empty()) capture::validate_name("testbed.fingerprint", run.testbed.fingerprint);
+    capture::validate_text("testbed.cpu", run.testbed.cpu);
+    capture::validate_text("testbed.kernel", run.testbed.kernel);
 }
 
 // The limits of one run (perf_csv.hpp), for runs from a capture and from
@@ -229,21 +229,21 @@ void validate_identity(const model::run_record& run)
 // compared (samples_from_run), so they are bounded too, not just counted.
 void check_run_limits(const model::run_record& run)
 {
-    if (run.counters.size() > max_counters_per_run) {
+    if (run.counters.size() > capture::max_counters_per_run) {
         throw error("ingest.too_many_counters", fmt::format("the run has {} counters; at most {} counters per run",
-                                                            run.counters.size(), max_counters_per_run));
+                                                            run.counters.size(), capture::max_counters_per_run));
     }
     for (const auto& c : run.counters) {
-        if (c.samples.size() > max_repetitions) {
+        if (c.samples.size() > capture::max_repetitions) {
             throw error("ingest.too_many_repetitions",
                         fmt::format("counter '{}' has {} samples; at most {} repetitions per run", c.counter,
-                                    c.samples.size(), max_repetitions));
+                                    c.samples.size(), capture::max_repetitions));
         }
         for (const auto& s : c.samples) {
-            if (s.repetition < 0 || static_cast<std::size_t>(s.repetition) >= max_repetitions) {
+            if (s.repetition < 0 || static_cast<std::size_t>(s.repetition) >= capture::max_repetitions) {
                 throw error("ingest.too_many_repetitions",
                             fmt::format("counter '{}': repetition {} is outside [0, {}): at most {} repetitions per run",
-                                        c.counter, s.repetition, max_repetitions, max_repetitions));
+                                        c.counter, s.repetition, capture::max_repetitions, capture::max_repetitions));
             }
         }
     }
@@ -292,8 +292,8 @@ private:
 // the last one where a stored change point starts, or all of them, when
 // there are at least policy.history_min (and two). Points before a change
 // belong to another level: a band across it would hold both.
-std::optional<history_band> band_of(const std::vector<model::history_point>& points,
-                                    const std::vector<model::change_point_record>& changes, const policy& rules)
+std::optional<gate::history_band> band_of(const std::vector<model::history_point>& points,
+                                    const std::vector<model::change_point_record>& changes, const gate::policy& rules)
 {
     std::set<std::int64_t> starts;
     for (const auto& cp : changes) starts.insert(cp.run_id);
@@ -310,7 +310,7 @@ std::optional<history_band> band_of(const std::vector<model::history_point>& poi
     if (n < std::max<std::size_t>(rules.history_min, 2)) return std::nullopt;
     const auto [lo, hi] = std::minmax_element(points.begin() + static_cast<std::ptrdiff_t>(first), points.end(),
                                               [](const auto& x, const auto& y) { return x.median < y.median; });
-    return history_band{lo->median, hi->median, n, since};
+    return gate::history_band{lo->median, hi->median, n, since};
 }
 
 // The baseline-branch history of one compare: per benchmark, the series it
@@ -334,7 +334,7 @@ public:
     // Series points are immutable (see read()): kept across compares here.
     using cache = lru_cache<points_by_counter>;
 
-    baseline_history(const store::store& db, const std::string& project, const policy& rules, cache& points)
+    baseline_history(const store::store& db, const std::string& project, const gate::policy& rules, cache& points)
         : db_(db), project_(project), rules_(rules), cache_(points)
     {
     }
@@ -372,7 +372,7 @@ public:
 
     // The recent band of (benchmark, counter); none for a baseline run
     // without a branch (a change point is always one branch's).
-    std::optional<history_band> band(std::string_view benchmark, std::string_view counter)
+    std::optional<gate::history_band> band(std::string_view benchmark, std::string_view counter)
     {
         fetch(benchmark);
         auto key = std::pair{std::string(benchmark), std::string(counter)};
@@ -442,7 +442,7 @@ private:
 
     // The band of one counter's points; changes: the benchmark's change
     // points (all counters), or null to read this counter's.
-    std::optional<history_band> band_from(const std::vector<model::history_point>& points, const std::string& counter,
+    std::optional<gate::history_band> band_from(const std::vector<model::history_point>& points, const std::string& counter,
                                           const std::vector<model::change_point_record>* changes)
     {
         if (points.size() < std::max<std::size_t>(rules_.history_min, 2)) return std::nullopt;
@@ -459,19 +459,19 @@ private:
 
     const store::store& db_;
     const std::string& project_;
-    const policy& rules_;
+    const gate::policy& rules_;
     cache& cache_;
     std::vector<series> series_;
     const series* current_ = nullptr;
     std::set<std::string> fetched_;
     std::map<std::pair<std::string, std::string>, std::vector<double>> medians_;
-    std::map<std::pair<std::string, std::string>, std::optional<history_band>> bands_;
+    std::map<std::pair<std::string, std::string>, std::optional<gate::history_band>> bands_;
 };
 
 // Each counter's history context (report.hpp): the open alerts on its
 // series and the recent band. Only for a baseline run with a branch: the
 // series of a change point or an alert is always one branch's.
-void add_history_context(report& r, const store::store& db, const std::string& project, baseline_history& hist)
+void add_history_context(gate::report& r, const store::store& db, const std::string& project, baseline_history& hist)
 {
     for (auto& b : r.benchmarks) {
         const baseline_history::series* s = hist.find(b.name);
@@ -482,7 +482,7 @@ void add_history_context(report& r, const store::store& db, const std::string& p
         const std::vector<model::alert> open = db.open_alerts(project, s->benchmark, s->testbed, s->branch,
                                                               2 * max_alert_limit);
         for (auto& c : b.counters) {
-            std::vector<open_alert> mine;
+            std::vector<gate::open_alert> mine;
             for (const auto& a : open) {
                 if (a.change.series.counter != c.name) continue;
                 mine.push_back({a.id, a.status, a.change.delta_pct, a.change.run_id, a.change.git_sha});
@@ -523,7 +523,7 @@ model::ingest_result service::ingest(const model::ingest_request& req, const std
     // Identity first, so a bad field is named before the capture is parsed.
     validate_identity(record_from(req, {}));
     if (req.perf_csv.empty()) throw error("ingest.bad_field", "field 'perf_csv': empty; expected perf stat -x, output");
-    const perf_capture cap = parse_perf_stat(req.perf_csv, req.source);
+    const capture::perf_capture cap = capture::parse_perf_stat(req.perf_csv, req.source);
     model::run_record run = record_from(req, cap);
     model::ingest_result res =
         store_checked(std::move(run), idempotency_key, idempotency_key ? ingest_request_digest(req) : std::string());
@@ -544,7 +544,7 @@ model::ingest_result service::store_checked(model::run_record run, const std::op
     std::set<std::string> seen;
     model::ingest_result res;
     for (const auto& c : run.counters) {
-        validate_name("counter", c.counter);
+        capture::validate_name("counter", c.counter);
         if (!seen.insert(c.counter).second) {
             throw error("ingest.bad_field", fmt::format("counter '{}' appears twice in one run", c.counter));
         }
@@ -598,7 +598,7 @@ struct service::pending_comparison {
 
 std::variant<comparison, service::pending_comparison> service::prepare_compare(
     const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-    const policy& rules) const
+    const gate::policy& rules) const
 {
     if (pairs.empty()) throw error("compare.bad_request", "no (baseline_run, candidate_run) pair given");
     // Idempotence: a comparison is a pure function of (project, pairs,
@@ -617,7 +617,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
         comparison hit;
         hit.id = stored->first;
         nlohmann::json doc = nlohmann::json::parse(stored->second);
-        hit.result = report_from_json(doc);
+        hit.result = gate::report_from_json(doc);
         hit.result.comparison_id = hit.id;
         doc["comparison_id"] = hit.id;
         hit.json = std::make_shared<const std::string>(report_text(doc));
@@ -625,7 +625,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
         return hit;
     }
 
-    sample_set base, cand;
+    capture::sample_set base, cand;
     baseline_history hist(db_, project, rules, histories_->lru);
     std::set<std::string> names;
     std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> runs_of;   // benchmark -> its pair
@@ -655,7 +655,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
         base.benchmarks.push_back(b_loaded->samples);
         cand.benchmarks.push_back(c_loaded->samples);
         // History: the baseline branch on the candidate's testbed, runs older
-        // than the candidate (design.md §3), for the counters of either run
+        // than the candidate (docs/statistics.md), for the counters of either run
         // and the derived ones (the report's rows).
         std::vector<std::string> counters;
         for (const auto* side : {&base.benchmarks.back(), &cand.benchmarks.back()}) {
@@ -666,7 +666,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
         hist.add({b->benchmark, b->branch, c->testbed.fingerprint, c_id, std::move(counters)});
     }
 
-    history_fn history = [&](std::string_view benchmark, std::string_view counter) {
+    gate::history_fn history = [&](std::string_view benchmark, std::string_view counter) {
         return hist.medians(benchmark, counter);
     };
 
@@ -683,12 +683,12 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
     reads.reset();   // before the write
     pending_comparison p;
     // Written once: stored without the id (not known yet), served with it.
-    p.row.report_json = to_json_text(out.result, &p.id_at);
+    p.row.report_json = gate::to_json_text(out.result, &p.id_at);
     p.row.project = project;
     p.row.baseline_run = pairs.front().first;
     p.row.candidate_run = pairs.front().second;
     p.row.request_key = key;
-    p.row.verdict = to_string(out.result.result);
+    p.row.verdict = gate::to_string(out.result.result);
     p.row.benchmark_count = static_cast<std::int64_t>(out.result.benchmarks.size());
     p.out = std::move(out);
     return p;
@@ -709,7 +709,7 @@ comparison service::finish_comparison(comparison_cache& recent, comparison out, 
 }
 
 comparison service::compare(const std::string& project,
-                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const policy& rules)
+                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const gate::policy& rules)
 {
     auto prepared = prepare_compare(project, pairs, rules);
     if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
@@ -724,7 +724,7 @@ comparison service::compare(const std::string& project,
 
 std::optional<comparison> service::compare_later(const std::string& project,
                                                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                                 const policy& rules, compare_done done)
+                                                 const gate::policy& rules, compare_done done)
 {
     if (!committer_) return compare(project, pairs, rules);
     auto prepared = prepare_compare(project, pairs, rules);
@@ -761,22 +761,22 @@ commit_queue::counts service::commit_stats() const
     return committer_ ? committer_->stats() : commit_queue::counts{};
 }
 
-std::optional<report> service::load_comparison(const std::string& project, std::int64_t id) const
+std::optional<gate::report> service::load_comparison(const std::string& project, std::int64_t id) const
 {
     auto text = db_.load_comparison(project, id);
     if (!text) return std::nullopt;
-    report r = report_from_json(nlohmann::json::parse(*text));
+    gate::report r = gate::report_from_json(nlohmann::json::parse(*text));
     r.comparison_id = id;
     return r;
 }
 
 std::vector<model::history_point> service::history(const model::history_query& q) const
 {
-    validate_name("project", q.project);
-    validate_name("benchmark", q.benchmark);
-    validate_name("counter", q.counter);
-    if (q.branch) validate_name("branch", *q.branch);
-    if (q.testbed) validate_name("testbed", *q.testbed);
+    capture::validate_name("project", q.project);
+    capture::validate_name("benchmark", q.benchmark);
+    capture::validate_name("counter", q.counter);
+    if (q.branch) capture::validate_name("branch", *q.branch);
+    if (q.testbed) capture::validate_name("testbed", *q.testbed);
     auto points = db_.history(q);
     if (points.empty()) return points;
     // Mark the runs where a stored change point starts.
@@ -800,7 +800,7 @@ bool service::project_exists(const std::string& project) const { return db_.proj
 
 void service::require_project(const std::string& project) const
 {
-    validate_name("project", project);
+    capture::validate_name("project", project);
     if (!db_.project_exists(project)) {
         throw error("project.not_found",
                     fmt::format("no project '{}' (projects are created by `perfgate token create`)", project));
@@ -809,13 +809,13 @@ void service::require_project(const std::string& project) const
 
 void service::ensure_project(const std::string& project)
 {
-    validate_name("project", project);
+    capture::validate_name("project", project);
     db_.ensure_project(project);
 }
 
 std::string service::create_token(const std::string& project, std::string_view name)
 {
-    validate_name("project", project);
+    capture::validate_name("project", project);
     return db_.create_token(project, name);
 }
 
@@ -906,4 +906,4 @@ std::vector<model::benchmark_info> service::benchmarks(const std::string& projec
     return db_.benchmarks(project);
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -17,16 +17,16 @@
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/comparison.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "service/commit_queue.hpp"
 #include "service/watch_queue.hpp"
 #include "stats/change_points.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 struct comparison {
     std::int64_t id = 0;
-    report result;
+    gate::report result;
     // to_json(result) with comparison_id, serialised once when the report is
     // computed or first loaded; the server answers with it as is. Set by
     // service::compare, never null there.
@@ -61,7 +61,7 @@ inline constexpr std::size_t comparison_cache_max_entry_bytes = comparison_cache
 // (to_json(rules).dump()), prefixed with a format version.
 std::string comparison_request_key(const std::string& project,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                   const policy& rules);
+                                   const gate::policy& rules);
 
 // The detection the service watches series with: the defaults of
 // stats::change_point_options (perfgate's test, window 50, max_p 0.001).
@@ -162,7 +162,7 @@ public:
     // Reports are kept in memory by comparison_cache, bounded in bytes.
     comparison compare(const std::string& project,
                        const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                       const policy& rules);
+                       const gate::policy& rules);
 
     // compare(), for perfgate serve. With commit_in_background(), a fresh
     // report is handed to the committer (commit_queue.hpp) instead of being
@@ -176,7 +176,7 @@ public:
     using compare_done = std::function<void(std::exception_ptr error, const comparison* result)>;
     std::optional<comparison> compare_later(const std::string& project,
                                             const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                            const policy& rules, compare_done done);
+                                            const gate::policy& rules, compare_done done);
     // Stores compare_later's reports on a committer thread, many in one
     // transaction (group commit, commit_queue.hpp). Copies of the service
     // made afterwards share it. drain_commits waits until every report handed
@@ -197,7 +197,7 @@ public:
     // A new token of the project (created if needed), shown once.
     std::string create_token(const std::string& project, std::string_view name);
 
-    [[nodiscard]] std::optional<report> load_comparison(const std::string& project, std::int64_t id) const;
+    [[nodiscard]] std::optional<gate::report> load_comparison(const std::string& project, std::int64_t id) const;
 
     // Flame graphs stored with a comparison (perfgate run --profile with
     // --server; service/artifacts.cpp). The SVG must be UTF-8 text that
@@ -317,7 +317,7 @@ private:
     // compare() up to the write: a stored or cached report, or a fresh one to store.
     std::variant<comparison, pending_comparison> prepare_compare(
         const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-        const policy& rules) const;
+        const gate::policy& rules) const;
     static comparison finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
                                         store::store::comparison_row& row, std::int64_t id);
     std::shared_ptr<const loaded_run> load_for_compare(const std::string& project, std::int64_t id) const;
@@ -330,4 +330,4 @@ private:
     std::shared_ptr<commit_queue> committer_;
 };
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -6,25 +6,25 @@
 
 #include <fmt/format.h>
 
-#include "gate/counters.hpp"
-#include "gate/names.hpp"
+#include "capture/counters.hpp"
+#include "capture/names.hpp"
 #include "model/error.hpp"
 #include "stats/change_points.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 namespace {
 
 // A change that makes the counter worse: up for lower-is-better counters.
-bool is_worse(const stats::change_point& cp, better direction)
+bool is_worse(const stats::change_point& cp, capture::better direction)
 {
-    return direction == better::lower ? cp.mean_after > cp.mean_before : cp.mean_after < cp.mean_before;
+    return direction == capture::better::lower ? cp.mean_after > cp.mean_before : cp.mean_after < cp.mean_before;
 }
 
 // Runs change-point detection over one series's tail (points in series
 // order) and names each change point by the run it starts at.
 store::store::series_detection detect(model::series_key key, const std::vector<model::history_point>& tail,
-                                      better direction)
+                                      capture::better direction)
 {
     store::store::series_detection d;
     d.series = std::move(key);
@@ -88,7 +88,7 @@ std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job)
     for (std::size_t i = 0; i < job.counters.size(); ++i) {
         const auto& [counter, unit] = job.counters[i];
         detections.push_back(detect({job.benchmark, counter, job.testbed, job.branch}, tails[i],
-                                    lookup_counter(counter, unit).direction));
+                                    capture::lookup_counter(counter, unit).direction));
     }
     return db.apply_detection(job.project, detections);
 }
@@ -116,16 +116,16 @@ std::string service::baseline_branch(const std::string& project) const
 void service::set_baseline_branch(const std::string& project, const std::string& branch)
 {
     require_project(project);
-    validate_name("branch", branch);
+    capture::validate_name("branch", branch);
     db_.set_baseline_branch(project, branch);
 }
 
 std::vector<model::alert> service::alerts(const model::alert_query& q) const
 {
     require_project(q.project);
-    if (q.benchmark) validate_name("benchmark", *q.benchmark);
-    if (q.counter) validate_name("counter", *q.counter);
-    if (q.testbed) validate_name("testbed", *q.testbed);
+    if (q.benchmark) capture::validate_name("benchmark", *q.benchmark);
+    if (q.counter) capture::validate_name("counter", *q.counter);
+    if (q.testbed) capture::validate_name("testbed", *q.testbed);
     if (q.limit < 1 || q.limit > max_alert_limit) {
         throw error("query.bad_value", fmt::format("limit {}: expected 1 to {}", q.limit, max_alert_limit));
     }
@@ -167,13 +167,13 @@ std::vector<model::change_point_record> service::change_points(const std::string
                                                                const std::optional<std::string>& branch) const
 {
     require_project(project);
-    validate_name("benchmark", benchmark);
-    validate_name("counter", counter);
-    if (testbed) validate_name("testbed", *testbed);
-    if (branch) validate_name("branch", *branch);
+    capture::validate_name("benchmark", benchmark);
+    capture::validate_name("counter", counter);
+    if (testbed) capture::validate_name("testbed", *testbed);
+    if (branch) capture::validate_name("branch", *branch);
     model::series_key key{benchmark, counter, testbed.value_or(""),
                           branch ? *branch : db_.baseline_branch(project)};
     return db_.change_points(project, key);
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <exception>
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 namespace {
 
@@ -117,4 +117,4 @@ void watch_queue::execute(watch_job job)
     }
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-namespace perfgate::gate {
+namespace perfgate::service {
 
 // What the watch needs of a stored run: its series (one per counter with a
 // value).
@@ -87,4 +87,4 @@ private:
     std::thread worker_;   // last: starts after everything it uses exists
 };
 
-} // namespace perfgate::gate
+} // namespace perfgate::service

@@ -441,7 +441,7 @@ sequential_result sequential_look(const sequential_plan& plan, std::size_t look,
     };
 
     if (seq_zero_spread(baseline) && seq_zero_spread(candidate)) {
-        // design.md §3 "Deterministic counters": the change is known exactly.
+        // docs/statistics.md "Deterministic counters": the change is known exactly.
         r.deterministic = true;
         if (med_b != 0) {
             r.shift_pct = r.delta_pct;

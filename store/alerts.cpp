@@ -1,7 +1,7 @@
-// Project settings, change points and alerts (schema/migrations/004_alerts.sql).
-#include "schema/store.hpp"
-#include "schema/store_impl.hpp"
-#include "schema/listing_sql.hpp"
+// Project settings, change points and alerts (store/migrations/004_alerts.sql).
+#include "store/store.hpp"
+#include "store/store_impl.hpp"
+#include "store/listing_sql.hpp"
 
 #include "model/error.hpp"
 

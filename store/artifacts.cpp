@@ -1,6 +1,6 @@
-// A comparison's artifacts: flame graph SVGs (schema/migrations/007_artifacts.sql).
-#include "schema/store.hpp"
-#include "schema/store_impl.hpp"
+// A comparison's artifacts: flame graph SVGs (store/migrations/007_artifacts.sql).
+#include "store/store.hpp"
+#include "store/store_impl.hpp"
 
 #include "model/error.hpp"
 

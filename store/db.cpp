@@ -1,4 +1,4 @@
-#include "schema/db.hpp"
+#include "store/db.hpp"
 
 #include "model/error.hpp"
 

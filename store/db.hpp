@@ -1,6 +1,6 @@
 // The store's database layer, private to perfgate::store: one connection,
-// statement and transaction API over two engines, SQLite (schema/sqlite.hpp)
-// and PostgreSQL (schema/postgres.hpp), so that the store's logic and most
+// statement and transaction API over two engines, SQLite (store/sqlite.hpp)
+// and PostgreSQL (store/postgres.hpp), so that the store's logic and most
 // of its SQL are written once.
 //
 // - connection: an engine's connection with a cache of prepared statements,

@@ -25,7 +25,7 @@
 // reads: store::history_detail::medians) run_id, median, testbed_id.
 #pragma once
 
-#include "schema/db.hpp"
+#include "store/db.hpp"
 
 #include <string_view>
 

@@ -1,9 +1,9 @@
 // The store's listings for the dashboard: recent comparisons, and runs found
-// by id or by git sha (schema/listing_sql.hpp, 006_project_settings.sql).
-#include "schema/store.hpp"
+// by id or by git sha (store/listing_sql.hpp, 006_project_settings.sql).
+#include "store/store.hpp"
 
-#include "schema/listing_sql.hpp"
-#include "schema/store_impl.hpp"
+#include "store/listing_sql.hpp"
+#include "store/store_impl.hpp"
 #include "model/error.hpp"
 
 #include <algorithm>
@@ -88,7 +88,7 @@ std::vector<store::run_ref> store::runs_by_sha(std::string_view project, std::st
 {
     std::vector<run_ref> out;
     // No upper bound: the prefix is all 0xff bytes, and every stored sha is
-    // an ASCII name (gate::validate_name), so none starts with it.
+    // an ASCII name (capture::validate_name), so none starts with it.
     const auto sha_to = prefix_upper_bound(sha_prefix);
     if (sha_prefix.empty() || !sha_to) return out;
     impl::read_lease lease(*impl_);

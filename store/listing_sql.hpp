@@ -9,7 +9,7 @@
 // plans). Every value is a bound parameter.
 #pragma once
 
-#include "schema/db.hpp"
+#include "store/db.hpp"
 
 #include <string_view>
 
@@ -20,7 +20,7 @@ namespace perfgate::store::detail {
 inline constexpr std::string_view comparison_runs_sql =
     "SELECT id, project_id FROM runs WHERE id IN (:baseline, :candidate)";
 
-// One alert row with its names (schema/alerts.cpp, read_alert): columns
+// One alert row with its names (store/alerts.cpp, read_alert): columns
 // 0..7 identity and triage, then the numbers from column 8, then the run's
 // sha and time, the note and the triage and row times.
 #define PERFGATE_ALERT_SELECT(indexed_by)                                                       \

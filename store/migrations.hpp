@@ -1,5 +1,5 @@
 // The schema migrations, embedded at build time: SQLite's
-// (schema/migrations/NNN_*.sql) and PostgreSQL's (schema/migrations/pg/NNN_*.sql).
+// (store/migrations/NNN_*.sql) and PostgreSQL's (store/migrations/pg/NNN_*.sql).
 // Private to perfgate::store.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "schema/postgres.hpp"
+#include "store/postgres.hpp"
 
 #include "model/error.hpp"
 

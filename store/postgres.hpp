@@ -1,4 +1,4 @@
-// The PostgreSQL engine of the store's database layer (schema/db.hpp),
+// The PostgreSQL engine of the store's database layer (store/db.hpp),
 // private to perfgate::store: a thin RAII layer over libpq's C API.
 //
 // - pg_connection owns a PGconn* (unique_ptr, PQfinish). Statements are
@@ -18,7 +18,7 @@
 // server cannot be reached or refuses the login.
 #pragma once
 
-#include "schema/db.hpp"
+#include "store/db.hpp"
 
 #include <atomic>
 #include <cstdint>

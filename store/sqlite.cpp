@@ -1,4 +1,4 @@
-#include "schema/sqlite.hpp"
+#include "store/sqlite.hpp"
 
 #include "model/error.hpp"
 

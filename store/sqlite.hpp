@@ -1,4 +1,4 @@
-// The SQLite engine of the store's database layer (schema/db.hpp), private
+// The SQLite engine of the store's database layer (store/db.hpp), private
 // to perfgate::store: a thin RAII layer over the SQLite C API.
 //
 // - sqlite_connection owns a sqlite3* (unique_ptr, sqlite3_close_v2) and,
@@ -13,7 +13,7 @@
 // and SQLite's message; "store.open" when the file cannot be opened.
 #pragma once
 
-#include "schema/db.hpp"
+#include "store/db.hpp"
 
 #include <atomic>
 #include <condition_variable>

@@ -1,6 +1,6 @@
-// The store: one set of queries over SQLite or PostgreSQL (schema/db.hpp).
+// The store: one set of queries over SQLite or PostgreSQL (store/db.hpp).
 //
-// Connections: schema/store_impl.hpp (SQLite: one writer, a pool of
+// Connections: store/store_impl.hpp (SQLite: one writer, a pool of
 // readers, WAL; PostgreSQL: one pool). Every write runs in impl::write.
 //
 // Writes that two processes can race on are idempotent in the database:
@@ -8,14 +8,14 @@
 // DO NOTHING and then read back, so on PostgreSQL the second of two
 // replicas creating the same project waits for the first's commit and reads
 // its row (read committed: each statement sees what was committed before it).
-#include "schema/store.hpp"
+#include "store/store.hpp"
 
-#include "schema/history_sql.hpp"
-#include "schema/listing_sql.hpp"
-#include "schema/store_impl.hpp"
-#include "schema/migrations.hpp"
-#include "schema/postgres.hpp"
-#include "schema/sqlite.hpp"
+#include "store/history_sql.hpp"
+#include "store/listing_sql.hpp"
+#include "store/store_impl.hpp"
+#include "store/migrations.hpp"
+#include "store/postgres.hpp"
+#include "store/sqlite.hpp"
 #include "stats/descriptive.hpp"
 #include "model/digest.hpp"
 #include "model/error.hpp"
@@ -72,7 +72,7 @@ constexpr std::size_t token_length = token_prefix.size() + 2 * token_random_byte
 
 } // namespace
 
-// Helpers shared with the store's other sources (schema/store_impl.hpp).
+// Helpers shared with the store's other sources (store/store_impl.hpp).
 namespace detail {
 
 std::int64_t unix_now()
@@ -182,7 +182,7 @@ void migrate_sqlite(connection& c)
     }
 }
 
-// PostgreSQL's migrations (schema/migrations/pg/), each in its own
+// PostgreSQL's migrations (store/migrations/pg/), each in its own
 // transaction with its row in perfgate_migrations (DDL is transactional
 // there), all under a session advisory lock: replicas that start together
 // take turns, and each finds the versions the first one applied.

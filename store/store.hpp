@@ -1,7 +1,7 @@
 // The history store: SQLite (the default, embedded) or PostgreSQL (several
 // servers on one database), chosen by the --db value, with migrations for
 // both. One store class and one set of queries serve both engines
-// (schema/db.hpp); the SQL differs only where the dialects do.
+// (store/db.hpp); the SQL differs only where the dialects do.
 //
 // All SQL is prepared statements with bound parameters; no SQL is built from
 // user strings. Ingesting a run is one transaction that rolls back unless it
@@ -21,8 +21,8 @@
 // comparison key, an idempotency key, an alert) is made idempotent by a
 // unique key or a lock in the database, not in this process.
 //
-// Schema: schema/migrations/NNN_*.sql (SQLite; PRAGMA user_version is the
-// number of the last one applied) and schema/migrations/pg/NNN_*.sql
+// Schema: store/migrations/NNN_*.sql (SQLite; PRAGMA user_version is the
+// number of the last one applied) and store/migrations/pg/NNN_*.sql
 // (PostgreSQL; table perfgate_migrations), embedded at build time and
 // applied in order on open. On PostgreSQL they run under an advisory lock,
 // so replicas that start together apply each one once.
@@ -139,8 +139,8 @@ public:
                                    std::int64_t candidate_run, std::string_view report_json);
     [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
 
-    // A comparison's artifacts (schema/migrations/007_artifacts.sql,
-    // schema/artifacts.cpp): the flame graph SVG of a benchmark, replaced
+    // A comparison's artifacts (store/migrations/007_artifacts.sql,
+    // store/artifacts.cpp): the flame graph SVG of a benchmark, replaced
     // when stored again. put: "store.not_found" when the project has no such
     // comparison; "store.constraint" for an empty or longer than
     // max_artifact_bytes content, a benchmark name outside 1..256 bytes.
@@ -153,8 +153,8 @@ public:
     [[nodiscard]] std::vector<std::string> flame_graph_benchmarks(std::string_view project,
                                                                   std::int64_t comparison_id) const;
 
-    // Idempotent comparisons (schema/migrations/003_comparison_key.sql).
-    // request_key identifies the inputs of a comparison (gate::service uses
+    // Idempotent comparisons (store/migrations/003_comparison_key.sql).
+    // request_key identifies the inputs of a comparison (service::service uses
     // the hex SHA-256 of project, run pairs and policy). Inserting a key that
     // the project already has stores nothing and returns the existing row's
     // id, so two identical compares racing each other (threads or processes)
@@ -162,7 +162,7 @@ public:
     // is not 64 lowercase hex digits.
     //
     // facts: the report's verdict and number of benchmarks as the caller
-    // knows them (gate::service serialised the report from them), stored
+    // knows them (service::service serialised the report from them), stored
     // as given instead of being read back out of the JSON (18 KB for 10
     // counters: parsing it was a fifth of PostgreSQL's work per compare).
     // A verdict other than pass / fail / inconclusive is "store.constraint".
@@ -202,7 +202,7 @@ public:
     // not points. O(log n + k) through a covering index of the summaries
     // table: (benchmark, counter, created_at), (benchmark, counter, branch,
     // created_at) or (benchmark, counter, testbed, branch, created_at),
-    // whichever the filters bind (schema/migrations/002_history_indexes.sql,
+    // whichever the filters bind (store/migrations/002_history_indexes.sql,
     // 005_history_minmax.sql). Each point names its testbed (fingerprint and
     // name: one lookup per distinct testbed in the result).
     // Filters outside the chosen index's prefix (testbed without branch,
@@ -248,7 +248,7 @@ public:
     // By name; counters by name. Unknown project: empty.
     [[nodiscard]] std::vector<benchmark_info> benchmarks(std::string_view project) const;
 
-    // Project settings (schema/migrations/004_alerts.sql). The baseline
+    // Project settings (store/migrations/004_alerts.sql). The baseline
     // branch is the branch whose baseline runs are watched for change points:
     // "main" unless set. "store.not_found" for an unknown project;
     // set_baseline_branch: "store.constraint" for an empty branch.
@@ -262,13 +262,13 @@ public:
     void set_baseline_branch(std::string_view project, std::string_view branch);
     // The URL a project's commits are browsed at ({url}/commit/{sha}), as
     // set; nullopt when unset (006_project_settings.sql). The store keeps it
-    // verbatim (gate::service validates it); "" clears it.
+    // verbatim (service::service validates it); "" clears it.
     // "store.not_found" for an unknown project; set_repository_url:
     // "store.constraint" over 512 bytes.
     [[nodiscard]] std::optional<std::string> repository_url(std::string_view project) const;
     void set_repository_url(std::string_view project, std::string_view url);
 
-    // Change points and alerts (schema/alerts.cpp). A detection covers the
+    // Change points and alerts (store/alerts.cpp). A detection covers the
     // tail of one series: its run ids in series order and the change points
     // found there (each record's run_id one of the tail's), with whether the
     // change is in the counter's worse direction.

@@ -1,6 +1,6 @@
 // The store's private parts, shared by its sources (store.cpp, alerts.cpp,
 // listing.cpp): the connections behind store::impl and small helpers. Not
-// an interface: nothing outside schema/ includes this.
+// an interface: nothing outside store/ includes this.
 //
 // Connections, per engine:
 // - SQLite: one writer connection behind writer_mu_ (SQLite has one writer
@@ -16,8 +16,8 @@
 // break a deadlock ("store.conflict").
 #pragma once
 
-#include "schema/db.hpp"
-#include "schema/store.hpp"
+#include "store/db.hpp"
+#include "store/store.hpp"
 #include "model/error.hpp"
 
 #include <atomic>
@@ -58,8 +58,8 @@ std::int64_t to_int64(std::size_t v);
 std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
                                       std::initializer_list<std::pair<const char*, std::string_view>> binds);
 
-class pg_listener;        // schema/postgres.hpp
-class wal_checkpointer;   // schema/sqlite.hpp
+class pg_listener;        // store/postgres.hpp
+class wal_checkpointer;   // store/sqlite.hpp
 
 // The thread's open store::read_scope: its store's impl and connection.
 struct open_read_scope {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 using namespace perfgate;
+using namespace perfgate::capture;
 using namespace perfgate::gate;
 using perfgate::test::counter;
 using perfgate::test::ramp;
@@ -34,19 +35,19 @@ using nlohmann::json;
 
 namespace {
 
-counter_series series(std::string name, std::vector<double> values, std::string unit = "")
+capture::counter_series series(std::string name, std::vector<double> values, std::string unit = "")
 {
-    counter_series s;
+    capture::counter_series s;
     s.name = std::move(name);
     s.unit = std::move(unit);
     s.values = std::move(values);
     return s;
 }
 
-sample_set one(std::vector<counter_series> counters, std::string bench = "default")
+capture::sample_set one(std::vector<capture::counter_series> counters, std::string bench = "default")
 {
-    sample_set s;
-    benchmark_samples b;
+    capture::sample_set s;
+    capture::benchmark_samples b;
     b.name = std::move(bench);
     b.counters = std::move(counters);
     s.benchmarks.push_back(std::move(b));
@@ -88,10 +89,10 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
     {
         policy p;
         p.counters["score"].gate = true;
-        p.counters["score"].direction = better::higher;
+        p.counters["score"].direction = capture::better::higher;
         const report r = compare(one({series("score", ramp())}), one({series("score", ramp(0.9))}), p);
         CHECK(counter(r, "score").state == status::regression);
-        CHECK(counter(r, "score").direction == better::higher);
+        CHECK(counter(r, "score").direction == capture::better::higher);
     }
     SUBCASE("identical samples are unchanged")
     {
@@ -147,7 +148,7 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
     }
     SUBCASE("a counter with no values is unsupported and never zero")
     {
-        counter_series none = series("cycles", {});
+        capture::counter_series none = series("cycles", {});
         none.absent = 10;
         const report r = compare(one({series("task-clock", ramp()), none}),
                                  one({series("task-clock", ramp()), none}), policy{});
@@ -211,9 +212,9 @@ TEST_CASE("compare: deterministic counters")
 namespace {
 
 // perf stat -r 5 output: one task-clock mean with its variance in percent.
-sample_set summary_of_5(double mean, double var_pct)
+capture::sample_set summary_of_5(double mean, double var_pct)
 {
-    sample_set s = one({series("task-clock", {mean}, "msec")});
+    capture::sample_set s = one({series("task-clock", {mean}, "msec")});
     s.benchmarks[0].counters[0].variance_pct = {var_pct};
     s.benchmarks[0].summary_only = true;
     s.benchmarks[0].summary_repeats = 5;
@@ -238,7 +239,7 @@ TEST_CASE("compare: summary-only input uses Welch")
 
     SUBCASE("without the repetition count the counter is insufficient")
     {
-        sample_set b = agg(3.22, 8.23), cc = agg(3.60, 1.0);
+        capture::sample_set b = agg(3.22, 8.23), cc = agg(3.60, 1.0);
         b.benchmarks[0].summary_repeats.reset();
         cc.benchmarks[0].summary_repeats.reset();
         const report r2 = compare(b, cc, policy{});
@@ -294,7 +295,7 @@ TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counte
         for (std::size_t j = 0; j < 9; ++j) c.push_back(100.01 + 0.02 * static_cast<double>(j));
         for (double x : c) slow.push_back(x * 1.1);
         policy p;
-        std::vector<counter_series> base, cand;
+        std::vector<capture::counter_series> base, cand;
         for (std::size_t k = 0; k < gated; ++k) {
             const std::string name = "c" + std::to_string(k);
             p.counters[name].gate = true;
@@ -377,7 +378,7 @@ TEST_CASE("policy files")
         CHECK(p.resolve("parse", "task-clock").threshold_pct == 3);
         CHECK(p.resolve("parse", "page-faults").threshold_pct == 0.5);
         CHECK_FALSE(p.resolve("other", "context-switches").gated);
-        CHECK(p.resolve("x", "ipc").direction == better::higher);
+        CHECK(p.resolve("x", "ipc").direction == capture::better::higher);
     }
     SUBCASE("unknown keys are errors naming the key path")
     {
@@ -425,7 +426,7 @@ TEST_CASE("policy files")
 
 TEST_CASE("report JSON follows the contract")
 {
-    counter_series none = series("cycles", {});
+    capture::counter_series none = series("cycles", {});
     const report r = compare(one({series("task-clock", ramp(), "msec"), series("instructions", {5000}), none}),
                              one({series("task-clock", ramp(1.1), "msec"), series("instructions", {5000}), none}),
                              policy{});
@@ -483,7 +484,7 @@ TEST_CASE("renderers")
     }
     SUBCASE("markdown: long reports are truncated under the limit and keep the marker")
     {
-        std::vector<counter_series> many;
+        std::vector<capture::counter_series> many;
         for (int i = 0; i < 400; ++i) many.push_back(series("counter-with-a-long-name-" + std::to_string(i), ramp()));
         const report big = compare(one(many), one(many), policy{});
         markdown_options o;
@@ -609,9 +610,9 @@ TEST_CASE("compare: summary-only aggregates with 0.00% variance on both sides")
     // vary (instructions, page-faults) show "0.00%". Welch's test has no
     // answer then; the counter used to be "unchanged" with an invented p=1
     // even for a 20% change. Zero spread on both sides is the deterministic
-    // rule of design.md §3.
+    // rule of docs/statistics.md.
     auto agg = [](double mean, double var_pct) {
-        sample_set s = one({series("instructions", {mean})});
+        capture::sample_set s = one({series("instructions", {mean})});
         s.benchmarks[0].counters[0].variance_pct = {var_pct};
         s.benchmarks[0].summary_only = true;
         s.benchmarks[0].summary_repeats = 5;
@@ -830,18 +831,18 @@ TEST_CASE("compare: derived ratios and statistics that overflow are absent, neve
 {
     // Finite inputs an upload may hold: instructions 1e300 over cycles 1e-10
     // overflows ipc to +inf, which the statistics' invariants reject.
-    perf_capture cap;
+    capture::perf_capture cap;
     cap.events = {{"instructions", ""}, {"cycles", ""}, {"task-clock", "msec"}};
     for (int i = 0; i < 6; ++i) {
-        cap.runs.push_back({reading{1e300 * (1 + i * 0.01), 100.0, std::nullopt},
-                            reading{1e-10, 100.0, std::nullopt}, reading{10.0 + i, 100.0, std::nullopt}});
+        cap.runs.push_back({capture::reading{1e300 * (1 + i * 0.01), 100.0, std::nullopt},
+                            capture::reading{1e-10, 100.0, std::nullopt}, reading{10.0 + i, 100.0, std::nullopt}});
     }
-    const benchmark_samples b = from_capture(cap, "hostile");
-    const counter_series* ipc = b.find("ipc");
+    const capture::benchmark_samples b = capture::from_capture(cap, "hostile");
+    const capture::counter_series* ipc = b.find("ipc");
     REQUIRE(ipc != nullptr);
     CHECK(ipc->values.empty());
     CHECK(ipc->absent == 6);
-    sample_set base, cand;
+    capture::sample_set base, cand;
     base.benchmarks.push_back(b);
     cand.benchmarks.push_back(b);
     const report r = compare(base, cand, policy{});
@@ -1055,14 +1056,14 @@ TEST_CASE("derive_series: reports are the same with each series's summary and sh
         bimodal.push_back(100 + 5 * perfgate::test::lcg_uniform(state) + (i % 3 ? 40 : 0));
         drifting.push_back(100 + 2 * perfgate::test::lcg_uniform(state) + 1.5 * i);
     }
-    auto derived = [](sample_set s) {
+    auto derived = [](capture::sample_set s) {
         for (auto& b : s.benchmarks) derive_series(b);
         return s;
     };
-    const sample_set base = one({series("task-clock", ramp(), "msec"), series("cycles:u", bimodal),
+    const capture::sample_set base = one({series("task-clock", ramp(), "msec"), series("cycles:u", bimodal),
                                  series("instructions", ramp(1, 30)), series("only-base", ramp()),
                                  series("one", {1.0})});
-    const sample_set cand = one({series("task-clock", ramp(1.1), "msec"), series("cycles:u", drifting),
+    const capture::sample_set cand = one({series("task-clock", ramp(1.1), "msec"), series("cycles:u", drifting),
                                  series("instructions", ramp(1, 30)), series("one", {2.0})});
     policy seq;
     seq.sequential = sequential_rule{};
@@ -1071,21 +1072,21 @@ TEST_CASE("derive_series: reports are the same with each series's summary and sh
         CHECK(to_json_text(compare(derived(base), derived(cand), p)) == plain);
         CHECK(to_json_text(compare(derived(base), cand, p)) == plain);   // one side prepared
     }
-    const sample_set sb = summary_of_5(3.22, 8.23), sc = summary_of_5(3.60, 1.0);
+    const capture::sample_set sb = summary_of_5(3.22, 8.23), sc = summary_of_5(3.60, 1.0);
     CHECK(to_json_text(compare(derived(sb), derived(sc), policy{})) == to_json_text(compare(sb, sc, policy{})));
 
     // Every series is prepared: the shape only where compare can test ranks.
-    const sample_set d = derived(base);
+    const capture::sample_set d = derived(base);
     for (const auto& c : d.benchmarks[0].counters) {
         REQUIRE(c.derived);
         CHECK(c.derived->summary.n == c.values.size());
         CHECK(c.derived->shape.has_value());
     }
-    const sample_set ds = derived(sb);
+    const capture::sample_set ds = derived(sb);
     REQUIRE(ds.benchmarks[0].counters[0].derived);
     CHECK_FALSE(ds.benchmarks[0].counters[0].derived->shape.has_value());
     // The precomputed values are used, not recomputed: a planted summary shows.
-    sample_set planted = derived(base);
+    capture::sample_set planted = derived(base);
     auto fake = std::make_shared<series_derived>(*planted.benchmarks[0].counters[0].derived);
     fake->summary.max = 12345.0;
     planted.benchmarks[0].counters[0].derived = fake;
@@ -1103,11 +1104,11 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
             noisy_c.push_back(103 + 20 * perfgate::test::lcg_uniform(state) + 0.5 * i);
         }
         policy overrides;
-        overrides.counters["cycles:u"] = counter_override{true, 2.5, 0.1, better::higher, 7};
+        overrides.counters["cycles:u"] = counter_override{true, 2.5, 0.1, capture::better::higher, 7};
         overrides.counters["a"] = counter_override{false, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
         benchmark_override bo;
         bo.threshold_pct = 3;
-        bo.counters["task-clock"] = counter_override{std::nullopt, 1.0, std::nullopt, better::lower, std::nullopt};
+        bo.counters["task-clock"] = counter_override{std::nullopt, 1.0, std::nullopt, capture::better::lower, std::nullopt};
         overrides.benchmarks["default"] = bo;
         policy seq;
         seq.sequential = sequential_rule{};

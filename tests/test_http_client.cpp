@@ -355,7 +355,7 @@ TEST_CASE("url_encode keeps unreserved characters only")
 
 TEST_CASE("a malformed --server URL is a usage error (exit 2), not an unreachable server (exit 4)")
 {
-    // design.md §4: exit 2 for usage or input errors, 4 for measurement or
+    // docs/cli.md "Exit codes": exit 2 for usage or input errors, 4 for measurement or
     // environment failures such as an unreachable server. "notaurl" or
     // "ftp://x" is a mistake on the command line, which nothing retried fixes.
     std::string id;

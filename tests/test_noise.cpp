@@ -27,6 +27,7 @@
 #include "stats/mde.hpp"
 
 using namespace perfgate;
+using namespace perfgate::capture;
 using namespace perfgate::gate;
 using perfgate::test::counter;
 using perfgate::test::ramp;
@@ -34,7 +35,7 @@ using nlohmann::json;
 
 namespace {
 
-// p-values and statistics relative to the reference (design.md: 1e-9).
+// p-values and statistics relative to the reference (docs/statistics.md: 1e-9).
 constexpr double ref_tol = 1e-9;
 
 // Generators shared with the reference script (test_support.hpp).
@@ -75,19 +76,19 @@ std::vector<double> swapped(std::vector<double> v, std::size_t i)
     return v;
 }
 
-counter_series series(std::string name, std::vector<double> values, std::string unit = "msec")
+capture::counter_series series(std::string name, std::vector<double> values, std::string unit = "msec")
 {
-    counter_series s;
+    capture::counter_series s;
     s.name = std::move(name);
     s.unit = std::move(unit);
     s.values = std::move(values);
     return s;
 }
 
-sample_set one(std::vector<counter_series> counters)
+capture::sample_set one(std::vector<capture::counter_series> counters)
 {
-    sample_set s;
-    benchmark_samples b;
+    capture::sample_set s;
+    capture::benchmark_samples b;
     b.counters = std::move(counters);
     s.benchmarks.push_back(std::move(b));
     return s;
@@ -426,7 +427,7 @@ TEST_CASE("noise diagnosis: repetitions for an inconclusive counter")
         // = 0.0022; 5/5 bottoms out at 2 / C(10, 5) = 0.0079).
         policy p;
         p.threshold_pct = 50;
-        std::vector<counter_series> bs, cs;
+        std::vector<capture::counter_series> bs, cs;
         for (int i = 0; i < 20; ++i) {
             const std::string name = "c" + std::to_string(i);
             p.counters[name].gate = true;
@@ -453,7 +454,7 @@ TEST_CASE("noise diagnosis: null where it does not apply, quiet where nothing is
     SUBCASE("summary-only input (Welch)")
     {
         auto agg = [](double mean, double var_pct) {
-            sample_set s = one({series("task-clock", {mean})});
+            capture::sample_set s = one({series("task-clock", {mean})});
             s.benchmarks[0].counters[0].variance_pct = {var_pct};
             s.benchmarks[0].summary_only = true;
             s.benchmarks[0].summary_repeats = 10;

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
 #include "service/service.hpp"
@@ -40,7 +40,7 @@ std::shared_ptr<const page_view> view_of(std::string body)
 struct fixture {
     std::filesystem::path dir;
     perfgate::store::store db;
-    perfgate::gate::service service{db};
+    perfgate::service::service service{db};
     perfgate::server::metrics stats;
     perfgate::server::context ctx{service, stats, true};
     std::string token;

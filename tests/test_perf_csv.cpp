@@ -1,4 +1,4 @@
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,9 +8,9 @@
 
 #include "model/error.hpp"
 
-using perfgate::gate::parse_perf_stat;
-using perfgate::gate::perf_capture;
-using perfgate::gate::read_perf_stat;
+using perfgate::capture::parse_perf_stat;
+using perfgate::capture::perf_capture;
+using perfgate::capture::read_perf_stat;
 
 namespace {
 
@@ -22,7 +22,7 @@ perf_capture load(const char* name)
 }
 
 // Reading of `event` in run `run`; fails the test if the event is missing.
-const perfgate::gate::reading& at(const perf_capture& c, std::string_view event, std::size_t run = 0)
+const perfgate::capture::reading& at(const perf_capture& c, std::string_view event, std::size_t run = 0)
 {
     auto e = c.find(event);
     REQUIRE_MESSAGE(e.has_value(), "no event " << event);
@@ -649,8 +649,8 @@ std::string capture(std::size_t events, std::size_t runs)
 
 TEST_CASE("limits: counters and repetitions per run, found when first exceeded")
 {
-    using perfgate::gate::max_counters_per_run;
-    using perfgate::gate::max_repetitions;
+    using perfgate::capture::max_counters_per_run;
+    using perfgate::capture::max_repetitions;
     REQUIRE(max_counters_per_run == 256);
     REQUIRE(max_repetitions == 10000);
     SUBCASE("max_counters_per_run events parse, one more is ingest.too_many_counters naming the line")

@@ -25,9 +25,9 @@
 #include <sqlite3.h>
 
 #include "api/wire.hpp"
-#include "gate/names.hpp"
+#include "capture/names.hpp"
 #include "service/service.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "server/metrics.hpp"
 #include "model/error.hpp"
 
@@ -42,7 +42,7 @@ using perfgate::server::response;
 struct fixture {
     std::filesystem::path dir;
     perfgate::store::store db;
-    perfgate::gate::service service{db};
+    perfgate::service::service service{db};
     perfgate::server::metrics stats;
     perfgate::server::context ctx{service, stats};
     std::string demo_token, other_token;
@@ -158,7 +158,7 @@ TEST_CASE("status_for maps error ids through one table")
 
 TEST_CASE("validate_name accepts real names and rejects long, SQL-ish and control input")
 {
-    using perfgate::gate::validate_name;
+    using perfgate::capture::validate_name;
     CHECK_NOTHROW(validate_name("benchmark", "BM_Sort/1024/real_time"));
     CHECK_NOTHROW(validate_name("counter", "cpu_core/cycles/"));
     CHECK_NOTHROW(validate_name("counter", "task-clock:u"));
@@ -1446,7 +1446,7 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
     }
     SUBCASE("above the limit: 413 with the limit in the message, from the header alone too")
     {
-        const std::string big = "<svg>" + std::string(perfgate::gate::service::max_flame_graph_bytes, ' ') + "</svg>";
+        const std::string big = "<svg>" + std::string(perfgate::service::service::max_flame_graph_bytes, ' ') + "</svg>";
         check_error(f.call(http::verb::put, path + "?benchmark=b", big, "image/svg+xml"), 413, "artifact.too_large",
                     "larger than this server's limit of 4194304 bytes (4 MiB)");
         request header{http::verb::put, path + "?benchmark=b", 11};

@@ -20,12 +20,12 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_github.hpp"
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 #include "cli/cli.hpp"
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
 #include "runner/process.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "model/error.hpp"
 
 using namespace perfgate;
@@ -686,7 +686,7 @@ TEST_CASE("helpers: callgrind totals, event groups, perf CSV for the server")
         run.counters = {{"task-clock", "msec", {{0, 1.25, 100.0, {}}, {1, 2.5, 100.0, {}}}},
                         {"cycles", "", {{0, std::nullopt, 100.0, {}}, {1, std::nullopt, 100.0, {}}}},
                         {"wall-time", "ns", {{0, 12345678.0, 100.0, {}}, {1, 23456789.0, 100.0, {}}}}};
-        auto cap = gate::parse_perf_stat(to_perf_csv(run), "upload");
+        auto cap = capture::parse_perf_stat(to_perf_csv(run), "upload");
         REQUIRE(cap.runs.size() == 2);
         REQUIRE(cap.events.size() == 3);
         CHECK(cap.events[0].name == "task-clock");
@@ -1121,7 +1121,7 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
 
     // Two benchmarks: an A/A one and a 4x slower loop. With --server they
     // must be one comparison, the multiplicity family spanning both
-    // (design.md §3), exactly as in local mode.
+    // (docs/statistics.md), exactly as in local mode.
     std::ofstream(dir.path() / "bench.json") << nlohmann::json::array(
         {{{"name", "quick"}, {"baseline", "true"}, {"candidate", "true"}},
          {{"name", "loop"}, {"baseline", loop(2000)}, {"candidate", loop(8000)}}});

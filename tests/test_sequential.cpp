@@ -61,6 +61,7 @@
 #include <string>
 #include <vector>
 
+namespace capture = perfgate::capture;
 using namespace perfgate::stats;
 using perfgate::test::lcg_uniform;
 
@@ -515,6 +516,7 @@ TEST_CASE("a one-look plan decides as the fixed-N gate does")
     // Where neither is significant, the gate's unchanged-or-inconclusive
     // rests on its MDE (80% power), the plan's on its interval lying inside
     // +-threshold (an equivalence test): different rules, not compared here.
+    namespace capture = perfgate::capture;
     namespace gate = perfgate::gate;
     const gate::policy rules;
     std::uint64_t state = 99;
@@ -533,15 +535,15 @@ TEST_CASE("a one-look plan decides as the fixed-N gate does")
         const std::vector<double> b = side(20.0), c = side(20.0 * (1 + shift));
 
         const auto one_counter = [](const std::vector<double>& v) {
-            gate::counter_series s;
+            capture::counter_series s;
             s.name = "task-clock";
             s.unit = "msec";
             s.values = v;
-            gate::sample_set set;
+            capture::sample_set set;
             set.benchmarks.emplace_back().counters.push_back(std::move(s));
             return set;
         };
-        const gate::sample_set bs = one_counter(b), cs = one_counter(c);
+        const capture::sample_set bs = one_counter(b), cs = one_counter(c);
         const gate::report rep = gate::compare(bs, cs, rules);
         const gate::counter_report& g = rep.benchmarks.at(0).counters.at(0);
         REQUIRE(g.gated);
@@ -591,16 +593,16 @@ TEST_CASE("A/A over all looks with real rank statistics: false-fail within alpha
 
 namespace {
 
-perfgate::gate::sample_set one_counter(const std::vector<double>& values, std::string name = "task-clock")
+perfgate::capture::sample_set one_counter(const std::vector<double>& values, std::string name = "task-clock")
 {
-    perfgate::gate::counter_series s;
+    perfgate::capture::counter_series s;
     s.name = std::move(name);
     s.unit = "msec";
     s.values = values;
-    perfgate::gate::benchmark_samples b;
+    perfgate::capture::benchmark_samples b;
     b.name = "bench";
     b.counters.push_back(std::move(s));
-    perfgate::gate::sample_set set;
+    perfgate::capture::sample_set set;
     set.benchmarks.push_back(std::move(b));
     return set;
 }
@@ -625,6 +627,7 @@ const perfgate::gate::counter_report& only_counter(const perfgate::gate::report&
 
 TEST_CASE("gate: a sequential policy decides a clear regression at the first look that can")
 {
+    using namespace perfgate::capture;
     using namespace perfgate::gate;
     std::uint64_t state = 11;
     const auto b = noisy(state, 10, 100, 0.02);
@@ -659,6 +662,7 @@ TEST_CASE("gate: a sequential policy decides a clear regression at the first loo
 
 TEST_CASE("gate: a decision is final; later samples do not change it")
 {
+    using namespace perfgate::capture;
     using namespace perfgate::gate;
     std::uint64_t state = 5;
     auto b = noisy(state, 10, 100, 0.02);
@@ -675,6 +679,7 @@ TEST_CASE("gate: a decision is final; later samples do not change it")
 
 TEST_CASE("gate: undecided when the run stopped early is the budget's end: that look spends the rest")
 {
+    using namespace perfgate::capture;
     using namespace perfgate::gate;
     std::uint64_t state = 3;
     // A/A at 15% noise, 15 per side of a 5..60 plan: not decided, so the run
@@ -721,11 +726,12 @@ TEST_CASE("gate: undecided when the run stopped early is the budget's end: that 
 
 TEST_CASE("gate: alpha is split over the gated counters (Bonferroni), and the report round-trips")
 {
+    using namespace perfgate::capture;
     using namespace perfgate::gate;
     std::uint64_t state = 9;
     auto two = [&](double scale) {
-        sample_set s = one_counter(noisy(state, 10, 100 * scale, 0.02));
-        counter_series wall;
+        capture::sample_set s = one_counter(noisy(state, 10, 100 * scale, 0.02));
+        capture::counter_series wall;
         wall.name = "page-faults";
         wall.values = noisy(state, 10, 1000, 0.02);
         s.benchmarks[0].counters.push_back(wall);
@@ -754,6 +760,7 @@ TEST_CASE("gate: alpha is split over the gated counters (Bonferroni), and the re
 
 TEST_CASE("gate: policy.sequential is checked and names the field")
 {
+    using namespace perfgate::capture;
     using namespace perfgate::gate;
     auto error_of = [](const char* text) {
         try {
@@ -781,6 +788,7 @@ TEST_CASE("gate: policy.sequential is checked and names the field")
 
 TEST_CASE("prior noise from a testbed's history: the first look and the early warning")
 {
+    namespace capture = perfgate::capture;
     namespace gate = perfgate::gate;
     auto points = [](std::vector<std::optional<double>> covs) {
         std::vector<perfgate::model::history_point> out;

@@ -31,16 +31,22 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "service/lru_cache.hpp"
 
 using namespace perfgate;
+using namespace perfgate::capture;
 using namespace perfgate::gate;
+using perfgate::service::comparison;
+using perfgate::service::commit_queue;
+using perfgate::service::watch_job;
+using perfgate::service::watch_outcome;
+using perfgate::service::watch_queue;
 using perfgate::test::counter;
 using perfgate::test::ramp;
 using nlohmann::json;
@@ -80,13 +86,13 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const std::vector<std::pair<std::int64_t, std::int64_t>> pairs{{base, cand}};
     const policy defaults;
 
-    const comparison first = svc.compare("demo", pairs, defaults);
+    const service::comparison first = svc.compare("demo", pairs, defaults);
     REQUIRE(first.result.comparison_id == first.id);
     CHECK(first.result.result == verdict::fail);
 
@@ -113,14 +119,14 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
 
     SUBCASE("the same request returns the stored comparison and stores nothing")
     {
-        const comparison again = svc.compare("demo", pairs, defaults);
+        const service::comparison again = svc.compare("demo", pairs, defaults);
         CHECK(again.id == first.id);
         CHECK(again.result.comparison_id == first.id);
         CHECK(to_json(again.result) == to_json(first.result));
         // A service with nothing in memory (another process, a restart)
         // finds the same comparison in the store.
-        service restarted(db);
-        const comparison stored = restarted.compare("demo", pairs, defaults);
+        service::service restarted(db);
+        const service::comparison stored = restarted.compare("demo", pairs, defaults);
         CHECK(stored.id == first.id);
         CHECK(stored.result.comparison_id == first.id);
         CHECK(to_json(stored.result) == to_json(first.result));
@@ -128,7 +134,7 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
         // would not get first.id + 1.
         policy stricter;
         stricter.threshold_pct = 10.0;
-        const comparison other = svc.compare("demo", pairs, stricter);
+        const service::comparison other = svc.compare("demo", pairs, stricter);
         CHECK(other.id == first.id + 1);
         CHECK_FALSE(svc.load_comparison("demo", first.id + 2).has_value());
     }
@@ -136,7 +142,7 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     {
         policy stricter;
         stricter.threshold_pct = 10.0;
-        const comparison other = svc.compare("demo", pairs, stricter);
+        const service::comparison other = svc.compare("demo", pairs, stricter);
         CHECK(other.id != first.id);
         CHECK(counter(other.result, "task-clock").state == status::unchanged);
         CHECK(svc.compare("demo", pairs, stricter).id == other.id);
@@ -147,19 +153,19 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     }
     SUBCASE("the key covers project, pair order and every policy field")
     {
-        const std::string key = comparison_request_key("demo", pairs, defaults);
+        const std::string key = service::comparison_request_key("demo", pairs, defaults);
         CHECK(key.size() == 64);
         CHECK(key.find_first_not_of("0123456789abcdef") == std::string::npos);
-        CHECK(comparison_request_key("demo", pairs, defaults) == key);
-        CHECK(comparison_request_key("demo2", pairs, defaults) != key);
-        CHECK(comparison_request_key("demo", {{cand, base}}, defaults) != key);
-        CHECK(comparison_request_key("demo", {{base, cand}, {base + 10, cand + 10}}, defaults) != key);
+        CHECK(service::comparison_request_key("demo", pairs, defaults) == key);
+        CHECK(service::comparison_request_key("demo2", pairs, defaults) != key);
+        CHECK(service::comparison_request_key("demo", {{cand, base}}, defaults) != key);
+        CHECK(service::comparison_request_key("demo", {{base, cand}, {base + 10, cand + 10}}, defaults) != key);
         policy p = defaults;
         p.counters["task-clock"].gate = false;
-        CHECK(comparison_request_key("demo", pairs, p) != key);
+        CHECK(service::comparison_request_key("demo", pairs, p) != key);
         policy q = defaults;
         q.history = 31;
-        CHECK(comparison_request_key("demo", pairs, q) != key);
+        CHECK(service::comparison_request_key("demo", pairs, q) != key);
     }
     SUBCASE("errors are still reported for requests that were never stored")
     {
@@ -181,7 +187,7 @@ TEST_CASE("service: identical compares racing on one database store one comparis
     // Two store objects on one database act as two processes; two threads each.
     test_database where;
     store::store db1(where.location()), db2(where.location());
-    service s1(db1), s2(db2);
+    service::service s1(db1), s2(db2);
     const auto base = s1.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = s1.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const std::vector<std::pair<std::int64_t, std::int64_t>> pairs{{base, cand}};
@@ -204,7 +210,7 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     model::ingest_request req;
     req.project = "demo";
     req.role = "baseline";
@@ -235,10 +241,10 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
               "Idempotency-Key 'upload-1' was already used for a different upload to project 'demo': send a new key "
               "for a new run (the same key only to retry the same request)");
     }
-    CHECK(ingest_request_digest(changed) != ingest_request_digest(req));
+    CHECK(service::ingest_request_digest(changed) != service::ingest_request_digest(req));
     changed.source = "another name for the same input";   // not content
     changed.branch = req.branch;
-    CHECK(ingest_request_digest(changed) == ingest_request_digest(req));
+    CHECK(service::ingest_request_digest(changed) == service::ingest_request_digest(req));
 
     for (const auto& bad : {std::string(), std::string(256, 'k'), std::string("has space"), std::string("tab\t")}) {
         CAPTURE(bad);
@@ -259,7 +265,7 @@ TEST_CASE("service: a compare's history z-scores read every counter's series, de
     // series has: its history is read on its own, and is empty.
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     auto run_of = [](const std::string& role, double cycles, double instructions) {
         model::run_record r = stored_run(role, ramp());
         for (const auto& [name, level] : {std::pair{"cycles", cycles}, std::pair{"instructions", instructions}}) {
@@ -289,7 +295,7 @@ TEST_CASE("service: every stored run obeys the same name rules as the server")
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     perfgate::model::run_record run;
     run.project = "demo";
     run.benchmark = "BM_Sort/1024";
@@ -346,9 +352,9 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
-    REQUIRE(max_counters_per_run == 256);
-    REQUIRE(max_repetitions == 10000);
+    service::service svc(db);
+    REQUIRE(capture::max_counters_per_run == 256);
+    REQUIRE(capture::max_repetitions == 10000);
     SUBCASE("counters")
     {
         CHECK(svc.ingest_run(wide_run("baseline", 256, 2)).counters == 256);
@@ -388,9 +394,9 @@ TEST_CASE("service: one compare reads at most max_compare_counters counters and 
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
-    REQUIRE(max_compare_counters == 4096);
-    REQUIRE(max_compare_samples == 1000000);
+    service::service svc(db);
+    REQUIRE(service::max_compare_counters == 4096);
+    REQUIRE(service::max_compare_samples == 1000000);
     SUBCASE("counters: 16 pairs of 256 counters is the limit, a 17th pair is over it")
     {
         std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
@@ -400,7 +406,7 @@ TEST_CASE("service: one compare reads at most max_compare_counters counters and 
                                svc.ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
         }
         const auto at_limit = std::vector(pairs.begin(), pairs.begin() + 16);
-        const comparison c = svc.compare("demo", at_limit, policy{});
+        const service::comparison c = svc.compare("demo", at_limit, policy{});
         std::size_t counters = 0;
         for (const auto& b : c.result.benchmarks) counters += b.counters.size();
         CHECK(counters == 4096);
@@ -437,9 +443,9 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
-    REQUIRE(comparison_cache_bytes == 16u << 20);
-    REQUIRE(comparison_cache_max_entry_bytes == 2u << 20);
+    service::service svc(db);
+    REQUIRE(service::comparison_cache_bytes == 16u << 20);
+    REQUIRE(service::comparison_cache_max_entry_bytes == 2u << 20);
     const auto base = svc.ingest_run(wide_run("baseline", 256, 5)).run_id;
     const auto cand = svc.ingest_run(wide_run("candidate", 256, 5, "parse", 1.05)).run_id;
     // One ~200 KB report per threshold: 256 counters.
@@ -449,18 +455,18 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
         policy p;
         p.threshold_pct = 1.0 + i;
         ids.push_back(svc.compare("demo", {{base, cand}}, p).id);
-        CHECK(svc.cached_comparison_bytes() <= comparison_cache_bytes);
+        CHECK(svc.cached_comparison_bytes() <= service::comparison_cache_bytes);
         if (i == 0) before = svc.cached_comparison_bytes();
     }
     INFO("one entry: " << before << " bytes");
     CHECK(before > 256 * 750);   // the JSON alone is ~750 bytes per counter
-    CHECK(before < comparison_cache_max_entry_bytes);
+    CHECK(before < service::comparison_cache_max_entry_bytes);
     // Bytes, not a count, decided: fewer than 60 fit, and the cache is full
     // (entries differ by a few bytes: the threshold and reasons they print).
     CHECK(svc.cached_comparisons() < 60);
     CHECK(static_cast<double>(svc.cached_comparisons() * before) ==
           doctest::Approx(static_cast<double>(svc.cached_comparison_bytes())).epsilon(0.02));
-    CHECK(svc.cached_comparison_bytes() > comparison_cache_bytes - 2 * before);
+    CHECK(svc.cached_comparison_bytes() > service::comparison_cache_bytes - 2 * before);
     // The evicted first one is still the same comparison (from the store).
     policy first;
     first.threshold_pct = 1.0;
@@ -475,8 +481,8 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
                                svc.ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
         }
         const std::size_t cached = svc.cached_comparison_bytes(), entries = svc.cached_comparisons();
-        const comparison big = svc.compare("demo", pairs, policy{});
-        CHECK(big.json->size() > comparison_cache_max_entry_bytes);
+        const service::comparison big = svc.compare("demo", pairs, policy{});
+        CHECK(big.json->size() > service::comparison_cache_max_entry_bytes);
         CHECK(svc.cached_comparison_bytes() == cached);
         CHECK(svc.cached_comparisons() == entries);
         CHECK(svc.compare("demo", pairs, policy{}).id == big.id);
@@ -485,15 +491,15 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
 
 TEST_CASE("service: a compare's runs are cached per project, and a cached run gives the cold run's report")
 {
-    REQUIRE(run_cache_bytes == 32u << 20);
-    REQUIRE(run_cache_max_entry_bytes == 4u << 20);
+    REQUIRE(service::run_cache_bytes == 32u << 20);
+    REQUIRE(service::run_cache_max_entry_bytes == 4u << 20);
     // Two databases with the same runs: one service compares twice (the
     // second time from cached runs), the other once from the store.
     test_database warm_where(test_database::sqlite_kind::memory), cold_where(test_database::sqlite_kind::memory);
     store::store warm_db(warm_where.location()), cold_db(cold_where.location());
-    service warm(warm_db), cold(cold_db);
+    service::service warm(warm_db), cold(cold_db);
     std::vector<std::int64_t> ids;
-    for (service* svc : {&warm, &cold}) {
+    for (service::service* svc : {&warm, &cold}) {
         ids = {svc->ingest_run(wide_run("baseline", 12, 20)).run_id,
                svc->ingest_run(wide_run("candidate", 12, 20, "parse", 1.05)).run_id};
     }
@@ -535,12 +541,12 @@ TEST_CASE("lru_cache: bounded in bytes, least recent out first, first value stay
 {
     // Each entry is charged its cost plus its bookkeeping (sizeof(entry),
     // twice its key, 64): measure that once with a one-letter key.
-    lru_cache<int> probe(1 << 20, 1 << 20);
+    service::lru_cache<int> probe(1 << 20, 1 << 20);
     probe.add("k", std::make_shared<const int>(0), 0);
     const std::size_t overhead = probe.size_bytes();
     REQUIRE(overhead > 0);
 
-    lru_cache<int> lru(3 * (100 + overhead), 100 + overhead);
+    service::lru_cache<int> lru(3 * (100 + overhead), 100 + overhead);
     for (int i = 0; i < 3; ++i) lru.add(std::string(1, static_cast<char>('a' + i)), std::make_shared<const int>(i), 100);
     CHECK(lru.size() == 3);
     CHECK(lru.size_bytes() == 3 * (100 + overhead));
@@ -584,7 +590,7 @@ model::run_record series_run(double level, std::uint64_t& state, std::int64_t cr
 }
 
 // Stores n runs, the ones from `step_at` on at level * (1 + step); returns their ids.
-std::vector<std::int64_t> store_series(service& svc, std::size_t n, std::size_t step_at, double step,
+std::vector<std::int64_t> store_series(service::service& svc, std::size_t n, std::size_t step_at, double step,
                                        std::vector<std::int64_t>* opened = nullptr, std::string role = "baseline",
                                        std::string branch = "main")
 {
@@ -606,7 +612,7 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     std::vector<std::int64_t> opened;
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
 
@@ -677,10 +683,10 @@ TEST_CASE("service: history points are cached per query, and a cached history gi
     // against one candidate (the history read once), the other once.
     test_database warm_where(test_database::sqlite_kind::memory), cold_where(test_database::sqlite_kind::memory);
     store::store warm_db(warm_where.location()), cold_db(cold_where.location());
-    service warm(warm_db), cold(cold_db);
+    service::service warm(warm_db), cold(cold_db);
     std::vector<std::int64_t> ids;
     std::int64_t cand = 0, other_testbed = 0;
-    for (service* svc : {&warm, &cold}) {
+    for (service::service* svc : {&warm, &cold}) {
         ids = store_series(*svc, 40, 20, 0.05);
         cand = svc->ingest_run(stored_run("candidate", {106, 106, 106, 106, 107})).run_id;
         auto other = stored_run("candidate", {106, 106, 106, 106, 107});
@@ -711,7 +717,7 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     std::vector<std::int64_t> opened;
     SUBCASE("60 stationary baseline runs")
     {
@@ -753,8 +759,8 @@ TEST_CASE("service: the background watch opens the same alert as the inline one,
 {
     test_database inline_where(test_database::sqlite_kind::memory), background_where(test_database::sqlite_kind::memory);
     store::store inline_db(inline_where.location()), background_db(background_where.location());
-    service inline_svc(inline_db), background_svc(background_db);
-    std::vector<watch_outcome> heard;
+    service::service inline_svc(inline_db), background_svc(background_db);
+    std::vector<service::watch_outcome> heard;
     std::mutex heard_mu;
     background_svc.watch_in_background([&](const watch_outcome& o) {
         std::lock_guard lock(heard_mu);
@@ -793,8 +799,8 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
     std::mutex mu;
     std::condition_variable cv;
     bool release = false;
-    std::vector<watch_job> ran;
-    std::vector<watch_outcome> heard;
+    std::vector<service::watch_job> ran;
+    std::vector<service::watch_outcome> heard;
     auto runner = [&](const watch_job& j) -> std::vector<std::int64_t> {
         std::unique_lock lock(mu);
         cv.wait(lock, [&] { return release; });
@@ -807,13 +813,13 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
         heard.push_back(o);
     };
     const auto job = [](std::string bench, std::int64_t run, std::string counter) {
-        return watch_job{"demo", std::move(bench), "main", "tb", {{std::move(counter), "msec"}}, run};
+        return service::watch_job{"demo", std::move(bench), "main", "tb", {{std::move(counter), "msec"}}, run};
     };
 
     SUBCASE("runs of one series arriving while the worker is busy are examined once")
     {
         {
-            watch_queue q(runner, reporter, 8);
+            service::watch_queue q(runner, reporter, 8);
             q.push(job("parse", 1, "task-clock"));   // the worker takes it and blocks in runner
             for (int i = 0; i < 200 && q.stats().pending != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             q.push(job("parse", 2, "task-clock"));
@@ -846,7 +852,7 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
             std::lock_guard lock(mu);
             release = true;   // jobs finish at once
         }
-        watch_queue q(runner, reporter, 1);
+        service::watch_queue q(runner, reporter, 1);
         for (int i = 1; i <= 50; ++i) q.push(job("bench-" + std::to_string(i), i, "task-clock"));
         q.drain();
         CHECK(q.stats().done == 50);
@@ -858,7 +864,7 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
             std::lock_guard lock(mu);
             release = true;
         }
-        watch_queue q(runner, reporter, 8);
+        service::watch_queue q(runner, reporter, 8);
         q.push(job("broken", 1, "task-clock"));
         q.push(job("parse", 2, "task-clock"));
         q.drain();
@@ -874,7 +880,7 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
     SUBCASE("stopping finishes every queued job")
     {
         {
-            watch_queue q(runner, reporter, 8);
+            service::watch_queue q(runner, reporter, 8);
             for (int i = 1; i <= 5; ++i) q.push(job("bench-" + std::to_string(i), i, "task-clock"));
             {
                 std::lock_guard lock(mu);
@@ -891,14 +897,14 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
 {
     test_database where;
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const auto cand2 = svc.ingest_run(stored_run("candidate", ramp(1.10))).run_id;
     const std::vector<std::pair<std::int64_t, std::int64_t>> pairs{{base, cand}};
 
     std::mutex mu;
-    std::vector<std::pair<std::exception_ptr, std::optional<comparison>>> heard;
+    std::vector<std::pair<std::exception_ptr, std::optional<service::comparison>>> heard;
     const auto listen = [&](std::exception_ptr e, const comparison* c) {
         std::lock_guard lock(mu);
         heard.emplace_back(e, c ? std::optional<comparison>(*c) : std::nullopt);
@@ -917,7 +923,7 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
         svc.commit_in_background();
         CHECK_FALSE(svc.compare_later("demo", pairs, policy{}, listen).has_value());
         svc.drain_commits();
-        std::optional<comparison> got;
+        std::optional<service::comparison> got;
         {
             std::lock_guard lock(mu);
             REQUIRE(heard.size() == 1);
@@ -1000,7 +1006,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fai
 {
     test_database where;
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const auto row = [&](std::string key, std::int64_t candidate) {
@@ -1035,7 +1041,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fai
         };
     };
     // Push the first row, and wait until the committer holds on its answer.
-    const auto push_first = [&](gate::commit_queue& q) {
+    const auto push_first = [&](service::commit_queue& q) {
         q.push(row("first", cand), answer("first", true));
         std::unique_lock lock(mu);
         cv.wait(lock, [&] { return held; });
@@ -1048,7 +1054,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fai
 
     SUBCASE("rows that wait together are one transaction; a repeated key has one id")
     {
-        gate::commit_queue q(db);
+        service::commit_queue q(db);
         push_first(q);
         for (const char* k : {"a", "b", "c"}) q.push(row(k, cand), answer(k, false));
         q.push(row("a", cand), answer("a again", false, "a"));
@@ -1070,7 +1076,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fai
     }
     SUBCASE("a batch with a bad row is stored row by row: the bad row fails alone")
     {
-        gate::commit_queue q(db);
+        service::commit_queue q(db);
         push_first(q);
         q.push(row("good", cand), answer("good", false));
         q.push(row("bad", 424242), answer("bad", false));
@@ -1092,7 +1098,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fai
     }
     SUBCASE("a batch of one bad row gets its own error")
     {
-        gate::commit_queue q(db);
+        service::commit_queue q(db);
         q.push(row("bad", 424242), answer("bad", false));
         q.drain();
         CHECK(q.stats().failed == 1);
@@ -1103,7 +1109,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fai
     SUBCASE("stopping stores and answers every queued row")
     {
         {
-            gate::commit_queue q(db);
+            service::commit_queue q(db);
             push_first(q);
             for (const char* k : {"x", "y", "z"}) q.push(row(k, cand), answer(k, false));
             let_go();
@@ -1120,7 +1126,7 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     std::vector<std::int64_t> opened;
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
     REQUIRE(opened.size() == 1);
@@ -1136,7 +1142,7 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
         return json::parse(*c.json)["benchmarks"][0]["counters"][0];
     };
 
-    const comparison first = svc.compare("demo", {{ids.back(), inside}}, policy{});
+    const service::comparison first = svc.compare("demo", {{ids.back(), inside}}, policy{});
     const json c = counter_json(first);
     INFO(c.dump());
     REQUIRE(c["open_alerts"].is_array());
@@ -1182,7 +1188,7 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
         CHECK(o["outside_band"] == true);
         // A repeat of the first request is the stored report: the context it
         // was computed with.
-        const comparison again = svc.compare("demo", {{ids.back(), inside}}, policy{});
+        const service::comparison again = svc.compare("demo", {{ids.back(), inside}}, policy{});
         CHECK(again.id == first.id);
         CHECK(counter_json(again)["open_alerts"].size() == 1);
     };
@@ -1205,7 +1211,7 @@ TEST_CASE("service: a report without baseline-branch history has no band and no 
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     SUBCASE("one baseline run on the branch: too few points for a band")
     {
         const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
@@ -1222,7 +1228,7 @@ TEST_CASE("service: a report without baseline-branch history has no band and no 
         b.branch.clear();
         const auto base = svc.ingest_run(b).run_id;
         const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
-        const comparison cmp = svc.compare("demo", {{base, cand}}, policy{});
+        const service::comparison cmp = svc.compare("demo", {{base, cand}}, policy{});
         const json c = json::parse(*cmp.json)["benchmarks"][0]["counters"][0];
         CHECK(c["open_alerts"].is_null());
         CHECK(c["band"].is_null());
@@ -1248,7 +1254,7 @@ void check_error(F&& f, const std::string& id, const std::string& message)
 
 // A stored run of `benchmark` at commit `sha` on testbed `fp`; run ids grow
 // with the order of the calls.
-std::int64_t store_commit(service& svc, const std::string& sha, const std::string& benchmark, const std::string& fp,
+std::int64_t store_commit(service::service& svc, const std::string& sha, const std::string& benchmark, const std::string& fp,
                           const std::string& role = "baseline", double factor = 1.0)
 {
     auto r = stored_run(role, ramp(factor), benchmark);
@@ -1266,7 +1272,7 @@ TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by be
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     // Base commit: parse on two testbeds (parse on fp-1 measured twice),
     // render on fp-1.
     const auto a_parse_1 = store_commit(svc, commit_a, "parse", "fp-1");
@@ -1330,7 +1336,7 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     const auto a = store_commit(svc, commit_a, "parse", "fp-1");
     const auto b = store_commit(svc, commit_b, "parse", "fp-1", "candidate");
     const auto theirs = [&] {
@@ -1412,7 +1418,7 @@ TEST_CASE("service: recent comparisons carry the verdict of the stored report")
 {
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
-    service svc(db);
+    service::service svc(db);
     const auto base = store_commit(svc, commit_a, "parse", "fp-1");
     const auto slower = store_commit(svc, commit_b, "parse", "fp-1", "candidate", 1.05);
     const auto same = store_commit(svc, commit_b, "parse", "fp-1", "candidate");
@@ -1434,7 +1440,7 @@ TEST_CASE("service: recent comparisons carry the verdict of the stored report")
     CHECK(listed[1].baseline.git_sha == commit_a);
     CHECK(listed[1].candidate.git_sha == commit_b);
     CHECK(svc.recent_comparisons("demo", 1).size() == 1);
-    CHECK(svc.recent_comparisons("demo", max_comparison_limit).size() == 2);
+    CHECK(svc.recent_comparisons("demo", service::max_comparison_limit).size() == 2);
 
     check_error([&] { (void)svc.recent_comparisons("demo", 0); }, "query.bad_value", "limit 0: expected 1 to 200");
     check_error([&] { (void)svc.recent_comparisons("demo", 201); }, "query.bad_value", "limit 201: expected 1 to 200");
@@ -1447,13 +1453,13 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
     SUBCASE("normalize_repository_url")
     {
         const std::string_view label = "--repository-url";
-        CHECK(normalize_repository_url(label, "https://github.com/acme/demo") == "https://github.com/acme/demo");
-        CHECK(normalize_repository_url(label, "https://github.com/acme/demo///") == "https://github.com/acme/demo");
-        CHECK(normalize_repository_url(label, "http://git.example.org:8080/a/b-c_d.e~f%20") ==
+        CHECK(service::normalize_repository_url(label, "https://github.com/acme/demo") == "https://github.com/acme/demo");
+        CHECK(service::normalize_repository_url(label, "https://github.com/acme/demo///") == "https://github.com/acme/demo");
+        CHECK(service::normalize_repository_url(label, "http://git.example.org:8080/a/b-c_d.e~f%20") ==
               "http://git.example.org:8080/a/b-c_d.e~f%20");
-        CHECK(normalize_repository_url(label, "").empty());
-        const std::string longest = "https://x.org/" + std::string(max_repository_url_bytes - 14, 'a');
-        CHECK(normalize_repository_url(label, longest + "/") == longest);
+        CHECK(service::normalize_repository_url(label, "").empty());
+        const std::string longest = "https://x.org/" + std::string(service::max_repository_url_bytes - 14, 'a');
+        CHECK(service::normalize_repository_url(label, longest + "/") == longest);
 
         const std::pair<std::string, std::string> bad[] = {
             {"github.com/acme/demo", "--repository-url: 'github.com/acme/demo' must start with https:// or http://"},
@@ -1486,17 +1492,17 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
         };
         for (const auto& [url, message] : bad) {
             CAPTURE(url);
-            check_error([&] { (void)normalize_repository_url(label, url); }, "ingest.bad_field", message);
+            check_error([&] { (void)service::normalize_repository_url(label, url); }, "ingest.bad_field", message);
         }
         // Quoted in part only.
-        check_error([&] { (void)normalize_repository_url(label, std::string(1000, 'x')); }, "ingest.bad_field",
+        check_error([&] { (void)service::normalize_repository_url(label, std::string(1000, 'x')); }, "ingest.bad_field",
                     fmt::format("--repository-url: '{}...' must start with https:// or http://", std::string(80, 'x')));
     }
     SUBCASE("a project setting through the service")
     {
         test_database where(test_database::sqlite_kind::memory);
         store::store db(where.location());
-        service svc(db);
+        service::service svc(db);
         svc.ensure_project("demo");
         CHECK_FALSE(svc.repository_url("demo").has_value());
         svc.set_repository_url("demo", "https://github.com/acme/demo/");

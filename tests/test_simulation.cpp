@@ -20,6 +20,7 @@
 
 namespace {
 
+namespace capture = perfgate::capture;
 namespace gate = perfgate::gate;
 using perfgate::stats::correction;
 
@@ -48,12 +49,12 @@ struct tally {
 
 std::string counter_name(std::size_t k) { return (k < 10 ? "c0" : "c") + std::to_string(k); }
 
-gate::sample_set make_side(std::mt19937_64& rng, const scenario& sc, double shift_pct)
+capture::sample_set make_side(std::mt19937_64& rng, const scenario& sc, double shift_pct)
 {
     std::normal_distribution<double> z(0.0, 1.0);
-    gate::benchmark_samples b;
+    capture::benchmark_samples b;
     for (std::size_t k = 0; k < sc.counters; ++k) {
-        gate::counter_series s;
+        capture::counter_series s;
         s.name = counter_name(k);
         double centre = sc.centre * (1.0 + static_cast<double>(k) / 100.0);
         if (k == 0) centre *= 1.0 + shift_pct / 100.0;
@@ -64,7 +65,7 @@ gate::sample_set make_side(std::mt19937_64& rng, const scenario& sc, double shif
         }
         b.counters.push_back(std::move(s));
     }
-    gate::sample_set set;
+    capture::sample_set set;
     set.benchmarks.push_back(std::move(b));
     return set;
 }
@@ -80,8 +81,8 @@ tally simulate(const scenario& sc, double shift_pct, std::uint64_t rng_seed = se
     std::mt19937_64 rng(rng_seed);
     tally t;
     for (std::size_t i = 0; i < runs; ++i) {
-        const gate::sample_set baseline = make_side(rng, sc, 0.0);
-        const gate::sample_set candidate = make_side(rng, sc, shift_pct);
+        const capture::sample_set baseline = make_side(rng, sc, 0.0);
+        const capture::sample_set candidate = make_side(rng, sc, shift_pct);
         const gate::report r = gate::compare(baseline, candidate, rules);
         ++t.verdicts[static_cast<std::size_t>(r.result)];
         bool other = false;
@@ -116,7 +117,7 @@ TEST_CASE("simulation: the issue's targets for 50 gated counters, n=10, CoV 1%")
         CHECK(t.trials_other_regression == t.count(gate::verdict::fail));  // a fail is always a regression
         CHECK(t.exact == t.counters_seen);  // no ties: every counter on the exact test
         // The "a pass must mean something" rule: inconclusive when the minimum
-        // detectable effect at alpha = 0.05 (80% power, design.md §3) exceeds
+        // detectable effect at alpha = 0.05 (80% power, docs/statistics.md) exceeds
         // 2%. With the sample sd that is 1.28213 * s (mde.hpp), so a counter is
         // inconclusive when (s_b^2 + s_c^2)/(2 sigma^2) > (2/1.28213)^2, i.e.
         // with probability scipy.stats.chi2.sf(18 * (2/1.282133)**2, 18) =

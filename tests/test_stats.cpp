@@ -31,7 +31,7 @@ using namespace perfgate::stats;
 
 namespace {
 
-// p-values are compared in relative terms (design.md: 1e-9); doctest's Approx
+// p-values are compared in relative terms (docs/statistics.md: 1e-9); doctest's Approx
 // adds an absolute floor of epsilon that would let 1e-165 equal 0.
 constexpr double p_tol = 1e-9;
 // The same IEEE operations as the Python reference: only summation order may

@@ -3,7 +3,7 @@
 // (test_database.hpp: ctest runs them on both); "store (sqlite): ..." and
 // "store (postgresql): ..." test one engine's own behaviour (files,
 // PRAGMAs, migrations from older versions; advisory locks, plans).
-#include "schema/store.hpp"
+#include "store/store.hpp"
 
 #include "test_database.hpp"
 
@@ -11,11 +11,11 @@
 
 #include "model/testbed.hpp"
 
-#include "schema/history_sql.hpp"
-#include "schema/listing_sql.hpp"
-#include "schema/migrations.hpp"
-#include "schema/postgres.hpp"
-#include "schema/sqlite.hpp"
+#include "store/history_sql.hpp"
+#include "store/listing_sql.hpp"
+#include "store/migrations.hpp"
+#include "store/postgres.hpp"
+#include "store/sqlite.hpp"
 #include "model/error.hpp"
 
 #include <doctest/doctest.h>
@@ -150,11 +150,11 @@ ps::history_query query(std::string project, std::string benchmark, std::string 
     return q;
 }
 
-// schema/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
+// store/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
 // 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql, 007_artifacts.sql,
 // 008_ingest_keys.sql, 009_open_alerts.sql
 constexpr int schema_version = 9;
-// schema/migrations/pg/001_initial.sql, 002_ingest_keys.sql, 003_artifacts.sql,
+// store/migrations/pg/001_initial.sql, 002_ingest_keys.sql, 003_artifacts.sql,
 // 004_report_compression.sql, 005_open_alerts.sql
 constexpr int pg_schema_version = 5;
 
@@ -777,7 +777,7 @@ TEST_CASE("store: hostile names are stored verbatim and harmless")
     q.branch = r.branch;
     CHECK(db.history(q).size() == 1);
     // Names with an array literal's syntax in them (PostgreSQL looks several
-    // up at once: schema/store.cpp, text_array).
+    // up at once: store/store.cpp, text_array).
     auto quoted = make_run(project, benchmark, 1'700'000'100, r.branch);
     quoted.git_sha = "0123";
     quoted.counters[0].counter = R"(a"b\c{d},e NULL)";
@@ -1462,7 +1462,7 @@ child_outcome run_in_child(const std::function<void()>& f)
 
 TEST_CASE("store: a statement runs only with every parameter bound")
 {
-    // The statement layer is shared by both engines (schema/db.hpp): the
+    // The statement layer is shared by both engines (store/db.hpp): the
     // same checks whichever one prepared the SQL.
     test_database where;
     auto projects = [&]() -> std::unique_ptr<perfgate::store::detail::connection> {
@@ -1779,7 +1779,7 @@ TEST_CASE("store: recent comparisons, newest first, with the commits of their ru
     }
     SUBCASE("the caller's facts are stored as given, and checked like the JSON's")
     {
-        // gate::service passes what it serialised the report from; the
+        // service::service passes what it serialised the report from; the
         // store does not read the JSON then (it may be anything).
         const auto fifth = db.insert_comparison("demo", base, cand, "{}", sha256_hex("fifth"),
                                                 ps::store::report_facts{"inconclusive", 2});
@@ -2170,7 +2170,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
 {
     test_database raw(db_engine::postgresql);
     ps::store db(raw.location());
-    perfgate::gate::service service(db);
+    perfgate::service::service service(db);
     // Enough rows that an index is worth it, in several projects,
     // benchmarks, testbeds and branches; a step that opens an alert.
     for (int project = 0; project < 3; ++project) {
@@ -2211,7 +2211,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
         std::lock_guard lock(seen_mu);
         seen.push_back({sql, values});
     });
-    perfgate::gate::service fresh(db);   // no cached comparison
+    perfgate::service::service fresh(db);   // no cached comparison
     const auto c = fresh.compare("demo", {{base, cand}}, {});
     CHECK(c.id > 0);
     perfgate::model::history_query q;

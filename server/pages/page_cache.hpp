@@ -4,7 +4,7 @@
 // lookup and a copy instead of the store's queries and the JSON encoding.
 //
 // Freshness: an entry is valid only for the store generation it was made at
-// (gate::service::generation(): every write through this server's service
+// (service::service::generation(): every write through this server's service
 // moves it), so an upload, a comparison, a triage or a new alert shows on
 // the next request. On PostgreSQL the generation also moves with every other
 // replica's writes (store::generation: LISTEN/NOTIFY, milliseconds later).

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/wire.hpp"
-#include "gate/counters.hpp"
+#include "capture/counters.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/error.hpp"
@@ -394,7 +394,7 @@ page_view series_view(page_state& p, const query_params& q)
                        .count() - std::int64_t{days} * 86400;
     }
     const auto points = svc.history(hq);
-    const auto traits = gate::lookup_counter(counter);
+    const auto traits = capture::lookup_counter(counter);
 
     // One line per (branch, testbed), the baseline branch first; lines are
     // named by testbed only when the series spans several.
@@ -417,7 +417,7 @@ page_view series_view(page_state& p, const query_params& q)
 
     json lines = json::array();
     json markers = json::array();
-    model::alert_query aq{p.project, std::nullopt, benchmark, counter, testbed, gate::max_alert_limit};
+    model::alert_query aq{p.project, std::nullopt, benchmark, counter, testbed, service::max_alert_limit};
     const auto alerts = svc.alerts(aq);
     for (std::size_t li = 0; li < keys.size(); ++li) {
         const auto& key = keys[li];
@@ -487,7 +487,7 @@ page_view series_view(page_state& p, const query_params& q)
               {"benchmark", benchmark},
               {"counter", counter},
               {"unit", traits.unit},
-              {"better", traits.direction == gate::better::lower ? "lower" : "higher"},
+              {"better", traits.direction == capture::better::lower ? "lower" : "higher"},
               {"repository_url", repository ? json(*repository) : json(nullptr)},
               {"run_url", project_path(p.project) + "/runs/"},
               {"view", {{"range", range}, {"x", x}, {"log", log == "1"},
@@ -506,7 +506,7 @@ constexpr std::string_view statuses[] = {"untriaged", "acknowledged", "invalid",
 response alerts_page(page_state& p, const query_params& q)
 {
     q.only({"status", "benchmark", "testbed"});
-    model::alert_query aq{p.project, std::nullopt, q.get("benchmark"), std::nullopt, q.get("testbed"), gate::max_alert_limit};
+    model::alert_query aq{p.project, std::nullopt, q.get("benchmark"), std::nullopt, q.get("testbed"), service::max_alert_limit};
     if (const auto s = q.get("status"); s && !s->empty()) {
         aq.status = model::parse_alert_status(*s);
         if (!aq.status) {
@@ -552,7 +552,7 @@ response alerts_page(page_state& p, const query_params& q)
                 w.f("<option value=\"{}\"{}>{}</option>", s, model::to_string(a.status) == s ? " selected" : "", s);
             }
             w.f("</select><input name=\"note\" maxlength=\"{}\" placeholder=\"note\" value=\"{}\">"
-                "<button type=\"submit\">save</button></form>", gate::max_alert_note_bytes, a.note);
+                "<button type=\"submit\">save</button></form>", service::max_alert_note_bytes, a.note);
         } else {
             w.f("<a href=\"{}/signin{}\">sign in to triage</a>", project_path(p.project),
                 html::url_query({{"next", sv(p.req.target())}}));
@@ -839,7 +839,7 @@ page_view overview_view(page_state& p, const query_params& q)
     json sparklines = json::array();
     for (const auto& b : svc.benchmarks(p.project)) {
         for (const auto& counter : b.counters) {
-            if (!gate::lookup_counter(counter).gated) continue;
+            if (!capture::lookup_counter(counter).gated) continue;
             model::history_query hq;
             hq.project = p.project;
             hq.benchmark = b.name;

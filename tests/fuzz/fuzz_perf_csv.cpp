@@ -4,7 +4,7 @@
 // be rejected with perfgate::error; anything else escaping — a crash, a
 // sanitizer report, another exception, a capture that breaks its own
 // invariants — is a bug. See README.md here for how to run it.
-#include "gate/perf_csv.hpp"
+#include "capture/perf_csv.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -18,7 +18,7 @@ namespace {
 
 // The promises of perf_capture that users index by: every run has every
 // event, and nothing non-finite leaks out as a value.
-void check_invariants(const perfgate::gate::perf_capture& c)
+void check_invariants(const perfgate::capture::perf_capture& c)
 {
     if (c.runs.empty() || c.events.empty()) std::abort();
     for (const auto& run : c.runs) {
@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
-        check_invariants(perfgate::gate::parse_perf_stat(text, "fuzz.csv"));
+        check_invariants(perfgate::capture::parse_perf_stat(text, "fuzz.csv"));
     } catch (const perfgate::error& e) {
         const std::string_view id = e.id();
         // A capture that does not parse, or one over the per-run limits.

@@ -14,7 +14,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 
-#include "schema/store.hpp"
+#include "store/store.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
 #include "service/service.hpp"
@@ -25,7 +25,7 @@ namespace http = boost::beast::http;
 
 struct fixture {
     perfgate::store::store db{":memory:"};
-    perfgate::gate::service service{db};
+    perfgate::service::service service{db};
     perfgate::server::metrics stats;
     perfgate::server::context ctx{service, stats};
     std::string token = service.create_token("demo", "fuzz");
