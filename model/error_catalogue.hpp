@@ -42,7 +42,7 @@ inline constexpr exit_code unknown_error_exit = exit_measurement;
 inline constexpr auto error_catalogue = std::to_array<error_entry>({
     // usage.*: the command line is wrong.
     {"usage.bad_arguments", 400, exit_usage, "The command's positional arguments are wrong (perfgate change-points takes one FILE)."},
-    {"usage.bad_cpus", 400, exit_usage, "A CPU list (--cpus) does not parse, repeats a CPU, or names one this machine does not have."},
+    {"usage.bad_cpus", 400, exit_usage, "A CPU list (--cpus) does not parse, has a reversed range, or names a CPU out of range."},
     {"usage.bad_event", 400, exit_usage, "An event perf (or libpfm4, for --backend native) does not know, or a modifier the backend does not take."},
     {"usage.bad_subcommand", 400, exit_usage, "A command that takes a subcommand (alerts, db, token) got none or one it does not know."},
     {"usage.bad_value", 400, exit_usage, "An option's value is malformed or out of range; the message names the option and what it expects."},
