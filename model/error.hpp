@@ -1,14 +1,14 @@
 // perfgate::error — the one exception type of the project.
 //
 // Every error carries a stable id ("ingest.bad_csv", "policy.unknown_key",
-// "store.constraint", ...), one of model/error_catalogue.hpp's (docs/errors.md
-// lists them). The id is part of the API: the HTTP layer turns it into
-// {"error": {"id", "message"}} with the catalogue's status and the CLI into
-// the catalogue's exit code. Messages name the file, line or field that was
-// wrong.
+// "store.constraint", ...), one of model/error_ids.hpp's constants
+// (errors::ingest_bad_csv). The id is part of the API: the HTTP layer turns
+// it into {"error": {"id", "message"}} and the CLI into its exit code, both
+// from model/error_catalogue.hpp (docs/errors.md lists them). Messages name
+// the file, line or field that was wrong.
 #pragma once
 
-#include "model/error_catalogue.hpp"
+#include "model/error_ids.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -355,9 +355,9 @@ std::string problems()
         for (std::string_view a : s.areas) ++sections_of[a];
     }
     for (const error_entry& e : error_catalogue) {
-        const int n = sections_of.count(area_of(e.id)) ? sections_of[area_of(e.id)] : 0;
+        const int n = sections_of.count(area_of(e.id.view())) ? sections_of[area_of(e.id.view())] : 0;
         if (n != 1) {
-            out += "area '" + std::string(area_of(e.id)) + "' (of " + std::string(e.id) + ") is in " +
+            out += "area '" + std::string(area_of(e.id.view())) + "' (of " + std::string(e.id.view()) + ") is in " +
                    std::to_string(n) + " sections of model/errors_doc.cpp, not 1\n";
         }
     }
@@ -394,18 +394,18 @@ std::string page()
     o << "## All ids\n\n| Id | HTTP | Exit | Section |\n|---|---|---|---|\n";
     for (const section& s : sections()) {
         for (const error_entry& e : error_catalogue) {
-            if (std::find(s.areas.begin(), s.areas.end(), area_of(e.id)) == s.areas.end()) continue;
-            o << "| [" << code(e.id) << "](#" << anchor(e.id) << ") | " << e.http_status << " | "
+            if (std::find(s.areas.begin(), s.areas.end(), area_of(e.id.view())) == s.areas.end()) continue;
+            o << "| [" << code(e.id.view()) << "](#" << anchor(e.id.view()) << ") | " << e.http_status << " | "
               << static_cast<int>(e.exit) << " | " << table_cell(s.title) << " |\n";
         }
     }
     for (const section& s : sections()) {
         o << "\n## " << s.title << "\n\n" << s.intro << "\n";
         for (const error_entry& e : error_catalogue) {
-            if (std::find(s.areas.begin(), s.areas.end(), area_of(e.id)) == s.areas.end()) continue;
-            o << "\n### " << e.id << "\n\nHTTP " << e.http_status << " · exit " << static_cast<int>(e.exit) << "\n\n"
+            if (std::find(s.areas.begin(), s.areas.end(), area_of(e.id.view())) == s.areas.end()) continue;
+            o << "\n### " << e.id.view() << "\n\nHTTP " << e.http_status << " · exit " << static_cast<int>(e.exit) << "\n\n"
               << e.summary << "\n";
-            if (auto it = examples().find(e.id); it != examples().end()) {
+            if (auto it = examples().find(e.id.view()); it != examples().end()) {
                 o << "\nExample: " << code(it->second) << "\n";
             }
         }
