@@ -86,8 +86,8 @@ int main(int argc, char** argv)
         finish_stdout();
     } catch (const perfgate::error& e) {
         print_error(fmt::format("perfgate {}: error [{}]: {}\n", command, e.id(), e.what()));
-        // A lost report outranks the verdict: exit 4, not the verdict's code.
-        code = e.id() == "io.stdout" ? exit_measurement : exit_code_for(e.id());
+        // A lost report outranks the verdict: io.stdout is exit 4 (the catalogue).
+        code = exit_code_for(e.id());
     } catch (const std::exception& e) {
         print_error(fmt::format("perfgate {}: internal error: {}\n", command, e.what()));
         code = exit_measurement;

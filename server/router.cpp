@@ -28,6 +28,7 @@
 #include "server/pages/html.hpp"
 #include "server/pages/pages.hpp"
 #include "model/error.hpp"
+#include "model/error_catalogue.hpp"
 
 namespace perfgate::server {
 
@@ -630,62 +631,10 @@ void set_artifact_headers(response& res)
 
 unsigned status_for(std::string_view id)
 {
-    // The one table from error id to status (README.md, "The perfgate server" / "Errors").
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 42> exact{{
-        {"http.bad_request", 400},
-        {"http.bad_json", 400},
-        {"http.too_deep", 400},         // JSON nested deeper than api::max_json_depth
-        {"http.bad_param", 400},
-        {"http.missing_param", 400},
-        {"http.not_found", 404},
-        {"http.method_not_allowed", 405},
-        {"http.body_too_large", 413},
-        {"http.unsupported_media_type", 415},
-        {"http.header_too_large", 431},
-        {"http.not_implemented", 501},  // a transfer coding we do not implement (RFC 9112 §6.1)
-        {"http.over_capacity", 503},    // every connection slot is busy (--max-connections)
-        {"auth.missing_token", 401},
-        {"auth.bad_token", 401},
-        {"auth.forbidden", 403},
-        {"project.not_found", 404},
-        {"comparison.not_found", 404},
-        {"alert.not_found", 404},
-        {"artifact.not_found", 404},
-        {"artifact.too_large", 413},    // a flame graph over service::max_flame_graph_bytes
-        {"artifact.bad_svg", 422},
-        {"alert.bad_status", 400},
-        {"alert.bad_note", 400},
-        {"query.bad_value", 400},
-        {"ingest.bad_field", 400},
-        {"ingest.bad_idempotency_key", 400},
-        {"ingest.idempotency_conflict", 409},   // an Idempotency-Key reused for another request
-        {"ingest.too_many_counters", 413},     // over capture::max_counters_per_run
-        {"ingest.too_many_repetitions", 413},  // over gate::max_repetitions
-        {"ingest.bad_csv", 422},        // well-formed request, capture that does not parse
-        {"ingest.unreadable", 422},
-        {"compare.not_found", 404},     // a run id (or git sha) not in this project
-        {"compare.bad_ref", 400},       // neither a run id nor a git sha (service::pairs_for)
-        {"compare.ambiguous_ref", 400}, // a git sha prefix of several commits
-        {"compare.mismatch", 422},      // runs that cannot be compared (other benchmark, ...)
-        {"compare.too_many_pairs", 413},  // over api::max_compare_pairs
-        {"compare.too_large", 422},     // runs over gate::max_compare_counters / max_compare_samples
-        {"store.not_found", 404},
-        {"store.constraint", 422},
-        {"store.conflict", 503},        // PostgreSQL aborted the write as a deadlock victim, retries exhausted
-        {"internal", 500},
-        {"store.io", 500},
-    }};
-    for (const auto& [key, status] : exact) {
-        if (key == id) return status;
-    }
-    // Families: the request was wrong in a way its area explains.
-    static constexpr std::array<std::pair<std::string_view, unsigned>, 5> prefixes{{
-        {"policy.", 400}, {"ingest.", 400}, {"usage.", 400}, {"compare.", 422}, {"http.", 400},
-    }};
-    for (const auto& [prefix, status] : prefixes) {
-        if (id.starts_with(prefix)) return status;
-    }
-    return 500;
+    // The error catalogue's status (model/error_catalogue.hpp, docs/errors.md);
+    // 500 for an id it does not have.
+    const error_entry* e = find_error(id);
+    return e ? e->http_status : unknown_error_status;
 }
 
 namespace {

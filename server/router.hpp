@@ -22,8 +22,9 @@
 // Paths match exactly: no route takes a trailing slash or an empty segment
 // (404 http.not_found, saying so).
 //
-// Errors are {"error": {"id", "message"}}; status_for() is the one table that
-// maps a perfgate::error id to an HTTP status.
+// Errors are {"error": {"id", "message"}}; status_for() gives a
+// perfgate::error id its HTTP status from the error catalogue
+// (model/error_catalogue.hpp, docs/errors.md).
 #pragma once
 
 #include <cstddef>
@@ -92,9 +93,9 @@ std::string_view route_label(const request& req);
 // inline only), no MIME sniffing, framed only by this server's pages.
 void set_artifact_headers(response& res);
 
-// The HTTP status for a perfgate::error id (one table, documented in
-// docs/server.md): "http.not_found" -> 404, "ingest.bad_csv" -> 422, ...
-// Unknown ids -> 500.
+// The HTTP status for a perfgate::error id, from the error catalogue
+// (model/error_catalogue.hpp, docs/errors.md): "http.not_found" -> 404,
+// "ingest.bad_csv" -> 422, ... Ids the catalogue lacks -> 500.
 unsigned status_for(std::string_view error_id);
 
 // A JSON error response {"error": {"id", "message"}} with status_for(id).
