@@ -11,6 +11,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/version.hpp"
 #include "model/error.hpp"
 
 namespace {
@@ -76,7 +77,7 @@ int main(int argc, char** argv)
         return exit_pass;
     }
     if (command == "--version") {
-        std::puts("perfgate 0.1.0");
+        std::puts(version_line().c_str());
         return exit_pass;
     }
     int code = exit_pass;

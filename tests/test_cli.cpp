@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -321,3 +322,57 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
 }
+
+// --version, --help and the man page: generated from the one version
+// (project(VERSION) in CMakeLists.txt) and the command tables.
+namespace {
+
+struct captured {
+    int code = -1;
+    std::string out;   // stdout
+    std::string err;   // stderr
+};
+
+// `perfgate ARGS` with stdout captured too.
+captured capture(const std::string& args)
+{
+    const temp_file out("stdout", "");
+    const auto o = sh(args, "", out.path.string());
+    return {o.code, slurp(out.path), o.err};
+}
+
+// The VERSION of project() in the top-level CMakeLists.txt, read here
+// independently of the build's generated header.
+std::string cmake_project_version()
+{
+    const std::string text = slurp(PERFGATE_SOURCE_DIR "/CMakeLists.txt");
+    std::smatch m;
+    REQUIRE(std::regex_search(text, m, std::regex(R"(project\(\s*perfgate\s+VERSION\s+([0-9][0-9.]*))")));
+    return m[1].str();
+}
+
+} // namespace
+
+TEST_CASE("perfgate --version prints the CMake project version and the commit")
+{
+    const auto v = capture("--version");
+    REQUIRE(v.code == 0);
+    const std::string expected = "perfgate " + cmake_project_version() + " (";
+    CHECK(v.out.starts_with(expected));
+    CHECK(v.out.ends_with(")\n"));
+    // Between the parentheses: git describe's answer or "unknown", never empty.
+    REQUIRE(v.out.size() > expected.size() + 2);
+    CHECK(v.out.find('\n') == v.out.size() - 1);
+    const std::string describe = v.out.substr(expected.size(), v.out.size() - expected.size() - 2);
+    // The sources are their own git checkout (not unpacked inside another
+    // repository) and git is here: the commit is known.
+    const temp_file top("toplevel", "");
+    const bool git_checkout =
+        std::system(("git -C '" PERFGATE_SOURCE_DIR "' rev-parse --show-toplevel > " + top.quoted() + " 2> /dev/null")
+                        .c_str()) == 0 &&
+        std::filesystem::equivalent(slurp(top.path).substr(0, slurp(top.path).find('\n')), PERFGATE_SOURCE_DIR);
+    INFO("git describe part: ", describe);
+    if (git_checkout) CHECK(describe != "unknown");
+    else CHECK(describe == "unknown");
+}
+
