@@ -141,6 +141,12 @@ const command_spec run_command{
     run_option_list(),
 };
 
+} // namespace
+
+const command_spec& run_spec() { return run_command; }
+
+namespace {
+
 [[noreturn]] void usage_error(std::string_view id, const std::string& message)
 {
     throw error(std::string(id), "perfgate run: " + message);

@@ -14,6 +14,10 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "cli/version.hpp"
+
 namespace {
 
 const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
@@ -374,5 +378,74 @@ TEST_CASE("perfgate --version prints the CMake project version and the commit")
     INFO("git describe part: ", describe);
     if (git_checkout) CHECK(describe != "unknown");
     else CHECK(describe == "unknown");
+}
+
+TEST_CASE("perfgate run --help lists every option under its heading")
+{
+    const auto h = capture("run --help");
+    REQUIRE(h.code == 0);
+    const auto& spec = perfgate::cli::run_spec();
+    const auto groups = perfgate::cli::visible_option_groups(spec);
+    // run's options all have a heading; --help alone closes the list under "Options".
+    for (const char* heading : {"Benchmarks", "Measurement", "Sequential sampling", "Policy", "Output",
+                                "Profiling and attribution", "Commit and pull request", "GitHub", "Store and server"}) {
+        INFO(heading);
+        CHECK(h.out.find("\n" + std::string(heading) + ":\n") != std::string::npos);
+    }
+    REQUIRE(groups.size() == 10);
+    CHECK(groups.back().heading.empty());
+    REQUIRE(groups.back().options.size() == 1);
+    CHECK(groups.back().options.front()->name == "help");
+
+    std::size_t listed = 0, hidden = 0;
+    for (const auto& o : spec.options) (o.hidden ? hidden : listed) += 1;
+    CHECK(listed >= 40);
+    std::size_t shown = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const std::string heading = "\n" + (groups[g].heading.empty() ? std::string("Options") : groups[g].heading) + ":\n";
+        const auto begin = h.out.find(heading);
+        REQUIRE(begin != std::string::npos);
+        const auto end = g + 1 < groups.size()
+                             ? h.out.find("\n" + (groups[g + 1].heading.empty() ? std::string("Options") : groups[g + 1].heading) + ":\n")
+                             : h.out.find("\nExit codes:");
+        REQUIRE(end != std::string::npos);
+        const std::string section = h.out.substr(begin, end - begin);
+        for (const auto* o : groups[g].options) {
+            INFO(heading, "--", o->name);
+            CHECK(section.find("--" + o->name + " ") != std::string::npos);
+            CHECK(section.find(o->help) != std::string::npos);   // the help text, word for word
+            ++shown;
+        }
+    }
+    CHECK(shown == listed + 1);
+    // Every option line in the output is one of these: nothing listed twice.
+    std::size_t lines = 0;
+    std::istringstream text(h.out);
+    for (std::string line; std::getline(text, line);) {
+        if (line.starts_with("  -") || line.starts_with("      --")) ++lines;
+    }
+    CHECK(lines == shown);
+}
+
+TEST_CASE("every command's --help lists its options; perfgate --help lists every command")
+{
+    const auto top = capture("--help");
+    REQUIRE(top.code == 0);
+    for (const auto& c : perfgate::cli::all_commands()) {
+        const auto& spec = c.spec();
+        INFO(spec.name);
+        CHECK(perfgate::cli::find_command(spec.name) == &c);
+        CHECK(top.out.find("\n  " + spec.name + " ") != std::string::npos);
+        CHECK(top.out.find(std::string(c.summary)) != std::string::npos);
+        const auto h = capture(spec.name + " --help");
+        REQUIRE(h.code == 0);
+        CHECK(h.out == perfgate::cli::usage_text(spec));
+        CHECK(h.out.starts_with("Usage: perfgate " + spec.name + " "));
+        for (const auto& o : spec.options) {
+            INFO("--", o.name);
+            CHECK((h.out.find("--" + o.name + " ") != std::string::npos) == !o.hidden);
+        }
+    }
+    CHECK(perfgate::cli::find_command("no-such-command") == nullptr);
 }
 
