@@ -16,6 +16,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "cli/man_page.hpp"
 #include "cli/version.hpp"
 
 namespace {
@@ -449,3 +450,78 @@ TEST_CASE("every command's --help lists its options; perfgate --help lists every
     CHECK(perfgate::cli::find_command("no-such-command") == nullptr);
 }
 
+namespace {
+
+const std::string built_man_page = PERFGATE_BINARY_DIR "/man/perfgate.1";
+
+bool groff_available() { return std::system("command -v groff > /dev/null 2>&1") == 0; }
+
+} // namespace
+
+TEST_CASE("the man page is generated from the command tables: every command, every option, their headings")
+{
+    using namespace perfgate::cli;
+    const std::string page = slurp(built_man_page);
+    REQUIRE_FALSE(page.empty());
+    // The built file is the tables as they are now.
+    CHECK(page == man_page(all_commands(), version()));
+    CHECK(page.find(".TH PERFGATE 1 \"\" \"perfgate " + cmake_project_version() + "\"") != std::string::npos);
+    for (const char* section : {"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"}) {
+        CHECK(page.find(std::string("\n.SH ") + section + "\n") != std::string::npos);
+    }
+    for (const auto& c : all_commands()) {
+        const auto& spec = c.spec();
+        INFO(spec.name);
+        const auto at = page.find("\n.SS " + roff_escape(spec.name) + "\n");
+        REQUIRE(at != std::string::npos);
+        const auto next = page.find("\n.S", at + 1);
+        const std::string section = page.substr(at, next - at);
+        CHECK(section.find(roff_escape(spec.synopsis.substr(0, spec.synopsis.find('\n')))) != std::string::npos);
+        for (const auto& group : visible_option_groups(spec)) {
+            CHECK(section.find(".I " + roff_escape(group.heading.empty() ? "Options" : group.heading) + "\n") !=
+                  std::string::npos);
+        }
+        for (const auto& o : spec.options) {
+            INFO("--", o.name);
+            const bool listed = section.find("\\fB\\-\\-" + roff_escape(o.name) + "\\fR") != std::string::npos;
+            CHECK(listed == !o.hidden);
+            if (!o.hidden) CHECK(section.find(roff_escape(o.help.substr(0, o.help.find(' ', 20)))) != std::string::npos);
+        }
+    }
+    // Every exit code, and the variable behind --token.
+    for (const char* code : {"\n.B 0\n", "\n.B 1\n", "\n.B 2\n", "\n.B 3\n", "\n.B 4\n"}) CHECK(page.find(code) != std::string::npos);
+    CHECK(page.find(".B PERFGATE_TOKEN\n") != std::string::npos);
+}
+
+TEST_CASE("the man page renders without groff warnings" * doctest::skip(!groff_available()))
+{
+    const temp_file warnings("groff-warnings", "");
+    const std::string cmd = "groff -man -Tutf8 -ww -z '" + built_man_page + "' 2> " + warnings.quoted();
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(slurp(warnings.path) == "");
+}
+
+TEST_CASE("cmake --install puts perfgate, perfgate-exec and the man page under the prefix")
+{
+    const auto prefix =
+        std::filesystem::temp_directory_path() / ("perfgate-cli-install-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(prefix);
+    const temp_file log("install-log", "");
+    const std::string cmd = "'" PERFGATE_CMAKE_COMMAND "' --install '" PERFGATE_BINARY_DIR "' --prefix '" +
+                            prefix.string() + "' > " + log.quoted() + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    INFO(slurp(log.path));
+    REQUIRE(st == 0);
+    for (const char* exe : {"bin/perfgate", "bin/perfgate-exec"}) {
+        INFO(exe);
+        CHECK(::access((prefix / exe).c_str(), X_OK) == 0);
+    }
+    const auto man = prefix / "share/man/man1/perfgate.1";
+    CHECK(std::filesystem::is_regular_file(man));
+    CHECK(slurp(man) == slurp(built_man_page));
+    // The installed binary runs from there.
+    const temp_file out("installed-version", "");
+    CHECK(std::system(("'" + (prefix / "bin/perfgate").string() + "' --version > " + out.quoted()).c_str()) == 0);
+    CHECK(slurp(out.path) == perfgate::cli::version_line() + "\n");
+    std::filesystem::remove_all(prefix);
+}
