@@ -148,7 +148,7 @@ std::string step_series(const std::string& header = "", const std::string& prefi
 
 } // namespace
 
-TEST_CASE("perfgate change-points: a list or a CSV column in, change points out; bad input is exit 2 naming the line")
+TEST_CASE("perfgate change-points: a list or a CSV column in, change points out, bad input is exit 2 naming the line")
 {
     const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".out");
     SUBCASE("one number per line, comments and blank lines skipped; JSON in the contract's shape")
@@ -224,7 +224,7 @@ TEST_CASE("perfgate change-points: a list or a CSV column in, change points out;
     std::filesystem::remove(out);
 }
 
-TEST_CASE("perfgate project shows and sets the watched baseline branch; bad input is exit 2")
+TEST_CASE("perfgate project shows and sets the watched baseline branch, bad input is exit 2")
 {
     const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".db");
     const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".out");
@@ -257,7 +257,7 @@ TEST_CASE("perfgate project shows and sets the watched baseline branch; bad inpu
     std::filesystem::remove(out);
 }
 
-TEST_CASE("perfgate project sets the repository URL; a bad URL is exit 2 naming --repository-url and stores nothing")
+TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming --repository-url and stores nothing")
 {
     const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".db");
     const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".out");
@@ -428,7 +428,7 @@ TEST_CASE("perfgate run --help lists every option under its heading")
     CHECK(lines == shown);
 }
 
-TEST_CASE("every command's --help lists its options; perfgate --help lists every command")
+TEST_CASE("every command's --help lists its options, and perfgate --help every command")
 {
     const auto top = capture("--help");
     REQUIRE(top.code == 0);
