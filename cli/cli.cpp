@@ -181,25 +181,53 @@ std::optional<parsed_args> parse_args(const command_spec& spec, const argv_t& ar
     return out;
 }
 
+std::vector<option_spec> option_group(const std::string& group, std::vector<option_spec> options)
+{
+    for (auto& o : options) o.group = group;
+    return options;
+}
+
+std::vector<option_group_view> visible_option_groups(const command_spec& spec)
+{
+    std::vector<option_group_view> groups;
+    for (const auto& s : spec.options) {
+        if (s.hidden) continue;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.heading == s.group; });
+        if (it == groups.end()) it = groups.insert(groups.end(), option_group_view{s.group, {}});
+        it->options.push_back(&s);
+    }
+    // -h/--help goes with the options without a heading: last on its own
+    // when every other option has one.
+    auto plain = std::find_if(groups.begin(), groups.end(), [](const auto& g) { return g.heading.empty(); });
+    if (plain == groups.end()) plain = groups.insert(groups.end(), option_group_view{});
+    plain->options.push_back(&help_option);
+    return groups;
+}
+
+std::string option_help(const option_spec& s)
+{
+    std::string help = s.help;
+    if (!s.env.empty()) help += fmt::format(" [env {}]", s.env);
+    if (!s.excludes.empty()) {
+        std::vector<std::string> names;
+        for (const auto& e : s.excludes) names.push_back("--" + e);
+        help += fmt::format(" [not with {}]", fmt::join(names, ", "));
+    }
+    return help;
+}
+
 std::string usage_text(const command_spec& spec)
 {
-    std::string out = fmt::format("Usage: perfgate {} {}\n\n{}\n\nOptions:\n", spec.name, spec.synopsis, spec.description);
-    auto line = [&](const option_spec& s) {
-        std::string left = s.short_name ? fmt::format("-{}, --{}", s.short_name, s.name) : fmt::format("    --{}", s.name);
-        if (s.takes_value) left += " " + (s.value_name.empty() ? std::string("VALUE") : s.value_name);
-        std::string help = s.help;
-        if (!s.env.empty()) help += fmt::format(" [env {}]", s.env);
-        if (!s.excludes.empty()) {
-            std::vector<std::string> names;
-            for (const auto& e : s.excludes) names.push_back("--" + e);
-            help += fmt::format(" [not with {}]", fmt::join(names, ", "));
+    std::string out = fmt::format("Usage: perfgate {} {}\n\n{}\n", spec.name, spec.synopsis, spec.description);
+    for (const auto& group : visible_option_groups(spec)) {
+        out += fmt::format("\n{}:\n", group.heading.empty() ? "Options" : group.heading);
+        for (const auto* s : group.options) {
+            std::string left =
+                s->short_name ? fmt::format("-{}, --{}", s->short_name, s->name) : fmt::format("    --{}", s->name);
+            if (s->takes_value) left += " " + (s->value_name.empty() ? std::string("VALUE") : s->value_name);
+            out += fmt::format("  {:<30} {}\n", left, option_help(*s));
         }
-        out += fmt::format("  {:<30} {}\n", left, help);
-    };
-    for (const auto& s : spec.options) {
-        if (!s.hidden) line(s);
     }
-    line(help_option);
     out += "\nExit codes: 0 pass, 1 regression, 2 usage or input error (incl. a token the server refuses),\n"
            "3 inconclusive with --fail-on-inconclusive, 4 measurement or environment failure.\n";
     return out;

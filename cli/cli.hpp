@@ -25,7 +25,12 @@ struct option_spec {
     std::string env = {};     // environment variable read when the option is not given ("PERFGATE_TOKEN")
     std::vector<std::string> excludes = {};   // options that cannot be given together with this one
     bool hidden = false;      // for tests and bench/: parsed, not shown in --help
+    std::string group = {};   // heading in --help and the man page ("Measurement"); "" for "Options"
 };
+
+// Gives each of `options` the heading `group`, for a command whose --help
+// lists its options under headings (perfgate run).
+std::vector<option_spec> option_group(const std::string& group, std::vector<option_spec> options);
 
 struct command_spec {
     std::string name;          // "run"
@@ -65,8 +70,23 @@ public:
 // stdout and returns nullopt: the command then exits 0.
 std::optional<parsed_args> parse_args(const command_spec& spec, const argv_t& argv);
 
-// "Usage: perfgate <command> ..." followed by one line per option.
+// "Usage: perfgate <command> ...", the description, then one line per option
+// under its group's heading, groups in the order they first appear
+// (options without a group under "Options:", with -h/--help).
 std::string usage_text(const command_spec& spec);
+
+// The option groups of `spec` in the order --help lists them: each heading
+// once ("" for options without one) with its non-hidden options. -h/--help
+// is the last option of the group without a heading, a last group of its own
+// when every option has a heading. The man page lists the same.
+struct option_group_view {
+    std::string heading;   // "" -> "Options"
+    std::vector<const option_spec*> options;
+};
+std::vector<option_group_view> visible_option_groups(const command_spec& spec);
+
+// The help line of an option with its [env VAR] and [not with --x] notes.
+std::string option_help(const option_spec& s);
 
 // "usage.unexpected_argument" unless there are no positional arguments.
 void no_positional(const parsed_args& args);

@@ -102,9 +102,15 @@ std::string local_user()
 
 } // namespace
 
-int cmd_alerts(const argv_t& argv)
+const command_spec& alerts_spec()
 {
     static const command_spec spec = alerts_command();
+    return spec;
+}
+
+int cmd_alerts(const argv_t& argv)
+{
+    const command_spec& spec = alerts_spec();
     const auto args = parse_args(spec, argv);
     if (!args) return exit_pass;
     const auto& pos = args->positional();

@@ -178,9 +178,15 @@ std::string render_text(const std::vector<stats::change_point>& points, std::siz
 
 } // namespace
 
-int cmd_change_points(const argv_t& argv)
+const command_spec& change_points_spec()
 {
     static const command_spec spec = change_points_command();
+    return spec;
+}
+
+int cmd_change_points(const argv_t& argv)
+{
+    const command_spec& spec = change_points_spec();
     const auto args = parse_args(spec, argv);
     if (!args) return exit_pass;
     if (args->positional().size() != 1) {

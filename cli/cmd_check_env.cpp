@@ -38,6 +38,8 @@ const command_spec check_env_command{
 
 } // namespace
 
+const command_spec& check_env_spec() { return check_env_command; }
+
 int cmd_check_env(const argv_t& argv)
 {
     const auto args = parse_args(check_env_command, argv);

@@ -40,6 +40,8 @@ const command_spec compare_command{
 
 } // namespace
 
+const command_spec& compare_spec() { return compare_command; }
+
 int cmd_compare(const argv_t& argv)
 {
     const auto parsed = parse_args(compare_command, argv);

@@ -35,6 +35,8 @@ const command_spec db_command{
 
 } // namespace
 
+const command_spec& db_spec() { return db_command; }
+
 int cmd_db(const argv_t& args)
 {
     const auto parsed = parse_args(db_command, args);

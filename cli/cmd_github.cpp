@@ -68,6 +68,8 @@ gate::report load_report(const std::string& path)
 
 } // namespace
 
+const command_spec& github_spec() { return github_command; }
+
 int cmd_github(const argv_t& argv)
 {
     const auto parsed = parse_args(github_command, argv);

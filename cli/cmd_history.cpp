@@ -53,9 +53,15 @@ std::string render_history_text(const std::vector<model::history_point>& points)
 
 } // namespace
 
-int cmd_history(const argv_t& argv)
+const command_spec& history_spec()
 {
     static const command_spec spec = history_command();
+    return spec;
+}
+
+int cmd_history(const argv_t& argv)
+{
+    const command_spec& spec = history_spec();
     const auto args = parse_args(spec, argv);
     if (!args) return exit_pass;
     no_positional(*args);

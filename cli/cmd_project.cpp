@@ -35,6 +35,8 @@ const command_spec project_command{
 
 } // namespace
 
+const command_spec& project_spec() { return project_command; }
+
 int cmd_project(const argv_t& args)
 {
     const auto parsed = parse_args(project_command, args);

@@ -59,30 +59,48 @@ constexpr long long max_top_functions = 1000;
 
 std::vector<option_spec> run_option_list()
 {
-    std::vector<option_spec> options = {
+    // --help and the man page list the options under these headings, in this order.
+    std::vector<option_spec> options;
+    auto add = [&](std::vector<option_spec> group) { options.insert(options.end(), group.begin(), group.end()); };
+    add(option_group("Benchmarks", {
     {"config", 'c', true, false, "FILE", "JSON list of benchmarks (name, baseline, candidate, cwd, env, repetitions)", {}, {"name", "baseline", "candidate"}},
     {"name", 0, true, false, "NAME", "benchmark name with --baseline/--candidate (default: \"default\")"},
     {"baseline", 0, true, false, "CMD", "baseline command (run via /bin/sh -c only if it uses shell syntax)"},
     {"candidate", 0, true, false, "CMD", "candidate command"},
+    }));
+    add(option_group("Measurement", {
     {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind)"},
-    {"budget", 0, true, false, "SECONDS", "sequential sampling: measure in blocks until every gated counter is decided "
-                                          "or this much time is spent (whole run; max 60 repetitions unless given)"},
-    {"max-repetitions", 0, true, false, "N", "sequential sampling: at most N repetitions per side"},
-    {"min-repetitions", 0, true, false, "N", "sequential sampling: repetitions per side at the first look (default 5)"},
     {"warmup", 0, true, false, "N", "discarded executions per side before measuring (default 1; 0 with callgrind)"},
+    {"backend", 0, true, false, "NAME", "perf (default), native (the same counters opened by perfgate with "
+                                        "perf_event_open: no perf process per execution), callgrind (deterministic, "
+                                        "no PMU needed) or rusage"},
     {"events", 'e', true, false, "EVENTS", "perf events, comma-separated (default: the supported ones of cycles, "
                                            "instructions, branch-misses, cache-misses, task-clock, page-faults, plus duration_time)"},
+    {"split-events", 0, false, false, "", "measure multiplexed events in groups across executions"},
+    {"cache-sim", 0, false, false, "", "callgrind: also simulate the caches (counters cache-misses and "
+                                       "estimated-cycles = Ir + 10 L1 misses + 100 LL misses)"},
     {"cpus", 0, true, false, "LIST", "pin the benchmarks to these CPUs (sched_setaffinity), e.g. 2-3"},
     {"keep-aslr", 0, false, false, "", "leave address-space randomisation on (default: off for the benchmark)"},
     {"order", 0, true, false, "ORDER", "alternate (default: ABBA rounds), random (with --seed) or blocked"},
     {"seed", 0, true, false, "N", "seed for --order random (default 0)"},
     {"timeout", 0, true, false, "SECONDS", "kill an execution that runs longer (exit 4)"},
-    {"backend", 0, true, false, "NAME", "perf (default), native (the same counters opened by perfgate with "
-                                        "perf_event_open: no perf process per execution), callgrind (deterministic, "
-                                        "no PMU needed) or rusage"},
-    {"split-events", 0, false, false, "", "measure multiplexed events in groups across executions"},
-    {"cache-sim", 0, false, false, "", "callgrind: also simulate the caches (counters cache-misses and "
-                                       "estimated-cycles = Ir + 10 L1 misses + 100 LL misses)"},
+    }));
+    add(option_group("Sequential sampling", {
+    {"budget", 0, true, false, "SECONDS", "sequential sampling: measure in blocks until every gated counter is decided "
+                                          "or this much time is spent (whole run; max 60 repetitions unless given)"},
+    {"max-repetitions", 0, true, false, "N", "sequential sampling: at most N repetitions per side"},
+    {"min-repetitions", 0, true, false, "N", "sequential sampling: repetitions per side at the first look (default 5)"},
+    }));
+    add(option_group("Policy", {
+    {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
+    {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
+    }));
+    add(option_group("Output", {
+    {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
+    {"output", 'o', true, false, "FILE", "also write the report to FILE"},
+    {"quiet", 'q', false, false, "", "no progress output"},
+    }));
+    add(option_group("Profiling and attribution", {
     {"artifacts", 0, true, false, "DIR", "write each regressed benchmark's raw profiles and attribution.json "
                                          "to DIR/<benchmark>/"},
     {"top", 0, true, false, "N", "functions in each attribution table of a regressed benchmark (default 10)"},
@@ -91,25 +109,25 @@ std::vector<option_spec> run_option_list()
                                      "(.perfgate/artifacts/NAME/flame.svg); never changes the verdict"},
     {"profile-executions", 0, true, false, "N", "with --profile: profiled executions per side (default 3)"},
     {"profile-max-mb", 0, true, false, "MB", "with --profile: largest perf script output per execution (default 256)"},
-    {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
-    {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
-    {"output", 'o', true, false, "FILE", "also write the report to FILE"},
-    {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
+    }));
+    add(option_group("Commit and pull request", {
+    {"sha", 0, true, false, "SHA", "candidate commit (default: GitHub Actions environment, else git)"},
+    {"branch", 0, true, false, "BRANCH", "candidate branch (default: GitHub Actions environment, else git)"},
+    {"base-branch", 0, true, false, "BRANCH", "branch of the baseline build (default: the PR's base, else --branch)"},
+    {"pr", 0, true, false, "N", "pull request number (default: from GITHUB_EVENT_PATH)"},
+    }));
+    add(option_group("GitHub", {
     {"github", 0, false, false, "", "post the report to the pull request (comment, status, job summary)"},
     {"comment", 0, true, false, "MODE", "with --github: always (default), on-change, on-regression or never"},
     {"context", 0, true, false, "NAME", "with --github: status context and sticky-comment key (default: perfgate)"},
     {"comment-author", 0, true, false, "LOGIN", "with --github: the login that writes the sticky comment, for a GitHub "
                                                 "App's token (<slug>[bot]); default: the token's own"},
-    {"sha", 0, true, false, "SHA", "candidate commit (default: GitHub Actions environment, else git)"},
-    {"branch", 0, true, false, "BRANCH", "candidate branch (default: GitHub Actions environment, else git)"},
-    {"base-branch", 0, true, false, "BRANCH", "branch of the baseline build (default: the PR's base, else --branch)"},
-    {"pr", 0, true, false, "N", "pull request number (default: from GITHUB_EVENT_PATH)"},
+    }));
+    add(option_group("Store and server", target_options("local history database (default ./.perfgate/perfgate.db)",
+                                                        "project (needed with --server; default \"default\" locally)")));
+    add(option_group("Store and server", {
     {"testbed", 0, true, false, "NAME", "name of this machine in the history (default: hostname)"},
-    {"quiet", 'q', false, false, "", "no progress output"},
-    };
-    auto target = target_options("local history database (default ./.perfgate/perfgate.db)",
-                                 "project (needed with --server; default \"default\" locally)");
-    options.insert(options.end(), target.begin(), target.end());
+    }));
     return options;
 }
 
@@ -122,6 +140,12 @@ const command_spec run_command{
     "Exit 4 also when a benchmark fails or perf is unusable.",
     run_option_list(),
 };
+
+} // namespace
+
+const command_spec& run_spec() { return run_command; }
+
+namespace {
 
 [[noreturn]] void usage_error(std::string_view id, const std::string& message)
 {

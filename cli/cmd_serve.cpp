@@ -109,6 +109,8 @@ void occupy_standard_descriptors() noexcept
 
 } // namespace
 
+const command_spec& serve_spec() { return serve_command; }
+
 int cmd_serve(const argv_t& argv)
 {
     const auto args = parse_args(serve_command, argv);

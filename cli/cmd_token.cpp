@@ -28,6 +28,8 @@ const command_spec token_command{
 
 } // namespace
 
+const command_spec& token_spec() { return token_command; }
+
 int cmd_token(const argv_t& args)
 {
     const auto parsed = parse_args(token_command, args);

@@ -46,9 +46,15 @@ command_spec upload_command()
 
 } // namespace
 
-int cmd_upload(const argv_t& argv)
+const command_spec& upload_spec()
 {
     static const command_spec spec = upload_command();
+    return spec;
+}
+
+int cmd_upload(const argv_t& argv)
+{
+    const command_spec& spec = upload_spec();
     const auto args = parse_args(spec, argv);
     if (!args) return exit_pass;
     if (args->positional().size() != 1) {

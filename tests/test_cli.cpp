@@ -10,8 +10,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
+
+#include "cli/cli.hpp"
+#include "cli/commands.hpp"
+#include "cli/man_page.hpp"
+#include "cli/version.hpp"
 
 namespace {
 
@@ -142,7 +148,7 @@ std::string step_series(const std::string& header = "", const std::string& prefi
 
 } // namespace
 
-TEST_CASE("perfgate change-points: a list or a CSV column in, change points out; bad input is exit 2 naming the line")
+TEST_CASE("perfgate change-points: a list or a CSV column in, change points out, bad input is exit 2 naming the line")
 {
     const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".out");
     SUBCASE("one number per line, comments and blank lines skipped; JSON in the contract's shape")
@@ -218,7 +224,7 @@ TEST_CASE("perfgate change-points: a list or a CSV column in, change points out;
     std::filesystem::remove(out);
 }
 
-TEST_CASE("perfgate project shows and sets the watched baseline branch; bad input is exit 2")
+TEST_CASE("perfgate project shows and sets the watched baseline branch, bad input is exit 2")
 {
     const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".db");
     const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".out");
@@ -251,7 +257,7 @@ TEST_CASE("perfgate project shows and sets the watched baseline branch; bad inpu
     std::filesystem::remove(out);
 }
 
-TEST_CASE("perfgate project sets the repository URL; a bad URL is exit 2 naming --repository-url and stores nothing")
+TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming --repository-url and stores nothing")
 {
     const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".db");
     const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".out");
@@ -320,4 +326,202 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     CHECK(sh("db vacuum --db " + qdb).code == 2);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
+}
+
+// --version, --help and the man page: generated from the one version
+// (project(VERSION) in CMakeLists.txt) and the command tables.
+namespace {
+
+struct captured {
+    int code = -1;
+    std::string out;   // stdout
+    std::string err;   // stderr
+};
+
+// `perfgate ARGS` with stdout captured too.
+captured capture(const std::string& args)
+{
+    const temp_file out("stdout", "");
+    const auto o = sh(args, "", out.path.string());
+    return {o.code, slurp(out.path), o.err};
+}
+
+// The VERSION of project() in the top-level CMakeLists.txt, read here
+// independently of the build's generated header.
+std::string cmake_project_version()
+{
+    const std::string text = slurp(PERFGATE_SOURCE_DIR "/CMakeLists.txt");
+    std::smatch m;
+    REQUIRE(std::regex_search(text, m, std::regex(R"(project\(\s*perfgate\s+VERSION\s+([0-9][0-9.]*))")));
+    return m[1].str();
+}
+
+} // namespace
+
+TEST_CASE("perfgate --version prints the CMake project version and the commit")
+{
+    const auto v = capture("--version");
+    REQUIRE(v.code == 0);
+    const std::string expected = "perfgate " + cmake_project_version() + " (";
+    CHECK(v.out.starts_with(expected));
+    CHECK(v.out.ends_with(")\n"));
+    // Between the parentheses: git describe's answer or "unknown", never empty.
+    REQUIRE(v.out.size() > expected.size() + 2);
+    CHECK(v.out.find('\n') == v.out.size() - 1);
+    const std::string describe = v.out.substr(expected.size(), v.out.size() - expected.size() - 2);
+    // The sources are their own git checkout (not unpacked inside another
+    // repository) and git is here: the commit is known.
+    const temp_file top("toplevel", "");
+    const bool git_checkout =
+        std::system(("git -C '" PERFGATE_SOURCE_DIR "' rev-parse --show-toplevel > " + top.quoted() + " 2> /dev/null")
+                        .c_str()) == 0 &&
+        std::filesystem::equivalent(slurp(top.path).substr(0, slurp(top.path).find('\n')), PERFGATE_SOURCE_DIR);
+    INFO("git describe part: ", describe);
+    if (git_checkout) CHECK(describe != "unknown");
+    else CHECK(describe == "unknown");
+}
+
+TEST_CASE("perfgate run --help lists every option under its heading")
+{
+    const auto h = capture("run --help");
+    REQUIRE(h.code == 0);
+    const auto& spec = perfgate::cli::run_spec();
+    const auto groups = perfgate::cli::visible_option_groups(spec);
+    // run's options all have a heading; --help alone closes the list under "Options".
+    for (const char* heading : {"Benchmarks", "Measurement", "Sequential sampling", "Policy", "Output",
+                                "Profiling and attribution", "Commit and pull request", "GitHub", "Store and server"}) {
+        INFO(heading);
+        CHECK(h.out.find("\n" + std::string(heading) + ":\n") != std::string::npos);
+    }
+    REQUIRE(groups.size() == 10);
+    CHECK(groups.back().heading.empty());
+    REQUIRE(groups.back().options.size() == 1);
+    CHECK(groups.back().options.front()->name == "help");
+
+    std::size_t listed = 0, hidden = 0;
+    for (const auto& o : spec.options) (o.hidden ? hidden : listed) += 1;
+    CHECK(listed >= 40);
+    std::size_t shown = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const std::string heading = "\n" + (groups[g].heading.empty() ? std::string("Options") : groups[g].heading) + ":\n";
+        const auto begin = h.out.find(heading);
+        REQUIRE(begin != std::string::npos);
+        const auto end = g + 1 < groups.size()
+                             ? h.out.find("\n" + (groups[g + 1].heading.empty() ? std::string("Options") : groups[g + 1].heading) + ":\n")
+                             : h.out.find("\nExit codes:");
+        REQUIRE(end != std::string::npos);
+        const std::string section = h.out.substr(begin, end - begin);
+        for (const auto* o : groups[g].options) {
+            INFO(heading, "--", o->name);
+            CHECK(section.find("--" + o->name + " ") != std::string::npos);
+            CHECK(section.find(o->help) != std::string::npos);   // the help text, word for word
+            ++shown;
+        }
+    }
+    CHECK(shown == listed + 1);
+    // Every option line in the output is one of these: nothing listed twice.
+    std::size_t lines = 0;
+    std::istringstream text(h.out);
+    for (std::string line; std::getline(text, line);) {
+        if (line.starts_with("  -") || line.starts_with("      --")) ++lines;
+    }
+    CHECK(lines == shown);
+}
+
+TEST_CASE("every command's --help lists its options, and perfgate --help every command")
+{
+    const auto top = capture("--help");
+    REQUIRE(top.code == 0);
+    for (const auto& c : perfgate::cli::all_commands()) {
+        const auto& spec = c.spec();
+        INFO(spec.name);
+        CHECK(perfgate::cli::find_command(spec.name) == &c);
+        CHECK(top.out.find("\n  " + spec.name + " ") != std::string::npos);
+        CHECK(top.out.find(std::string(c.summary)) != std::string::npos);
+        const auto h = capture(spec.name + " --help");
+        REQUIRE(h.code == 0);
+        CHECK(h.out == perfgate::cli::usage_text(spec));
+        CHECK(h.out.starts_with("Usage: perfgate " + spec.name + " "));
+        for (const auto& o : spec.options) {
+            INFO("--", o.name);
+            CHECK((h.out.find("--" + o.name + " ") != std::string::npos) == !o.hidden);
+        }
+    }
+    CHECK(perfgate::cli::find_command("no-such-command") == nullptr);
+}
+
+namespace {
+
+const std::string built_man_page = PERFGATE_BINARY_DIR "/man/perfgate.1";
+
+bool groff_available() { return std::system("command -v groff > /dev/null 2>&1") == 0; }
+
+} // namespace
+
+TEST_CASE("the man page is generated from the command tables: every command, every option, their headings")
+{
+    using namespace perfgate::cli;
+    const std::string page = slurp(built_man_page);
+    REQUIRE_FALSE(page.empty());
+    // The built file is the tables as they are now.
+    CHECK(page == man_page(all_commands(), version()));
+    CHECK(page.find(".TH PERFGATE 1 \"\" \"perfgate " + cmake_project_version() + "\"") != std::string::npos);
+    for (const char* section : {"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"}) {
+        CHECK(page.find(std::string("\n.SH ") + section + "\n") != std::string::npos);
+    }
+    for (const auto& c : all_commands()) {
+        const auto& spec = c.spec();
+        INFO(spec.name);
+        const auto at = page.find("\n.SS " + roff_escape(spec.name) + "\n");
+        REQUIRE(at != std::string::npos);
+        const auto next = page.find("\n.S", at + 1);
+        const std::string section = page.substr(at, next - at);
+        CHECK(section.find(roff_escape(spec.synopsis.substr(0, spec.synopsis.find('\n')))) != std::string::npos);
+        for (const auto& group : visible_option_groups(spec)) {
+            CHECK(section.find(".I " + roff_escape(group.heading.empty() ? "Options" : group.heading) + "\n") !=
+                  std::string::npos);
+        }
+        for (const auto& o : spec.options) {
+            INFO("--", o.name);
+            const bool listed = section.find("\\fB\\-\\-" + roff_escape(o.name) + "\\fR") != std::string::npos;
+            CHECK(listed == !o.hidden);
+            if (!o.hidden) CHECK(section.find(roff_escape(o.help.substr(0, o.help.find(' ', 20)))) != std::string::npos);
+        }
+    }
+    // Every exit code, and the variable behind --token.
+    for (const char* code : {"\n.B 0\n", "\n.B 1\n", "\n.B 2\n", "\n.B 3\n", "\n.B 4\n"}) CHECK(page.find(code) != std::string::npos);
+    CHECK(page.find(".B PERFGATE_TOKEN\n") != std::string::npos);
+}
+
+TEST_CASE("the man page renders without groff warnings" * doctest::skip(!groff_available()))
+{
+    const temp_file warnings("groff-warnings", "");
+    const std::string cmd = "groff -man -Tutf8 -ww -z '" + built_man_page + "' 2> " + warnings.quoted();
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(slurp(warnings.path) == "");
+}
+
+TEST_CASE("cmake --install puts perfgate, perfgate-exec and the man page under the prefix")
+{
+    const auto prefix =
+        std::filesystem::temp_directory_path() / ("perfgate-cli-install-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(prefix);
+    const temp_file log("install-log", "");
+    const std::string cmd = "'" PERFGATE_CMAKE_COMMAND "' --install '" PERFGATE_BINARY_DIR "' --prefix '" +
+                            prefix.string() + "' > " + log.quoted() + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    INFO(slurp(log.path));
+    REQUIRE(st == 0);
+    for (const char* exe : {"bin/perfgate", "bin/perfgate-exec"}) {
+        INFO(exe);
+        CHECK(::access((prefix / exe).c_str(), X_OK) == 0);
+    }
+    const auto man = prefix / "share/man/man1/perfgate.1";
+    CHECK(std::filesystem::is_regular_file(man));
+    CHECK(slurp(man) == slurp(built_man_page));
+    // The installed binary runs from there.
+    const temp_file out("installed-version", "");
+    CHECK(std::system(("'" + (prefix / "bin/perfgate").string() + "' --version > " + out.quoted()).c_str()) == 0);
+    CHECK(slurp(out.path) == perfgate::cli::version_line() + "\n");
+    std::filesystem::remove_all(prefix);
 }
