@@ -23,7 +23,7 @@ else
   rm -rf "$artifacts"
   args=(run --format json --output "$report" --backend "${IN_BACKEND:-perf}" --artifacts "$artifacts")
   if [ -n "${IN_BUDGET:-}" ] || [ -n "${IN_MAX_REPETITIONS:-}" ]; then
-    # Sequential sampling (README, "perfgate run"): no fixed count.
+    # Sequential sampling (docs/cli.md, "Sequential sampling"): no fixed count.
     [ -n "${IN_BUDGET:-}" ] && args+=(--budget "$IN_BUDGET")
     [ -n "${IN_MAX_REPETITIONS:-}" ] && args+=(--max-repetitions "$IN_MAX_REPETITIONS")
   else

@@ -27,7 +27,7 @@ const command_spec db_command{
     "(SQLite's online backup API: one consistent snapshot; the copy is checked\n"
     "with PRAGMA quick_check and FILE is written only once it passes; an\n"
     "existing FILE is never overwritten). A PostgreSQL database is backed up\n"
-    "with pg_dump (README, \"Running on PostgreSQL\").",
+    "with pg_dump (docs/deployment.md, \"Backups\").",
     {
         {"db", 0, true, false, "PATH|URI", "SQLite database file or postgresql:// URI"},
     },
