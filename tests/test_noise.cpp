@@ -126,7 +126,7 @@ std::string error_id(const std::function<void()>& f)
 
 // ---- stats ------------------------------------------------------------------
 
-TEST_CASE("dip_statistic agrees with R's diptest::dip; dip_test with dip.test at 0.05")
+TEST_CASE("dip_statistic agrees with R's diptest::dip, dip_test with dip.test at 0.05")
 {
     struct dip_case {
         const char* name;

@@ -660,7 +660,7 @@ TEST_CASE("gate: a sequential policy decides a clear regression at the first loo
     CHECK(only_counter(r10).state == status::regression);
 }
 
-TEST_CASE("gate: a decision is final; later samples do not change it")
+TEST_CASE("gate: a decision is final, later samples do not change it")
 {
     using namespace perfgate::capture;
     using namespace perfgate::gate;
