@@ -669,95 +669,130 @@ private:
     std::optional<std::pair<std::size_t, std::string>> first_said_;
 };
 
-} // namespace
+// Reads a capture one line at a time: comment lines (a `# started on` opens
+// a block), JSON lines, CSV lines once the first counter line has settled
+// the separator, and foreign lines (skipped with a warning). What the lines
+// hold goes to a run_assembler.
+class perf_stat_reader {
+public:
+    explicit perf_stat_reader(std::string_view source) : source_(source), runs_(source) {}
 
-perf_capture parse_perf_stat(std::string_view text, std::string_view source)
-{
-    run_assembler runs(source);
-    std::optional<char> sep;
-    std::vector<std::string_view> fields;
-    std::size_t skipped = 0;
-    std::size_t line_no = 0;
-    bool blank = true;
-
-    // A UTF-8 byte order mark, as some editors add, is not part of line 1.
-    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-
-    auto skip_line = [&](std::string_view line) {
-        runs.note_foreign(line_no, trim(line));
-        if (++skipped <= max_listed_skips)
-            runs.warn(fmt::format("{}:{}: skipped non-perf line {}", source, line_no, quote(trim(line))));
-    };
-
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) nl = text.size();
-        std::string_view line = text.substr(pos, nl - pos);
-        pos = nl + 1;
-        ++line_no;
+    // One line without its '\n' (a '\r' before it is dropped here).
+    void read_line(std::string_view line)
+    {
+        ++line_no_;
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);   // CRLF
 
         const std::string_view content = trim(line);
-        if (content.empty()) continue;
-        blank = false;
+        if (content.empty()) return;
+        blank_ = false;
         if (content.front() == '#') {
-            if (content.substr(0, started_on.size()) == started_on) runs.begin_block(line_no);
-            continue;   // perf's other comment lines (column headers)
+            if (content.substr(0, started_on.size()) == started_on) runs_.begin_block(line_no_);
+            return;   // perf's other comment lines (column headers)
         }
         if (line.size() > max_line_length) {
             skip_line(line);
-            continue;
+            return;
         }
         if (content.front() == '{') {
-            counter_line c;
-            c.line = line_no;
-            if (parse_json_line(content, source, line_no, c) == json_kind::counter) runs.add(std::move(c));
-            continue;
+            read_json_line(content);
+            return;
         }
-        if (!sep) {
-            // The separator is whatever makes this line read as perf's.
-            // Only a counter line decides: a metric continuation line is
-            // mostly separators and would fit too many candidates.
-            for (char cand : separator_candidates) {
-                if (line.find(cand) == std::string_view::npos) continue;
-                const csv_kind kind = parse_csv_line(line, cand, fields).kind;
-                if (kind == csv_kind::counter || kind == csv_kind::bad_value) {
-                    sep = cand;
-                    break;
-                }
-            }
-            if (!sep) {
-                // A metric-only line before any counter line: still perf's.
-                const bool continuation = std::any_of(
-                    separator_candidates.begin(), separator_candidates.end(), [&](char cand) {
-                        return line.find(cand) != std::string_view::npos &&
-                               parse_csv_line(line, cand, fields).kind == csv_kind::continuation;
-                    });
-                if (!continuation) skip_line(line);
-                continue;
+        if (!sep_ && !settle_separator(line)) return;
+        read_csv_line(line);
+    }
+
+    perf_capture finish()
+    {
+        if (skipped_ > max_listed_skips)
+            runs_.warn(fmt::format("{}: skipped {} more non-perf lines", source_, skipped_ - max_listed_skips));
+        // A final line without '\n' is still a line; an empty input has none.
+        return runs_.finish(line_no_, blank_);
+    }
+
+private:
+    void skip_line(std::string_view line)
+    {
+        runs_.note_foreign(line_no_, trim(line));
+        if (++skipped_ <= max_listed_skips)
+            runs_.warn(fmt::format("{}:{}: skipped non-perf line {}", source_, line_no_, quote(trim(line))));
+    }
+
+    void read_json_line(std::string_view content)
+    {
+        counter_line c;
+        c.line = line_no_;
+        if (parse_json_line(content, source_, line_no_, c) == json_kind::counter) runs_.add(std::move(c));
+    }
+
+    // Before the separator is known: it becomes whatever makes this line read
+    // as perf's. Only a counter line decides: a metric continuation line is
+    // mostly separators and would fit too many candidates. False when the
+    // line did not decide (it is then dealt with: a metric-only line before
+    // any counter line is still perf's, anything else is skipped).
+    bool settle_separator(std::string_view line)
+    {
+        for (char cand : separator_candidates) {
+            if (line.find(cand) == std::string_view::npos) continue;
+            const csv_kind kind = parse_csv_line(line, cand, fields_).kind;
+            if (kind == csv_kind::counter || kind == csv_kind::bad_value) {
+                sep_ = cand;
+                return true;
             }
         }
-        csv_result r = parse_csv_line(line, *sep, fields);
+        const bool continuation =
+            std::any_of(separator_candidates.begin(), separator_candidates.end(), [&](char cand) {
+                return line.find(cand) != std::string_view::npos &&
+                       parse_csv_line(line, cand, fields_).kind == csv_kind::continuation;
+            });
+        if (!continuation) skip_line(line);
+        return false;
+    }
+
+    void read_csv_line(std::string_view line)
+    {
+        csv_result r = parse_csv_line(line, *sep_, fields_);
         switch (r.kind) {
         case csv_kind::counter:
-            r.counter.line = line_no;
-            runs.add(std::move(r.counter));
+            r.counter.line = line_no_;
+            runs_.add(std::move(r.counter));
             break;
         case csv_kind::continuation:
             break;
         case csv_kind::bad_value:
-            fail(source, line_no,
+            fail(source_, line_no_,
                  fmt::format("value {} of event {} is not a number", quote(r.bad_value), quote(r.counter.event)));
         case csv_kind::not_perf:
             skip_line(line);
             break;
         }
     }
-    if (skipped > max_listed_skips)
-        runs.warn(fmt::format("{}: skipped {} more non-perf lines", source, skipped - max_listed_skips));
-    // A final line without '\n' is still a line; an empty input has none.
-    return runs.finish(line_no, blank);
+
+    std::string_view source_;
+    run_assembler runs_;
+    std::optional<char> sep_;
+    std::vector<std::string_view> fields_;   // reused by parse_csv_line
+    std::size_t skipped_ = 0;
+    std::size_t line_no_ = 0;
+    bool blank_ = true;
+};
+
+} // namespace
+
+perf_capture parse_perf_stat(std::string_view text, std::string_view source)
+{
+    // A UTF-8 byte order mark, as some editors add, is not part of line 1.
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+
+    perf_stat_reader reader(source);
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        auto nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) nl = text.size();
+        reader.read_line(text.substr(pos, nl - pos));
+        pos = nl + 1;
+    }
+    return reader.finish();
 }
 
 perf_capture read_perf_stat(const std::filesystem::path& path)

@@ -20,6 +20,120 @@ const option_spec help_option{"help", 'h', false, false, "", "show this help"};
     throw error(std::string(id), fmt::format("perfgate {}: {}", command, message));
 }
 
+// parse_args's steps on one command line: read argv against the command's
+// options (and -h/--help), then check conflicts, then add the environment's
+// fallbacks.
+class argv_parser {
+public:
+    explicit argv_parser(const command_spec& spec) : command_(spec.name)
+    {
+        for (const auto& s : spec.options) specs_.push_back(&s);
+        specs_.push_back(&help_option);
+        out_.command_ = spec.name;
+    }
+
+    // Options and their values in order; other words, and everything after
+    // "--", are positional.
+    void read(const argv_t& argv)
+    {
+        for (std::size_t i = 0; i < argv.size(); ++i) {
+            const std::string& a = argv[i];
+            if (a == "--") {
+                out_.positional_.insert(out_.positional_.end(), argv.begin() + static_cast<long>(i) + 1, argv.end());
+                return;
+            }
+            std::optional<std::string> inline_value;
+            const option_spec* s = recognise(a, inline_value);
+            if (!s) {
+                out_.positional_.push_back(a);
+                continue;
+            }
+            if (s->takes_value) {
+                if (!inline_value) {
+                    if (i + 1 >= argv.size()) {
+                        usage("usage.missing_value", command_,
+                              fmt::format("option --{} needs a value ({})", s->name,
+                                          s->value_name.empty() ? "VALUE" : s->value_name));
+                    }
+                    inline_value = argv[++i];
+                }
+                store(*s, *inline_value);
+            } else {
+                if (inline_value) usage("usage.unexpected_value", command_, fmt::format("option --{} takes no value", s->name));
+                store(*s, "");
+            }
+        }
+    }
+
+    // Conflicts among what the command line gave; an environment fallback
+    // never conflicts (PERFGATE_TOKEN set globally must not break --db).
+    void check_conflicts() const
+    {
+        for (auto* s : specs_) {
+            if (!out_.has(s->name)) continue;
+            for (const auto& other : s->excludes) {
+                if (out_.has(other)) {
+                    usage("usage.conflict", command_, fmt::format("--{} and --{} cannot be given together", s->name, other));
+                }
+            }
+        }
+    }
+
+    // Each option not given takes its `env` variable's value, when set and non-empty.
+    void add_env_fallbacks()
+    {
+        for (auto* s : specs_) {
+            if (s->env.empty() || out_.has(s->name)) continue;
+            if (const char* v = std::getenv(s->env.c_str()); v && *v) out_.values_[s->name].emplace_back(v);
+        }
+    }
+
+    [[nodiscard]] const parsed_args& parsed() const { return out_; }
+    [[nodiscard]] parsed_args take() { return std::move(out_); }
+
+private:
+    // The option that `a` names ("--name", "--name=value", "-x", "-xvalue"),
+    // its inline value in `inline_value`; nullptr when `a` is not an option.
+    const option_spec* recognise(const std::string& a, std::optional<std::string>& inline_value) const
+    {
+        if (a.starts_with("--")) {
+            std::string_view body = std::string_view(a).substr(2);
+            if (auto eq = body.find('='); eq != std::string_view::npos) {
+                inline_value = std::string(body.substr(eq + 1));
+                body = body.substr(0, eq);
+            }
+            for (auto* s : specs_) if (s->name == body) return s;
+            usage("usage.unknown_option", command_, fmt::format("unknown option --{} (see perfgate {} --help)", body, command_));
+        }
+        if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
+            const option_spec* found = nullptr;
+            for (auto* s : specs_) {
+                if (s->short_name != 0 && s->short_name == a[1]) {
+                    found = s;
+                    break;
+                }
+            }
+            if (!found) usage("usage.unknown_option", command_, fmt::format("unknown option {} (see perfgate {} --help)", a, command_));
+            if (a.size() > 2) inline_value = a.substr(2);
+            return found;
+        }
+        return nullptr;
+    }
+
+    void store(const option_spec& s, std::string value)
+    {
+        auto& slot = out_.values_[s.name];
+        if (!slot.empty() && !s.repeatable) {
+            usage("usage.repeated_option", command_, fmt::format("option --{} given more than once", s.name));
+        }
+        slot.push_back(std::move(value));
+    }
+
+    std::string_view command_;
+    std::vector<const option_spec*> specs_;
+    parsed_args out_;
+};
+
 } // namespace
 
 bool parsed_args::has(std::string_view name) const { return values_.find(name) != values_.end(); }
@@ -95,90 +209,16 @@ void no_positional(const parsed_args& args)
 
 std::optional<parsed_args> parse_args(const command_spec& spec, const argv_t& argv)
 {
-    std::vector<const option_spec*> specs;
-    for (const auto& s : spec.options) specs.push_back(&s);
-    specs.push_back(&help_option);
-    const std::string_view command = spec.name;
-
-    auto find_long = [&](std::string_view n) -> const option_spec* {
-        for (auto* s : specs) if (s->name == n) return s;
-        return nullptr;
-    };
-    auto find_short = [&](char c) -> const option_spec* {
-        for (auto* s : specs) if (s->short_name != 0 && s->short_name == c) return s;
-        return nullptr;
-    };
-
-    parsed_args out;
-    out.command_ = spec.name;
-    auto store = [&](const option_spec& s, std::string value) {
-        auto& slot = out.values_[s.name];
-        if (!slot.empty() && !s.repeatable) {
-            usage("usage.repeated_option", command, fmt::format("option --{} given more than once", s.name));
-        }
-        slot.push_back(std::move(value));
-    };
-
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        const std::string& a = argv[i];
-        if (a == "--") {
-            out.positional_.insert(out.positional_.end(), argv.begin() + static_cast<long>(i) + 1, argv.end());
-            break;
-        }
-        const option_spec* s = nullptr;
-        std::optional<std::string> inline_value;
-        if (a.starts_with("--")) {
-            std::string_view body = std::string_view(a).substr(2);
-            if (auto eq = body.find('='); eq != std::string_view::npos) {
-                inline_value = std::string(body.substr(eq + 1));
-                body = body.substr(0, eq);
-            }
-            s = find_long(body);
-            if (!s) usage("usage.unknown_option", command, fmt::format("unknown option --{} (see perfgate {} --help)", body, command));
-        } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
-            s = find_short(a[1]);
-            if (!s) usage("usage.unknown_option", command, fmt::format("unknown option {} (see perfgate {} --help)", a, command));
-            if (a.size() > 2) inline_value = a.substr(2);
-        } else {
-            out.positional_.push_back(a);
-            continue;
-        }
-        if (s->takes_value) {
-            if (!inline_value) {
-                if (i + 1 >= argv.size()) {
-                    usage("usage.missing_value", command,
-                          fmt::format("option --{} needs a value ({})", s->name,
-                                      s->value_name.empty() ? "VALUE" : s->value_name));
-                }
-                inline_value = argv[++i];
-            }
-            store(*s, *inline_value);
-        } else {
-            if (inline_value) usage("usage.unexpected_value", command, fmt::format("option --{} takes no value", s->name));
-            store(*s, "");
-        }
-    }
-
-    if (out.has("help")) {
+    argv_parser parser(spec);
+    parser.read(argv);
+    if (parser.parsed().has("help")) {
         std::cout << usage_text(spec);
         std::cout.flush();
         return std::nullopt;
     }
-    // Conflicts among what the command line gave; an environment fallback
-    // never conflicts (PERFGATE_TOKEN set globally must not break --db).
-    for (auto* s : specs) {
-        if (!out.has(s->name)) continue;
-        for (const auto& other : s->excludes) {
-            if (out.has(other)) {
-                usage("usage.conflict", command, fmt::format("--{} and --{} cannot be given together", s->name, other));
-            }
-        }
-    }
-    for (auto* s : specs) {
-        if (s->env.empty() || out.has(s->name)) continue;
-        if (const char* v = std::getenv(s->env.c_str()); v && *v) out.values_[s->name].emplace_back(v);
-    }
-    return out;
+    parser.check_conflicts();
+    parser.add_env_fallbacks();
+    return parser.take();
 }
 
 std::vector<option_spec> option_group(const std::string& group, std::vector<option_spec> options)

@@ -75,6 +75,82 @@ double segment_gap(const std::vector<double>& x, idx b, idx e, bool below)
     return widest;
 }
 
+// One pass of dip_in_counts below, step "find the largest distance between
+// the GCM and the LCM from LOW to HIGH" of AS 217 (diptest's dip.c). gcm:
+// the minorant's vertices from hi down to <= lo; lcm: the majorant's from lo
+// up to >= hi. Walks both vertex lists in increasing index order, measuring
+// the majorant minus the minorant at every vertex of either, in counts: d
+// is the widest gap, ig / ih index into gcm / lcm where it is.
+struct dip_hull_gap {
+    long double d = 0;
+    idx ig = 0;
+    idx ih = 0;
+};
+
+dip_hull_gap dip_widest_hull_gap(const std::vector<double>& x, const std::vector<idx>& gcm,
+                                 const std::vector<idx>& lcm)
+{
+    auto at = [&x](idx i) { return x[static_cast<std::size_t>(i)]; };
+    const idx gcm_last = std::ssize(gcm) - 1, lcm_last = std::ssize(lcm) - 1;
+    dip_hull_gap w{0, gcm_last, lcm_last};
+    if (gcm_last == 1 && lcm_last == 1) {
+        w.d = 1;
+        return w;
+    }
+    idx ix = gcm_last - 1, iv = 1;
+    do {
+        const idx g = gcm[static_cast<std::size_t>(ix)], l = lcm[static_cast<std::size_t>(iv)];
+        long double gap;
+        if (g > l) {
+            // Majorant vertex l, under the minorant segment [g0, g].
+            const idx g0 = gcm[static_cast<std::size_t>(ix + 1)];
+            gap = static_cast<long double>(l - g0 + 1) -
+                  (static_cast<long double>(at(l)) - at(g0)) * static_cast<long double>(g - g0) /
+                      static_cast<long double>(at(g) - at(g0));
+            ++iv;
+            if (gap >= w.d) {   // false for NaN: a vertical segment has no line to measure from
+                w.d = gap;
+                w.ig = ix + 1;
+                w.ih = iv - 1;
+            }
+        } else {
+            // Minorant vertex g, over the majorant segment [l0, l].
+            const idx l0 = lcm[static_cast<std::size_t>(iv - 1)];
+            gap = (static_cast<long double>(at(g)) - at(l0)) * static_cast<long double>(l - l0) /
+                      static_cast<long double>(at(l) - at(l0)) -
+                  static_cast<long double>(g - l0 - 1);
+            --ix;
+            if (gap >= w.d) {
+                w.d = gap;
+                w.ig = ix + 1;
+                w.ih = iv;
+            }
+        }
+        ix = std::max<idx>(ix, 0);
+        iv = std::min(iv, lcm_last);
+    } while (gcm[static_cast<std::size_t>(ix)] != lcm[static_cast<std::size_t>(iv)]);
+    return w;
+}
+
+// Step "calculate the dips for the current LOW and HIGH" of AS 217: the
+// largest gap between the sample and the hull parts left outside the
+// narrowed interval, minorant segments from ig down to the left end,
+// majorant segments from ih up.
+double dip_outside_interval(const std::vector<double>& x, const std::vector<idx>& gcm, idx ig,
+                            const std::vector<idx>& lcm, idx ih)
+{
+    double outside = 0;
+    for (idx j = ig; j < std::ssize(gcm) - 1; ++j) {
+        outside = std::max(outside, segment_gap(x, gcm[static_cast<std::size_t>(j + 1)],
+                                                gcm[static_cast<std::size_t>(j)], true));
+    }
+    for (idx j = ih; j < std::ssize(lcm) - 1; ++j) {
+        outside = std::max(outside, segment_gap(x, lcm[static_cast<std::size_t>(j)],
+                                                lcm[static_cast<std::size_t>(j + 1)], false));
+    }
+    return outside;
+}
+
 // Hartigan's algorithm on sorted x with a range that is finite, in counts
 // (2n times the dip). The modal interval [lo, hi] starts as the whole
 // sample. Each pass takes the convex minorant's vertices on [.., hi] from the
@@ -85,7 +161,8 @@ double segment_gap(const std::vector<double>& x, idx b, idx e, bool below)
 // the largest gap between the sample and the hull parts now left outside the
 // interval. Integer counts and the long double distance accumulator follow
 // AS 217 as diptest carries it, so that ties between candidate gaps resolve
-// the same way as in R.
+// the same way as in R. The two measuring steps are functions named after
+// AS 217's steps above; the loop keeps the original's order of steps.
 double dip_in_counts(const std::vector<double>& x)
 {
     const idx n = std::ssize(x);
@@ -94,7 +171,6 @@ double dip_in_counts(const std::vector<double>& x)
 
     const std::vector<idx> prev = minorant_links(x);
     const std::vector<idx> next = majorant_links(x);
-    auto at = [&x](idx i) { return x[static_cast<std::size_t>(i)]; };
 
     idx lo = 0, hi = n - 1;
     std::vector<idx> gcm, lcm;
@@ -103,64 +179,13 @@ double dip_in_counts(const std::vector<double>& x)
         while (gcm.back() > lo) gcm.push_back(prev[static_cast<std::size_t>(gcm.back())]);
         lcm.assign(1, lo);   // majorant vertices from lo up to >= hi
         while (lcm.back() < hi) lcm.push_back(next[static_cast<std::size_t>(lcm.back())]);
-        const idx gcm_last = std::ssize(gcm) - 1, lcm_last = std::ssize(lcm) - 1;
 
-        // Walk both vertex lists in increasing index order, measuring the
-        // majorant minus the minorant at every vertex of either.
-        idx ig = gcm_last, ih = lcm_last;   // where the widest gap is
-        long double d = 0;
-        if (gcm_last != 1 || lcm_last != 1) {
-            idx ix = gcm_last - 1, iv = 1;
-            do {
-                const idx g = gcm[static_cast<std::size_t>(ix)], l = lcm[static_cast<std::size_t>(iv)];
-                long double gap;
-                if (g > l) {
-                    // Majorant vertex l, under the minorant segment [g0, g].
-                    const idx g0 = gcm[static_cast<std::size_t>(ix + 1)];
-                    gap = static_cast<long double>(l - g0 + 1) -
-                          (static_cast<long double>(at(l)) - at(g0)) * static_cast<long double>(g - g0) /
-                              static_cast<long double>(at(g) - at(g0));
-                    ++iv;
-                    if (gap >= d) {   // false for NaN: a vertical segment has no line to measure from
-                        d = gap;
-                        ig = ix + 1;
-                        ih = iv - 1;
-                    }
-                } else {
-                    // Minorant vertex g, over the majorant segment [l0, l].
-                    const idx l0 = lcm[static_cast<std::size_t>(iv - 1)];
-                    gap = (static_cast<long double>(at(g)) - at(l0)) * static_cast<long double>(l - l0) /
-                              static_cast<long double>(at(l) - at(l0)) -
-                          static_cast<long double>(g - l0 - 1);
-                    --ix;
-                    if (gap >= d) {
-                        d = gap;
-                        ig = ix + 1;
-                        ih = iv;
-                    }
-                }
-                ix = std::max<idx>(ix, 0);
-                iv = std::min(iv, lcm_last);
-            } while (gcm[static_cast<std::size_t>(ix)] != lcm[static_cast<std::size_t>(iv)]);
-        } else {
-            d = 1;
-        }
-        if (d < dip) break;
+        const dip_hull_gap widest = dip_widest_hull_gap(x, gcm, lcm);
+        if (widest.d < dip) break;
+        dip = std::max(dip, dip_outside_interval(x, gcm, widest.ig, lcm, widest.ih));
 
-        // The gaps left outside the narrowed interval: minorant segments
-        // from ig down to the left end, majorant segments from ih up.
-        double outside = 0;
-        for (idx j = ig; j < gcm_last; ++j) {
-            outside = std::max(outside, segment_gap(x, gcm[static_cast<std::size_t>(j + 1)],
-                                                    gcm[static_cast<std::size_t>(j)], true));
-        }
-        for (idx j = ih; j < lcm_last; ++j) {
-            outside = std::max(outside, segment_gap(x, lcm[static_cast<std::size_t>(j)],
-                                                    lcm[static_cast<std::size_t>(j + 1)], false));
-        }
-        dip = std::max(dip, outside);
-
-        const idx new_lo = gcm[static_cast<std::size_t>(ig)], new_hi = lcm[static_cast<std::size_t>(ih)];
+        const idx new_lo = gcm[static_cast<std::size_t>(widest.ig)];
+        const idx new_hi = lcm[static_cast<std::size_t>(widest.ih)];
         if (new_lo == lo && new_hi == hi) break;   // no progress: final (Maechler's guard against cycling)
         lo = new_lo;
         hi = new_hi;

@@ -402,8 +402,10 @@ sequential_plan sequential_plan::ending_at(std::size_t look) const
 
 // ---- sequential_look ------------------------------------------------------------
 
-sequential_result sequential_look(const sequential_plan& plan, std::size_t look, std::span<const double> baseline,
-                                  std::span<const double> candidate, double threshold_pct, worse_if worse)
+namespace {
+
+void seq_check_look_args(const sequential_plan& plan, std::size_t look, std::span<const double> baseline,
+                         std::span<const double> candidate, double threshold_pct)
 {
     if (look >= plan.looks())
         throw perfgate::error("stats.bad_look", "sequential_look: look " + std::to_string(look) +
@@ -415,44 +417,48 @@ sequential_result sequential_look(const sequential_plan& plan, std::size_t look,
     PERFGATE_CHECK(!baseline.empty() && !candidate.empty());
     for (double v : baseline) PERFGATE_CHECK(std::isfinite(v));
     for (double v : candidate) PERFGATE_CHECK(std::isfinite(v));
+}
 
-    sequential_result r;
-    r.look = look;
-    r.final_look = look + 1 == plan.looks();
-    r.nominal_p = plan.nominal_p(look);
-    r.boundary_z = plan.boundary_z(look);
-    const double level = r.nominal_p;
+// Whether r.delta_pct, a change in direction `sign` (+1: the candidate is
+// higher; -1: lower), reaches the threshold in that direction.
+bool seq_beyond_threshold(const sequential_result& r, int sign, double threshold_pct)
+{
+    return r.delta_pct && *r.delta_pct != 0 &&
+           (sign > 0 ? *r.delta_pct >= threshold_pct : *r.delta_pct <= -threshold_pct);
+}
 
-    const double med_b = *median(baseline), med_c = *median(candidate);
-    const double change = med_c - med_b;
-    if (med_b != 0) {
-        r.delta_pct = change / std::fabs(med_b) * 100;
-    } else if (change != 0) {
-        // Any change away from a zero baseline exceeds every relative threshold.
-        r.delta_pct = std::copysign(infinity, change);
-    }
-    // +1: the candidate is higher; -1: lower.
+// A significant change in direction `sign` is a regression when that is the
+// counter's worse direction, an improvement otherwise.
+sequential_decision seq_direction_decision(int sign, worse_if worse)
+{
     const int worse_sign = worse == worse_if::higher ? 1 : -1;
-    const auto beyond_threshold = [&](int sign) {
-        return r.delta_pct && *r.delta_pct != 0 && (sign > 0 ? *r.delta_pct >= threshold_pct : *r.delta_pct <= -threshold_pct);
-    };
-    const auto direction_decision = [&](int sign) {
-        return sign == worse_sign ? sequential_decision::regression : sequential_decision::improvement;
-    };
+    return sign == worse_sign ? sequential_decision::regression : sequential_decision::improvement;
+}
 
-    if (seq_zero_spread(baseline) && seq_zero_spread(candidate)) {
-        // docs/statistics.md "Deterministic counters": the change is known exactly.
-        r.deterministic = true;
-        if (med_b != 0) {
-            r.shift_pct = r.delta_pct;
-            r.ci_pct = std::pair{*r.delta_pct, *r.delta_pct};
-            r.mde_pct = 0.0;
-        }
-        const int sign = change > 0 ? 1 : change < 0 ? -1 : 0;
-        r.decision = sign != 0 && beyond_threshold(sign) ? direction_decision(sign) : sequential_decision::unchanged;
-        return r;
+// docs/statistics.md "Deterministic counters": both sides have zero spread,
+// the change is known exactly and decided on the threshold alone.
+void seq_decide_deterministic(sequential_result& r, double med_b, double change, double threshold_pct,
+                              worse_if worse)
+{
+    r.deterministic = true;
+    if (med_b != 0) {
+        r.shift_pct = r.delta_pct;
+        r.ci_pct = std::pair{*r.delta_pct, *r.delta_pct};
+        r.mde_pct = 0.0;
     }
+    const int sign = change > 0 ? 1 : change < 0 ? -1 : 0;
+    r.decision = sign != 0 && seq_beyond_threshold(r, sign, threshold_pct) ? seq_direction_decision(sign, worse)
+                                                                           : sequential_decision::unchanged;
+}
 
+// The Mann-Whitney test at this look's one-sided level p_k (r.nominal_p),
+// deciding a regression or an improvement when significant and beyond the
+// threshold; then the Hodges-Lehmann shift with its repeated confidence
+// interval, and the MDE.
+void seq_rank_test(sequential_result& r, std::span<const double> baseline, std::span<const double> candidate,
+                   double med_b, double threshold_pct, worse_if worse)
+{
+    const double level = r.nominal_p;
     const mwu_result test = mann_whitney_u(baseline, candidate);
     r.method = test.method;
     r.u = test.u;
@@ -465,7 +471,8 @@ sequential_result sequential_look(const sequential_plan& plan, std::size_t look,
     // U counts baseline values above candidate values: a small U means the
     // candidate ranks higher.
     const int rank_sign = test.u < half ? 1 : test.u > half ? -1 : 0;
-    if (rank_sign != 0 && r.p_one_sided < level && beyond_threshold(rank_sign)) r.decision = direction_decision(rank_sign);
+    if (rank_sign != 0 && r.p_one_sided < level && seq_beyond_threshold(r, rank_sign, threshold_pct))
+        r.decision = seq_direction_decision(rank_sign, worse);
 
     if (med_b != 0) {
         const bool exact = test.method == mwu_method::exact;
@@ -478,14 +485,48 @@ sequential_result sequential_look(const sequential_plan& plan, std::size_t look,
         if (attainable) r.ci_pct = std::pair{hl.lower * scale, hl.upper * scale};
     }
     r.mde_pct = seq_mde(baseline, candidate, std::fabs(med_b), level);
+}
 
-    if (r.decision == sequential_decision::continue_sampling) {
-        if (r.ci_pct && r.ci_pct->first > -threshold_pct && r.ci_pct->second < threshold_pct) {
-            r.decision = sequential_decision::unchanged;
-        } else if (r.final_look) {
-            r.decision = sequential_decision::inconclusive;
-        }
+// Not decided by the test: unchanged when the interval lies inside
+// (-threshold, threshold), inconclusive at the final look.
+void seq_settle_undecided(sequential_result& r, double threshold_pct)
+{
+    if (r.decision != sequential_decision::continue_sampling) return;
+    if (r.ci_pct && r.ci_pct->first > -threshold_pct && r.ci_pct->second < threshold_pct) {
+        r.decision = sequential_decision::unchanged;
+    } else if (r.final_look) {
+        r.decision = sequential_decision::inconclusive;
     }
+}
+
+} // namespace
+
+sequential_result sequential_look(const sequential_plan& plan, std::size_t look, std::span<const double> baseline,
+                                  std::span<const double> candidate, double threshold_pct, worse_if worse)
+{
+    seq_check_look_args(plan, look, baseline, candidate, threshold_pct);
+
+    sequential_result r;
+    r.look = look;
+    r.final_look = look + 1 == plan.looks();
+    r.nominal_p = plan.nominal_p(look);
+    r.boundary_z = plan.boundary_z(look);
+
+    const double med_b = *median(baseline), med_c = *median(candidate);
+    const double change = med_c - med_b;
+    if (med_b != 0) {
+        r.delta_pct = change / std::fabs(med_b) * 100;
+    } else if (change != 0) {
+        // Any change away from a zero baseline exceeds every relative threshold.
+        r.delta_pct = std::copysign(infinity, change);
+    }
+
+    if (seq_zero_spread(baseline) && seq_zero_spread(candidate)) {
+        seq_decide_deterministic(r, med_b, change, threshold_pct, worse);
+        return r;
+    }
+    seq_rank_test(r, baseline, candidate, med_b, threshold_pct, worse);
+    seq_settle_undecided(r, threshold_pct);
     return r;
 }
 

@@ -107,7 +107,7 @@ fs::path callgrind_of(const fs::path& dir, const std::string& program, const std
 
 } // namespace
 
-TEST_CASE("attribution: rows by change of exclusive Ir, with files and shares; children summed")
+TEST_CASE("attribution: rows by change of exclusive Ir, with files and shares, children summed")
 {
     temp_dir dir("pg-attr");
     const auto base = write_file(dir.path() / "b.1", callgrind_text({{"main", "main.cpp", 100},

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/man_page.hpp"
 #include "cli/version.hpp"
+#include "model/error.hpp"
 
 namespace {
 
@@ -524,4 +526,134 @@ TEST_CASE("cmake --install puts perfgate, perfgate-exec and the man page under t
     CHECK(std::system(("'" + (prefix / "bin/perfgate").string() + "' --version > " + out.quoted()).c_str()) == 0);
     CHECK(slurp(out.path) == perfgate::cli::version_line() + "\n");
     std::filesystem::remove_all(prefix);
+}
+
+// ---- parse_args on a command table, in process ------------------------------
+
+namespace {
+
+// A command table with each kind of option parse_args reads.
+perfgate::cli::command_spec parse_args_demo()
+{
+    return {"demo", "[OPTIONS] [-- COMMAND...]", "A command for the parser's tests.",
+            {
+                {"baseline", 'b', true, false, "FILE", "the baseline"},
+                {"repetitions", 'r', true, false, "N", "repetitions"},
+                {"counter", 'c', true, true, "NAME", "a counter, repeatable"},
+                {"quiet", 'q', false, false, "", "less output"},
+                {"token", 0, true, false, "TOKEN", "a token", "PERFGATE_TEST_PARSE_ARGS_TOKEN", {"db"}},
+                {"db", 0, true, false, "", "a database"},
+            }};
+}
+
+perfgate::cli::parsed_args parse_demo(const perfgate::cli::argv_t& argv)
+{
+    auto parsed = perfgate::cli::parse_args(parse_args_demo(), argv);
+    REQUIRE(parsed.has_value());
+    return *parsed;
+}
+
+// The error parse_args throws on argv: "id: message", "" when none.
+std::string parse_demo_error(const perfgate::cli::argv_t& argv)
+{
+    try {
+        (void)perfgate::cli::parse_args(parse_args_demo(), argv);
+    } catch (const perfgate::error& e) {
+        return e.id() + ": " + e.what();
+    }
+    return "";
+}
+
+// Sets an environment variable for one scope.
+struct scoped_env {
+    const char* name;
+    scoped_env(const char* n, const char* value) : name(n) { ::setenv(n, value, 1); }
+    ~scoped_env() { ::unsetenv(name); }
+    scoped_env(const scoped_env&) = delete;
+    scoped_env& operator=(const scoped_env&) = delete;
+};
+
+} // namespace
+
+TEST_CASE("parse_args: long, short and inline values, flags, positionals, everything after --")
+{
+    const auto a = parse_demo({"--baseline", "b.csv", "-r5", "--counter=cycles", "-c", "instructions", "-q",
+                               "first", "-", "--", "--quiet", "-x"});
+    CHECK(a.command() == "demo");
+    CHECK(a.get("baseline") == "b.csv");
+    CHECK(a.get_int("repetitions", 1, 100) == 5);
+    CHECK(a.all("counter") == std::vector<std::string>{"cycles", "instructions"});
+    CHECK(a.has("quiet"));
+    CHECK(a.get("quiet") == "");
+    CHECK_FALSE(a.has("db"));
+    CHECK(a.positional() == std::vector<std::string>{"first", "-", "--quiet", "-x"});
+
+    SUBCASE("--name=value splits at the first '='; an inline value may be empty or start with '-'")
+    {
+        const auto b = parse_demo({"--baseline=a=b.csv", "--db=", "-r", "-3"});
+        CHECK(b.get("baseline") == "a=b.csv");
+        CHECK(b.has("db"));
+        CHECK(b.get("db") == "");
+        CHECK(b.get("repetitions") == "-3");
+        CHECK(b.positional().empty());
+    }
+    SUBCASE("a separate value is taken as it is, even when it looks like an option")
+    {
+        const auto c = parse_demo({"-b", "--quiet"});
+        CHECK(c.get("baseline") == "--quiet");
+        CHECK_FALSE(c.has("quiet"));
+    }
+}
+
+TEST_CASE("parse_args: each usage error names the option and the command")
+{
+    CHECK(parse_demo_error({"--nope"}) ==
+          "usage.unknown_option: perfgate demo: unknown option --nope (see perfgate demo --help)");
+    CHECK(parse_demo_error({"--nope=1"}) ==
+          "usage.unknown_option: perfgate demo: unknown option --nope (see perfgate demo --help)");
+    CHECK(parse_demo_error({"-z5"}) ==
+          "usage.unknown_option: perfgate demo: unknown option -z5 (see perfgate demo --help)");
+    CHECK(parse_demo_error({"--baseline"}) ==
+          "usage.missing_value: perfgate demo: option --baseline needs a value (FILE)");
+    CHECK(parse_demo_error({"--db"}) == "usage.missing_value: perfgate demo: option --db needs a value (VALUE)");
+    CHECK(parse_demo_error({"--quiet=yes"}) == "usage.unexpected_value: perfgate demo: option --quiet takes no value");
+    CHECK(parse_demo_error({"-qx"}) == "usage.unexpected_value: perfgate demo: option --quiet takes no value");
+    CHECK(parse_demo_error({"-b", "a", "--baseline=b"}) ==
+          "usage.repeated_option: perfgate demo: option --baseline given more than once");
+    CHECK(parse_demo_error({"--db", "d", "--token", "t"}) ==
+          "usage.conflict: perfgate demo: --token and --db cannot be given together");
+    // After "--" nothing is an option.
+    CHECK(parse_demo_error({"--", "--nope", "--baseline"}) == "");
+}
+
+TEST_CASE("parse_args: an option not given falls back to its environment variable, which never conflicts")
+{
+    CHECK_FALSE(parse_demo({}).has("token"));
+    {
+        const scoped_env env("PERFGATE_TEST_PARSE_ARGS_TOKEN", "from-env");
+        CHECK(parse_demo({}).get("token") == "from-env");
+        CHECK(parse_demo({"--token", "cli"}).all("token") == std::vector<std::string>{"cli"});
+        const auto with_db = parse_demo({"--db", "d"});
+        CHECK(with_db.get("db") == "d");
+        CHECK(with_db.get("token") == "from-env");
+    }
+    {
+        const scoped_env empty("PERFGATE_TEST_PARSE_ARGS_TOKEN", "");
+        CHECK_FALSE(parse_demo({}).has("token"));
+    }
+}
+
+TEST_CASE("parse_args: -h/--help prints the usage and returns nothing, before conflicts are checked")
+{
+    std::ostringstream out;
+    auto* const saved = std::cout.rdbuf(out.rdbuf());
+    const auto help = perfgate::cli::parse_args(parse_args_demo(), {"--token", "t", "--db", "d", "-h"});
+    const auto long_help = perfgate::cli::parse_args(parse_args_demo(), {"--help"});
+    std::cout.rdbuf(saved);
+    CHECK_FALSE(help.has_value());
+    CHECK_FALSE(long_help.has_value());
+    CHECK(out.str() == perfgate::cli::usage_text(parse_args_demo()) + perfgate::cli::usage_text(parse_args_demo()));
+    CHECK(out.str().find("Usage: perfgate demo") != std::string::npos);
+    // argv is read whole first: an unknown option is an error even with --help.
+    CHECK(parse_demo_error({"--help", "--nope"}).starts_with("usage.unknown_option: "));
 }

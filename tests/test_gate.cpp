@@ -538,7 +538,7 @@ TEST_CASE("renderers")
     }
 }
 
-TEST_CASE("compare: huge but finite values do not abort; overflowing statistics are null")
+TEST_CASE("compare: huge but finite values do not abort and overflowing statistics are null")
 {
     // perf_csv accepts any finite value (e.g. "1e200" in an uploaded capture).
     // The squares in the variance overflow to +inf; the minimum detectable

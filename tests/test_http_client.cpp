@@ -302,7 +302,7 @@ TEST_CASE("consecutive requests to one host reuse one connection")
     CHECK(server.connections() == 1);
 }
 
-TEST_CASE("https goes through HTTPS_PROXY in one CONNECT tunnel; NO_PROXY goes direct")
+TEST_CASE("https goes through HTTPS_PROXY in one CONNECT tunnel, NO_PROXY goes direct")
 {
     // libcurl (7.88 here) reads the proxy variables on every transfer and has
     // no built-in exception for loopback: 127.0.0.1 is proxied like any host

@@ -112,7 +112,7 @@ bool contains(const std::string& haystack, const std::string& needle)
     return haystack.find(needle) != std::string::npos;
 }
 
-std::string error_id(const std::function<void()>& f)
+std::string thrown_error_id(const std::function<void()>& f)
 {
     try {
         f();
@@ -126,7 +126,7 @@ std::string error_id(const std::function<void()>& f)
 
 // ---- stats ------------------------------------------------------------------
 
-TEST_CASE("dip_statistic agrees with R's diptest::dip; dip_test with dip.test at 0.05")
+TEST_CASE("dip_statistic agrees with R's diptest::dip, dip_test with dip.test at 0.05")
 {
     struct dip_case {
         const char* name;
@@ -308,7 +308,7 @@ TEST_CASE("repetitions_for_mde inverts minimum_detectable_effect_pct")
     }
     SUBCASE("bad alpha or power")
     {
-        CHECK(error_id([] { (void)stats::repetitions_for_mde(1, 1, 10, 2, 0.0, 100); }) == "stats.bad_probability");
+        CHECK(thrown_error_id([] { (void)stats::repetitions_for_mde(1, 1, 10, 2, 0.0, 100); }) == "stats.bad_probability");
         CHECK_THROWS_WITH_AS((void)stats::repetitions_for_mde(1, 1, 10, 2, 0.05, 100, 1.5),
                              "power must be in (0, 1), got 1.500000", perfgate::error);
     }
@@ -552,10 +552,10 @@ TEST_CASE("noise diagnosis: report JSON")
         json bad = j;
         bad["benchmarks"][0]["counters"][0]["noise"]["repetitions_needed"] = "many";
         CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("report JSON"), perfgate::error);
-        CHECK(error_id([&] { report_from_json(bad); }) == "input.bad_report");
+        CHECK(thrown_error_id([&] { report_from_json(bad); }) == "input.bad_report");
         bad = j;
         bad["benchmarks"][0]["counters"][0]["noise"]["baseline"]["dip"] = "wide";
-        CHECK(error_id([&] { report_from_json(bad); }) == "input.bad_report");
+        CHECK(thrown_error_id([&] { report_from_json(bad); }) == "input.bad_report");
     }
 }
 

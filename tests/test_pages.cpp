@@ -110,7 +110,7 @@ std::size_t count(const std::string& text, const std::string& part)
 
 } // namespace
 
-TEST_CASE("page cache: a hit needs the same generation and a young entry; bytes are bounded, least recently used go")
+TEST_CASE("page cache: a hit needs the same generation and a young entry, bytes are bounded, least recently used go")
 {
     using namespace std::chrono_literals;
     const auto t0 = page_cache::clock::time_point{} + 1h;
@@ -311,7 +311,7 @@ TEST_CASE("pages: the comparison page frames a benchmark's flame graph when one 
     CHECK(f.get(page + "/flame.svg?benchmark=other").result_int() == 404);
 }
 
-TEST_CASE("pages: compare by git sha stores the comparison and shows it; the overview lists it; a bad ref is a page naming it")
+TEST_CASE("pages: compare by git sha stores the comparison and shows it, the overview lists it, a bad ref is a page naming it")
 {
     fixture f;
     const std::string base_sha(40, 'a'), head_sha = std::string(39, 'b') + "c";

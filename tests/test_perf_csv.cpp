@@ -450,6 +450,41 @@ TEST_CASE("separators, line endings and names")
     }
 }
 
+TEST_CASE("reading line by line: comments, long lines, and the line that settles the separator")
+{
+    SUBCASE("before the first counter line a metric-only line is perf's and a foreign one is skipped")
+    {
+        auto c = parse_perf_stat("hello, world\n"
+                                 ";;;;;0,04;stalled cycles per insn\n"
+                                 "0,50;msec;task-clock;504623;100,00;0,533;CPUs utilized\n"
+                                 "48,,page-faults,504623,100.00,95.121,K/sec\n",
+                                 "t.csv");
+        // ';' was settled by line 3: line 4, in ',', is then not perf's.
+        CHECK(names(c) == std::vector<std::string>{"task-clock"});
+        CHECK(at(c, "task-clock").value == doctest::Approx(0.50));
+        CHECK(c.warnings == std::vector<std::string>{
+                                "t.csv:1: skipped non-perf line 'hello, world'",
+                                "t.csv:4: skipped non-perf line '48,,page-faults,504623,100.00,95.121,K/sec'"});
+    }
+    SUBCASE("a comment line of any length is silent; a long JSON-looking line is skipped")
+    {
+        std::string text = "#" + std::string(1 << 20, 'x') + "\n{" + std::string(1 << 20, 'x') + "\n";
+        text += "64,,page-faults,1,100.00,,\n";
+        auto c = parse_perf_stat(text, "long.csv");
+        CHECK(at(c, "page-faults").value == 64.0);
+        REQUIRE(c.warnings.size() == 1);
+        CHECK(c.warnings[0].find("long.csv:2: skipped non-perf line '{xxx") == 0);
+    }
+    SUBCASE("an indented `# started on` opens a block; CRLF and blank lines still count as lines")
+    {
+        auto e = parse_error("\r\n  # started on Thu Nov 26 12:00:00 2026\r\n\r\n"
+                             "\t# started on Thu Nov 26 12:00:01 2026\r\n"
+                             "64,,page-faults,1,100.00,,\r\n");
+        CHECK(e.id() == "ingest.bad_csv");
+        CHECK(std::string(e.what()) == "t.csv:2: this `# started on` block (one perf run) has no counter lines");
+    }
+}
+
 TEST_CASE("malformed input is an ingest.bad_csv error naming source and line")
 {
     SUBCASE("empty input")

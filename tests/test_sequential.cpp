@@ -507,6 +507,74 @@ TEST_CASE("sequential_look: deterministic counters and ties")
     }
 }
 
+TEST_CASE("sequential_look: what each step leaves in the result")
+{
+    const sequential_plan plan(0.05, 5, 60, 5);
+    SUBCASE("every look carries its plan's level and boundary; only the last is final")
+    {
+        const std::vector<double> b = {10, 11, 12, 13, 14}, c = {10.5, 11.5, 12.5, 13.5, 14.5};
+        for (std::size_t k = 0; k < plan.looks(); ++k) {
+            const auto r = sequential_look(plan, k, b, c, 2.0);
+            CHECK(r.look == k);
+            CHECK(r.nominal_p == plan.nominal_p(k));
+            CHECK(r.boundary_z == plan.boundary_z(k));
+            CHECK(r.final_look == (k + 1 == plan.looks()));
+        }
+    }
+    SUBCASE("deterministic: the interval is the change itself, no test, the MDE 0")
+    {
+        const std::vector<double> b(5, 200.0), c(5, 190.0);
+        const auto r = sequential_look(plan, 0, b, c, 2.0);
+        CHECK(r.deterministic);
+        CHECK(!r.method);
+        CHECK(r.p_value == 1.0);
+        CHECK(r.p_one_sided == 0.5);
+        CHECK_REL(*r.delta_pct, -5.0, 1e-12);
+        CHECK(r.shift_pct == r.delta_pct);
+        REQUIRE(r.ci_pct);
+        CHECK(r.ci_pct->first == *r.delta_pct);
+        CHECK(r.ci_pct->second == *r.delta_pct);
+        CHECK(r.mde_pct == std::optional<double>(0.0));
+        CHECK(r.decision == sequential_decision::improvement);
+        CHECK(sequential_look(plan, 0, b, c, 2.0, worse_if::lower).decision == sequential_decision::regression);
+        // Exactly at the threshold counts as beyond it.
+        CHECK(sequential_look(plan, 0, b, c, 5.0).decision == sequential_decision::improvement);
+    }
+    SUBCASE("deterministic from a zero baseline: any change is beyond every threshold; none is unchanged")
+    {
+        const std::vector<double> zero(5, 0.0), some(5, 3.0);
+        const auto up = sequential_look(plan, 0, zero, some, 1e9);
+        CHECK(up.deterministic);
+        CHECK(*up.delta_pct == std::numeric_limits<double>::infinity());
+        CHECK(up.decision == sequential_decision::regression);
+        CHECK(!up.shift_pct);
+        CHECK(!up.ci_pct);
+        CHECK(!up.mde_pct);
+        const auto down = sequential_look(plan, 0, zero, std::vector<double>(5, -3.0), 1e9);
+        CHECK(*down.delta_pct == -std::numeric_limits<double>::infinity());
+        CHECK(down.decision == sequential_decision::improvement);
+        const auto none = sequential_look(plan, 0, zero, zero, 0.0);
+        CHECK(!none.delta_pct);
+        CHECK(none.decision == sequential_decision::unchanged);
+    }
+    SUBCASE("the rank test: U, the two-sided p and half of it toward the ranks' direction")
+    {
+        const std::vector<double> b = {10, 11, 12, 13, 14}, c = {20, 21, 22, 23, 24};
+        const auto r = sequential_look(plan, plan.looks() - 1, b, c, 2.0);
+        CHECK_FALSE(r.deterministic);
+        CHECK(r.method == mwu_method::exact);
+        CHECK(r.u == 0.0);
+        CHECK(r.p_one_sided == r.p_value / 2);
+        CHECK(r.p_one_sided < r.nominal_p);
+        CHECK(r.decision == sequential_decision::regression);
+        // The same ranks beyond a threshold the change does not reach: the
+        // interval does not fit inside it either, so the last look is inconclusive.
+        const auto wide = sequential_look(plan, plan.looks() - 1, b, c, 90.0);
+        CHECK(wide.decision == sequential_decision::inconclusive);
+        CHECK(sequential_look(plan, 0, b, c, 90.0).decision == sequential_decision::continue_sampling);
+    }
+}
+
 TEST_CASE("a one-look plan decides as the fixed-N gate does")
 {
     // The gate (gate::compare, default policy: alpha 0.05, threshold 2%,
@@ -660,7 +728,7 @@ TEST_CASE("gate: a sequential policy decides a clear regression at the first loo
     CHECK(only_counter(r10).state == status::regression);
 }
 
-TEST_CASE("gate: a decision is final; later samples do not change it")
+TEST_CASE("gate: a decision is final, later samples do not change it")
 {
     using namespace perfgate::capture;
     using namespace perfgate::gate;

@@ -980,7 +980,7 @@ std::pair<std::string, std::chrono::milliseconds> timed_exchange(unsigned short 
 
 } // namespace
 
-TEST_CASE("connection cap: idle connections cannot lock out /healthz; when all are busy a new one gets 503")
+TEST_CASE("connection cap: idle connections cannot lock out /healthz, when all are busy a new one gets 503")
 {
     temp_dir dir;
     const auto db = dir.path / "cap.db";
@@ -1363,7 +1363,7 @@ TEST_CASE("a stderr that cannot be written never stops the server")
     }
 }
 
-TEST_CASE("a 500 tells the client a reference, not the database path or SQLite's message; the log has both")
+TEST_CASE("a 500 tells the client a reference, not the database path or SQLite's message, the log has both")
 {
     temp_dir dir;
     const auto db = dir.path / "fsize.db";

@@ -1002,7 +1002,7 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
     }
 }
 
-TEST_CASE("service: commit_queue stores waiting rows in one batch; a bad row fails alone; stopping answers all")
+TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fails alone, stopping answers all")
 {
     test_database where;
     store::store db(where.location());
