@@ -1,7 +1,5 @@
 #include "runner/git_info.hpp"
 
-#include <cstdlib>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -36,22 +34,24 @@ std::optional<std::string> git_output(const std::filesystem::path& cwd, std::vec
     }
 }
 
-struct github_event {
+// What git_info takes from the event payload: the pull request's number and
+// its two sides' commits, from any event that carries a pull_request object.
+struct pull_request_sides {
     std::optional<std::int64_t> pr;
     std::optional<std::string> head_sha, base_sha;
 };
 
-github_event read_event(const std::string& path)
+pull_request_sides read_pull_request(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in) throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): cannot read the event file", path));
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): invalid JSON: {}", path, e.what()));
+    const model::event_file file = model::read_event_file(path);
+    if (file.state == model::event_file::outcome::unreadable) {
+        throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): cannot read the event file", path));
     }
-    github_event ev;
+    if (file.state == model::event_file::outcome::not_json) {
+        throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): invalid JSON: {}", path, file.parse_error));
+    }
+    const nlohmann::json& doc = file.payload;
+    pull_request_sides ev;
     if (!doc.is_object()) return ev;
     auto pr = doc.find("pull_request");
     if (pr != doc.end() && pr->is_object()) {
@@ -71,29 +71,20 @@ github_event read_event(const std::string& path)
 
 } // namespace
 
-env_lookup process_env()
-{
-    return [](const char* name) -> std::optional<std::string> {
-        const char* v = std::getenv(name);
-        if (!v || !*v) return std::nullopt;
-        return std::string(v);
-    };
-}
-
 git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, const std::filesystem::path& cwd)
 {
     git_info out;
     out.source = "none";
-    if (env("GITHUB_ACTIONS") == "true") {
+    if (const auto gh = model::github_env::read(env); gh.actions) {
         out.source = "github";
-        github_event ev;
-        if (auto path = env("GITHUB_EVENT_PATH")) ev = read_event(*path);
-        out.sha = ev.head_sha ? *ev.head_sha : env("GITHUB_SHA").value_or("");
-        out.branch = env("GITHUB_HEAD_REF").value_or(env("GITHUB_REF_NAME").value_or(""));
+        pull_request_sides ev;
+        if (!gh.event_path.empty()) ev = read_pull_request(gh.event_path);
+        out.sha = ev.head_sha ? *ev.head_sha : gh.sha;
+        out.branch = gh.head_ref.empty() ? gh.ref_name : gh.head_ref;
         out.pr = ev.pr;
         if (ev.pr) {
             out.base_sha = ev.base_sha.value_or("");
-            out.base_branch = env("GITHUB_BASE_REF").value_or("");
+            out.base_branch = gh.base_ref;
         }
     }
     if (out.sha.empty() || out.branch.empty()) {

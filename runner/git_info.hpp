@@ -11,9 +11,10 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
+
+#include "model/github_actions.hpp"
 
 namespace perfgate::runner {
 
@@ -30,11 +31,11 @@ struct git_overrides {
     std::optional<std::int64_t> pr;
 };
 
-// Looks up an environment variable; nullopt when unset or empty.
-using env_lookup = std::function<std::optional<std::string>(const char*)>;
-
-// std::getenv.
-env_lookup process_env();
+// Looks up an environment variable; nullopt when unset or empty. The
+// GITHUB_* variables and the event file are read by model/github_actions.hpp,
+// as github/ reads them.
+using model::env_lookup;
+using model::process_env;
 
 // Flags > GitHub Actions environment (when GITHUB_ACTIONS=true) > `git
 // rev-parse` in cwd. Missing pieces stay empty: not being in a git checkout

@@ -1,5 +1,5 @@
 // A least-recently-used cache bounded in bytes, shared by a server's
-// threads: recent comparisons and loaded runs (service.cpp). The caller
+// threads: recent comparisons and loaded runs (caches.hpp). The caller
 // says what an entry costs; an entry over max_entry_bytes is not kept (one
 // would evict dozens of typical ones). Values are shared_ptrs to const data,
 // so a value found stays valid after it is evicted.

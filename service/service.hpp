@@ -85,7 +85,7 @@ inline constexpr std::size_t max_repository_url_bytes = 512;
 inline constexpr std::size_t min_sha_prefix = 7;
 inline constexpr std::size_t max_sha_prefix = 40;
 
-// Runs loaded for compares, kept in memory (service.cpp, run_cache): a
+// Runs loaded for compares, kept in memory (caches.hpp, run_cache): a
 // stored run never changes and is never deleted, so an entry is valid for
 // as long as it is kept, in every process on the database. A run of 10
 // counters x 30 repetitions is ~25 KB: 32 MiB holds ~1,300 of them, a busy
@@ -93,9 +93,8 @@ inline constexpr std::size_t max_sha_prefix = 40;
 inline constexpr std::size_t run_cache_bytes = std::size_t{32} << 20;
 inline constexpr std::size_t run_cache_max_entry_bytes = run_cache_bytes / 8;
 
-// The baseline-branch history points compares read (service.cpp,
-// baseline_history), by query: runs older than the candidate never change,
-// so neither do they. 30 points x 13 counters of a compare are ~25 KB.
+// The baseline-branch history points compares read (baseline_history.hpp),
+// by query: runs older than the candidate never change, so neither do they. 30 points x 13 counters of a compare are ~25 KB.
 inline constexpr std::size_t history_cache_bytes = std::size_t{16} << 20;
 inline constexpr std::size_t history_cache_max_entry_bytes = history_cache_bytes / 8;
 
@@ -125,6 +124,11 @@ inline constexpr std::size_t max_alert_note_bytes = 4096;
 watch_job watch_job_of(const model::run_record& run);
 bool watched_role(const model::run_record& run);
 std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job);
+
+namespace detail {
+class baseline_history;   // service/baseline_history.hpp
+struct compare_inputs;    // service/compare_engine.cpp
+} // namespace detail
 
 class service {
 public:
@@ -306,7 +310,7 @@ private:
                                        const std::string& digest);
 
     // Reports this service stored or found by request key, most recently
-    // used first (see service.cpp). Shared by copies of the service.
+    // used first (see caches.hpp). Shared by copies of the service.
     struct comparison_cache;
     // Runs a compare loaded, with their samples, by (project, id).
     struct run_cache;
@@ -314,10 +318,18 @@ private:
     struct history_cache;
     struct loaded_run;
     struct pending_comparison;
-    // compare() up to the write: a stored or cached report, or a fresh one to store.
+    // The compare engine (compare_engine.cpp). compare() up to the write: a
+    // stored or cached report, or a fresh one to store.
     std::variant<comparison, pending_comparison> prepare_compare(
         const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
         const gate::policy& rules) const;
+    // The report stored under key, now also in the comparison cache.
+    std::optional<comparison> stored_comparison(const std::string& project, const std::string& key) const;
+    // The runs of pairs, loaded and checked against the compare limits; each
+    // pair's baseline series added to hist.
+    detail::compare_inputs load_pairs(const std::string& project,
+                                      const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                      detail::baseline_history& hist) const;
     static comparison finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
                                         store::store::comparison_row& row, std::int64_t id);
     std::shared_ptr<const loaded_run> load_for_compare(const std::string& project, std::int64_t id) const;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <boost/asio/io_context.hpp>
@@ -575,6 +576,45 @@ TEST_CASE("annotations, outputs and escaping")
     CHECK(status_state(exit_inconclusive) == "failure");
     CHECK(status_state(exit_measurement) == "error");
     CHECK(comment_marker("a--b>") == "<!-- perfgate-comment: a-b_ -->");
+}
+
+TEST_CASE("model::github_env and read_event_file: the one reader of GITHUB_* and the event file")
+{
+    // The reader runner/git_info.cpp and github/ share (model/github_actions.hpp).
+    const std::map<std::string, std::string> vars = {
+        {"GITHUB_ACTIONS", "true"},          {"GITHUB_API_URL", "https://api.example//"},
+        {"GITHUB_SERVER_URL", "https://gh"}, {"GITHUB_REPOSITORY", "o/r"},
+        {"GITHUB_RUN_ID", "42"},             {"GITHUB_HEAD_REF", "topic"},
+        {"GITHUB_BASE_REF", "main"},         {"GITHUB_REF_NAME", "7/merge"},
+        {"GITHUB_SHA", merge_sha}};
+    const model::env_lookup env = [&](const char* name) -> std::optional<std::string> {
+        auto it = vars.find(name);
+        return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    const auto e = model::github_env::read(env);
+    CHECK(e.actions);
+    CHECK(e.api_url == "https://api.example");   // trailing slashes dropped
+    CHECK(e.run_url() == "https://gh/o/r/actions/runs/42");
+    CHECK(e.head_ref == "topic");
+    CHECK(e.base_ref == "main");
+    CHECK(e.ref_name == "7/merge");
+    CHECK(e.sha == merge_sha);
+    CHECK(e.token.empty());
+    CHECK_FALSE(model::github_env::read([](const char*) { return std::optional<std::string>(); }).actions);
+
+    char tmpl[] = "/tmp/pg-event-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const fs::path dir = tmpl;
+    CHECK(model::read_event_file((dir / "missing.json").string()).state == model::event_file::outcome::unreadable);
+    std::ofstream(dir / "bad.json") << "{not json";
+    const auto bad = model::read_event_file((dir / "bad.json").string());
+    CHECK(bad.state == model::event_file::outcome::not_json);
+    CHECK_FALSE(bad.parse_error.empty());
+    std::ofstream(dir / "list.json") << "[1]";
+    const auto list = model::read_event_file((dir / "list.json").string());
+    CHECK(list.state == model::event_file::outcome::ok);
+    CHECK(list.payload.is_array());   // any JSON: each caller decides what it needs
+    fs::remove_all(dir);
 }
 
 TEST_CASE("comment modes")

@@ -1,0 +1,437 @@
+#include "github/publish.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <ostream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "github/json_fields.hpp"
+#include "model/error.hpp"
+#include "model/exit_code.hpp"
+
+namespace perfgate::github {
+
+using nlohmann::json;
+using detail::iequals;
+using detail::int_at;
+using detail::object_at;
+using detail::string_at;
+
+namespace {
+
+// GitHub's limits (docs.github.com/rest): an issue comment body holds at most
+// 65,536 characters; a commit status description at most 140.
+constexpr std::size_t comment_limit = 65536;
+constexpr std::size_t description_limit = 140;
+// A job summary may hold 1 MiB per step (docs.github.com, "Adding a job summary").
+constexpr std::size_t summary_limit = 1024 * 1024;
+// Annotations per kind: the UI shows at most 10 per step, so more is noise.
+constexpr std::size_t max_annotations = 10;
+// The comment list is read 100 at a time, GitHub's per_page maximum.
+constexpr int comments_per_page = 100;
+// GITHUB_TOKEN is an installation token of the GitHub Actions app: its prefix
+// (github.blog 2021-04-05, "Behind GitHub's new authentication token
+// formats") and the login its comments carry.
+constexpr std::string_view installation_token_prefix = "ghs_";
+constexpr std::string_view actions_bot_login = "github-actions[bot]";
+
+// Cuts s to at most max_chars Unicode characters, never inside a UTF-8 sequence.
+std::string utf8_truncate(std::string_view s, std::size_t max_chars)
+{
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;   // continuation byte
+        if (chars == max_chars) return std::string(s.substr(0, i));
+        ++chars;
+    }
+    return std::string(s);
+}
+
+std::size_t utf8_length(std::string_view s)
+{
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// GitHub's error text: "message" plus any per-field "errors[].message".
+} // namespace
+
+event_source event_source_for(const github_env& env, const github_options& opt)
+{
+    event_source src;
+    src.path = opt.event_path.value_or(env.event_path);
+    src.saved = opt.event_path.has_value();
+    src.name = opt.event_name.value_or(env.event_name);
+    src.repository = env.repository;
+    src.api_url = env.api_url;
+    src.fallback_sha = env.sha;
+    return src;
+}
+
+bool is_comment_mode(std::string_view mode)
+{
+    return std::find(std::begin(comment_modes), std::end(comment_modes), mode) != std::end(comment_modes);
+}
+
+std::string comment_marker(std::string_view context)
+{
+    // An HTML comment: invisible in the rendered PR, and "--" cannot occur in
+    // one, so the context is sanitised: a run of '-' becomes one, '>' '_'.
+    std::string safe;
+    for (char ch : context) {
+        if (ch == '-' && !safe.empty() && safe.back() == '-') continue;
+        safe += ch == '>' ? '_' : ch;
+    }
+    return fmt::format("<!-- perfgate-comment: {} -->", safe);
+}
+
+std::string escape_command_data(std::string_view s)
+{
+    std::string out;
+    for (char c : s) {
+        if (c == '%') out += "%25";
+        else if (c == '\r') out += "%0D";
+        else if (c == '\n') out += "%0A";
+        else out += c;
+    }
+    return out;
+}
+
+std::string escape_command_property(std::string_view s)
+{
+    std::string out;
+    for (char c : escape_command_data(s)) {
+        if (c == ':') out += "%3A";
+        else if (c == ',') out += "%2C";
+        else out += c;
+    }
+    return out;
+}
+
+std::string_view status_state(int exit_code)
+{
+    switch (exit_code) {
+    case exit_pass: return "success";
+    case exit_regression:
+    case exit_inconclusive: return "failure";
+    default: return "error";
+    }
+}
+
+namespace {
+
+class publisher {
+public:
+    publisher(const gate::report& r, int exit_code, const github_options& opt, std::ostream& log)
+        : report_(r), exit_code_(exit_code), opt_(opt), log_(log), env_(github_env::from_environment())
+    {}
+
+    github_result run()
+    {
+        if (!is_comment_mode(opt_.comment)) {
+            throw error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or never, "
+                                                       "got '{}'",
+                                                       opt_.comment));
+        }
+        // Local files first: whatever happens on the network, the verdict,
+        // the summary and the outputs are already there.
+        guarded("write the job summary", [&] { write_summary(); });
+        guarded("write the step outputs", [&] { write_outputs(); });
+        annotate();
+
+        std::vector<std::string> missing;
+        if (env_.api_url.empty()) missing.emplace_back("GITHUB_API_URL");
+        if (env_.repository.empty()) missing.emplace_back("GITHUB_REPOSITORY");
+        if (env_.token.empty()) missing.emplace_back("GITHUB_TOKEN");
+        const event_source source = event_source_for(env_, opt_);
+        if (source.path.empty()) missing.emplace_back("GITHUB_EVENT_PATH");
+        if (source.name.empty()) missing.emplace_back("GITHUB_EVENT_NAME");
+        if (!missing.empty()) {
+            std::string msg = fmt::format("{} not set: cannot post the PR comment and commit status (run inside "
+                                          "GitHub Actions and pass the token through env: GITHUB_TOKEN)",
+                                          fmt::join(missing, ", "));
+            if (opt_.require_environment) throw error("input.github_env", msg);
+            warn(msg);
+            return std::move(result_);
+        }
+
+        event_target target;
+        try {
+            target = read_event(source);
+        } catch (const error& e) {
+            if (opt_.require_environment) throw;
+            warn(e.what());
+            return std::move(result_);
+        }
+        for (const auto& w : target.warnings) warn(w);
+        api_.emplace(env_.api_url, env_.token, opt_.retry);
+
+        if (opt_.comment != "never") {
+            if (target.pr_number) {
+                guarded("post the PR comment", [&] { post_comment(*target.pr_number); });
+            } else {
+                log_ << "perfgate: no pull request in this event; no comment posted\n";
+            }
+        }
+        if (target.head_sha.empty()) {
+            // An event that names no commit has said why above.
+            if (target.warnings.empty()) warn("no commit SHA in the event or GITHUB_SHA: no commit status posted");
+        } else {
+            guarded("post the commit status", [&] { post_status(target.head_sha); });
+        }
+        return std::move(result_);
+    }
+
+private:
+    template <class F>
+    void guarded(std::string_view what, F&& f)
+    {
+        try {
+            f();
+        } catch (const std::exception& e) {
+            warn(fmt::format("could not {}: {}", what, e.what()));
+        }
+    }
+
+    void warn(const std::string& msg)
+    {
+        result_.warnings.push_back(msg);
+        log_ << "::warning title=perfgate::" << escape_command_data(msg) << "\n";
+    }
+
+    std::string link_target() const { return opt_.comparison_url.value_or(env_.run_url()); }
+
+    std::string render(std::string marker, std::size_t limit) const
+    {
+        gate::markdown_options mo;
+        mo.marker = std::move(marker);
+        mo.run_url = env_.run_url();
+        mo.comparison_url = opt_.comparison_url.value_or("");
+        // The run page lists its artifacts; they are uploaded after this
+        // step, under the name the workflow gave (ci/action.yml).
+        if (opt_.artifact_name && !mo.run_url.empty()) {
+            mo.artifacts_url = mo.run_url + "#artifacts";
+            mo.artifact_name = *opt_.artifact_name;
+        }
+        mo.max_chars = limit;
+        return gate::render_markdown(report_, mo);
+    }
+
+    void write_summary()
+    {
+        if (env_.step_summary.empty()) return;
+        std::ofstream out(env_.step_summary, std::ios::app);
+        if (!out) throw error("io.write", fmt::format("{}: cannot open GITHUB_STEP_SUMMARY for appending", env_.step_summary));
+        out << render({}, summary_limit) << "\n";
+        if (!out.flush()) throw error("io.write", fmt::format("{}: write failed", env_.step_summary));
+    }
+
+    void write_outputs()
+    {
+        if (env_.output.empty()) return;
+        std::ofstream out(env_.output, std::ios::app);
+        if (!out) throw error("io.write", fmt::format("{}: cannot open GITHUB_OUTPUT for appending", env_.output));
+        // name<<DELIMITER ... DELIMITER, multi-line safe as long as the
+        // delimiter is not in the value (docs.github.com, "Multiline strings").
+        std::random_device rd;
+        auto write = [&](std::string_view name, const std::string& value) {
+            std::string delim;
+            do delim = fmt::format("ghadelimiter_{:016x}", (std::uint64_t{rd()} << 32) | rd());
+            while (value.find(delim) != std::string::npos);
+            out << name << "<<" << delim << "\n" << value << "\n" << delim << "\n";
+        };
+        write("verdict", std::string(gate::to_string(report_.result)));
+        write("report-path", opt_.report_path);
+        write("comparison-url", opt_.comparison_url.value_or(""));
+        write("exit-code", std::to_string(exit_code_));
+        if (!out.flush()) throw error("io.write", fmt::format("{}: write failed", env_.output));
+    }
+
+    void annotate()
+    {
+        std::size_t errors = 0, total = 0;
+        for (const auto& b : report_.benchmarks) {
+            for (const auto& c : b.counters) {
+                if (!c.gated || c.state != gate::status::regression) continue;
+                ++total;
+                if (errors == max_annotations) continue;
+                ++errors;
+                std::string delta = c.delta_pct ? fmt::format("{:+.2f}%", *c.delta_pct) : "n/a";
+                std::string p = c.p_adjusted ? fmt::format(", p_adj {:.3g}", *c.p_adjusted) : "";
+                log_ << "::error title=" << escape_command_property(fmt::format("perfgate: {} regressed", b.name))
+                     << "::" << escape_command_data(fmt::format("{}/{}: median {} (threshold {}%){}", b.name, c.name,
+                                                                delta, c.threshold_pct, p))
+                     << "\n";
+            }
+        }
+        if (total > errors) log_ << fmt::format("::error title=perfgate::... and {} more regressions\n", total - errors);
+        std::size_t shown = 0;
+        for (const auto& w : report_.warnings) {
+            if (shown == max_annotations) {
+                log_ << fmt::format("::warning title=perfgate::... and {} more warnings\n", report_.warnings.size() - shown);
+                break;
+            }
+            ++shown;
+            log_ << "::warning title=perfgate::" << escape_command_data(w) << "\n";
+        }
+    }
+
+    bool has_change() const
+    {
+        return report_.count(gate::status::regression) + report_.count(gate::status::improvement) > 0;
+    }
+
+    // The login our comments are written by. GITHUB_TOKEN is an installation
+    // token (ghs_) of the GitHub Actions app, which comments as
+    // github-actions[bot] and cannot call GET /user; any other token acts as
+    // its user, whom GET /user names. Another app's installation token (also
+    // ghs_) comments as "<slug>[bot]": github_options::comment_author.
+    std::string own_login()
+    {
+        if (opt_.comment_author) return *opt_.comment_author;
+        if (env_.token.starts_with(installation_token_prefix)) return std::string(actions_bot_login);
+        json me = api_->call("GET", "/user");
+        if (!me.is_object() || !me.contains("login") || !me["login"].is_string()) {
+            throw error("github.bad_response", "GET /user: no login in the answer: cannot tell our comments from others'");
+        }
+        return me["login"].get<std::string>();
+    }
+
+    // Ours: carries the marker and was written by our login. Another user or
+    // app quoting the marker (a reply, a copy, a bot of its own) is not ours,
+    // and GitHub would refuse to let us edit it anyway.
+    bool is_ours(const json& c, const std::string& marker) const
+    {
+        if (string_at(c, "body").find(marker) == std::string::npos) return false;
+        return iequals(string_at(object_at(c, "user"), "login"), self_login_);
+    }
+
+    std::optional<std::int64_t> find_comment(std::int64_t pr, const std::string& marker)
+    {
+        std::string url = fmt::format("/repos/{}/issues/{}/comments?per_page={}", env_.repository, pr, comments_per_page);
+        // Bounded: 1000 pages of 100 is far beyond any real PR.
+        for (int page = 0; page < 1000 && !url.empty(); ++page) {
+            std::string next;
+            json list = api_->call("GET", url, nullptr, &next, "pull-requests: write");
+            if (!list.is_array()) throw error("github.bad_response", fmt::format("GET {}: expected a JSON array", url));
+            for (const auto& c : list) {
+                if (is_ours(c, marker)) {
+                    if (auto id = int_at(c, "id")) return id;
+                }
+            }
+            url = next;
+        }
+        return std::nullopt;
+    }
+
+    json update_comment(std::int64_t id, const json& payload)
+    {
+        return api_->call("PATCH", fmt::format("/repos/{}/issues/comments/{}", env_.repository, id), &payload, nullptr,
+                          "pull-requests: write");
+    }
+
+    // Creating a comment is not idempotent: a POST whose answer was lost (a
+    // timeout, a dropped connection, a 5xx from a proxy) may have created it.
+    // So it is never simply sent again: the comments are listed first, and
+    // one of ours with the marker (the lost POST's) is updated instead, and
+    // its id stored in `landed`.
+    json create_comment(std::int64_t pr, const std::string& marker, const json& payload,
+                        std::optional<std::int64_t>& landed)
+    {
+        const retry_policy& policy = api_->policy();
+        for (int attempt = 1;; ++attempt) {
+            try {
+                return api_->call("POST", fmt::format("/repos/{}/issues/{}/comments", env_.repository, pr), &payload,
+                                  nullptr, "pull-requests: write", replay::forbidden);
+            } catch (const error& e) {
+                const bool unanswered = e.id() == "github.unreachable" || e.id() == "github.server_error";
+                if (!unanswered || attempt >= policy.max_attempts) throw;
+                log_ << fmt::format("perfgate: the comment POST got no answer ({}); looking for it before posting "
+                                    "again\n",
+                                    e.what());
+                policy.sleep(std::chrono::milliseconds(policy.backoff.count() << (attempt - 1)));
+            }
+            if ((landed = find_comment(pr, marker))) return update_comment(*landed, payload);
+        }
+    }
+
+    void post_comment(std::int64_t pr)
+    {
+        const std::string marker = comment_marker(opt_.context);
+        self_login_ = own_login();
+        std::optional<std::int64_t> existing = find_comment(pr, marker);
+        bool wanted = opt_.comment == "always" ||
+                      (opt_.comment == "on-change" && has_change()) ||
+                      (opt_.comment == "on-regression" && report_.result == gate::verdict::fail);
+        // An existing comment is always brought up to date, so it never shows
+        // a stale regression after the fix.
+        if (!wanted && !existing) {
+            log_ << fmt::format("perfgate: --comment {}: nothing to report, no comment posted\n", opt_.comment);
+            return;
+        }
+        std::string body = render(marker, comment_limit);
+        if (body.find(marker) == std::string::npos) body = marker + "\n" + body;
+        if (utf8_length(body) > comment_limit) {
+            // The renderer keeps to the limit; this guards the API contract anyway.
+            const std::string note = "\n\n_… truncated to fit GitHub's comment limit._\n";
+            body = utf8_truncate(body, comment_limit - note.size()) + note;
+        }
+        json payload = {{"body", body}};
+        json res;
+        if (existing) {
+            res = update_comment(*existing, payload);
+            log_ << fmt::format("perfgate: updated PR #{} comment {}\n", pr, *existing);
+        } else {
+            res = create_comment(pr, marker, payload, existing);
+            if (existing) log_ << fmt::format("perfgate: updated PR #{} comment {} (the lost POST had landed)\n", pr, *existing);
+            else log_ << fmt::format("perfgate: commented on PR #{}\n", pr);
+        }
+        result_.comment_posted = true;
+        result_.comment_id = int_at(res, "id");
+    }
+
+    std::string description() const
+    {
+        std::string d;
+        if (exit_code_ == exit_usage || exit_code_ == exit_measurement) {
+            d = fmt::format("perfgate could not decide (exit {}): see the job log", exit_code_);
+        } else {
+            d = fmt::format("{}: {} regressed, {} improved, {} unchanged, {} inconclusive",
+                            gate::to_string(report_.result), report_.count(gate::status::regression),
+                            report_.count(gate::status::improvement), report_.count(gate::status::unchanged),
+                            report_.count(gate::status::inconclusive) + report_.count(gate::status::insufficient));
+        }
+        if (utf8_length(d) > description_limit) d = utf8_truncate(d, description_limit - 3) + "...";
+        return d;
+    }
+
+    void post_status(const std::string& sha)
+    {
+        json payload = {{"state", status_state(exit_code_)}, {"context", opt_.context}, {"description", description()}};
+        if (std::string t = link_target(); !t.empty()) payload["target_url"] = t;
+        api_->call("POST", fmt::format("/repos/{}/statuses/{}", env_.repository, sha), &payload, nullptr,
+                   "statuses: write");
+        result_.status_posted = true;
+        log_ << fmt::format("perfgate: commit status '{}' {} on {}\n", opt_.context, status_state(exit_code_), sha);
+    }
+
+    const gate::report& report_;
+    int exit_code_;
+    const github_options& opt_;
+    std::ostream& log_;
+    github_env env_;
+    std::optional<github_api> api_;
+    std::string self_login_;
+    github_result result_;
+};
+
+} // namespace
+
+github_result publish_to_github(const gate::report& r, int exit_code, const github_options& opt, std::ostream& log)
+{
+    return publisher(r, exit_code, opt, log).run();
+}
+
+} // namespace perfgate::github
