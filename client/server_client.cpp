@@ -10,6 +10,7 @@
 #include "client/http.hpp"
 #include "model/digest.hpp"
 #include "model/error.hpp"
+#include "report/render.hpp"
 
 namespace perfgate::client {
 
@@ -132,7 +133,7 @@ gate::report server_client::compare(const api::run_pairs& pairs, const std::opti
     const std::string answer = exchange("POST", path, &body);
     const json doc = parse_object(answer, "POST " + base_ + path);
     try {
-        return gate::report_from_json(doc);
+        return report::report_from_json(doc);
     } catch (const error& e) {
         // "input.bad_report" would be exit 2, a user error; a server that
         // answers nonsense is an environment failure (exit 4).

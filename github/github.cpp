@@ -17,6 +17,7 @@
 #include "model/exit_code.hpp"
 #include "client/http.hpp"
 #include "model/error.hpp"
+#include "report/render.hpp"
 
 namespace perfgate::github {
 
@@ -659,7 +660,7 @@ private:
 
     std::string render(std::string marker, std::size_t limit) const
     {
-        gate::markdown_options mo;
+        report::markdown_options mo;
         mo.marker = std::move(marker);
         mo.run_url = env_.run_url();
         mo.comparison_url = opt_.comparison_url.value_or("");
@@ -670,7 +671,7 @@ private:
             mo.artifact_name = *opt_.artifact_name;
         }
         mo.max_chars = limit;
-        return gate::render_markdown(report_, mo);
+        return report::render_markdown(report_, mo);
     }
 
     void write_summary()

@@ -13,6 +13,7 @@
 #include "model/digest.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
+#include "report/render.hpp"
 #include "service/lru_cache.hpp"
 
 namespace perfgate::service {
@@ -617,7 +618,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
         comparison hit;
         hit.id = stored->first;
         nlohmann::json doc = nlohmann::json::parse(stored->second);
-        hit.result = gate::report_from_json(doc);
+        hit.result = report::report_from_json(doc);
         hit.result.comparison_id = hit.id;
         doc["comparison_id"] = hit.id;
         hit.json = std::make_shared<const std::string>(report_text(doc));
@@ -683,7 +684,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
     reads.reset();   // before the write
     pending_comparison p;
     // Written once: stored without the id (not known yet), served with it.
-    p.row.report_json = gate::to_json_text(out.result, &p.id_at);
+    p.row.report_json = report::to_json_text(out.result, &p.id_at);
     p.row.project = project;
     p.row.baseline_run = pairs.front().first;
     p.row.candidate_run = pairs.front().second;
@@ -765,7 +766,7 @@ std::optional<gate::report> service::load_comparison(const std::string& project,
 {
     auto text = db_.load_comparison(project, id);
     if (!text) return std::nullopt;
-    gate::report r = gate::report_from_json(nlohmann::json::parse(*text));
+    gate::report r = report::report_from_json(nlohmann::json::parse(*text));
     r.comparison_id = id;
     return r;
 }
