@@ -6,6 +6,7 @@
 // Data are generated with a fixed seed so runs are comparable.
 #include "gate/compare.hpp"
 #include "gate/report.hpp"
+#include "report/render.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -19,6 +20,7 @@ namespace {
 
 namespace capture = perfgate::capture;
 namespace gate = perfgate::gate;
+namespace report = perfgate::report;
 
 constexpr std::uint64_t seed = 42;
 constexpr std::size_t benchmark_count = 10;
@@ -122,7 +124,7 @@ void bm_to_json_dump(benchmark::State& state)
     if (!check_report(state, r)) return;
     std::size_t bytes = 0;
     for (auto _ : state) {
-        const std::string s = gate::to_json(r).dump();
+        const std::string s = report::to_json(r).dump();
         bytes = s.size();
         benchmark::DoNotOptimize(s.data());
     }
@@ -134,11 +136,11 @@ void bm_render_markdown(benchmark::State& state)
 {
     const gate::report& r = report_30();
     if (!check_report(state, r)) return;
-    gate::markdown_options opt;
+    report::markdown_options opt;
     opt.marker = "<!-- perfgate:bench -->";
     std::size_t bytes = 0;
     for (auto _ : state) {
-        const std::string s = gate::render_markdown(r, opt);
+        const std::string s = report::render_markdown(r, opt);
         bytes = s.size();
         benchmark::DoNotOptimize(s.data());
     }
@@ -150,15 +152,15 @@ void bm_render_text(benchmark::State& state)
 {
     const gate::report& r = report_30();
     if (!check_report(state, r)) return;
-    for (auto _ : state) benchmark::DoNotOptimize(gate::render_text(r, false));
+    for (auto _ : state) benchmark::DoNotOptimize(report::render_text(r, false));
 }
 BENCHMARK(bm_render_text)->Unit(benchmark::kMicrosecond);
 
 // Round trip a stored comparison (the service reads reports back from JSON).
 void bm_report_from_json(benchmark::State& state)
 {
-    const nlohmann::json j = gate::to_json(report_30());
-    for (auto _ : state) benchmark::DoNotOptimize(gate::report_from_json(j));
+    const nlohmann::json j = report::to_json(report_30());
+    for (auto _ : state) benchmark::DoNotOptimize(report::report_from_json(j));
 }
 BENCHMARK(bm_report_from_json)->Unit(benchmark::kMicrosecond);
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "gate/report.hpp"
+#include "report/render.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "github/github.hpp"
@@ -58,7 +59,7 @@ gate::report load_report(const std::string& path)
     nlohmann::json j = nlohmann::json::parse(model::read_text_file(path), nullptr, false);
     if (j.is_discarded()) throw error("input.bad_report", fmt::format("{}: not a JSON document", path));
     try {
-        return gate::report_from_json(j);
+        return report::report_from_json(j);
     } catch (const error& e) {
         throw error("input.bad_report", fmt::format("{}: {}", path, e.what()));
     } catch (const nlohmann::json::exception& e) {

@@ -35,6 +35,7 @@
 #include "runner/profile_run.hpp"
 #include "runner/testbed.hpp"
 #include "store/store.hpp"
+#include "report/render.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 
@@ -312,7 +313,7 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
     try {
         gate::policy p;
         p.sequential = rule;
-        (void)gate::parse_policy(gate::to_json(p), "--budget/--max-repetitions");
+        (void)gate::parse_policy(report::to_json(p), "--budget/--max-repetitions");
     } catch (const error& e) {
         usage_error("usage.bad_value", e.what());
     }

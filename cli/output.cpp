@@ -27,22 +27,22 @@ report_format parse_format(std::string_view s)
     throw error("usage.bad_value", fmt::format("--format: expected text, json or markdown, got '{}'", s));
 }
 
-std::string render(const gate::report& r, report_format format, const gate::markdown_options& md)
+std::string render(const gate::report& r, report_format format, const report::markdown_options& md)
 {
     switch (format) {
-    case report_format::json: return gate::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    case report_format::markdown: return gate::render_markdown(r, md);
-    case report_format::text: return gate::render_text(r, false);
+    case report_format::json: return report::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    case report_format::markdown: return report::render_markdown(r, md);
+    case report_format::text: return report::render_text(r, false);
     }
     return {};
 }
 
 void emit_report(const gate::report& r, report_format format, const std::optional<std::string>& output_path,
-                 const gate::markdown_options& md)
+                 const report::markdown_options& md)
 {
     const bool colour = format == report_format::text && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
     const std::string plain = render(r, format, md);
-    std::fputs(colour ? gate::render_text(r, true).c_str() : plain.c_str(), stdout);
+    std::fputs(colour ? report::render_text(r, true).c_str() : plain.c_str(), stdout);
     std::fflush(stdout);
     if (output_path) {
         std::ofstream out(*output_path, std::ios::binary | std::ios::trunc);

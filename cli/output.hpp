@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "gate/report.hpp"
+#include "report/render.hpp"
 
 namespace perfgate::cli {
 
@@ -18,12 +19,12 @@ enum class report_format { text, json, markdown };
 report_format parse_format(std::string_view s);
 
 // The report rendered in a format (text without colour).
-std::string render(const gate::report& r, report_format format, const gate::markdown_options& md = {});
+std::string render(const gate::report& r, report_format format, const report::markdown_options& md = {});
 
 // Prints to stdout and, with output_path, writes the same rendering (without
 // colour) to that file. Unwritable file -> "input.unwritable".
 void emit_report(const gate::report& r, report_format format, const std::optional<std::string>& output_path,
-                 const gate::markdown_options& md);
+                 const report::markdown_options& md);
 
 // 0 pass, 1 fail, 3 inconclusive with fail_on_inconclusive (docs/cli.md "Exit codes").
 int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive);

@@ -1,4 +1,6 @@
-// The comparison report (docs/report.md "Report JSON") and its renderers.
+// The comparison report's types (docs/report.md "Report JSON"): what the
+// gate decided, per benchmark and counter. Its renderers (JSON, text,
+// markdown) are in report/render.hpp.
 #pragma once
 
 #include <cstddef>
@@ -7,8 +9,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "capture/counters.hpp"
 #include "gate/policy.hpp"
@@ -195,56 +195,5 @@ struct report {
 std::string_view to_string(status s);
 std::string_view to_string(verdict v);
 std::string_view to_string(method m);
-
-// The contract: schema "perfgate.report/v1"; statistics that do not apply are null.
-// report_from_json accepts reports without the fields added later in v1
-// (open_alerts, band, outside_band, noise): they read as null.
-//
-// "noise" (per counter; null as counter_report::noise says):
-//   { "bimodal": true | false | null, "drift": true | false | null,
-//     "baseline":  { "dip": 0.19, "dip_critical": 0.14, "bimodal": true,
-//                    "kendall_tau": -0.2, "kendall_p": 0.45, "drift": false },
-//     "candidate": { ...the same; each test's three members null together... },
-//     "repetitions_needed": 230 | null, "too_noisy": false, "advice": "..." | null }
-//
-// "attribution" (per benchmark; absent when nothing was profiled; optional
-// members absent when empty):
-//   { "callgrind": { "event": "Ir", "total_before": 1.2e6, "total_after": 3.4e6,
-//                    "top": [ { "name": "memcpy", "file": "", "before": 0, "after": 2.1e6,
-//                               "delta": 2.1e6, "share": 0.93 }, ... ] },
-//     "perf": { "event": "cpu-clock", "executions": 5, "samples_before": 812, "samples_after": 1190,
-//               "top": [ { ...as above..., "interval": [1.2, 4.5], "significant": true } ],
-//               "flame_graph": "flame.svg" },
-//     "errors": [ { "source": "callgrind", "id": "profile.bad_callgrind", "message": "..." } ] }
-nlohmann::json to_json(const report& r);
-report report_from_json(const nlohmann::json& j);
-// to_json(r).dump(-1, ' ', false, error_handler_t::replace), byte for byte,
-// written without building the tree (gate/json_writer.hpp): the service's
-// stored and served form. With id_at, and r without a comparison_id: the
-// offset at which the member ,"comparison_id":N belongs (after benchmarks).
-std::string to_json_text(const report& r, std::size_t* id_at = nullptr);
-
-// The "attribution" object alone (also written as --artifacts
-// DIR/<benchmark>/attribution.json). attribution_from_json throws
-// "input.bad_report" naming the field for a malformed object.
-nlohmann::json to_json(const attribution& a);
-attribution attribution_from_json(const nlohmann::json& j);
-
-struct markdown_options {
-    std::string title = "perfgate";
-    std::string marker;            // hidden sticky-comment marker, emitted first if set
-    std::string run_url;           // link to the CI run
-    std::string comparison_url;    // link to the stored comparison
-    // Where `perfgate run --artifacts DIR` went (the CI run's artifacts) and
-    // the artifact's name; linked from the attribution section when set.
-    std::string artifacts_url;
-    std::string artifact_name;
-    std::size_t max_chars = 65536; // GitHub's comment body limit; details truncated to fit
-};
-// GitHub-flavoured markdown for a PR comment / job summary.
-std::string render_markdown(const report& r, const markdown_options& opt = {});
-
-// Terminal table; ANSI colour only when colour is true (the caller checks isatty).
-std::string render_text(const report& r, bool colour);
 
 } // namespace perfgate::gate

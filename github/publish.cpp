@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "github/json_fields.hpp"
+#include "report/render.hpp"
 #include "model/error.hpp"
 #include "model/exit_code.hpp"
 
@@ -205,7 +206,7 @@ private:
 
     std::string render(std::string marker, std::size_t limit) const
     {
-        gate::markdown_options mo;
+        report::markdown_options mo;
         mo.marker = std::move(marker);
         mo.run_url = env_.run_url();
         mo.comparison_url = opt_.comparison_url.value_or("");
@@ -216,7 +217,7 @@ private:
             mo.artifact_name = *opt_.artifact_name;
         }
         mo.max_chars = limit;
-        return gate::render_markdown(report_, mo);
+        return report::render_markdown(report_, mo);
     }
 
     void write_summary()

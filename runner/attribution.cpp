@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.hpp"
+#include "report/render.hpp"
 
 namespace perfgate::runner {
 
@@ -208,7 +209,7 @@ std::vector<std::string> write_artifacts(const gate::report& r, const std::vecto
                 copy_profiles(m->baseline.profiles, dir, "baseline");
                 copy_profiles(m->candidate.profiles, dir, "candidate");
             }
-            auto j = gate::to_json(*b.attribution_info);
+            auto j = report::to_json(*b.attribution_info);
             j["benchmark"] = b.name;
             write_json(dir / "attribution.json", j);
         } catch (const std::exception& e) {

@@ -23,6 +23,7 @@
 #include "server/request_text.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
+#include "report/render.hpp"
 #include "service/service.hpp"
 #include "server/metrics.hpp"
 #include "server/pages/html.hpp"
@@ -414,19 +415,19 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     rep->comparison_id = *id;
     const std::string format = q.get("format").value_or("json");
     if (format == "json") {
-        json out = gate::to_json(*rep);
+        json out = report::to_json(*rep);
         out["comparison_id"] = *id;
         return json_response(http::status::ok, out, req);
     }
     if (format == "markdown") {
-        gate::markdown_options opt;
+        report::markdown_options opt;
         // The dashboard's page of the comparison (server/pages): a person
         // follows this link from a PR comment.
         opt.comparison_url = fmt::format("/p/{}/comparisons/{}", html::url_encode(m.project), *id);
-        return make_response(http::status::ok, gate::render_markdown(*rep, opt), "text/markdown; charset=utf-8", req);
+        return make_response(http::status::ok, report::render_markdown(*rep, opt), "text/markdown; charset=utf-8", req);
     }
     if (format == "text") {
-        return make_response(http::status::ok, gate::render_text(*rep, false), "text/plain; charset=utf-8", req);
+        return make_response(http::status::ok, report::render_text(*rep, false), "text/plain; charset=utf-8", req);
     }
     throw error("http.bad_param",
                 fmt::format("query parameter 'format': expected json, markdown or text, got '{}'", format.substr(0, 64)));

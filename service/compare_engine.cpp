@@ -8,6 +8,7 @@
 
 #include "capture/samples.hpp"
 #include "gate/compare.hpp"
+#include "report/render.hpp"
 #include "model/digest.hpp"
 #include "model/error.hpp"
 #include "service/baseline_history.hpp"
@@ -137,7 +138,7 @@ std::string comparison_request_key(const std::string& project,
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& [b, c] : pairs) runs.push_back({b, c});
     canonical.push_back(std::move(runs));
-    canonical.push_back(gate::to_json(rules).dump());
+    canonical.push_back(report::to_json(rules).dump());
     return model::sha256_hex(canonical.dump());
 }
 
@@ -148,7 +149,7 @@ std::optional<comparison> service::stored_comparison(const std::string& project,
     comparison hit;
     hit.id = stored->first;
     nlohmann::json doc = nlohmann::json::parse(stored->second);
-    hit.result = gate::report_from_json(doc);
+    hit.result = report::report_from_json(doc);
     hit.result.comparison_id = hit.id;
     doc["comparison_id"] = hit.id;
     hit.json = std::make_shared<const std::string>(report_text(doc));
@@ -222,7 +223,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
     reads.reset();   // before the write
     pending_comparison p;
     // Written once: stored without the id (not known yet), served with it.
-    p.row.report_json = gate::to_json_text(out.result, &p.id_at);
+    p.row.report_json = report::to_json_text(out.result, &p.id_at);
     p.row.project = project;
     p.row.baseline_run = pairs.front().first;
     p.row.candidate_run = pairs.front().second;
@@ -289,7 +290,7 @@ std::optional<gate::report> service::load_comparison(const std::string& project,
 {
     auto text = db_.load_comparison(project, id);
     if (!text) return std::nullopt;
-    gate::report r = gate::report_from_json(nlohmann::json::parse(*text));
+    gate::report r = report::report_from_json(nlohmann::json::parse(*text));
     r.comparison_id = id;
     return r;
 }

@@ -15,6 +15,7 @@
 #include "stats/mde.hpp"
 #include "stats/proportions.hpp"
 #include "gate/report.hpp"
+#include "report/render.hpp"
 
 #include "model/error.hpp"
 #include "model/file.hpp"
@@ -464,9 +465,9 @@ TEST_CASE("report JSON: attribution")
     r.benchmarks.push_back(b);
     SUBCASE("absent when nothing was profiled")
     {
-        const auto j = gate::to_json(r);
+        const auto j = perfgate::report::to_json(r);
         CHECK_FALSE(j["benchmarks"][0].contains("attribution"));
-        CHECK_FALSE(gate::report_from_json(j).benchmarks[0].attribution_info.has_value());
+        CHECK_FALSE(perfgate::report::report_from_json(j).benchmarks[0].attribution_info.has_value());
     }
     SUBCASE("round trip; optionals absent when empty")
     {
@@ -490,7 +491,7 @@ TEST_CASE("report JSON: attribution")
         a.errors.push_back({"perf", "profile.stripped", "samples without function names"});
         r.benchmarks[0].attribution_info = a;
 
-        const auto j = gate::to_json(r);
+        const auto j = perfgate::report::to_json(r);
         const auto& ja = j["benchmarks"][0]["attribution"];
         CHECK_FALSE(ja.contains("callgrind"));
         CHECK(ja["perf"]["event"] == "cpu-clock");
@@ -500,7 +501,7 @@ TEST_CASE("report JSON: attribution")
         CHECK(ja["perf"]["top"][0]["significant"] == true);
         CHECK(ja["errors"][0]["id"] == "profile.stripped");
 
-        const auto back = gate::report_from_json(j).benchmarks[0].attribution_info;
+        const auto back = perfgate::report::report_from_json(j).benchmarks[0].attribution_info;
         REQUIRE(back.has_value());
         REQUIRE(back->perf.has_value());
         CHECK(back->perf->top[0].name == row.name);
@@ -509,7 +510,7 @@ TEST_CASE("report JSON: attribution")
         CHECK(back->perf->top[0].significant == true);
         CHECK(back->perf->flame_graph == p.flame_graph);
         CHECK(back->errors.size() == 1);
-        CHECK(gate::to_json(gate::report_from_json(j)) == j);
+        CHECK(perfgate::report::to_json(perfgate::report::report_from_json(j)) == j);
     }
     SUBCASE("callgrind rows carry no interval")
     {
@@ -522,10 +523,10 @@ TEST_CASE("report JSON: attribution")
         row.delta = 50;
         c.top.push_back(row);
         a.callgrind = c;
-        const auto j = gate::to_json(a);
+        const auto j = perfgate::report::to_json(a);
         CHECK_FALSE(j["callgrind"]["top"][0].contains("interval"));
         CHECK_FALSE(j["callgrind"]["top"][0].contains("significant"));
         CHECK(j["callgrind"]["event"] == "Ir");
-        CHECK(gate::to_json(gate::attribution_from_json(j)) == j);
+        CHECK(perfgate::report::to_json(perfgate::report::attribution_from_json(j)) == j);
     }
 }

@@ -14,9 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gate/json_writer.hpp"
+#include "report/json_writer.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
+#include "report/render.hpp"
 #include "model/error.hpp"
 
 #include <cstdlib>
@@ -29,6 +30,7 @@
 using namespace perfgate;
 using namespace perfgate::capture;
 using namespace perfgate::gate;
+using namespace perfgate::report;
 using perfgate::test::counter;
 using perfgate::test::ramp;
 using nlohmann::json;
@@ -60,7 +62,7 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
 {
     SUBCASE("10% slower is a regression with the exact test")
     {
-        const report r = compare(one({series("task-clock", ramp(), "msec")}),
+        const gate::report r = compare(one({series("task-clock", ramp(), "msec")}),
                                  one({series("task-clock", ramp(1.10), "msec")}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(c.gated);
@@ -80,7 +82,7 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
     }
     SUBCASE("10% faster is an improvement and the gate passes")
     {
-        const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(0.9))}), policy{});
+        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(0.9))}), policy{});
         CHECK(counter(r, "task-clock").state == status::improvement);
         CHECK(*counter(r, "task-clock").u == 100.0);
         CHECK(r.result == verdict::pass);
@@ -90,13 +92,13 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
         policy p;
         p.counters["score"].gate = true;
         p.counters["score"].direction = capture::better::higher;
-        const report r = compare(one({series("score", ramp())}), one({series("score", ramp(0.9))}), p);
+        const gate::report r = compare(one({series("score", ramp())}), one({series("score", ramp(0.9))}), p);
         CHECK(counter(r, "score").state == status::regression);
         CHECK(counter(r, "score").direction == capture::better::higher);
     }
     SUBCASE("identical samples are unchanged")
     {
-        const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{});
+        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(c.state == status::unchanged);
         CHECK(*c.test == method::asymptotic);   // ties across the samples
@@ -106,7 +108,7 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
     }
     SUBCASE("a significant change below the threshold is unchanged")
     {
-        const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{});
+        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(*c.p_adjusted < 0.05);
         CHECK(c.state == status::unchanged);
@@ -121,7 +123,7 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
     {
         std::vector<double> b = {100, 92, 108, 95, 105, 99, 111, 90, 102, 97};
         std::vector<double> c = {101, 93, 107, 96, 104, 100, 110, 91, 103, 98};
-        const report r = compare(one({series("task-clock", b)}), one({series("task-clock", c)}), policy{});
+        const gate::report r = compare(one({series("task-clock", b)}), one({series("task-clock", c)}), policy{});
         const auto& cr = counter(r, "task-clock");
         CHECK(cr.state == status::inconclusive);
         CHECK(*cr.mde_pct > 2.0);
@@ -132,14 +134,14 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
         policy p;
         p.counters["task-clock"].threshold_pct = 60;   // MDE is well under 60%
         std::vector<double> b = {100, 80, 120, 90, 110, 85, 115, 95, 105, 100};
-        const report r = compare(one({series("task-clock", b)}), one({series("task-clock", b)}), p);
+        const gate::report r = compare(one({series("task-clock", b)}), one({series("task-clock", b)}), p);
         const auto& cr = counter(r, "task-clock");
         CHECK(cr.state == status::inconclusive);
         CHECK(cr.reason.find("coefficient of variation") != std::string::npos);
     }
     SUBCASE("fewer than min_samples is insufficient")
     {
-        const report r = compare(one({series("task-clock", ramp(1.0, 3))}),
+        const gate::report r = compare(one({series("task-clock", ramp(1.0, 3))}),
                                  one({series("task-clock", ramp(1.5, 3))}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(c.state == status::insufficient);
@@ -150,7 +152,7 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
     {
         capture::counter_series none = series("cycles", {});
         none.absent = 10;
-        const report r = compare(one({series("task-clock", ramp()), none}),
+        const gate::report r = compare(one({series("task-clock", ramp()), none}),
                                  one({series("task-clock", ramp()), none}), policy{});
         const auto& c = counter(r, "cycles");
         CHECK(c.state == status::unsupported);
@@ -162,13 +164,13 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
     }
     SUBCASE("no gated counter with data: inconclusive, never a silent pass")
     {
-        const report r = compare(one({series("page-faults", ramp())}), one({series("page-faults", ramp())}), policy{});
+        const gate::report r = compare(one({series("page-faults", ramp())}), one({series("page-faults", ramp())}), policy{});
         CHECK_FALSE(counter(r, "page-faults").gated);
         CHECK(r.result == verdict::inconclusive);
     }
     SUBCASE("rusage-only counters gate through the fallback")
     {
-        const report r = compare(one({series("wall-time", ramp()), series("user-time", ramp())}),
+        const gate::report r = compare(one({series("wall-time", ramp()), series("user-time", ramp())}),
                                  one({series("wall-time", ramp(1.2)), series("user-time", ramp(1.2))}), policy{});
         CHECK(counter(r, "wall-time").gated);
         CHECK(counter(r, "wall-time").state == status::regression);
@@ -180,7 +182,7 @@ TEST_CASE("compare: deterministic counters")
 {
     SUBCASE("callgrind-style single counts: 3% more instructions is a regression")
     {
-        const report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1030000})}),
+        const gate::report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1030000})}),
                                  policy{});
         const auto& c = counter(r, "instructions");
         CHECK(*c.test == method::deterministic);
@@ -190,21 +192,21 @@ TEST_CASE("compare: deterministic counters")
     }
     SUBCASE("1% is under the threshold: unchanged")
     {
-        const report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1010000})}),
+        const gate::report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1010000})}),
                                  policy{});
         CHECK(counter(r, "instructions").state == status::unchanged);
         CHECK(r.result == verdict::pass);
     }
     SUBCASE("all-equal repetitions are deterministic too")
     {
-        const report r = compare(one({series("instructions", std::vector<double>(5, 500.0))}),
+        const gate::report r = compare(one({series("instructions", std::vector<double>(5, 500.0))}),
                                  one({series("instructions", std::vector<double>(5, 500.0))}), policy{});
         CHECK(*counter(r, "instructions").test == method::deterministic);
         CHECK(counter(r, "instructions").state == status::unchanged);
     }
     SUBCASE("one repetition of a time counter is not deterministic")
     {
-        const report r = compare(one({series("task-clock", {10.0})}), one({series("task-clock", {20.0})}), policy{});
+        const gate::report r = compare(one({series("task-clock", {10.0})}), one({series("task-clock", {20.0})}), policy{});
         CHECK(counter(r, "task-clock").state == status::insufficient);
     }
 }
@@ -226,7 +228,7 @@ capture::sample_set summary_of_5(double mean, double var_pct)
 TEST_CASE("compare: summary-only input uses Welch")
 {
     const auto agg = summary_of_5;
-    const report r = compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{});
+    const gate::report r = compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{});
     const auto& c = counter(r, "task-clock");
     CHECK(*c.test == method::welch);
     // scipy.stats.ttest_ind_from_stats(3.22, 0.0823*3.22*sqrt(5), 5, 3.60,
@@ -242,7 +244,7 @@ TEST_CASE("compare: summary-only input uses Welch")
         capture::sample_set b = agg(3.22, 8.23), cc = agg(3.60, 1.0);
         b.benchmarks[0].summary_repeats.reset();
         cc.benchmarks[0].summary_repeats.reset();
-        const report r2 = compare(b, cc, policy{});
+        const gate::report r2 = compare(b, cc, policy{});
         CHECK(counter(r2, "task-clock").state == status::insufficient);
         CHECK(counter(r2, "task-clock").reason.find("--repeats") != std::string::npos);
     }
@@ -259,7 +261,7 @@ TEST_CASE("compare: p-values are adjusted across all gated counters")
     auto cand = one({series("instructions", ramp(1.1)), series("a", other), series("b", ramp())});
     SUBCASE("holm")
     {
-        const report r = compare(base, cand, p);
+        const gate::report r = compare(base, cand, p);
         const auto& c = counter(r, "instructions");
         CHECK(*c.p_adjusted == doctest::Approx(3 * *c.p_value).epsilon(1e-12));
         CHECK(c.state == status::regression);
@@ -267,14 +269,14 @@ TEST_CASE("compare: p-values are adjusted across all gated counters")
     SUBCASE("none leaves p unchanged")
     {
         p.correction = stats::correction::none;
-        const report r = compare(base, cand, p);
+        const gate::report r = compare(base, cand, p);
         const auto& c = counter(r, "instructions");
         CHECK(*c.p_adjusted == *c.p_value);
     }
     SUBCASE("non-gated counters are outside the family")
     {
         p.counters["b"].gate = false;
-        const report r = compare(base, cand, p);
+        const gate::report r = compare(base, cand, p);
         CHECK_FALSE(counter(r, "b").p_adjusted);
         CHECK(*counter(r, "instructions").p_adjusted ==
               doctest::Approx(2 * *counter(r, "instructions").p_value).epsilon(1e-12));
@@ -306,7 +308,7 @@ TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counte
     };
     SUBCASE("286 gated counters: inconclusive, with an infinite MDE")
     {
-        const report r = run(286);
+        const gate::report r = run(286);
         const auto& moved = counter(r, "c0");
         REQUIRE(moved.test == method::exact);
         CHECK(*moved.p_value == doctest::Approx(2.0 / 11440).epsilon(1e-12));
@@ -319,7 +321,7 @@ TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counte
     }
     SUBCASE("285 gated counters: the regression is found")
     {
-        const report r = run(285);
+        const gate::report r = run(285);
         const auto& moved = counter(r, "c0");
         CHECK(*moved.p_adjusted < 0.05);
         CHECK(moved.state == status::regression);
@@ -335,7 +337,7 @@ TEST_CASE("compare: history z-score and anomalies")
         if (counter != "task-clock") return std::vector<double>{};
         return std::vector<double>{100.0, 100.1, 99.9, 100.0, 100.1, 99.9, 100.0, 100.0};
     };
-    const report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{},
+    const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{},
                              hist);
     const auto& c = counter(r, "task-clock");
     REQUIRE(c.z_score);
@@ -346,13 +348,13 @@ TEST_CASE("compare: history z-score and anomalies")
 
     policy p;
     p.fail_on_anomaly = true;
-    const report r2 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), p, hist);
+    const gate::report r2 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), p, hist);
     CHECK(r2.result == verdict::fail);
 
     SUBCASE("fewer than history_min points: no z-score")
     {
         history_fn short_hist = [](std::string_view, std::string_view) { return std::vector<double>{1, 2, 3}; };
-        const report r3 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{},
+        const gate::report r3 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{},
                                   short_hist);
         CHECK_FALSE(counter(r3, "task-clock").z_score);
         CHECK_FALSE(counter(r3, "task-clock").anomaly);
@@ -427,7 +429,7 @@ TEST_CASE("policy files")
 TEST_CASE("report JSON follows the contract")
 {
     capture::counter_series none = series("cycles", {});
-    const report r = compare(one({series("task-clock", ramp(), "msec"), series("instructions", {5000}), none}),
+    const gate::report r = compare(one({series("task-clock", ramp(), "msec"), series("instructions", {5000}), none}),
                              one({series("task-clock", ramp(1.1), "msec"), series("instructions", {5000}), none}),
                              policy{});
     const json j = to_json(r);
@@ -456,7 +458,7 @@ TEST_CASE("report JSON follows the contract")
     CHECK(uns["baseline"]["median"].is_null());
     CHECK(uns["method"].is_null());
 
-    const report back = report_from_json(j);
+    const gate::report back = report_from_json(j);
     CHECK(back.result == verdict::fail);
     CHECK(to_json(back) == j);
 
@@ -466,7 +468,7 @@ TEST_CASE("report JSON follows the contract")
 
 TEST_CASE("renderers")
 {
-    const report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
+    const gate::report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
                              one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}), policy{});
     SUBCASE("markdown: marker, summary line, gated table, collapsed details")
     {
@@ -486,7 +488,7 @@ TEST_CASE("renderers")
     {
         std::vector<capture::counter_series> many;
         for (int i = 0; i < 400; ++i) many.push_back(series("counter-with-a-long-name-" + std::to_string(i), ramp()));
-        const report big = compare(one(many), one(many), policy{});
+        const gate::report big = compare(one(many), one(many), policy{});
         markdown_options o;
         o.marker = "<!-- perfgate:sticky -->";
         o.max_chars = 4000;
@@ -498,7 +500,7 @@ TEST_CASE("renderers")
     }
     SUBCASE("markdown: user strings are literal text, never links, images or HTML")
     {
-        report evil = r;
+        gate::report evil = r;
         evil.benchmarks[0].name = "[click](https://evil.example/x)";
         evil.benchmarks[0].counters[0].name = "![img](x)|*b*_`c`";
         evil.benchmarks[0].counters[0].unit = "<b>ms</b>";
@@ -546,7 +548,7 @@ TEST_CASE("compare: huge but finite values do not abort and overflowing statisti
     std::vector<double> b, c;
     for (double x : ramp()) b.push_back(x * 1e200);
     for (double x : ramp(1.001)) c.push_back(x * 1e200);
-    const report r = compare(one({series("task-clock", b, "msec")}), one({series("task-clock", c, "msec")}), policy{});
+    const gate::report r = compare(one({series("task-clock", b, "msec")}), one({series("task-clock", c, "msec")}), policy{});
     const auto& k = counter(r, "task-clock");
     CHECK_FALSE(k.mde_pct);
     CHECK(k.state == status::inconclusive);
@@ -570,7 +572,7 @@ TEST_CASE("compare: a change from a zero baseline median exceeds every threshold
     {
         policy p;
         p.counters["page-faults"].gate = true;
-        const report r = compare(one({series("page-faults", std::vector<double>(5, 0.0))}),
+        const gate::report r = compare(one({series("page-faults", std::vector<double>(5, 0.0))}),
                                  one({series("page-faults", std::vector<double>(5, 40.0))}), p);
         const auto& c = counter(r, "page-faults");
         CHECK(*c.test == method::deterministic);
@@ -594,7 +596,7 @@ TEST_CASE("compare: a change from a zero baseline median exceeds every threshold
     }
     SUBCASE("rank test: significant shift away from a zero median is a regression")
     {
-        const report r = compare(one({series("task-clock", {-1, -1, 0, 0, 0, 1, 1, 0, 0, 0})}),
+        const gate::report r = compare(one({series("task-clock", {-1, -1, 0, 0, 0, 1, 1, 0, 0, 0})}),
                                  one({series("task-clock", ramp(0.05))}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(*c.p_adjusted < 0.05);
@@ -620,7 +622,7 @@ TEST_CASE("compare: summary-only aggregates with 0.00% variance on both sides")
     };
     SUBCASE("20% more instructions is a regression")
     {
-        const report r = compare(agg(1e9, 0.0), agg(1.2e9, 0.0), policy{});
+        const gate::report r = compare(agg(1e9, 0.0), agg(1.2e9, 0.0), policy{});
         const auto& c = counter(r, "instructions");
         REQUIRE(c.test);
         CHECK(*c.test == method::deterministic);
@@ -631,14 +633,14 @@ TEST_CASE("compare: summary-only aggregates with 0.00% variance on both sides")
     }
     SUBCASE("equal aggregates are unchanged")
     {
-        const report r = compare(agg(1e9, 0.0), agg(1e9, 0.0), policy{});
+        const gate::report r = compare(agg(1e9, 0.0), agg(1e9, 0.0), policy{});
         CHECK(*counter(r, "instructions").test == method::deterministic);
         CHECK(counter(r, "instructions").state == status::unchanged);
     }
     SUBCASE("a standard deviation that overflows gives no test, not an abort")
     {
         // variance% 100 of a mean near DBL_MAX: stddev = 1e308 * sqrt(5) = inf.
-        const report r = compare(agg(1e308, 100.0), agg(1.1e308, 100.0), policy{});
+        const gate::report r = compare(agg(1e308, 100.0), agg(1.1e308, 100.0), policy{});
         const auto& c = counter(r, "instructions");
         CHECK_FALSE(c.p_value);
         CHECK(c.state == status::inconclusive);
@@ -663,8 +665,8 @@ TEST_CASE("compare: max_cov applies to counters with negative values too")
     policy p;
     p.counters["score"].gate = true;
     p.counters["score"].threshold_pct = 20.0;   // so the MDE rule does not decide first
-    const report pos = compare(one({series("score", b)}), one({series("score", c)}), p);
-    const report neg = compare(one({series("score", negate(b))}), one({series("score", negate(c))}), p);
+    const gate::report pos = compare(one({series("score", b)}), one({series("score", c)}), p);
+    const gate::report neg = compare(one({series("score", negate(b))}), one({series("score", negate(c))}), p);
     const auto& cp = counter(pos, "score");
     const auto& cn = counter(neg, "score");
     REQUIRE(*cp.mde_pct < 20.0);
@@ -680,9 +682,9 @@ namespace {
 
 // A report whose task-clock counter carries history context as
 // service::compare fills it in.
-report with_history_context()
+gate::report with_history_context()
 {
-    report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
+    gate::report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
                        one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}), policy{});
     auto& c = r.benchmarks[0].counters[0];
     REQUIRE(c.name == "task-clock");
@@ -704,7 +706,7 @@ TEST_CASE("report JSON: history context is optional and round-trips")
 {
     SUBCASE("without a store: null")
     {
-        const report r = compare(one({series("task-clock", ramp(), "msec")}),
+        const gate::report r = compare(one({series("task-clock", ramp(), "msec")}),
                                  one({series("task-clock", ramp(1.1), "msec")}), policy{});
         const json j = to_json(r);
         const json& c = j["benchmarks"][0]["counters"][0];
@@ -730,7 +732,7 @@ TEST_CASE("report JSON: history context is optional and round-trips")
         CHECK(pf["band"]["since_run"].is_null());
         CHECK(pf["outside_band"] == false);
 
-        const report back = report_from_json(j);
+        const gate::report back = report_from_json(j);
         const counter_report& bc = back.benchmarks[0].counters[0];
         REQUIRE(bc.open_alerts);
         REQUIRE(bc.open_alerts->size() == 2);
@@ -752,7 +754,7 @@ TEST_CASE("report JSON: history context is optional and round-trips")
             c.erase("band");
             c.erase("outside_band");
         }
-        const report back = report_from_json(j);
+        const gate::report back = report_from_json(j);
         for (const auto& c : back.benchmarks[0].counters) {
             CHECK_FALSE(c.open_alerts);
             CHECK_FALSE(c.band);
@@ -775,7 +777,7 @@ TEST_CASE("report JSON: history context is optional and round-trips")
 
 TEST_CASE("renderers: history context")
 {
-    const report r = with_history_context();
+    const gate::report r = with_history_context();
     SUBCASE("markdown: a line per open alert and per candidate outside its band")
     {
         const std::string md = render_markdown(r);
@@ -794,7 +796,7 @@ TEST_CASE("renderers: history context")
     }
     SUBCASE("markdown: stored text is escaped")
     {
-        report evil = r;
+        gate::report evil = r;
         evil.benchmarks[0].counters[0].open_alerts->front().git_sha = "<b>(y)";
         const std::string md = render_markdown(evil);
         CHECK(md.find("since &lt;b&gt;\\(y\\) \\(run 40\\)") != std::string::npos);
@@ -802,7 +804,7 @@ TEST_CASE("renderers: history context")
     }
     SUBCASE("markdown: at most 20 history lines")
     {
-        report many = r;
+        gate::report many = r;
         auto& alerts = *many.benchmarks[0].counters[0].open_alerts;
         for (std::int64_t i = 0; i < 30; ++i) alerts.push_back({100 + i, model::alert_status::untriaged, 1.0, i, ""});
         const std::string md = render_markdown(many);
@@ -812,7 +814,7 @@ TEST_CASE("renderers: history context")
     }
     SUBCASE("none without context")
     {
-        const report plain = compare(one({series("task-clock", ramp(), "msec")}),
+        const gate::report plain = compare(one({series("task-clock", ramp(), "msec")}),
                                      one({series("task-clock", ramp(1.1), "msec")}), policy{});
         CHECK(render_markdown(plain).find("open alert") == std::string::npos);
         CHECK(render_text(plain, false).find("open alert") == std::string::npos);
@@ -845,19 +847,19 @@ TEST_CASE("compare: derived ratios and statistics that overflow are absent, neve
     capture::sample_set base, cand;
     base.benchmarks.push_back(b);
     cand.benchmarks.push_back(b);
-    const report r = compare(base, cand, policy{});
+    const gate::report r = compare(base, cand, policy{});
     CHECK(counter(r, "ipc").state == status::unsupported);
     CHECK(counter(r, "task-clock").state != status::regression);
 
     // Values at both ends of the double range: differences overflow.
     std::vector<double> wide = {-1.7e308, 1.7e308, -1.6e308, 1.6e308, -1.5e308, 1.5e308, 0, 1, 2, 3};
-    const report w = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), policy{});
+    const gate::report w = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), policy{});
     CHECK(counter(w, "task-clock").state != status::regression);
     (void)to_json(w);
     // The same under the sequential rule (a policy a client may send).
     policy seq;
     seq.sequential = sequential_rule{};
-    const report ws = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), seq);
+    const gate::report ws = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), seq);
     CHECK(counter(ws, "task-clock").state != status::regression);
     (void)to_json(ws).dump();
 }
@@ -866,9 +868,9 @@ namespace {
 
 // A regressed report with both attribution sections and an error, as
 // `perfgate run` fills it (runner/attribution.hpp; perf from --profile).
-report with_attribution()
+gate::report with_attribution()
 {
-    report r = compare(one({series("instructions", {1000.0})}), one({series("instructions", {3000.0})}), policy{});
+    gate::report r = compare(one({series("instructions", {1000.0})}), one({series("instructions", {3000.0})}), policy{});
     attribution a;
     callgrind_attribution cg;
     cg.total_before = 1000;
@@ -895,7 +897,7 @@ report with_attribution()
 
 TEST_CASE("report JSON: attribution follows the contract and round-trips")
 {
-    const report r = with_attribution();
+    const gate::report r = with_attribution();
     const json j = to_json(r);
     const json& a = j["benchmarks"][0]["attribution"];
     CHECK(a["callgrind"] == json::parse(R"j({"event": "Ir", "total_before": 1000.0, "total_after": 3000.0, "top": [
@@ -910,7 +912,7 @@ TEST_CASE("report JSON: attribution follows the contract and round-trips")
     CHECK(a["errors"] == json::parse(R"([{"source": "perf", "id": "profile.bad_perf_script",
         "message": "perf.script:3: a stack frame outside a sample"}])"));
 
-    const report back = report_from_json(j);
+    const gate::report back = report_from_json(j);
     REQUIRE(back.benchmarks[0].attribution_info);
     const attribution& ba = *back.benchmarks[0].attribution_info;
     REQUIRE(ba.callgrind);
@@ -956,7 +958,7 @@ TEST_CASE("report JSON: attribution follows the contract and round-trips")
 
 TEST_CASE("renderers: attribution")
 {
-    const report r = with_attribution();
+    const gate::report r = with_attribution();
     SUBCASE("text: callgrind rows, significant perf rows, the hidden count, errors")
     {
         const std::string text = render_text(r, false);
@@ -996,22 +998,22 @@ TEST_CASE("renderers: attribution")
     }
     SUBCASE("markdown: nothing without attribution; an empty diff says so")
     {
-        report plain = r;
+        gate::report plain = r;
         plain.benchmarks[0].attribution_info.reset();
         CHECK(render_markdown(plain).find("Where did it come from") == std::string::npos);
-        report aa = r;
+        gate::report aa = r;
         aa.benchmarks[0].attribution_info->perf.reset();
         aa.benchmarks[0].attribution_info->errors.clear();
         aa.benchmarks[0].attribution_info->callgrind->top.clear();
         CHECK(render_markdown(aa).find("_No function's cost changed._") != std::string::npos);
         CHECK(render_text(aa, false).find("    no function's cost changed\n") != std::string::npos);
-        report tiny = r;
+        gate::report tiny = r;
         tiny.benchmarks[0].attribution_info->callgrind->top[1].share = 0.0001;
         CHECK(render_markdown(tiny).find("| +200 | +<0.1% |") != std::string::npos);
     }
     SUBCASE("markdown: long names are cut, and the section never pushes the comment over its limit")
     {
-        report big = r;
+        gate::report big = r;
         big.benchmarks[0].attribution_info->callgrind->top[0].name = std::string(5000, 'x');
         const std::string md = render_markdown(big);
         CHECK(md.find(std::string(157, 'x') + "...") != std::string::npos);
@@ -1026,11 +1028,11 @@ TEST_CASE("renderers: attribution")
 
 namespace {
 
-std::string dump_of(const report& r) { return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump_of(const gate::report& r) { return to_json(r).dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // to_json_text is to_json's dump, with and without an id, and the id's
 // member belongs at id_at of the text without one.
-void check_text_is_dump(report r)
+void check_text_is_dump(gate::report r)
 {
     r.comparison_id.reset();
     std::size_t id_at = 0;
@@ -1134,7 +1136,7 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
     {
         check_text_is_dump(with_history_context());
         check_text_is_dump(with_attribution());
-        report r = with_history_context();
+        gate::report r = with_history_context();
         r.benchmarks[0].baseline_run = -5;
         r.benchmarks[0].candidate_run = std::numeric_limits<std::int64_t>::max();
         r.benchmarks[0].counters[0].sequential = sequential_report{3, 5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25}, true};
@@ -1146,7 +1148,7 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
     }
     SUBCASE("strings JSON escapes, invalid UTF-8, and every kind of number")
     {
-        report r = with_history_context();
+        gate::report r = with_history_context();
         r.warnings = {"",           "plain",          "quote \" and backslash \\", "tab\tnewline\n\r\b\f",
                       "\x01\x1f\x7f", "µs → ✓ 日本",   "invalid \xff\xfe UTF-8 \xc3", "truncated \xe2\x82"};
         auto& c = r.benchmarks[0].counters[0];

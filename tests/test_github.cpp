@@ -19,6 +19,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
+#include "report/render.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -754,7 +755,7 @@ TEST_CASE("perfgate github posts a report file")
     fake_github gh;
     actions_env env(gh.url());
     const auto report_file = (env.dir() / "report.json").string();
-    std::ofstream(report_file) << gate::to_json(failing_report()).dump();
+    std::ofstream(report_file) << perfgate::report::to_json(failing_report()).dump();
 
     SUBCASE("exit code follows the verdict")
     {
@@ -993,7 +994,7 @@ TEST_CASE("the event name decides how the payload is read")
         CHECK(t.head_sha == head_sha);
 
         const auto report_file = (env.dir() / "report.json").string();
-        std::ofstream(report_file) << gate::to_json(passing_report()).dump();
+        std::ofstream(report_file) << perfgate::report::to_json(passing_report()).dump();
         CHECK(cmd_github({"--report", report_file, "--event", saved, "--event-name", "push"}) == exit_pass);
         CHECK(gh.statuses().at(0).first == head_sha);
         CHECK(gh.comments(12).empty());

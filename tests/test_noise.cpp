@@ -21,6 +21,7 @@
 
 #include "gate/compare.hpp"
 #include "gate/report.hpp"
+#include "report/render.hpp"
 #include "model/error.hpp"
 #include "stats/dip_test.hpp"
 #include "stats/kendall.hpp"
@@ -29,6 +30,7 @@
 using namespace perfgate;
 using namespace perfgate::capture;
 using namespace perfgate::gate;
+using namespace perfgate::report;
 using perfgate::test::counter;
 using perfgate::test::ramp;
 using nlohmann::json;
@@ -95,12 +97,12 @@ capture::sample_set one(std::vector<capture::counter_series> counters)
 }
 
 // task-clock, baseline b vs candidate c, under p.
-report gate_of(std::vector<double> b, std::vector<double> c, const policy& p = {})
+gate::report gate_of(std::vector<double> b, std::vector<double> c, const policy& p = {})
 {
     return compare(one({series("task-clock", std::move(b))}), one({series("task-clock", std::move(c))}), p);
 }
 
-const noise_diagnosis& noise_of(const report& r)
+const noise_diagnosis& noise_of(const gate::report& r)
 {
     const auto& c = counter(r, "task-clock");
     REQUIRE(c.noise);
@@ -112,7 +114,7 @@ bool contains(const std::string& haystack, const std::string& needle)
     return haystack.find(needle) != std::string::npos;
 }
 
-std::string thrown_error_id(const std::function<void()>& f)
+std::string thrown_id(const std::function<void()>& f)
 {
     try {
         f();
@@ -308,7 +310,7 @@ TEST_CASE("repetitions_for_mde inverts minimum_detectable_effect_pct")
     }
     SUBCASE("bad alpha or power")
     {
-        CHECK(thrown_error_id([] { (void)stats::repetitions_for_mde(1, 1, 10, 2, 0.0, 100); }) == "stats.bad_probability");
+        CHECK(thrown_id([] { (void)stats::repetitions_for_mde(1, 1, 10, 2, 0.0, 100); }) == "stats.bad_probability");
         CHECK_THROWS_WITH_AS((void)stats::repetitions_for_mde(1, 1, 10, 2, 0.05, 100, 1.5),
                              "power must be in (0, 1), got 1.500000", perfgate::error);
     }
@@ -320,7 +322,7 @@ TEST_CASE("noise diagnosis: bimodal samples")
 {
     const std::vector<double> b = two_speed(61, 10, 0.5, 8, 14, 0.8);
     const std::vector<double> c = uni(21, 10, 10, 1);
-    const report r = gate_of(b, c);
+    const gate::report r = gate_of(b, c);
     const noise_diagnosis& n = noise_of(r);
     CHECK(n.bimodal == true);
     CHECK(n.baseline.bimodal == true);
@@ -338,7 +340,7 @@ TEST_CASE("noise diagnosis: drift with round order")
 {
     SUBCASE("both sides drift: the machine")
     {
-        const report r = gate_of(drift(101, 12, 100, 0.5, 1.0), drift(102, 12, 100, 0.5, 1.0));
+        const gate::report r = gate_of(drift(101, 12, 100, 0.5, 1.0), drift(102, 12, 100, 0.5, 1.0));
         const noise_diagnosis& n = noise_of(r);
         CHECK(n.drift == true);
         CHECK(n.baseline.drift == true);
@@ -351,7 +353,7 @@ TEST_CASE("noise diagnosis: drift with round order")
     }
     SUBCASE("one side drifts: the program")
     {
-        const report r = gate_of(uni(21, 12, 104, 1), drift(102, 12, 100, 0.5, 1.0));
+        const gate::report r = gate_of(uni(21, 12, 104, 1), drift(102, 12, 100, 0.5, 1.0));
         const noise_diagnosis& n = noise_of(r);
         CHECK(n.drift == true);
         CHECK(n.baseline.drift == false);
@@ -360,7 +362,7 @@ TEST_CASE("noise diagnosis: drift with round order")
     }
     SUBCASE("five samples: the dip, but no trend test (drift_min_n)")
     {
-        const report r = gate_of(uni(11, 5, 1000, 100), uni(12, 5, 1000, 100));
+        const gate::report r = gate_of(uni(11, 5, 1000, 100), uni(12, 5, 1000, 100));
         const noise_diagnosis& n = noise_of(r);
         CHECK(n.baseline.dip);
         CHECK(n.bimodal == false);
@@ -377,7 +379,7 @@ TEST_CASE("noise diagnosis: repetitions for an inconclusive counter")
     const std::vector<double> b = uni(201, 10, 15, 2.5), c = uni(202, 10, 15, 2.5);
     SUBCASE("the count at which the gate's MDE formula reaches the threshold")
     {
-        const report r = gate_of(b, c);
+        const gate::report r = gate_of(b, c);
         const auto& cr = counter(r, "task-clock");
         REQUIRE(cr.state == status::inconclusive);
         REQUIRE(cr.mde_pct);
@@ -401,7 +403,7 @@ TEST_CASE("noise diagnosis: repetitions for an inconclusive counter")
     {
         policy p;
         p.threshold_pct = 0.05;
-        const report r = gate_of(b, c, p);
+        const gate::report r = gate_of(b, c, p);
         REQUIRE(counter(r, "task-clock").state == status::inconclusive);
         const noise_diagnosis& n = noise_of(r);
         CHECK(n.too_noisy);
@@ -411,7 +413,7 @@ TEST_CASE("noise diagnosis: repetitions for an inconclusive counter")
     }
     SUBCASE("CoV above max_cov: repetitions do not help")
     {
-        const report r = gate_of(uni(203, 10, 10, 10), uni(204, 10, 10, 10));
+        const gate::report r = gate_of(uni(203, 10, 10, 10), uni(204, 10, 10, 10));
         const auto& cr = counter(r, "task-clock");
         REQUIRE(cr.state == status::inconclusive);
         const noise_diagnosis& n = noise_of(r);
@@ -434,7 +436,7 @@ TEST_CASE("noise diagnosis: repetitions for an inconclusive counter")
             bs.push_back(series(name, uni(300 + i, 5, 1000, 100)));
             cs.push_back(series(name, uni(400 + i, 5, 1000, 100)));
         }
-        const report r = compare(one(bs), one(cs), p);
+        const gate::report r = compare(one(bs), one(cs), p);
         const auto& c0 = counter(r, "c0");
         REQUIRE(c0.state == status::inconclusive);   // MDE infinite at 5/5 among 20
         REQUIRE(c0.noise);
@@ -446,7 +448,7 @@ TEST_CASE("noise diagnosis: null where it does not apply, quiet where nothing is
 {
     SUBCASE("deterministic counters")
     {
-        const report r = compare(one({series("instructions", std::vector<double>(10, 500.0), "")}),
+        const gate::report r = compare(one({series("instructions", std::vector<double>(10, 500.0), "")}),
                                  one({series("instructions", std::vector<double>(10, 510.0), "")}), policy{});
         CHECK(*counter(r, "instructions").test == method::deterministic);
         CHECK_FALSE(counter(r, "instructions").noise);
@@ -460,14 +462,14 @@ TEST_CASE("noise diagnosis: null where it does not apply, quiet where nothing is
             s.benchmarks[0].summary_repeats = 10;
             return s;
         };
-        const report r = compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{});
+        const gate::report r = compare(agg(3.22, 8.23), agg(3.60, 1.0), policy{});
         CHECK(*counter(r, "task-clock").test == method::welch);
         CHECK_FALSE(counter(r, "task-clock").noise);
         CHECK(to_json(r)["benchmarks"][0]["counters"][0]["noise"].is_null());
     }
     SUBCASE("insufficient and unsupported counters")
     {
-        const report r = compare(one({series("task-clock", {1, 2, 3}), series("cycles", {})}),
+        const gate::report r = compare(one({series("task-clock", {1, 2, 3}), series("cycles", {})}),
                                  one({series("task-clock", {1, 2, 3}), series("cycles", {})}), policy{});
         CHECK(counter(r, "task-clock").state == status::insufficient);
         CHECK_FALSE(counter(r, "task-clock").noise);
@@ -476,7 +478,7 @@ TEST_CASE("noise diagnosis: null where it does not apply, quiet where nothing is
     }
     SUBCASE("a quiet counter: tested, nothing flagged, no line")
     {
-        const report r = gate_of(uni(301, 20, 1000, 10), uni(302, 20, 1000, 10));
+        const gate::report r = gate_of(uni(301, 20, 1000, 10), uni(302, 20, 1000, 10));
         const auto& c = counter(r, "task-clock");
         CHECK(c.state == status::unchanged);
         const noise_diagnosis& n = noise_of(r);
@@ -497,7 +499,7 @@ TEST_CASE("noise diagnosis: null where it does not apply, quiet where nothing is
 
 TEST_CASE("noise diagnosis: report JSON")
 {
-    const report r = gate_of(two_speed(61, 10, 0.5, 8, 14, 0.8), drift(102, 10, 10, 0.3, 0.5));
+    const gate::report r = gate_of(two_speed(61, 10, 0.5, 8, 14, 0.8), drift(102, 10, 10, 0.3, 0.5));
     const json j = to_json(r);
     const json& n = j["benchmarks"][0]["counters"][0]["noise"];
     SUBCASE("shape")
@@ -520,7 +522,7 @@ TEST_CASE("noise diagnosis: report JSON")
     }
     SUBCASE("round trip")
     {
-        const report back = report_from_json(j);
+        const gate::report back = report_from_json(j);
         REQUIRE(back.benchmarks[0].counters[0].noise);
         CHECK(back.benchmarks[0].counters[0].noise->advice == counter(r, "task-clock").noise->advice);
         CHECK(to_json(back) == j);
@@ -529,7 +531,7 @@ TEST_CASE("noise diagnosis: report JSON")
     {
         json old = j;
         old["benchmarks"][0]["counters"][0].erase("noise");
-        const report back = report_from_json(old);
+        const gate::report back = report_from_json(old);
         CHECK_FALSE(back.benchmarks[0].counters[0].noise);
         CHECK(to_json(back)["benchmarks"][0]["counters"][0]["noise"].is_null());
     }
@@ -540,7 +542,7 @@ TEST_CASE("noise diagnosis: report JSON")
         pn["candidate"] = nullptr;
         pn["advice"] = nullptr;
         pn["repetitions_needed"] = 40;
-        const report back = report_from_json(partial);
+        const gate::report back = report_from_json(partial);
         const noise_diagnosis& d = *back.benchmarks[0].counters[0].noise;
         CHECK_FALSE(d.candidate.dip);
         CHECK_FALSE(d.candidate.drift);
@@ -552,16 +554,16 @@ TEST_CASE("noise diagnosis: report JSON")
         json bad = j;
         bad["benchmarks"][0]["counters"][0]["noise"]["repetitions_needed"] = "many";
         CHECK_THROWS_WITH_AS(report_from_json(bad), doctest::Contains("report JSON"), perfgate::error);
-        CHECK(thrown_error_id([&] { report_from_json(bad); }) == "input.bad_report");
+        CHECK(thrown_id([&] { report_from_json(bad); }) == "input.bad_report");
         bad = j;
         bad["benchmarks"][0]["counters"][0]["noise"]["baseline"]["dip"] = "wide";
-        CHECK(thrown_error_id([&] { report_from_json(bad); }) == "input.bad_report");
+        CHECK(thrown_id([&] { report_from_json(bad); }) == "input.bad_report");
     }
 }
 
 TEST_CASE("noise diagnosis: text and markdown")
 {
-    const report r = gate_of(two_speed(61, 10, 0.5, 8, 14, 0.8), drift(102, 10, 10, 0.3, 0.5));
+    const gate::report r = gate_of(two_speed(61, 10, 0.5, 8, 14, 0.8), drift(102, 10, 10, 0.3, 0.5));
     const std::string line = noise_summary(counter(r, "task-clock"));
     REQUIRE_FALSE(line.empty());
     SUBCASE("text: one line under the counter")
@@ -585,7 +587,7 @@ TEST_CASE("noise diagnosis: a range that overflows a double")
     // Finite values whose differences overflow: the dip halves them first.
     // diptest::dip(c(-1e308, 1e308, 0, 5e307, -5e307, 1e307)) = 0.083333333333333356
     const std::vector<double> huge = {-1e308, 1e308, 0, 5e307, -5e307, 1e307};
-    const report r = gate_of(huge, huge);
+    const gate::report r = gate_of(huge, huge);
     const noise_diagnosis& n = noise_of(r);
     REQUIRE(n.baseline.dip);
     CHECK_REL(*n.baseline.dip, 0.083333333333333356, ref_tol);

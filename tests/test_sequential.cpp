@@ -40,6 +40,7 @@
 #include "gate/policy.hpp"
 #include "gate/prior_noise.hpp"
 #include "gate/report.hpp"
+#include "report/render.hpp"
 #include "gate/sequential.hpp"
 
 #include <nlohmann/json.hpp>
@@ -796,6 +797,7 @@ TEST_CASE("gate: alpha is split over the gated counters (Bonferroni), and the re
 {
     using namespace perfgate::capture;
     using namespace perfgate::gate;
+    using namespace perfgate::report;
     std::uint64_t state = 9;
     auto two = [&](double scale) {
         capture::sample_set s = one_counter(noisy(state, 10, 100 * scale, 0.02));

@@ -34,6 +34,7 @@
 #include "capture/perf_csv.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
+#include "report/render.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
 #include "store/store.hpp"
@@ -42,6 +43,7 @@
 using namespace perfgate;
 using namespace perfgate::capture;
 using namespace perfgate::gate;
+using namespace perfgate::report;
 using perfgate::service::comparison;
 using perfgate::service::commit_queue;
 using perfgate::service::watch_job;

@@ -15,6 +15,7 @@
 
 #include "gate/policy.hpp"
 #include "github/github.hpp"
+#include "report/render.hpp"
 #include "model/error.hpp"
 #include "runner/config.hpp"
 
@@ -50,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case 0: {
             const auto doc = nlohmann::json::parse(text, nullptr, false);
             if (doc.is_discarded()) return 0;
-            (void)perfgate::gate::to_json(perfgate::gate::parse_policy(doc, "fuzz-policy.json"));
+            (void)perfgate::report::to_json(perfgate::gate::parse_policy(doc, "fuzz-policy.json"));
             break;
         }
         case 1: {

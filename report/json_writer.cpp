@@ -1,4 +1,4 @@
-#include "gate/json_writer.hpp"
+#include "report/json_writer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +9,7 @@
 
 #include "model/error.hpp"
 
-namespace perfgate::gate {
+namespace perfgate::report {
 
 void json_writer::before_value()
 {
@@ -126,4 +126,4 @@ json_writer& json_writer::raw(std::string_view text)
     return *this;
 }
 
-} // namespace perfgate::gate
+} // namespace perfgate::report

@@ -1,4 +1,4 @@
-// JSON text written straight from values, for the report (report.cpp,
+// JSON text written straight from values, for the report (json_stream.cpp,
 // to_json_text): a compare's reply and stored row without building a
 // nlohmann::json tree first (the tree's allocations were a fifth of a fresh
 // compare's CPU).
@@ -11,7 +11,7 @@
 // shortest round-trip conversion (Grisu2, detail::to_chars; not the same
 // digits as std::to_chars in every case), non-finite numbers as null, and
 // strings that are not plain printable ASCII are escaped by nlohmann::json
-// itself. tests/test_report.cpp holds the two to the same bytes.
+// itself. tests/test_gate.cpp holds the two to the same bytes.
 #pragma once
 
 #include <concepts>
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-namespace perfgate::gate {
+namespace perfgate::report {
 
 class json_writer {
 public:
@@ -85,4 +85,4 @@ private:
     bool after_key_ = false;
 };
 
-} // namespace perfgate::gate
+} // namespace perfgate::report

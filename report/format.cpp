@@ -1,0 +1,170 @@
+#include "report/format.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace perfgate::report::detail {
+
+using namespace gate;
+
+// Human formatting of a measured value: integers stay integers, small
+// values keep 3-4 significant digits.
+std::string value_str(const std::optional<double>& v, std::string_view unit)
+{
+    if (!v || !std::isfinite(*v)) return "—";
+    const double a = std::abs(*v);
+    std::string s = a >= 1000 || (a == std::floor(a)) ? fmt::format("{:.0f}", *v)
+                    : a >= 1                          ? fmt::format("{:.2f}", *v)
+                                                      : fmt::format("{:.4g}", *v);
+    if (!unit.empty()) s += fmt::format(" {}", unit);
+    return s;
+}
+
+std::string pct_str(const std::optional<double>& v)
+{
+    if (!v || !std::isfinite(*v)) return "—";
+    return fmt::format("{:+.2f}%", *v);
+}
+
+std::string p_str(const std::optional<double>& p)
+{
+    if (!p || !std::isfinite(*p)) return "—";
+    if (*p < 1e-4) return fmt::format("{:.1e}", *p);
+    return fmt::format("{:.4f}", *p);
+}
+
+// The shift's confidence interval in percent of the baseline median, like
+// the shift itself (absolute values are in the JSON report).
+std::string ci_str(const counter_report& c)
+{
+    if (!c.shift_ci) return "—";
+    if (c.test && *c.test == method::deterministic) return "exact";
+    const double base = c.baseline.median.value_or(0.0);
+    if (base == 0) return fmt::format("[{}, {}]", value_str(c.shift_ci->first), value_str(c.shift_ci->second));
+    return fmt::format("[{:+.2f}%, {:+.2f}%]", c.shift_ci->first / std::abs(base) * 100,
+                       c.shift_ci->second / std::abs(base) * 100);
+}
+
+std::string_view mark(status s)
+{
+    switch (s) {
+    case status::regression: return "🔴";
+    case status::improvement: return "🟢";
+    case status::unchanged: return "⚪";
+    case status::inconclusive: return "🟡";
+    case status::insufficient: return "🟡";
+    case status::unsupported: return "➖";
+    }
+    return "";
+}
+
+std::string_view verdict_mark(verdict v)
+{
+    switch (v) {
+    case verdict::pass: return "✅";
+    case verdict::fail: return "❌";
+    case verdict::inconclusive: return "⚠️";
+    }
+    return "";
+}
+
+std::string summary_counts(const gate::report& r)
+{
+    return fmt::format("{} regression{}, {} improvement{}, {} unchanged, {} inconclusive",
+                       r.count(status::regression), r.count(status::regression) == 1 ? "" : "s",
+                       r.count(status::improvement), r.count(status::improvement) == 1 ? "" : "s",
+                       r.count(status::unchanged),
+                       r.count(status::inconclusive) + r.count(status::insufficient));
+}
+
+namespace {
+
+// History context as one line each, in plain text (markdown escapes it):
+// an open alert on the counter's series, and a candidate outside the recent
+// band. "alert 12", not "#12": GitHub links "#12" to the repository's issue
+// or pull request 12.
+std::string alert_line(const open_alert& a)
+{
+    const std::string since = a.git_sha.empty() ? fmt::format("run {}", a.run_id)
+                                                : fmt::format("{} (run {})", a.git_sha.substr(0, 7), a.run_id);
+    return fmt::format("open alert {} on this series{}: {} since {}", a.id,
+                       a.state == model::alert_status::acknowledged ? " (acknowledged)" : "", pct_str(a.delta_pct),
+                       since);
+}
+
+std::string band_line(const counter_report& c)
+{
+    const history_band& b = *c.band;
+    return fmt::format("candidate {} outside the baseline's recent band [{}, {}] ({} runs{})",
+                       value_str(c.candidate.median, c.unit), value_str(b.lo), value_str(b.hi), b.n,
+                       b.since_run ? fmt::format(" since the change at run {}", *b.since_run) : "");
+}
+
+} // namespace
+
+std::vector<std::string> history_lines(const counter_report& c)
+{
+    std::vector<std::string> out;
+    if (c.open_alerts) {
+        for (const auto& a : *c.open_alerts) out.push_back(alert_line(a));
+    }
+    if (c.band && c.outside_band.value_or(false)) out.push_back(band_line(c));
+    return out;
+}
+
+namespace {
+
+// Function names in an attribution table, at most: a demangled template
+// name can run to kilobytes; the JSON report has it whole.
+constexpr std::size_t max_shown_function_chars = 160;
+
+} // namespace
+
+std::string short_name(std::string_view name)
+{
+    if (name.size() <= max_shown_function_chars) return std::string(name);
+    return std::string(name.substr(0, max_shown_function_chars - 3)) + "...";
+}
+
+std::string signed_count(double v) { return fmt::format("{:+.0f}", v); }
+
+// A share that rounds to 0.0% but is not 0 says so ("+<0.1%"): the row
+// changed, just by little.
+std::string share_str(double share)
+{
+    if (share != 0 && std::abs(share) < 0.0005) return share > 0 ? "+<0.1%" : "-<0.1%";
+    return fmt::format("{:+.1f}%", share * 100);
+}
+
+// perf rows carry an interval; the ones whose interval includes 0 are noise
+// and not shown (their count is).
+bool shown_perf_row(const function_change& c) { return c.significant.value_or(true); }
+
+std::size_t hidden_perf_rows(const perf_attribution& p)
+{
+    return static_cast<std::size_t>(std::count_if(p.top.begin(), p.top.end(),
+                                                  [](const function_change& c) { return !shown_perf_row(c); }));
+}
+
+std::string interval_str(const function_change& c)
+{
+    if (!c.interval) return "—";
+    return fmt::format("[{:+.2f}, {:+.2f}] pp", c.interval->first, c.interval->second);
+}
+
+std::string callgrind_heading(const callgrind_attribution& cg)
+{
+    return fmt::format("callgrind, exclusive {} per function: total {} → {}", cg.event, value_str(cg.total_before),
+                       value_str(cg.total_after));
+}
+
+std::string perf_heading(const perf_attribution& p)
+{
+    return fmt::format("perf record, {} self samples per function ({} execution{} per side): total {} → {}", p.event,
+                       p.executions, p.executions == 1 ? "" : "s", value_str(p.samples_before),
+                       value_str(p.samples_after));
+}
+
+} // namespace perfgate::report::detail

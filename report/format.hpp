@@ -1,0 +1,40 @@
+// Formatting shared by the text and markdown renderers (report/text.cpp,
+// report/markdown.cpp): numbers, marks, history lines and attribution rows.
+// Internal to perfgate::report.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gate/report.hpp"
+
+namespace perfgate::report::detail {
+
+// A measured value: integers stay integers, small values keep 3-4
+// significant digits; "—" when absent or not finite. unit appended if set.
+std::string value_str(const std::optional<double>& v, std::string_view unit = {});
+std::string pct_str(const std::optional<double>& v);   // "+1.23%"
+std::string p_str(const std::optional<double>& p);     // a p-value
+// The shift's confidence interval in percent of the baseline median.
+std::string ci_str(const gate::counter_report& c);
+std::string_view mark(gate::status s);           // the status' emoji
+std::string_view verdict_mark(gate::verdict v);  // the verdict's emoji
+// "1 regression, 0 improvements, 3 unchanged, 0 inconclusive"
+std::string summary_counts(const gate::report& r);
+// Open alerts and a candidate outside the recent band, one line each.
+std::vector<std::string> history_lines(const gate::counter_report& c);
+
+// Attribution rows (gate::attribution).
+std::string short_name(std::string_view name);   // a function name cut to fit a table
+std::string signed_count(double v);
+std::string share_str(double share);
+bool shown_perf_row(const gate::function_change& c);
+std::size_t hidden_perf_rows(const gate::perf_attribution& p);
+std::string interval_str(const gate::function_change& c);
+std::string callgrind_heading(const gate::callgrind_attribution& cg);
+std::string perf_heading(const gate::perf_attribution& p);
+
+} // namespace perfgate::report::detail

@@ -1,0 +1,393 @@
+// The report JSON tree (report/render.hpp): to_json and its parse back,
+// report_from_json, and the "attribution" object alone.
+#include "report/render.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gate/noise.hpp"
+#include "model/error.hpp"
+
+namespace perfgate::report {
+
+using nlohmann::json;
+using namespace gate;
+
+namespace {
+
+// JSON has no infinity or NaN: a statistic that is not finite is null
+// ("statistics that do not apply are null, never invented").
+json num(const std::optional<double>& v)
+{
+    if (!v || !std::isfinite(*v)) return nullptr;
+    return *v;
+}
+
+json side_json(const side_summary& s)
+{
+    return {{"n", s.n},           {"mean", num(s.mean)}, {"median", num(s.median)}, {"stddev", num(s.stddev)},
+            {"cov", num(s.cov)}, {"min", num(s.min)},   {"max", num(s.max)}};
+}
+
+std::optional<double> opt_num(const json& j, const char* key)
+{
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    return it->get<double>();
+}
+
+side_summary side_from_json(const json& j)
+{
+    side_summary s;
+    s.n = j.value("n", std::size_t{0});
+    s.mean = opt_num(j, "mean");
+    s.median = opt_num(j, "median");
+    s.stddev = opt_num(j, "stddev");
+    s.cov = opt_num(j, "cov");
+    s.min = opt_num(j, "min");
+    s.max = opt_num(j, "max");
+    return s;
+}
+
+// History context (report.hpp): null when the report was made without it.
+json open_alerts_json(const std::optional<std::vector<open_alert>>& alerts)
+{
+    if (!alerts) return nullptr;
+    json out = json::array();
+    for (const auto& a : *alerts) {
+        out.push_back({{"id", a.id},
+                       {"status", model::to_string(a.state)},
+                       {"delta_pct", num(a.delta_pct)},
+                       {"run_id", a.run_id},
+                       {"git_sha", a.git_sha}});
+    }
+    return out;
+}
+
+json band_json(const std::optional<history_band>& b)
+{
+    if (!b || !std::isfinite(b->lo) || !std::isfinite(b->hi)) return nullptr;
+    return {{"lo", b->lo},
+            {"hi", b->hi},
+            {"n", b->n},
+            {"since_run", b->since_run ? json(*b->since_run) : json(nullptr)}};
+}
+
+std::optional<std::vector<open_alert>> open_alerts_from_json(const json& jc)
+{
+    auto it = jc.find("open_alerts");
+    if (it == jc.end() || it->is_null()) return std::nullopt;
+    std::vector<open_alert> out;
+    for (const auto& ja : it->get_ref<const json::array_t&>()) {
+        open_alert a;
+        a.id = ja.at("id").get<std::int64_t>();
+        const auto state = ja.at("status").get<std::string>();
+        const auto parsed = model::parse_alert_status(state);
+        if (!parsed) throw error("input.bad_report", fmt::format("report JSON: unknown alert status '{}'", state));
+        a.state = *parsed;
+        a.delta_pct = opt_num(ja, "delta_pct");
+        a.run_id = ja.value("run_id", std::int64_t{0});
+        a.git_sha = ja.value("git_sha", std::string());
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::optional<history_band> band_from_json(const json& jc)
+{
+    auto it = jc.find("band");
+    if (it == jc.end() || it->is_null()) return std::nullopt;
+    history_band b;
+    b.lo = it->at("lo").get<double>();
+    b.hi = it->at("hi").get<double>();
+    b.n = it->value("n", std::size_t{0});
+    if (auto since = it->find("since_run"); since != it->end() && !since->is_null()) {
+        b.since_run = since->get<std::int64_t>();
+    }
+    return b;
+}
+
+template <typename E, std::size_t N>
+E parse_enum(const std::string& s, const E (&all)[N], const char* field)
+{
+    for (E e : all) {
+        if (to_string(e) == s) return e;
+    }
+    throw error("input.bad_report", fmt::format("report JSON: unknown {} '{}'", field, s));
+}
+
+constexpr status all_status[] = {status::unsupported,  status::insufficient, status::regression,
+                                 status::improvement,  status::inconclusive, status::unchanged};
+constexpr verdict all_verdicts[] = {verdict::pass, verdict::fail, verdict::inconclusive};
+constexpr method all_methods[] = {method::exact, method::asymptotic, method::deterministic, method::welch};
+
+json sequential_json(const std::optional<sequential_report>& s)
+{
+    if (!s) return nullptr;
+    json ci = nullptr;
+    if (s->ci_pct && std::isfinite(s->ci_pct->first) && std::isfinite(s->ci_pct->second)) {
+        ci = json::array({s->ci_pct->first, s->ci_pct->second});
+    }
+    return {{"look", s->look},         {"looks", s->looks},           {"n", s->n},
+            {"alpha", s->alpha},       {"level", s->level},           {"p_one_sided", s->p_one_sided},
+            {"ci_pct", ci},            {"ended_early", s->ended_early}};
+}
+
+std::optional<sequential_report> sequential_from_json(const json& jc)
+{
+    auto it = jc.find("sequential");
+    if (it == jc.end() || it->is_null()) return std::nullopt;
+    sequential_report s;
+    s.look = it->at("look").get<std::size_t>();
+    s.looks = it->at("looks").get<std::size_t>();
+    s.n = it->at("n").get<std::size_t>();
+    s.alpha = it->at("alpha").get<double>();
+    s.level = it->at("level").get<double>();
+    s.p_one_sided = it->at("p_one_sided").get<double>();
+    if (auto ci = it->find("ci_pct"); ci != it->end() && ci->is_array() && ci->size() == 2) {
+        s.ci_pct = std::pair{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
+    }
+    s.ended_early = it->value("ended_early", false);
+    return s;
+}
+
+// Attribution (report.hpp): optional members are absent, not null, when
+// empty (the contract of the "attribution" object).
+json change_json(const function_change& c)
+{
+    json j = {{"name", c.name},   {"file", c.file},   {"before", c.before},
+              {"after", c.after}, {"delta", c.delta}, {"share", c.share}};
+    if (c.interval) j["interval"] = json::array({c.interval->first, c.interval->second});
+    if (c.significant) j["significant"] = *c.significant;
+    return j;
+}
+
+function_change change_from_json(const json& j)
+{
+    function_change c;
+    c.name = j.at("name").get<std::string>();
+    c.file = j.value("file", std::string());
+    c.before = j.at("before").get<double>();
+    c.after = j.at("after").get<double>();
+    c.delta = j.at("delta").get<double>();
+    c.share = j.value("share", 0.0);
+    if (auto it = j.find("interval"); it != j.end() && !it->is_null()) {
+        if (!it->is_array() || it->size() != 2) {
+            throw error("input.bad_report", "report JSON: attribution row 'interval' is not [lo, hi]");
+        }
+        c.interval = std::pair{(*it)[0].get<double>(), (*it)[1].get<double>()};
+    }
+    if (auto it = j.find("significant"); it != j.end() && !it->is_null()) c.significant = it->get<bool>();
+    return c;
+}
+
+json changes_json(const std::vector<function_change>& rows)
+{
+    json out = json::array();
+    for (const auto& c : rows) out.push_back(change_json(c));
+    return out;
+}
+
+std::vector<function_change> changes_from_json(const json& j)
+{
+    std::vector<function_change> out;
+    for (const auto& row : j.at("top").get_ref<const json::array_t&>()) out.push_back(change_from_json(row));
+    return out;
+}
+
+} // namespace
+
+json to_json(const attribution& a)
+{
+    json out = json::object();
+    if (const auto& cg = a.callgrind) {
+        out["callgrind"] = {{"event", cg->event},
+                            {"total_before", cg->total_before},
+                            {"total_after", cg->total_after},
+                            {"top", changes_json(cg->top)}};
+    }
+    if (const auto& p = a.perf) {
+        json jp = {{"event", p->event},
+                   {"executions", p->executions},
+                   {"samples_before", p->samples_before},
+                   {"samples_after", p->samples_after},
+                   {"top", changes_json(p->top)}};
+        if (p->flame_graph) jp["flame_graph"] = *p->flame_graph;
+        out["perf"] = std::move(jp);
+    }
+    if (!a.errors.empty()) {
+        json errors = json::array();
+        for (const auto& e : a.errors) errors.push_back({{"source", e.source}, {"id", e.id}, {"message", e.message}});
+        out["errors"] = std::move(errors);
+    }
+    return out;
+}
+
+attribution attribution_from_json(const json& j)
+{
+    try {
+        if (!j.is_object()) throw error("input.bad_report", "report JSON: 'attribution' is not an object");
+        attribution a;
+        if (auto it = j.find("callgrind"); it != j.end() && !it->is_null()) {
+            callgrind_attribution cg;
+            cg.event = it->value("event", std::string("Ir"));
+            cg.total_before = it->at("total_before").get<double>();
+            cg.total_after = it->at("total_after").get<double>();
+            cg.top = changes_from_json(*it);
+            a.callgrind = std::move(cg);
+        }
+        if (auto it = j.find("perf"); it != j.end() && !it->is_null()) {
+            perf_attribution p;
+            p.event = it->at("event").get<std::string>();
+            p.executions = it->value("executions", std::size_t{0});
+            p.samples_before = it->at("samples_before").get<double>();
+            p.samples_after = it->at("samples_after").get<double>();
+            p.top = changes_from_json(*it);
+            if (auto fg = it->find("flame_graph"); fg != it->end() && !fg->is_null()) p.flame_graph = fg->get<std::string>();
+            a.perf = std::move(p);
+        }
+        if (auto it = j.find("errors"); it != j.end() && !it->is_null()) {
+            for (const auto& e : it->get_ref<const json::array_t&>()) {
+                a.errors.push_back({e.at("source").get<std::string>(), e.at("id").get<std::string>(),
+                                    e.at("message").get<std::string>()});
+            }
+        }
+        return a;
+    } catch (const json::exception& e) {
+        throw error("input.bad_report", fmt::format("report JSON: attribution: {}", e.what()));
+    }
+}
+
+namespace {
+
+// One counter of a benchmark's "counters"; json exceptions are turned into
+// "input.bad_report" by report_from_json.
+counter_report counter_from_json(const json& jc)
+{
+    counter_report c;
+    c.name = jc.at("name").get<std::string>();
+    c.unit = jc.value("unit", std::string());
+    c.direction = capture::parse_better(jc.value("better", std::string("lower"))).value_or(capture::better::lower);
+    c.gated = jc.value("gated", false);
+    c.state = parse_enum(jc.at("status").get<std::string>(), all_status, "status");
+    if (jc.contains("method") && !jc["method"].is_null()) {
+        c.test = parse_enum(jc["method"].get<std::string>(), all_methods, "method");
+    }
+    c.baseline = side_from_json(jc.at("baseline"));
+    c.candidate = side_from_json(jc.at("candidate"));
+    c.delta_pct = opt_num(jc, "delta_pct");
+    c.shift = opt_num(jc, "shift");
+    c.shift_pct = opt_num(jc, "shift_pct");
+    if (jc.contains("shift_ci") && jc["shift_ci"].is_array() && jc["shift_ci"].size() == 2) {
+        c.shift_ci = std::pair{jc["shift_ci"][0].get<double>(), jc["shift_ci"][1].get<double>()};
+    }
+    c.u = opt_num(jc, "u");
+    c.p_value = opt_num(jc, "p_value");
+    c.p_adjusted = opt_num(jc, "p_adjusted");
+    c.mde_pct = opt_num(jc, "mde_pct");
+    c.threshold_pct = jc.value("threshold_pct", default_threshold_pct);
+    c.running_pct_min = opt_num(jc, "running_pct_min");
+    c.z_score = opt_num(jc, "z_score");
+    c.anomaly = jc.value("anomaly", false);
+    // Added within v1: reports stored before them have none.
+    c.open_alerts = open_alerts_from_json(jc);
+    c.band = band_from_json(jc);
+    if (jc.contains("outside_band") && !jc["outside_band"].is_null()) {
+        c.outside_band = jc["outside_band"].get<bool>();
+    }
+    c.sequential = sequential_from_json(jc);
+    c.reason = jc.value("reason", std::string());
+    c.noise = noise_from_json(jc);
+    return c;
+}
+
+// One counter of a benchmark's "counters".
+json counter_json(const counter_report& c)
+{
+    json ci = nullptr;
+    if (c.shift_ci && std::isfinite(c.shift_ci->first) && std::isfinite(c.shift_ci->second)) {
+        ci = json::array({c.shift_ci->first, c.shift_ci->second});
+    }
+    return {{"name", c.name},
+            {"unit", c.unit},
+            {"better", to_string(c.direction)},
+            {"gated", c.gated},
+            {"status", to_string(c.state)},
+            {"method", c.test ? json(to_string(*c.test)) : json(nullptr)},
+            {"baseline", side_json(c.baseline)},
+            {"candidate", side_json(c.candidate)},
+            {"delta_pct", num(c.delta_pct)},
+            {"shift", num(c.shift)},
+            {"shift_pct", num(c.shift_pct)},
+            {"shift_ci", ci},
+            {"u", num(c.u)},
+            {"p_value", num(c.p_value)},
+            {"p_adjusted", num(c.p_adjusted)},
+            {"mde_pct", num(c.mde_pct)},
+            {"threshold_pct", c.threshold_pct},
+            {"running_pct_min", num(c.running_pct_min)},
+            {"z_score", num(c.z_score)},
+            {"anomaly", c.anomaly},
+            {"open_alerts", open_alerts_json(c.open_alerts)},
+            {"band", band_json(c.band)},
+            {"outside_band", c.outside_band ? json(*c.outside_band) : json(nullptr)},
+            {"sequential", sequential_json(c.sequential)},
+            {"reason", c.reason},
+            {"noise", noise_to_json(c.noise)}};
+}
+
+} // namespace
+
+json to_json(const gate::report& r)
+{
+    json benchmarks = json::array();
+    for (const auto& b : r.benchmarks) {
+        json counters = json::array();
+        for (const auto& c : b.counters) counters.push_back(counter_json(c));
+        json jb = {{"name", b.name}, {"verdict", to_string(b.result)}, {"counters", counters}};
+        if (b.baseline_run) jb["baseline_run"] = *b.baseline_run;
+        if (b.candidate_run) jb["candidate_run"] = *b.candidate_run;
+        if (b.attribution_info) jb["attribution"] = to_json(*b.attribution_info);
+        benchmarks.push_back(std::move(jb));
+    }
+    json out = {{"schema", "perfgate.report/v1"},
+                {"verdict", to_string(r.result)},
+                {"policy", to_json(r.rules)},
+                {"warnings", r.warnings},
+                {"benchmarks", benchmarks}};
+    if (r.comparison_id) out["comparison_id"] = *r.comparison_id;
+    return out;
+}
+
+gate::report report_from_json(const json& j)
+{
+    try {
+        if (j.value("schema", std::string()) != "perfgate.report/v1") {
+            throw error("input.bad_report", "report JSON: schema is not \"perfgate.report/v1\"");
+        }
+        gate::report r;
+        r.result = parse_enum(j.at("verdict").get<std::string>(), all_verdicts, "verdict");
+        if (j.contains("policy")) r.rules = parse_policy(j.at("policy"), "report JSON policy");
+        r.warnings = j.value("warnings", std::vector<std::string>{});
+        if (j.contains("comparison_id") && !j["comparison_id"].is_null()) r.comparison_id = j["comparison_id"].get<std::int64_t>();
+        for (const auto& jb : j.at("benchmarks")) {
+            benchmark_report b;
+            b.name = jb.at("name").get<std::string>();
+            b.result = parse_enum(jb.at("verdict").get<std::string>(), all_verdicts, "verdict");
+            if (jb.contains("baseline_run") && !jb["baseline_run"].is_null()) b.baseline_run = jb["baseline_run"].get<std::int64_t>();
+            if (jb.contains("candidate_run") && !jb["candidate_run"].is_null()) b.candidate_run = jb["candidate_run"].get<std::int64_t>();
+            // Added within v1 (issue 12): absent when nothing was profiled.
+            if (auto it = jb.find("attribution"); it != jb.end() && !it->is_null()) {
+                b.attribution_info = attribution_from_json(*it);
+            }
+            for (const auto& jc : jb.at("counters")) b.counters.push_back(counter_from_json(jc));
+            r.benchmarks.push_back(std::move(b));
+        }
+        return r;
+    } catch (const json::exception& e) {
+        throw error("input.bad_report", fmt::format("report JSON: {}", e.what()));
+    }
+}
+
+} // namespace perfgate::report

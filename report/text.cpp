@@ -1,0 +1,88 @@
+// render_text (report/render.hpp): the terminal table.
+#include "report/render.hpp"
+
+#include <fmt/format.h>
+
+#include "gate/noise.hpp"
+#include "report/format.hpp"
+
+namespace perfgate::report {
+
+using namespace gate;
+using namespace detail;
+
+namespace {
+
+// The attribution of one benchmark under its counters in the text report.
+std::string text_attribution(const attribution& a)
+{
+    std::string out;
+    if (const auto& cg = a.callgrind) {
+        out += fmt::format("  where: {}\n", callgrind_heading(*cg));
+        if (cg->top.empty()) out += "    no function's cost changed\n";
+        for (const auto& c : cg->top) {
+            out += fmt::format("    {:>14} {:>8}  {} → {}  {}{}\n", signed_count(c.delta), share_str(c.share),
+                               value_str(c.before), value_str(c.after), short_name(c.name),
+                               c.file.empty() ? "" : fmt::format("  ({})", c.file));
+        }
+    }
+    if (const auto& p = a.perf) {
+        out += fmt::format("  where: {}\n", perf_heading(*p));
+        std::size_t shown = 0;
+        for (const auto& c : p->top) {
+            if (!shown_perf_row(c)) continue;
+            ++shown;
+            out += fmt::format("    {:>14} {:>8}  {} → {}  self share {}  {}\n", signed_count(c.delta),
+                               share_str(c.share), value_str(c.before), value_str(c.after), interval_str(c),
+                               short_name(c.name));
+        }
+        if (shown == 0) out += "    no symbol changed beyond the noise\n";
+        if (auto hidden = hidden_perf_rows(*p)) out += fmt::format("    ({} more within the noise, not shown)\n", hidden);
+        if (p->flame_graph) out += fmt::format("    differential flame graph: {}\n", *p->flame_graph);
+    }
+    for (const auto& e : a.errors) out += fmt::format("  where: {} attribution failed: {}\n", e.source, e.message);
+    return out;
+}
+
+} // namespace
+
+std::string render_text(const gate::report& r, bool colour)
+{
+    auto paint = [colour](std::string_view s, status st) -> std::string {
+        if (!colour) return std::string(s);
+        const char* code = st == status::regression     ? "\x1b[31m"
+                           : st == status::improvement  ? "\x1b[32m"
+                           : st == status::inconclusive || st == status::insufficient ? "\x1b[33m"
+                           : st == status::unsupported  ? "\x1b[2m"
+                                                        : "";
+        return *code ? fmt::format("{}{}\x1b[0m", code, s) : std::string(s);
+    };
+    std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
+    out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline",
+                       "candidate", "Δ median", "shift [CI]", "p adj.");
+    for (const auto& b : r.benchmarks) {
+        if (r.benchmarks.size() > 1 || b.name != "default") out += fmt::format("{} ({})\n", b.name, to_string(b.result));
+        for (const auto& c : b.counters) {
+            std::string name = c.name + (c.gated ? "" : " ·");
+            std::string st = std::string(to_string(c.state));
+            out += fmt::format("{} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", paint(fmt::format("{:<13}", st), c.state),
+                               name, value_str(c.baseline.median, c.unit), value_str(c.candidate.median, c.unit),
+                               pct_str(c.delta_pct),
+                               c.shift_ci ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
+                               p_str(c.p_adjusted ? c.p_adjusted : c.p_value));
+            if (c.state != status::unchanged && !c.reason.empty()) out += fmt::format("{:<14}{}\n", "", c.reason);
+            for (const auto& line : history_lines(c)) out += fmt::format("{:<14}! {}\n", "", line);
+            if (auto line = noise_summary(c); !line.empty()) out += fmt::format("{:<14}noise: {}\n", "", line);
+        }
+        if (b.attribution_info) out += text_attribution(*b.attribution_info);
+    }
+    out += "(· = reported, not gated)\n";
+    if (!r.warnings.empty()) {
+        out += "\nwarnings:\n";
+        for (const auto& w : r.warnings) out += fmt::format("  - {}\n", w);
+    }
+    return out;
+}
+
+
+} // namespace perfgate::report
