@@ -160,6 +160,152 @@ void store::set_repository_url(std::string_view project, std::string_view url)
 
 namespace {
 
+// The ids of a detection's series; store.not_found when one of its names is
+// unknown.
+series_ids resolve_detected(connection& c, const std::string& name, std::string_view project,
+                            const store::series_detection& d)
+{
+    auto ids = resolve(c, project, d.series);
+    if (!ids.project || !ids.benchmark || !ids.counter || !ids.testbed) {
+        throw error("store.not_found",
+                    fmt::format("{}: series {} / {} / testbed {} / branch {} of project {} not found",
+                                name, shown_name(d.series.benchmark), shown_name(d.series.counter),
+                                shown_name(d.series.testbed), shown_name(d.series.branch), shown_name(project)));
+    }
+    return ids;
+}
+
+// Alerts by their run's position in a detection's tail: (position, alert id).
+using tail_alert_list = std::vector<std::pair<std::size_t, std::int64_t>>;
+
+// What a series stores for the runs of a detection's tail.
+struct tail_rows {
+    tail_alert_list alerts;                                     // (position, alert id)
+    std::vector<std::int64_t> stale;                            // change points to replace
+};
+
+// Rows of this series with a run id in the tail's range (one range of
+// each table's series index), kept when the run is in the tail: a
+// handful of rows, not one statement per tail point. position: run id ->
+// index in the tail.
+tail_rows rows_in_tail(connection& c, const series_ids& ids, const store::series_detection& d,
+                       const std::unordered_map<std::int64_t, std::size_t>& position)
+{
+    tail_rows rows;
+    if (d.tail.empty()) return rows;
+    const auto range = std::minmax_element(d.tail.begin(), d.tail.end());
+    const std::int64_t first = *range.first, last = *range.second;
+    auto in_range = [&](std::string_view sql, auto&& use) {
+        auto st = c.prepare(sql);
+        st.bind(":benchmark_id", *ids.benchmark).bind(":counter_id", *ids.counter)
+            .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch)
+            .bind(":first", first).bind(":last", last);
+        while (st.step()) {
+            if (auto it = position.find(st.int64(0)); it != position.end()) use(it->second, st);
+        }
+    };
+    constexpr std::string_view series_range =
+        " WHERE benchmark_id = :benchmark_id AND counter_id = :counter_id AND testbed_id = :testbed_id"
+        " AND branch = :branch AND run_id >= :first AND run_id <= :last";
+    in_range(std::string("SELECT run_id, id FROM alerts").append(series_range),
+             [&](std::size_t pos, const statement& st) { rows.alerts.emplace_back(pos, st.int64(1)); });
+    in_range(std::string("SELECT run_id FROM change_points").append(series_range),
+             [&](std::size_t pos, const statement&) { rows.stale.push_back(d.tail[pos]); });
+    return rows;
+}
+
+// The nearest alert of tail_alerts within store::alert_match_distance
+// points of tail position at, and not in matched (claimed already).
+std::optional<std::int64_t> nearest_unclaimed_alert(const tail_alert_list& tail_alerts,
+                                                    const std::vector<std::int64_t>& matched, std::size_t at)
+{
+    std::optional<std::int64_t> same;
+    std::size_t best = store::alert_match_distance + 1;
+    for (const auto& [pos, id] : tail_alerts) {
+        const std::size_t dist = pos > at ? pos - at : at - pos;
+        if (dist < best && std::find(matched.begin(), matched.end(), id) == matched.end()) {
+            best = dist;
+            same = id;
+        }
+    }
+    return same;
+}
+
+// Moves alert id to the change r (the same change, found again).
+void move_alert(connection& c, std::int64_t id, const model::change_point_record& r, std::int64_t now)
+{
+    auto up = c.prepare("UPDATE alerts SET run_id = :run_id, " 
+                        "p_value = :p_value, mean_before = :mean_before, mean_after = :mean_after, "
+                        "median_before = :median_before, median_after = :median_after, "
+                        "delta_pct = :delta_pct, shift = :shift, shift_lower = :shift_lower, "
+                        "shift_upper = :shift_upper, updated_at = :now WHERE id = :id");
+    up.bind(":run_id", r.run_id).bind(":now", now).bind(":id", id);
+    bind_numbers(up, r);
+    up.run();
+}
+
+// A new untriaged alert of the series for the change r; its id.
+std::int64_t open_alert(connection& c, const series_ids& ids, const std::string& branch,
+                        const model::change_point_record& r, std::int64_t now)
+{
+    auto add = c.prepare("INSERT INTO alerts (project_id, benchmark_id, counter_id, testbed_id, branch, "
+                         "run_id, " PERFGATE_NUMBERS ", created_at, updated_at) VALUES (:project_id, "
+                         ":benchmark_id, :counter_id, :testbed_id, :branch, :run_id, "
+                         PERFGATE_NUMBER_PARAMS ", :now, :now) RETURNING id");
+    add.bind(":project_id", *ids.project).bind(":benchmark_id", *ids.benchmark)
+        .bind(":counter_id", *ids.counter).bind(":testbed_id", *ids.testbed)
+        .bind(":branch", branch).bind(":run_id", r.run_id).bind(":now", now);
+    bind_numbers(add, r);
+    add.step();
+    const auto id = add.int64(0);
+    add.run();
+    return id;
+}
+
+// One series's detection: its change points in the tail replaced by d.found,
+// each worse change matched to an alert of the series or opened as a new
+// one (whose id goes to opened).
+void apply_series_detection(connection& c, const std::string& name, std::string_view project,
+                            const store::series_detection& d, std::int64_t now, std::vector<std::int64_t>& opened)
+{
+    const auto ids = resolve_detected(c, name, project, d);
+    std::unordered_map<std::int64_t, std::size_t> position;   // run id -> index in the tail
+    for (std::size_t i = 0; i < d.tail.size(); ++i) position.emplace(d.tail[i], i);
+    auto [tail_alerts, stale] = rows_in_tail(c, ids, d, position);
+
+    auto del = c.prepare("DELETE FROM change_points WHERE run_id = :run_id AND counter_id = :counter_id");
+    del.bind(":counter_id", *ids.counter);
+    for (const auto run : stale) del.bind(":run_id", run).run();
+
+    auto ins = c.prepare("INSERT INTO change_points (run_id, counter_id, benchmark_id, testbed_id, branch, "
+                         PERFGATE_NUMBERS ") VALUES (:run_id, :counter_id, :benchmark_id, :testbed_id, "
+                         ":branch, " PERFGATE_NUMBER_PARAMS ")");
+    std::vector<std::int64_t> matched;   // alerts already claimed in this detection
+    for (const auto& f : d.found) {
+        const auto& r = f.record;
+        const auto at = position.find(r.run_id);
+        if (at == position.end()) {
+            throw error("store.constraint", fmt::format("{}: change point at run {} is not in its series's tail",
+                                                        name, r.run_id));
+        }
+        ins.bind(":run_id", r.run_id).bind(":counter_id", *ids.counter).bind(":benchmark_id", *ids.benchmark)
+            .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch);
+        bind_numbers(ins, r);
+        ins.run();
+        if (!f.worse) continue;
+
+        if (const auto same = nearest_unclaimed_alert(tail_alerts, matched, at->second)) {
+            matched.push_back(*same);
+            move_alert(c, *same, r, now);
+            continue;
+        }
+        const auto id = open_alert(c, ids, d.series.branch, r, now);
+        opened.push_back(id);
+        matched.push_back(id);
+        tail_alerts.emplace_back(at->second, id);
+    }
+}
+
 std::vector<std::int64_t> apply_detection_on(connection& c, const std::string& name, std::string_view project,
                                              const std::vector<store::series_detection>& detections)
 {
@@ -172,100 +318,7 @@ std::vector<std::int64_t> apply_detection_on(connection& c, const std::string& n
     if (c.kind() == detail::engine::postgresql) {
         c.prepare("SELECT id FROM projects WHERE name = :name FOR UPDATE").bind(":name", project).run();
     }
-    for (const auto& d : detections) {
-        const auto ids = resolve(c, project, d.series);
-        if (!ids.project || !ids.benchmark || !ids.counter || !ids.testbed) {
-            throw error("store.not_found",
-                        fmt::format("{}: series {} / {} / testbed {} / branch {} of project {} not found",
-                                    name, shown_name(d.series.benchmark), shown_name(d.series.counter),
-                                    shown_name(d.series.testbed), shown_name(d.series.branch), shown_name(project)));
-        }
-        std::unordered_map<std::int64_t, std::size_t> position;   // run id -> index in the tail
-        for (std::size_t i = 0; i < d.tail.size(); ++i) position.emplace(d.tail[i], i);
-
-        // Rows of this series with a run id in the tail's range (one range of
-        // each table's series index), kept when the run is in the tail: a
-        // handful of rows, not one statement per tail point.
-        std::vector<std::pair<std::size_t, std::int64_t>> tail_alerts;   // (position, alert id)
-        std::vector<std::int64_t> stale;                                   // change points to replace
-        if (!d.tail.empty()) {
-            const auto [lo, hi] = std::minmax_element(d.tail.begin(), d.tail.end());
-            auto in_range = [&](std::string_view sql, auto&& use) {
-                auto st = c.prepare(sql);
-                st.bind(":benchmark_id", *ids.benchmark).bind(":counter_id", *ids.counter)
-                    .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch)
-                    .bind(":first", *lo).bind(":last", *hi);
-                while (st.step()) {
-                    if (auto it = position.find(st.int64(0)); it != position.end()) use(it->second, st);
-                }
-            };
-            constexpr std::string_view series_range =
-                " WHERE benchmark_id = :benchmark_id AND counter_id = :counter_id AND testbed_id = :testbed_id"
-                " AND branch = :branch AND run_id >= :first AND run_id <= :last";
-            in_range(std::string("SELECT run_id, id FROM alerts").append(series_range),
-                     [&](std::size_t pos, const statement& st) { tail_alerts.emplace_back(pos, st.int64(1)); });
-            in_range(std::string("SELECT run_id FROM change_points").append(series_range),
-                     [&](std::size_t pos, const statement&) { stale.push_back(d.tail[pos]); });
-        }
-        auto del = c.prepare("DELETE FROM change_points WHERE run_id = :run_id AND counter_id = :counter_id");
-        del.bind(":counter_id", *ids.counter);
-        for (const auto run : stale) del.bind(":run_id", run).run();
-
-        auto ins = c.prepare("INSERT INTO change_points (run_id, counter_id, benchmark_id, testbed_id, branch, "
-                             PERFGATE_NUMBERS ") VALUES (:run_id, :counter_id, :benchmark_id, :testbed_id, "
-                             ":branch, " PERFGATE_NUMBER_PARAMS ")");
-        std::vector<std::int64_t> matched;   // alerts already claimed in this detection
-        for (const auto& f : d.found) {
-            const auto& r = f.record;
-            const auto at = position.find(r.run_id);
-            if (at == position.end()) {
-                throw error("store.constraint", fmt::format("{}: change point at run {} is not in its series's tail",
-                                                            name, r.run_id));
-            }
-            ins.bind(":run_id", r.run_id).bind(":counter_id", *ids.counter).bind(":benchmark_id", *ids.benchmark)
-                .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch);
-            bind_numbers(ins, r);
-            ins.run();
-            if (!f.worse) continue;
-
-            // The nearest unclaimed alert within store::alert_match_distance points.
-            std::optional<std::int64_t> same;
-            std::size_t best = store::alert_match_distance + 1;
-            for (const auto& [pos, id] : tail_alerts) {
-                const std::size_t dist = pos > at->second ? pos - at->second : at->second - pos;
-                if (dist < best && std::find(matched.begin(), matched.end(), id) == matched.end()) {
-                    best = dist;
-                    same = id;
-                }
-            }
-            if (same) {
-                matched.push_back(*same);
-                auto up = c.prepare("UPDATE alerts SET run_id = :run_id, " 
-                                    "p_value = :p_value, mean_before = :mean_before, mean_after = :mean_after, "
-                                    "median_before = :median_before, median_after = :median_after, "
-                                    "delta_pct = :delta_pct, shift = :shift, shift_lower = :shift_lower, "
-                                    "shift_upper = :shift_upper, updated_at = :now WHERE id = :id");
-                up.bind(":run_id", r.run_id).bind(":now", now).bind(":id", *same);
-                bind_numbers(up, r);
-                up.run();
-                continue;
-            }
-            auto add = c.prepare("INSERT INTO alerts (project_id, benchmark_id, counter_id, testbed_id, branch, "
-                                 "run_id, " PERFGATE_NUMBERS ", created_at, updated_at) VALUES (:project_id, "
-                                 ":benchmark_id, :counter_id, :testbed_id, :branch, :run_id, "
-                                 PERFGATE_NUMBER_PARAMS ", :now, :now) RETURNING id");
-            add.bind(":project_id", *ids.project).bind(":benchmark_id", *ids.benchmark)
-                .bind(":counter_id", *ids.counter).bind(":testbed_id", *ids.testbed)
-                .bind(":branch", d.series.branch).bind(":run_id", r.run_id).bind(":now", now);
-            bind_numbers(add, r);
-            add.step();
-            const auto id = add.int64(0);
-            add.run();
-            opened.push_back(id);
-            matched.push_back(id);
-            tail_alerts.emplace_back(at->second, id);
-        }
-    }
+    for (const auto& d : detections) apply_series_detection(c, name, project, d, now, opened);
     return opened;
 }
 

@@ -1,6 +1,6 @@
-// The store's private parts, shared by its sources (store.cpp, alerts.cpp,
-// listing.cpp): the connections behind store::impl and small helpers. Not
-// an interface: nothing outside store/ includes this.
+// The store's private parts, shared by its sources (store.cpp lists them):
+// the connections behind store::impl and small helpers. Not an interface:
+// nothing outside store/ includes this.
 //
 // Connections, per engine:
 // - SQLite: one writer connection behind writer_mu_ (SQLite has one writer
@@ -58,6 +58,12 @@ std::int64_t to_int64(std::size_t v);
 std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
                                       std::initializer_list<std::pair<const char*, std::string_view>> binds);
 
+// Brings a freshly opened database to the newest schema (migrate.cpp):
+// store.migrate when a migration fails or the database is newer than this
+// perfgate.
+void migrate_sqlite(connection& c);
+void migrate_pg(connection& c);
+
 class pg_listener;        // store/postgres.hpp
 class wal_checkpointer;   // store/sqlite.hpp
 
@@ -101,6 +107,12 @@ std::optional<std::int64_t> project_id(id_cache& ids, connection& c, std::string
 std::optional<std::int64_t> counter_id(id_cache& ids, connection& c, std::string_view counter, bool fill);
 std::optional<std::int64_t> benchmark_id(id_cache& ids, connection& c, std::string_view project,
                                          std::string_view benchmark, bool fill);
+
+// The id of project's row, created (at now) when missing (ingest.cpp). ids:
+// ids known from committed reads, looked in first (never filled: the
+// caller's transaction may roll back).
+std::int64_t ensure_project_row(connection& c, std::string_view project, std::int64_t now,
+                                const id_cache* ids = nullptr);
 
 } // namespace detail
 

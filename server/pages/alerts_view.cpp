@@ -1,0 +1,120 @@
+// GET /p/{project}/alerts: the alerts inbox with its filters and, for a
+// signed-in reader, a triage form per alert; POST /p/{project}/alerts/{id}:
+// that form's post.
+#include <string>
+
+#include <fmt/format.h>
+
+#include "api/wire.hpp"
+#include "model/error.hpp"
+#include "server/pages/security.hpp"
+#include "server/pages/views.hpp"
+#include "service/service.hpp"
+
+namespace perfgate::server::pages {
+
+namespace {
+
+constexpr std::string_view alert_statuses[] = {"untriaged", "acknowledged", "invalid", "wontfix", "fixed"};
+
+// ?status=&benchmark=&testbed=, empty values meaning any.
+model::alert_query alerts_filter(const page_state& p, const query_params& q)
+{
+    q.only({"status", "benchmark", "testbed"});
+    model::alert_query aq{p.project, std::nullopt, q.get("benchmark"), std::nullopt, q.get("testbed"), service::max_alert_limit};
+    if (const auto s = q.get("status"); s && !s->empty()) {
+        aq.status = model::parse_alert_status(*s);
+        if (!aq.status) {
+            throw error("http.bad_param", fmt::format("query parameter 'status': expected one of {}, got '{}'",
+                                                      fmt::join(alert_statuses, ", "), s->substr(0, 64)));
+        }
+    }
+    if (aq.benchmark && aq.benchmark->empty()) aq.benchmark.reset();
+    if (aq.testbed && aq.testbed->empty()) aq.testbed.reset();
+    return aq;
+}
+
+void alerts_filter_form(writer& w, const page_state& p, const model::alert_query& aq)
+{
+    const std::string here = project_path(p.project) + "/alerts";
+    w.f("<form class=\"filters\" method=\"get\" action=\"{}\"><label>status <select name=\"status\">", here);
+    w.f("<option value=\"\"{}>any</option>", aq.status ? "" : " selected");
+    for (const auto s : alert_statuses) {
+        w.f("<option value=\"{}\"{}>{}</option>", s, aq.status && model::to_string(*aq.status) == s ? " selected" : "", s);
+    }
+    w.f("</select></label><label>benchmark <input name=\"benchmark\" value=\"{}\"></label>"
+        "<label>testbed <input name=\"testbed\" value=\"{}\"></label><button type=\"submit\">filter</button></form>",
+        aq.benchmark.value_or(""), aq.testbed.value_or(""));
+}
+
+// The last cell of an alert's row: the triage form, or a way to sign in.
+void triage_cell(writer& w, const page_state& p, const model::alert& a)
+{
+    if (p.session) {
+        w.f("<form class=\"triage\" method=\"post\" action=\"{}/alerts/{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">"
+            "<select name=\"status\">", project_path(p.project), a.id, p.session->csrf);
+        for (const auto s : alert_statuses) {
+            w.f("<option value=\"{}\"{}>{}</option>", s, model::to_string(a.status) == s ? " selected" : "", s);
+        }
+        w.f("</select><input name=\"note\" maxlength=\"{}\" placeholder=\"note\" value=\"{}\">"
+            "<button type=\"submit\">save</button></form>", service::max_alert_note_bytes, a.note);
+    } else {
+        w.f("<a href=\"{}/signin{}\">sign in to triage</a>", project_path(p.project),
+            html::url_query({{"next", sv(p.req.target())}}));
+    }
+}
+
+void alert_row(writer& w, const page_state& p, const model::alert& a)
+{
+    const auto& c = a.change;
+    const std::int64_t month = 30 * 86400;
+    const std::string link = series_url(p.project, c.series.benchmark, c.series.counter, c.series.testbed,
+                                        c.series.branch) +
+                             fmt::format("&x=date&from={}&to={}", c.created_at - month, c.created_at + month);
+    w.f("<tr id=\"alert-{}\" class=\"alert status-{}\"><td>{}</td><td><a class=\"series\" href=\"{}\">{} · {}</a>"
+        "<br><small>{} · {}</small></td><td><a href=\"{}/runs/{}\">run {}</a> <code>{}</code><br><small>{}</small></td>"
+        "<td>{}</td><td>{}</td><td><span class=\"badge status-{}\">{}</span></td><td class=\"note\">{}</td><td>",
+        a.id, model::to_string(a.status), a.id, link, c.series.benchmark, c.series.counter, c.series.branch,
+        c.series.testbed.substr(0, 12), project_path(p.project), c.run_id, c.run_id, c.git_sha.substr(0, 12),
+        iso_date(c.created_at), percent(c.delta_pct), number(c.p_value, 3), model::to_string(a.status),
+        model::to_string(a.status), a.note);
+    triage_cell(w, p, a);
+    w << "</td></tr>";
+}
+
+} // namespace
+
+response alerts_page(page_state& p, const query_params& q)
+{
+    const model::alert_query aq = alerts_filter(p, q);
+    const auto alerts = p.ctx.service.alerts(aq);
+
+    page_view v("alerts", "Alerts");
+    writer& w = v.body;
+    alerts_filter_form(w, p, aq);
+    if (alerts.empty()) w << "<p class=\"empty\" id=\"no-alerts\">No alerts match.</p>";
+    w << "<table id=\"alerts\"><thead><tr><th>alert</th><th>series</th><th>starts at</th><th>change</th><th>p</th>"
+         "<th>status</th><th>note</th><th>triage</th></tr></thead><tbody>";
+    for (const auto& a : alerts) alert_row(w, p, a);
+    w << "</tbody></table>";
+    v.set_data(json{{"page", "alerts"}, {"alerts", api::alerts_to_json(alerts).at("alerts")}});
+    return render(p, v);
+}
+
+response triage(page_state& p, const std::string& alert_id)
+{
+    const auto id = positive_id(alert_id, "alert id");
+    if (!p.session) return redirect(project_path(p.project) + "/signin", p.req);
+    const query_params form(p.req.body());
+    check_csrf(form, *p.session);
+    const auto status = model::parse_alert_status(form.get("status").value_or(""));
+    if (!status) {
+        throw error("alert.bad_status", fmt::format("status '{}': expected one of {}", form.get("status").value_or("").substr(0, 64),
+                                                    fmt::join(alert_statuses, ", ")));
+    }
+    model::alert_update u{*status, form.get("note"), "dashboard"};
+    p.ctx.service.update_alert(p.project, id, u);
+    return redirect(fmt::format("{}/alerts#alert-{}", project_path(p.project), id), p.req);
+}
+
+} // namespace perfgate::server::pages

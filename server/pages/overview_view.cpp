@@ -1,0 +1,117 @@
+// GET /p/{project}: the project's overview: its gated counters per benchmark
+// and testbed with sparklines, its recent comparisons, its open alerts.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "capture/counters.hpp"
+#include "server/pages/views.hpp"
+#include "service/service.hpp"
+
+namespace perfgate::server::pages {
+
+namespace {
+
+// The overview's sparklines: this many recent runs of each series.
+constexpr std::size_t overview_points = 60;
+
+// One benchmark's counter on the baseline branch: one row per testbed
+// (machines are not comparable), the one measured last first; each with its
+// last overview_points runs, oldest first. One empty row when it has none.
+std::vector<std::vector<model::history_point>> overview_testbeds(page_state& p, const std::string& benchmark,
+                                                                 const std::string& counter, const std::string& baseline)
+{
+    model::history_query hq;
+    hq.project = p.project;
+    hq.benchmark = benchmark;
+    hq.counter = counter;
+    hq.branch = baseline;
+    hq.limit = overview_points * 4;
+    std::vector<std::vector<model::history_point>> testbeds;
+    const auto points = p.ctx.service.history(hq);
+    for (auto pt = points.rbegin(); pt != points.rend(); ++pt) {
+        auto it = std::find_if(testbeds.begin(), testbeds.end(),
+                               [&](const auto& t) { return t.front().testbed == pt->testbed; });
+        if (it == testbeds.end()) it = testbeds.insert(testbeds.end(), std::vector<model::history_point>{});
+        if (it->size() < overview_points) it->push_back(*pt);
+    }
+    if (testbeds.empty()) testbeds.emplace_back();
+    for (auto& mine : testbeds) std::reverse(mine.begin(), mine.end());
+    return testbeds;
+}
+
+// The benchmarks table; `sparklines` gets each row's points for dashboard.js.
+void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, json& sparklines)
+{
+    w << "<table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>counter</th><th>testbed</th><th>trend</th>"
+         "<th>latest</th><th>runs</th><th>last run</th></tr></thead><tbody>";
+    for (const auto& b : p.ctx.service.benchmarks(p.project)) {
+        for (const auto& counter : b.counters) {
+            if (!capture::lookup_counter(counter).gated) continue;
+            for (const auto& mine : overview_testbeds(p, b.name, counter, baseline)) {
+                json pts = json::array();
+                for (const auto& pt : mine) pts.push_back({pt.run_id, pt.median});
+                const std::string testbed = mine.empty() ? std::string() : mine.front().testbed;
+                const std::string href = series_url(p.project, b.name, counter, testbed, baseline);
+                w.f("<tr class=\"benchmark\"><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td><div class=\"sparkline\" "
+                    "data-index=\"{}\"></div></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    b.name, href, counter, mine.empty() ? std::string("–") : mine.front().testbed_name, sparklines.size(),
+                    mine.empty() ? std::string("–") : number(mine.back().median, 5), b.runs, iso_date(b.last_run_at));
+                sparklines.push_back({{"benchmark", b.name}, {"counter", counter}, {"points", std::move(pts)}, {"href", href}});
+            }
+        }
+    }
+    w << "</tbody></table>";
+}
+
+void overview_comparisons(writer& w, page_state& p)
+{
+    w << "<h2>Recent comparisons</h2><table id=\"comparisons\"><thead><tr><th>comparison</th>"
+         "<th>verdict</th><th>base</th><th>head</th><th>benchmarks</th><th>when</th></tr></thead><tbody>";
+    const auto comparisons = p.ctx.service.recent_comparisons(p.project);
+    for (const auto& c : comparisons) {
+        const std::string verdict = c.verdict.value_or("unknown");
+        w.f("<tr id=\"comparison-{}\" class=\"verdict-{}\"><td><a href=\"{}/comparisons/{}\">{}</a></td>"
+            "<td><span class=\"verdict verdict-{}\">{}</span></td><td><code>{}</code> {}</td><td><code>{}</code> {}</td>"
+            "<td>{}</td><td>{}</td></tr>",
+            c.id, verdict, project_path(p.project), c.id, c.id, verdict, verdict, c.baseline.git_sha.substr(0, 12),
+            c.baseline.branch, c.candidate.git_sha.substr(0, 12), c.candidate.branch,
+            c.benchmarks ? std::to_string(*c.benchmarks) : std::string("–"), iso_date(c.created_at));
+    }
+    w << "</tbody></table>";
+    if (comparisons.empty()) w << "<p class=\"empty\" id=\"no-comparisons\">No comparisons yet.</p>";
+}
+
+void overview_open_alerts(writer& w, page_state& p)
+{
+    w << "<h2>Open alerts</h2><table id=\"open-alerts\"><thead><tr><th>alert</th><th>series</th>"
+         "<th>change</th><th>status</th></tr></thead><tbody>";
+    for (const auto status : {model::alert_status::untriaged, model::alert_status::acknowledged}) {
+        for (const auto& a : p.ctx.service.alerts({p.project, status, std::nullopt, std::nullopt, std::nullopt, 50})) {
+            w.f("<tr><td><a href=\"{}/alerts#alert-{}\">{}</a></td><td>{} · {}</td><td>{}</td><td>"
+                "<span class=\"badge status-{}\">{}</span></td></tr>",
+                project_path(p.project), a.id, a.id, a.change.series.benchmark, a.change.series.counter,
+                percent(a.change.delta_pct), model::to_string(a.status), model::to_string(a.status));
+        }
+    }
+    w << "</tbody></table>";
+}
+
+} // namespace
+
+page_view overview_view(page_state& p, const query_params& q)
+{
+    q.only({});
+    const std::string baseline = p.ctx.service.baseline_branch(p.project);
+    page_view v("overview", p.project);
+    writer& w = v.body;
+    w.f("<p>Baseline branch <code>{}</code>.</p><h2>Benchmarks</h2>", baseline);
+    json sparklines = json::array();
+    overview_benchmarks(w, p, baseline, sparklines);
+    overview_comparisons(w, p);
+    overview_open_alerts(w, p);
+    v.set_data(json{{"page", "overview"}, {"project", p.project}, {"sparklines", std::move(sparklines)}});
+    return v;
+}
+
+} // namespace perfgate::server::pages

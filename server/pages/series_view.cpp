@@ -1,0 +1,270 @@
+// GET /p/{project}/series?benchmark=&counter=[&testbed=][&branch=][&range=][&x=][&log=][&from=&to=]:
+// one benchmark's counter over time, a line per (branch, testbed) with its
+// noise band and its change points (with their alerts) as markers; the
+// chart itself is drawn by dashboard.js from the page's data.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "api/wire.hpp"
+#include "capture/counters.hpp"
+#include "model/error.hpp"
+#include "server/pages/views.hpp"
+#include "service/service.hpp"
+#include "stats/descriptive.hpp"
+
+namespace perfgate::server::pages {
+
+namespace {
+
+// Rolling band of each point from the `band_window` points before it (at
+// least band_min): median +- band_k * MAD scaled to a normal sigma. The
+// window never reaches back across a change point (`starts`: the runs where
+// one starts), as the gate's history band (gate/report.hpp); a change
+// point's own run is judged against the segment before it.
+constexpr std::size_t band_window = 20;
+constexpr std::size_t band_min = 10;
+constexpr double band_k = 3;
+
+json band_of(const std::vector<model::history_point>& points, const std::set<std::int64_t>& starts)
+{
+    json band = json::array();
+    std::vector<double> window;
+    std::size_t segment = 0;   // first point of the segment before point i
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        if (i > 0 && starts.contains(points[i - 1].run_id)) segment = i - 1;
+        const std::size_t from = std::max(segment, i > band_window ? i - band_window : std::size_t{0});
+        if (i - from < band_min) continue;
+        window.clear();
+        for (std::size_t j = from; j < i; ++j) window.push_back(points[j].median);
+        const double med = *stats::median(window);
+        const double spread = band_k * stats::mad_normal_consistency * *stats::mad(window);
+        band.push_back({{"run_id", points[i].run_id}, {"lo", med - spread}, {"hi", med + spread}});
+    }
+    return band;
+}
+
+std::optional<double> optional_number(const query_params& q, std::string_view key)
+{
+    const auto v = q.get(key);
+    if (!v || v->empty()) return std::nullopt;
+    double d = 0;
+    const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
+    if (ec != std::errc{} || end != v->data() + v->size() || !std::isfinite(d)) {
+        throw error("http.bad_param", fmt::format("query parameter '{}': expected a number, got '{}'", key, v->substr(0, 64)));
+    }
+    return d;
+}
+
+// What the page was asked for, checked.
+struct series_request {
+    std::string benchmark, counter;
+    std::optional<std::string> testbed, branch;
+    std::string range;   // all, 30d, 90d
+    std::string x;       // run, date
+    std::string log;     // 0, 1
+    std::optional<double> from, to;
+};
+
+series_request parse_series_request(const query_params& q)
+{
+    q.only({"benchmark", "counter", "testbed", "branch", "range", "x", "log", "from", "to"});
+    series_request r;
+    r.benchmark = q.required("benchmark");
+    r.counter = q.required("counter");
+    r.testbed = q.get("testbed");
+    r.branch = q.get("branch");
+    r.range = one_of(q, "range", {"all", "30d", "90d"});
+    r.x = one_of(q, "x", {"run", "date"});
+    r.log = one_of(q, "log", {"0", "1"});
+    r.from = optional_number(q, "from");
+    r.to = optional_number(q, "to");
+    return r;
+}
+
+// The series' runs in the asked range, at most api::max_history_limit.
+std::vector<model::history_point> series_history(page_state& p, const series_request& r)
+{
+    model::history_query hq;
+    hq.project = p.project;
+    hq.benchmark = r.benchmark;
+    hq.counter = r.counter;
+    hq.branch = r.branch;
+    hq.testbed = r.testbed;
+    hq.limit = api::max_history_limit;
+    if (r.range != "all") {
+        const auto days = r.range == "30d" ? 30 : 90;
+        hq.since = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                       .count() - std::int64_t{days} * 86400;
+    }
+    return p.ctx.service.history(hq);
+}
+
+struct line_key {
+    std::string branch, testbed, testbed_name;
+    bool operator==(const line_key& o) const { return branch == o.branch && testbed == o.testbed; }
+};
+
+// One line per (branch, testbed), the baseline branch first; lines are
+// named by testbed only when the series spans several.
+struct series_lines {
+    std::vector<line_key> keys;
+    bool several_testbeds = false;
+
+    [[nodiscard]] std::string label(std::size_t i) const
+    {
+        const line_key& k = keys[i];
+        return several_testbeds ? fmt::format("{} @ {}", k.branch, k.testbed_name) : k.branch;
+    }
+};
+
+series_lines lines_of(const std::vector<model::history_point>& points, const std::string& baseline)
+{
+    series_lines lines;
+    auto& keys = lines.keys;
+    for (const auto& pt : points) {
+        line_key k{pt.branch, pt.testbed, pt.testbed_name};
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(std::move(k));
+    }
+    std::stable_partition(keys.begin(), keys.end(), [&](const line_key& k) { return k.branch == baseline; });
+    lines.several_testbeds = std::any_of(keys.begin(), keys.end(),
+                                         [&](const line_key& k) { return k.testbed != keys.front().testbed; });
+    return lines;
+}
+
+// The chart's data for dashboard.js: each line's points and band, and the
+// change points shown on them.
+struct series_chart {
+    json lines = json::array();
+    json markers = json::array();
+};
+
+// The change points of line `li` that fall on its shown points, each with
+// the alert raised on it, if any.
+void add_markers(json& markers, const page_state& p, std::size_t li, const line_key& key,
+                 const std::vector<model::history_point>& mine,
+                 const std::vector<model::change_point_record>& change_points, const std::vector<model::alert>& alerts)
+{
+    for (const auto& cp : change_points) {
+        const bool shown = std::any_of(mine.begin(), mine.end(), [&](const auto& pt) { return pt.run_id == cp.run_id; });
+        if (!shown) continue;
+        json m{{"line", li}, {"run_id", cp.run_id}, {"git_sha", cp.git_sha}, {"p_value", cp.p_value},
+               {"delta_pct", cp.delta_pct ? json(*cp.delta_pct) : json(nullptr)},
+               {"alert_id", nullptr}, {"status", nullptr}, {"href", nullptr}};
+        for (const auto& a : alerts) {
+            if (a.change.run_id != cp.run_id || a.change.series.branch != key.branch || a.change.series.testbed != key.testbed) continue;
+            m["alert_id"] = a.id;
+            m["status"] = model::to_string(a.status);
+            m["href"] = fmt::format("{}/alerts#alert-{}", project_path(p.project), a.id);
+        }
+        markers.push_back(std::move(m));
+    }
+}
+
+series_chart chart_of(page_state& p, const series_request& r, const std::vector<model::history_point>& points,
+                      const series_lines& lines)
+{
+    auto& svc = p.ctx.service;
+    series_chart chart;
+    model::alert_query aq{p.project, std::nullopt, r.benchmark, r.counter, r.testbed, service::max_alert_limit};
+    const auto alerts = svc.alerts(aq);
+    for (std::size_t li = 0; li < lines.keys.size(); ++li) {
+        const auto& key = lines.keys[li];
+        std::vector<model::history_point> mine;
+        for (const auto& pt : points)
+            if (pt.branch == key.branch && pt.testbed == key.testbed) mine.push_back(pt);
+        const auto change_points = svc.change_points(p.project, r.benchmark, r.counter, key.testbed, key.branch);
+        std::set<std::int64_t> starts;
+        for (const auto& cp : change_points) starts.insert(cp.run_id);
+        chart.lines.push_back({{"label", lines.label(li)},
+                               {"branch", key.branch},
+                               {"testbed", key.testbed},
+                               {"testbed_name", key.testbed_name},
+                               {"points", api::history_to_json(mine).at("points")},
+                               {"band", band_of(mine, starts)}});
+        add_markers(chart.markers, p, li, key, mine, change_points, alerts);
+    }
+    return chart;
+}
+
+// The range presets, the log-scale and x-axis switches, a toggle per line.
+void series_controls(writer& w, const page_state& p, const series_request& r, const series_lines& lines)
+{
+    const std::string here = project_path(p.project) + "/series";
+    w << "<div id=\"controls\" class=\"controls\"><span class=\"presets\">";
+    for (const std::string_view range : {std::string_view("30d"), std::string_view("90d"), std::string_view("all")}) {
+        const std::string href =
+            here + html::url_query({{"benchmark", r.benchmark}, {"counter", r.counter},
+                                    {"testbed", r.testbed.value_or("")}, {"branch", r.branch.value_or("")},
+                                    {"range", range}, {"x", r.x == "run" ? "" : r.x}, {"log", r.log == "1" ? "1" : ""}});
+        w.f("<a class=\"preset{}\" data-range=\"{}\" href=\"{}\">{}</a>", range == r.range ? " active" : "", range, href,
+            range == "all" ? std::string("all") : fmt::format("{} d", range.substr(0, 2)));
+    }
+    w << "</span><label><input type=\"checkbox\" id=\"log-toggle\"";
+    if (r.log == "1") w << " checked";
+    w << "> log scale</label><label>x axis <select id=\"x-axis\">";
+    w << (r.x == "run" ? markup("<option value=\"run\" selected>run</option><option value=\"date\">date</option>")
+                       : markup("<option value=\"run\">run</option><option value=\"date\" selected>date</option>"));
+    w << "</select></label><span class=\"lines\">";
+    for (std::size_t li = 0; li < lines.keys.size(); ++li) {
+        w.f("<label><input type=\"checkbox\" class=\"line-toggle\" data-line=\"{}\" checked> {}</label>", li, lines.label(li));
+    }
+    w << "</span></div>";
+}
+
+// Below the controls: a note when there is nothing or too much to show,
+// the chart's place, and a link to the same data from the API.
+void series_chart_area(writer& w, const page_state& p, const series_request& r, std::size_t points)
+{
+    if (points == 0) {
+        w << "<p class=\"empty\" id=\"no-points\">No runs match this series yet.</p>";
+    } else if (points >= api::max_history_limit) {
+        w.f("<p class=\"note\">Showing the most recent {} runs.</p>", points);
+    }
+    w << "<div id=\"chart\" class=\"chart\"></div><div id=\"hover\" class=\"hover\"></div>";
+    w.f("<p class=\"api\">Data: <a href=\"/api/v1/projects/{}/history{}\">the history API</a></p>", html::url_encode(p.project),
+        html::url_query({{"benchmark", r.benchmark}, {"counter", r.counter}, {"testbed", r.testbed.value_or("")},
+                         {"branch", r.branch.value_or("")}}));
+}
+
+json series_data(page_state& p, const series_request& r, const capture::counter_traits& traits, series_chart chart)
+{
+    const auto repository = p.ctx.service.repository_url(p.project);
+    return json{{"page", "series"},
+                {"project", p.project},
+                {"benchmark", r.benchmark},
+                {"counter", r.counter},
+                {"unit", traits.unit},
+                {"better", traits.direction == capture::better::lower ? "lower" : "higher"},
+                {"repository_url", repository ? json(*repository) : json(nullptr)},
+                {"run_url", project_path(p.project) + "/runs/"},
+                {"view", {{"range", r.range}, {"x", r.x}, {"log", r.log == "1"},
+                          {"from", r.from ? json(*r.from) : json(nullptr)}, {"to", r.to ? json(*r.to) : json(nullptr)}}},
+                {"lines", std::move(chart.lines)},
+                {"markers", std::move(chart.markers)}};
+}
+
+} // namespace
+
+page_view series_view(page_state& p, const query_params& q)
+{
+    const series_request r = parse_series_request(q);
+    const auto points = series_history(p, r);
+    const auto traits = capture::lookup_counter(r.counter);
+    const series_lines lines = lines_of(points, p.ctx.service.baseline_branch(p.project));
+    series_chart chart = chart_of(p, r, points, lines);
+
+    page_view v("series", fmt::format("{} · {}", r.benchmark, r.counter));
+    series_controls(v.body, p, r, lines);
+    series_chart_area(v.body, p, r, points.size());
+    v.set_data(series_data(p, r, traits, std::move(chart)));
+    return v;
+}
+
+} // namespace perfgate::server::pages
