@@ -128,7 +128,7 @@ void server_client::upload_flame_graph(std::int64_t comparison_id, const std::st
 gate::report server_client::compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules)
 {
     const std::string path = fmt::format("/api/v1/projects/{}/compare", url_encode(project_));
-    const json policy_json = rules ? report::to_json(*rules) : json();
+    const json policy_json = rules ? gate::to_json(*rules) : json();
     const std::string body = api::dump(api::compare_request_json(pairs, rules ? &policy_json : nullptr));
     const std::string answer = exchange("POST", path, &body);
     const json doc = parse_object(answer, "POST " + base_ + path);

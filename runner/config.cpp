@@ -138,105 +138,154 @@ command parse_command(std::string_view text)
     return out;
 }
 
-std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_view source,
-                                         const std::filesystem::path& base_dir)
-{
-    auto bad = [&](const std::string& where, std::string_view what) {
-        return error("input.bad_config", fmt::format("{}: {}: {}", source, where, what));
-    };
+namespace {
 
-    const nlohmann::json* list = &doc;
-    if (doc.is_object()) {
-        for (auto& [key, value] : doc.items()) {
-            if (key != "benchmarks") throw bad(key, "unknown key (expected \"benchmarks\")");
-        }
-        if (!doc.contains("benchmarks")) throw bad("benchmarks", "missing");
-        list = &doc["benchmarks"];
+// Reads one configuration document; every error names the source and the
+// field ("FILE: benchmarks[2].env.X: ...").
+class config_reader {
+public:
+    config_reader(std::string_view source, const std::filesystem::path& base_dir)
+        : source_(source), base_dir_(base_dir)
+    {
     }
-    if (!list->is_array()) throw bad("benchmarks", "expected a list of benchmarks");
-    if (list->empty()) throw bad("benchmarks", "the list is empty");
 
-    std::vector<benchmark_spec> out;
-    std::set<std::string> names;
-    for (std::size_t i = 0; i < list->size(); ++i) {
-        const auto& b = (*list)[i];
-        const std::string at = fmt::format("benchmarks[{}]", i);
+    [[nodiscard]] error bad(const std::string& where, std::string_view what) const
+    {
+        return error("input.bad_config", fmt::format("{}: {}: {}", source_, where, what));
+    }
+
+    // The list: the document itself, or its only key "benchmarks".
+    [[nodiscard]] const nlohmann::json& benchmark_list(const nlohmann::json& doc) const
+    {
+        const nlohmann::json* list = &doc;
+        if (doc.is_object()) {
+            for (auto& [key, value] : doc.items()) {
+                if (key != "benchmarks") throw bad(key, "unknown key (expected \"benchmarks\")");
+            }
+            if (!doc.contains("benchmarks")) throw bad("benchmarks", "missing");
+            list = &doc["benchmarks"];
+        }
+        if (!list->is_array()) throw bad("benchmarks", "expected a list of benchmarks");
+        if (list->empty()) throw bad("benchmarks", "the list is empty");
+        return *list;
+    }
+
+    // benchmarks[i] (at), its name not among `names` yet.
+    [[nodiscard]] benchmark_spec benchmark(const nlohmann::json& b, const std::string& at,
+                                           std::set<std::string>& names) const
+    {
         if (!b.is_object()) throw bad(at, "expected an object");
-
-        auto get_command = [&](const char* key) -> command {
-            const std::string where = fmt::format("{}.{}", at, key);
-            if (!b.contains(key)) throw bad(where, "missing");
-            const auto& v = b[key];
-            try {
-                if (v.is_string()) return parse_command(v.get<std::string>());
-                if (v.is_array()) {
-                    std::vector<std::string> argv;
-                    for (auto& a : v) {
-                        if (!a.is_string()) throw bad(where, "expected an array of strings");
-                        argv.push_back(a.get<std::string>());
-                    }
-                    return command_from_argv(std::move(argv));
-                }
-            } catch (const error& e) {
-                if (e.id() == "input.bad_config") throw;
-                throw bad(where, e.what());
-            }
-            throw bad(where, "expected a string or an array of strings");
-        };
-        auto get_count = [&](const char* key, int min) -> std::optional<int> {
-            if (!b.contains(key)) return std::nullopt;
-            const auto& v = b[key];
-            if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > 1000000) {
-                throw bad(fmt::format("{}.{}", at, key), fmt::format("expected an integer >= {}", min));
-            }
-            return static_cast<int>(v.get<long long>());
-        };
-
         for (auto& [key, value] : b.items()) {
             static const std::set<std::string, std::less<>> known = {"name", "baseline", "candidate", "cwd",
                                                                      "env", "repetitions", "warmup"};
             if (!known.contains(key)) throw bad(fmt::format("{}.{}", at, key), "unknown key");
         }
-
         benchmark_spec spec;
+        spec.name = name(b, at);
+        if (!names.insert(spec.name).second) throw bad(at + ".name", fmt::format("duplicate name '{}'", spec.name));
+        spec.baseline = get_command(b, at, "baseline");
+        spec.candidate = get_command(b, at, "candidate");
+        if (b.contains("cwd")) spec.cwd = cwd(b["cwd"], at);
+        if (b.contains("env")) spec.env = env(b["env"], at);
+        spec.repetitions = get_count(b, at, "repetitions", 1);
+        spec.warmup = get_count(b, at, "warmup", 0);
+        return spec;
+    }
+
+private:
+    [[nodiscard]] std::string name(const nlohmann::json& b, const std::string& at) const
+    {
         if (!b.contains("name") || !b["name"].is_string() || b["name"].get<std::string>().empty()) {
             throw bad(at + ".name", "missing or not a non-empty string");
         }
-        spec.name = b["name"].get<std::string>();
+        auto text = b["name"].get<std::string>();
         // The store takes only plain names (gate/names.hpp): say so now, not
         // after every round has been measured.
         try {
-            capture::validate_name("name", spec.name);
+            capture::validate_name("name", text);
         } catch (const error& e) {
             std::string_view why = e.what();
             if (why.starts_with("field 'name': ")) why.remove_prefix(std::string_view("field 'name': ").size());
             throw bad(at + ".name", why);
         }
-        if (!names.insert(spec.name).second) throw bad(at + ".name", fmt::format("duplicate name '{}'", spec.name));
-        spec.baseline = get_command("baseline");
-        spec.candidate = get_command("candidate");
-        if (b.contains("cwd")) {
-            if (!b["cwd"].is_string()) throw bad(at + ".cwd", "expected a string");
-            if (b["cwd"].get<std::string>().find('\0') != std::string::npos) throw bad(at + ".cwd", "contains a NUL byte");
-            std::filesystem::path cwd = b["cwd"].get<std::string>();
-            spec.cwd = cwd.is_absolute() ? cwd : base_dir / cwd;
-        }
-        if (b.contains("env")) {
-            if (!b["env"].is_object()) throw bad(at + ".env", "expected an object of strings");
-            for (auto& [k, v] : b["env"].items()) {
-                if (!v.is_string()) throw bad(fmt::format("{}.env.{}", at, k), "expected a string");
-                if (k.empty() || k.find('=') != std::string::npos || std::ranges::any_of(k, is_control)) {
-                    throw bad(fmt::format("{}.env.{}", at, printable(k)), "not a valid variable name");
+        return text;
+    }
+
+    [[nodiscard]] command get_command(const nlohmann::json& b, const std::string& at, const char* key) const
+    {
+        const std::string where = fmt::format("{}.{}", at, key);
+        if (!b.contains(key)) throw bad(where, "missing");
+        const auto& v = b[key];
+        try {
+            if (v.is_string()) return parse_command(v.get<std::string>());
+            if (v.is_array()) {
+                std::vector<std::string> argv;
+                for (auto& a : v) {
+                    if (!a.is_string()) throw bad(where, "expected an array of strings");
+                    argv.push_back(a.get<std::string>());
                 }
-                if (v.get<std::string>().find('\0') != std::string::npos) {
-                    throw bad(fmt::format("{}.env.{}", at, k), "contains a NUL byte");
-                }
-                spec.env.emplace_back(k, v.get<std::string>());
+                return command_from_argv(std::move(argv));
             }
+        } catch (const error& e) {
+            if (e.id() == "input.bad_config") throw;
+            throw bad(where, e.what());
         }
-        spec.repetitions = get_count("repetitions", 1);
-        spec.warmup = get_count("warmup", 0);
-        out.push_back(std::move(spec));
+        throw bad(where, "expected a string or an array of strings");
+    }
+
+    [[nodiscard]] std::optional<int> get_count(const nlohmann::json& b, const std::string& at, const char* key,
+                                               int min) const
+    {
+        if (!b.contains(key)) return std::nullopt;
+        const auto& v = b[key];
+        if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > 1000000) {
+            throw bad(fmt::format("{}.{}", at, key), fmt::format("expected an integer >= {}", min));
+        }
+        return static_cast<int>(v.get<long long>());
+    }
+
+    // Relative to the configuration file's directory.
+    [[nodiscard]] std::filesystem::path cwd(const nlohmann::json& v, const std::string& at) const
+    {
+        if (!v.is_string()) throw bad(at + ".cwd", "expected a string");
+        if (v.get<std::string>().find('\0') != std::string::npos) throw bad(at + ".cwd", "contains a NUL byte");
+        std::filesystem::path dir = v.get<std::string>();
+        return dir.is_absolute() ? dir : base_dir_ / dir;
+    }
+
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> env(const nlohmann::json& v,
+                                                                      const std::string& at) const
+    {
+        if (!v.is_object()) throw bad(at + ".env", "expected an object of strings");
+        std::vector<std::pair<std::string, std::string>> out;
+        for (auto& [k, value] : v.items()) {
+            if (!value.is_string()) throw bad(fmt::format("{}.env.{}", at, k), "expected a string");
+            if (k.empty() || k.find('=') != std::string::npos || std::ranges::any_of(k, is_control)) {
+                throw bad(fmt::format("{}.env.{}", at, printable(k)), "not a valid variable name");
+            }
+            if (value.get<std::string>().find('\0') != std::string::npos) {
+                throw bad(fmt::format("{}.env.{}", at, k), "contains a NUL byte");
+            }
+            out.emplace_back(k, value.get<std::string>());
+        }
+        return out;
+    }
+
+    std::string_view source_;
+    const std::filesystem::path& base_dir_;
+};
+
+} // namespace
+
+std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_view source,
+                                         const std::filesystem::path& base_dir)
+{
+    const config_reader reader(source, base_dir);
+    const auto& list = reader.benchmark_list(doc);
+    std::vector<benchmark_spec> out;
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        out.push_back(reader.benchmark(list[i], fmt::format("benchmarks[{}]", i), names));
     }
     return out;
 }

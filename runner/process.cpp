@@ -430,71 +430,63 @@ void child_process::kill_and_reap() noexcept
     pid_ = -1;
 }
 
-process_result child_process::wait(std::optional<std::chrono::milliseconds> timeout)
+namespace {
+
+using wait_clock = std::chrono::steady_clock;
+
+// The child's pipes while child_process::wait runs: stderr goes to a line
+// tail, stdout to a bounded text; a pipe is closed at EOF.
+struct child_pipes {
+    unique_fd& err;
+    unique_fd& out;
+    line_tail& tail;
+    std::string& stdout_text;
+};
+
+// poll's timeout: until the deadline, at most 1 ms without a pidfd (then
+// waitpid WNOHANG is asked every slice), else no limit (-1).
+int poll_timeout_ms(bool have_pidfd, std::optional<wait_clock::time_point> deadline)
 {
-    PERFGATE_CHECK(pid_ > 0);
-    using clock = std::chrono::steady_clock;
-    process_result res;
-    res.timeout = timeout;
-    line_tail tail;
-    std::string err_chunk;
-    const auto deadline = timeout ? std::optional(started_ + *timeout) : std::nullopt;
-
-    int status = 0;
-    rusage ru{};
-    bool reaped = false;
-    while (!reaped) {
-        std::array<pollfd, 3> fds{};
-        nfds_t nfds = 0;
-        int err_idx = -1, out_idx = -1, pid_idx = -1;
-        if (stderr_) { err_idx = static_cast<int>(nfds); fds[nfds++] = {stderr_.get(), POLLIN, 0}; }
-        if (stdout_) { out_idx = static_cast<int>(nfds); fds[nfds++] = {stdout_.get(), POLLIN, 0}; }
-        if (pidfd_) { pid_idx = static_cast<int>(nfds); fds[nfds++] = {pidfd_.get(), POLLIN, 0}; }
-
-        // Without a pidfd, poll in 1 ms slices and ask waitpid (WNOHANG).
-        int wait_ms = pidfd_ ? -1 : 1;
-        if (deadline) {
-            auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - clock::now()).count();
-            left = std::max<long long>(left, 0);
-            wait_ms = wait_ms < 0 ? static_cast<int>(left) : std::min(wait_ms, static_cast<int>(left));
-        }
-        int rc = nfds > 0 ? ::poll(fds.data(), nfds, wait_ms) : (::usleep(1000), 0);
-        if (rc < 0 && errno != EINTR) throw error("process.io", fmt::format("poll: {}", errno_text(errno)));
-
-        if (rc > 0 && err_idx >= 0 && fds[err_idx].revents) {
-            err_chunk.clear();
-            if (!read_some(stderr_.get(), err_chunk, SIZE_MAX)) stderr_.reset();
-            tail.append(err_chunk);
-        }
-        if (rc > 0 && out_idx >= 0 && fds[out_idx].revents) {
-            if (!read_some(stdout_.get(), res.stdout_text, stdout_limit)) stdout_.reset();
-        }
-        bool exited = rc > 0 && pid_idx >= 0 && fds[pid_idx].revents;
-        if (exited || !pidfd_) {
-            pid_t w = ::wait4(pid_, &status, exited ? 0 : WNOHANG, &ru);
-            if (w == pid_) reaped = true;
-        }
-        if (!reaped && deadline && clock::now() >= *deadline) {
-            // Kill the whole group: perf, the workload, and its children.
-            ::kill(-pid_, SIGKILL);
-            ::kill(pid_, SIGKILL);
-            while (::wait4(pid_, &status, 0, &ru) < 0 && errno == EINTR) {
-            }
-            reaped = true;
-            res.status.timed_out = true;
-        }
+    int wait_ms = have_pidfd ? -1 : 1;
+    if (deadline) {
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - wait_clock::now()).count();
+        left = std::max<long long>(left, 0);
+        wait_ms = wait_ms < 0 ? static_cast<int>(left) : std::min(wait_ms, static_cast<int>(left));
     }
-    // Wall time ends here: it covers vfork, exec, perf's own setup and
-    // teardown when perf is the child, and the wait — the runner's view.
-    res.ended = clock::now();
-    res.wall = res.ended - started_;
-    pid_t group = pid_;
-    active_group.compare_exchange_strong(group, 0);
-    pid_ = -1;
+    return wait_ms;
+}
 
-    // Drain what is left without blocking: a background grandchild may still
-    // hold the pipes open.
-    for (unique_fd* fd : {&stderr_, &stdout_}) {
+// One poll of the pipes and the pidfd, reading what is ready. True when the
+// pidfd says the child exited (wait4 will not block).
+bool poll_once(child_pipes& pipes, const unique_fd& pidfd, std::optional<wait_clock::time_point> deadline)
+{
+    std::array<pollfd, 3> fds{};
+    nfds_t nfds = 0;
+    int err_idx = -1, out_idx = -1, pid_idx = -1;
+    if (pipes.err) { err_idx = static_cast<int>(nfds); fds[nfds++] = {pipes.err.get(), POLLIN, 0}; }
+    if (pipes.out) { out_idx = static_cast<int>(nfds); fds[nfds++] = {pipes.out.get(), POLLIN, 0}; }
+    if (pidfd) { pid_idx = static_cast<int>(nfds); fds[nfds++] = {pidfd.get(), POLLIN, 0}; }
+
+    const int wait_ms = poll_timeout_ms(static_cast<bool>(pidfd), deadline);
+    int rc = nfds > 0 ? ::poll(fds.data(), nfds, wait_ms) : (::usleep(1000), 0);
+    if (rc < 0 && errno != EINTR) throw error("process.io", fmt::format("poll: {}", errno_text(errno)));
+
+    if (rc > 0 && err_idx >= 0 && fds[err_idx].revents) {
+        std::string err_chunk;
+        if (!read_some(pipes.err.get(), err_chunk, SIZE_MAX)) pipes.err.reset();
+        pipes.tail.append(err_chunk);
+    }
+    if (rc > 0 && out_idx >= 0 && fds[out_idx].revents) {
+        if (!read_some(pipes.out.get(), pipes.stdout_text, stdout_limit)) pipes.out.reset();
+    }
+    return rc > 0 && pid_idx >= 0 && fds[pid_idx].revents;
+}
+
+// Reads what is left without blocking: a background grandchild may still
+// hold the pipes open. Closes both.
+void drain(child_pipes& pipes)
+{
+    for (unique_fd* fd : {&pipes.err, &pipes.out}) {
         if (!*fd) continue;
         set_nonblocking(fd->get());
         std::string chunk;
@@ -503,16 +495,20 @@ process_result child_process::wait(std::optional<std::chrono::milliseconds> time
             chunk.clear();
             const bool open = read_some(fd->get(), chunk, SIZE_MAX);
             if (chunk.empty()) break;
-            if (fd == &stderr_) {
-                tail.append(chunk);
-            } else if (res.stdout_text.size() < stdout_limit) {
-                res.stdout_text.append(chunk, 0, stdout_limit - res.stdout_text.size());
+            if (fd == &pipes.err) {
+                pipes.tail.append(chunk);
+            } else if (pipes.stdout_text.size() < stdout_limit) {
+                pipes.stdout_text.append(chunk, 0, stdout_limit - pipes.stdout_text.size());
             }
             if (!open) break;
         }
         fd->reset();
     }
+}
 
+// Exit status (unless timed out) and resource use from wait4.
+void set_outcome(process_result& res, int status, const rusage& ru)
+{
     if (!res.status.timed_out) {
         if (WIFEXITED(status)) {
             res.status.exited = true;
@@ -524,6 +520,48 @@ process_result child_process::wait(std::optional<std::chrono::milliseconds> time
     res.user = to_ns(ru.ru_utime);
     res.sys = to_ns(ru.ru_stime);
     res.max_rss_kib = ru.ru_maxrss;
+}
+
+} // namespace
+
+process_result child_process::wait(std::optional<std::chrono::milliseconds> timeout)
+{
+    PERFGATE_CHECK(pid_ > 0);
+    process_result res;
+    res.timeout = timeout;
+    line_tail tail;
+    child_pipes pipes{stderr_, stdout_, tail, res.stdout_text};
+    const auto deadline = timeout ? std::optional(started_ + *timeout) : std::nullopt;
+
+    int status = 0;
+    rusage ru{};
+    bool reaped = false;
+    while (!reaped) {
+        const bool exited = poll_once(pipes, pidfd_, deadline);
+        if (exited || !pidfd_) {
+            pid_t w = ::wait4(pid_, &status, exited ? 0 : WNOHANG, &ru);
+            if (w == pid_) reaped = true;
+        }
+        if (!reaped && deadline && wait_clock::now() >= *deadline) {
+            // Kill the whole group: perf, the workload, and its children.
+            ::kill(-pid_, SIGKILL);
+            ::kill(pid_, SIGKILL);
+            while (::wait4(pid_, &status, 0, &ru) < 0 && errno == EINTR) {
+            }
+            reaped = true;
+            res.status.timed_out = true;
+        }
+    }
+    // Wall time ends here: it covers vfork, exec, perf's own setup and
+    // teardown when perf is the child, and the wait — the runner's view.
+    res.ended = wait_clock::now();
+    res.wall = res.ended - started_;
+    pid_t group = pid_;
+    active_group.compare_exchange_strong(group, 0);
+    pid_ = -1;
+
+    drain(pipes);
+    set_outcome(res, status, ru);
     res.stderr_tail = tail.lines();
     return res;
 }

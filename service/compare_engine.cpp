@@ -138,7 +138,7 @@ std::string comparison_request_key(const std::string& project,
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& [b, c] : pairs) runs.push_back({b, c});
     canonical.push_back(std::move(runs));
-    canonical.push_back(report::to_json(rules).dump());
+    canonical.push_back(gate::to_json(rules).dump());
     return model::sha256_hex(canonical.dump());
 }
 

@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case 0: {
             const auto doc = nlohmann::json::parse(text, nullptr, false);
             if (doc.is_discarded()) return 0;
-            (void)perfgate::report::to_json(perfgate::gate::parse_policy(doc, "fuzz-policy.json"));
+            (void)perfgate::gate::to_json(perfgate::gate::parse_policy(doc, "fuzz-policy.json"));
             break;
         }
         case 1: {

@@ -1,0 +1,279 @@
+// The phases of `perfgate run` that read the command line (cli/run_phases.hpp).
+#include "cli/run_phases.hpp"
+
+#include <unistd.h>
+
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "capture/names.hpp"
+#include "capture/samples.hpp"
+#include "gate/compare.hpp"
+#include "model/error.hpp"
+#include "runner/check_env.hpp"
+#include "runner/config.hpp"
+#include "runner/process.hpp"
+
+namespace perfgate::cli {
+
+using namespace perfgate::runner;
+
+namespace {
+
+// Repetitions per side when not given (issue text; min_samples 5 and the
+// optimum of 9 in gate/policy.hpp make 10 the smallest round number that is
+// not warned about).
+constexpr int default_repetitions = 10;
+// --top: a table of more rows than this is no summary any more.
+constexpr long long max_top_functions = 1000;
+
+[[noreturn]] void usage_error(std::string_view id, const std::string& message) { run_usage_error(id, message); }
+
+std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
+{
+    if (args.has("config")) return load_config(*args.get("config"));
+    if (!args.has("baseline") || !args.has("candidate")) {
+        usage_error("usage.missing_option", "give --baseline CMD and --candidate CMD, or --config FILE (see --help)");
+    }
+    benchmark_spec spec;
+    spec.name = args.get("name").value_or("default");
+    // The store takes only plain names (gate/names.hpp): refuse before measuring.
+    try {
+        capture::validate_name("name", spec.name);
+    } catch (const error& e) {
+        std::string_view why = e.what();
+        if (why.starts_with("field 'name': ")) why.remove_prefix(std::string_view("field 'name': ").size());
+        usage_error("usage.bad_value", fmt::format("--name: {}", why));
+    }
+    auto command_of = [&](const char* option) {
+        try {
+            return runner::parse_command(*args.get(option));
+        } catch (const error& e) {
+            usage_error(e.id(), fmt::format("--{}: {}", option, e.what()));
+        }
+    };
+    spec.baseline = command_of("baseline");
+    spec.candidate = command_of("candidate");
+    return {spec};
+}
+
+measure_options options_from(const parsed_args& args)
+{
+    measure_options opt;
+    if (auto b = args.get("backend")) {
+        auto parsed = parse_backend(*b);
+        if (!parsed) usage_error("usage.bad_value", fmt::format("--backend: expected perf, native, callgrind or rusage, got '{}'", *b));
+        opt.which = *parsed;
+    }
+    // Callgrind counts are deterministic: one execution per side decides
+    // (docs/statistics.md "Deterministic counters"), and there is no cache or
+    // frequency state for a warmup to settle.
+    const bool deterministic = opt.which == backend::callgrind;
+    opt.repetitions = static_cast<int>(args.get_int("repetitions", 1, 100000).value_or(deterministic ? 1 : default_repetitions));
+    opt.warmup = static_cast<int>(args.get_int("warmup", 0, 1000).value_or(deterministic ? 0 : 1));
+    if (auto e = args.get("events")) {
+        if (opt.which != backend::perf && opt.which != backend::native) {
+            usage_error("usage.conflict", "-e/--events applies to --backend perf and native only");
+        }
+        std::string_view rest = *e;
+        while (!rest.empty()) {
+            auto comma = rest.find(',');
+            auto ev = rest.substr(0, comma);
+            if (ev.empty()) usage_error("usage.bad_value", fmt::format("-e '{}': empty event name", *e));
+            opt.events.emplace_back(ev);
+            if (comma == std::string_view::npos) break;
+            rest.remove_prefix(comma + 1);
+        }
+    }
+    if (auto c = args.get("cpus")) opt.cpus = parse_cpu_list(*c);
+    opt.keep_aslr = args.has("keep-aslr");
+    if (auto o = args.get("order")) {
+        auto parsed = parse_run_order(*o);
+        if (!parsed) usage_error("usage.bad_value", fmt::format("--order: expected alternate, random or blocked, got '{}'", *o));
+        opt.order = *parsed;
+    }
+    if (args.has("seed") && opt.order != run_order::random) usage_error("usage.conflict", "--seed applies to --order random only");
+    opt.seed = static_cast<std::uint64_t>(args.get_int("seed", 0, std::numeric_limits<long long>::max()).value_or(0));
+    if (auto t = args.get_double("timeout")) {
+        if (!(*t > 0) || *t > 86400 * 7) usage_error("usage.bad_value", fmt::format("--timeout: expected seconds > 0, got {}", *t));
+        opt.timeout = std::chrono::milliseconds(static_cast<long long>(*t * 1000.0));
+    }
+    opt.split_events = args.has("split-events");
+    opt.cache_sim = args.has("cache-sim");
+    if (opt.cache_sim && opt.which != backend::callgrind) usage_error("usage.conflict", "--cache-sim needs --backend callgrind");
+    if (auto dir = args.get("artifacts")) {
+        if (dir->empty()) usage_error("usage.bad_value", "--artifacts: expected a directory");
+        opt.artifacts = *dir;
+    }
+    if (args.has("quiet")) {
+        opt.progress = progress_style::none;
+    } else {
+        opt.progress = ::isatty(STDERR_FILENO) == 1 ? progress_style::tty : progress_style::plain;
+    }
+    return opt;
+}
+
+// Sequential sampling (--budget, --max-repetitions, or a policy with a
+// "sequential" section): the rule, with the command line's sizes over the
+// policy's. nullopt: fixed repetitions.
+std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& args, const std::optional<gate::policy>& rules,
+                                                          const measure_options& opt)
+{
+    const bool asked = args.has("budget") || args.has("max-repetitions") || args.has("min-repetitions");
+    if (!asked && !(rules && rules->sequential)) return std::nullopt;
+    if (args.has("repetitions")) {
+        usage_error("usage.conflict", "-r/--repetitions is a fixed count; --budget, --max-repetitions and "
+                                      "--min-repetitions (or the policy's \"sequential\") sample sequentially");
+    }
+    if (opt.which == backend::callgrind) {
+        usage_error("usage.conflict", "callgrind's counts are deterministic: one repetition decides; --budget and "
+                                      "--max-repetitions are for noisy backends (perf, native, rusage)");
+    }
+    gate::sequential_rule rule = rules && rules->sequential ? *rules->sequential : gate::sequential_rule{};
+    const auto cap = static_cast<long long>(gate::max_sequential_repetitions);
+    if (auto n = args.get_int("min-repetitions", 2, cap)) rule.min_repetitions = static_cast<std::size_t>(*n);
+    if (auto n = args.get_int("max-repetitions", 2, cap)) rule.max_repetitions = static_cast<std::size_t>(*n);
+    if (rule.max_repetitions < rule.min_repetitions) {
+        usage_error("usage.bad_value", fmt::format("--max-repetitions {} is below --min-repetitions {}",
+                                                   rule.max_repetitions, rule.min_repetitions));
+    }
+    // Reuse the policy's own checks (number of looks) on the result.
+    try {
+        gate::policy p;
+        p.sequential = rule;
+        (void)gate::parse_policy(gate::to_json(p), "--budget/--max-repetitions");
+    } catch (const error& e) {
+        usage_error("usage.bad_value", e.what());
+    }
+    return rule;
+}
+
+
+} // namespace
+
+void run_usage_error(std::string_view id, const std::string& message)
+{
+    throw error(std::string(id), "perfgate run: " + message);
+}
+
+run_settings parse_run_settings(const parsed_args& args)
+{
+    if (!args.positional().empty()) {
+        usage_error("usage.unexpected_argument", fmt::format("unexpected argument '{}' (quote commands; see --help)",
+                                                             args.positional().front()));
+    }
+    // Everything that can be a usage error is checked before measuring.
+    run_settings s;
+    s.benchmarks = benchmarks_from(args);
+    s.measure = options_from(args);
+    s.format = parse_format(args.get("format").value_or("text"));
+    if (auto file = args.get("policy")) s.rules = gate::load_policy(*file);
+    s.policy_sequential = s.rules && s.rules->sequential;
+    return s;
+}
+
+void setup_sequential(const parsed_args& args, run_settings& s)
+{
+    auto rule = sequential_rule_from(args, s.rules, s.measure);
+    if (!rule) return;
+    if (!s.rules) s.rules.emplace();
+    s.rules->sequential = rule;
+    auto& seq = s.measure.sequential.emplace();
+    seq.min_repetitions = static_cast<int>(rule->min_repetitions);
+    seq.block = static_cast<int>(rule->block);
+    seq.max_repetitions = static_cast<int>(rule->max_repetitions);
+    if (auto b = args.get_double("budget")) {
+        if (!(*b > 0) || *b > 86400 * 7) usage_error("usage.bad_value", fmt::format("--budget: expected seconds > 0, got {}", *b));
+        seq.budget = std::chrono::duration<double>(*b);
+    }
+    seq.decided = stop_rule(*s.rules, s.benchmarks);
+}
+
+// The stop rule of sequential sampling: after each look, is every gated
+// counter of this benchmark decided? The Bonferroni m of the whole gate is
+// estimated from the benchmarks measured so far, the others assumed to
+// have this one's gated counters; the report's compare counts them again
+// on the final samples (gate/sequential.hpp says why the verdict is the
+// same whoever computes it).
+std::function<bool(const runner::benchmark_measurement&, bool)> stop_rule(const gate::policy& rules,
+                                                                  const std::vector<benchmark_spec>& benchmarks)
+{
+    auto gated = std::make_shared<std::map<std::string, std::size_t>>();
+    return [rules, gated, names = benchmarks](const benchmark_measurement& m, bool) {
+        capture::sample_set b, c;
+        b.benchmarks.push_back(capture::samples_from_run(m.baseline.run));
+        c.benchmarks.push_back(capture::samples_from_run(m.candidate.run));
+        auto family_of = [&](std::size_t here) {
+            (*gated)[m.name] = here;
+            std::size_t family = 0;
+            bool after = false;
+            for (const auto& spec : names) {
+                if (spec.name == m.name) after = true;
+                family += after ? here : gated->count(spec.name) ? gated->at(spec.name) : here;
+            }
+            return family;
+        };
+        return gate::sequential_check(b, c, rules, family_of).decided;
+    };
+}
+
+std::optional<github::github_options> github_options_from(const parsed_args& args)
+{
+    if (!args.has("github")) {
+        if (args.has("comment") || args.has("context") || args.has("comment-author")) {
+            usage_error("usage.conflict", "--comment, --context and --comment-author apply to --github only");
+        }
+        return std::nullopt;
+    }
+    github::github_options github;
+    github.comment = args.get("comment").value_or("always");
+    if (!github::is_comment_mode(github.comment)) {
+        usage_error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or "
+                                                   "never, got '{}'", github.comment));
+    }
+    github.context = args.get("context").value_or("perfgate");
+    github.fail_on_inconclusive = args.has("fail-on-inconclusive");
+    if (auto out = args.get("output")) github.report_path = *out;
+    github.comment_author = args.get("comment-author");
+    return github;
+}
+
+git_overrides git_overrides_from(const parsed_args& args)
+{
+    git_overrides flags;
+    flags.sha = args.get("sha");
+    flags.branch = args.get("branch");
+    flags.base_branch = args.get("base-branch");
+    if (auto pr = args.get_int("pr", 1, std::numeric_limits<int>::max())) flags.pr = *pr;
+    return flags;
+}
+
+std::optional<profile_options> profile_options_from(const parsed_args& args)
+{
+    if (!args.has("profile")) {
+        if (args.has("profile-executions") || args.has("profile-max-mb")) {
+            usage_error("usage.conflict", "--profile-executions and --profile-max-mb apply to --profile only");
+        }
+        return std::nullopt;
+    }
+    profile_options p;
+    p.executions = static_cast<int>(args.get_int("profile-executions", 1, 1000).value_or(default_profile_executions));
+    if (auto mb = args.get_int("profile-max-mb", 1, 1024 * 1024)) p.max_script_bytes = static_cast<std::uint64_t>(*mb) << 20;
+    if (auto dir = args.get("artifacts")) p.artifacts = *dir;   // --artifacts DIR
+    if (auto top = args.get_int("top", 1, 1000)) p.top = static_cast<std::size_t>(*top);   // --top N
+    return p;
+}
+
+attribution_options attribution_options_from(const parsed_args& args)
+{
+    attribution_options opt;
+    opt.top = static_cast<std::size_t>(
+        args.get_int("top", 1, max_top_functions).value_or(static_cast<long long>(profile::default_top_functions)));
+    return opt;
+}
+
+} // namespace perfgate::cli

@@ -1,0 +1,110 @@
+// What the measurement backends share (runner/backend.hpp).
+#include "runner/backend.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+
+namespace perfgate::runner::detail {
+
+namespace {
+
+// Lines of a failing benchmark's stderr quoted in the error message.
+constexpr std::size_t stderr_lines_in_message = 10;
+
+const std::set<std::string, std::less<>> software_events = {
+    "task-clock", "cpu-clock", "page-faults", "faults", "minor-faults", "major-faults", "context-switches",
+    "cs", "cpu-migrations", "migrations", "alignment-faults", "emulation-faults", "duration_time",
+    "user_time", "system_time"};
+
+} // namespace
+
+std::string where::text() const
+{
+    return fmt::format("benchmark '{}', {} side, {} {}/{}", benchmark, to_string(which),
+                       warmup ? "warmup round" : "round", round, rounds);
+}
+
+bool is_software_event(std::string_view event)
+{
+    // "task-clock:u" -> "task-clock"
+    return software_events.contains(event.substr(0, event.find(':')));
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep)
+{
+    std::string out;
+    for (auto& s : items) {
+        if (!out.empty()) out += sep;
+        out += s;
+    }
+    return out;
+}
+
+std::string stderr_excerpt(const std::vector<std::string>& tail)
+{
+    if (tail.empty()) return "\n  (it wrote nothing to stderr)";
+    std::string out = "\n  last lines of its stderr:";
+    std::size_t from = tail.size() > stderr_lines_in_message ? tail.size() - stderr_lines_in_message : 0;
+    for (std::size_t i = from; i < tail.size(); ++i) out += "\n    | " + tail[i];
+    return out;
+}
+
+std::string path_env()
+{
+    const char* p = std::getenv("PATH");
+    return p ? p : "/usr/local/bin:/usr/bin:/bin";
+}
+
+bool executable(const std::string& name)
+{
+    auto p = find_executable(name, path_env());
+    return p && ::access(p->c_str(), X_OK) == 0;
+}
+
+void add_rusage_counters(execution& ex)
+{
+    ex.counters.push_back({"wall-time", "ns", static_cast<double>(ex.proc.wall.count()), 100.0});
+    ex.counters.push_back({"user-time", "ns", static_cast<double>(ex.proc.user.count()), 100.0});
+    ex.counters.push_back({"sys-time", "ns", static_cast<double>(ex.proc.sys.count()), 100.0});
+    ex.counters.push_back({"max-rss", "KiB", static_cast<double>(ex.proc.max_rss_kib), 100.0});
+}
+
+spawn_options backend_base::base_spawn(const benchmark_spec& spec) const
+{
+    spawn_options so;
+    so.cwd = spec.cwd;
+    so.env = spec.env;
+    so.cpus = opt_.cpus;
+    so.disable_aslr = !opt_.keep_aslr;
+    return so;
+}
+
+process_result backend_base::start(const spawn_options& so, const where& at) const
+{
+    try {
+        return run_process(so, opt_.timeout);
+    } catch (const error& e) {
+        if (e.id() != "process.exec_failed") throw;
+        throw error("measure.failed", fmt::format("{}: {}", at.text(), e.what()));
+    }
+}
+
+void backend_base::fail(const where& at, const command& cmd, const process_result& proc, const exit_status& st) const
+{
+    if (st.timed_out) {
+        throw error("measure.timeout",
+                    fmt::format("{}: '{}' did not finish within --timeout {:g} s and was killed{}", at.text(), cmd.text,
+                                proc.timeout ? proc.timeout->count() / 1000.0 : 0.0, stderr_excerpt(proc.stderr_tail)));
+    }
+    throw error("measure.failed",
+                fmt::format("{}: '{}' {}{}", at.text(), cmd.text, st.describe(), stderr_excerpt(proc.stderr_tail)));
+}
+
+} // namespace perfgate::runner::detail
