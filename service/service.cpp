@@ -11,12 +11,7 @@
 #include "model/digest.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
-<<<<<<< HEAD
 #include "service/caches.hpp"
-=======
-#include "report/render.hpp"
-#include "service/lru_cache.hpp"
->>>>>>> report
 
 namespace perfgate::service {
 
@@ -199,167 +194,6 @@ model::ingest_result service::store_checked(model::run_record run, const std::op
     return res;
 }
 
-<<<<<<< HEAD
-=======
-// A fresh report, computed and serialised, waiting to be stored (compare,
-// compare_later).
-struct service::pending_comparison {
-    comparison out;            // without its id
-    std::size_t id_at = 0;     // where the id goes in the stored text (row.report_json)
-    store::store::comparison_row row;
-};
-
-std::variant<comparison, service::pending_comparison> service::prepare_compare(
-    const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-    const gate::policy& rules) const
-{
-    if (pairs.empty()) throw error("compare.bad_request", "no (baseline_run, candidate_run) pair given");
-    // Idempotence: a comparison is a pure function of (project, pairs,
-    // policy). Runs are immutable and the z-score history is runs older
-    // than the candidate, which never changes once the candidate is stored.
-    // So a stored report for the same key is the answer, with its id.
-    // The history context (open alerts, the band since the last change
-    // point) is the exception: it is what the store held when the report was
-    // first computed, and a repeat returns it as it was then.
-    const std::string key = comparison_request_key(project, pairs, rules);
-    if (auto hit = recent_->find(project, key)) return *hit;
-    // The reads below (the stored report, runs, histories, change points,
-    // open alerts) share one snapshot: one read transaction, not one each.
-    std::optional<store::store::read_scope> reads(std::in_place, db_);
-    if (auto stored = db_.find_comparison(project, key)) {
-        comparison hit;
-        hit.id = stored->first;
-        nlohmann::json doc = nlohmann::json::parse(stored->second);
-        hit.result = report::report_from_json(doc);
-        hit.result.comparison_id = hit.id;
-        doc["comparison_id"] = hit.id;
-        hit.json = std::make_shared<const std::string>(report_text(doc));
-        recent_->add(project, key, hit);
-        return hit;
-    }
-
-    capture::sample_set base, cand;
-    baseline_history hist(db_, project, rules, histories_->lru);
-    std::set<std::string> names;
-    std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> runs_of;   // benchmark -> its pair
-    compare_budget budget(pairs.size());
-    for (const auto& [b_id, c_id] : pairs) {
-        const auto b_loaded = load_for_compare(project, b_id);
-        if (!b_loaded) {
-            throw error("compare.not_found", fmt::format("baseline run {} not found in project '{}'", b_id, project));
-        }
-        const model::run_record* b = &b_loaded->run;
-        budget.loaded(*b);
-        const auto c_loaded = load_for_compare(project, c_id);
-        if (!c_loaded) {
-            throw error("compare.not_found", fmt::format("candidate run {} not found in project '{}'", c_id, project));
-        }
-        const model::run_record* c = &c_loaded->run;
-        budget.loaded(*c);
-        budget.paired(*b, *c);
-        if (b->benchmark != c->benchmark) {
-            throw error("compare.mismatch", fmt::format("run {} is benchmark '{}' but run {} is '{}'", b_id,
-                                                        b->benchmark, c_id, c->benchmark));
-        }
-        if (!names.insert(b->benchmark).second) {
-            throw error("compare.mismatch", fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
-        }
-        runs_of[b->benchmark] = {b_id, c_id};
-        base.benchmarks.push_back(b_loaded->samples);
-        cand.benchmarks.push_back(c_loaded->samples);
-        // History: the baseline branch on the candidate's testbed, runs older
-        // than the candidate (docs/statistics.md), for the counters of either run
-        // and the derived ones (the report's rows).
-        std::vector<std::string> counters;
-        for (const auto* side : {&base.benchmarks.back(), &cand.benchmarks.back()}) {
-            for (const auto& cs : side->counters) {
-                if (std::find(counters.begin(), counters.end(), cs.name) == counters.end()) counters.push_back(cs.name);
-            }
-        }
-        hist.add({b->benchmark, b->branch, c->testbed.fingerprint, c_id, std::move(counters)});
-    }
-
-    gate::history_fn history = [&](std::string_view benchmark, std::string_view counter) {
-        return hist.medians(benchmark, counter);
-    };
-
-    comparison out;
-    out.result = gate::compare(base, cand, rules, history);
-    for (auto& b : out.result.benchmarks) {
-        if (const auto it = runs_of.find(b.name); it != runs_of.end()) {
-            b.baseline_run = it->second.first;
-            b.candidate_run = it->second.second;
-        }
-    }
-    // As the store holds it now, kept with the report (the idempotence note above).
-    add_history_context(out.result, db_, project, hist);
-    reads.reset();   // before the write
-    pending_comparison p;
-    // Written once: stored without the id (not known yet), served with it.
-    p.row.report_json = report::to_json_text(out.result, &p.id_at);
-    p.row.project = project;
-    p.row.baseline_run = pairs.front().first;
-    p.row.candidate_run = pairs.front().second;
-    p.row.request_key = key;
-    p.row.verdict = gate::to_string(out.result.result);
-    p.row.benchmark_count = static_cast<std::int64_t>(out.result.benchmarks.size());
-    p.out = std::move(out);
-    return p;
-}
-
-// The stored comparison as served: its id in the report and in the text
-// (taken from the row).
-comparison service::finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
-                                      store::store::comparison_row& row, std::int64_t id)
-{
-    out.id = id;
-    out.result.comparison_id = id;
-    std::string text = std::move(row.report_json);
-    text.insert(id_at, fmt::format(",\"comparison_id\":{}", id));
-    out.json = std::make_shared<const std::string>(std::move(text));
-    recent.add(row.project, row.request_key, out);
-    return out;
-}
-
-comparison service::compare(const std::string& project,
-                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const gate::policy& rules)
-{
-    auto prepared = prepare_compare(project, pairs, rules);
-    if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
-    auto& p = std::get<pending_comparison>(prepared);
-    // Two identical requests that both missed the stored report: the store
-    // keeps the first row and returns its id to the second.
-    const std::int64_t id = db_.insert_comparison(p.row.project, p.row.baseline_run, p.row.candidate_run,
-                                                  p.row.report_json, p.row.request_key,
-                                                  store::store::report_facts{p.row.verdict, p.row.benchmark_count});
-    return finish_comparison(*recent_, std::move(p.out), p.id_at, p.row, id);
-}
-
-std::optional<comparison> service::compare_later(const std::string& project,
-                                                 const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                                 const gate::policy& rules, compare_done done)
-{
-    if (!committer_) return compare(project, pairs, rules);
-    auto prepared = prepare_compare(project, pairs, rules);
-    if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
-    auto& p = std::get<pending_comparison>(prepared);
-    auto row = std::move(p.row);
-    committer_->push(std::move(row),
-                     [recent = recent_, out = std::move(p.out), id_at = p.id_at, done = std::move(done)](
-                         std::exception_ptr error, std::int64_t id, store::store::comparison_row& stored) mutable {
-                         if (error) return done(error, nullptr);
-                         std::optional<comparison> c;
-                         try {
-                             c = finish_comparison(*recent, std::move(out), id_at, stored, id);
-                         } catch (...) {
-                             return done(std::current_exception(), nullptr);
-                         }
-                         done(nullptr, &*c);
-                     });
-    return std::nullopt;
-}
-
->>>>>>> report
 void service::commit_in_background(std::size_t max_batch)
 {
     committer_ = std::make_shared<commit_queue>(db_, max_batch);
@@ -375,18 +209,6 @@ commit_queue::counts service::commit_stats() const
     return committer_ ? committer_->stats() : commit_queue::counts{};
 }
 
-<<<<<<< HEAD
-=======
-std::optional<gate::report> service::load_comparison(const std::string& project, std::int64_t id) const
-{
-    auto text = db_.load_comparison(project, id);
-    if (!text) return std::nullopt;
-    gate::report r = report::report_from_json(nlohmann::json::parse(*text));
-    r.comparison_id = id;
-    return r;
-}
-
->>>>>>> report
 std::vector<model::history_point> service::history(const model::history_query& q) const
 {
     capture::validate_name("project", q.project);
