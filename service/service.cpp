@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "capture/names.hpp"
 #include "capture/perf_csv.hpp"
