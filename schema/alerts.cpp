@@ -189,7 +189,9 @@ std::vector<std::int64_t> apply_detection_on(connection& c, const std::string& n
         std::vector<std::pair<std::size_t, std::int64_t>> tail_alerts;   // (position, alert id)
         std::vector<std::int64_t> stale;                                   // change points to replace
         if (!d.tail.empty()) {
-            const auto [lo, hi] = std::minmax_element(d.tail.begin(), d.tail.end());
+            // Not a structured binding: clang 14 cannot capture one in the lambda below.
+            const auto range = std::minmax_element(d.tail.begin(), d.tail.end());
+            const auto lo = range.first, hi = range.second;
             auto in_range = [&](std::string_view sql, auto&& use) {
                 auto st = c.prepare(sql);
                 st.bind(":benchmark_id", *ids.benchmark).bind(":counter_id", *ids.counter)
