@@ -1411,26 +1411,50 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
 {
     temp_dir dir;
     const auto log = dir.path / "server.log";
-    auto serve = [&](const std::filesystem::path& db, const spawn_options& opt) {
-        child c({perfgate_binary, "serve", "--db", db.string(), "--listen", "127.0.0.1:0"}, log, opt);
+    auto serve = [&](const std::filesystem::path& db, const spawn_options& opt,
+                     const std::string& binary = perfgate_binary) {
+        child c({binary, "serve", "--db", db.string(), "--listen", "127.0.0.1:0"}, log, opt);
         const std::string out = c.read_until("", 20s);
         CHECK(out.find("listening") == std::string::npos);
         return c.wait(20s);
     };
     SUBCASE("a read-only file")
     {
-        const auto db = dir.path / "ro.db";
+        // root writes any file: run as nobody, in a directory where SQLite
+        // may create its WAL, so that only the file is read-only. nobody
+        // must reach the program and the database, and neither the build
+        // directory nor TMPDIR need let it in (a clone in a 0700
+        // `mktemp -d` or in /root): both go to a directory of this test's
+        // own in /tmp, open to everyone, with a copy of the binary (linked
+        // to system libraries only).
+        struct open_dir {
+            std::filesystem::path path;
+            ~open_dir()
+            {
+                std::error_code ec;
+                std::filesystem::remove_all(path, ec);
+            }
+        } nobody;
+        std::string binary = perfgate_binary;
+        spawn_options opt;
+        auto where = dir.path;
+        if (::geteuid() == 0) {
+            opt.uid = 65534;
+            char name[] = "/tmp/perfgate-nobody-XXXXXX";
+            REQUIRE(::mkdtemp(name) != nullptr);
+            nobody.path = where = name;
+            std::filesystem::permissions(where, std::filesystem::perms::all);
+            binary = (where / "perfgate").string();
+            std::filesystem::copy_file(perfgate_binary, binary);
+            std::filesystem::permissions(binary, std::filesystem::perms::owner_all |
+                                                     std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
+                                                     std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+        }
+        const auto db = where / "ro.db";
         create_token(db, "demo", log);
         std::filesystem::permissions(db, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
                                               std::filesystem::perms::others_read);
-        spawn_options opt;
-        if (::geteuid() == 0) {
-            // root writes any file: run as nobody, in a directory where
-            // SQLite may create its WAL, so that only the file is read-only.
-            opt.uid = 65534;
-            std::filesystem::permissions(dir.path, std::filesystem::perms::all);
-        }
-        CHECK(serve(db, opt) == 4);
+        CHECK(serve(db, opt, binary) == 4);
         const std::string err = read_text(log);
         CHECK(err.find("ro.db") != std::string::npos);
         CHECK(err.find("[store.read_only]") != std::string::npos);
