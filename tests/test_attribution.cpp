@@ -8,7 +8,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -325,10 +324,12 @@ TEST_CASE("perfgate run --backend callgrind: the vector copied by value is where
     CHECK((by_value_fn || copy_fn));
     CHECK(top[0]["delta"].get<double>() > 0);
     CHECK(top[0]["share"].get<double>() > 0.5);
-    // The same file, however the compiler spelled its path (a compiler cache
-    // may record it relative to the build directory).
-    CHECK(std::filesystem::weakly_canonical(top[0]["file"].get<std::string>()) ==
-          std::filesystem::weakly_canonical(PERFGATE_SOURCE_DIR "/tests/profile_vector.cpp"));
+    // The workload's own source file. Only its place in the tree is checked:
+    // a compiler cache may serve an object compiled in another checkout, or
+    // record the path relative to the build directory.
+    const std::string file = top[0]["file"];
+    CAPTURE(file);
+    CHECK(file.ends_with("/tests/profile_vector.cpp"));
     // The copy (8 copies of 256 KiB) is among the top three.
     bool copy_listed = false;
     for (std::size_t i = 0; i < 3; ++i) {
