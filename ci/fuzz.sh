@@ -13,6 +13,7 @@
 # BUILD/fuzz-artifacts/ (libFuzzer's crash-*/leak-*/timeout-*/oom-* files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$PWD"
 build="${1:-build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
 per_input="${FUZZ_TIMEOUT:-10}"
@@ -58,7 +59,7 @@ fuzz_one() {
   mkdir -p "$scratch/$t"
   # TMPDIR: fuzz_json_inputs writes the event payload to a file there.
   (cd "$scratch" && TMPDIR="$scratch" "$bin" -max_total_time="$seconds" -timeout="$per_input" -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$artifacts/$t-" "$scratch/$t" "$PWD/${seeds[$t]}") \
+      -print_final_stats=1 -artifact_prefix="$artifacts/$t-" "$scratch/$t" "$root/${seeds[$t]}") \
     > "$scratch/$t.log" 2>&1
 }
 
