@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -29,11 +30,21 @@ bool starts_with_any(std::string_view id, std::initializer_list<std::string_view
     return false;
 }
 
-// The event parser reads a file: one per process, rewritten per input.
+// The event parser reads a file: one per process in TMPDIR, rewritten per
+// input, removed when the fuzzer exits.
 const std::string& event_file()
 {
-    static const std::string path = "/tmp/perfgate-fuzz-event-" + std::to_string(::getpid()) + ".json";
-    return path;
+    static const struct scratch_file {
+        std::string path = (std::filesystem::temp_directory_path() /
+                            ("perfgate-fuzz-event-" + std::to_string(::getpid()) + ".json"))
+                               .string();
+        ~scratch_file()
+        {
+            std::error_code ec;
+            std::filesystem::remove(path, ec);
+        }
+    } file;
+    return file.path;
 }
 
 constexpr const char* event_names[] = {"pull_request", "pull_request_target", "workflow_run", "push",
