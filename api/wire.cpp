@@ -25,10 +25,7 @@ const json* field(const json& doc, std::string_view name)
     return &*it;
 }
 
-[[noreturn]] void bad_field(const std::string& message)
-{
-    throw error("ingest.bad_field", "request body: " + message);
-}
+[[noreturn]] void bad_field(const std::string& message) { throw error("ingest.bad_field", "request body: " + message); }
 
 std::optional<std::string> string_field(const json& doc, std::string_view name, std::string_view path, bool required)
 {
@@ -81,12 +78,14 @@ run_pairs pairs_from_columns(const json& doc)
     const json* cand = field(doc, "candidate_run");
     if (!base) bad_field("field 'baseline_run' is required (or give 'pairs')");
     if (!cand) bad_field("field 'candidate_run' is required (or give 'pairs')");
-    if (!base->is_array() && !cand->is_array()) return {{run_id(*base, "baseline_run"), run_id(*cand, "candidate_run")}};
+    if (!base->is_array() && !cand->is_array())
+        return {{run_id(*base, "baseline_run"), run_id(*cand, "candidate_run")}};
     if (!base->is_array() || !cand->is_array()) {
         const std::string_view scalar = base->is_array() ? "candidate_run" : "baseline_run";
         const std::string_view array = base->is_array() ? "baseline_run" : "candidate_run";
-        bad_field(fmt::format("field '{}' is an array but '{}' is {}: give both as run ids or both as arrays of run ids",
-                              array, scalar, field(doc, scalar)->type_name()));
+        bad_field(
+            fmt::format("field '{}' is an array but '{}' is {}: give both as run ids or both as arrays of run ids",
+                        array, scalar, field(doc, scalar)->type_name()));
     }
     check_pair_count(*base, "baseline_run", "run ids");
     check_pair_count(*cand, "candidate_run", "run ids");
@@ -107,7 +106,8 @@ run_pairs pairs_from_columns(const json& doc)
 run_pairs pairs_from_list(const json& list)
 {
     if (!list.is_array()) {
-        bad_field(fmt::format("field 'pairs' must be an array of [baseline_run, candidate_run], got {}", list.type_name()));
+        bad_field(fmt::format("field 'pairs' must be an array of [baseline_run, candidate_run], got {}",
+                              list.type_name()));
     }
     check_pair_count(list, "pairs", "[baseline_run, candidate_run] pairs");
     run_pairs pairs;
@@ -228,9 +228,8 @@ json to_json(const model::ingest_request& in)
 model::ingest_request ingest_request_from_json(const json& doc)
 {
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
-    check_known_fields(doc, {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment",
-                             "perf_csv"},
-                       "");
+    check_known_fields(
+        doc, {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment", "perf_csv"}, "");
     model::ingest_request in;
     if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
     in.role = *string_field(doc, "role", "", true);
@@ -259,7 +258,8 @@ model::ingest_request ingest_request_from_json(const json& doc)
         }
     }
     if (const json* env = field(doc, "environment")) {
-        if (!env->is_object()) bad_field(fmt::format("field 'environment' must be an object, got {}", env->type_name()));
+        if (!env->is_object())
+            bad_field(fmt::format("field 'environment' must be an object, got {}", env->type_name()));
         in.environment_json = dump(*env);
     }
     return in;
@@ -267,7 +267,10 @@ model::ingest_request ingest_request_from_json(const json& doc)
 
 json to_json(const model::ingest_result& r)
 {
-    return {{"run_id", r.run_id}, {"samples", r.samples}, {"counters", r.counters}, {"warnings", r.warnings},
+    return {{"run_id", r.run_id},
+            {"samples", r.samples},
+            {"counters", r.counters},
+            {"warnings", r.warnings},
             {"alerts", r.alerts}};
 }
 
@@ -527,9 +530,8 @@ model::alert_update alert_update_from_json(const json& doc)
     const auto parsed = model::parse_alert_status(*status);
     if (!parsed) {
         constexpr std::size_t max_shown = 64;
-        throw error("alert.bad_status",
-                    fmt::format("request body: field 'status': '{}' is not a status (expected {})",
-                                status->substr(0, max_shown), model::alert_status_names()));
+        throw error("alert.bad_status", fmt::format("request body: field 'status': '{}' is not a status (expected {})",
+                                                    status->substr(0, max_shown), model::alert_status_names()));
     }
     u.status = *parsed;
     u.note = string_field(doc, "note", "", false);
@@ -613,7 +615,7 @@ std::optional<std::int64_t> parse_timestamp(std::string_view s)
         std::int64_t seconds = 0;
         auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
         if (ec == std::errc{} && end == s.data() + s.size()) return seconds;
-        return std::nullopt;   // out of range
+        return std::nullopt; // out of range
     }
     // YYYY-MM-DD (10 characters) or YYYY-MM-DDTHH:MM:SSZ (20): the RFC 3339
     // profile of ISO 8601, UTC only, two-digit fields, upper-case T and Z.

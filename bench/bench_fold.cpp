@@ -18,10 +18,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -46,8 +46,10 @@ int generate(std::size_t samples, const char* path)
     // perf script prints a C++ program with frame pointers.
     std::vector<std::string> functions;
     for (int i = 0; i < 3000; ++i) {
-        functions.push_back(i % 10 == 0 ? fmt::format("ns{}::Widget<std::vector<int, std::allocator<int> > >::get_{}(int) const", i % 37, i)
-                                        : fmt::format("parse_token_{}", i));
+        functions.push_back(
+            i % 10 == 0
+                ? fmt::format("ns{}::Widget<std::vector<int, std::allocator<int> > >::get_{}(int) const", i % 37, i)
+                : fmt::format("parse_token_{}", i));
     }
     std::vector<std::vector<int>> paths(20000);
     for (auto& p : paths) {
@@ -61,7 +63,8 @@ int generate(std::size_t samples, const char* path)
         const auto& p = paths[rng.next(rng.next(paths.size()) + 1)];
         block += fmt::format("bench 4242 {}.{:06}:     250000 cpu-clock: \n", 1000 + s / 4000, s % 4000 * 250);
         for (auto it = p.rbegin(); it != p.rend(); ++it) {
-            block += fmt::format("\t    {:x} {}+0x{:x} (/usr/local/bin/bench)\n", 0x401000 + *it * 64, functions[*it], *it % 61);
+            block += fmt::format("\t    {:x} {}+0x{:x} (/usr/local/bin/bench)\n", 0x401000 + *it * 64, functions[*it],
+                                 *it % 61);
         }
         block += "\n";
         if (block.size() > (1u << 20)) {
@@ -83,7 +86,8 @@ double seconds_since(std::chrono::steady_clock::time_point t)
 int main(int argc, char** argv)
 {
     using namespace perfgate;
-    if (argc == 4 && std::string(argv[1]) == "--generate") return generate(std::strtoull(argv[2], nullptr, 10), argv[3]);
+    if (argc == 4 && std::string(argv[1]) == "--generate")
+        return generate(std::strtoull(argv[2], nullptr, 10), argv[3]);
     const bool in_memory = argc == 3 && std::string(argv[1]) == "--in-memory";
     if (argc != 2 && !in_memory) {
         std::fprintf(stderr, "usage: bench_fold --generate N FILE | bench_fold [--in-memory] FILE\n");
@@ -93,10 +97,10 @@ int main(int argc, char** argv)
     const auto bytes = std::filesystem::file_size(path);
     auto t = std::chrono::steady_clock::now();
     profile::folded_stacks folded;
-    if (in_memory) {   // the whole text in memory, then fold_perf_script
+    if (in_memory) { // the whole text in memory, then fold_perf_script
         const auto text = model::read_text_file(path, "input.unreadable", std::size_t{16} << 30);
         folded = profile::fold_perf_script(text, path);
-    } else {           // streamed in 1 MiB chunks (what perfgate run --profile does)
+    } else { // streamed in 1 MiB chunks (what perfgate run --profile does)
         folded = profile::read_perf_script(path);
     }
     const double fold_s = seconds_since(t);
@@ -111,5 +115,5 @@ int main(int argc, char** argv)
                 static_cast<double>(bytes) / 1e6, static_cast<unsigned long long>(folded.samples), folded.stacks.size(),
                 in_memory ? "in memory" : "streamed", fold_s, static_cast<double>(bytes) / 1e6 / fold_s, diff_s, svg_s,
                 svg.size() / 1024, static_cast<std::size_t>(std::count(svg.begin(), svg.end(), '\n')));
-    return diff.top.empty() ? 0 : 1;   // A/A of a profile with itself: nothing changed
+    return diff.top.empty() ? 0 : 1; // A/A of a profile with itself: nothing changed
 }

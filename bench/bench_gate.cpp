@@ -28,9 +28,9 @@ constexpr std::size_t benchmark_count = 10;
 struct counter_model {
     const char* name;
     const char* unit;
-    double centre;    // typical value of a ~12 ms benchmark
-    double cov;       // run-to-run noise on a pinned, quiet machine
-    int decimals;     // perf prints task-clock with 2 decimals, counts with none
+    double centre; // typical value of a ~12 ms benchmark
+    double cov;    // run-to-run noise on a pinned, quiet machine
+    int decimals;  // perf prints task-clock with 2 decimals, counts with none
 };
 
 // Five counters per benchmark, 10 benchmarks: 50 gated counters. task-clock
@@ -94,8 +94,8 @@ void bm_compare_50_counters(benchmark::State& state)
 {
     const auto d = make_data(static_cast<std::size_t>(state.range(0)));
     for (auto _ : state) benchmark::DoNotOptimize(gate::compare(d.baseline, d.candidate, d.rules));
-    state.counters["counters/s"] =
-        benchmark::Counter(static_cast<double>(benchmark_count * models.size()), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["counters/s"] = benchmark::Counter(static_cast<double>(benchmark_count * models.size()),
+                                                      benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(bm_compare_50_counters)->Arg(10)->Arg(30)->Unit(benchmark::kMicrosecond);
 

@@ -53,16 +53,14 @@ void bm_hodges_lehmann(benchmark::State& state)
 {
     const auto n = static_cast<std::size_t>(state.range(0));
     const auto b = sample(5, n, 0), c = sample(6, n, 0.1);
-    for (auto _ : state)
-        benchmark::DoNotOptimize(perfgate::stats::hodges_lehmann(b, c, 0.05, false));
+    for (auto _ : state) benchmark::DoNotOptimize(perfgate::stats::hodges_lehmann(b, c, 0.05, false));
 }
 BENCHMARK(bm_hodges_lehmann)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 void bm_hodges_lehmann_exact_49(benchmark::State& state)
 {
     const auto b = sample(7, 49, 0), c = sample(8, 49, 2);
-    for (auto _ : state)
-        benchmark::DoNotOptimize(perfgate::stats::hodges_lehmann(b, c, 0.05, true));
+    for (auto _ : state) benchmark::DoNotOptimize(perfgate::stats::hodges_lehmann(b, c, 0.05, true));
 }
 BENCHMARK(bm_hodges_lehmann_exact_49)->Unit(benchmark::kMicrosecond);
 

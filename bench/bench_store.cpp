@@ -105,8 +105,8 @@ ps::run_record bench_run(std::int64_t created_at)
 void set_rates(benchmark::State& state)
 {
     state.counters["runs/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
-    state.counters["samples/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * repetitions * counters_per_run,
-                                                     benchmark::Counter::kIsRate);
+    state.counters["samples/s"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * repetitions * counters_per_run, benchmark::Counter::kIsRate);
 }
 
 // The floor: the same 300 rows through one prepared INSERT in one transaction.
@@ -170,25 +170,30 @@ fs::path history_db(std::int64_t runs)
         if (existing.runs_count() == runs) return path;
     }
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
-    { ps::store create(path); }   // the real schema, through the migrations
+    {
+        ps::store create(path);
+    } // the real schema, through the migrations
 
     const auto t0 = std::chrono::steady_clock::now();
     auto db = open_raw(path);
     exec(db.get(), "PRAGMA synchronous = OFF");
-    exec(db.get(), "PRAGMA cache_size = -1048576");   // 1 GiB: keep the indexes in memory while building
+    exec(db.get(), "PRAGMA cache_size = -1048576"); // 1 GiB: keep the indexes in memory while building
     exec(db.get(), "BEGIN");
     exec(db.get(), "INSERT INTO projects (id, name, created_at) VALUES (1, 'bench', 0)");
     for (int t = 1; t <= gen_testbeds; ++t) {
-        exec(db.get(), fmt::format("INSERT INTO testbeds VALUES ({0}, 'fp-{0}', 'runner-{0}', 'cpu', 2, '6.1')", t).c_str());
+        exec(db.get(),
+             fmt::format("INSERT INTO testbeds VALUES ({0}, 'fp-{0}', 'runner-{0}', 'cpu', 2, '6.1')", t).c_str());
     }
     for (int b = 1; b <= gen_benchmarks; ++b) {
-        exec(db.get(), fmt::format("INSERT INTO benchmarks (id, project_id, name) VALUES ({0}, 1, 'bench-{0}')", b).c_str());
+        exec(db.get(),
+             fmt::format("INSERT INTO benchmarks (id, project_id, name) VALUES ({0}, 1, 'bench-{0}')", b).c_str());
         for (int c = 1; c <= gen_counters; ++c) {
             exec(db.get(), fmt::format("INSERT OR IGNORE INTO counters VALUES ({0}, 'counter-{0}')", c).c_str());
             exec(db.get(), fmt::format("INSERT INTO benchmark_counters VALUES ({}, {})", b, c).c_str());
         }
     }
-    auto ins_run = prepare(db.get(), "INSERT INTO runs VALUES (?1, 1, ?2, ?3, ?4, 'sha', ?5, NULL, 'perf', '{}', 0, ?6)");
+    auto ins_run = prepare(db.get(),
+                           "INSERT INTO runs VALUES (?1, 1, ?2, ?3, ?4, 'sha', ?5, NULL, 'perf', '{}', 0, ?6)");
     auto ins_sum = prepare(db.get(), "INSERT INTO summaries VALUES (?1, ?2, 0, 'msec', ?3, ?4, ?5, ?6, "
                                      "'0123456789abcdef0123456789abcdef01234567', ?7, 30, ?8, ?8, 1.5, 0.01, ?8, ?8)");
     std::string branch;
@@ -263,7 +268,7 @@ void BM_history(benchmark::State& state)
     q.counter = "counter-1";
     q.limit = 100;
     switch (static_cast<filter>(state.range(1))) {
-    case gate_query:   // the z-score baseline: branch, testbed, role, before the candidate
+    case gate_query: // the z-score baseline: branch, testbed, role, before the candidate
         q.branch = "main";
         q.testbed = "runner-1";
         q.role = "baseline";
@@ -274,9 +279,7 @@ void BM_history(benchmark::State& state)
         q.branch = "main";
         state.SetLabel("branch");
         break;
-    case no_filter:
-        state.SetLabel("no filter");
-        break;
+    case no_filter: state.SetLabel("no filter"); break;
     }
     // Wall time per call, and this thread's CPU time per call: on a shared,
     // overloaded box the wall p99 measures the scheduler as much as the query.

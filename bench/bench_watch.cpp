@@ -128,8 +128,8 @@ int main(int argc, char** argv)
 
     // Two upload paths: the runner's (samples in hand, service::ingest_run)
     // and the server's (perf stat CSV text parsed by service::ingest).
-    std::vector<double> t[2][3];    // [csv][mode]
-    std::vector<double> worker;     // background: from upload returned to detection done
+    std::vector<double> t[2][3]; // [csv][mode]
+    std::vector<double> worker;  // background: from upload returned to detection done
     std::uint64_t state = 99;
     std::size_t alerts = 0;
     for (long i = 0; i < measured; ++i) {
@@ -137,7 +137,7 @@ int main(int argc, char** argv)
         const model::ingest_request req = runner::ingest_request_of(run);
         for (int k = 0; k < 6; ++k) {
             const bool csv = k / 3 == 1;
-            const int mode = static_cast<int>((k + i) % 3);   // rotate which goes first
+            const int mode = static_cast<int>((k + i) % 3); // rotate which goes first
             const auto start = std::chrono::steady_clock::now();
             const auto res = csv ? svc[mode].ingest(req) : svc[mode].ingest_run(run);
             const auto stored_at = std::chrono::steady_clock::now();

@@ -63,16 +63,16 @@ namespace stats = perfgate::stats;
 constexpr std::uint64_t default_trials = 1000;
 constexpr std::uint64_t default_seed = 20240601;
 
-constexpr std::size_t step_len = 200;    // step at index 100
-constexpr std::size_t null_len = 1000;   // stationary series
-constexpr std::size_t tolerance = 2;     // +- points around the true index
+constexpr std::size_t step_len = 200;  // step at index 100
+constexpr std::size_t null_len = 1000; // stationary series
+constexpr std::size_t tolerance = 2;   // +- points around the true index
 constexpr double centre = 1000;
-constexpr double slow_share = 0.3;       // bimodal: share of points on the slow host
-constexpr double slow_gap = 4;           // bimodal: slow host is slow_gap * CoV slower
-constexpr std::size_t loc_len = 120;     // location: series length
-constexpr std::size_t loc_margin = 10;   // location: step index in [margin, len - margin)
-constexpr std::size_t loc_window = 10;   // location: detected = a change point within +- this
-constexpr std::size_t loc_trials_factor = 3;  // location: 3 x trials series per noise, over 3 buckets
+constexpr double slow_share = 0.3;           // bimodal: share of points on the slow host
+constexpr double slow_gap = 4;               // bimodal: slow host is slow_gap * CoV slower
+constexpr std::size_t loc_len = 120;         // location: series length
+constexpr std::size_t loc_margin = 10;       // location: step index in [margin, len - margin)
+constexpr std::size_t loc_window = 10;       // location: detected = a change point within +- this
+constexpr std::size_t loc_trials_factor = 3; // location: 3 x trials series per noise, over 3 buckets
 
 enum class noise { gaussian, t3, bimodal };
 
@@ -243,8 +243,9 @@ int main(int argc, char** argv)
 {
     std::uint64_t trials = default_trials, seed = default_seed;
     if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {
-        std::fprintf(stderr, "usage: sim_change_points [trials] [seed]\n"
-                             "  trials and seed are positive integers (defaults %llu and %llu)\n",
+        std::fprintf(stderr,
+                     "usage: sim_change_points [trials] [seed]\n"
+                     "  trials and seed are positive integers (defaults %llu and %llu)\n",
                      static_cast<unsigned long long>(default_trials), static_cast<unsigned long long>(default_seed));
         return 2;
     }
@@ -288,11 +289,12 @@ int main(int argc, char** argv)
             if (kind != noise::gaussian && !(fa_perfgate < fa_otava)) ok = false;
         }
 
-    fmt::print("\nLocation: {} series of {} points, one step of 1-5% either way at a uniform index in [{}, {}), CoV 1-3%, "
-               "by |step| / CoV; detected = a change point within +-{} (share of the series); the rest are "
-               "shares of the detected steps, for the nearest point: exact, within +-1, +-2, and placed "
-               "off towards the middle of the series or away from it\n\n",
-               loc_trials_factor * trials, loc_len, loc_margin, loc_len - loc_margin, loc_window);
+    fmt::print(
+        "\nLocation: {} series of {} points, one step of 1-5% either way at a uniform index in [{}, {}), CoV 1-3%, "
+        "by |step| / CoV; detected = a change point within +-{} (share of the series); the rest are "
+        "shares of the detected steps, for the nearest point: exact, within +-1, +-2, and placed "
+        "off towards the middle of the series or away from it\n\n",
+        loc_trials_factor * trials, loc_len, loc_margin, loc_len - loc_margin, loc_window);
     fmt::print("| noise | step/CoV | method | series | detected | exact | +-1 | +-2 | inward | outward |\n");
     fmt::print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const noise kind : kinds) {

@@ -20,12 +20,12 @@
 // Exit status: 0 when the issue's scenario meets both targets, 1 when it
 // misses one, 2 on a usage error.
 
-#include "sim_args.hpp"
 #include "gate/compare.hpp"
+#include "sim_args.hpp"
 
 #include <array>
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -53,12 +53,12 @@ enum class noise { normal, lognormal };
 struct scenario {
     std::string name;
     noise shape = noise::normal;
-    double cov = 0.01;               // true coefficient of variation
-    std::size_t n = 10;              // samples per side
-    std::size_t counters = 50;       // all gated
-    double shift_pct = 4.0;          // A/B: counter c00 of the candidate is this much worse
-    double centre = 1.0e9;           // true median of counter c00; ck is centre * (1 + k/100)
-    int decimals = -1;               // round values to this many decimals (perf's %.2f); -1: no rounding
+    double cov = 0.01;         // true coefficient of variation
+    std::size_t n = 10;        // samples per side
+    std::size_t counters = 50; // all gated
+    double shift_pct = 4.0;    // A/B: counter c00 of the candidate is this much worse
+    double centre = 1.0e9;     // true median of counter c00; ck is centre * (1 + k/100)
+    int decimals = -1;         // round values to this many decimals (perf's %.2f); -1: no rounding
     perfgate::stats::correction correction = perfgate::stats::correction::holm;
 };
 
@@ -189,8 +189,9 @@ int main(int argc, char** argv)
 {
     std::uint64_t trials = default_trials, seed = default_seed;
     if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {
-        std::fprintf(stderr, "usage: sim_gate [trials] [seed]\n"
-                             "  trials and seed are positive integers (defaults %zu and %llu)\n",
+        std::fprintf(stderr,
+                     "usage: sim_gate [trials] [seed]\n"
+                     "  trials and seed are positive integers (defaults %zu and %llu)\n",
                      default_trials, static_cast<unsigned long long>(default_seed));
         return 2;
     }
@@ -233,15 +234,14 @@ int main(int argc, char** argv)
         const auto [lo, hi] = wilson95(fails, t.trials);
         fmt::print("{:<22} {:>8.2f}% {:>7.2f}%-{:>6.2f}% {:>6} {:>6} {:>6} {:>9.1f}% {:>9.1f}% {:>7.2f}\n", sc.name,
                    pct(fails, t.trials), lo * 100, hi * 100, t.verdict_count(gate::verdict::pass),
-                   t.verdict_count(gate::verdict::inconclusive), fails,
-                   pct(t.inconclusive_counters, t.counters_seen),
+                   t.verdict_count(gate::verdict::inconclusive), fails, pct(t.inconclusive_counters, t.counters_seen),
                    pct(t.asymptotic_tests, t.exact_tests + t.asymptotic_tests), t.seconds);
         aa.push_back(t);
     }
 
     fmt::print("\nA/B (c00 {}% worse)\n", issue.shift_pct);
-    fmt::print("{:<22} {:>9} {:>17} {:>6} {:>6} {:>6} {:>6} {:>11} {:>7}\n", "scenario", "detected", "95% CI", "c00:reg",
-               "unch", "incon", "fail", "other-reg", "sec");
+    fmt::print("{:<22} {:>9} {:>17} {:>6} {:>6} {:>6} {:>6} {:>11} {:>7}\n", "scenario", "detected", "95% CI",
+               "c00:reg", "unch", "incon", "fail", "other-reg", "sec");
     for (const auto& sc : scenarios) {
         const tally t = simulate(sc, trials, seed + 1, sc.shift_pct);
         const auto [lo, hi] = wilson95(t.detected, t.trials);
@@ -249,8 +249,7 @@ int main(int argc, char** argv)
         fmt::print("{:<22} {:>8.2f}% {:>7.2f}%-{:>6.2f}% {:>7} {:>6} {:>6} {:>6} {:>4} ({:>4}) {:>7.2f}\n", sc.name,
                    pct(t.detected, t.trials), lo * 100, hi * 100, state(gate::status::regression),
                    state(gate::status::unchanged), state(gate::status::inconclusive),
-                   t.verdict_count(gate::verdict::fail), t.other_regressions, t.trials_other_regression,
-                   t.seconds);
+                   t.verdict_count(gate::verdict::fail), t.other_regressions, t.trials_other_regression, t.seconds);
         ab.push_back(t);
     }
     fmt::print("\nfalse-fail: A/A trials with verdict fail. incon/ctr: share of gated counters judged inconclusive.\n"

@@ -38,8 +38,8 @@
 // same numbers on every standard library). Prints markdown tables; exit 0,
 // or 2 on a usage error.
 
-#include "sim_args.hpp"
 #include "gate/compare.hpp"
+#include "sim_args.hpp"
 #include "stats/sequential.hpp"
 
 #include <array>
@@ -95,9 +95,9 @@ class noise_source {
 public:
     explicit noise_source(std::uint64_t seed) : rng_(seed) {}
 
-    double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }   // [0, 1)
+    double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; } // [0, 1)
 
-    double normal()   // Box-Muller, one value per call (the pair's second discarded: simpler, still exact)
+    double normal() // Box-Muller, one value per call (the pair's second discarded: simpler, still exact)
     {
         const double u1 = 1.0 - uniform();
         const double u2 = uniform();
@@ -137,7 +137,7 @@ double bimodal_gap(double cov)
 struct noise_model {
     shape kind = shape::gaussian;
     double cov = 0.01;
-    double gap = 0;   // bimodal only
+    double gap = 0; // bimodal only
 
     double draw(noise_source& src) const
     {
@@ -156,7 +156,7 @@ struct noise_model {
 // Outcome counts of one design over the trials of one cell.
 struct outcome {
     std::size_t trials = 0, regression = 0, improvement = 0, unchanged = 0, inconclusive = 0;
-    std::size_t within_two_blocks = 0;   // regressions decided at n <= min_n + block
+    std::size_t within_two_blocks = 0; // regressions decided at n <= min_n + block
     double n_sum = 0, n_sq_sum = 0;
 
     void add(stats::sequential_decision d, std::size_t n)
@@ -223,19 +223,18 @@ std::pair<stats::sequential_decision, std::size_t> run_sequential(const stats::s
         const auto r = stats::sequential_look(plan, k, prefix(b, n), prefix(c, n), threshold);
         if (r.decision != stats::sequential_decision::continue_sampling) return {r.decision, n};
     }
-    return {stats::sequential_decision::inconclusive, plan.max_n()};   // unreachable: the last look decides
+    return {stats::sequential_decision::inconclusive, plan.max_n()}; // unreachable: the last look decides
 }
 
 // The fixed-N rule at every block without correction (one-look plans).
 std::pair<stats::sequential_decision, std::size_t> run_naive(const std::vector<stats::sequential_plan>& one_look,
-                                                             const std::vector<double>& b,
-                                                             const std::vector<double>& c, double threshold)
+                                                             const std::vector<double>& b, const std::vector<double>& c,
+                                                             double threshold)
 {
     for (const auto& plan : one_look) {
         const std::size_t n = plan.max_n();
         const auto d = stats::sequential_look(plan, 0, prefix(b, n), prefix(c, n), threshold).decision;
-        if (d == stats::sequential_decision::regression || d == stats::sequential_decision::improvement)
-            return {d, n};
+        if (d == stats::sequential_decision::regression || d == stats::sequential_decision::improvement) return {d, n};
     }
     return {stats::sequential_decision::inconclusive, max_n};
 }
@@ -249,8 +248,8 @@ struct cell {
     shape kind;
     double cov, effect;
     outcome fixed10, fixed30, naive;
-    std::vector<outcome> seq;                        // one per design
-    std::vector<std::pair<std::size_t, std::size_t>> vs_fixed30;   // (only seq failed, only fixed 30 failed)
+    std::vector<outcome> seq;                                    // one per design
+    std::vector<std::pair<std::size_t, std::size_t>> vs_fixed30; // (only seq failed, only fixed 30 failed)
 };
 
 void print_plan(const stats::sequential_plan& plan, const char* title)
@@ -275,13 +274,14 @@ int main(int argc, char** argv)
 {
     std::uint64_t trials = default_trials, seed = default_seed;
     if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {
-        std::fprintf(stderr, "usage: sim_sequential [trials] [seed]\n"
-                             "  trials and seed are positive integers (defaults %llu and %llu)\n",
+        std::fprintf(stderr,
+                     "usage: sim_sequential [trials] [seed]\n"
+                     "  trials and seed are positive integers (defaults %llu and %llu)\n",
                      static_cast<unsigned long long>(default_trials), static_cast<unsigned long long>(default_seed));
         return 2;
     }
     const auto start = std::chrono::steady_clock::now();
-    const gate::policy rules;   // alpha 0.05, threshold 2%
+    const gate::policy rules; // alpha 0.05, threshold 2%
     const double threshold = rules.threshold_pct;
     const std::vector<design> designs = {
         {"OBF", stats::sequential_plan(rules.alpha, min_n, max_n, block, stats::spending::obrien_fleming)},
@@ -297,8 +297,10 @@ int main(int argc, char** argv)
         for (double cov : covs) {
             const noise_model noise{kind, cov, kind == shape::bimodal ? bimodal_gap(cov) : 0.0};
             for (double effect : effects) {
+                // clang-format off
                 cell cl{kind, cov, effect, {}, {}, {}, std::vector<outcome>(designs.size()),
                         std::vector<std::pair<std::size_t, std::size_t>>(designs.size())};
+                // clang-format on
                 // Each cell its own stream, so a cell's figures do not depend
                 // on which cells ran before it.
                 noise_source src(cell_seed++);
@@ -328,8 +330,8 @@ int main(int argc, char** argv)
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    fmt::print("# sim_sequential: {} trials per cell, seed {}, alpha {}, threshold {}%, lower is better\n",
-               trials, seed, rules.alpha, threshold);
+    fmt::print("# sim_sequential: {} trials per cell, seed {}, alpha {}, threshold {}%, lower is better\n", trials,
+               seed, rules.alpha, threshold);
     fmt::print("\nfail% = share of trials ending in a regression (the gate's fail), ± its Monte-Carlo standard "
                "error. Fixed designs: gate::compare on the first 10 / 30 per side. Sequential: min {}, blocks of {}, "
                "budget {} per side; n̄ = repetitions per side used.\n",
@@ -397,7 +399,8 @@ int main(int argc, char** argv)
             if (cl.effect != 0.0) continue;
             const double p = cl.seq[i].rate(cl.seq[i].regression);
             if (p > worst) worst = p, worst_se = std::sqrt(p * (1 - p) / t);
-            const double a = static_cast<double>(cl.vs_fixed30[i].first), b = static_cast<double>(cl.vs_fixed30[i].second);
+            const double a = static_cast<double>(cl.vs_fixed30[i].first),
+                         b = static_cast<double>(cl.vs_fixed30[i].second);
             const double d = (a - b) / t;
             if (d > excess) excess = d, excess_se = std::sqrt(std::max(0.0, a + b - (a - b) * (a - b) / t)) / t;
         }

@@ -20,7 +20,7 @@ void validate_name(std::string_view field_name, std::string_view value)
                         punctuation.find(static_cast<char>(c)) != std::string_view::npos;
         if (!ok) {
             const std::string shown = c >= 0x21 && c < 0x7f ? fmt::format("'{}'", static_cast<char>(c))
-                                                             : fmt::format("byte 0x{:02x}", c);
+                                                            : fmt::format("byte 0x{:02x}", c);
             throw error("ingest.bad_field",
                         fmt::format("field '{}': {} at offset {} is not allowed (names use letters, digits and {})",
                                     field_name, shown, i, punctuation));
@@ -31,8 +31,8 @@ void validate_name(std::string_view field_name, std::string_view value)
 void validate_text(std::string_view field_name, std::string_view value)
 {
     if (value.size() > max_name_bytes) {
-        throw error("ingest.bad_field",
-                    fmt::format("field '{}': {} bytes, longer than the limit of {}", field_name, value.size(), max_name_bytes));
+        throw error("ingest.bad_field", fmt::format("field '{}': {} bytes, longer than the limit of {}", field_name,
+                                                    value.size(), max_name_bytes));
     }
     for (unsigned char c : value) {
         if (c < 0x20 || c == 0x7f) {
@@ -44,16 +44,17 @@ void validate_text(std::string_view field_name, std::string_view value)
 void validate_role(std::string_view role)
 {
     if (role != "baseline" && role != "candidate") {
-        throw error("ingest.bad_field", fmt::format("field 'role': expected 'baseline' or 'candidate', got '{}'",
-                                                    role.substr(0, 64)));
+        throw error("ingest.bad_field",
+                    fmt::format("field 'role': expected 'baseline' or 'candidate', got '{}'", role.substr(0, 64)));
     }
 }
 
 void validate_backend(std::string_view backend)
 {
     if (backend != "perf" && backend != "native" && backend != "callgrind" && backend != "rusage") {
-        throw error("ingest.bad_field", fmt::format("field 'backend': expected perf, native, callgrind or rusage, got '{}'",
-                                                    backend.substr(0, 64)));
+        throw error("ingest.bad_field",
+                    fmt::format("field 'backend': expected perf, native, callgrind or rusage, got '{}'",
+                                backend.substr(0, 64)));
     }
 }
 

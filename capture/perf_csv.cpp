@@ -83,10 +83,8 @@ std::string quote(std::string_view text)
     std::string out = "'";
     for (std::size_t i = 0; i < text.size() && i < max_quote; ++i) {
         const auto c = static_cast<unsigned char>(text[i]);
-        if (c >= 0x20 && c < 0x7f)
-            out += static_cast<char>(c);
-        else
-            out += fmt::format("\\x{:02x}", c);
+        if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+        else out += fmt::format("\\x{:02x}", c);
     }
     if (text.size() > max_quote) out += "...";
     out += "'";
@@ -100,10 +98,7 @@ std::string_view trim(std::string_view s)
     return s;
 }
 
-bool is_absent_marker(std::string_view s)
-{
-    return s == not_supported || s == not_counted;
-}
+bool is_absent_marker(std::string_view s) { return s == not_supported || s == not_counted; }
 
 // A finite decimal number as perf prints it ("%.2f", "%.0f", "1e+20").
 // With a separator other than ',' a decimal comma ("0,50" from a locale with
@@ -138,9 +133,9 @@ std::optional<double> parse_variance(std::string_view s, char sep)
 // One counter reading as it appears on one line.
 struct counter_line {
     std::size_t line = 0;
-    std::optional<double> timestamp;   // -I: seconds since start
-    bool summary = false;              // -I --summary: the whole-run line
-    std::string agg_key;               // CPU0 / S0-D0-C0,1 / cgroup: summed over
+    std::optional<double> timestamp; // -I: seconds since start
+    bool summary = false;            // -I --summary: the whole-run line
+    std::string agg_key;             // CPU0 / S0-D0-C0,1 / cgroup: summed over
     std::string event;
     std::string unit;
     std::optional<double> value;
@@ -196,8 +191,7 @@ struct csv_match {
 
 // Do fields[i...] read as value,unit,event[,cgroup][,variance%],run_time,pcnt?
 // The value itself is not checked here (see parse_csv_line).
-std::optional<csv_match> match_at(const std::vector<std::string_view>& f, std::size_t i, bool with_cgroup,
-                                  char sep)
+std::optional<csv_match> match_at(const std::vector<std::string_view>& f, std::size_t i, bool with_cgroup, char sep)
 {
     if (i + 4 >= f.size()) return std::nullopt;
     const std::string_view unit = trim(f[i + 1]);
@@ -232,7 +226,7 @@ std::optional<csv_match> match_at(const std::vector<std::string_view>& f, std::s
         }
     }
     if (j + 1 >= f.size()) return std::nullopt;
-    if (!parse_number(f[j], sep)) return std::nullopt;   // run_time_ns
+    if (!parse_number(f[j], sep)) return std::nullopt; // run_time_ns
     auto pcnt = parse_number(f[j + 1], sep);
     if (!pcnt) return std::nullopt;
     m.pcnt_running = *pcnt;
@@ -244,7 +238,7 @@ enum class csv_kind { counter, continuation, bad_value, not_perf };
 struct csv_result {
     csv_kind kind = csv_kind::not_perf;
     counter_line counter;
-    std::string bad_value;   // csv_kind::bad_value: the offending text
+    std::string bad_value; // csv_kind::bad_value: the offending text
 };
 
 // Reads one CSV line with a known separator.
@@ -325,8 +319,8 @@ json_kind parse_json_line(std::string_view text, std::string_view source, std::s
     // a hostile `[[[[...` costs no memory) and then reported as a wrong shape.
     bool nested = false;
     json::parser_callback_t flat_only = [&nested](int depth, json::parse_event_t event, json&) {
-        if (depth > 1 || (depth == 1 && (event == json::parse_event_t::object_start ||
-                                         event == json::parse_event_t::array_start))) {
+        if (depth > 1 ||
+            (depth == 1 && (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start))) {
             nested = true;
             return false;
         }
@@ -360,8 +354,7 @@ json_kind parse_json_line(std::string_view text, std::string_view source, std::s
         if (!is_absent_marker(s)) {
             out.value = parse_number(s, ',');
             if (!out.value)
-                fail(source, line_no,
-                     fmt::format("value {} of event {} is not a number", quote(s), quote(out.event)));
+                fail(source, line_no, fmt::format("value {} of event {} is not a number", quote(s), quote(out.event)));
         }
     } else {
         unknown_shape("\"counter-value\" is neither a string nor a number");
@@ -381,7 +374,7 @@ json_kind parse_json_line(std::string_view text, std::string_view source, std::s
     };
     if (auto p = number_field("pcnt-running")) out.pcnt_running = *p;
     out.variance_pct = number_field("variance");
-    (void)number_field("event-runtime");   // validated only
+    (void)number_field("event-runtime"); // validated only
     out.timestamp = number_field("interval");
     // Aggregation columns of -A / --per-core / --per-socket / --per-thread
     // and -G: one reading per CPU (or core ...), summed per event.
@@ -404,8 +397,8 @@ struct reading_sum {
     std::optional<double> value;
     double pcnt_running = 100.0;
     std::size_t parts = 0;
-    std::optional<double> variance_pct;   // as printed, when parts == 1
-    double stderr_abs = 0;                // sqrt(sum of squared absolute SEs)
+    std::optional<double> variance_pct; // as printed, when parts == 1
+    double stderr_abs = 0;              // sqrt(sum of squared absolute SEs)
     std::size_t first_line = 0;
 
     void add(const counter_line& c)
@@ -479,7 +472,7 @@ public:
         ++block_counters_;
         ++counters_;
         check_summary_consistency(c);
-        open_run& run = current_;   // refers to the open run even after close_run()
+        open_run& run = current_; // refers to the open run even after close_run()
         if (c.timestamp || c.summary) {
             // Interval lines after plain lines, a timestamp that goes back, or
             // an interval line after the summary: another perf invocation.
@@ -559,15 +552,15 @@ private:
         bool interval = false;
         bool has_summary = false;
         double last_timestamp = -std::numeric_limits<double>::infinity();
-        std::vector<std::optional<reading_sum>> sums;        // by event index
-        std::vector<std::optional<reading_sum>> summaries;   // -I --summary
-        std::unordered_set<std::string> seen;                // cpu + event, plain mode
+        std::vector<std::optional<reading_sum>> sums;      // by event index
+        std::vector<std::optional<reading_sum>> summaries; // -I --summary
+        std::unordered_set<std::string> seen;              // cpu + event, plain mode
 
         [[nodiscard]] bool has_data() const { return first_line != 0; }
     };
 
     struct event_origin {
-        std::size_t run = 0;    // index of the run it first appeared in
+        std::size_t run = 0; // index of the run it first appeared in
         std::size_t line = 0;
     };
 
@@ -590,7 +583,7 @@ private:
         }
         auto [it, inserted] = index_.try_emplace(c.event, events_.size());
         if (inserted) {
-            events_.push_back({c.event, c.unit});   // unit of the first reading
+            events_.push_back({c.event, c.unit}); // unit of the first reading
             origins_.push_back({runs_.size(), c.line});
         }
         return it->second;
@@ -618,7 +611,8 @@ private:
     {
         if (block_line_ == 0 || block_counters_ > 0) return;
         std::string what = "this `# started on` block (one perf run) has no counter lines";
-        if (block_said_) what += fmt::format("; perf said at line {}: {}", block_said_->first, quote(block_said_->second));
+        if (block_said_)
+            what += fmt::format("; perf said at line {}: {}", block_said_->first, quote(block_said_->second));
         fail(source_, block_line_, what);
     }
 
@@ -647,9 +641,9 @@ private:
             done.readings.emplace_back(e, s->to_reading(source_, events_[e].name));
         }
         if (from_intervals > 0)
-            warnings_.push_back(fmt::format(
-                "{}:{}: interval run has no summary line for {} event(s); their intervals were summed", source_,
-                run.first_line, from_intervals));
+            warnings_.push_back(
+                fmt::format("{}:{}: interval run has no summary line for {} event(s); their intervals were summed",
+                            source_, run.first_line, from_intervals));
         runs_.push_back(std::move(done));
     }
 
@@ -663,7 +657,7 @@ private:
     std::optional<bool> summary_only_;
     std::size_t summary_line_ = 0;
     std::size_t counters_ = 0;
-    std::size_t block_line_ = 0;       // line of the current `# started on`, 0 if none
+    std::size_t block_line_ = 0; // line of the current `# started on`, 0 if none
     std::size_t block_counters_ = 0;
     std::optional<std::pair<std::size_t, std::string>> block_said_;
     std::optional<std::pair<std::size_t, std::string>> first_said_;
@@ -681,14 +675,14 @@ public:
     void read_line(std::string_view line)
     {
         ++line_no_;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);   // CRLF
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1); // CRLF
 
         const std::string_view content = trim(line);
         if (content.empty()) return;
         blank_ = false;
         if (content.front() == '#') {
             if (content.substr(0, started_on.size()) == started_on) runs_.begin_block(line_no_);
-            return;   // perf's other comment lines (column headers)
+            return; // perf's other comment lines (column headers)
         }
         if (line.size() > max_line_length) {
             skip_line(line);
@@ -740,11 +734,10 @@ private:
                 return true;
             }
         }
-        const bool continuation =
-            std::any_of(separator_candidates.begin(), separator_candidates.end(), [&](char cand) {
-                return line.find(cand) != std::string_view::npos &&
-                       parse_csv_line(line, cand, fields_).kind == csv_kind::continuation;
-            });
+        const bool continuation = std::any_of(separator_candidates.begin(), separator_candidates.end(), [&](char cand) {
+            return line.find(cand) != std::string_view::npos &&
+                   parse_csv_line(line, cand, fields_).kind == csv_kind::continuation;
+        });
         if (!continuation) skip_line(line);
         return false;
     }
@@ -757,21 +750,18 @@ private:
             r.counter.line = line_no_;
             runs_.add(std::move(r.counter));
             break;
-        case csv_kind::continuation:
-            break;
+        case csv_kind::continuation: break;
         case csv_kind::bad_value:
             fail(source_, line_no_,
                  fmt::format("value {} of event {} is not a number", quote(r.bad_value), quote(r.counter.event)));
-        case csv_kind::not_perf:
-            skip_line(line);
-            break;
+        case csv_kind::not_perf: skip_line(line); break;
         }
     }
 
     std::string_view source_;
     run_assembler runs_;
     std::optional<char> sep_;
-    std::vector<std::string_view> fields_;   // reused by parse_csv_line
+    std::vector<std::string_view> fields_; // reused by parse_csv_line
     std::size_t skipped_ = 0;
     std::size_t line_no_ = 0;
     bool blank_ = true;

@@ -67,22 +67,22 @@ inline constexpr std::size_t max_repetitions = 10000;
 
 // One counter reading in one run.
 struct reading {
-    std::optional<double> value;          // nullopt: <not supported> / <not counted>
-    double pcnt_running = 100.0;          // < 100: multiplexed, value scaled by perf
-    std::optional<double> variance_pct;   // -r N aggregates only
+    std::optional<double> value;        // nullopt: <not supported> / <not counted>
+    double pcnt_running = 100.0;        // < 100: multiplexed, value scaled by perf
+    std::optional<double> variance_pct; // -r N aggregates only
 };
 
 struct perf_event_info {
-    std::string name;   // as perf prints it: "task-clock", "cycles:u", "cpu_core/cycles/"
-    std::string unit;   // "msec", "ns", "Joules", "" for plain counts
+    std::string name; // as perf prints it: "task-clock", "cycles:u", "cpu_core/cycles/"
+    std::string unit; // "msec", "ns", "Joules", "" for plain counts
 };
 
 struct perf_capture {
-    std::vector<perf_event_info> events;         // first-seen order
+    std::vector<perf_event_info> events; // first-seen order
     // runs[r][e] is the reading of events[e] in run r. Every run has every event.
     std::vector<std::vector<reading>> runs;
-    bool summary_only = false;                   // -r N aggregate lines (have variance)
-    std::vector<std::string> warnings;           // "file:LINE: skipped non-perf line ..."
+    bool summary_only = false;         // -r N aggregate lines (have variance)
+    std::vector<std::string> warnings; // "file:LINE: skipped non-perf line ..."
 
     // Index of an event by name, or nullopt.
     [[nodiscard]] std::optional<std::size_t> find(std::string_view event) const;

@@ -9,7 +9,8 @@ namespace perfgate::capture {
 
 const counter_series* benchmark_samples::find(std::string_view counter) const
 {
-    auto it = std::find_if(counters.begin(), counters.end(), [&](const counter_series& c) { return c.name == counter; });
+    auto it = std::find_if(counters.begin(), counters.end(),
+                           [&](const counter_series& c) { return c.name == counter; });
     return it == counters.end() ? nullptr : &*it;
 }
 
@@ -67,7 +68,7 @@ benchmark_samples from_capture(const perf_capture& capture, std::string benchmar
         }
         out.counters.push_back(std::move(s));
     }
-    if (capture.summary_only) return out;   // no per-run values to derive from
+    if (capture.summary_only) return out; // no per-run values to derive from
 
     for (const auto& d : derived_metrics) {
         for (std::size_t num = 0; num < capture.events.size(); ++num) {

@@ -14,16 +14,18 @@
 
 // What the gate derives from a series (gate/compare.hpp), cached with it: an
 // opaque pointer here, so capture/ does not depend on gate/.
-namespace perfgate::gate { struct series_derived; }
+namespace perfgate::gate {
+struct series_derived;
+}
 
 namespace perfgate::capture {
 
 struct counter_series {
-    std::string name;                    // perf's name, or a derived one ("ipc")
+    std::string name; // perf's name, or a derived one ("ipc")
     std::string unit;
-    std::vector<double> values;          // one per repetition that has a value
-    std::size_t absent = 0;              // repetitions with <not supported>/<not counted>
-    double running_pct_min = 100.0;      // lowest pcnt_running seen
+    std::vector<double> values;     // one per repetition that has a value
+    std::size_t absent = 0;         // repetitions with <not supported>/<not counted>
+    double running_pct_min = 100.0; // lowest pcnt_running seen
     // Summary-only input (perf -r N): values holds the mean(s) and this the
     // relative standard error of the mean in percent, per value.
     std::vector<double> variance_pct;
@@ -45,7 +47,7 @@ struct benchmark_samples {
 
 struct sample_set {
     std::vector<benchmark_samples> benchmarks;
-    std::vector<std::string> warnings;   // carried from parsing
+    std::vector<std::string> warnings; // carried from parsing
 
     [[nodiscard]] const benchmark_samples* find(std::string_view benchmark) const;
 };

@@ -59,7 +59,8 @@ public:
                 }
                 store(*s, *inline_value);
             } else {
-                if (inline_value) usage("usage.unexpected_value", command_, fmt::format("option --{} takes no value", s->name));
+                if (inline_value)
+                    usage("usage.unexpected_value", command_, fmt::format("option --{} takes no value", s->name));
                 store(*s, "");
             }
         }
@@ -73,7 +74,8 @@ public:
             if (!out_.has(s->name)) continue;
             for (const auto& other : s->excludes) {
                 if (out_.has(other)) {
-                    usage("usage.conflict", command_, fmt::format("--{} and --{} cannot be given together", s->name, other));
+                    usage("usage.conflict", command_,
+                          fmt::format("--{} and --{} cannot be given together", s->name, other));
                 }
             }
         }
@@ -102,8 +104,10 @@ private:
                 inline_value = std::string(body.substr(eq + 1));
                 body = body.substr(0, eq);
             }
-            for (auto* s : specs_) if (s->name == body) return s;
-            usage("usage.unknown_option", command_, fmt::format("unknown option --{} (see perfgate {} --help)", body, command_));
+            for (auto* s : specs_)
+                if (s->name == body) return s;
+            usage("usage.unknown_option", command_,
+                  fmt::format("unknown option --{} (see perfgate {} --help)", body, command_));
         }
         if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
             const option_spec* found = nullptr;
@@ -113,7 +117,9 @@ private:
                     break;
                 }
             }
-            if (!found) usage("usage.unknown_option", command_, fmt::format("unknown option {} (see perfgate {} --help)", a, command_));
+            if (!found)
+                usage("usage.unknown_option", command_,
+                      fmt::format("unknown option {} (see perfgate {} --help)", a, command_));
             if (a.size() > 2) inline_value = a.substr(2);
             return found;
         }
@@ -262,8 +268,8 @@ std::string usage_text(const command_spec& spec)
     for (const auto& group : visible_option_groups(spec)) {
         out += fmt::format("\n{}:\n", group.heading.empty() ? "Options" : group.heading);
         for (const auto* s : group.options) {
-            std::string left =
-                s->short_name ? fmt::format("-{}, --{}", s->short_name, s->name) : fmt::format("    --{}", s->name);
+            std::string left = s->short_name ? fmt::format("-{}, --{}", s->short_name, s->name)
+                                             : fmt::format("    --{}", s->name);
             if (s->takes_value) left += " " + (s->value_name.empty() ? std::string("VALUE") : s->value_name);
             out += fmt::format("  {:<30} {}\n", left, option_help(*s));
         }

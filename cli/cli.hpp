@@ -16,16 +16,16 @@ namespace perfgate::cli {
 using argv_t = std::vector<std::string>;
 
 struct option_spec {
-    std::string name;         // long name without dashes: "baseline"
-    char short_name = 0;      // 'r' for -r, 0 for none
+    std::string name;    // long name without dashes: "baseline"
+    char short_name = 0; // 'r' for -r, 0 for none
     bool takes_value = false;
     bool repeatable = false;
-    std::string value_name;   // "FILE", shown in help
+    std::string value_name; // "FILE", shown in help
     std::string help;
-    std::string env = {};     // environment variable read when the option is not given ("PERFGATE_TOKEN")
-    std::vector<std::string> excludes = {};   // options that cannot be given together with this one
-    bool hidden = false;      // for tests and bench/: parsed, not shown in --help
-    std::string group = {};   // heading in --help and the man page ("Measurement"); "" for "Options"
+    std::string env = {};                   // environment variable read when the option is not given ("PERFGATE_TOKEN")
+    std::vector<std::string> excludes = {}; // options that cannot be given together with this one
+    bool hidden = false;                    // for tests and bench/: parsed, not shown in --help
+    std::string group = {};                 // heading in --help and the man page ("Measurement"); "" for "Options"
 };
 
 // Gives each of `options` the heading `group`, for a command whose --help
@@ -33,10 +33,10 @@ struct option_spec {
 std::vector<option_spec> option_group(const std::string& group, std::vector<option_spec> options);
 
 struct command_spec {
-    std::string name;          // "run"
-    std::string synopsis;      // after "Usage: perfgate run "
-    std::string description;   // a paragraph; exit codes where they differ from the common ones
-    std::vector<option_spec> options;   // -h/--help is added by parse_command
+    std::string name;                 // "run"
+    std::string synopsis;             // after "Usage: perfgate run "
+    std::string description;          // a paragraph; exit codes where they differ from the common ones
+    std::vector<option_spec> options; // -h/--help is added by parse_command
 };
 
 // Parsed command line: --name VALUE, --name=VALUE, -r VALUE, -r5, flags, and
@@ -80,7 +80,7 @@ std::string usage_text(const command_spec& spec);
 // is the last option of the group without a heading, a last group of its own
 // when every option has a heading. The man page lists the same.
 struct option_group_view {
-    std::string heading;   // "" -> "Options"
+    std::string heading; // "" -> "Options"
     std::vector<const option_spec*> options;
 };
 std::vector<option_group_view> visible_option_groups(const command_spec& spec);

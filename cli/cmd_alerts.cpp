@@ -11,8 +11,8 @@
 #include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
-#include "store/store.hpp"
 #include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 
@@ -31,6 +31,7 @@ command_spec alerts_command()
         "set needs a token of the project on a server.",
         target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
     };
+    // clang-format off
     spec.options.insert(spec.options.end(), {
         {"status", 0, true, false, "S", "list: only alerts with this status"},
         {"benchmark", 0, true, false, "B", "list: only this benchmark"},
@@ -40,6 +41,7 @@ command_spec alerts_command()
         {"note", 0, true, false, "TEXT", "set: a note for the alert (why it is invalid, the fixing PR...)"},
         {"format", 0, true, false, "text|json", "output format (default text)"},
     });
+    // clang-format on
     return spec;
 }
 
@@ -54,10 +56,10 @@ std::string render_list(const std::vector<model::alert>& alerts)
     std::string out = fmt::format("{:>6}  {:<12}  {:<20}  {:<16}  {:>8}  {:>8}  {:<12}  {}\n", "id", "status",
                                   "benchmark", "counter", "delta", "run", "git sha", "testbed");
     for (const auto& a : alerts) {
-        out += fmt::format("{:>6}  {:<12}  {:<20}  {:<16}  {:>8}  {:>8}  {:<12}  {}\n", a.id, model::to_string(a.status),
-                           a.change.series.benchmark.substr(0, 20), a.change.series.counter.substr(0, 16),
-                           delta_text(a.change.delta_pct), a.change.run_id, a.change.git_sha.substr(0, 12),
-                           a.change.series.testbed);
+        out += fmt::format("{:>6}  {:<12}  {:<20}  {:<16}  {:>8}  {:>8}  {:<12}  {}\n", a.id,
+                           model::to_string(a.status), a.change.series.benchmark.substr(0, 20),
+                           a.change.series.counter.substr(0, 16), delta_text(a.change.delta_pct), a.change.run_id,
+                           a.change.git_sha.substr(0, 12), a.change.series.testbed);
     }
     return out;
 }
@@ -85,8 +87,8 @@ std::int64_t alert_id_arg(const std::string& text)
     errno = 0;
     const long long id = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || *end != '\0' || errno != 0 || id <= 0) {
-        throw error("usage.bad_value", fmt::format("perfgate alerts: alert ID must be a positive integer, got '{}'",
-                                                   text.substr(0, 40)));
+        throw error("usage.bad_value",
+                    fmt::format("perfgate alerts: alert ID must be a positive integer, got '{}'", text.substr(0, 40)));
     }
     return id;
 }

@@ -61,8 +61,10 @@ std::vector<std::string> csv_fields(std::string_view line)
     for (std::size_t i = 0; i < line.size(); ++i) {
         const char c = line[i];
         if (quoted) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') { out.back() += '"'; ++i; }
-            else if (c == '"') quoted = false;
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                out.back() += '"';
+                ++i;
+            } else if (c == '"') quoted = false;
             else out.back() += c;
         } else if (c == '"') quoted = true;
         else if (c == ',') out.emplace_back();
@@ -89,8 +91,8 @@ std::vector<double> read_series(const std::string& path, const std::string& colu
 {
     const std::string text = model::read_text_file(path);
     std::vector<double> values;
-    std::optional<std::size_t> col;   // CSV: index of the column
-    bool first = true;                // the first line that is not blank or #
+    std::optional<std::size_t> col; // CSV: index of the column
+    bool first = true;              // the first line that is not blank or #
     std::size_t line_no = 0, pos = 0;
     while (pos < text.size()) {
         auto nl = text.find('\n', pos);
@@ -113,7 +115,8 @@ std::vector<double> read_series(const std::string& path, const std::string& colu
                 if (!col && header.size() == 1 && !column_given) {
                     throw error("input.bad_number",
                                 fmt::format("{}:{}: '{}' is not a number (a CSV file needs a header with a "
-                                            "'{}' column)", path, line_no, shown(t), column));
+                                            "'{}' column)",
+                                            path, line_no, shown(t), column));
                 }
                 if (!col) {
                     throw error("input.no_column", fmt::format("{}:{}: the CSV header has no column '{}' (columns: {})",
@@ -128,15 +131,15 @@ std::vector<double> read_series(const std::string& path, const std::string& colu
         if (col) {
             fields = csv_fields(t);
             if (*col >= fields.size()) {
-                throw error("input.bad_number", fmt::format("{}:{}: {} fields, no value in column '{}'", path,
-                                                            line_no, fields.size(), shown(column)));
+                throw error("input.bad_number", fmt::format("{}:{}: {} fields, no value in column '{}'", path, line_no,
+                                                            fields.size(), shown(column)));
             }
             field = fields[*col];
         }
         v = parse_number(field);
         if (!v) {
-            throw error("input.bad_number", fmt::format("{}:{}: '{}' is not a finite number", path, line_no,
-                                                        shown(field)));
+            throw error("input.bad_number",
+                        fmt::format("{}:{}: '{}' is not a finite number", path, line_no, shown(field)));
         }
         values.push_back(*v);
     }
@@ -170,8 +173,8 @@ std::string render_text(const std::vector<stats::change_point>& points, std::siz
     for (const auto& p : points) {
         out += fmt::format("{:>7}  {:>10.3g}  {:>12.6g}  {:>12.6g}  {:>8}  {:>12.6g}  [{:.6g}, {:.6g}]\n", p.index,
                            p.p_value, p.mean_before, p.mean_after,
-                           p.delta_pct ? fmt::format("{:+.2f}%", *p.delta_pct) : std::string("-"),
-                           p.shift.estimate, p.shift.lower, p.shift.upper);
+                           p.delta_pct ? fmt::format("{:+.2f}%", *p.delta_pct) : std::string("-"), p.shift.estimate,
+                           p.shift.lower, p.shift.upper);
     }
     return out;
 }

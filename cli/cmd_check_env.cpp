@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/check_env.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
+#include "runner/check_env.hpp"
 
 namespace perfgate::cli {
 
@@ -31,7 +31,8 @@ const command_spec check_env_command{
         {"strict", 0, false, false, "", "exit 4 if any check warns"},
         {"format", 0, true, false, "text|json", "output format (default text)"},
         {"sys-root", 0, true, false, "DIR", "read sysfs below DIR instead of /sys (testing; env PERFGATE_SYSFS_ROOT)"},
-        {"proc-root", 0, true, false, "DIR", "read procfs below DIR instead of /proc (testing; env PERFGATE_PROCFS_ROOT)"},
+        {"proc-root", 0, true, false, "DIR",
+         "read procfs below DIR instead of /proc (testing; env PERFGATE_PROCFS_ROOT)"},
         {"perf", 0, true, false, "PATH", "perf binary to probe (default: perf from PATH)"},
     },
 };

@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "gate/compare.hpp"
 #include "capture/perf_csv.hpp"
-#include "gate/policy.hpp"
-#include "gate/report.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "gate/compare.hpp"
+#include "gate/policy.hpp"
+#include "gate/report.hpp"
 #include "model/error.hpp"
 
 namespace perfgate::cli {
@@ -27,14 +27,14 @@ const command_spec compare_command{
     "verdict with per-counter deltas. Multi-run files (-o FILE --append), plain\n"
     "captures of several runs, -r N aggregates and --json output are all accepted.",
     {
-    {"baseline", 0, true, false, "FILE", "perf stat -x, output of the baseline build (required)"},
-    {"candidate", 0, true, false, "FILE", "perf stat -x, output of the candidate build (required)"},
-    {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
-    {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
-    {"output", 'o', true, false, "FILE", "also write the report to FILE"},
-    {"name", 0, true, false, "NAME", "benchmark name in the report (default: \"default\")"},
-    {"repeats", 0, true, false, "N", "repetitions behind perf stat -r N aggregates (perf does not print N)"},
-    {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
+        {"baseline", 0, true, false, "FILE", "perf stat -x, output of the baseline build (required)"},
+        {"candidate", 0, true, false, "FILE", "perf stat -x, output of the candidate build (required)"},
+        {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
+        {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
+        {"output", 'o', true, false, "FILE", "also write the report to FILE"},
+        {"name", 0, true, false, "NAME", "benchmark name in the report (default: \"default\")"},
+        {"repeats", 0, true, false, "N", "repetitions behind perf stat -r N aggregates (perf does not print N)"},
+        {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
     },
 };
 
@@ -58,7 +58,8 @@ int cmd_compare(const argv_t& argv)
         capture::sample_set set;
         const capture::perf_capture cap = capture::read_perf_stat(path);
         set.benchmarks.push_back(capture::from_capture(cap, name));
-        if (auto n = args.get_int("repeats", 2, 1000000)) set.benchmarks.back().summary_repeats = static_cast<std::size_t>(*n);
+        if (auto n = args.get_int("repeats", 2, 1000000))
+            set.benchmarks.back().summary_repeats = static_cast<std::size_t>(*n);
         for (const auto& w : cap.warnings) set.warnings.push_back(w);
         return set;
     };

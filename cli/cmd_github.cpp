@@ -9,14 +9,14 @@
 
 #include <fmt/format.h>
 
-#include "gate/report.hpp"
-#include "report/render.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "github/github.hpp"
 #include "cli/output.hpp"
+#include "gate/report.hpp"
+#include "github/github.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
+#include "report/render.hpp"
 
 namespace perfgate::cli {
 
@@ -37,20 +37,21 @@ const command_spec github_command{
     "commit only; issue_comment comments without a status; others post nothing.\n"
     "Exits with the report's verdict code.",
     {
-    {"report", 0, true, false, "FILE", "report JSON written by perfgate run/compare --format json (required)"},
-    {"comment", 0, true, false, "MODE", "always (default), on-change, on-regression or never"},
-    {"context", 0, true, false, "NAME", "commit status context and sticky-comment key (default: perfgate)"},
-    {"comparison-url", 0, true, false, "URL", "link to the stored comparison on a perfgate server"},
-    {"event", 0, true, false, "FILE", "event payload to read the PR from (default: $GITHUB_EVENT_PATH)"},
-    {"event-name", 0, true, false, "NAME",
-     "the event FILE is (default: $GITHUB_EVENT_NAME; pull_request for a saved PR event in a workflow_run job)"},
-    {"comment-author", 0, true, false, "LOGIN",
-     "login the token comments as, for a GitHub App token (default: GET /user, github-actions[bot] for ghs_)"},
-    {"expect-head-sha", 0, true, false, "SHA", "refuse to post unless the event's head SHA is SHA"},
-    {"artifact", 0, true, false, "NAME", "the workflow artifact this run uploads perfgate run --artifacts DIR as; "
-                                         "the comment links the run's artifacts"},
-    {"fail-on-inconclusive", 0, false, false, "", "exit 3 (and status failure) when the verdict is inconclusive"},
-    {"no-fail-on-regression", 0, false, false, "", "exit 0 (and status success) even on a regression"},
+        {"report", 0, true, false, "FILE", "report JSON written by perfgate run/compare --format json (required)"},
+        {"comment", 0, true, false, "MODE", "always (default), on-change, on-regression or never"},
+        {"context", 0, true, false, "NAME", "commit status context and sticky-comment key (default: perfgate)"},
+        {"comparison-url", 0, true, false, "URL", "link to the stored comparison on a perfgate server"},
+        {"event", 0, true, false, "FILE", "event payload to read the PR from (default: $GITHUB_EVENT_PATH)"},
+        {"event-name", 0, true, false, "NAME",
+         "the event FILE is (default: $GITHUB_EVENT_NAME; pull_request for a saved PR event in a workflow_run job)"},
+        {"comment-author", 0, true, false, "LOGIN",
+         "login the token comments as, for a GitHub App token (default: GET /user, github-actions[bot] for ghs_)"},
+        {"expect-head-sha", 0, true, false, "SHA", "refuse to post unless the event's head SHA is SHA"},
+        {"artifact", 0, true, false, "NAME",
+         "the workflow artifact this run uploads perfgate run --artifacts DIR as; "
+         "the comment links the run's artifacts"},
+        {"fail-on-inconclusive", 0, false, false, "", "exit 3 (and status failure) when the verdict is inconclusive"},
+        {"no-fail-on-regression", 0, false, false, "", "exit 0 (and status success) even on a regression"},
     },
 };
 
@@ -100,15 +101,17 @@ int cmd_github(const argv_t& argv)
         throw error("usage.bad_value", "--comment-author: must not be empty");
     }
     opt.artifact_name = args.get("artifact");
-    if (opt.artifact_name && opt.artifact_name->empty()) throw error("usage.bad_value", "--artifact: must not be empty");
+    if (opt.artifact_name && opt.artifact_name->empty())
+        throw error("usage.bad_value", "--artifact: must not be empty");
     opt.require_environment = true;
 
     const gate::report report = load_report(report_path);
 
     if (auto expected = args.get("expect-head-sha")) {
         event_source source = event_source_for(github_env::from_environment(), opt);
-        if (source.path.empty()) throw error("input.github_env", "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)");
-        source.fallback_sha.clear();   // the event itself must name the commit
+        if (source.path.empty())
+            throw error("input.github_env", "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)");
+        source.fallback_sha.clear(); // the event itself must name the commit
         const event_target t = read_event(source);
         if (t.head_sha != *expected) {
             throw error("input.head_sha_mismatch",
@@ -123,7 +126,7 @@ int cmd_github(const argv_t& argv)
     const github_result res = publish_to_github(report, code, opt, std::cout);
     if (!res.warnings.empty()) {
         print_error(fmt::format("perfgate github: {} warning(s); the verdict stands: {}\n", res.warnings.size(),
-                   gate::to_string(report.result)));
+                                gate::to_string(report.result)));
     }
     return code;
 }

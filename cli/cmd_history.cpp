@@ -10,8 +10,8 @@
 #include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
-#include "store/store.hpp"
 #include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 
@@ -26,6 +26,7 @@ command_spec history_command()
         "the counter, from per-run summaries.",
         target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
     };
+    // clang-format off
     spec.options.insert(spec.options.end(), {
         {"benchmark", 0, true, false, "B", "benchmark name ('default' for single-benchmark runs)"},
         {"counter", 0, true, false, "C", "counter as perf names it, e.g. task-clock"},
@@ -35,14 +36,15 @@ command_spec history_command()
         {"limit", 0, true, false, "N", "the most recent N points (default 100)"},
         {"format", 0, true, false, "text|json|csv", "output format (default text)"},
     });
+    // clang-format on
     return spec;
 }
 
 std::string render_history_text(const std::vector<model::history_point>& points)
 {
     if (points.empty()) return "no runs match\n";
-    std::string out = fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:>4}  {:>14}  {:>14}  {:>7}\n", "run", "created (UTC)",
-                                  "git sha", "branch", "n", "median", "mean", "cov");
+    std::string out = fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:>4}  {:>14}  {:>14}  {:>7}\n", "run",
+                                  "created (UTC)", "git sha", "branch", "n", "median", "mean", "cov");
     for (const auto& p : points) {
         out += fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:>4}  {:>14.6g}  {:>14.6g}  {:>7}\n", p.run_id,
                            iso_time(p.created_at), p.git_sha.substr(0, 12), p.branch.substr(0, 20), p.n, p.median,
@@ -66,7 +68,7 @@ int cmd_history(const argv_t& argv)
     if (!args) return exit_pass;
     no_positional(*args);
     target_rules rules;
-    rules.token_required = false;   // a --public-read server answers reads without one
+    rules.token_required = false; // a --public-read server answers reads without one
     target where = target_from(*args, rules);
     const std::string format = args->get_choice("format", {"text", "json", "csv"}).value_or("text");
 

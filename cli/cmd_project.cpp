@@ -10,8 +10,8 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
-#include "store/store.hpp"
 #include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 

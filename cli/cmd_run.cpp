@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -14,31 +14,31 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gate/compare.hpp"
 #include "capture/names.hpp"
 #include "capture/samples.hpp"
-#include "gate/policy.hpp"
-#include "gate/prior_noise.hpp"
-#include "gate/report.hpp"
-#include "service/service.hpp"
-#include "runner/check_env.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "runner/config.hpp"
-#include "runner/git_info.hpp"
-#include "github/github.hpp"
-#include "runner/attribution.hpp"
-#include "runner/measure.hpp"
 #include "cli/output.hpp"
 #include "cli/run_phases.hpp"
 #include "cli/target.hpp"
+#include "gate/compare.hpp"
+#include "gate/policy.hpp"
+#include "gate/prior_noise.hpp"
+#include "gate/report.hpp"
+#include "github/github.hpp"
+#include "model/error.hpp"
+#include "model/file.hpp"
+#include "report/render.hpp"
+#include "runner/attribution.hpp"
+#include "runner/check_env.hpp"
+#include "runner/config.hpp"
+#include "runner/git_info.hpp"
+#include "runner/measure.hpp"
 #include "runner/process.hpp"
 #include "runner/profile_run.hpp"
 #include "runner/testbed.hpp"
+#include "service/service.hpp"
 #include "store/store.hpp"
-#include "report/render.hpp"
-#include "model/error.hpp"
-#include "model/file.hpp"
 
 namespace perfgate::cli {
 
@@ -57,6 +57,7 @@ std::vector<option_spec> run_option_list()
     // --help and the man page list the options under these headings, in this order.
     std::vector<option_spec> options;
     auto add = [&](std::vector<option_spec> group) { options.insert(options.end(), group.begin(), group.end()); };
+    // clang-format off
     add(option_group("Benchmarks", {
     {"config", 'c', true, false, "FILE", "JSON list of benchmarks (name, baseline, candidate, cwd, env, repetitions)", {}, {"name", "baseline", "candidate"}},
     {"name", 0, true, false, "NAME", "benchmark name with --baseline/--candidate (default: \"default\")"},
@@ -123,6 +124,7 @@ std::vector<option_spec> run_option_list()
     add(option_group("Store and server", {
     {"testbed", 0, true, false, "NAME", "name of this machine in the history (default: hostname)"},
     }));
+    // clang-format on
     return options;
 }
 
@@ -155,8 +157,8 @@ std::vector<std::string> upload_flame_graphs(client::server_client& server, cons
         try {
             server.upload_flame_graph(*result.comparison_id, b.name, model::read_text_file(path));
         } catch (const error& e) {
-            warnings.push_back(fmt::format("the flame graph of '{}' was not stored on the server ({} stays): {}", b.name,
-                                           path.string(), e.what()));
+            warnings.push_back(fmt::format("the flame graph of '{}' was not stored on the server ({} stays): {}",
+                                           b.name, path.string(), e.what()));
         }
     }
     return warnings;
@@ -182,7 +184,7 @@ std::vector<gate::prior_noise> read_priors(target& where, const std::vector<benc
                                            const model::testbed_info& testbed, std::vector<std::string>& warnings)
 {
     if (opt.which != backend::perf && opt.which != backend::native) return {};
-    if (!where.server && !std::filesystem::exists(where.db)) return {};   // nothing measured here yet
+    if (!where.server && !std::filesystem::exists(where.db)) return {}; // nothing measured here yet
     std::vector<std::string> events = opt.events;
     if (events.empty()) events.assign(std::begin(default_perf_events), std::end(default_perf_events));
     std::vector<std::pair<const benchmark_spec*, std::string>> gated;
@@ -207,12 +209,14 @@ std::vector<gate::prior_noise> read_priors(target& where, const std::vector<benc
             q.limit = gate::prior_history_runs;
             const auto points = where.server ? where.server->history(q) : svc->history(q);
             const auto rule = rules.resolve(spec->name, counter);
-            const double alpha = rules.alpha / static_cast<double>(gated.size());   // Bonferroni, as the test spends it
-            if (auto p = gate::prior_noise_of(spec->name, counter, points, rule.threshold_pct, alpha)) priors.push_back(*p);
+            const double alpha = rules.alpha / static_cast<double>(gated.size()); // Bonferroni, as the test spends it
+            if (auto p = gate::prior_noise_of(spec->name, counter, points, rule.threshold_pct, alpha))
+                priors.push_back(*p);
         }
     } catch (const error& e) {
         warnings.push_back(fmt::format("cannot read this testbed's history to plan the looks ({}); using the rule's "
-                                       "first look", e.what()));
+                                       "first look",
+                                       e.what()));
         return {};
     }
     return priors;
@@ -253,15 +257,14 @@ struct run_state {
     explicit run_state(const parsed_args& a)
         : args(a), quiet(a.has("quiet")), settings(settings_from(a)), where(run_target(a)),
           github(github_options_from(a))
-    {
-    }
+    {}
 
     const parsed_args& args;
-    bool quiet = false;                     // -q: no progress, no warning lines
-    run_settings settings;                  // phases 1 and 2
-    target where;                           // the store or the server
-    std::optional<github_options> github;   // phase 3
-    git_info git;                           // phase 4
+    bool quiet = false;                   // -q: no progress, no warning lines
+    run_settings settings;                // phases 1 and 2
+    target where;                         // the store or the server
+    std::optional<github_options> github; // phase 3
+    git_info git;                         // phase 4
     std::optional<profile_options> profiling;
     model::testbed_info testbed;
     std::string environment;
@@ -387,8 +390,8 @@ void profile_benchmarks(run_state& run)
 {
     if (!run.profiling) return;
     auto& result = run.result;
-    for (auto& w : attach_profiles(result, run.settings.benchmarks, run.settings.measure, *run.profiling, std::cerr,
-                                   run.quiet)) {
+    for (auto& w :
+         attach_profiles(result, run.settings.benchmarks, run.settings.measure, *run.profiling, std::cerr, run.quiet)) {
         warn(run, w);
         result.warnings.push_back(std::move(w));
     }
@@ -428,8 +431,8 @@ int publish(const run_state& run)
     if (run.github) {
         const github_result res = publish_to_github(result, code, *run.github, std::cout);
         if (!res.warnings.empty()) {
-            print_error(fmt::format("perfgate run: {} GitHub warning(s); the verdict stands: {}\n",
-                                    res.warnings.size(), gate::to_string(result.result)));
+            print_error(fmt::format("perfgate run: {} GitHub warning(s); the verdict stands: {}\n", res.warnings.size(),
+                                    gate::to_string(result.result)));
         }
     }
     return code;

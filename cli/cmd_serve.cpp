@@ -11,13 +11,13 @@
 
 #include <fmt/format.h>
 
-#include "service/service.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "store/store.hpp"
+#include "model/error.hpp"
 #include "server/log.hpp"
 #include "server/server.hpp"
-#include "model/error.hpp"
+#include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 
@@ -41,7 +41,8 @@ const command_spec serve_command{
         {"db", 0, true, false, "PATH|URI",
          "SQLite database file, created with its schema if missing (default ./perfgate.db), or a PostgreSQL "
          "URI (postgresql://USER@HOST:PORT/DB; tables are created): several servers may share one"},
-        {"listen", 0, true, false, "HOST:PORT", "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
+        {"listen", 0, true, false, "HOST:PORT",
+         "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
         {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
         {"public-read", 0, false, false, "", "serve GET routes without a token"},
         {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
@@ -62,7 +63,8 @@ const command_spec serve_command{
 std::pair<std::string, std::uint16_t> parse_listen(const std::string& s)
 {
     auto bad = [&]() -> error {
-        return error("usage.bad_value", fmt::format("--listen: expected HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:0), got '{}'", s));
+        return error("usage.bad_value",
+                     fmt::format("--listen: expected HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:0), got '{}'", s));
     };
     auto colon = s.rfind(':');
     if (colon == std::string::npos || colon == 0) throw bad();
@@ -87,8 +89,8 @@ void require_writable_file(const std::string& path)
     if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
         const int e = errno;
         throw error("store.read_only",
-                    fmt::format("{}: the database file cannot be written ({}); perfgate serve stores runs in it",
-                                path, std::strerror(e)));
+                    fmt::format("{}: the database file cannot be written ({}); perfgate serve stores runs in it", path,
+                                std::strerror(e)));
     }
 }
 
@@ -127,7 +129,8 @@ int cmd_serve(const argv_t& argv)
     if (auto v = parsed.get_int("max-body", 1, 1LL << 32)) opt.limits.body_limit = static_cast<std::uint64_t>(*v);
     if (auto v = parsed.get_int("idle-timeout-ms", 1, 3600000)) opt.limits.idle_timeout = std::chrono::milliseconds(*v);
     if (auto v = parsed.get_int("read-timeout-ms", 1, 3600000)) opt.limits.read_timeout = std::chrono::milliseconds(*v);
-    if (auto v = parsed.get_int("write-timeout-ms", 1, 3600000)) opt.limits.write_timeout = std::chrono::milliseconds(*v);
+    if (auto v = parsed.get_int("write-timeout-ms", 1, 3600000))
+        opt.limits.write_timeout = std::chrono::milliseconds(*v);
     if (auto v = parsed.get_int("max-header", 1024, 1 << 20)) opt.limits.header_limit = static_cast<std::uint32_t>(*v);
     if (auto v = parsed.get_int("max-connections", 1, 1000000)) opt.max_connections = static_cast<std::size_t>(*v);
     opt.limits.access_log = !parsed.has("no-access-log");
@@ -172,8 +175,8 @@ int cmd_serve(const argv_t& argv)
         // Tests and scripts read the bound port (with --listen HOST:0) from this line.
         std::cout << "perfgate: listening on " << srv.url() << std::endl;
         std::fputs(fmt::format("perfgate serve: database {} ({}), {} thread(s), at most {} connections{}\n",
-                               db.location(), db.engine(),
-                               opt.threads, srv.max_connections(), opt.public_read ? ", public reads" : "")
+                               db.location(), db.engine(), opt.threads, srv.max_connections(),
+                               opt.public_read ? ", public reads" : "")
                        .c_str(),
                    stderr);
         srv.run();

@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
+#include "capture/names.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
-#include "store/store.hpp"
-#include "capture/names.hpp"
-#include "service/service.hpp"
 #include "model/error.hpp"
+#include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 
@@ -20,7 +20,8 @@ const command_spec token_command{
     "Creates an API token for a project and prints it once on stdout. Only its\n"
     "SHA-256 is stored: keep the token in your CI secrets (e.g. PERFGATE_TOKEN).",
     {
-        {"db", 0, true, false, "PATH|URI", "SQLite database file (created with its schema if missing) or postgresql:// URI"},
+        {"db", 0, true, false, "PATH|URI",
+         "SQLite database file (created with its schema if missing) or postgresql:// URI"},
         {"project", 0, true, false, "P", "project the token writes to (created if new)"},
         {"name", 0, true, false, "NAME", "label for the token, e.g. the CI that uses it (default 'default')"},
     },
@@ -47,8 +48,8 @@ int cmd_token(const argv_t& args)
     service::service service(db);
     const std::string token = service.create_token(project, name);
     std::cout << token << std::endl;
-    std::cerr << fmt::format("perfgate token: created token '{}' for project '{}' in {}; it is shown only once\n",
-                             name, project, db.location());
+    std::cerr << fmt::format("perfgate token: created token '{}' for project '{}' in {}; it is shown only once\n", name,
+                             project, db.location());
     return exit_pass;
 }
 

@@ -14,8 +14,8 @@
 #include "model/file.hpp"
 #include "runner/git_info.hpp"
 #include "runner/testbed.hpp"
-#include "store/store.hpp"
 #include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 
@@ -31,6 +31,7 @@ command_spec upload_command()
         "as one run. Prints the run id; use it with POST .../compare or perfgate history.",
         target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
     };
+    // clang-format off
     spec.options.insert(spec.options.end(), {
         {"role", 0, true, false, "baseline|candidate", "which side of a comparison this run is"},
         {"benchmark", 0, true, false, "NAME", "benchmark name (default 'default')"},
@@ -41,6 +42,7 @@ command_spec upload_command()
         {"backend", 0, true, false, "perf|callgrind|rusage", "how the capture was measured (default perf)"},
         {"format", 0, true, false, "text|json", "output format (default text)"},
     });
+    // clang-format on
     return spec;
 }
 
@@ -68,7 +70,8 @@ int cmd_upload(const argv_t& argv)
     flags.sha = args->get("git-sha");
     flags.branch = args->get("branch");
     flags.pr = args->get_int("pr", 1, 1LL << 40);
-    const runner::git_info git = runner::resolve_git_info(flags, runner::process_env(), std::filesystem::current_path());
+    const runner::git_info git = runner::resolve_git_info(flags, runner::process_env(),
+                                                          std::filesystem::current_path());
     if (git.sha.empty() || git.branch.empty()) {
         throw error("usage.missing_option",
                     "perfgate upload: no git commit/branch found here; pass --git-sha and --branch");

@@ -39,8 +39,8 @@ const command_spec& project_spec();
 const command_spec& db_spec();
 
 struct command_entry {
-    std::string_view summary;            // one line, for `perfgate --help` and the man page
-    const command_spec& (*spec)();       // its table: name, synopsis, description, options
+    std::string_view summary;      // one line, for `perfgate --help` and the man page
+    const command_spec& (*spec)(); // its table: name, synopsis, description, options
     int (*run)(const argv_t& args);
 };
 

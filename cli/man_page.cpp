@@ -94,8 +94,8 @@ std::string command_section(const command_entry& c)
 // ENVIRONMENT: each variable an option falls back to, with the options.
 std::string environment(std::span<const command_entry> commands)
 {
-    std::map<std::string, std::vector<std::string>> uses;   // variable -> "run --token", ...
-    std::map<std::string, std::string> help;                // variable -> the option's help
+    std::map<std::string, std::vector<std::string>> uses; // variable -> "run --token", ...
+    std::map<std::string, std::string> help;              // variable -> the option's help
     for (const auto& c : commands) {
         for (const auto& s : c.spec().options) {
             if (s.env.empty() || s.hidden) continue;
@@ -109,15 +109,16 @@ std::string environment(std::span<const command_entry> commands)
         out += fmt::format("The value of {} when the option is not given: {}.\n", fmt::join(options, ", "),
                            escape_line(help[var]));
     }
-    out += ".TP\n.B NO_COLOR\n"
-           "When set, text reports and \\fBcheck\\-env\\fR are not coloured on a terminal.\n"
-           ".TP\n.B GITHUB_ACTIONS, GITHUB_SHA, GITHUB_HEAD_REF, GITHUB_REF_NAME, GITHUB_BASE_REF, GITHUB_EVENT_PATH\n"
-           "In a GitHub Actions job (GITHUB_ACTIONS=true), the defaults of \\fBrun\\fR's "
-           "\\fB\\-\\-sha\\fR, \\fB\\-\\-branch\\fR, \\fB\\-\\-base\\-branch\\fR and \\fB\\-\\-pr\\fR and of "
-           "\\fBupload\\fR's \\fB\\-\\-git\\-sha\\fR and \\fB\\-\\-branch\\fR.\n"
-           ".TP\n.B GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_EVENT_NAME, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT\n"
-           "Read by \\fBgithub\\fR and \\fBrun \\-\\-github\\fR to post the report: "
-           "the pull request comment, the commit status, the job summary and the step outputs.\n";
+    out +=
+        ".TP\n.B NO_COLOR\n"
+        "When set, text reports and \\fBcheck\\-env\\fR are not coloured on a terminal.\n"
+        ".TP\n.B GITHUB_ACTIONS, GITHUB_SHA, GITHUB_HEAD_REF, GITHUB_REF_NAME, GITHUB_BASE_REF, GITHUB_EVENT_PATH\n"
+        "In a GitHub Actions job (GITHUB_ACTIONS=true), the defaults of \\fBrun\\fR's "
+        "\\fB\\-\\-sha\\fR, \\fB\\-\\-branch\\fR, \\fB\\-\\-base\\-branch\\fR and \\fB\\-\\-pr\\fR and of "
+        "\\fBupload\\fR's \\fB\\-\\-git\\-sha\\fR and \\fB\\-\\-branch\\fR.\n"
+        ".TP\n.B GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_TOKEN, GITHUB_EVENT_NAME, GITHUB_STEP_SUMMARY, GITHUB_OUTPUT\n"
+        "Read by \\fBgithub\\fR and \\fBrun \\-\\-github\\fR to post the report: "
+        "the pull request comment, the commit status, the job summary and the step outputs.\n";
     return out;
 }
 

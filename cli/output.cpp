@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 #include <ctime>
+#include <iostream>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -30,7 +30,8 @@ report_format parse_format(std::string_view s)
 std::string render(const gate::report& r, report_format format, const report::markdown_options& md)
 {
     switch (format) {
-    case report_format::json: return report::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    case report_format::json:
+        return report::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     case report_format::markdown: return report::render_markdown(r, md);
     case report_format::text: return report::render_text(r, false);
     }
@@ -40,7 +41,8 @@ std::string render(const gate::report& r, report_format format, const report::ma
 void emit_report(const gate::report& r, report_format format, const std::optional<std::string>& output_path,
                  const report::markdown_options& md)
 {
-    const bool colour = format == report_format::text && ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
+    const bool colour = format == report_format::text && ::isatty(STDOUT_FILENO) == 1 &&
+                        std::getenv("NO_COLOR") == nullptr;
     const std::string plain = render(r, format, md);
     std::fputs(colour ? report::render_text(r, true).c_str() : plain.c_str(), stdout);
     std::fflush(stdout);

@@ -66,14 +66,17 @@ measure_options options_from(const parsed_args& args)
     measure_options opt;
     if (auto b = args.get("backend")) {
         auto parsed = parse_backend(*b);
-        if (!parsed) usage_error("usage.bad_value", fmt::format("--backend: expected perf, native, callgrind or rusage, got '{}'", *b));
+        if (!parsed)
+            usage_error("usage.bad_value",
+                        fmt::format("--backend: expected perf, native, callgrind or rusage, got '{}'", *b));
         opt.which = *parsed;
     }
     // Callgrind counts are deterministic: one execution per side decides
     // (docs/statistics.md "Deterministic counters"), and there is no cache or
     // frequency state for a warmup to settle.
     const bool deterministic = opt.which == backend::callgrind;
-    opt.repetitions = static_cast<int>(args.get_int("repetitions", 1, 100000).value_or(deterministic ? 1 : default_repetitions));
+    opt.repetitions = static_cast<int>(
+        args.get_int("repetitions", 1, 100000).value_or(deterministic ? 1 : default_repetitions));
     opt.warmup = static_cast<int>(args.get_int("warmup", 0, 1000).value_or(deterministic ? 0 : 1));
     if (auto e = args.get("events")) {
         if (opt.which != backend::perf && opt.which != backend::native) {
@@ -93,18 +96,22 @@ measure_options options_from(const parsed_args& args)
     opt.keep_aslr = args.has("keep-aslr");
     if (auto o = args.get("order")) {
         auto parsed = parse_run_order(*o);
-        if (!parsed) usage_error("usage.bad_value", fmt::format("--order: expected alternate, random or blocked, got '{}'", *o));
+        if (!parsed)
+            usage_error("usage.bad_value", fmt::format("--order: expected alternate, random or blocked, got '{}'", *o));
         opt.order = *parsed;
     }
-    if (args.has("seed") && opt.order != run_order::random) usage_error("usage.conflict", "--seed applies to --order random only");
+    if (args.has("seed") && opt.order != run_order::random)
+        usage_error("usage.conflict", "--seed applies to --order random only");
     opt.seed = static_cast<std::uint64_t>(args.get_int("seed", 0, std::numeric_limits<long long>::max()).value_or(0));
     if (auto t = args.get_double("timeout")) {
-        if (!(*t > 0) || *t > 86400 * 7) usage_error("usage.bad_value", fmt::format("--timeout: expected seconds > 0, got {}", *t));
+        if (!(*t > 0) || *t > 86400 * 7)
+            usage_error("usage.bad_value", fmt::format("--timeout: expected seconds > 0, got {}", *t));
         opt.timeout = std::chrono::milliseconds(static_cast<long long>(*t * 1000.0));
     }
     opt.split_events = args.has("split-events");
     opt.cache_sim = args.has("cache-sim");
-    if (opt.cache_sim && opt.which != backend::callgrind) usage_error("usage.conflict", "--cache-sim needs --backend callgrind");
+    if (opt.cache_sim && opt.which != backend::callgrind)
+        usage_error("usage.conflict", "--cache-sim needs --backend callgrind");
     if (auto dir = args.get("artifacts")) {
         if (dir->empty()) usage_error("usage.bad_value", "--artifacts: expected a directory");
         opt.artifacts = *dir;
@@ -120,7 +127,8 @@ measure_options options_from(const parsed_args& args)
 // Sequential sampling (--budget, --max-repetitions, or a policy with a
 // "sequential" section): the rule, with the command line's sizes over the
 // policy's. nullopt: fixed repetitions.
-std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& args, const std::optional<gate::policy>& rules,
+std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& args,
+                                                          const std::optional<gate::policy>& rules,
                                                           const measure_options& opt)
 {
     const bool asked = args.has("budget") || args.has("max-repetitions") || args.has("min-repetitions");
@@ -163,8 +171,8 @@ void run_usage_error(std::string_view id, const std::string& message)
 run_settings parse_run_settings(const parsed_args& args)
 {
     if (!args.positional().empty()) {
-        usage_error("usage.unexpected_argument", fmt::format("unexpected argument '{}' (quote commands; see --help)",
-                                                             args.positional().front()));
+        usage_error("usage.unexpected_argument",
+                    fmt::format("unexpected argument '{}' (quote commands; see --help)", args.positional().front()));
     }
     // Everything that can be a usage error is checked before measuring.
     run_settings s;
@@ -187,7 +195,8 @@ void setup_sequential(const parsed_args& args, run_settings& s)
     seq.block = static_cast<int>(rule->block);
     seq.max_repetitions = static_cast<int>(rule->max_repetitions);
     if (auto b = args.get_double("budget")) {
-        if (!(*b > 0) || *b > 86400 * 7) usage_error("usage.bad_value", fmt::format("--budget: expected seconds > 0, got {}", *b));
+        if (!(*b > 0) || *b > 86400 * 7)
+            usage_error("usage.bad_value", fmt::format("--budget: expected seconds > 0, got {}", *b));
         seq.budget = std::chrono::duration<double>(*b);
     }
     seq.decided = stop_rule(*s.rules, s.benchmarks);
@@ -200,7 +209,7 @@ void setup_sequential(const parsed_args& args, run_settings& s)
 // on the final samples (gate/sequential.hpp says why the verdict is the
 // same whoever computes it).
 std::function<bool(const runner::benchmark_measurement&, bool)> stop_rule(const gate::policy& rules,
-                                                                  const std::vector<benchmark_spec>& benchmarks)
+                                                                          const std::vector<benchmark_spec>& benchmarks)
 {
     auto gated = std::make_shared<std::map<std::string, std::size_t>>();
     return [rules, gated, names = benchmarks](const benchmark_measurement& m, bool) {
@@ -233,7 +242,8 @@ std::optional<github::github_options> github_options_from(const parsed_args& arg
     github.comment = args.get("comment").value_or("always");
     if (!github::is_comment_mode(github.comment)) {
         usage_error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or "
-                                                   "never, got '{}'", github.comment));
+                                                   "never, got '{}'",
+                                                   github.comment));
     }
     github.context = args.get("context").value_or("perfgate");
     github.fail_on_inconclusive = args.has("fail-on-inconclusive");
@@ -262,9 +272,10 @@ std::optional<profile_options> profile_options_from(const parsed_args& args)
     }
     profile_options p;
     p.executions = static_cast<int>(args.get_int("profile-executions", 1, 1000).value_or(default_profile_executions));
-    if (auto mb = args.get_int("profile-max-mb", 1, 1024 * 1024)) p.max_script_bytes = static_cast<std::uint64_t>(*mb) << 20;
-    if (auto dir = args.get("artifacts")) p.artifacts = *dir;   // --artifacts DIR
-    if (auto top = args.get_int("top", 1, 1000)) p.top = static_cast<std::size_t>(*top);   // --top N
+    if (auto mb = args.get_int("profile-max-mb", 1, 1024 * 1024))
+        p.max_script_bytes = static_cast<std::uint64_t>(*mb) << 20;
+    if (auto dir = args.get("artifacts")) p.artifacts = *dir;                            // --artifacts DIR
+    if (auto top = args.get_int("top", 1, 1000)) p.top = static_cast<std::size_t>(*top); // --top N
     return p;
 }
 

@@ -28,11 +28,11 @@ namespace perfgate::cli {
 
 // What the command line asks of a run, before the sequential setup.
 struct run_settings {
-    std::vector<runner::benchmark_spec> benchmarks;   // --config, or --name/--baseline/--candidate
-    runner::measure_options measure;                  // backend, repetitions, events, ...
+    std::vector<runner::benchmark_spec> benchmarks; // --config, or --name/--baseline/--candidate
+    runner::measure_options measure;                // backend, repetitions, events, ...
     report_format format = report_format::text;
-    std::optional<gate::policy> rules;                // --policy
-    bool policy_sequential = false;                   // the policy file has a "sequential" section
+    std::optional<gate::policy> rules; // --policy
+    bool policy_sequential = false;    // the policy file has a "sequential" section
 };
 
 // Phase 1: the benchmarks, the measurement options, the report format and

@@ -18,8 +18,8 @@ namespace perfgate::cli {
 std::vector<option_spec> target_options(const std::string& db_help, const std::string& project_help);
 
 struct target {
-    std::optional<client::server_client> server;   // --server given
-    std::filesystem::path db;                      // otherwise
+    std::optional<client::server_client> server; // --server given
+    std::filesystem::path db;                    // otherwise
     std::string project;
 };
 

@@ -45,11 +45,11 @@ bool iequals(std::string_view a, std::string_view b)
 
 struct parsed_url {
     bool tls = false;
-    std::string host;     // without brackets for IPv6 literals
+    std::string host; // without brackets for IPv6 literals
     std::string port;
-    std::string target;   // path and query, at least "/"
+    std::string target; // path and query, at least "/"
     bool default_port = true;
-    std::string normalized;   // what is sent: no fragment, at least "/" as path
+    std::string normalized; // what is sent: no fragment, at least "/" as path
 };
 
 parsed_url parse_url(std::string_view url)
@@ -80,7 +80,7 @@ parsed_url parse_url(std::string_view url)
 
     std::string_view host = authority;
     std::string_view port;
-    if (authority.front() == '[') {   // IPv6 literal, RFC 3986 §3.2.2
+    if (authority.front() == '[') { // IPv6 literal, RFC 3986 §3.2.2
         auto close = authority.find(']');
         if (close == std::string_view::npos) bad_url(url, "unterminated '[' in host");
         host = authority.substr(1, close - 1);
@@ -146,8 +146,9 @@ curl_api load_curl()
     // Never closed: libcurl's global state lives until exit.
     void* lib = ::dlopen(libcurl_soname, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        throw error("http.unreachable", fmt::format("cannot load {} for HTTP ({}); install it: apt-get install libcurl4",
-                                                    libcurl_soname, ::dlerror()));
+        throw error("http.unreachable",
+                    fmt::format("cannot load {} for HTTP ({}); install it: apt-get install libcurl4", libcurl_soname,
+                                ::dlerror()));
     }
     curl_api api;
     look_up(lib, api.global_init, "curl_global_init");
@@ -190,7 +191,7 @@ CURL* thread_handle()
         handle.reset(curl().easy_init());
         if (!handle) throw error("http.unreachable", "libcurl could not create a handle (out of memory?)");
     }
-    curl().easy_reset(handle.get());   // options only: the connection cache stays
+    curl().easy_reset(handle.get()); // options only: the connection cache stays
     return handle.get();
 }
 
@@ -205,7 +206,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     const std::size_t n = size * count;
     if (t->response.body.size() + n > body_limit) {
         t->too_large = true;
-        return 0;   // aborts the transfer with CURLE_WRITE_ERROR
+        return 0; // aborts the transfer with CURLE_WRITE_ERROR
     }
     t->response.body.append(data, n);
     return n;
@@ -297,7 +298,7 @@ http_response http_send(const http_request& req)
     set(h, CURLOPT_URL, target_url.c_str());
     set(h, CURLOPT_ERRORBUFFER, detail.data());
     set(h, CURLOPT_NOSIGNAL, 1L);   // threads: no SIGALRM for DNS timeouts
-#if LIBCURL_VERSION_NUM >= 0x075500   // 7.85: the string form; the bitmask is deprecated there
+#if LIBCURL_VERSION_NUM >= 0x075500 // 7.85: the string form; the bitmask is deprecated there
     set(h, CURLOPT_PROTOCOLS_STR, "http,https");
     set(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
@@ -337,7 +338,7 @@ http_response http_send(const http_request& req)
         (void)headers.release();
         headers.reset(next);
     };
-    add("Expect:");   // no 100-continue round trip: our bodies are small and the servers ours
+    add("Expect:"); // no 100-continue round trip: our bodies are small and the servers ours
     for (const auto& [name, value] : req.headers) {
         if (name.find_first_of(":\r\n") != std::string::npos || value.find_first_of("\r\n") != std::string::npos) {
             throw error("http.bad_header", fmt::format("header '{}' for {}: no CR, LF or ':' in names", name, req.url));

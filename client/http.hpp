@@ -22,16 +22,16 @@
 namespace perfgate::client {
 
 struct http_request {
-    std::string method = "GET";   // GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS
-    std::string url;              // http://host[:port]/path?query or https://...
+    std::string method = "GET"; // GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS
+    std::string url;            // http://host[:port]/path?query or https://...
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
-    std::chrono::milliseconds timeout{30000};   // whole exchange
+    std::chrono::milliseconds timeout{30000}; // whole exchange
 };
 
 struct http_response {
     int status = 0;
-    std::vector<std::pair<std::string, std::string>> headers;   // of the final response
+    std::vector<std::pair<std::string, std::string>> headers; // of the final response
     std::string body;
     // Case-insensitive header lookup.
     [[nodiscard]] std::optional<std::string> header(std::string_view name) const;

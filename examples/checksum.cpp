@@ -13,7 +13,7 @@
 namespace {
 
 #ifdef PERFGATE_EXAMPLE_REGRESSED
-long checksum(std::vector<int> values)   // the regression: a copy per call
+long checksum(std::vector<int> values) // the regression: a copy per call
 #else
 long checksum(const std::vector<int>& values)
 #endif

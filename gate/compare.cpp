@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "gate/sequential.hpp"
 #include "gate/noise.hpp"
+#include "gate/sequential.hpp"
+#include "model/error.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
@@ -15,7 +16,6 @@
 #include "stats/multiplicity.hpp"
 #include "stats/welch.hpp"
 #include "stats/zscore.hpp"
-#include "model/error.hpp"
 
 // compare() runs in named steps, as google/benchmark's runner does:
 //   1. pair_benchmarks        benchmarks and counters present, rules, gating
@@ -80,15 +80,17 @@ std::optional<double> pct_of(double delta, double base)
 // near 1e154 and above are finite, but their variance is +inf, and
 // minimum_detectable_effect_pct takes finite inputs only (an invariant, not an
 // error). No MDE means inconclusive, never a crash on uploaded data.
-std::optional<double> mde_of(double sd_b, std::size_t n_b, double sd_c, std::size_t n_c, double centre,
-                             double alpha)
+std::optional<double> mde_of(double sd_b, std::size_t n_b, double sd_c, std::size_t n_c, double centre, double alpha)
 {
     if (!std::isfinite(sd_b) || !std::isfinite(sd_c) || !std::isfinite(centre)) return std::nullopt;
     return stats::minimum_detectable_effect_pct(sd_b, n_b, sd_c, n_c, centre, alpha);
 }
 
 // "Worse" in the counter's own direction.
-bool is_worse(double delta, capture::better direction) { return direction == capture::better::lower ? delta > 0 : delta < 0; }
+bool is_worse(double delta, capture::better direction)
+{
+    return direction == capture::better::lower ? delta > 0 : delta < 0;
+}
 
 // One counter on its way through the steps; rep is what the report gets.
 struct pending_counter {
@@ -96,15 +98,15 @@ struct pending_counter {
     const capture::counter_series* b = nullptr;
     const capture::counter_series* c = nullptr;
     counter_rule rule;
-    bool testable = false;   // has a p-value from a test (MWU or Welch)
+    bool testable = false; // has a p-value from a test (MWU or Welch)
     bool summary = false;
-    bool decided = false;    // unsupported or insufficient: no test
+    bool decided = false; // unsupported or insufficient: no test
 };
 
 // One benchmark present on both sides.
 struct pending_benchmark {
     std::string name;
-    std::size_t summary_repeats = 0;   // perf -r N: N when given, else 0
+    std::size_t summary_repeats = 0; // perf -r N: N when given, else 0
     std::vector<pending_counter> counters;
 };
 
@@ -122,8 +124,8 @@ std::vector<std::string> counter_names(const capture::benchmark_samples& b, cons
 }
 
 // A counter of benchmark b/c with its resolved rule; either side may lack it.
-pending_counter set_up_counter(const capture::benchmark_samples& b, const capture::benchmark_samples& c, const std::string& name,
-                               bool summary, const policy& rules)
+pending_counter set_up_counter(const capture::benchmark_samples& b, const capture::benchmark_samples& c,
+                               const std::string& name, bool summary, const policy& rules)
 {
     pending_counter pc;
     pc.b = b.find(name);
@@ -145,19 +147,22 @@ pending_counter set_up_counter(const capture::benchmark_samples& b, const captur
 void apply_fallback_gating(std::vector<pending_counter>& counters, std::string_view bench, const policy& rules)
 {
     const bool primary_present = std::any_of(counters.begin(), counters.end(), [&](const pending_counter& pc) {
-        return capture::lookup_counter(pc.rep.name).gated && pc.b && pc.c && !pc.b->values.empty() && !pc.c->values.empty();
+        return capture::lookup_counter(pc.rep.name).gated && pc.b && pc.c && !pc.b->values.empty() &&
+               !pc.c->values.empty();
     });
     if (primary_present) return;
     for (auto& pc : counters) {
-        if (capture::lookup_counter(pc.rep.name).fallback_gate && !explicit_gate(rules, bench, pc.rep.name)) pc.rep.gated = true;
+        if (capture::lookup_counter(pc.rep.name).fallback_gate && !explicit_gate(rules, bench, pc.rep.name))
+            pc.rep.gated = true;
     }
 }
 
 // The benchmarks both sides have, in baseline order, each with the union of
 // its counters and their resolved rules. A benchmark on one side only is a
 // warning, not a comparison.
-std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseline, const capture::sample_set& candidate,
-                                               const policy& rules, std::vector<std::string>& warnings)
+std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseline,
+                                               const capture::sample_set& candidate, const policy& rules,
+                                               std::vector<std::string>& warnings)
 {
     std::vector<pending_benchmark> benches;
     for (const auto& bb : baseline.benchmarks) {
@@ -177,10 +182,10 @@ std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseli
         apply_fallback_gating(bench.counters, bb.name, rules);
         benches.push_back(std::move(bench));
         if (summary) {
-            warnings.push_back(fmt::format(
-                "benchmark '{}': summary-only input (perf stat -r N aggregates): Welch's t-test on means; "
-                "per-run samples (perf stat -o FILE --append, or perfgate run) give a better test",
-                bb.name));
+            warnings.push_back(
+                fmt::format("benchmark '{}': summary-only input (perf stat -r N aggregates): Welch's t-test on means; "
+                            "per-run samples (perf stat -o FILE --append, or perfgate run) give a better test",
+                            bb.name));
         }
     }
     for (const auto& cb : candidate.benchmarks) {
@@ -289,8 +294,8 @@ void test_samples(pending_counter& pc)
     const std::size_t need = pc.rule.min_samples;
     if (b.size() < need || c.size() < need) {
         decide(pc, status::insufficient,
-               fmt::format("{} baseline / {} candidate samples; at least {} per side are needed", b.size(),
-                           c.size(), need));
+               fmt::format("{} baseline / {} candidate samples; at least {} per side are needed", b.size(), c.size(),
+                           need));
         return;
     }
     run_rank_test(pc);
@@ -403,8 +408,8 @@ void classify(pending_counter& pc, const policy& rules)
     // relative change, not "0.00%".
     const double change = *r.candidate.median - *r.baseline.median;
     const bool from_zero = !r.delta_pct && *r.baseline.median == 0 && change != 0;
-    const double delta =
-        from_zero ? std::copysign(std::numeric_limits<double>::infinity(), change) : r.delta_pct.value_or(0.0);
+    const double delta = from_zero ? std::copysign(std::numeric_limits<double>::infinity(), change)
+                                   : r.delta_pct.value_or(0.0);
     const bool big = (r.delta_pct || from_zero) && std::abs(delta) >= threshold;
     const bool deterministic = r.test && *r.test == method::deterministic;
     // Non-gated counters are informational: judged on their raw p.
@@ -415,15 +420,15 @@ void classify(pending_counter& pc, const policy& rules)
     const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
     if (significant && big) {
         r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
-        const std::string why =
-            deterministic ? std::string("deterministic counter") : fmt::format("p={:.3g} < alpha={}", *p, rules.alpha);
+        const std::string why = deterministic ? std::string("deterministic counter")
+                                              : fmt::format("p={:.3g} < alpha={}", *p, rules.alpha);
         r.reason = from_zero ? fmt::format("{}: changed from a zero baseline median to {} (any change from 0 "
                                            "exceeds threshold {}%)",
                                            why, *r.candidate.median, threshold)
                    : deterministic
                        ? fmt::format("deterministic counter changed by {:+.2f}% (threshold {}%)", delta, threshold)
-                       : fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% >= {}%", *p, rules.alpha,
-                                     std::abs(delta), threshold);
+                       : fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% >= {}%", *p, rules.alpha, std::abs(delta),
+                                     threshold);
     } else if (!deterministic && !significant && mde_too_big) {
         r.state = status::inconclusive;
         r.reason = r.mde_pct && std::isfinite(*r.mde_pct)
@@ -433,15 +438,15 @@ void classify(pending_counter& pc, const policy& rules)
                        : "not significant, and no shift was detectable with this many samples";
     } else if (!deterministic && cov > pc.rule.max_cov) {
         r.state = status::inconclusive;
-        r.reason =
-            fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100, pc.rule.max_cov * 100);
+        r.reason = fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100,
+                               pc.rule.max_cov * 100);
     } else {
         r.state = status::unchanged;
         r.reason = deterministic
                        ? fmt::format("deterministic counter: |delta| {:.2f}% < {}%", std::abs(delta), threshold)
-                   : significant ? fmt::format("significant but |delta| {:.2f}% < threshold {}%", std::abs(delta),
-                                               threshold)
-                                 : fmt::format("no significant change (p={:.3g})", p.value_or(1.0));
+                   : significant
+                       ? fmt::format("significant but |delta| {:.2f}% < threshold {}%", std::abs(delta), threshold)
+                       : fmt::format("no significant change (p={:.3g})", p.value_or(1.0));
     }
 }
 
@@ -530,8 +535,7 @@ void classify_sequential(pending_counter& pc, const policy& rules, std::size_t f
     case stats::sequential_decision::continue_sampling:
         r.state = status::inconclusive;
         r.reason = fmt::format(
-            "{}: not decided; repeated confidence interval {} is not inside +-{}%{}", at, ci_str(res.ci_pct),
-            threshold,
+            "{}: not decided; repeated confidence interval {} is not inside +-{}%{}", at, ci_str(res.ci_pct), threshold,
             res.mde_pct && std::isfinite(*res.mde_pct)
                 ? fmt::format(", shifts above {:.2f}% were detectable: a larger budget or less noise needed",
                               *res.mde_pct)
@@ -564,20 +568,20 @@ void warn_about_counter(const pending_counter& pc, std::string_view bench, const
     if (!pc.decided) {
         // An estimate from multiplexed counting is scaled by perf.
         if (r.running_pct_min && *r.running_pct_min < 100.0) {
-            warnings.push_back(fmt::format(
-                "{}/{}: multiplexed (counted {:.2f}% of the time, scaled by perf): split the events into "
-                "groups (perfgate run --split-events)",
-                bench, r.name, *r.running_pct_min));
+            warnings.push_back(
+                fmt::format("{}/{}: multiplexed (counted {:.2f}% of the time, scaled by perf): split the events into "
+                            "groups (perfgate run --split-events)",
+                            bench, r.name, *r.running_pct_min));
         }
         const bool deterministic = r.test && *r.test == method::deterministic;
         const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
         // Under sequential sampling a look's level accounts for the sample
         // size: few samples decide only a large, clear change.
         if (r.gated && deterministic && fewest == 1) {
-            warnings.push_back(fmt::format(
-                "{}/{}: one sample on a side, decided on the threshold alone (deterministic rule); only "
-                "counts that do not vary between runs (callgrind's) justify that",
-                bench, r.name));
+            warnings.push_back(
+                fmt::format("{}/{}: one sample on a side, decided on the threshold alone (deterministic rule); only "
+                            "counts that do not vary between runs (callgrind's) justify that",
+                            bench, r.name));
         }
         if (r.gated && !deterministic && fewest < rules.warn_samples && !r.sequential) {
             warnings.push_back(fmt::format("{}/{}: only {} samples on a side; {} or more give a "
@@ -605,10 +609,9 @@ verdict benchmark_verdict(const benchmark_report& br, const policy& rules, std::
     }
     if (!any_gate_data) {
         unsure = true;
-        warnings.push_back(fmt::format(
-            "benchmark '{}': no gated counter has data on both sides, so nothing was gated "
-            "(on machines without a PMU use task-clock, or --backend callgrind)",
-            br.name));
+        warnings.push_back(fmt::format("benchmark '{}': no gated counter has data on both sides, so nothing was gated "
+                                       "(on machines without a PMU use task-clock, or --backend callgrind)",
+                                       br.name));
     }
     return fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
 }
@@ -641,7 +644,8 @@ void derive_series(capture::benchmark_samples& b)
     }
 }
 
-report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules, const history_fn& history)
+report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
+               const history_fn& history)
 {
     report out;
     out.rules = rules;
@@ -688,8 +692,8 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
     return out;
 }
 
-sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
-                                     const std::function<std::size_t(std::size_t)>& family_of)
+sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate,
+                                     const policy& rules, const std::function<std::size_t(std::size_t)>& family_of)
 {
     PERFGATE_CHECK(rules.sequential.has_value());
     std::vector<std::string> ignored;

@@ -7,23 +7,22 @@
 #include <string_view>
 #include <vector>
 
+#include "capture/samples.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
-#include "capture/samples.hpp"
 
 namespace perfgate::gate {
 
 // Baseline-branch history for the z-score: the last K run medians of
 // (benchmark, counter), oldest first. May return fewer than history_min points.
-using history_fn = std::function<std::vector<double>(std::string_view benchmark,
-                                                      std::string_view counter)>;
+using history_fn = std::function<std::vector<double>(std::string_view benchmark, std::string_view counter)>;
 
 // What compare() derives from one series's values alone: the side's
 // summary and, for per-run samples, its noise shape (dip test, trend). A run
 // that meets many candidates (a main-branch baseline) computes them once.
 struct series_derived {
     side_summary summary;
-    std::optional<side_noise> shape;   // null for summary-only (perf -r) series
+    std::optional<side_noise> shape; // null for summary-only (perf -r) series
 };
 
 // Sets counter_series::derived on each of b's series: the very values
@@ -45,7 +44,8 @@ struct sequential_progress {
     std::size_t gated = 0;
     bool decided = true;
 };
-sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
+sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate,
+                                     const policy& rules,
                                      const std::function<std::size_t(std::size_t)>& family_of = {});
 
 } // namespace perfgate::gate

@@ -181,9 +181,9 @@ side_noise side_shape(std::span<const double> values)
     return s;
 }
 
-std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& baseline, const capture::counter_series& candidate,
-                                              const counter_report& r, const counter_rule& rule, double alpha,
-                                              double level)
+std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& baseline,
+                                              const capture::counter_series& candidate, const counter_report& r,
+                                              const counter_rule& rule, double alpha, double level)
 {
     if (!r.test || (*r.test != method::exact && *r.test != method::asymptotic)) return std::nullopt;
     noise_diagnosis d;

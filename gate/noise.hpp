@@ -35,9 +35,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "capture/perf_csv.hpp"
+#include "capture/samples.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
-#include "capture/samples.hpp"
 
 namespace perfgate::gate {
 
@@ -59,9 +59,9 @@ inline constexpr std::size_t max_repetitions_advised = capture::max_repetitions;
 // order; their derived shapes when set), rule its resolved rule (max_cov),
 // alpha the policy's and level the gate's detection level (alpha / m).
 // nullopt unless r.test is exact or asymptotic.
-std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& baseline, const capture::counter_series& candidate,
-                                              const counter_report& r, const counter_rule& rule, double alpha,
-                                              double level);
+std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& baseline,
+                                              const capture::counter_series& candidate, const counter_report& r,
+                                              const counter_rule& rule, double alpha, double level);
 
 // One side's noise tests on its values in round order.
 side_noise side_shape(std::span<const double> values);

@@ -29,8 +29,8 @@ constexpr std::size_t max_overrides = 1000;
 void check_override_count(const json& obj, std::string_view source, const std::string& path)
 {
     if (obj.is_object() && obj.size() > max_overrides) {
-        throw error("policy.too_large", fmt::format("{}: {}: {} entries; at most {} per map", source, path, obj.size(),
-                                                    max_overrides));
+        throw error("policy.too_large",
+                    fmt::format("{}: {}: {} entries; at most {} per map", source, path, obj.size(), max_overrides));
     }
 }
 
@@ -194,8 +194,7 @@ policy parse_policy(const nlohmann::json& doc, std::string_view source)
             else if (s == "bh") p.correction = stats::correction::bh;
             else if (s == "none") p.correction = stats::correction::none;
             else bad_value(source, path, "\"holm\", \"bh\" or \"none\"");
-        }
-        else if (key == "threshold_pct") p.threshold_pct = get_number(v, source, path, 0, 1e6);
+        } else if (key == "threshold_pct") p.threshold_pct = get_number(v, source, path, 0, 1e6);
         else if (key == "min_samples") p.min_samples = get_count(v, source, path, 1, 1000000);
         else if (key == "warn_samples") p.warn_samples = get_count(v, source, path, 1, 1000000);
         else if (key == "max_cov") p.max_cov = get_number(v, source, path, 0, 1e6);

@@ -39,11 +39,11 @@ std::optional<prior_noise> prior_noise_of(const std::string& benchmark, const st
     if (covs.size() < min_prior_runs) return std::nullopt;
     prior_noise prior{benchmark, counter, median_of(covs), covs.size(), threshold_pct, std::nullopt};
     if (prior.cov == 0) {
-        prior.repetitions_needed = 2;   // no noise: the smallest sample decides
+        prior.repetitions_needed = 2; // no noise: the smallest sample decides
     } else {
         // On the unit scale: sd = CoV, centre 1.
-        prior.repetitions_needed =
-            stats::repetitions_for_mde(prior.cov, prior.cov, 1.0, threshold_pct, alpha, prior_repetitions_cap);
+        prior.repetitions_needed = stats::repetitions_for_mde(prior.cov, prior.cov, 1.0, threshold_pct, alpha,
+                                                              prior_repetitions_cap);
     }
     return prior;
 }

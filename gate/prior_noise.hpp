@@ -34,14 +34,14 @@
 
 namespace perfgate::gate {
 
-inline constexpr std::size_t min_prior_runs = 3;       // fewer: no prior
-inline constexpr std::size_t prior_history_runs = 20;  // the last this many runs
+inline constexpr std::size_t min_prior_runs = 3;      // fewer: no prior
+inline constexpr std::size_t prior_history_runs = 20; // the last this many runs
 inline constexpr std::size_t prior_repetitions_cap = 10000;
 
 struct prior_noise {
     std::string benchmark, counter;
-    double cov = 0;               // median per-run CoV, a fraction
-    std::size_t runs = 0;         // runs it is the median of
+    double cov = 0;       // median per-run CoV, a fraction
+    std::size_t runs = 0; // runs it is the median of
     double threshold_pct = 0;
     // Per side, fixed N; nullopt: more than prior_repetitions_cap.
     std::optional<std::size_t> repetitions_needed;

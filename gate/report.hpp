@@ -31,8 +31,8 @@ struct side_summary {
 struct open_alert {
     std::int64_t id = 0;
     model::alert_status state = model::alert_status::untriaged;
-    std::optional<double> delta_pct;   // median after vs before the change, in %
-    std::int64_t run_id = 0;           // first run of the new segment
+    std::optional<double> delta_pct; // median after vs before the change, in %
+    std::int64_t run_id = 0;         // first run of the new segment
     std::string git_sha;
 };
 
@@ -45,23 +45,23 @@ struct open_alert {
 // falls outside with probability 2/(n+1) (~6.5% at the default n = 30).
 struct history_band {
     double lo = 0, hi = 0;
-    std::size_t n = 0;                      // medians in the band, >= policy.history_min
-    std::optional<std::int64_t> since_run;  // the change point's run it starts at; none: no change point in the window
+    std::size_t n = 0;                     // medians in the band, >= policy.history_min
+    std::optional<std::int64_t> since_run; // the change point's run it starts at; none: no change point in the window
 };
 
 // Sequential sampling (policy.sequential; gate/sequential.hpp): the look
 // that decided a gated counter, or the last one its samples reached.
 struct sequential_report {
-    std::size_t look = 0;        // 1-based
-    std::size_t looks = 0;       // looks of the plan applied (the cut plan's when ended_early)
-    std::size_t n = 0;           // repetitions per side at that look
-    double alpha = 0;            // the counter's two-sided level: policy alpha / m gated counters
-    double level = 0;            // the look's one-sided nominal level p_k
-    double p_one_sided = 0.5;    // Mann-Whitney, toward the direction the ranks moved
+    std::size_t look = 0;     // 1-based
+    std::size_t looks = 0;    // looks of the plan applied (the cut plan's when ended_early)
+    std::size_t n = 0;        // repetitions per side at that look
+    double alpha = 0;         // the counter's two-sided level: policy alpha / m gated counters
+    double level = 0;         // the look's one-sided nominal level p_k
+    double p_one_sided = 0.5; // Mann-Whitney, toward the direction the ranks moved
     // Repeated confidence interval of the shift at the look's level, % of
     // median(B); null when none is attainable at these sizes.
     std::optional<std::pair<double, double>> ci_pct;
-    bool ended_early = false;    // the run stopped there (budget) undecided: that look was made final
+    bool ended_early = false; // the run stopped there (budget) undecided: that look was made final
 };
 
 // One side's noise tests (gate/noise.hpp has the methods, levels and
@@ -69,20 +69,20 @@ struct sequential_report {
 // has fewer samples than the test needs (dip: stats::dip_min_n = 4; trend:
 // drift_min_n = 6), and for the trend also when all its values are equal.
 struct side_noise {
-    std::optional<double> dip;            // Hartigan's dip statistic, in [1/(2n), 1/4]
-    std::optional<double> dip_critical;   // the dip at which the dip test's p-value is 0.05 at this n
-    std::optional<bool> bimodal;          // dip > dip_critical: unimodality rejected at 0.05
-    std::optional<double> kendall_tau;    // Kendall's tau-b of value vs round order, in [-1, 1]
-    std::optional<double> kendall_p;      // its two-sided p-value
-    std::optional<bool> drift;            // kendall_p < drift_level (0.01)
+    std::optional<double> dip;          // Hartigan's dip statistic, in [1/(2n), 1/4]
+    std::optional<double> dip_critical; // the dip at which the dip test's p-value is 0.05 at this n
+    std::optional<bool> bimodal;        // dip > dip_critical: unimodality rejected at 0.05
+    std::optional<double> kendall_tau;  // Kendall's tau-b of value vs round order, in [-1, 1]
+    std::optional<double> kendall_p;    // its two-sided p-value
+    std::optional<bool> drift;          // kendall_p < drift_level (0.01)
 };
 
 // How noisy a counter's per-run samples are, and what would decide it
 // (counter_report::noise; JSON "noise"). The CoV (side_summary::cov) and
 // the MDE this run achieved (counter_report::mde_pct) are not repeated here.
 struct noise_diagnosis {
-    std::optional<bool> bimodal;   // either side bimodal; null when neither side had enough samples
-    std::optional<bool> drift;     // either side drifts; null when neither side could be tested
+    std::optional<bool> bimodal; // either side bimodal; null when neither side had enough samples
+    std::optional<bool> drift;   // either side drifts; null when neither side could be tested
     side_noise baseline, candidate;
     // Inconclusive counters whose MDE exceeds the threshold: the repetitions
     // per side (perfgate run -r N, a total, not an increment) at which the
@@ -93,7 +93,7 @@ struct noise_diagnosis {
     // above the threshold up to max_repetitions_advised per side, or the CoV
     // exceeds the policy's max_cov (more repetitions do not lower it).
     bool too_noisy = false;
-    std::string advice;   // what to do, one sentence or a few joined by "; " (empty: JSON null)
+    std::string advice; // what to do, one sentence or a few joined by "; " (empty: JSON null)
 };
 
 struct counter_report {
@@ -120,7 +120,7 @@ struct counter_report {
     std::optional<history_band> band;
     std::optional<bool> outside_band;
     std::optional<sequential_report> sequential;
-    std::string reason;   // one line: why this status (for text/markdown details)
+    std::string reason; // one line: why this status (for text/markdown details)
     // Noise diagnosis (gate/noise.hpp) of counters tested on per-run samples
     // (method exact or asymptotic); null for summary-only input (welch),
     // deterministic counters, and counters with no test (unsupported,
@@ -133,28 +133,29 @@ struct counter_report {
 // `perfgate run` after the comparison (runner/attribution.hpp for callgrind;
 // perf record for --profile), never by service::compare: attribution never
 // changes the verdict.
-struct function_change {            // one row of a top-N table
-    std::string name;               // demangled function / symbol
-    std::string file;               // source or object file, may be empty
-    double before = 0, after = 0;   // exclusive cost (callgrind: Ir; perf: self samples)
-    double delta = 0;               // after - before
-    double share = 0;               // delta / sum of |delta| over all functions, in [-1, 1]
-    std::optional<std::pair<double, double>> interval;  // perf only: interval for the change of self share, in percentage points
-    std::optional<bool> significant;                   // perf only: interval excludes 0
+struct function_change {          // one row of a top-N table
+    std::string name;             // demangled function / symbol
+    std::string file;             // source or object file, may be empty
+    double before = 0, after = 0; // exclusive cost (callgrind: Ir; perf: self samples)
+    double delta = 0;             // after - before
+    double share = 0;             // delta / sum of |delta| over all functions, in [-1, 1]
+    std::optional<std::pair<double, double>>
+        interval;                    // perf only: interval for the change of self share, in percentage points
+    std::optional<bool> significant; // perf only: interval excludes 0
 };
 
 struct callgrind_attribution {
     std::string event = "Ir";
     double total_before = 0, total_after = 0;
-    std::vector<function_change> top;   // by |delta| descending; empty: no function changed
+    std::vector<function_change> top; // by |delta| descending; empty: no function changed
 };
 
 struct perf_attribution {
-    std::string event;              // "cpu-clock" or "cycles"
-    std::size_t executions = 0;     // profiled executions per side
+    std::string event;          // "cpu-clock" or "cycles"
+    std::size_t executions = 0; // profiled executions per side
     double samples_before = 0, samples_after = 0;
     std::vector<function_change> top;
-    std::optional<std::string> flame_graph;   // file name of the SVG inside --artifacts DIR
+    std::optional<std::string> flame_graph; // file name of the SVG inside --artifacts DIR
 };
 
 // Why a part of the attribution is missing: source "callgrind" or "perf",
@@ -186,7 +187,7 @@ struct report {
     policy rules;
     std::vector<std::string> warnings;
     std::vector<benchmark_report> benchmarks;
-    std::optional<std::int64_t> comparison_id;   // set by the service when stored
+    std::optional<std::int64_t> comparison_id; // set by the service when stored
 
     // Counts over gated counters, for summaries.
     [[nodiscard]] std::size_t count(status s) const;

@@ -34,8 +34,9 @@ constexpr std::size_t no_end = static_cast<std::size_t>(-1);
 std::shared_ptr<const stats::sequential_plan> sequential_plan_for(const sequential_rule& rule, double alpha,
                                                                   std::optional<std::size_t> end_look)
 {
-    const plan_key key{rule.min_repetitions, rule.block, rule.max_repetitions, static_cast<int>(rule.spending), alpha,
-                       end_look.value_or(no_end)};
+    const plan_key key{
+        rule.min_repetitions,     rule.block, rule.max_repetitions, static_cast<int>(rule.spending), alpha,
+        end_look.value_or(no_end)};
     auto& c = cache();
     {
         std::lock_guard lock(c.mutex);
@@ -56,8 +57,8 @@ std::shared_ptr<const stats::sequential_plan> sequential_plan_for(const sequenti
 }
 
 std::optional<sequential_replay> replay_looks(const sequential_rule& rule, double alpha, std::span<const double> b,
-                                              std::span<const double> c, double threshold_pct, capture::better direction,
-                                              bool stopped)
+                                              std::span<const double> c, double threshold_pct,
+                                              capture::better direction, bool stopped)
 {
     const std::size_t n = std::min(b.size(), c.size());
     if (n < rule.min_repetitions) return std::nullopt;

@@ -34,10 +34,10 @@ std::shared_ptr<const stats::sequential_plan> sequential_plan_for(const sequenti
                                                                   std::optional<std::size_t> end_look = {});
 
 struct sequential_replay {
-    stats::sequential_result result;   // of the deciding look, else of the last look reached
-    std::size_t looks = 0;             // looks of the plan that was applied (the cut one when cut)
-    std::size_t n = 0;                 // repetitions per side at result.look
-    bool cut = false;                  // undecided when the run stopped: that look was made final
+    stats::sequential_result result; // of the deciding look, else of the last look reached
+    std::size_t looks = 0;           // looks of the plan that was applied (the cut one when cut)
+    std::size_t n = 0;               // repetitions per side at result.look
+    bool cut = false;                // undecided when the run stopped: that look was made final
 };
 
 // Replays the looks a counter's samples reached. b and c in round order.
@@ -46,7 +46,7 @@ struct sequential_replay {
 // still deciding whether to go on (perfgate run). nullopt when a side has
 // fewer than rule.min_repetitions samples (no look reached).
 std::optional<sequential_replay> replay_looks(const sequential_rule& rule, double alpha, std::span<const double> b,
-                                              std::span<const double> c, double threshold_pct, capture::better direction,
-                                              bool stopped);
+                                              std::span<const double> c, double threshold_pct,
+                                              capture::better direction, bool stopped);
 
 } // namespace perfgate::gate

@@ -141,7 +141,7 @@ bool is_rate_limit(const http_response& res, const std::string& message)
 // retry_policy::max_wait.
 struct call_budget {
     const retry_policy& retry;
-    std::string what;            // "METHOD URL", for messages
+    std::string what; // "METHOD URL", for messages
     milliseconds waited{0};
     int secondary_limits = 0;
 
@@ -194,7 +194,8 @@ milliseconds rate_limit_wait(const http_response& res, const std::string& messag
     if (auto after = retry_after(res, retry.now())) {
         wait = *after;
         reason = "GitHub asks to wait";
-    } else if (auto reset = header_int(res, "x-ratelimit-reset"); reset && header_int(res, "x-ratelimit-remaining") == 0LL) {
+    } else if (auto reset = header_int(res, "x-ratelimit-reset");
+               reset && header_int(res, "x-ratelimit-remaining") == 0LL) {
         const auto now = std::chrono::floor<seconds>(retry.now().time_since_epoch()).count();
         wait = seconds(std::max(1LL, *reset - now + 1));
         reason = "the rate limit resets in";
@@ -241,8 +242,8 @@ github_api::github_api(std::string api_url, std::string token, retry_policy retr
     if (!retry_.now) retry_.now = [] { return std::chrono::system_clock::now(); };
 }
 
-json github_api::call(std::string_view method, const std::string& path_or_url, const json* body,
-                      std::string* next_url, std::string_view permission, replay mode)
+json github_api::call(std::string_view method, const std::string& path_or_url, const json* body, std::string* next_url,
+                      std::string_view permission, replay mode)
 {
     const bool absolute = path_or_url.starts_with("http://") || path_or_url.starts_with("https://");
     const http_request req = make_request(method, absolute ? path_or_url : api_url_ + path_or_url, body, token_,
@@ -260,7 +261,8 @@ json github_api::call(std::string_view method, const std::string& path_or_url, c
             res = http_send(req);
         } catch (const error& e) {
             if (e.id() != "http.unreachable") throw;
-            if (mode == replay::forbidden) throw error("github.unreachable", fmt::format("{} ({})", e.what(), not_replayed));
+            if (mode == replay::forbidden)
+                throw error("github.unreachable", fmt::format("{} ({})", e.what(), not_replayed));
             if (last) throw error("github.unreachable", fmt::format("{} (after {} attempts)", e.what(), attempt));
             budget.pause(backoff);
             continue;

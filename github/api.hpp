@@ -24,7 +24,7 @@ struct retry_policy {
     // One minute, then two, for a secondary limit (GitHub's advice, above)
     // fits; a CI job does not wait longer than three minutes for a comment.
     std::chrono::milliseconds max_wait{180000};
-    std::chrono::milliseconds timeout{30000};   // per request
+    std::chrono::milliseconds timeout{30000}; // per request
     // How to wait; tests record instead of sleeping. Default: sleep_for.
     std::function<void(std::chrono::milliseconds)> sleep;
     // The wall clock, for x-ratelimit-reset and an HTTP-date retry-after.
@@ -34,11 +34,11 @@ struct retry_policy {
 
 // Whether a failed request may be sent again by github_api::call.
 enum class replay {
-    allowed,    // idempotent, or harmless twice (GET, PATCH, a commit status)
-    forbidden,  // may have taken effect although the answer was lost (creating a
-                // comment): a transport failure or 5xx is thrown at once, for the
-                // caller to check what landed. Rate limits are still waited out:
-                // GitHub refused those requests.
+    allowed,   // idempotent, or harmless twice (GET, PATCH, a commit status)
+    forbidden, // may have taken effect although the answer was lost (creating a
+               // comment): a transport failure or 5xx is thrown at once, for the
+               // caller to check what landed. Rate limits are still waited out:
+               // GitHub refused those requests.
 };
 
 // A minimal GitHub REST client (API version 2022-11-28).
@@ -54,9 +54,9 @@ public:
 
     // path_or_url: "/repos/o/r/..." relative to the API URL, or an absolute
     // URL (a Link header's). next_url receives rel="next" from Link, if any.
-    nlohmann::json call(std::string_view method, const std::string& path_or_url,
-                        const nlohmann::json* body = nullptr, std::string* next_url = nullptr,
-                        std::string_view permission = {}, replay mode = replay::allowed);
+    nlohmann::json call(std::string_view method, const std::string& path_or_url, const nlohmann::json* body = nullptr,
+                        std::string* next_url = nullptr, std::string_view permission = {},
+                        replay mode = replay::allowed);
 
     // The policy in use, with sleep and now filled in.
     [[nodiscard]] const retry_policy& policy() const { return retry_; }

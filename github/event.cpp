@@ -7,19 +7,16 @@
 
 namespace perfgate::github {
 
-using nlohmann::json;
 using detail::iequals;
 using detail::int_at;
 using detail::object_at;
 using detail::string_at;
+using nlohmann::json;
 
 namespace {
 
 // The commit-less SHA of a deleted branch's push ("after": 000...0).
-bool is_null_sha(const std::string& sha)
-{
-    return sha.find_first_not_of('0') == std::string::npos;
-}
+bool is_null_sha(const std::string& sha) { return sha.find_first_not_of('0') == std::string::npos; }
 
 // The events read_event knows, for the warning about the others.
 constexpr std::string_view supported_events =
@@ -94,7 +91,8 @@ void read_workflow_run(const json& payload, const event_source& src, event_targe
     for (const auto& pr : listed) {
         auto number = int_at(pr, "number");
         if (!number) continue;
-        if (!t.head_sha.empty() && string_at(object_at(pr, "head"), "sha") == t.head_sha && based_here(pr, payload, src)) {
+        if (!t.head_sha.empty() && string_at(object_at(pr, "head"), "sha") == t.head_sha &&
+            based_here(pr, payload, src)) {
             t.pr_number = number;
             return;
         }
@@ -130,7 +128,7 @@ std::string effective_event_name(const json& payload, const event_source& src)
 {
     if (src.saved && src.name == "workflow_run" && payload.contains("pull_request") &&
         payload["pull_request"].is_object()) {
-        return "pull_request";   // the fork split: the measuring run's saved event
+        return "pull_request"; // the fork split: the measuring run's saved event
     }
     return src.name;
 }
@@ -158,7 +156,7 @@ event_target read_event(const event_source& src)
         read_workflow_run(payload, src, t);
     } else if (name == "push") {
         t.head_sha = string_at(payload, "after");
-        if (is_null_sha(t.head_sha)) t.head_sha = src.fallback_sha;   // a deleted branch: "after" is no commit
+        if (is_null_sha(t.head_sha)) t.head_sha = src.fallback_sha; // a deleted branch: "after" is no commit
     } else if (name == "merge_group") {
         t.head_sha = string_at(object_at(payload, "merge_group"), "head_sha");
         if (t.head_sha.empty()) t.head_sha = src.fallback_sha;

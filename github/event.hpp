@@ -18,20 +18,20 @@ using model::github_env;
 
 // Which payload to read, as what, and what to check it against.
 struct event_source {
-    std::string path;          // the payload: GITHUB_EVENT_PATH, or a saved one (--event FILE)
-    std::string name;          // its event: GITHUB_EVENT_NAME, or --event-name
-    bool saved = false;        // path is a saved payload, not this job's own event
-    std::string repository;    // GITHUB_REPOSITORY: a workflow_run PR must be based here
-    std::string api_url;       // GITHUB_API_URL: where pull_requests[].base.repo.url points
-    std::string fallback_sha;  // GITHUB_SHA, for events whose payload names no commit
+    std::string path;         // the payload: GITHUB_EVENT_PATH, or a saved one (--event FILE)
+    std::string name;         // its event: GITHUB_EVENT_NAME, or --event-name
+    bool saved = false;       // path is a saved payload, not this job's own event
+    std::string repository;   // GITHUB_REPOSITORY: a workflow_run PR must be based here
+    std::string api_url;      // GITHUB_API_URL: where pull_requests[].base.repo.url points
+    std::string fallback_sha; // GITHUB_SHA, for events whose payload names no commit
 };
 
 // What the event says about the pull request (if any) and the commit to mark.
 struct event_target {
-    std::string event_name;                 // the event the payload was read as
-    std::optional<std::int64_t> pr_number;  // the PR to comment on; none: no comment
-    std::string head_sha;                   // the commit to mark; empty: no status
-    std::vector<std::string> warnings;      // why a PR or a commit is missing, for the log
+    std::string event_name;                // the event the payload was read as
+    std::optional<std::int64_t> pr_number; // the PR to comment on; none: no comment
+    std::string head_sha;                  // the commit to mark; empty: no status
+    std::vector<std::string> warnings;     // why a PR or a commit is missing, for the log
 };
 
 // Supported events (docs.github.com "Events that trigger workflows"; the

@@ -8,17 +8,17 @@
 #include <fmt/format.h>
 
 #include "github/json_fields.hpp"
-#include "report/render.hpp"
 #include "model/error.hpp"
 #include "model/exit_code.hpp"
+#include "report/render.hpp"
 
 namespace perfgate::github {
 
-using nlohmann::json;
 using detail::iequals;
 using detail::int_at;
 using detail::object_at;
 using detail::string_at;
+using nlohmann::json;
 
 namespace {
 
@@ -43,7 +43,7 @@ std::string utf8_truncate(std::string_view s, std::size_t max_chars)
 {
     std::size_t chars = 0;
     for (std::size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;   // continuation byte
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue; // continuation byte
         if (chars == max_chars) return std::string(s.substr(0, i));
         ++chars;
     }
@@ -52,8 +52,9 @@ std::string utf8_truncate(std::string_view s, std::size_t max_chars)
 
 std::size_t utf8_length(std::string_view s)
 {
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    }));
 }
 
 // GitHub's error text: "message" plus any per-field "errors[].message".
@@ -224,7 +225,9 @@ private:
     {
         if (env_.step_summary.empty()) return;
         std::ofstream out(env_.step_summary, std::ios::app);
-        if (!out) throw error("io.write", fmt::format("{}: cannot open GITHUB_STEP_SUMMARY for appending", env_.step_summary));
+        if (!out)
+            throw error("io.write",
+                        fmt::format("{}: cannot open GITHUB_STEP_SUMMARY for appending", env_.step_summary));
         out << render({}, summary_limit) << "\n";
         if (!out.flush()) throw error("io.write", fmt::format("{}: write failed", env_.step_summary));
     }
@@ -262,16 +265,19 @@ private:
                 std::string delta = c.delta_pct ? fmt::format("{:+.2f}%", *c.delta_pct) : "n/a";
                 std::string p = c.p_adjusted ? fmt::format(", p_adj {:.3g}", *c.p_adjusted) : "";
                 log_ << "::error title=" << escape_command_property(fmt::format("perfgate: {} regressed", b.name))
-                     << "::" << escape_command_data(fmt::format("{}/{}: median {} (threshold {}%){}", b.name, c.name,
-                                                                delta, c.threshold_pct, p))
+                     << "::"
+                     << escape_command_data(fmt::format("{}/{}: median {} (threshold {}%){}", b.name, c.name, delta,
+                                                        c.threshold_pct, p))
                      << "\n";
             }
         }
-        if (total > errors) log_ << fmt::format("::error title=perfgate::... and {} more regressions\n", total - errors);
+        if (total > errors)
+            log_ << fmt::format("::error title=perfgate::... and {} more regressions\n", total - errors);
         std::size_t shown = 0;
         for (const auto& w : report_.warnings) {
             if (shown == max_annotations) {
-                log_ << fmt::format("::warning title=perfgate::... and {} more warnings\n", report_.warnings.size() - shown);
+                log_ << fmt::format("::warning title=perfgate::... and {} more warnings\n",
+                                    report_.warnings.size() - shown);
                 break;
             }
             ++shown;
@@ -295,7 +301,8 @@ private:
         if (env_.token.starts_with(installation_token_prefix)) return std::string(actions_bot_login);
         json me = api_->call("GET", "/user");
         if (!me.is_object() || !me.contains("login") || !me["login"].is_string()) {
-            throw error("github.bad_response", "GET /user: no login in the answer: cannot tell our comments from others'");
+            throw error("github.bad_response",
+                        "GET /user: no login in the answer: cannot tell our comments from others'");
         }
         return me["login"].get<std::string>();
     }
@@ -311,7 +318,8 @@ private:
 
     std::optional<std::int64_t> find_comment(std::int64_t pr, const std::string& marker)
     {
-        std::string url = fmt::format("/repos/{}/issues/{}/comments?per_page={}", env_.repository, pr, comments_per_page);
+        std::string url = fmt::format("/repos/{}/issues/{}/comments?per_page={}", env_.repository, pr,
+                                      comments_per_page);
         // Bounded: 1000 pages of 100 is far beyond any real PR.
         for (int page = 0; page < 1000 && !url.empty(); ++page) {
             std::string next;
@@ -363,8 +371,7 @@ private:
         const std::string marker = comment_marker(opt_.context);
         self_login_ = own_login();
         std::optional<std::int64_t> existing = find_comment(pr, marker);
-        bool wanted = opt_.comment == "always" ||
-                      (opt_.comment == "on-change" && has_change()) ||
+        bool wanted = opt_.comment == "always" || (opt_.comment == "on-change" && has_change()) ||
                       (opt_.comment == "on-regression" && report_.result == gate::verdict::fail);
         // An existing comment is always brought up to date, so it never shows
         // a stale regression after the fix.
@@ -386,7 +393,8 @@ private:
             log_ << fmt::format("perfgate: updated PR #{} comment {}\n", pr, *existing);
         } else {
             res = create_comment(pr, marker, payload, existing);
-            if (existing) log_ << fmt::format("perfgate: updated PR #{} comment {} (the lost POST had landed)\n", pr, *existing);
+            if (existing)
+                log_ << fmt::format("perfgate: updated PR #{} comment {} (the lost POST had landed)\n", pr, *existing);
             else log_ << fmt::format("perfgate: commented on PR #{}\n", pr);
         }
         result_.comment_posted = true;

@@ -24,9 +24,9 @@ struct github_options {
     std::string context = "perfgate"; // commit status context; also keys the sticky comment
     std::optional<std::string> comparison_url;
     bool fail_on_regression = true, fail_on_inconclusive = false;
-    std::string report_path;                // the report-path output
-    std::optional<std::string> event_path;  // overrides GITHUB_EVENT_PATH (fork split artifact)
-    std::optional<std::string> event_name;  // overrides GITHUB_EVENT_NAME (see read_event)
+    std::string report_path;               // the report-path output
+    std::optional<std::string> event_path; // overrides GITHUB_EVENT_PATH (fork split artifact)
+    std::optional<std::string> event_name; // overrides GITHUB_EVENT_NAME (see read_event)
     // Whose comment is ours: the login the token comments as. Default: GET
     // /user for personal tokens; "github-actions[bot]" for installation
     // tokens (ghs_), which cannot call /user. Another GitHub App's token

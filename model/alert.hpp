@@ -27,7 +27,7 @@ std::string_view alert_status_names();
 // One series of one project.
 struct series_key {
     std::string benchmark, counter;
-    std::string testbed;   // fingerprint
+    std::string testbed; // fingerprint
     std::string branch;
 };
 
@@ -35,14 +35,14 @@ struct series_key {
 // segments around it differ (stats::change_point, with run identities).
 struct change_point_record {
     series_key series;
-    std::int64_t run_id = 0;       // first run of the new segment
+    std::int64_t run_id = 0; // first run of the new segment
     std::string git_sha;
     std::int64_t created_at = 0;
     double p_value = 1;
     double mean_before = 0, mean_after = 0;
     double median_before = 0, median_after = 0;
     std::optional<double> delta_pct;
-    double shift = 0, shift_lower = 0, shift_upper = 0;   // Hodges-Lehmann, 95%
+    double shift = 0, shift_lower = 0, shift_upper = 0; // Hodges-Lehmann, 95%
 };
 
 struct alert {
@@ -51,23 +51,23 @@ struct alert {
     change_point_record change;
     alert_status status = alert_status::untriaged;
     std::string note;
-    std::string changed_by;          // who set status/note last ("" until triaged)
-    std::int64_t changed_at = 0;     // unix seconds, 0 until triaged
+    std::string changed_by;      // who set status/note last ("" until triaged)
+    std::int64_t changed_at = 0; // unix seconds, 0 until triaged
     std::int64_t created_at = 0;
-    std::int64_t updated_at = 0;     // last time detection moved or re-measured it
+    std::int64_t updated_at = 0; // last time detection moved or re-measured it
 };
 
 struct alert_query {
     std::string project;
     std::optional<alert_status> status;
     std::optional<std::string> benchmark, counter;
-    std::optional<std::string> testbed;   // name or fingerprint
-    std::size_t limit = 100;              // newest first
+    std::optional<std::string> testbed; // name or fingerprint
+    std::size_t limit = 100;            // newest first
 };
 
 struct alert_update {
     alert_status status = alert_status::untriaged;
-    std::optional<std::string> note;      // nullopt: keep the note
+    std::optional<std::string> note; // nullopt: keep the note
     std::string changed_by;
 };
 

@@ -18,11 +18,11 @@ struct comparison_summary {
     };
 
     std::int64_t id = 0;
-    std::int64_t created_at = 0;            // unix seconds
+    std::int64_t created_at = 0; // unix seconds
     // "pass", "fail" or "inconclusive", as the report says; nullopt when the
     // stored report names none (reports are stored verbatim).
     std::optional<std::string> verdict;
-    std::optional<std::size_t> benchmarks;  // benchmarks in the report; nullopt as verdict
+    std::optional<std::size_t> benchmarks; // benchmarks in the report; nullopt as verdict
     // The runs of the comparison's first pair: a gate of several benchmarks
     // stores the runs of its first (baseline, candidate) pair, and its pairs
     // normally share their commits (one CI job measures one commit).

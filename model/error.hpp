@@ -17,8 +17,7 @@ namespace perfgate {
 
 class error : public std::runtime_error {
 public:
-    error(std::string id, const std::string& message)
-        : std::runtime_error(message), id_(std::move(id)) {}
+    error(std::string id, const std::string& message) : std::runtime_error(message), id_(std::move(id)) {}
     // error(errors::ingest_bad_csv, "..."): an id the compiler checked.
     error(error_id id, const std::string& message) : error(std::string(id.view()), message) {}
 
@@ -35,5 +34,4 @@ private:
 
 } // namespace perfgate
 
-#define PERFGATE_CHECK(expr) \
-    ((expr) ? static_cast<void>(0) : ::perfgate::check_failed(#expr, __FILE__, __LINE__))
+#define PERFGATE_CHECK(expr) ((expr) ? static_cast<void>(0) : ::perfgate::check_failed(#expr, __FILE__, __LINE__))

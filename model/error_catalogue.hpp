@@ -29,10 +29,10 @@
 namespace perfgate {
 
 struct error_entry {
-    error_id id;               // errors::area_what, "<area>.<what>"
-    unsigned http_status;      // 4xx: the client's to fix; 5xx: the server's
-    exit_code exit;            // exit_usage (2) or exit_measurement (4)
-    std::string_view summary;  // one sentence, for docs/errors.md
+    error_id id;              // errors::area_what, "<area>.<what>"
+    unsigned http_status;     // 4xx: the client's to fix; 5xx: the server's
+    exit_code exit;           // exit_usage (2) or exit_measurement (4)
+    std::string_view summary; // one sentence, for docs/errors.md
 };
 
 // An id not in the catalogue is answered like a bug: HTTP 500, exit 4.

@@ -37,19 +37,23 @@ struct section {
 const std::vector<section>& sections()
 {
     static const std::vector<section> all{
-        {"The command line", "The command line is wrong. The message names the option or argument; `perfgate CMD --help` lists them.",
+        {"The command line",
+         "The command line is wrong. The message names the option or argument; `perfgate CMD --help` lists them.",
          {"usage"}},
         {"Input files and environment",
          "A file or environment the CLI reads is wrong: the benchmark config, a report, the GitHub Actions "
          "environment, a series for change-points.",
          {"input"}},
-        {"The policy file", "The policy file (`--policy`, or the policy of a compare request) is wrong; the message "
-                            "gives the file and the key path (docs/report.md).",
+        {"The policy file",
+         "The policy file (`--policy`, or the policy of a compare request) is wrong; the message "
+         "gives the file and the key path (docs/report.md).",
          {"policy"}},
         {"Captures and uploaded runs",
-         "A `perf stat -x,` capture or an uploaded run is wrong (docs/perf-input.md, docs/http-api.md).", {"ingest"}},
+         "A `perf stat -x,` capture or an uploaded run is wrong (docs/perf-input.md, docs/http-api.md).",
+         {"ingest"}},
         {"Compares", "The runs of a compare cannot be found or compared.", {"compare"}},
-        {"Server resources", "Lists, alerts, comparisons, projects and flame graphs on the server.",
+        {"Server resources",
+         "Lists, alerts, comparisons, projects and flame graphs on the server.",
          {"query", "alert", "comparison", "project", "artifact"}},
         {"Authentication", "The server refuses who is asking (docs/http-api.md, tokens).", {"auth"}},
         {"HTTP",
@@ -69,7 +73,8 @@ const std::vector<section>& sections()
          "`--profile` (perf record) and callgrind attribution. Ids whose meaning starts \"In the report\" are not "
          "thrown to the user: they are listed in the report's attribution errors and the verdict stands.",
          {"profile", "attribution"}},
-        {"GitHub", "GitHub's REST API, from `perfgate github` and `perfgate run --github` (docs/github.md).",
+        {"GitHub",
+         "GitHub's REST API, from `perfgate github` and `perfgate run --github` (docs/github.md).",
          {"github"}},
         {"Files and the system", "The machine under perfgate.", {"io", "crypto"}},
         {"Statistics",
@@ -93,8 +98,7 @@ const std::map<std::string_view, std::string_view>& examples()
         {"usage.bad_subcommand", "perfgate token: expected 'perfgate token create --db PATH --project P'"},
         {"usage.bad_value", "--format: expected text or json, got 'yaml'"},
         {"usage.conflict", "perfgate run: --seed applies to --order random only"},
-        {"usage.file_exists",
-         "backup.db: exists already; perfgate db backup never overwrites a file (name a new one)"},
+        {"usage.file_exists", "backup.db: exists already; perfgate db backup never overwrites a file (name a new one)"},
         {"usage.missing_argument", "perfgate upload: expected exactly one FILE (perf stat -x, output)"},
         {"usage.missing_option", "perfgate upload: --server needs --project P"},
         {"usage.missing_value", "perfgate run: option --baseline needs a value (CMD)"},
@@ -137,8 +141,7 @@ const std::map<std::string_view, std::string_view>& examples()
          "for a new run (the same key only to retry the same request)"},
         {"ingest.too_many_counters",
          "bench.csv:257: event 'r01c4' is counter 257 of this capture; at most 256 counters per run"},
-        {"ingest.too_many_repetitions",
-         "counter 'cycles' has 10001 samples; at most 10000 repetitions per run"},
+        {"ingest.too_many_repetitions", "counter 'cycles' has 10001 samples; at most 10000 repetitions per run"},
         {"ingest.unreadable", "bench.csv: cannot read: No such file or directory"},
 
         {"compare.ambiguous_ref", "base: git sha prefix '3f1c2e9' matches 2 commits of project 'shop': "
@@ -171,7 +174,8 @@ const std::map<std::string_view, std::string_view>& examples()
          "missing 'Authorization: Bearer <token>' header (create a token with `perfgate token create`)"},
 
         {"http.bad_json", "request body: expected a JSON object, got array"},
-        {"http.bad_param", "unknown query parameter 'bench' (known: benchmark, counter, branch, testbed, since, limit, format)"},
+        {"http.bad_param",
+         "unknown query parameter 'bench' (known: benchmark, counter, branch, testbed, since, limit, format)"},
         {"http.bad_request", "more than one Host header (RFC 9112 section 3.2)"},
         {"http.body_too_large", "request body over the limit of 8388608 bytes (--max-body)"},
         {"http.header_too_large", "request header over the limit of 65536 bytes (--max-header)"},
@@ -213,9 +217,8 @@ const std::map<std::string_view, std::string_view>& examples()
          "Page 7: btreeInitPage() returns error code 11"},
         {"store.io", "perfgate.db: inserting the run: disk I/O error"},
         {"store.key_conflict", "perfgate.db: idempotency key '6f1d...' of project 'shop' was used for another request"},
-        {"store.migrate",
-         "perfgate.db: database schema version 10 is newer than this perfgate knows (version 9, "
-         "009_open_alerts.sql); upgrade perfgate"},
+        {"store.migrate", "perfgate.db: database schema version 10 is newer than this perfgate knows (version 9, "
+                          "009_open_alerts.sql); upgrade perfgate"},
         {"store.not_found", "perfgate.db: run 12 not found in project 'shop'"},
         {"store.open", "perfgate.db: cannot open database: unable to open database file"},
         {"store.read_only", "perfgate.db: the database cannot be written: the file is read-only"},
@@ -268,9 +271,8 @@ const std::map<std::string_view, std::string_view>& examples()
          "-dbgsym/-dbg package); frame pointers (-fno-omit-frame-pointer) give full stacks"},
         {"profile.timeout", "benchmark 'parse', candidate side, profiled execution 1/3: './parse --big' did not "
                             "finish within --timeout under perf record"},
-        {"profile.too_large",
-         "callgrind.out.123: 300000000 bytes, more than the limit of 268435456 bytes "
-         "(callgrind_limits::max_file_bytes)"},
+        {"profile.too_large", "callgrind.out.123: 300000000 bytes, more than the limit of 268435456 bytes "
+                              "(callgrind_limits::max_file_bytes)"},
         {"profile.unknown_event", "the profile has no event 'Ir' (it has: Dr Dw)"},
         {"profile.unreadable", "callgrind.out.123: cannot read: No such file or directory"},
         {"attribution.failed", "callgrind.out.123:2: not a callgrind output file (no events: line)"},
@@ -403,7 +405,8 @@ std::string page()
         o << "\n## " << s.title << "\n\n" << s.intro << "\n";
         for (const error_entry& e : error_catalogue) {
             if (std::find(s.areas.begin(), s.areas.end(), area_of(e.id.view())) == s.areas.end()) continue;
-            o << "\n### " << e.id.view() << "\n\nHTTP " << e.http_status << " · exit " << static_cast<int>(e.exit) << "\n\n"
+            o << "\n### " << e.id.view() << "\n\nHTTP " << e.http_status << " · exit " << static_cast<int>(e.exit)
+              << "\n\n"
               << e.summary << "\n";
             if (auto it = examples().find(e.id.view()); it != examples().end()) {
                 o << "\nExample: " << code(it->second) << "\n";

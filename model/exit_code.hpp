@@ -8,11 +8,11 @@
 namespace perfgate {
 
 enum exit_code : int {
-    exit_pass = 0,           // pass (improvements and warnings included)
-    exit_regression = 1,     // a gated counter regressed
-    exit_usage = 2,          // usage or input error (incl. a token the server refuses)
-    exit_inconclusive = 3,   // inconclusive, with --fail-on-inconclusive
-    exit_measurement = 4,    // measurement/environment failure, server unreachable or failing
+    exit_pass = 0,         // pass (improvements and warnings included)
+    exit_regression = 1,   // a gated counter regressed
+    exit_usage = 2,        // usage or input error (incl. a token the server refuses)
+    exit_inconclusive = 3, // inconclusive, with --fail-on-inconclusive
+    exit_measurement = 4,  // measurement/environment failure, server unreachable or failing
 };
 
 // The exit code for a perfgate::error id, from the error catalogue

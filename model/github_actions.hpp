@@ -24,20 +24,20 @@ env_lookup process_env();
 // The default environment variables of a GitHub Actions job. Empty when
 // unset.
 struct github_env {
-    bool actions = false;      // GITHUB_ACTIONS is "true": running inside Actions
-    std::string api_url;       // GITHUB_API_URL, without trailing slashes
-    std::string server_url;    // GITHUB_SERVER_URL
-    std::string repository;    // GITHUB_REPOSITORY, "owner/name"
-    std::string event_name;    // GITHUB_EVENT_NAME
-    std::string event_path;    // GITHUB_EVENT_PATH
-    std::string token;         // GITHUB_TOKEN (the workflow passes it via env:)
-    std::string sha;           // GITHUB_SHA (the merge commit on pull_request)
-    std::string ref_name;      // GITHUB_REF_NAME ("<n>/merge" on pull_request)
-    std::string head_ref;      // GITHUB_HEAD_REF (a pull request's head branch)
-    std::string base_ref;      // GITHUB_BASE_REF (a pull request's base branch)
-    std::string run_id;        // GITHUB_RUN_ID
-    std::string step_summary;  // GITHUB_STEP_SUMMARY
-    std::string output;        // GITHUB_OUTPUT
+    bool actions = false;     // GITHUB_ACTIONS is "true": running inside Actions
+    std::string api_url;      // GITHUB_API_URL, without trailing slashes
+    std::string server_url;   // GITHUB_SERVER_URL
+    std::string repository;   // GITHUB_REPOSITORY, "owner/name"
+    std::string event_name;   // GITHUB_EVENT_NAME
+    std::string event_path;   // GITHUB_EVENT_PATH
+    std::string token;        // GITHUB_TOKEN (the workflow passes it via env:)
+    std::string sha;          // GITHUB_SHA (the merge commit on pull_request)
+    std::string ref_name;     // GITHUB_REF_NAME ("<n>/merge" on pull_request)
+    std::string head_ref;     // GITHUB_HEAD_REF (a pull request's head branch)
+    std::string base_ref;     // GITHUB_BASE_REF (a pull request's base branch)
+    std::string run_id;       // GITHUB_RUN_ID
+    std::string step_summary; // GITHUB_STEP_SUMMARY
+    std::string output;       // GITHUB_OUTPUT
 
     static github_env read(const env_lookup& env);
     // read(process_env()).
@@ -51,8 +51,8 @@ struct github_env {
 struct event_file {
     enum class outcome { ok, unreadable, not_json };
     outcome state = outcome::ok;
-    nlohmann::json payload;   // the document (any JSON value) when ok
-    std::string parse_error;  // nlohmann's message when not_json
+    nlohmann::json payload;  // the document (any JSON value) when ok
+    std::string parse_error; // nlohmann's message when not_json
 };
 
 event_file read_event_file(const std::string& path);

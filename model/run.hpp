@@ -13,10 +13,10 @@
 namespace perfgate::model {
 
 struct testbed_info {
-    std::string name;          // user-facing name ("ci-runner-2"), defaults to hostname
-    std::string cpu;           // CPU model string
+    std::string name; // user-facing name ("ci-runner-2"), defaults to hostname
+    std::string cpu;  // CPU model string
     int cores = 0;
-    std::string kernel;        // uname -r
+    std::string kernel; // uname -r
     // The identity (model/testbed.hpp, testbed_fingerprint): computed from
     // cpu/cores/kernel/name when a client does not send one.
     std::string fingerprint;
@@ -24,37 +24,37 @@ struct testbed_info {
 
 // One counter's value in one repetition of a run.
 struct sample {
-    int repetition = 0;                  // 0-based
-    std::optional<double> value;         // nullopt: not supported / not counted
+    int repetition = 0;          // 0-based
+    std::optional<double> value; // nullopt: not supported / not counted
     double pcnt_running = 100.0;
-    std::optional<double> variance_pct;  // perf -r aggregates only
+    std::optional<double> variance_pct; // perf -r aggregates only
 };
 
 struct counter_samples {
-    std::string counter;   // perf's name ("task-clock", "cycles:u", "wall-time")
-    std::string unit;      // "msec", "ns", ""
+    std::string counter; // perf's name ("task-clock", "cycles:u", "wall-time")
+    std::string unit;    // "msec", "ns", ""
     std::vector<sample> samples;
 };
 
 struct run_record {
-    std::int64_t id = 0;            // set by insert_run / load_run
+    std::int64_t id = 0; // set by insert_run / load_run
     std::string project;
-    std::string benchmark;          // "default" for single-benchmark inputs
-    std::string role;               // "baseline" | "candidate"
+    std::string benchmark; // "default" for single-benchmark inputs
+    std::string role;      // "baseline" | "candidate"
     std::string git_sha;
     std::string branch;
     std::optional<std::int64_t> pr;
     testbed_info testbed;
-    std::string backend = "perf";   // perf | callgrind | rusage
-    std::string environment_json = "{}";  // check-env result, stored verbatim
+    std::string backend = "perf";        // perf | callgrind | rusage
+    std::string environment_json = "{}"; // check-env result, stored verbatim
     bool summary_only = false;
-    std::int64_t created_at = 0;    // unix seconds; 0 on insert means "now"
+    std::int64_t created_at = 0; // unix seconds; 0 on insert means "now"
     std::vector<counter_samples> counters;
 };
 
 struct counter_summary {
     std::string counter;
-    std::size_t n = 0;                    // samples with a value
+    std::size_t n = 0; // samples with a value
     double median = 0, mean = 0, min = 0, max = 0;
     std::optional<double> stddev, cov;
 };
@@ -62,11 +62,11 @@ struct counter_summary {
 struct history_query {
     std::string project, benchmark, counter;
     std::optional<std::string> branch;
-    std::optional<std::string> testbed;   // testbed name or fingerprint
-    std::optional<std::int64_t> since;    // unix seconds, inclusive
-    std::optional<std::string> role;      // e.g. "baseline"
-    std::optional<std::int64_t> before_run;  // only runs with id < this
-    std::size_t limit = 100;              // the most recent `limit` points
+    std::optional<std::string> testbed;     // testbed name or fingerprint
+    std::optional<std::int64_t> since;      // unix seconds, inclusive
+    std::optional<std::string> role;        // e.g. "baseline"
+    std::optional<std::int64_t> before_run; // only runs with id < this
+    std::size_t limit = 100;                // the most recent `limit` points
 };
 
 struct history_point {
@@ -79,7 +79,7 @@ struct history_point {
     // The run's smallest and largest value (chart whiskers); always set by
     // the store (n > 0), absent from older servers' responses.
     std::optional<double> min, max;
-    std::string testbed;        // fingerprint
+    std::string testbed; // fingerprint
     std::string testbed_name;
     // A change point starts at this run (model/alert.hpp); set by the
     // service from the stored change points, false from the store.
@@ -107,7 +107,7 @@ struct ingest_request {
 
 struct ingest_result {
     std::int64_t run_id = 0;
-    std::size_t samples = 0;       // values stored (absent ones not counted)
+    std::size_t samples = 0; // values stored (absent ones not counted)
     std::size_t counters = 0;
     std::vector<std::string> warnings;
     // Alerts this run opened (the service's history watch).

@@ -1,8 +1,8 @@
 #include "profile/callgrind.hpp"
 
-#include "profile/lines.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
+#include "profile/lines.hpp"
 
 #include <fmt/format.h>
 
@@ -29,7 +29,7 @@ constexpr std::uint32_t no_name = 0xffffffffu;
 enum class name_space { object = 0, file = 1, function = 2 };
 
 struct function_key {
-    std::uint32_t object, file, name;  // indices into the interned strings
+    std::uint32_t object, file, name; // indices into the interned strings
     bool operator==(const function_key&) const = default;
 };
 
@@ -46,7 +46,7 @@ struct function_key_hash {
 struct function_acc {
     function_key key;
     std::vector<std::uint64_t> self;
-    std::vector<std::uint64_t> out_calls;  // inclusive cost of calls to other functions
+    std::vector<std::uint64_t> out_calls; // inclusive cost of calls to other functions
     std::uint64_t calls = 0;
     // Self cost of the first event per file its cost lines were in (fi=/fe=
     // switch it for inlined code): a function has few, so a small vector.
@@ -56,7 +56,7 @@ struct function_acc {
     {
         for (auto& [f, c] : file_costs) {
             if (f == file) {
-                c = c + cost < c ? ~std::uint64_t{0} : c + cost;   // saturate: only compared
+                c = c + cost < c ? ~std::uint64_t{0} : c + cost; // saturate: only compared
                 return;
             }
         }
@@ -127,7 +127,7 @@ private:
 
     callgrind_profile out_;
     bool saw_costs_ = false;
-    std::size_t positions_ = 1;  // "positions: line" is the default
+    std::size_t positions_ = 1; // "positions: line" is the default
     std::vector<std::int64_t> last_pos_ = std::vector<std::int64_t>(1, 0);
     std::optional<std::vector<std::uint64_t>> summary_, totals_;
 
@@ -139,13 +139,13 @@ private:
     std::vector<function_acc> functions_;
     std::unordered_map<function_key, std::uint32_t, function_key_hash> function_ids_;
 
-    std::uint32_t object_ = no_name;   // ob=
-    std::uint32_t file_ = no_name;     // fl=, or the fi=/fe= file
-    std::optional<std::uint32_t> fn_;  // the current function (index into functions_)
+    std::uint32_t object_ = no_name;  // ob=
+    std::uint32_t file_ = no_name;    // fl=, or the fi=/fe= file
+    std::optional<std::uint32_t> fn_; // the current function (index into functions_)
     std::uint32_t cob_ = no_name, cfi_ = no_name;
     std::optional<std::uint32_t> callee_;       // from the last cfn=
-    std::optional<std::uint32_t> pending_call_;  // a calls= line waits for its cost line
-    std::vector<std::uint64_t> costs_;           // the current cost line's values
+    std::optional<std::uint32_t> pending_call_; // a calls= line waits for its cost line
+    std::vector<std::uint64_t> costs_;          // the current cost line's values
 };
 
 std::uint64_t callgrind_parser::number(std::string_view tok, std::string_view what) const
@@ -194,7 +194,7 @@ std::uint32_t callgrind_parser::name(name_space ns, std::string_view value, std:
         return it->second;
     }
     auto s = as_written(rest);
-    ids[id] = s;  // a redefinition replaces, as in callgrind_annotate
+    ids[id] = s; // a redefinition replaces, as in callgrind_annotate
     return s;
 }
 
@@ -234,7 +234,8 @@ void callgrind_parser::header(std::string_view key, std::string_view value)
         return c;
     };
     if (key == "version") {
-        if (number(value, "version") != 1) fail(fmt::format("callgrind format version {} is not supported (only 1)", value));
+        if (number(value, "version") != 1)
+            fail(fmt::format("callgrind format version {} is not supported (only 1)", value));
     } else if (key == "creator") {
         out_.creator = std::string(value);
     } else if (key == "cmd") {
@@ -250,7 +251,8 @@ void callgrind_parser::header(std::string_view key, std::string_view value)
         positions_ = n;
         last_pos_.assign(n, 0);
     } else if (key == "events") {
-        if (saw_costs_ || !out_.events.empty()) fail("a second events: line (files with several parts are not supported)");
+        if (saw_costs_ || !out_.events.empty())
+            fail("a second events: line (files with several parts are not supported)");
         for (auto tok = next_token(value); !tok.empty(); tok = next_token(value)) {
             if (out_.events.size() == limits_.max_events)
                 fail(fmt::format("more than {} events (callgrind_limits::max_events)", limits_.max_events));
@@ -297,7 +299,7 @@ void callgrind_parser::cost_line(std::string_view l)
         // The inclusive cost of the call: the caller's inclusive, not its self.
         auto callee = *pending_call_;
         pending_call_.reset();
-        if (callee == *fn_) return;  // direct recursion: already in self + other calls
+        if (callee == *fn_) return; // direct recursion: already in self + other calls
         auto& caller = functions_[*fn_];
         for (std::size_t i = 0; i < n; ++i) add(caller.out_calls, i, costs[i]);
         return;
@@ -336,7 +338,7 @@ void callgrind_parser::line(std::string_view l)
         } else if (key == "fl") {
             file_ = name(name_space::file, value, key);
         } else if (key == "fi" || key == "fe") {
-            file_ = name(name_space::file, value, key);  // inlined code: the function stays
+            file_ = name(name_space::file, value, key); // inlined code: the function stays
         } else if (key == "ob") {
             object_ = name(name_space::object, value, key);
         } else if (key == "cob") {
@@ -353,7 +355,7 @@ void callgrind_parser::line(std::string_view l)
         } else if (key == "calls") {
             calls_line(value);
         } else if (key == "jfi") {
-            name(name_space::file, value, key);  // may define an id
+            name(name_space::file, value, key); // may define an id
         } else if (key == "jfn") {
             name(name_space::function, value, key);
         } else if (key == "jump" || key == "jcnd") {
@@ -380,8 +382,7 @@ callgrind_profile callgrind_parser::parse(std::string_view text)
     if (pending_call_) fail("the file ends after calls= without its cost line");
     if (out_.events.empty()) {
         line_no_ = 0;
-        throw error("profile.bad_callgrind",
-                    fmt::format("{}: not a callgrind output file (no events: line)", source_));
+        throw error("profile.bad_callgrind", fmt::format("{}: not a callgrind output file (no events: line)", source_));
     }
 
     const auto n = out_.events.size();

@@ -49,30 +49,30 @@ namespace perfgate::profile {
 // functions; a demangled template name a few KB) and stop a corrupt or
 // hostile file before it eats the memory.
 struct callgrind_limits {
-    std::size_t max_file_bytes = 1024u * 1024 * 1024;  // read_callgrind only
-    std::size_t max_line_bytes = 1024u * 1024;         // one line, newline excluded
-    std::size_t max_functions = 2'000'000;             // distinct (object, file, name)
-    std::size_t max_names = 4'000'000;                 // distinct compressed names, all id spaces
-    std::size_t max_events = 64;                       // callgrind with every simulation writes ~15
+    std::size_t max_file_bytes = 1024u * 1024 * 1024; // read_callgrind only
+    std::size_t max_line_bytes = 1024u * 1024;        // one line, newline excluded
+    std::size_t max_functions = 2'000'000;            // distinct (object, file, name)
+    std::size_t max_names = 4'000'000;                // distinct compressed names, all id spaces
+    std::size_t max_events = 64;                      // callgrind with every simulation writes ~15
 };
 
 struct function_cost {
-    std::string name;    // demangled
-    std::string file;    // "???" when callgrind had no debug info
+    std::string name; // demangled
+    std::string file; // "???" when callgrind had no debug info
     // The file holding most of its self cost of the first event: where its
     // code is written, when `file` is a header inlined at its first
     // instruction (callgrind's fl= of a function is that instruction's).
     std::string main_file;
-    std::string object;  // the ob= path; empty when the file has none
-    std::vector<std::uint64_t> self;       // one per event, exclusive cost
-    std::vector<std::uint64_t> inclusive;  // one per event, self + calls to other functions
-    std::uint64_t calls = 0;               // how often it was called (sum of calls= into it)
+    std::string object;                   // the ob= path; empty when the file has none
+    std::vector<std::uint64_t> self;      // one per event, exclusive cost
+    std::vector<std::uint64_t> inclusive; // one per event, self + calls to other functions
+    std::uint64_t calls = 0;              // how often it was called (sum of calls= into it)
 };
 
 struct callgrind_profile {
-    std::string creator;               // "callgrind-3.19.0"; empty when absent
-    std::string command;               // cmd:
-    std::vector<std::string> events;   // events:, in file order ("Ir", ...)
+    std::string creator;             // "callgrind-3.19.0"; empty when absent
+    std::string command;             // cmd:
+    std::vector<std::string> events; // events:, in file order ("Ir", ...)
     // summary: (or totals: when there is no summary:), else the sum of all
     // self costs.
     std::vector<std::uint64_t> totals;
@@ -86,8 +86,7 @@ struct callgrind_profile {
 };
 
 // Parses callgrind output held in `text`; `source` names it in errors.
-callgrind_profile parse_callgrind(std::string_view text, std::string_view source,
-                                  const callgrind_limits& limits = {});
+callgrind_profile parse_callgrind(std::string_view text, std::string_view source, const callgrind_limits& limits = {});
 
 // Reads and parses a callgrind output file (at most limits.max_file_bytes).
 callgrind_profile read_callgrind(const std::filesystem::path& path, const callgrind_limits& limits = {});

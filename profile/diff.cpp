@@ -15,8 +15,8 @@ cost_by_name exclusive_costs(const callgrind_profile& p, std::string_view event)
 {
     auto i = p.event_index(event);
     if (!i)
-        throw error("profile.unknown_event", fmt::format("the profile has no event '{}' (it has: {})", event,
-                                                         fmt::join(p.events, " ")));
+        throw error("profile.unknown_event",
+                    fmt::format("the profile has no event '{}' (it has: {})", event, fmt::join(p.events, " ")));
     cost_by_name out;
     for (const auto& f : p.functions) {
         auto& c = out[f.name];
@@ -76,8 +76,7 @@ profile_diff diff_costs(const cost_by_name& before, const cost_by_name& after, s
     for (const auto& [name, v] : before) d.total_before += v;
     for (const auto& [name, v] : after) d.total_after += v;
     for (const auto& c : all) d.total_abs_change += magnitude(c.delta);
-    for (auto& c : all)
-        c.share = static_cast<double>(c.delta) / static_cast<double>(d.total_abs_change);
+    for (auto& c : all) c.share = static_cast<double>(c.delta) / static_cast<double>(d.total_abs_change);
     d.changed_functions = all.size();
     std::sort(all.begin(), all.end(), [](const function_change& x, const function_change& y) {
         auto mx = magnitude(x.delta), my = magnitude(y.delta);

@@ -25,9 +25,9 @@ inline constexpr std::size_t default_top_functions = 10;
 
 struct function_change {
     std::string name;
-    std::uint64_t before = 0;  // exclusive cost in the baseline (0 when absent)
-    std::uint64_t after = 0;   // exclusive cost in the candidate (0 when absent)
-    std::int64_t delta = 0;    // after - before
+    std::uint64_t before = 0; // exclusive cost in the baseline (0 when absent)
+    std::uint64_t after = 0;  // exclusive cost in the candidate (0 when absent)
+    std::int64_t delta = 0;   // after - before
     // delta / (sum of |delta| over all functions): signed, in [-1, 1]; the
     // listed and unlisted shares' absolute values add up to 1. Absolute
     // changes as denominator, so that functions that shrank while others
@@ -36,12 +36,12 @@ struct function_change {
 };
 
 struct profile_diff {
-    std::string event;                 // "Ir"
-    std::uint64_t total_before = 0;    // sum of exclusive costs
+    std::string event;              // "Ir"
+    std::uint64_t total_before = 0; // sum of exclusive costs
     std::uint64_t total_after = 0;
-    std::uint64_t total_abs_change = 0;  // sum of |delta|, the shares' denominator
-    std::size_t changed_functions = 0;   // functions with a nonzero delta (listed or not)
-    std::vector<function_change> top;    // at most top_n, see the order above
+    std::uint64_t total_abs_change = 0; // sum of |delta|, the shares' denominator
+    std::size_t changed_functions = 0;  // functions with a nonzero delta (listed or not)
+    std::vector<function_change> top;   // at most top_n, see the order above
 };
 
 // Exclusive cost per function name, for any profile source.
@@ -52,7 +52,8 @@ using cost_by_name = std::map<std::string, std::uint64_t, std::less<>>;
 cost_by_name exclusive_costs(const callgrind_profile& p, std::string_view event);
 
 // The top_n functions by |after - before|.
-profile_diff diff_costs(const cost_by_name& before, const cost_by_name& after, std::size_t top_n = default_top_functions);
+profile_diff diff_costs(const cost_by_name& before, const cost_by_name& after,
+                        std::size_t top_n = default_top_functions);
 
 // diff_costs of the two profiles' exclusive cost of `event` ("Ir").
 profile_diff diff_profiles(const callgrind_profile& baseline, const callgrind_profile& candidate,

@@ -14,13 +14,13 @@ namespace perfgate::profile {
 namespace {
 
 // Geometry of the drawing (px).
-constexpr double flame_pad = 10;            // left, right and bottom margins
-constexpr double flame_header = 66;         // title, subtitle and the legend line above the frames
-constexpr double flame_char_width = 0.59;   // of the font size: flamegraph.pl's estimate for monospace
-constexpr std::size_t flame_min_chars = 3;  // shorter labels are left out
+constexpr double flame_pad = 10;           // left, right and bottom margins
+constexpr double flame_header = 66;        // title, subtitle and the legend line above the frames
+constexpr double flame_char_width = 0.59;  // of the font size: flamegraph.pl's estimate for monospace
+constexpr std::size_t flame_min_chars = 3; // shorter labels are left out
 
 struct flame_node {
-    std::map<std::string, std::unique_ptr<flame_node>, std::less<>> children;   // by name: the drawing order
+    std::map<std::string, std::unique_ptr<flame_node>, std::less<>> children; // by name: the drawing order
     std::uint64_t after = 0, before = 0, self_after = 0, self_before = 0;
 };
 
@@ -34,7 +34,8 @@ void add_stack(flame_node& root, std::string_view stack, std::uint64_t n, bool c
         const auto name = stack.substr(0, semi);
         stack.remove_prefix(semi == std::string_view::npos ? stack.size() : semi + 1);
         auto it = node->children.find(name);
-        if (it == node->children.end()) it = node->children.emplace(std::string(name), std::make_unique<flame_node>()).first;
+        if (it == node->children.end())
+            it = node->children.emplace(std::string(name), std::make_unique<flame_node>()).first;
         node = it->second.get();
         count(*node);
     }
@@ -48,7 +49,10 @@ std::size_t subtree_size(const flame_node& n, bool candidate_frames_only)
     return size;
 }
 
-double share_pp(std::uint64_t n, std::uint64_t total) { return total == 0 ? 0.0 : 100.0 * static_cast<double>(n) / static_cast<double>(total); }
+double share_pp(std::uint64_t n, std::uint64_t total)
+{
+    return total == 0 ? 0.0 : 100.0 * static_cast<double>(n) / static_cast<double>(total);
+}
 
 class flame_layouter {
 public:
@@ -174,12 +178,14 @@ std::string xml_escape(std::string_view text)
     return out;
 }
 
-flame_layout layout_flame_graph(const folded_stacks& before, const folded_stacks& after, const flame_graph_options& options)
+flame_layout layout_flame_graph(const folded_stacks& before, const folded_stacks& after,
+                                const flame_graph_options& options)
 {
     flame_node root;
     for (const auto& [stack, n] : after.stacks) add_stack(root, stack, n, true);
     for (const auto& [stack, n] : before.stacks) add_stack(root, stack, n, false);
-    if (root.after == 0) throw error("profile.no_samples", "the candidate's profile has no samples: no flame graph to draw");
+    if (root.after == 0)
+        throw error("profile.no_samples", "the candidate's profile has no samples: no flame graph to draw");
 
     flame_layout out;
     out.total_after = root.after;
@@ -193,7 +199,8 @@ flame_layout layout_flame_graph(const folded_stacks& before, const folded_stacks
 
 std::string render_flame_graph(const flame_layout& l, const flame_graph_options& o)
 {
-    const double height = flame_header + static_cast<double>(l.max_depth + 1) * o.frame_height + 2 * flame_pad + o.font_size;
+    const double height = flame_header + static_cast<double>(l.max_depth + 1) * o.frame_height + 2 * flame_pad +
+                          o.font_size;
     std::string svg = fmt::format(
         "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
         "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
@@ -239,7 +246,8 @@ std::string render_flame_graph(const flame_layout& l, const flame_graph_options&
     return svg;
 }
 
-std::string differential_flame_graph(const folded_stacks& before, const folded_stacks& after, const flame_graph_options& options)
+std::string differential_flame_graph(const folded_stacks& before, const folded_stacks& after,
+                                     const flame_graph_options& options)
 {
     return render_flame_graph(layout_flame_graph(before, after, options), options);
 }

@@ -34,30 +34,30 @@ namespace perfgate::profile {
 
 struct flame_graph_options {
     std::string title = "Differential flame graph";
-    std::string subtitle;                // e.g. the event and the sample counts; empty: none
-    double width = 1200;                 // px
-    double frame_height = 16;            // px
-    double min_frame_width = 0.1;        // px, as flamegraph.pl --minwidth
-    double saturate_pp = 2.0;            // percentage points, see above
-    double font_size = 12;               // px, monospace
+    std::string subtitle;         // e.g. the event and the sample counts; empty: none
+    double width = 1200;          // px
+    double frame_height = 16;     // px
+    double min_frame_width = 0.1; // px, as flamegraph.pl --minwidth
+    double saturate_pp = 2.0;     // percentage points, see above
+    double font_size = 12;        // px, monospace
 };
 
 struct flame_frame {
     std::string name;
-    std::size_t depth = 0;               // 0: "all"
-    double x = 0, width = 0;             // px within the plot
+    std::size_t depth = 0;                         // 0: "all"
+    double x = 0, width = 0;                       // px within the plot
     std::uint64_t after = 0, before = 0;           // inclusive samples per side
     std::uint64_t self_after = 0, self_before = 0; // as the leaf of a stack
-    double change_pp = 0;                // self share after - before, percentage points
+    double change_pp = 0;                          // self share after - before, percentage points
 };
 
 struct flame_layout {
-    std::vector<flame_frame> frames;     // depth-first, parents before children, children by name
-    std::size_t omitted = 0;             // candidate frames too narrow to draw (with their callees)
-    std::size_t baseline_only = 0;       // frames with baseline samples and none in the candidate
-    std::size_t max_depth = 0;           // of the drawn frames
+    std::vector<flame_frame> frames; // depth-first, parents before children, children by name
+    std::size_t omitted = 0;         // candidate frames too narrow to draw (with their callees)
+    std::size_t baseline_only = 0;   // frames with baseline samples and none in the candidate
+    std::size_t max_depth = 0;       // of the drawn frames
     std::uint64_t total_before = 0, total_after = 0;
-    double scale_pp = 0;                 // |change| drawn at full colour
+    double scale_pp = 0; // |change| drawn at full colour
 };
 
 // The tree of both profiles and the geometry of the frames to draw.

@@ -18,7 +18,7 @@ using self_map = std::map<std::string, std::uint64_t, std::less<>>;
 
 struct side_counts {
     std::vector<self_map> executions;
-    std::vector<double> totals;   // samples of each execution
+    std::vector<double> totals; // samples of each execution
     self_map pooled;
     std::uint64_t total = 0;
 };
@@ -52,7 +52,8 @@ std::vector<stats::execution_count> per_execution(const side_counts& side, const
 {
     std::vector<stats::execution_count> out;
     for (std::size_t i = 0; i < side.executions.size(); ++i) {
-        if (side.totals[i] > 0) out.push_back({static_cast<double>(count_of(side.executions[i], name)), side.totals[i]});
+        if (side.totals[i] > 0)
+            out.push_back({static_cast<double>(count_of(side.executions[i], name)), side.totals[i]});
     }
     return out;
 }
@@ -116,7 +117,8 @@ self_sample_diff diff_self_samples(const std::vector<folded_stacks>& before, con
         if (c.change_pp != 0) rows.push_back(std::move(c));
     }
     for (auto& c : rows) {
-        if (abs_delta_sum > 0) c.share_of_change = (static_cast<double>(c.after) - static_cast<double>(c.before)) / abs_delta_sum;
+        if (abs_delta_sum > 0)
+            c.share_of_change = (static_cast<double>(c.after) - static_cast<double>(c.before)) / abs_delta_sum;
     }
     std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
         const double ax = std::fabs(x.change_pp), ay = std::fabs(y.change_pp);

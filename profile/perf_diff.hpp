@@ -31,12 +31,12 @@ inline constexpr double default_attribution_alpha = 0.05;
 
 struct self_sample_change {
     std::string name;
-    std::uint64_t before = 0, after = 0;   // self samples, summed over the side's executions
-    double share_before = 0, share_after = 0;   // fractions of the side's samples
-    double change_pp = 0;                   // (share_after - share_before) * 100
-    double lo_pp = 0, hi_pp = 0;            // its interval, percentage points
-    double dispersion = 1;                  // stats::pearson_dispersion over executions (>= 1)
-    bool significant = false;               // the interval excludes 0
+    std::uint64_t before = 0, after = 0;      // self samples, summed over the side's executions
+    double share_before = 0, share_after = 0; // fractions of the side's samples
+    double change_pp = 0;                     // (share_after - share_before) * 100
+    double lo_pp = 0, hi_pp = 0;              // its interval, percentage points
+    double dispersion = 1;                    // stats::pearson_dispersion over executions (>= 1)
+    bool significant = false;                 // the interval excludes 0
     // delta / (sum of |delta| over all functions), delta = after - before in
     // samples (the contract's `share`, gate/report.hpp).
     double share_of_change = 0;
@@ -44,8 +44,8 @@ struct self_sample_change {
 
 struct self_sample_diff {
     std::uint64_t samples_before = 0, samples_after = 0;
-    std::size_t functions = 0;   // m: functions with self samples on either side
-    double z = 0;                // critical value of the intervals: Phi^-1(1 - alpha / (2 m))
+    std::size_t functions = 0; // m: functions with self samples on either side
+    double z = 0;              // critical value of the intervals: Phi^-1(1 - alpha / (2 m))
     std::vector<self_sample_change> top;
 };
 

@@ -1,7 +1,7 @@
 #include "profile/perf_script.hpp"
 
-#include "profile/lines.hpp"
 #include "model/error.hpp"
+#include "profile/lines.hpp"
 
 #include <fmt/format.h>
 
@@ -23,10 +23,9 @@ bool all_digits(std::string_view s)
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool is_hex_offset(std::string_view s)  // "0x1b"
+bool is_hex_offset(std::string_view s) // "0x1b"
 {
-    return s.size() > 2 && s[0] == '0' && s[1] == 'x' &&
-           std::all_of(s.begin() + 2, s.end(), [](char c) {
+    return s.size() > 2 && s[0] == '0' && s[1] == 'x' && std::all_of(s.begin() + 2, s.end(), [](char c) {
                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
            });
 }
@@ -90,7 +89,8 @@ private:
             if (all_digits(t.substr(0, slash)) && (slash == std::string_view::npos || all_digits(t.substr(slash + 1))))
                 pid = i;
         }
-        if (pid == 0) fail(fmt::format("not a perf script sample header (no pid after the command): '{}'", l.substr(0, 80)));
+        if (pid == 0)
+            fail(fmt::format("not a perf script sample header (no pid after the command): '{}'", l.substr(0, 80)));
         auto comm_end = tokens[pid - 1].data() + tokens[pid - 1].size();
         comm_ = std::string(l.substr(0, static_cast<std::size_t>(comm_end - l.data())));
         weight_ = 1;
@@ -121,7 +121,7 @@ private:
         if (auto open = rest.rfind(" ("); open != std::string_view::npos && rest.back() == ')') {
             dso = rest.substr(open + 2, rest.size() - open - 3);
             rest = rest.substr(0, open);
-        } else if (rest.starts_with('(') && rest.back() == ')') {   // no symbol at all: "(/usr/bin/app)"
+        } else if (rest.starts_with('(') && rest.back() == ')') { // no symbol at all: "(/usr/bin/app)"
             dso = rest.substr(1, rest.size() - 2);
             rest = {};
         }
@@ -129,7 +129,8 @@ private:
             rest = rest.substr(0, plus);
         std::string sym = rest.empty() ? std::string("[unknown]") : std::string(rest);
         std::replace(sym.begin(), sym.end(), ';', ':');
-        if (frames_.empty()) leaf_unsymbolized_dso_ = sym == "[unknown]" && !dso.empty() && dso != "[unknown]" ? dso : "";
+        if (frames_.empty())
+            leaf_unsymbolized_dso_ = sym == "[unknown]" && !dso.empty() && dso != "[unknown]" ? dso : "";
         frames_.push_back(std::move(sym));
     }
 
@@ -154,7 +155,8 @@ private:
         ++out_.samples;
         if (!frames_.empty() && !leaf_unsymbolized_dso_.empty()) {
             auto dso = out_.unsymbolized_leaves.find(leaf_unsymbolized_dso_);
-            if (dso == out_.unsymbolized_leaves.end()) dso = out_.unsymbolized_leaves.emplace(leaf_unsymbolized_dso_, 0).first;
+            if (dso == out_.unsymbolized_leaves.end())
+                dso = out_.unsymbolized_leaves.emplace(leaf_unsymbolized_dso_, 0).first;
             ++dso->second;
         }
     }
@@ -167,7 +169,7 @@ private:
     std::string comm_;
     std::uint64_t weight_ = 1;
     std::vector<std::string> frames_;
-    std::string leaf_unsymbolized_dso_;   // the leaf frame's object when it has no symbol
+    std::string leaf_unsymbolized_dso_; // the leaf frame's object when it has no symbol
 };
 
 } // namespace
@@ -177,7 +179,8 @@ folded_stacks fold_perf_script(std::string_view text, std::string_view source, c
     return perf_script_folder(source, options).fold(text);
 }
 
-folded_stacks read_perf_script(const std::filesystem::path& path, const perf_script_options& options, std::string_view name)
+folded_stacks read_perf_script(const std::filesystem::path& path, const perf_script_options& options,
+                               std::string_view name)
 {
     const auto source = name.empty() ? path.string() : std::string(name);
     std::ifstream in(path, std::ios::binary);

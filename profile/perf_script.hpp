@@ -30,15 +30,15 @@ struct perf_script_options {
     // Limits: far above real profiles (perf's default max stack is 127
     // frames, kernel.perf_event_max_stack); they stop corrupt input.
     std::size_t max_line_bytes = 64u * 1024;
-    std::size_t max_frames = 1024;            // frames of one sample
-    std::size_t max_stacks = 4'000'000;       // distinct folded stacks
+    std::size_t max_frames = 1024;      // frames of one sample
+    std::size_t max_stacks = 4'000'000; // distinct folded stacks
 };
 
 struct folded_stacks {
     // "comm;root;...;leaf" -> samples (or summed periods); sorted.
     std::map<std::string, std::uint64_t, std::less<>> stacks;
-    std::uint64_t samples = 0;  // samples read (not weighted)
-    std::uint64_t total = 0;    // sum of the counts in `stacks`
+    std::uint64_t samples = 0; // samples read (not weighted)
+    std::uint64_t total = 0;   // sum of the counts in `stacks`
     // Samples (not weighted) whose leaf frame has no symbol although its
     // object is known ("[unknown] (/usr/bin/app)"), per object: the sign of
     // a stripped binary, whose functions perf cannot name.

@@ -72,10 +72,9 @@ std::string_view verdict_mark(verdict v)
 
 std::string summary_counts(const gate::report& r)
 {
-    return fmt::format("{} regression{}, {} improvement{}, {} unchanged, {} inconclusive",
-                       r.count(status::regression), r.count(status::regression) == 1 ? "" : "s",
-                       r.count(status::improvement), r.count(status::improvement) == 1 ? "" : "s",
-                       r.count(status::unchanged),
+    return fmt::format("{} regression{}, {} improvement{}, {} unchanged, {} inconclusive", r.count(status::regression),
+                       r.count(status::regression) == 1 ? "" : "s", r.count(status::improvement),
+                       r.count(status::improvement) == 1 ? "" : "s", r.count(status::unchanged),
                        r.count(status::inconclusive) + r.count(status::insufficient));
 }
 

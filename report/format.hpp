@@ -16,19 +16,19 @@ namespace perfgate::report::detail {
 // A measured value: integers stay integers, small values keep 3-4
 // significant digits; "—" when absent or not finite. unit appended if set.
 std::string value_str(const std::optional<double>& v, std::string_view unit = {});
-std::string pct_str(const std::optional<double>& v);   // "+1.23%"
-std::string p_str(const std::optional<double>& p);     // a p-value
+std::string pct_str(const std::optional<double>& v); // "+1.23%"
+std::string p_str(const std::optional<double>& p);   // a p-value
 // The shift's confidence interval in percent of the baseline median.
 std::string ci_str(const gate::counter_report& c);
-std::string_view mark(gate::status s);           // the status' emoji
-std::string_view verdict_mark(gate::verdict v);  // the verdict's emoji
+std::string_view mark(gate::status s);          // the status' emoji
+std::string_view verdict_mark(gate::verdict v); // the verdict's emoji
 // "1 regression, 0 improvements, 3 unchanged, 0 inconclusive"
 std::string summary_counts(const gate::report& r);
 // Open alerts and a candidate outside the recent band, one line each.
 std::vector<std::string> history_lines(const gate::counter_report& c);
 
 // Attribution rows (gate::attribution).
-std::string short_name(std::string_view name);   // a function name cut to fit a table
+std::string short_name(std::string_view name); // a function name cut to fit a table
 std::string signed_count(double v);
 std::string share_str(double share);
 bool shown_perf_row(const gate::function_change& c);

@@ -26,7 +26,7 @@ json num(const std::optional<double>& v)
 
 json side_json(const side_summary& s)
 {
-    return {{"n", s.n},           {"mean", num(s.mean)}, {"median", num(s.median)}, {"stddev", num(s.stddev)},
+    return {{"n", s.n},          {"mean", num(s.mean)}, {"median", num(s.median)}, {"stddev", num(s.stddev)},
             {"cov", num(s.cov)}, {"min", num(s.min)},   {"max", num(s.max)}};
 }
 
@@ -117,8 +117,8 @@ E parse_enum(const std::string& s, const E (&all)[N], const char* field)
     throw error("input.bad_report", fmt::format("report JSON: unknown {} '{}'", field, s));
 }
 
-constexpr status all_status[] = {status::unsupported,  status::insufficient, status::regression,
-                                 status::improvement,  status::inconclusive, status::unchanged};
+constexpr status all_status[] = {status::unsupported, status::insufficient, status::regression,
+                                 status::improvement, status::inconclusive, status::unchanged};
 constexpr verdict all_verdicts[] = {verdict::pass, verdict::fail, verdict::inconclusive};
 constexpr method all_methods[] = {method::exact, method::asymptotic, method::deterministic, method::welch};
 
@@ -129,9 +129,10 @@ json sequential_json(const std::optional<sequential_report>& s)
     if (s->ci_pct && std::isfinite(s->ci_pct->first) && std::isfinite(s->ci_pct->second)) {
         ci = json::array({s->ci_pct->first, s->ci_pct->second});
     }
-    return {{"look", s->look},         {"looks", s->looks},           {"n", s->n},
-            {"alpha", s->alpha},       {"level", s->level},           {"p_one_sided", s->p_one_sided},
-            {"ci_pct", ci},            {"ended_early", s->ended_early}};
+    return {{"look", s->look},   {"looks", s->looks},
+            {"n", s->n},         {"alpha", s->alpha},
+            {"level", s->level}, {"p_one_sided", s->p_one_sided},
+            {"ci_pct", ci},      {"ended_early", s->ended_early}};
 }
 
 std::optional<sequential_report> sequential_from_json(const json& jc)
@@ -244,7 +245,8 @@ attribution attribution_from_json(const json& j)
             p.samples_before = it->at("samples_before").get<double>();
             p.samples_after = it->at("samples_after").get<double>();
             p.top = changes_from_json(*it);
-            if (auto fg = it->find("flame_graph"); fg != it->end() && !fg->is_null()) p.flame_graph = fg->get<std::string>();
+            if (auto fg = it->find("flame_graph"); fg != it->end() && !fg->is_null())
+                p.flame_graph = fg->get<std::string>();
             a.perf = std::move(p);
         }
         if (auto it = j.find("errors"); it != j.end() && !it->is_null()) {
@@ -370,13 +372,16 @@ gate::report report_from_json(const json& j)
         r.result = parse_enum(j.at("verdict").get<std::string>(), all_verdicts, "verdict");
         if (j.contains("policy")) r.rules = parse_policy(j.at("policy"), "report JSON policy");
         r.warnings = j.value("warnings", std::vector<std::string>{});
-        if (j.contains("comparison_id") && !j["comparison_id"].is_null()) r.comparison_id = j["comparison_id"].get<std::int64_t>();
+        if (j.contains("comparison_id") && !j["comparison_id"].is_null())
+            r.comparison_id = j["comparison_id"].get<std::int64_t>();
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;
             b.name = jb.at("name").get<std::string>();
             b.result = parse_enum(jb.at("verdict").get<std::string>(), all_verdicts, "verdict");
-            if (jb.contains("baseline_run") && !jb["baseline_run"].is_null()) b.baseline_run = jb["baseline_run"].get<std::int64_t>();
-            if (jb.contains("candidate_run") && !jb["candidate_run"].is_null()) b.candidate_run = jb["candidate_run"].get<std::int64_t>();
+            if (jb.contains("baseline_run") && !jb["baseline_run"].is_null())
+                b.baseline_run = jb["baseline_run"].get<std::int64_t>();
+            if (jb.contains("candidate_run") && !jb["candidate_run"].is_null())
+                b.candidate_run = jb["candidate_run"].get<std::int64_t>();
             // Added within v1 (issue 12): absent when nothing was profiled.
             if (auto it = jb.find("attribution"); it != jb.end() && !it->is_null()) {
                 b.attribution_info = attribution_from_json(*it);

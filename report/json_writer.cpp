@@ -17,7 +17,7 @@ void json_writer::before_value()
         after_key_ = false;
         return;
     }
-    PERFGATE_CHECK(open_.empty() || !open_.back().object);   // an object's value needs its key first
+    PERFGATE_CHECK(open_.empty() || !open_.back().object); // an object's value needs its key first
     if (!open_.empty()) {
         if (!open_.back().empty) out_ += ',';
         open_.back().empty = false;

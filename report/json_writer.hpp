@@ -37,11 +37,10 @@ public:
 
     json_writer& null();
     json_writer& boolean(bool v);
-    json_writer& number(double v);                        // null when not finite
-    json_writer& number(const std::optional<double>& v);  // null when absent or not finite
+    json_writer& number(double v);                       // null when not finite
+    json_writer& number(const std::optional<double>& v); // null when absent or not finite
     template <std::integral T>
-        requires(!std::same_as<T, bool>)
-    json_writer& integer(T v)
+    requires(!std::same_as<T, bool>) json_writer& integer(T v)
     {
         before_value();
         append_integer(static_cast<std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>(v));

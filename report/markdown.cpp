@@ -261,8 +261,8 @@ std::vector<std::string> markdown_footer(const gate::report& r)
         for (const auto& w : r.warnings) tail.push_back(fmt::format("- {}\n", md_text(w)));
     }
     tail.push_back(fmt::format("\nPolicy: alpha {}, {} correction, threshold {}%, min {} samples, max CoV {}%.\n",
-                               r.rules.alpha, to_string(r.rules.correction), r.rules.threshold_pct,
-                               r.rules.min_samples, r.rules.max_cov * 100));
+                               r.rules.alpha, to_string(r.rules.correction), r.rules.threshold_pct, r.rules.min_samples,
+                               r.rules.max_cov * 100));
     return tail;
 }
 

@@ -52,9 +52,9 @@ gate::attribution attribution_from_json(const nlohmann::json& j);
 
 struct markdown_options {
     std::string title = "perfgate";
-    std::string marker;            // hidden sticky-comment marker, emitted first if set
-    std::string run_url;           // link to the CI run
-    std::string comparison_url;    // link to the stored comparison
+    std::string marker;         // hidden sticky-comment marker, emitted first if set
+    std::string run_url;        // link to the CI run
+    std::string comparison_url; // link to the stored comparison
     // Where `perfgate run --artifacts DIR` went (the CI run's artifacts) and
     // the artifact's name; linked from the attribution section when set.
     std::string artifacts_url;

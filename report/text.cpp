@@ -37,7 +37,8 @@ std::string text_attribution(const attribution& a)
                                short_name(c.name));
         }
         if (shown == 0) out += "    no symbol changed beyond the noise\n";
-        if (auto hidden = hidden_perf_rows(*p)) out += fmt::format("    ({} more within the noise, not shown)\n", hidden);
+        if (auto hidden = hidden_perf_rows(*p))
+            out += fmt::format("    ({} more within the noise, not shown)\n", hidden);
         if (p->flame_graph) out += fmt::format("    differential flame graph: {}\n", *p->flame_graph);
     }
     for (const auto& e : a.errors) out += fmt::format("  where: {} attribution failed: {}\n", e.source, e.message);
@@ -50,24 +51,25 @@ std::string render_text(const gate::report& r, bool colour)
 {
     auto paint = [colour](std::string_view s, status st) -> std::string {
         if (!colour) return std::string(s);
-        const char* code = st == status::regression     ? "\x1b[31m"
-                           : st == status::improvement  ? "\x1b[32m"
+        const char* code = st == status::regression                                   ? "\x1b[31m"
+                           : st == status::improvement                                ? "\x1b[32m"
                            : st == status::inconclusive || st == status::insufficient ? "\x1b[33m"
-                           : st == status::unsupported  ? "\x1b[2m"
-                                                        : "";
+                           : st == status::unsupported                                ? "\x1b[2m"
+                                                                                      : "";
         return *code ? fmt::format("{}{}\x1b[0m", code, s) : std::string(s);
     };
     std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
-    out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline",
-                       "candidate", "Δ median", "shift [CI]", "p adj.");
+    out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline", "candidate",
+                       "Δ median", "shift [CI]", "p adj.");
     for (const auto& b : r.benchmarks) {
-        if (r.benchmarks.size() > 1 || b.name != "default") out += fmt::format("{} ({})\n", b.name, to_string(b.result));
+        if (r.benchmarks.size() > 1 || b.name != "default")
+            out += fmt::format("{} ({})\n", b.name, to_string(b.result));
         for (const auto& c : b.counters) {
             std::string name = c.name + (c.gated ? "" : " ·");
             std::string st = std::string(to_string(c.state));
-            out += fmt::format("{} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", paint(fmt::format("{:<13}", st), c.state),
-                               name, value_str(c.baseline.median, c.unit), value_str(c.candidate.median, c.unit),
-                               pct_str(c.delta_pct),
+            out += fmt::format("{} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n",
+                               paint(fmt::format("{:<13}", st), c.state), name, value_str(c.baseline.median, c.unit),
+                               value_str(c.candidate.median, c.unit), pct_str(c.delta_pct),
                                c.shift_ci ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
                                p_str(c.p_adjusted ? c.p_adjusted : c.p_value));
             if (c.state != status::unchanged && !c.reason.empty()) out += fmt::format("{:<14}{}\n", "", c.reason);

@@ -24,8 +24,8 @@ void add_profile(side_profile& side, std::map<std::string, std::uint64_t, std::l
 {
     const auto event = p.event_index(cost_event);
     if (!event) {
-        throw error("profile.unknown_event", fmt::format("the profile has no event '{}' (it has: {})", cost_event,
-                                                         fmt::join(p.events, " ")));
+        throw error("profile.unknown_event",
+                    fmt::format("the profile has no event '{}' (it has: {})", cost_event, fmt::join(p.events, " ")));
     }
     for (const auto& f : p.functions) {
         const std::uint64_t cost = f.self[*event];
@@ -155,7 +155,7 @@ gate::attribution callgrind_attribution(const std::vector<std::filesystem::path>
         after = read_side(candidate, opt.limits);
     } catch (const error& e) {
         return fail(e.id(), e.what());
-    } catch (const std::exception& e) {   // bad_alloc, filesystem errors
+    } catch (const std::exception& e) { // bad_alloc, filesystem errors
         return fail("attribution.failed", e.what());
     }
     for (const auto& [which, side] : {std::pair{"baseline", &before}, std::pair{"candidate", &after}}) {

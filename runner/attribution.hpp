@@ -32,18 +32,18 @@ namespace perfgate::runner {
 inline constexpr double max_unnamed_share = 0.5;
 
 struct attribution_options {
-    std::size_t top = profile::default_top_functions;   // --top N
+    std::size_t top = profile::default_top_functions; // --top N
     profile::callgrind_limits limits;
 };
 
 // One side's profiles (one file per process) read and summed.
 struct side_profile {
-    profile::cost_by_name costs;   // exclusive Ir per function name, all files summed
+    profile::cost_by_name costs; // exclusive Ir per function name, all files summed
     // The file of each name: the one of its costliest entry ("" when
     // callgrind had no debug info: "???").
     std::map<std::string, std::string, std::less<>> files;
-    std::uint64_t total = 0;     // sum of costs
-    std::uint64_t unnamed = 0;   // the part in functions named only by an address
+    std::uint64_t total = 0;   // sum of costs
+    std::uint64_t unnamed = 0; // the part in functions named only by an address
     std::string unnamed_example;
 };
 

@@ -19,9 +19,9 @@ namespace {
 constexpr std::size_t stderr_lines_in_message = 10;
 
 const std::set<std::string, std::less<>> software_events = {
-    "task-clock", "cpu-clock", "page-faults", "faults", "minor-faults", "major-faults", "context-switches",
-    "cs", "cpu-migrations", "migrations", "alignment-faults", "emulation-faults", "duration_time",
-    "user_time", "system_time"};
+    "task-clock",       "cpu-clock", "page-faults",    "faults",     "minor-faults",     "major-faults",
+    "context-switches", "cs",        "cpu-migrations", "migrations", "alignment-faults", "emulation-faults",
+    "duration_time",    "user_time", "system_time"};
 
 } // namespace
 

@@ -47,7 +47,7 @@ struct where {
 
 // Software events are counted by the kernel, not the PMU: they never
 // multiplex and exist on every machine (perf list, "Software event").
-bool is_software_event(std::string_view event);   // "task-clock:u" counts as task-clock
+bool is_software_event(std::string_view event); // "task-clock:u" counts as task-clock
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 // "\n  last lines of its stderr: ..." for error messages.
 std::string stderr_excerpt(const std::vector<std::string>& tail);
@@ -80,7 +80,8 @@ protected:
     // run_process, with a failure to start (bad cwd, exec error) named by
     // benchmark, side and round.
     [[nodiscard]] process_result start(const spawn_options& so, const where& at) const;
-    [[noreturn]] void fail(const where& at, const command& cmd, const process_result& proc, const exit_status& st) const;
+    [[noreturn]] void fail(const where& at, const command& cmd, const process_result& proc,
+                           const exit_status& st) const;
     // A fresh tag for this execution's output files in the scratch directory.
     std::string next_tag() { return std::to_string(++executions_); }
 

@@ -54,8 +54,8 @@ public:
         if (!opt_.keep_profiles.empty() && !at.warmup) keep_profiles(out_dir, at.which);
         std::filesystem::remove_all(out_dir);
         if (!totals.contains("Ir")) {
-            throw error("measure.failed", fmt::format("{}: callgrind wrote no instruction count for '{}'{}",
-                                                      at.text(), cmd.text, stderr_excerpt(ex.proc.stderr_tail)));
+            throw error("measure.failed", fmt::format("{}: callgrind wrote no instruction count for '{}'{}", at.text(),
+                                                      cmd.text, stderr_excerpt(ex.proc.stderr_tail)));
         }
         // Ir = instructions executed (valgrind manual, cg_annotate "I refs").
         ex.counters.push_back({"instructions", "", totals["Ir"], 100.0});
@@ -124,7 +124,7 @@ private:
 
     std::vector<std::string>& warnings_;
     std::size_t benchmarks_run_ = 0;
-    std::array<std::vector<std::filesystem::path>, 2> profiles_;   // per side
+    std::array<std::vector<std::filesystem::path>, 2> profiles_; // per side
 };
 
 } // namespace

@@ -49,7 +49,7 @@ public:
     }
 
 private:
-    std::map<std::string, native_event, std::less<>> native_events_;   // -e name -> what to open
+    std::map<std::string, native_event, std::less<>> native_events_; // -e name -> what to open
 };
 
 } // namespace

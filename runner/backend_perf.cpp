@@ -89,8 +89,8 @@ public:
         std::filesystem::remove(out_file);
         std::filesystem::remove(status_file);
         if (cap.runs.size() != 1) {
-            throw error("measure.perf_unavailable",
-                        fmt::format("{}: expected one run in perf stat's output, found {}", at.text(), cap.runs.size()));
+            throw error("measure.perf_unavailable", fmt::format("{}: expected one run in perf stat's output, found {}",
+                                                                at.text(), cap.runs.size()));
         }
         for (std::size_t e = 0; e < cap.events.size(); ++e) {
             const auto& r = cap.runs[0][e];
@@ -134,8 +134,10 @@ private:
                              const std::filesystem::path& out_file, const std::filesystem::path& status_file) const
     {
         spawn_options so = base_spawn(spec);
+        // clang-format off
         so.argv = {opt_.perf, "stat", "-x", ",", "-o", out_file.string(), "-e", join(events, ","), "--",
                    helper_.string(), status_file.string()};
+        // clang-format on
         auto restore = locale_restore_args(spec.env);
         so.argv.insert(so.argv.end(), restore.begin(), restore.end());
         so.argv.push_back("--");
@@ -154,9 +156,9 @@ private:
         int value = 0;
         if (!(status_text >> kind >> value)) perf_failed(at, events, ex.proc);
         if (kind == "exec") {
-            throw error("measure.failed", fmt::format("{}: cannot execute '{}': {}{}", at.text(), cmd.text,
-                                                      std::system_category().message(value),
-                                                      stderr_excerpt(ex.proc.stderr_tail)));
+            throw error("measure.failed",
+                        fmt::format("{}: cannot execute '{}': {}{}", at.text(), cmd.text,
+                                    std::system_category().message(value), stderr_excerpt(ex.proc.stderr_tail)));
         }
         exit_status st;
         st.exited = kind == "exit";
@@ -179,20 +181,20 @@ private:
     {
         const auto& tail = proc.stderr_tail;
         if (contains(tail, "perf_event_paranoid") || contains(tail, "Access to performance monitoring")) {
-            throw error("measure.perf_unavailable", fmt::format("{}: perf refused to count (kernel.perf_event_paranoid). {}{}",
-                                                                at.text(), perf_paranoid_fix, stderr_excerpt(tail)));
+            throw error("measure.perf_unavailable",
+                        fmt::format("{}: perf refused to count (kernel.perf_event_paranoid). {}{}", at.text(),
+                                    perf_paranoid_fix, stderr_excerpt(tail)));
         }
         if (contains(tail, "event syntax error") || contains(tail, "Cannot find PMU") ||
             (proc.status.exited && proc.status.code == 129)) {
             throw error("usage.bad_event", fmt::format("perf stat rejected the event list '{}'{}", join(events, ","),
                                                        stderr_excerpt(tail)));
         }
-        throw error("measure.perf_unavailable",
-                    fmt::format("{}: perf stat failed ({}) before the benchmark ran{}", at.text(),
-                                proc.status.describe(), stderr_excerpt(tail)));
+        throw error("measure.perf_unavailable", fmt::format("{}: perf stat failed ({}) before the benchmark ran{}",
+                                                            at.text(), proc.status.describe(), stderr_excerpt(tail)));
     }
 
-    std::filesystem::path helper_;   // perfgate-exec
+    std::filesystem::path helper_; // perfgate-exec
 };
 
 } // namespace

@@ -25,10 +25,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/process.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 #include "model/text.hpp"
+#include "runner/process.hpp"
 
 namespace perfgate::runner {
 
@@ -142,13 +142,16 @@ std::string cpus_phrase(const std::vector<int>& cpus)
     return fmt::format("{} {}", cpus.size() == 1 ? "cpu" : "cpus", format_cpu_list(cpus));
 }
 
-check make(std::string id, std::string title) { return check{std::move(id), std::move(title), check_state::unknown, {}, {}}; }
+check make(std::string id, std::string title)
+{
+    return check{std::move(id), std::move(title), check_state::unknown, {}, {}};
+}
 
 // ---------------------------------------------------------------- processes
 
 struct command_result {
-    int status = -1;        // exit code, or 128 + signal like a shell reports it
-    std::string output;     // stdout, then the tail of stderr
+    int status = -1;    // exit code, or 128 + signal like a shell reports it
+    std::string output; // stdout, then the tail of stderr
 };
 
 // Runs argv (argv[0] looked up in PATH; no shell, so event names are never
@@ -167,7 +170,8 @@ command_result run_command(const std::vector<std::string>& argv)
         throw error("env.perf_unavailable", e.what());
     }
     if (r.status.timed_out) {
-        throw error("env.perf_timeout", fmt::format("'{}' did not finish within {} ms", argv[0], probe_timeout.count()));
+        throw error("env.perf_timeout",
+                    fmt::format("'{}' did not finish within {} ms", argv[0], probe_timeout.count()));
     }
     command_result out;
     out.status = r.status.exited ? r.status.code : 128 + r.status.signal;
@@ -178,8 +182,9 @@ command_result run_command(const std::vector<std::string>& argv)
     // 255 for an unrunnable workload).
     if (out.status == 127) {
         auto detail = trim(out.output);
-        throw error("env.perf_unavailable", fmt::format("cannot execute '{}' (exit status 127{}{})", argv[0],
-                                                        detail.empty() ? "" : ": ", detail.substr(0, detail.find('\n'))));
+        throw error("env.perf_unavailable",
+                    fmt::format("cannot execute '{}' (exit status 127{}{})", argv[0], detail.empty() ? "" : ": ",
+                                detail.substr(0, detail.find('\n'))));
     }
     return out;
 }
@@ -196,7 +201,7 @@ std::string first_line(std::string_view text)
 struct batch_outcome {
     int status = 0;
     std::string output;
-    std::vector<std::optional<bool>> counted;   // nullopt: no line for it
+    std::vector<std::optional<bool>> counted; // nullopt: no line for it
 };
 
 // Does a CSV line's event field (everything after "value,unit,") name this
@@ -234,7 +239,7 @@ batch_outcome probe_batch(const std::vector<std::string>& events, const std::str
         if (c2 == std::string::npos) continue;
         std::string_view value = std::string_view(line).substr(0, c1);
         std::string_view rest = std::string_view(line).substr(c2 + 1);
-        if (value.empty()) continue;   // metric-only continuation line
+        if (value.empty()) continue; // metric-only continuation line
         // <not counted> means the event opened but never ran (e.g. the
         // cpu_atom half of a hybrid event): it exists here.
         const bool counted = value != "<not supported>";
@@ -337,7 +342,8 @@ event_probe probe_events(const std::vector<std::string>& candidates, const std::
     return result;
 }
 
-std::vector<std::string> probe_supported_events(const std::vector<std::string>& candidates, const std::string& perf_binary)
+std::vector<std::string> probe_supported_events(const std::vector<std::string>& candidates,
+                                                const std::string& perf_binary)
 {
     return probe_events(candidates, perf_binary).supported;
 }
@@ -446,7 +452,8 @@ check check_turbo(const env_options& o)
             enabled = true;
             parts.push_back(fmt::format("boost on for {}", cpus_phrase(boost_on)));
             hints.push_back(boost_on.size() == 1
-                                ? fmt::format("echo 0 | sudo tee /sys/devices/system/cpu/cpu{}/cpufreq/boost", boost_on[0])
+                                ? fmt::format("echo 0 | sudo tee /sys/devices/system/cpu/cpu{}/cpufreq/boost",
+                                              boost_on[0])
                                 : std::string("echo 0 | sudo tee /sys/devices/system/cpu/cpu*/cpufreq/boost"));
         }
         if (!boost_off.empty()) parts.push_back(fmt::format("boost off for {}", cpus_phrase(boost_off)));
@@ -467,7 +474,8 @@ check check_smt(const env_options& o)
     check c = make("cpu.smt", "SMT (hyper-threading)");
     auto control = read_value(cpu_dir(o) / "smt/control");
     auto active = read_value(cpu_dir(o) / "smt/active");
-    const std::string hint = "echo off | sudo tee /sys/devices/system/cpu/smt/control (or keep the benchmark CPUs' siblings idle)";
+    const std::string hint =
+        "echo off | sudo tee /sys/devices/system/cpu/smt/control (or keep the benchmark CPUs' siblings idle)";
 
     std::optional<bool> on;
     if (active && (*active == "0" || *active == "1")) on = *active == "1";
@@ -520,7 +528,7 @@ check check_isolated(const env_options& o)
             if (isolated) u.insert(isolated->begin(), isolated->end());
             isolated = std::vector<int>(u.begin(), u.end());
         } else if (!isolated) {
-            isolated = std::vector<int>{};   // a readable cmdline without isolcpus= says "none"
+            isolated = std::vector<int>{}; // a readable cmdline without isolcpus= says "none"
         }
     }
     if (!isolated) {
@@ -534,7 +542,8 @@ check check_isolated(const env_options& o)
     std::string found = isolated->empty() ? "none isolated" : fmt::format("isolated: {}", format_cpu_list(*isolated));
     if (!nohz.empty()) found += fmt::format("; nohz_full: {}", format_cpu_list(nohz));
 
-    const std::string boot_hint = "boot with isolcpus=LIST nohz_full=LIST (or a cpuset shield) and pass those CPUs to --cpus";
+    const std::string boot_hint =
+        "boot with isolcpus=LIST nohz_full=LIST (or a cpuset shield) and pass those CPUs to --cpus";
     if (o.cpus) {
         auto shared = set_difference(*o.cpus, *isolated);
         if (shared.empty()) {
@@ -604,11 +613,13 @@ check check_affinity(const env_options& o)
         return c;
     }
     std::vector<std::string> parts;
-    if (!refused.empty()) parts.push_back(fmt::format("{} not allowed (allowed: {})", cpus_phrase(refused), format_cpu_list(*allowed)));
+    if (!refused.empty())
+        parts.push_back(fmt::format("{} not allowed (allowed: {})", cpus_phrase(refused), format_cpu_list(*allowed)));
     if (!offline.empty()) parts.push_back(fmt::format("{} offline", cpus_phrase(offline)));
     c.state = check_state::warn;
     c.value = fmt::format("{}", fmt::join(parts, "; "));
-    c.hint = fmt::format("choose --cpus within {} (a container's cpuset or taskset restricts this set)", format_cpu_list(*allowed));
+    c.hint = fmt::format("choose --cpus within {} (a container's cpuset or taskset restricts this set)",
+                         format_cpu_list(*allowed));
     return c;
 }
 
@@ -631,7 +642,8 @@ check check_load(const env_options& o)
     const double limit = max_idle_load_per_cpu * static_cast<double>(n);
     if (l1 > limit) {
         c.state = check_state::warn;
-        c.hint = fmt::format("1-minute load is above {:.2f}: stop other jobs or wait for the machine to settle (see top)", limit);
+        c.hint = fmt::format(
+            "1-minute load is above {:.2f}: stop other jobs or wait for the machine to settle (see top)", limit);
     } else {
         c.state = check_state::ok;
     }
@@ -681,7 +693,8 @@ check check_paranoid(const env_options& o)
     // Ubuntu's patched 3/4 refuse unprivileged perf entirely.
     if (*level <= 1 || privileged) {
         c.state = check_state::ok;
-        c.value = privileged && *level > 1 ? fmt::format("{} (running as root: not restricted)", *level) : fmt::format("{}", *level);
+        c.value = privileged && *level > 1 ? fmt::format("{} (running as root: not restricted)", *level)
+                                           : fmt::format("{}", *level);
         return c;
     }
     c.state = check_state::warn;
@@ -731,14 +744,18 @@ void check_perf(const env_options& o, std::vector<check>& out)
         };
         std::vector<std::string> missing = probe.unsupported;
         missing.insert(missing.end(), probe.invalid.begin(), probe.invalid.end());
-        events.value = fmt::format("supported: {}", probe.supported.empty() ? "none" : fmt::format("{}", fmt::join(probe.supported, ",")));
+        events.value = fmt::format("supported: {}", probe.supported.empty()
+                                                        ? "none"
+                                                        : fmt::format("{}", fmt::join(probe.supported, ",")));
         if (!missing.empty()) events.value += fmt::format("; not supported: {}", fmt::join(missing, ","));
         if (!has("task-clock")) {
             events.state = check_state::warn;
-            events.hint = "perf cannot count even task-clock: sudo sysctl kernel.perf_event_paranoid=1, or use --backend rusage";
+            events.hint =
+                "perf cannot count even task-clock: sudo sysctl kernel.perf_event_paranoid=1, or use --backend rusage";
         } else if (!has("cycles") || !has("instructions")) {
             events.state = check_state::warn;
-            events.hint = "no hardware counters (no PMU: VM or hosted runner): gate on task-clock, or use --backend callgrind on machines without a PMU";
+            events.hint =
+                "no hardware counters (no PMU: VM or hosted runner): gate on task-clock, or use --backend callgrind on machines without a PMU";
         } else {
             events.state = check_state::ok;
         }
@@ -755,16 +772,19 @@ void check_perf(const env_options& o, std::vector<check>& out)
 // detect-virt table, src/basic/virt.c, is the reference list).
 bool dmi_says_vm(std::string_view vendor, std::string_view product)
 {
-    for (std::string_view v : {"QEMU", "KVM", "VMware", "innotek GmbH", "Xen", "Bochs", "Parallels", "BHYVE", "OpenStack", "Google"}) {
+    for (std::string_view v :
+         {"QEMU", "KVM", "VMware", "innotek GmbH", "Xen", "Bochs", "Parallels", "BHYVE", "OpenStack", "Google"}) {
         if (vendor.find(v) != std::string_view::npos || product.find(v) != std::string_view::npos) return true;
     }
-    return vendor.find("Microsoft") != std::string_view::npos && product.find("Virtual Machine") != std::string_view::npos;
+    return vendor.find("Microsoft") != std::string_view::npos &&
+           product.find("Virtual Machine") != std::string_view::npos;
 }
 
 check check_virtualization(const env_options& o)
 {
     check c = make("virtualization", "Virtualization");
-    const std::string hint = "a VM shares its host (noisy neighbours, usually no PMU): prefer a dedicated bare-metal runner, or --backend callgrind";
+    const std::string hint =
+        "a VM shares its host (noisy neighbours, usually no PMU): prefer a dedicated bare-metal runner, or --backend callgrind";
     auto cpuinfo = read_file(o.proc_root / "cpuinfo");
     auto vendor = read_value(o.sys_root / "class/dmi/id/sys_vendor").value_or("");
     auto product = read_value(o.sys_root / "class/dmi/id/product_name").value_or("");
@@ -793,13 +813,15 @@ check check_virtualization(const env_options& o)
     if ((hypervisor_flag && *hypervisor_flag) || dmi_vm) {
         c.state = check_state::warn;
         c.value = fmt::format("virtual machine ({})",
-                              who.empty() ? std::string("hypervisor CPU flag") : (hypervisor_flag.value_or(false) ? "hypervisor CPU flag; " + who : who));
+                              who.empty() ? std::string("hypervisor CPU flag")
+                                          : (hypervisor_flag.value_or(false) ? "hypervisor CPU flag; " + who : who));
         c.hint = hint;
     } else if (hypervisor_flag) {
         c.state = check_state::ok;
         c.value = who.empty() ? "bare metal (no hypervisor CPU flag)" : fmt::format("bare metal ({})", who);
     } else {
-        c.value = who.empty() ? "no cpuinfo flags and no DMI identity" : fmt::format("no hypervisor flag to read; DMI: {}", who);
+        c.value = who.empty() ? "no cpuinfo flags and no DMI identity"
+                              : fmt::format("no hypervisor flag to read; DMI: {}", who);
         c.hint = "cannot tell whether this is a virtual machine";
     }
     return c;
@@ -834,7 +856,8 @@ nlohmann::json to_json(const std::vector<check>& checks)
     std::map<std::string, int> summary{{"ok", 0}, {"warn", 0}, {"unknown", 0}};
     for (const auto& c : checks) {
         ++summary[std::string(to_string(c.state))];
-        list.push_back({{"id", c.id}, {"title", c.title}, {"state", to_string(c.state)}, {"value", c.value}, {"hint", c.hint}});
+        list.push_back(
+            {{"id", c.id}, {"title", c.title}, {"state", to_string(c.state)}, {"value", c.value}, {"hint", c.hint}});
     }
     return {{"schema", "perfgate.environment/v1"}, {"summary", summary}, {"checks", std::move(list)}};
 }

@@ -30,11 +30,11 @@ enum class check_state { ok, warn, unknown };
 std::string_view to_string(check_state state) noexcept;
 
 struct check {
-    std::string id;       // stable dotted id: "cpu.governor", "perf.events", ...
-    std::string title;    // human label: "CPU frequency governor"
+    std::string id;    // stable dotted id: "cpu.governor", "perf.events", ...
+    std::string title; // human label: "CPU frequency governor"
     check_state state = check_state::unknown;
-    std::string value;    // what was found: "performance on cpus 0-3"
-    std::string hint;     // one line; a concrete command. Non-empty for warn and unknown.
+    std::string value; // what was found: "performance on cpus 0-3"
+    std::string hint;  // one line; a concrete command. Non-empty for warn and unknown.
 };
 
 struct env_options {
@@ -90,9 +90,9 @@ inline constexpr int max_cpu_number = 8191;
 std::string format_cpu_list(const std::vector<int>& cpus);
 
 struct event_probe {
-    std::vector<std::string> supported;    // counted (or <not counted>: exists, did not run)
-    std::vector<std::string> unsupported;  // <not supported>, or failed to open
-    std::vector<std::string> invalid;      // rejected by perf's event parser
+    std::vector<std::string> supported;   // counted (or <not counted>: exists, did not run)
+    std::vector<std::string> unsupported; // <not supported>, or failed to open
+    std::vector<std::string> invalid;     // rejected by perf's event parser
 };
 
 // Asks perf which of the candidate events it can count here: one
@@ -112,9 +112,9 @@ std::vector<std::string> probe_supported_events(const std::vector<std::string>& 
 
 // The events check-env probes: software events that work everywhere, then the
 // hardware events that need a PMU (absent on most VMs and hosted CI runners).
-inline const std::vector<std::string> default_probe_events = {
-    "task-clock", "page-faults", "context-switches", "cpu-migrations",
-    "cycles", "instructions", "branch-misses", "cache-misses"};
+inline const std::vector<std::string> default_probe_events = {"task-clock",     "page-faults", "context-switches",
+                                                              "cpu-migrations", "cycles",      "instructions",
+                                                              "branch-misses",  "cache-misses"};
 
 // Whether this process can turn off address-space randomisation for a child
 // (personality(ADDR_NO_RANDOMIZE)); some container seccomp profiles refuse it.

@@ -65,8 +65,8 @@ void check_control(std::string_view text, std::string_view whole, bool allow_sep
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (!is_control(text[i])) continue;
         if (allow_separators && (text[i] == '\t' || text[i] == '\n')) continue;
-        bad_command(whole, fmt::format("control byte 0x{:02x} at offset {}{}", static_cast<unsigned char>(text[i]), offset + i,
-                                       text[i] == '\0' ? " (a NUL would cut the argument short)" : ""));
+        bad_command(whole, fmt::format("control byte 0x{:02x} at offset {}{}", static_cast<unsigned char>(text[i]),
+                                       offset + i, text[i] == '\0' ? " (a NUL would cut the argument short)" : ""));
     }
 }
 
@@ -144,10 +144,8 @@ namespace {
 // field ("FILE: benchmarks[2].env.X: ...").
 class config_reader {
 public:
-    config_reader(std::string_view source, const std::filesystem::path& base_dir)
-        : source_(source), base_dir_(base_dir)
-    {
-    }
+    config_reader(std::string_view source, const std::filesystem::path& base_dir) : source_(source), base_dir_(base_dir)
+    {}
 
     [[nodiscard]] error bad(const std::string& where, std::string_view what) const
     {
@@ -176,8 +174,8 @@ public:
     {
         if (!b.is_object()) throw bad(at, "expected an object");
         for (auto& [key, value] : b.items()) {
-            static const std::set<std::string, std::less<>> known = {"name", "baseline", "candidate", "cwd",
-                                                                     "env", "repetitions", "warmup"};
+            static const std::set<std::string, std::less<>> known = {"name", "baseline",    "candidate", "cwd",
+                                                                     "env",  "repetitions", "warmup"};
             if (!known.contains(key)) throw bad(fmt::format("{}.{}", at, key), "unknown key");
         }
         benchmark_spec spec;
@@ -254,7 +252,7 @@ private:
     }
 
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> env(const nlohmann::json& v,
-                                                                      const std::string& at) const
+                                                                       const std::string& at) const
     {
         if (!v.is_object()) throw bad(at + ".env", "expected an object of strings");
         std::vector<std::pair<std::string, std::string>> out;

@@ -62,7 +62,7 @@ int main(int argc, char** argv)
     int i = 2;
     for (; i + 1 < argc && std::strcmp(argv[i], "--") != 0; i += 2) {
         if (std::strcmp(argv[i], "-s") == 0) {
-            ::putenv(argv[i + 1]);   // NAME=VALUE, kept alive by argv
+            ::putenv(argv[i + 1]); // NAME=VALUE, kept alive by argv
         } else if (std::strcmp(argv[i], "-u") == 0) {
             ::unsetenv(argv[i + 1]);
         } else {

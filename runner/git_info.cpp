@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/process.hpp"
 #include "model/error.hpp"
+#include "runner/process.hpp"
 
 namespace perfgate::runner {
 
@@ -30,7 +30,7 @@ std::optional<std::string> git_output(const std::filesystem::path& cwd, std::vec
         if (out.empty()) return std::nullopt;
         return out;
     } catch (const error&) {
-        return std::nullopt;   // no git installed: the run is still measurable
+        return std::nullopt; // no git installed: the run is still measurable
     }
 }
 

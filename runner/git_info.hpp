@@ -19,11 +19,11 @@
 namespace perfgate::runner {
 
 struct git_info {
-    std::string sha, branch;             // the candidate's commit
+    std::string sha, branch; // the candidate's commit
     std::optional<std::int64_t> pr;
     // The baseline's commit when it differs (a PR's base); empty: same as above.
     std::string base_sha, base_branch;
-    std::string source;                  // "flags", "github", "git", "none": for messages
+    std::string source; // "flags", "github", "git", "none": for messages
 };
 
 struct git_overrides {

@@ -35,8 +35,8 @@ std::string seconds(std::chrono::nanoseconds d)
 // may be slower: cold caches, first page faults).
 struct pace {
     steady_clock::time_point started = steady_clock::now();
-    bool measuring = false;                       // a measured (not warmup) execution started
-    steady_clock::time_point measuring_since{};   // when
+    bool measuring = false;                     // a measured (not warmup) execution started
+    steady_clock::time_point measuring_since{}; // when
     std::size_t measured_total = 0, measured_done = 0;
 
     [[nodiscard]] std::string elapsed() const { return seconds(steady_clock::now() - started); }
@@ -164,11 +164,11 @@ private:
         if (multiplexed_.empty()) return;
         std::vector<std::string> names;
         for (auto& [n, pct] : multiplexed_) names.push_back(fmt::format("{} ({:.1f}%)", n, pct));
-        warnings_.push_back(fmt::format(
-            "benchmark '{}': events {} were multiplexed (counted only part of the time; perf scaled the "
-            "values, so they are estimates): more events than the PMU counts at once{}",
-            spec.name, detail::join(names, ", "),
-            opt_.split_events ? "" : "; use --split-events to measure them in groups, or fewer -e events"));
+        warnings_.push_back(
+            fmt::format("benchmark '{}': events {} were multiplexed (counted only part of the time; perf scaled the "
+                        "values, so they are estimates): more events than the PMU counts at once{}",
+                        spec.name, detail::join(names, ", "),
+                        opt_.split_events ? "" : "; use --split-events to measure them in groups, or fewer -e events"));
     }
 
     // After round `round`, a look of sequential sampling: true to stop.
@@ -228,7 +228,8 @@ private:
                     auto [it, fresh] = multiplexed_.try_emplace(c.name, c.pcnt_running);
                     if (!fresh) it->second = std::min(it->second, c.pcnt_running);
                 }
-                auto it = std::find_if(counters.begin(), counters.end(), [&](auto& cs) { return cs.counter == c.name; });
+                auto it = std::find_if(counters.begin(), counters.end(),
+                                       [&](auto& cs) { return cs.counter == c.name; });
                 if (it == counters.end()) {
                     counters.push_back({c.name, c.unit, {}});
                     it = std::prev(counters.end());
@@ -249,7 +250,8 @@ private:
         double min_pct = 100.0;
         for (auto& part : parts) {
             for (auto& c : part.counters) {
-                if (c.name == "wall-time" || c.name == "user-time" || c.name == "sys-time" || c.name == "max-rss") continue;
+                if (c.name == "wall-time" || c.name == "user-time" || c.name == "sys-time" || c.name == "max-rss")
+                    continue;
                 if (!c.value) unsupported.push_back(c.name);
                 else min_pct = std::min(min_pct, c.pcnt_running);
             }
@@ -264,11 +266,11 @@ private:
     {
         bool hardware = std::any_of(unsupported.begin(), unsupported.end(),
                                     [](auto& n) { return !detail::is_software_event(n); });
-        warnings_.push_back(fmt::format(
-            "perf cannot count {} on this machine{}{}. {}", detail::join(unsupported, ", "),
-            hardware ? " (no hardware performance counters: typical of VMs and hosted CI runners)" : "",
-            opt_.events.empty() ? "; measuring the supported default events only" : "",
-            hardware ? "For deterministic instruction counts without a PMU use --backend callgrind." : ""));
+        warnings_.push_back(
+            fmt::format("perf cannot count {} on this machine{}{}. {}", detail::join(unsupported, ", "),
+                        hardware ? " (no hardware performance counters: typical of VMs and hosted CI runners)" : "",
+                        opt_.events.empty() ? "; measuring the supported default events only" : "",
+                        hardware ? "For deterministic instruction counts without a PMU use --backend callgrind." : ""));
         if (!opt_.events.empty()) return;
         std::erase_if(events_, [&](auto& e) {
             return std::find(unsupported.begin(), unsupported.end(), e) != unsupported.end();
@@ -309,7 +311,7 @@ private:
     std::set<std::string, std::less<>> dropped_;
     bool probed_ = false;
     std::array<std::vector<model::counter_samples>, 2> sides_;
-    std::map<std::string, double> multiplexed_;   // event -> lowest pcnt_running
+    std::map<std::string, double> multiplexed_; // event -> lowest pcnt_running
 };
 
 } // namespace

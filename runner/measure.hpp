@@ -70,13 +70,14 @@ struct benchmark_spec {
     command baseline, candidate;
     std::optional<std::filesystem::path> cwd;
     std::vector<std::pair<std::string, std::string>> env;
-    std::optional<int> repetitions;   // overrides measure_options::repetitions
-    std::optional<int> warmup;        // overrides measure_options::warmup
+    std::optional<int> repetitions; // overrides measure_options::repetitions
+    std::optional<int> warmup;      // overrides measure_options::warmup
 };
 
 // Default event set (issue text): the supported ones of these, plus duration_time.
-inline constexpr std::string_view default_perf_events[] = {
-    "cycles", "instructions", "branch-misses", "cache-misses", "task-clock", "page-faults", "duration_time"};
+inline constexpr std::string_view default_perf_events[] = {"cycles",       "instructions", "branch-misses",
+                                                           "cache-misses", "task-clock",   "page-faults",
+                                                           "duration_time"};
 
 struct benchmark_measurement;
 
@@ -99,24 +100,24 @@ struct sampling {
 };
 
 struct measure_options {
-    int repetitions = 10;                  // measured executions per side
-    int warmup = 1;                        // discarded executions per side, run first
-    std::vector<std::string> events;       // perf / native -e list; empty: the defaults above
-    std::vector<int> cpus;                 // pin with sched_setaffinity; empty: no pinning
-    bool keep_aslr = false;                // else personality(ADDR_NO_RANDOMIZE)
+    int repetitions = 10;            // measured executions per side
+    int warmup = 1;                  // discarded executions per side, run first
+    std::vector<std::string> events; // perf / native -e list; empty: the defaults above
+    std::vector<int> cpus;           // pin with sched_setaffinity; empty: no pinning
+    bool keep_aslr = false;          // else personality(ADDR_NO_RANDOMIZE)
     run_order order = run_order::alternate;
-    std::uint64_t seed = 0;                // for run_order::random
-    std::optional<std::chrono::milliseconds> timeout;   // per execution
+    std::uint64_t seed = 0;                           // for run_order::random
+    std::optional<std::chrono::milliseconds> timeout; // per execution
     backend which = backend::perf;
-    bool split_events = false;             // measure multiplexed events in groups
-    bool cache_sim = false;                // callgrind: also simulated cache misses and estimated-cycles
+    bool split_events = false; // measure multiplexed events in groups
+    bool cache_sim = false;    // callgrind: also simulated cache misses and estimated-cycles
     progress_style progress = progress_style::none;
     // Sequential sampling instead of `repetitions` rounds (repetitions and a
     // benchmark's own repetitions are then ignored).
     std::optional<sampling> sequential;
-    std::filesystem::path exec_helper;     // perfgate-exec; empty: next to this executable, then PATH
-    std::string perf = "perf";             // perf executable
-    std::string valgrind = "valgrind";     // valgrind executable
+    std::filesystem::path exec_helper; // perfgate-exec; empty: next to this executable, then PATH
+    std::string perf = "perf";         // perf executable
+    std::string valgrind = "valgrind"; // valgrind executable
     // callgrind: keep the output files of each side's last measured
     // execution (one per process, children included) under this directory,
     // for the attribution (runner/attribution.hpp); empty: delete them.
@@ -130,7 +131,7 @@ struct measure_options {
 // One execution in the schedule of a benchmark.
 struct slot {
     side which = side::baseline;
-    int round = 0;        // 1-based repetition index on that side (warmups count separately)
+    int round = 0; // 1-based repetition index on that side (warmups count separately)
     bool warmup = false;
 
     friend bool operator==(const slot&, const slot&) = default;
@@ -162,8 +163,8 @@ struct benchmark_measurement {
 
 // Measures every benchmark, one after the other. Progress goes to `progress`
 // in the style of opt.progress.
-std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& benchmarks,
-                                           const measure_options& opt, std::ostream& progress);
+std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& benchmarks, const measure_options& opt,
+                                           std::ostream& progress);
 
 // A run's samples as `perf stat -x, -o FILE --append` text: one
 // "# started on" block per repetition, one line per counter (wall-time etc.
@@ -179,7 +180,7 @@ model::ingest_request ingest_request_of(const model::run_record& run);
 // others are dealt round-robin over ceil(100 / min_running_pct) groups, so
 // that each group fits what the PMU could count at once.
 std::vector<std::vector<std::string>> split_event_groups(const std::vector<std::string>& events,
-                                                          double min_running_pct);
+                                                         double min_running_pct);
 
 // KCachegrind's "Cycle Estimation" (CEst) with the events callgrind
 // --cache-sim=yes writes: Ir + 10 L1m + 100 LLm, where L1m = I1mr + D1mr +

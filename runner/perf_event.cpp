@@ -174,8 +174,8 @@ unique_fd open_counter(native_event& e)
     if (not_supported(err)) return {};
     if (err == EACCES || err == EPERM) {
         throw error("measure.perf_unavailable",
-                    fmt::format("perf_event_open refused to count {} (kernel.perf_event_paranoid = {}): {}. {}",
-                                e.name, paranoid_value(), errno_message(err), perf_paranoid_fix));
+                    fmt::format("perf_event_open refused to count {} (kernel.perf_event_paranoid = {}): {}. {}", e.name,
+                                paranoid_value(), errno_message(err), perf_paranoid_fix));
     }
     throw error("measure.perf_unavailable",
                 fmt::format("perf_event_open failed for {}: {}", e.name, errno_message(err)));
@@ -230,7 +230,7 @@ std::vector<native_reading> native_counters::read(const process_result& proc) co
         case native_event::kind::user_time: r.value = static_cast<double>(proc.user.count()); break;
         case native_event::kind::system_time: r.value = static_cast<double>(proc.sys.count()); break;
         case native_event::kind::counter: {
-            if (!fds_[i]) break;   // <not supported>
+            if (!fds_[i]) break; // <not supported>
             // read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING: value, enabled, running.
             std::array<std::uint64_t, 3> raw{};
             if (::read(fds_[i].get(), raw.data(), sizeof raw) != static_cast<ssize_t>(sizeof raw)) {

@@ -48,10 +48,10 @@ inline constexpr std::string_view perf_paranoid_fix =
 struct native_event {
     enum class kind { counter, duration_time, user_time, system_time };
 
-    std::string name;     // as perf stat prints it: "task-clock", "cs", "cycles:u"
-    std::string unit;     // "msec", "ns" or "" (a count)
+    std::string name; // as perf stat prints it: "task-clock", "cs", "cycles:u"
+    std::string unit; // "msec", "ns" or "" (a count)
     kind source = kind::counter;
-    double scale = 1.0;   // task-clock and cpu-clock count ns, printed in msec
+    double scale = 1.0; // task-clock and cpu-clock count ns, printed in msec
     bool from_libpfm = false;
     // perf_event_attr (a software dummy for the tool events, as perf opens).
     std::uint32_t type = 0;
@@ -66,8 +66,8 @@ native_event resolve_event(std::string_view name);
 // One event's reading after an execution.
 struct native_reading {
     std::string name, unit;
-    std::optional<double> value;   // nullopt: <not supported> / <not counted>
-    double pcnt_running = 100.0;   // < 100: multiplexed, value scaled up
+    std::optional<double> value; // nullopt: <not supported> / <not counted>
+    double pcnt_running = 100.0; // < 100: multiplexed, value scaled up
 };
 
 // The counters of one execution, opened on the calling thread (pid 0) right
@@ -106,7 +106,7 @@ public:
 
 private:
     std::vector<native_event> events_;
-    std::vector<unique_fd> fds_;   // per event; empty when <not supported>
+    std::vector<unique_fd> fds_; // per event; empty when <not supported>
 };
 
 } // namespace perfgate::runner

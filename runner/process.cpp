@@ -106,8 +106,7 @@ exec_plan make_plan(const spawn_options& opt)
     }
     auto exe = find_executable(opt.argv[0], path_var);
     if (!exe) {
-        throw error("process.exec_failed",
-                    fmt::format("cannot execute '{}': command not found in PATH", opt.argv[0]));
+        throw error("process.exec_failed", fmt::format("cannot execute '{}': command not found in PATH", opt.argv[0]));
     }
     plan.path = *exe;
 
@@ -141,8 +140,8 @@ exec_plan make_plan(const spawn_options& opt)
 // parent's memory and stack until execve, so: system calls only (no
 // allocation, no library state, no writes to the parent's variables other
 // than errno), every failure ends in _exit (child_fail).
-[[noreturn]] void exec_child(const exec_plan& plan, const spawn_options& opt, int devnull, int out_fd,
-                             int err_fd, int report_fd) noexcept
+[[noreturn]] void exec_child(const exec_plan& plan, const spawn_options& opt, int devnull, int out_fd, int err_fd,
+                             int report_fd) noexcept
 {
     // Own process group, so that a timeout can kill perf, the workload and
     // anything the workload started with one kill(-pgid).
@@ -168,8 +167,7 @@ exec_plan make_plan(const spawn_options& opt)
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
-    if (::dup2(devnull, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 ||
-        ::dup2(err_fd, STDERR_FILENO) < 0) {
+    if (::dup2(devnull, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 || ::dup2(err_fd, STDERR_FILENO) < 0) {
         child_fail(report_fd, child_stage::dup);
     }
     if (opt.cwd && ::chdir(opt.cwd->c_str()) != 0) child_fail(report_fd, child_stage::chdir);
@@ -238,7 +236,8 @@ bool read_some(int fd, std::string& sink, std::size_t limit)
     for (;;) {
         ssize_t n = ::read(fd, buf.data(), buf.size());
         if (n > 0) {
-            if (sink.size() < limit) sink.append(buf.data(), std::min<std::size_t>(static_cast<std::size_t>(n), limit - sink.size()));
+            if (sink.size() < limit)
+                sink.append(buf.data(), std::min<std::size_t>(static_cast<std::size_t>(n), limit - sink.size()));
             return true;
         }
         if (n == 0) return false;
@@ -266,7 +265,8 @@ temp_dir::temp_dir(std::string_view prefix)
     const char* base = std::getenv("TMPDIR");
     std::string pattern = fmt::format("{}/{}-XXXXXX", base && *base ? base : "/tmp", prefix);
     if (::mkdtemp(pattern.data()) == nullptr) {
-        throw error("process.io", fmt::format("cannot create a temporary directory {}: {}", pattern, errno_text(errno)));
+        throw error("process.io",
+                    fmt::format("cannot create a temporary directory {}: {}", pattern, errno_text(errno)));
     }
     path_ = pattern;
 }
@@ -274,7 +274,7 @@ temp_dir::temp_dir(std::string_view prefix)
 temp_dir::~temp_dir()
 {
     if (path_.empty()) return;
-    std::error_code ec;   // destructors never throw
+    std::error_code ec; // destructors never throw
     std::filesystem::remove_all(path_, ec);
 }
 
@@ -319,11 +319,10 @@ void kill_children_on_interrupt()
 std::string signal_name(int sig)
 {
     static constexpr std::pair<int, const char*> names[] = {
-        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
-        {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
-        {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
-        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
-        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},
+        {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},
+        {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+        {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
     };
     for (auto& [n, name] : names) {
         if (n == sig) return name;
@@ -396,8 +395,8 @@ child_process child_process::spawn(const spawn_options& opt)
             throw error("process.exec_failed", fmt::format("cannot run '{}' in '{}': {}", opt.argv[0],
                                                            opt.cwd->string(), errno_text(failure.err)));
         }
-        throw error("process.exec_failed", fmt::format("cannot {} '{}': {}", stage_text(failure.stage),
-                                                       opt.argv[0], errno_text(failure.err)));
+        throw error("process.exec_failed",
+                    fmt::format("cannot {} '{}': {}", stage_text(failure.stage), opt.argv[0], errno_text(failure.err)));
     }
 
     child.stderr_ = std::move(err_r);
@@ -412,8 +411,7 @@ child_process child_process::spawn(const spawn_options& opt)
 child_process::child_process(child_process&& o) noexcept
     : pid_(std::exchange(o.pid_, -1)), stderr_(std::move(o.stderr_)), stdout_(std::move(o.stdout_)),
       pidfd_(std::move(o.pidfd_)), started_(o.started_)
-{
-}
+{}
 
 child_process::~child_process() { kill_and_reap(); }
 
@@ -463,9 +461,18 @@ bool poll_once(child_pipes& pipes, const unique_fd& pidfd, std::optional<wait_cl
     std::array<pollfd, 3> fds{};
     nfds_t nfds = 0;
     int err_idx = -1, out_idx = -1, pid_idx = -1;
-    if (pipes.err) { err_idx = static_cast<int>(nfds); fds[nfds++] = {pipes.err.get(), POLLIN, 0}; }
-    if (pipes.out) { out_idx = static_cast<int>(nfds); fds[nfds++] = {pipes.out.get(), POLLIN, 0}; }
-    if (pidfd) { pid_idx = static_cast<int>(nfds); fds[nfds++] = {pidfd.get(), POLLIN, 0}; }
+    if (pipes.err) {
+        err_idx = static_cast<int>(nfds);
+        fds[nfds++] = {pipes.err.get(), POLLIN, 0};
+    }
+    if (pipes.out) {
+        out_idx = static_cast<int>(nfds);
+        fds[nfds++] = {pipes.out.get(), POLLIN, 0};
+    }
+    if (pidfd) {
+        pid_idx = static_cast<int>(nfds);
+        fds[nfds++] = {pidfd.get(), POLLIN, 0};
+    }
 
     const int wait_ms = poll_timeout_ms(static_cast<bool>(pidfd), deadline);
     int rc = nfds > 0 ? ::poll(fds.data(), nfds, wait_ms) : (::usleep(1000), 0);

@@ -78,7 +78,8 @@ public:
     static constexpr std::size_t default_line_chars = 400;
 
     explicit line_tail(std::size_t max_lines = default_lines, std::size_t max_line_chars = default_line_chars)
-        : max_lines_(max_lines), max_line_chars_(max_line_chars) {}
+        : max_lines_(max_lines), max_line_chars_(max_line_chars)
+    {}
 
     void append(std::string_view bytes);
     // Completed lines plus the unterminated last one, oldest first.
@@ -94,14 +95,14 @@ private:
 };
 
 struct spawn_options {
-    std::vector<std::string> argv;                 // argv[0] is looked up in PATH unless it has a '/'
+    std::vector<std::string> argv; // argv[0] is looked up in PATH unless it has a '/'
     std::optional<std::filesystem::path> cwd;
     // Variables set (or overridden) in the child on top of this process's
     // environment; for a name given twice the later value wins.
     std::vector<std::pair<std::string, std::string>> env;
-    std::vector<int> cpus;                          // sched_setaffinity set; empty: inherit
-    bool disable_aslr = false;                      // personality(ADDR_NO_RANDOMIZE)
-    bool capture_stdout = false;                    // else stdout goes to /dev/null
+    std::vector<int> cpus;       // sched_setaffinity set; empty: inherit
+    bool disable_aslr = false;   // personality(ADDR_NO_RANDOMIZE)
+    bool capture_stdout = false; // else stdout goes to /dev/null
     // Stdout into this file (created or truncated, mode 0644) instead: for
     // output too large for capture_stdout's 1 MiB (perf script). Not with
     // capture_stdout.
@@ -114,10 +115,10 @@ struct spawn_options {
 
 // How a child ended.
 struct exit_status {
-    bool exited = false;     // normal exit: code is valid
+    bool exited = false; // normal exit: code is valid
     int code = 0;
-    int signal = 0;          // killed by this signal (when !exited)
-    bool timed_out = false;  // we killed it at the deadline
+    int signal = 0;         // killed by this signal (when !exited)
+    bool timed_out = false; // we killed it at the deadline
 
     [[nodiscard]] bool success() const noexcept { return exited && code == 0 && !timed_out; }
     // "exited with status 3", "killed by signal 9 (SIGKILL)", "timed out after 1.0 s".
@@ -128,13 +129,13 @@ struct process_result {
     exit_status status;
     // Our own CLOCK_MONOTONIC time from just before vfork() to wait4()'s return.
     std::chrono::nanoseconds wall{0};
-    std::chrono::steady_clock::time_point ended;   // when wait4 returned: the end of wall
+    std::chrono::steady_clock::time_point ended; // when wait4 returned: the end of wall
     // From wait4's rusage: the child plus every descendant it waited for.
     std::chrono::nanoseconds user{0}, sys{0};
-    long max_rss_kib = 0;                          // ru_maxrss (Linux: KiB)
-    std::vector<std::string> stderr_tail;          // last lines of the child's stderr
-    std::string stdout_text;                       // when capture_stdout
-    std::optional<std::chrono::milliseconds> timeout;   // the deadline that applied
+    long max_rss_kib = 0;                             // ru_maxrss (Linux: KiB)
+    std::vector<std::string> stderr_tail;             // last lines of the child's stderr
+    std::string stdout_text;                          // when capture_stdout
+    std::optional<std::chrono::milliseconds> timeout; // the deadline that applied
 };
 
 // A running child. Move-only; the destructor kills the child's process group

@@ -39,7 +39,8 @@ std::string profile_stderr(const std::vector<std::string>& tail)
 
 bool stderr_mentions(const std::vector<std::string>& tail, std::string_view needle)
 {
-    return std::any_of(tail.begin(), tail.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+    return std::any_of(tail.begin(), tail.end(),
+                       [&](const std::string& l) { return l.find(needle) != std::string::npos; });
 }
 
 // kernel.perf_event_paranoid, for messages.
@@ -123,8 +124,7 @@ class profiler {
 public:
     profiler(const benchmark_spec& spec, const measure_options& measured, const profile_options& o, std::string event)
         : spec_(spec), measured_(measured), opt_(o), event_(std::move(event))
-    {
-    }
+    {}
 
     // The two sides' folded profiles, one per execution, sides alternating.
     void record_all()
@@ -190,14 +190,16 @@ private:
         // whose 1 s poll timeout perf 6.1 waits out at every exit (0.36 s
         // instead of 1.15 s for a 0.16 s benchmark); benchmarks are not BPF
         // programs. Not -q: it would also silence "perf size limit reached".
-        std::vector<std::string> argv = {opt_.perf, "record", "-g", "-N", "--no-bpf-event", "-e", event_, "-o", data.string(),
-                                         fmt::format("--max-size={}K", opt_.max_script_bytes / 1024), "--"};
+        std::vector<std::string> argv = {
+            opt_.perf, "record", "-g", "-N",          "--no-bpf-event",
+            "-e",      event_,   "-o", data.string(), fmt::format("--max-size={}K", opt_.max_script_bytes / 1024),
+            "--"};
         argv.insert(argv.end(), cmd.argv.begin(), cmd.argv.end());
         const auto proc = run_perf(spawn_for(std::move(argv)), at);
         const auto& tail = proc.stderr_tail;
         if (proc.status.timed_out) {
-            throw error("profile.timeout", fmt::format("{}: '{}' did not finish within --timeout under perf record",
-                                                       at.text(), cmd.text));
+            throw error("profile.timeout",
+                        fmt::format("{}: '{}' did not finish within --timeout under perf record", at.text(), cmd.text));
         }
         if (stderr_mentions(tail, "perf_event_paranoid") || stderr_mentions(tail, "Access to performance monitoring")) {
             throw error("profile.perf_refused",
@@ -222,25 +224,26 @@ private:
     void run_script(const std::filesystem::path& data, const std::filesystem::path& script, const profile_where& at)
     {
         spawn_options so = spawn_for({opt_.perf, "script", "-i", data.string()});
-        so.cpus.clear();   // perf script is not the benchmark: no pinning, no ASLR change needed
+        so.cpus.clear(); // perf script is not the benchmark: no pinning, no ASLR change needed
         so.disable_aslr = false;
         so.stdout_file = script;
         so.max_file_bytes = opt_.max_script_bytes;
         const auto proc = run_perf(so, at);
         if (!proc.status.exited && proc.status.signal == SIGXFSZ) too_large(at, "perf script's output");
         if (!proc.status.success()) {
-            throw error("profile.script_failed",
-                        fmt::format("{}: perf script {}{}", at.text(), proc.status.describe(), profile_stderr(proc.stderr_tail)));
+            throw error("profile.script_failed", fmt::format("{}: perf script {}{}", at.text(), proc.status.describe(),
+                                                             profile_stderr(proc.stderr_tail)));
         }
         if (file_size_or_zero(script) > opt_.max_script_bytes) too_large(at, "perf script's output");
     }
 
     [[noreturn]] void too_large(const profile_where& at, std::string_view what) const
     {
-        throw error("profile.too_large",
-                    fmt::format("{}: {} exceeds the limit of {} (--profile-max-mb): no profile. Profile fewer or shorter "
-                                "executions (--profile-executions, a smaller workload) or raise the limit",
-                                at.text(), what, size_text(opt_.max_script_bytes)));
+        throw error(
+            "profile.too_large",
+            fmt::format("{}: {} exceeds the limit of {} (--profile-max-mb): no profile. Profile fewer or shorter "
+                        "executions (--profile-executions, a smaller workload) or raise the limit",
+                        at.text(), what, size_text(opt_.max_script_bytes)));
     }
 
     const benchmark_spec& spec_;
@@ -258,7 +261,7 @@ std::optional<std::string> stripped_objects(const folded_stacks& side)
     std::uint64_t unnamed = 0;
     std::vector<std::pair<std::uint64_t, std::string>> objects;
     for (const auto& [dso, n] : side.unsymbolized_leaves) {
-        if (dso.starts_with('[')) continue;   // [kernel.kallsyms], [vdso]: not the benchmark's binaries
+        if (dso.starts_with('[')) continue; // [kernel.kallsyms], [vdso]: not the benchmark's binaries
         unnamed += n;
         objects.emplace_back(n, dso);
     }
@@ -344,7 +347,8 @@ std::string profile_event(const std::string& perf)
         // counted, "<not supported>,,cycles,..." without a PMU.
         const auto proc = run_process(so, std::chrono::seconds(30));
         for (const auto& line : proc.stderr_tail) {
-            if (!line.empty() && line[0] >= '0' && line[0] <= '9' && line.find(",cycles") != std::string::npos) return "cycles";
+            if (!line.empty() && line[0] >= '0' && line[0] <= '9' && line.find(",cycles") != std::string::npos)
+                return "cycles";
         }
     } catch (const error&) {
         // No perf at all: the recording says so with the fix.
@@ -380,7 +384,8 @@ gate::attribution profile_benchmark(const benchmark_spec& spec, const measure_op
 std::vector<std::string> attribution_warnings(const std::string& benchmark, const gate::attribution& a)
 {
     std::vector<std::string> out;
-    for (const auto& e : a.errors) out.push_back(fmt::format("profiling '{}' ({}): {}", benchmark, e.source, e.message));
+    for (const auto& e : a.errors)
+        out.push_back(fmt::format("profiling '{}' ({}): {}", benchmark, e.source, e.message));
     return out;
 }
 
@@ -390,7 +395,7 @@ std::vector<std::string> attach_profiles(gate::report& r, const std::vector<benc
 {
     std::vector<std::string> warnings;
     profile_options o = options;
-    if (!o.event) o.event = profile_event(o.perf);   // once for all benchmarks
+    if (!o.event) o.event = profile_event(o.perf); // once for all benchmarks
     for (auto& b : r.benchmarks) {
         auto spec = std::find_if(benchmarks.begin(), benchmarks.end(), [&](const auto& s) { return s.name == b.name; });
         if (spec == benchmarks.end()) continue;

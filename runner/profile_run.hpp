@@ -46,12 +46,12 @@ inline constexpr const char* default_artifacts_dir = ".perfgate/artifacts";
 inline constexpr double stripped_share_limit = 0.10;
 
 struct profile_options {
-    int executions = default_profile_executions;   // per side
+    int executions = default_profile_executions; // per side
     std::string perf = "perf";
-    std::optional<std::string> event;              // nullopt: profile_event(perf)
+    std::optional<std::string> event; // nullopt: profile_event(perf)
     std::uint64_t max_script_bytes = default_profile_max_bytes;
     std::filesystem::path artifacts = default_artifacts_dir;
-    std::size_t top = 10;                          // rows of attribution.perf.top
+    std::size_t top = 10; // rows of attribution.perf.top
 };
 
 // The sampling event: "cycles" when `perf stat -e cycles` counts it on this

@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "runner/check_env.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
 #include "model/text.hpp"
+#include "runner/check_env.hpp"
 
 namespace perfgate::runner {
 

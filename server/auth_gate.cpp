@@ -33,17 +33,18 @@ constexpr std::string_view flame_graph_template = "/api/v1/projects/{project}/co
 std::optional<response> too_large_flame_graph(const request& header)
 {
     const auto length = header.find(http::field::content_length);
-    if (length == header.end()) return std::nullopt;   // chunked: the service checks the whole body
+    if (length == header.end()) return std::nullopt; // chunked: the service checks the whole body
     std::uint64_t n = 0;
     const auto text = sv(length->value());
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
     if (ec != std::errc{} || end != text.data() + text.size() || n <= service::service::max_flame_graph_bytes) {
         return std::nullopt;
     }
-    return error_response("artifact.too_large",
-                          fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)",
-                                      n, service::service::max_flame_graph_bytes, service::service::max_flame_graph_bytes >> 20),
-                          header.version(), header.keep_alive());
+    return error_response(
+        "artifact.too_large",
+        fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)", n,
+                    service::service::max_flame_graph_bytes, service::service::max_flame_graph_bytes >> 20),
+        header.version(), header.keep_alive());
 }
 
 // The fourth path segment of /api/v1/projects/{project}/..., percent-decoded
@@ -93,12 +94,12 @@ std::optional<response> refuse_before_body(const request& header, context& ctx, 
         }
         return std::nullopt;
     }
-    if (!path_template.starts_with(project_prefix)) return std::nullopt;   // /healthz, /metrics, pages
+    if (!path_template.starts_with(project_prefix)) return std::nullopt; // /healthz, /metrics, pages
     const bool write = method != "GET";
     if (!write && ctx.public_read) return std::nullopt;
     try {
         const auto project = project_of(sv(header.target()));
-        if (!project) {   // unreachable: the router has no route for such a path either
+        if (!project) { // unreachable: the router has no route for such a path either
             return error_response("http.not_found", "no route for this path", header.version(), header.keep_alive());
         }
         authorize(header, ctx, *project);

@@ -13,8 +13,8 @@
 #include <boost/beast/http/write.hpp>
 #include <fmt/format.h>
 
-#include "server/metrics.hpp"
 #include "model/error.hpp"
+#include "server/metrics.hpp"
 
 namespace perfgate::server {
 
@@ -53,8 +53,8 @@ listener::listener(net::io_context& ioc, const tcp::endpoint& endpoint, const se
     // Startup, not async code: failing here is fatal, so an exception that
     // names the address is the clearest report.
     auto fail = [&](beast::error_code ec, const char* what) {
-        throw error("server.listen", fmt::format("cannot listen on {}:{}: {} failed: {}", endpoint.address().to_string(),
-                                                 endpoint.port(), what, ec.message()));
+        throw error("server.listen", fmt::format("cannot listen on {}:{}: {} failed: {}",
+                                                 endpoint.address().to_string(), endpoint.port(), what, ec.message()));
     };
     beast::error_code ec;
     acceptor_.open(endpoint.protocol(), ec);
@@ -85,10 +85,7 @@ tcp::endpoint listener::local_endpoint() const
     return acceptor_.local_endpoint(ec);
 }
 
-void listener::run()
-{
-    do_accept();
-}
+void listener::run() { do_accept(); }
 
 void listener::stop()
 {
@@ -107,7 +104,7 @@ void listener::do_accept()
 
 void listener::on_accept(beast::error_code ec, tcp::socket socket)
 {
-    if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;   // stopped
+    if (ec == net::error::operation_aborted || !acceptor_.is_open()) return; // stopped
     if (ec) return on_accept_error(ec);
     backoff_ = accept_backoff_min;
     if (registry_.stopping()) return;

@@ -44,9 +44,8 @@ class listener : public std::enable_shared_from_this<listener> {
 public:
     // Opens, binds and listens. Errors: perfgate::error "server.listen" naming
     // the address (in use, permission denied, bad address).
-    listener(boost::asio::io_context& ioc, const boost::asio::ip::tcp::endpoint& endpoint,
-             const session_limits& limits, std::size_t max_connections, context& ctx,
-             session_registry& registry);
+    listener(boost::asio::io_context& ioc, const boost::asio::ip::tcp::endpoint& endpoint, const session_limits& limits,
+             std::size_t max_connections, context& ctx, session_registry& registry);
 
     [[nodiscard]] boost::asio::ip::tcp::endpoint local_endpoint() const;
     void run();
@@ -63,15 +62,15 @@ private:
 
     boost::asio::io_context& ioc_;
     boost::asio::ip::tcp::acceptor acceptor_;
-    boost::asio::steady_timer retry_timer_;   // on the acceptor's strand
+    boost::asio::steady_timer retry_timer_; // on the acceptor's strand
     const session_limits& limits_;
     std::size_t max_connections_;
     context& ctx_;
     session_registry& registry_;
     std::chrono::milliseconds backoff_ = accept_backoff_min;
-    std::string busy_response_;    // the serialised 503
-    rate_limited_log accept_log_;  // accept errors
-    rate_limited_log cap_log_;     // connections refused at the cap
+    std::string busy_response_;   // the serialised 503
+    rate_limited_log accept_log_; // accept errors
+    rate_limited_log cap_log_;    // connections refused at the cap
 };
 
 } // namespace perfgate::server

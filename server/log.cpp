@@ -46,16 +46,13 @@ void write_log_line(std::string_view line) noexcept
             text += '\n';
             ok = write_all(text.data(), text.size());
         } catch (...) {
-            ok = false;   // bad_alloc: drop the line
+            ok = false; // bad_alloc: drop the line
         }
     }
     if (!ok) failures.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::uint64_t log_write_failures() noexcept
-{
-    return failures.load(std::memory_order_relaxed);
-}
+std::uint64_t log_write_failures() noexcept { return failures.load(std::memory_order_relaxed); }
 
 std::string utc_timestamp()
 {

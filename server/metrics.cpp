@@ -40,7 +40,10 @@ std::string escape_label(std::string_view v)
     out.reserve(v.size());
     for (char c : v) {
         if (c == '\\' || c == '"') out += '\\';
-        if (c == '\n') { out += "\\n"; continue; }
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
         out += c;
     }
     return out;
@@ -58,8 +61,8 @@ std::string metrics::render(std::int64_t db_size_bytes, const service::watch_que
     fmt::format_to(it, "# HELP perfgate_http_requests_total HTTP requests by route template and status.\n"
                        "# TYPE perfgate_http_requests_total counter\n");
     for (const auto& [key, n] : requests_) {
-        fmt::format_to(it, "perfgate_http_requests_total{{route=\"{}\",status=\"{}\"}} {}\n",
-                       escape_label(key.first), key.second, n);
+        fmt::format_to(it, "perfgate_http_requests_total{{route=\"{}\",status=\"{}\"}} {}\n", escape_label(key.first),
+                       key.second, n);
     }
 
     fmt::format_to(it, "# HELP perfgate_http_request_duration_seconds Time from a complete request to its response.\n"
@@ -69,8 +72,8 @@ std::string metrics::render(std::int64_t db_size_bytes, const service::watch_que
         std::uint64_t cumulative = 0;
         for (std::size_t i = 0; i < buckets.size(); ++i) {
             cumulative += h.counts[i];
-            fmt::format_to(it, "perfgate_http_request_duration_seconds_bucket{{route=\"{}\",le=\"{}\"}} {}\n",
-                           label, buckets[i], cumulative);
+            fmt::format_to(it, "perfgate_http_request_duration_seconds_bucket{{route=\"{}\",le=\"{}\"}} {}\n", label,
+                           buckets[i], cumulative);
         }
         fmt::format_to(it, "perfgate_http_request_duration_seconds_bucket{{route=\"{}\",le=\"+Inf\"}} {}\n", label,
                        h.count);
@@ -83,6 +86,7 @@ std::string metrics::render(std::int64_t db_size_bytes, const service::watch_que
         std::string_view name, type, help;
         double value;
     };
+    // clang-format off
     const scalar scalars[] = {
         {"perfgate_runs_ingested_total", "counter", "Runs stored since the server started.", static_cast<double>(runs_ingested_.load())},
         {"perfgate_http_connections_active", "gauge", "Open client connections.", static_cast<double>(connections_.load())},
@@ -101,6 +105,7 @@ std::string metrics::render(std::int64_t db_size_bytes, const service::watch_que
         {"perfgate_compare_commit_failed_total", "counter", "Fresh comparisons the store refused (answered with the error).", static_cast<double>(commits.failed)},
         {"perfgate_compare_commit_largest", "gauge", "The most comparisons stored in one transaction.", static_cast<double>(commits.largest)},
     };
+    // clang-format on
     for (const auto& m : scalars) {
         fmt::format_to(it, "# HELP {0} {2}\n# TYPE {0} {1}\n{0} {3}\n", m.name, m.type, m.help, m.value);
     }

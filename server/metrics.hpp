@@ -38,7 +38,7 @@ public:
     // libraries' default buckets (5 ms .. 10 s) with 0.5 ms and 1 ms added,
     // since most routes answer in well under 5 ms.
     static constexpr std::array<double, 13> buckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                    0.1,    0.25,  0.5,    1.0,   2.5,   10.0};
+                                                    0.1,    0.25,  0.5,    1.0,   2.5,  10.0};
 
     // One finished request. route is a route_label() (a bounded set).
     void observe(std::string_view route, unsigned status, double seconds);
@@ -59,7 +59,7 @@ public:
 
 private:
     struct histogram {
-        std::array<std::uint64_t, buckets.size()> counts{};   // non-cumulative
+        std::array<std::uint64_t, buckets.size()> counts{}; // non-cumulative
         std::uint64_t count = 0;
         double sum = 0;
     };

@@ -66,9 +66,9 @@ std::string_view bearer_token(const request& req)
                                           "(create a token with `perfgate token create`)");
     }
     constexpr std::string_view scheme = "bearer ";
-    if (header.size() <= scheme.size() ||
-        !std::equal(scheme.begin(), scheme.end(), header.begin(),
-                    [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+    if (header.size() <= scheme.size() || !std::equal(scheme.begin(), scheme.end(), header.begin(), [](char a, char b) {
+            return a == std::tolower(static_cast<unsigned char>(b));
+        })) {
         throw error("auth.bad_token", "Authorization header: expected 'Bearer <token>'");
     }
     std::string_view token = header.substr(scheme.size());
@@ -92,7 +92,8 @@ query_params::query_params(std::string_view query)
         auto key = percent_decode(raw_key, true);
         auto value = percent_decode(raw_value, true);
         if (!key || !value) {
-            throw error("http.bad_param", fmt::format("query string: bad percent-encoding in '{}'", pair.substr(0, 64)));
+            throw error("http.bad_param",
+                        fmt::format("query string: bad percent-encoding in '{}'", pair.substr(0, 64)));
         }
         values_[*key] = std::move(*value);
     }

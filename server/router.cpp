@@ -20,26 +20,26 @@
 #include <nlohmann/json.hpp>
 
 #include "api/wire.hpp"
-#include "server/request_text.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
+#include "model/error.hpp"
+#include "model/error_catalogue.hpp"
 #include "report/render.hpp"
-#include "service/service.hpp"
 #include "server/metrics.hpp"
 #include "server/pages/html.hpp"
 #include "server/pages/pages.hpp"
-#include "model/error.hpp"
-#include "model/error_catalogue.hpp"
+#include "server/request_text.hpp"
+#include "service/service.hpp"
 
 namespace perfgate::server {
 
 namespace http = boost::beast::http;
-using nlohmann::json;
 using api::dump;
 using detail::path_segments;
 using detail::percent_decode;
-using detail::sv;
 using detail::query_params;
+using detail::sv;
+using nlohmann::json;
 
 namespace {
 
@@ -48,16 +48,28 @@ namespace {
 // scanner probing random paths cannot blow up the metric cardinality.
 
 enum class endpoint {
-    healthz, metrics, bench_constant, runs, compare, comparisons, comparison, history, benchmarks,
-    alerts, alert, change_points, flame_graph, none
+    healthz,
+    metrics,
+    bench_constant,
+    runs,
+    compare,
+    comparisons,
+    comparison,
+    history,
+    benchmarks,
+    alerts,
+    alert,
+    change_points,
+    flame_graph,
+    none
 };
 
 struct route_match {
     endpoint target = endpoint::none;
-    http::verb method = http::verb::get;   // the one method the endpoint allows
+    http::verb method = http::verb::get; // the one method the endpoint allows
     std::string_view label = "unmatched";
-    std::string project;                   // percent-decoded path segment
-    std::string id;                        // comparisons/{id}, comparisons/{id}/flame-graph, alerts/{id}
+    std::string project; // percent-decoded path segment
+    std::string id;      // comparisons/{id}, comparisons/{id}/flame-graph, alerts/{id}
     // A second method the endpoint allows (alerts/{id}: GET and PATCH).
     std::optional<http::verb> also;
 };
@@ -121,13 +133,30 @@ route_match match(const request& req)
         return m;
     }
     if (parts.size() == 5) {
-        if (what == "runs") { m.target = endpoint::runs; m.method = http::verb::post; m.label = label_runs; }
-        else if (what == "compare") { m.target = endpoint::compare; m.method = http::verb::post; m.label = label_compare; }
-        else if (what == "comparisons") { m.target = endpoint::comparisons; m.label = label_comparisons; }
-        else if (what == "history") { m.target = endpoint::history; m.label = label_history; }
-        else if (what == "benchmarks") { m.target = endpoint::benchmarks; m.label = label_benchmarks; }
-        else if (what == "alerts") { m.target = endpoint::alerts; m.label = label_alerts; }
-        else if (what == "change-points") { m.target = endpoint::change_points; m.label = label_change_points; }
+        if (what == "runs") {
+            m.target = endpoint::runs;
+            m.method = http::verb::post;
+            m.label = label_runs;
+        } else if (what == "compare") {
+            m.target = endpoint::compare;
+            m.method = http::verb::post;
+            m.label = label_compare;
+        } else if (what == "comparisons") {
+            m.target = endpoint::comparisons;
+            m.label = label_comparisons;
+        } else if (what == "history") {
+            m.target = endpoint::history;
+            m.label = label_history;
+        } else if (what == "benchmarks") {
+            m.target = endpoint::benchmarks;
+            m.label = label_benchmarks;
+        } else if (what == "alerts") {
+            m.target = endpoint::alerts;
+            m.label = label_alerts;
+        } else if (what == "change-points") {
+            m.target = endpoint::change_points;
+            m.label = label_change_points;
+        }
     } else if (what == "comparisons") {
         m.target = endpoint::comparison;
         m.label = label_comparison;
@@ -164,10 +193,9 @@ std::optional<std::int64_t> parse_int(std::string_view s)
 std::int64_t parse_since(std::string_view s)
 {
     if (auto t = api::parse_timestamp(s)) return *t;
-    throw error("http.bad_param",
-                fmt::format("query parameter 'since': expected unix seconds or an ISO 8601 UTC date "
-                            "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
-                            s.substr(0, 64)));
+    throw error("http.bad_param", fmt::format("query parameter 'since': expected unix seconds or an ISO 8601 UTC date "
+                                              "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
+                                              s.substr(0, 64)));
 }
 
 // ---------------------------------------------------------------------------
@@ -197,7 +225,8 @@ std::string media_type(std::string_view content_type)
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
     while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
     std::string out(t);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
 
@@ -253,11 +282,10 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     const std::string type = media_type(sv(req[http::field::content_type]));
     model::ingest_request in;
     if (type == "application/json") {
-        q.only({});   // the fields are in the body
+        q.only({}); // the fields are in the body
         in = api::ingest_request_from_json(api::parse_request_body(req.body()));
         in.source = "request body: perf_csv";
-    }
-    else if (type == "text/csv") in = ingest_from_csv(req, q, m.project);
+    } else if (type == "text/csv") in = ingest_from_csv(req, q, m.project);
     else {
         throw error("http.unsupported_media_type",
                     fmt::format("Content-Type '{}' not supported here; send application/json or text/csv",
@@ -287,8 +315,7 @@ template <typename F>
 std::optional<response> guarded(const request& req, F&& f)
 {
     const auto fail = [&req](std::string_view id, std::string_view message) {
-        const std::string where =
-            fmt::format("{} {}", sv(req.method_string()), sv(req.target()).substr(0, 128));
+        const std::string where = fmt::format("{} {}", sv(req.method_string()), sv(req.target()).substr(0, 128));
         return answer_error(id, message, req.version(), req.keep_alive(), where);
     };
     try {
@@ -336,15 +363,14 @@ std::optional<response> post_compare(const request& req, context& ctx, const rou
     // What the answer needs of the request once it is gone: its header.
     request head;
     head.base() = req.base();
-    auto ready = ctx.service.compare_later(
-        m.project, pairs, rules,
-        [head = std::move(head), project = m.project, later = *later](std::exception_ptr failure,
-                                                                      const service::comparison* c) {
-            later(*guarded(head, [&]() -> std::optional<response> {
-                if (failure) std::rethrow_exception(failure);
-                return compare_response(*c, project, head);
-            }));
-        });
+    auto ready = ctx.service.compare_later(m.project, pairs, rules,
+                                           [head = std::move(head), project = m.project,
+                                            later = *later](std::exception_ptr failure, const service::comparison* c) {
+                                               later(*guarded(head, [&]() -> std::optional<response> {
+                                                   if (failure) std::rethrow_exception(failure);
+                                                   return compare_response(*c, project, head);
+                                               }));
+                                           });
     if (!ready) return std::nullopt;
     return compare_response(*ready, m.project, req);
 }
@@ -354,7 +380,8 @@ std::int64_t comparison_id_of(const route_match& m)
 {
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
-        throw error("http.bad_param", fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
+        throw error("http.bad_param",
+                    fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
     }
     return *id;
 }
@@ -373,12 +400,11 @@ response put_flame_graph(const request& req, context& ctx, const route_match& m,
     }
     const std::string benchmark = q.required("benchmark");
     ctx.service.store_flame_graph(m.project, id, benchmark, req.body());
-    const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}/flame-graph{}", html::url_encode(m.project), id,
-                                        html::url_query({{"benchmark", benchmark}}));
-    response res = json_response(http::status::created,
-                                 json{{"comparison_id", id}, {"benchmark", benchmark}, {"bytes", req.body().size()},
-                                      {"url", url}},
-                                 req);
+    const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}/flame-graph{}", html::url_encode(m.project),
+                                        id, html::url_query({{"benchmark", benchmark}}));
+    response res = json_response(
+        http::status::created,
+        json{{"comparison_id", id}, {"benchmark", benchmark}, {"bytes", req.body().size()}, {"url", url}}, req);
     res.set(http::field::location, url);
     return res;
 }
@@ -394,7 +420,8 @@ response get_flame_graph(const request& req, context& ctx, const route_match& m,
     auto svg = ctx.service.flame_graph(m.project, id, benchmark);
     if (!svg) {
         throw error("artifact.not_found",
-                    fmt::format("comparison {} of project '{}' has no flame graph of benchmark '{}'", id, m.project, benchmark));
+                    fmt::format("comparison {} of project '{}' has no flame graph of benchmark '{}'", id, m.project,
+                                benchmark));
     }
     response res = make_response(http::status::ok, std::move(*svg), "image/svg+xml; charset=utf-8", req);
     set_artifact_headers(res);
@@ -406,7 +433,8 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     q.only({"format"});
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
-        throw error("http.bad_param", fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
+        throw error("http.bad_param",
+                    fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
     }
     auto rep = ctx.service.load_comparison(m.project, *id);
     if (!rep) {
@@ -429,8 +457,8 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     if (format == "text") {
         return make_response(http::status::ok, report::render_text(*rep, false), "text/plain; charset=utf-8", req);
     }
-    throw error("http.bad_param",
-                fmt::format("query parameter 'format': expected json, markdown or text, got '{}'", format.substr(0, 64)));
+    throw error("http.bad_param", fmt::format("query parameter 'format': expected json, markdown or text, got '{}'",
+                                              format.substr(0, 64)));
 }
 
 response get_comparisons(const request& req, context& ctx, const route_match& m, const query_params& q)
@@ -440,8 +468,9 @@ response get_comparisons(const request& req, context& ctx, const route_match& m,
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
         if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > service::max_comparison_limit) {
-            throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
-                                                      service::max_comparison_limit, v->substr(0, 64)));
+            throw error("http.bad_param",
+                        fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
+                                    service::max_comparison_limit, v->substr(0, 64)));
         }
         limit = static_cast<std::size_t>(*n);
     }
@@ -464,8 +493,9 @@ response get_history(const request& req, context& ctx, const route_match& m, con
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
         if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > api::max_history_limit) {
-            throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
-                                                      api::max_history_limit, v->substr(0, 64)));
+            throw error("http.bad_param",
+                        fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
+                                    api::max_history_limit, v->substr(0, 64)));
         }
         hq.limit = static_cast<std::size_t>(*n);
     }
@@ -475,7 +505,8 @@ response get_history(const request& req, context& ctx, const route_match& m, con
                     fmt::format("query parameter 'format': expected json or csv, got '{}'", format.substr(0, 64)));
     }
     auto points = ctx.service.history(hq);
-    if (format == "csv") return make_response(http::status::ok, api::history_to_csv(points), "text/csv; charset=utf-8", req);
+    if (format == "csv")
+        return make_response(http::status::ok, api::history_to_csv(points), "text/csv; charset=utf-8", req);
     return json_response(http::status::ok, api::history_to_json(points), req);
 }
 
@@ -516,8 +547,9 @@ response get_alerts(const request& req, context& ctx, const route_match& m, cons
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
         if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > service::max_alert_limit) {
-            throw error("http.bad_param", fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
-                                                      service::max_alert_limit, v->substr(0, 64)));
+            throw error("http.bad_param",
+                        fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
+                                    service::max_alert_limit, v->substr(0, 64)));
         }
         aq.limit = static_cast<std::size_t>(*n);
     }
@@ -564,8 +596,8 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     if (m.target == endpoint::none || (m.target == endpoint::bench_constant && !ctx.bench_routes)) {
         auto [path, query] = split_target(sv(req.target()));
         if (path.size() > 1 && path.ends_with('/')) {
-            throw error("http.not_found", fmt::format("no route for '{}' (paths take no trailing slash)",
-                                                      path.substr(0, 128)));
+            throw error("http.not_found",
+                        fmt::format("no route for '{}' (paths take no trailing slash)", path.substr(0, 128)));
         }
         throw error("http.not_found", fmt::format("no route for '{}'", path.substr(0, 128)));
     }
@@ -582,16 +614,15 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     }
 
     switch (m.target) {
-    case endpoint::healthz:
-        return json_response(http::status::ok, json{{"status", "ok"}}, req);
+    case endpoint::healthz: return json_response(http::status::ok, json{{"status", "ok"}}, req);
     case endpoint::metrics:
-        return make_response(http::status::ok, ctx.stats.render(ctx.service.store_size_bytes(), ctx.service.watch_stats(),
+        return make_response(http::status::ok,
+                             ctx.stats.render(ctx.service.store_size_bytes(), ctx.service.watch_stats(),
                                               ctx.service.commit_stats()),
                              "text/plain; version=0.0.4; charset=utf-8", req);
     case endpoint::bench_constant:
         return make_response(http::status::ok, "{\"status\":\"ok\"}", "application/json", req);
-    default:
-        break;
+    default: break;
     }
 
     const bool write = req.method() != http::verb::get;
@@ -607,11 +638,11 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     case endpoint::history: return get_history(req, ctx, m, q);
     case endpoint::benchmarks: return get_benchmarks(req, ctx, m, q);
     case endpoint::alerts: return get_alerts(req, ctx, m, q);
-    case endpoint::alert: return req.method() == http::verb::patch ? patch_alert(req, ctx, m, q)
-                                                                   : get_alert(req, ctx, m, q);
+    case endpoint::alert:
+        return req.method() == http::verb::patch ? patch_alert(req, ctx, m, q) : get_alert(req, ctx, m, q);
     case endpoint::change_points: return get_change_points(req, ctx, m, q);
-    case endpoint::flame_graph: return req.method() == http::verb::put ? put_flame_graph(req, ctx, m, q)
-                                                                       : get_flame_graph(req, ctx, m, q);
+    case endpoint::flame_graph:
+        return req.method() == http::verb::put ? put_flame_graph(req, ctx, m, q) : get_flame_graph(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");
@@ -624,7 +655,8 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
 
 void set_artifact_headers(response& res)
 {
-    res.set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'self'");
+    res.set("Content-Security-Policy",
+            "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'self'");
     res.set("X-Content-Type-Options", "nosniff");
     res.set("X-Frame-Options", "SAMEORIGIN");
     res.set(http::field::cache_control, "no-store");
@@ -662,10 +694,11 @@ response answer_error(std::string_view id, std::string_view message, unsigned ve
     std::string body;
     if (internal_detail(id)) {
         const std::string ref = next_error_reference();
-        std::string line = fmt::format("perfgate serve: error {}{}{}: [{}] {}", ref, where.empty() ? "" : " on ",
-                                       where, id, message);
+        std::string line = fmt::format("perfgate serve: error {}{}{}: [{}] {}", ref, where.empty() ? "" : " on ", where,
+                                       id, message);
         // One line per error, whatever the message holds.
-        std::replace_if(line.begin(), line.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, ' ');
+        std::replace_if(
+            line.begin(), line.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, ' ');
         line += '\n';
         // One write: the access log shares stderr with other threads.
         std::fputs(line.c_str(), stderr);

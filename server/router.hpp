@@ -43,7 +43,9 @@
 #include "server/pages/page_cache.hpp"
 #include "server/pages/sessions.hpp"
 
-namespace perfgate::service { class service; }
+namespace perfgate::service {
+class service;
+}
 
 namespace perfgate::server {
 
@@ -58,8 +60,8 @@ using response = boost::beast::http::response<boost::beast::http::string_body>;
 struct context {
     service::service& service;
     metrics& stats;
-    bool public_read = false;   // GETs without a token (--public-read)
-    bool bench_routes = false;  // expose /bench/constant (hidden --bench-routes)
+    bool public_read = false;  // GETs without a token (--public-read)
+    bool bench_routes = false; // expose /bench/constant (hidden --bench-routes)
     // Dashboard sign-in sessions (pages/sessions.hpp).
     std::shared_ptr<pages::session_store> sessions = std::make_shared<pages::session_store>();
     // Rendered read-only pages (pages/page_cache.hpp); null: no caching.
@@ -104,7 +106,6 @@ unsigned status_for(std::string_view error_id);
 // other "store.*" ids keep their id and status with a message that only
 // gives R: their messages name the database file and quote SQLite. The full
 // message goes to stderr (the server log) with R, one line.
-response error_response(std::string_view id, std::string_view message, unsigned version = 11,
-                        bool keep_alive = true);
+response error_response(std::string_view id, std::string_view message, unsigned version = 11, bool keep_alive = true);
 
 } // namespace perfgate::server

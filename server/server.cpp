@@ -20,11 +20,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 
-#include "service/service.hpp"
+#include "model/error.hpp"
 #include "server/listener.hpp"
 #include "server/log.hpp"
 #include "server/metrics.hpp"
-#include "model/error.hpp"
+#include "service/service.hpp"
 
 namespace perfgate::server {
 
@@ -74,15 +74,16 @@ void make_room_for(std::size_t connections)
     write_log_line(fmt::format("perfgate serve: warning: --max-connections {} needs about {} file descriptors, but "
                                "RLIMIT_NOFILE is {} (hard {}); raise it (ulimit -n) or lower --max-connections",
                                connections, needed, lim.rlim_cur,
-                               lim.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(lim.rlim_max)));
+                               lim.rlim_max == RLIM_INFINITY ? std::string("unlimited")
+                                                             : std::to_string(lim.rlim_max)));
 }
 
 } // namespace
 
 struct server::impl {
     impl(const server_options& o, service::service& service)
-        : opt(o), ctx{service, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)),
-          signals(ioc), grace_timer(ioc)
+        : opt(o), ctx{service, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)), signals(ioc),
+          grace_timer(ioc)
     {
         beast::error_code ec;
         auto address = net::ip::make_address(opt.host, ec);
@@ -141,10 +142,7 @@ struct server::impl {
     std::chrono::steady_clock::time_point deadline;
 };
 
-server::server(const server_options& opt, service::service& service)
-    : impl_(std::make_unique<impl>(opt, service))
-{
-}
+server::server(const server_options& opt, service::service& service) : impl_(std::make_unique<impl>(opt, service)) {}
 
 server::~server() = default;
 

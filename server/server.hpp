@@ -12,7 +12,9 @@
 
 #include "server/session.hpp"
 
-namespace perfgate::service { class service; }
+namespace perfgate::service {
+class service;
+}
 
 namespace perfgate::server {
 
@@ -45,12 +47,12 @@ inline constexpr int malloc_mmap_bytes = 4 << 20;
 bool retain_freed_memory();
 
 struct server_options {
-    std::string host = "127.0.0.1";   // loopback by default (docs/http-api.md)
-    std::uint16_t port = 8080;        // 0: an ephemeral port, see port()
+    std::string host = "127.0.0.1"; // loopback by default (docs/http-api.md)
+    std::uint16_t port = 8080;      // 0: an ephemeral port, see port()
     unsigned threads = 2;
     bool public_read = false;
     bool bench_routes = false;
-    bool handle_signals = true;       // install the SIGINT/SIGTERM handler
+    bool handle_signals = true; // install the SIGINT/SIGTERM handler
     // Connections served at once (--max-connections); 0: default_max_connections().
     // A larger value than RLIMIT_NOFILE leaves room for raises the soft limit
     // up to the hard one, and warns when that is not enough.
@@ -70,7 +72,7 @@ public:
     server& operator=(const server&) = delete;
 
     [[nodiscard]] std::uint16_t port() const;
-    [[nodiscard]] std::string url() const;   // "http://127.0.0.1:PORT"
+    [[nodiscard]] std::string url() const; // "http://127.0.0.1:PORT"
     [[nodiscard]] metrics& stats();
     [[nodiscard]] std::size_t max_connections() const;
 

@@ -43,7 +43,7 @@ std::int64_t now_ticks() noexcept
 struct framing_error {
     std::string_view id;
     std::string message;
-    unsigned status = 0;   // 0: status_for(id)
+    unsigned status = 0; // 0: status_for(id)
 };
 
 // RFC 9112 §3.2 (Host) and §6.1/§6.3 (Transfer-Encoding vs Content-Length).
@@ -65,8 +65,7 @@ std::optional<framing_error> check_framing(const request& req)
         return framing_error{"http.bad_request", "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1)"};
     }
     if (req.count(http::field::content_length) > 0) {
-        return framing_error{"http.bad_request",
-                             "both Content-Length and Transfer-Encoding (RFC 9112 section 6.3)"};
+        return framing_error{"http.bad_request", "both Content-Length and Transfer-Encoding (RFC 9112 section 6.3)"};
     }
     std::vector<std::string> codings;
     std::string all;
@@ -96,12 +95,14 @@ std::optional<framing_error> check_framing(const request& req)
     if (codings.empty() || codings.back() != "chunked") {
         return framing_error{"http.bad_request",
                              fmt::format("Transfer-Encoding '{}': chunked must be the final transfer coding "
-                                         "(RFC 9112 section 6.3)", all)};
+                                         "(RFC 9112 section 6.3)",
+                                         all)};
     }
     for (std::size_t i = 0; i + 1 < codings.size(); ++i) {
         if (codings[i] == "chunked") {
             return framing_error{"http.bad_request",
-                                 fmt::format("Transfer-Encoding '{}': chunked applied twice (RFC 9112 section 7.1)", all)};
+                                 fmt::format("Transfer-Encoding '{}': chunked applied twice (RFC 9112 section 7.1)",
+                                             all)};
         }
         return framing_error{"http.not_implemented",
                              fmt::format("Transfer-Encoding '{}': transfer coding '{}' is not supported, only chunked",
@@ -221,7 +222,7 @@ void session::on_shutdown()
 void session::evict()
 {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
-        if (self->phase_ != phase::idle) return;   // its header completed meanwhile: keep it
+        if (self->phase_ != phase::idle) return; // its header completed meanwhile: keep it
         self->ctx_.stats.connection_evicted();
         // Closing releases the descriptor now; the pending read completes
         // with operation_aborted and the session ends.
@@ -273,7 +274,7 @@ void session::on_read_header(beast::error_code ec, std::size_t)
         head_ = true;
         req.method(http::verb::get);
     }
-    if (parser_->is_done()) return handle();   // no body
+    if (parser_->is_done()) return handle(); // no body
 
     // A body follows. Nothing of it is read, and no "100 Continue" sent,
     // until the header has earned it: the route exists, the method is
@@ -293,7 +294,7 @@ void session::on_read_header(beast::error_code ec, std::size_t)
                           : fmt::format("request body: Content-Length {} is over the limit of {} bytes (--max-body)",
                                         *length, body_limit_));
     }
-    parser_->body_limit(body_limit_);   // chunked bodies are checked as they arrive
+    parser_->body_limit(body_limit_); // chunked bodies are checked as they arrive
     stream_.expires_after(limits_.read_timeout);
     if (beast::iequals(req[http::field::expect], "100-continue")) {
         // curl sends "Expect: 100-continue" for large bodies and waits 1 s
@@ -320,8 +321,9 @@ void session::on_read(beast::error_code ec, std::size_t)
 {
     if (ec == http::error::body_limit) {
         return reject("http.body_too_large",
-                      body_limit_ == 0 ? fmt::format("{} requests take no body", method_name())
-                                       : fmt::format("request body over the limit of {} bytes (--max-body)", body_limit_));
+                      body_limit_ == 0
+                          ? fmt::format("{} requests take no body", method_name())
+                          : fmt::format("request body over the limit of {} bytes (--max-body)", body_limit_));
     }
     // A deadline that passes closes the socket (beast::tcp_stream), so a
     // slow body ends the connection without an answer.
@@ -343,9 +345,8 @@ void session::handle()
     // session stays busy (phase handling): not evictable, and a shutdown
     // waits for the answer.
     auto res = route(req_, ctx_, token_checked_, [self = shared_from_this(), start](response&& later) {
-        net::post(self->stream_.get_executor(), [self, start, later = std::move(later)]() mutable {
-            self->answer(std::move(later), start);
-        });
+        net::post(self->stream_.get_executor(),
+                  [self, start, later = std::move(later)]() mutable { self->answer(std::move(later), start); });
     });
     if (res) answer(std::move(*res), start);
 }
@@ -356,7 +357,7 @@ void session::answer(response&& res, clock_type::time_point start)
     // A HEAD was routed as GET (on_read_header).
     const std::string_view method = head_ ? std::string_view("HEAD") : sv(req_.method_string());
     respond(std::move(res), method, sv(req_.target()), route_label(req_), seconds, false);
-    req_ = {};   // its body too: the session may now wait long for the next request
+    req_ = {}; // its body too: the session may now wait long for the next request
 }
 
 // Answers a request the transport refused (too large, malformed, badly
@@ -395,8 +396,7 @@ void session::send(response&& res)
     phase_ = phase::writing;
     stream_.expires_after(limits_.write_timeout);
     const bool keep_alive = res_.keep_alive();
-    http::async_write(stream_, res_,
-                      beast::bind_front_handler(&session::on_write, shared_from_this(), keep_alive));
+    http::async_write(stream_, res_, beast::bind_front_handler(&session::on_write, shared_from_this(), keep_alive));
 }
 
 void session::on_write(bool keep_alive, beast::error_code ec, std::size_t)
@@ -424,7 +424,7 @@ void session::do_drain()
 
 void session::on_drain(beast::error_code ec, std::size_t)
 {
-    if (ec) return;   // EOF, timeout or reset: the session ends, the socket closes
+    if (ec) return; // EOF, timeout or reset: the session ends, the socket closes
     stream_.async_read_some(net::buffer(drain_buffer_),
                             beast::bind_front_handler(&session::on_drain, shared_from_this()));
 }
@@ -450,8 +450,8 @@ std::string session::target_name() const
     return std::string(sv(parser_->get().target()));
 }
 
-void session::log(std::string_view method, std::string_view target, unsigned status,
-                  std::size_t bytes, double seconds) const noexcept
+void session::log(std::string_view method, std::string_view target, unsigned status, std::size_t bytes,
+                  double seconds) const noexcept
 {
     if (!limits_.access_log) return;
     try {

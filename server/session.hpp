@@ -44,13 +44,13 @@
 namespace perfgate::server {
 
 struct session_limits {
-    std::uint64_t body_limit = 8u << 20;     // --max-body; a 30x10 perf capture is ~20 KB
-    std::uint32_t header_limit = 64u << 10;  // --max-header; room for a 10 KB query string to reach
-                                             // the router's field check; beast's default is 8 KB
-    std::chrono::milliseconds idle_timeout{30000};   // keep-alive wait + request header (--idle-timeout-ms)
-    std::chrono::milliseconds read_timeout{30000};   // request body (--read-timeout-ms)
-    std::chrono::milliseconds write_timeout{30000};  // response (--write-timeout-ms)
-    bool access_log = true;                          // one JSON line per request on stderr
+    std::uint64_t body_limit = 8u << 20;            // --max-body; a 30x10 perf capture is ~20 KB
+    std::uint32_t header_limit = 64u << 10;         // --max-header; room for a 10 KB query string to reach
+                                                    // the router's field check; beast's default is 8 KB
+    std::chrono::milliseconds idle_timeout{30000};  // keep-alive wait + request header (--idle-timeout-ms)
+    std::chrono::milliseconds read_timeout{30000};  // request body (--read-timeout-ms)
+    std::chrono::milliseconds write_timeout{30000}; // response (--write-timeout-ms)
+    bool access_log = true;                         // one JSON line per request on stderr
 };
 
 // How long a refused request's remaining body is read and discarded before
@@ -125,26 +125,26 @@ private:
     void do_close();
     void do_drain();
     void on_drain(boost::beast::error_code ec, std::size_t bytes);
-    void log(std::string_view method, std::string_view target, unsigned status,
-             std::size_t bytes, double seconds) const noexcept;
+    void log(std::string_view method, std::string_view target, unsigned status, std::size_t bytes,
+             double seconds) const noexcept;
     [[nodiscard]] std::string method_name() const;
     [[nodiscard]] std::string target_name() const;
 
     boost::beast::tcp_stream stream_;
     boost::beast::flat_buffer buffer_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-    request req_;    // the request being handled, until it is answered
-    response res_;   // kept alive until its async_write completes
+    request req_;  // the request being handled, until it is answered
+    response res_; // kept alive until its async_write completes
     const session_limits& limits_;
     context& ctx_;
     session_registry& registry_;
     std::string remote_;
     phase phase_ = phase::idle;
-    bool head_ = false;   // the current request is a HEAD, routed as GET
+    bool head_ = false; // the current request is a HEAD, routed as GET
     // The header stage authorized the current request's token (route() then
     // does not look it up again).
     bool token_checked_ = false;
-    std::uint64_t body_limit_ = 0;   // the current request's (0 for GET routes)
+    std::uint64_t body_limit_ = 0; // the current request's (0 for GET routes)
     bool drain_ = false;
     std::vector<char> drain_buffer_;
     // steady_clock ticks since this session began waiting for a request

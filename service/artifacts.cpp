@@ -40,9 +40,11 @@ void check_svg(std::string_view svg)
     const auto start = svg.find_first_not_of(" \t\r\n");
     const auto head = start == std::string_view::npos ? std::string_view{} : svg.substr(start);
     if (!head.starts_with("<svg") && !head.starts_with("<?xml")) {
-        throw error("artifact.bad_svg", "the flame graph is not an SVG document (it does not start with <svg or <?xml)");
+        throw error("artifact.bad_svg",
+                    "the flame graph is not an SVG document (it does not start with <svg or <?xml)");
     }
-    if (svg.find("<svg") == std::string_view::npos) throw error("artifact.bad_svg", "the flame graph has no <svg element");
+    if (svg.find("<svg") == std::string_view::npos)
+        throw error("artifact.bad_svg", "the flame graph has no <svg element");
 }
 
 } // namespace

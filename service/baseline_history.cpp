@@ -55,8 +55,7 @@ void add_history_context(gate::report& r, const store::store& db, const std::str
 
 const baseline_history::series* baseline_history::find(std::string_view benchmark) const
 {
-    auto it = std::find_if(series_.begin(), series_.end(),
-                           [&](const series& s) { return s.benchmark == benchmark; });
+    auto it = std::find_if(series_.begin(), series_.end(), [&](const series& s) { return s.benchmark == benchmark; });
     return it == series_.end() ? nullptr : &*it;
 }
 
@@ -108,7 +107,8 @@ void baseline_history::fetch(std::string_view benchmark)
     }
     for (std::size_t i = 0; i < s->counters.size(); ++i) {
         const auto key = std::pair{s->benchmark, s->counters[i]};
-        bands_[key] = s->branch.empty() ? std::nullopt : band_from(all[i], s->counters[i], changes ? &*changes : nullptr);
+        bands_[key] = s->branch.empty() ? std::nullopt
+                                        : band_from(all[i], s->counters[i], changes ? &*changes : nullptr);
         std::vector<double> m;
         m.reserve(all[i].size());
         for (const auto& p : all[i]) m.push_back(p.median);
@@ -116,8 +116,8 @@ void baseline_history::fetch(std::string_view benchmark)
     }
 }
 
-std::shared_ptr<const baseline_history::points_by_counter>
-baseline_history::read(const std::vector<std::string>& counters)
+std::shared_ptr<const baseline_history::points_by_counter> baseline_history::read(
+    const std::vector<std::string>& counters)
 {
     std::string key = cache_key({project_, current_->benchmark, current_->branch, current_->testbed,
                                  std::to_string(current_->before), std::to_string(rules_.history)});
@@ -131,8 +131,8 @@ baseline_history::read(const std::vector<std::string>& counters)
     q.role = "baseline";
     q.before_run = current_->before;
     q.limit = rules_.history;
-    auto points = std::make_shared<const points_by_counter>(
-        db_.histories(q, counters, store::store::history_detail::medians));
+    auto points = std::make_shared<const points_by_counter>(db_.histories(q, counters,
+                                                                          store::store::history_detail::medians));
     std::size_t bytes = sizeof(points_by_counter) + key.size();
     for (const auto& series : *points) {
         bytes += sizeof(series) + series.capacity() * sizeof(model::history_point);

@@ -42,8 +42,8 @@ class baseline_history {
 public:
     struct series {
         std::string benchmark, branch, testbed;
-        std::int64_t before = 0;               // the candidate run
-        std::vector<std::string> counters;     // the report's: of either run, and derived
+        std::int64_t before = 0;           // the candidate run
+        std::vector<std::string> counters; // the report's: of either run, and derived
     };
 
     using points_by_counter = std::vector<std::vector<model::history_point>>;
@@ -52,8 +52,7 @@ public:
 
     baseline_history(const store::store& db, const std::string& project, const gate::policy& rules, cache& points)
         : db_(db), project_(project), rules_(rules), cache_(points)
-    {
-    }
+    {}
 
     void add(series s) { series_.push_back(std::move(s)); }
 

@@ -33,11 +33,10 @@ std::size_t service::comparison_cache::bytes_of(const comparison& c)
 
 std::size_t service::loaded_run::bytes() const
 {
-    std::size_t n = sizeof(loaded_run) + run.project.capacity() + run.benchmark.capacity() +
-                    run.role.capacity() + run.git_sha.capacity() + run.branch.capacity() +
-                    run.testbed.name.capacity() + run.testbed.cpu.capacity() + run.testbed.kernel.capacity() +
-                    run.testbed.fingerprint.capacity() + run.backend.capacity() +
-                    run.environment_json.capacity() + samples.name.capacity();
+    std::size_t n = sizeof(loaded_run) + run.project.capacity() + run.benchmark.capacity() + run.role.capacity() +
+                    run.git_sha.capacity() + run.branch.capacity() + run.testbed.name.capacity() +
+                    run.testbed.cpu.capacity() + run.testbed.kernel.capacity() + run.testbed.fingerprint.capacity() +
+                    run.backend.capacity() + run.environment_json.capacity() + samples.name.capacity();
     for (const auto& c : run.counters) {
         n += sizeof(c) + c.counter.capacity() + c.unit.capacity() + c.samples.capacity() * sizeof(model::sample);
     }
@@ -49,8 +48,7 @@ std::size_t service::loaded_run::bytes() const
     return n;
 }
 
-std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::string& project,
-                                                                     std::int64_t id) const
+std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::string& project, std::int64_t id) const
 {
     const std::string key = cache_key({project, std::to_string(id)});
     if (auto hit = runs_->lru.find(key)) return hit;

@@ -44,7 +44,7 @@ struct service::comparison_cache {
     void add(const std::string& project, const std::string& key, const comparison& c)
     {
         const std::size_t cost = bytes_of(c);
-        if (cost > comparison_cache_max_entry_bytes) return;   // before copying the report
+        if (cost > comparison_cache_max_entry_bytes) return; // before copying the report
         lru.add(cache_key({project, key}), std::make_shared<const entry>(entry{c.id, c.result, c.json}), cost);
     }
 
@@ -78,8 +78,8 @@ struct service::history_cache {
 // A fresh report, computed and serialised, waiting to be stored (compare,
 // compare_later).
 struct service::pending_comparison {
-    comparison out;            // without its id
-    std::size_t id_at = 0;     // where the id goes in the stored text (row.report_json)
+    comparison out;        // without its id
+    std::size_t id_at = 0; // where the id goes in the stored text (row.report_json)
     store::store::comparison_row row;
 };
 

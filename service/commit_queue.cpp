@@ -8,8 +8,7 @@ namespace perfgate::service {
 
 commit_queue::commit_queue(store::store& db, std::size_t max_batch)
     : db_(db), max_batch_(std::max<std::size_t>(max_batch, 1)), worker_([this] { work(); })
-{
-}
+{}
 
 commit_queue::~commit_queue()
 {
@@ -51,7 +50,7 @@ void commit_queue::work()
             busy_ = false;
             if (pending_.empty()) idle_.notify_all();
             wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
-            if (pending_.empty()) return;   // stopping, and everything is answered
+            if (pending_.empty()) return; // stopping, and everything is answered
             // The oldest max_batch_ rows: those that waited longest go first.
             const auto n = std::min(pending_.size(), max_batch_);
             batch.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.begin() + n));
@@ -83,7 +82,7 @@ void commit_queue::commit(std::vector<job>& batch)
         if (!batch_error) {
             id = ids[i];
         } else if (!fallback) {
-            error = batch_error;   // a batch of one: its error is the row's
+            error = batch_error; // a batch of one: its error is the row's
         } else {
             // One transaction per row: a bad row fails alone.
             const auto& r = rows[i];

@@ -49,11 +49,11 @@ public:
     void drain();
 
     struct counts {
-        std::uint64_t rows = 0;        // rows answered (stored or failed)
-        std::uint64_t failed = 0;      // rows answered with an error
-        std::uint64_t batches = 0;     // transactions that committed a batch
-        std::uint64_t fallbacks = 0;   // batches that failed and were stored row by row
-        std::size_t largest = 0;       // the most rows in one batch
+        std::uint64_t rows = 0;      // rows answered (stored or failed)
+        std::uint64_t failed = 0;    // rows answered with an error
+        std::uint64_t batches = 0;   // transactions that committed a batch
+        std::uint64_t fallbacks = 0; // batches that failed and were stored row by row
+        std::size_t largest = 0;     // the most rows in one batch
     };
     [[nodiscard]] counts stats() const;
 
@@ -73,7 +73,7 @@ private:
     bool busy_ = false;
     bool stopping_ = false;
     counts counts_;
-    std::thread worker_;   // last: starts after everything it uses exists
+    std::thread worker_; // last: starts after everything it uses exists
 };
 
 } // namespace perfgate::service

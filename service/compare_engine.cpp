@@ -8,9 +8,9 @@
 
 #include "capture/samples.hpp"
 #include "gate/compare.hpp"
-#include "report/render.hpp"
 #include "model/digest.hpp"
 #include "model/error.hpp"
+#include "report/render.hpp"
 #include "service/baseline_history.hpp"
 #include "service/caches.hpp"
 
@@ -220,7 +220,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
     comparison out = compute_report(in, rules, hist);
     // As the store holds it now, kept with the report (the idempotence note above).
     add_history_context(out.result, db_, project, hist);
-    reads.reset();   // before the write
+    reads.reset(); // before the write
     pending_comparison p;
     // Written once: stored without the id (not known yet), served with it.
     p.row.report_json = report::to_json_text(out.result, &p.id_at);
@@ -248,8 +248,8 @@ comparison service::finish_comparison(comparison_cache& recent, comparison out, 
     return out;
 }
 
-comparison service::compare(const std::string& project,
-                            const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, const gate::policy& rules)
+comparison service::compare(const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                            const gate::policy& rules)
 {
     auto prepared = prepare_compare(project, pairs, rules);
     if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
@@ -271,18 +271,18 @@ std::optional<comparison> service::compare_later(const std::string& project,
     if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
     auto& p = std::get<pending_comparison>(prepared);
     auto row = std::move(p.row);
-    committer_->push(std::move(row),
-                     [recent = recent_, out = std::move(p.out), id_at = p.id_at, done = std::move(done)](
-                         std::exception_ptr error, std::int64_t id, store::store::comparison_row& stored) mutable {
-                         if (error) return done(error, nullptr);
-                         std::optional<comparison> c;
-                         try {
-                             c = finish_comparison(*recent, std::move(out), id_at, stored, id);
-                         } catch (...) {
-                             return done(std::current_exception(), nullptr);
-                         }
-                         done(nullptr, &*c);
-                     });
+    committer_->push(std::move(row), [recent = recent_, out = std::move(p.out), id_at = p.id_at,
+                                      done = std::move(done)](std::exception_ptr error, std::int64_t id,
+                                                              store::store::comparison_row& stored) mutable {
+        if (error) return done(error, nullptr);
+        std::optional<comparison> c;
+        try {
+            c = finish_comparison(*recent, std::move(out), id_at, stored, id);
+        } catch (...) {
+            return done(std::current_exception(), nullptr);
+        }
+        done(nullptr, &*c);
+    });
     return std::nullopt;
 }
 

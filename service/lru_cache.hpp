@@ -30,8 +30,7 @@ class lru_cache {
 public:
     lru_cache(std::size_t capacity_bytes, std::size_t max_entry_bytes)
         : capacity_(capacity_bytes), max_entry_(max_entry_bytes)
-    {
-    }
+    {}
 
     // The value under key, now the most recent; null when there is none.
     std::shared_ptr<const Value> find(const std::string& key)
@@ -48,7 +47,7 @@ public:
     // then evicts the least recent entries down to capacity_bytes.
     void add(const std::string& key, std::shared_ptr<const Value> value, std::size_t cost)
     {
-        cost += sizeof(entry) + 2 * key.size() + 64;   // the list node, the index's node and key copy
+        cost += sizeof(entry) + 2 * key.size() + 64; // the list node, the index's node and key copy
         if (cost > max_entry_) return;
         std::lock_guard lock(mu_);
         if (index_.contains(key)) return;
@@ -81,9 +80,9 @@ private:
     };
     const std::size_t capacity_, max_entry_;
     mutable std::mutex mu_;
-    std::list<entry> order_;   // most recent first
+    std::list<entry> order_; // most recent first
     std::unordered_map<std::string, typename std::list<entry>::iterator> index_;
-    std::size_t bytes_ = 0;    // sum of the entries' costs, at most capacity_
+    std::size_t bytes_ = 0; // sum of the entries' costs, at most capacity_
 };
 
 } // namespace perfgate::service

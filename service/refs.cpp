@@ -25,8 +25,8 @@ constexpr std::size_t max_shown_runs = 3;
 // What one side's ref stands for: one run (a run id), or the newest run of
 // each (benchmark, testbed) of one commit, newest first.
 struct resolved_ref {
-    std::string_view side;   // "base", "head"
-    std::string shown;       // the ref, quoted and cut, for messages
+    std::string_view side; // "base", "head"
+    std::string shown;     // the ref, quoted and cut, for messages
     bool run_id = false;
     std::vector<run_ref> runs;
 };
@@ -54,7 +54,7 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
                          std::string_view ref)
 {
     resolved_ref out{side, shown_ref(ref), false, {}};
-    std::string prefix(ref);   // the sha prefix the ref stands for, if it is no run id
+    std::string prefix(ref); // the sha prefix the ref stands for, if it is no run id
     if (is_digits(ref)) {
         std::int64_t id = 0;
         const auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), id);
@@ -69,8 +69,8 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
         // as a sha.
         if (ref.size() >= min_sha_prefix && ref.size() <= max_sha_prefix) out.runs = db.runs_by_sha(project, prefix);
         if (out.runs.empty()) {
-            throw error("compare.not_found", fmt::format("{}: run {} not found in project '{}'", side, ref.substr(0, 64),
-                                                         project));
+            throw error("compare.not_found",
+                        fmt::format("{}: run {} not found in project '{}'", side, ref.substr(0, 64), project));
         }
     } else {
         if (ref.size() < min_sha_prefix || ref.size() > max_sha_prefix || !is_hex(ref)) {
@@ -110,8 +110,8 @@ std::string describe(const std::vector<run_ref>& runs)
     const std::size_t shown = std::min(runs.size(), max_shown_runs);
     for (std::size_t i = 0; i < shown; ++i) {
         if (i) out += ", ";
-        out += fmt::format("{} on {}", runs[i].benchmark, runs[i].testbed_name.empty() ? runs[i].testbed
-                                                                                        : runs[i].testbed_name);
+        out += fmt::format("{} on {}", runs[i].benchmark,
+                           runs[i].testbed_name.empty() ? runs[i].testbed : runs[i].testbed_name);
     }
     if (runs.size() > shown) out += fmt::format(" and {} more", runs.size() - shown);
     return out;
@@ -123,7 +123,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> pair_refs(const resolved_ref&
     // One run per (benchmark, testbed) on each side: a run id is one run, a
     // commit's runs are the newest of each.
     std::map<std::pair<std::string_view, std::string_view>, std::int64_t> base_runs;
-    for (const auto& r : base.runs) base_runs.emplace(std::pair{std::string_view(r.benchmark), std::string_view(r.testbed)}, r.id);
+    for (const auto& r : base.runs)
+        base_runs.emplace(std::pair{std::string_view(r.benchmark), std::string_view(r.testbed)}, r.id);
     // Head runs newest first: the first match of a benchmark is its newest
     // head run's testbed, and a gate takes each benchmark once.
     std::map<std::string_view, std::pair<std::int64_t, std::int64_t>> by_benchmark;

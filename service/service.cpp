@@ -47,12 +47,9 @@ model::run_record record_from(const model::ingest_request& req, const capture::p
 } // namespace
 
 service::service(store::store& db)
-    : db_(db),
-      recent_(std::make_shared<comparison_cache>()),
-      runs_(std::make_shared<run_cache>()),
+    : db_(db), recent_(std::make_shared<comparison_cache>()), runs_(std::make_shared<run_cache>()),
       histories_(std::make_shared<history_cache>())
-{
-}
+{}
 
 std::optional<model::run_record> service::run(const std::string& project, std::int64_t id) const
 {
@@ -95,9 +92,10 @@ void check_run_limits(const model::run_record& run)
         }
         for (const auto& s : c.samples) {
             if (s.repetition < 0 || static_cast<std::size_t>(s.repetition) >= capture::max_repetitions) {
-                throw error("ingest.too_many_repetitions",
-                            fmt::format("counter '{}': repetition {} is outside [0, {}): at most {} repetitions per run",
-                                        c.counter, s.repetition, capture::max_repetitions, capture::max_repetitions));
+                throw error(
+                    "ingest.too_many_repetitions",
+                    fmt::format("counter '{}': repetition {} is outside [0, {}): at most {} repetitions per run",
+                                c.counter, s.repetition, capture::max_repetitions, capture::max_repetitions));
             }
         }
     }
@@ -107,15 +105,18 @@ void check_run_limits(const model::run_record& run)
 
 std::string ingest_request_digest(const model::ingest_request& req)
 {
+    // clang-format off
     // A JSON array: an unambiguous encoding of every field (strings quoted).
     const nlohmann::json canonical = {
         "perfgate.ingest-request/v1", req.project, req.benchmark, req.role, req.git_sha, req.branch,
         req.pr ? nlohmann::json(*req.pr) : nlohmann::json(), req.testbed.name, req.testbed.cpu, req.testbed.cores,
         req.testbed.kernel, req.testbed.fingerprint, req.backend, req.environment_json, req.perf_csv};
+    // clang-format on
     return model::sha256_hex(canonical.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-model::ingest_result service::ingest(const model::ingest_request& req, const std::optional<std::string>& idempotency_key)
+model::ingest_result service::ingest(const model::ingest_request& req,
+                                     const std::optional<std::string>& idempotency_key)
 {
     if (idempotency_key) {
         const auto& key = *idempotency_key;
@@ -132,8 +133,8 @@ model::ingest_result service::ingest(const model::ingest_request& req, const std
     if (req.perf_csv.empty()) throw error("ingest.bad_field", "field 'perf_csv': empty; expected perf stat -x, output");
     const capture::perf_capture cap = capture::parse_perf_stat(req.perf_csv, req.source);
     model::run_record run = record_from(req, cap);
-    model::ingest_result res =
-        store_checked(std::move(run), idempotency_key, idempotency_key ? ingest_request_digest(req) : std::string());
+    model::ingest_result res = store_checked(std::move(run), idempotency_key,
+                                             idempotency_key ? ingest_request_digest(req) : std::string());
     res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
     return res;
 }
@@ -205,10 +206,7 @@ void service::drain_commits() const
     if (committer_) committer_->drain();
 }
 
-commit_queue::counts service::commit_stats() const
-{
-    return committer_ ? committer_->stats() : commit_queue::counts{};
-}
+commit_queue::counts service::commit_stats() const { return committer_ ? committer_->stats() : commit_queue::counts{}; }
 
 std::vector<model::history_point> service::history(const model::history_query& q) const
 {
@@ -259,8 +257,7 @@ std::string service::create_token(const std::string& project, std::string_view n
     return db_.create_token(project, name);
 }
 
-std::vector<model::comparison_summary> service::recent_comparisons(const std::string& project,
-                                                                  std::size_t limit) const
+std::vector<model::comparison_summary> service::recent_comparisons(const std::string& project, std::size_t limit) const
 {
     require_project(project);
     if (limit < 1 || limit > max_comparison_limit) {

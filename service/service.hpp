@@ -17,10 +17,10 @@
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/comparison.hpp"
-#include "store/store.hpp"
 #include "service/commit_queue.hpp"
 #include "service/watch_queue.hpp"
 #include "stats/change_points.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::service {
 
@@ -126,8 +126,8 @@ bool watched_role(const model::run_record& run);
 std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job);
 
 namespace detail {
-class baseline_history;   // service/baseline_history.hpp
-struct compare_inputs;    // service/compare_engine.cpp
+class baseline_history; // service/baseline_history.hpp
+struct compare_inputs;  // service/compare_engine.cpp
 } // namespace detail
 
 class service {
@@ -164,8 +164,7 @@ public:
     // the counters of either run) or max_compare_samples samples: found while
     // loading the runs, so at most one pair beyond the limit is read.
     // Reports are kept in memory by comparison_cache, bounded in bytes.
-    comparison compare(const std::string& project,
-                       const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+    comparison compare(const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                        const gate::policy& rules);
 
     // compare(), for perfgate serve. With commit_in_background(), a fresh
@@ -243,8 +242,8 @@ public:
     // measured on one testbed at both refs; and "project.not_found".
     // O(log n + k) for the k runs of the commits named (store::runs_by_sha).
     [[nodiscard]] std::vector<std::pair<std::int64_t, std::int64_t>> pairs_for(const std::string& project,
-                                                                              std::string_view base_ref,
-                                                                              std::string_view head_ref) const;
+                                                                               std::string_view base_ref,
+                                                                               std::string_view head_ref) const;
     // One stored run of the project, with its samples; nullopt if none.
     [[nodiscard]] std::optional<model::run_record> run(const std::string& project, std::int64_t id) const;
     // Validates the query's names ("ingest.bad_field"); unknown names give

@@ -145,13 +145,14 @@ model::alert service::update_alert(const std::string& project, std::int64_t id, 
     require_project(project);
     if (u.note) {
         if (u.note->size() > max_alert_note_bytes) {
-            throw error("alert.bad_note", fmt::format("field 'note': {} bytes; at most {} bytes", u.note->size(),
-                                                      max_alert_note_bytes));
+            throw error("alert.bad_note",
+                        fmt::format("field 'note': {} bytes; at most {} bytes", u.note->size(), max_alert_note_bytes));
         }
         // Control characters would end up in terminals and markdown as is.
         for (const unsigned char ch : *u.note) {
             if (ch < 0x20 && ch != '\n' && ch != '\t') {
-                throw error("alert.bad_note", "field 'note': control characters are not allowed (newlines and tabs are)");
+                throw error("alert.bad_note",
+                            "field 'note': control characters are not allowed (newlines and tabs are)");
             }
         }
     }
@@ -160,8 +161,7 @@ model::alert service::update_alert(const std::string& project, std::int64_t id, 
     return *a;
 }
 
-std::vector<model::change_point_record> service::change_points(const std::string& project,
-                                                               const std::string& benchmark,
+std::vector<model::change_point_record> service::change_points(const std::string& project, const std::string& benchmark,
                                                                const std::string& counter,
                                                                const std::optional<std::string>& testbed,
                                                                const std::optional<std::string>& branch) const
@@ -171,8 +171,7 @@ std::vector<model::change_point_record> service::change_points(const std::string
     capture::validate_name("counter", counter);
     if (testbed) capture::validate_name("testbed", *testbed);
     if (branch) capture::validate_name("branch", *branch);
-    model::series_key key{benchmark, counter, testbed.value_or(""),
-                          branch ? *branch : db_.baseline_branch(project)};
+    model::series_key key{benchmark, counter, testbed.value_or(""), branch ? *branch : db_.baseline_branch(project)};
     return db_.change_points(project, key);
 }
 

@@ -28,8 +28,7 @@ void merge_into(watch_job& a, const watch_job& b)
 watch_queue::watch_queue(runner run, reporter report, std::size_t max_pending)
     : run_(std::move(run)), report_(std::move(report)), max_pending_(std::max<std::size_t>(max_pending, 1)),
       worker_([this] { work(); })
-{
-}
+{}
 
 watch_queue::~watch_queue()
 {
@@ -81,7 +80,7 @@ void watch_queue::work()
     std::unique_lock lock(mutex_);
     for (;;) {
         wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
-        if (pending_.empty()) return;   // stopping, and everything queued is done
+        if (pending_.empty()) return; // stopping, and everything queued is done
         watch_job job = std::move(pending_.front());
         pending_.pop_front();
         busy_ = true;

@@ -35,16 +35,16 @@ struct watch_job {
     std::string project;
     std::string benchmark;
     std::string branch;
-    std::string testbed;   // fingerprint
-    std::vector<std::pair<std::string, std::string>> counters;   // (name, unit)
-    std::int64_t run_id = 0;   // the newest run the job covers
+    std::string testbed;                                       // fingerprint
+    std::vector<std::pair<std::string, std::string>> counters; // (name, unit)
+    std::int64_t run_id = 0;                                   // the newest run the job covers
 };
 
 // What became of one job: the alerts it opened, or the error it met.
 struct watch_outcome {
     watch_job job;
     std::vector<std::int64_t> alerts;
-    std::string error;   // empty on success
+    std::string error; // empty on success
 };
 
 class watch_queue {
@@ -64,10 +64,10 @@ public:
     void drain();
 
     struct counts {
-        std::uint64_t done = 0;        // jobs run
-        std::uint64_t coalesced = 0;   // pushes merged into a waiting job
-        std::uint64_t failed = 0;      // jobs that threw
-        std::size_t pending = 0;       // groups waiting now
+        std::uint64_t done = 0;      // jobs run
+        std::uint64_t coalesced = 0; // pushes merged into a waiting job
+        std::uint64_t failed = 0;    // jobs that threw
+        std::size_t pending = 0;     // groups waiting now
     };
     [[nodiscard]] counts stats() const;
 
@@ -84,7 +84,7 @@ private:
     bool busy_ = false;
     bool stopping_ = false;
     counts counts_;
-    std::thread worker_;   // last: starts after everything it uses exists
+    std::thread worker_; // last: starts after everything it uses exists
 };
 
 } // namespace perfgate::service

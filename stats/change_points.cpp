@@ -55,10 +55,7 @@ double numpy_sum(const double* a, std::size_t n)
     return numpy_sum(a, half) + numpy_sum(a + half, n - half);
 }
 
-double numpy_mean(std::span<const double> x)
-{
-    return numpy_sum(x.data(), x.size()) / static_cast<double>(x.size());
-}
+double numpy_mean(std::span<const double> x) { return numpy_sum(x.data(), x.size()) / static_cast<double>(x.size()); }
 
 // np.std(x) (ddof = 0): sqrt(mean((x - mean)^2)).
 double numpy_std(std::span<const double> x, double mean)
@@ -178,7 +175,7 @@ segment_test merge_test(change_point_method method, std::span<const double> left
 // ---------------------------------------------------------------------------
 
 struct candidate {
-    std::size_t index = 0;  // first point of the right part, window coordinates
+    std::size_t index = 0; // first point of the right part, window coordinates
     double qhat = 0;
 };
 
@@ -200,8 +197,7 @@ struct candidate {
 // splits tie exactly (integer data).
 class energy_window {
 public:
-    explicit energy_window(std::span<const double> z)
-        : w_(z.size())
+    explicit energy_window(std::span<const double> z) : w_(z.size())
     {
         const Eigen::Map<const Eigen::VectorXd> x(z.data(), static_cast<Eigen::Index>(w_));
         const auto w = static_cast<Eigen::Index>(w_);
@@ -226,14 +222,14 @@ public:
     [[nodiscard]] candidate best(std::size_t s, std::size_t e)
     {
         PERFGATE_CHECK(s + 2 <= e && e <= w_);
-        const std::size_t l = e - s - 1;  // Q is l x l: row i is tau = s+1+i, column j is kappa = s+2+j
+        const std::size_t l = e - s - 1; // Q is l x l: row i is tau = s+1+i, column j is kappa = s+2+j
         // cv_[i] = cumsum over i of V(s, tau = s+1+i), where
         // V(s, t) = sum_{r=s..t-1} D(r, t), formed as Otava does: the sum
         // from 0 minus the sum over [0, s).
         cv_.resize(l);
         for (std::size_t i = 0; i < l; ++i) {
             double head = 0;
-            if (l >= 2)  // (for l == 1 numpy sums differently, but V is unused)
+            if (l >= 2) // (for l == 1 numpy sums differently, but V is unused)
                 for (std::size_t r = 0; r < s; ++r) head += d_(idx(r), idx(s + 1 + i));
             const double v = v_(idx(s + i)) - head;
             cv_[i] = i == 0 ? v : cv_[i - 1] + v;
@@ -243,19 +239,18 @@ public:
         col_.resize(l);
         for (std::size_t j = 0; j < l; ++j) {
             // H(s+i, s+j) for i <= j; rows below the diagonal of H are 0.
-            const double kappa = static_cast<double>(j + 2);  // kappa - s
-            double tail = 0;  // sum_{a=i+1..l-1} H(s+a, s+j), from a = l-1 upwards
+            const double kappa = static_cast<double>(j + 2); // kappa - s
+            double tail = 0;                                 // sum_{a=i+1..l-1} H(s+a, s+j), from a = l-1 upwards
             for (std::size_t i = l; i-- > 0;) {
                 col_[i] = tail;
                 if (i <= j) tail += h_(idx(s + i), idx(s + j));
             }
-            double down = 0;  // sum_{a=0..i} H(s+a, s+j)
+            double down = 0; // sum_{a=0..i} H(s+a, s+j)
             for (std::size_t i = 0; i <= j; ++i) {
                 down = i == 0 ? h_(idx(s), idx(s + j)) : down + h_(idx(s + i), idx(s + j));
                 const double a = (2.0 / kappa) * (down - (i == 0 ? 0.0 : cv_[i - 1]));
                 double b = 0;
-                if (i >= 1)
-                    b = (static_cast<double>(2 * (j + 1 - i)) / static_cast<double>((j + 2) * i)) * cv_[i - 1];
+                if (i >= 1) b = (static_cast<double>(2 * (j + 1 - i)) / static_cast<double>((j + 2) * i)) * cv_[i - 1];
                 double c = 0;
                 if (j >= i + 1)
                     c = (static_cast<double>(2 * (i + 1)) / static_cast<double>((j + 2) * (j - i))) * col_[i];
@@ -365,8 +360,8 @@ void rescore(std::span<const double> series, std::vector<scored_point>& points, 
 // while some point has p >= max_p drop the one with the largest p (the first
 // of equals), else drop the one with the smallest magnitude if that is not
 // above min_magnitude; then re-test the neighbours of the dropped point.
-void merge_pass(std::span<const double> series, std::vector<scored_point>& points, double max_p,
-                double min_magnitude, change_point_method method)
+void merge_pass(std::span<const double> series, std::vector<scored_point>& points, double max_p, double min_magnitude,
+                change_point_method method)
 {
     while (!points.empty()) {
         std::size_t weakest = 0;
@@ -425,7 +420,7 @@ std::size_t energy_location(std::span<const double> series, std::size_t from, st
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
     std::vector<std::size_t> position(n);     // of each point in sorted order
-    std::vector<double> sorted_sum(n + 1, 0);  // sums of the k smallest values
+    std::vector<double> sorted_sum(n + 1, 0); // sums of the k smallest values
     for (std::size_t k = 0; k < n; ++k) {
         position[order[k]] = k;
         sorted_sum[k + 1] = sorted_sum[k] + v[order[k]];
@@ -451,7 +446,7 @@ std::size_t energy_location(std::span<const double> series, std::size_t from, st
     std::size_t at = from + 1;
     for (std::size_t t = 0; t + 1 < n; ++t) {
         const double value = v[t];
-        double sum_below = 0;  // moved points at sorted positions <= position[t]
+        double sum_below = 0; // moved points at sorted positions <= position[t]
         std::size_t count_below = 0;
         for (std::size_t k = position[t] + 1; k > 0; k -= lowbit(k)) {
             sum_below += tree_sum[k];

@@ -54,7 +54,7 @@ struct change_point_options {
 };
 
 struct change_point {
-    std::size_t index = 0;  // first point of the new segment, 0-based
+    std::size_t index = 0; // first point of the new segment, 0-based
     // otava: Student's t-test p as Otava reports it; perfgate: Pettitt's p
     // between the two segments. Always < max_p.
     double p_value = 1;
@@ -80,7 +80,6 @@ struct change_point {
 // Hodges-Lehmann estimates over the final segments, O(n log n): about 11 ms
 // for 5,000 points and 120 ms for 50,000 (bench/bench_change_points,
 // Release). Pure function of its input; safe to call from several threads.
-std::vector<change_point> change_points(std::span<const double> series,
-                                        const change_point_options& options = {});
+std::vector<change_point> change_points(std::span<const double> series, const change_point_options& options = {});
 
 } // namespace perfgate::stats

@@ -34,8 +34,8 @@ inline constexpr double mad_normal_consistency = 1.482602218505602;
 struct summary {
     std::size_t n = 0;
     double mean = 0, median = 0, min = 0, max = 0;
-    std::optional<double> stddev;  // n < 2 -> nullopt
-    std::optional<double> cov;     // n < 2 or mean == 0 -> nullopt
+    std::optional<double> stddev; // n < 2 -> nullopt
+    std::optional<double> cov;    // n < 2 or mean == 0 -> nullopt
 };
 
 // All of the above from one sorted copy (O(n log n)). n == 0 -> nullopt.

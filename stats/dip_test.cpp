@@ -66,7 +66,7 @@ double segment_gap(const std::vector<double>& x, idx b, idx e, bool below)
     double widest = 1;
     const double xb = x[static_cast<std::size_t>(b)], xe = x[static_cast<std::size_t>(e)];
     if (e - b <= 1 || xe == xb) return widest;
-    const double slope = static_cast<double>(e - b) / (xe - xb);   // counts per unit of x
+    const double slope = static_cast<double>(e - b) / (xe - xb); // counts per unit of x
     for (idx i = b; i <= e; ++i) {
         const double rise = (x[static_cast<std::size_t>(i)] - xb) * slope;
         const double t = below ? static_cast<double>(i - b + 1) - rise : rise - static_cast<double>(i - b - 1);
@@ -87,8 +87,7 @@ struct dip_hull_gap {
     idx ih = 0;
 };
 
-dip_hull_gap dip_widest_hull_gap(const std::vector<double>& x, const std::vector<idx>& gcm,
-                                 const std::vector<idx>& lcm)
+dip_hull_gap dip_widest_hull_gap(const std::vector<double>& x, const std::vector<idx>& gcm, const std::vector<idx>& lcm)
 {
     auto at = [&x](idx i) { return x[static_cast<std::size_t>(i)]; };
     const idx gcm_last = std::ssize(gcm) - 1, lcm_last = std::ssize(lcm) - 1;
@@ -104,11 +103,11 @@ dip_hull_gap dip_widest_hull_gap(const std::vector<double>& x, const std::vector
         if (g > l) {
             // Majorant vertex l, under the minorant segment [g0, g].
             const idx g0 = gcm[static_cast<std::size_t>(ix + 1)];
-            gap = static_cast<long double>(l - g0 + 1) -
-                  (static_cast<long double>(at(l)) - at(g0)) * static_cast<long double>(g - g0) /
-                      static_cast<long double>(at(g) - at(g0));
+            gap = static_cast<long double>(l - g0 + 1) - (static_cast<long double>(at(l)) - at(g0)) *
+                                                             static_cast<long double>(g - g0) /
+                                                             static_cast<long double>(at(g) - at(g0));
             ++iv;
-            if (gap >= w.d) {   // false for NaN: a vertical segment has no line to measure from
+            if (gap >= w.d) { // false for NaN: a vertical segment has no line to measure from
                 w.d = gap;
                 w.ig = ix + 1;
                 w.ih = iv - 1;
@@ -166,7 +165,7 @@ double dip_outside_interval(const std::vector<double>& x, const std::vector<idx>
 double dip_in_counts(const std::vector<double>& x)
 {
     const idx n = std::ssize(x);
-    double dip = 1;   // the smallest dip, 1 / (2n): diptest's min.is.0 = FALSE
+    double dip = 1; // the smallest dip, 1 / (2n): diptest's min.is.0 = FALSE
     if (n < 2 || x.front() == x.back()) return dip;
 
     const std::vector<idx> prev = minorant_links(x);
@@ -175,9 +174,9 @@ double dip_in_counts(const std::vector<double>& x)
     idx lo = 0, hi = n - 1;
     std::vector<idx> gcm, lcm;
     while (lo < hi) {
-        gcm.assign(1, hi);   // minorant vertices from hi down to <= lo
+        gcm.assign(1, hi); // minorant vertices from hi down to <= lo
         while (gcm.back() > lo) gcm.push_back(prev[static_cast<std::size_t>(gcm.back())]);
-        lcm.assign(1, lo);   // majorant vertices from lo up to >= hi
+        lcm.assign(1, lo); // majorant vertices from lo up to >= hi
         while (lcm.back() < hi) lcm.push_back(next[static_cast<std::size_t>(lcm.back())]);
 
         const dip_hull_gap widest = dip_widest_hull_gap(x, gcm, lcm);
@@ -186,7 +185,7 @@ double dip_in_counts(const std::vector<double>& x)
 
         const idx new_lo = gcm[static_cast<std::size_t>(widest.ig)];
         const idx new_hi = lcm[static_cast<std::size_t>(widest.ih)];
-        if (new_lo == lo && new_hi == hi) break;   // no progress: final (Maechler's guard against cycling)
+        if (new_lo == lo && new_hi == hi) break; // no progress: final (Maechler's guard against cycling)
         lo = new_lo;
         hi = new_hi;
     }
@@ -201,12 +200,12 @@ struct dip_quantile {
     double q95;
 };
 constexpr dip_quantile dip_q95[] = {
-    {4, 0.20726978858735959},      {5, 0.18639179602794398},     {6, 0.16476960851330247},
-    {7, 0.15990339567833647},      {8, 0.15397830399856088},     {9, 0.14660378495401924},
-    {10, 0.13961139513709916},     {15, 0.11876076920366381},    {20, 0.10513021827063648},
-    {30, 0.088168914312666574},    {50, 0.070273787719126873},   {100, 0.051127944286882707},
-    {200, 0.036841841387830705},   {500, 0.023729474263341058},  {1000, 0.016934397006756415},
-    {2000, 0.012038099032834057},  {5000, 0.0076506368153934972}, {10000, 0.0054237224283639534},
+    {4, 0.20726978858735959},       {5, 0.18639179602794398},       {6, 0.16476960851330247},
+    {7, 0.15990339567833647},       {8, 0.15397830399856088},       {9, 0.14660378495401924},
+    {10, 0.13961139513709916},      {15, 0.11876076920366381},      {20, 0.10513021827063648},
+    {30, 0.088168914312666574},     {50, 0.070273787719126873},     {100, 0.051127944286882707},
+    {200, 0.036841841387830705},    {500, 0.023729474263341058},    {1000, 0.016934397006756415},
+    {2000, 0.012038099032834057},   {5000, 0.0076506368153934972},  {10000, 0.0054237224283639534},
     {20000, 0.0038433019024467852}, {40000, 0.0027237507348622332}, {72000, 0.0020317840161055505},
 };
 

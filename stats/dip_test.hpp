@@ -59,9 +59,9 @@ double dip_statistic(std::span<const double> x);
 std::optional<double> dip_critical_value(std::size_t n);
 
 struct dip_result {
-    double dip = 0;         // dip_statistic(x)
-    double critical = 0;    // dip_critical_value(x.size())
-    bool bimodal = false;   // dip.test p-value < dip_level: unimodality rejected
+    double dip = 0;       // dip_statistic(x)
+    double critical = 0;  // dip_critical_value(x.size())
+    bool bimodal = false; // dip.test p-value < dip_level: unimodality rejected
 };
 
 // The dip and its verdict at dip_level; nullopt for fewer than dip_min_n

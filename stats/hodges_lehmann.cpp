@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,7 +110,7 @@ public:
 
 private:
     static constexpr std::size_t buckets = 256;
-    static constexpr std::size_t sort_below = 48;   // sorting a few dozen beats another round
+    static constexpr std::size_t sort_below = 48; // sorting a few dozen beats another round
     static constexpr int max_rounds = 8;
 
     // out[i] = the ranks[i]-th smallest (0-based) of v; ranks ascending.
@@ -284,8 +284,8 @@ public:
 private:
     [[nodiscard]] double d(std::size_t j, std::size_t i) const { return c_[j] - bd_[i]; }
 
-    std::vector<double> bd_;  // baseline, descending
-    std::vector<double> c_;   // candidate, ascending
+    std::vector<double> bd_; // baseline, descending
+    std::vector<double> c_;  // candidate, ascending
 };
 
 // sum(t^3 - t) over groups of equal values within one sample.
@@ -334,8 +334,7 @@ std::size_t interval_rank(std::span<const double> b, std::span<const double> c, 
         const double m = static_cast<double>(b.size()), n = static_cast<double>(c.size());
         const double big_n = m + n;
         const double ties = within_tie_sum(b) + within_tie_sum(c);
-        const double sigma =
-            std::sqrt(m * n / 12 * ((big_n + 1) - ties / (big_n * (big_n - 1))));
+        const double sigma = std::sqrt(m * n / 12 * ((big_n + 1) - ties / (big_n * (big_n - 1))));
         const double z = normal_quantile(1 - alpha / 2);
         const double kf = std::floor(m * n / 2 + 0.5 - z * sigma);
         k = kf < 1 ? 1 : static_cast<std::size_t>(kf);
@@ -345,8 +344,7 @@ std::size_t interval_rank(std::span<const double> b, std::span<const double> c, 
 
 } // namespace
 
-shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double> c,
-                              double alpha, bool exact)
+shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double> c, double alpha, bool exact)
 {
     PERFGATE_CHECK(!b.empty() && !c.empty());
     for (double v : b) PERFGATE_CHECK(std::isfinite(v));

@@ -43,7 +43,6 @@ struct shift_estimate {
 // "stats.bad_probability" when alpha is not in (0, 1), and
 // "stats.exact_too_large" for exact = true on samples too large for the exact
 // distribution. All-equal samples give estimate = lower = upper = 0.
-shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double> c,
-                              double alpha, bool exact);
+shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double> c, double alpha, bool exact);
 
 } // namespace perfgate::stats

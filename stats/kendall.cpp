@@ -21,7 +21,7 @@ std::int64_t count_inversions(std::vector<double>& v, std::vector<double>& buf, 
     std::size_t i = lo, j = mid, k = lo;
     while (i < mid && j < hi) {
         if (v[j] < v[i]) {
-            inv += static_cast<std::int64_t>(mid - i);   // v[j] is below every value left in the left half
+            inv += static_cast<std::int64_t>(mid - i); // v[j] is below every value left in the left half
             buf[k++] = v[j++];
         } else {
             buf[k++] = v[i++];
@@ -55,7 +55,7 @@ constexpr std::int64_t kendall_exact_max_n = 33;
 // longer one.
 std::vector<double> null_counts(std::int64_t n, std::int64_t last)
 {
-    PERFGATE_CHECK(last >= 1);   // callers: c >= 2, or half the pairs of n >= 3
+    PERFGATE_CHECK(last >= 1); // callers: c >= 2, or half the pairs of n >= 3
     const std::size_t len = static_cast<std::size_t>(last) + 1;
     std::vector<double> counts(len, 0.0);
     counts[0] = 1.0;
@@ -119,8 +119,9 @@ double kendall_exact_p(std::int64_t n, std::int64_t c)
     // n <= 33 (kendall_trend uses the normal approximation above that),
     // where the lower tails come from a table built once.
     PERFGATE_CHECK(n < 171);
-    const double lower = n <= kendall_exact_max_n ? lower_tails()[static_cast<std::size_t>(n)][static_cast<std::size_t>(c)]
-                                                  : lower_tail(n, c);
+    const double lower = n <= kendall_exact_max_n
+                             ? lower_tails()[static_cast<std::size_t>(n)][static_cast<std::size_t>(c)]
+                             : lower_tail(n, c);
     return std::clamp(2.0 * lower / factorial(n), 0.0, 1.0);
 }
 

@@ -25,9 +25,9 @@
 namespace perfgate::stats {
 
 struct kendall_result {
-    double tau = 0;       // tau-b in [-1, 1]; > 0: the values rise with the order
-    double p_value = 1;   // two-sided, H0: every order of the values is equally likely
-    bool exact = false;   // the exact null distribution was used
+    double tau = 0;     // tau-b in [-1, 1]; > 0: the values rise with the order
+    double p_value = 1; // two-sided, H0: every order of the values is equally likely
+    bool exact = false; // the exact null distribution was used
 };
 
 // Kendall's tau-b of v against 0, 1, ..., n-1 and its two-sided p-value.

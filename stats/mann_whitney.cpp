@@ -19,18 +19,16 @@ void check_sample(std::span<const double> x)
 
 } // namespace
 
-exact_u_distribution::exact_u_distribution(std::size_t m, std::size_t n)
-    : m_(m), n_(n)
+exact_u_distribution::exact_u_distribution(std::size_t m, std::size_t n) : m_(m), n_(n)
 {
-    const std::size_t k = std::min(m, n);  // number of factors in the product
+    const std::size_t k = std::min(m, n); // number of factors in the product
     const std::size_t l = std::max(m, n);
     const std::size_t cells = m * n;
-    if (m != 0 && (cells / m != n || static_cast<double>(k) * static_cast<double>(cells) >
-                                         static_cast<double>(exact_u_max_work)))
-        throw perfgate::error("stats.exact_too_large",
-                              "exact Mann-Whitney distribution for sizes " + std::to_string(m) +
-                                  " and " + std::to_string(n) +
-                                  " is too expensive; use the normal approximation");
+    if (m != 0 &&
+        (cells / m != n || static_cast<double>(k) * static_cast<double>(cells) > static_cast<double>(exact_u_max_work)))
+        throw perfgate::error("stats.exact_too_large", "exact Mann-Whitney distribution for sizes " +
+                                                           std::to_string(m) + " and " + std::to_string(n) +
+                                                           " is too expensive; use the normal approximation");
 
     // Harding (1984), "An efficient, minimal-storage procedure for
     // calculating the Mann-Whitney U, generalized U and similar
@@ -46,7 +44,7 @@ exact_u_distribution::exact_u_distribution(std::size_t m, std::size_t n)
     f[0] = 1;
     for (std::size_t i = 1; i <= k; ++i) {
         const std::size_t a = l + i;
-        const std::size_t top = (i - 1) * l + a;  // degree after multiplying
+        const std::size_t top = (i - 1) * l + a; // degree after multiplying
         const double scale = static_cast<double>(i) / static_cast<double>(a);
         // Multiply by (1 - q^a), descending so f[j - a] is still the old value.
         for (std::size_t j = top; j >= a; --j) f[j] = scale * (f[j] - f[j - a]);
@@ -81,7 +79,7 @@ std::shared_ptr<const exact_u_distribution> shared_exact_u_distribution(std::siz
         std::rotate(cache.begin(), hit, hit + 1);
         return cache.front().dist;
     }
-    auto dist = std::make_shared<const exact_u_distribution>(m, n);   // may throw: nothing cached
+    auto dist = std::make_shared<const exact_u_distribution>(m, n); // may throw: nothing cached
     if (cache.size() == exact_u_cache_size) cache.pop_back();
     cache.insert(cache.begin(), entry{m, n, dist});
     return dist;
@@ -115,8 +113,7 @@ std::size_t exact_u_distribution::quantile(double q) const
 {
     if (!(q >= 0 && q <= 1))
         throw perfgate::error("stats.bad_probability",
-                              "exact_u_distribution::quantile: q must be in [0, 1], got " +
-                                  std::to_string(q));
+                              "exact_u_distribution::quantile: q must be in [0, 1], got " + std::to_string(q));
     const std::size_t top = m_ * n_;
     // Transcription of R's qwilcox (src/nmath/wilcox.c), including its
     // 10 * DBL_EPSILON fuzz and the upper-half search from the other tail.
@@ -124,11 +121,11 @@ std::size_t exact_u_distribution::quantile(double q) const
     if (q == 1) return top;
     if (q <= 0.5) {
         const double x = q - 10 * DBL_EPSILON;
-        const auto it = std::lower_bound(cdf_.begin(), cdf_.end(), x);  // first cdf >= x
+        const auto it = std::lower_bound(cdf_.begin(), cdf_.end(), x); // first cdf >= x
         return static_cast<std::size_t>(it - cdf_.begin());
     }
     const double x = 1 - q + 10 * DBL_EPSILON;
-    const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), x);  // first cdf > x
+    const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), x); // first cdf > x
     return top - static_cast<std::size_t>(it - cdf_.begin());
 }
 

@@ -24,10 +24,10 @@ enum class mwu_method { exact, asymptotic };
 inline constexpr std::size_t mwu_exact_limit = 50;
 
 struct mwu_result {
-    double u = 0;          // U of the baseline sample
-    double p_value = 1;    // two-sided
+    double u = 0;       // U of the baseline sample
+    double p_value = 1; // two-sided
     mwu_method method = mwu_method::exact;
-    bool ties = false;     // any tie across the pooled sample
+    bool ties = false; // any tie across the pooled sample
 };
 
 // Requires b.size() >= 1 and c.size() >= 1 (PERFGATE_CHECK); gate code checks
@@ -73,7 +73,7 @@ public:
 
 private:
     std::size_t m_, n_;
-    std::vector<double> cdf_;  // cdf_[k] = P(U <= k)
+    std::vector<double> cdf_; // cdf_[k] = P(U <= k)
 };
 
 // The exact distribution for (m, n) from a small per-thread cache, built on

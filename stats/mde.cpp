@@ -57,7 +57,7 @@ double normal_quantile(double p)
 // the tails so that small tail probabilities keep full relative precision.
 double normal_cdf(double x)
 {
-    constexpr double sqrth = std::numbers::sqrt2 / 2;  // cephes SQRTH, exact halving
+    constexpr double sqrth = std::numbers::sqrt2 / 2; // cephes SQRTH, exact halving
     const double t = x * sqrth;
     const double z = std::fabs(t);
     if (z < sqrth) return 0.5 + 0.5 * std::erf(t);
@@ -66,13 +66,9 @@ double normal_cdf(double x)
 }
 
 // Upper tail as scipy.stats.norm.sf: ndtr(-x).
-double normal_sf(double x)
-{
-    return normal_cdf(-x);
-}
+double normal_sf(double x) { return normal_cdf(-x); }
 
-std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b,
-                                                    double sd_c, std::size_t n_c,
+std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b, double sd_c, std::size_t n_c,
                                                     double centre, double alpha, double power)
 {
     check_probability(alpha, "alpha");
@@ -81,8 +77,7 @@ std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b
     if (n_b < 2 || n_c < 2 || centre == 0) return std::nullopt;
     if (exact_test_cannot_reach(n_b, n_c, alpha)) return std::numeric_limits<double>::infinity();
 
-    const double se = std::sqrt(sd_b * sd_b / static_cast<double>(n_b) +
-                                sd_c * sd_c / static_cast<double>(n_c));
+    const double se = std::sqrt(sd_b * sd_b / static_cast<double>(n_b) + sd_c * sd_c / static_cast<double>(n_c));
     // Two-sided normal power formula (e.g. Chow, Shao & Wang, Sample Size
     // Calculations in Clinical Research, 3.2), scaled by sqrt(pi/3): the
     // Mann-Whitney test needs pi/3 times the t-test's sample size for the
@@ -92,8 +87,8 @@ std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b
     return mde / std::fabs(centre) * 100;
 }
 
-std::optional<std::size_t> repetitions_for_mde(double sd_b, double sd_c, double centre, double target_pct,
-                                               double alpha, std::size_t max_n, double power)
+std::optional<std::size_t> repetitions_for_mde(double sd_b, double sd_c, double centre, double target_pct, double alpha,
+                                               std::size_t max_n, double power)
 {
     PERFGATE_CHECK(std::isfinite(target_pct) && target_pct >= 0);
     auto reaches = [&](std::size_t n) {

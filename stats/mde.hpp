@@ -19,10 +19,8 @@ inline constexpr double default_power = 0.80;
 // Returns +infinity when the exact test cannot reach alpha at all at these
 // sizes (min attainable p = 2 / C(n_b+n_c, n_b) > alpha), and nullopt when
 // n < 2 on a side or centre == 0.
-std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b,
-                                                    double sd_c, std::size_t n_c,
-                                                    double centre, double alpha,
-                                                    double power = default_power);
+std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b, double sd_c, std::size_t n_c,
+                                                    double centre, double alpha, double power = default_power);
 
 // The inverse of minimum_detectable_effect_pct in the sample size: the
 // smallest n, the same on both sides, with
@@ -33,8 +31,8 @@ std::optional<double> minimum_detectable_effect_pct(double sd_b, std::size_t n_b
 // or centre == 0 (a target of 0 is reached only without noise). Requires
 // target_pct >= 0, finite inputs (PERFGATE_CHECK)
 // and alpha, power in (0, 1) ("stats.bad_probability").
-std::optional<std::size_t> repetitions_for_mde(double sd_b, double sd_c, double centre, double target_pct,
-                                               double alpha, std::size_t max_n, double power = default_power);
+std::optional<std::size_t> repetitions_for_mde(double sd_b, double sd_c, double centre, double target_pct, double alpha,
+                                               std::size_t max_n, double power = default_power);
 
 // Standard normal quantile and cdf helpers (used across stats/).
 double normal_quantile(double p);

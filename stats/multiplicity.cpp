@@ -13,9 +13,8 @@ void check_p_values(std::span<const double> p)
 {
     for (std::size_t i = 0; i < p.size(); ++i)
         if (!(p[i] >= 0 && p[i] <= 1))
-            throw perfgate::error("stats.bad_p_value", "p-value [" + std::to_string(i) +
-                                                           "] must be in [0, 1], got " +
-                                                           std::to_string(p[i]));
+            throw perfgate::error("stats.bad_p_value",
+                                  "p-value [" + std::to_string(i) + "] must be in [0, 1], got " + std::to_string(p[i]));
 }
 
 // Indices that sort p ascending; stable like R's order() so equal p-values
@@ -53,7 +52,7 @@ std::vector<double> benjamini_hochberg(std::span<const double> p)
     const std::size_t n = p.size();
     const auto o = order_ascending(p);
     std::vector<double> out(n);
-    double running = 1;  // the min(1, .) cap folded into the running minimum
+    double running = 1; // the min(1, .) cap folded into the running minimum
     for (std::size_t r = n; r-- > 0;) {
         const double rank = static_cast<double>(r + 1);
         running = std::min(running, static_cast<double>(n) / rank * p[o[r]]);

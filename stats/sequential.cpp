@@ -48,15 +48,12 @@ constexpr double seq_kernel_reach = 10.0;
 // are +infinity (no test can reach them).
 constexpr double seq_boundary_cap = 40.0;
 
-double phi(double x)
-{
-    return std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi);
-}
+double phi(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2 * std::numbers::pi); }
 
 struct seq_density {
     double lo = seq_grid_lower;
     double step = 0;
-    std::vector<double> wf;   // Simpson weight x sub-density at lo + i * step
+    std::vector<double> wf; // Simpson weight x sub-density at lo + i * step
 
     [[nodiscard]] double z(std::size_t i) const { return lo + static_cast<double>(i) * step; }
 };
@@ -67,7 +64,7 @@ seq_density seq_simpson_grid(double c, double max_step)
 {
     seq_density g;
     const double hi = std::min(c, seq_grid_upper);
-    if (!(hi > g.lo)) return g;   // nothing continues (a boundary below -10)
+    if (!(hi > g.lo)) return g; // nothing continues (a boundary below -10)
     std::size_t intervals = 2 * static_cast<std::size_t>(std::ceil((hi - g.lo) / (2 * max_step)));
     intervals = std::max<std::size_t>(intervals, 2);
     g.step = (hi - g.lo) / static_cast<double>(intervals);
@@ -155,30 +152,26 @@ double seq_solve_boundary(const seq_density& prev, double info_prev, double info
     return lo + (hi - lo) / 2;
 }
 
-[[noreturn]] void seq_bad_plan(const std::string& what)
-{
-    throw perfgate::error("stats.bad_plan", what);
-}
+[[noreturn]] void seq_bad_plan(const std::string& what) { throw perfgate::error("stats.bad_plan", what); }
 
 void seq_check_information(std::span<const double> information, std::size_t other_size, const char* other)
 {
     if (information.empty()) seq_bad_plan("a sequential design needs at least one look");
     if (information.size() > sequential_max_looks)
-        seq_bad_plan(std::to_string(information.size()) + " looks; at most " +
-                     std::to_string(sequential_max_looks) + " (use larger blocks)");
+        seq_bad_plan(std::to_string(information.size()) + " looks; at most " + std::to_string(sequential_max_looks) +
+                     " (use larger blocks)");
     if (other_size != information.size())
         seq_bad_plan(std::string(other) + " has " + std::to_string(other_size) + " entries for " +
                      std::to_string(information.size()) + " looks");
     for (std::size_t k = 0; k < information.size(); ++k) {
         const double i = information[k];
         if (!(std::isfinite(i) && i > 0 && (k == 0 || i > information[k - 1])))
-            seq_bad_plan("information must be positive, finite and strictly increasing (look " +
-                         std::to_string(k + 1) + ": " + std::to_string(i) + ")");
+            seq_bad_plan("information must be positive, finite and strictly increasing (look " + std::to_string(k + 1) +
+                         ": " + std::to_string(i) + ")");
     }
 }
 
-std::vector<double> seq_boundaries(std::span<const double> information, std::span<const double> cumulative,
-                                   double step)
+std::vector<double> seq_boundaries(std::span<const double> information, std::span<const double> cumulative, double step)
 {
     std::vector<double> c(information.size());
     c[0] = cumulative[0] > 0 ? -normal_quantile(cumulative[0]) : infinity;
@@ -276,8 +269,8 @@ std::vector<double> spending_boundaries(std::span<const double> information, std
     for (std::size_t k = 0; k < cumulative_alpha.size(); ++k) {
         const double a = cumulative_alpha[k];
         if (!(a >= 0 && a < 1 && (k == 0 || a >= cumulative_alpha[k - 1])))
-            seq_bad_plan("cumulative alpha must be in [0, 1) and non-decreasing (look " + std::to_string(k + 1) +
-                         ": " + std::to_string(a) + ")");
+            seq_bad_plan("cumulative alpha must be in [0, 1) and non-decreasing (look " + std::to_string(k + 1) + ": " +
+                         std::to_string(a) + ")");
     }
     return seq_boundaries(information, cumulative_alpha, seq_step_for(information));
 }
@@ -305,7 +298,8 @@ std::vector<double> crossing_probabilities(std::span<const double> information, 
 sequential_plan::sequential_plan(double alpha, std::size_t min_n, std::size_t max_n, std::size_t block, spending fn)
     : alpha_(alpha), min_n_(min_n), max_n_(max_n), block_(block), fn_(fn)
 {
-    if (!(alpha > 0 && alpha < 1)) seq_bad_plan("sequential_plan: alpha must be in (0, 1), got " + std::to_string(alpha));
+    if (!(alpha > 0 && alpha < 1))
+        seq_bad_plan("sequential_plan: alpha must be in (0, 1), got " + std::to_string(alpha));
     if (min_n < 2)
         seq_bad_plan("sequential_plan: min_n must be at least 2 repetitions per side, got " + std::to_string(min_n));
     if (min_n > max_n)
@@ -330,7 +324,7 @@ void sequential_plan::compute_boundaries()
     spent_.clear();
     for (std::size_t k = 0; k + 1 < information_.size(); ++k)
         spent_.push_back(alpha_spent(fn_, a, information_[k] / total));
-    spent_.push_back(a);   // the final look spends exactly what is left
+    spent_.push_back(a); // the final look spends exactly what is left
     boundary_ = seq_boundaries(information_, spent_, seq_step_for(information_));
     set_nominal();
 }
@@ -408,12 +402,11 @@ void seq_check_look_args(const sequential_plan& plan, std::size_t look, std::spa
                          std::span<const double> candidate, double threshold_pct)
 {
     if (look >= plan.looks())
-        throw perfgate::error("stats.bad_look", "sequential_look: look " + std::to_string(look) +
-                                                    " of a plan with " + std::to_string(plan.looks()) + " looks");
+        throw perfgate::error("stats.bad_look", "sequential_look: look " + std::to_string(look) + " of a plan with " +
+                                                    std::to_string(plan.looks()) + " looks");
     if (!(std::isfinite(threshold_pct) && threshold_pct >= 0))
-        throw perfgate::error("stats.bad_threshold",
-                              "sequential_look: threshold_pct must be finite and >= 0, got " +
-                                  std::to_string(threshold_pct));
+        throw perfgate::error("stats.bad_threshold", "sequential_look: threshold_pct must be finite and >= 0, got " +
+                                                         std::to_string(threshold_pct));
     PERFGATE_CHECK(!baseline.empty() && !candidate.empty());
     for (double v : baseline) PERFGATE_CHECK(std::isfinite(v));
     for (double v : candidate) PERFGATE_CHECK(std::isfinite(v));
@@ -437,8 +430,7 @@ sequential_decision seq_direction_decision(int sign, worse_if worse)
 
 // docs/statistics.md "Deterministic counters": both sides have zero spread,
 // the change is known exactly and decided on the threshold alone.
-void seq_decide_deterministic(sequential_result& r, double med_b, double change, double threshold_pct,
-                              worse_if worse)
+void seq_decide_deterministic(sequential_result& r, double med_b, double change, double threshold_pct, worse_if worse)
 {
     r.deterministic = true;
     if (med_b != 0) {

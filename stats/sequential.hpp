@@ -94,11 +94,11 @@ inline constexpr double hsd_gamma = -4.0;
 enum class worse_if { higher, lower };
 
 enum class sequential_decision {
-    continue_sampling,  // not decided yet: measure another block
+    continue_sampling, // not decided yet: measure another block
     regression,
     improvement,
-    unchanged,          // the repeated CI lies inside +-threshold
-    inconclusive,       // budget spent (final look) without a decision
+    unchanged,    // the repeated CI lies inside +-threshold
+    inconclusive, // budget spent (final look) without a decision
 };
 
 // At most this many looks per plan. The boundary computation costs
@@ -122,15 +122,13 @@ double alpha_spent(spending fn, double a, double t);
 // exactly. Throws perfgate::error "stats.bad_plan" on bad input or more than
 // sequential_max_looks looks. Accuracy: the crossing probabilities of the
 // result are within 1e-7 relative of the targets (tests/test_sequential).
-std::vector<double> spending_boundaries(std::span<const double> information,
-                                        std::span<const double> cumulative_alpha);
+std::vector<double> spending_boundaries(std::span<const double> information, std::span<const double> cumulative_alpha);
 
 // The other direction of the same computation: for boundaries c_1..c_K
 // (+infinity allowed), the probabilities under H0 of first crossing at each
 // look, P(Z_1 < c_1, ..., Z_{k-1} < c_{k-1}, Z_k >= c_k). Their sum is the
 // one-sided family-wise error. Same input rules and errors as above.
-std::vector<double> crossing_probabilities(std::span<const double> information,
-                                           std::span<const double> boundaries);
+std::vector<double> crossing_probabilities(std::span<const double> information, std::span<const double> boundaries);
 
 // A planned sequence of looks with its boundaries, computed once at
 // construction (about 30 ms for 12 looks, 0.4 s for 100). Immutable.
@@ -207,11 +205,11 @@ struct sequential_result {
     // rule; no test, method nullopt.
     bool deterministic = false;
     std::optional<mwu_method> method;
-    double u = 0;                // U of the baseline sample
-    double p_value = 1;          // two-sided Mann-Whitney p, as the fixed gate reports it
-    double p_one_sided = 0.5;    // p_value / 2: toward the direction the ranks moved
-    double nominal_p = 0;        // this look's one-sided level p_k
-    double boundary_z = 0;       // c_k
+    double u = 0;             // U of the baseline sample
+    double p_value = 1;       // two-sided Mann-Whitney p, as the fixed gate reports it
+    double p_one_sided = 0.5; // p_value / 2: toward the direction the ranks moved
+    double nominal_p = 0;     // this look's one-sided level p_k
+    double boundary_z = 0;    // c_k
     // (median(C) - median(B)) / |median(B)| * 100; +-infinity for a change
     // away from a zero baseline median, nullopt when both medians are 0.
     std::optional<double> delta_pct;
@@ -241,8 +239,8 @@ struct sequential_result {
 // "stats.bad_threshold" for a negative or non-finite threshold; empty or
 // non-finite samples are the caller's bug (PERFGATE_CHECK, as
 // mann_whitney_u).
-sequential_result sequential_look(const sequential_plan& plan, std::size_t look,
-                                  std::span<const double> baseline, std::span<const double> candidate,
-                                  double threshold_pct, worse_if worse = worse_if::higher);
+sequential_result sequential_look(const sequential_plan& plan, std::size_t look, std::span<const double> baseline,
+                                  std::span<const double> candidate, double threshold_pct,
+                                  worse_if worse = worse_if::higher);
 
 } // namespace perfgate::stats

@@ -9,8 +9,8 @@
 
 namespace perfgate::stats {
 
-std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n1,
-                                         double mean2, double sd2, std::size_t n2)
+std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n1, double mean2, double sd2,
+                                         std::size_t n2)
 {
     PERFGATE_CHECK(std::isfinite(mean1) && std::isfinite(sd1) && sd1 >= 0);
     PERFGATE_CHECK(std::isfinite(mean2) && std::isfinite(sd2) && sd2 >= 0);

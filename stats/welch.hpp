@@ -9,15 +9,15 @@ namespace perfgate::stats {
 
 struct welch_result {
     double t = 0;
-    double df = 0;       // Welch-Satterthwaite degrees of freedom
-    double p_value = 1;  // two-sided
+    double df = 0;      // Welch-Satterthwaite degrees of freedom
+    double p_value = 1; // two-sided
 };
 
 // Group 1 is the baseline; t = (mean2 - mean1) / se. nullopt when n < 2 on a
 // side or both standard deviations are 0. Matches
 // scipy.stats.ttest_ind_from_stats(m1, s1, n1, m2, s2, n2, equal_var=False)
 // (scipy's t has the opposite sign convention: mean1 - mean2).
-std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n1,
-                                         double mean2, double sd2, std::size_t n2);
+std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n1, double mean2, double sd2,
+                                         std::size_t n2);
 
 } // namespace perfgate::stats

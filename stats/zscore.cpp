@@ -1,7 +1,7 @@
 #include "stats/zscore.hpp"
 
-#include "stats/descriptive.hpp"
 #include "model/error.hpp"
+#include "stats/descriptive.hpp"
 
 #include <cmath>
 
@@ -10,7 +10,7 @@ namespace perfgate::stats {
 std::optional<double> z_score(double x, std::span<const double> history)
 {
     PERFGATE_CHECK(std::isfinite(x));
-    const auto sd = stddev(history);  // nullopt for n < 2
+    const auto sd = stddev(history); // nullopt for n < 2
     if (!sd || *sd == 0) return std::nullopt;
     return (x - *mean(history)) / *sd;
 }
@@ -18,7 +18,7 @@ std::optional<double> z_score(double x, std::span<const double> history)
 std::optional<double> robust_z_score(double x, std::span<const double> history)
 {
     PERFGATE_CHECK(std::isfinite(x));
-    const auto m = mad(history);  // nullopt for n == 0
+    const auto m = mad(history); // nullopt for n == 0
     if (!m || *m == 0) return std::nullopt;
     // Iglewicz & Hoaglin (1993), "How to Detect and Handle Outliers": the
     // median and the normal-consistent MAD replace mean and sd, so one

@@ -1,7 +1,7 @@
 // Project settings, change points and alerts (store/migrations/004_alerts.sql).
+#include "store/listing_sql.hpp"
 #include "store/store.hpp"
 #include "store/store_impl.hpp"
-#include "store/listing_sql.hpp"
 
 #include "model/error.hpp"
 
@@ -40,7 +40,8 @@ series_ids resolve(connection& c, std::string_view project, const model::series_
         st.bind(":project_id", *ids.project).bind(":name", s.benchmark);
         if (st.step()) ids.benchmark = st.int64(0);
     }
-    if (!s.counter.empty()) ids.counter = lookup_id(c, "SELECT id FROM counters WHERE name = :name", {{":name", s.counter}});
+    if (!s.counter.empty())
+        ids.counter = lookup_id(c, "SELECT id FROM counters WHERE name = :name", {{":name", s.counter}});
     if (!s.testbed.empty()) {
         ids.testbed = lookup_id(c, "SELECT id FROM testbeds WHERE fingerprint = :fp", {{":fp", s.testbed}});
     }
@@ -65,15 +66,21 @@ void read_numbers(const statement& st, int first, model::change_point_record& r)
 
 void bind_numbers(statement& st, const model::change_point_record& r)
 {
-    st.bind(":p_value", r.p_value).bind(":mean_before", r.mean_before).bind(":mean_after", r.mean_after)
-        .bind(":median_before", r.median_before).bind(":median_after", r.median_after)
-        .bind(":delta_pct", r.delta_pct).bind(":shift", r.shift).bind(":shift_lower", r.shift_lower)
+    st.bind(":p_value", r.p_value)
+        .bind(":mean_before", r.mean_before)
+        .bind(":mean_after", r.mean_after)
+        .bind(":median_before", r.median_before)
+        .bind(":median_after", r.median_after)
+        .bind(":delta_pct", r.delta_pct)
+        .bind(":shift", r.shift)
+        .bind(":shift_lower", r.shift_lower)
         .bind(":shift_upper", r.shift_upper);
 }
 
-#define PERFGATE_NUMBERS "p_value, mean_before, mean_after, median_before, median_after, delta_pct, shift, shift_lower, shift_upper"
-#define PERFGATE_NUMBER_PARAMS                                                                     \
-    ":p_value, :mean_before, :mean_after, :median_before, :median_after, :delta_pct, :shift, "     \
+#define PERFGATE_NUMBERS \
+    "p_value, mean_before, mean_after, median_before, median_after, delta_pct, shift, shift_lower, shift_upper"
+#define PERFGATE_NUMBER_PARAMS \
+    ":p_value, :mean_before, :mean_after, :median_before, :median_after, :delta_pct, :shift, " \
     ":shift_lower, :shift_upper"
 
 using detail::alert_select;
@@ -129,7 +136,9 @@ void store::set_baseline_branch(std::string_view project, std::string_view branc
             throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
         }
         c.prepare("UPDATE projects SET baseline_branch = :branch WHERE name = :name")
-            .bind(":branch", branch).bind(":name", project).run();
+            .bind(":branch", branch)
+            .bind(":name", project)
+            .run();
     });
 }
 
@@ -168,8 +177,8 @@ series_ids resolve_detected(connection& c, const std::string& name, std::string_
     auto ids = resolve(c, project, d.series);
     if (!ids.project || !ids.benchmark || !ids.counter || !ids.testbed) {
         throw error("store.not_found",
-                    fmt::format("{}: series {} / {} / testbed {} / branch {} of project {} not found",
-                                name, shown_name(d.series.benchmark), shown_name(d.series.counter),
+                    fmt::format("{}: series {} / {} / testbed {} / branch {} of project {} not found", name,
+                                shown_name(d.series.benchmark), shown_name(d.series.counter),
                                 shown_name(d.series.testbed), shown_name(d.series.branch), shown_name(project)));
     }
     return ids;
@@ -180,8 +189,8 @@ using tail_alert_list = std::vector<std::pair<std::size_t, std::int64_t>>;
 
 // What a series stores for the runs of a detection's tail.
 struct tail_rows {
-    tail_alert_list alerts;                                     // (position, alert id)
-    std::vector<std::int64_t> stale;                            // change points to replace
+    tail_alert_list alerts;          // (position, alert id)
+    std::vector<std::int64_t> stale; // change points to replace
 };
 
 // Rows of this series with a run id in the tail's range (one range of
@@ -197,9 +206,12 @@ tail_rows rows_in_tail(connection& c, const series_ids& ids, const store::series
     const std::int64_t first = *range.first, last = *range.second;
     auto in_range = [&](std::string_view sql, auto&& use) {
         auto st = c.prepare(sql);
-        st.bind(":benchmark_id", *ids.benchmark).bind(":counter_id", *ids.counter)
-            .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch)
-            .bind(":first", first).bind(":last", last);
+        st.bind(":benchmark_id", *ids.benchmark)
+            .bind(":counter_id", *ids.counter)
+            .bind(":testbed_id", *ids.testbed)
+            .bind(":branch", d.series.branch)
+            .bind(":first", first)
+            .bind(":last", last);
         while (st.step()) {
             if (auto it = position.find(st.int64(0)); it != position.end()) use(it->second, st);
         }
@@ -234,7 +246,7 @@ std::optional<std::int64_t> nearest_unclaimed_alert(const tail_alert_list& tail_
 // Moves alert id to the change r (the same change, found again).
 void move_alert(connection& c, std::int64_t id, const model::change_point_record& r, std::int64_t now)
 {
-    auto up = c.prepare("UPDATE alerts SET run_id = :run_id, " 
+    auto up = c.prepare("UPDATE alerts SET run_id = :run_id, "
                         "p_value = :p_value, mean_before = :mean_before, mean_after = :mean_after, "
                         "median_before = :median_before, median_after = :median_after, "
                         "delta_pct = :delta_pct, shift = :shift, shift_lower = :shift_lower, "
@@ -250,11 +262,15 @@ std::int64_t open_alert(connection& c, const series_ids& ids, const std::string&
 {
     auto add = c.prepare("INSERT INTO alerts (project_id, benchmark_id, counter_id, testbed_id, branch, "
                          "run_id, " PERFGATE_NUMBERS ", created_at, updated_at) VALUES (:project_id, "
-                         ":benchmark_id, :counter_id, :testbed_id, :branch, :run_id, "
-                         PERFGATE_NUMBER_PARAMS ", :now, :now) RETURNING id");
-    add.bind(":project_id", *ids.project).bind(":benchmark_id", *ids.benchmark)
-        .bind(":counter_id", *ids.counter).bind(":testbed_id", *ids.testbed)
-        .bind(":branch", branch).bind(":run_id", r.run_id).bind(":now", now);
+                         ":benchmark_id, :counter_id, :testbed_id, :branch, :run_id, " PERFGATE_NUMBER_PARAMS
+                         ", :now, :now) RETURNING id");
+    add.bind(":project_id", *ids.project)
+        .bind(":benchmark_id", *ids.benchmark)
+        .bind(":counter_id", *ids.counter)
+        .bind(":testbed_id", *ids.testbed)
+        .bind(":branch", branch)
+        .bind(":run_id", r.run_id)
+        .bind(":now", now);
     bind_numbers(add, r);
     add.step();
     const auto id = add.int64(0);
@@ -269,7 +285,7 @@ void apply_series_detection(connection& c, const std::string& name, std::string_
                             const store::series_detection& d, std::int64_t now, std::vector<std::int64_t>& opened)
 {
     const auto ids = resolve_detected(c, name, project, d);
-    std::unordered_map<std::int64_t, std::size_t> position;   // run id -> index in the tail
+    std::unordered_map<std::int64_t, std::size_t> position; // run id -> index in the tail
     for (std::size_t i = 0; i < d.tail.size(); ++i) position.emplace(d.tail[i], i);
     auto [tail_alerts, stale] = rows_in_tail(c, ids, d, position);
 
@@ -277,19 +293,23 @@ void apply_series_detection(connection& c, const std::string& name, std::string_
     del.bind(":counter_id", *ids.counter);
     for (const auto run : stale) del.bind(":run_id", run).run();
 
-    auto ins = c.prepare("INSERT INTO change_points (run_id, counter_id, benchmark_id, testbed_id, branch, "
-                         PERFGATE_NUMBERS ") VALUES (:run_id, :counter_id, :benchmark_id, :testbed_id, "
-                         ":branch, " PERFGATE_NUMBER_PARAMS ")");
-    std::vector<std::int64_t> matched;   // alerts already claimed in this detection
+    auto ins = c.prepare(
+        "INSERT INTO change_points (run_id, counter_id, benchmark_id, testbed_id, branch, " PERFGATE_NUMBERS
+        ") VALUES (:run_id, :counter_id, :benchmark_id, :testbed_id, "
+        ":branch, " PERFGATE_NUMBER_PARAMS ")");
+    std::vector<std::int64_t> matched; // alerts already claimed in this detection
     for (const auto& f : d.found) {
         const auto& r = f.record;
         const auto at = position.find(r.run_id);
         if (at == position.end()) {
-            throw error("store.constraint", fmt::format("{}: change point at run {} is not in its series's tail",
-                                                        name, r.run_id));
+            throw error("store.constraint",
+                        fmt::format("{}: change point at run {} is not in its series's tail", name, r.run_id));
         }
-        ins.bind(":run_id", r.run_id).bind(":counter_id", *ids.counter).bind(":benchmark_id", *ids.benchmark)
-            .bind(":testbed_id", *ids.testbed).bind(":branch", d.series.branch);
+        ins.bind(":run_id", r.run_id)
+            .bind(":counter_id", *ids.counter)
+            .bind(":benchmark_id", *ids.benchmark)
+            .bind(":testbed_id", *ids.testbed)
+            .bind(":branch", d.series.branch);
         bind_numbers(ins, r);
         ins.run();
         if (!f.worse) continue;
@@ -346,8 +366,12 @@ std::vector<model::alert> store::alerts(const model::alert_query& q) const
                            "ORDER BY a.id DESC LIMIT :limit");
     std::optional<std::string> status;
     if (q.status) status = std::string(model::to_string(*q.status));
-    st.bind(":project", q.project).bind(":status", status).bind(":benchmark", q.benchmark)
-        .bind(":counter", q.counter).bind(":testbed", q.testbed).bind(":limit", to_int64(q.limit));
+    st.bind(":project", q.project)
+        .bind(":status", status)
+        .bind(":benchmark", q.benchmark)
+        .bind(":counter", q.counter)
+        .bind(":testbed", q.testbed)
+        .bind(":limit", to_int64(q.limit));
     while (st.step()) out.push_back(read_alert(st));
     return out;
 }
@@ -362,8 +386,11 @@ std::vector<model::alert> store::open_alerts(std::string_view project, std::stri
     // The status condition is alerts_open's own, word for word: SQLite uses
     // a partial index only for a query whose WHERE contains the index's.
     auto st = (*c).prepare((*c).pick(detail::open_alerts_sql));
-    st.bind(":project", project).bind(":benchmark", benchmark).bind(":testbed", testbed_fingerprint)
-        .bind(":branch", branch).bind(":limit", to_int64(limit));
+    st.bind(":project", project)
+        .bind(":benchmark", benchmark)
+        .bind(":testbed", testbed_fingerprint)
+        .bind(":branch", branch)
+        .bind(":limit", to_int64(limit));
     while (st.step()) out.push_back(read_alert(st));
     std::reverse(out.begin(), out.end());
     return out;
@@ -375,15 +402,18 @@ std::optional<model::alert> store::load_alert(std::string_view project, std::int
     return load_alert_on(*c, project, id);
 }
 
-std::optional<model::alert> store::update_alert(std::string_view project, std::int64_t id,
-                                                const model::alert_update& u)
+std::optional<model::alert> store::update_alert(std::string_view project, std::int64_t id, const model::alert_update& u)
 {
     return impl_->write([&](connection& c) -> std::optional<model::alert> {
         if (!load_alert_on(c, project, id)) return std::nullopt;
         c.prepare("UPDATE alerts SET status = :status, note = coalesce(:note, note), changed_by = :by, "
                   "changed_at = :now WHERE id = :id")
-            .bind(":status", model::to_string(u.status)).bind(":note", u.note).bind(":by", u.changed_by)
-            .bind(":now", unix_now()).bind(":id", id).run();
+            .bind(":status", model::to_string(u.status))
+            .bind(":note", u.note)
+            .bind(":by", u.changed_by)
+            .bind(":now", unix_now())
+            .bind(":id", id)
+            .run();
         return load_alert_on(c, project, id);
     });
 }
@@ -394,22 +424,26 @@ std::vector<model::change_point_record> store::change_points(std::string_view pr
     std::vector<model::change_point_record> out;
     impl::read_lease lease(*impl_);
     auto& c = *lease;
-    auto st = c.prepare("SELECT b.name, c.name, t.fingerprint, cp.branch, cp.run_id, r.git_sha, r.created_at, "
-                        PERFGATE_NUMBERS " FROM change_points cp "
-                        "JOIN benchmarks b ON b.id = cp.benchmark_id JOIN projects p ON p.id = b.project_id "
-                        "JOIN counters c ON c.id = cp.counter_id JOIN testbeds t ON t.id = cp.testbed_id "
-                        "JOIN runs r ON r.id = cp.run_id "
-                        "WHERE p.name = :project AND b.name = :benchmark "
-                        "AND (c.name = :counter OR :counter IS NULL) "
-                        "AND (t.fingerprint = :testbed OR t.name = :testbed OR :testbed IS NULL) "
-                        "AND (cp.branch = :branch OR :branch IS NULL) "
-                        "ORDER BY r.created_at, cp.run_id");
+    auto st = c.prepare(
+        "SELECT b.name, c.name, t.fingerprint, cp.branch, cp.run_id, r.git_sha, r.created_at, " PERFGATE_NUMBERS
+        " FROM change_points cp "
+        "JOIN benchmarks b ON b.id = cp.benchmark_id JOIN projects p ON p.id = b.project_id "
+        "JOIN counters c ON c.id = cp.counter_id JOIN testbeds t ON t.id = cp.testbed_id "
+        "JOIN runs r ON r.id = cp.run_id "
+        "WHERE p.name = :project AND b.name = :benchmark "
+        "AND (c.name = :counter OR :counter IS NULL) "
+        "AND (t.fingerprint = :testbed OR t.name = :testbed OR :testbed IS NULL) "
+        "AND (cp.branch = :branch OR :branch IS NULL) "
+        "ORDER BY r.created_at, cp.run_id");
     std::optional<std::string> testbed, branch, counter;
     if (!series.testbed.empty()) testbed = series.testbed;
     if (!series.branch.empty()) branch = series.branch;
     if (!series.counter.empty()) counter = series.counter;
-    st.bind(":project", project).bind(":benchmark", series.benchmark).bind(":counter", counter)
-        .bind(":testbed", testbed).bind(":branch", branch);
+    st.bind(":project", project)
+        .bind(":benchmark", series.benchmark)
+        .bind(":counter", counter)
+        .bind(":testbed", testbed)
+        .bind(":branch", branch);
     while (st.step()) {
         model::change_point_record r;
         r.series = {st.text(0), st.text(1), st.text(2), st.text(3)};

@@ -37,8 +37,11 @@ void store::put_flame_graph(std::string_view project, std::int64_t comparison_id
                   "VALUES (:id, :benchmark, :kind, :content, :now) "
                   "ON CONFLICT (comparison_id, kind, benchmark) DO UPDATE SET "
                   "content = excluded.content, created_at = excluded.created_at")
-            .bind(":id", comparison_id).bind(":benchmark", benchmark).bind(":kind", flame_graph_kind)
-            .bind(":content", svg).bind(":now", unix_now())
+            .bind(":id", comparison_id)
+            .bind(":benchmark", benchmark)
+            .bind(":kind", flame_graph_kind)
+            .bind(":content", svg)
+            .bind(":now", unix_now())
             .run();
     });
 }
@@ -51,7 +54,10 @@ std::optional<std::string> store::load_flame_graph(std::string_view project, std
                            "JOIN projects p ON p.id = c.project_id "
                            "WHERE a.comparison_id = :id AND a.kind = :kind AND a.benchmark = :benchmark "
                            "AND p.name = :project");
-    st.bind(":id", comparison_id).bind(":kind", flame_graph_kind).bind(":benchmark", benchmark).bind(":project", project);
+    st.bind(":id", comparison_id)
+        .bind(":kind", flame_graph_kind)
+        .bind(":benchmark", benchmark)
+        .bind(":project", project);
     if (!st.step()) return std::nullopt;
     return st.text(0);
 }
@@ -59,9 +65,10 @@ std::optional<std::string> store::load_flame_graph(std::string_view project, std
 std::vector<std::string> store::flame_graph_benchmarks(std::string_view project, std::int64_t comparison_id) const
 {
     impl::read_lease c(*impl_);
-    auto st = (*c).prepare("SELECT a.benchmark FROM comparison_artifacts a JOIN comparisons c ON c.id = a.comparison_id "
-                           "JOIN projects p ON p.id = c.project_id "
-                           "WHERE a.comparison_id = :id AND a.kind = :kind AND p.name = :project ORDER BY a.benchmark");
+    auto st = (*c).prepare(
+        "SELECT a.benchmark FROM comparison_artifacts a JOIN comparisons c ON c.id = a.comparison_id "
+        "JOIN projects p ON p.id = c.project_id "
+        "WHERE a.comparison_id = :id AND a.kind = :kind AND p.name = :project ORDER BY a.benchmark");
     st.bind(":id", comparison_id).bind(":kind", flame_graph_kind).bind(":project", project);
     std::vector<std::string> out;
     while (st.step()) out.push_back(st.text(0));

@@ -2,9 +2,9 @@
 // request key (a SHA-256 of what was compared).
 #include "store/store.hpp"
 
-#include "store/store_impl.hpp"
-#include "store/listing_sql.hpp"
 #include "model/error.hpp"
+#include "store/listing_sql.hpp"
+#include "store/store_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -23,9 +23,8 @@ namespace {
 void check_request_key(std::string_view store_name, std::string_view request_key)
 {
     const bool hex_digest = request_key.size() == 64 &&
-                            std::all_of(request_key.begin(), request_key.end(), [](char ch) {
-                                return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
-                            });
+                            std::all_of(request_key.begin(), request_key.end(),
+                                        [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); });
     if (!hex_digest) {
         throw error("store.constraint",
                     fmt::format("{}: comparison request_key must be 64 lowercase hex digits (a SHA-256), got {}",
@@ -35,15 +34,15 @@ void check_request_key(std::string_view store_name, std::string_view request_key
 
 } // namespace
 
-std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run,
-                                      std::int64_t candidate_run, std::string_view report_json)
+std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                      std::string_view report_json)
 {
     return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::nullopt, std::nullopt);
 }
 
-std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run,
-                                      std::int64_t candidate_run, std::string_view report_json,
-                                      std::string_view request_key, const std::optional<report_facts>& facts)
+std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                      std::string_view report_json, std::string_view request_key,
+                                      const std::optional<report_facts>& facts)
 {
     check_request_key(impl_->name_, request_key);
     return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::string(request_key), facts);
@@ -108,8 +107,8 @@ std::int64_t store::insert_comparison_on(connection& c, std::string_view project
         }
         for (const auto run : {baseline_run, candidate_run}) {
             if (std::find(found.begin(), found.end(), run) == found.end()) {
-                throw error("store.not_found", fmt::format("{}: run {} not found in project {}", impl_->name_, run,
-                                                           shown_name(project)));
+                throw error("store.not_found",
+                            fmt::format("{}: run {} not found in project {}", impl_->name_, run, shown_name(project)));
             }
         }
     }
@@ -127,35 +126,41 @@ std::int64_t store::insert_comparison_on(connection& c, std::string_view project
         // (reports are at most a few MB: these take 14 ms on a 2.7 MB
         // one, SQLite 3.40, next to the second a compare of that size
         // takes); PostgreSQL's perfgate_report_summary (pg/001_initial.sql).
-        auto st = c.prepare(facts ? std::string_view(
-            "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
-            "verdict, benchmark_count) "
-            "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, :verdict, :benchmark_count) "
-            "ON CONFLICT DO NOTHING RETURNING id") : c.pick({
-            "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
-            "verdict, benchmark_count) "
-            "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, "
-            "CASE WHEN json_valid(:report) AND json_extract(:report, '$.verdict') IN ('pass', 'fail', "
-            "'inconclusive') THEN json_extract(:report, '$.verdict') END, "
-            "CASE WHEN json_valid(:report) AND json_type(:report, '$.benchmarks') = 'array' "
-            "THEN json_array_length(:report, '$.benchmarks') END) "
-            "ON CONFLICT DO NOTHING RETURNING id",
-            "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
-            "verdict, benchmark_count) "
-            "SELECT :project_id::bigint, :baseline::bigint, :candidate::bigint, :report::text, :now::bigint, "
-            ":request_key::text, s.verdict, s.benchmark_count "
-            "FROM perfgate_report_summary(:report) s "
-            "ON CONFLICT DO NOTHING RETURNING id",
-        }));
-        st.bind(":project_id", *project_id).bind(":baseline", baseline_run).bind(":candidate", candidate_run)
-            .bind(":report", report_json).bind(":now", unix_now()).bind(":request_key", request_key);
+        auto st = c.prepare(
+            facts
+                ? std::string_view(
+                      "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
+                      "verdict, benchmark_count) "
+                      "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, :verdict, :benchmark_count) "
+                      "ON CONFLICT DO NOTHING RETURNING id")
+                : c.pick({
+                      "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
+                      "verdict, benchmark_count) "
+                      "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, "
+                      "CASE WHEN json_valid(:report) AND json_extract(:report, '$.verdict') IN ('pass', 'fail', "
+                      "'inconclusive') THEN json_extract(:report, '$.verdict') END, "
+                      "CASE WHEN json_valid(:report) AND json_type(:report, '$.benchmarks') = 'array' "
+                      "THEN json_array_length(:report, '$.benchmarks') END) "
+                      "ON CONFLICT DO NOTHING RETURNING id",
+                      "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
+                      "verdict, benchmark_count) "
+                      "SELECT :project_id::bigint, :baseline::bigint, :candidate::bigint, :report::text, :now::bigint, "
+                      ":request_key::text, s.verdict, s.benchmark_count "
+                      "FROM perfgate_report_summary(:report) s "
+                      "ON CONFLICT DO NOTHING RETURNING id",
+                  }));
+        st.bind(":project_id", *project_id)
+            .bind(":baseline", baseline_run)
+            .bind(":candidate", candidate_run)
+            .bind(":report", report_json)
+            .bind(":now", unix_now())
+            .bind(":request_key", request_key);
         if (facts) st.bind(":verdict", facts->verdict).bind(":benchmark_count", facts->benchmark_count);
         if (st.step()) id = st.int64(0);
         st.run();
     }
     if (!id) {
-        auto st = c.prepare(
-            "SELECT id FROM comparisons WHERE project_id = :project_id AND request_key = :request_key");
+        auto st = c.prepare("SELECT id FROM comparisons WHERE project_id = :project_id AND request_key = :request_key");
         st.bind(":project_id", *project_id).bind(":request_key", request_key);
         // Only a key can conflict (id is fresh), so the row is there.
         const bool found = request_key && st.step();

@@ -39,9 +39,8 @@ void statement::check_all_bound() const
         // The engine would run it with NULL there. The usual cause is a
         // misspelt name in bind(), which binds nothing (see db.hpp): name the
         // parameter and the SQL, so the typo is found from the message.
-        const std::string what =
-            fmt::format("every parameter is bound before the statement runs: {} is not, in \"{}\"",
-                        stmt_.parameter_name(i), stmt_.sql());
+        const std::string what = fmt::format("every parameter is bound before the statement runs: {} is not, in \"{}\"",
+                                             stmt_.parameter_name(i), stmt_.sql());
         check_failed(what.c_str(), __FILE__, __LINE__);
     }
 }
@@ -73,10 +72,7 @@ statement& statement::bind(const char* name, std::string_view v)
     return *this;
 }
 
-statement& statement::bind(const char* name, std::optional<double> v)
-{
-    return v ? bind(name, *v) : bind_null(name);
-}
+statement& statement::bind(const char* name, std::optional<double> v) { return v ? bind(name, *v) : bind_null(name); }
 
 statement& statement::bind(const char* name, std::optional<std::int64_t> v)
 {
@@ -106,7 +102,8 @@ bool statement::step()
 
 void statement::run()
 {
-    while (step()) {}
+    while (step()) {
+    }
     // Ready to be bound and run again (bindings are kept).
     stmt_.reset();
 }

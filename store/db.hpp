@@ -60,7 +60,7 @@ public:
     // Between the first step of a run and its last row (or a reset).
     [[nodiscard]] virtual bool active() const noexcept = 0;
     virtual bool step() = 0;
-    virtual void reset() noexcept = 0;            // keeps the bindings
+    virtual void reset() noexcept = 0; // keeps the bindings
     virtual void clear_bindings() noexcept = 0;
 
     [[nodiscard]] virtual bool is_null(int col) const noexcept = 0;
@@ -168,9 +168,9 @@ private:
     void mark_bound(int index);
     void check_all_bound() const;
 
-    prepared& stmt_;   // owned by the connection's cache
+    prepared& stmt_; // owned by the connection's cache
     bool& in_use_;
-    std::vector<bool> bound_;   // [index - 1]: bound on this lease; sized on the first bind
+    std::vector<bool> bound_; // [index - 1]: bound on this lease; sized on the first bind
 };
 
 // BEGIN ... COMMIT; ROLLBACK unless committed.
@@ -190,13 +190,13 @@ public:
     explicit transaction(connection& conn, kind k = kind::write);
     transaction(const transaction&) = delete;
     transaction& operator=(const transaction&) = delete;
-    ~transaction();   // noexcept: rollback errors are ignored
+    ~transaction(); // noexcept: rollback errors are ignored
     void commit();
 
 private:
     connection& conn_;
     bool done_ = false;
-    bool inner_ = false;   // a read inside a read_scope's transaction: begins and ends nothing
+    bool inner_ = false; // a read inside a read_scope's transaction: begins and ends nothing
 };
 
 // store::read_scope's transaction: a read transaction that the reads on its
@@ -206,7 +206,7 @@ struct scoped_read {
     explicit scoped_read(connection& conn);
     scoped_read(const scoped_read&) = delete;
     scoped_read& operator=(const scoped_read&) = delete;
-    ~scoped_read();   // noexcept: ends the read transaction
+    ~scoped_read(); // noexcept: ends the read transaction
 
     connection& conn;
 };

@@ -2,9 +2,9 @@
 // last (store/history_sql.hpp holds the queries), and its counter lists.
 #include "store/store.hpp"
 
-#include "store/store_impl.hpp"
-#include "store/history_sql.hpp"
 #include "model/error.hpp"
+#include "store/history_sql.hpp"
+#include "store/store_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -28,7 +28,7 @@ history_point history_point_of(const statement& st, int first, std::int64_t& tes
 {
     history_point p;
     p.run_id = st.int64(first);
-    if (!full) {   // the medians variant's columns
+    if (!full) { // the medians variant's columns
         p.median = st.real(first + 1);
         testbed_id = st.int64(first + 2);
         return p;
@@ -129,7 +129,7 @@ struct history_request {
     const history_query& q;
     std::int64_t benchmark_id;
     history_plan plan;
-    bool full;   // history_detail::full, else the medians variant
+    bool full; // history_detail::full, else the medians variant
 };
 
 // The points read per counter (newest first) and, parallel to them, the
@@ -142,8 +142,11 @@ struct history_rows {
 void bind_history_filters(statement& st, const history_request& r)
 {
     const auto& q = r.q;
-    st.bind(":benchmark_id", r.benchmark_id).bind(":branch", q.branch).bind(":testbed", q.testbed)
-        .bind(":testbed_id", r.plan.testbed_id).bind(":role", q.role)
+    st.bind(":benchmark_id", r.benchmark_id)
+        .bind(":branch", q.branch)
+        .bind(":testbed", q.testbed)
+        .bind(":testbed_id", r.plan.testbed_id)
+        .bind(":role", q.role)
         .bind(":since", q.since.value_or(std::numeric_limits<std::int64_t>::min()))
         .bind(":before_run", q.before_run.value_or(std::numeric_limits<std::int64_t>::max()))
         .bind(":limit", to_int64(q.limit));
@@ -173,7 +176,7 @@ void read_series_pg(connection& c, const history_request& r,
                     const std::vector<std::optional<std::int64_t>>& counter_ids, const history_rows& rows)
 {
     std::string ids = "{";
-    std::vector<std::size_t> slot;   // array position -> index in counters
+    std::vector<std::size_t> slot; // array position -> index in counters
     for (std::size_t i = 0; i < counter_ids.size(); ++i) {
         if (!counter_ids[i]) continue;
         ids += fmt::format("{}{}", slot.empty() ? "" : ",", *counter_ids[i]);
@@ -185,7 +188,7 @@ void read_series_pg(connection& c, const history_request& r,
     bind_history_filters(st, r);
     st.bind(":counter_ids", ids);
     while (st.step()) {
-        const auto at = slot.at(static_cast<std::size_t>(st.int64(0) - 1));   // WITH ORDINALITY: 1-based
+        const auto at = slot.at(static_cast<std::size_t>(st.int64(0) - 1)); // WITH ORDINALITY: 1-based
         std::int64_t tb = 0;
         rows.points[at].push_back(history_point_of(st, 1, tb, r.full));
         rows.testbed_ids[at].push_back(tb);
@@ -213,7 +216,7 @@ void name_testbeds(detail::id_cache& cache, connection& c, const history_rows& r
                     auto tb = c.prepare("SELECT fingerprint, name FROM testbeds WHERE id = :id");
                     tb.bind(":id", id);
                     const bool found = tb.step();
-                    PERFGATE_CHECK(found);   // summaries.testbed_id is copied from runs.testbed_id, a foreign key
+                    PERFGATE_CHECK(found); // summaries.testbed_id is copied from runs.testbed_id, a foreign key
                     it->second = {tb.text(0), tb.text(1)};
                     cache.put_testbed(id, it->second.fingerprint, it->second.name);
                 }
@@ -250,13 +253,13 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
     if (!plan) return out;
     const history_request request{q, *benchmark_id, *plan, full};
 
-    std::vector<std::vector<std::int64_t>> testbed_ids(counters.size());   // parallel to out
+    std::vector<std::vector<std::int64_t>> testbed_ids(counters.size()); // parallel to out
     const history_rows rows{out, testbed_ids};
     if (c.kind() == detail::engine::sqlite) read_series_sqlite(c, request, counter_ids, rows);
     else read_series_pg(c, request, counter_ids, rows);
 
     if (full) name_testbeds(impl_->ids_, c, rows);
-    for (auto& points : out) std::reverse(points.begin(), points.end());   // the query reads newest first
+    for (auto& points : out) std::reverse(points.begin(), points.end()); // the query reads newest first
     return out;
 }
 

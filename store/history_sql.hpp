@@ -32,11 +32,13 @@
 namespace perfgate::store::detail {
 
 enum class history_index {
-    all,       // summaries_history: no branch filter
-    branch,    // summaries_history_branch: branch = :branch
-    testbed,   // summaries_history_testbed: testbed_id = :testbed_id AND branch = :branch
+    all,     // summaries_history: no branch filter
+    branch,  // summaries_history_branch: branch = :branch
+    testbed, // summaries_history_testbed: testbed_id = :testbed_id AND branch = :branch
 };
 
+// The SQL is laid out by hand.
+// clang-format off
 #define PERFGATE_HISTORY_FULL                                                          \
     "run_id, git_sha, branch, created_at, n, median, mean, stddev, cov, "              \
     "min, max, testbed_id"
@@ -95,13 +97,14 @@ inline constexpr dialect_sql history_sql_testbed[2]{
 
 #define PERFGATE_HISTORY_BATCHES(filters)                                              \
     { PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_FULL, filters), PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_MEDIANS, filters) }
+// clang-format on
 
-inline constexpr std::string_view history_batch_sql_all[2] =
-    PERFGATE_HISTORY_BATCHES(PERFGATE_HISTORY_TESTBED_RESIDUAL);
-inline constexpr std::string_view history_batch_sql_branch[2] =
-    PERFGATE_HISTORY_BATCHES(" AND branch = :branch" PERFGATE_HISTORY_TESTBED_RESIDUAL);
-inline constexpr std::string_view history_batch_sql_testbed[2] =
-    PERFGATE_HISTORY_BATCHES(" AND branch = :branch AND testbed_id = :testbed_id");
+inline constexpr std::string_view history_batch_sql_all[2] = PERFGATE_HISTORY_BATCHES(
+    PERFGATE_HISTORY_TESTBED_RESIDUAL);
+inline constexpr std::string_view history_batch_sql_branch[2] = PERFGATE_HISTORY_BATCHES(
+    " AND branch = :branch" PERFGATE_HISTORY_TESTBED_RESIDUAL);
+inline constexpr std::string_view history_batch_sql_testbed[2] = PERFGATE_HISTORY_BATCHES(
+    " AND branch = :branch AND testbed_id = :testbed_id");
 
 #undef PERFGATE_HISTORY_BATCHES
 #undef PERFGATE_HISTORY_BATCH

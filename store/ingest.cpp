@@ -8,10 +8,10 @@
 // its row (read committed: each statement sees what was committed before it).
 #include "store/store.hpp"
 
-#include "store/store_impl.hpp"
-#include "stats/descriptive.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
+#include "stats/descriptive.hpp"
+#include "store/store_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -38,7 +38,8 @@ namespace {
 // ... ON CONFLICT DO NOTHING and SELECT again, which finds the row whether
 // this transaction inserted it or another one committed it in between.
 std::int64_t ensure_row(connection& c, std::string_view select, std::string_view insert,
-                        const std::function<void(statement&)>& bind_key, const std::function<void(statement&)>& bind_rest)
+                        const std::function<void(statement&)>& bind_key,
+                        const std::function<void(statement&)>& bind_rest)
 {
     auto find = [&]() -> std::optional<std::int64_t> {
         auto st = c.prepare(select);
@@ -52,7 +53,7 @@ std::int64_t ensure_row(connection& c, std::string_view select, std::string_view
     bind_rest(ins);
     ins.run();
     const auto id = find();
-    PERFGATE_CHECK(id.has_value());   // inserted, or the conflicting row is committed
+    PERFGATE_CHECK(id.has_value()); // inserted, or the conflicting row is committed
     return *id;
 }
 
@@ -60,8 +61,7 @@ std::int64_t ensure_row(connection& c, std::string_view select, std::string_view
 
 namespace detail {
 
-std::int64_t ensure_project_row(connection& c, std::string_view project, std::int64_t now,
-                                const id_cache* ids)
+std::int64_t ensure_project_row(connection& c, std::string_view project, std::int64_t now, const id_cache* ids)
 {
     if (ids) {
         if (auto id = ids->find(id_cache::kind::project, project)) return *id;
@@ -85,7 +85,10 @@ std::int64_t ensure_testbed_row(connection& c, const testbed_info& t)
         "VALUES (:fp, :name, :cpu, :cores, :kernel) ON CONFLICT DO NOTHING",
         [&](statement& st) { st.bind(":fp", fp); },
         [&](statement& st) {
-            st.bind(":name", t.name).bind(":cpu", t.cpu).bind(":cores", std::int64_t{t.cores}).bind(":kernel", t.kernel);
+            st.bind(":name", t.name)
+                .bind(":cpu", t.cpu)
+                .bind(":cores", std::int64_t{t.cores})
+                .bind(":kernel", t.kernel);
         });
 }
 
@@ -121,8 +124,8 @@ void validate_values(const std::string& path, const run_record& run)
     std::unordered_set<std::string_view> seen;
     for (const auto& cs : run.counters) {
         if (!seen.insert(cs.counter).second) {
-            throw error("store.constraint", fmt::format("{}: run of benchmark {}: counter {} appears twice",
-                                                        path, shown_name(run.benchmark), shown_name(cs.counter)));
+            throw error("store.constraint", fmt::format("{}: run of benchmark {}: counter {} appears twice", path,
+                                                        shown_name(run.benchmark), shown_name(cs.counter)));
         }
         std::unordered_set<int> repetitions;
         for (const auto& s : cs.samples) {
@@ -138,10 +141,10 @@ void validate_values(const std::string& path, const run_record& run)
             // names the counter (PostgreSQL inserts a run's samples in one
             // statement: its own message could not).
             if (!repetitions.insert(s.repetition).second) {
-                throw error("store.constraint", fmt::format("{}: run of benchmark {}: counter {} repetition {} "
-                                                            "appears twice",
-                                                            path, shown_name(run.benchmark), shown_name(cs.counter),
-                                                            s.repetition));
+                throw error("store.constraint",
+                            fmt::format("{}: run of benchmark {}: counter {} repetition {} "
+                                        "appears twice",
+                                        path, shown_name(run.benchmark), shown_name(cs.counter), s.repetition));
             }
         }
     }
@@ -175,8 +178,13 @@ void insert_samples_at_once(connection& c, std::int64_t run_id, const run_record
               "SELECT :run_id, u.counter_id, u.repetition, u.value, u.pcnt_running, u.variance_pct "
               "FROM unnest(:counters::bigint[], :repetitions::bigint[], :values::float8[], :pcnt::float8[], "
               ":variance::float8[]) AS u (counter_id, repetition, value, pcnt_running, variance_pct)")
-        .bind(":run_id", run_id).bind(":counters", counters).bind(":repetitions", repetitions)
-        .bind(":values", values).bind(":pcnt", pcnt).bind(":variance", variance).run();
+        .bind(":run_id", run_id)
+        .bind(":counters", counters)
+        .bind(":repetitions", repetitions)
+        .bind(":values", values)
+        .bind(":pcnt", pcnt)
+        .bind(":variance", variance)
+        .run();
 }
 
 // The keys a run's rows share, as insert_run_rows's steps pass them on.
@@ -194,8 +202,8 @@ void with_run_counter(const run_record& run, const counter_samples& cs, F&& body
     try {
         body();
     } catch (const error& e) {
-        throw error(e.id(), fmt::format("{} (run of benchmark {}, counter {})", e.what(),
-                                        shown_name(run.benchmark), shown_name(cs.counter)));
+        throw error(e.id(), fmt::format("{} (run of benchmark {}, counter {})", e.what(), shown_name(run.benchmark),
+                                        shown_name(cs.counter)));
     }
 }
 
@@ -231,15 +239,20 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
         "INSERT INTO runs (project_id, benchmark_id, testbed_id, role, git_sha, branch, pr, backend, "
         "environment, summary_only, created_at) VALUES (:project_id, :benchmark_id, :testbed_id, "
         ":role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at) RETURNING id");
-    ins_run.bind(":project_id", keys.project_id).bind(":benchmark_id", keys.benchmark_id)
-        .bind(":testbed_id", keys.testbed_id).bind(":role", run.role).bind(":git_sha", run.git_sha)
-        .bind(":branch", run.branch).bind(":pr", run.pr).bind(":backend", run.backend)
+    ins_run.bind(":project_id", keys.project_id)
+        .bind(":benchmark_id", keys.benchmark_id)
+        .bind(":testbed_id", keys.testbed_id)
+        .bind(":role", run.role)
+        .bind(":git_sha", run.git_sha)
+        .bind(":branch", run.branch)
+        .bind(":pr", run.pr)
+        .bind(":backend", run.backend)
         .bind(":environment", run.environment_json)
         .bind(":summary_only", std::int64_t{run.summary_only ? 1 : 0})
         .bind(":created_at", keys.created_at);
     ins_run.step();
     const std::int64_t run_id = ins_run.int64(0);
-    ins_run.run();   // finish the statement (RETURNING yields one row)
+    ins_run.run(); // finish the statement (RETURNING yields one row)
     return run_id;
 }
 
@@ -248,9 +261,12 @@ void bind_summary_statistics(statement& ins_summary, const std::vector<double>& 
 {
     const auto sum = stats::summarize(values);
     if (sum) {
-        ins_summary.bind(":median", sum->median).bind(":mean", sum->mean)
-            .bind(":stddev", sum->stddev).bind(":cov", sum->cov)
-            .bind(":min", sum->min).bind(":max", sum->max);
+        ins_summary.bind(":median", sum->median)
+            .bind(":mean", sum->mean)
+            .bind(":stddev", sum->stddev)
+            .bind(":cov", sum->cov)
+            .bind(":min", sum->min)
+            .bind(":max", sum->max);
     } else {
         for (const char* col : {":median", ":mean", ":stddev", ":cov", ":min", ":max"}) {
             ins_summary.bind_null(col);
@@ -272,9 +288,13 @@ void insert_counter_rows(connection& c, const run_record& run, std::int64_t run_
         ":counter_id, :ordinal, :unit, :benchmark_id, :testbed_id, :branch, :role, :git_sha, "
         ":created_at, :n, :median, :mean, :stddev, :cov, :min, :max)");
     // The run-level columns copied into every summary row (see 001_initial.sql).
-    ins_summary.bind(":run_id", run_id).bind(":benchmark_id", keys.benchmark_id)
-        .bind(":testbed_id", keys.testbed_id).bind(":branch", run.branch).bind(":role", run.role)
-        .bind(":git_sha", run.git_sha).bind(":created_at", keys.created_at);
+    ins_summary.bind(":run_id", run_id)
+        .bind(":benchmark_id", keys.benchmark_id)
+        .bind(":testbed_id", keys.testbed_id)
+        .bind(":branch", run.branch)
+        .bind(":role", run.role)
+        .bind(":git_sha", run.git_sha)
+        .bind(":created_at", keys.created_at);
     ins_sample.bind(":run_id", run_id);
 
     const bool at_once = c.kind() == detail::engine::postgresql;
@@ -288,14 +308,18 @@ void insert_counter_rows(connection& c, const run_record& run, std::int64_t run_
             ins_sample.bind(":counter_id", counter_id);
             for (const auto& s : cs.samples) {
                 if (!at_once) {
-                    ins_sample.bind(":repetition", std::int64_t{s.repetition}).bind(":value", s.value)
-                        .bind(":pcnt_running", s.pcnt_running).bind(":variance_pct", s.variance_pct);
+                    ins_sample.bind(":repetition", std::int64_t{s.repetition})
+                        .bind(":value", s.value)
+                        .bind(":pcnt_running", s.pcnt_running)
+                        .bind(":variance_pct", s.variance_pct);
                     ins_sample.run();
                 }
                 if (s.value) values.push_back(*s.value);
             }
-            ins_summary.bind(":counter_id", counter_id).bind(":ordinal", to_int64(ordinal))
-                .bind(":unit", cs.unit).bind(":n", to_int64(values.size()));
+            ins_summary.bind(":counter_id", counter_id)
+                .bind(":ordinal", to_int64(ordinal))
+                .bind(":unit", cs.unit)
+                .bind(":n", to_int64(values.size()));
             bind_summary_statistics(ins_summary, values);
             ins_summary.run();
         });
@@ -322,7 +346,9 @@ std::int64_t insert_run_rows(connection& c, const run_record& run, const detail:
     c.prepare("UPDATE benchmarks SET runs = runs + 1, last_run_at = "
               "CASE WHEN last_run_at > :created_at THEN last_run_at ELSE :created_at END "
               "WHERE id = :benchmark_id")
-        .bind(":created_at", keys.created_at).bind(":benchmark_id", keys.benchmark_id).run();
+        .bind(":created_at", keys.created_at)
+        .bind(":benchmark_id", keys.benchmark_id)
+        .run();
     return run_id;
 }
 
@@ -345,7 +371,9 @@ store::keyed_run store::insert_run(const run_record& run, std::string_view key, 
         // lock), then finds the key with its run.
         auto claim = c.prepare("INSERT INTO ingest_keys (project_id, key, request_sha256, run_id, created_at) "
                                "VALUES (:project_id, :key, :sha256, NULL, :now) ON CONFLICT DO NOTHING RETURNING 1");
-        claim.bind(":project_id", project_id).bind(":key", key).bind(":sha256", request_sha256)
+        claim.bind(":project_id", project_id)
+            .bind(":key", key)
+            .bind(":sha256", request_sha256)
             .bind(":now", unix_now());
         const bool claimed = claim.step();
         claim.run();
@@ -354,8 +382,8 @@ store::keyed_run store::insert_run(const run_record& run, std::string_view key, 
                                 "WHERE project_id = :project_id AND key = :key");
             st.bind(":project_id", project_id).bind(":key", key);
             const bool found = st.step();
-            PERFGATE_CHECK(found);             // the conflicting row is committed
-            PERFGATE_CHECK(!st.is_null(1));    // and has its run: both go in one transaction
+            PERFGATE_CHECK(found);          // the conflicting row is committed
+            PERFGATE_CHECK(!st.is_null(1)); // and has its run: both go in one transaction
             if (st.text(0) != request_sha256) {
                 throw error("store.key_conflict",
                             fmt::format("{}: idempotency key {} of project {} was used for another request",
@@ -365,7 +393,10 @@ store::keyed_run store::insert_run(const run_record& run, std::string_view key, 
         }
         const auto run_id = insert_run_rows(c, run, impl_->ids_);
         c.prepare("UPDATE ingest_keys SET run_id = :run_id WHERE project_id = :project_id AND key = :key")
-            .bind(":run_id", run_id).bind(":project_id", project_id).bind(":key", key).run();
+            .bind(":run_id", run_id)
+            .bind(":project_id", project_id)
+            .bind(":key", key)
+            .run();
         return {run_id, false};
     });
 }
@@ -374,16 +405,15 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
 {
     impl::read_lease lease(*impl_);
     auto& c = *lease;
-    transaction tx(c, transaction::kind::read);   // one snapshot for the three SELECTs
+    transaction tx(c, transaction::kind::read); // one snapshot for the three SELECTs
 
     run_record r;
     {
-        auto st = c.prepare(
-            "SELECT r.id, p.name, b.name, r.role, r.git_sha, r.branch, r.pr, t.name, t.cpu, t.cores, "
-            "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at "
-            "FROM runs r JOIN projects p ON p.id = r.project_id "
-            "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
-            "WHERE r.id = :run_id AND p.name = :project");
+        auto st = c.prepare("SELECT r.id, p.name, b.name, r.role, r.git_sha, r.branch, r.pr, t.name, t.cpu, t.cores, "
+                            "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at "
+                            "FROM runs r JOIN projects p ON p.id = r.project_id "
+                            "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
+                            "WHERE r.id = :run_id AND p.name = :project");
         st.bind(":run_id", run_id).bind(":project", project);
         if (!st.step()) return std::nullopt;
         r.id = st.int64(0);
@@ -400,7 +430,7 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
         r.created_at = st.int64(15);
     }
 
-    std::unordered_map<std::int64_t, std::size_t> index_of;   // counter_id -> position in r.counters
+    std::unordered_map<std::int64_t, std::size_t> index_of; // counter_id -> position in r.counters
     {
         auto st = c.prepare("SELECT s.counter_id, c.name, s.unit FROM summaries s "
                             "JOIN counters c ON c.id = s.counter_id "
@@ -417,9 +447,9 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
         st.bind(":run_id", run_id);
         while (st.step()) {
             auto it = index_of.find(st.int64(0));
-            PERFGATE_CHECK(it != index_of.end());   // every sample's counter has a summary row
-            r.counters[it->second].samples.push_back(
-                {static_cast<int>(st.int64(1)), st.opt_real(2), st.real(3), st.opt_real(4)});
+            PERFGATE_CHECK(it != index_of.end()); // every sample's counter has a summary row
+            r.counters[it->second].samples.push_back({static_cast<int>(st.int64(1)), st.opt_real(2), st.real(3),
+                                                      st.opt_real(4)});
         }
     }
     tx.commit();

@@ -2,9 +2,9 @@
 // by id or by git sha (store/listing_sql.hpp, 006_project_settings.sql).
 #include "store/store.hpp"
 
+#include "model/error.hpp"
 #include "store/listing_sql.hpp"
 #include "store/store_impl.hpp"
-#include "model/error.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -63,7 +63,7 @@ std::vector<model::comparison_summary> store::recent_comparisons(std::string_vie
         s.id = st.int64(0);
         s.created_at = st.int64(1);
         if (!st.is_null(2)) s.verdict = st.text(2);
-        if (auto n = st.opt_int64(3)) s.benchmarks = static_cast<std::size_t>(*n);   // CHECK (>= 0)
+        if (auto n = st.opt_int64(3)) s.benchmarks = static_cast<std::size_t>(*n); // CHECK (>= 0)
         s.baseline = {st.int64(4), st.text(5), st.text(6)};
         s.candidate = {st.int64(7), st.text(8), st.text(9)};
         out.push_back(std::move(s));

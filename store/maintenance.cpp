@@ -2,9 +2,9 @@
 // backups, and the figures the server reports (runs, size).
 #include "store/store.hpp"
 
-#include "store/store_impl.hpp"
-#include "store/sqlite.hpp"
 #include "model/error.hpp"
+#include "store/sqlite.hpp"
+#include "store/store_impl.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -28,7 +28,8 @@ void store::check_integrity() const
         auto st = (*c).prepare(sql);
         verdict = st.step() ? st.text(0) : std::string("no answer");
     } catch (const error& e) {
-        throw error("store.corrupt", fmt::format("{}: the database fails its integrity check: {}", impl_->name_, e.what()));
+        throw error("store.corrupt",
+                    fmt::format("{}: the database fails its integrity check: {}", impl_->name_, e.what()));
     }
     if (verdict != "ok") {
         throw error("store.corrupt", fmt::format("{}: the database fails its integrity check (PRAGMA quick_check): {}",
@@ -63,8 +64,8 @@ void store::check_writable()
     // A read-only file in a writable directory is opened read-only without
     // an error, and an empty transaction succeeds on it: ask SQLite.
     if (sqlite3_db_readonly(writer.get(), "main") == 1) {
-        throw error("store.read_only", fmt::format("{}: the database cannot be written: the file is read-only",
-                                                   impl_->name_));
+        throw error("store.read_only",
+                    fmt::format("{}: the database cannot be written: the file is read-only", impl_->name_));
     }
     try {
         // A write transaction that writes nothing: it needs the file and its
@@ -89,8 +90,8 @@ void store::backup_to(const std::filesystem::path& file) const
     }
     std::error_code ec;
     if (std::filesystem::exists(file, ec)) {
-        throw error("store.backup", fmt::format("{}: the backup file exists already; perfgate never overwrites one",
-                                                file.string()));
+        throw error("store.backup",
+                    fmt::format("{}: the backup file exists already; perfgate never overwrites one", file.string()));
     }
     const std::filesystem::path tmp = file.string() + ".tmp";
     std::filesystem::remove(tmp, ec);
@@ -109,7 +110,8 @@ void store::backup_to(const std::filesystem::path& file) const
             auto check = dest.prepare("PRAGMA quick_check(1)");
             const std::string verdict = check.step() ? check.text(0) : std::string("no answer");
             if (verdict != "ok") {
-                throw error("store.backup", fmt::format("{}: the copy fails its integrity check: {}", tmp.string(), verdict));
+                throw error("store.backup",
+                            fmt::format("{}: the copy fails its integrity check: {}", tmp.string(), verdict));
             }
         }
         std::filesystem::rename(tmp, file);
@@ -118,7 +120,8 @@ void store::backup_to(const std::filesystem::path& file) const
         throw error("store.backup", fmt::format("{}: {}", file.string(), e.what()));
     } catch (const error& e) {
         std::filesystem::remove(tmp, ec);
-        throw error("store.backup", fmt::format("backup of {} to {} failed: {}", impl_->name_, file.string(), e.what()));
+        throw error("store.backup",
+                    fmt::format("backup of {} to {} failed: {}", impl_->name_, file.string(), e.what()));
     }
 }
 

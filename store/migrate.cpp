@@ -3,9 +3,9 @@
 // version is PRAGMA user_version, PostgreSQL's the table perfgate_migrations.
 #include "store/store.hpp"
 
-#include "store/store_impl.hpp"
-#include "store/migrations.hpp"
 #include "model/error.hpp"
+#include "store/migrations.hpp"
+#include "store/store_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -42,10 +42,9 @@ void migrate_sqlite(connection& c)
     const int latest = all.back().version;
     auto check_not_newer = [&](int current) {
         if (current > latest) {
-            throw error("store.migrate",
-                        fmt::format("{}: database schema version {} is newer than this perfgate "
-                                    "knows (version {}, {}); upgrade perfgate",
-                                    c.path(), current, latest, all.back().file));
+            throw error("store.migrate", fmt::format("{}: database schema version {} is newer than this perfgate "
+                                                     "knows (version {}, {}); upgrade perfgate",
+                                                     c.path(), current, latest, all.back().file));
         }
     };
     check_not_newer(user_version(c));
@@ -62,8 +61,8 @@ void migrate_sqlite(connection& c)
             c.exec(fmt::format("PRAGMA user_version = {}", m.version));
             tx.commit();
         } catch (const error& e) {
-            throw error("store.migrate", fmt::format("{}: migration {} (to version {}) failed: {}",
-                                                     c.path(), m.file, m.version, e.what()));
+            throw error("store.migrate", fmt::format("{}: migration {} (to version {}) failed: {}", c.path(), m.file,
+                                                     m.version, e.what()));
         }
     }
 }
@@ -113,11 +112,14 @@ void migrate_pg(connection& c)
             transaction tx(c);
             c.exec(m.sql);
             c.prepare("INSERT INTO perfgate_migrations (version, file, applied_at) VALUES (:version, :file, :now)")
-                .bind(":version", std::int64_t{m.version}).bind(":file", m.file).bind(":now", unix_now()).run();
+                .bind(":version", std::int64_t{m.version})
+                .bind(":file", m.file)
+                .bind(":now", unix_now())
+                .run();
             tx.commit();
         } catch (const error& e) {
-            throw error("store.migrate", fmt::format("{}: migration pg/{} (to version {}) failed: {}", c.path(),
-                                                     m.file, m.version, e.what()));
+            throw error("store.migrate", fmt::format("{}: migration pg/{} (to version {}) failed: {}", c.path(), m.file,
+                                                     m.version, e.what()));
         }
     }
 }
@@ -127,7 +129,8 @@ void migrate_pg(connection& c)
 int store::schema_version() const
 {
     impl::read_lease c(*impl_);
-    auto st = (*c).prepare((*c).pick({"PRAGMA user_version", "SELECT coalesce(max(version), 0) FROM perfgate_migrations"}));
+    auto st = (*c).prepare((*c).pick({"PRAGMA user_version",
+                                      "SELECT coalesce(max(version), 0) FROM perfgate_migrations"}));
     st.step();
     return static_cast<int>(st.int64(0));
 }

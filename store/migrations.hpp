@@ -9,9 +9,9 @@
 namespace perfgate::store::detail {
 
 struct migration {
-    int version;             // the file's number; PRAGMA user_version (SQLite) after applying it
-    std::string_view file;   // "001_initial.sql"
-    std::string_view sql;    // one or more statements
+    int version;           // the file's number; PRAGMA user_version (SQLite) after applying it
+    std::string_view file; // "001_initial.sql"
+    std::string_view sql;  // one or more statements
 };
 
 // In order of strictly increasing version (the file numbers).

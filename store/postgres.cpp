@@ -2,17 +2,17 @@
 
 #include "model/error.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <libpq-fe.h>
 #include <poll.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include <atomic>
-#include <charconv>
-#include <limits>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -130,8 +130,7 @@ public:
     pg_prepared(pg_connection& conn, std::string name, std::string original, numbered_sql numbered)
         : conn_(conn), name_(std::move(name)), original_(std::move(original)), names_(std::move(numbered.names)),
           values_(names_.size())
-    {
-    }
+    {}
 
     [[nodiscard]] int parameter_count() const noexcept override { return static_cast<int>(names_.size()); }
     [[nodiscard]] int parameter_index(const char* name) const noexcept override
@@ -196,7 +195,7 @@ public:
     }
     [[nodiscard]] std::int64_t int64(int col) const override
     {
-        if (is_null(col)) return 0;   // as sqlite3_column_int64
+        if (is_null(col)) return 0; // as sqlite3_column_int64
         const std::string_view t = cell(col);
         std::int64_t v = 0;
         const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
@@ -226,8 +225,7 @@ private:
 
     [[nodiscard]] std::string_view cell(int col) const
     {
-        return {PQgetvalue(result_.get(), row_, col),
-                static_cast<std::size_t>(PQgetlength(result_.get(), row_, col))};
+        return {PQgetvalue(result_.get(), row_, col), static_cast<std::size_t>(PQgetlength(result_.get(), row_, col))};
     }
     [[noreturn]] void bad_cell(int col, const char* expected) const
     {
@@ -293,7 +291,8 @@ pg_connection::pg_connection(const std::string& uri, std::string name) : connect
     }
     // Server messages (NOTICE: relation already exists, ...) are not ours
     // to print on a server's stderr.
-    PQsetNoticeProcessor(conn_.get(), [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        conn_.get(), [](void*, const char*) {}, nullptr);
 }
 
 pg_connection::~pg_connection() { drop_statements(); }
@@ -391,7 +390,8 @@ void pg_listener::loop() noexcept
         pg_handle conn(PQconnectdb(uri_.c_str()));
         bool listening = false;
         if (conn && PQstatus(conn.get()) == CONNECTION_OK) {
-            PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
+            PQsetNoticeProcessor(
+                conn.get(), [](void*, const char*) {}, nullptr);
             pg_result_handle r(PQexec(conn.get(), fmt::format("LISTEN {}", notify_channel).c_str()));
             listening = r && PQresultStatus(r.get()) == PGRES_COMMAND_OK;
         }
@@ -404,7 +404,7 @@ void pg_listener::loop() noexcept
                 break;
             }
             if (fds[0].revents != 0) return;
-            if (PQconsumeInput(conn.get()) != 1) break;   // the connection is gone
+            if (PQconsumeInput(conn.get()) != 1) break; // the connection is gone
             std::uint64_t seen = 0;
             for (pg_notify_handle n(PQnotifies(conn.get())); n; n.reset(PQnotifies(conn.get()))) ++seen;
             if (seen > 0) count_.fetch_add(seen, std::memory_order_acq_rel);

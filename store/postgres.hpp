@@ -96,7 +96,7 @@ protected:
 private:
     pg_handle conn_;
     std::uint64_t next_statement_ = 0;
-    bool in_read_ = false;   // in a read "transaction" (none is opened)
+    bool in_read_ = false; // in a read "transaction" (none is opened)
 };
 
 // A connection that LISTENs on notify_channel and counts the notifications,

@@ -1,9 +1,9 @@
 // Projects and their API tokens (a project's settings: alerts.cpp).
 #include "store/store.hpp"
 
-#include "store/store_impl.hpp"
 #include "model/digest.hpp"
 #include "model/error.hpp"
+#include "store/store_impl.hpp"
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
@@ -54,7 +54,11 @@ std::string store::create_token(std::string_view project, std::string_view name)
         const auto project_id = ensure_project_row(c, project, now);
         c.prepare("INSERT INTO api_tokens (project_id, name, sha256, created_at) "
                   "VALUES (:project_id, :name, :sha256, :now)")
-            .bind(":project_id", project_id).bind(":name", name).bind(":sha256", hash).bind(":now", now).run();
+            .bind(":project_id", project_id)
+            .bind(":name", name)
+            .bind(":sha256", hash)
+            .bind(":now", now)
+            .run();
     });
     return token;
 }

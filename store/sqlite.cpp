@@ -67,7 +67,7 @@ public:
     [[nodiscard]] std::string text(int col) const override
     {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), col));
-        const int n = sqlite3_column_bytes(stmt_.get(), col);   // after _text, as the docs require
+        const int n = sqlite3_column_bytes(stmt_.get(), col); // after _text, as the docs require
         return p ? std::string(p, static_cast<std::size_t>(n)) : std::string();
     }
 
@@ -85,15 +85,14 @@ private:
 
 sqlite_connection::sqlite_connection(const std::string& path, mode m) : connection(path)
 {
-    const int flags = (m == mode::read_only ? SQLITE_OPEN_READONLY
-                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+    const int flags = (m == mode::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                       SQLITE_OPEN_NOMUTEX;
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
-    db_.reset(raw);   // owned even on failure: sqlite3_open_v2 may allocate a handle
+    db_.reset(raw); // owned even on failure: sqlite3_open_v2 may allocate a handle
     if (rc != SQLITE_OK) {
-        throw error("store.open", fmt::format("{}: cannot open database: {}", path,
-                                              raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+        throw error("store.open",
+                    fmt::format("{}: cannot open database: {}", path, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
     }
     sqlite3_extended_result_codes(raw, 1);
 }
@@ -102,7 +101,7 @@ sqlite_connection::~sqlite_connection() { drop_statements(); }
 
 void sqlite_connection::fail(int rc, std::string_view what, const char* id_override) const
 {
-    const char* id = id_override                     ? id_override
+    const char* id = id_override                        ? id_override
                      : (rc & 0xff) == SQLITE_CONSTRAINT ? "store.constraint"
                      : (rc & 0xff) == SQLITE_CORRUPT    ? "store.corrupt"
                                                         : "store.io";
@@ -119,9 +118,10 @@ void sqlite_connection::exec(std::string_view sql)
         const int rc = sqlite3_prepare_v2(db_.get(), tail, static_cast<int>(end - tail), &raw, &tail);
         stmt_handle stmt(raw);
         if (rc != SQLITE_OK) fail(rc, "preparing SQL");
-        if (!stmt) continue;   // whitespace or a comment
+        if (!stmt) continue; // whitespace or a comment
         int step_rc;
-        while ((step_rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {}
+        while ((step_rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+        }
         if (step_rc != SQLITE_DONE) fail(step_rc, fmt::format("executing '{}'", sqlite3_sql(stmt.get())));
     }
 }
@@ -130,8 +130,8 @@ std::unique_ptr<prepared> sqlite_connection::compile(std::string_view sql)
 {
     sqlite3_stmt* raw = nullptr;
     // PERSISTENT: these statements live as long as the connection.
-    const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+    const int rc = sqlite3_prepare_v3(db_.get(), sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                                      &raw, nullptr);
     stmt_handle stmt(raw);
     if (rc != SQLITE_OK) fail(rc, "preparing a statement");
     return std::make_unique<sqlite_prepared>(*this, std::move(stmt));
@@ -157,13 +157,13 @@ wal_checkpointer::wal_checkpointer(sqlite_connection& writer, std::mutex& writer
     // A connection learns that the file is in WAL mode when it first reads
     // it; until then a checkpoint on it does nothing.
     own_->exec("SELECT count(*) FROM sqlite_schema");
-    sqlite3_wal_hook(writer_.get(), &wal_checkpointer::on_commit, this);   // replaces the automatic checkpoint
+    sqlite3_wal_hook(writer_.get(), &wal_checkpointer::on_commit, this); // replaces the automatic checkpoint
     thread_ = std::thread([this] { run(); });
 }
 
 wal_checkpointer::~wal_checkpointer()
 {
-    sqlite3_wal_autocheckpoint(writer_.get(), start_pages);   // SQLite's hook again
+    sqlite3_wal_autocheckpoint(writer_.get(), start_pages); // SQLite's hook again
     {
         std::lock_guard lock(mu_);
         stop_ = true;

@@ -78,8 +78,8 @@ private:
 // tried again at the next wake-up.
 class wal_checkpointer {
 public:
-    static constexpr int start_pages = 1000;       // SQLite's own automatic threshold
-    static constexpr int backstop_pages = 16000;   // 64 MiB of 4 KiB pages
+    static constexpr int start_pages = 1000;     // SQLite's own automatic threshold
+    static constexpr int backstop_pages = 16000; // 64 MiB of 4 KiB pages
     // Passes without the write lock before the one under it: at most this
     // many, fewer once a pass finds fewer than small_rest_pages new frames.
     static constexpr int max_unlocked_passes = 4;

@@ -18,10 +18,10 @@
 //   artifacts.cpp    a comparison's artifacts (flame graphs)
 #include "store/store.hpp"
 
-#include "store/store_impl.hpp"
+#include "model/error.hpp"
 #include "store/postgres.hpp"
 #include "store/sqlite.hpp"
-#include "model/error.hpp"
+#include "store/store_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -54,8 +54,7 @@ namespace detail {
 
 std::int64_t unix_now()
 {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
@@ -119,10 +118,7 @@ void configure_pg(connection& c)
 
 bool is_postgres(std::string_view db) noexcept { return detail::is_postgres_uri(db); }
 
-std::string shown_location(std::string_view db)
-{
-    return is_postgres(db) ? detail::redacted_uri(db) : std::string(db);
-}
+std::string shown_location(std::string_view db) { return is_postgres(db) ? detail::redacted_uri(db) : std::string(db); }
 
 store::store(const std::string& db, store_options options) : impl_(std::make_unique<impl>())
 {

@@ -51,7 +51,9 @@
 
 namespace perfgate::store {
 
-namespace detail { class connection; }
+namespace detail {
+class connection;
+}
 
 // The store speaks the shared domain types (model/run.hpp).
 using model::benchmark_info;
@@ -135,8 +137,8 @@ public:
     // report's top-level "verdict" and the length of its "benchmarks" array
     // are copied into columns for listings (SQLite's JSON functions; NULL
     // when the text does not have them; 006_project_settings.sql).
-    std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
-                                   std::int64_t candidate_run, std::string_view report_json);
+    std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                   std::string_view report_json);
     [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
 
     // A comparison's artifacts (store/migrations/007_artifacts.sql,
@@ -170,9 +172,9 @@ public:
         std::string_view verdict;
         std::int64_t benchmark_count = 0;
     };
-    std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run,
-                                   std::int64_t candidate_run, std::string_view report_json,
-                                   std::string_view request_key, const std::optional<report_facts>& facts = {});
+    std::int64_t insert_comparison(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                   std::string_view report_json, std::string_view request_key,
+                                   const std::optional<report_facts>& facts = {});
     // One comparison of insert_comparisons: insert_comparison's arguments,
     // with the facts given.
     struct comparison_row {
@@ -218,8 +220,8 @@ public:
     // benchmark. PostgreSQL answers all of them in one statement (a LATERAL
     // range of the same index per counter); SQLite runs one per counter.
     [[nodiscard]] std::vector<std::vector<history_point>> histories(const history_query& q,
-                                                                   const std::vector<std::string>& counters,
-                                                                   history_detail detail = history_detail::full) const;
+                                                                    const std::vector<std::string>& counters,
+                                                                    history_detail detail = history_detail::full) const;
 
     // The project's most recent comparisons, newest first (by id), at most
     // `limit`, each with its first pair's runs (model/comparison.hpp).
@@ -227,13 +229,13 @@ public:
     // comparisons_recent (006_project_settings.sql) and two run lookups by
     // id per row; no report is read. Unknown project: empty.
     [[nodiscard]] std::vector<model::comparison_summary> recent_comparisons(std::string_view project,
-                                                                           std::size_t limit) const;
+                                                                            std::size_t limit) const;
 
     // A stored run without its samples: what naming and pairing runs needs.
     struct run_ref {
         std::int64_t id = 0;
         std::string git_sha, branch, role, benchmark;
-        std::string testbed, testbed_name;   // fingerprint, name
+        std::string testbed, testbed_name; // fingerprint, name
         std::int64_t created_at = 0;
     };
     // One run of the project, without samples; nullopt if there is none.
@@ -306,8 +308,7 @@ public:
     [[nodiscard]] std::optional<model::alert> load_alert(std::string_view project, std::int64_t id) const;
     // Sets status (and note, when given), changed_by and changed_at = now.
     // nullopt (nothing changed) when the project has no such alert.
-    std::optional<model::alert> update_alert(std::string_view project, std::int64_t id,
-                                             const model::alert_update& u);
+    std::optional<model::alert> update_alert(std::string_view project, std::int64_t id, const model::alert_update& u);
     // Stored change points of (benchmark, counter) in series order; an empty
     // testbed (name or fingerprint), branch or counter in `series` matches
     // any (an empty counter: every counter of the benchmark, in one query).
@@ -373,9 +374,8 @@ public:
     };
 
 private:
-    std::int64_t insert_comparison_row(std::string_view project, std::int64_t baseline_run,
-                                       std::int64_t candidate_run, std::string_view report_json,
-                                       const std::optional<std::string>& request_key,
+    std::int64_t insert_comparison_row(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                       std::string_view report_json, const std::optional<std::string>& request_key,
                                        const std::optional<report_facts>& facts);
     // The row's statements on c, in the caller's write transaction.
     std::int64_t insert_comparison_on(detail::connection& c, std::string_view project, std::int64_t baseline_run,

@@ -16,9 +16,9 @@
 // break a deadlock ("store.conflict").
 #pragma once
 
+#include "model/error.hpp"
 #include "store/db.hpp"
 #include "store/store.hpp"
-#include "model/error.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -64,8 +64,8 @@ std::optional<std::int64_t> lookup_id(connection& c, std::string_view sql,
 void migrate_sqlite(connection& c);
 void migrate_pg(connection& c);
 
-class pg_listener;        // store/postgres.hpp
-class wal_checkpointer;   // store/sqlite.hpp
+class pg_listener;      // store/postgres.hpp
+class wal_checkpointer; // store/sqlite.hpp
 
 // The thread's open store::read_scope: its store's impl and connection.
 struct open_read_scope {
@@ -117,11 +117,11 @@ std::int64_t ensure_project_row(connection& c, std::string_view project, std::in
 } // namespace detail
 
 struct store::impl {
-    std::string location_;   // what a connection opens: the path or the URI
-    std::string name_;       // what messages call the database (no password)
+    std::string location_; // what a connection opens: the path or the URI
+    std::string name_;     // what messages call the database (no password)
     detail::engine engine_ = detail::engine::sqlite;
     bool memory_ = false;
-    std::size_t max_pooled_ = detail::max_readers;   // SQLite: readers; PostgreSQL: connections
+    std::size_t max_pooled_ = detail::max_readers; // SQLite: readers; PostgreSQL: connections
 
     std::atomic<std::uint64_t> generation_{0};
     std::unique_ptr<detail::pg_listener> listener_;
@@ -137,7 +137,7 @@ struct store::impl {
     mutable std::mutex pool_mu_;
     mutable std::condition_variable pool_cv_;
     mutable std::vector<std::unique_ptr<detail::connection>> idle_;
-    mutable std::size_t open_ = 0;   // pooled connections that exist: idle, leased or being opened
+    mutable std::size_t open_ = 0; // pooled connections that exist: idle, leased or being opened
 
     [[nodiscard]] bool sqlite() const noexcept { return engine_ == detail::engine::sqlite; }
     // A new pooled connection, configured (store.cpp).
@@ -152,7 +152,7 @@ struct store::impl {
                 if (write) {
                     throw error("internal", "a write to the store inside a read_scope of it on the same thread");
                 }
-                conn_ = detail::current_read_scope.conn;   // the scope's: neither pooled_ nor the writer lock
+                conn_ = detail::current_read_scope.conn; // the scope's: neither pooled_ nor the writer lock
                 return;
             }
             if (s_.sqlite() && (write || s_.memory_)) {
@@ -192,7 +192,7 @@ struct store::impl {
         lease& operator=(const lease&) = delete;
         ~lease()
         {
-            if (!pooled_) return;   // writer_lock_ releases
+            if (!pooled_) return; // writer_lock_ releases
             {
                 std::lock_guard lock(s_.pool_mu_);
                 if (s_.reusable(*pooled_)) s_.idle_.push_back(std::move(pooled_));

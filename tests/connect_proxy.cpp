@@ -41,8 +41,7 @@ public:
     // The state owns the io_context that runs this tunnel, so it outlives it.
     tunnel(tcp::socket client, connect_proxy::state* st)
         : client_(std::move(client)), upstream_(client_.get_executor()), resolver_(client_.get_executor()), state_(st)
-    {
-    }
+    {}
 
     void start()
     {
@@ -53,9 +52,9 @@ public:
 private:
     void on_head(error_code ec, std::size_t head_size)
     {
-        if (ec) return;   // closed, or a head over max_head
+        if (ec) return; // closed, or a head over max_head
         std::string head(asio::buffers_begin(head_.data()), asio::buffers_begin(head_.data()) + head_size);
-        head_.consume(head_size);   // what stays is already tunnel data
+        head_.consume(head_size); // what stays is already tunnel data
         std::istringstream line(head.substr(0, head.find("\r\n")));
         std::string method, target, version;
         line >> method >> target >> version;
@@ -82,11 +81,10 @@ private:
     {
         asio::async_connect(upstream_, endpoints, [self = shared_from_this()](error_code ec, const tcp::endpoint&) {
             if (ec) return self->refuse("502 Bad Gateway");
-            asio::async_write(self->client_, asio::buffer(established),
-                              [self](error_code ec, std::size_t) {
-                                  if (ec) return;
-                                  self->forward_early_bytes();
-                              });
+            asio::async_write(self->client_, asio::buffer(established), [self](error_code ec, std::size_t) {
+                if (ec) return;
+                self->forward_early_bytes();
+            });
         });
     }
 
@@ -112,7 +110,8 @@ private:
     // each side sees the other's end of stream as without a proxy.
     void pump(tcp::socket& from, tcp::socket& to, std::array<char, pipe_chunk>& buf)
     {
-        from.async_read_some(asio::buffer(buf), [self = shared_from_this(), &from, &to, &buf](error_code ec, std::size_t n) {
+        from.async_read_some(asio::buffer(buf), [self = shared_from_this(), &from, &to, &buf](error_code ec,
+                                                                                              std::size_t n) {
             if (ec) {
                 error_code ignored;
                 to.shutdown(tcp::socket::shutdown_send, ignored);
@@ -127,7 +126,8 @@ private:
 
     void refuse(const std::string& status)
     {
-        auto reply = std::make_shared<std::string>("HTTP/1.1 " + status + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        auto reply = std::make_shared<std::string>("HTTP/1.1 " + status +
+                                                   "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         asio::async_write(client_, asio::buffer(*reply),
                           [self = shared_from_this(), reply](error_code, std::size_t) { self->close(); });
     }
@@ -153,7 +153,7 @@ private:
 void accept(connect_proxy::state* st)
 {
     st->acceptor.async_accept([st](error_code ec, tcp::socket socket) {
-        if (ec) return;   // acceptor closed: the proxy is stopping
+        if (ec) return; // acceptor closed: the proxy is stopping
         {
             std::lock_guard lock(st->mutex);
             ++st->connections;

@@ -22,13 +22,13 @@ public:
     connect_proxy(const connect_proxy&) = delete;
     connect_proxy& operator=(const connect_proxy&) = delete;
 
-    [[nodiscard]] std::string url() const;   // "http://127.0.0.1:PORT"
+    [[nodiscard]] std::string url() const; // "http://127.0.0.1:PORT"
     // The "host:port" of every CONNECT received, in order: one per tunnel.
     [[nodiscard]] std::vector<std::string> connects() const;
     // Client connections accepted (CONNECT or not).
     [[nodiscard]] std::size_t connections() const;
 
-    struct state;   // shared with the tunnels (connect_proxy.cpp)
+    struct state; // shared with the tunnels (connect_proxy.cpp)
 private:
     std::shared_ptr<state> state_;
     std::thread thread_;

@@ -58,16 +58,16 @@ std::map<std::string, std::string> parse_query(const std::string& q)
 struct fake_github::state {
     // Declared first, destroyed last: the sessions' TLS streams, destroyed
     // with the io_context's pending handlers, were made from it.
-    std::optional<asio::ssl::context> tls;   // set in TLS mode
+    std::optional<asio::ssl::context> tls; // set in TLS mode
     asio::io_context ioc;
     tcp::acceptor acceptor{ioc};
     std::string token, login, user_type;
     unsigned short port = 0;
-    std::string base_url;                      // http(s)://127.0.0.1:PORT
+    std::string base_url; // http(s)://127.0.0.1:PORT
 
     mutable std::mutex mutex;
     std::vector<recorded_request> requests;
-    std::map<std::int64_t, std::vector<fake_comment>> comments;   // by issue number
+    std::map<std::int64_t, std::vector<fake_comment>> comments; // by issue number
     std::vector<std::pair<std::string, std::string>> statuses;
     std::deque<fault> faults;
     std::int64_t next_id = 1000;
@@ -117,7 +117,8 @@ struct fake_github::state {
 
         // Test helpers for the HTTP client, no auth.
         if (rec.path == "/test/echo") {
-            return make(200, {{"method", rec.method}, {"target", rec.target}, {"headers", rec.headers}, {"body", rec.body}},
+            return make(200,
+                        {{"method", rec.method}, {"target", rec.target}, {"headers", rec.headers}, {"body", rec.body}},
                         v, ka);
         }
         if (rec.path == "/test/chunked") {
@@ -143,7 +144,7 @@ struct fake_github::state {
                 delay = it->delay;
                 if (it->takes_effect) {
                     if (--it->times <= 0) faults.erase(it);
-                    break;   // handled as usual below, answered late
+                    break; // handled as usual below, answered late
                 }
                 response res{static_cast<http::status>(it->status), v};
                 for (auto& [k, val] : it->headers) res.set(k, val);
@@ -160,9 +161,8 @@ struct fake_github::state {
         if (rec.headers["authorization"] != "Bearer " + token) {
             return make(401, {{"message", "Bad credentials"}}, v, ka);
         }
-        const json no_permission = {
-            {"message", "Resource not accessible by integration"},
-            {"documentation_url", "https://docs.github.com/rest"}};
+        const json no_permission = {{"message", "Resource not accessible by integration"},
+                                    {"documentation_url", "https://docs.github.com/rest"}};
 
         if (rec.method == "GET" && rec.path == "/user") {
             if (token.rfind("ghs_", 0) == 0) return make(403, no_permission, v, ka);
@@ -191,9 +191,8 @@ struct fake_github::state {
                                                        static_cast<std::size_t>(per_page)));
             if (page < last) {
                 // Like GitHub: absolute URLs under /repositories/{id}, not the path we were called on.
-                std::string base = base_url + "/repositories/" + repository_id +
-                                   "/issues/" + std::to_string(issue) + "/comments?per_page=" +
-                                   std::to_string(per_page) + "&page=";
+                std::string base = base_url + "/repositories/" + repository_id + "/issues/" + std::to_string(issue) +
+                                   "/comments?per_page=" + std::to_string(per_page) + "&page=";
                 res.set(http::field::link, "<" + base + std::to_string(page + 1) + ">; rel=\"next\", <" + base +
                                                std::to_string(last) + ">; rel=\"last\"");
             }
@@ -208,7 +207,9 @@ struct fake_github::state {
         auto too_long = [&](const char* resource, const char* field, std::size_t max) {
             return make(422,
                         {{"message", "Validation Failed"},
-                         {"errors", json::array({{{"resource", resource}, {"code", "custom"}, {"field", field},
+                         {"errors", json::array({{{"resource", resource},
+                                                  {"code", "custom"},
+                                                  {"field", field},
                                                   {"message", std::string(field) + " is too long (maximum is " +
                                                                   std::to_string(max) + " characters)"}}})}},
                         v, ka);
@@ -233,7 +234,8 @@ struct fake_github::state {
                 for (auto& c : list) {
                     if (c.id != id) continue;
                     // GitHub only lets the author (or admins) edit; the fake is strict.
-                    if (c.login != login) return make(403, {{"message", "Must have admin rights to Repository."}}, v, ka);
+                    if (c.login != login)
+                        return make(403, {{"message", "Must have admin rights to Repository."}}, v, ka);
                     c.body = *body;
                     return make(200, comment_json(c), v, ka);
                 }
@@ -276,15 +278,14 @@ public:
     template <class... Args>
     session(fake_github::state* st, Args&&... stream_args)
         : stream_(std::forward<Args>(stream_args)...), timer_(stream_.get_executor()), state_(st)
-    {
-    }
+    {}
 
     void start()
     {
         if constexpr (std::is_same_v<Stream, tls_stream>) {
             stream_.async_handshake(asio::ssl::stream_base::server,
                                     [self = this->shared_from_this()](beast::error_code ec) {
-                                        if (!ec) self->read();   // else: the client refused the certificate
+                                        if (!ec) self->read(); // else: the client refused the certificate
                                     });
         } else {
             read();
@@ -302,7 +303,7 @@ private:
 
     void on_read(beast::error_code ec)
     {
-        if (ec) return;   // closed or broken: nothing to answer
+        if (ec) return; // closed or broken: nothing to answer
         auto req = parser_->release();
         std::chrono::milliseconds delay{0};
         {
@@ -315,7 +316,9 @@ private:
             auto raw = std::make_shared<std::string>(
                 "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nuntil-eof");
             asio::async_write(stream_, asio::buffer(*raw),
-                              [self = this->shared_from_this(), raw](beast::error_code, std::size_t) { self->close(); });
+                              [self = this->shared_from_this(), raw](beast::error_code, std::size_t) {
+                                  self->close();
+                              });
             return;
         }
         if (delay.count() == 0) return write();
@@ -356,7 +359,7 @@ private:
 void accept(fake_github::state* st)
 {
     st->acceptor.async_accept([st](beast::error_code ec, tcp::socket socket) {
-        if (ec) return;   // acceptor closed: the fake is stopping
+        if (ec) return; // acceptor closed: the fake is stopping
         {
             std::lock_guard lock(st->mutex);
             ++st->connections;

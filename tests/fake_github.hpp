@@ -34,9 +34,9 @@ namespace perfgate::test {
 
 struct recorded_request {
     std::string method;
-    std::string target;   // path and query as sent
-    std::string path;     // target without the query
-    std::map<std::string, std::string> headers;   // names lower-cased
+    std::string target;                         // path and query as sent
+    std::string path;                           // target without the query
+    std::map<std::string, std::string> headers; // names lower-cased
     std::string body;
 };
 
@@ -44,7 +44,7 @@ struct fake_comment {
     std::int64_t id = 0;
     std::string body;
     std::string login;
-    std::string user_type;   // "User" or "Bot"
+    std::string user_type; // "User" or "Bot"
 };
 
 // A scripted answer that replaces the next `times` matching requests.
@@ -77,7 +77,7 @@ public:
     fake_github(const fake_github&) = delete;
     fake_github& operator=(const fake_github&) = delete;
 
-    [[nodiscard]] std::string url() const;   // "http://127.0.0.1:PORT", or https:// in TLS mode
+    [[nodiscard]] std::string url() const; // "http://127.0.0.1:PORT", or https:// in TLS mode
     [[nodiscard]] unsigned short port() const { return port_; }
     // TCP connections accepted so far (a client that reuses its connection opens one).
     [[nodiscard]] std::size_t connections() const;
@@ -94,7 +94,7 @@ public:
     void deny_statuses(bool deny);
     void clear_requests();
 
-    struct state;   // shared with the sessions (fake_github.cpp)
+    struct state; // shared with the sessions (fake_github.cpp)
 private:
     std::shared_ptr<state> state_;
     unsigned short port_ = 0;

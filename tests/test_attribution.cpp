@@ -109,12 +109,12 @@ fs::path callgrind_of(const fs::path& dir, const std::string& program, const std
 TEST_CASE("attribution: rows by change of exclusive Ir, with files and shares, children summed")
 {
     temp_dir dir("pg-attr");
-    const auto base = write_file(dir.path() / "b.1", callgrind_text({{"main", "main.cpp", 100},
-                                                                     {"helper(int)", "util.cpp", 50},
-                                                                     {"gone()", "old.cpp", 30}}));
+    const auto base = write_file(
+        dir.path() / "b.1",
+        callgrind_text({{"main", "main.cpp", 100}, {"helper(int)", "util.cpp", 50}, {"gone()", "old.cpp", 30}}));
     // The candidate ran a child process: its profile is a second file.
-    const auto cand = write_file(dir.path() / "c.1", callgrind_text({{"main", "main.cpp", 100},
-                                                                     {"helper(int)", "util.cpp", 250}}));
+    const auto cand = write_file(dir.path() / "c.1",
+                                 callgrind_text({{"main", "main.cpp", 100}, {"helper(int)", "util.cpp", 250}}));
     const auto child = write_file(dir.path() / "c.2", callgrind_text({{"memcpy", "???", 120}}));
 
     const auto a = callgrind_attribution({base}, {cand, child});
@@ -124,7 +124,7 @@ TEST_CASE("attribution: rows by change of exclusive Ir, with files and shares, c
     CHECK(cg.event == "Ir");
     CHECK(cg.total_before == 180);
     CHECK(cg.total_after == 470);
-    REQUIRE(cg.top.size() == 3);   // main did not change: not listed
+    REQUIRE(cg.top.size() == 3); // main did not change: not listed
     CHECK(cg.top[0].name == "helper(int)");
     CHECK(cg.top[0].file == "util.cpp");
     CHECK(cg.top[0].before == 50);
@@ -132,12 +132,12 @@ TEST_CASE("attribution: rows by change of exclusive Ir, with files and shares, c
     CHECK(cg.top[0].delta == 200);
     CHECK(cg.top[0].share == doctest::Approx(200.0 / 350));
     CHECK(cg.top[1].name == "memcpy");
-    CHECK(cg.top[1].file.empty());   // "???": no debug info
+    CHECK(cg.top[1].file.empty()); // "???": no debug info
     CHECK(cg.top[2].name == "gone()");
-    CHECK(cg.top[2].file == "old.cpp");   // gone from the candidate: the baseline's file
+    CHECK(cg.top[2].file == "old.cpp"); // gone from the candidate: the baseline's file
     CHECK(cg.top[2].delta == -30);
     CHECK(cg.top[2].share == doctest::Approx(-30.0 / 350));
-    CHECK_FALSE(cg.top[0].interval);   // perf only
+    CHECK_FALSE(cg.top[0].interval); // perf only
     CHECK_FALSE(cg.top[0].significant);
 
     SUBCASE("--top N cuts the list, not the shares")
@@ -208,7 +208,8 @@ TEST_CASE("attribution: a stripped program is named as such, with the fix")
     CHECK_FALSE(unnamed_function("0x1234'2"));
 
     temp_dir dir("pg-attr");
-    const auto named = write_file(dir.path() / "named", callgrind_text({{"main", "m.cpp", 100}, {"0x401000", "???", 40}}));
+    const auto named = write_file(dir.path() / "named",
+                                  callgrind_text({{"main", "m.cpp", 100}, {"0x401000", "???", 40}}));
     const auto stripped = write_file(dir.path() / "stripped", callgrind_text({{"0x0000000000401136", "???", 900},
                                                                               {"0x0000000000401200", "???", 50},
                                                                               {"memcpy", "???", 100}}));
@@ -233,14 +234,14 @@ TEST_CASE("attribution: only failed benchmarks measured under callgrind, merged 
                          {gate::verdict::fail, gate::verdict::pass, gate::verdict::fail, gate::verdict::fail});
     // Another source's part (perf --profile) is kept.
     r.benchmarks[3].attribution_info.emplace().perf.emplace().event = "cpu-clock";
-    const auto warnings = attribute_regressions(r, {measured("slow", {b}, {c}), measured("same", {b}, {b}),
-                                                    measured("perf-run", {}, {}, "perf"),
-                                                    measured("broken", {b}, {bad})});
+    const auto warnings = attribute_regressions(r,
+                                                {measured("slow", {b}, {c}), measured("same", {b}, {b}),
+                                                 measured("perf-run", {}, {}, "perf"), measured("broken", {b}, {bad})});
     REQUIRE(r.benchmarks[0].attribution_info);
     REQUIRE(r.benchmarks[0].attribution_info->callgrind);
     CHECK(r.benchmarks[0].attribution_info->callgrind->top.at(0).delta == 20);
-    CHECK_FALSE(r.benchmarks[1].attribution_info);   // pass: nothing to explain
-    CHECK_FALSE(r.benchmarks[2].attribution_info);   // not callgrind
+    CHECK_FALSE(r.benchmarks[1].attribution_info); // pass: nothing to explain
+    CHECK_FALSE(r.benchmarks[2].attribution_info); // not callgrind
     const auto& broken = *r.benchmarks[3].attribution_info;
     CHECK(broken.perf);
     CHECK_FALSE(broken.callgrind);
@@ -276,7 +277,7 @@ TEST_CASE("artifacts: one directory per benchmark inside DIR, raw profiles and a
     CHECK(j["benchmark"] == "BM/1");
     CHECK(j["callgrind"]["top"][0]["name"] == "f");
     CHECK(j["callgrind"]["top"][1]["name"] == "g");
-    CHECK_FALSE(fs::exists(root / "ok"));   // passed: no attribution, no artifacts
+    CHECK_FALSE(fs::exists(root / "ok")); // passed: no attribution, no artifacts
 
     SUBCASE("an unwritable DIR is a warning")
     {
@@ -403,24 +404,25 @@ TEST_CASE("perfgate run --backend callgrind: attribution failures never change t
         // prints as its first argument, then a line no callgrind file has.
         const auto bin = dir.path() / "bin";
         fs::create_directories(bin);
-        write_file(bin / "valgrind", "#!/bin/sh\n"
-                                     "for a in \"$@\"; do case \"$a\" in --callgrind-out-file=*) out=${a#*=};; esac; done\n"
-                                     "last=\"\"; for a in \"$@\"; do last=\"$a\"; done\n"
-                                     "out=$(echo \"$out\" | sed \"s/%p/$$/\")\n"
-                                     "printf 'version: 1\\nevents: Ir\\nsummary: %s\\nfl=x.c\\nfn=main\\n1 %s\\n"
-                                     "this is not callgrind\\n' \"$last\" \"$last\" > \"$out\"\n");
+        write_file(bin / "valgrind",
+                   "#!/bin/sh\n"
+                   "for a in \"$@\"; do case \"$a\" in --callgrind-out-file=*) out=${a#*=};; esac; done\n"
+                   "last=\"\"; for a in \"$@\"; do last=\"$a\"; done\n"
+                   "out=$(echo \"$out\" | sed \"s/%p/$$/\")\n"
+                   "printf 'version: 1\\nevents: Ir\\nsummary: %s\\nfl=x.c\\nfn=main\\n1 %s\\n"
+                   "this is not callgrind\\n' \"$last\" \"$last\" > \"$out\"\n");
         fs::permissions(bin / "valgrind", fs::perms::owner_all);
         const std::string path = bin.string() + ":" + std::getenv("PATH");
         const auto r = run_perfgate({"run", "--backend", "callgrind", "--db", "h.db", "--baseline", "echo 1000",
                                      "--candidate", "echo 2000", "--format", "json", "--artifacts", "art"},
                                     dir.path(), {{"PATH", path}});
         CAPTURE(r.err);
-        CHECK(r.code == 1);   // the regression stands
+        CHECK(r.code == 1); // the regression stands
         const auto report = nlohmann::json::parse(r.out);
         CHECK(report["verdict"] == "fail");
         const auto& a = report["benchmarks"][0]["attribution"];
         CHECK_FALSE(a.contains("callgrind"));
-        REQUIRE(a["errors"].size() == 1);   // both sides' files are corrupt: the first one read is named
+        REQUIRE(a["errors"].size() == 1); // both sides' files are corrupt: the first one read is named
         CHECK(a["errors"][0]["id"] == "profile.bad_callgrind");
         CHECK(a["errors"][0]["message"].get<std::string>().find(":7: not a callgrind line: 'this is not callgrind'") !=
               std::string::npos);

@@ -26,8 +26,8 @@ struct test_cert {
         cert = dir / "cert.pem";
         key = dir / "key.pem";
         std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=perfgate-test -addext "
-                          "subjectAltName=" + san + " -keyout " + key.string() + " -out " + cert.string() +
-                          " >/dev/null 2>&1";
+                          "subjectAltName=" +
+                          san + " -keyout " + key.string() + " -out " + cert.string() + " >/dev/null 2>&1";
         REQUIRE(std::system(cmd.c_str()) == 0);
     }
     ~test_cert() { std::filesystem::remove_all(dir); }

@@ -16,9 +16,9 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "model/error.hpp"
 #include "model/testbed.hpp"
 #include "runner/testbed.hpp"
-#include "model/error.hpp"
 
 namespace fs = std::filesystem;
 using namespace perfgate;
@@ -123,7 +123,10 @@ std::vector<int> real_affinity()
     return out;
 }
 
-bool contains(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string>& v, std::string_view s)
+{
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 // A perf stand-in: `--version` answers; `stat -x, --log-fd 1 -e LIST --
 // true` prints one CSV line per event on stdout (the log fd), <not
@@ -234,10 +237,7 @@ TEST_CASE("check_env: cpu.governor")
         check_warn(c);
         CHECK(c.hint == "sudo cpupower -c 1 frequency-set -g performance");
     }
-    SUBCASE("unknown: no cpufreq directory (VM)")
-    {
-        check_unknown(run_one(root.options(), "cpu.governor"));
-    }
+    SUBCASE("unknown: no cpufreq directory (VM)") { check_unknown(run_one(root.options(), "cpu.governor")); }
 }
 
 TEST_CASE("check_env: cpu.turbo")
@@ -454,10 +454,7 @@ TEST_CASE("check_env: aslr")
         auto c = run_one(o, "aslr");
         CHECK(c.state == (can_disable_aslr() ? check_state::ok : check_state::warn));
     }
-    SUBCASE("unknown: missing")
-    {
-        check_unknown(run_one(o, "aslr"));
-    }
+    SUBCASE("unknown: missing") { check_unknown(run_one(o, "aslr")); }
 }
 
 TEST_CASE("check_env: perf.paranoid")
@@ -485,10 +482,7 @@ TEST_CASE("check_env: perf.paranoid")
         root.write("proc/sys/kernel/perf_event_paranoid", "4\n");
         check_warn(run_one(o, "perf.paranoid"));
     }
-    SUBCASE("unknown: missing")
-    {
-        check_unknown(run_one(o, "perf.paranoid"));
-    }
+    SUBCASE("unknown: missing") { check_unknown(run_one(o, "perf.paranoid")); }
 }
 
 TEST_CASE("check_env: perf.available and perf.events")
@@ -609,16 +603,13 @@ TEST_CASE("check_env: probe_events against the real perf")
         auto probe = probe_events({"task-clock", "cycles", "task-clock"});
         CHECK(contains(probe.supported, "task-clock"));
         CHECK(contains(probe.supported, "cycles") != contains(probe.unsupported, "cycles"));
-        CHECK(probe.supported.size() + probe.unsupported.size() == 2);   // duplicates probed once
+        CHECK(probe.supported.size() + probe.unsupported.size() == 2); // duplicates probed once
     }
     SUBCASE("probe_supported_events is the supported subset")
     {
         CHECK(contains(probe_supported_events({"task-clock", "bogus-event-xyz"}), "task-clock"));
     }
-    SUBCASE("no candidates: nothing to run")
-    {
-        CHECK(probe_supported_events({}, "/nonexistent/perf").empty());
-    }
+    SUBCASE("no candidates: nothing to run") { CHECK(probe_supported_events({}, "/nonexistent/perf").empty()); }
     SUBCASE("a missing perf is env.perf_unavailable naming it")
     {
         CHECK_THROWS_WITH_AS(probe_events({"task-clock"}, "/nonexistent/perf"),
@@ -680,7 +671,8 @@ TEST_CASE("check_env: to_json and render_text")
 {
     std::vector<check> checks = {
         {"cpu.governor", "CPU frequency governor", check_state::ok, "performance on cpus 0-1", ""},
-        {"cpu.turbo", "Turbo / boost", check_state::warn, "cpufreq/boost=1 (boost on)", "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost"},
+        {"cpu.turbo", "Turbo / boost", check_state::warn, "cpufreq/boost=1 (boost on)",
+         "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost"},
         {"cpu.smt", "SMT (hyper-threading)", check_state::unknown, "no smt/control or smt/active", "cannot tell"},
     };
     SUBCASE("JSON shape")
@@ -689,7 +681,9 @@ TEST_CASE("check_env: to_json and render_text")
         CHECK(j["schema"] == "perfgate.environment/v1");
         CHECK(j["summary"] == nlohmann::json{{"ok", 1}, {"warn", 1}, {"unknown", 1}});
         REQUIRE(j["checks"].size() == 3);
-        CHECK(j["checks"][1] == nlohmann::json{{"id", "cpu.turbo"}, {"title", "Turbo / boost"}, {"state", "warn"},
+        CHECK(j["checks"][1] == nlohmann::json{{"id", "cpu.turbo"},
+                                               {"title", "Turbo / boost"},
+                                               {"state", "warn"},
                                                {"value", "cpufreq/boost=1 (boost on)"},
                                                {"hint", "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost"}});
         CHECK(j["checks"][2]["state"] == "unknown");
@@ -730,7 +724,7 @@ TEST_CASE("check_env: perfgate check-env")
     root.write("proc/sys/kernel/perf_event_paranoid", "1\n");
     root.write("proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2\n");
     const argv_t base = {"--sys-root", root.sys().string(), "--proc-root", root.proc().string(),
-                         "--perf", fake_perf(root, ""), "--cpus", cpu_text};
+                         "--perf",     fake_perf(root, ""), "--cpus",      cpu_text};
 
     SUBCASE("--strict passes (0) when nothing warns; JSON lists every check")
     {
@@ -768,8 +762,10 @@ TEST_CASE("check_env: perfgate check-env")
     SUBCASE("usage errors")
     {
         std::string out;
-        CHECK_THROWS_WITH_AS(run_cmd({"--format", "xml"}, out), "--format: expected text or json, got 'xml'", perfgate::error);
-        CHECK_THROWS_WITH_AS(run_cmd({"--cpus", "1-0"}, out), doctest::Contains("range '1-0' is reversed"), perfgate::error);
+        CHECK_THROWS_WITH_AS(run_cmd({"--format", "xml"}, out), "--format: expected text or json, got 'xml'",
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS(run_cmd({"--cpus", "1-0"}, out), doctest::Contains("range '1-0' is reversed"),
+                             perfgate::error);
         CHECK_THROWS_WITH_AS(run_cmd({"--bogus"}, out), doctest::Contains("unknown option --bogus"), perfgate::error);
         try {
             run_cmd({"--cpus", "x"}, out);
@@ -804,7 +800,8 @@ TEST_CASE("check_env: testbed")
     SUBCASE("detected from a fake tree")
     {
         fake_root root;
-        root.write("proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU 3000\nprocessor\t: 1\nmodel name\t: Test CPU 3000\n");
+        root.write("proc/cpuinfo",
+                   "processor\t: 0\nmodel name\t: Test CPU 3000\nprocessor\t: 1\nmodel name\t: Test CPU 3000\n");
         root.cpu("online", "0-7\n");
         auto t = detect_testbed("bench-1", root.sys(), root.proc());
         utsname u{};
@@ -834,6 +831,6 @@ TEST_CASE("check_env: testbed")
         CHECK(t.name == host);
         CHECK(t.cores >= 1);
         CHECK_FALSE(t.cpu.empty());
-        CHECK(detect_testbed().fingerprint == t.fingerprint);   // stable
+        CHECK(detect_testbed().fingerprint == t.fingerprint); // stable
     }
 }

@@ -27,8 +27,8 @@ const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
 const std::string examples = PERFGATE_SOURCE_DIR "/examples/data";
 
 struct outcome {
-    int code = -1;       // exit status, or 128 + signal
-    std::string err;     // what it wrote to stderr (when not redirected elsewhere)
+    int code = -1;   // exit status, or 128 + signal
+    std::string err; // what it wrote to stderr (when not redirected elsewhere)
 };
 
 // Runs `perfgate ARGS` through the shell, so tests can redirect to /dev/full.
@@ -52,8 +52,8 @@ outcome sh(const std::string& args, const std::string& redirect = "", const std:
     return o;
 }
 
-const std::string regression_args =
-    "compare --baseline '" + examples + "/baseline.csv' --candidate '" + examples + "/regressed.csv'";
+const std::string regression_args = "compare --baseline '" + examples + "/baseline.csv' --candidate '" + examples +
+                                    "/regressed.csv'";
 
 } // namespace
 
@@ -152,7 +152,8 @@ std::string step_series(const std::string& header = "", const std::string& prefi
 
 TEST_CASE("perfgate change-points: a list or a CSV column in, change points out, bad input is exit 2 naming the line")
 {
-    const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".out");
+    const auto out = std::filesystem::temp_directory_path() /
+                     ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".out");
     SUBCASE("one number per line, comments and blank lines skipped; JSON in the contract's shape")
     {
         temp_file f("list.txt", "# task-clock medians\n\n" + step_series());
@@ -228,8 +229,10 @@ TEST_CASE("perfgate change-points: a list or a CSV column in, change points out,
 
 TEST_CASE("perfgate project shows and sets the watched baseline branch, bad input is exit 2")
 {
-    const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".db");
-    const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-project-" + std::to_string(::getpid()) + ".out");
+    const auto db = std::filesystem::temp_directory_path() /
+                    ("perfgate-cli-project-" + std::to_string(::getpid()) + ".db");
+    const auto out = std::filesystem::temp_directory_path() /
+                     ("perfgate-cli-project-" + std::to_string(::getpid()) + ".out");
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
@@ -261,22 +264,26 @@ TEST_CASE("perfgate project shows and sets the watched baseline branch, bad inpu
 
 TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming --repository-url and stores nothing")
 {
-    const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".db");
-    const auto out = std::filesystem::temp_directory_path() / ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".out");
+    const auto db = std::filesystem::temp_directory_path() /
+                    ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".db");
+    const auto out = std::filesystem::temp_directory_path() /
+                     ("perfgate-cli-repo-" + std::to_string(::getpid()) + ".out");
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
     CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url -\n");
 
     REQUIRE(sh("project --db " + qdb + " --project demo --repository-url https://github.com/acme/demo/", "",
-               out.string()).code == 0);
+               out.string())
+                .code == 0);
     CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n");
     REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
     CHECK(slurp(out).find("repository_url https://github.com/acme/demo\n") != std::string::npos);
 
     auto o = sh("project --db " + qdb + " --project demo --repository-url github.com/acme/demo");
     CHECK(o.code == 2);
-    CHECK(o.err.find("--repository-url: 'github.com/acme/demo' must start with https:// or http://") != std::string::npos);
+    CHECK(o.err.find("--repository-url: 'github.com/acme/demo' must start with https:// or http://") !=
+          std::string::npos);
     o = sh("project --db " + qdb + " --project demo --repository-url 'https://x.org/a b'");
     CHECK(o.code == 2);
     CHECK(o.err.find("--repository-url: byte 0x20 at offset 15") != std::string::npos);
@@ -336,8 +343,8 @@ namespace {
 
 struct captured {
     int code = -1;
-    std::string out;   // stdout
-    std::string err;   // stderr
+    std::string out; // stdout
+    std::string err; // stderr
 };
 
 // `perfgate ARGS` with stdout captured too.
@@ -405,18 +412,21 @@ TEST_CASE("perfgate run --help lists every option under its heading")
     CHECK(listed >= 40);
     std::size_t shown = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
-        const std::string heading = "\n" + (groups[g].heading.empty() ? std::string("Options") : groups[g].heading) + ":\n";
+        const std::string heading = "\n" + (groups[g].heading.empty() ? std::string("Options") : groups[g].heading) +
+                                    ":\n";
         const auto begin = h.out.find(heading);
         REQUIRE(begin != std::string::npos);
-        const auto end = g + 1 < groups.size()
-                             ? h.out.find("\n" + (groups[g + 1].heading.empty() ? std::string("Options") : groups[g + 1].heading) + ":\n")
-                             : h.out.find("\nExit codes:");
+        const auto end = g + 1 < groups.size() ? h.out.find("\n" +
+                                                            (groups[g + 1].heading.empty() ? std::string("Options")
+                                                                                           : groups[g + 1].heading) +
+                                                            ":\n")
+                                               : h.out.find("\nExit codes:");
         REQUIRE(end != std::string::npos);
         const std::string section = h.out.substr(begin, end - begin);
         for (const auto* o : groups[g].options) {
             INFO(heading, "--", o->name);
             CHECK(section.find("--" + o->name + " ") != std::string::npos);
-            CHECK(section.find(o->help) != std::string::npos);   // the help text, word for word
+            CHECK(section.find(o->help) != std::string::npos); // the help text, word for word
             ++shown;
         }
     }
@@ -468,7 +478,8 @@ TEST_CASE("the man page is generated from the command tables: every command, eve
     // The built file is the tables as they are now.
     CHECK(page == man_page(all_commands(), version()));
     CHECK(page.find(".TH PERFGATE 1 \"\" \"perfgate " + cmake_project_version() + "\"") != std::string::npos);
-    for (const char* section : {"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"}) {
+    for (const char* section :
+         {"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"}) {
         CHECK(page.find(std::string("\n.SH ") + section + "\n") != std::string::npos);
     }
     for (const auto& c : all_commands()) {
@@ -487,11 +498,13 @@ TEST_CASE("the man page is generated from the command tables: every command, eve
             INFO("--", o.name);
             const bool listed = section.find("\\fB\\-\\-" + roff_escape(o.name) + "\\fR") != std::string::npos;
             CHECK(listed == !o.hidden);
-            if (!o.hidden) CHECK(section.find(roff_escape(o.help.substr(0, o.help.find(' ', 20)))) != std::string::npos);
+            if (!o.hidden)
+                CHECK(section.find(roff_escape(o.help.substr(0, o.help.find(' ', 20)))) != std::string::npos);
         }
     }
     // Every exit code, and the variable behind --token.
-    for (const char* code : {"\n.B 0\n", "\n.B 1\n", "\n.B 2\n", "\n.B 3\n", "\n.B 4\n"}) CHECK(page.find(code) != std::string::npos);
+    for (const char* code : {"\n.B 0\n", "\n.B 1\n", "\n.B 2\n", "\n.B 3\n", "\n.B 4\n"})
+        CHECK(page.find(code) != std::string::npos);
     CHECK(page.find(".B PERFGATE_TOKEN\n") != std::string::npos);
 }
 
@@ -505,8 +518,7 @@ TEST_CASE("the man page renders without groff warnings" * doctest::skip(!groff_a
 
 TEST_CASE("cmake --install puts perfgate, perfgate-exec and the man page under the prefix")
 {
-    const auto prefix =
-        std::filesystem::temp_directory_path() / ("perfgate-cli-install-" + std::to_string(::getpid()));
+    const auto prefix = std::filesystem::temp_directory_path() / ("perfgate-cli-install-" + std::to_string(::getpid()));
     std::filesystem::remove_all(prefix);
     const temp_file log("install-log", "");
     const std::string cmd = "'" PERFGATE_CMAKE_COMMAND "' --install '" PERFGATE_BINARY_DIR "' --prefix '" +
@@ -535,7 +547,9 @@ namespace {
 // A command table with each kind of option parse_args reads.
 perfgate::cli::command_spec parse_args_demo()
 {
-    return {"demo", "[OPTIONS] [-- COMMAND...]", "A command for the parser's tests.",
+    return {"demo",
+            "[OPTIONS] [-- COMMAND...]",
+            "A command for the parser's tests.",
             {
                 {"baseline", 'b', true, false, "FILE", "the baseline"},
                 {"repetitions", 'r', true, false, "N", "repetitions"},
@@ -577,8 +591,8 @@ struct scoped_env {
 
 TEST_CASE("parse_args: long, short and inline values, flags, positionals, everything after --")
 {
-    const auto a = parse_demo({"--baseline", "b.csv", "-r5", "--counter=cycles", "-c", "instructions", "-q",
-                               "first", "-", "--", "--quiet", "-x"});
+    const auto a = parse_demo({"--baseline", "b.csv", "-r5", "--counter=cycles", "-c", "instructions", "-q", "first",
+                               "-", "--", "--quiet", "-x"});
     CHECK(a.command() == "demo");
     CHECK(a.get("baseline") == "b.csv");
     CHECK(a.get_int("repetitions", 1, 100) == 5);

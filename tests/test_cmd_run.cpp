@@ -86,8 +86,9 @@ TEST_CASE("perfgate run phases: the command line into settings")
     }
     SUBCASE("events, order, seed, timeout and format")
     {
-        const auto s = parse_run_settings(args_of(with_commands(
-            {"-e", "cycles,instructions", "--order", "random", "--seed", "7", "--timeout", "1.5", "--format", "json"})));
+        const auto s = parse_run_settings(args_of(with_commands({"-e", "cycles,instructions", "--order", "random",
+                                                                 "--seed", "7", "--timeout", "1.5", "--format",
+                                                                 "json"})));
         CHECK(s.measure.events == std::vector<std::string>{"cycles", "instructions"});
         CHECK(s.measure.order == runner::run_order::random);
         CHECK(s.measure.seed == 7);
@@ -122,7 +123,8 @@ TEST_CASE("perfgate run phases: sequential sampling's setup")
     }
     SUBCASE("--budget and --max-repetitions: the rule, the sampling plan and its stop rule")
     {
-        const auto args = args_of(with_commands({"--budget", "30", "--max-repetitions", "20", "--min-repetitions", "6"}));
+        const auto args = args_of(with_commands({"--budget", "30", "--max-repetitions", "20", "--min-repetitions",
+                                                 "6"}));
         auto s = parse_run_settings(args);
         setup_sequential(args, s);
         REQUIRE(s.rules.has_value());
@@ -141,9 +143,11 @@ TEST_CASE("perfgate run phases: sequential sampling's setup")
     SUBCASE("conflicts and bad sizes")
     {
         CHECK(sequential_error(with_commands({"-r", "5", "--budget", "10"})) == "usage.conflict");
-        CHECK(sequential_error(with_commands({"--backend", "callgrind", "--max-repetitions", "10"})) == "usage.conflict");
+        CHECK(sequential_error(with_commands({"--backend", "callgrind", "--max-repetitions", "10"})) ==
+              "usage.conflict");
         CHECK(sequential_error(with_commands({"--budget", "0"})) == "usage.bad_value");
-        CHECK(sequential_error(with_commands({"--min-repetitions", "8", "--max-repetitions", "6"})) == "usage.bad_value");
+        CHECK(sequential_error(with_commands({"--min-repetitions", "8", "--max-repetitions", "6"})) ==
+              "usage.bad_value");
     }
 }
 
@@ -152,9 +156,9 @@ TEST_CASE("perfgate run phases: GitHub options")
     CHECK_FALSE(github_options_from(args_of(with_commands({}))).has_value());
     SUBCASE("--github with its options")
     {
-        const auto g = github_options_from(args_of(with_commands(
-            {"--github", "--comment", "on-change", "--context", "perf/x86", "--output", "report.md",
-             "--fail-on-inconclusive", "--comment-author", "bench[bot]"})));
+        const auto g = github_options_from(
+            args_of(with_commands({"--github", "--comment", "on-change", "--context", "perf/x86", "--output",
+                                   "report.md", "--fail-on-inconclusive", "--comment-author", "bench[bot]"})));
         REQUIRE(g.has_value());
         CHECK(g->comment == "on-change");
         CHECK(g->context == "perf/x86");
@@ -173,29 +177,36 @@ TEST_CASE("perfgate run phases: GitHub options")
     }
     SUBCASE("errors")
     {
-        CHECK(thrown_id([] { (void)github_options_from(args_of(with_commands({"--comment", "never"}))); }) ==
-              "usage.conflict");
-        CHECK(thrown_id([] { (void)github_options_from(args_of(with_commands({"--github", "--comment", "loud"}))); }) ==
-              "usage.bad_value");
+        CHECK(thrown_id([] {
+                  (void)github_options_from(args_of(with_commands({"--comment", "never"})));
+              }) == "usage.conflict");
+        CHECK(thrown_id([] {
+                  (void)github_options_from(args_of(with_commands({"--github", "--comment", "loud"})));
+              }) == "usage.bad_value");
     }
 }
 
 TEST_CASE("perfgate run phases: commit overrides, --profile and --top")
 {
-    const auto flags = git_overrides_from(args_of(with_commands({"--sha", "abc123", "--branch", "main", "--pr", "12"})));
+    const auto flags = git_overrides_from(
+        args_of(with_commands({"--sha", "abc123", "--branch", "main", "--pr", "12"})));
     CHECK(flags.sha == std::optional<std::string>("abc123"));
     CHECK(flags.branch == std::optional<std::string>("main"));
     CHECK_FALSE(flags.base_branch.has_value());
     CHECK(flags.pr == std::optional<std::int64_t>(12));
 
     CHECK_FALSE(profile_options_from(args_of(with_commands({}))).has_value());
-    CHECK(thrown_id([] { (void)profile_options_from(args_of(with_commands({"--profile-executions", "2"}))); }) ==
-          "usage.conflict");
-    const auto p = profile_options_from(args_of(with_commands({"--profile", "--profile-executions", "2", "--top", "5"})));
+    CHECK(thrown_id([] {
+              (void)profile_options_from(args_of(with_commands({"--profile-executions", "2"})));
+          }) == "usage.conflict");
+    const auto p = profile_options_from(
+        args_of(with_commands({"--profile", "--profile-executions", "2", "--top", "5"})));
     REQUIRE(p.has_value());
     CHECK(p->executions == 2);
     CHECK(p->top == 5);
 
     CHECK(attribution_options_from(args_of(with_commands({"--top", "7"}))).top == 7);
-    CHECK(thrown_id([] { (void)attribution_options_from(args_of(with_commands({"--top", "0"}))); }) == "usage.bad_value");
+    CHECK(thrown_id([] {
+              (void)attribution_options_from(args_of(with_commands({"--top", "0"})));
+          }) == "usage.bad_value");
 }

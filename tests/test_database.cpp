@@ -87,7 +87,8 @@ pg_conn_ptr pg_connect(const std::string& uri)
         throw std::runtime_error("cannot connect to the tests' PostgreSQL server at " + uri + ": " +
                                  (c ? PQerrorMessage(c.get()) : "out of memory"));
     }
-    PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        c.get(), [](void*, const char*) {}, nullptr);
     return c;
 }
 
@@ -146,8 +147,8 @@ const std::string& pg_server_uri()
         }
         if (env && *env) {
             throw std::runtime_error("PERFGATE_TEST_PG_STATE=" + std::string(env) + ": the server named in " +
-                                     (state / "uri").string() + " does not answer: " +
-                                     (probe ? PQerrorMessage(probe.get()) : "out of memory"));
+                                     (state / "uri").string() +
+                                     " does not answer: " + (probe ? PQerrorMessage(probe.get()) : "out of memory"));
         }
     }
     uri = start_own_server();

@@ -38,7 +38,8 @@ const fs::path source_dir = PERFGATE_SOURCE_DIR;
 
 // Files that name every id on purpose: the constants, the table and its doc
 // generator.
-constexpr std::array catalogue_files{std::string_view{"model/error_ids.hpp"}, std::string_view{"model/error_catalogue.hpp"},
+constexpr std::array catalogue_files{std::string_view{"model/error_ids.hpp"},
+                                     std::string_view{"model/error_catalogue.hpp"},
                                      std::string_view{"model/errors_doc.cpp"}};
 
 // Top-level folders that are not production code.
@@ -47,6 +48,7 @@ constexpr std::array skipped_folders{std::string_view{"tests"}, std::string_view
 
 // Dotted literals in the sources that are not error ids. A new one makes
 // this test fail naming it: add it here if it is not an error id.
+// clang-format off
 constexpr std::array not_error_ids{
     // The environment checks' ids (runner/check_env.cpp), reported by
     // perfgate check-env, not thrown.
@@ -57,12 +59,13 @@ constexpr std::array not_error_ids{
     std::string_view{"testbed.cpu"}, std::string_view{"testbed.fingerprint"}, std::string_view{"testbed.kernel"},
     std::string_view{"testbed.name"},
 };
+// clang-format on
 
 // A literal "name.EXT" with one of these extensions is a file name.
-constexpr std::array file_extensions{std::string_view{"csv"},  std::string_view{"data"}, std::string_view{"db"},
+constexpr std::array file_extensions{std::string_view{"csv"},    std::string_view{"data"}, std::string_view{"db"},
                                      std::string_view{"folded"}, std::string_view{"html"}, std::string_view{"json"},
-                                     std::string_view{"md"},   std::string_view{"sql"},  std::string_view{"svg"},
-                                     std::string_view{"tmp"},  std::string_view{"txt"}};
+                                     std::string_view{"md"},     std::string_view{"sql"},  std::string_view{"svg"},
+                                     std::string_view{"tmp"},    std::string_view{"txt"}};
 
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
@@ -133,8 +136,9 @@ lexed lex(const std::string& s)
                                                         s.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
             blank(i, end);
             i = end;
-        } else if (c == '"' && i > 0 && s[i - 1] == 'R' && (i < 2 || !ident_char(s[i - 2]) || s[i - 2] == '8' ||
-                                                           s[i - 2] == 'L' || s[i - 2] == 'u' || s[i - 2] == 'U')) {
+        } else if (c == '"' && i > 0 && s[i - 1] == 'R' &&
+                   (i < 2 || !ident_char(s[i - 2]) || s[i - 2] == '8' || s[i - 2] == 'L' || s[i - 2] == 'u' ||
+                    s[i - 2] == 'U')) {
             // R"delim(...)delim": never an id; skip it whole.
             const std::size_t open = s.find('(', i);
             const std::string close = ")" + s.substr(i + 1, open - i - 1) + "\"";
@@ -162,8 +166,8 @@ lexed lex(const std::string& s)
 
 struct scan_result {
     std::size_t files = 0;
-    std::map<std::string, std::vector<std::string>> ids;  // dotted literal -> "path:line", ...
-    std::string code;                                      // every file's code, comments blanked
+    std::map<std::string, std::vector<std::string>> ids; // dotted literal -> "path:line", ...
+    std::string code;                                    // every file's code, comments blanked
 };
 
 bool skipped(const fs::path& top)
@@ -171,7 +175,7 @@ bool skipped(const fs::path& top)
     const std::string name = top.filename().string();
     if (name.empty() || name[0] == '.') return true;
     if (std::find(skipped_folders.begin(), skipped_folders.end(), name) != skipped_folders.end()) return true;
-    return fs::exists(top / "CMakeCache.txt");   // a build directory inside the checkout
+    return fs::exists(top / "CMakeCache.txt"); // a build directory inside the checkout
 }
 
 const scan_result& scan()
@@ -319,8 +323,9 @@ TEST_CASE("error catalogue: every error id in the sources is in the table")
         if (std::find(not_error_ids.begin(), not_error_ids.end(), id) != not_error_ids.end()) continue;
         if (file_name(id)) continue;
         const std::string at = where.front() + (where.size() > 1 ? ", ..." : "");
-        FAIL_CHECK("\"" << id << "\" (" << at << ") is not in model/error_catalogue.hpp: add it there and to "
-                   "model/error_ids.hpp (and regenerate docs/errors.md), "
+        FAIL_CHECK("\"" << id << "\" (" << at
+                        << ") is not in model/error_catalogue.hpp: add it there and to "
+                           "model/error_ids.hpp (and regenerate docs/errors.md), "
                            "or, if it is not an error id, to not_error_ids in tests/test_errors.cpp");
     }
     for (std::string_view id : not_error_ids) {
@@ -337,8 +342,8 @@ TEST_CASE("error catalogue: every entry is used by the sources")
     for (const error_entry& e : error_catalogue) {
         const std::string_view id = e.id.view();
         const bool used = r.ids.count(std::string(id)) == 1 || uses_constant(r.code, constant_name(id));
-        CHECK_MESSAGE(used, "\"" << id << "\" is in model/error_catalogue.hpp but no source uses it (neither \""
-                                 << id << "\" nor errors::" << constant_name(id)
+        CHECK_MESSAGE(used, "\"" << id << "\" is in model/error_catalogue.hpp but no source uses it (neither \"" << id
+                                 << "\" nor errors::" << constant_name(id)
                                  << "): remove its entry and constant (model/error_ids.hpp) and regenerate "
                                     "docs/errors.md");
     }

@@ -9,13 +9,13 @@
 // each recorded with `perf record -g -e cpu-clock -F 2000 -- ./checksum 60`
 // (perf 6.1, kernel 6.x, a 2-vCPU VM without PMU) and printed with
 // `perf script`: two recordings of the baseline, one of the candidate.
+#include "gate/report.hpp"
 #include "profile/flamegraph.hpp"
 #include "profile/perf_diff.hpp"
 #include "profile/perf_script.hpp"
+#include "report/render.hpp"
 #include "stats/mde.hpp"
 #include "stats/proportions.hpp"
-#include "gate/report.hpp"
-#include "report/render.hpp"
 
 #include "model/error.hpp"
 #include "model/file.hpp"
@@ -80,7 +80,7 @@ std::size_t count_of_text(const std::string& text, std::string_view needle)
 TEST_CASE("proportions: Wilson and Newcombe intervals, dispersion (reference values)")
 {
     constexpr double tol = 1e-9;
-    const double z95 = 1.959963984540054;   // norm.ppf(0.975)
+    const double z95 = 1.959963984540054; // norm.ppf(0.975)
     CHECK(close_rel(stats::normal_quantile(0.975), z95, 1e-12));
 
     struct wilson_row {
@@ -102,11 +102,12 @@ TEST_CASE("proportions: Wilson and Newcombe intervals, dispersion (reference val
     struct newcombe_row {
         double x1, n1, x2, n2, z, lo, hi;
     };
-    for (const auto& r : {newcombe_row{48, 80, 56, 70, z95, 0.052431472402365065, 0.33387265403690602},
-                          newcombe_row{0, 1198, 304, 1613, 3.5, 0.15520512913258255, 0.22485105513296813},
-                          newcombe_row{83, 95, 83, 95, z95, -0.097066731481952509, 0.097066731481952509},
-                          newcombe_row{5, 1000, 0, 900, 3, -0.017407143739771425, 0.0055271935766747606},
-                          newcombe_row{20.25, 300.5, 10.5, 280.75, z95, -0.067988035869395336, 0.0072899969549721291}}) {
+    for (const auto& r :
+         {newcombe_row{48, 80, 56, 70, z95, 0.052431472402365065, 0.33387265403690602},
+          newcombe_row{0, 1198, 304, 1613, 3.5, 0.15520512913258255, 0.22485105513296813},
+          newcombe_row{83, 95, 83, 95, z95, -0.097066731481952509, 0.097066731481952509},
+          newcombe_row{5, 1000, 0, 900, 3, -0.017407143739771425, 0.0055271935766747606},
+          newcombe_row{20.25, 300.5, 10.5, 280.75, z95, -0.067988035869395336, 0.0072899969549721291}}) {
         CAPTURE(r.x1);
         CAPTURE(r.x2);
         const auto d = stats::newcombe_difference(r.x1, r.n1, r.x2, r.n2, r.z);
@@ -120,7 +121,7 @@ TEST_CASE("proportions: Wilson and Newcombe intervals, dispersion (reference val
     CHECK(stats::pearson_dispersion({{ec{10, 100}, ec{10, 100}, ec{10, 100}}, {ec{10, 100}}}) == 1);
     CHECK(close_rel(stats::pearson_dispersion({{ec{0, 100}, ec{0, 120}}, {ec{40, 100}, ec{10, 100}, ec{25, 110}}}),
                     12.36802063185042, tol));
-    CHECK(stats::pearson_dispersion({{ec{5, 50}}, {ec{7, 60}}}) == 1);   // no degrees of freedom
+    CHECK(stats::pearson_dispersion({{ec{5, 50}}, {ec{7, 60}}}) == 1); // no degrees of freedom
 
     // Bonferroni critical values: norm.ppf(1 - alpha / (2 m)).
     CHECK(close_rel(stats::normal_quantile(1 - 0.05 / (2 * 100)), 3.4807564043462422, tol));
@@ -166,7 +167,7 @@ TEST_CASE("perf diff: self samples, shares, intervals")
         CHECK(d.top[0].lo_pp == doctest::Approx(ci.lo * 100));
         CHECK(d.top[0].hi_pp == doctest::Approx(ci.hi * 100));
         CHECK(d.top[0].significant);
-        CHECK(d.top[1].significant);   // 60% -> 30% of 100 and 200 samples
+        CHECK(d.top[1].significant); // 60% -> 30% of 100 and 200 samples
     }
     SUBCASE("the same profile on both sides: nothing listed")
     {
@@ -202,8 +203,8 @@ TEST_CASE("perf diff: self samples, shares, intervals")
         const auto f = folded_of({{"p;f", 1}});
         CHECK_THROWS_WITH_AS(diff_self_samples({folded_stacks{}}, {f}, 10),
                              doctest::Contains("the baseline side's profile has no samples"), error);
-        CHECK_THROWS_WITH_AS(diff_self_samples({f}, {}, 10), doctest::Contains("the candidate side's profile has no samples"),
-                             error);
+        CHECK_THROWS_WITH_AS(diff_self_samples({f}, {}, 10),
+                             doctest::Contains("the candidate side's profile has no samples"), error);
     }
 }
 
@@ -316,11 +317,12 @@ TEST_CASE("flame graph: SVG document")
         // all, app, main and three functions; the legend group has no title.
         CHECK(count_of_text(svg, "<g><title>") == 6);
         CHECK(count_of_text(svg, "<g") == count_of_text(svg, "</g>"));
-        CHECK(count_of_text(svg, "<rect") == 6 + 3);   // frames, background, two legend swatches
+        CHECK(count_of_text(svg, "<rect") == 6 + 3); // frames, background, two legend swatches
         // No raw '<' or '&' other than markup and entities.
         for (std::size_t at = svg.find('&'); at != std::string::npos; at = svg.find('&', at + 1)) {
             const auto entity = svg.substr(at, svg.find(';', at) - at + 1);
-            CHECK((entity == "&amp;" || entity == "&lt;" || entity == "&gt;" || entity == "&quot;" || entity == "&apos;"));
+            CHECK((entity == "&amp;" || entity == "&lt;" || entity == "&gt;" || entity == "&quot;" ||
+                   entity == "&apos;"));
         }
     }
     SUBCASE("colours: the grown frame red, the shrunk one blue, callers grey")
@@ -338,7 +340,8 @@ TEST_CASE("flame graph: SVG document")
         // operator=: 10% -> 40/101, a smaller change: a lighter red.
         const double t = (100.0 * 40 / 101 - 10) / layout.scale_pp;
         CHECK(fill_of("std::vector<int, std::allocator<int> >::operator=") ==
-              fmt::format("rgb({},{},{})", std::lround(225 + 30 * t), std::lround(225 - 165 * t), std::lround(225 - 165 * t)));
+              fmt::format("rgb({},{},{})", std::lround(225 + 30 * t), std::lround(225 - 165 * t),
+                          std::lround(225 - 165 * t)));
         CHECK(fill_of("main") == "rgb(225,225,225)");
     }
     SUBCASE("tooltips give both counts and the change")
@@ -355,22 +358,24 @@ TEST_CASE("flame graph: narrow frames, baseline-only frames, an A/A scale, names
     {
         const auto after = folded_of({{"p;big", 100000}, {"p;tiny;deeper", 1}});
         const auto layout = layout_flame_graph(folded_of({{"p;big", 1}}), after);
-        CHECK(layout.omitted == 2);   // tiny and deeper: 1/100001 of 1180 px < 0.1 px
+        CHECK(layout.omitted == 2); // tiny and deeper: 1/100001 of 1180 px < 0.1 px
         for (const auto& f : layout.frames) CHECK(f.name != "tiny");
         CHECK(render_flame_graph(layout).find("2 narrower than 0.1 px not drawn") != std::string::npos);
     }
     SUBCASE("functions only in the baseline are counted, not drawn")
     {
-        const auto layout = layout_flame_graph(folded_of({{"p;gone;callee", 5}, {"p;kept", 5}}), folded_of({{"p;kept", 5}}));
+        const auto layout = layout_flame_graph(folded_of({{"p;gone;callee", 5}, {"p;kept", 5}}),
+                                               folded_of({{"p;kept", 5}}));
         CHECK(layout.baseline_only == 2);
-        CHECK(layout.frames.size() == 3);   // all, p, kept
+        CHECK(layout.frames.size() == 3); // all, p, kept
     }
     SUBCASE("small changes stay pale: the colour saturates at saturate_pp at least")
     {
-        const auto layout = layout_flame_graph(folded_of({{"p;f", 500}, {"p;g", 500}}), folded_of({{"p;f", 505}, {"p;g", 495}}));
+        const auto layout = layout_flame_graph(folded_of({{"p;f", 500}, {"p;g", 500}}),
+                                               folded_of({{"p;f", 505}, {"p;g", 495}}));
         CHECK(layout.scale_pp == 2.0);
         const auto svg = render_flame_graph(layout);
-        CHECK(svg.find("rgb(255,60,60)") == svg.find("rgb(255,60,60)\"/><text x=\"26.0\""));   // only the legend's
+        CHECK(svg.find("rgb(255,60,60)") == svg.find("rgb(255,60,60)\"/><text x=\"26.0\"")); // only the legend's
     }
     SUBCASE("no candidate samples")
     {
@@ -382,17 +387,18 @@ TEST_CASE("flame graph: narrow frames, baseline-only frames, an A/A scale, names
         CHECK(xml_escape("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&apos;");
         CHECK(xml_escape("tab\tnl\ncr\r") == "tab\tnl\ncr\r");
         CHECK(xml_escape(std::string("bell\x07 nul") + '\0') == "bell? nul?");
-        CHECK(xml_escape("caf\xc3\xa9") == "caf\xc3\xa9");   // valid UTF-8 kept
+        CHECK(xml_escape("caf\xc3\xa9") == "caf\xc3\xa9"); // valid UTF-8 kept
         CHECK(xml_escape("bad\xc3(\xff") == "bad?(?");
         CHECK(xml_escape("cut\xe2\x82") == "cut??");
     }
     SUBCASE("long names are cut to fit their frame, not in a UTF-8 sequence")
     {
         const std::string name = std::string(300, 'x') + "\xc3\xa9";
-        const auto svg = differential_flame_graph(folded_of({{"p;f", 1}}), folded_of({{(std::string("p;") + name).c_str(), 1}}));
-        CHECK(svg.find(name + "</title>") == std::string::npos);   // tooltip: the full name...
+        const auto svg = differential_flame_graph(folded_of({{"p;f", 1}}),
+                                                  folded_of({{(std::string("p;") + name).c_str(), 1}}));
+        CHECK(svg.find(name + "</title>") == std::string::npos); // tooltip: the full name...
         CHECK(svg.find(name + "\ncandidate") != std::string::npos);
-        CHECK(svg.find("x..</text>") != std::string::npos);       // ...the label: cut
+        CHECK(svg.find("x..</text>") != std::string::npos); // ...the label: cut
     }
 }
 
@@ -449,10 +455,11 @@ TEST_CASE("perf script: read_perf_script streams a file in chunks, with the same
         perf_script_options o;
         o.max_line_bytes = 100;
         std::ofstream(big, std::ios::binary) << "p 1 1.0: 1 cpu-clock:\n\t" << std::string(5000, 'x');
-        CHECK_THROWS_WITH_AS(read_perf_script(big, o, "c"), "c:2: line longer than 100 bytes (perf_script_options::max_line_bytes)",
-                             error);
+        CHECK_THROWS_WITH_AS(read_perf_script(big, o, "c"),
+                             "c:2: line longer than 100 bytes (perf_script_options::max_line_bytes)", error);
         CHECK_THROWS_WITH_AS(read_perf_script(dir / "perfgate-no-such-file.script"),
-                             doctest::Contains("perfgate-no-such-file.script: cannot read: No such file or directory"), error);
+                             doctest::Contains("perfgate-no-such-file.script: cannot read: No such file or directory"),
+                             error);
     }
     std::filesystem::remove(big);
 }

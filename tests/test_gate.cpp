@@ -14,26 +14,26 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/json_writer.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
-#include "report/render.hpp"
 #include "model/error.hpp"
+#include "report/json_writer.hpp"
+#include "report/render.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
-#include <csignal>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace perfgate;
 using namespace perfgate::capture;
 using namespace perfgate::gate;
 using namespace perfgate::report;
+using nlohmann::json;
 using perfgate::test::counter;
 using perfgate::test::ramp;
-using nlohmann::json;
 
 namespace {
 
@@ -63,7 +63,7 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
     SUBCASE("10% slower is a regression with the exact test")
     {
         const gate::report r = compare(one({series("task-clock", ramp(), "msec")}),
-                                 one({series("task-clock", ramp(1.10), "msec")}), policy{});
+                                       one({series("task-clock", ramp(1.10), "msec")}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(c.gated);
         CHECK(c.state == status::regression);
@@ -82,7 +82,8 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
     }
     SUBCASE("10% faster is an improvement and the gate passes")
     {
-        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(0.9))}), policy{});
+        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(0.9))}),
+                                       policy{});
         CHECK(counter(r, "task-clock").state == status::improvement);
         CHECK(*counter(r, "task-clock").u == 100.0);
         CHECK(r.result == verdict::pass);
@@ -98,17 +99,19 @@ TEST_CASE("compare: regression, improvement and unchanged on a gated counter")
     }
     SUBCASE("identical samples are unchanged")
     {
-        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{});
+        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}),
+                                       policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(c.state == status::unchanged);
-        CHECK(*c.test == method::asymptotic);   // ties across the samples
+        CHECK(*c.test == method::asymptotic); // ties across the samples
         CHECK(*c.p_value == doctest::Approx(1.0));
         CHECK(*c.mde_pct < 2.0);
         CHECK(r.result == verdict::pass);
     }
     SUBCASE("a significant change below the threshold is unchanged")
     {
-        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{});
+        const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}),
+                                       policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(*c.p_adjusted < 0.05);
         CHECK(c.state == status::unchanged);
@@ -132,7 +135,7 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
     SUBCASE("CoV above max_cov is inconclusive even with a detectable effect")
     {
         policy p;
-        p.counters["task-clock"].threshold_pct = 60;   // MDE is well under 60%
+        p.counters["task-clock"].threshold_pct = 60; // MDE is well under 60%
         std::vector<double> b = {100, 80, 120, 90, 110, 85, 115, 95, 105, 100};
         const gate::report r = compare(one({series("task-clock", b)}), one({series("task-clock", b)}), p);
         const auto& cr = counter(r, "task-clock");
@@ -142,7 +145,7 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
     SUBCASE("fewer than min_samples is insufficient")
     {
         const gate::report r = compare(one({series("task-clock", ramp(1.0, 3))}),
-                                 one({series("task-clock", ramp(1.5, 3))}), policy{});
+                                       one({series("task-clock", ramp(1.5, 3))}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(c.state == status::insufficient);
         CHECK_FALSE(c.p_value);
@@ -153,25 +156,26 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
         capture::counter_series none = series("cycles", {});
         none.absent = 10;
         const gate::report r = compare(one({series("task-clock", ramp()), none}),
-                                 one({series("task-clock", ramp()), none}), policy{});
+                                       one({series("task-clock", ramp()), none}), policy{});
         const auto& c = counter(r, "cycles");
         CHECK(c.state == status::unsupported);
         CHECK_FALSE(c.baseline.median);
-        CHECK(r.result == verdict::pass);   // task-clock still gates
+        CHECK(r.result == verdict::pass); // task-clock still gates
         bool warned = false;
         for (const auto& w : r.warnings) warned = warned || w.find("cycles") != std::string::npos;
         CHECK(warned);
     }
     SUBCASE("no gated counter with data: inconclusive, never a silent pass")
     {
-        const gate::report r = compare(one({series("page-faults", ramp())}), one({series("page-faults", ramp())}), policy{});
+        const gate::report r = compare(one({series("page-faults", ramp())}), one({series("page-faults", ramp())}),
+                                       policy{});
         CHECK_FALSE(counter(r, "page-faults").gated);
         CHECK(r.result == verdict::inconclusive);
     }
     SUBCASE("rusage-only counters gate through the fallback")
     {
         const gate::report r = compare(one({series("wall-time", ramp()), series("user-time", ramp())}),
-                                 one({series("wall-time", ramp(1.2)), series("user-time", ramp(1.2))}), policy{});
+                                       one({series("wall-time", ramp(1.2)), series("user-time", ramp(1.2))}), policy{});
         CHECK(counter(r, "wall-time").gated);
         CHECK(counter(r, "wall-time").state == status::regression);
         CHECK(r.result == verdict::fail);
@@ -182,8 +186,8 @@ TEST_CASE("compare: deterministic counters")
 {
     SUBCASE("callgrind-style single counts: 3% more instructions is a regression")
     {
-        const gate::report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1030000})}),
-                                 policy{});
+        const gate::report r = compare(one({series("instructions", {1000000})}),
+                                       one({series("instructions", {1030000})}), policy{});
         const auto& c = counter(r, "instructions");
         CHECK(*c.test == method::deterministic);
         CHECK(c.state == status::regression);
@@ -192,21 +196,22 @@ TEST_CASE("compare: deterministic counters")
     }
     SUBCASE("1% is under the threshold: unchanged")
     {
-        const gate::report r = compare(one({series("instructions", {1000000})}), one({series("instructions", {1010000})}),
-                                 policy{});
+        const gate::report r = compare(one({series("instructions", {1000000})}),
+                                       one({series("instructions", {1010000})}), policy{});
         CHECK(counter(r, "instructions").state == status::unchanged);
         CHECK(r.result == verdict::pass);
     }
     SUBCASE("all-equal repetitions are deterministic too")
     {
         const gate::report r = compare(one({series("instructions", std::vector<double>(5, 500.0))}),
-                                 one({series("instructions", std::vector<double>(5, 500.0))}), policy{});
+                                       one({series("instructions", std::vector<double>(5, 500.0))}), policy{});
         CHECK(*counter(r, "instructions").test == method::deterministic);
         CHECK(counter(r, "instructions").state == status::unchanged);
     }
     SUBCASE("one repetition of a time counter is not deterministic")
     {
-        const gate::report r = compare(one({series("task-clock", {10.0})}), one({series("task-clock", {20.0})}), policy{});
+        const gate::report r = compare(one({series("task-clock", {10.0})}), one({series("task-clock", {20.0})}),
+                                       policy{});
         CHECK(counter(r, "task-clock").state == status::insufficient);
     }
 }
@@ -337,8 +342,8 @@ TEST_CASE("compare: history z-score and anomalies")
         if (counter != "task-clock") return std::vector<double>{};
         return std::vector<double>{100.0, 100.1, 99.9, 100.0, 100.1, 99.9, 100.0, 100.0};
     };
-    const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), policy{},
-                             hist);
+    const gate::report r = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}),
+                                   policy{}, hist);
     const auto& c = counter(r, "task-clock");
     REQUIRE(c.z_score);
     // candidate median 100.45 * 1.01 against mean 100.0, sd 0.07559 (n-1).
@@ -348,14 +353,15 @@ TEST_CASE("compare: history z-score and anomalies")
 
     policy p;
     p.fail_on_anomaly = true;
-    const gate::report r2 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), p, hist);
+    const gate::report r2 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp(1.01))}), p,
+                                    hist);
     CHECK(r2.result == verdict::fail);
 
     SUBCASE("fewer than history_min points: no z-score")
     {
         history_fn short_hist = [](std::string_view, std::string_view) { return std::vector<double>{1, 2, 3}; };
-        const gate::report r3 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}), policy{},
-                                  short_hist);
+        const gate::report r3 = compare(one({series("task-clock", ramp())}), one({series("task-clock", ramp())}),
+                                        policy{}, short_hist);
         CHECK_FALSE(counter(r3, "task-clock").z_score);
         CHECK_FALSE(counter(r3, "task-clock").anomaly);
     }
@@ -430,8 +436,8 @@ TEST_CASE("report JSON follows the contract")
 {
     capture::counter_series none = series("cycles", {});
     const gate::report r = compare(one({series("task-clock", ramp(), "msec"), series("instructions", {5000}), none}),
-                             one({series("task-clock", ramp(1.1), "msec"), series("instructions", {5000}), none}),
-                             policy{});
+                                   one({series("task-clock", ramp(1.1), "msec"), series("instructions", {5000}), none}),
+                                   policy{});
     const json j = to_json(r);
     CHECK(j["schema"] == "perfgate.report/v1");
     CHECK(j["verdict"] == "fail");
@@ -439,9 +445,10 @@ TEST_CASE("report JSON follows the contract")
     CHECK(j["policy"]["correction"] == "holm");
     const json& c = j["benchmarks"][0]["counters"][0];
     CHECK(j["benchmarks"][0]["name"] == "default");
-    for (const char* key : {"name", "unit", "better", "gated", "status", "method", "baseline", "candidate", "delta_pct",
-                            "shift", "shift_pct", "shift_ci", "u", "p_value", "p_adjusted", "mde_pct", "threshold_pct",
-                            "running_pct_min", "z_score", "anomaly"}) {
+    for (const char* key :
+         {"name",       "unit",      "better",        "gated",           "status",   "method", "baseline",
+          "candidate",  "delta_pct", "shift",         "shift_pct",       "shift_ci", "u",      "p_value",
+          "p_adjusted", "mde_pct",   "threshold_pct", "running_pct_min", "z_score",  "anomaly"}) {
         CHECK_MESSAGE(c.contains(key), key);
     }
     for (const char* key : {"n", "mean", "median", "stddev", "cov", "min", "max"}) {
@@ -469,7 +476,8 @@ TEST_CASE("report JSON follows the contract")
 TEST_CASE("renderers")
 {
     const gate::report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
-                             one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}), policy{});
+                                   one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}),
+                                   policy{});
     SUBCASE("markdown: marker, summary line, gated table, collapsed details")
     {
         markdown_options o;
@@ -481,7 +489,7 @@ TEST_CASE("renderers")
         CHECK(md.find("1 regression,") != std::string::npos);
         CHECK(md.find("| 🔴 | default | task-clock |") != std::string::npos);
         CHECK(md.find("<details>") != std::string::npos);
-        CHECK(md.find("page-faults") > md.find("<details>"));   // non-gated only in details
+        CHECK(md.find("page-faults") > md.find("<details>")); // non-gated only in details
         CHECK(md.find("https://example.invalid/run/1") != std::string::npos);
     }
     SUBCASE("markdown: long reports are truncated under the limit and keep the marker")
@@ -548,7 +556,8 @@ TEST_CASE("compare: huge but finite values do not abort and overflowing statisti
     std::vector<double> b, c;
     for (double x : ramp()) b.push_back(x * 1e200);
     for (double x : ramp(1.001)) c.push_back(x * 1e200);
-    const gate::report r = compare(one({series("task-clock", b, "msec")}), one({series("task-clock", c, "msec")}), policy{});
+    const gate::report r = compare(one({series("task-clock", b, "msec")}), one({series("task-clock", c, "msec")}),
+                                   policy{});
     const auto& k = counter(r, "task-clock");
     CHECK_FALSE(k.mde_pct);
     CHECK(k.state == status::inconclusive);
@@ -573,7 +582,7 @@ TEST_CASE("compare: a change from a zero baseline median exceeds every threshold
         policy p;
         p.counters["page-faults"].gate = true;
         const gate::report r = compare(one({series("page-faults", std::vector<double>(5, 0.0))}),
-                                 one({series("page-faults", std::vector<double>(5, 40.0))}), p);
+                                       one({series("page-faults", std::vector<double>(5, 40.0))}), p);
         const auto& c = counter(r, "page-faults");
         CHECK(*c.test == method::deterministic);
         CHECK_FALSE(c.delta_pct);
@@ -597,7 +606,7 @@ TEST_CASE("compare: a change from a zero baseline median exceeds every threshold
     SUBCASE("rank test: significant shift away from a zero median is a regression")
     {
         const gate::report r = compare(one({series("task-clock", {-1, -1, 0, 0, 0, 1, 1, 0, 0, 0})}),
-                                 one({series("task-clock", ramp(0.05))}), policy{});
+                                       one({series("task-clock", ramp(0.05))}), policy{});
         const auto& c = counter(r, "task-clock");
         CHECK(*c.p_adjusted < 0.05);
         CHECK_FALSE(c.delta_pct);
@@ -664,7 +673,7 @@ TEST_CASE("compare: max_cov applies to counters with negative values too")
     };
     policy p;
     p.counters["score"].gate = true;
-    p.counters["score"].threshold_pct = 20.0;   // so the MDE rule does not decide first
+    p.counters["score"].threshold_pct = 20.0; // so the MDE rule does not decide first
     const gate::report pos = compare(one({series("score", b)}), one({series("score", c)}), p);
     const gate::report neg = compare(one({series("score", negate(b))}), one({series("score", negate(c))}), p);
     const auto& cp = counter(pos, "score");
@@ -685,12 +694,12 @@ namespace {
 gate::report with_history_context()
 {
     gate::report r = compare(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())}),
-                       one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}), policy{});
+                             one({series("task-clock", ramp(1.1), "msec"), series("page-faults", ramp())}), policy{});
     auto& c = r.benchmarks[0].counters[0];
     REQUIRE(c.name == "task-clock");
-    c.open_alerts = std::vector<open_alert>{
-        {12, model::alert_status::acknowledged, 5.1, 40, "abc1234def5678abc1234def5678abc1234def56"},
-        {13, model::alert_status::untriaged, std::nullopt, 52, ""}};
+    c.open_alerts = std::vector<open_alert>{{12, model::alert_status::acknowledged, 5.1, 40,
+                                             "abc1234def5678abc1234def5678abc1234def56"},
+                                            {13, model::alert_status::untriaged, std::nullopt, 52, ""}};
     c.band = history_band{99.0, 101.0, 30, 41};
     c.outside_band = true;
     auto& pf = r.benchmarks[0].counters[1];
@@ -707,7 +716,7 @@ TEST_CASE("report JSON: history context is optional and round-trips")
     SUBCASE("without a store: null")
     {
         const gate::report r = compare(one({series("task-clock", ramp(), "msec")}),
-                                 one({series("task-clock", ramp(1.1), "msec")}), policy{});
+                                       one({series("task-clock", ramp(1.1), "msec")}), policy{});
         const json j = to_json(r);
         const json& c = j["benchmarks"][0]["counters"][0];
         for (const char* key : {"open_alerts", "band", "outside_band"}) {
@@ -784,7 +793,8 @@ TEST_CASE("renderers: history context")
         INFO(md);
         CHECK(md.find("- ⚠️ default / task-clock: open alert 12 on this series \\(acknowledged\\): +5.10% since "
                       "abc1234 \\(run 40\\)\n") != std::string::npos);
-        CHECK(md.find("- ⚠️ default / task-clock: open alert 13 on this series: — since run 52\n") != std::string::npos);
+        CHECK(md.find("- ⚠️ default / task-clock: open alert 13 on this series: — since run 52\n") !=
+              std::string::npos);
         CHECK(md.find("outside the baseline's recent band \\[99, 101\\] \\(30 runs since the change at run "
                       "41\\)\n") != std::string::npos);
         // Above the collapsed details, and nothing for a counter inside its band.
@@ -815,7 +825,7 @@ TEST_CASE("renderers: history context")
     SUBCASE("none without context")
     {
         const gate::report plain = compare(one({series("task-clock", ramp(), "msec")}),
-                                     one({series("task-clock", ramp(1.1), "msec")}), policy{});
+                                           one({series("task-clock", ramp(1.1), "msec")}), policy{});
         CHECK(render_markdown(plain).find("open alert") == std::string::npos);
         CHECK(render_text(plain, false).find("open alert") == std::string::npos);
     }
@@ -853,13 +863,15 @@ TEST_CASE("compare: derived ratios and statistics that overflow are absent, neve
 
     // Values at both ends of the double range: differences overflow.
     std::vector<double> wide = {-1.7e308, 1.7e308, -1.6e308, 1.6e308, -1.5e308, 1.5e308, 0, 1, 2, 3};
-    const gate::report w = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), policy{});
+    const gate::report w = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}),
+                                   policy{});
     CHECK(counter(w, "task-clock").state != status::regression);
     (void)to_json(w);
     // The same under the sequential rule (a policy a client may send).
     policy seq;
     seq.sequential = sequential_rule{};
-    const gate::report ws = compare(one({series("task-clock", wide, "msec")}), one({series("task-clock", wide, "msec")}), seq);
+    const gate::report ws = compare(one({series("task-clock", wide, "msec")}),
+                                    one({series("task-clock", wide, "msec")}), seq);
     CHECK(counter(ws, "task-clock").state != status::regression);
     (void)to_json(ws).dump();
 }
@@ -870,7 +882,8 @@ namespace {
 // `perfgate run` fills it (runner/attribution.hpp; perf from --profile).
 gate::report with_attribution()
 {
-    gate::report r = compare(one({series("instructions", {1000.0})}), one({series("instructions", {3000.0})}), policy{});
+    gate::report r = compare(one({series("instructions", {1000.0})}), one({series("instructions", {3000.0})}),
+                             policy{});
     attribution a;
     callgrind_attribution cg;
     cg.total_before = 1000;
@@ -991,7 +1004,7 @@ TEST_CASE("renderers: attribution")
         CHECK(md.find("| \\_\\_memcpy\\_avx\\_unaligned\\_erms | 0 | 1800 | +1800 | +90.0% |") != std::string::npos);
         CHECK(md.find("| memcpy | 10 | 700 | +690 | [+40.00, +60.00] pp | yes |") != std::string::npos);
         CHECK(md.find("_1 more symbol changed within the noise: not shown._") != std::string::npos);
-        CHECK(md.find("main\\|&lt;b&gt;") == std::string::npos);   // hidden (not significant)
+        CHECK(md.find("main\\|&lt;b&gt;") == std::string::npos); // hidden (not significant)
         CHECK(md.find("Raw profiles and flame graphs: `perfgate-artifacts` in the [workflow artifacts]"
                       "(https://github.example/o/r/actions/runs/7#artifacts).") != std::string::npos);
         CHECK(md.find("- ⚠️ default: perf attribution failed:") != std::string::npos);
@@ -1063,16 +1076,16 @@ TEST_CASE("derive_series: reports are the same with each series's summary and sh
         return s;
     };
     const capture::sample_set base = one({series("task-clock", ramp(), "msec"), series("cycles:u", bimodal),
-                                 series("instructions", ramp(1, 30)), series("only-base", ramp()),
-                                 series("one", {1.0})});
+                                          series("instructions", ramp(1, 30)), series("only-base", ramp()),
+                                          series("one", {1.0})});
     const capture::sample_set cand = one({series("task-clock", ramp(1.1), "msec"), series("cycles:u", drifting),
-                                 series("instructions", ramp(1, 30)), series("one", {2.0})});
+                                          series("instructions", ramp(1, 30)), series("one", {2.0})});
     policy seq;
     seq.sequential = sequential_rule{};
     for (const policy& p : {policy{}, seq}) {
         const std::string plain = to_json_text(compare(base, cand, p));
         CHECK(to_json_text(compare(derived(base), derived(cand), p)) == plain);
-        CHECK(to_json_text(compare(derived(base), cand, p)) == plain);   // one side prepared
+        CHECK(to_json_text(compare(derived(base), cand, p)) == plain); // one side prepared
     }
     const capture::sample_set sb = summary_of_5(3.22, 8.23), sc = summary_of_5(3.60, 1.0);
     CHECK(to_json_text(compare(derived(sb), derived(sc), policy{})) == to_json_text(compare(sb, sc, policy{})));
@@ -1110,7 +1123,8 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
         overrides.counters["a"] = counter_override{false, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
         benchmark_override bo;
         bo.threshold_pct = 3;
-        bo.counters["task-clock"] = counter_override{std::nullopt, 1.0, std::nullopt, capture::better::lower, std::nullopt};
+        bo.counters["task-clock"] = counter_override{std::nullopt, 1.0, std::nullopt, capture::better::lower,
+                                                     std::nullopt};
         overrides.benchmarks["default"] = bo;
         policy seq;
         seq.sequential = sequential_rule{};
@@ -1118,16 +1132,16 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
             CAPTURE(to_json(p).dump());
             check_text_is_dump(compare(one({series("task-clock", ramp(), "msec"), series("instructions", ramp(1, 30)),
                                             series("cycles:u", noisy_b)}),
-                                       one({series("task-clock", ramp(1.1), "msec"), series("instructions", ramp(1, 30)),
-                                            series("cycles:u", noisy_c)}),
+                                       one({series("task-clock", ramp(1.1), "msec"),
+                                            series("instructions", ramp(1, 30)), series("cycles:u", noisy_c)}),
                                        p));
             // Null statistics: one-sided counters, huge values, too few samples.
             std::vector<double> huge_b, huge_c;
             for (double x : ramp()) huge_b.push_back(x * 1e200);
             for (double x : ramp(1.001)) huge_c.push_back(x * 1e200);
-            check_text_is_dump(compare(one({series("task-clock", huge_b, "msec"), series("only-base", ramp()),
-                                            series("one", {1.0})}),
-                                       one({series("task-clock", huge_c, "msec"), series("one", {2.0})}), p));
+            check_text_is_dump(
+                compare(one({series("task-clock", huge_b, "msec"), series("only-base", ramp()), series("one", {1.0})}),
+                        one({series("task-clock", huge_c, "msec"), series("one", {2.0})}), p));
         }
         // Welch on summary-only input.
         check_text_is_dump(compare(summary_of_5(3.22, 8.23), summary_of_5(3.60, 1.0), policy{}));
@@ -1139,7 +1153,8 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
         gate::report r = with_history_context();
         r.benchmarks[0].baseline_run = -5;
         r.benchmarks[0].candidate_run = std::numeric_limits<std::int64_t>::max();
-        r.benchmarks[0].counters[0].sequential = sequential_report{3, 5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25}, true};
+        r.benchmarks[0].counters[0].sequential = sequential_report{3,   5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25},
+                                                                   true};
         r.benchmarks[0].counters[1].sequential = sequential_report{1, 1, 10, 0.05, 0.05, 0.5, std::nullopt, false};
         r.benchmarks.push_back(r.benchmarks[0]);
         r.benchmarks.back().name = "second";
@@ -1149,14 +1164,25 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
     SUBCASE("strings JSON escapes, invalid UTF-8, and every kind of number")
     {
         gate::report r = with_history_context();
-        r.warnings = {"",           "plain",          "quote \" and backslash \\", "tab\tnewline\n\r\b\f",
-                      "\x01\x1f\x7f", "µs → ✓ 日本",   "invalid \xff\xfe UTF-8 \xc3", "truncated \xe2\x82"};
+        r.warnings = {"",
+                      "plain",
+                      "quote \" and backslash \\",
+                      "tab\tnewline\n\r\b\f",
+                      "\x01\x1f\x7f",
+                      "µs → ✓ 日本",
+                      "invalid \xff\xfe UTF-8 \xc3",
+                      "truncated \xe2\x82"};
         auto& c = r.benchmarks[0].counters[0];
         c.name = "cycles:u/\"x\"";
         c.unit = "µs";
         c.reason = "a\\b";
-        c.noise = noise_diagnosis{true, std::nullopt, side_noise{0.05, 0.04, true, -0.3, 0.001, true}, side_noise{},
-                                  std::size_t{120}, true, "advice with \"quotes\"\n"};
+        c.noise = noise_diagnosis{true,
+                                  std::nullopt,
+                                  side_noise{0.05, 0.04, true, -0.3, 0.001, true},
+                                  side_noise{},
+                                  std::size_t{120},
+                                  true,
+                                  "advice with \"quotes\"\n"};
         c.baseline.n = std::numeric_limits<std::size_t>::max();
         c.threshold_pct = std::numeric_limits<double>::quiet_NaN();
         c.p_value = std::numeric_limits<double>::infinity();
@@ -1164,9 +1190,14 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
         check_text_is_dump(r);
         // Doubles of every magnitude: nlohmann's shortest round-trip digits.
         std::uint64_t state = 11;
-        const double fixed[] = {0.0,    -0.0,   0.1,    1.0 / 3,  5e-324, 2.2250738585072014e-308,
-                                1e-7,   1e-5,   1e15,   1e16,     1e21,   1.7976931348623157e308,
-                                100.0,  -2.5,   123456789.125, 9007199254740993.0};
+        const double fixed[] = {0.0,           -0.0,
+                                0.1,           1.0 / 3,
+                                5e-324,        2.2250738585072014e-308,
+                                1e-7,          1e-5,
+                                1e15,          1e16,
+                                1e21,          1.7976931348623157e308,
+                                100.0,         -2.5,
+                                123456789.125, 9007199254740993.0};
         for (int round = 0; round < 200; ++round) {
             auto next = [&](int i) {
                 if (round == 0) return fixed[static_cast<std::size_t>(i) % std::size(fixed)];

@@ -13,13 +13,13 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "connect_proxy.hpp"
-#include "fake_github.hpp"
-#include "test_cert.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "connect_proxy.hpp"
+#include "fake_github.hpp"
 #include "model/error.hpp"
 #include "report/render.hpp"
+#include "test_cert.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -46,8 +46,9 @@ std::string slurp(const fs::path& p)
 
 std::size_t utf8_chars(const std::string& s)
 {
-    return static_cast<std::size_t>(
-        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    }));
 }
 
 // The whole Actions environment of one job, pointing at a fake GitHub, in a
@@ -56,7 +57,8 @@ class actions_env {
 public:
     explicit actions_env(const std::string& api_url, const std::string& token = "ghs_faketoken")
     {
-        dir_ = fs::temp_directory_path() / ("perfgate-gh-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+        dir_ = fs::temp_directory_path() /
+               ("perfgate-gh-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
         fs::create_directories(dir_);
         write_event(json{{"action", "synchronize"},
                          {"number", pr},
@@ -144,7 +146,8 @@ gate::report failing_report(std::size_t extra_counters = 0, bool extra_gated = f
     b.counters.push_back(counter("task-clock", gate::status::regression, 5.0));
     b.counters.push_back(counter("page-faults", gate::status::unchanged, 0.0));
     for (std::size_t i = 0; i < extra_counters; ++i) {
-        b.counters.push_back(counter("a-rather-long-counter-name-number-" + std::to_string(i), gate::status::unchanged, 0.1));
+        b.counters.push_back(counter("a-rather-long-counter-name-number-" + std::to_string(i), gate::status::unchanged,
+                                     0.1));
         b.counters.back().gated = extra_gated;
     }
     r.benchmarks.push_back(b);
@@ -191,22 +194,28 @@ json run_pr(std::int64_t number, const std::string& head, std::int64_t base_repo
             const std::string& base_repo_name = "widgets")
 {
     auto repo = [](std::int64_t id, const std::string& owner_name) {
-        return json{{"id", id}, {"url", "https://api.github.com/repos/" + owner_name}, {"name", owner_name.substr(owner_name.find('/') + 1)}};
+        return json{{"id", id},
+                    {"url", "https://api.github.com/repos/" + owner_name},
+                    {"name", owner_name.substr(owner_name.find('/') + 1)}};
     };
     return {{"id", 100000 + number},
             {"number", number},
             {"url", "https://api.github.com/repos/octo/widgets/pulls/" + std::to_string(number)},
             {"head", {{"ref", "feature"}, {"sha", head}, {"repo", repo(4242, "octo/widgets")}}},
-            {"base", {{"ref", "main"}, {"sha", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
-                      {"repo", repo(base_repo_id, base_repo_id == 4242 ? "octo/widgets" : "someone/" + base_repo_name)}}}};
+            {"base",
+             {{"ref", "main"},
+              {"sha", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
+              {"repo", repo(base_repo_id, base_repo_id == 4242 ? "octo/widgets" : "someone/" + base_repo_name)}}}};
 }
 
 // A workflow_run event of octo/widgets (repository id 4242), for a run on head.
 json workflow_run_event(const std::string& head, json pull_requests, const std::string& trigger = "pull_request")
 {
     return {{"action", "completed"},
-            {"workflow_run", {{"id", 99}, {"event", trigger}, {"head_sha", head}, {"pull_requests", std::move(pull_requests)}}},
-            {"repository", {{"id", 4242}, {"full_name", "octo/widgets"}, {"url", "https://api.github.com/repos/octo/widgets"}}}};
+            {"workflow_run",
+             {{"id", 99}, {"event", trigger}, {"head_sha", head}, {"pull_requests", std::move(pull_requests)}}},
+            {"repository",
+             {{"id", 4242}, {"full_name", "octo/widgets"}, {"url", "https://api.github.com/repos/octo/widgets"}}}};
 }
 
 unsigned short closed_port()
@@ -239,7 +248,7 @@ TEST_CASE("sticky comment: created once, then updated in place")
     SUBCASE("every API call carries GitHub's required headers")
     {
         auto reqs = gh.requests();
-        REQUIRE(reqs.size() == 3);   // list, create, status
+        REQUIRE(reqs.size() == 3); // list, create, status
         for (const auto& r : reqs) {
             CAPTURE(r.target);
             CHECK(r.headers.at("authorization") == "Bearer ghs_faketoken");
@@ -279,7 +288,7 @@ TEST_CASE("sticky comment: created once, then updated in place")
         auto patches = with_method(gh, "PATCH");
         REQUIRE(patches.size() == 1);
         CHECK(patches[0].path == "/repos/octo/widgets/issues/comments/" + std::to_string(id));
-        CHECK(with_method(gh, "POST").size() == 1);   // only the status
+        CHECK(with_method(gh, "POST").size() == 1); // only the status
         CHECK(json::parse(gh.statuses().back().second)["state"] == "success");
     }
     SUBCASE("another context keeps its own comment")
@@ -369,7 +378,8 @@ TEST_CASE("pagination: the marker is found on page 2 through the Link header")
 {
     fake_github gh;
     actions_env env(gh.url());
-    for (int i = 0; i < 130; ++i) gh.add_comment(pr, "user" + std::to_string(i), "User", "comment " + std::to_string(i));
+    for (int i = 0; i < 130; ++i)
+        gh.add_comment(pr, "user" + std::to_string(i), "User", "comment " + std::to_string(i));
     const auto ours = gh.add_comment(pr, "github-actions[bot]", "Bot", comment_marker("perfgate") + "\nold");
     std::ostringstream log;
     auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
@@ -391,14 +401,14 @@ TEST_CASE("a report over GitHub's limit is truncated, keeping the marker")
     std::ostringstream log;
     SUBCASE("details are cut, the summary table stays")
     {
-        const auto big = failing_report(2000);   // ~400 KB of details when whole
+        const auto big = failing_report(2000); // ~400 KB of details when whole
         auto res = publish_to_github(big, exit_regression, test_options(), log);
         CHECK(res.warnings.empty());
         CHECK(res.comment_posted);
         REQUIRE(gh.comments(pr).size() == 1);
         const std::string body = gh.comments(pr)[0].body;
         CHECK(utf8_chars(body) <= 65536);
-        CHECK(body.size() > 30000);   // truncated, not dropped
+        CHECK(body.size() > 30000); // truncated, not dropped
         CHECK(body.starts_with(comment_marker("perfgate")));
         CHECK(body.find("task-clock") != std::string::npos);
         CHECK(body.find("truncated") != std::string::npos);
@@ -429,7 +439,7 @@ TEST_CASE("posting the same truncated report twice still updates one comment")
     CHECK(res.warnings.empty());
     CHECK(res.comment_posted);
     REQUIRE(gh.comments(pr).size() == 1);
-    CHECK(with_method(gh, "PATCH").size() == 1);   // the marker survived truncation
+    CHECK(with_method(gh, "PATCH").size() == 1); // the marker survived truncation
 }
 
 TEST_CASE("permissions, rate limits, server errors and outages become warnings")
@@ -458,7 +468,7 @@ TEST_CASE("permissions, rate limits, server errors and outages become warnings")
         auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
         CHECK_FALSE(res.comment_posted);
         CHECK(waits.empty());
-        CHECK(with_method(gh, "POST").size() == 2);   // the comment once, the status
+        CHECK(with_method(gh, "POST").size() == 2); // the comment once, the status
     }
     SUBCASE("statuses: write missing")
     {
@@ -481,11 +491,14 @@ TEST_CASE("permissions, rate limits, server errors and outages become warnings")
     }
     SUBCASE("403 with an exhausted primary limit waits until x-ratelimit-reset")
     {
-        auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
-        gh.add_fault({"POST", "/statuses/", 403,
+        auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+        gh.add_fault({"POST",
+                      "/statuses/",
+                      403,
                       {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", std::to_string(now + 5)}},
-                      R"({"message":"API rate limit exceeded"})", 1});
+                      R"({"message":"API rate limit exceeded"})",
+                      1});
         auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
         CHECK(res.status_posted);
         REQUIRE(waits.size() == 1);
@@ -508,7 +521,8 @@ TEST_CASE("permissions, rate limits, server errors and outages become warnings")
         gh.add_fault({"POST", "/statuses/", 502, {}, R"({"message":"Bad Gateway"})", 2});
         auto res = publish_to_github(failing_report(), exit_regression, test_options(&waits), log);
         CHECK(res.status_posted);
-        CHECK(waits == std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(10), std::chrono::milliseconds(20)});
+        CHECK(waits ==
+              std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(10), std::chrono::milliseconds(20)});
     }
     SUBCASE("5xx that persists ends in a warning after max_attempts")
     {
@@ -535,12 +549,12 @@ TEST_CASE("GitHub unreachable: the verdict, summary and outputs are not lost")
     CHECK(res.warnings[0].find("connect failed") != std::string::npos);
     CHECK(res.warnings[0].find("(after 4 attempts)") != std::string::npos);
     CHECK(res.warnings[1].starts_with("could not post the commit status"));
-    CHECK(waits.size() == 6);   // 3 backoffs per call
+    CHECK(waits.size() == 6); // 3 backoffs per call
 
     const auto summary = slurp(env.summary());
     CHECK(summary.find("fail") != std::string::npos);
     CHECK(summary.find("task-clock") != std::string::npos);
-    CHECK(summary.find("<!--") == std::string::npos);   // no marker in the summary
+    CHECK(summary.find("<!--") == std::string::npos); // no marker in the summary
     const auto out = slurp(env.output());
     CHECK(out.find("verdict<<ghadelimiter_") == 0);
     CHECK(out.find("\nfail\nghadelimiter_") != std::string::npos);
@@ -564,7 +578,7 @@ TEST_CASE("annotations, outputs and escaping")
                     "2%25), p_adj 0.0002\n") != std::string::npos);
     CHECK(text.find("::warning title=perfgate::cpu frequency scaling is on\n") != std::string::npos);
     CHECK(text.find("::warning title=perfgate::warning 0%0Asecond line 100%25\n") != std::string::npos);
-    CHECK(text.find("warning 9%0A") == std::string::npos);   // 10 shown: the first plus 0..8
+    CHECK(text.find("warning 9%0A") == std::string::npos); // 10 shown: the first plus 0..8
     CHECK(text.find("... and 3 more warnings") != std::string::npos);
     CHECK(json::parse(gh.statuses().back().second)["target_url"] == "https://perfgate.example/c/9");
     const auto out = slurp(env.output());
@@ -582,19 +596,22 @@ TEST_CASE("annotations, outputs and escaping")
 TEST_CASE("model::github_env and read_event_file: the one reader of GITHUB_* and the event file")
 {
     // The reader runner/git_info.cpp and github/ share (model/github_actions.hpp).
-    const std::map<std::string, std::string> vars = {
-        {"GITHUB_ACTIONS", "true"},          {"GITHUB_API_URL", "https://api.example//"},
-        {"GITHUB_SERVER_URL", "https://gh"}, {"GITHUB_REPOSITORY", "o/r"},
-        {"GITHUB_RUN_ID", "42"},             {"GITHUB_HEAD_REF", "topic"},
-        {"GITHUB_BASE_REF", "main"},         {"GITHUB_REF_NAME", "7/merge"},
-        {"GITHUB_SHA", merge_sha}};
+    const std::map<std::string, std::string> vars = {{"GITHUB_ACTIONS", "true"},
+                                                     {"GITHUB_API_URL", "https://api.example//"},
+                                                     {"GITHUB_SERVER_URL", "https://gh"},
+                                                     {"GITHUB_REPOSITORY", "o/r"},
+                                                     {"GITHUB_RUN_ID", "42"},
+                                                     {"GITHUB_HEAD_REF", "topic"},
+                                                     {"GITHUB_BASE_REF", "main"},
+                                                     {"GITHUB_REF_NAME", "7/merge"},
+                                                     {"GITHUB_SHA", merge_sha}};
     const model::env_lookup env = [&](const char* name) -> std::optional<std::string> {
         auto it = vars.find(name);
         return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
     };
     const auto e = model::github_env::read(env);
     CHECK(e.actions);
-    CHECK(e.api_url == "https://api.example");   // trailing slashes dropped
+    CHECK(e.api_url == "https://api.example"); // trailing slashes dropped
     CHECK(e.run_url() == "https://gh/o/r/actions/runs/42");
     CHECK(e.head_ref == "topic");
     CHECK(e.base_ref == "main");
@@ -614,7 +631,7 @@ TEST_CASE("model::github_env and read_event_file: the one reader of GITHUB_* and
     std::ofstream(dir / "list.json") << "[1]";
     const auto list = model::read_event_file((dir / "list.json").string());
     CHECK(list.state == model::event_file::outcome::ok);
-    CHECK(list.payload.is_array());   // any JSON: each caller decides what it needs
+    CHECK(list.payload.is_array()); // any JSON: each caller decides what it needs
     fs::remove_all(dir);
 }
 
@@ -736,7 +753,7 @@ TEST_CASE("events and the environment")
         REQUIRE(res.warnings.size() == 1);
         CHECK(res.warnings[0].starts_with("GITHUB_TOKEN not set"));
         CHECK(gh.requests().empty());
-        CHECK(slurp(env.output()).find("\npass\n") != std::string::npos);   // outputs still written
+        CHECK(slurp(env.output()).find("\npass\n") != std::string::npos); // outputs still written
 
         auto opt = test_options();
         opt.require_environment = true;
@@ -763,15 +780,17 @@ TEST_CASE("perfgate github posts a report file")
         CHECK(gh.comments(pr).size() == 1);
         CHECK(gh.statuses().size() == 1);
         CHECK(cmd_github({"--report", report_file, "--no-fail-on-regression"}) == exit_pass);
-        CHECK(gh.comments(pr).size() == 1);   // sticky
+        CHECK(gh.comments(pr).size() == 1); // sticky
         CHECK(json::parse(gh.statuses().back().second)["state"] == "success");
     }
     SUBCASE("the fork split: --event and --expect-head-sha")
     {
         const auto artifact_event = (env.dir() / "pr-event.json").string();
-        std::ofstream(artifact_event) << json{{"pull_request", {{"number", 12}, {"head", {{"sha", "feedface"}}}}}}.dump();
+        std::ofstream(artifact_event)
+            << json{{"pull_request", {{"number", 12}, {"head", {{"sha", "feedface"}}}}}}.dump();
         env.set("GITHUB_EVENT_NAME", "workflow_run");
-        env.write_event({{"workflow_run", {{"head_sha", "feedface"}, {"event", "pull_request"}, {"pull_requests", json::array()}}}});
+        env.write_event({{"workflow_run",
+                          {{"head_sha", "feedface"}, {"event", "pull_request"}, {"pull_requests", json::array()}}}});
         CHECK(cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", "feedface"}) ==
               exit_regression);
         CHECK(gh.comments(12).size() == 1);
@@ -793,8 +812,8 @@ TEST_CASE("perfgate github posts a report file")
         CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--comment", "loud"}),
                              "--comment: expected always, on-change, on-regression or never, got 'loud'",
                              perfgate::error);
-        CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--event-name", ""}), "--event-name: must not be empty",
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--event-name", ""}),
+                             "--event-name: must not be empty", perfgate::error);
         CHECK_THROWS_WITH_AS(cmd_github({"--report", report_file, "--comment-author", ""}),
                              "--comment-author: must not be empty", perfgate::error);
         std::ofstream(env.dir() / "bad.json") << "{";
@@ -903,9 +922,11 @@ TEST_CASE("the event name decides how the payload is read")
         // The payload has issue.pull_request but no head SHA, and GITHUB_SHA
         // is the default branch's head: read as a push, it marked that commit.
         env.set("GITHUB_EVENT_NAME", "issue_comment");
-        env.write_event({{"action", "created"},
-                         {"issue", {{"number", 9}, {"pull_request", {{"url", "https://api.github.com/repos/octo/widgets/pulls/9"}}}}},
-                         {"comment", {{"id", 1}, {"body", "/perfgate"}}}});
+        env.write_event(
+            {{"action", "created"},
+             {"issue",
+              {{"number", 9}, {"pull_request", {{"url", "https://api.github.com/repos/octo/widgets/pulls/9"}}}}},
+             {"comment", {{"id", 1}, {"body", "/perfgate"}}}});
         auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
         CHECK(res.comment_posted);
         CHECK(gh.comments(9).size() == 1);
@@ -935,7 +956,8 @@ TEST_CASE("the event name decides how the payload is read")
     SUBCASE("merge_group: the status on merge_group.head_sha")
     {
         env.set("GITHUB_EVENT_NAME", "merge_group");
-        env.write_event({{"action", "checks_requested"}, {"merge_group", {{"head_sha", head_sha}, {"base_sha", merge_sha}}}});
+        env.write_event({{"action", "checks_requested"},
+                         {"merge_group", {{"head_sha", head_sha}, {"base_sha", merge_sha}}}});
         auto res = publish_to_github(passing_report(), exit_pass, test_options(), log);
         CHECK(res.warnings.empty());
         CHECK_FALSE(res.comment_posted);
@@ -1063,9 +1085,9 @@ TEST_CASE("a comment POST whose answer was lost is not posted twice")
     auto cs = gh.comments(pr);
     REQUIRE(cs.size() == 1);
     CHECK(res.comment_id == cs[0].id);
-    CHECK(with_method(gh, "POST").size() == 2);    // the lost comment, the status
-    CHECK(with_method(gh, "PATCH").size() == 1);   // the landed comment, found again
-    CHECK(with_method(gh, "GET").size() == 2);     // before posting, and after the loss
+    CHECK(with_method(gh, "POST").size() == 2);  // the lost comment, the status
+    CHECK(with_method(gh, "PATCH").size() == 1); // the landed comment, found again
+    CHECK(with_method(gh, "GET").size() == 2);   // before posting, and after the loss
     CHECK(waits.size() == 1);
     CHECK(log.str().find("the comment POST got no answer") != std::string::npos);
     CHECK(log.str().find("the lost POST had landed") != std::string::npos);
@@ -1091,9 +1113,13 @@ TEST_CASE("rate limits: secondary limits wait a minute and more, within the budg
     auto opt = test_options(&waits);
     opt.retry.max_wait = std::chrono::minutes(3);
     using std::chrono::seconds;
-    const fault secondary{"POST", "/statuses/", 403, {{"x-ratelimit-remaining", "4000"}},
-                          R"({"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."})",
-                          1};
+    const fault secondary{
+        "POST",
+        "/statuses/",
+        403,
+        {{"x-ratelimit-remaining", "4000"}},
+        R"({"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."})",
+        1};
 
     SUBCASE("a 403 secondary limit without retry-after waits at least a minute, then succeeds")
     {
@@ -1139,8 +1165,12 @@ TEST_CASE("rate limits: secondary limits wait a minute and more, within the budg
     SUBCASE("the primary limit waits until x-ratelimit-reset, against the injected clock")
     {
         opt.retry.now = [] { return std::chrono::system_clock::time_point(seconds(1'700'000'000)); };
-        gh.add_fault({"GET", "/comments", 403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1700000030"}},
-                      R"({"message":"API rate limit exceeded"})", 1});
+        gh.add_fault({"GET",
+                      "/comments",
+                      403,
+                      {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1700000030"}},
+                      R"({"message":"API rate limit exceeded"})",
+                      1});
         auto res = publish_to_github(failing_report(), exit_regression, opt, log);
         CHECK(res.comment_posted);
         CHECK(waits == std::vector<std::chrono::milliseconds>{seconds(31)});
@@ -1211,8 +1241,7 @@ std::vector<std::string> checkout_steps(const std::string& yaml)
         std::size_t first = i;
         while (first > 0 && lines[first].compare(keys - 2, 2, "- ") != 0) --first;
         std::size_t last = i + 1;
-        while (last < lines.size() &&
-               (indent(lines[last]) == std::string::npos || indent(lines[last]) >= keys)) {
+        while (last < lines.size() && (indent(lines[last]) == std::string::npos || indent(lines[last]) >= keys)) {
             ++last;
         }
         std::string step;
@@ -1236,7 +1265,7 @@ TEST_CASE("the pull_request examples check out the PR head that the status marks
         for (const auto& entry : fs::directory_iterator(dir)) {
             if (entry.path().extension() != ".yml") continue;
             const std::string text = slurp(entry.path());
-            if (text.find("\n  pull_request:") == std::string::npos) continue;   // not on pull_request
+            if (text.find("\n  pull_request:") == std::string::npos) continue; // not on pull_request
             CAPTURE(entry.path().string());
             ++workflows;
             const auto steps = checkout_steps(text);
@@ -1244,13 +1273,13 @@ TEST_CASE("the pull_request examples check out the PR head that the status marks
             bool head = false;
             for (const auto& step : steps) {
                 CAPTURE(step);
-                CHECK(step.find("ref:") != std::string::npos);   // never the default merge commit
+                CHECK(step.find("ref:") != std::string::npos); // never the default merge commit
                 head = head || step.find(head_ref) != std::string::npos;
             }
             CHECK(head);
         }
     }
-    CHECK(workflows == 3);   // .github/workflows/perfgate.yml, same-repo-pr.yml, fork-measure.yml
+    CHECK(workflows == 3); // .github/workflows/perfgate.yml, same-repo-pr.yml, fork-measure.yml
 }
 
 TEST_CASE("the action's measure step: budget inputs replace the fixed repetitions")
@@ -1269,9 +1298,10 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
     fs::permissions(dir / "perfgate", fs::perms::owner_all);
     auto step = [&](const std::string& inputs) {
         fs::remove(dir / "args");
-        const std::string cmd = "cd '" + dir.string() + "' && env PERFGATE=./perfgate RUNNER_TEMP=. GITHUB_OUTPUT=out "
-                                "IN_PUBLISH=false IN_BASELINE=true IN_CANDIDATE=true " + inputs + " bash '" +
-                                PERFGATE_SOURCE_DIR + "/ci/action-run.sh' > /dev/null";
+        const std::string cmd = "cd '" + dir.string() +
+                                "' && env PERFGATE=./perfgate RUNNER_TEMP=. GITHUB_OUTPUT=out "
+                                "IN_PUBLISH=false IN_BASELINE=true IN_CANDIDATE=true " +
+                                inputs + " bash '" + PERFGATE_SOURCE_DIR + "/ci/action-run.sh' > /dev/null";
         CHECK(std::system(cmd.c_str()) == 0);
         return slurp(dir / "args");
     };
@@ -1295,21 +1325,23 @@ TEST_CASE("the action's measure step: --artifacts, and the link and upload only 
     char tmpl[] = "/tmp/pg-action-XXXXXX";
     REQUIRE(::mkdtemp(tmpl) != nullptr);
     const fs::path dir = tmpl;
-    std::ofstream(dir / "perfgate") << "#!/bin/sh\n"
-                                       "echo \"$*\" >> \"$(dirname \"$0\")/args\"\n"
-                                       "while [ $# -gt 0 ]; do\n"
-                                       "  if [ \"$1\" = --output ]; then echo '{\"verdict\": \"fail\"}' > \"$2\"; fi\n"
-                                       "  if [ \"$1\" = --artifacts ] && [ \"$FAKE_ARTIFACTS\" = 1 ]; then\n"
-                                       "    mkdir -p \"$2/default\" && echo '{}' > \"$2/default/attribution.json\"; fi\n"
-                                       "  shift\n"
-                                       "done\n";
+    std::ofstream(dir / "perfgate")
+        << "#!/bin/sh\n"
+           "echo \"$*\" >> \"$(dirname \"$0\")/args\"\n"
+           "while [ $# -gt 0 ]; do\n"
+           "  if [ \"$1\" = --output ]; then echo '{\"verdict\": \"fail\"}' > \"$2\"; fi\n"
+           "  if [ \"$1\" = --artifacts ] && [ \"$FAKE_ARTIFACTS\" = 1 ]; then\n"
+           "    mkdir -p \"$2/default\" && echo '{}' > \"$2/default/attribution.json\"; fi\n"
+           "  shift\n"
+           "done\n";
     fs::permissions(dir / "perfgate", fs::perms::owner_all);
     auto step = [&](const std::string& inputs) {
         fs::remove(dir / "args");
         fs::remove(dir / "out");
-        const std::string cmd = "cd '" + dir.string() + "' && env PERFGATE=./perfgate RUNNER_TEMP=. GITHUB_OUTPUT=out "
-                                "IN_BASELINE=true IN_CANDIDATE=true IN_BACKEND=callgrind " + inputs + " bash '" +
-                                PERFGATE_SOURCE_DIR + "/ci/action-run.sh' > /dev/null";
+        const std::string cmd = "cd '" + dir.string() +
+                                "' && env PERFGATE=./perfgate RUNNER_TEMP=. GITHUB_OUTPUT=out "
+                                "IN_BASELINE=true IN_CANDIDATE=true IN_BACKEND=callgrind " +
+                                inputs + " bash '" + PERFGATE_SOURCE_DIR + "/ci/action-run.sh' > /dev/null";
         std::system(cmd.c_str());
         return slurp(dir / "args");
     };

@@ -15,12 +15,12 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "connect_proxy.hpp"
-#include "fake_github.hpp"
-#include "test_cert.hpp"
 #include "cli/cli.hpp"
 #include "client/server_client.hpp"
+#include "connect_proxy.hpp"
+#include "fake_github.hpp"
 #include "model/error.hpp"
+#include "test_cert.hpp"
 
 using perfgate::client::http_request;
 using perfgate::client::http_send;
@@ -110,14 +110,14 @@ private:
         if (ec) return;
         beast::ssl_stream<tcp::socket> stream(std::move(sock), ctx_);
         stream.handshake(asio::ssl::stream_base::server, ec);
-        if (ec) return;   // the client refused our certificate
+        if (ec) return; // the client refused our certificate
         beast::flat_buffer buf;
         beast::http::request<beast::http::string_body> req;
         beast::http::read(stream, buf, req, ec);
         if (ec) return;
         beast::http::response<beast::http::string_body> res{beast::http::status::ok, 11};
         res.body() = "secure " + std::string(req.target());
-        res.keep_alive(false);   // the client closes, so shutdown() below does not wait for it
+        res.keep_alive(false); // the client closes, so shutdown() below does not wait for it
         res.prepare_payload();
         beast::http::write(stream, res, ec);
         stream.shutdown(ec);
@@ -144,7 +144,7 @@ TEST_CASE("http_send talks HTTP/1.1 to a local server")
         CHECK(res.status == 200);
         auto j = nlohmann::json::parse(res.body);
         CHECK(j["method"] == "GET");
-        CHECK(j["target"] == "/test/echo?a=1&b=x%20y");   // fragment is never sent
+        CHECK(j["target"] == "/test/echo?a=1&b=x%20y"); // fragment is never sent
         CHECK(j["headers"]["host"] == "127.0.0.1:" + std::to_string(server.port()));
         CHECK(j["headers"]["x-custom"] == "value");
         CHECK(j["headers"]["user-agent"].get<std::string>().starts_with("perfgate/"));
@@ -163,7 +163,7 @@ TEST_CASE("http_send talks HTTP/1.1 to a local server")
     SUBCASE("a query-only URL gets the root path")
     {
         auto res = http_send(make_req(server.url() + "?x=1"));
-        CHECK(res.status == 401);   // the fake checks the token first
+        CHECK(res.status == 401); // the fake checks the token first
         CHECK(server.requests().back().target == "/?x=1");
     }
     SUBCASE("chunked, close-delimited and large bodies are read whole")
@@ -184,7 +184,7 @@ TEST_CASE("http_send talks HTTP/1.1 to a local server")
     SUBCASE("an HTTP error status is a response, not an exception")
     {
         auto res = http_send(make_req(server.url() + "/repos/o/r/nothing"));
-        CHECK(res.status == 401);   // no token
+        CHECK(res.status == 401); // no token
         CHECK(res.body.find("Bad credentials") != std::string::npos);
     }
 }
@@ -193,9 +193,9 @@ TEST_CASE("http_send errors")
 {
     SUBCASE("bad URLs are http.bad_url naming the URL")
     {
-        for (std::string url : {"ftp://example.com/x", "example.com/x", "http://", "http://:80/",
-                                "http://127.0.0.1:99999/", "http://127.0.0.1:12a/", "http://u:p@127.0.0.1/",
-                                "http://[::1/"}) {
+        for (std::string url :
+             {"ftp://example.com/x", "example.com/x", "http://", "http://:80/", "http://127.0.0.1:99999/",
+              "http://127.0.0.1:12a/", "http://u:p@127.0.0.1/", "http://[::1/"}) {
             CAPTURE(url);
             auto got = error_id_of(make_req(url));
             CHECK(got.starts_with("http.bad_url: bad URL '" + url + "'"));
@@ -330,7 +330,7 @@ TEST_CASE("https goes through HTTPS_PROXY in one CONNECT tunnel, NO_PROXY goes d
         CHECK(nlohmann::json::parse(second.body)["body"] == "{}");
         CHECK(proxy.connects() == std::vector<std::string>{authority});
         CHECK(proxy.connections() == 1);
-        CHECK(server.connections() == 1);   // the proxy's single upstream connection
+        CHECK(server.connections() == 1); // the proxy's single upstream connection
         // The request inside the tunnel is an ordinary origin-form request.
         CHECK(server.requests().at(0).target == "/test/echo?n=1");
     }
@@ -434,7 +434,8 @@ TEST_CASE("server_client::upload sends one Idempotency-Key per run and repeats i
     }
     SUBCASE("5xx every time: the last error, after 3 attempts")
     {
-        server.add_fault(fault_of(500, R"j({"error":{"id":"internal","message":"internal server error (reference 1)"}})j", 3));
+        server.add_fault(
+            fault_of(500, R"j({"error":{"id":"internal","message":"internal server error (reference 1)"}})j", 3));
         try {
             client.upload(in);
             FAIL("expected server.failed");

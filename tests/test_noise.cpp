@@ -21,8 +21,8 @@
 
 #include "gate/compare.hpp"
 #include "gate/report.hpp"
-#include "report/render.hpp"
 #include "model/error.hpp"
+#include "report/render.hpp"
 #include "stats/dip_test.hpp"
 #include "stats/kendall.hpp"
 #include "stats/mde.hpp"
@@ -31,9 +31,9 @@ using namespace perfgate;
 using namespace perfgate::capture;
 using namespace perfgate::gate;
 using namespace perfgate::report;
+using nlohmann::json;
 using perfgate::test::counter;
 using perfgate::test::ramp;
-using nlohmann::json;
 
 namespace {
 
@@ -47,8 +47,7 @@ constexpr auto cents = perfgate::test::lcg_cents;
 
 // A host that flips between two speeds: fast with probability share, else
 // slow, plus uniform [0, spread).
-std::vector<double> two_speed(std::uint32_t seed, std::size_t n, double share, double fast, double slow,
-                              double spread)
+std::vector<double> two_speed(std::uint32_t seed, std::size_t n, double share, double fast, double slow, double spread)
 {
     std::vector<double> out;
     for (std::uint32_t s = seed; out.size() < n;) {
@@ -134,7 +133,7 @@ TEST_CASE("dip_statistic agrees with R's diptest::dip, dip_test with dip.test at
         const char* name;
         std::vector<double> x;
         double dip;
-        bool bimodal;   // dip.test(x)$p.value < 0.05
+        bool bimodal; // dip.test(x)$p.value < 0.05
     };
     // gen_noise_refs.py, "dip": diptest::dip(x) and dip.test(x)$p.value (in the comment).
     const std::vector<dip_case> cases = {
@@ -147,7 +146,10 @@ TEST_CASE("dip_statistic agrees with R's diptest::dip, dip_test with dip.test at
         // dip.test p = 0
         {"hand: 0/1 halves", {0, 0, 0, 1, 1, 1}, 0.25, true},
         // dip.test p = 0.44957525137160503
-        {"hand: one outlier", {100, 100.2, 99.9, 100.1, 100.3, 99.8, 100, 100.1, 99.9, 140}, 0.10000000000000001, false},
+        {"hand: one outlier",
+         {100, 100.2, 99.9, 100.1, 100.3, 99.8, 100, 100.1, 99.9, 140},
+         0.10000000000000001,
+         false},
         // dip.test p = 0.9028571428571428
         {"hand: range overflows", {-1e308, 1e308, 0, 5e307, -5e307}, 0.10000000000000001, false},
         // dip.test p = 0.9028571428571428
@@ -203,9 +205,9 @@ TEST_CASE("dip_critical_value is dip.test's 5% point")
     // qDiptab[, "0.95"] (sqrt(n) * q linear in n between the table's sizes,
     // its last row beyond 72000), divided by sqrt(n).
     const std::vector<std::pair<std::size_t, double>> rows = {
-        {4, 0.20726978858735959},      {5, 0.18639179602794398},     {9, 0.14660378495401924},
-        {10, 0.13961139513709916},     {12, 0.12957974100126746},    {25, 0.095307766148294309},
-        {37, 0.080196690246299648},    {100, 0.051127944286882707},  {150, 0.042143542892757048},
+        {4, 0.20726978858735959},       {5, 0.18639179602794398},       {9, 0.14660378495401924},
+        {10, 0.13961139513709916},      {12, 0.12957974100126746},      {25, 0.095307766148294309},
+        {37, 0.080196690246299648},     {100, 0.051127944286882707},    {150, 0.042143542892757048},
         {10000, 0.0054237224283639526}, {72000, 0.0020317840161055505}, {100000, 0.0017240259068336064},
     };
     for (const auto& [n, want] : rows) {
@@ -282,12 +284,12 @@ TEST_CASE("repetitions_for_mde inverts minimum_detectable_effect_pct")
     // (norm.ppf(1 - a/2) + norm.ppf(power)) * sqrt((sb^2 + sc^2) / n)
     //   * sqrt(pi/3) / |centre| * 100 <= target and 2 / C(2n, n) <= alpha.
     const std::vector<rep_case> cases = {
-        {0.5, 0.6, 100.0, 2.0, 0.05, 0.8, 4},      // k = 1.25: the exact test's floor decides
-        {1.5, 1.5, 15.0, 2.0, 0.05, 0.8, 411},     // CoV 10% at 15 ms; k = 410.97
-        {2.7, 2.4, 15.0, 5.0, 0.05, 0.8, 191},     // k = 190.69
-        {3.0, 3.0, 15.0, 2.0, 0.01, 0.9, 3117},    // k = 3116.33
-        {0.0, 0.0, 100.0, 2.0, 0.05, 0.8, 4},      // no noise: 2 / C(8, 4) = 0.029 <= 0.05
-        {0.0, 0.0, 100.0, 2.0, 0.001, 0.8, 7},     // 2 / C(14, 7) = 0.00058
+        {0.5, 0.6, 100.0, 2.0, 0.05, 0.8, 4},   // k = 1.25: the exact test's floor decides
+        {1.5, 1.5, 15.0, 2.0, 0.05, 0.8, 411},  // CoV 10% at 15 ms; k = 410.97
+        {2.7, 2.4, 15.0, 5.0, 0.05, 0.8, 191},  // k = 190.69
+        {3.0, 3.0, 15.0, 2.0, 0.01, 0.9, 3117}, // k = 3116.33
+        {0.0, 0.0, 100.0, 2.0, 0.05, 0.8, 4},   // no noise: 2 / C(8, 4) = 0.029 <= 0.05
+        {0.0, 0.0, 100.0, 2.0, 0.001, 0.8, 7},  // 2 / C(14, 7) = 0.00058
     };
     for (const auto& k : cases) {
         CAPTURE(k.n);
@@ -438,7 +440,7 @@ TEST_CASE("noise diagnosis: repetitions for an inconclusive counter")
         }
         const gate::report r = compare(one(bs), one(cs), p);
         const auto& c0 = counter(r, "c0");
-        REQUIRE(c0.state == status::inconclusive);   // MDE infinite at 5/5 among 20
+        REQUIRE(c0.state == status::inconclusive); // MDE infinite at 5/5 among 20
         REQUIRE(c0.noise);
         CHECK(c0.noise->repetitions_needed == 6u);
     }
@@ -449,7 +451,7 @@ TEST_CASE("noise diagnosis: null where it does not apply, quiet where nothing is
     SUBCASE("deterministic counters")
     {
         const gate::report r = compare(one({series("instructions", std::vector<double>(10, 500.0), "")}),
-                                 one({series("instructions", std::vector<double>(10, 510.0), "")}), policy{});
+                                       one({series("instructions", std::vector<double>(10, 510.0), "")}), policy{});
         CHECK(*counter(r, "instructions").test == method::deterministic);
         CHECK_FALSE(counter(r, "instructions").noise);
     }
@@ -470,7 +472,7 @@ TEST_CASE("noise diagnosis: null where it does not apply, quiet where nothing is
     SUBCASE("insufficient and unsupported counters")
     {
         const gate::report r = compare(one({series("task-clock", {1, 2, 3}), series("cycles", {})}),
-                                 one({series("task-clock", {1, 2, 3}), series("cycles", {})}), policy{});
+                                       one({series("task-clock", {1, 2, 3}), series("cycles", {})}), policy{});
         CHECK(counter(r, "task-clock").state == status::insufficient);
         CHECK_FALSE(counter(r, "task-clock").noise);
         CHECK(counter(r, "cycles").state == status::unsupported);
@@ -504,7 +506,8 @@ TEST_CASE("noise diagnosis: report JSON")
     const json& n = j["benchmarks"][0]["counters"][0]["noise"];
     SUBCASE("shape")
     {
-        for (const char* key : {"bimodal", "drift", "baseline", "candidate", "repetitions_needed", "too_noisy", "advice"}) {
+        for (const char* key :
+             {"bimodal", "drift", "baseline", "candidate", "repetitions_needed", "too_noisy", "advice"}) {
             CHECK_MESSAGE(n.contains(key), key);
         }
         CHECK(n.size() == 7);

@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "store/store.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
 #include "service/service.hpp"
+#include "store/store.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -82,8 +82,9 @@ struct fixture {
         req.set(http::field::host, "localhost");
         req.set(http::field::content_type, "application/json");
         req.set(http::field::authorization, "Bearer " + token);
-        req.body() = json{{"benchmark", benchmark}, {"role", role}, {"git_sha", sha}, {"branch", branch},
-                          {"perf_csv", csv}}.dump();
+        req.body() =
+            json{{"benchmark", benchmark}, {"role", role}, {"git_sha", sha}, {"branch", branch}, {"perf_csv", csv}}
+                .dump();
         req.prepare_payload();
         const auto res = perfgate::server::route(req, ctx);
         REQUIRE(res.result_int() == 201);
@@ -120,10 +121,10 @@ TEST_CASE("page cache: a hit needs the same generation and a young entry, bytes 
     const auto hit = cache.find("a", 1, t0 + 1s);
     REQUIRE(hit != nullptr);
     CHECK(hit->body.str() == "alpha");
-    CHECK(cache.find("a", 2, t0 + 1s) == nullptr);       // a write since: stale
-    CHECK(cache.find("a", 1, t0 + 1s) == nullptr);       // and dropped
+    CHECK(cache.find("a", 2, t0 + 1s) == nullptr); // a write since: stale
+    CHECK(cache.find("a", 1, t0 + 1s) == nullptr); // and dropped
     cache.put("a", 1, view_of("alpha"), t0);
-    CHECK(cache.find("a", 1, t0 + 6s) == nullptr);       // older than max_age
+    CHECK(cache.find("a", 1, t0 + 6s) == nullptr); // older than max_age
     CHECK(cache.stats().hits == 1);
     CHECK(cache.stats().misses == 4);
     CHECK(cache.stats().entries == 0);
@@ -133,7 +134,7 @@ TEST_CASE("page cache: a hit needs the same generation and a young entry, bytes 
     CHECK(cache.stats().entries == 0);
     for (const char* k : {"k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "k12"}) {
         cache.put(k, 1, view_of(std::string(450, 'y')), t0);
-        REQUIRE(cache.find("k1", 1, t0) != nullptr);      // k1 stays the most recently used
+        REQUIRE(cache.find("k1", 1, t0) != nullptr); // k1 stays the most recently used
     }
     CHECK(cache.stats().bytes <= 4096);
     CHECK(cache.find("k1", 1, t0) != nullptr);
@@ -145,7 +146,8 @@ TEST_CASE("pages: a series page shows names as text, sends the CSP, and its poin
 {
     fixture f;
     const std::string evil = "<script>alert(1)</script>";
-    for (int i = 0; i < 3; ++i) f.upload(evil, "baseline", fmt::format("{:040x}", i + 1), {10.0 + i, 10.5 + i, 11.0 + i});
+    for (int i = 0; i < 3; ++i)
+        f.upload(evil, "baseline", fmt::format("{:040x}", i + 1), {10.0 + i, 10.5 + i, 11.0 + i});
     const std::string query = "?benchmark=%3Cscript%3Ealert%281%29%3C%2Fscript%3E&counter=task-clock";
     const auto res = f.get("/p/demo/series" + query);
     REQUIRE(res.result_int() == 200);
@@ -156,7 +158,7 @@ TEST_CASE("pages: a series page shows names as text, sends the CSP, and its poin
     const std::string& html = res.body();
     CHECK(html.find(evil) == std::string::npos);
     CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
-    CHECK(count(html, "<script") == 3);   // dygraphs, dashboard.js, the JSON data: nothing else
+    CHECK(count(html, "<script") == 3); // dygraphs, dashboard.js, the JSON data: nothing else
 
     const auto data = page_data(html);
     CHECK(data.at("benchmark") == evil);
@@ -235,9 +237,11 @@ TEST_CASE("pages: the comparison page draws both runs' samples and the counter's
     fixture f;
     std::int64_t base = 0;
     for (int i = 0; i < 4; ++i) {
-        base = f.upload("parse", "baseline", fmt::format("{:040x}", 0xb0 + i), {10.0 + i * 0.1, 10.2, 10.4, 10.1, 10.3});
+        base = f.upload("parse", "baseline", fmt::format("{:040x}", 0xb0 + i),
+                        {10.0 + i * 0.1, 10.2, 10.4, 10.1, 10.3});
     }
-    const auto head = f.upload("parse", "candidate", fmt::format("{:040x}", 0xc0), {30.1, 30.2, 30.4, 30.3, 30.0}, "pr");
+    const auto head = f.upload("parse", "candidate", fmt::format("{:040x}", 0xc0), {30.1, 30.2, 30.4, 30.3, 30.0},
+                               "pr");
     perfgate::server::request req{http::verb::post, "/api/v1/projects/demo/compare", 11};
     req.set(http::field::host, "localhost");
     req.set(http::field::content_type, "application/json");
@@ -253,7 +257,8 @@ TEST_CASE("pages: the comparison page draws both runs' samples and the counter's
     const std::string& html = res.body();
     CHECK(html.find("id=\"verdict\">fail<") != std::string::npos);
     // One strip plot per counter row; task-clock has five samples a side.
-    const auto row = html.find("<tr class=\"counter state-regression\"><td><a href=\"/p/demo/series?benchmark=parse&amp;counter=task-clock\">");
+    const auto row = html.find(
+        "<tr class=\"counter state-regression\"><td><a href=\"/p/demo/series?benchmark=parse&amp;counter=task-clock\">");
     REQUIRE(row != std::string::npos);
     const auto strip_at = html.find("<tr class=\"detail\">", row);
     REQUIRE(strip_at != std::string::npos);
@@ -288,7 +293,8 @@ TEST_CASE("pages: the comparison page frames a benchmark's flame graph when one 
     CHECK(before.body().find("flame-graph") == std::string::npos);
     CHECK(f.get(svg_url).result_int() == 404);
 
-    const std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"><g><title>f</title><rect width=\"1\" height=\"1\"/></g></svg>";
+    const std::string svg =
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"><g><title>f</title><rect width=\"1\" height=\"1\"/></g></svg>";
     f.service.store_flame_graph("demo", id, "a<b", svg);
     // The page was cached; storing moved the generation: it shows the graph now.
     auto after = f.get(page);
@@ -311,7 +317,8 @@ TEST_CASE("pages: the comparison page frames a benchmark's flame graph when one 
     CHECK(f.get(page + "/flame.svg?benchmark=other").result_int() == 404);
 }
 
-TEST_CASE("pages: compare by git sha stores the comparison and shows it, the overview lists it, a bad ref is a page naming it")
+TEST_CASE(
+    "pages: compare by git sha stores the comparison and shows it, the overview lists it, a bad ref is a page naming it")
 {
     fixture f;
     const std::string base_sha(40, 'a'), head_sha = std::string(39, 'b') + "c";
@@ -325,7 +332,8 @@ TEST_CASE("pages: compare by git sha stores the comparison and shows it, the ove
     signin.prepare_payload();
     const auto signed_in = perfgate::server::route(signin, f.ctx);
     REQUIRE(signed_in.result_int() == 303);
-    const std::string cookie(signed_in[http::field::set_cookie].substr(0, signed_in[http::field::set_cookie].find(';')));
+    const std::string cookie(signed_in[http::field::set_cookie].substr(0,
+                                                                       signed_in[http::field::set_cookie].find(';')));
 
     const auto with_cookie = [&](const std::string& target) {
         perfgate::server::request req{http::verb::get, target, 11};
@@ -342,8 +350,10 @@ TEST_CASE("pages: compare by git sha stores the comparison and shows it, the ove
 
     const auto page = with_cookie(location);
     REQUIRE(page.result_int() == 200);
-    CHECK(page.body().find(fmt::format("base <a href=\"/p/demo/runs/{}\">run {}</a>", base, base)) != std::string::npos);
-    CHECK(page.body().find(fmt::format("head <a href=\"/p/demo/runs/{}\">run {}</a>", head, head)) != std::string::npos);
+    CHECK(page.body().find(fmt::format("base <a href=\"/p/demo/runs/{}\">run {}</a>", base, base)) !=
+          std::string::npos);
+    CHECK(page.body().find(fmt::format("head <a href=\"/p/demo/runs/{}\">run {}</a>", head, head)) !=
+          std::string::npos);
 
     const auto overview = with_cookie("/p/demo");
     REQUIRE(overview.result_int() == 200);
@@ -351,8 +361,8 @@ TEST_CASE("pages: compare by git sha stores the comparison and shows it, the ove
     CHECK(overview.body().find("<code>" + base_sha.substr(0, 12) + "</code> main") != std::string::npos);
 
     // The same request again: the same stored comparison.
-    CHECK(std::string(with_cookie("/p/demo/compare?base=" + std::to_string(base) + "&head=" + std::to_string(head))
-                          [http::field::location]) == location);
+    CHECK(std::string(with_cookie("/p/demo/compare?base=" + std::to_string(base) +
+                                  "&head=" + std::to_string(head))[http::field::location]) == location);
 
     const auto bad = with_cookie("/p/demo/compare?base=zz&head=" + head_sha);
     CHECK(bad.result_int() == 400);
@@ -372,7 +382,7 @@ TEST_CASE("pages: the series has one line per branch and testbed, and the projec
     const auto data = page_data(f.get("/p/demo/series?benchmark=parse&counter=task-clock").body());
     CHECK(data.at("repository_url") == "https://git.example/o/r");
     REQUIRE(data.at("lines").size() == 1);
-    CHECK(data["lines"][0]["label"] == "main");   // one testbed: lines named by branch alone
+    CHECK(data["lines"][0]["label"] == "main"); // one testbed: lines named by branch alone
 }
 
 TEST_CASE("pages: a sha prefix of decimal digits only is a sha when no run has that id")
@@ -384,8 +394,8 @@ TEST_CASE("pages: a sha prefix of decimal digits only is a sha when no run has t
           std::vector<std::pair<std::int64_t, std::int64_t>>{{base, head}});
     CHECK(f.service.pairs_for("demo", std::to_string(base), std::to_string(head)) ==
           std::vector<std::pair<std::int64_t, std::int64_t>>{{base, head}});
-    CHECK_THROWS_WITH_AS((void)f.service.pairs_for("demo", "7777777", "7654321"), doctest::Contains("base: run 7777777 not found"),
-                         perfgate::error);
+    CHECK_THROWS_WITH_AS((void)f.service.pairs_for("demo", "7777777", "7654321"),
+                         doctest::Contains("base: run 7777777 not found"), perfgate::error);
 }
 
 TEST_CASE("pages: the series band restarts at a change point")

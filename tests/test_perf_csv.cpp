@@ -16,10 +16,7 @@ namespace {
 
 const std::filesystem::path data_dir = std::filesystem::path(PERFGATE_TESTDATA_DIR) / "perf-stat";
 
-perf_capture load(const char* name)
-{
-    return read_perf_stat(data_dir / name);
-}
+perf_capture load(const char* name) { return read_perf_stat(data_dir / name); }
 
 // Reading of `event` in run `run`; fails the test if the event is missing.
 const perfgate::capture::reading& at(const perf_capture& c, std::string_view event, std::size_t run = 0)
@@ -58,9 +55,9 @@ TEST_CASE("real captures: plain single runs")
     {
         auto c = load("single-run.csv");
         CHECK(c.runs.size() == 1);
-        CHECK(names(c) == std::vector<std::string>{"task-clock", "page-faults", "context-switches",
-                                                   "cpu-migrations", "cycles", "instructions", "branches",
-                                                   "branch-misses", "cache-references", "cache-misses"});
+        CHECK(names(c) == std::vector<std::string>{"task-clock", "page-faults", "context-switches", "cpu-migrations",
+                                                   "cycles", "instructions", "branches", "branch-misses",
+                                                   "cache-references", "cache-misses"});
         CHECK_FALSE(c.summary_only);
         CHECK(c.warnings.empty());
         CHECK(c.events[0].unit == "msec");
@@ -68,7 +65,7 @@ TEST_CASE("real captures: plain single runs")
         CHECK(at(c, "task-clock").value == doctest::Approx(2.27));
         CHECK(at(c, "page-faults").value == 64.0);
         CHECK(at(c, "context-switches").value == 1.0);
-        CHECK(at(c, "cpu-migrations").value == 0.0);   // a real zero stays a zero
+        CHECK(at(c, "cpu-migrations").value == 0.0); // a real zero stays a zero
         std::size_t absent = 0;
         for (const auto& r : c.runs[0]) {
             if (!r.value) ++absent;
@@ -119,8 +116,8 @@ TEST_CASE("real captures: several runs")
     {
         auto c = load("appended-10-runs.csv");
         CHECK(c.runs.size() == 10);
-        CHECK(names(c) == std::vector<std::string>{"task-clock", "page-faults", "context-switches",
-                                                   "duration_time", "instructions"});
+        CHECK(names(c) == std::vector<std::string>{"task-clock", "page-faults", "context-switches", "duration_time",
+                                                   "instructions"});
         CHECK(c.events[3].unit == "ns");
         CHECK(at(c, "task-clock", 0).value == doctest::Approx(4.57));
         CHECK(at(c, "task-clock", 1).value == doctest::Approx(3.01));
@@ -190,7 +187,7 @@ TEST_CASE("real captures: aggregation columns")
                                  "CPU0,<not supported>,,instructions,0,100.00,,\n"
                                  "CPU1,<not supported>,,instructions,0,100.00,,\n",
                                  "cpus.csv");
-        CHECK(c.runs.size() == 2);   // CPU0 cycles again: the next run
+        CHECK(c.runs.size() == 2); // CPU0 cycles again: the next run
         CHECK(at(c, "cycles", 0).value == 30.0);
         CHECK(at(c, "cycles", 0).pcnt_running == 60.0);
         CHECK(at(c, "cycles", 1).pcnt_running == 100.0);
@@ -244,8 +241,8 @@ TEST_CASE("real captures: hardware counters from machines with a PMU")
     SUBCASE("public-hw-counters.csv: an energy event in Joules")
     {
         auto c = load("public-hw-counters.csv");
-        CHECK(names(c) == std::vector<std::string>{"instructions", "cycles", "ref-cycles", "power/energy-pkg/",
-                                                   "cpu-clock"});
+        CHECK(names(c) ==
+              std::vector<std::string>{"instructions", "cycles", "ref-cycles", "power/energy-pkg/", "cpu-clock"});
         CHECK(c.events[3].unit == "Joules");
         CHECK(at(c, "power/energy-pkg/").value == doctest::Approx(485.05));
         CHECK(at(c, "cpu-clock").value == doctest::Approx(450266.06));
@@ -366,11 +363,11 @@ TEST_CASE("real captures: perf's own errors")
     SUBCASE("missing-command.txt")
     {
         const auto path = data_dir / "missing-command.txt";
-        CHECK_THROWS_WITH_AS(
-            read_perf_stat(path),
-            (path.string() + ":1: no perf stat counter lines; perf said: 'Workload failed: No such file or directory'")
-                .c_str(),
-            perfgate::error);
+        CHECK_THROWS_WITH_AS(read_perf_stat(path),
+                             (path.string() +
+                              ":1: no perf stat counter lines; perf said: 'Workload failed: No such file or directory'")
+                                 .c_str(),
+                             perfgate::error);
     }
 }
 
@@ -462,9 +459,9 @@ TEST_CASE("reading line by line: comments, long lines, and the line that settles
         // ';' was settled by line 3: line 4, in ',', is then not perf's.
         CHECK(names(c) == std::vector<std::string>{"task-clock"});
         CHECK(at(c, "task-clock").value == doctest::Approx(0.50));
-        CHECK(c.warnings == std::vector<std::string>{
-                                "t.csv:1: skipped non-perf line 'hello, world'",
-                                "t.csv:4: skipped non-perf line '48,,page-faults,504623,100.00,95.121,K/sec'"});
+        CHECK(c.warnings ==
+              std::vector<std::string>{"t.csv:1: skipped non-perf line 'hello, world'",
+                                       "t.csv:4: skipped non-perf line '48,,page-faults,504623,100.00,95.121,K/sec'"});
     }
     SUBCASE("a comment line of any length is silent; a long JSON-looking line is skipped")
     {
@@ -590,7 +587,8 @@ TEST_CASE("malformed input is an ingest.bad_csv error naming source and line")
                              "j.json:1: unknown JSON shape: no \"counter-value\" field: '{\"event\" : \"cycles\"}'",
                              perfgate::error);
         CHECK_THROWS_WITH_AS(
-            parse_perf_stat("{\"event\" : \"cycles\", \"counter-value\" : \"1\", \"pcnt-running\" : \"x\"}\n", "j.json"),
+            parse_perf_stat("{\"event\" : \"cycles\", \"counter-value\" : \"1\", \"pcnt-running\" : \"x\"}\n",
+                            "j.json"),
             "j.json:1: unknown JSON shape: \"pcnt-running\" is not a number: '{\"event\" : \"cycles\", "
             "\"counter-value\" : \"1\", \"pcnt-running\" : \"x\"}'",
             perfgate::error);
@@ -647,7 +645,7 @@ TEST_CASE("hand-written seeds of the fuzz corpus parse as intended")
         auto c = read_perf_stat(corpus / "hand-json-interval-per-cpu.json");
         CHECK(c.runs.size() == 1);
         CHECK(names(c) == std::vector<std::string>{"task-clock"});
-        CHECK(at(c, "task-clock").value == 1.0);   // CPU1 <not counted> adds nothing
+        CHECK(at(c, "task-clock").value == 1.0); // CPU1 <not counted> adds nothing
         CHECK(c.warnings.empty());
     }
     SUBCASE("per-CPU -r aggregates of a raw PMU event")
@@ -675,7 +673,8 @@ std::string capture(std::size_t events, std::size_t runs)
 {
     std::string out;
     for (std::size_t r = 0; r < runs; ++r) {
-        for (std::size_t e = 0; e < events; ++e) out += std::to_string(r + 1) + ",,ev" + std::to_string(e) + ",100,100.00,,\n";
+        for (std::size_t e = 0; e < events; ++e)
+            out += std::to_string(r + 1) + ",,ev" + std::to_string(e) + ",100,100.00,,\n";
     }
     return out;
 }
@@ -695,7 +694,8 @@ TEST_CASE("limits: counters and repetitions per run, found when first exceeded")
         CHECK(c.runs.size() == 2);
         const auto e = parse_error(capture(max_counters_per_run + 1, 1));
         CHECK(e.id() == "ingest.too_many_counters");
-        CHECK(std::string(e.what()) == "t.csv:257: event 'ev256' is counter 257 of this capture; at most 256 counters per run");
+        CHECK(std::string(e.what()) ==
+              "t.csv:257: event 'ev256' is counter 257 of this capture; at most 256 counters per run");
         // 20,000 events (1 MB, the adversarial capture): stops at the 257th line.
         CHECK(parse_error(capture(20000, 1)).id() == "ingest.too_many_counters");
         // Per-CPU lines of one event are one counter.

@@ -151,7 +151,7 @@ TEST_CASE("native event names: perf's generic ones, tool events, libpfm4")
         CHECK(resolve_event("cpu-clock").unit == "msec");
 
         auto cs = resolve_event("cs");
-        CHECK(cs.name == "cs");   // perf prints the name as given
+        CHECK(cs.name == "cs"); // perf prints the name as given
         CHECK(cs.unit == "");
         CHECK(cs.config == resolve_event("context-switches").config);
         CHECK(resolve_event("faults").config == PERF_COUNT_SW_PAGE_FAULTS);
@@ -176,8 +176,8 @@ TEST_CASE("native event names: perf's generic ones, tool events, libpfm4")
         CHECK((!uk.exclude_user && !uk.exclude_kernel && uk.exclude_hv));
         auto plain = resolve_event("instructions");
         CHECK((!plain.exclude_user && !plain.exclude_kernel && !plain.exclude_hv));
-        CHECK_THROWS_WITH_AS(resolve_event("cycles:pp"), doctest::Contains("event 'cycles:pp': unsupported modifier ':pp'"),
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(resolve_event("cycles:pp"),
+                             doctest::Contains("event 'cycles:pp': unsupported modifier ':pp'"), perfgate::error);
     }
     SUBCASE("tool events are measured by perfgate, in ns")
     {
@@ -210,7 +210,8 @@ TEST_CASE("native event names: perf's generic ones, tool events, libpfm4")
             FAIL("no error");
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "usage.bad_event");
-            CHECK(std::string(e.what()).starts_with("unknown event 'no-such-event-xyz': not one of perf's generic names"));
+            CHECK(std::string(e.what()).starts_with(
+                "unknown event 'no-such-event-xyz': not one of perf's generic names"));
         }
         CHECK_THROWS_WITH_AS(resolve_event("duration_time:u"), doctest::Contains("unknown event 'duration_time:u'"),
                              perfgate::error);
@@ -222,7 +223,8 @@ TEST_CASE("the vfork child gets default signal actions, not the parent's handler
     // exec_child runs on the parent's stack until execve: a handler of ours
     // must never run there, and an ignored SIGPIPE must not reach the benchmark.
     struct restore {
-        struct sigaction usr1 {}, pipe {};
+        struct sigaction usr1 {
+        }, pipe{};
         restore()
         {
             ::sigaction(SIGUSR1, nullptr, &usr1);
@@ -316,8 +318,8 @@ TEST_CASE("native and perf backends agree (perf stays the reference)")
     temp_dir dir("pg-native");
     const auto workload = compile_workload(dir.path());
     // ~30 ms of CPU after touching the pages, then a few sleeps.
-    const std::string cmd =
-        workload + " " + std::to_string(touched_pages) + " 30000000 " + std::to_string(workload_sleeps);
+    const std::string cmd = workload + " " + std::to_string(touched_pages) + " 30000000 " +
+                            std::to_string(workload_sleeps);
 
     SUBCASE("task-clock, page-faults and context-switches within noise")
     {
@@ -339,8 +341,8 @@ TEST_CASE("native and perf backends agree (perf stays the reference)")
         const double pf_perf = median_of(counter(perf, effective(perf, "page-faults")));
         const double pf_native = median_of(counter(native, effective(native, "page-faults")));
         const double touched_perf = pf_perf - median_of(counter(perf_none, effective(perf_none, "page-faults")));
-        const double touched_native =
-            pf_native - median_of(counter(native_none, effective(native_none, "page-faults")));
+        const double touched_native = pf_native -
+                                      median_of(counter(native_none, effective(native_none, "page-faults")));
         CHECK(pf_native >= touched_pages);
         CHECK(pf_perf >= pf_native - 10);
         CHECK(touched_native >= touched_pages - 1);
@@ -359,7 +361,7 @@ TEST_CASE("native and perf backends agree (perf stays the reference)")
         if (effective(native, "context-switches") == "context-switches") {
             CHECK(cs_native >= workload_sleeps);
             CHECK(cs_perf >= workload_sleeps);
-        }   // else user-only counting (context-switches:u): 0 on both, switches are kernel work
+        } // else user-only counting (context-switches:u): 0 on both, switches are kernel work
         CHECK(std::abs(cs_native - cs_perf) <= 5 + 0.5 * std::max(cs_native, cs_perf));
 
         // duration_time is the benchmark's own; wall-time adds fork/exec.
@@ -370,7 +372,7 @@ TEST_CASE("native and perf backends agree (perf stays the reference)")
     }
     SUBCASE("explicit events: each supported by both or by neither")
     {
-        const std::vector<std::string> events = {"task-clock", "cycles", "instructions", "branch-misses",
+        const std::vector<std::string> events = {"task-clock",   "cycles",         "instructions", "branch-misses",
                                                  "cache-misses", "cpu-migrations", "duration_time"};
         auto perf = measure_one(options(backend::perf, events, 1), cmd);
         auto native = measure_one(options(backend::native, events, 1), cmd);
@@ -393,7 +395,7 @@ TEST_CASE("native and perf backends agree (perf stays the reference)")
         for (auto& c : native[0].baseline.run.counters) {
             CAPTURE(c.counter);
             REQUIRE(c.samples.size() == 1);
-            CHECK(c.samples[0].value.has_value());   // unsupported defaults are gone
+            CHECK(c.samples[0].value.has_value()); // unsupported defaults are gone
         }
     }
 }
@@ -508,9 +510,11 @@ TEST_CASE("perfgate run --backend native end to end")
 {
     temp_dir dir("pg-native");
     spawn_options so;
+    // clang-format off
     so.argv = {perfgate_exe, "run", "-q", "-r", "3", "--backend", "native", "-e", "task-clock,page-faults,duration_time",
                "--db", (dir.path() / "p.db").string(), "--format", "json", "--name", "n", "--baseline", "true",
                "--candidate", "true"};
+    // clang-format on
     so.cwd = dir.path();
     so.capture_stdout = true;
     so.env = {{"GITHUB_ACTIONS", ""}, {"NO_COLOR", "1"}};
@@ -520,8 +524,10 @@ TEST_CASE("perfgate run --backend native end to end")
     CHECK(res.stdout_text.find("\"task-clock") != std::string::npos);
     CHECK(res.stdout_text.find("\"duration_time") != std::string::npos);
 
+    // clang-format off
     so.argv = {perfgate_exe, "run", "-q", "--backend", "native", "-e", "no-such-event-xyz", "--db",
                (dir.path() / "p.db").string(), "--baseline", "true", "--candidate", "true"};
+    // clang-format on
     res = run_process(so, 120s);
     REQUIRE(res.status.exited);
     CHECK(res.status.code == 2);

@@ -86,7 +86,7 @@ TEST_CASE("callgrind: a real callgrind file (valgrind 3.19, tiny.cpp)")
     CHECK(middle.calls == 3);
 
     const auto& main_fn = function_named(p, "main");
-    CHECK(main_fn.self[0] == 52);  // 41 in tiny.cpp + 11 inlined from stdlib.h
+    CHECK(main_fn.self[0] == 52); // 41 in tiny.cpp + 11 inlined from stdlib.h
     CHECK(main_fn.inclusive[0] == 35'959);
     CHECK(main_fn.calls == 1);
 
@@ -179,7 +179,7 @@ TEST_CASE("callgrind: positions, defaults and demangling")
                                  "pos.cg");
         CHECK(function_named(p, "f").self[0] == 15);
         CHECK(function_named(p, "f").inclusive[0] == 115);
-        CHECK(p.totals[0] == 115);  // no summary: the sum of self costs
+        CHECK(p.totals[0] == 115); // no summary: the sum of self costs
     }
     SUBCASE("no file and no object")
     {
@@ -192,7 +192,8 @@ TEST_CASE("callgrind: positions, defaults and demangling")
         auto p = parse_callgrind("# callgrind format\r\nevents: Ir\r\ndesc: I1 cache:\r\nfn=f\r\n1 2\r\n", "crlf.cg");
         CHECK(function_named(p, "f").self[0] == 2);
     }
-    CHECK(demangle("_ZNSt6vectorIiSaIiEEC2ERKS1_") == "std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&)");
+    CHECK(demangle("_ZNSt6vectorIiSaIiEEC2ERKS1_") ==
+          "std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&)");
     CHECK(demangle("_Z4leafl'2") == "leaf(long)'2");
     CHECK(demangle("main") == "main");
     CHECK(demangle("_Znot a symbol") == "_Znot a symbol");
@@ -213,8 +214,7 @@ TEST_CASE("callgrind: corrupt input names the file and line")
     CHECK(bad_callgrind(header + "fn=f\nfoo=bar\n") == "bad.cg:5: unknown specification 'foo='");
     CHECK(bad_callgrind(header + "fn=f\n\x01garbage\n") == "bad.cg:5: not a callgrind line: '\x01garbage'");
     CHECK(bad_callgrind("version: 2\n") == "bad.cg:1: callgrind format version 2 is not supported (only 1)");
-    CHECK(bad_callgrind("positions: line column\n") ==
-          "bad.cg:1: unknown position 'column' (expected instr, line)");
+    CHECK(bad_callgrind("positions: line column\n") == "bad.cg:1: unknown position 'column' (expected instr, line)");
     CHECK(bad_callgrind("fn=f\n1 2\n") == "bad.cg:1: fn=/cfn= before events:");
     CHECK(bad_callgrind(header + "fn=f\n1 2\nevents: Ir\n") ==
           "bad.cg:6: a second events: line (files with several parts are not supported)");
@@ -268,7 +268,7 @@ TEST_CASE("diff: top functions by change of exclusive cost")
         CHECK(d.total_before == 165);
         CHECK(d.total_after == 465);
         CHECK(d.changed_functions == 4);
-        CHECK(d.total_abs_change == 330);  // 300 + 10 + 5 + 15
+        CHECK(d.total_abs_change == 330); // 300 + 10 + 5 + 15
         REQUIRE(d.top.size() == 3);
         CHECK(d.top[0].name == "b");
         CHECK(d.top[0].before == 50);
@@ -277,7 +277,7 @@ TEST_CASE("diff: top functions by change of exclusive cost")
         CHECK(d.top[0].share == doctest::Approx(300.0 / 330).epsilon(1e-12));
         CHECK(d.top[1].name == "new");
         CHECK(d.top[1].before == 0);
-        CHECK(d.top[2].name == "c");  // |-10| ties nothing; "c" before "gone" anyway
+        CHECK(d.top[2].name == "c"); // |-10| ties nothing; "c" before "gone" anyway
         CHECK(d.top[2].delta == -10);
         CHECK(d.top[2].share == doctest::Approx(-10.0 / 330).epsilon(1e-12));
     }
@@ -394,18 +394,20 @@ TEST_CASE("perf script: frames, names and errors")
 {
     SUBCASE("a command with spaces, tid, cpu, C++ names, unknown frames, ';' in a name")
     {
-        auto f = fold_perf_script("# header comment\n"
-                                  "my prog 12/13 [001] 5.0: 250 cpu-clock:\n"
-                                  "\t  401000 std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&)+0x10 (/bin/p)\n"
-                                  "\t  401100 a;b+0x1 (/bin/p)\n"
-                                  "\t  0 [unknown] ([unknown])\n"
-                                  "\n"
-                                  "my prog 12/13 [001] 5.1: 250 cpu-clock:\n"
-                                  "\n",
-                                  "s.txt");
-        CHECK(format_folded(f) ==
-              "my prog 1\n"
-              "my prog;[unknown];a:b;std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&) 1\n");
+        auto f = fold_perf_script(
+            "# header comment\n"
+            "my prog 12/13 [001] 5.0: 250 cpu-clock:\n"
+            "\t  401000 std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&)+0x10 (/bin/p)\n"
+            "\t  401100 a;b+0x1 (/bin/p)\n"
+            "\t  0 [unknown] ([unknown])\n"
+            "\n"
+            "my prog 12/13 [001] 5.1: 250 cpu-clock:\n"
+            "\n",
+            "s.txt");
+        CHECK(
+            format_folded(f) ==
+            "my prog 1\n"
+            "my prog;[unknown];a:b;std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&) 1\n");
         CHECK(f.samples == 2);
     }
     SUBCASE("errors name the line")
@@ -450,9 +452,9 @@ TEST_CASE("callgrind: a file over the size limit is refused before it is read")
 {
     callgrind_limits small;
     small.max_file_bytes = 100;
-    CHECK_THROWS_WITH_AS(read_callgrind(callgrind_data("hand.callgrind"), small),
-                         doctest::Contains("bytes, more than the limit of 100 bytes (callgrind_limits::max_file_bytes)"),
-                         error);
+    CHECK_THROWS_WITH_AS(
+        read_callgrind(callgrind_data("hand.callgrind"), small),
+        doctest::Contains("bytes, more than the limit of 100 bytes (callgrind_limits::max_file_bytes)"), error);
     try {
         read_callgrind(callgrind_data("hand.callgrind"), small);
     } catch (const error& e) {

@@ -117,7 +117,8 @@ fs::path refusing_perf(const fs::path& dir)
                                       "MSG\n"
                                       "exit 255\n"
                                       "fi\n"
-                                      "exec " + real_perf() + " \"$@\"\n");
+                                      "exec " +
+                                          real_perf() + " \"$@\"\n");
 }
 
 const gate::function_change* row_named(const gate::perf_attribution& p, std::string_view name)
@@ -222,7 +223,8 @@ TEST_CASE("--profile on the example: the by-value copy is the top grown function
     // differ (the dispersion), and more of them estimate it better.
     o.executions = 5;
     measure_options m;
-    const auto spec = spec_of("checksum", example_baseline + " " + example_rounds, example_regressed + " " + example_rounds);
+    const auto spec = spec_of("checksum", example_baseline + " " + example_rounds,
+                              example_regressed + " " + example_rounds);
     const auto a = profile_benchmark(spec, m, o);
     INFO(error_ids(a));
     CHECK(a.errors.empty());
@@ -245,7 +247,7 @@ TEST_CASE("--profile on the example: the by-value copy is the top grown function
     REQUIRE(grown != nullptr);
     CHECK(is_copy(grown->name));
     CHECK(*grown->significant);
-    CHECK(grown->interval->first > 0);   // percentage points: the copy is ~20% of the candidate
+    CHECK(grown->interval->first > 0); // percentage points: the copy is ~20% of the candidate
     CHECK(grown->before == 0);
     CHECK(grown->share > 0.3);
     // Nothing else grew as much: every other interval lies below the copy's.
@@ -291,7 +293,8 @@ TEST_CASE("--profile A/A: the same program on both sides marks no function")
     REQUIRE(a.perf.has_value());
     std::string listing;
     for (const auto& r : a.perf->top) {
-        listing += fmt::format("{} {} -> {} [{:.2f}, {:.2f}]\n", r.name, r.before, r.after, r.interval->first, r.interval->second);
+        listing += fmt::format("{} {} -> {} [{:.2f}, {:.2f}]\n", r.name, r.before, r.after, r.interval->first,
+                               r.interval->second);
     }
     INFO(listing);
     for (const auto& r : a.perf->top) {
@@ -339,8 +342,10 @@ TEST_CASE("--profile failures are attribution errors, never exceptions")
     }
     SUBCASE("perf script output that is not perf script output")
     {
-        o.perf = write_script(s.path() / "perf", "if [ \"$1\" = script ]; then printf '\\tffff main+0x1 (/bin/x)\\n'; exit 0; fi\n"
-                                                 "exec " + real_perf() + " \"$@\"\n")
+        o.perf = write_script(s.path() / "perf",
+                              "if [ \"$1\" = script ]; then printf '\\tffff main+0x1 (/bin/x)\\n'; exit 0; fi\n"
+                              "exec " +
+                                  real_perf() + " \"$@\"\n")
                      .string();
         const auto e = only_error(profile_benchmark(spec, measure_options{}, o));
         CHECK(e.id == "profile.bad_perf_script");
@@ -368,7 +373,7 @@ TEST_CASE("--profile failures are attribution errors, never exceptions")
     SUBCASE("artifacts that cannot be written: the attribution stays, without a flame graph")
     {
         std::ofstream(s.path() / "file") << "x";
-        o.artifacts = s.path() / "file";   // a file where the directory should go
+        o.artifacts = s.path() / "file"; // a file where the directory should go
         const auto a = profile_benchmark(spec, measure_options{}, o);
         const auto e = only_error(a);
         CHECK(e.id == "profile.artifacts");
@@ -409,9 +414,12 @@ TEST_CASE("perfgate run --profile: a failing profile changes neither the verdict
     fs::create_directories(fake_dir);
     refusing_perf(fake_dir);
     const char* path = std::getenv("PATH");
-    const std::vector<std::pair<std::string, std::string>> env = {{"PATH", fake_dir.string() + ":" + (path ? path : "/usr/bin:/bin")}};
+    const std::vector<std::pair<std::string, std::string>> env = {
+        {"PATH", fake_dir.string() + ":" + (path ? path : "/usr/bin:/bin")}};
+    // clang-format off
     const std::vector<std::string> args = {"run", "--backend", "callgrind", "--baseline", example_baseline + " 1",
                                            "--candidate", example_regressed + " 1", "--format", "json", "-q"};
+    // clang-format on
 
     const auto plain = run_perfgate(args, s.path(), env);
     auto with_profile = args;
@@ -419,7 +427,7 @@ TEST_CASE("perfgate run --profile: a failing profile changes neither the verdict
     const auto profiled = run_perfgate(with_profile, s.path(), env);
     INFO(plain.err);
     INFO(profiled.err);
-    CHECK(plain.code == 1);   // the copy: more instructions, a deterministic regression
+    CHECK(plain.code == 1); // the copy: more instructions, a deterministic regression
     CHECK(profiled.code == plain.code);
     const auto jp = nlohmann::json::parse(plain.out);
     const auto jf = nlohmann::json::parse(profiled.out);
@@ -443,7 +451,8 @@ TEST_CASE("perfgate run --profile: a failing profile changes neither the verdict
 TEST_CASE("perfgate run: the profile options need --profile")
 {
     scratch s;
-    const auto r = run_perfgate({"run", "--baseline", "true", "--candidate", "true", "--profile-executions", "2"}, s.path());
+    const auto r = run_perfgate({"run", "--baseline", "true", "--candidate", "true", "--profile-executions", "2"},
+                                s.path());
     CHECK(r.code == 2);
     CHECK(r.err.find("--profile-executions and --profile-max-mb apply to --profile only") != std::string::npos);
 }
@@ -452,8 +461,9 @@ TEST_CASE("perfgate run --profile end to end: attribution in the JSON, the SVG u
 {
     if (!examples_built()) return;
     scratch s;
-    const auto r = run_perfgate({"run", "--backend", "rusage", "-r", "3", "--baseline", example_baseline + " " + example_rounds,
-                                 "--candidate", example_regressed + " " + example_rounds, "--profile", "--format", "json"},
+    const auto r = run_perfgate({"run", "--backend", "rusage", "-r", "3", "--baseline",
+                                 example_baseline + " " + example_rounds, "--candidate",
+                                 example_regressed + " " + example_rounds, "--profile", "--format", "json"},
                                 s.path());
     INFO(r.err);
     CHECK((r.code == 0 || r.code == 1 || r.code == 3));
@@ -469,8 +479,9 @@ TEST_CASE("perfgate run --profile end to end: attribution in the JSON, the SVG u
     double copy_change = 0, other_growth = 0;
     for (const auto& row : perf["top"]) {
         const double mid = (row["interval"][0].get<double>() + row["interval"][1].get<double>()) / 2;
-        (is_copy(row["name"].get<std::string>()) ? copy_change : other_growth) = std::max(
-            is_copy(row["name"].get<std::string>()) ? copy_change : other_growth, mid);
+        (is_copy(row["name"].get<std::string>())
+             ? copy_change
+             : other_growth) = std::max(is_copy(row["name"].get<std::string>()) ? copy_change : other_growth, mid);
     }
     CHECK(copy_change > 2 * other_growth);
 }

@@ -1,7 +1,7 @@
 // The router without sockets: every route, the auth matrix and every bad
 // input, against the real store on a temp file and the real gate service.
-#include "server/router.hpp"
 #include "server/auth_gate.hpp"
+#include "server/router.hpp"
 
 #include <doctest/doctest.h>
 
@@ -26,10 +26,10 @@
 
 #include "api/wire.hpp"
 #include "capture/names.hpp"
+#include "model/error.hpp"
+#include "server/metrics.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
-#include "server/metrics.hpp"
-#include "model/error.hpp"
 
 namespace {
 
@@ -105,8 +105,11 @@ struct fixture {
     std::int64_t upload_text(const std::string& role, const std::string& csv, const std::string& benchmark,
                              const std::string& project = "demo")
     {
-        json body = {{"benchmark", benchmark}, {"role", role},          {"git_sha", "0123abcd"},
-                     {"branch", "main"},       {"perf_csv", csv}};
+        json body = {{"benchmark", benchmark},
+                     {"role", role},
+                     {"git_sha", "0123abcd"},
+                     {"branch", "main"},
+                     {"perf_csv", csv}};
         auto res = call(http::verb::post, "/api/v1/projects/" + project + "/runs", body.dump(), "application/json",
                         project);
         REQUIRE(res.result_int() == 201);
@@ -134,7 +137,10 @@ void check_error(const response& res, unsigned status, const std::string& id, co
 
 json valid_run(const std::string& role = "baseline")
 {
-    return {{"role", role}, {"git_sha", "0123abcd"}, {"branch", "main"}, {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
+    return {{"role", role},
+            {"git_sha", "0123abcd"},
+            {"branch", "main"},
+            {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
 }
 
 } // namespace
@@ -223,7 +229,8 @@ TEST_CASE("transport routes: healthz, metrics, unknown route, wrong method, benc
     SUBCASE("wrong method -> 405 with Allow")
     {
         auto res = f.call(http::verb::get, "/api/v1/projects/demo/runs");
-        check_error(res, 405, "http.method_not_allowed", "GET is not allowed on /api/v1/projects/{project}/runs; use POST");
+        check_error(res, 405, "http.method_not_allowed",
+                    "GET is not allowed on /api/v1/projects/{project}/runs; use POST");
         CHECK(res[http::field::allow] == "POST");
         check_error(f.call(http::verb::delete_, "/healthz", {}, {}, ""), 405, "http.method_not_allowed", "use GET");
     }
@@ -305,7 +312,8 @@ TEST_CASE("auth matrix")
             return h;
         };
         bool checked = true;
-        CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.demo_token), f.ctx, &checked));
+        CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.demo_token), f.ctx,
+                                                         &checked));
         CHECK(checked);
         // Refused, or passed without a token: not authorized.
         checked = true;
@@ -391,11 +399,12 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
                     "request body: unknown field 'benchmrak' (known: benchmark, role, git_sha, branch, pr, testbed, "
                     "backend, environment, perf_csv)");
         body = valid_run();
-        body["comment"] = nullptr;   // null is not a way around it
+        body["comment"] = nullptr; // null is not a way around it
         check_error(post(body.dump()), 400, "ingest.bad_field", "unknown field 'comment'");
         body = valid_run();
         body[std::string(1000, 'k')] = 1;
-        check_error(post(body.dump()), 400, "ingest.bad_field", "unknown field '" + std::string(64, 'k') + "...' (known:");
+        check_error(post(body.dump()), 400, "ingest.bad_field",
+                    "unknown field '" + std::string(64, 'k') + "...' (known:");
         body = valid_run();
         body["testbed"] = {{"name", "box"}, {"crores", 4}};
         check_error(post(body.dump()), 400, "ingest.bad_field",
@@ -461,7 +470,10 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
 TEST_CASE("Idempotency-Key: a retried upload gets the first run, another body under the key is 409")
 {
     fixture f;
-    const json body = {{"benchmark", "default"}, {"role", "baseline"}, {"git_sha", "0123abcd"}, {"branch", "main"},
+    const json body = {{"benchmark", "default"},
+                       {"role", "baseline"},
+                       {"git_sha", "0123abcd"},
+                       {"branch", "main"},
                        {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
     auto post = [&](const std::string& payload, const std::vector<std::string>& keys) {
         request req{http::verb::post, "/api/v1/projects/demo/runs", 11};
@@ -532,12 +544,13 @@ TEST_CASE("text/csv upload takes the fields from the query string")
 {
     fixture f;
     const std::string csv = perfgate::test::read_testdata("appended-10-runs.csv");
-    auto res = f.call(http::verb::post,
-                      "/api/v1/projects/demo/runs?benchmark=parse&role=candidate&git_sha=abc123&branch=feature%2Fx&pr=7",
-                      csv, "text/csv; charset=utf-8");
+    auto res = f.call(
+        http::verb::post,
+        "/api/v1/projects/demo/runs?benchmark=parse&role=candidate&git_sha=abc123&branch=feature%2Fx&pr=7", csv,
+        "text/csv; charset=utf-8");
     REQUIRE(res.result_int() == 201);
     auto j = json::parse(res.body());
-    CHECK(j.at("samples") == 40);   // 10 runs x 4 supported counters; instructions is <not supported>
+    CHECK(j.at("samples") == 40); // 10 runs x 4 supported counters; instructions is <not supported>
     CHECK(j.at("counters").get<int>() >= 4);
     auto run = f.db.load_run("demo", j.at("run_id").get<std::int64_t>());
     REQUIRE(run);
@@ -551,8 +564,9 @@ TEST_CASE("text/csv upload takes the fields from the query string")
                        "text/csv"),
                 400, "http.bad_param", "percent-encoding");
     // A typo is not the default benchmark.
-    check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?benchmrak=parse&role=candidate&git_sha=abc&branch=m",
-                       csv, "text/csv"),
+    check_error(f.call(http::verb::post,
+                       "/api/v1/projects/demo/runs?benchmrak=parse&role=candidate&git_sha=abc&branch=m", csv,
+                       "text/csv"),
                 400, "http.bad_param",
                 "unknown query parameter 'benchmrak' (known: benchmark, role, git_sha, branch, backend, pr, testbed, "
                 "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores)");
@@ -584,7 +598,8 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         auto j = json::parse(got.body());
         CHECK(j.at("verdict") == report.at("verdict"));
         CHECK(j.at("comparison_id") == id);
-        auto md = f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown");
+        auto md = f.call(http::verb::get,
+                         "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown");
         REQUIRE(md.result_int() == 200);
         CHECK(md[http::field::content_type].starts_with("text/markdown"));
         CHECK(md.body().find("task-clock") != std::string::npos);
@@ -612,8 +627,9 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
                               json{{"baseline_run", base}, {"candidate_run", 12345}}.dump());
         CHECK(missing.result_int() == 404);
         CHECK(error_of(missing).at("id") == "compare.not_found");
-        auto bad_policy = f.call(http::verb::post, "/api/v1/projects/demo/compare",
-                                 json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", {{"alpah", 0.1}}}}.dump());
+        auto bad_policy = f.call(
+            http::verb::post, "/api/v1/projects/demo/compare",
+            json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", {{"alpah", 0.1}}}}.dump());
         CHECK(bad_policy.result_int() == 400);
         CHECK(error_of(bad_policy).at("id").get<std::string>().starts_with("policy."));
         // Parse limits of a policy: history depth and override counts.
@@ -648,7 +664,7 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         CHECK(points[0].at("run_id") == base);
         CHECK(points[1].at("run_id") == cand);
         CHECK(points[0].at("n") == 10);
-        CHECK(points[0].at("median").get<double>() == doctest::Approx(4.605));   // median of the 10 task-clock values
+        CHECK(points[0].at("median").get<double>() == doctest::Approx(4.605)); // median of the 10 task-clock values
         CHECK(points[0].at("min").get<double>() <= points[0].at("median").get<double>());
         CHECK(points[0].at("max").get<double>() >= points[0].at("median").get<double>());
         // These uploads name no testbed: the store computes its fingerprint.
@@ -659,22 +675,26 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         REQUIRE(csv.result_int() == 200);
         CHECK(csv.body().starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n"));
         CHECK(csv.body().find(std::to_string(cand) + ",0123abcd,main,") != std::string::npos);
-        CHECK(csv.body().find("\n" + std::to_string(base) + ",") == std::string::npos);   // limit=1: the latest only
-        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default"), 400, "http.missing_param",
-                    "'counter' is required");
+        CHECK(csv.body().find("\n" + std::to_string(base) + ",") == std::string::npos); // limit=1: the latest only
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default"), 400,
+                    "http.missing_param", "'counter' is required");
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&limit=0"), 400,
                     "http.bad_param", "'limit'");
-        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&since=yesterday"),
+        check_error(f.call(http::verb::get,
+                           "/api/v1/projects/demo/history?benchmark=default&counter=x&since=yesterday"),
                     400, "http.bad_param", "'since'");
         for (const std::string bad : {"2026-02-31", "9999-12-31T99:99:99Z", "2026-1-1"}) {
-            check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&since=" + bad),
-                        400, "http.bad_param", "query parameter 'since': expected unix seconds or an ISO 8601 UTC date");
+            check_error(
+                f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&since=" + bad), 400,
+                "http.bad_param", "query parameter 'since': expected unix seconds or an ISO 8601 UTC date");
         }
-        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&brnach=main"), 400,
-                    "http.bad_param",
-                    "unknown query parameter 'brnach' (known: benchmark, counter, branch, testbed, since, limit, format)");
-        auto leap = f.call(http::verb::get,
-                           "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2024-02-29T00:00:00Z");
+        check_error(
+            f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&brnach=main"), 400,
+            "http.bad_param",
+            "unknown query parameter 'brnach' (known: benchmark, counter, branch, testbed, since, limit, format)");
+        auto leap = f.call(
+            http::verb::get,
+            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2024-02-29T00:00:00Z");
         REQUIRE(leap.result_int() == 200);
         CHECK(json::parse(leap.body()).at("points").size() == 2);
         auto since = f.call(http::verb::get,
@@ -853,11 +873,13 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "field 'pairs[1][1]' must be a positive run id, got true");
         check_error(post({{"pairs", {{b1, c1}}}, {"baseline_run", b1}}), 400, "ingest.bad_field",
                     "either 'pairs' or 'baseline_run' and 'candidate_run', not both");
-        check_error(post(json::object()), 400, "ingest.bad_field", "field 'baseline_run' is required (or give 'pairs')");
+        check_error(post(json::object()), 400, "ingest.bad_field",
+                    "field 'baseline_run' is required (or give 'pairs')");
         check_error(post({{"baseline_run", b1}, {"candidate_run", c1}, {"polciy", {{"alpha", 0.01}}}}), 400,
                     "ingest.bad_field",
                     "request body: unknown field 'polciy' (known: baseline_run, candidate_run, pairs, policy)");
-        check_error(post({{"pairs", {{b1, c1}}}, {"baseline", b1}}), 400, "ingest.bad_field", "unknown field 'baseline'");
+        check_error(post({{"pairs", {{b1, c1}}}, {"baseline", b1}}), 400, "ingest.bad_field",
+                    "unknown field 'baseline'");
         CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
     }
     SUBCASE("at most api::max_compare_pairs pairs: 413 compare.too_many_pairs, before any run is read")
@@ -892,7 +914,8 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
         const auto foreign = f.upload_text("candidate", slow, "second", "other");
         check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1, foreign}}}), 404, "compare.not_found",
                     "candidate run " + std::to_string(foreign) + " not found in project 'demo'");
-        check_error(post({{"pairs", {{b1, c1}, {b2, foreign}}}}), 404, "compare.not_found", "candidate run " + std::to_string(foreign) + " not found in project 'demo'");
+        check_error(post({{"pairs", {{b1, c1}, {b2, foreign}}}}), 404, "compare.not_found",
+                    "candidate run " + std::to_string(foreign) + " not found in project 'demo'");
         check_error(post({{"baseline_run", {b1, b1}}, {"candidate_run", {c1, c1}}}), 422, "compare.mismatch",
                     "benchmark 'default' appears in two pairs");
         check_error(post({{"pairs", {{b1, c1}, {b2, c1}}}}), 422, "compare.mismatch",
@@ -931,12 +954,13 @@ TEST_CASE("parse_timestamp: unix seconds or strict ISO 8601 UTC, real calendar d
     CHECK(parse_timestamp("-1") == -1);
     CHECK(parse_timestamp("2026-11-22T02:11:05Z") == 1795313465);
     CHECK(parse_timestamp("2026-11-22") == 1795305600);
-    CHECK(parse_timestamp("2024-02-29") == 1709164800);   // leap year
-    CHECK(parse_timestamp("2000-02-29") == 951782400);    // divisible by 400: leap
+    CHECK(parse_timestamp("2024-02-29") == 1709164800); // leap year
+    CHECK(parse_timestamp("2000-02-29") == 951782400);  // divisible by 400: leap
     CHECK(parse_timestamp("1969-12-31T23:59:59Z") == -1);
     CHECK(parse_timestamp("9999-12-31T23:59:59Z") == 253402300799);
     CHECK(parse_timestamp("0001-01-01") == -62135596800);
-    CHECK(parse_timestamp("2016-12-31T23:59:60Z") == 1483228800);   // leap second: the next second
+    CHECK(parse_timestamp("2016-12-31T23:59:60Z") == 1483228800); // leap second: the next second
+    // clang-format off
     for (const char* bad : {"2026-02-31", "2026-02-29", "1900-02-29", "2026-04-31", "2026-13-01", "2026-00-10",
                             "2026-01-00", "2026-1-1", "2026-01-1", "26-01-01", "+2026-01-01",
                             "9999-12-31T99:99:99Z", "2026-01-01T24:00:00Z", "2026-01-01T23:60:00Z",
@@ -948,6 +972,7 @@ TEST_CASE("parse_timestamp: unix seconds or strict ISO 8601 UTC, real calendar d
         CAPTURE(bad);
         CHECK_FALSE(parse_timestamp(bad).has_value());
     }
+    // clang-format on
 }
 
 TEST_CASE("history wire format round-trips")
@@ -966,7 +991,7 @@ TEST_CASE("history wire format round-trips")
     p.testbed_name = "ci-runner-1";
     const json doc = perfgate::api::history_to_json({p});
     CHECK(doc.at("points")[0].at("min") == 1.0);
-    CHECK(doc.at("points")[0].at("max").is_null());   // absent is null, not 0
+    CHECK(doc.at("points")[0].at("max").is_null()); // absent is null, not 0
     CHECK(doc.at("points")[0].at("testbed") == "0123456789abcdef");
     CHECK(doc.at("points")[0].at("testbed_name") == "ci-runner-1");
     auto back = perfgate::api::history_from_json(doc);
@@ -1205,8 +1230,8 @@ TEST_CASE("store errors reach the server log with a reference, never the respons
         const std::string rb = reference_in(error_of(b).at("message").get<std::string>());
         CHECK(ra != rb);
         INFO("log: " << logged);
-        CHECK(logged.find("perfgate serve: error " + ra + ": [internal] /srv/secret.db: disk I/O error second line\n") !=
-              std::string::npos);
+        CHECK(logged.find("perfgate serve: error " + ra +
+                          ": [internal] /srv/secret.db: disk I/O error second line\n") != std::string::npos);
         CHECK(logged.find("perfgate serve: error " + rb + ": [something.unknown] /srv/secret.db: oops\n") !=
               std::string::npos);
         // A client error keeps its message.
@@ -1240,8 +1265,8 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
 
     SUBCASE("a fresh report: nullopt now, then 201 with the report and its Location; a repeat is answered now")
     {
-        const auto now = perfgate::server::route(f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body),
-                                                 f.ctx, false, take);
+        const auto now = perfgate::server::route(
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
         f.service.drain_commits();
@@ -1282,8 +1307,8 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
                  "CREATE TRIGGER no_compares BEFORE INSERT ON comparisons BEGIN SELECT RAISE(ABORT, 'secret detail'); "
                  "END;");
         stderr_capture log(f.dir / "stderr.txt");
-        const auto now = perfgate::server::route(f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body),
-                                                 f.ctx, false, take);
+        const auto now = perfgate::server::route(
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
         f.service.drain_commits();
@@ -1295,8 +1320,9 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
         CHECK(later[0].body().find(db_path) == std::string::npos);
         const std::string ref = reference_in(error_of(later[0]).at("message").get<std::string>());
         INFO("log: " << logged);
-        CHECK(logged.find("perfgate serve: error " + ref + " on POST /api/v1/projects/demo/compare: [store.constraint] " +
-                          db_path) != std::string::npos);
+        CHECK(logged.find("perfgate serve: error " + ref +
+                          " on POST /api/v1/projects/demo/compare: [store.constraint] " + db_path) !=
+              std::string::npos);
         CHECK(f.service.commit_stats().failed == 1);
         CHECK(f.db.recent_comparisons("demo", 10).empty());
     }
@@ -1310,8 +1336,12 @@ TEST_CASE("the markdown of a comparison links its dashboard page, the project pe
     const std::string csv = perfgate::test::read_testdata("appended-10-runs.csv");
     std::int64_t runs[2] = {};
     for (int i = 0; i < 2; ++i) {
-        json body = {{"role", i ? "candidate" : "baseline"}, {"git_sha", "0123abcd"}, {"branch", "main"}, {"perf_csv", csv}};
-        auto res = f.call(http::verb::post, "/api/v1/projects/web%40v2%2Bx/runs", body.dump(), "application/json", token);
+        json body = {{"role", i ? "candidate" : "baseline"},
+                     {"git_sha", "0123abcd"},
+                     {"branch", "main"},
+                     {"perf_csv", csv}};
+        auto res = f.call(http::verb::post, "/api/v1/projects/web%40v2%2Bx/runs", body.dump(), "application/json",
+                          token);
         REQUIRE(res.result_int() == 201);
         runs[i] = json::parse(res.body()).at("run_id").get<std::int64_t>();
     }
@@ -1319,8 +1349,9 @@ TEST_CASE("the markdown of a comparison links its dashboard page, the project pe
                       json{{"baseline_run", runs[0]}, {"candidate_run", runs[1]}}.dump(), "application/json", token);
     REQUIRE(res.result_int() == 201);
     const auto id = json::parse(res.body()).at("comparison_id").get<std::int64_t>();
-    auto md = f.call(http::verb::get, "/api/v1/projects/web%40v2%2Bx/comparisons/" + std::to_string(id) + "?format=markdown",
-                     {}, {}, token);
+    auto md = f.call(http::verb::get,
+                     "/api/v1/projects/web%40v2%2Bx/comparisons/" + std::to_string(id) + "?format=markdown", {}, {},
+                     token);
     REQUIRE(md.result_int() == 200);
     CHECK(md.body().find("(/p/web%40v2%2Bx/comparisons/" + std::to_string(id) + ")") != std::string::npos);
 }
@@ -1342,9 +1373,10 @@ TEST_CASE("GET .../comparisons lists the newest comparisons with their commits")
         const auto cand = f.upload("candidate");
         std::vector<std::int64_t> ids;
         for (const double threshold : {5.0, 10.0, 20.0}) {
-            auto res = f.call(http::verb::post, "/api/v1/projects/demo/compare",
-                              json{{"baseline_run", base}, {"candidate_run", cand},
-                                   {"policy", {{"threshold_pct", threshold}}}}.dump());
+            auto res = f.call(
+                http::verb::post, "/api/v1/projects/demo/compare",
+                json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", {{"threshold_pct", threshold}}}}
+                    .dump());
             REQUIRE(res.result_int() == 201);
             ids.push_back(json::parse(res.body()).at("comparison_id").get<std::int64_t>());
         }
@@ -1406,7 +1438,8 @@ TEST_CASE("GET .../comparisons lists the newest comparisons with their commits")
     SUBCASE("GET only, no trailing slash, its own metrics label")
     {
         auto res = f.call(http::verb::post, list, "{}");
-        check_error(res, 405, "http.method_not_allowed", "POST is not allowed on /api/v1/projects/{project}/comparisons; use GET");
+        check_error(res, 405, "http.method_not_allowed",
+                    "POST is not allowed on /api/v1/projects/{project}/comparisons; use GET");
         CHECK(res[http::field::allow] == "GET");
         check_error(f.call(http::verb::get, list + "/"), 404, "http.not_found", "(paths take no trailing slash)");
         request req{http::verb::get, "/api/v1/projects/p%20q/comparisons?limit=5", 11};
@@ -1424,7 +1457,8 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
     REQUIRE(compared.result_int() == 201);
     const auto id = json::parse(compared.body()).at("comparison_id").get<std::int64_t>();
     const std::string path = "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "/flame-graph";
-    const std::string svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><title>a &lt; b</title></svg>\n";
+    const std::string svg =
+        "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><title>a &lt; b</title></svg>\n";
 
     SUBCASE("stored and served back, with headers that run nothing")
     {
@@ -1446,7 +1480,8 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
     }
     SUBCASE("above the limit: 413 with the limit in the message, from the header alone too")
     {
-        const std::string big = "<svg>" + std::string(perfgate::service::service::max_flame_graph_bytes, ' ') + "</svg>";
+        const std::string big = "<svg>" + std::string(perfgate::service::service::max_flame_graph_bytes, ' ') +
+                                "</svg>";
         check_error(f.call(http::verb::put, path + "?benchmark=b", big, "image/svg+xml"), 413, "artifact.too_large",
                     "larger than this server's limit of 4194304 bytes (4 MiB)");
         request header{http::verb::put, path + "?benchmark=b", 11};
@@ -1462,23 +1497,23 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
     }
     SUBCASE("refused: not SVG, another media type, no benchmark, unknown comparison, no or a foreign token")
     {
-        check_error(f.call(http::verb::put, path + "?benchmark=b", "<html><script>x</script></html>", "image/svg+xml"), 422,
-                    "artifact.bad_svg", "not an SVG document");
+        check_error(f.call(http::verb::put, path + "?benchmark=b", "<html><script>x</script></html>", "image/svg+xml"),
+                    422, "artifact.bad_svg", "not an SVG document");
         check_error(f.call(http::verb::put, path + "?benchmark=b", "<svg>\xff</svg>", "image/svg+xml"), 422,
                     "artifact.bad_svg", "not UTF-8");
-        check_error(f.call(http::verb::put, path + "?benchmark=b", svg, "text/html"), 415, "http.unsupported_media_type",
-                    "send image/svg+xml");
+        check_error(f.call(http::verb::put, path + "?benchmark=b", svg, "text/html"), 415,
+                    "http.unsupported_media_type", "send image/svg+xml");
         check_error(f.call(http::verb::put, path, svg, "image/svg+xml"), 400, "http.missing_param", "benchmark");
-        check_error(f.call(http::verb::put, path + "?benchmark=has%20space", svg, "image/svg+xml"), 400, "ingest.bad_field",
-                    "benchmark");
+        check_error(f.call(http::verb::put, path + "?benchmark=has%20space", svg, "image/svg+xml"), 400,
+                    "ingest.bad_field", "benchmark");
         check_error(f.call(http::verb::put, "/api/v1/projects/demo/comparisons/999/flame-graph?benchmark=b", svg,
                            "image/svg+xml"),
                     404, "comparison.not_found", "no comparison 999");
         CHECK(f.call(http::verb::put, path + "?benchmark=b", svg, "image/svg+xml", "").result_int() == 401);
         CHECK(f.call(http::verb::put, path + "?benchmark=b", svg, "image/svg+xml", "other").result_int() == 403);
         check_error(f.call(http::verb::get, path + "?benchmark=b"), 404, "artifact.not_found", "no flame graph");
-        check_error(f.call(http::verb::post, path + "?benchmark=b", svg, "image/svg+xml"), 405, "http.method_not_allowed",
-                    "use GET, PUT");
+        check_error(f.call(http::verb::post, path + "?benchmark=b", svg, "image/svg+xml"), 405,
+                    "http.method_not_allowed", "use GET, PUT");
     }
 }
 

@@ -19,14 +19,14 @@
 #include "test_support.hpp"
 #include <nlohmann/json.hpp>
 
-#include "fake_github.hpp"
 #include "capture/perf_csv.hpp"
 #include "cli/cli.hpp"
+#include "fake_github.hpp"
+#include "model/error.hpp"
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
 #include "runner/process.hpp"
 #include "store/store.hpp"
-#include "model/error.hpp"
 
 using namespace perfgate;
 using namespace perfgate::runner;
@@ -39,10 +39,7 @@ const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
 const std::string exec_helper = PERFGATE_BINARY_DIR "/bin/perfgate-exec";
 
 // A shell loop of n iterations: a few ms of CPU per thousand iterations.
-std::string loop(int n)
-{
-    return "sh -c 'i=0; while [ $i -lt " + std::to_string(n) + " ]; do i=$((i+1)); done'";
-}
+std::string loop(int n) { return "sh -c 'i=0; while [ $i -lt " + std::to_string(n) + " ]; do i=$((i+1)); done'"; }
 
 std::string joined(const std::vector<std::string>& lines)
 {
@@ -84,7 +81,8 @@ std::string slurp(const std::filesystem::path& p)
 // Compiles a tiny C program with a loop of n iterations; returns its path.
 std::string compile_loop(const std::filesystem::path& dir, long n)
 {
-    std::ofstream(dir / "p.c") << "int main(void){volatile long s=0; for(long i=0;i<" << n << ";i++) s+=i; return 0;}\n";
+    std::ofstream(dir / "p.c") << "int main(void){volatile long s=0; for(long i=0;i<" << n
+                               << ";i++) s+=i; return 0;}\n";
     spawn_options so;
     so.argv = {"cc", "-O1", "-o", (dir / "p").string(), (dir / "p.c").string()};
     REQUIRE(run_process(so).status.success());
@@ -125,7 +123,8 @@ TEST_CASE("make_schedule orders the executions")
     using S = side;
     auto sides = [](const std::vector<slot>& sched) {
         std::string s;
-        for (auto& x : sched) s += x.warmup ? (x.which == S::baseline ? 'a' : 'b') : (x.which == S::baseline ? 'A' : 'B');
+        for (auto& x : sched)
+            s += x.warmup ? (x.which == S::baseline ? 'a' : 'b') : (x.which == S::baseline ? 'A' : 'B');
         return s;
     };
 
@@ -175,8 +174,8 @@ TEST_CASE("parse_command splits or hands the text to the shell")
     }
     SUBCASE("shell syntax goes through /bin/sh -c")
     {
-        for (std::string text : {"make && ./a", "./a > out", "./a | wc", "echo $HOME", "FOO=1 ./a", "ls *.c",
-                                 "echo \"$x\""}) {
+        for (std::string text :
+             {"make && ./a", "./a > out", "./a | wc", "echo $HOME", "FOO=1 ./a", "ls *.c", "echo \"$x\""}) {
             CAPTURE(text);
             CHECK(parse_command(text).argv == std::vector<std::string>{"/bin/sh", "-c", text});
         }
@@ -237,7 +236,8 @@ TEST_CASE("config files")
     SUBCASE("the {\"benchmarks\": [...]} form")
     {
         auto specs = parse_config(nlohmann::json::parse(R"({"benchmarks": [{"name": "x", "baseline": "a",
-                                  "candidate": "b"}]})"), "c.json", ".");
+                                  "candidate": "b"}]})"),
+                                  "c.json", ".");
         CHECK(specs.size() == 1);
     }
     SUBCASE("errors name the file and the key")
@@ -250,14 +250,15 @@ TEST_CASE("config files")
         CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[1].name: duplicate name 'x'",
                              perfgate::error);
         doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a", "candidate": "b", "repetitions": 0}])");
-        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[0].repetitions: expected an integer >= 1",
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."),
+                             "c.json: benchmarks[0].repetitions: expected an integer >= 1", perfgate::error);
         doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "a"}])");
         CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[0].candidate: missing",
                              perfgate::error);
         doc = nlohmann::json::parse(R"([{"name": "x", "baseline": "'a", "candidate": "b"}])");
         CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."),
-                             "c.json: benchmarks[0].baseline: command ''a': unterminated single quote", perfgate::error);
+                             "c.json: benchmarks[0].baseline: command ''a': unterminated single quote",
+                             perfgate::error);
         // Names the store would refuse are refused here, before measuring.
         doc = nlohmann::json::parse(R"([{"name": "ok", "baseline": "a", "candidate": "b"},
                                         {"name": "a b'c", "baseline": "a", "candidate": "b"}])");
@@ -278,7 +279,8 @@ TEST_CASE("config files")
         CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."), "c.json: benchmarks[0].env.K: contains a NUL byte",
                              perfgate::error);
         try {
-            parse_config(nlohmann::json::parse(R"([{"name": "a b", "baseline": "a", "candidate": "b"}])"), "c.json", ".");
+            parse_config(nlohmann::json::parse(R"([{"name": "a b", "baseline": "a", "candidate": "b"}])"), "c.json",
+                         ".");
             FAIL("no error");
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "input.bad_config");
@@ -341,9 +343,10 @@ TEST_CASE("child processes")
     {
         temp_dir dir("pg-test");
         spawn_options so;
-        so.argv = {"sh", "-c", "pwd; echo $PG_TEST_VAR; grep Cpus_allowed_list /proc/self/status; cat /proc/self/personality"};
+        so.argv = {"sh", "-c",
+                   "pwd; echo $PG_TEST_VAR; grep Cpus_allowed_list /proc/self/status; cat /proc/self/personality"};
         so.cwd = dir.path();
-        so.env = {{"PG_TEST_VAR", "first"}, {"PG_TEST_VAR", "hello"}};   // the later one wins
+        so.env = {{"PG_TEST_VAR", "first"}, {"PG_TEST_VAR", "hello"}}; // the later one wins
         so.cpus = {0};
         so.disable_aslr = true;
         so.capture_stdout = true;
@@ -407,9 +410,8 @@ TEST_CASE("perfgate-exec reports the workload's true outcome")
     {
         // Touches 64 MiB: its max-rss must show it; perf's ~13 MiB must not hide
         // a smaller one either (measured through perf in the end-to-end test).
-        std::ofstream(dir.path() / "big.c")
-            << "#include <stdlib.h>\nint main(void){volatile char*p=malloc(64<<20);"
-               "for(long i=0;i<(64<<20);i+=4096)p[i]=1;return p[4096]==1?0:1;}\n";
+        std::ofstream(dir.path() / "big.c") << "#include <stdlib.h>\nint main(void){volatile char*p=malloc(64<<20);"
+                                               "for(long i=0;i<(64<<20);i+=4096)p[i]=1;return p[4096]==1?0:1;}\n";
         spawn_options cc;
         cc.argv = {"cc", "-O0", "-o", (dir.path() / "big").string(), (dir.path() / "big.c").string()};
         REQUIRE(run_process(cc).status.success());
@@ -420,7 +422,7 @@ TEST_CASE("perfgate-exec reports the workload's true outcome")
         CHECK(kind == "exit");
         CHECK(value == 0);
         CHECK(user_ns >= 0);
-        CHECK(sys_ns >= 0);                // tick-accounted on some kernels: 0 is possible
+        CHECK(sys_ns >= 0); // tick-accounted on some kernels: 0 is possible
         CHECK(rss_kib >= 64 * 1024);
         CHECK(rss_kib < 80 * 1024);
     }
@@ -441,8 +443,8 @@ TEST_CASE("measure() under perf stat")
         for (auto* s : {&m[0].baseline, &m[0].candidate}) {
             CHECK(s->run.benchmark == "loop");
             CHECK(s->run.backend == "perf");
-            for (std::string name : {"task-clock", "page-faults", "duration_time", "wall-time", "user-time",
-                                     "sys-time", "max-rss"}) {
+            for (std::string name :
+                 {"task-clock", "page-faults", "duration_time", "wall-time", "user-time", "sys-time", "max-rss"}) {
                 CAPTURE(name);
                 auto* c = find_counter(s->run, name);
                 REQUIRE(c != nullptr);
@@ -476,7 +478,7 @@ TEST_CASE("measure() under perf stat")
         const std::string out = progress.str();
         CHECK(out.find("\r\033[Ktty: warmup 1/1 baseline") != std::string::npos);
         CHECK(out.find("\r\033[Ktty: round 2/2 candidate") != std::string::npos);
-        CHECK(out.find("left") != std::string::npos);   // an estimate once a round is done
+        CHECK(out.find("left") != std::string::npos); // an estimate once a round is done
         CHECK(out.ends_with("\n"));
         CHECK(out.find("\r\033[Ktty: 2 rounds in") != std::string::npos);
     }
@@ -489,7 +491,7 @@ TEST_CASE("measure() under perf stat")
         const auto& run = m[0].baseline.run;
         CHECK(find_counter(run, "task-clock") != nullptr);
         CHECK(find_counter(run, "duration_time") != nullptr);
-        if (find_counter(run, "cycles") == nullptr) {   // no PMU here
+        if (find_counter(run, "cycles") == nullptr) { // no PMU here
             REQUIRE(m[0].baseline.warnings.size() == 1);
             CHECK(m[0].baseline.warnings[0].find("perf cannot count cycles") != std::string::npos);
             CHECK(m[0].baseline.warnings[0].find("--backend callgrind") != std::string::npos);
@@ -505,16 +507,19 @@ TEST_CASE("measure() under perf stat")
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "measure.failed");
             std::string msg = e.what();
-            CHECK(msg.starts_with("benchmark 'fails', candidate side, round 1/2: 'sh -c 'echo something broke >&2; exit 3'' exited with status 3"));
+            CHECK(msg.starts_with(
+                "benchmark 'fails', candidate side, round 1/2: 'sh -c 'echo something broke >&2; exit 3'' exited with status 3"));
             CHECK(msg.find("| something broke") != std::string::npos);
         }
     }
     SUBCASE("killed by a signal is a failure although perf exits 0")
     {
         auto opt = fast_options();
-        CHECK_THROWS_WITH_AS(measure({spec_of("k", "sh -c 'kill -9 $$'", "true")}, opt, progress),
-                             doctest::Contains("benchmark 'k', baseline side, round 1/2: 'sh -c 'kill -9 $$'' was killed by signal 9 (SIGKILL)"),
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(
+            measure({spec_of("k", "sh -c 'kill -9 $$'", "true")}, opt, progress),
+            doctest::Contains(
+                "benchmark 'k', baseline side, round 1/2: 'sh -c 'kill -9 $$'' was killed by signal 9 (SIGKILL)"),
+            perfgate::error);
     }
     SUBCASE("timeout")
     {
@@ -525,24 +530,28 @@ TEST_CASE("measure() under perf stat")
             FAIL("no error");
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "measure.timeout");
-            CHECK(std::string(e.what()).starts_with("benchmark 'slow', candidate side, round 1/2: 'sleep 10' did not finish within --timeout 0.3 s"));
+            CHECK(std::string(e.what()).starts_with(
+                "benchmark 'slow', candidate side, round 1/2: 'sleep 10' did not finish within --timeout 0.3 s"));
         }
     }
     SUBCASE("a command that cannot be executed")
     {
         auto opt = fast_options();
-        CHECK_THROWS_WITH_AS(measure({spec_of("m", "/nonexistent/bench", "true")}, opt, progress),
-                             doctest::Contains("benchmark 'm', baseline side, round 1/2: cannot execute '/nonexistent/bench': No such file or directory"),
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(
+            measure({spec_of("m", "/nonexistent/bench", "true")}, opt, progress),
+            doctest::Contains(
+                "benchmark 'm', baseline side, round 1/2: cannot execute '/nonexistent/bench': No such file or directory"),
+            perfgate::error);
     }
     SUBCASE("a working directory that does not exist")
     {
         auto opt = fast_options();
         auto spec = spec_of("cwd", "true", "true");
         spec.cwd = "/nonexistent-dir";
-        CHECK_THROWS_WITH_AS(measure({spec}, opt, progress),
-                             "benchmark 'cwd', baseline side, round 1/2: cannot run 'perf' in '/nonexistent-dir': No such file or directory",
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(
+            measure({spec}, opt, progress),
+            "benchmark 'cwd', baseline side, round 1/2: cannot run 'perf' in '/nonexistent-dir': No such file or directory",
+            perfgate::error);
     }
     SUBCASE("perf missing: the fix is spelled out")
     {
@@ -572,8 +581,8 @@ TEST_CASE("measure() under perf stat")
     {
         auto opt = fast_options();
         opt.exec_helper = "/nonexistent/perfgate-exec";
-        CHECK_THROWS_WITH_AS(measure({spec_of("x", "true", "true")}, opt, progress),
-                             doctest::Contains("perfgate-exec"), perfgate::error);
+        CHECK_THROWS_WITH_AS(measure({spec_of("x", "true", "true")}, opt, progress), doctest::Contains("perfgate-exec"),
+                             perfgate::error);
     }
 }
 
@@ -611,12 +620,13 @@ TEST_CASE("measure() with the rusage and callgrind backends")
         CHECK(b.counters[1].counter == "cache-misses");
         CHECK(b.counters[2].counter == "estimated-cycles");
         // Ir plus at least 100 per last-level miss.
-        CHECK(*b.counters[2].samples[0].value >= *b.counters[0].samples[0].value + 100 * *b.counters[1].samples[0].value);
+        CHECK(*b.counters[2].samples[0].value >=
+              *b.counters[0].samples[0].value + 100 * *b.counters[1].samples[0].value);
         CHECK(*b.counters[2].samples[0].value == *c.counters[2].samples[0].value);
         // Profiles are kept only when asked (keep_profiles).
         CHECK(m[0].baseline.profiles.empty());
         REQUIRE(b.counters[0].samples.size() == 1);
-        CHECK(*b.counters[0].samples[0].value > 100000);   // 20000 iterations of several instructions
+        CHECK(*b.counters[0].samples[0].value > 100000); // 20000 iterations of several instructions
         CHECK(*b.counters[0].samples[0].value == *c.counters[0].samples[0].value);
     }
     SUBCASE("callgrind: keep_profiles keeps each side's last measured execution, children included")
@@ -628,11 +638,11 @@ TEST_CASE("measure() with the rusage and callgrind backends")
         opt.repetitions = 2;
         opt.keep_profiles = dir.path() / "keep";
         auto m = measure({spec_of("cg", prog, "sh -c '" + prog + "; " + prog + "; true'")}, opt, progress);
-        REQUIRE(m[0].baseline.profiles.size() == 1);   // the second execution's, replacing the first's
+        REQUIRE(m[0].baseline.profiles.size() == 1); // the second execution's, replacing the first's
         CHECK(std::filesystem::exists(m[0].baseline.profiles[0]));
         const auto& cand = m[0].candidate.profiles;
-        REQUIRE(cand.size() >= 3);   // sh and the two runs of the program
-        CHECK(slurp(cand[0]).find("cmd:  sh -c ") != std::string::npos);   // the first process first
+        REQUIRE(cand.size() >= 3);                                       // sh and the two runs of the program
+        CHECK(slurp(cand[0]).find("cmd:  sh -c ") != std::string::npos); // the first process first
         for (const auto& f : cand) CHECK(f.parent_path() == cand[0].parent_path());
         std::size_t files = 0;
         for (const auto& f : std::filesystem::directory_iterator(cand[0].parent_path())) files += f.is_regular_file();
@@ -646,10 +656,11 @@ TEST_CASE("helpers: callgrind totals, event groups, perf CSV for the server")
     {
         // The summary line of a callgrind --cache-sim=yes run of /bin/true (valgrind 3.19).
         auto t = parse_callgrind_totals("events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n"
-                                        "summary: 127670 28107 11769 1083 990 580 1065 781 547\n", "cg");
+                                        "summary: 127670 28107 11769 1083 990 580 1065 781 547\n",
+                                        "cg");
         std::map<std::string, double, std::less<>> totals(t.begin(), t.end());
         CHECK(estimated_cycles(totals) == 127670 + 10 * (1083 + 990 + 580) + 100 * (1065 + 781 + 547));
-        CHECK(estimated_cycles({{"Ir", 5}}) == 5);   // without the cache events: Ir
+        CHECK(estimated_cycles({{"Ir", 5}}) == 5); // without the cache events: Ir
     }
     SUBCASE("callgrind totals read from a file, line by line")
     {
@@ -657,27 +668,30 @@ TEST_CASE("helpers: callgrind totals, event groups, perf CSV for the server")
         std::ofstream(dir.path() / "cg") << "events: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\n";
         CHECK(read_callgrind_totals(dir.path() / "cg") ==
               std::vector<std::pair<std::string, double>>{{"Ir", 723486}, {"Dr", 126918}});
-        const std::string message =
-            (dir.path() / "missing").string() + ": not a callgrind output file (no events:/summary: line)";
+        const std::string message = (dir.path() / "missing").string() +
+                                    ": not a callgrind output file (no events:/summary: line)";
         CHECK_THROWS_WITH_AS(read_callgrind_totals(dir.path() / "missing"), message.c_str(), perfgate::error);
     }
     SUBCASE("callgrind output")
     {
-        auto t = parse_callgrind_totals("# callgrind format\nevents: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\ntotals: 1 2\n", "cg.1");
+        auto t = parse_callgrind_totals(
+            "# callgrind format\nevents: Ir Dr\nfn=main\n3 4 5\nsummary: 723486 126918\ntotals: 1 2\n", "cg.1");
         CHECK(t == std::vector<std::pair<std::string, double>>{{"Ir", 723486}, {"Dr", 126918}});
-        CHECK(parse_callgrind_totals("events: Ir\ntotals: 7\n", "cg.2") == std::vector<std::pair<std::string, double>>{{"Ir", 7}});
+        CHECK(parse_callgrind_totals("events: Ir\ntotals: 7\n", "cg.2") ==
+              std::vector<std::pair<std::string, double>>{{"Ir", 7}});
         CHECK_THROWS_WITH_AS(parse_callgrind_totals("garbage\n", "cg.3"),
                              "cg.3: not a callgrind output file (no events:/summary: line)", perfgate::error);
     }
     SUBCASE("split_event_groups keeps software events in group 0")
     {
-        std::vector<std::string> ev = {"task-clock", "cycles", "instructions", "cache-misses", "branch-misses", "duration_time"};
+        std::vector<std::string> ev = {"task-clock",   "cycles",        "instructions",
+                                       "cache-misses", "branch-misses", "duration_time"};
         auto g = split_event_groups(ev, 50.0);
         REQUIRE(g.size() == 2);
         CHECK(g[0] == std::vector<std::string>{"task-clock", "duration_time", "cycles", "cache-misses"});
         CHECK(g[1] == std::vector<std::string>{"instructions", "branch-misses"});
         CHECK(split_event_groups(ev, 100.0).size() == 1);
-        CHECK(split_event_groups(ev, 10.0).size() == 4);   // never more groups than hardware events
+        CHECK(split_event_groups(ev, 10.0).size() == 4); // never more groups than hardware events
     }
     SUBCASE("to_perf_csv reads back with the server's parser")
     {
@@ -712,9 +726,9 @@ TEST_CASE("git info: flags > GitHub Actions environment > git")
     {
         std::ofstream(dir.path() / "event.json")
             << R"({"pull_request": {"number": 42, "head": {"sha": "headsha"}, "base": {"sha": "basesha"}}})";
-        vars = {{"GITHUB_ACTIONS", "true"}, {"GITHUB_SHA", "mergesha"}, {"GITHUB_REF_NAME", "42/merge"},
-                {"GITHUB_HEAD_REF", "feature"}, {"GITHUB_BASE_REF", "main"},
-                {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
+        vars = {{"GITHUB_ACTIONS", "true"},      {"GITHUB_SHA", "mergesha"},
+                {"GITHUB_REF_NAME", "42/merge"}, {"GITHUB_HEAD_REF", "feature"},
+                {"GITHUB_BASE_REF", "main"},     {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
         auto g = resolve_git_info({}, env, dir.path());
         CHECK(g.sha == "headsha");
         CHECK(g.branch == "feature");
@@ -734,7 +748,9 @@ TEST_CASE("git info: flags > GitHub Actions environment > git")
     SUBCASE("push event: GITHUB_SHA and GITHUB_REF_NAME")
     {
         std::ofstream(dir.path() / "event.json") << R"({"after": "x"})";
-        vars = {{"GITHUB_ACTIONS", "true"}, {"GITHUB_SHA", "pushsha"}, {"GITHUB_REF_NAME", "main"},
+        vars = {{"GITHUB_ACTIONS", "true"},
+                {"GITHUB_SHA", "pushsha"},
+                {"GITHUB_REF_NAME", "main"},
                 {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
         auto g = resolve_git_info({}, env, dir.path());
         CHECK(g.sha == "pushsha");
@@ -797,7 +813,7 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
                                dir.path());
         CAPTURE(aa.err);
         CAPTURE(aa.out);
-        CHECK(aa.code != 1);   // pass, or inconclusive on a noisy machine: never a regression
+        CHECK(aa.code != 1); // pass, or inconclusive on a noisy machine: never a regression
         const bool pass_or_inconclusive = aa.code == 0 || aa.code == 3;
         CHECK(pass_or_inconclusive);
         auto report = nlohmann::json::parse(aa.out);
@@ -827,8 +843,7 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
     {
         // The candidate would take 10 s per execution: a quick exit 2 shows
         // nothing ran.
-        std::ofstream(dir.path() / "bench.json")
-            << R"([{"name": "ok", "baseline": "true", "candidate": "sleep 10"},
+        std::ofstream(dir.path() / "bench.json") << R"([{"name": "ok", "baseline": "true", "candidate": "sleep 10"},
                   {"name": "a b'c", "baseline": "true", "candidate": "sleep 10"}])";
         auto started = std::chrono::steady_clock::now();
         auto r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--config", "bench.json"},
@@ -858,8 +873,8 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
     }
     SUBCASE("failures exit 4 naming benchmark, side and round")
     {
-        auto r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--name", "b", "--baseline",
-                               "true", "--candidate", "sh -c 'echo boom >&2; exit 3'"},
+        auto r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--name", "b", "--baseline", "true",
+                               "--candidate", "sh -c 'echo boom >&2; exit 3'"},
                               dir.path());
         CHECK(r.code == 4);
         CHECK(r.err.find("benchmark 'b', candidate side, round 1/2") != std::string::npos);
@@ -872,8 +887,8 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
         CHECK(r.code == 4);
         CHECK(r.err.find("killed by signal 9 (SIGKILL)") != std::string::npos);
 
-        r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--timeout", "1", "--baseline",
-                          "true", "--candidate", "sleep 10"},
+        r = run_perfgate({"run", "-q", "-r", "2", "--warmup", "0", "--db", db, "--timeout", "1", "--baseline", "true",
+                          "--candidate", "sleep 10"},
                          dir.path());
         CHECK(r.code == 4);
         CHECK(r.err.find("did not finish within --timeout 1 s") != std::string::npos);
@@ -882,7 +897,8 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
                           "true"},
                          dir.path());
         CHECK(r.code == 4);
-        CHECK(r.err.find("baseline side, warmup round 1/1: cannot execute 'no-such-benchmark-binary'") != std::string::npos);
+        CHECK(r.err.find("baseline side, warmup round 1/1: cannot execute 'no-such-benchmark-binary'") !=
+              std::string::npos);
         // Nothing was stored for failed runs.
         const bool stored = std::filesystem::exists(db) && store::store(db).runs_count() > 0;
         CHECK_FALSE(stored);
@@ -902,10 +918,9 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
     SUBCASE("config file, callgrind backend: A/A delta is exactly 0")
     {
         compile_loop(dir.path(), 50000);
-        std::ofstream(dir.path() / "bench.json")
-            << R"([{"name": "prog", "baseline": "./p", "candidate": ["./p"]}])";
-        auto r = run_perfgate({"run", "-q", "--config", "bench.json", "--backend", "callgrind", "--db", db,
-                               "--format", "json", "--fail-on-inconclusive"},
+        std::ofstream(dir.path() / "bench.json") << R"([{"name": "prog", "baseline": "./p", "candidate": ["./p"]}])";
+        auto r = run_perfgate({"run", "-q", "--config", "bench.json", "--backend", "callgrind", "--db", db, "--format",
+                               "json", "--fail-on-inconclusive"},
                               dir.path());
         CAPTURE(r.err);
         CHECK(r.code == 0);
@@ -952,8 +967,8 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
     SUBCASE("a 4x slower candidate stops at the first look")
     {
         auto r = run_perfgate({"run", "--db", db, "-e", "task-clock", "--name", "loop", "--baseline", loop(3000),
-                               "--candidate", loop(12000), "--min-repetitions", "10", "--budget", "600",
-                               "--format", "json"},
+                               "--candidate", loop(12000), "--min-repetitions", "10", "--budget", "600", "--format",
+                               "json"},
                               dir.path());
         CAPTURE(r.err);
         CHECK(r.code == 1);
@@ -995,12 +1010,14 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
         // rounds or later (where alpha 1e-4 is attainable: the MDE is finite). No
         // interval lies inside +-0%; a false regression has p < 5e-5.
         std::ofstream(dir.path() / "strict.json") << R"({"alpha": 1e-4, "threshold_pct": 0})";
+        // clang-format off
         auto r = run_perfgate({"run", "--db", db, "-e", "task-clock", "--name", "aa", "--baseline", loop(300),
                                "--candidate", loop(300), "--budget", "1", "--min-repetitions", "10", "--max-repetitions", "100",
                                "--policy", "strict.json", "--format", "json"},
                               dir.path());
+        // clang-format on
         CAPTURE(r.err);
-        CHECK(r.code == 0);   // inconclusive without --fail-on-inconclusive
+        CHECK(r.code == 0); // inconclusive without --fail-on-inconclusive
         CHECK(r.err.find("time budget spent") != std::string::npos);
         const auto tc = task_clock(nlohmann::json::parse(r.out));
         CHECK(tc["status"] == "inconclusive");
@@ -1070,8 +1087,8 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
     }
     SUBCASE("usage errors exit 2 before measuring")
     {
-        auto r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "-r", "5", "--budget", "10"},
-                              dir.path());
+        auto r = run_perfgate(
+            {"run", "--db", db, "--baseline", "true", "--candidate", "true", "-r", "5", "--budget", "10"}, dir.path());
         CHECK(r.code == 2);
         CHECK(r.err.find("-r/--repetitions is a fixed count") != std::string::npos);
         r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--backend", "callgrind",
@@ -1087,7 +1104,8 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
         r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--budget", "0"}, dir.path());
         CHECK(r.code == 2);
         CHECK(r.err.find("--budget: expected seconds > 0, got 0") != std::string::npos);
-        r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--max-repetitions", "100000"},
+        r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--max-repetitions",
+                          "100000"},
                          dir.path());
         CHECK(r.code == 2);
         CHECK(r.err.find("at most 100 looks") != std::string::npos);
@@ -1122,11 +1140,12 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
     // Two benchmarks: an A/A one and a 4x slower loop. With --server they
     // must be one comparison, the multiplicity family spanning both
     // (docs/statistics.md), exactly as in local mode.
-    std::ofstream(dir.path() / "bench.json") << nlohmann::json::array(
-        {{{"name", "quick"}, {"baseline", "true"}, {"candidate", "true"}},
-         {{"name", "loop"}, {"baseline", loop(2000)}, {"candidate", loop(8000)}}});
-    auto r = run_perfgate({"run", "-q", "-r", "8", "--warmup", "0", "--server", url, "--project", "demo", "--token",
-                           tok, "--sha", "abc123", "--branch", "main", "--config", "bench.json", "--format", "json"},
+    std::ofstream(dir.path() / "bench.json")
+        << nlohmann::json::array({{{"name", "quick"}, {"baseline", "true"}, {"candidate", "true"}},
+                                  {{"name", "loop"}, {"baseline", loop(2000)}, {"candidate", loop(8000)}}});
+    auto r = run_perfgate({"run",      "-q",        "-r",       "8",          "--warmup", "0",     "--server",
+                           url,        "--project", "demo",     "--token",    tok,        "--sha", "abc123",
+                           "--branch", "main",      "--config", "bench.json", "--format", "json"},
                           dir.path());
     CAPTURE(r.err);
     CHECK(r.code == 1);
@@ -1176,7 +1195,7 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
     auto stored = s.load_comparison("demo", id);
     REQUIRE(stored.has_value());
     CHECK(nlohmann::json::parse(*stored)["benchmarks"].size() == 2);
-    CHECK_FALSE(s.load_comparison("demo", id + 1).has_value());   // one comparison, not one per benchmark
+    CHECK_FALSE(s.load_comparison("demo", id + 1).has_value()); // one comparison, not one per benchmark
     auto run = s.load_run("demo", 1);
     REQUIRE(run.has_value());
     CHECK(run->git_sha == "abc123");
@@ -1185,9 +1204,9 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
 
     SUBCASE("a wrong token is exit 2 (usage or input error, as from every command) with the server's error")
     {
-        auto bad = run_perfgate({"run", "-q", "-r", "1", "--warmup", "0", "--server", url, "--project", "demo",
-                                 "--token", "pg_wrong", "--sha", "a", "--branch", "b", "--baseline", "true",
-                                 "--candidate", "true"},
+        auto bad = run_perfgate({"run",      "-q",        "-r",         "1",       "--warmup",    "0",     "--server",
+                                 url,        "--project", "demo",       "--token", "pg_wrong",    "--sha", "a",
+                                 "--branch", "b",         "--baseline", "true",    "--candidate", "true"},
                                 dir.path());
         CHECK(bad.code == 2);
         CHECK(bad.err.find("[server.auth]") != std::string::npos);
@@ -1201,8 +1220,9 @@ TEST_CASE("an interrupted perfgate run takes its benchmark down with it")
     const auto marker = dir.path() / "still-running";
     // The candidate would write the marker after 2 s; SIGINT at ~1 s must kill it first.
     spawn_options so;
-    so.argv = {perfgate_exe, "run", "-q", "-r", "1", "--warmup", "0", "--db", (dir.path() / "h.db").string(),
-               "--baseline", "sleep 2", "--candidate", "true"};
+    so.argv = {
+        perfgate_exe, "run",     "-q",          "-r",  "1", "--warmup", "0", "--db", (dir.path() / "h.db").string(),
+        "--baseline", "sleep 2", "--candidate", "true"};
     so.argv[10] = "sh -c 'sleep 2; touch " + marker.string() + "'";
     so.cwd = dir.path();
     auto child = child_process::spawn(so);
@@ -1223,16 +1243,23 @@ TEST_CASE("perfgate run --github in a pull_request job: git info from the event,
         << R"({"pull_request": {"number": 7, "head": {"sha": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa7"}, "base": {"sha": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb7"}}})";
     const std::string db = (dir.path() / "h.db").string();
     const std::vector<std::pair<std::string, std::string>> env = {
-        {"GITHUB_ACTIONS", "true"}, {"GITHUB_API_URL", gh.url()}, {"GITHUB_SERVER_URL", "https://github.example"},
-        {"GITHUB_REPOSITORY", "octo/widgets"}, {"GITHUB_EVENT_NAME", "pull_request"},
-        {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}, {"GITHUB_TOKEN", "ghs_faketoken"},
-        {"GITHUB_SHA", "mergesha"}, {"GITHUB_REF_NAME", "7/merge"}, {"GITHUB_HEAD_REF", "feature"},
-        {"GITHUB_BASE_REF", "main"}, {"GITHUB_RUN_ID", "1"},
+        {"GITHUB_ACTIONS", "true"},
+        {"GITHUB_API_URL", gh.url()},
+        {"GITHUB_SERVER_URL", "https://github.example"},
+        {"GITHUB_REPOSITORY", "octo/widgets"},
+        {"GITHUB_EVENT_NAME", "pull_request"},
+        {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()},
+        {"GITHUB_TOKEN", "ghs_faketoken"},
+        {"GITHUB_SHA", "mergesha"},
+        {"GITHUB_REF_NAME", "7/merge"},
+        {"GITHUB_HEAD_REF", "feature"},
+        {"GITHUB_BASE_REF", "main"},
+        {"GITHUB_RUN_ID", "1"},
         {"GITHUB_STEP_SUMMARY", (dir.path() / "summary.md").string()},
         {"GITHUB_OUTPUT", (dir.path() / "output.txt").string()}};
 
-    auto r = run_perfgate({"run", "-q", "-r", "3", "--warmup", "0", "--backend", "rusage", "--db", db, "--name",
-                           "gh", "--baseline", "true", "--candidate", "true", "--github"},
+    auto r = run_perfgate({"run", "-q", "-r", "3", "--warmup", "0", "--backend", "rusage", "--db", db, "--name", "gh",
+                           "--baseline", "true", "--candidate", "true", "--github"},
                           dir.path(), env);
     CAPTURE(r.err);
     CAPTURE(r.out);
@@ -1294,7 +1321,10 @@ exit $rc
         CHECK(find_counter(run, "cycles")->samples[0].pcnt_running == doctest::Approx(50.0));
         REQUIRE(m[0].baseline.warnings.size() == 1);
         const auto& w = m[0].baseline.warnings[0];
-        CHECK(w.find("benchmark 'mux': events branch-misses (50.0%), cache-misses (50.0%), cycles (50.0%), instructions (50.0%) were multiplexed") == 0);
+        CHECK(
+            w.find(
+                "benchmark 'mux': events branch-misses (50.0%), cache-misses (50.0%), cycles (50.0%), instructions (50.0%) were multiplexed") ==
+            0);
         CHECK(w.find("--split-events") != std::string::npos);
     }
     SUBCASE("with --split-events: two groups per repetition, no multiplexing left")
@@ -1303,8 +1333,8 @@ exit $rc
         auto m = measure({spec_of("split", "true", "true")}, opt, progress);
         const auto& run = m[0].candidate.run;
         CHECK(m[0].candidate.warnings.empty());
-        for (std::string name : {"task-clock", "cycles", "instructions", "branch-misses", "cache-misses",
-                                 "duration_time", "wall-time"}) {
+        for (std::string name :
+             {"task-clock", "cycles", "instructions", "branch-misses", "cache-misses", "duration_time", "wall-time"}) {
             CAPTURE(name);
             auto* c = find_counter(run, name);
             REQUIRE(c != nullptr);

@@ -40,14 +40,14 @@
 #include "gate/policy.hpp"
 #include "gate/prior_noise.hpp"
 #include "gate/report.hpp"
-#include "report/render.hpp"
 #include "gate/sequential.hpp"
+#include "report/render.hpp"
 
-#include <nlohmann/json.hpp>
 #include "model/error.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
 #include "stats/mde.hpp"
+#include <nlohmann/json.hpp>
 
 #include <doctest/doctest.h>
 
@@ -91,7 +91,7 @@ constexpr std::array all_spending = {spending::obrien_fleming, spending::pocock,
 // Standard normal from the shared LCG (Box-Muller): the same on every machine.
 double lcg_normal(std::uint64_t& state)
 {
-    const double u1 = 1.0 - lcg_uniform(state);   // (0, 1]
+    const double u1 = 1.0 - lcg_uniform(state); // (0, 1]
     const double u2 = lcg_uniform(state);
     return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
 }
@@ -204,7 +204,7 @@ TEST_CASE("spending_boundaries: pinned to an independent computation")
         const std::vector<double> cum = {0.0, 0.01, 0.025};
         const auto c = spending_boundaries(info, cum);
         CHECK(c[0] == std::numeric_limits<double>::infinity());
-        CHECK(c[1] == doctest::Approx(normal_quantile(1 - 0.01)).epsilon(1e-9));   // nothing crossed before
+        CHECK(c[1] == doctest::Approx(normal_quantile(1 - 0.01)).epsilon(1e-9)); // nothing crossed before
         const auto p = crossing_probabilities(info, c);
         CHECK(p[0] == 0.0);
         CHECK_REL(p[1] + p[2], 0.025, 1e-8);
@@ -322,8 +322,8 @@ TEST_CASE("bad plans are errors that name the field")
         }
         return std::string("no error");
     };
-    CHECK_THROWS_WITH_AS(sequential_plan(0.05, 20, 10, 5),
-                         "sequential_plan: min_n (20) is larger than max_n (10)", perfgate::error);
+    CHECK_THROWS_WITH_AS(sequential_plan(0.05, 20, 10, 5), "sequential_plan: min_n (20) is larger than max_n (10)",
+                         perfgate::error);
     CHECK_THROWS_WITH_AS(sequential_plan(0.0, 5, 60, 5), "sequential_plan: alpha must be in (0, 1), got 0.000000",
                          perfgate::error);
     CHECK_THROWS_WITH_AS(sequential_plan(1.0, 5, 60, 5), "sequential_plan: alpha must be in (0, 1), got 1.000000",
@@ -371,7 +371,7 @@ TEST_CASE("sequential_look: a huge difference stops at the first look that can d
 {
     std::uint64_t state = 14;
     const std::vector<double> b = noisy(state, 60, 100.0, 0.01);
-    std::vector<double> c = noisy(state, 60, 150.0, 0.01);   // +50%
+    std::vector<double> c = noisy(state, 60, 150.0, 0.01); // +50%
 
     SUBCASE("a plan whose first look can reach its level stops there")
     {
@@ -591,14 +591,14 @@ TEST_CASE("a one-look plan decides as the fixed-N gate does")
     std::uint64_t state = 99;
     std::size_t regressions = 0, improvements = 0, undecided = 0;
     for (int i = 0; i < 300; ++i) {
-        const std::size_t n = 5 + static_cast<std::size_t>(i % 4) * 5;            // 5, 10, 15, 20
+        const std::size_t n = 5 + static_cast<std::size_t>(i % 4) * 5; // 5, 10, 15, 20
         const double cov = (i % 3 == 0) ? 0.01 : (i % 3 == 1) ? 0.05 : 0.15;
-        const double shift = -0.12 + 0.24 * lcg_uniform(state);                    // -12% .. +12%
+        const double shift = -0.12 + 0.24 * lcg_uniform(state); // -12% .. +12%
         const bool ties = i % 5 == 0;
         auto side = [&](double centre) {
             std::vector<double> v = noisy(state, n, centre, cov);
             if (ties)
-                for (double& x : v) x = std::round(x * 10) / 10;   // 0.1 msec steps: many ties
+                for (double& x : v) x = std::round(x * 10) / 10; // 0.1 msec steps: many ties
             return v;
         };
         const std::vector<double> b = side(20.0), c = side(20.0 * (1 + shift));
@@ -655,7 +655,7 @@ TEST_CASE("A/A over all looks with real rank statistics: false-fail within alpha
         false_fail += run_plan(plan, b, c, 2.0).decision == sequential_decision::regression;
     }
     MESSAGE("A/A false fails over all looks: " << false_fail << " of " << trials);
-    CHECK(false_fail <= 35);   // 2.5% + 2 standard errors (0.5%)
+    CHECK(false_fail <= 35); // 2.5% + 2 standard errors (0.5%)
 }
 
 // ---- The gate under policy.sequential (gate/sequential.hpp, compare.hpp) ----
@@ -785,7 +785,8 @@ TEST_CASE("gate: undecided when the run stopped early is the budget's end: that 
     }
 
     // Samples between looks count as the last look below them.
-    const report r17 = compare(one_counter(noisy(state, 17, 100, 0.15)), one_counter(noisy(state, 17, 100, 0.15)), rules);
+    const report r17 = compare(one_counter(noisy(state, 17, 100, 0.15)), one_counter(noisy(state, 17, 100, 0.15)),
+                               rules);
     REQUIRE(only_counter(r17).sequential);
     CHECK(only_counter(r17).sequential->n == 15);
     // Fewer than the first look's: insufficient.
@@ -842,12 +843,14 @@ TEST_CASE("gate: policy.sequential is checked and names the field")
     };
     CHECK(error_of(R"({"sequential": {"min_repetitions": 10, "max_repetitions": 5}})") ==
           "policy.bad_value: p.json: sequential.max_repetitions: expected at least min_repetitions (10), got 5");
-    CHECK(error_of(R"({"sequential": {"block": 1, "max_repetitions": 500}})").find(
-              "sequential.block: expected a block that makes at most 100 looks") != std::string::npos);
+    CHECK(error_of(R"({"sequential": {"block": 1, "max_repetitions": 500}})")
+              .find("sequential.block: expected a block that makes at most 100 looks") != std::string::npos);
     CHECK(error_of(R"({"sequential": {"spending": "linear"}})") ==
           "policy.bad_value: p.json: sequential.spending: expected \"hsd\", \"obrien-fleming\" or \"pocock\"");
-    CHECK(error_of(R"({"sequential": {"looks": 3}})").starts_with("policy.unknown_key: p.json: unknown key 'sequential.looks'"));
-    CHECK(error_of(R"({"sequential": {"min_repetitions": 1}})").starts_with("policy.bad_value: p.json: sequential.min_repetitions"));
+    CHECK(error_of(R"({"sequential": {"looks": 3}})")
+              .starts_with("policy.unknown_key: p.json: unknown key 'sequential.looks'"));
+    CHECK(error_of(R"({"sequential": {"min_repetitions": 1}})")
+              .starts_with("policy.bad_value: p.json: sequential.min_repetitions"));
     const policy p = parse_policy(nlohmann::json::parse(R"({"sequential": {"block": 10, "spending": "pocock"}})"), "p");
     REQUIRE(p.sequential);
     CHECK(p.sequential->block == 10);
@@ -883,11 +886,11 @@ TEST_CASE("prior noise from a testbed's history: the first look and the early wa
         CHECK(quiet->repetitions_needed == 2u);
         auto hopeless = gate::prior_noise_of("b", "task-clock", points({0.9, 0.8, 0.7}), 0.1, 0.05);
         REQUIRE(hopeless);
-        CHECK_FALSE(hopeless->repetitions_needed);   // beyond the cap
+        CHECK_FALSE(hopeless->repetitions_needed); // beyond the cap
     }
     SUBCASE("the first look: a quarter of the least noisy benchmark's need, on the rule's grid")
     {
-        gate::sequential_rule rule;   // 5, 10, ..., 60
+        gate::sequential_rule rule; // 5, 10, ..., 60
         auto prior = [](std::string b, std::string c, std::optional<std::size_t> n) {
             gate::prior_noise p;
             p.benchmark = std::move(b);
@@ -904,7 +907,7 @@ TEST_CASE("prior noise from a testbed's history: the first look and the early wa
         // A benchmark counts by its noisiest counter, the run by its quietest benchmark.
         auto planned = gate::rule_from_priors(rule, {prior("a", "task-clock", 40), prior("a", "cycles", 200),
                                                      prior("b", "task-clock", 120)});
-        CHECK(planned.min_repetitions == 30);   // a: 200, b: 120 -> 120 / 4
+        CHECK(planned.min_repetitions == 30); // a: 200, b: 120 -> 120 / 4
         // Beyond the cap: the plan's end, one look.
         planned = gate::rule_from_priors(rule, {prior("a", "task-clock", std::nullopt)});
         CHECK(planned.min_repetitions == 60);

@@ -24,9 +24,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -80,19 +80,18 @@ struct temp_dir {
 // How a child is started, beyond its arguments: limits and a stderr other
 // than a file (only async-signal-safe calls between fork and exec).
 struct spawn_options {
-    rlim_t nofile = 0;        // RLIMIT_NOFILE, soft and hard; 0: inherited
-    rlim_t fsize = 0;         // RLIMIT_FSIZE with SIGXFSZ ignored (writes past it fail with EFBIG)
-    int stderr_fd = -1;       // dup2'ed to stderr instead of opening the stderr file
+    rlim_t nofile = 0;  // RLIMIT_NOFILE, soft and hard; 0: inherited
+    rlim_t fsize = 0;   // RLIMIT_FSIZE with SIGXFSZ ignored (writes past it fail with EFBIG)
+    int stderr_fd = -1; // dup2'ed to stderr instead of opening the stderr file
     bool close_stderr = false;
-    uid_t uid = 0;            // setgid+setuid to this (from root) before exec; 0: unchanged
+    uid_t uid = 0; // setgid+setuid to this (from root) before exec; 0: unchanged
 };
 
 // A child process with its stdout on a pipe; killed (SIGKILL) and reaped on
 // destruction unless already waited for.
 class child {
 public:
-    child(const std::vector<std::string>& args, const std::filesystem::path& stderr_file,
-          const spawn_options& opt = {})
+    child(const std::vector<std::string>& args, const std::filesystem::path& stderr_file, const spawn_options& opt = {})
     {
         int fds[2];
         REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
@@ -112,7 +111,7 @@ public:
                 ::setrlimit(RLIMIT_NOFILE, &lim);
             }
             if (opt.fsize != 0) {
-                ::signal(SIGXFSZ, SIG_IGN);   // kept across exec
+                ::signal(SIGXFSZ, SIG_IGN); // kept across exec
                 const rlimit lim{opt.fsize, opt.fsize};
                 ::setrlimit(RLIMIT_FSIZE, &lim);
             }
@@ -197,11 +196,11 @@ std::string create_token(const std::filesystem::path& db, const std::string& pro
 // `perfgate serve` on an ephemeral port.
 class server_process {
 public:
-    server_process(const std::filesystem::path& db, const std::filesystem::path& log, std::vector<std::string> extra = {},
-                   const spawn_options& opt = {})
+    server_process(const std::filesystem::path& db, const std::filesystem::path& log,
+                   std::vector<std::string> extra = {}, const spawn_options& opt = {})
     {
-        std::vector<std::string> args = {perfgate_binary, "serve", "--db", db.string(), "--listen", "127.0.0.1:0",
-                                         "--threads", "2"};
+        std::vector<std::string> args = {perfgate_binary, "serve",       "--db",      db.string(),
+                                         "--listen",      "127.0.0.1:0", "--threads", "2"};
         args.insert(args.end(), extra.begin(), extra.end());
         proc_ = std::make_unique<child>(args, log, opt);
         const std::string out = proc_->read_until("\n", 15s);
@@ -282,8 +281,11 @@ std::string raw_exchange(unsigned short port, const std::string& bytes, std::chr
 
 json run_body(const std::string& role, const std::string& benchmark = "default")
 {
-    return {{"benchmark", benchmark}, {"role", role},          {"git_sha", "0123abcd"},
-            {"branch", "main"},       {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+    return {{"benchmark", benchmark},
+            {"role", role},
+            {"git_sha", "0123abcd"},
+            {"branch", "main"},
+            {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
             {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
 }
 
@@ -303,8 +305,7 @@ std::pair<std::int64_t, std::int64_t> upload_pair(unsigned short port, const std
 std::string raw_compare(const std::string& token, const std::string& body)
 {
     return "POST /api/v1/projects/demo/compare HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
-           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
-           body;
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 void check_error(const reply& r, unsigned status, const std::string& id)
@@ -361,7 +362,7 @@ TEST_CASE("retain_freed_memory: perfgate serve's malloc settings, unless the ope
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     CHECK(perfgate::server::retain_freed_memory());
     ::setenv("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=1024", 1);
-    CHECK(perfgate::server::retain_freed_memory());   // not a malloc tunable
+    CHECK(perfgate::server::retain_freed_memory()); // not a malloc tunable
 #elif !defined(__GLIBC__)
     CHECK_FALSE(perfgate::server::retain_freed_memory());
 #endif
@@ -411,14 +412,14 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
     REQUIRE(stored.status == 200);
     CHECK(stored.parsed().at("verdict") == report.at("verdict"));
     CHECK(stored.parsed().at("benchmarks") == report.at("benchmarks"));
-    auto md = send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown",
-                   {}, {}, token);
+    auto md = send(port, http::verb::get,
+                   "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown", {}, {}, token);
     REQUIRE(md.status == 200);
     CHECK(md.content_type.starts_with("text/markdown"));
     CHECK(md.body.find("task-clock") != std::string::npos);
 
-    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock", {}, {},
-                     token);
+    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock", {},
+                     {}, token);
     REQUIRE(hist.status == 200);
     auto points = hist.parsed().at("points");
     REQUIRE(points.size() == 2);
@@ -429,15 +430,15 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
                     token);
     REQUIRE(csv.status == 200);
     CHECK(csv.body.starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n"));
-    CHECK(std::count(csv.body.begin(), csv.body.end(), '\n') == 2);   // header + the one run on main
+    CHECK(std::count(csv.body.begin(), csv.body.end(), '\n') == 2); // header + the one run on main
 
     SUBCASE("perfgate upload and history --server use the same API")
     {
-        auto [up_status, up_out] =
-            run_perfgate({"upload", "--server", srv.url(), "--project", "demo", "--token", token, "--role", "baseline",
-                          "--git-sha", "89abcd", "--branch", "main", "--benchmark", "default", "--format", "json",
-                          std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/appended-10-runs.csv"},
-                         log);
+        auto [up_status, up_out] = run_perfgate(
+            {"upload", "--server", srv.url(), "--project", "demo", "--token", token, "--role", "baseline", "--git-sha",
+             "89abcd", "--branch", "main", "--benchmark", "default", "--format", "json",
+             std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/appended-10-runs.csv"},
+            log);
         REQUIRE(up_status == 0);
         CHECK(json::parse(up_out).at("samples") == 40);
         auto [h_status, h_out] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token", token,
@@ -463,7 +464,8 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
         auto m = send(port, http::verb::get, "/metrics");
         REQUIRE(m.status == 200);
         CHECK(m.body.find("perfgate_runs_ingested_total 2") != std::string::npos);
-        CHECK(m.body.find("perfgate_http_requests_total{route=\"POST /api/v1/projects/{project}/runs\",status=\"201\"} 2") !=
+        CHECK(m.body.find(
+                  "perfgate_http_requests_total{route=\"POST /api/v1/projects/{project}/runs\",status=\"201\"} 2") !=
               std::string::npos);
     }
 }
@@ -482,7 +484,8 @@ TEST_CASE("auth matrix over a socket")
     {
         server_process srv(db, log);
         check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump()), 401, "auth.missing_token");
-        check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump(), "application/json", "pg_bogus"),
+        check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump(), "application/json",
+                         "pg_bogus"),
                     401, "auth.bad_token");
         check_error(send(srv.port(), http::verb::post, runs, run_body("baseline").dump(), "application/json", other),
                     403, "auth.forbidden");
@@ -511,7 +514,9 @@ TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the serve
     server_process srv(db, log, {"--max-body", "65536"});
     const auto port = srv.port();
     const std::string runs = "/api/v1/projects/demo/runs";
-    auto post_json = [&](const json& body) { return send(port, http::verb::post, runs, body.dump(), "application/json", token); };
+    auto post_json = [&](const json& body) {
+        return send(port, http::verb::post, runs, body.dump(), "application/json", token);
+    };
 
     check_error(send(port, http::verb::post, runs, "{\"role\": ", "application/json", token), 400, "http.bad_json");
     json bad = run_body("baseline");
@@ -520,8 +525,8 @@ TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the serve
     bad = run_body("baseline");
     bad["perf_csv"] = perfgate::test::read_testdata("bad-event.txt");
     check_error(post_json(bad), 422, "ingest.bad_csv");
-    check_error(send(port, http::verb::post, "/api/v1/projects/ghost/runs", run_body("baseline").dump(), "application/json",
-                     token),
+    check_error(send(port, http::verb::post, "/api/v1/projects/ghost/runs", run_body("baseline").dump(),
+                     "application/json", token),
                 403, "auth.forbidden");
     bad = run_body("baseline");
     bad.erase("role");
@@ -537,7 +542,8 @@ TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the serve
     bad["benchmark"] = "x'); DROP TABLE runs; --";
     check_error(post_json(bad), 400, "ingest.bad_field");
     // The same 10 KB name in a query string (text/csv upload).
-    check_error(send(port, http::verb::post, runs + "?role=baseline&git_sha=a1&branch=main&benchmark=" + std::string(10240, 'y'),
+    check_error(send(port, http::verb::post,
+                     runs + "?role=baseline&git_sha=a1&branch=main&benchmark=" + std::string(10240, 'y'),
                      perfgate::test::read_testdata("appended-10-runs.csv"), "text/csv", token),
                 400, "ingest.bad_field");
     check_error(send(port, http::verb::post, runs, run_body("baseline").dump(), "application/xml", token), 415,
@@ -551,8 +557,10 @@ TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the serve
         big["perf_csv"] = std::string(200 * 1024, '#');
         check_error(post_json(big), 413, "http.body_too_large");
         // Also when the client waits for 100-continue before sending the body.
-        const std::string head = "POST " + runs + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                 "Authorization: Bearer " + token + "\r\nExpect: 100-continue\r\nContent-Length: 10000000\r\n\r\n";
+        const std::string head = "POST " + runs +
+                                 " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                 "Authorization: Bearer " +
+                                 token + "\r\nExpect: 100-continue\r\nContent-Length: 10000000\r\n\r\n";
         const std::string got = raw_exchange(port, head);
         CHECK(got.starts_with("HTTP/1.1 413"));
         CHECK(got.find("\"http.body_too_large\"") != std::string::npos);
@@ -583,14 +591,8 @@ TEST_CASE("a silent or slow client cannot hold a connection")
     server_process srv(db, log, {"--idle-timeout-ms", "300", "--read-timeout-ms", "300"});
 
     const auto start = std::chrono::steady_clock::now();
-    SUBCASE("silent: closed after the idle timeout")
-    {
-        CHECK(raw_exchange(srv.port(), "", 5s).empty());
-    }
-    SUBCASE("dribbling a header: closed")
-    {
-        CHECK(raw_exchange(srv.port(), "GET /heal", 5s).empty());
-    }
+    SUBCASE("silent: closed after the idle timeout") { CHECK(raw_exchange(srv.port(), "", 5s).empty()); }
+    SUBCASE("dribbling a header: closed") { CHECK(raw_exchange(srv.port(), "GET /heal", 5s).empty()); }
     SUBCASE("body never completes: closed")
     {
         // beast::tcp_stream closes the socket when its deadline passes, so
@@ -598,12 +600,13 @@ TEST_CASE("a silent or slow client cannot hold a connection")
         // request without one is answered 401 from its header.)
         CHECK(raw_exchange(srv.port(),
                            "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n"
-                           "Authorization: Bearer " + token + "\r\nContent-Length: 100\r\n\r\nabc",
+                           "Authorization: Bearer " +
+                               token + "\r\nContent-Length: 100\r\n\r\nabc",
                            5s)
                   .empty());
     }
     const auto took = std::chrono::steady_clock::now() - start;
-    CHECK(took < 3s);   // the server closed it, not our 5 s receive timeout
+    CHECK(took < 3s); // the server closed it, not our 5 s receive timeout
     CHECK(send(srv.port(), http::verb::get, "/healthz").status == 200);
 }
 
@@ -625,13 +628,13 @@ TEST_CASE("SIGTERM: idle connections close, the request in flight is answered, t
     // A request in flight: header and half the body sent before the signal.
     const std::string body = run_body("candidate").dump();
     const std::string head = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                             "Authorization: Bearer " + token + "\r\nContent-Length: " + std::to_string(body.size()) +
-                             "\r\n\r\n";
+                             "Authorization: Bearer " +
+                             token + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     tcp::socket busy(ioc);
     busy.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), srv.port()));
     set_receive_timeout(busy, 10s);
     net::write(busy, net::buffer(head + body.substr(0, body.size() / 2)));
-    std::this_thread::sleep_for(200ms);   // let the server read the header
+    std::this_thread::sleep_for(200ms); // let the server read the header
 
     srv.proc().signal(SIGTERM);
     std::this_thread::sleep_for(200ms);
@@ -640,7 +643,7 @@ TEST_CASE("SIGTERM: idle connections close, the request in flight is answered, t
     http::response<http::string_body> res;
     http::read(busy, buffer, res);
     CHECK(res.result_int() == 201);
-    CHECK_FALSE(res.keep_alive());   // closing after the last answer
+    CHECK_FALSE(res.keep_alive()); // closing after the last answer
     CHECK(srv.proc().wait(5s) == 0);
 
     sqlite_db check(db);
@@ -671,7 +674,7 @@ TEST_CASE("SIGTERM while a fresh compare waits for the committer: it is stored a
     busy.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
     set_receive_timeout(busy, 10s);
     net::write(busy, net::buffer(raw_compare(token, body)));
-    std::this_thread::sleep_for(300ms);   // computed, and queued
+    std::this_thread::sleep_for(300ms); // computed, and queued
     srv.proc().signal(SIGTERM);
     std::this_thread::sleep_for(300ms);
     // Still serving the request in flight: no answer yet, the process alive.
@@ -684,7 +687,7 @@ TEST_CASE("SIGTERM while a fresh compare waits for the committer: it is stored a
     http::response<http::string_body> res;
     http::read(busy, buffer, res);
     CHECK(res.result_int() == 201);
-    CHECK_FALSE(res.keep_alive());   // closing after the last answer
+    CHECK_FALSE(res.keep_alive()); // closing after the last answer
     const auto id = json::parse(res.body()).at("comparison_id").get<std::int64_t>();
     CHECK(srv.proc().wait(10s) == 0);
 
@@ -735,7 +738,8 @@ TEST_CASE("SIGKILL in the middle of a stream of uploads leaves no partial run")
         // Every stored run is whole: all its samples and summaries, none partial.
         CHECK(check.column("SELECT COUNT(DISTINCT n) FROM (SELECT COUNT(*) AS n FROM samples GROUP BY run_id)") ==
               std::vector<std::string>{"1"});
-        CHECK(check.column("SELECT COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM samples s WHERE s.run_id = r.id)") ==
+        CHECK(check.column(
+                  "SELECT COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM samples s WHERE s.run_id = r.id)") ==
               std::vector<std::string>{"0"});
         CHECK(check.column("SELECT COUNT(DISTINCT n) FROM (SELECT COUNT(*) AS n FROM summaries GROUP BY run_id)") ==
               std::vector<std::string>{"1"});
@@ -780,10 +784,10 @@ TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload
     {
         server_process srv(db, log);
         // Client 1: perfgate run --server, which detects this machine.
-        auto [status, out] = run_logged({"run", "-q", "--backend", "rusage", "-r", "2", "--warmup", "0", "--server",
-                                         srv.url(), "--project", "demo", "--token", token, "--sha", "abc123",
-                                         "--branch", "main", "--testbed", testbed_name, "--baseline", "true",
-                                         "--candidate", "true"},
+        auto [status, out] = run_logged({"run",       "-q",         "--backend",  "rusage",  "-r",          "2",
+                                         "--warmup",  "0",          "--server",   srv.url(), "--project",   "demo",
+                                         "--token",   token,        "--sha",      "abc123",  "--branch",    "main",
+                                         "--testbed", testbed_name, "--baseline", "true",    "--candidate", "true"},
                                         dir.path / "run.log");
         INFO(out);
         REQUIRE((status == 0 || status == 1 || status == 3));
@@ -792,7 +796,8 @@ TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload
         const perfgate::model::testbed_info here = perfgate::runner::detect_testbed(testbed_name);
         json body = run_body("baseline");
         body["testbed"] = {{"name", here.name}, {"cpu", here.cpu}, {"cores", here.cores}, {"kernel", here.kernel}};
-        auto r = send(srv.port(), http::verb::post, "/api/v1/projects/demo/runs", body.dump(), "application/json", token);
+        auto r = send(srv.port(), http::verb::post, "/api/v1/projects/demo/runs", body.dump(), "application/json",
+                      token);
         REQUIRE(r.status == 201);
 
         // Both land on one testbed, whose history holds all three runs.
@@ -800,16 +805,17 @@ TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload
                       "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&testbed=" + here.fingerprint,
                       {}, {}, token);
         REQUIRE(h.status == 200);
-        CHECK(h.parsed()["points"].size() == 1);   // the upload's task-clock (rusage has user-time, not task-clock)
+        CHECK(h.parsed()["points"].size() == 1); // the upload's task-clock (rusage has user-time, not task-clock)
         auto w = send(srv.port(), http::verb::get,
                       "/api/v1/projects/demo/history?benchmark=default&counter=user-time&testbed=" + here.fingerprint,
                       {}, {}, token);
         REQUIRE(w.status == 200);
-        CHECK(w.parsed()["points"].size() == 2);   // perfgate run's baseline and candidate
+        CHECK(w.parsed()["points"].size() == 2); // perfgate run's baseline and candidate
     }
     sqlite_db check(db);
     CHECK(check.column("SELECT fingerprint FROM testbeds") ==
-          std::vector<std::string>{perfgate::model::testbed_fingerprint(perfgate::runner::detect_testbed(testbed_name))});
+          std::vector<std::string>{
+              perfgate::model::testbed_fingerprint(perfgate::runner::detect_testbed(testbed_name))});
 }
 
 TEST_CASE("every command that talks to a server maps the same failure to the same exit code")
@@ -823,13 +829,14 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
 
     // The three commands, with the server, project and token filled in per case.
     auto commands = [&](const std::string& url, const std::string& tok) {
-        std::vector<std::string> run = {"run", "-q", "--backend", "rusage", "-r", "1", "--warmup", "0", "--server",
-                                        url, "--project", "demo", "--sha", "abc", "--branch", "main",
-                                        "--baseline", "true", "--candidate", "true"};
-        std::vector<std::string> upload = {"upload", "--server", url, "--project", "demo", "--role", "baseline",
-                                           "--git-sha", "abc", "--branch", "main", capture.string()};
-        std::vector<std::string> history = {"history", "--server", url, "--project", "demo", "--benchmark",
-                                            "default", "--counter", "task-clock"};
+        std::vector<std::string> run = {"run",       "-q",         "--backend", "rusage",      "-r",
+                                        "1",         "--warmup",   "0",         "--server",    url,
+                                        "--project", "demo",       "--sha",     "abc",         "--branch",
+                                        "main",      "--baseline", "true",      "--candidate", "true"};
+        std::vector<std::string> upload = {"upload",   "--server",  url,   "--project", "demo", "--role",
+                                           "baseline", "--git-sha", "abc", "--branch",  "main", capture.string()};
+        std::vector<std::string> history = {"history",     "--server", url,         "--project", "demo",
+                                            "--benchmark", "default",  "--counter", "task-clock"};
         std::vector<std::vector<std::string>> all = {run, upload, history};
         if (!tok.empty()) {
             for (auto& c : all) c.insert(c.end(), {"--token", tok});
@@ -924,7 +931,7 @@ std::string read_text(const std::filesystem::path& p)
 double cpu_seconds(pid_t pid)
 {
     const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-    std::istringstream in(stat.substr(stat.rfind(')') + 2));   // after "pid (comm) "
+    std::istringstream in(stat.substr(stat.rfind(')') + 2)); // after "pid (comm) "
     std::string field;
     double ticks = 0;
     for (int i = 3; i <= 15 && in >> field; ++i) {
@@ -971,7 +978,7 @@ tcp::socket connect_to(net::io_context& ioc, unsigned short port)
 
 // raw_exchange, and how long the server took to answer and close.
 std::pair<std::string, std::chrono::milliseconds> timed_exchange(unsigned short port, const std::string& bytes,
-                                                                  std::chrono::milliseconds timeout = 5s)
+                                                                 std::chrono::milliseconds timeout = 5s)
 {
     const auto start = std::chrono::steady_clock::now();
     std::string got = raw_exchange(port, bytes, timeout);
@@ -1017,12 +1024,13 @@ TEST_CASE("connection cap: idle connections cannot lock out /healthz, when all a
     SUBCASE("16 uploads in progress: a new connection gets 503 at once")
     {
         const std::string head = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\n"
-                                 "Authorization: Bearer " + token + "\r\nContent-Length: 1000\r\n\r\nfirst bytes";
+                                 "Authorization: Bearer " +
+                                 token + "\r\nContent-Length: 1000\r\n\r\nfirst bytes";
         for (int i = 0; i < 16; ++i) {
             held.push_back(connect_to(ioc, port));
             net::write(held.back(), net::buffer(head));
         }
-        std::this_thread::sleep_for(300ms);   // every header read: all 16 are busy with a body
+        std::this_thread::sleep_for(300ms); // every header read: all 16 are busy with a body
         // Sends nothing, so that closing with unread data cannot reset the 503 away.
         auto [got, took] = timed_exchange(port, "", 5s);
         CHECK(got.starts_with("HTTP/1.1 503"));
@@ -1038,7 +1046,7 @@ TEST_CASE("out of descriptors: accept backs off, logs a line a second at most, e
     const auto log = dir.path / "server.log";
     create_token(db, "demo", log);
     spawn_options opt;
-    opt.nofile = 40;   // ~15 for the server itself, the rest for clients
+    opt.nofile = 40; // ~15 for the server itself, the rest for clients
     // A cap the descriptor limit cannot honour, so accept meets EMFILE.
     server_process srv(db, log, {"--max-connections", "1000"}, opt);
     const auto port = srv.port();
@@ -1047,11 +1055,11 @@ TEST_CASE("out of descriptors: accept backs off, logs a line a second at most, e
 
     net::io_context ioc;
     std::vector<tcp::socket> held;
-    for (int i = 0; i < 150; ++i) held.push_back(connect_to(ioc, port));   // the kernel's backlog takes the rest
+    for (int i = 0; i < 150; ++i) held.push_back(connect_to(ioc, port)); // the kernel's backlog takes the rest
     const double cpu_before = cpu_seconds(srv.proc().pid());
     std::this_thread::sleep_for(2s);
     const double cpu = cpu_seconds(srv.proc().pid()) - cpu_before;
-    CHECK(cpu < 0.5);   // retrying accept at once spins a core: ~2 s of CPU here
+    CHECK(cpu < 0.5); // retrying accept at once spins a core: ~2 s of CPU here
 
     const auto start = std::chrono::steady_clock::now();
     CHECK(send(port, http::verb::get, "/healthz").status == 200);
@@ -1061,7 +1069,7 @@ TEST_CASE("out of descriptors: accept backs off, logs a line a second at most, e
     INFO(lines.substr(0, 2000));
     const auto accept_lines = count_of(lines, "perfgate serve: accept:");
     CHECK(accept_lines >= 1);
-    CHECK(accept_lines <= 6);   // one a second over ~3 s, with slack
+    CHECK(accept_lines <= 6); // one a second over ~3 s, with slack
     CHECK(lines.size() < 8192);
     CHECK(lines.find("similar line") != std::string::npos);
 
@@ -1078,19 +1086,21 @@ TEST_CASE("the header decides: a request refused for its route, method or token 
     const std::string other = create_token(db, "other", log);
     server_process srv(db, log);
     const auto port = srv.port();
-    const std::string runs_head = "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                  "Content-Length: 8000000\r\n";
+    const std::string runs_head =
+        "POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: 8000000\r\n";
 
     SUBCASE("a bad token and a declared 8 MB body that never comes: 401 at once")
     {
         auto [got, took] = timed_exchange(port, runs_head + "Authorization: Bearer pg_bogus\r\n\r\n");
         CHECK(got.starts_with("HTTP/1.1 401"));
         CHECK(got.find("\"auth.bad_token\"") != std::string::npos);
-        CHECK(took < 4s);   // not the 30 s body deadline (2 s of it is the drain before close)
+        CHECK(took < 4s); // not the 30 s body deadline (2 s of it is the drain before close)
     }
     SUBCASE("Expect: 100-continue with a bad token: 401, never 100 Continue")
     {
-        auto [got, took] = timed_exchange(port, runs_head + "Authorization: Bearer pg_bogus\r\nExpect: 100-continue\r\n\r\n");
+        auto [got, took] = timed_exchange(port,
+                                          runs_head + "Authorization: Bearer pg_bogus\r\nExpect: 100-continue\r\n\r\n");
         CHECK(got.starts_with("HTTP/1.1 401"));
         CHECK(got.find("100 Continue") == std::string::npos);
         CHECK(took < 4s);
@@ -1105,8 +1115,9 @@ TEST_CASE("the header decides: a request refused for its route, method or token 
                                  "Expect: 100-continue\r\n\r\n")
                   .starts_with("HTTP/1.1 404"));
         const std::string wrong = raw_exchange(port, "PUT /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\n"
-                                                     "Authorization: Bearer " + token +
-                                                     "\r\nContent-Length: 8000000\r\nExpect: 100-continue\r\n\r\n");
+                                                     "Authorization: Bearer " +
+                                                         token +
+                                                         "\r\nContent-Length: 8000000\r\nExpect: 100-continue\r\n\r\n");
         CHECK(wrong.starts_with("HTTP/1.1 405"));
         CHECK(wrong.find("100 Continue") == std::string::npos);
         // GET routes take no body, so /healthz cannot be made to buffer one.
@@ -1119,9 +1130,11 @@ TEST_CASE("the header decides: a request refused for its route, method or token 
         net::io_context ioc;
         tcp::socket s = connect_to(ioc, port);
         set_receive_timeout(s, 5s);
-        net::write(s, net::buffer("POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                  "Authorization: Bearer " + token + "\r\nExpect: 100-continue\r\nContent-Length: " +
-                                  std::to_string(body.size()) + "\r\n\r\n"));
+        net::write(
+            s, net::buffer("POST /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           "Authorization: Bearer " +
+                           token + "\r\nExpect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) +
+                           "\r\n\r\n"));
         char buf[64] = {};
         beast::error_code ec;
         const auto n = s.read_some(net::buffer(buf), ec);
@@ -1142,9 +1155,9 @@ TEST_CASE("the header decides: a request refused for its route, method or token 
             uploads.push_back(connect_to(ioc, port));
             beast::error_code ec;
             net::write(uploads.back(), net::buffer(runs_head + "Authorization: Bearer pg_bogus\r\n\r\n"), ec);
-            net::write(uploads.back(), net::buffer(chunk), ec);   // read and discarded, or refused
+            net::write(uploads.back(), net::buffer(chunk), ec); // read and discarded, or refused
         }
-        std::this_thread::sleep_for(1s);   // what sits in socket buffers has reached the server
+        std::this_thread::sleep_for(1s); // what sits in socket buffers has reached the server
         const long after = rss_kib(srv.proc().pid());
         INFO("RSS " << before << " KiB -> " << after << " KiB");
 #if defined(__SANITIZE_THREAD__)
@@ -1153,7 +1166,7 @@ TEST_CASE("the header decides: a request refused for its route, method or token 
         // about buffered bodies there; the other builds check it.
         (void)after;
 #else
-        CHECK(after - before < 24 * 1024);   // buffering the bodies would take 128 MiB
+        CHECK(after - before < 24 * 1024); // buffering the bodies would take 128 MiB
 #endif
     }
     CHECK(count_runs(port, token) <= 1);
@@ -1200,16 +1213,17 @@ TEST_CASE("request smuggling: a transfer coding other than one final chunked is 
         if (v.version == "1.0") request.replace(request.find("HTTP/1.1"), 8, "HTTP/1.0");
         auto [got, took] = timed_exchange(port, request);
         CHECK(got.starts_with("HTTP/1.1 " + v.status));
-        CHECK(count_of(got, "HTTP/1.1 ") == 1);   // one answer: the hidden request was not read as one
+        CHECK(count_of(got, "HTTP/1.1 ") == 1); // one answer: the hidden request was not read as one
         CHECK(got.find("Connection: close") != std::string::npos);
-        CHECK(took < 4s);                         // closed by the server (after its 2 s drain at most)
+        CHECK(took < 4s); // closed by the server (after its 2 s drain at most)
     }
     CHECK(count_runs(port, token) == 0);
 
     // A chunked body, the one transfer coding we take, still works.
     std::ostringstream chunked;
-    chunked << outer << "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" << std::hex << hidden_body.size()
-            << "\r\n" << hidden_body << "\r\n0\r\n\r\n";
+    chunked << outer << "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            << std::hex << hidden_body.size() << "\r\n"
+            << hidden_body << "\r\n0\r\n\r\n";
     CHECK(raw_exchange(port, chunked.str()).starts_with("HTTP/1.1 201"));
     CHECK(count_runs(port, token) == 1);
 }
@@ -1230,14 +1244,15 @@ TEST_CASE("HEAD is answered as GET without a body, and the keep-alive stream sta
     set_receive_timeout(s, 5s);
     net::write(s, net::buffer("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
                               "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-                              "HEAD /api/v1/projects/demo/benchmarks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                              "HEAD /api/v1/projects/demo/benchmarks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                              token +
                               "\r\n\r\n"
                               "HEAD /api/v1/projects/demo/runs HTTP/1.1\r\nHost: x\r\n\r\n"
                               "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
     beast::flat_buffer buffer;
     auto read_head = [&] {
         http::response_parser<http::string_body> p;
-        p.skip(true);   // a response to HEAD has no body, whatever its Content-Length says
+        p.skip(true); // a response to HEAD has no body, whatever its Content-Length says
         http::read(s, buffer, p);
         return p.release();
     };
@@ -1320,8 +1335,8 @@ TEST_CASE("a stderr that cannot be written never stops the server")
     auto exercise = [&](server_process& srv) {
         const auto port = srv.port();
         for (int i = 0; i < 5; ++i) CHECK(send(port, http::verb::get, "/healthz").status == 200);
-        CHECK(send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(), "application/json",
-                   token)
+        CHECK(send(port, http::verb::post, "/api/v1/projects/demo/runs", run_body("baseline").dump(),
+                   "application/json", token)
                   .status == 201);
         CHECK(send(port, http::verb::get, "/nowhere").status == 404);
         // An answer is only the answer: no log line went into the socket.
@@ -1446,14 +1461,15 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
             std::filesystem::permissions(where, std::filesystem::perms::all);
             binary = (where / "perfgate").string();
             std::filesystem::copy_file(perfgate_binary, binary);
-            std::filesystem::permissions(binary, std::filesystem::perms::owner_all |
-                                                     std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
-                                                     std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+            std::filesystem::permissions(binary,
+                                         std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                             std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                             std::filesystem::perms::others_exec);
         }
         const auto db = where / "ro.db";
         create_token(db, "demo", log);
         std::filesystem::permissions(db, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
-                                              std::filesystem::perms::others_read);
+                                             std::filesystem::perms::others_read);
         CHECK(serve(db, opt, binary) == 4);
         const std::string err = read_text(log);
         CHECK(err.find("ro.db") != std::string::npos);
@@ -1522,8 +1538,11 @@ std::vector<std::int64_t> upload_series(const std::vector<unsigned short>& ports
     std::vector<std::int64_t> ids;
     for (std::size_t i = 0; i < n; ++i) {
         const double level = 100.0 * (i >= step_at ? 1 + step : 1.0);
-        json body = {{"benchmark", "parse"}, {"role", "baseline"}, {"git_sha", fmt::format("{:040x}", i)},
-                     {"branch", "main"}, {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+        json body = {{"benchmark", "parse"},
+                     {"role", "baseline"},
+                     {"git_sha", fmt::format("{:040x}", i)},
+                     {"branch", "main"},
+                     {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
                      {"perf_csv", task_clock_capture(level, state)}};
         auto r = send(ports[i % ports.size()], http::verb::post, "/api/v1/projects/" + project + "/runs", body.dump(),
                       "application/json", token);
@@ -1625,8 +1644,8 @@ TEST_CASE("fresh compares are stored by the committer: pipelined and concurrent,
     for (const auto id : own) CHECK_FALSE(ids.contains(id));
     // Every answer is a stored comparison.
     for (const auto id : {*shared.begin(), *own.begin(), *own.rbegin(), *ids.begin()}) {
-        const auto stored =
-            send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id), {}, {}, token);
+        const auto stored = send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id), {},
+                                 {}, token);
         CHECK(stored.status == 200);
     }
     const auto listed = send(port, http::verb::get, "/api/v1/projects/demo/comparisons?limit=200", {}, {}, token);
@@ -1670,7 +1689,8 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
         const auto at = text.find("\n" + name + " ");
         return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
     };
-    for (int i = 0; i < 300 && metric("perfgate_watch_jobs_total") + metric("perfgate_watch_coalesced_total") < 120; ++i) {
+    for (int i = 0; i < 300 && metric("perfgate_watch_jobs_total") + metric("perfgate_watch_coalesced_total") < 120;
+         ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     CHECK(metric("perfgate_watch_jobs_total") + metric("perfgate_watch_coalesced_total") == 120);
@@ -1699,13 +1719,13 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
                                           id)) != std::string::npos);
 
     // The change point is listed, and history marks the run where it starts.
-    auto cps = send(port, http::verb::get, "/api/v1/projects/demo/change-points?benchmark=parse&counter=task-clock",
-                    {}, {}, token);
+    auto cps = send(port, http::verb::get, "/api/v1/projects/demo/change-points?benchmark=parse&counter=task-clock", {},
+                    {}, token);
     REQUIRE(cps.status == 200);
     REQUIRE(cps.parsed().at("change_points").size() == 1);
     CHECK(cps.parsed().at("change_points").front().at("run_id") == a.at("run_id"));
-    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock",
-                     {}, {}, token);
+    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock", {}, {},
+                     token);
     REQUIRE(hist.status == 200);
     const json points = hist.parsed().at("points");
     REQUIRE(points.size() == 60);
@@ -1716,21 +1736,24 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
     {
         check_error(send(port, http::verb::patch, path, R"({"status":"acknowledged"})", "application/json", {}), 401,
                     "auth.missing_token");
-        check_error(send(port, http::verb::patch, path, R"({"status":"acknowledged"})", "application/json",
-                         calm_token), 403, "auth.forbidden");
+        check_error(send(port, http::verb::patch, path, R"({"status":"acknowledged"})", "application/json", calm_token),
+                    403, "auth.forbidden");
         check_error(send(port, http::verb::patch, "/api/v1/projects/calm/alerts/" + std::to_string(id),
-                         R"({"status":"acknowledged"})", "application/json", calm_token), 404, "alert.not_found");
+                         R"({"status":"acknowledged"})", "application/json", calm_token),
+                    404, "alert.not_found");
         check_error(send(port, http::verb::patch, path, R"({"status":"closed"})", "application/json", token), 400,
                     "alert.bad_status");
         check_error(send(port, http::verb::patch, path, R"({"status":"fixed","owner":"me"})", "application/json",
-                         token), 400, "ingest.bad_field");
+                         token),
+                    400, "ingest.bad_field");
         check_error(send(port, http::verb::patch, path, R"({"status":"fixed","note":7})", "application/json", token),
                     400, "ingest.bad_field");
         check_error(send(port, http::verb::patch, path, "{", "application/json", token), 400, "http.bad_json");
         check_error(send(port, http::verb::patch, path, R"({"status":"fixed"})", "text/plain", token), 415,
                     "http.unsupported_media_type");
         check_error(send(port, http::verb::delete_, path, {}, {}, token), 405, "http.method_not_allowed");
-        check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts/0", {}, {}, token), 400, "http.bad_param");
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts/0", {}, {}, token), 400,
+                    "http.bad_param");
         check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts/99999999999999999999", {}, {}, token),
                     400, "http.bad_param");
         check_error(send(port, http::verb::get, "/api/v1/projects/demo/alerts?status=open", {}, {}, token), 400,
@@ -1757,23 +1780,26 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
         auto acked = send(port, http::verb::get, "/api/v1/projects/demo/alerts?status=acknowledged", {}, {}, token);
         CHECK(acked.parsed().at("alerts").size() == 1);
 
-        auto [lst, lst_out] = run_perfgate({"alerts", "list", "--server", srv.url(), "--project", "demo", "--token",
-                                            token}, dir.path / "cli.log");
+        auto [lst, lst_out] = run_perfgate(
+            {"alerts", "list", "--server", srv.url(), "--project", "demo", "--token", token}, dir.path / "cli.log");
         CHECK(lst == 0);
         CHECK(lst_out.find("acknowledged") != std::string::npos);
         CHECK(lst_out.find("task-clock") != std::string::npos);
         auto [set, set_out] = run_perfgate({"alerts", "set", std::to_string(id), "fixed", "--note", "reverted in #9",
-                                            "--server", srv.url(), "--project", "demo", "--token", token,
-                                            "--format", "json"}, dir.path / "cli.log");
+                                            "--server", srv.url(), "--project", "demo", "--token", token, "--format",
+                                            "json"},
+                                           dir.path / "cli.log");
         CHECK(set == 0);
         const json fixed = json::parse(set_out);
         CHECK(fixed.at("status") == "fixed");
         CHECK(fixed.at("note") == "reverted in #9");
         auto [bad, bad_out] = run_perfgate({"alerts", "set", std::to_string(id), "closed", "--server", srv.url(),
-                                            "--project", "demo", "--token", token}, dir.path / "cli.log");
+                                            "--project", "demo", "--token", token},
+                                           dir.path / "cli.log");
         CHECK(bad == 2);
         auto [missing, missing_out] = run_perfgate({"alerts", "show", "424242", "--server", srv.url(), "--project",
-                                                    "demo", "--token", token}, dir.path / "cli.log");
+                                                    "demo", "--token", token},
+                                                   dir.path / "cli.log");
         CHECK(missing == 2);
     }
 }
@@ -1847,7 +1873,8 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
         CHECK(where.integer("SELECT count(*) FROM comparisons") == 1);
         // Either serves it.
         for (const auto port : both) {
-            CHECK(send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(ids[0]), {}, {}, token)
+            CHECK(send(port, http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(ids[0]), {}, {},
+                       token)
                       .status == 200);
         }
     }
@@ -1863,7 +1890,8 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
                 threads.emplace_back([&, i] {
                     net::io_context ioc;
                     tcp::socket socket(ioc);
-                    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), both[static_cast<std::size_t>(i) % 2]));
+                    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"),
+                                                 both[static_cast<std::size_t>(i) % 2]));
                     http::request<http::string_body> req{http::verb::post, "/api/v1/projects/demo/runs", 11};
                     req.set(http::field::host, "127.0.0.1");
                     req.set(http::field::authorization, "Bearer " + token);
@@ -1875,7 +1903,8 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
                     beast::flat_buffer buffer;
                     http::response<http::string_body> res;
                     http::read(socket, buffer, res);
-                    if (res.result_int() == 201) ids[static_cast<std::size_t>(i)] = json::parse(res.body()).at("run_id");
+                    if (res.result_int() == 201)
+                        ids[static_cast<std::size_t>(i)] = json::parse(res.body()).at("run_id");
                     if (res["Idempotent-Replayed"] == "true") ++replayed;
                 });
             }
@@ -1891,7 +1920,8 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
         // Both replicas' history watches have seen their uploads.
         for (const auto port : both) {
             for (int i = 0; i < 300 && metric_of(port, token, "perfgate_watch_jobs_total") +
-                                                   metric_of(port, token, "perfgate_watch_coalesced_total") < 30;
+                                               metric_of(port, token, "perfgate_watch_coalesced_total") <
+                                           30;
                  ++i) {
                 std::this_thread::sleep_for(50ms);
             }
@@ -1906,7 +1936,8 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
             REQUIRE(list.status == 200);
             REQUIRE(list.parsed().at("alerts").size() == 1);
             const auto at = std::find(ids.begin(), ids.end(),
-                                      list.parsed().at("alerts").front().at("run_id").get<std::int64_t>()) - ids.begin();
+                                      list.parsed().at("alerts").front().at("run_id").get<std::int64_t>()) -
+                            ids.begin();
             CHECK(at >= 39);
             CHECK(at <= 41);
         }
@@ -1918,7 +1949,7 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
         constexpr int clients = 4;
         constexpr int per_client = 12;
         std::mutex mu;
-        std::map<std::string, std::int64_t> acknowledged;   // key -> run id
+        std::map<std::string, std::int64_t> acknowledged; // key -> run id
         std::atomic<int> failovers{0}, failures{0};
         auto attempt = [&](unsigned short port, const std::string& key, const std::string& body) -> std::int64_t {
             net::io_context ioc;
@@ -1936,7 +1967,8 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
             beast::flat_buffer buffer;
             http::response<http::string_body> res;
             http::read(socket, buffer, res);
-            if (res.result_int() != 201) throw std::runtime_error("HTTP " + std::to_string(res.result_int()) + ": " + res.body());
+            if (res.result_int() != 201)
+                throw std::runtime_error("HTTP " + std::to_string(res.result_int()) + ": " + res.body());
             return json::parse(res.body()).at("run_id").get<std::int64_t>();
         };
         std::atomic<int> done{0};
@@ -1983,7 +2015,9 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
             CHECK(where.integer(fmt::format("SELECT run_id FROM ingest_keys WHERE key = '{}'", key)) == id);
         }
         // No half-written run: each has its 10 repetitions of every counter.
-        CHECK(where.integer("SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM summaries s WHERE s.run_id = r.id)") == 0);
+        CHECK(where.integer(
+                  "SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM summaries s WHERE s.run_id = r.id)") ==
+              0);
         CHECK(send(b.port(), http::verb::get, "/healthz").status == 200);
         CHECK(count_runs(b.port(), token) == static_cast<std::int64_t>(acknowledged.size()));
         MESSAGE("failovers after the SIGKILL: " << failovers.load());

@@ -16,12 +16,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <mutex>
-#include <stdexcept>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
-#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,24 +34,24 @@
 #include "capture/perf_csv.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
-#include "report/render.hpp"
 #include "model/error.hpp"
 #include "model/testbed.hpp"
-#include "store/store.hpp"
+#include "report/render.hpp"
 #include "service/lru_cache.hpp"
+#include "store/store.hpp"
 
 using namespace perfgate;
 using namespace perfgate::capture;
 using namespace perfgate::gate;
 using namespace perfgate::report;
-using perfgate::service::comparison;
+using nlohmann::json;
 using perfgate::service::commit_queue;
+using perfgate::service::comparison;
 using perfgate::service::watch_job;
 using perfgate::service::watch_outcome;
 using perfgate::service::watch_queue;
 using perfgate::test::counter;
 using perfgate::test::ramp;
-using nlohmann::json;
 using perfgate::test::test_database;
 
 namespace {
@@ -173,8 +173,8 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     {
         CHECK_THROWS_WITH_AS(svc.compare("demo", {{base, 9999}}, defaults),
                              "candidate run 9999 not found in project 'demo'", error);
-        CHECK_THROWS_WITH_AS(svc.compare("other", pairs, defaults),
-                             doctest::Contains("not found in project 'other'"), error);
+        CHECK_THROWS_WITH_AS(svc.compare("other", pairs, defaults), doctest::Contains("not found in project 'other'"),
+                             error);
         try {
             svc.compare("demo", {}, defaults);
             FAIL("expected compare.bad_request");
@@ -244,7 +244,7 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
               "for a new run (the same key only to retry the same request)");
     }
     CHECK(service::ingest_request_digest(changed) != service::ingest_request_digest(req));
-    changed.source = "another name for the same input";   // not content
+    changed.source = "another name for the same input"; // not content
     changed.branch = req.branch;
     CHECK(service::ingest_request_digest(changed) == service::ingest_request_digest(req));
 
@@ -288,7 +288,7 @@ TEST_CASE("service: a compare's history z-scores read every counter's series, de
     for (const auto& cr : c.result.benchmarks.at(0).counters) by_name[cr.name] = &cr;
     REQUIRE(by_name.count("cycles") == 1);
     REQUIRE(by_name.count("ipc") == 1);
-    CHECK(by_name["cycles"]->band.has_value());   // 13 stored baselines before the candidate
+    CHECK(by_name["cycles"]->band.has_value());    // 13 stored baselines before the candidate
     CHECK_FALSE(by_name["ipc"]->band.has_value()); // never stored: no series
     CHECK(svc.compare("demo", {{base, cand}}, rules).id == c.id);
 }
@@ -314,7 +314,7 @@ TEST_CASE("service: every stored run obeys the same name rules as the server")
     run.role = "candidate";
     run.backend = "vtune";
     CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("field 'backend'"), perfgate::error);
-    CHECK(db.runs_count() == 1);   // nothing stored by the rejected runs
+    CHECK(db.runs_count() == 1); // nothing stored by the rejected runs
 }
 
 namespace {
@@ -384,7 +384,7 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
         CHECK_THROWS_WITH_AS(svc.ingest_run(far),
                              "counter 'c0': repetition 10000 is outside [0, 10000): at most 10000 repetitions per run",
                              error);
-        far.counters[0].samples[0].repetition = 9999;   // sparse but inside: fine
+        far.counters[0].samples[0].repetition = 9999; // sparse but inside: fine
         CHECK(svc.ingest_run(far).samples == 1);
         far.counters[0].samples[0].repetition = -1;
         CHECK(id_of([&] { svc.ingest_run(far); }) == "ingest.too_many_repetitions");
@@ -412,17 +412,18 @@ TEST_CASE("service: one compare reads at most max_compare_counters counters and 
         std::size_t counters = 0;
         for (const auto& b : c.result.benchmarks) counters += b.counters.size();
         CHECK(counters == 4096);
-        CHECK_THROWS_WITH_AS(svc.compare("demo", pairs, policy{}),
-                             "this gate compares more than 4096 counters (4352 in the first 17 of its 17 pairs); at most "
-                             "4096 counters per compare: compare fewer pairs per request",
-                             error);
+        CHECK_THROWS_WITH_AS(
+            svc.compare("demo", pairs, policy{}),
+            "this gate compares more than 4096 counters (4352 in the first 17 of its 17 pairs); at most "
+            "4096 counters per compare: compare fewer pairs per request",
+            error);
         CHECK(id_of([&] { svc.compare("demo", pairs, policy{}); }) == "compare.too_large");
         // Counters of either run count once per pair.
         model::run_record other = wide_run("candidate", 256, 5, "b0");
         for (auto& cs : other.counters) cs.counter = "x" + cs.counter;
         const auto x = svc.ingest_run(other).run_id;
         std::vector<std::pair<std::int64_t, std::int64_t>> mixed(pairs.begin() + 1, pairs.begin() + 16);
-        mixed.emplace_back(pairs[0].first, x);   // 15 x 256 + 512
+        mixed.emplace_back(pairs[0].first, x); // 15 x 256 + 512
         CHECK(id_of([&] { svc.compare("demo", mixed, policy{}); }) == "compare.too_large");
     }
     SUBCASE("samples: 1,000,000 is the limit, one more is over it")
@@ -461,7 +462,7 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
         if (i == 0) before = svc.cached_comparison_bytes();
     }
     INFO("one entry: " << before << " bytes");
-    CHECK(before > 256 * 750);   // the JSON alone is ~750 bytes per counter
+    CHECK(before > 256 * 750); // the JSON alone is ~750 bytes per counter
     CHECK(before < service::comparison_cache_max_entry_bytes);
     // Bytes, not a count, decided: fewer than 60 fit, and the cache is full
     // (entries differ by a few bytes: the threshold and reasons they print).
@@ -549,10 +550,11 @@ TEST_CASE("lru_cache: bounded in bytes, least recent out first, first value stay
     REQUIRE(overhead > 0);
 
     service::lru_cache<int> lru(3 * (100 + overhead), 100 + overhead);
-    for (int i = 0; i < 3; ++i) lru.add(std::string(1, static_cast<char>('a' + i)), std::make_shared<const int>(i), 100);
+    for (int i = 0; i < 3; ++i)
+        lru.add(std::string(1, static_cast<char>('a' + i)), std::make_shared<const int>(i), 100);
     CHECK(lru.size() == 3);
     CHECK(lru.size_bytes() == 3 * (100 + overhead));
-    REQUIRE(lru.find("a"));   // now the most recent: "b" is the least
+    REQUIRE(lru.find("a")); // now the most recent: "b" is the least
     lru.add("d", std::make_shared<const int>(3), 100);
     CHECK(lru.size() == 3);
     CHECK_FALSE(lru.find("b"));
@@ -578,8 +580,8 @@ namespace {
 // A baseline run of `benchmark` on main whose five task-clock samples sit
 // around `level` with ~1% deterministic noise (a fixed LCG, so the series
 // and therefore the change points are the same on every machine).
-model::run_record series_run(double level, std::uint64_t& state, std::int64_t created_at,
-                             std::string role = "baseline", std::string branch = "main")
+model::run_record series_run(double level, std::uint64_t& state, std::int64_t created_at, std::string role = "baseline",
+                             std::string branch = "main")
 {
     std::vector<double> values;
     for (int i = 0; i < 5; ++i) {
@@ -600,7 +602,8 @@ std::vector<std::int64_t> store_series(service::service& svc, std::size_t n, std
     std::vector<std::int64_t> ids;
     for (std::size_t i = 0; i < n; ++i) {
         const double level = 100.0 * (i >= step_at ? 1 + step : 1.0);
-        const auto res = svc.ingest_run(series_run(level, state, 1'700'000'000 + static_cast<std::int64_t>(i), role, branch));
+        const auto res = svc.ingest_run(series_run(level, state, 1'700'000'000 + static_cast<std::int64_t>(i), role,
+                                                   branch));
         CHECK(res.warnings.empty());
         if (opened) opened->insert(opened->end(), res.alerts.begin(), res.alerts.end());
         ids.push_back(res.run_id);
@@ -651,7 +654,8 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
 
     SUBCASE("triage")
     {
-        const auto acked = svc.update_alert("demo", a.id, {model::alert_status::acknowledged, std::string("bisecting"), "ana"});
+        const auto acked = svc.update_alert("demo", a.id,
+                                            {model::alert_status::acknowledged, std::string("bisecting"), "ana"});
         CHECK(acked.status == model::alert_status::acknowledged);
         CHECK(acked.note == "bisecting");
         CHECK(acked.changed_by == "ana");
@@ -670,7 +674,8 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
                              doctest::Contains("has no alert"), perfgate::error);
         CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id, {model::alert_status::fixed, std::string(5000, 'n'), "x"}),
                              doctest::Contains("at most 4096 bytes"), perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id, {model::alert_status::fixed, std::string("a\x1b[2Jb"), "x"}),
+        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id,
+                                              {model::alert_status::fixed, std::string("a\x1b[2Jb"), "x"}),
                              doctest::Contains("control characters"), perfgate::error);
         CHECK_THROWS_WITH_AS(svc.alert("nope", a.id), doctest::Contains("no project 'nope'"), perfgate::error);
         CHECK_THROWS_WITH_AS(svc.alerts({"demo", {}, {}, {}, {}, 0}), doctest::Contains("limit 0"), perfgate::error);
@@ -699,11 +704,11 @@ TEST_CASE("service: history points are cached per query, and a cached history gi
     (void)warm.compare("demo", {{ids[0], cand}}, policy{});
     CHECK(warm.cached_histories() == 1);
     (void)warm.compare("demo", {{ids[1], cand}}, policy{});
-    CHECK(warm.cached_histories() == 1);   // same series, same candidate: the same points
+    CHECK(warm.cached_histories() == 1); // same series, same candidate: the same points
     json from_cache = json::parse(*warm.compare("demo", {{ids.back(), cand}}, policy{}).json);
     json from_store = json::parse(*cold.compare("demo", {{ids.back(), cand}}, policy{}).json);
     const json& c = from_cache["benchmarks"][0]["counters"][0];
-    CHECK(c["band"]["n"] == 20);   // since the step's change point
+    CHECK(c["band"]["n"] == 20); // since the step's change point
     CHECK(c["z_score"].is_number());
     from_cache.erase("comparison_id");
     from_store.erase("comparison_id");
@@ -746,7 +751,7 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
         svc.ensure_project("demo");
         svc.set_baseline_branch("demo", "trunk");
         CHECK(svc.baseline_branch("demo") == "trunk");
-        store_series(svc, 60, 40, 0.05, &opened);   // main: not watched any more
+        store_series(svc, 60, 40, 0.05, &opened); // main: not watched any more
         CHECK(opened.empty());
         store_series(svc, 60, 40, 0.05, &opened, "baseline", "trunk");
         CHECK(opened.size() == 1);
@@ -759,7 +764,8 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
 
 TEST_CASE("service: the background watch opens the same alert as the inline one, after the upload returns")
 {
-    test_database inline_where(test_database::sqlite_kind::memory), background_where(test_database::sqlite_kind::memory);
+    test_database inline_where(test_database::sqlite_kind::memory),
+        background_where(test_database::sqlite_kind::memory);
     store::store inline_db(inline_where.location()), background_db(background_where.location());
     service::service inline_svc(inline_db), background_svc(background_db);
     std::vector<service::watch_outcome> heard;
@@ -773,14 +779,16 @@ TEST_CASE("service: the background watch opens the same alert as the inline one,
     const auto ids = store_series(background_svc, 60, 40, 0.05, &opened_in_reply);
     // Candidate runs never reach the queue.
     store_series(background_svc, 5, 5, 0.0, nullptr, "candidate");
-    CHECK(opened_in_reply.empty());   // uploads do not wait for detection
+    CHECK(opened_in_reply.empty()); // uploads do not wait for detection
     background_svc.drain_watch();
 
     REQUIRE(opened_inline.size() == 1);
     const auto want = inline_svc.alert("demo", opened_inline.front());
     const auto got = background_svc.alerts({"demo", {}, {}, {}, {}, 100});
     REQUIRE(got.size() == 1);
-    const auto index_of = [](const std::vector<std::int64_t>& v, std::int64_t id) { return std::find(v.begin(), v.end(), id) - v.begin(); };
+    const auto index_of = [](const std::vector<std::int64_t>& v, std::int64_t id) {
+        return std::find(v.begin(), v.end(), id) - v.begin();
+    };
     CHECK(index_of(ids, got.front().change.run_id) == index_of(inline_ids, want.change.run_id));
     CHECK(got.front().change.p_value == want.change.p_value);
     CHECK(got.front().change.delta_pct == want.change.delta_pct);
@@ -788,12 +796,12 @@ TEST_CASE("service: the background watch opens the same alert as the inline one,
     const auto counts = background_svc.watch_stats();
     CHECK(counts.failed == 0);
     CHECK(counts.pending == 0);
-    CHECK(counts.done + counts.coalesced == 60);   // every baseline upload, none of the candidates
+    CHECK(counts.done + counts.coalesced == 60); // every baseline upload, none of the candidates
     std::lock_guard lock(heard_mu);
     CHECK(heard.size() == counts.done);
     const auto with_alert = std::count_if(heard.begin(), heard.end(), [](const auto& o) { return !o.alerts.empty(); });
     CHECK(with_alert == 1);
-    CHECK(inline_svc.watch_stats().done == 0);   // no worker: all zero
+    CHECK(inline_svc.watch_stats().done == 0); // no worker: all zero
 }
 
 TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full, survives failures, drains on stop")
@@ -822,8 +830,9 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
     {
         {
             service::watch_queue q(runner, reporter, 8);
-            q.push(job("parse", 1, "task-clock"));   // the worker takes it and blocks in runner
-            for (int i = 0; i < 200 && q.stats().pending != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            q.push(job("parse", 1, "task-clock")); // the worker takes it and blocks in runner
+            for (int i = 0; i < 200 && q.stats().pending != 0; ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
             q.push(job("parse", 2, "task-clock"));
             q.push(job("parse", 3, "page-faults"));
             q.push(job("parse", 4, "task-clock"));
@@ -852,7 +861,7 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
     {
         {
             std::lock_guard lock(mu);
-            release = true;   // jobs finish at once
+            release = true; // jobs finish at once
         }
         service::watch_queue q(runner, reporter, 1);
         for (int i = 1; i <= 50; ++i) q.push(job("bench-" + std::to_string(i), i, "task-clock"));
@@ -889,7 +898,7 @@ TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full
                 release = true;
             }
             cv.notify_all();
-        }   // destructor: joins after the queue is empty
+        } // destructor: joins after the queue is empty
         CHECK(ran.size() == 5);
         CHECK(heard.size() == 5);
     }
@@ -940,7 +949,8 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
         // Stored without the id, as compare() stores it.
         nlohmann::json served = nlohmann::json::parse(*got->json);
         served.erase("comparison_id");
-        CHECK(db.load_comparison("demo", got->id) == served.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        CHECK(db.load_comparison("demo", got->id) ==
+              served.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         // The repeat: the report the service holds, now; nothing queued.
         const auto again = svc.compare_later("demo", pairs, policy{}, listen);
         REQUIRE(again.has_value());
@@ -1012,8 +1022,8 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
     const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const auto row = [&](std::string key, std::int64_t candidate) {
-        return store::store::comparison_row{"demo", base, candidate, R"({"verdict":"pass","key":")" + key + "\"}",
-                                            request_key_of(key), "pass", 1};
+        return store::store::comparison_row{
+            "demo", base, candidate, R"({"verdict":"pass","key":")" + key + "\"}", request_key_of(key), "pass", 1};
     };
 
     // The first row's answer holds the committer until the rest are queued:
@@ -1021,7 +1031,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
     std::mutex mu;
     std::condition_variable cv;
     bool held = false, release = false;
-    std::map<std::string, std::pair<std::string, std::int64_t>> answers;   // label -> (error id, id)
+    std::map<std::string, std::pair<std::string, std::int64_t>> answers; // label -> (error id, id)
     const auto answer = [&](std::string label, bool hold, std::string key = {}) {
         if (key.empty()) key = label;
         return [&, label, key, hold](std::exception_ptr e, std::int64_t id, store::store::comparison_row& r) {
@@ -1140,9 +1150,7 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
     // Candidates of a PR: one at the new level, one far above it.
     const auto inside = svc.ingest_run(stored_run("candidate", {105, 105, 105, 105, 105})).run_id;
     const auto outside = svc.ingest_run(stored_run("candidate", {130, 130, 130, 130, 130})).run_id;
-    const auto counter_json = [](const comparison& c) {
-        return json::parse(*c.json)["benchmarks"][0]["counters"][0];
-    };
+    const auto counter_json = [](const comparison& c) { return json::parse(*c.json)["benchmarks"][0]["counters"][0]; };
 
     const service::comparison first = svc.compare("demo", {{ids.back(), inside}}, policy{});
     const json c = counter_json(first);
@@ -1204,7 +1212,7 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
         const json o = counter_json(svc.compare("demo", {{ids.back(), elsewhere}}, policy{}));
         CHECK(o["open_alerts"].is_array());
         CHECK(o["open_alerts"].empty());
-        CHECK(o["band"].is_null());   // no baseline runs on that testbed
+        CHECK(o["band"].is_null()); // no baseline runs on that testbed
         CHECK(o["outside_band"].is_null());
     }
 }
@@ -1256,8 +1264,8 @@ void check_error(F&& f, const std::string& id, const std::string& message)
 
 // A stored run of `benchmark` at commit `sha` on testbed `fp`; run ids grow
 // with the order of the calls.
-std::int64_t store_commit(service::service& svc, const std::string& sha, const std::string& benchmark, const std::string& fp,
-                          const std::string& role = "baseline", double factor = 1.0)
+std::int64_t store_commit(service::service& svc, const std::string& sha, const std::string& benchmark,
+                          const std::string& fp, const std::string& role = "baseline", double factor = 1.0)
 {
     auto r = stored_run(role, ramp(factor), benchmark);
     r.git_sha = sha;
@@ -1349,7 +1357,8 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
 
     SUBCASE("neither a run id nor a git sha")
     {
-        for (const std::string& ref : std::vector<std::string>{"xyz", "main", "a1b2c3", "a1b2c3g", "-1", "12 34", "", commit_a + "0"}) {
+        for (const std::string& ref :
+             std::vector<std::string>{"xyz", "main", "a1b2c3", "a1b2c3g", "-1", "12 34", "", commit_a + "0"}) {
             CAPTURE(ref);
             check_error([&] { (void)svc.pairs_for("demo", ref, commit_b); }, "compare.bad_ref",
                         fmt::format("base: '{}' is neither a run id nor a git sha (7-40 hex digits)", ref));
@@ -1392,7 +1401,8 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
                                 "more; give more digits",
                                 shas[3], shas[2], shas[1]));
         // One digit more picks one.
-        CHECK(svc.pairs_for("demo", commit_a.substr(0, 8), commit_b) == std::vector<std::pair<std::int64_t, std::int64_t>>{{a, b}});
+        CHECK(svc.pairs_for("demo", commit_a.substr(0, 8), commit_b) ==
+              std::vector<std::pair<std::int64_t, std::int64_t>>{{a, b}});
     }
     SUBCASE("no benchmark on a common testbed")
     {
@@ -1455,8 +1465,10 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
     SUBCASE("normalize_repository_url")
     {
         const std::string_view label = "--repository-url";
-        CHECK(service::normalize_repository_url(label, "https://github.com/acme/demo") == "https://github.com/acme/demo");
-        CHECK(service::normalize_repository_url(label, "https://github.com/acme/demo///") == "https://github.com/acme/demo");
+        CHECK(service::normalize_repository_url(label, "https://github.com/acme/demo") ==
+              "https://github.com/acme/demo");
+        CHECK(service::normalize_repository_url(label, "https://github.com/acme/demo///") ==
+              "https://github.com/acme/demo");
         CHECK(service::normalize_repository_url(label, "http://git.example.org:8080/a/b-c_d.e~f%20") ==
               "http://git.example.org:8080/a/b-c_d.e~f%20");
         CHECK(service::normalize_repository_url(label, "").empty());
@@ -1481,7 +1493,8 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
              "bytes: percent-encode them)"},
             {"https://x.org/\"onmouseover=\"x",
              "--repository-url: '\"' at offset 14 is not allowed in a URL (no quotes, <, >, ` or \\)"},
-            {"https://x.org/'", "--repository-url: ''' at offset 14 is not allowed in a URL (no quotes, <, >, ` or \\)"},
+            {"https://x.org/'",
+             "--repository-url: ''' at offset 14 is not allowed in a URL (no quotes, <, >, ` or \\)"},
             {"https://x.org/<script>",
              "--repository-url: '<' at offset 14 is not allowed in a URL (no quotes, <, >, ` or \\)"},
             {"https://x.org/a?tab=1",
@@ -1511,7 +1524,7 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
         CHECK(svc.repository_url("demo") == "https://github.com/acme/demo");
         check_error([&] { svc.set_repository_url("demo", "github.com/acme/demo"); }, "ingest.bad_field",
                     "field 'repository_url': 'github.com/acme/demo' must start with https:// or http://");
-        CHECK(svc.repository_url("demo") == "https://github.com/acme/demo");   // unchanged
+        CHECK(svc.repository_url("demo") == "https://github.com/acme/demo"); // unchanged
         svc.set_repository_url("demo", "");
         CHECK_FALSE(svc.repository_url("demo").has_value());
         check_error([&] { svc.set_repository_url("nope", "https://x.org"); }, "project.not_found",

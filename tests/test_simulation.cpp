@@ -31,15 +31,15 @@ struct scenario {
     std::size_t n = 10;
     std::size_t counters = 50;
     double cov = 0.01;
-    double centre = 1.0e9;  // true median of c00; ck is centre * (1 + k/100)
-    int decimals = -1;      // round like perf's %.2f msec; -1: no rounding
+    double centre = 1.0e9; // true median of c00; ck is centre * (1 + k/100)
+    int decimals = -1;     // round like perf's %.2f msec; -1: no rounding
     correction adjust = correction::holm;
     double threshold_pct = gate::default_threshold_pct;
 };
 
 struct tally {
-    std::array<std::size_t, 3> verdicts{};  // indexed by gate::verdict
-    std::size_t detected = 0;               // c00 regression AND verdict fail
+    std::array<std::size_t, 3> verdicts{}; // indexed by gate::verdict
+    std::size_t detected = 0;              // c00 regression AND verdict fail
     std::size_t trials_other_regression = 0;
     std::size_t inconclusive_counters = 0, counters_seen = 0;
     std::size_t exact = 0, asymptotic = 0;
@@ -114,8 +114,8 @@ TEST_CASE("simulation: the issue's targets for 50 gated counters, n=10, CoV 1%")
         MESSAGE("A/A verdicts: pass ", t.count(gate::verdict::pass), ", inconclusive ",
                 t.count(gate::verdict::inconclusive), ", fail ", t.count(gate::verdict::fail));
         CHECK(t.count(gate::verdict::fail) <= 2);
-        CHECK(t.trials_other_regression == t.count(gate::verdict::fail));  // a fail is always a regression
-        CHECK(t.exact == t.counters_seen);  // no ties: every counter on the exact test
+        CHECK(t.trials_other_regression == t.count(gate::verdict::fail)); // a fail is always a regression
+        CHECK(t.exact == t.counters_seen);                                // no ties: every counter on the exact test
         // The "a pass must mean something" rule: inconclusive when the minimum
         // detectable effect at alpha = 0.05 (80% power, docs/statistics.md) exceeds
         // 2%. With the sample sd that is 1.28213 * s (mde.hpp), so a counter is
@@ -131,8 +131,8 @@ TEST_CASE("simulation: the issue's targets for 50 gated counters, n=10, CoV 1%")
     SUBCASE("A/B: one counter 4% worse is detected in >= 99% (at least 196 of 200)")
     {
         const tally t = simulate(sc, 4.0, seed + 1);
-        MESSAGE("A/B detected ", t.detected, " of ", trials, "; trials with another counter regressed: ",
-                t.trials_other_regression);
+        MESSAGE("A/B detected ", t.detected, " of ", trials,
+                "; trials with another counter regressed: ", t.trials_other_regression);
         CHECK(t.detected >= 196);
         CHECK(t.count(gate::verdict::fail) >= t.detected);
         CHECK(t.trials_other_regression <= 2);

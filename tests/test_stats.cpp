@@ -3,8 +3,8 @@
 // 1.24.2, Python 3.11.2); each case names the call that produced it. Where
 // scipy has no function (R's qwilcox, the Hodges-Lehmann CI, p.adjust) the
 // generator computes the value from the definition, independently of the C++.
-#include "stats/descriptive.hpp"
 #include "model/error.hpp"
+#include "stats/descriptive.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
 #include "stats/mde.hpp"
@@ -78,7 +78,7 @@ struct rank_case {
     double u, p;
     mwu_method method;
     bool ties;
-    double estimate, lower, upper;  // Hodges-Lehmann, alpha = 0.05
+    double estimate, lower, upper; // Hodges-Lehmann, alpha = 0.05
 };
 
 std::vector<rank_case> rank_cases()
@@ -91,6 +91,7 @@ std::vector<rank_case> rank_cases()
     // "all tied" / "1/1 tied": R's wilcox.test refuses the CI ("cannot
     // compute confidence interval when all observations are tied"); the
     // documented perfgate result is the only difference there is, 0.
+    // clang-format off
     return {
     // 1/1: scipy.stats.mannwhitneyu(b, c, method="exact") (u, p);
     //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=TRUE) by definition (qwilcox k=1)
@@ -162,6 +163,7 @@ std::vector<rank_case> rank_cases()
     //   HL: R wilcox.test(c, b, conf.int=TRUE, exact=FALSE, correct=TRUE) procedure (brentq root = d_(1))
     {"1/1 tied", {2.0}, {2.0}, 0.5, 1.0, mwu_method::asymptotic, true, 0.0, 0.0, 0.0},
     };
+    // clang-format on
 }
 
 } // namespace
@@ -226,7 +228,7 @@ TEST_CASE("exact_u_distribution agrees with exact big-integer counts")
         CHECK_REL(d.cdf(2), 1.5700058385926648e-28, 1e-12);
         CHECK_REL(d.cdf(3), 2.7475102175371636e-28, 1e-12);
         CHECK_REL(d.cdf(1200), 0.5, 1e-12);
-        CHECK_REL(d.sf(2401), 3.925014596481662e-29, 1e-12);  // upper tail by symmetry
+        CHECK_REL(d.sf(2401), 3.925014596481662e-29, 1e-12); // upper tail by symmetry
         CHECK(d.cdf(2401) == 1.0);
         CHECK(d.cdf(-1) == 0.0);
         CHECK(d.quantile(0.005) == 840);
@@ -238,7 +240,7 @@ TEST_CASE("exact_u_distribution agrees with exact big-integer counts")
         CHECK_REL(d.min_p_two_sided(), 7.850029192963324e-29, 1e-12);
         CHECK_REL(d.p_two_sided(0), 7.850029192963324e-29, 1e-12);
         CHECK_REL(d.p_two_sided(2401), 7.850029192963324e-29, 1e-12);
-        CHECK_REL(d.p_two_sided(1200.5), 1.0, 1e-12);  // centre of an odd m*n
+        CHECK_REL(d.p_two_sided(1200.5), 1.0, 1e-12); // centre of an odd m*n
     }
     SUBCASE("10/4 and 4/10 are the same distribution")
     {
@@ -274,8 +276,7 @@ TEST_CASE("exact_u_distribution agrees with exact big-integer counts")
                 for (std::size_t u = 0; u < m * n; ++u) {
                     CHECK(d.cdf(static_cast<double>(u)) <= d.cdf(static_cast<double>(u + 1)));
                     // symmetry about mn/2
-                    CHECK_REL(d.cdf(static_cast<double>(u)),
-                              d.sf(static_cast<double>(m * n - u)), 1e-12);
+                    CHECK_REL(d.cdf(static_cast<double>(u)), d.sf(static_cast<double>(m * n - u)), 1e-12);
                 }
             }
     }
@@ -289,8 +290,7 @@ TEST_CASE("exact_u_distribution agrees with exact big-integer counts")
         const exact_u_distribution d(5, 5);
         CHECK(error_id([&] { (void)d.quantile(1.5); }) == "stats.bad_probability");
         CHECK_THROWS_WITH_AS((void)d.quantile(-0.1),
-                             "exact_u_distribution::quantile: q must be in [0, 1], got -0.100000",
-                             perfgate::error);
+                             "exact_u_distribution::quantile: q must be in [0, 1], got -0.100000", perfgate::error);
     }
 }
 
@@ -307,17 +307,17 @@ TEST_CASE("exact_u_distribution::min_p_two_sided is scipy's p-value for complete
         double p;
     };
     const size_case cases[] = {
-        {1, 1, 1.0},                     // 2 / C(2, 1) = 1: capped
-        {3, 3, 0.1},                     // 2 / 20: never below alpha 0.1
-        {5, 5, 0.007936507936507936},    // 2 / 252, default min_samples per side
-        {7, 9, 0.00017482517482517483},  // 2 / 11440 = 0.05 / 286 exactly
+        {1, 1, 1.0},                    // 2 / C(2, 1) = 1: capped
+        {3, 3, 0.1},                    // 2 / 20: never below alpha 0.1
+        {5, 5, 0.007936507936507936},   // 2 / 252, default min_samples per side
+        {7, 9, 0.00017482517482517483}, // 2 / 11440 = 0.05 / 286 exactly
         {9, 7, 0.00017482517482517483},
         {2, 18, 0.010526315789473684},
         {1, 49, 0.04},
         {10, 4, 0.001998001998001998},
         {20, 20, 1.4508889103849684e-11},
         {12, 30, 1.808626206664854e-10},
-        {49, 49, 7.850029192963322e-29},  // largest exact size (mwu_exact_limit - 1)
+        {49, 49, 7.850029192963322e-29}, // largest exact size (mwu_exact_limit - 1)
     };
     for (const auto& k : cases) {
         CAPTURE(k.m);
@@ -382,8 +382,8 @@ TEST_CASE("hodges_lehmann degenerate input and errors")
     SUBCASE("single values")
     {
         const auto r = hodges_lehmann(one, two, 0.05, true);
-        CHECK(r.estimate == -2.5);  // median of {-3, -2}
-        CHECK(r.lower == -3.0);     // qwilcox(0.025, 2, 1) = 0 -> k = 1, as R
+        CHECK(r.estimate == -2.5); // median of {-3, -2}
+        CHECK(r.lower == -3.0);    // qwilcox(0.025, 2, 1) = 0 -> k = 1, as R
         CHECK(r.upper == -2.0);
     }
     SUBCASE("bad alpha")
@@ -436,8 +436,9 @@ TEST_CASE("holm and benjamini_hochberg agree with R's p.adjust")
         for (std::uint32_t s = 201; p.size() < 50;) {
             s = lcg_next(s);
             const double u = static_cast<double>(s) / 4294967296.0;
-            p.push_back(u * u * u);  // Python: u ** 3 (exact for this check's tolerance)
+            p.push_back(u * u * u); // Python: u ** 3 (exact for this check's tolerance)
         }
+        // clang-format off
         const std::vector<double> holm_want{
             1.0, 1.0, 1.0, 0.05819893691032303, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0943330045245149, 1.0, 
             1.0, 1.0, 0.33544999835672773, 1.0, 0.33544999835672773, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 
@@ -446,6 +447,8 @@ TEST_CASE("holm and benjamini_hochberg agree with R's p.adjust")
             0.04404194871219338, 1.0, 1.0, 1.0, 0.00016443499322390365, 1.0, 1.0, 
             0.017824861468389592, 1.0, 1.0, 1.0, 1.0, 1.0, 0.1946714178464552, 1.0
         };
+        // clang-format on
+        // clang-format off
         const std::vector<double> bh_want{
             0.10316363820108958, 0.2369098195221491, 0.19168953565109115, 0.012651942806591963, 
             0.1269841103772367, 0.8419796516724317, 0.9899392042014074, 0.6408374424628831, 
@@ -461,12 +464,13 @@ TEST_CASE("holm and benjamini_hochberg agree with R's p.adjust")
             0.2029591486705213, 0.9899392042014074, 0.8302158975201498, 0.2996553696930967, 
             0.028295264221868486, 0.46786129235865376
         };
+        // clang-format on
         const auto h = holm(p), b = benjamini_hochberg(p);
         for (std::size_t i = 0; i < p.size(); ++i) {
             CAPTURE(i);
             CHECK_REL(h[i], holm_want[i], 1e-12);
             CHECK_REL(b[i], bh_want[i], 1e-12);
-            CHECK(h[i] >= b[i]);  // Holm is never less conservative than BH
+            CHECK(h[i] >= b[i]); // Holm is never less conservative than BH
         }
     }
     SUBCASE("empty input and bad p-values")
@@ -475,8 +479,7 @@ TEST_CASE("holm and benjamini_hochberg agree with R's p.adjust")
         CHECK(benjamini_hochberg({}).empty());
         const std::vector<double> bad{0.01, 1.5};
         CHECK(error_id([&] { holm(bad); }) == "stats.bad_p_value");
-        CHECK_THROWS_WITH_AS(benjamini_hochberg(bad), "p-value [1] must be in [0, 1], got 1.500000",
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(benjamini_hochberg(bad), "p-value [1] must be in [0, 1], got 1.500000", perfgate::error);
         const std::vector<double> nan{std::numeric_limits<double>::quiet_NaN()};
         CHECK(error_id([&] { adjust(nan, correction::none); }) == "stats.bad_p_value");
     }
@@ -527,9 +530,9 @@ TEST_CASE("welch_t_test agrees with scipy.stats.ttest_ind_from_stats(equal_var=F
     }
     SUBCASE("degenerate input")
     {
-        CHECK_FALSE(welch_t_test(1, 1, 1, 2, 1, 10).has_value());  // n < 2
+        CHECK_FALSE(welch_t_test(1, 1, 1, 2, 1, 10).has_value()); // n < 2
         CHECK_FALSE(welch_t_test(1, 1, 10, 2, 1, 0).has_value());
-        CHECK_FALSE(welch_t_test(1, 0, 10, 2, 0, 10).has_value());  // no spread at all
+        CHECK_FALSE(welch_t_test(1, 0, 10, 2, 0, 10).has_value()); // no spread at all
     }
 }
 
@@ -605,7 +608,7 @@ TEST_CASE("z-scores agree with numpy / scipy")
         CHECK_FALSE(z_score(8.0, flat).has_value());
         CHECK_FALSE(robust_z_score(1.0, none).has_value());
         CHECK_FALSE(robust_z_score(8.0, flat).has_value());
-        CHECK_FALSE(robust_z_score(1.0, one).has_value());  // MAD of one value is 0
+        CHECK_FALSE(robust_z_score(1.0, one).has_value()); // MAD of one value is 0
     }
 }
 
@@ -625,8 +628,7 @@ TEST_CASE("normal helpers agree with scipy.stats.norm")
     CHECK_REL(normal_sf(30.0), 4.906713927147908e-198, 1e-13);
     CHECK(normal_cdf(30.0) == 1.0);
     CHECK(error_id([] { normal_quantile(1.5); }) == "stats.bad_probability");
-    CHECK_THROWS_WITH_AS(normal_quantile(-1), "normal_quantile: p must be in [0, 1], got -1.000000",
-                         perfgate::error);
+    CHECK_THROWS_WITH_AS(normal_quantile(-1), "normal_quantile: p must be in [0, 1], got -1.000000", perfgate::error);
 }
 
 TEST_CASE("minimum_detectable_effect_pct")
@@ -640,8 +642,7 @@ TEST_CASE("minimum_detectable_effect_pct")
     SUBCASE("sizes at which no rank test can reach alpha: infinity")
     {
         // 3/3: min p = 2/C(6,3) = 0.1 > 0.05; at alpha 0.2 it is reachable.
-        CHECK(*minimum_detectable_effect_pct(0.5, 3, 0.5, 3, 100.0, 0.05) ==
-              std::numeric_limits<double>::infinity());
+        CHECK(*minimum_detectable_effect_pct(0.5, 3, 0.5, 3, 100.0, 0.05) == std::numeric_limits<double>::infinity());
         CHECK(std::isfinite(*minimum_detectable_effect_pct(0.5, 3, 0.5, 3, 100.0, 0.2)));
         // 2/40: min p = 2/C(42,2) = 0.00232 < 0.01
         CHECK(std::isfinite(*minimum_detectable_effect_pct(0.5, 2, 0.5, 40, 100.0, 0.01)));
@@ -654,8 +655,7 @@ TEST_CASE("minimum_detectable_effect_pct")
     }
     SUBCASE("bad alpha or power")
     {
-        CHECK(error_id([] { minimum_detectable_effect_pct(1, 10, 1, 10, 1, 0.05, 1.0); }) ==
-              "stats.bad_probability");
+        CHECK(error_id([] { minimum_detectable_effect_pct(1, 10, 1, 10, 1, 0.05, 1.0); }) == "stats.bad_probability");
         CHECK_THROWS_WITH_AS(minimum_detectable_effect_pct(1, 10, 1, 10, 1, 0.0),
                              "alpha must be in (0, 1), got 0.000000", perfgate::error);
     }
@@ -693,9 +693,9 @@ TEST_CASE("shared_exact_u_distribution is the same distribution as a fresh one")
         CHECK(shared_exact_u_distribution(30, 30) == a);
         for (std::size_t n = 1; n <= exact_u_cache_size; ++n) shared_exact_u_distribution(2, n);
         const auto again = shared_exact_u_distribution(30, 30);
-        CHECK(again != a);             // evicted and rebuilt
+        CHECK(again != a); // evicted and rebuilt
         CHECK(again->cdf(450) == a->cdf(450));
-        CHECK(a->m() == 30);           // the old instance lives while held
+        CHECK(a->m() == 30); // the old instance lives while held
     }
     SUBCASE("several threads at once")
     {
@@ -759,7 +759,7 @@ TEST_CASE("hodges_lehmann equals the order statistics of all sorted differences"
         const auto b = uni(11 + n, n, 100, 10), c = uni(12 + n, n + 1, 101, 10);
         CHECK(brute(b, c, false));
         if (n < mwu_exact_limit) CHECK(brute(b, c, true));
-        const auto tb = cents(13 + n, n, 12, 1), tc = cents(14 + n, n, 12, 1);   // many ties
+        const auto tb = cents(13 + n, n, 12, 1), tc = cents(14 + n, n, 12, 1); // many ties
         CHECK(brute(tb, tc, false));
     }
 }
@@ -803,7 +803,8 @@ TEST_CASE("hodges_lehmann's bucket selection on hostile spreads equals sorting")
     SUBCASE("subnormal differences: the bucket scale overflows")
     {
         std::vector<double> b(30), c(30);
-        for (std::size_t i = 0; i < 30; ++i) b[i] = 1e-320 * static_cast<double>(i % 7), c[i] = 1e-320 * static_cast<double>(i % 11);
+        for (std::size_t i = 0; i < 30; ++i)
+            b[i] = 1e-320 * static_cast<double>(i % 7), c[i] = 1e-320 * static_cast<double>(i % 11);
         check(b, c);
     }
     SUBCASE("values over many magnitudes: the rounds run out")

@@ -11,12 +11,12 @@
 
 #include "model/testbed.hpp"
 
+#include "model/error.hpp"
 #include "store/history_sql.hpp"
 #include "store/listing_sql.hpp"
 #include "store/migrations.hpp"
 #include "store/postgres.hpp"
 #include "store/sqlite.hpp"
-#include "model/error.hpp"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -33,8 +33,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -128,8 +128,8 @@ ps::counter_samples counter(std::string name, std::string unit, std::vector<std:
 }
 
 ps::run_record make_run(std::string project = "demo", std::string benchmark = "default",
-                           std::int64_t created_at = 1'700'000'000, std::string branch = "main",
-                           std::string role = "baseline")
+                        std::int64_t created_at = 1'700'000'000, std::string branch = "main",
+                        std::string role = "baseline")
 {
     ps::run_record r;
     r.project = std::move(project);
@@ -194,7 +194,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
         CHECK(tables == std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks",
                                                  "change_points", "comparison_artifacts", "comparisons", "counters",
-                                                 "ingest_keys", "projects", "runs", "samples", "summaries", "testbeds"});
+                                                 "ingest_keys", "projects", "runs", "samples", "summaries",
+                                                 "testbeds"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
     }
@@ -206,7 +207,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             id = db.insert_run(make_run());
         }
         {
-            ps::store db(path);   // migrations must not run again (CREATE TABLE would fail)
+            ps::store db(path); // migrations must not run again (CREATE TABLE would fail)
             CHECK(db.runs_count() == 1);
             CHECK(db.load_run("demo", id).has_value());
         }
@@ -239,7 +240,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");
             raw.rows("PRAGMA user_version = 1");
         }
-        ps::store db(path);   // 001 again would fail: its tables exist
+        ps::store db(path); // 001 again would fail: its tables exist
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
         CHECK(db.baseline_branch("demo") == "main");
@@ -251,8 +252,12 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
     }
     SUBCASE("a failing migration is store.migrate and leaves the version unchanged")
     {
-        { ps::store db(path); }
-        { raw_db(path).rows("PRAGMA user_version = 1"); }   // 002's indexes exist already
+        {
+            ps::store db(path);
+        }
+        {
+            raw_db(path).rows("PRAGMA user_version = 1");
+        } // 002's indexes exist already
         try {
             ps::store db(path);
             FAIL("expected store.migrate");
@@ -275,8 +280,12 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
     }
     SUBCASE("a database from a newer perfgate is refused")
     {
-        { ps::store db(path); }
-        { raw_db(path).rows("PRAGMA user_version = 99"); }
+        {
+            ps::store db(path);
+        }
+        {
+            raw_db(path).rows("PRAGMA user_version = 99");
+        }
         try {
             ps::store db(path);
             FAIL("expected store.migrate");
@@ -348,12 +357,12 @@ TEST_CASE("store: insert_run / load_run round trip")
     for (std::size_t i = 0; i < 3; ++i) {
         const auto& a = run.counters[i];
         const auto& b = loaded->counters[i];
-        CHECK(b.counter == a.counter);   // insertion order kept
+        CHECK(b.counter == a.counter); // insertion order kept
         CHECK(b.unit == a.unit);
         REQUIRE(b.samples.size() == a.samples.size());
         for (std::size_t j = 0; j < a.samples.size(); ++j) {
             CHECK(b.samples[j].repetition == a.samples[j].repetition);
-            CHECK(b.samples[j].value == a.samples[j].value);   // absent stays absent, not 0
+            CHECK(b.samples[j].value == a.samples[j].value); // absent stays absent, not 0
             CHECK(b.samples[j].pcnt_running == a.samples[j].pcnt_running);
             CHECK(b.samples[j].variance_pct == a.samples[j].variance_pct);
         }
@@ -522,7 +531,7 @@ TEST_CASE("store: history filters, order and limit")
     SUBCASE("since, role and before_run")
     {
         auto q = query("demo", "default", "task-clock");
-        q.since = 1'700'000'000 + 8 * 86'400;   // inclusive
+        q.since = 1'700'000'000 + 8 * 86'400; // inclusive
         CHECK(db.history(q).size() == 6);
         q.role = "candidate";
         CHECK(median_of(db.history(q)) == std::vector<double>{508.0, 509.0});
@@ -546,7 +555,7 @@ TEST_CASE("store: history filters, order and limit")
                 q.limit = 4;
                 const auto all = db.histories(q, {"cycles", "task-clock", "no-such-counter", "task-clock"});
                 REQUIRE(all.size() == 4);
-                CHECK(all[0].empty());   // never had a value
+                CHECK(all[0].empty()); // never had a value
                 CHECK(all[2].empty());
                 q.counter = "task-clock";
                 const auto one = db.history(q);
@@ -587,7 +596,10 @@ TEST_CASE("store: histories with history_detail::medians are the full points' ru
     db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
     const std::vector<std::string> counters{"page-faults", "no-such-counter", "task-clock"};
     for (const auto& [branch, testbed] : std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>{
-             {std::nullopt, std::nullopt}, {"main", std::nullopt}, {"main", "fp-runner-1"}, {std::nullopt, "ci-runner-2"}}) {
+             {std::nullopt, std::nullopt},
+             {"main", std::nullopt},
+             {"main", "fp-runner-1"},
+             {std::nullopt, "ci-runner-2"}}) {
         auto q = query("demo", "parse", "");
         q.branch = branch;
         q.testbed = testbed;
@@ -607,7 +619,7 @@ TEST_CASE("store: histories with history_detail::medians are the full points' ru
             for (std::size_t i = 0; i < full[k].size(); ++i) {
                 CHECK(lean[k][i].run_id == full[k][i].run_id);
                 CHECK(lean[k][i].median == full[k][i].median);
-                CHECK(lean[k][i].git_sha.empty());   // not read
+                CHECK(lean[k][i].git_sha.empty()); // not read
                 CHECK(lean[k][i].testbed.empty());
                 CHECK_FALSE(full[k][i].git_sha.empty());
             }
@@ -619,9 +631,12 @@ TEST_CASE("store (sqlite): the history query is an index range scan")
 {
     temp_dir dir;
     const auto path = dir / "plan.db";
-    { ps::store db(path); db.insert_run(make_run()); }
+    {
+        ps::store db(path);
+        db.insert_run(make_run());
+    }
     raw_db raw(path);
-    raw.rows("ANALYZE");   // the plan must not depend on missing statistics either
+    raw.rows("ANALYZE"); // the plan must not depend on missing statistics either
     using perfgate::store::detail::history_index;
     const std::pair<history_index, const char*> variants[] = {
         {history_index::all, "USING COVERING INDEX summaries_history ("},
@@ -629,20 +644,21 @@ TEST_CASE("store (sqlite): the history query is an index range scan")
         {history_index::testbed, "USING COVERING INDEX summaries_history_testbed ("},
     };
     for (const auto& [which, expected] : variants)
-    for (const bool medians : {false, true}) {
-        CAPTURE(expected);
-        CAPTURE(medians);
-        const auto plan = raw.rows("EXPLAIN QUERY PLAN " + std::string(perfgate::store::detail::history_sql(
-                                                               which, perfgate::store::detail::engine::sqlite, medians)));
-        std::string all;
-        for (const auto& row : plan) all += row + "\n";
-        CAPTURE(all);
-        CHECK(all.find(std::string("SEARCH summaries ") + expected) != std::string::npos);
-        CHECK(all.find("SCAN summaries") == std::string::npos);
-        CHECK(all.find("SCAN samples") == std::string::npos);
-        CHECK(all.find("TEMP B-TREE") == std::string::npos);   // no sort: the index gives the order
-        CHECK(all.find("created_at>?") != std::string::npos);   // since bounds the range
-    }
+        for (const bool medians : {false, true}) {
+            CAPTURE(expected);
+            CAPTURE(medians);
+            const auto plan = raw.rows("EXPLAIN QUERY PLAN " +
+                                       std::string(perfgate::store::detail::history_sql(
+                                           which, perfgate::store::detail::engine::sqlite, medians)));
+            std::string all;
+            for (const auto& row : plan) all += row + "\n";
+            CAPTURE(all);
+            CHECK(all.find(std::string("SEARCH summaries ") + expected) != std::string::npos);
+            CHECK(all.find("SCAN summaries") == std::string::npos);
+            CHECK(all.find("SCAN samples") == std::string::npos);
+            CHECK(all.find("TEMP B-TREE") == std::string::npos);  // no sort: the index gives the order
+            CHECK(all.find("created_at>?") != std::string::npos); // since bounds the range
+        }
 }
 
 TEST_CASE("store: tokens are random, hashed and bound to one project")
@@ -656,7 +672,7 @@ TEST_CASE("store: tokens are random, hashed and bound to one project")
     CHECK(token.starts_with("pg_"));
     CHECK(token.find_first_not_of("0123456789abcdef", 3) == std::string::npos);
     CHECK(token != other);
-    CHECK(db.project_exists("demo"));   // create_token creates the project
+    CHECK(db.project_exists("demo")); // create_token creates the project
 
     CHECK(db.token_project(token) == "demo");
     CHECK(db.token_project(other) == "other-project");
@@ -789,11 +805,11 @@ TEST_CASE("store: hostile names are stored verbatim and harmless")
     CHECK(both[0].size() == 1);
     CHECK(both[1].size() == 1);
     CHECK(both[2].empty());
-    CHECK(db.history(query("demo", benchmark, counter_name)).empty());   // no prefix/wildcard matching
+    CHECK(db.history(query("demo", benchmark, counter_name)).empty()); // no prefix/wildcard matching
     const auto bs = db.benchmarks(project);
     REQUIRE(bs.size() == 1);
     CHECK(bs[0].name == benchmark);
-    CHECK(db.runs_count() == 2);   // the tables are all still there
+    CHECK(db.runs_count() == 2); // the tables are all still there
     CHECK(db.load_run(project, id)->counters[0].samples.size() == 5);
 }
 
@@ -815,7 +831,8 @@ TEST_CASE("store: comparisons and benchmarks")
     CHECK_FALSE(db.load_comparison("demo", cid + 1).has_value());
 
     CHECK_THROWS_WITH_AS(db.insert_comparison("demo", base, foreign, report),
-                         doctest::Contains(("run " + std::to_string(foreign) + " not found in project 'demo'").c_str()), error);
+                         doctest::Contains(("run " + std::to_string(foreign) + " not found in project 'demo'").c_str()),
+                         error);
     CHECK_THROWS_WITH_AS(db.insert_comparison("demo", 9999, cand, report), doctest::Contains("run 9999"), error);
     CHECK_THROWS_WITH_AS(db.insert_comparison("nope", base, cand, report), doctest::Contains("project 'nope'"), error);
     try {
@@ -860,15 +877,17 @@ TEST_CASE("store: flame graphs stored with a comparison (007_artifacts.sql)")
     const auto before = db.generation();
     db.put_flame_graph("demo", cid, "parse", "<svg>3</svg>");
     CHECK(db.load_flame_graph("demo", cid, "parse") == "<svg>3</svg>");
-    CHECK(db.generation() > before);   // the dashboard's cached comparison page is stale
+    CHECK(db.generation() > before); // the dashboard's cached comparison page is stale
     // Another project sees none of them.
     CHECK_FALSE(db.load_flame_graph("other", cid, "parse").has_value());
     CHECK(db.flame_graph_benchmarks("other", cid).empty());
 
-    CHECK_THROWS_WITH_AS(db.put_flame_graph("other", cid, "parse", "<svg/>"),
-                         doctest::Contains(("comparison " + std::to_string(cid) + " not found in project 'other'").c_str()), error);
+    CHECK_THROWS_WITH_AS(
+        db.put_flame_graph("other", cid, "parse", "<svg/>"),
+        doctest::Contains(("comparison " + std::to_string(cid) + " not found in project 'other'").c_str()), error);
     CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid + 1, "parse", "<svg/>"), doctest::Contains("not found"), error);
-    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid, "parse", ""), doctest::Contains("a flame graph of 0 bytes"), error);
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid, "parse", ""), doctest::Contains("a flame graph of 0 bytes"),
+                         error);
     CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid, "parse", std::string(ps::store::max_artifact_bytes + 1, 'x')),
                          doctest::Contains("(1 to 4194304 allowed)"), error);
     // The table's own checks, below the store's: an empty benchmark name.
@@ -890,7 +909,7 @@ TEST_CASE("store: concurrent readers and a writer")
     const auto first = db.insert_run(make_run());
 
     constexpr int writes = 40;
-    constexpr int readers = 10;   // more than the store's pool of 8: some wait for a connection
+    constexpr int readers = 10; // more than the store's pool of 8: some wait for a connection
     std::atomic<bool> done{false};
     std::atomic<int> failures{0};
     std::atomic<long> reads{0};
@@ -965,10 +984,10 @@ TEST_CASE("store: a read_scope reads on one connection, refuses the thread's wri
         // reads stay statement-level (store.hpp).
         CHECK(db.runs_count() == (on_postgres() ? 3 : 2));
         {
-            ps::store::read_scope inner(db);   // nested: changes nothing
+            ps::store::read_scope inner(db); // nested: changes nothing
             CHECK(db.runs_count() == (on_postgres() ? 3 : 2));
         }
-        CHECK_THROWS_AS(db.ensure_project("later"), perfgate::error);   // the outer scope is still open
+        CHECK_THROWS_AS(db.ensure_project("later"), perfgate::error); // the outer scope is still open
         // Another thread reads past the scope's snapshot.
         std::int64_t seen = 0;
         std::thread reader([&] { seen = db.runs_count(); });
@@ -999,14 +1018,14 @@ TEST_CASE("store: two store objects on one database (as two processes would)")
 {
     test_database raw;
     ps::store a(raw.location());
-    ps::store b(raw.location());   // already migrated: must not migrate again
+    ps::store b(raw.location()); // already migrated: must not migrate again
     constexpr int per_writer = 20;
     std::atomic<int> failures{0};
     auto write = [&](ps::store& db, const char* benchmark) {
         try {
             for (int i = 0; i < per_writer; ++i) db.insert_run(make_run("demo", benchmark, 1'700'000'000 + i));
         } catch (...) {
-            ++failures;   // BEGIN IMMEDIATE + busy_timeout must make them take turns
+            ++failures; // BEGIN IMMEDIATE + busy_timeout must make them take turns
         }
     };
     std::thread ta(write, std::ref(a), "from-a");
@@ -1015,7 +1034,7 @@ TEST_CASE("store: two store objects on one database (as two processes would)")
     tb.join();
     CHECK(failures == 0);
     CHECK(a.runs_count() == 2 * per_writer);
-    CHECK(b.runs_count() == 2 * per_writer);   // b sees a's commits
+    CHECK(b.runs_count() == 2 * per_writer); // b sees a's commits
     CHECK(b.history(query("demo", "from-a", "task-clock")).size() == per_writer);
     const auto token = a.create_token("demo", "ci");
     CHECK(b.token_project(token) == "demo");
@@ -1027,7 +1046,7 @@ TEST_CASE("store (sqlite): a write lock held elsewhere is waited for, then store
     temp_dir dir;
     const auto path = dir / "locked.db";
     ps::store db(path);
-    raw_db other(path);   // another process holding the write lock
+    raw_db other(path); // another process holding the write lock
     other.rows("BEGIN IMMEDIATE");
     const auto t0 = std::chrono::steady_clock::now();
     try {
@@ -1041,7 +1060,7 @@ TEST_CASE("store (sqlite): a write lock held elsewhere is waited for, then store
     // busy_timeout (5 s) made it wait instead of failing at once.
     CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::seconds(4));
     other.rows("ROLLBACK");
-    CHECK(db.insert_run(make_run()) > 0);   // usable again
+    CHECK(db.insert_run(make_run()) > 0); // usable again
     CHECK(db.runs_count() == 1);
 }
 
@@ -1131,9 +1150,10 @@ TEST_CASE("store: insert_comparisons stores a batch in one transaction, all or n
 
     SUBCASE("ids in order; a key seen earlier in the batch or in the store gives that row's id")
     {
-        const std::vector<ps::store::comparison_row> rows{
-            row("a", R"({"verdict":"pass","n":1})", cand), row("b", R"({"verdict":"pass","n":2})", cand),
-            row("a", R"({"verdict":"pass","n":3})", cand), row("stored before", R"({"verdict":"pass","n":4})", cand)};
+        const std::vector<ps::store::comparison_row> rows{row("a", R"({"verdict":"pass","n":1})", cand),
+                                                          row("b", R"({"verdict":"pass","n":2})", cand),
+                                                          row("a", R"({"verdict":"pass","n":3})", cand),
+                                                          row("stored before", R"({"verdict":"pass","n":4})", cand)};
         const auto ids = db.insert_comparisons(rows);
         REQUIRE(ids.size() == 4);
         CHECK(ids[0] > stored_before);
@@ -1212,8 +1232,8 @@ TEST_CASE("store: an idempotency key stores its run once, also when the same upl
             FAIL("expected store.key_conflict");
         } catch (const error& e) {
             CHECK(e.id() == "store.key_conflict");
-            CHECK(std::string(e.what()).find("idempotency key 'key-1' of project 'demo' was used for another request") !=
-                  std::string::npos);
+            CHECK(std::string(e.what()).find(
+                      "idempotency key 'key-1' of project 'demo' was used for another request") != std::string::npos);
         }
         CHECK(a.runs_count() == 1);
         CHECK(a.benchmarks("demo").size() == 1);
@@ -1273,10 +1293,13 @@ TEST_CASE("store (sqlite): migration 003 on an existing version 2 database")
         sqlite3_close_v2(p);
         const auto all = ps::detail::migrations();
         REQUIRE(all.size() >= 3);
-        for (std::size_t i = 0; i < 2; ++i) REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+        for (std::size_t i = 0; i < 2; ++i)
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
         raw.rows("PRAGMA user_version = 2");
         raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
-        raw.rows("INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
+        raw.rows(
+            "INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
         raw.rows("INSERT INTO benchmarks (id, project_id, name) VALUES (1, 1, 'parse')");
         raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
                  "environment, summary_only, created_at) VALUES "
@@ -1289,7 +1312,8 @@ TEST_CASE("store (sqlite): migration 003 on an existing version 2 database")
     raw_db raw(path);
     CHECK(raw.integer("PRAGMA user_version") == schema_version);
     CHECK(raw.one("SELECT id, request_key FROM comparisons") == "1|NULL");
-    CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'comparisons_request_key'") == 1);
+    CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'comparisons_request_key'") ==
+          1);
     CHECK(db.load_comparison("demo", 1) == R"({"verdict":"pass"})");
     // 006 read the verdict from the old row's report; it has no benchmarks array.
     CHECK(raw.one("SELECT verdict, benchmark_count FROM comparisons WHERE id = 1") == "pass|NULL");
@@ -1319,7 +1343,8 @@ TEST_CASE("store (sqlite): migration 005 on an existing version 4 database")
         REQUIRE(all.size() >= 5);
         REQUIRE(all[4].file == "005_history_minmax.sql");
         for (std::size_t i = 0; i < 4; ++i) {
-            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
         }
         raw.rows("PRAGMA user_version = 4");
         raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
@@ -1404,10 +1429,12 @@ TEST_CASE("store: identical keyed inserts racing from two store objects keep one
     std::vector<std::int64_t> ids_a(rounds), ids_b(rounds);
     {
         std::thread ta([&] {
-            for (int i = 0; i < rounds; ++i) ids_a[i] = a.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
+            for (int i = 0; i < rounds; ++i)
+                ids_a[i] = a.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
         });
         std::thread tb([&] {
-            for (int i = 0; i < rounds; ++i) ids_b[i] = b.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
+            for (int i = 0; i < rounds; ++i)
+                ids_b[i] = b.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
         });
         ta.join();
         tb.join();
@@ -1420,8 +1447,8 @@ TEST_CASE("store: identical keyed inserts racing from two store objects keep one
 // (PERFGATE_CHECK) end the process, so a test can only watch them from
 // outside, as a death test does.
 struct child_outcome {
-    bool aborted = false;   // killed by SIGABRT
-    int exit_code = -1;     // when it exited instead: 0 f returned, 2 f threw
+    bool aborted = false; // killed by SIGABRT
+    int exit_code = -1;   // when it exited instead: 0 f returned, 2 f threw
     std::string stderr_text;
 };
 
@@ -1489,8 +1516,8 @@ TEST_CASE("store: a statement runs only with every parameter bound")
         const auto out = run_in_child([&] {
             auto c = projects();
             auto st = c->prepare(select);
-            st.bind(":projet", "demo");   // binds nothing: the SQL has no :projet
-            st.step();                    // would find no row, as WHERE name = NULL
+            st.bind(":projet", "demo"); // binds nothing: the SQL has no :projet
+            st.step();                  // would find no row, as WHERE name = NULL
         });
         CHECK(out.aborted);
         CHECK(out.stderr_text.find("perfgate: internal check failed: every parameter is bound before the "
@@ -1517,7 +1544,7 @@ TEST_CASE("store: a statement runs only with every parameter bound")
                 auto st = c->prepare(select);
                 st.bind(":project", "demo");
                 if (!st.step()) throw std::runtime_error("no row");
-            }   // the lease ends: bindings cleared
+            } // the lease ends: bindings cleared
             c->prepare(select).step();
         });
         CHECK(out.aborted);
@@ -1530,7 +1557,7 @@ TEST_CASE("store: a statement runs only with every parameter bound")
             auto ins = c->prepare("INSERT INTO projects (name, note) VALUES (:name, :note)");
             ins.bind(":name", "a").bind_null(":note").bind(":branch", "not in this SQL: ignored");
             ins.run();
-            ins.bind(":name", "b");   // :note is still bound (NULL)
+            ins.bind(":name", "b"); // :note is still bound (NULL)
             ins.run();
         }
         auto st = c->prepare("SELECT count(*) FROM projects WHERE note IS NULL AND name IN ('a', 'b')");
@@ -1622,11 +1649,12 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         CHECK(db.change_points("demo", series).size() == 1);
         CHECK(db.apply_detection("demo", detection(4, {})).empty());
         CHECK(db.change_points("demo", series).empty());
-        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);   // alerts are never dropped
+        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1); // alerts are never dropped
     }
     SUBCASE("a change point outside its tail is refused and nothing changes")
     {
-        CHECK_THROWS_WITH_AS(db.apply_detection("demo", detection(6, {change_at(runs[6], 5.0), change_at(runs[2], 5.0)})),
+        CHECK_THROWS_WITH_AS(db.apply_detection("demo",
+                                                detection(6, {change_at(runs[6], 5.0), change_at(runs[2], 5.0)})),
                              doctest::Contains("is not in its series's tail"), perfgate::error);
         CHECK(db.change_points("demo", series).front().run_id == runs[5]);
         CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
@@ -1679,7 +1707,7 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         CHECK(open[0].status == alert_status::acknowledged);
         REQUIRE(db.update_alert("demo", opened[0], {alert_status::fixed, {}, "ana"}));
         CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).empty());
-        REQUIRE(db.update_alert("demo", opened[0], {alert_status::untriaged, {}, "ana"}));   // reopened
+        REQUIRE(db.update_alert("demo", opened[0], {alert_status::untriaged, {}, "ana"})); // reopened
         CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).size() == 1);
         // Only that series group: the testbed by fingerprint (not its name), the branch, the benchmark, the project.
         CHECK(db.open_alerts("demo", "parse", "ci-runner-1", "main", 100).empty());
@@ -1693,7 +1721,8 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         db.set_baseline_branch("demo", "trunk");
         CHECK(db.baseline_branch("demo") == "trunk");
         CHECK_THROWS_WITH_AS(db.set_baseline_branch("demo", ""), doctest::Contains("cannot be empty"), perfgate::error);
-        CHECK_THROWS_WITH_AS(db.baseline_branch("nope"), doctest::Contains("project 'nope' not found"), perfgate::error);
+        CHECK_THROWS_WITH_AS(db.baseline_branch("nope"), doctest::Contains("project 'nope' not found"),
+                             perfgate::error);
     }
 }
 
@@ -1723,7 +1752,8 @@ TEST_CASE("store: recent comparisons, newest first, with the commits of their ru
     const auto other_base = db.insert_run(commit_run(sha_a, "parse", "fp-1", 100, "other"));
     const auto other_cand = db.insert_run(commit_run(sha_b, "parse", "fp-1", 200, "other"));
 
-    const auto first = db.insert_comparison("demo", base, cand, R"({"verdict":"pass","benchmarks":[{"name":"parse"}]})");
+    const auto first = db.insert_comparison("demo", base, cand,
+                                            R"({"verdict":"pass","benchmarks":[{"name":"parse"}]})");
     db.insert_comparison("other", other_base, other_cand, R"({"verdict":"fail","benchmarks":[]})");
     const auto second = db.insert_comparison("demo", cand, base, R"({"verdict":"fail","benchmarks":[{},{},{}]})",
                                              sha256_hex("second"));
@@ -1798,7 +1828,7 @@ TEST_CASE("store: recent comparisons, newest first, with the commits of their ru
         } catch (const error& e) {
             CHECK(e.id() == "store.constraint");
         }
-        CHECK(db.recent_comparisons("demo", 10).size() == 5);   // the refused one stored nothing
+        CHECK(db.recent_comparisons("demo", 10).size() == 5); // the refused one stored nothing
     }
 }
 
@@ -1817,21 +1847,24 @@ TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
         REQUIRE(all.size() >= 6);
         REQUIRE(all[5].file == "006_project_settings.sql");
         for (std::size_t i = 0; i < 5; ++i) {
-            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
         }
         raw.rows("PRAGMA user_version = 5");
         raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
-        raw.rows("INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
+        raw.rows(
+            "INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
         raw.rows("INSERT INTO benchmarks (id, project_id, name) VALUES (1, 1, 'parse')");
         raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
                  "environment, summary_only, created_at) VALUES "
                  "(1, 1, 1, 1, 'baseline', 'abc1234', 'main', 'perf', '{}', 0, 0), "
                  "(2, 1, 1, 1, 'candidate', 'def5678', 'pr-1', 'perf', '{}', 0, 0)");
-        raw.rows("INSERT INTO comparisons (id, project_id, baseline_run, candidate_run, report, created_at) VALUES "
-                 "(1, 1, 1, 2, '{\"verdict\":\"fail\",\"benchmarks\":[{\"name\":\"parse\"},{\"name\":\"render\"}]}', 10), "
-                 "(2, 1, 1, 2, '{\"verdict\":\"inconclusive\",\"benchmarks\":[]}', 20), "
-                 "(3, 1, 1, 2, 'truncated {', 30), "
-                 "(4, 1, 2, 1, '{\"verdict\":\"PASS\"}', 40)");
+        raw.rows(
+            "INSERT INTO comparisons (id, project_id, baseline_run, candidate_run, report, created_at) VALUES "
+            "(1, 1, 1, 2, '{\"verdict\":\"fail\",\"benchmarks\":[{\"name\":\"parse\"},{\"name\":\"render\"}]}', 10), "
+            "(2, 1, 1, 2, '{\"verdict\":\"inconclusive\",\"benchmarks\":[]}', 20), "
+            "(3, 1, 1, 2, 'truncated {', 30), "
+            "(4, 1, 2, 1, '{\"verdict\":\"PASS\"}', 40)");
     }
     ps::store db(path);
     raw_db raw(path);
@@ -1878,7 +1911,7 @@ TEST_CASE("store: the repository URL is a project setting")
         CHECK(e.id() == "store.constraint");
     }
     CHECK_FALSE(db.repository_url("demo").has_value());
-    db.set_repository_url("demo", "https://x.org/" + std::string(498, 'a'));   // 512 bytes
+    db.set_repository_url("demo", "https://x.org/" + std::string(498, 'a')); // 512 bytes
     CHECK(db.repository_url("demo")->size() == 512);
 }
 
@@ -2016,15 +2049,15 @@ TEST_CASE("store (sqlite): the listing queries are index range scans")
             CAPTURE(plan);
             CHECK(plan.find("SEARCH runs USING COVERING INDEX runs_project_sha "
                             "(project_id=? AND git_sha>? AND git_sha<?)") != std::string::npos);
-            for (const char* by_id : {"SEARCH r USING INTEGER PRIMARY KEY (rowid=?)",
-                                      "SEARCH b USING INTEGER PRIMARY KEY (rowid=?)",
-                                      "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"}) {
+            for (const char* by_id :
+                 {"SEARCH r USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH b USING INTEGER PRIMARY KEY (rowid=?)",
+                  "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"}) {
                 CHECK(plan.find(by_id) != std::string::npos);
             }
             CHECK(plan.find("SCAN runs") == std::string::npos);
             CHECK(plan.find("SCAN b") == std::string::npos);
             CHECK(plan.find("SCAN t") == std::string::npos);
-            CHECK(plan.find("TEMP B-TREE") == std::string::npos);   // the index gives the grouping
+            CHECK(plan.find("TEMP B-TREE") == std::string::npos); // the index gives the grouping
         }
     }
 }
@@ -2039,7 +2072,8 @@ using perfgate::test::db_engine;
 ps::run_record step_run(std::string benchmark, std::int64_t at, double value, std::string counter_name = "task-clock")
 {
     auto r = make_run("demo", std::move(benchmark), at);
-    r.counters = {counter(std::move(counter_name), "msec", {value, value + 0.5, value - 0.5, value + 0.25, value - 0.25})};
+    r.counters = {
+        counter(std::move(counter_name), "msec", {value, value + 0.5, value - 0.5, value + 0.25, value - 0.25})};
     return r;
 }
 
@@ -2079,13 +2113,12 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
                        "ORDER BY table_name") ==
               std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks", "change_points",
                                        "comparison_artifacts", "comparisons", "counters", "ingest_keys",
-                                       "perfgate_migrations", "projects", "runs", "samples", "summaries",
-                                       "testbeds"});
+                                       "perfgate_migrations", "projects", "runs", "samples", "summaries", "testbeds"});
         // 004: LZ4 where the server has it (Debian's is built with it).
         CHECK(raw.rows("SELECT attname, attcompression FROM pg_attribute WHERE attrelid IN "
                        "('comparisons'::regclass, 'comparison_artifacts'::regclass) AND attcompression <> '' "
                        "ORDER BY attname") == std::vector<std::string>{"content|l", "report|l"});
-        ps::store again(raw.location());   // 001 again would fail: its tables exist
+        ps::store again(raw.location()); // 001 again would fail: its tables exist
         CHECK(again.runs_count() == 1);
         CHECK(again.load_run("demo", id).has_value());
         CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == latest);
@@ -2115,7 +2148,9 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
     SUBCASE("a database from a newer perfgate is refused; a failing migration is store.migrate")
     {
         test_database raw(db_engine::postgresql);
-        { ps::store db(raw.location()); }
+        {
+            ps::store db(raw.location());
+        }
         raw.rows("INSERT INTO perfgate_migrations VALUES (99, '099_future.sql', 0)");
         try {
             ps::store db(raw.location());
@@ -2127,7 +2162,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             CHECK(msg.find(fmt::format("version {}", latest)) != std::string::npos);
             CHECK(msg.find("pg/005_open_alerts.sql") != std::string::npos);
         }
-        raw.rows("DELETE FROM perfgate_migrations");   // claims version 0: 001 runs again and fails
+        raw.rows("DELETE FROM perfgate_migrations"); // claims version 0: 001 runs again and fails
         try {
             ps::store db(raw.location());
             FAIL("expected store.migrate");
@@ -2137,7 +2172,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             CHECK(msg.find("migration pg/001_initial.sql (to version 1) failed") != std::string::npos);
             CHECK(msg.find("already exists") != std::string::npos);
         }
-        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == 0);   // rolled back
+        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == 0); // rolled back
     }
     SUBCASE("an unreachable server is store.open; the password is never shown")
     {
@@ -2164,7 +2199,8 @@ TEST_CASE("store (postgresql): :name parameters are numbered outside quotes, com
 {
     const auto n = ps::detail::number_parameters(
         "SELECT ':skip', \":also\", x::text -- :comment\n/* :block */ FROM t WHERE a = :a AND b = :b OR a = :a");
-    CHECK(n.sql == "SELECT ':skip', \":also\", x::text -- :comment\n/* :block */ FROM t WHERE a = $1 AND b = $2 OR a = $1");
+    CHECK(n.sql ==
+          "SELECT ':skip', \":also\", x::text -- :comment\n/* :block */ FROM t WHERE a = $1 AND b = $2 OR a = $1");
     CHECK(n.names == std::vector<std::string>{":a", ":b"});
     CHECK(ps::detail::number_parameters("SELECT :x::bigint").sql == "SELECT $1::bigint");
 }
@@ -2181,7 +2217,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
             auto r = step_run(i % 2 ? "parse" : "render", 1'700'000'000 + i, i < 30 ? 10.0 : 12.0);
             r.project = project == 0 ? "demo" : "other-" + std::to_string(project);
             if (i % 5 == 0) r.testbed = {"ci-runner-2", "cpu", 4, "6.1", "fp-runner-2"};
-            service.ingest_run(r);   // the service watches the series: change points and alerts
+            service.ingest_run(r); // the service watches the series: change points and alerts
         }
     }
     // A long history of one series, older than the runs above: at this size
@@ -2192,11 +2228,12 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
              "SELECT p.id, b.id, t.id, 'baseline', 'bulk' || g, 'main', 'perf', '{}', 1, 1600000000 + g "
              "FROM generate_series(1, 20000) g, projects p, benchmarks b, testbeds t "
              "WHERE p.name = 'demo' AND b.project_id = p.id AND b.name = 'parse' AND t.fingerprint = 'fp-runner-1'");
-    raw.rows("INSERT INTO summaries (run_id, counter_id, ordinal, unit, benchmark_id, testbed_id, branch, role, git_sha, "
-             "created_at, n, median, mean, stddev, cov, min, max) "
-             "SELECT r.id, c.id, 0, 'msec', r.benchmark_id, r.testbed_id, r.branch, r.role, r.git_sha, r.created_at, "
-             "5, 10, 10, 0.1, 0.01, 9.5, 10.5 FROM runs r, counters c "
-             "WHERE r.git_sha LIKE 'bulk%' AND c.name = 'task-clock'");
+    raw.rows(
+        "INSERT INTO summaries (run_id, counter_id, ordinal, unit, benchmark_id, testbed_id, branch, role, git_sha, "
+        "created_at, n, median, mean, stddev, cov, min, max) "
+        "SELECT r.id, c.id, 0, 'msec', r.benchmark_id, r.testbed_id, r.branch, r.role, r.git_sha, r.created_at, "
+        "5, 10, 10, 0.1, 0.01, 9.5, 10.5 FROM runs r, counters c "
+        "WHERE r.git_sha LIKE 'bulk%' AND c.name = 'task-clock'");
     raw.rows("VACUUM ANALYZE");
     const auto base = db.insert_run(step_run("parse", 1'800'000'000, 12.0));
     auto cand_run = step_run("parse", 1'800'000'100, 12.5);
@@ -2214,7 +2251,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
         std::lock_guard lock(seen_mu);
         seen.push_back({sql, values});
     });
-    perfgate::service::service fresh(db);   // no cached comparison
+    perfgate::service::service fresh(db); // no cached comparison
     const auto c = fresh.compare("demo", {{base, cand}}, {});
     CHECK(c.id > 0);
     perfgate::model::history_query q;
@@ -2222,7 +2259,10 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
     q.benchmark = "parse";
     q.counter = "task-clock";
     for (const auto& [branch, testbed] : std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>{
-             {std::nullopt, std::nullopt}, {"main", std::nullopt}, {"main", "ci-runner-1"}, {std::nullopt, "fp-runner-2"}}) {
+             {std::nullopt, std::nullopt},
+             {"main", std::nullopt},
+             {"main", "ci-runner-1"},
+             {std::nullopt, "fp-runner-2"}}) {
         q.branch = branch;
         q.testbed = testbed;
         CHECK_FALSE(fresh.history(q).empty());
@@ -2259,7 +2299,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
             }
         }
     }
-    CHECK(history_queries >= 3);   // the three variants of history_sql.hpp
+    CHECK(history_queries >= 3); // the three variants of history_sql.hpp
     CHECK(checked.size() >= 12);
 }
 
@@ -2300,7 +2340,8 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
                 try {
                     for (int k = 0; k < 10; ++k) {
                         auto r = make_run("racing", "bench-" + std::to_string(k % 3), 1'700'000'000 + k);
-                        r.counters = {counter("c-" + std::to_string(k), "", {1, 2}), counter("d-" + std::to_string(k), "", {3, 4})};
+                        r.counters = {counter("c-" + std::to_string(k), "", {1, 2}),
+                                      counter("d-" + std::to_string(k), "", {3, 4})};
                         if ((i + k) % 2) std::swap(r.counters[0], r.counters[1]);
                         stores[static_cast<std::size_t>(i)]->insert_run(r);
                     }
@@ -2321,7 +2362,8 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
     SUBCASE("the same detection from every replica at once opens one alert")
     {
         std::vector<std::int64_t> runs;
-        for (int i = 0; i < 10; ++i) runs.push_back(stores[0]->insert_run(make_run("demo", "parse", 1'700'000'000 + i)));
+        for (int i = 0; i < 10; ++i)
+            runs.push_back(stores[0]->insert_run(make_run("demo", "parse", 1'700'000'000 + i)));
         ps::store::series_detection d;
         d.series = {"parse", "task-clock", "fp-runner-1", "main"};
         d.tail = runs;
@@ -2341,7 +2383,8 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
         for (int i = 0; i < replicas; ++i) {
             threads.emplace_back([&, i] {
                 try {
-                    opened += static_cast<int>(stores[static_cast<std::size_t>(i)]->apply_detection("demo", {d}).size());
+                    opened += static_cast<int>(
+                        stores[static_cast<std::size_t>(i)]->apply_detection("demo", {d}).size());
                 } catch (const std::exception& e) {
                     MESSAGE(e.what());
                     ++failures;
@@ -2480,7 +2523,7 @@ TEST_CASE("store (sqlite): background checkpoints keep the log short and lose no
         const auto before = db.background_checkpoints();
         const int restarts_before = restarts;
         while (db.background_checkpoints() < before + 4 && std::chrono::steady_clock::now() < deadline) insert();
-        insert();   // the commit after the last checkpoint
+        insert(); // the commit after the last checkpoint
         CAPTURE(stored);
         CAPTURE(restarts);
         CAPTURE(longest);

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -53,7 +53,7 @@ inline bool close_rel(double got, double want, double tol)
 inline double lcg_uniform(std::uint64_t& state)
 {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<double>(state >> 11) / 9007199254740992.0;   // 53 bits / 2^53
+    return static_cast<double>(state >> 11) / 9007199254740992.0; // 53 bits / 2^53
 }
 
 // Data generators mirrored by the reference scripts (gen_stats_refs.py,
@@ -85,9 +85,9 @@ inline std::vector<double> lcg_cents(std::uint32_t seed, std::size_t n, std::uin
 
 } // namespace perfgate::test
 
-#define CHECK_REL(got, want, tol)                                                              \
-    do {                                                                                       \
-        const double got_ = (got), want_ = (want);                                             \
-        INFO(#got " = " << got_ << ", want " << want_ << " (rel tol " << (tol) << ")");        \
-        CHECK(::perfgate::test::close_rel(got_, want_, (tol)));                                \
+#define CHECK_REL(got, want, tol) \
+    do { \
+        const double got_ = (got), want_ = (want); \
+        INFO(#got " = " << got_ << ", want " << want_ << " (rel tol " << (tol) << ")"); \
+        CHECK(::perfgate::test::close_rel(got_, want_, (tol))); \
     } while (0)

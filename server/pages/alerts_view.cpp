@@ -21,7 +21,8 @@ constexpr std::string_view alert_statuses[] = {"untriaged", "acknowledged", "inv
 model::alert_query alerts_filter(const page_state& p, const query_params& q)
 {
     q.only({"status", "benchmark", "testbed"});
-    model::alert_query aq{p.project, std::nullopt, q.get("benchmark"), std::nullopt, q.get("testbed"), service::max_alert_limit};
+    model::alert_query aq{p.project,    std::nullopt,     q.get("benchmark"),
+                          std::nullopt, q.get("testbed"), service::max_alert_limit};
     if (const auto s = q.get("status"); s && !s->empty()) {
         aq.status = model::parse_alert_status(*s);
         if (!aq.status) {
@@ -40,7 +41,8 @@ void alerts_filter_form(writer& w, const page_state& p, const model::alert_query
     w.f("<form class=\"filters\" method=\"get\" action=\"{}\"><label>status <select name=\"status\">", here);
     w.f("<option value=\"\"{}>any</option>", aq.status ? "" : " selected");
     for (const auto s : alert_statuses) {
-        w.f("<option value=\"{}\"{}>{}</option>", s, aq.status && model::to_string(*aq.status) == s ? " selected" : "", s);
+        w.f("<option value=\"{}\"{}>{}</option>", s, aq.status && model::to_string(*aq.status) == s ? " selected" : "",
+            s);
     }
     w.f("</select></label><label>benchmark <input name=\"benchmark\" value=\"{}\"></label>"
         "<label>testbed <input name=\"testbed\" value=\"{}\"></label><button type=\"submit\">filter</button></form>",
@@ -52,12 +54,14 @@ void triage_cell(writer& w, const page_state& p, const model::alert& a)
 {
     if (p.session) {
         w.f("<form class=\"triage\" method=\"post\" action=\"{}/alerts/{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">"
-            "<select name=\"status\">", project_path(p.project), a.id, p.session->csrf);
+            "<select name=\"status\">",
+            project_path(p.project), a.id, p.session->csrf);
         for (const auto s : alert_statuses) {
             w.f("<option value=\"{}\"{}>{}</option>", s, model::to_string(a.status) == s ? " selected" : "", s);
         }
         w.f("</select><input name=\"note\" maxlength=\"{}\" placeholder=\"note\" value=\"{}\">"
-            "<button type=\"submit\">save</button></form>", service::max_alert_note_bytes, a.note);
+            "<button type=\"submit\">save</button></form>",
+            service::max_alert_note_bytes, a.note);
     } else {
         w.f("<a href=\"{}/signin{}\">sign in to triage</a>", project_path(p.project),
             html::url_query({{"next", sv(p.req.target())}}));
@@ -109,8 +113,9 @@ response triage(page_state& p, const std::string& alert_id)
     check_csrf(form, *p.session);
     const auto status = model::parse_alert_status(form.get("status").value_or(""));
     if (!status) {
-        throw error("alert.bad_status", fmt::format("status '{}': expected one of {}", form.get("status").value_or("").substr(0, 64),
-                                                    fmt::join(alert_statuses, ", ")));
+        throw error("alert.bad_status",
+                    fmt::format("status '{}': expected one of {}", form.get("status").value_or("").substr(0, 64),
+                                fmt::join(alert_statuses, ", ")));
     }
     model::alert_update u{*status, form.get("note"), "dashboard"};
     p.ctx.service.update_alert(p.project, id, u);

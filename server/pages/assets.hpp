@@ -11,9 +11,9 @@
 namespace perfgate::server::pages {
 
 struct embedded_asset {
-    std::string_view name;     // "dygraph.min.js", served as /assets/{name}
+    std::string_view name; // "dygraph.min.js", served as /assets/{name}
     std::string_view body;
-    std::string_view sha256;   // hex, the ETag
+    std::string_view sha256; // hex, the ETag
 };
 
 const std::vector<embedded_asset>& embedded_assets();

@@ -80,8 +80,8 @@ void strip_plot(writer& w, std::span<const double> base, std::span<const double>
     };
     row(base, row_base, "base", "base");
     row(head, row_head, "head", "head");
-    w.f("<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text></svg>", at(left), at(axis),
-        fmt::format("{:.5g}", lo), at(width - right), at(axis), fmt::format("{:.5g} {}", hi, unit));
+    w.f("<text x=\"{}\" y=\"{}\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text></svg>", at(left),
+        at(axis), fmt::format("{:.5g}", lo), at(width - right), at(axis), fmt::format("{:.5g} {}", hi, unit));
 }
 
 // The baseline branch's recent medians of one counter on the base run's
@@ -101,7 +101,8 @@ json history_of(page_state& p, const model::run_record& base, const model::run_r
     std::vector<std::tuple<std::int64_t, std::int64_t, double>> rows;
     for (const auto& pt : p.ctx.service.history(hq)) rows.emplace_back(pt.run_id, pt.created_at, pt.median);
     const auto add = [&](const model::run_record& run, const std::optional<double>& median) {
-        const bool present = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return std::get<0>(r) == run.id; });
+        const bool present = std::any_of(rows.begin(), rows.end(),
+                                         [&](const auto& r) { return std::get<0>(r) == run.id; });
         if (!present && median) rows.emplace_back(run.id, run.created_at, *median);
     };
     add(base, c.baseline.median);
@@ -152,7 +153,9 @@ void counter_rows(writer& w, page_state& p, const gate::benchmark_report& b, con
     w << "<tr class=\"detail\"><td colspan=\"8\"><div class=\"detail\">";
     strip_plot(w, values_of(base, c.name), values_of(head, c.name), c.unit);
     w.f("<div class=\"history\" data-index=\"{}\"></div></div></td></tr>", histories.size());
-    histories.push_back({{"benchmark", b.name}, {"counter", c.name}, {"unit", c.unit},
+    histories.push_back({{"benchmark", b.name},
+                         {"counter", c.name},
+                         {"unit", c.unit},
                          {"points", history_of(p, base, head, c)},
                          {"highlight", {base.id, head.id}}});
 }
@@ -168,7 +171,8 @@ void benchmark_section(writer& w, page_state& p, const std::string& here, const 
         runs.base = svc.run(p.project, *b.baseline_run);
         runs.head = svc.run(p.project, *b.candidate_run);
     }
-    w.f("<h2>{} <span class=\"verdict verdict-{}\">{}</span></h2>", b.name, gate::to_string(b.result), gate::to_string(b.result));
+    w.f("<h2>{} <span class=\"verdict verdict-{}\">{}</span></h2>", b.name, gate::to_string(b.result),
+        gate::to_string(b.result));
     if (runs.base && runs.head) {
         const auto& base = *runs.base;
         const auto& head = *runs.head;
@@ -222,7 +226,8 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
     if (!rep) throw error("compare.not_found", fmt::format("project '{}' has no comparison {}", p.project, id));
     page_view v("comparison", fmt::format("Comparison {}", id));
     writer& w = v.body;
-    w.f("<p class=\"verdict verdict-{}\" id=\"verdict\">{}</p>", gate::to_string(rep->result), gate::to_string(rep->result));
+    w.f("<p class=\"verdict verdict-{}\" id=\"verdict\">{}</p>", gate::to_string(rep->result),
+        gate::to_string(rep->result));
     const std::string here = fmt::format("{}/comparisons/{}", project_path(p.project), id);
     w.f("<p class=\"filters\"><a href=\"{}\">all counters</a> · <a href=\"{}?only=regressions\">only regressions</a> · "
         "<a href=\"{}?gated=1\">only gated</a> · <a href=\"/api/v1/projects/{}/comparisons/{}?format=markdown\">markdown</a></p>",

@@ -27,7 +27,8 @@ namespace perfgate::server::html {
 class markup {
 public:
     template <std::size_t N>
-    consteval markup(const char (&literal)[N]) : text_(literal, N - 1) {}   // NOLINT: implicit by design
+    consteval markup(const char (&literal)[N]) : text_(literal, N - 1)
+    {} // NOLINT: implicit by design
 
     [[nodiscard]] constexpr std::string_view view() const { return text_; }
 

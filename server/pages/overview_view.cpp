@@ -19,7 +19,8 @@ constexpr std::size_t overview_points = 60;
 // (machines are not comparable), the one measured last first; each with its
 // last overview_points runs, oldest first. One empty row when it has none.
 std::vector<std::vector<model::history_point>> overview_testbeds(page_state& p, const std::string& benchmark,
-                                                                 const std::string& counter, const std::string& baseline)
+                                                                 const std::string& counter,
+                                                                 const std::string& baseline)
 {
     model::history_query hq;
     hq.project = p.project;
@@ -55,9 +56,11 @@ void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, 
                 const std::string href = series_url(p.project, b.name, counter, testbed, baseline);
                 w.f("<tr class=\"benchmark\"><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td><div class=\"sparkline\" "
                     "data-index=\"{}\"></div></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    b.name, href, counter, mine.empty() ? std::string("–") : mine.front().testbed_name, sparklines.size(),
-                    mine.empty() ? std::string("–") : number(mine.back().median, 5), b.runs, iso_date(b.last_run_at));
-                sparklines.push_back({{"benchmark", b.name}, {"counter", counter}, {"points", std::move(pts)}, {"href", href}});
+                    b.name, href, counter, mine.empty() ? std::string("–") : mine.front().testbed_name,
+                    sparklines.size(), mine.empty() ? std::string("–") : number(mine.back().median, 5), b.runs,
+                    iso_date(b.last_run_at));
+                sparklines.push_back(
+                    {{"benchmark", b.name}, {"counter", counter}, {"points", std::move(pts)}, {"href", href}});
             }
         }
     }

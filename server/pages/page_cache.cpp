@@ -6,8 +6,7 @@ namespace perfgate::server::pages {
 
 page_cache::page_cache(std::size_t max_bytes, std::chrono::milliseconds max_age)
     : max_bytes_(max_bytes), max_age_(max_age)
-{
-}
+{}
 
 std::shared_ptr<const page_view> page_cache::find(const std::string& key, std::uint64_t generation,
                                                   clock::time_point now)

@@ -80,7 +80,7 @@ private:
     const std::size_t max_bytes_;
     const std::chrono::milliseconds max_age_;
     mutable std::mutex mutex_;
-    std::list<std::string> order_;   // keys, most recently used first
+    std::list<std::string> order_; // keys, most recently used first
     std::unordered_map<std::string, entry> entries_;
     std::size_t bytes_ = 0;
     std::uint64_t hits_ = 0, misses_ = 0;

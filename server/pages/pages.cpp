@@ -27,15 +27,27 @@ namespace {
 // Routes
 
 enum class page {
-    asset, overview, series, comparison, flame_graph, compare, alerts, triage, run, signin, signin_post, signout, none
+    asset,
+    overview,
+    series,
+    comparison,
+    flame_graph,
+    compare,
+    alerts,
+    triage,
+    run,
+    signin,
+    signin_post,
+    signout,
+    none
 };
 
 struct page_match {
     page what = page::none;
     http::verb method = http::verb::get;
     std::string_view label;
-    std::string project;   // percent-decoded
-    std::string id;        // comparisons/{id}, alerts/{id}, runs/{id}, assets/{name}
+    std::string project; // percent-decoded
+    std::string id;      // comparisons/{id}, alerts/{id}, runs/{id}, assets/{name}
 };
 
 constexpr std::string_view label_asset = "GET /assets/{name}";

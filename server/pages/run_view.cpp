@@ -36,7 +36,8 @@ page_view run_view(page_state& p, const std::string& run_id)
             if (s.value) values.push_back(*s.value);
         }
         w.f("<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"samples\">{}</td></tr>",
-            series_url(p.project, run->benchmark, c.counter), c.counter, c.unit, number(stats::median(values), 6), listed);
+            series_url(p.project, run->benchmark, c.counter), c.counter, c.unit, number(stats::median(values), 6),
+            listed);
     }
     w << "</tbody></table><h2>Environment</h2><pre id=\"environment\">";
     std::string env = run->environment_json;

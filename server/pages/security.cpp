@@ -52,7 +52,8 @@ bool behind_tls(const request& req)
 std::string session_cookie(const request& req, const std::string& project, std::string_view id, bool expire)
 {
     return fmt::format("{}={}; Path={}; HttpOnly; SameSite=Strict{}{}", cookie_name, id, project_path(project),
-                       expire ? "; Max-Age=0" : fmt::format("; Max-Age={}", std::chrono::seconds(session_lifetime).count()),
+                       expire ? "; Max-Age=0"
+                              : fmt::format("; Max-Age={}", std::chrono::seconds(session_lifetime).count()),
                        behind_tls(req) ? "; Secure" : "");
 }
 
@@ -80,7 +81,8 @@ void check_form_origin(const request& req)
 void check_csrf(const query_params& form, const web_session& s)
 {
     if (!equal_constant_time(form.get("csrf").value_or(""), s.csrf)) {
-        throw error("auth.forbidden", "the form is stale or was not sent by this dashboard (CSRF token); reload the page");
+        throw error("auth.forbidden",
+                    "the form is stale or was not sent by this dashboard (CSRF token); reload the page");
     }
 }
 

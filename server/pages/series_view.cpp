@@ -36,7 +36,7 @@ json band_of(const std::vector<model::history_point>& points, const std::set<std
 {
     json band = json::array();
     std::vector<double> window;
-    std::size_t segment = 0;   // first point of the segment before point i
+    std::size_t segment = 0; // first point of the segment before point i
     for (std::size_t i = 0; i < points.size(); ++i) {
         if (i > 0 && starts.contains(points[i - 1].run_id)) segment = i - 1;
         const std::size_t from = std::max(segment, i > band_window ? i - band_window : std::size_t{0});
@@ -57,7 +57,8 @@ std::optional<double> optional_number(const query_params& q, std::string_view ke
     double d = 0;
     const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
     if (ec != std::errc{} || end != v->data() + v->size() || !std::isfinite(d)) {
-        throw error("http.bad_param", fmt::format("query parameter '{}': expected a number, got '{}'", key, v->substr(0, 64)));
+        throw error("http.bad_param",
+                    fmt::format("query parameter '{}': expected a number, got '{}'", key, v->substr(0, 64)));
     }
     return d;
 }
@@ -66,9 +67,9 @@ std::optional<double> optional_number(const query_params& q, std::string_view ke
 struct series_request {
     std::string benchmark, counter;
     std::optional<std::string> testbed, branch;
-    std::string range;   // all, 30d, 90d
-    std::string x;       // run, date
-    std::string log;     // 0, 1
+    std::string range; // all, 30d, 90d
+    std::string x;     // run, date
+    std::string log;   // 0, 1
     std::optional<double> from, to;
 };
 
@@ -101,7 +102,8 @@ std::vector<model::history_point> series_history(page_state& p, const series_req
     if (r.range != "all") {
         const auto days = r.range == "30d" ? 30 : 90;
         hq.since = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                       .count() - std::int64_t{days} * 86400;
+                       .count() -
+                   std::int64_t{days} * 86400;
     }
     return p.ctx.service.history(hq);
 }
@@ -152,13 +154,21 @@ void add_markers(json& markers, const page_state& p, std::size_t li, const line_
                  const std::vector<model::change_point_record>& change_points, const std::vector<model::alert>& alerts)
 {
     for (const auto& cp : change_points) {
-        const bool shown = std::any_of(mine.begin(), mine.end(), [&](const auto& pt) { return pt.run_id == cp.run_id; });
+        const bool shown = std::any_of(mine.begin(), mine.end(),
+                                       [&](const auto& pt) { return pt.run_id == cp.run_id; });
         if (!shown) continue;
-        json m{{"line", li}, {"run_id", cp.run_id}, {"git_sha", cp.git_sha}, {"p_value", cp.p_value},
+        json m{{"line", li},
+               {"run_id", cp.run_id},
+               {"git_sha", cp.git_sha},
+               {"p_value", cp.p_value},
                {"delta_pct", cp.delta_pct ? json(*cp.delta_pct) : json(nullptr)},
-               {"alert_id", nullptr}, {"status", nullptr}, {"href", nullptr}};
+               {"alert_id", nullptr},
+               {"status", nullptr},
+               {"href", nullptr}};
         for (const auto& a : alerts) {
-            if (a.change.run_id != cp.run_id || a.change.series.branch != key.branch || a.change.series.testbed != key.testbed) continue;
+            if (a.change.run_id != cp.run_id || a.change.series.branch != key.branch ||
+                a.change.series.testbed != key.testbed)
+                continue;
             m["alert_id"] = a.id;
             m["status"] = model::to_string(a.status);
             m["href"] = fmt::format("{}/alerts#alert-{}", project_path(p.project), a.id);
@@ -199,12 +209,15 @@ void series_controls(writer& w, const page_state& p, const series_request& r, co
     const std::string here = project_path(p.project) + "/series";
     w << "<div id=\"controls\" class=\"controls\"><span class=\"presets\">";
     for (const std::string_view range : {std::string_view("30d"), std::string_view("90d"), std::string_view("all")}) {
-        const std::string href =
-            here + html::url_query({{"benchmark", r.benchmark}, {"counter", r.counter},
-                                    {"testbed", r.testbed.value_or("")}, {"branch", r.branch.value_or("")},
-                                    {"range", range}, {"x", r.x == "run" ? "" : r.x}, {"log", r.log == "1" ? "1" : ""}});
-        w.f("<a class=\"preset{}\" data-range=\"{}\" href=\"{}\">{}</a>", range == r.range ? " active" : "", range, href,
-            range == "all" ? std::string("all") : fmt::format("{} d", range.substr(0, 2)));
+        const std::string href = here + html::url_query({{"benchmark", r.benchmark},
+                                                         {"counter", r.counter},
+                                                         {"testbed", r.testbed.value_or("")},
+                                                         {"branch", r.branch.value_or("")},
+                                                         {"range", range},
+                                                         {"x", r.x == "run" ? "" : r.x},
+                                                         {"log", r.log == "1" ? "1" : ""}});
+        w.f("<a class=\"preset{}\" data-range=\"{}\" href=\"{}\">{}</a>", range == r.range ? " active" : "", range,
+            href, range == "all" ? std::string("all") : fmt::format("{} d", range.substr(0, 2)));
     }
     w << "</span><label><input type=\"checkbox\" id=\"log-toggle\"";
     if (r.log == "1") w << " checked";
@@ -213,7 +226,8 @@ void series_controls(writer& w, const page_state& p, const series_request& r, co
                        : markup("<option value=\"run\">run</option><option value=\"date\" selected>date</option>"));
     w << "</select></label><span class=\"lines\">";
     for (std::size_t li = 0; li < lines.keys.size(); ++li) {
-        w.f("<label><input type=\"checkbox\" class=\"line-toggle\" data-line=\"{}\" checked> {}</label>", li, lines.label(li));
+        w.f("<label><input type=\"checkbox\" class=\"line-toggle\" data-line=\"{}\" checked> {}</label>", li,
+            lines.label(li));
     }
     w << "</span></div>";
 }
@@ -228,8 +242,11 @@ void series_chart_area(writer& w, const page_state& p, const series_request& r, 
         w.f("<p class=\"note\">Showing the most recent {} runs.</p>", points);
     }
     w << "<div id=\"chart\" class=\"chart\"></div><div id=\"hover\" class=\"hover\"></div>";
-    w.f("<p class=\"api\">Data: <a href=\"/api/v1/projects/{}/history{}\">the history API</a></p>", html::url_encode(p.project),
-        html::url_query({{"benchmark", r.benchmark}, {"counter", r.counter}, {"testbed", r.testbed.value_or("")},
+    w.f("<p class=\"api\">Data: <a href=\"/api/v1/projects/{}/history{}\">the history API</a></p>",
+        html::url_encode(p.project),
+        html::url_query({{"benchmark", r.benchmark},
+                         {"counter", r.counter},
+                         {"testbed", r.testbed.value_or("")},
                          {"branch", r.branch.value_or("")}}));
 }
 
@@ -244,8 +261,12 @@ json series_data(page_state& p, const series_request& r, const capture::counter_
                 {"better", traits.direction == capture::better::lower ? "lower" : "higher"},
                 {"repository_url", repository ? json(*repository) : json(nullptr)},
                 {"run_url", project_path(p.project) + "/runs/"},
-                {"view", {{"range", r.range}, {"x", r.x}, {"log", r.log == "1"},
-                          {"from", r.from ? json(*r.from) : json(nullptr)}, {"to", r.to ? json(*r.to) : json(nullptr)}}},
+                {"view",
+                 {{"range", r.range},
+                  {"x", r.x},
+                  {"log", r.log == "1"},
+                  {"from", r.from ? json(*r.from) : json(nullptr)},
+                  {"to", r.to ? json(*r.to) : json(nullptr)}}},
                 {"lines", std::move(chart.lines)},
                 {"markers", std::move(chart.markers)}};
 }

@@ -40,7 +40,7 @@ public:
 
 private:
     mutable std::mutex mutex_;
-    std::list<std::string> order_;   // ids, oldest first
+    std::list<std::string> order_; // ids, oldest first
     struct entry {
         web_session session;
         std::list<std::string>::iterator position;

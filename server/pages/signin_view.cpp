@@ -24,7 +24,8 @@ std::string safe_next(const std::string& project, const std::optional<std::strin
 
 } // namespace
 
-response signin_page(page_state& p, const std::optional<std::string>& next, std::string_view problem, http::status status)
+response signin_page(page_state& p, const std::optional<std::string>& next, std::string_view problem,
+                     http::status status)
 {
     page_view v("signin", "Sign in");
     writer& w = v.body;

@@ -108,12 +108,14 @@ void open_page(writer& w, const page_state& p, markup page_name, std::string_vie
     w.f("<title>{} · {} · perfgate</title>", title, p.project);
     w << "<link rel=\"stylesheet\" href=\"/assets/dygraph.min.css\"><link rel=\"stylesheet\" href=\"/assets/dashboard.css\">"
          "<script src=\"/assets/dygraph.min.js\" defer></script><script src=\"/assets/dashboard.js\" defer></script>"
-         "</head><body data-page=\"" << page_name << "\"><header class=\"top\">";
+         "</head><body data-page=\""
+      << page_name << "\"><header class=\"top\">";
     w.f("<a class=\"brand\" href=\"{}\">perfgate · {}</a><nav><a href=\"{}\">overview</a> <a href=\"{}/alerts\">alerts</a></nav>",
         home, p.project, home, home);
     if (p.session) {
         w.f("<form class=\"signout\" method=\"post\" action=\"{}/signout\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">"
-            "<button type=\"submit\">sign out</button></form>", home, p.session->csrf);
+            "<button type=\"submit\">sign out</button></form>",
+            home, p.session->csrf);
     } else if (page_name.view() != "signin") {
         w.f("<a class=\"signin\" href=\"{}/signin{}\">sign in</a>", home,
             html::url_query({{"next", sv(p.req.target())}}));
@@ -127,7 +129,7 @@ void open_page(writer& w, const page_state& p, markup page_name, std::string_vie
 response render(const page_state& p, const page_view& v, http::status status)
 {
     writer w;
-    w.reserve(v.body.str().size() + v.data.str().size() + 2048);   // + the header: one allocation
+    w.reserve(v.body.str().size() + v.data.str().size() + 2048); // + the header: one allocation
     open_page(w, p, v.name, v.title);
     w.append(v.body);
     w << "</main><script type=\"application/json\" id=\"perfgate-data\">";

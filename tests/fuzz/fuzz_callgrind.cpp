@@ -28,7 +28,7 @@ void check_invariants(const pp::callgrind_profile& p)
     const auto n = p.events.size();
     if (n == 0 || p.totals.size() != n) std::abort();
     for (std::size_t i = 0; i < n; ++i) {
-        const auto at = p.event_index(p.events[i]);   // the first of equal names
+        const auto at = p.event_index(p.events[i]); // the first of equal names
         if (!at || *at > i) std::abort();
     }
     for (const auto& f : p.functions) {

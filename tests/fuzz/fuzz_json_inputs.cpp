@@ -16,8 +16,8 @@
 
 #include "gate/policy.hpp"
 #include "github/github.hpp"
-#include "report/render.hpp"
 #include "model/error.hpp"
+#include "report/render.hpp"
 #include "runner/config.hpp"
 
 namespace {
@@ -47,8 +47,8 @@ const std::string& event_file()
     return file.path;
 }
 
-constexpr const char* event_names[] = {"pull_request", "pull_request_target", "workflow_run", "push",
-                                       "merge_group", "workflow_dispatch", "issue_comment", "release"};
+constexpr const char* event_names[] = {"pull_request", "pull_request_target", "workflow_run",  "push",
+                                       "merge_group",  "workflow_dispatch",   "issue_comment", "release"};
 
 } // namespace
 

@@ -14,10 +14,10 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 
-#include "store/store.hpp"
 #include "server/metrics.hpp"
 #include "server/router.hpp"
 #include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace {
 
@@ -51,13 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     req.set(http::field::host, "127.0.0.1");
     req.set(http::field::authorization, "Bearer " + f.token);
     switch (which) {
-    case 0:   // a run as JSON
+    case 0: // a run as JSON
         req.method(http::verb::post);
         req.target("/api/v1/projects/demo/runs");
         req.set(http::field::content_type, "application/json");
         req.body() = rest;
         break;
-    case 1: {   // a run as text/csv, fields in the query string (up to the first newline)
+    case 1: { // a run as text/csv, fields in the query string (up to the first newline)
         const auto nl = rest.find('\n');
         req.method(http::verb::post);
         req.target("/api/v1/projects/demo/runs?" + rest.substr(0, nl));
@@ -65,21 +65,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         req.body() = nl == std::string::npos ? std::string() : rest.substr(nl + 1);
         break;
     }
-    case 2:   // a compare request
+    case 2: // a compare request
         req.method(http::verb::post);
         req.target("/api/v1/projects/demo/compare");
         req.set(http::field::content_type, "application/json");
         req.body() = rest;
         break;
-    case 3:   // history filters
+    case 3: // history filters
         req.method(http::verb::get);
         req.target("/api/v1/projects/demo/history?" + rest);
         break;
-    case 4:   // any target
+    case 4: // any target
         req.method(http::verb::get);
         req.target(rest.empty() ? std::string("/") : rest);
         break;
-    default:   // a stored comparison by id, in some format
+    default: // a stored comparison by id, in some format
         req.method(http::verb::get);
         req.target("/api/v1/projects/demo/comparisons/" + rest);
         break;

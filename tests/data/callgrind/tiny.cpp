@@ -9,10 +9,7 @@ __attribute__((noinline)) long leaf(long n)
     return s;
 }
 
-__attribute__((noinline)) long middle(long n)
-{
-    return leaf(n) + leaf(n / 2);
-}
+__attribute__((noinline)) long middle(long n) { return leaf(n) + leaf(n / 2); }
 
 int main(int argc, char** argv)
 {
