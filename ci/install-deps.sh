@@ -23,6 +23,7 @@ packages=(
   libjs-dygraphs          # the dashboard's charts, embedded in the binary at build time
   chromium chromium-driver python3-selenium   # the dashboard's browser tests
   wrk                     # bench/bench_dashboard.py: page latency under load
+  clang-format            # ctest check_format: the sources match .clang-format
   clang libclang-rt-dev   # the libFuzzer targets (ci/fuzz.sh): clang, libFuzzer, its sanitizers
   ccache                  # optional: CI's builds through a compiler cache (ci/ccache.sh)
 )
