@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/process.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -26,7 +28,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
+using namespace perfgate::test;
+
 const std::string by_ref = PERFGATE_BINARY_DIR "/tests/profile_vector_by_ref";
 const std::string by_value = PERFGATE_BINARY_DIR "/tests/profile_vector_by_value";
 
@@ -69,28 +72,6 @@ benchmark_measurement measured(const std::string& name, std::vector<fs::path> ba
     m.baseline.profiles = std::move(base);
     m.candidate.profiles = std::move(cand);
     return m;
-}
-
-struct cli_result {
-    int code = -1;
-    std::string out, err;
-};
-
-cli_result run_perfgate(std::vector<std::string> args, const fs::path& cwd,
-                        std::vector<std::pair<std::string, std::string>> env = {})
-{
-    spawn_options so;
-    so.argv = {perfgate_exe};
-    so.argv.insert(so.argv.end(), args.begin(), args.end());
-    so.cwd = cwd;
-    so.capture_stdout = true;
-    so.env = {{"GITHUB_ACTIONS", ""}, {"NO_COLOR", "1"}};
-    so.env.insert(so.env.end(), env.begin(), env.end());
-    auto res = run_process(so, 300s);
-    REQUIRE(res.status.exited);
-    std::string err;
-    for (auto& l : res.stderr_tail) err += l + "\n";
-    return {res.status.code, res.stdout_text, err};
 }
 
 // The real callgrind output of `program` (one process).

@@ -16,7 +16,7 @@
 
 #include <doctest/doctest.h>
 
-#include "test_support.hpp"
+#include "support/numbers.hpp"
 
 #include <algorithm>
 #include <cmath>

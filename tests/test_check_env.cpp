@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <doctest/doctest.h>
+
+#include "support/process.hpp"
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
@@ -32,21 +34,11 @@ namespace {
 // removed when the test ends.
 class fake_root {
 public:
-    fake_root()
+    fake_root() : dir_(scratch_.path())
     {
-        std::string tmpl = (fs::temp_directory_path() / "perfgate-env-XXXXXX").string();
-        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        dir_ = tmpl;
         fs::create_directories(sys());
         fs::create_directories(proc());
     }
-    ~fake_root()
-    {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-    }
-    fake_root(const fake_root&) = delete;
-    fake_root& operator=(const fake_root&) = delete;
 
     [[nodiscard]] fs::path sys() const { return dir_ / "sys"; }
     [[nodiscard]] fs::path proc() const { return dir_ / "proc"; }
@@ -87,6 +79,7 @@ public:
     }
 
 private:
+    perfgate::test::temp_dir scratch_{"perfgate-env"};
     fs::path dir_;
 };
 

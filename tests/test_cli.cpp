@@ -2,6 +2,8 @@
 // input files are hostile (full disks, devices, FIFOs, directories).
 #include <doctest/doctest.h>
 
+#include "support/process.hpp"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,7 +25,8 @@
 
 namespace {
 
-const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
+using namespace perfgate::test;
+
 const std::string examples = PERFGATE_SOURCE_DIR "/examples/data";
 
 struct outcome {

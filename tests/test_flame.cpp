@@ -28,7 +28,7 @@
 #include <fstream>
 #include <string>
 
-#include "test_support.hpp"
+#include "support/numbers.hpp"
 
 using namespace perfgate;
 using namespace perfgate::profile;

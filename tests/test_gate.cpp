@@ -4,8 +4,8 @@
 
 #include <doctest/doctest.h>
 
-#include "report_support.hpp"
-#include "test_support.hpp"
+#include "support/numbers.hpp"
+#include "support/report.hpp"
 
 #include <cmath>
 #include <limits>

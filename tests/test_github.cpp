@@ -11,6 +11,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <doctest/doctest.h>
+
+#include "support/process.hpp"
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
@@ -57,9 +59,6 @@ class actions_env {
 public:
     explicit actions_env(const std::string& api_url, const std::string& token = "ghs_faketoken")
     {
-        dir_ = fs::temp_directory_path() /
-               ("perfgate-gh-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-        fs::create_directories(dir_);
         write_event(json{{"action", "synchronize"},
                          {"number", pr},
                          {"pull_request", {{"number", pr}, {"head", {{"sha", head_sha}}}}}});
@@ -80,7 +79,6 @@ public:
             if (old) ::setenv(name.c_str(), old->c_str(), 1);
             else ::unsetenv(name.c_str());
         }
-        fs::remove_all(dir_);
     }
     actions_env(const actions_env&) = delete;
     actions_env& operator=(const actions_env&) = delete;
@@ -108,8 +106,8 @@ private:
         const char* v = std::getenv(name.c_str());
         saved_[name] = v ? std::optional<std::string>(v) : std::nullopt;
     }
-    static inline int counter_ = 0;
-    fs::path dir_;
+    perfgate::test::temp_dir scratch_{"perfgate-gh"};
+    fs::path dir_ = scratch_.path();
     std::map<std::string, std::optional<std::string>> saved_;
 };
 
@@ -620,9 +618,8 @@ TEST_CASE("model::github_env and read_event_file: the one reader of GITHUB_* and
     CHECK(e.token.empty());
     CHECK_FALSE(model::github_env::read([](const char*) { return std::optional<std::string>(); }).actions);
 
-    char tmpl[] = "/tmp/pg-event-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl;
+    const perfgate::test::temp_dir scratch("pg-event");
+    const fs::path dir = scratch.path();
     CHECK(model::read_event_file((dir / "missing.json").string()).state == model::event_file::outcome::unreadable);
     std::ofstream(dir / "bad.json") << "{not json";
     const auto bad = model::read_event_file((dir / "bad.json").string());
@@ -632,7 +629,6 @@ TEST_CASE("model::github_env and read_event_file: the one reader of GITHUB_* and
     const auto list = model::read_event_file((dir / "list.json").string());
     CHECK(list.state == model::event_file::outcome::ok);
     CHECK(list.payload.is_array()); // any JSON: each caller decides what it needs
-    fs::remove_all(dir);
 }
 
 TEST_CASE("comment modes")
@@ -1286,9 +1282,8 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
 {
     // ci/action-run.sh with a stand-in perfgate that records its arguments
     // and writes a report where --output says.
-    char tmpl[] = "/tmp/pg-action-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl;
+    const perfgate::test::temp_dir scratch("pg-action");
+    const fs::path dir = scratch.path();
     std::ofstream(dir / "perfgate") << "#!/bin/sh\n"
                                        "echo \"$*\" >> \"$(dirname \"$0\")/args\"\n"
                                        "while [ $# -gt 0 ]; do\n"
@@ -1315,16 +1310,14 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
     CHECK(args.find(" -r 15 ") != std::string::npos);
     CHECK(args.find("--budget") == std::string::npos);
     CHECK(slurp(dir / "out").find("verdict=pass") != std::string::npos);
-    fs::remove_all(dir);
 }
 
 TEST_CASE("the action's measure step: --artifacts, and the link and upload only when something was written")
 {
     // A stand-in perfgate: records its arguments, writes a failing report,
     // and (FAKE_ARTIFACTS=1) an attribution under --artifacts DIR.
-    char tmpl[] = "/tmp/pg-action-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    const fs::path dir = tmpl;
+    const perfgate::test::temp_dir scratch("pg-action");
+    const fs::path dir = scratch.path();
     std::ofstream(dir / "perfgate")
         << "#!/bin/sh\n"
            "echo \"$*\" >> \"$(dirname \"$0\")/args\"\n"
@@ -1361,5 +1354,4 @@ TEST_CASE("the action's measure step: --artifacts, and the link and upload only 
 
     args = step("FAKE_ARTIFACTS=1 IN_ARTIFACT_NAME=bench-linux");
     CHECK(args.find("--artifact bench-linux") != std::string::npos);
-    fs::remove_all(dir);
 }

@@ -7,8 +7,8 @@
 
 #include <doctest/doctest.h>
 
-#include "report_support.hpp"
-#include "test_support.hpp"
+#include "support/numbers.hpp"
+#include "support/report.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -40,7 +40,7 @@ namespace {
 // p-values and statistics relative to the reference (docs/statistics.md: 1e-9).
 constexpr double ref_tol = 1e-9;
 
-// Generators shared with the reference script (test_support.hpp).
+// Generators shared with the reference script (support/numbers.hpp).
 using perfgate::test::lcg_next;
 constexpr auto uni = perfgate::test::lcg_uni;
 constexpr auto cents = perfgate::test::lcg_cents;

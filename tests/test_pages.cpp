@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/process.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -19,7 +21,7 @@
 #include "server/router.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
-#include "test_support.hpp"
+#include "support/numbers.hpp"
 
 namespace {
 
@@ -38,30 +40,18 @@ std::shared_ptr<const page_view> view_of(std::string body)
 // A temp database with project "demo", served with --public-read (reads
 // need no session) unless a test says otherwise.
 struct fixture {
-    std::filesystem::path dir;
+    perfgate::test::temp_dir scratch{"perfgate-pages"};
+    std::filesystem::path dir = scratch.path();
     perfgate::store::store db;
     perfgate::service::service service{db};
     perfgate::server::metrics stats;
     perfgate::server::context ctx{service, stats, true};
     std::string token;
 
-    static std::filesystem::path make_dir()
-    {
-        static int n = 0;
-        auto d = std::filesystem::temp_directory_path() /
-                 ("perfgate-pages-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-        std::filesystem::create_directories(d);
-        return d;
-    }
-    fixture() : dir(make_dir()), db(dir / "pages.db")
+    fixture() : db(dir / "pages.db")
     {
         db.ensure_project("demo");
         token = db.create_token("demo", "test");
-    }
-    ~fixture()
-    {
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
     }
 
     perfgate::server::response get(const std::string& target)

@@ -17,6 +17,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/process.hpp"
+
 #include "model/error.hpp"
 #include "runner/config.hpp"
 #include "runner/measure.hpp"
@@ -28,8 +30,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
-const std::string exec_helper = PERFGATE_BINARY_DIR "/bin/perfgate-exec";
+using namespace perfgate::test;
+
 
 // Pages the workload touches: page-faults is then about this plus the
 // program's start-up faults (~50-100), the same under both backends.

@@ -5,7 +5,9 @@
 
 #include <doctest/doctest.h>
 
-#include "test_support.hpp"
+#include "support/process.hpp"
+
+#include "support/numbers.hpp"
 
 #include <unistd.h>
 
@@ -40,37 +42,20 @@ using perfgate::server::response;
 
 // A temp database with projects "demo" and "other", a token for each.
 struct fixture {
-    std::filesystem::path dir;
+    perfgate::test::temp_dir scratch{"perfgate-router"};
+    std::filesystem::path dir = scratch.path();
     perfgate::store::store db;
     perfgate::service::service service{db};
     perfgate::server::metrics stats;
     perfgate::server::context ctx{service, stats};
     std::string demo_token, other_token;
 
-    static std::filesystem::path make_dir()
-    {
-        auto d = std::filesystem::temp_directory_path() /
-                 ("perfgate-router-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-        std::filesystem::create_directories(d);
-        return d;
-    }
-    static int& counter()
-    {
-        static int n = 0;
-        return n;
-    }
-
-    fixture() : dir(make_dir()), db(dir / "router.db")
+    fixture() : db(dir / "router.db")
     {
         db.ensure_project("demo");
         db.ensure_project("other");
         demo_token = db.create_token("demo", "test");
         other_token = db.create_token("other", "test");
-    }
-    ~fixture()
-    {
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
     }
 
     response call(http::verb method, const std::string& target, const std::string& body = {},

@@ -14,9 +14,11 @@
 #include <thread>
 
 #include <doctest/doctest.h>
+
+#include "support/process.hpp"
 #include <fmt/format.h>
 
-#include "test_support.hpp"
+#include "support/numbers.hpp"
 #include <nlohmann/json.hpp>
 
 #include "capture/perf_csv.hpp"
@@ -35,40 +37,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string perfgate_exe = PERFGATE_BINARY_DIR "/bin/perfgate";
-const std::string exec_helper = PERFGATE_BINARY_DIR "/bin/perfgate-exec";
+using namespace perfgate::test;
+
 
 // A shell loop of n iterations: a few ms of CPU per thousand iterations.
 std::string loop(int n) { return "sh -c 'i=0; while [ $i -lt " + std::to_string(n) + " ]; do i=$((i+1)); done'"; }
-
-std::string joined(const std::vector<std::string>& lines)
-{
-    std::string out;
-    for (auto& l : lines) out += l + "\n";
-    return out;
-}
-
-struct cli_result {
-    int code = -1;
-    std::string out, err;
-};
-
-// Runs the perfgate binary; stderr's last lines come back in err.
-cli_result run_perfgate(std::vector<std::string> args, const std::filesystem::path& cwd,
-                        std::vector<std::pair<std::string, std::string>> env = {})
-{
-    spawn_options so;
-    so.argv = {perfgate_exe};
-    so.argv.insert(so.argv.end(), args.begin(), args.end());
-    so.cwd = cwd;
-    so.capture_stdout = true;
-    // No GitHub environment leaking in from a CI job running these tests.
-    so.env = {{"GITHUB_ACTIONS", ""}, {"NO_COLOR", "1"}};
-    so.env.insert(so.env.end(), env.begin(), env.end());
-    auto res = run_process(so, 120s);
-    REQUIRE(res.status.exited);
-    return {res.status.code, res.stdout_text, joined(res.stderr_tail)};
-}
 
 std::string slurp(const std::filesystem::path& p)
 {

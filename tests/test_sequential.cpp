@@ -51,7 +51,7 @@
 
 #include <doctest/doctest.h>
 
-#include "test_support.hpp"
+#include "support/numbers.hpp"
 
 #include <array>
 #include <cmath>

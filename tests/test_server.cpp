@@ -6,8 +6,9 @@
 
 #include <doctest/doctest.h>
 
-#include "test_database.hpp"
-#include "test_support.hpp"
+#include "support/database.hpp"
+#include "support/numbers.hpp"
+#include "support/server.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -52,232 +53,13 @@
 
 namespace {
 
+using namespace perfgate::test;
 namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-const std::string perfgate_binary = std::string(PERFGATE_BINARY_DIR) + "/bin/perfgate";
-
-struct temp_dir {
-    std::filesystem::path path;
-    temp_dir()
-    {
-        static int n = 0;
-        path = std::filesystem::temp_directory_path() /
-               ("perfgate-server-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-        std::filesystem::create_directories(path);
-    }
-    ~temp_dir()
-    {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
-
-// How a child is started, beyond its arguments: limits and a stderr other
-// than a file (only async-signal-safe calls between fork and exec).
-struct spawn_options {
-    rlim_t nofile = 0;  // RLIMIT_NOFILE, soft and hard; 0: inherited
-    rlim_t fsize = 0;   // RLIMIT_FSIZE with SIGXFSZ ignored (writes past it fail with EFBIG)
-    int stderr_fd = -1; // dup2'ed to stderr instead of opening the stderr file
-    bool close_stderr = false;
-    uid_t uid = 0; // setgid+setuid to this (from root) before exec; 0: unchanged
-};
-
-// A child process with its stdout on a pipe; killed (SIGKILL) and reaped on
-// destruction unless already waited for.
-class child {
-public:
-    child(const std::vector<std::string>& args, const std::filesystem::path& stderr_file, const spawn_options& opt = {})
-    {
-        int fds[2];
-        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-        pid_ = ::fork();
-        REQUIRE(pid_ >= 0);
-        if (pid_ == 0) {
-            ::dup2(fds[1], STDOUT_FILENO);
-            if (opt.stderr_fd >= 0) {
-                ::dup2(opt.stderr_fd, STDERR_FILENO);
-            } else {
-                int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-                if (err >= 0) ::dup2(err, STDERR_FILENO);
-            }
-            if (opt.close_stderr) ::close(STDERR_FILENO);
-            if (opt.nofile != 0) {
-                const rlimit lim{opt.nofile, opt.nofile};
-                ::setrlimit(RLIMIT_NOFILE, &lim);
-            }
-            if (opt.fsize != 0) {
-                ::signal(SIGXFSZ, SIG_IGN); // kept across exec
-                const rlimit lim{opt.fsize, opt.fsize};
-                ::setrlimit(RLIMIT_FSIZE, &lim);
-            }
-            if (opt.uid != 0 && (::setgid(opt.uid) != 0 || ::setuid(opt.uid) != 0)) ::_exit(126);
-            std::vector<char*> argv;
-            for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-            argv.push_back(nullptr);
-            ::execv(argv[0], argv.data());
-            ::_exit(127);
-        }
-        ::close(fds[1]);
-        out_ = fds[0];
-    }
-    ~child()
-    {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            int st = 0;
-            ::waitpid(pid_, &st, 0);
-        }
-        if (out_ >= 0) ::close(out_);
-    }
-    child(const child&) = delete;
-    child& operator=(const child&) = delete;
-
-    // Reads stdout until EOF or the deadline.
-    std::string read_until(const std::string& needle, std::chrono::milliseconds timeout)
-    {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (std::chrono::steady_clock::now() < deadline &&
-               (needle.empty() || output_.find(needle) == std::string::npos)) {
-            pollfd p{out_, POLLIN, 0};
-            if (::poll(&p, 1, 50) <= 0) continue;
-            char buf[4096];
-            auto n = ::read(out_, buf, sizeof buf);
-            if (n <= 0) break;
-            output_.append(buf, static_cast<std::size_t>(n));
-        }
-        return output_;
-    }
-    void signal(int sig) { ::kill(pid_, sig); }
-    [[nodiscard]] pid_t pid() const { return pid_; }
-    // Exit status (or 128+signal), or -1 if still running at the deadline.
-    int wait(std::chrono::milliseconds timeout)
-    {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (std::chrono::steady_clock::now() < deadline) {
-            int st = 0;
-            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-                pid_ = -1;
-                return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            }
-            std::this_thread::sleep_for(10ms);
-        }
-        return -1;
-    }
-
-private:
-    pid_t pid_ = -1;
-    int out_ = -1;
-    std::string output_;
-};
-
-// Runs perfgate to completion; returns {exit status, stdout}.
-std::pair<int, std::string> run_perfgate(std::vector<std::string> args, const std::filesystem::path& log)
-{
-    args.insert(args.begin(), perfgate_binary);
-    child c(args, log);
-    std::string out = c.read_until("", 20s);
-    return {c.wait(20s), out};
-}
-
-std::string create_token(const std::filesystem::path& db, const std::string& project, const std::filesystem::path& log)
-{
-    auto [status, out] = run_perfgate({"token", "create", "--db", db.string(), "--project", project}, log);
-    REQUIRE(status == 0);
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    REQUIRE(out.size() > 16);
-    return out;
-}
-
-// `perfgate serve` on an ephemeral port.
-class server_process {
-public:
-    server_process(const std::filesystem::path& db, const std::filesystem::path& log,
-                   std::vector<std::string> extra = {}, const spawn_options& opt = {})
-    {
-        std::vector<std::string> args = {perfgate_binary, "serve",       "--db",      db.string(),
-                                         "--listen",      "127.0.0.1:0", "--threads", "2"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        proc_ = std::make_unique<child>(args, log, opt);
-        const std::string out = proc_->read_until("\n", 15s);
-        const std::string prefix = "perfgate: listening on http://127.0.0.1:";
-        auto at = out.find(prefix);
-        REQUIRE_MESSAGE(at != std::string::npos, "server did not start: " << out);
-        port_ = static_cast<unsigned short>(std::stoi(out.substr(at + prefix.size())));
-        REQUIRE(port_ > 0);
-    }
-    [[nodiscard]] unsigned short port() const { return port_; }
-    child& proc() { return *proc_; }
-    [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
-private:
-    std::unique_ptr<child> proc_;
-    unsigned short port_ = 0;
-};
-
-void set_receive_timeout(tcp::socket& s, std::chrono::milliseconds t)
-{
-    timeval tv{static_cast<time_t>(t.count() / 1000), static_cast<suseconds_t>((t.count() % 1000) * 1000)};
-    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
-struct reply {
-    unsigned status = 0;
-    std::string body;
-    std::string content_type;
-    http::response<http::string_body> raw;
-    [[nodiscard]] json error() const { return json::parse(body).at("error"); }
-    [[nodiscard]] json parsed() const { return json::parse(body); }
-};
-
-// One request on a fresh connection (a minimal Beast sync client).
-reply send(unsigned short port, http::verb method, const std::string& target, const std::string& body = {},
-           const std::string& content_type = "application/json", const std::string& token = {})
-{
-    net::io_context ioc;
-    tcp::socket socket(ioc);
-    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-    set_receive_timeout(socket, 10s);
-    http::request<http::string_body> req{method, target, 11};
-    req.set(http::field::host, "127.0.0.1");
-    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-    if ((method == http::verb::post || method == http::verb::patch) && !content_type.empty()) {
-        req.set(http::field::content_type, content_type);
-    }
-    req.body() = body;
-    req.prepare_payload();
-    http::write(socket, req);
-    beast::flat_buffer buffer;
-    reply r;
-    http::read(socket, buffer, r.raw);
-    r.status = r.raw.result_int();
-    r.body = r.raw.body();
-    r.content_type = std::string(r.raw[http::field::content_type]);
-    return r;
-}
-
-// Writes raw bytes, then reads until the server closes or the timeout.
-std::string raw_exchange(unsigned short port, const std::string& bytes, std::chrono::milliseconds timeout = 5s)
-{
-    net::io_context ioc;
-    tcp::socket socket(ioc);
-    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-    set_receive_timeout(socket, timeout);
-    beast::error_code ec;
-    net::write(socket, net::buffer(bytes), ec);
-    std::string got;
-    char buf[4096];
-    for (;;) {
-        auto n = socket.read_some(net::buffer(buf), ec);
-        if (ec) break;
-        got.append(buf, n);
-    }
-    return got;
-}
 
 json run_body(const std::string& role, const std::string& benchmark = "default")
 {
@@ -306,15 +88,6 @@ std::string raw_compare(const std::string& token, const std::string& body)
 {
     return "POST /api/v1/projects/demo/compare HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-}
-
-void check_error(const reply& r, unsigned status, const std::string& id)
-{
-    INFO("body: " << r.body);
-    CHECK(r.status == status);
-    CHECK(r.content_type == "application/json");
-    CHECK(r.error().at("id") == id);
-    CHECK_FALSE(r.error().at("message").get<std::string>().empty());
 }
 
 std::int64_t count_runs(unsigned short port, const std::string& token)
@@ -380,9 +153,9 @@ TEST_CASE("retain_freed_memory: perfgate serve's malloc settings, unless the ope
 TEST_CASE("end to end over loopback: token, upload, compare, comparison, history")
 {
     temp_dir dir;
-    const auto db = dir.path / "e2e.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "e2e.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
 
@@ -434,28 +207,27 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
 
     SUBCASE("perfgate upload and history --server use the same API")
     {
-        auto [up_status, up_out] = run_perfgate(
+        auto [up_status, up_out, up_status_err] = run_perfgate(
             {"upload", "--server", srv.url(), "--project", "demo", "--token", token, "--role", "baseline", "--git-sha",
              "89abcd", "--branch", "main", "--benchmark", "default", "--format", "json",
-             std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/appended-10-runs.csv"},
-            log);
+             std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/appended-10-runs.csv"});
         REQUIRE(up_status == 0);
         CHECK(json::parse(up_out).at("samples") == 40);
-        auto [h_status, h_out] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token", token,
-                                               "--benchmark", "default", "--counter", "task-clock", "--format", "csv"},
-                                              log);
+        auto [h_status, h_out,
+              h_status_err] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token", token,
+                                            "--benchmark", "default", "--counter", "task-clock", "--format", "csv"});
         REQUIRE(h_status == 0);
         CHECK(std::count(h_out.begin(), h_out.end(), '\n') == 4);
         CHECK(h_out.find(",89abcd,main,") != std::string::npos);
         // A token of no project: the CLI reports the server's 401 as an input error (exit 2).
-        auto [bad_status, bad_out] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token",
-                                                   "pg_nope", "--benchmark", "default", "--counter", "task-clock"},
-                                                  log);
+        auto [bad_status, bad_out,
+              bad_status_err] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token",
+                                              "pg_nope", "--benchmark", "default", "--counter", "task-clock"});
         CHECK(bad_status == 2);
         // The same database read locally gives the same points.
-        auto [l_status, l_out] = run_perfgate({"history", "--db", db.string(), "--project", "demo", "--benchmark",
-                                               "default", "--counter", "task-clock", "--format", "csv"},
-                                              log);
+        auto [l_status, l_out,
+              l_status_err] = run_perfgate({"history", "--db", db.string(), "--project", "demo", "--benchmark",
+                                            "default", "--counter", "task-clock", "--format", "csv"});
         CHECK(l_status == 0);
         CHECK(l_out == h_out);
     }
@@ -473,10 +245,10 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
 TEST_CASE("auth matrix over a socket")
 {
     temp_dir dir;
-    const auto db = dir.path / "auth.db";
-    const auto log = dir.path / "server.log";
-    const std::string demo = create_token(db, "demo", log);
-    const std::string other = create_token(db, "other", log);
+    const auto db = dir.path() / "auth.db";
+    const auto log = dir.path() / "server.log";
+    const std::string demo = create_token(db, "demo");
+    const std::string other = create_token(db, "other");
     const std::string runs = "/api/v1/projects/demo/runs";
     const std::string history = "/api/v1/projects/demo/history?benchmark=default&counter=task-clock";
 
@@ -508,9 +280,9 @@ TEST_CASE("auth matrix over a socket")
 TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the server keeps serving")
 {
     temp_dir dir;
-    const auto db = dir.path / "bad.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "bad.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log, {"--max-body", "65536"});
     const auto port = srv.port();
     const std::string runs = "/api/v1/projects/demo/runs";
@@ -585,9 +357,9 @@ TEST_CASE("bad input over a socket: a JSON error each, nothing stored, the serve
 TEST_CASE("a silent or slow client cannot hold a connection")
 {
     temp_dir dir;
-    const auto db = dir.path / "slow.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "slow.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log, {"--idle-timeout-ms", "300", "--read-timeout-ms", "300"});
 
     const auto start = std::chrono::steady_clock::now();
@@ -613,9 +385,9 @@ TEST_CASE("a silent or slow client cannot hold a connection")
 TEST_CASE("SIGTERM: idle connections close, the request in flight is answered, the process exits 0")
 {
     temp_dir dir;
-    const auto db = dir.path / "term.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "term.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log);
 
     // An idle keep-alive connection must not keep the server alive.
@@ -654,9 +426,9 @@ TEST_CASE("SIGTERM: idle connections close, the request in flight is answered, t
 TEST_CASE("SIGTERM while a fresh compare waits for the committer: it is stored and answered, then the process exits 0")
 {
     temp_dir dir;
-    const auto db = dir.path / "term-compare.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "term-compare.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
     const auto [base, cand] = upload_pair(port, token);
@@ -698,9 +470,9 @@ TEST_CASE("SIGTERM while a fresh compare waits for the committer: it is stored a
 TEST_CASE("SIGKILL in the middle of a stream of uploads leaves no partial run")
 {
     temp_dir dir;
-    const auto db = dir.path / "kill.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "kill.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     std::atomic<int> accepted{0};
     {
         server_process srv(db, log);
@@ -760,16 +532,11 @@ TEST_CASE("SIGKILL in the middle of a stream of uploads leaves no partial run")
 
 namespace {
 
-// Runs perfgate and returns {exit status, stdout + the stderr log's new part}.
-std::pair<int, std::string> run_logged(std::vector<std::string> args, const std::filesystem::path& log)
+// Runs perfgate and returns {exit status, stdout + stderr}.
+std::pair<int, std::string> run_logged(const std::vector<std::string>& args)
 {
-    const auto before = std::filesystem::exists(log) ? std::filesystem::file_size(log) : 0;
-    auto [status, out] = run_perfgate(std::move(args), log);
-    std::ifstream in(log);
-    in.seekg(static_cast<std::streamoff>(before));
-    std::stringstream err;
-    err << in.rdbuf();
-    return {status, out + err.str()};
+    auto r = run_perfgate(args);
+    return {r.code, r.out + r.err};
 }
 
 } // namespace
@@ -777,9 +544,9 @@ std::pair<int, std::string> run_logged(std::vector<std::string> args, const std:
 TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload is one testbed")
 {
     temp_dir dir;
-    const auto db = dir.path / "tb.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "tb.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     const std::string testbed_name = "shared-box";
     {
         server_process srv(db, log);
@@ -787,8 +554,7 @@ TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload
         auto [status, out] = run_logged({"run",       "-q",         "--backend",  "rusage",  "-r",          "2",
                                          "--warmup",  "0",          "--server",   srv.url(), "--project",   "demo",
                                          "--token",   token,        "--sha",      "abc123",  "--branch",    "main",
-                                         "--testbed", testbed_name, "--baseline", "true",    "--candidate", "true"},
-                                        dir.path / "run.log");
+                                         "--testbed", testbed_name, "--baseline", "true",    "--candidate", "true"});
         INFO(out);
         REQUIRE((status == 0 || status == 1 || status == 3));
 
@@ -821,10 +587,10 @@ TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload
 TEST_CASE("every command that talks to a server maps the same failure to the same exit code")
 {
     temp_dir dir;
-    const auto db = dir.path / "codes.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
-    const auto capture = dir.path / "capture.csv";
+    const auto db = dir.path() / "codes.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    const auto capture = dir.path() / "capture.csv";
     std::ofstream(capture) << perfgate::test::read_testdata("appended-10-runs.csv");
 
     // The three commands, with the server, project and token filled in per case.
@@ -849,7 +615,7 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
     {
         for (auto& args : commands(srv.url(), "pg_wrong")) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args, dir.path / "cmd.log");
+            auto [status, out] = run_logged(args);
             CHECK(status == 2);
             CHECK(out.find("[server.auth]") != std::string::npos);
             CHECK(out.find("HTTP 401") != std::string::npos);
@@ -857,10 +623,10 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
     }
     SUBCASE("another project's token: exit 2 (403) from every command")
     {
-        const std::string other = create_token(db, "other", log);
+        const std::string other = create_token(db, "other");
         for (auto& args : commands(srv.url(), other)) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args, dir.path / "cmd.log");
+            auto [status, out] = run_logged(args);
             CHECK(status == 2);
             CHECK(out.find("HTTP 403") != std::string::npos);
         }
@@ -870,7 +636,7 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
         ::setenv("PERFGATE_TOKEN", token.c_str(), 1);
         for (auto& args : commands(srv.url(), "")) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args, dir.path / "cmd.log");
+            auto [status, out] = run_logged(args);
             INFO(out);
             CHECK((status == 0 || status == 1 || status == 3));
         }
@@ -881,7 +647,7 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
         ::unsetenv("PERFGATE_TOKEN");
         for (auto& args : commands(srv.url(), "")) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args, dir.path / "cmd.log");
+            auto [status, out] = run_logged(args);
             CHECK(status == 2);
         }
     }
@@ -896,7 +662,7 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
         }
         for (auto& args : commands("http://127.0.0.1:" + std::to_string(closed), token)) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args, dir.path / "cmd.log");
+            auto [status, out] = run_logged(args);
             CHECK(status == 4);
             CHECK(out.find("[http.unreachable]") != std::string::npos);
         }
@@ -905,7 +671,7 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
     {
         for (auto& args : commands("ftp://127.0.0.1/", token)) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args, dir.path / "cmd.log");
+            auto [status, out] = run_logged(args);
             CHECK(status == 2);
             CHECK(out.find("[http.bad_url]") != std::string::npos);
         }
@@ -990,10 +756,10 @@ std::pair<std::string, std::chrono::milliseconds> timed_exchange(unsigned short 
 TEST_CASE("connection cap: idle connections cannot lock out /healthz, when all are busy a new one gets 503")
 {
     temp_dir dir;
-    const auto db = dir.path / "cap.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
-    spawn_options opt;
+    const auto db = dir.path() / "cap.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    child_options opt;
     opt.nofile = 256;
     server_process srv(db, log, {"--max-connections", "16"}, opt);
     const auto port = srv.port();
@@ -1042,10 +808,10 @@ TEST_CASE("connection cap: idle connections cannot lock out /healthz, when all a
 TEST_CASE("out of descriptors: accept backs off, logs a line a second at most, evicts idle connections")
 {
     temp_dir dir;
-    const auto db = dir.path / "emfile.db";
-    const auto log = dir.path / "server.log";
-    create_token(db, "demo", log);
-    spawn_options opt;
+    const auto db = dir.path() / "emfile.db";
+    const auto log = dir.path() / "server.log";
+    create_token(db, "demo");
+    child_options opt;
     opt.nofile = 40; // ~15 for the server itself, the rest for clients
     // A cap the descriptor limit cannot honour, so accept meets EMFILE.
     server_process srv(db, log, {"--max-connections", "1000"}, opt);
@@ -1080,10 +846,10 @@ TEST_CASE("out of descriptors: accept backs off, logs a line a second at most, e
 TEST_CASE("the header decides: a request refused for its route, method or token gets no 100 Continue and no body read")
 {
     temp_dir dir;
-    const auto db = dir.path / "header.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
-    const std::string other = create_token(db, "other", log);
+    const auto db = dir.path() / "header.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    const std::string other = create_token(db, "other");
     server_process srv(db, log);
     const auto port = srv.port();
     const std::string runs_head =
@@ -1175,9 +941,9 @@ TEST_CASE("the header decides: a request refused for its route, method or token 
 TEST_CASE("request smuggling: a transfer coding other than one final chunked is refused, the hidden request never runs")
 {
     temp_dir dir;
-    const auto db = dir.path / "smuggle.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "smuggle.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
 
@@ -1231,9 +997,9 @@ TEST_CASE("request smuggling: a transfer coding other than one final chunked is 
 TEST_CASE("HEAD is answered as GET without a body, and the keep-alive stream stays in step")
 {
     temp_dir dir;
-    const auto db = dir.path / "head.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "head.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
     const auto get_benchmarks = send(port, http::verb::get, "/api/v1/projects/demo/benchmarks", {}, {}, token);
@@ -1288,9 +1054,9 @@ TEST_CASE("HEAD is answered as GET without a body, and the keep-alive stream sta
 TEST_CASE("Host: an HTTP/1.1 request without one, or with two, is 400 and the connection closes")
 {
     temp_dir dir;
-    const auto db = dir.path / "host.db";
-    const auto log = dir.path / "server.log";
-    create_token(db, "demo", log);
+    const auto db = dir.path() / "host.db";
+    const auto log = dir.path() / "server.log";
+    create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
 
@@ -1307,9 +1073,9 @@ TEST_CASE("Host: an HTTP/1.1 request without one, or with two, is 400 and the co
 TEST_CASE("one spelling per resource: a trailing slash is 404 on every route, over a socket")
 {
     temp_dir dir;
-    const auto db = dir.path / "slash.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "slash.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
     for (const std::string path : {"/healthz", "/metrics", "/api/v1/projects/demo/benchmarks",
@@ -1328,9 +1094,9 @@ TEST_CASE("one spelling per resource: a trailing slash is 404 on every route, ov
 TEST_CASE("a stderr that cannot be written never stops the server")
 {
     temp_dir dir;
-    const auto db = dir.path / "stderr.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "stderr.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
 
     auto exercise = [&](server_process& srv) {
         const auto port = srv.port();
@@ -1358,7 +1124,7 @@ TEST_CASE("a stderr that cannot be written never stops the server")
         int fds[2];
         REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
         ::close(fds[0]);
-        spawn_options opt;
+        child_options opt;
         opt.stderr_fd = fds[1];
         server_process srv(db, log, {}, opt);
         ::close(fds[1]);
@@ -1369,7 +1135,7 @@ TEST_CASE("a stderr that cannot be written never stops the server")
     }
     SUBCASE("stderr closed")
     {
-        spawn_options opt;
+        child_options opt;
         opt.close_stderr = true;
         server_process srv(db, log, {}, opt);
         exercise(srv);
@@ -1381,12 +1147,12 @@ TEST_CASE("a stderr that cannot be written never stops the server")
 TEST_CASE("a 500 tells the client a reference, not the database path or SQLite's message, the log has both")
 {
     temp_dir dir;
-    const auto db = dir.path / "fsize.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "fsize.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     // Writes past 64 KiB fail (EFBIG): the WAL fills after a run or two and
     // the store fails with SQLite's "disk I/O error" naming the file.
-    spawn_options opt;
+    child_options opt;
     opt.fsize = 64 * 1024;
     server_process srv(db, log, {}, opt);
     const auto port = srv.port();
@@ -1401,7 +1167,7 @@ TEST_CASE("a 500 tells the client a reference, not the database path or SQLite's
     INFO(failed.body);
     const std::string message = failed.error().at("message").get<std::string>();
     CHECK(message.find("fsize.db") == std::string::npos);
-    CHECK(message.find(dir.path.string()) == std::string::npos);
+    CHECK(message.find(dir.path().string()) == std::string::npos);
     CHECK(message.find("I/O") == std::string::npos);
     const auto at = message.find("reference ");
     REQUIRE(at != std::string::npos);
@@ -1425,9 +1191,9 @@ TEST_CASE("a 500 tells the client a reference, not the database path or SQLite's
 TEST_CASE("start-up refuses a database it cannot write or whose pages are damaged: exit 4 naming the file")
 {
     temp_dir dir;
-    const auto log = dir.path / "server.log";
-    auto serve = [&](const std::filesystem::path& db, const spawn_options& opt,
-                     const std::string& binary = perfgate_binary) {
+    const auto log = dir.path() / "server.log";
+    auto serve = [&](const std::filesystem::path& db, const child_options& opt,
+                     const std::string& binary = perfgate_exe) {
         child c({binary, "serve", "--db", db.string(), "--listen", "127.0.0.1:0"}, log, opt);
         const std::string out = c.read_until("", 20s);
         CHECK(out.find("listening") == std::string::npos);
@@ -1450,9 +1216,9 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
                 std::filesystem::remove_all(path, ec);
             }
         } nobody;
-        std::string binary = perfgate_binary;
-        spawn_options opt;
-        auto where = dir.path;
+        std::string binary = perfgate_exe;
+        child_options opt;
+        auto where = dir.path();
         if (::geteuid() == 0) {
             opt.uid = 65534;
             char name[] = "/tmp/perfgate-nobody-XXXXXX";
@@ -1460,14 +1226,14 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
             nobody.path = where = name;
             std::filesystem::permissions(where, std::filesystem::perms::all);
             binary = (where / "perfgate").string();
-            std::filesystem::copy_file(perfgate_binary, binary);
+            std::filesystem::copy_file(perfgate_exe, binary);
             std::filesystem::permissions(binary,
                                          std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
                                              std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
                                              std::filesystem::perms::others_exec);
         }
         const auto db = where / "ro.db";
-        create_token(db, "demo", log);
+        create_token(db, "demo");
         std::filesystem::permissions(db, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
                                              std::filesystem::perms::others_read);
         CHECK(serve(db, opt, binary) == 4);
@@ -1477,8 +1243,8 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
     }
     SUBCASE("a damaged data page")
     {
-        const auto db = dir.path / "bad.db";
-        create_token(db, "demo", log);
+        const auto db = dir.path() / "bad.db";
+        create_token(db, "demo");
         // An index's b-tree root page (not the schema's pages, which every
         // statement reads: that would fail before the integrity check).
         std::int64_t root = 0, page_size = 0;
@@ -1571,9 +1337,9 @@ double metric_of(unsigned short port, const std::string& token, const std::strin
 TEST_CASE("fresh compares are stored by the committer: pipelined and concurrent, each answered with its comparison")
 {
     temp_dir dir;
-    const auto db = dir.path / "commits.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
+    const auto db = dir.path() / "commits.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
     const auto [base, cand] = upload_pair(port, token);
@@ -1667,10 +1433,10 @@ TEST_CASE("fresh compares are stored by the committer: pipelined and concurrent,
 TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there, PATCH triages it")
 {
     temp_dir dir;
-    const auto db = dir.path / "alerts.db";
-    const auto log = dir.path / "server.log";
-    const std::string token = create_token(db, "demo", log);
-    const std::string calm_token = create_token(db, "calm", log);
+    const auto db = dir.path() / "alerts.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    const std::string calm_token = create_token(db, "calm");
     server_process srv(db, log);
     const auto port = srv.port();
 
@@ -1780,26 +1546,23 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
         auto acked = send(port, http::verb::get, "/api/v1/projects/demo/alerts?status=acknowledged", {}, {}, token);
         CHECK(acked.parsed().at("alerts").size() == 1);
 
-        auto [lst, lst_out] = run_perfgate(
-            {"alerts", "list", "--server", srv.url(), "--project", "demo", "--token", token}, dir.path / "cli.log");
+        auto [lst, lst_out,
+              lst_err] = run_perfgate({"alerts", "list", "--server", srv.url(), "--project", "demo", "--token", token});
         CHECK(lst == 0);
         CHECK(lst_out.find("acknowledged") != std::string::npos);
         CHECK(lst_out.find("task-clock") != std::string::npos);
-        auto [set, set_out] = run_perfgate({"alerts", "set", std::to_string(id), "fixed", "--note", "reverted in #9",
-                                            "--server", srv.url(), "--project", "demo", "--token", token, "--format",
-                                            "json"},
-                                           dir.path / "cli.log");
+        auto [set, set_out, set_err] = run_perfgate({"alerts", "set", std::to_string(id), "fixed", "--note",
+                                                     "reverted in #9", "--server", srv.url(), "--project", "demo",
+                                                     "--token", token, "--format", "json"});
         CHECK(set == 0);
         const json fixed = json::parse(set_out);
         CHECK(fixed.at("status") == "fixed");
         CHECK(fixed.at("note") == "reverted in #9");
-        auto [bad, bad_out] = run_perfgate({"alerts", "set", std::to_string(id), "closed", "--server", srv.url(),
-                                            "--project", "demo", "--token", token},
-                                           dir.path / "cli.log");
+        auto [bad, bad_out, bad_err] = run_perfgate({"alerts", "set", std::to_string(id), "closed", "--server",
+                                                     srv.url(), "--project", "demo", "--token", token});
         CHECK(bad == 2);
-        auto [missing, missing_out] = run_perfgate({"alerts", "show", "424242", "--server", srv.url(), "--project",
-                                                    "demo", "--token", token},
-                                                   dir.path / "cli.log");
+        auto [missing, missing_out, missing_err] = run_perfgate({"alerts", "show", "424242", "--server", srv.url(),
+                                                                 "--project", "demo", "--token", token});
         CHECK(missing == 2);
     }
 }
@@ -1813,13 +1576,13 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
     perfgate::test::test_database where(db_engine::postgresql);
     temp_dir dir;
     const std::filesystem::path db = where.location();
-    const std::string token = create_token(db, "demo", dir.path / "cli.log");
-    server_process a(db, dir.path / "a.log"), b(db, dir.path / "b.log");
+    const std::string token = create_token(db, "demo");
+    server_process a(db, dir.path() / "a.log"), b(db, dir.path() / "b.log");
     const std::vector<unsigned short> both{a.port(), b.port()};
 
     SUBCASE("a project and a token created after they started are seen by both")
     {
-        const std::string fresh = create_token(db, "fresh", dir.path / "cli.log");
+        const std::string fresh = create_token(db, "fresh");
         for (const auto port : both) {
             auto r = send(port, http::verb::get, "/api/v1/projects/fresh/benchmarks", {}, {}, fresh);
             CHECK(r.status == 200);

@@ -1,15 +1,15 @@
 // Tests of service/: the gate service over a real store (":memory:" and temp
 // files; ctest runs the "service: ..." cases on PostgreSQL too, see
-// test_database.hpp): idempotent compares, the name rules every stored run
+// support/database.hpp): idempotent compares, the name rules every stored run
 // obeys, one testbed identity whichever client stored the run.
 #include "service/service.hpp"
 
 #include <doctest/doctest.h>
 
-#include "test_database.hpp"
+#include "support/database.hpp"
 
-#include "report_support.hpp"
-#include "test_support.hpp"
+#include "support/numbers.hpp"
+#include "support/report.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -14,7 +14,7 @@
 
 #include <doctest/doctest.h>
 
-#include "test_support.hpp"
+#include "support/numbers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -39,7 +39,7 @@ constexpr double p_tol = 1e-9;
 constexpr double value_tol = 1e-12;
 
 
-// Generators shared with the reference script (test_support.hpp).
+// Generators shared with the reference script (support/numbers.hpp).
 using perfgate::test::lcg_next;
 constexpr auto uni = perfgate::test::lcg_uni;
 constexpr auto cents = perfgate::test::lcg_cents;

@@ -1,11 +1,12 @@
 // Store tests: the real schema on a temporary file and on ":memory:", and on
 // PostgreSQL. Test cases named "store: ..." run on the engine under test
-// (test_database.hpp: ctest runs them on both); "store (sqlite): ..." and
+// (support/database.hpp: ctest runs them on both); "store (sqlite): ..." and
 // "store (postgresql): ..." test one engine's own behaviour (files,
 // PRAGMAs, migrations from older versions; advisory locks, plans).
 #include "store/store.hpp"
 
-#include "test_database.hpp"
+#include "support/database.hpp"
+#include "support/process.hpp"
 
 #include "service/service.hpp"
 
@@ -52,26 +53,10 @@ using perfgate::test::test_database;
 
 namespace {
 
-// A fresh directory under $TMPDIR, removed with its contents.
-class temp_dir {
-public:
-    temp_dir()
-    {
-        std::string tmpl = (fs::temp_directory_path() / "perfgate-store-XXXXXX").string();
-        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path_ = tmpl;
-    }
-    ~temp_dir()
-    {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-    [[nodiscard]] fs::path operator/(const char* name) const { return path_ / name; }
-
-private:
-    fs::path path_;
+// A scratch directory (support/process.hpp) that joins names with '/'.
+struct scratch_dir : perfgate::test::temp_dir {
+    scratch_dir() : temp_dir("perfgate-store") {}
+    [[nodiscard]] fs::path operator/(const char* name) const { return path() / name; }
 };
 
 // A raw SQLite connection for looking behind the store's back.
@@ -178,7 +163,7 @@ std::string sha256_hex(std::string_view data)
 
 TEST_CASE("store (sqlite): opening applies the migrations once")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "perfgate.db";
 
     SUBCASE("temp file: WAL, user_version, tables")
@@ -629,7 +614,7 @@ TEST_CASE("store: histories with history_detail::medians are the full points' ru
 
 TEST_CASE("store (sqlite): the history query is an index range scan")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "plan.db";
     {
         ps::store db(path);
@@ -1043,7 +1028,7 @@ TEST_CASE("store: two store objects on one database (as two processes would)")
 
 TEST_CASE("store (sqlite): a write lock held elsewhere is waited for, then store.io")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "locked.db";
     ps::store db(path);
     raw_db other(path); // another process holding the write lock
@@ -1282,7 +1267,7 @@ TEST_CASE("store: an idempotency key stores its run once, also when the same upl
 
 TEST_CASE("store (sqlite): migration 003 on an existing version 2 database")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "v2.db";
     {
         // A database exactly as a perfgate with migrations 001 and 002 left
@@ -1329,7 +1314,7 @@ TEST_CASE("store (sqlite): migration 003 on an existing version 2 database")
 
 TEST_CASE("store (sqlite): migration 005 on an existing version 4 database")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "v4.db";
     {
         // A database exactly as a perfgate with migrations 001 to 004 left
@@ -1834,7 +1819,7 @@ TEST_CASE("store: recent comparisons, newest first, with the commits of their ru
 
 TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "v5.db";
     {
         // A database as migrations 001 to 005 left it, with comparisons
@@ -1988,7 +1973,7 @@ TEST_CASE("store: runs by id and by git sha prefix")
 
 TEST_CASE("store (sqlite): the listing queries are index range scans")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "plan.db";
     {
         // A few benchmarks and testbeds: with one row each, ANALYZE's
@@ -2401,7 +2386,7 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
 
 TEST_CASE("store (sqlite): a backup taken while a writer writes is one consistent snapshot")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "live.db";
     ps::store db(path.string());
     db.insert_run(make_run());
@@ -2470,7 +2455,7 @@ private:
 
 TEST_CASE("store (sqlite): background checkpoints keep the log short and lose nothing")
 {
-    temp_dir dir;
+    scratch_dir dir;
     const auto path = dir / "checkpointed.db";
     const std::string report = R"({"verdict":"pass","benchmarks":[],"pad":")" + std::string(16000, 'x') + "\"}";
     int stored = 0;

@@ -1,4 +1,4 @@
-#include "test_database.hpp"
+#include "support/database.hpp"
 
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
