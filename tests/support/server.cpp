@@ -45,11 +45,6 @@ server_process::server_process(const std::filesystem::path& db, const std::files
     REQUIRE(port_ > 0);
 }
 
-served_project::served_project(std::vector<std::string> extra, const std::string& project)
-    : dir("perfgate-server"), db(dir.path() / "perfgate.db"), log(dir.path() / "server.log"),
-      token(create_token(db, project)), server(db, log, std::move(extra))
-{}
-
 void set_receive_timeout(tcp::socket& s, std::chrono::milliseconds t)
 {
     timeval tv{static_cast<time_t>(t.count() / 1000), static_cast<suseconds_t>((t.count() % 1000) * 1000)};

@@ -38,17 +38,6 @@ private:
     unsigned short port_ = 0;
 };
 
-// The usual start of a server test: a scratch directory, a SQLite database in
-// it with a token of `project`, and a server on it.
-struct served_project {
-    explicit served_project(std::vector<std::string> extra = {}, const std::string& project = "demo");
-    temp_dir dir;
-    std::filesystem::path db, log;
-    std::string token;
-    server_process server;
-    [[nodiscard]] unsigned short port() const { return server.port(); }
-};
-
 namespace http = boost::beast::http;
 
 struct reply {

@@ -1,0 +1,240 @@
+// The store's comparisons: stored with their benchmarks and flame graphs,
+// found by request key, stored in batches all or nothing.
+#include "store_cases.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace perfgate::test::store_cases;
+
+TEST_CASE("store: comparisons and benchmarks")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    ps::store db(where.location());
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    auto cand_run = make_run("demo", "parse", 1'700'000'100, "feature", "candidate");
+    cand_run.counters.push_back(counter("page-faults", "", {10, 10}));
+    const auto cand = db.insert_run(cand_run);
+    db.insert_run(make_run("demo", "alpha", 1'600'000'000));
+    const auto foreign = db.insert_run(make_run("other"));
+
+    const std::string report = R"({"schema":"perfgate.report/v1","verdict":"pass"})";
+    const auto cid = db.insert_comparison("demo", base, cand, report);
+    CHECK(db.load_comparison("demo", cid) == report);
+    CHECK_FALSE(db.load_comparison("other", cid).has_value());
+    CHECK_FALSE(db.load_comparison("demo", cid + 1).has_value());
+
+    CHECK_THROWS_WITH_AS(db.insert_comparison("demo", base, foreign, report),
+                         doctest::Contains(("run " + std::to_string(foreign) + " not found in project 'demo'").c_str()),
+                         error);
+    CHECK_THROWS_WITH_AS(db.insert_comparison("demo", 9999, cand, report), doctest::Contains("run 9999"), error);
+    CHECK_THROWS_WITH_AS(db.insert_comparison("nope", base, cand, report), doctest::Contains("project 'nope'"), error);
+    try {
+        db.insert_comparison("demo", 9999, cand, report);
+    } catch (const error& e) {
+        CHECK(e.id() == "store.not_found");
+    }
+
+    const auto bs = db.benchmarks("demo");
+    REQUIRE(bs.size() == 2);
+    CHECK(bs[0].name == "alpha");
+    CHECK(bs[0].runs == 1);
+    CHECK(bs[0].last_run_at == 1'600'000'000);
+    CHECK(bs[1].name == "parse");
+    CHECK(bs[1].runs == 2);
+    CHECK(bs[1].last_run_at == 1'700'000'100);
+    CHECK(bs[1].counters == std::vector<std::string>{"cycles", "page-faults", "task-clock"});
+    CHECK(db.benchmarks("nobody").empty());
+    CHECK(db.runs_count() == 4);
+
+    CHECK(db.ensure_project("fresh") == db.ensure_project("fresh"));
+    CHECK(db.project_exists("fresh"));
+    CHECK_FALSE(db.project_exists("Fresh"));
+}
+
+TEST_CASE("store: flame graphs stored with a comparison (007_artifacts.sql)")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    ps::store db(where.location());
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto cid = db.insert_comparison("demo", base, cand, R"({"schema":"perfgate.report/v1","verdict":"fail"})");
+    db.insert_run(make_run("other"));
+
+    CHECK(db.flame_graph_benchmarks("demo", cid).empty());
+    CHECK_FALSE(db.load_flame_graph("demo", cid, "parse").has_value());
+    db.put_flame_graph("demo", cid, "parse", "<svg>1</svg>");
+    db.put_flame_graph("demo", cid, "a/b", "<svg>2</svg>");
+    CHECK(db.load_flame_graph("demo", cid, "parse") == "<svg>1</svg>");
+    CHECK(db.flame_graph_benchmarks("demo", cid) == std::vector<std::string>{"a/b", "parse"});
+    // Stored again: replaced.
+    const auto before = db.generation();
+    db.put_flame_graph("demo", cid, "parse", "<svg>3</svg>");
+    CHECK(db.load_flame_graph("demo", cid, "parse") == "<svg>3</svg>");
+    CHECK(db.generation() > before); // the dashboard's cached comparison page is stale
+    // Another project sees none of them.
+    CHECK_FALSE(db.load_flame_graph("other", cid, "parse").has_value());
+    CHECK(db.flame_graph_benchmarks("other", cid).empty());
+
+    CHECK_THROWS_WITH_AS(
+        db.put_flame_graph("other", cid, "parse", "<svg/>"),
+        doctest::Contains(("comparison " + std::to_string(cid) + " not found in project 'other'").c_str()), error);
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid + 1, "parse", "<svg/>"), doctest::Contains("not found"), error);
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid, "parse", ""), doctest::Contains("a flame graph of 0 bytes"),
+                         error);
+    CHECK_THROWS_WITH_AS(db.put_flame_graph("demo", cid, "parse", std::string(ps::store::max_artifact_bytes + 1, 'x')),
+                         doctest::Contains("(1 to 4194304 allowed)"), error);
+    // The table's own checks, below the store's: an empty benchmark name.
+    try {
+        db.put_flame_graph("demo", cid, "", "<svg/>");
+        FAIL("an empty benchmark name was stored");
+    } catch (const error& e) {
+        CHECK(e.id() == "store.constraint");
+    }
+    // At the limit: stored.
+    db.put_flame_graph("demo", cid, "big", std::string(ps::store::max_artifact_bytes, 'x'));
+    CHECK(db.load_flame_graph("demo", cid, "big")->size() == ps::store::max_artifact_bytes);
+}
+
+TEST_CASE("store: comparisons by request key")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    ps::store db(where.location());
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto other_base = db.insert_run(make_run("other", "parse"));
+    const auto other_cand = db.insert_run(make_run("other", "parse", 1'700'000'100, "feature", "candidate"));
+    const std::string key = sha256_hex("request 1"), key2 = sha256_hex("request 2");
+    const std::string report = R"({"schema":"perfgate.report/v1","verdict":"pass"})";
+
+    CHECK_FALSE(db.find_comparison("demo", key).has_value());
+    const auto id = db.insert_comparison("demo", base, cand, report, key);
+    const auto found = db.find_comparison("demo", key);
+    REQUIRE(found.has_value());
+    CHECK(found->first == id);
+    CHECK(found->second == report);
+    CHECK(db.load_comparison("demo", id) == report);
+
+    SUBCASE("the same key again stores nothing and returns the first row")
+    {
+        CHECK(db.insert_comparison("demo", base, cand, R"({"verdict":"fail"})", key) == id);
+        CHECK(db.find_comparison("demo", key)->second == report);
+        const auto next = db.insert_comparison("demo", base, cand, report, key2);
+        // SQLite's rowids: the repeat did not take one. A PostgreSQL identity
+        // draws its number before the conflict is found: a gap, no row.
+        if (on_postgres()) CHECK(next > id);
+        else CHECK(next == id + 1);
+        CHECK(db.find_comparison("demo", key2)->first == next);
+    }
+    SUBCASE("keys are per project")
+    {
+        CHECK_FALSE(db.find_comparison("other", key).has_value());
+        CHECK_FALSE(db.find_comparison("nobody", key).has_value());
+        const auto theirs = db.insert_comparison("other", other_base, other_cand, report, key);
+        CHECK(theirs != id);
+        CHECK(db.find_comparison("other", key)->first == theirs);
+        CHECK(db.find_comparison("demo", key)->first == id);
+    }
+    SUBCASE("unkeyed comparisons never collide")
+    {
+        const auto a = db.insert_comparison("demo", base, cand, report);
+        const auto b = db.insert_comparison("demo", base, cand, report);
+        CHECK(a != b);
+        CHECK(db.load_comparison("demo", b) == report);
+    }
+    SUBCASE("a key that is not a hex SHA-256 is store.constraint; errors of the plain insert still apply")
+    {
+        CHECK_THROWS_WITH_AS(db.insert_comparison("demo", base, cand, report, "ABC"),
+                             (ps::shown_location(where.location()) +
+                              ": comparison request_key must be 64 lowercase hex digits (a SHA-256), got 'ABC'")
+                                 .c_str(),
+                             error);
+        try {
+            db.insert_comparison("demo", base, cand, report, std::string(64, 'G'));
+            FAIL("expected store.constraint");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.constraint");
+        }
+        try {
+            db.insert_comparison("demo", base, other_cand, report, key2);
+            FAIL("expected store.not_found");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.not_found");
+            CHECK(std::string(e.what()).find("run " + std::to_string(other_cand) + " not found in project 'demo'") !=
+                  std::string::npos);
+        }
+        CHECK_FALSE(db.find_comparison("demo", key2).has_value());
+    }
+}
+
+TEST_CASE("store: insert_comparisons stores a batch in one transaction, all or nothing")
+{
+    test_database where;
+    ps::store db(where.location());
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto foreign = db.insert_run(make_run("other", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto row = [&](std::string key, std::string report, std::int64_t candidate) {
+        return ps::store::comparison_row{"demo", base, candidate, std::move(report), sha256_hex(key), "pass", 1};
+    };
+    const auto stored_before = db.insert_comparison("demo", base, cand, R"({"verdict":"pass","n":0})",
+                                                    sha256_hex("stored before"));
+
+    SUBCASE("ids in order; a key seen earlier in the batch or in the store gives that row's id")
+    {
+        const std::vector<ps::store::comparison_row> rows{row("a", R"({"verdict":"pass","n":1})", cand),
+                                                          row("b", R"({"verdict":"pass","n":2})", cand),
+                                                          row("a", R"({"verdict":"pass","n":3})", cand),
+                                                          row("stored before", R"({"verdict":"pass","n":4})", cand)};
+        const auto ids = db.insert_comparisons(rows);
+        REQUIRE(ids.size() == 4);
+        CHECK(ids[0] > stored_before);
+        CHECK(ids[1] > stored_before);
+        CHECK(ids[1] != ids[0]);
+        CHECK(ids[2] == ids[0]);
+        CHECK(ids[3] == stored_before);
+        // The first row under a key is the one kept.
+        CHECK(db.find_comparison("demo", sha256_hex("a"))->second == R"({"verdict":"pass","n":1})");
+        CHECK(db.load_comparison("demo", ids[1]) == R"({"verdict":"pass","n":2})");
+        CHECK(db.load_comparison("demo", stored_before) == R"({"verdict":"pass","n":0})");
+        // The facts are stored as given.
+        const auto recent = db.recent_comparisons("demo", 10);
+        REQUIRE(recent.size() == 3);
+        for (const auto& c : recent) CHECK(c.verdict == "pass");
+    }
+    SUBCASE("a bad row rolls the whole batch back and is thrown")
+    {
+        const std::vector<ps::store::comparison_row> rows{row("c", R"({"verdict":"pass"})", cand),
+                                                          row("d", R"({"verdict":"pass"})", foreign),
+                                                          row("e", R"({"verdict":"pass"})", cand)};
+        try {
+            db.insert_comparisons(rows);
+            FAIL("expected store.not_found");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.not_found");
+            CHECK(std::string(e.what()).find("run " + std::to_string(foreign) + " not found in project 'demo'") !=
+                  std::string::npos);
+        }
+        for (const char* key : {"c", "d", "e"}) CHECK_FALSE(db.find_comparison("demo", sha256_hex(key)).has_value());
+        CHECK(db.recent_comparisons("demo", 10).size() == 1);
+    }
+    SUBCASE("a bad key or verdict is refused; an empty batch stores nothing")
+    {
+        auto bad_key = row("f", R"({"verdict":"pass"})", cand);
+        bad_key.request_key = "ABC";
+        const std::vector<ps::store::comparison_row> keyed{row("g", R"({"verdict":"pass"})", cand), bad_key};
+        CHECK_THROWS_WITH_AS(db.insert_comparisons(keyed),
+                             doctest::Contains("request_key must be 64 lowercase hex digits"), error);
+        auto bad_verdict = row("h", R"({"verdict":"pass"})", cand);
+        bad_verdict.verdict = "maybe";
+        const std::vector<ps::store::comparison_row> judged{bad_verdict};
+        try {
+            db.insert_comparisons(judged);
+            FAIL("expected store.constraint");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.constraint");
+        }
+        CHECK(db.insert_comparisons({}).empty());
+        CHECK_FALSE(db.find_comparison("demo", sha256_hex("g")).has_value());
+        CHECK(db.recent_comparisons("demo", 10).size() == 1);
+    }
+}

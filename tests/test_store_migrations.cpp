@@ -1,0 +1,347 @@
+// The store opening a database: the migrations applied once, and each
+// migration on a database of the version before it (SQLite).
+#include "store_cases.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace perfgate::test::store_cases;
+
+TEST_CASE("store (sqlite): opening applies the migrations once")
+{
+    scratch_dir dir;
+    const auto path = dir / "perfgate.db";
+
+    SUBCASE("temp file: WAL, user_version, tables")
+    {
+        {
+            ps::store db(path);
+            CHECK(db.runs_count() == 0);
+            CHECK(db.size_bytes() > 0);
+        }
+        raw_db raw(path);
+        CHECK(raw.integer("PRAGMA user_version") == schema_version);
+        CHECK(raw.one("PRAGMA journal_mode") == "wal");
+        const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
+        CHECK(tables == std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks",
+                                                 "change_points", "comparison_artifacts", "comparisons", "counters",
+                                                 "ingest_keys", "projects", "runs", "samples", "summaries",
+                                                 "testbeds"});
+        CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
+                          "AND name LIKE 'summaries_history%'") == 3);
+    }
+    SUBCASE("reopening is idempotent and keeps the data")
+    {
+        std::int64_t id = 0;
+        {
+            ps::store db(path);
+            id = db.insert_run(make_run());
+        }
+        {
+            ps::store db(path); // migrations must not run again (CREATE TABLE would fail)
+            CHECK(db.runs_count() == 1);
+            CHECK(db.load_run("demo", id).has_value());
+        }
+        raw_db raw(path);
+        CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    }
+    SUBCASE("a database at version 1 gets only migrations 2 to 8")
+    {
+        std::int64_t id = 0;
+        {
+            ps::store db(path);
+            id = db.insert_run(make_run());
+        }
+        {
+            raw_db raw(path);
+            raw.rows("DROP TABLE ingest_keys");
+            raw.rows("DROP TABLE comparison_artifacts");
+            raw.rows("DROP INDEX comparisons_recent");
+            raw.rows("DROP INDEX runs_project_sha");
+            raw.rows("ALTER TABLE comparisons DROP COLUMN verdict");
+            raw.rows("ALTER TABLE comparisons DROP COLUMN benchmark_count");
+            raw.rows("ALTER TABLE projects DROP COLUMN repository_url");
+            raw.rows("DROP INDEX summaries_history");
+            raw.rows("DROP INDEX summaries_history_branch");
+            raw.rows("DROP INDEX summaries_history_testbed");
+            raw.rows("DROP INDEX comparisons_request_key");
+            raw.rows("ALTER TABLE comparisons DROP COLUMN request_key");
+            raw.rows("DROP TABLE alerts");
+            raw.rows("DROP TABLE change_points");
+            raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");
+            raw.rows("PRAGMA user_version = 1");
+        }
+        ps::store db(path); // 001 again would fail: its tables exist
+        raw_db raw(path);
+        CHECK(raw.integer("PRAGMA user_version") == schema_version);
+        CHECK(db.baseline_branch("demo") == "main");
+        CHECK_FALSE(db.repository_url("demo").has_value());
+        CHECK(db.recent_comparisons("demo", 10).empty());
+        CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
+                          "AND name LIKE 'summaries_history%'") == 3);
+        CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
+    }
+    SUBCASE("a failing migration is store.migrate and leaves the version unchanged")
+    {
+        {
+            ps::store db(path);
+        }
+        {
+            raw_db(path).rows("PRAGMA user_version = 1");
+        } // 002's indexes exist already
+        try {
+            ps::store db(path);
+            FAIL("expected store.migrate");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.migrate");
+            const std::string msg = e.what();
+            CHECK(msg.find(path.string()) != std::string::npos);
+            CHECK(msg.find("migration 002_history_indexes.sql (to version 2) failed") != std::string::npos);
+            CHECK(msg.find("already exists") != std::string::npos);
+        }
+        CHECK(raw_db(path).integer("PRAGMA user_version") == 1);
+    }
+    SUBCASE(":memory:")
+    {
+        ps::store db(":memory:");
+        const auto id = db.insert_run(make_run());
+        CHECK(db.runs_count() == 1);
+        CHECK(db.load_run("demo", id)->counters.size() == 2);
+        CHECK(db.size_bytes() > 0);
+    }
+    SUBCASE("a database from a newer perfgate is refused")
+    {
+        {
+            ps::store db(path);
+        }
+        {
+            raw_db(path).rows("PRAGMA user_version = 99");
+        }
+        try {
+            ps::store db(path);
+            FAIL("expected store.migrate");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.migrate");
+            const std::string msg = e.what();
+            CHECK(msg.find(path.string()) != std::string::npos);
+            CHECK(msg.find("version 99") != std::string::npos);
+            CHECK(msg.find("version 9") != std::string::npos);
+            CHECK(msg.find("009_open_alerts.sql") != std::string::npos);
+        }
+    }
+    SUBCASE("unopenable paths are store.open naming the path")
+    {
+        const auto missing = dir / "no-such-dir" / "x.db";
+        CHECK_THROWS_WITH_AS(ps::store{missing}, doctest::Contains(missing.string().c_str()), error);
+        try {
+            ps::store db(missing);
+        } catch (const error& e) {
+            CHECK(e.id() == "store.open");
+        }
+
+        const auto garbage = dir / "garbage.db";
+        std::ofstream(garbage) << std::string(4096, 'x');
+        try {
+            ps::store db(garbage);
+            FAIL("expected store.open");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.open");
+            CHECK(std::string(e.what()).find(garbage.string()) != std::string::npos);
+            CHECK(std::string(e.what()).find("not a database") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("store (sqlite): migration 003 on an existing version 2 database")
+{
+    scratch_dir dir;
+    const auto path = dir / "v2.db";
+    {
+        // A database exactly as a perfgate with migrations 001 and 002 left
+        // it, with one comparison stored by that version.
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() >= 3);
+        for (std::size_t i = 0; i < 2; ++i)
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
+        raw.rows("PRAGMA user_version = 2");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows(
+            "INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
+        raw.rows("INSERT INTO benchmarks (id, project_id, name) VALUES (1, 1, 'parse')");
+        raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
+                 "environment, summary_only, created_at) VALUES "
+                 "(1, 1, 1, 1, 'baseline', 'a', 'main', 'perf', '{}', 0, 0), "
+                 "(2, 1, 1, 1, 'candidate', 'b', 'main', 'perf', '{}', 0, 0)");
+        raw.rows("INSERT INTO comparisons (id, project_id, baseline_run, candidate_run, report, created_at) "
+                 "VALUES (1, 1, 1, 2, '{\"verdict\":\"pass\"}', 0)");
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    CHECK(raw.one("SELECT id, request_key FROM comparisons") == "1|NULL");
+    CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'comparisons_request_key'") ==
+          1);
+    CHECK(db.load_comparison("demo", 1) == R"({"verdict":"pass"})");
+    // 006 read the verdict from the old row's report; it has no benchmarks array.
+    CHECK(raw.one("SELECT verdict, benchmark_count FROM comparisons WHERE id = 1") == "pass|NULL");
+    // Old rows are never found by key, and do not block new keyed rows.
+    const std::string key = sha256_hex("after the upgrade");
+    CHECK_FALSE(db.find_comparison("demo", key).has_value());
+    const auto id = db.insert_comparison("demo", 1, 2, "{}", key);
+    CHECK(id == 2);
+    CHECK(db.insert_comparison("demo", 1, 2, "{}", key) == id);
+    CHECK(db.insert_comparison("demo", 1, 2, "{}") == 3);
+    CHECK(raw.integer("SELECT count(*) FROM comparisons WHERE request_key IS NULL") == 2);
+}
+
+TEST_CASE("store (sqlite): migration 005 on an existing version 4 database")
+{
+    scratch_dir dir;
+    const auto path = dir / "v4.db";
+    {
+        // A database exactly as a perfgate with migrations 001 to 004 left
+        // it: the history indexes without min and max, and runs on two
+        // testbeds stored by that version.
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() >= 5);
+        REQUIRE(all[4].file == "005_history_minmax.sql");
+        for (std::size_t i = 0; i < 4; ++i) {
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
+        }
+        raw.rows("PRAGMA user_version = 4");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows("INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES "
+                 "(1, 'fp-a', 'runner-a', 'cpu', 2, '6.1'), (2, 'fp-b', 'runner-b', 'cpu', 4, '6.1')");
+        raw.rows("INSERT INTO benchmarks (id, project_id, name, runs, last_run_at) VALUES (1, 1, 'parse', 3, 300)");
+        raw.rows("INSERT INTO counters (id, name) VALUES (1, 'task-clock')");
+        raw.rows("INSERT INTO benchmark_counters (benchmark_id, counter_id) VALUES (1, 1)");
+        raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
+                 "environment, summary_only, created_at) VALUES "
+                 "(1, 1, 1, 1, 'baseline', 'a', 'main', 'perf', '{}', 1, 100), "
+                 "(2, 1, 1, 2, 'baseline', 'b', 'main', 'perf', '{}', 1, 200), "
+                 "(3, 1, 1, 1, 'baseline', 'c', 'main', 'perf', '{}', 1, 300)");
+        raw.rows("INSERT INTO summaries (run_id, counter_id, ordinal, unit, benchmark_id, testbed_id, branch, role, "
+                 "git_sha, created_at, n, median, mean, stddev, cov, min, max) VALUES "
+                 "(1, 1, 0, 'msec', 1, 1, 'main', 'baseline', 'a', 100, 3, 10, 10, 1, 0.1, 9, 11), "
+                 "(2, 1, 0, 'msec', 1, 2, 'main', 'baseline', 'b', 200, 3, 20, 20, 2, 0.1, 18, 22), "
+                 "(3, 1, 0, 'msec', 1, 1, 'main', 'baseline', 'c', 300, 1, 12, 12, NULL, NULL, 12, 12)");
+        CHECK(raw.one("SELECT sql FROM sqlite_schema WHERE name = 'summaries_history'").find("min") ==
+              std::string::npos);
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    for (const char* index : {"summaries_history", "summaries_history_branch", "summaries_history_testbed"}) {
+        CAPTURE(index);
+        const auto sql = raw.one(std::string("SELECT sql FROM sqlite_schema WHERE name = '") + index + "'");
+        CHECK(sql.find("cov, min, max)") != std::string::npos);
+        CHECK(sql.find("testbed_id") != std::string::npos);
+        CHECK(sql.find("WHERE n > 0") != std::string::npos);
+    }
+
+    const auto h = db.history(query("demo", "parse", "task-clock"));
+    REQUIRE(h.size() == 3);
+    CHECK(h[0].run_id == 1);
+    CHECK(h[0].min == 9.0);
+    CHECK(h[0].max == 11.0);
+    CHECK(h[0].testbed == "fp-a");
+    CHECK(h[0].testbed_name == "runner-a");
+    CHECK(h[1].min == 18.0);
+    CHECK(h[1].max == 22.0);
+    CHECK(h[1].testbed == "fp-b");
+    CHECK(h[1].testbed_name == "runner-b");
+    CHECK(h[2].min == 12.0);
+    CHECK(h[2].max == 12.0);
+    CHECK(h[2].testbed == "fp-a");
+
+    SUBCASE("the testbed variant reads the recreated index")
+    {
+        auto q = query("demo", "parse", "task-clock");
+        q.branch = "main";
+        q.testbed = "runner-a";
+        const auto a = db.history(q);
+        REQUIRE(a.size() == 2);
+        CHECK(a[0].run_id == 1);
+        CHECK(a[1].run_id == 3);
+        CHECK(a[1].testbed_name == "runner-a");
+        CHECK(a[0].max == 11.0);
+    }
+    SUBCASE("runs stored after the upgrade join the same history")
+    {
+        auto r = make_run("demo", "parse", 400);
+        r.testbed = {"runner-b", "cpu", 4, "6.1", "fp-b"};
+        r.counters = {counter("task-clock", "msec", {30, 34, 32})};
+        db.insert_run(r);
+        const auto after = db.history(query("demo", "parse", "task-clock"));
+        REQUIRE(after.size() == 4);
+        CHECK(after.back().min == 30.0);
+        CHECK(after.back().max == 34.0);
+        CHECK(after.back().testbed == "fp-b");
+        CHECK(after.back().testbed_name == "runner-b");
+    }
+}
+
+TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
+{
+    scratch_dir dir;
+    const auto path = dir / "v5.db";
+    {
+        // A database as migrations 001 to 005 left it, with comparisons
+        // stored by that version: reports with and without a verdict.
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() >= 6);
+        REQUIRE(all[5].file == "006_project_settings.sql");
+        for (std::size_t i = 0; i < 5; ++i) {
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
+        }
+        raw.rows("PRAGMA user_version = 5");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows(
+            "INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, '6.1')");
+        raw.rows("INSERT INTO benchmarks (id, project_id, name) VALUES (1, 1, 'parse')");
+        raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, "
+                 "environment, summary_only, created_at) VALUES "
+                 "(1, 1, 1, 1, 'baseline', 'abc1234', 'main', 'perf', '{}', 0, 0), "
+                 "(2, 1, 1, 1, 'candidate', 'def5678', 'pr-1', 'perf', '{}', 0, 0)");
+        raw.rows(
+            "INSERT INTO comparisons (id, project_id, baseline_run, candidate_run, report, created_at) VALUES "
+            "(1, 1, 1, 2, '{\"verdict\":\"fail\",\"benchmarks\":[{\"name\":\"parse\"},{\"name\":\"render\"}]}', 10), "
+            "(2, 1, 1, 2, '{\"verdict\":\"inconclusive\",\"benchmarks\":[]}', 20), "
+            "(3, 1, 1, 2, 'truncated {', 30), "
+            "(4, 1, 2, 1, '{\"verdict\":\"PASS\"}', 40)");
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    CHECK(raw.rows("SELECT id, verdict, benchmark_count FROM comparisons ORDER BY id") ==
+          std::vector<std::string>{"1|fail|2", "2|inconclusive|0", "3|NULL|NULL", "4|NULL|NULL"});
+    CHECK(raw.one("SELECT count(*) FROM projects WHERE repository_url IS NULL") == "1");
+
+    const auto listed = db.recent_comparisons("demo", 3);
+    REQUIRE(listed.size() == 3);
+    CHECK(listed[0].id == 4);
+    CHECK(listed[0].baseline.git_sha == "def5678");
+    CHECK(listed[0].candidate.branch == "main");
+    CHECK(listed[2].id == 2);
+    CHECK(listed[2].verdict == "inconclusive");
+    CHECK(listed[2].created_at == 20);
+
+    // The new index serves runs stored before the upgrade.
+    const auto runs = db.runs_by_sha("demo", "abc1234");
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].id == 1);
+}
