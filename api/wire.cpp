@@ -25,7 +25,10 @@ const json* field(const json& doc, std::string_view name)
     return &*it;
 }
 
-[[noreturn]] void bad_field(const std::string& message) { throw error("ingest.bad_field", "request body: " + message); }
+[[noreturn]] void bad_field(const std::string& message)
+{
+    throw error(errors::ingest_bad_field, "request body: " + message);
+}
 
 std::optional<std::string> string_field(const json& doc, std::string_view name, std::string_view path, bool required)
 {
@@ -65,7 +68,7 @@ void check_pair_count(const json& v, std::string_view name, std::string_view wha
 {
     if (v.empty()) bad_field(fmt::format("field '{}' must hold 1..{} {}, got 0", name, max_compare_pairs, what));
     if (v.size() > max_compare_pairs) {
-        throw error("compare.too_many_pairs",
+        throw error(errors::compare_too_many_pairs,
                     fmt::format("request body: field '{}' holds {} {}; at most {} pairs per compare", name, v.size(),
                                 what, max_compare_pairs));
     }
@@ -131,7 +134,7 @@ auto reading_response(std::string_view what, F&& read)
     try {
         return read();
     } catch (const json::exception& e) {
-        throw error("server.bad_response", fmt::format("{} response: {}", what, json_error_text(e.what())));
+        throw error(errors::server_bad_response, fmt::format("{} response: {}", what, json_error_text(e.what())));
     }
 }
 
@@ -165,7 +168,7 @@ json parse_request_body(std::string_view body)
     const json::parser_callback_t limit_depth = [](int depth, json::parse_event_t event, json&) {
         if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
             static_cast<std::size_t>(depth) >= max_json_depth) {
-            throw error("http.too_deep",
+            throw error(errors::http_too_deep,
                         fmt::format("request body: objects and arrays nested deeper than {} levels (the limit)",
                                     max_json_depth));
         }
@@ -175,10 +178,11 @@ json parse_request_body(std::string_view body)
     try {
         doc = json::parse(body.begin(), body.end(), limit_depth);
     } catch (const json::parse_error& e) {
-        throw error("http.bad_json", fmt::format("request body: {}", json_error_text(e.what())));
+        throw error(errors::http_bad_json, fmt::format("request body: {}", json_error_text(e.what())));
     }
     if (!doc.is_object()) {
-        throw error("http.bad_json", fmt::format("request body: expected a JSON object, got {}", doc.type_name()));
+        throw error(errors::http_bad_json,
+                    fmt::format("request body: expected a JSON object, got {}", doc.type_name()));
     }
     return doc;
 }
@@ -530,8 +534,9 @@ model::alert_update alert_update_from_json(const json& doc)
     const auto parsed = model::parse_alert_status(*status);
     if (!parsed) {
         constexpr std::size_t max_shown = 64;
-        throw error("alert.bad_status", fmt::format("request body: field 'status': '{}' is not a status (expected {})",
-                                                    status->substr(0, max_shown), model::alert_status_names()));
+        throw error(errors::alert_bad_status,
+                    fmt::format("request body: field 'status': '{}' is not a status (expected {})",
+                                status->substr(0, max_shown), model::alert_status_names()));
     }
     u.status = *parsed;
     u.note = string_field(doc, "note", "", false);

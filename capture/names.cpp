@@ -8,10 +8,10 @@ namespace perfgate::capture {
 
 void validate_name(std::string_view field_name, std::string_view value)
 {
-    if (value.empty()) throw error("ingest.bad_field", fmt::format("field '{}': must not be empty", field_name));
+    if (value.empty()) throw error(errors::ingest_bad_field, fmt::format("field '{}': must not be empty", field_name));
     if (value.size() > max_name_bytes) {
-        throw error("ingest.bad_field", fmt::format("field '{}': {} bytes, longer than the limit of {}", field_name,
-                                                    value.size(), max_name_bytes));
+        throw error(errors::ingest_bad_field, fmt::format("field '{}': {} bytes, longer than the limit of {}",
+                                                          field_name, value.size(), max_name_bytes));
     }
     constexpr std::string_view punctuation = "_.-/:+=@,<>[]()#%^~{}";
     for (std::size_t i = 0; i < value.size(); ++i) {
@@ -21,7 +21,7 @@ void validate_name(std::string_view field_name, std::string_view value)
         if (!ok) {
             const std::string shown = c >= 0x21 && c < 0x7f ? fmt::format("'{}'", static_cast<char>(c))
                                                             : fmt::format("byte 0x{:02x}", c);
-            throw error("ingest.bad_field",
+            throw error(errors::ingest_bad_field,
                         fmt::format("field '{}': {} at offset {} is not allowed (names use letters, digits and {})",
                                     field_name, shown, i, punctuation));
         }
@@ -31,12 +31,12 @@ void validate_name(std::string_view field_name, std::string_view value)
 void validate_text(std::string_view field_name, std::string_view value)
 {
     if (value.size() > max_name_bytes) {
-        throw error("ingest.bad_field", fmt::format("field '{}': {} bytes, longer than the limit of {}", field_name,
-                                                    value.size(), max_name_bytes));
+        throw error(errors::ingest_bad_field, fmt::format("field '{}': {} bytes, longer than the limit of {}",
+                                                          field_name, value.size(), max_name_bytes));
     }
     for (unsigned char c : value) {
         if (c < 0x20 || c == 0x7f) {
-            throw error("ingest.bad_field", fmt::format("field '{}': contains a control character", field_name));
+            throw error(errors::ingest_bad_field, fmt::format("field '{}': contains a control character", field_name));
         }
     }
 }
@@ -44,7 +44,7 @@ void validate_text(std::string_view field_name, std::string_view value)
 void validate_role(std::string_view role)
 {
     if (role != "baseline" && role != "candidate") {
-        throw error("ingest.bad_field",
+        throw error(errors::ingest_bad_field,
                     fmt::format("field 'role': expected 'baseline' or 'candidate', got '{}'", role.substr(0, 64)));
     }
 }
@@ -52,7 +52,7 @@ void validate_role(std::string_view role)
 void validate_backend(std::string_view backend)
 {
     if (backend != "perf" && backend != "native" && backend != "callgrind" && backend != "rusage") {
-        throw error("ingest.bad_field",
+        throw error(errors::ingest_bad_field,
                     fmt::format("field 'backend': expected perf, native, callgrind or rusage, got '{}'",
                                 backend.substr(0, 64)));
     }

@@ -73,7 +73,7 @@ constexpr std::string_view separator_candidates = ",;\t|:!#$&*+=?@^~ ";
 
 [[noreturn]] void fail(std::string_view source, std::size_t line, std::string_view what)
 {
-    throw error("ingest.bad_csv", fmt::format("{}:{}: {}", source, line, what));
+    throw error(errors::ingest_bad_csv, fmt::format("{}:{}: {}", source, line, what));
 }
 
 // Quote untrusted text for a message: bounded length, control and non-ASCII
@@ -577,7 +577,7 @@ private:
     std::size_t event_index(const counter_line& c)
     {
         if (events_.size() == max_counters_per_run && !index_.count(c.event)) {
-            throw error("ingest.too_many_counters",
+            throw error(errors::ingest_too_many_counters,
                         fmt::format("{}:{}: event {} is counter {} of this capture; at most {} counters per run",
                                     source_, c.line, quote(c.event), max_counters_per_run + 1, max_counters_per_run));
         }
@@ -621,7 +621,7 @@ private:
         open_run run = std::exchange(current_, open_run{});
         if (!run.has_data()) return;
         if (runs_.size() == max_repetitions) {
-            throw error("ingest.too_many_repetitions",
+            throw error(errors::ingest_too_many_repetitions,
                         fmt::format("{}:{}: this line begins run {} of this capture; at most {} repetitions per run",
                                     source_, run.first_line, max_repetitions + 1, max_repetitions));
         }

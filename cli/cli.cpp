@@ -15,9 +15,9 @@ namespace {
 
 const option_spec help_option{"help", 'h', false, false, "", "show this help"};
 
-[[noreturn]] void usage(std::string_view id, std::string_view command, const std::string& message)
+[[noreturn]] void usage(error_id id, std::string_view command, const std::string& message)
 {
-    throw error(std::string(id), fmt::format("perfgate {}: {}", command, message));
+    throw error(id, fmt::format("perfgate {}: {}", command, message));
 }
 
 // parse_args's steps on one command line: read argv against the command's
@@ -51,7 +51,7 @@ public:
             if (s->takes_value) {
                 if (!inline_value) {
                     if (i + 1 >= argv.size()) {
-                        usage("usage.missing_value", command_,
+                        usage(errors::usage_missing_value, command_,
                               fmt::format("option --{} needs a value ({})", s->name,
                                           s->value_name.empty() ? "VALUE" : s->value_name));
                     }
@@ -60,7 +60,7 @@ public:
                 store(*s, *inline_value);
             } else {
                 if (inline_value)
-                    usage("usage.unexpected_value", command_, fmt::format("option --{} takes no value", s->name));
+                    usage(errors::usage_unexpected_value, command_, fmt::format("option --{} takes no value", s->name));
                 store(*s, "");
             }
         }
@@ -74,7 +74,7 @@ public:
             if (!out_.has(s->name)) continue;
             for (const auto& other : s->excludes) {
                 if (out_.has(other)) {
-                    usage("usage.conflict", command_,
+                    usage(errors::usage_conflict, command_,
                           fmt::format("--{} and --{} cannot be given together", s->name, other));
                 }
             }
@@ -106,7 +106,7 @@ private:
             }
             for (auto* s : specs_)
                 if (s->name == body) return s;
-            usage("usage.unknown_option", command_,
+            usage(errors::usage_unknown_option, command_,
                   fmt::format("unknown option --{} (see perfgate {} --help)", body, command_));
         }
         if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
@@ -118,7 +118,7 @@ private:
                 }
             }
             if (!found)
-                usage("usage.unknown_option", command_,
+                usage(errors::usage_unknown_option, command_,
                       fmt::format("unknown option {} (see perfgate {} --help)", a, command_));
             if (a.size() > 2) inline_value = a.substr(2);
             return found;
@@ -130,7 +130,7 @@ private:
     {
         auto& slot = out_.values_[s.name];
         if (!slot.empty() && !s.repeatable) {
-            usage("usage.repeated_option", command_, fmt::format("option --{} given more than once", s.name));
+            usage(errors::usage_repeated_option, command_, fmt::format("option --{} given more than once", s.name));
         }
         slot.push_back(std::move(value));
     }
@@ -164,7 +164,7 @@ std::optional<long long> parsed_args::get_int(std::string_view name, long long m
     long long out = 0;
     auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
     if (ec != std::errc{} || end != v->data() + v->size() || out < min || out > max) {
-        throw error("usage.bad_value",
+        throw error(errors::usage_bad_value,
                     fmt::format("--{}: expected an integer in [{}, {}], got '{}'", name, min, max, *v));
     }
     return out;
@@ -177,7 +177,7 @@ std::optional<double> parsed_args::get_double(std::string_view name) const
     char* end = nullptr;
     double out = std::strtod(v->c_str(), &end);
     if (v->empty() || end != v->c_str() + v->size()) {
-        throw error("usage.bad_value", fmt::format("--{}: expected a number, got '{}'", name, *v));
+        throw error(errors::usage_bad_value, fmt::format("--{}: expected a number, got '{}'", name, *v));
     }
     return out;
 }
@@ -193,7 +193,7 @@ std::optional<std::string> parsed_args::get_choice(std::string_view name,
             expected += i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ";
             expected += choices[i];
         }
-        throw error("usage.bad_value", fmt::format("--{}: expected {}, got '{}'", name, expected, *v));
+        throw error(errors::usage_bad_value, fmt::format("--{}: expected {}, got '{}'", name, expected, *v));
     }
     return v;
 }
@@ -201,14 +201,14 @@ std::optional<std::string> parsed_args::get_choice(std::string_view name,
 std::string parsed_args::required(std::string_view name) const
 {
     auto v = get(name);
-    if (!v) usage("usage.missing_option", command_, fmt::format("--{} is required (see --help)", name));
+    if (!v) usage(errors::usage_missing_option, command_, fmt::format("--{} is required (see --help)", name));
     return *v;
 }
 
 void no_positional(const parsed_args& args)
 {
     if (!args.positional().empty()) {
-        usage("usage.unexpected_argument", args.command(),
+        usage(errors::usage_unexpected_argument, args.command(),
               fmt::format("unexpected argument '{}' (see --help)", args.positional().front()));
     }
 }

@@ -87,7 +87,7 @@ std::int64_t alert_id_arg(const std::string& text)
     errno = 0;
     const long long id = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || *end != '\0' || errno != 0 || id <= 0) {
-        throw error("usage.bad_value",
+        throw error(errors::usage_bad_value,
                     fmt::format("perfgate alerts: alert ID must be a positive integer, got '{}'", text.substr(0, 40)));
     }
     return id;
@@ -119,7 +119,7 @@ int cmd_alerts(const argv_t& argv)
     const std::string action = pos.empty() ? "list" : pos.front();
     const std::size_t want = action == "list" ? 1 : action == "show" ? 2 : action == "set" ? 3 : 0;
     if (want == 0 || (pos.size() != want && !(action == "list" && pos.empty()))) {
-        throw error("usage.bad_subcommand",
+        throw error(errors::usage_bad_subcommand,
                     "perfgate alerts: expected 'list', 'show ID' or 'set ID STATUS' (see perfgate alerts --help)");
     }
     target_rules rules;
@@ -133,7 +133,8 @@ int cmd_alerts(const argv_t& argv)
         db.emplace(where.db);
         service.emplace(*db);
         if (!service->project_exists(where.project)) {
-            throw error("input.unknown_project", fmt::format("{}: no project '{}'", db->location(), where.project));
+            throw error(errors::input_unknown_project,
+                        fmt::format("{}: no project '{}'", db->location(), where.project));
         }
     }
 
@@ -143,8 +144,8 @@ int cmd_alerts(const argv_t& argv)
         if (auto s = args->get("status")) {
             q.status = model::parse_alert_status(*s);
             if (!q.status) {
-                throw error("usage.bad_value", fmt::format("--status: expected {}, got '{}'",
-                                                           model::alert_status_names(), s->substr(0, 40)));
+                throw error(errors::usage_bad_value, fmt::format("--status: expected {}, got '{}'",
+                                                                 model::alert_status_names(), s->substr(0, 40)));
             }
         }
         q.benchmark = args->get("benchmark");
@@ -168,8 +169,8 @@ int cmd_alerts(const argv_t& argv)
         model::alert_update u;
         const auto status = model::parse_alert_status(pos[2]);
         if (!status) {
-            throw error("usage.bad_value", fmt::format("perfgate alerts set: STATUS must be one of {}, got '{}'",
-                                                       model::alert_status_names(), pos[2].substr(0, 40)));
+            throw error(errors::usage_bad_value, fmt::format("perfgate alerts set: STATUS must be one of {}, got '{}'",
+                                                             model::alert_status_names(), pos[2].substr(0, 40)));
         }
         u.status = *status;
         u.note = args->get("note");

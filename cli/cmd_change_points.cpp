@@ -113,14 +113,15 @@ std::vector<double> read_series(const std::string& path, const std::string& colu
                     if (header[i] == column) col = i;
                 }
                 if (!col && header.size() == 1 && !column_given) {
-                    throw error("input.bad_number",
+                    throw error(errors::input_bad_number,
                                 fmt::format("{}:{}: '{}' is not a number (a CSV file needs a header with a "
                                             "'{}' column)",
                                             path, line_no, shown(t), column));
                 }
                 if (!col) {
-                    throw error("input.no_column", fmt::format("{}:{}: the CSV header has no column '{}' (columns: {})",
-                                                               path, line_no, shown(column), shown(t)));
+                    throw error(errors::input_no_column,
+                                fmt::format("{}:{}: the CSV header has no column '{}' (columns: {})", path, line_no,
+                                            shown(column), shown(t)));
                 }
                 continue;
             }
@@ -131,19 +132,19 @@ std::vector<double> read_series(const std::string& path, const std::string& colu
         if (col) {
             fields = csv_fields(t);
             if (*col >= fields.size()) {
-                throw error("input.bad_number", fmt::format("{}:{}: {} fields, no value in column '{}'", path, line_no,
-                                                            fields.size(), shown(column)));
+                throw error(errors::input_bad_number, fmt::format("{}:{}: {} fields, no value in column '{}'", path,
+                                                                  line_no, fields.size(), shown(column)));
             }
             field = fields[*col];
         }
         v = parse_number(field);
         if (!v) {
-            throw error("input.bad_number",
+            throw error(errors::input_bad_number,
                         fmt::format("{}:{}: '{}' is not a finite number", path, line_no, shown(field)));
         }
         values.push_back(*v);
     }
-    if (values.empty()) throw error("input.no_data", fmt::format("{}: no numbers in the file", path));
+    if (values.empty()) throw error(errors::input_no_data, fmt::format("{}: no numbers in the file", path));
     return values;
 }
 
@@ -193,18 +194,19 @@ int cmd_change_points(const argv_t& argv)
     const auto args = parse_args(spec, argv);
     if (!args) return exit_pass;
     if (args->positional().size() != 1) {
-        throw error("usage.bad_arguments", "perfgate change-points: expected one FILE");
+        throw error(errors::usage_bad_arguments, "perfgate change-points: expected one FILE");
     }
     const std::string format = args->get_choice("format", {"text", "json"}).value_or("text");
     stats::change_point_options opt;
     if (auto w = args->get_int("window", 2, 1'000'000)) opt.window = static_cast<std::size_t>(*w);
     if (auto p = args->get_double("max-p")) {
-        if (!(*p > 0 && *p < 1)) throw error("usage.bad_value", fmt::format("--max-p: expected 0 < P < 1, got {}", *p));
+        if (!(*p > 0 && *p < 1))
+            throw error(errors::usage_bad_value, fmt::format("--max-p: expected 0 < P < 1, got {}", *p));
         opt.max_p = *p;
     }
     if (auto m = args->get_double("min-magnitude")) {
         if (!(*m >= 0) || !std::isfinite(*m)) {
-            throw error("usage.bad_value", fmt::format("--min-magnitude: expected a number >= 0, got {}", *m));
+            throw error(errors::usage_bad_value, fmt::format("--min-magnitude: expected a number >= 0, got {}", *m));
         }
         opt.min_magnitude = *m;
     }

@@ -54,16 +54,17 @@ int cmd_db(const argv_t& args)
     if (action == "backup" && pos.size() == 2) {
         const std::string where = parsed->required("db");
         if (store::is_postgres(where)) {
-            throw error("usage.unsupported",
+            throw error(errors::usage_unsupported,
                         fmt::format("perfgate db backup copies SQLite files; back up PostgreSQL with pg_dump: "
                                     "pg_dump --format=custom --file {} '{}'",
                                     pos[1], store::shown_location(where)));
         }
         std::error_code ec;
         if (std::filesystem::exists(pos[1], ec)) {
-            throw error("usage.file_exists", fmt::format("{}: exists already; perfgate db backup never overwrites a "
-                                                         "file (name a new one)",
-                                                         pos[1]));
+            throw error(errors::usage_file_exists,
+                        fmt::format("{}: exists already; perfgate db backup never overwrites a "
+                                    "file (name a new one)",
+                                    pos[1]));
         }
         const store::store db(where);
         db.backup_to(pos[1]);
@@ -71,7 +72,7 @@ int cmd_db(const argv_t& args)
                                  db.schema_version(), pos[1]);
         return exit_pass;
     }
-    throw error("usage.bad_subcommand",
+    throw error(errors::usage_bad_subcommand,
                 "perfgate db: expected 'perfgate db migrate --db PATH|URI' or 'perfgate db backup FILE --db PATH'");
 }
 

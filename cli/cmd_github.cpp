@@ -58,13 +58,13 @@ const command_spec github_command{
 gate::report load_report(const std::string& path)
 {
     nlohmann::json j = nlohmann::json::parse(model::read_text_file(path), nullptr, false);
-    if (j.is_discarded()) throw error("input.bad_report", fmt::format("{}: not a JSON document", path));
+    if (j.is_discarded()) throw error(errors::input_bad_report, fmt::format("{}: not a JSON document", path));
     try {
         return report::report_from_json(j);
     } catch (const error& e) {
-        throw error("input.bad_report", fmt::format("{}: {}", path, e.what()));
+        throw error(errors::input_bad_report, fmt::format("{}: {}", path, e.what()));
     } catch (const nlohmann::json::exception& e) {
-        throw error("input.bad_report", fmt::format("{}: {}", path, e.what()));
+        throw error(errors::input_bad_report, fmt::format("{}: {}", path, e.what()));
     }
 }
 
@@ -83,26 +83,28 @@ int cmd_github(const argv_t& argv)
     github_options opt;
     opt.comment = args.get("comment").value_or("always");
     if (!is_comment_mode(opt.comment)) {
-        throw error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or never, "
-                                                   "got '{}'",
-                                                   opt.comment));
+        throw error(errors::usage_bad_value,
+                    fmt::format("--comment: expected always, on-change, on-regression or never, "
+                                "got '{}'",
+                                opt.comment));
     }
     opt.context = args.get("context").value_or("perfgate");
-    if (opt.context.empty()) throw error("usage.bad_value", "--context: must not be empty");
+    if (opt.context.empty()) throw error(errors::usage_bad_value, "--context: must not be empty");
     opt.comparison_url = args.get("comparison-url");
     opt.fail_on_inconclusive = args.has("fail-on-inconclusive");
     opt.fail_on_regression = !args.has("no-fail-on-regression");
     opt.report_path = report_path;
     opt.event_path = args.get("event");
     opt.event_name = args.get("event-name");
-    if (opt.event_name && opt.event_name->empty()) throw error("usage.bad_value", "--event-name: must not be empty");
+    if (opt.event_name && opt.event_name->empty())
+        throw error(errors::usage_bad_value, "--event-name: must not be empty");
     opt.comment_author = args.get("comment-author");
     if (opt.comment_author && opt.comment_author->empty()) {
-        throw error("usage.bad_value", "--comment-author: must not be empty");
+        throw error(errors::usage_bad_value, "--comment-author: must not be empty");
     }
     opt.artifact_name = args.get("artifact");
     if (opt.artifact_name && opt.artifact_name->empty())
-        throw error("usage.bad_value", "--artifact: must not be empty");
+        throw error(errors::usage_bad_value, "--artifact: must not be empty");
     opt.require_environment = true;
 
     const gate::report report = load_report(report_path);
@@ -110,11 +112,11 @@ int cmd_github(const argv_t& argv)
     if (auto expected = args.get("expect-head-sha")) {
         event_source source = event_source_for(github_env::from_environment(), opt);
         if (source.path.empty())
-            throw error("input.github_env", "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)");
+            throw error(errors::input_github_env, "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)");
         source.fallback_sha.clear(); // the event itself must name the commit
         const event_target t = read_event(source);
         if (t.head_sha != *expected) {
-            throw error("input.head_sha_mismatch",
+            throw error(errors::input_head_sha_mismatch,
                         fmt::format("{}: the {} event's head SHA '{}' is not the expected '{}': refusing to post a "
                                     "report for another commit",
                                     source.path, t.event_name, t.head_sha, *expected));

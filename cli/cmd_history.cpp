@@ -81,9 +81,9 @@ int cmd_history(const argv_t& argv)
     if (auto since = args->get("since")) {
         q.since = api::parse_timestamp(*since);
         if (!q.since) {
-            throw error("usage.bad_value", fmt::format("--since: expected unix seconds or an ISO 8601 UTC date "
-                                                       "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
-                                                       *since));
+            throw error(errors::usage_bad_value, fmt::format("--since: expected unix seconds or an ISO 8601 UTC date "
+                                                             "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
+                                                             *since));
         }
     }
     if (auto v = args->get_int("limit", 1, static_cast<long long>(api::max_history_limit))) {
@@ -97,7 +97,7 @@ int cmd_history(const argv_t& argv)
         store::store db(where.db);
         service::service service(db);
         if (!service.project_exists(q.project)) {
-            throw error("input.unknown_project", fmt::format("{}: no project '{}'", db.location(), q.project));
+            throw error(errors::input_unknown_project, fmt::format("{}: no project '{}'", db.location(), q.project));
         }
         points = service.history(q);
     }

@@ -47,7 +47,7 @@ int cmd_project(const argv_t& args)
     store::store db(db_path);
     service::service service(db);
     if (!service.project_exists(project)) {
-        throw error("input.unknown_project", fmt::format("{}: no project '{}'", db.location(), project));
+        throw error(errors::input_unknown_project, fmt::format("{}: no project '{}'", db.location(), project));
     }
     // A bad value of either stores neither: the URL is checked first, the
     // branch as it is set, before the URL is.

@@ -287,7 +287,7 @@ git_info resolve_run_git(const parsed_args& args, const target& where)
     // The server files every run under a commit and a branch (its history
     // queries are per branch): say so now rather than after measuring.
     if (where.server && (git.sha.empty() || git.branch.empty())) {
-        run_usage_error("usage.missing_option",
+        run_usage_error(errors::usage_missing_option,
                         fmt::format("--server needs the run's commit and branch ({}{}): run inside a git checkout or "
                                     "a GitHub Actions job, or pass --sha and --branch",
                                     git.sha.empty() ? "no commit found" : "commit " + git.sha,

@@ -63,7 +63,7 @@ const command_spec serve_command{
 std::pair<std::string, std::uint16_t> parse_listen(const std::string& s)
 {
     auto bad = [&]() -> error {
-        return error("usage.bad_value",
+        return error(errors::usage_bad_value,
                      fmt::format("--listen: expected HOST:PORT (e.g. 127.0.0.1:8080 or [::1]:0), got '{}'", s));
     };
     auto colon = s.rfind(':');
@@ -88,7 +88,7 @@ void require_writable_file(const std::string& path)
     if (path.empty() || path == ":memory:") return;
     if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
         const int e = errno;
-        throw error("store.read_only",
+        throw error(errors::store_read_only,
                     fmt::format("{}: the database file cannot be written ({}); perfgate serve stores runs in it", path,
                                 std::strerror(e)));
     }

@@ -37,7 +37,8 @@ int cmd_token(const argv_t& args)
     if (!parsed) return exit_pass;
     const auto& pos = parsed->positional();
     if (pos.size() != 1 || pos.front() != "create") {
-        throw error("usage.bad_subcommand", "perfgate token: expected 'perfgate token create --db PATH --project P'");
+        throw error(errors::usage_bad_subcommand,
+                    "perfgate token: expected 'perfgate token create --db PATH --project P'");
     }
     const std::string db_path = parsed->required("db");
     const std::string project = parsed->required("project");

@@ -60,7 +60,8 @@ int cmd_upload(const argv_t& argv)
     const auto args = parse_args(spec, argv);
     if (!args) return exit_pass;
     if (args->positional().size() != 1) {
-        throw error("usage.missing_argument", "perfgate upload: expected exactly one FILE (perf stat -x, output)");
+        throw error(errors::usage_missing_argument,
+                    "perfgate upload: expected exactly one FILE (perf stat -x, output)");
     }
     target where = target_from(*args, {});
     const std::string format = args->get_choice("format", {"text", "json"}).value_or("text");
@@ -73,7 +74,7 @@ int cmd_upload(const argv_t& argv)
     const runner::git_info git = runner::resolve_git_info(flags, runner::process_env(),
                                                           std::filesystem::current_path());
     if (git.sha.empty() || git.branch.empty()) {
-        throw error("usage.missing_option",
+        throw error(errors::usage_missing_option,
                     "perfgate upload: no git commit/branch found here; pass --git-sha and --branch");
     }
 

@@ -24,7 +24,7 @@ report_format parse_format(std::string_view s)
     if (s == "text") return report_format::text;
     if (s == "json") return report_format::json;
     if (s == "markdown" || s == "md") return report_format::markdown;
-    throw error("usage.bad_value", fmt::format("--format: expected text, json or markdown, got '{}'", s));
+    throw error(errors::usage_bad_value, fmt::format("--format: expected text, json or markdown, got '{}'", s));
 }
 
 std::string render(const gate::report& r, report_format format, const report::markdown_options& md)
@@ -49,7 +49,7 @@ void emit_report(const gate::report& r, report_format format, const std::optiona
     if (output_path) {
         std::ofstream out(*output_path, std::ios::binary | std::ios::trunc);
         if (!(out << plain) || !out.flush()) {
-            throw error("input.unwritable", fmt::format("{}: cannot write the report", *output_path));
+            throw error(errors::input_unwritable, fmt::format("{}: cannot write the report", *output_path));
         }
     }
 }
@@ -67,8 +67,8 @@ void finish_stdout()
     if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.good()) {
         const int err = errno;
         std::clearerr(stdout);
-        throw error("io.stdout", fmt::format("cannot write to standard output{}: the report is lost",
-                                             err ? fmt::format(" ({})", std::strerror(err)) : std::string()));
+        throw error(errors::io_stdout, fmt::format("cannot write to standard output{}: the report is lost",
+                                                   err ? fmt::format(" ({})", std::strerror(err)) : std::string()));
     }
 }
 

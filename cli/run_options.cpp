@@ -31,13 +31,14 @@ constexpr int default_repetitions = 10;
 // --top: a table of more rows than this is no summary any more.
 constexpr long long max_top_functions = 1000;
 
-[[noreturn]] void usage_error(std::string_view id, const std::string& message) { run_usage_error(id, message); }
+[[noreturn]] void usage_error(error_id id, const std::string& message) { run_usage_error(id, message); }
 
 std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
 {
     if (args.has("config")) return load_config(*args.get("config"));
     if (!args.has("baseline") || !args.has("candidate")) {
-        usage_error("usage.missing_option", "give --baseline CMD and --candidate CMD, or --config FILE (see --help)");
+        usage_error(errors::usage_missing_option,
+                    "give --baseline CMD and --candidate CMD, or --config FILE (see --help)");
     }
     benchmark_spec spec;
     spec.name = args.get("name").value_or("default");
@@ -47,13 +48,13 @@ std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
     } catch (const error& e) {
         std::string_view why = e.what();
         if (why.starts_with("field 'name': ")) why.remove_prefix(std::string_view("field 'name': ").size());
-        usage_error("usage.bad_value", fmt::format("--name: {}", why));
+        usage_error(errors::usage_bad_value, fmt::format("--name: {}", why));
     }
     auto command_of = [&](const char* option) {
         try {
             return runner::parse_command(*args.get(option));
         } catch (const error& e) {
-            usage_error(e.id(), fmt::format("--{}: {}", option, e.what()));
+            throw error(e.id(), fmt::format("perfgate run: --{}: {}", option, e.what()));
         }
     };
     spec.baseline = command_of("baseline");
@@ -67,7 +68,7 @@ measure_options options_from(const parsed_args& args)
     if (auto b = args.get("backend")) {
         auto parsed = parse_backend(*b);
         if (!parsed)
-            usage_error("usage.bad_value",
+            usage_error(errors::usage_bad_value,
                         fmt::format("--backend: expected perf, native, callgrind or rusage, got '{}'", *b));
         opt.which = *parsed;
     }
@@ -80,13 +81,13 @@ measure_options options_from(const parsed_args& args)
     opt.warmup = static_cast<int>(args.get_int("warmup", 0, 1000).value_or(deterministic ? 0 : 1));
     if (auto e = args.get("events")) {
         if (opt.which != backend::perf && opt.which != backend::native) {
-            usage_error("usage.conflict", "-e/--events applies to --backend perf and native only");
+            usage_error(errors::usage_conflict, "-e/--events applies to --backend perf and native only");
         }
         std::string_view rest = *e;
         while (!rest.empty()) {
             auto comma = rest.find(',');
             auto ev = rest.substr(0, comma);
-            if (ev.empty()) usage_error("usage.bad_value", fmt::format("-e '{}': empty event name", *e));
+            if (ev.empty()) usage_error(errors::usage_bad_value, fmt::format("-e '{}': empty event name", *e));
             opt.events.emplace_back(ev);
             if (comma == std::string_view::npos) break;
             rest.remove_prefix(comma + 1);
@@ -97,23 +98,24 @@ measure_options options_from(const parsed_args& args)
     if (auto o = args.get("order")) {
         auto parsed = parse_run_order(*o);
         if (!parsed)
-            usage_error("usage.bad_value", fmt::format("--order: expected alternate, random or blocked, got '{}'", *o));
+            usage_error(errors::usage_bad_value,
+                        fmt::format("--order: expected alternate, random or blocked, got '{}'", *o));
         opt.order = *parsed;
     }
     if (args.has("seed") && opt.order != run_order::random)
-        usage_error("usage.conflict", "--seed applies to --order random only");
+        usage_error(errors::usage_conflict, "--seed applies to --order random only");
     opt.seed = static_cast<std::uint64_t>(args.get_int("seed", 0, std::numeric_limits<long long>::max()).value_or(0));
     if (auto t = args.get_double("timeout")) {
         if (!(*t > 0) || *t > 86400 * 7)
-            usage_error("usage.bad_value", fmt::format("--timeout: expected seconds > 0, got {}", *t));
+            usage_error(errors::usage_bad_value, fmt::format("--timeout: expected seconds > 0, got {}", *t));
         opt.timeout = std::chrono::milliseconds(static_cast<long long>(*t * 1000.0));
     }
     opt.split_events = args.has("split-events");
     opt.cache_sim = args.has("cache-sim");
     if (opt.cache_sim && opt.which != backend::callgrind)
-        usage_error("usage.conflict", "--cache-sim needs --backend callgrind");
+        usage_error(errors::usage_conflict, "--cache-sim needs --backend callgrind");
     if (auto dir = args.get("artifacts")) {
-        if (dir->empty()) usage_error("usage.bad_value", "--artifacts: expected a directory");
+        if (dir->empty()) usage_error(errors::usage_bad_value, "--artifacts: expected a directory");
         opt.artifacts = *dir;
     }
     if (args.has("quiet")) {
@@ -134,20 +136,21 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
     const bool asked = args.has("budget") || args.has("max-repetitions") || args.has("min-repetitions");
     if (!asked && !(rules && rules->sequential)) return std::nullopt;
     if (args.has("repetitions")) {
-        usage_error("usage.conflict", "-r/--repetitions is a fixed count; --budget, --max-repetitions and "
-                                      "--min-repetitions (or the policy's \"sequential\") sample sequentially");
+        usage_error(errors::usage_conflict, "-r/--repetitions is a fixed count; --budget, --max-repetitions and "
+                                            "--min-repetitions (or the policy's \"sequential\") sample sequentially");
     }
     if (opt.which == backend::callgrind) {
-        usage_error("usage.conflict", "callgrind's counts are deterministic: one repetition decides; --budget and "
-                                      "--max-repetitions are for noisy backends (perf, native, rusage)");
+        usage_error(errors::usage_conflict,
+                    "callgrind's counts are deterministic: one repetition decides; --budget and "
+                    "--max-repetitions are for noisy backends (perf, native, rusage)");
     }
     gate::sequential_rule rule = rules && rules->sequential ? *rules->sequential : gate::sequential_rule{};
     const auto cap = static_cast<long long>(gate::max_sequential_repetitions);
     if (auto n = args.get_int("min-repetitions", 2, cap)) rule.min_repetitions = static_cast<std::size_t>(*n);
     if (auto n = args.get_int("max-repetitions", 2, cap)) rule.max_repetitions = static_cast<std::size_t>(*n);
     if (rule.max_repetitions < rule.min_repetitions) {
-        usage_error("usage.bad_value", fmt::format("--max-repetitions {} is below --min-repetitions {}",
-                                                   rule.max_repetitions, rule.min_repetitions));
+        usage_error(errors::usage_bad_value, fmt::format("--max-repetitions {} is below --min-repetitions {}",
+                                                         rule.max_repetitions, rule.min_repetitions));
     }
     // Reuse the policy's own checks (number of looks) on the result.
     try {
@@ -155,7 +158,7 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
         p.sequential = rule;
         (void)gate::parse_policy(gate::to_json(p), "--budget/--max-repetitions");
     } catch (const error& e) {
-        usage_error("usage.bad_value", e.what());
+        usage_error(errors::usage_bad_value, e.what());
     }
     return rule;
 }
@@ -163,15 +166,12 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
 
 } // namespace
 
-void run_usage_error(std::string_view id, const std::string& message)
-{
-    throw error(std::string(id), "perfgate run: " + message);
-}
+void run_usage_error(error_id id, const std::string& message) { throw error(id, "perfgate run: " + message); }
 
 run_settings parse_run_settings(const parsed_args& args)
 {
     if (!args.positional().empty()) {
-        usage_error("usage.unexpected_argument",
+        usage_error(errors::usage_unexpected_argument,
                     fmt::format("unexpected argument '{}' (quote commands; see --help)", args.positional().front()));
     }
     // Everything that can be a usage error is checked before measuring.
@@ -196,7 +196,7 @@ void setup_sequential(const parsed_args& args, run_settings& s)
     seq.max_repetitions = static_cast<int>(rule->max_repetitions);
     if (auto b = args.get_double("budget")) {
         if (!(*b > 0) || *b > 86400 * 7)
-            usage_error("usage.bad_value", fmt::format("--budget: expected seconds > 0, got {}", *b));
+            usage_error(errors::usage_bad_value, fmt::format("--budget: expected seconds > 0, got {}", *b));
         seq.budget = std::chrono::duration<double>(*b);
     }
     seq.decided = stop_rule(*s.rules, s.benchmarks);
@@ -234,16 +234,16 @@ std::optional<github::github_options> github_options_from(const parsed_args& arg
 {
     if (!args.has("github")) {
         if (args.has("comment") || args.has("context") || args.has("comment-author")) {
-            usage_error("usage.conflict", "--comment, --context and --comment-author apply to --github only");
+            usage_error(errors::usage_conflict, "--comment, --context and --comment-author apply to --github only");
         }
         return std::nullopt;
     }
     github::github_options github;
     github.comment = args.get("comment").value_or("always");
     if (!github::is_comment_mode(github.comment)) {
-        usage_error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or "
-                                                   "never, got '{}'",
-                                                   github.comment));
+        usage_error(errors::usage_bad_value, fmt::format("--comment: expected always, on-change, on-regression or "
+                                                         "never, got '{}'",
+                                                         github.comment));
     }
     github.context = args.get("context").value_or("perfgate");
     github.fail_on_inconclusive = args.has("fail-on-inconclusive");
@@ -266,7 +266,7 @@ std::optional<profile_options> profile_options_from(const parsed_args& args)
 {
     if (!args.has("profile")) {
         if (args.has("profile-executions") || args.has("profile-max-mb")) {
-            usage_error("usage.conflict", "--profile-executions and --profile-max-mb apply to --profile only");
+            usage_error(errors::usage_conflict, "--profile-executions and --profile-max-mb apply to --profile only");
         }
         return std::nullopt;
     }

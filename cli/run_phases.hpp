@@ -16,6 +16,7 @@
 #include "cli/output.hpp"
 #include "gate/policy.hpp"
 #include "github/github.hpp"
+#include "model/error_ids.hpp"
 #include "runner/attribution.hpp"
 #include "runner/git_info.hpp"
 #include "runner/measure.hpp"
@@ -24,7 +25,7 @@
 namespace perfgate::cli {
 
 // perfgate::error(id, "perfgate run: " + message).
-[[noreturn]] void run_usage_error(std::string_view id, const std::string& message);
+[[noreturn]] void run_usage_error(error_id id, const std::string& message);
 
 // What the command line asks of a run, before the sequential setup.
 struct run_settings {

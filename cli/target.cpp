@@ -23,11 +23,11 @@ target target_from(const parsed_args& args, const target_rules& rules)
     if (auto url = args.get("server")) {
         auto project = args.get("project");
         if (!project) {
-            throw error("usage.missing_option", fmt::format("perfgate {}: --server needs --project P", command));
+            throw error(errors::usage_missing_option, fmt::format("perfgate {}: --server needs --project P", command));
         }
         auto token = args.get("token");
         if (!token && rules.token_required) {
-            throw error("usage.missing_option",
+            throw error(errors::usage_missing_option,
                         fmt::format("perfgate {}: --server needs a token: --token T or PERFGATE_TOKEN "
                                     "(create one with `perfgate token create`)",
                                     command));
@@ -37,12 +37,14 @@ target target_from(const parsed_args& args, const target_rules& rules)
         return t;
     }
     if (!args.has("db") && rules.require_choice) {
-        throw error("usage.missing_option", fmt::format("perfgate {}: give --server URL or --db PATH", command));
+        throw error(errors::usage_missing_option, fmt::format("perfgate {}: give --server URL or --db PATH", command));
     }
     t.db = args.get("db").value_or(rules.default_db.string());
     if (auto project = args.get("project")) t.project = *project;
     else if (rules.default_local_project) t.project = *rules.default_local_project;
-    else throw error("usage.missing_option", fmt::format("perfgate {}: --project is required (see --help)", command));
+    else
+        throw error(errors::usage_missing_option,
+                    fmt::format("perfgate {}: --project is required (see --help)", command));
     return t;
 }
 

@@ -38,7 +38,7 @@ bool iequals(std::string_view a, std::string_view b)
 
 [[noreturn]] void bad_url(std::string_view url, std::string_view why)
 {
-    throw error("http.bad_url", fmt::format("bad URL '{}': {}", url, why));
+    throw error(errors::http_bad_url, fmt::format("bad URL '{}': {}", url, why));
 }
 
 // --- URLs: checked here, so a typo is a usage error naming the URL ---------
@@ -138,7 +138,7 @@ template <class F>
 void look_up(void* lib, F& fn, const char* name)
 {
     fn = reinterpret_cast<F>(::dlsym(lib, name));
-    if (!fn) throw error("http.unreachable", fmt::format("{} has no {}: {}", libcurl_soname, name, ::dlerror()));
+    if (!fn) throw error(errors::http_unreachable, fmt::format("{} has no {}: {}", libcurl_soname, name, ::dlerror()));
 }
 
 curl_api load_curl()
@@ -146,7 +146,7 @@ curl_api load_curl()
     // Never closed: libcurl's global state lives until exit.
     void* lib = ::dlopen(libcurl_soname, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        throw error("http.unreachable",
+        throw error(errors::http_unreachable,
                     fmt::format("cannot load {} for HTTP ({}); install it: apt-get install libcurl4", libcurl_soname,
                                 ::dlerror()));
     }
@@ -163,7 +163,7 @@ curl_api load_curl()
     look_up(lib, api.slist_free_all, "curl_slist_free_all");
     // curl_global_init is not thread-safe in older libcurl: once, before any handle.
     if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        throw error("http.unreachable", "libcurl failed to initialise (curl_global_init)");
+        throw error(errors::http_unreachable, "libcurl failed to initialise (curl_global_init)");
     }
     return api;
 }
@@ -189,7 +189,7 @@ CURL* thread_handle()
     thread_local easy_handle handle;
     if (!handle) {
         handle.reset(curl().easy_init());
-        if (!handle) throw error("http.unreachable", "libcurl could not create a handle (out of memory?)");
+        if (!handle) throw error(errors::http_unreachable, "libcurl could not create a handle (out of memory?)");
     }
     curl().easy_reset(handle.get()); // options only: the connection cache stays
     return handle.get();
@@ -236,7 +236,7 @@ template <class T>
 void set(CURL* h, CURLoption option, T value)
 {
     if (curl().easy_setopt(h, option, value) != CURLE_OK) {
-        throw error("http.unreachable", fmt::format("libcurl refused option {}", static_cast<int>(option)));
+        throw error(errors::http_unreachable, fmt::format("libcurl refused option {}", static_cast<int>(option)));
     }
 }
 
@@ -288,7 +288,7 @@ http_response http_send(const http_request& req)
 {
     const parsed_url url = parse_url(req.url);
     if (std::find(methods.begin(), methods.end(), req.method) == methods.end()) {
-        throw error("http.bad_method", fmt::format("unknown HTTP method '{}' for {}", req.method, req.url));
+        throw error(errors::http_bad_method, fmt::format("unknown HTTP method '{}' for {}", req.method, req.url));
     }
 
     CURL* h = thread_handle();
@@ -334,14 +334,15 @@ http_response http_send(const http_request& req)
     header_list headers;
     auto add = [&](const std::string& line) {
         curl_slist* next = curl().slist_append(headers.get(), line.c_str());
-        if (!next) throw error("http.unreachable", "libcurl: out of memory building headers");
+        if (!next) throw error(errors::http_unreachable, "libcurl: out of memory building headers");
         (void)headers.release();
         headers.reset(next);
     };
     add("Expect:"); // no 100-continue round trip: our bodies are small and the servers ours
     for (const auto& [name, value] : req.headers) {
         if (name.find_first_of(":\r\n") != std::string::npos || value.find_first_of("\r\n") != std::string::npos) {
-            throw error("http.bad_header", fmt::format("header '{}' for {}: no CR, LF or ':' in names", name, req.url));
+            throw error(errors::http_bad_header,
+                        fmt::format("header '{}' for {}: no CR, LF or ':' in names", name, req.url));
         }
         add(value.empty() ? name + ";" : name + ": " + value);
     }
@@ -351,11 +352,11 @@ http_response http_send(const http_request& req)
     set(h, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(nullptr));
     set(h, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
     if (t.too_large) {
-        throw error("http.bad_response",
+        throw error(errors::http_bad_response,
                     fmt::format("{} {}: response body over the {} MiB limit", req.method, req.url, body_limit >> 20));
     }
     if (rc != CURLE_OK) {
-        throw error("http.unreachable",
+        throw error(errors::http_unreachable,
                     fmt::format("{} {}: {}", req.method, req.url, describe_failure(rc, h, detail.data(), req)));
     }
     long status = 0;

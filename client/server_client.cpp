@@ -21,7 +21,8 @@ namespace {
 json parse_object(const std::string& body, const std::string& what)
 {
     json doc = json::parse(body, nullptr, false);
-    if (!doc.is_object()) throw error("server.bad_response", fmt::format("{}: the answer is not a JSON object", what));
+    if (!doc.is_object())
+        throw error(errors::server_bad_response, fmt::format("{}: the answer is not a JSON object", what));
     return doc;
 }
 
@@ -42,12 +43,12 @@ server_client::server_client(std::string base_url, std::string project, std::opt
     http_request probe;
     probe.url = base_;
     if (base_.find("://") == std::string::npos || base_.find_first_of("?#", base_.find("://")) != std::string::npos) {
-        throw error("http.bad_url", fmt::format("bad URL '{}': expected http://HOST[:PORT] or https://HOST[:PORT]"
-                                                "[/PREFIX]",
-                                                base_));
+        throw error(errors::http_bad_url, fmt::format("bad URL '{}': expected http://HOST[:PORT] or https://HOST[:PORT]"
+                                                      "[/PREFIX]",
+                                                      base_));
     }
     if (!base_.starts_with("http://") && !base_.starts_with("https://")) {
-        throw error("http.bad_url", fmt::format("bad URL '{}': only http and https", base_));
+        throw error(errors::http_bad_url, fmt::format("bad URL '{}': only http and https", base_));
     }
 }
 
@@ -74,14 +75,14 @@ std::string server_client::exchange(const std::string& method, const std::string
     else detail = res.body.substr(0, 200);
     const std::string message = fmt::format("{}: HTTP {}: {}", what, res.status, detail);
     if (res.status == 401 || res.status == 403) {
-        throw error("server.auth",
+        throw error(errors::server_auth,
                     message + (token_ ? " (check --token / PERFGATE_TOKEN: a token of this project, from "
                                         "`perfgate token create`)"
                                       : " (no token given: pass --token or set PERFGATE_TOKEN)"));
     }
-    if (res.status >= 400 && res.status < 500) throw error("server.rejected", message);
-    if (res.status >= 500) throw error("server.failed", message);
-    throw error("server.bad_response", message);
+    if (res.status >= 400 && res.status < 500) throw error(errors::server_rejected, message);
+    if (res.status >= 500) throw error(errors::server_failed, message);
+    throw error(errors::server_bad_response, message);
 }
 
 std::string upload_idempotency_key(std::string_view body)
@@ -137,7 +138,7 @@ gate::report server_client::compare(const api::run_pairs& pairs, const std::opti
     } catch (const error& e) {
         // "input.bad_report" would be exit 2, a user error; a server that
         // answers nonsense is an environment failure (exit 4).
-        throw error("server.bad_response",
+        throw error(errors::server_bad_response,
                     fmt::format("POST {}{}: the answer is not a perfgate report: {}", base_, path, e.what()));
     }
 }

@@ -29,14 +29,14 @@ constexpr std::size_t max_overrides = 1000;
 void check_override_count(const json& obj, std::string_view source, const std::string& path)
 {
     if (obj.is_object() && obj.size() > max_overrides) {
-        throw error("policy.too_large",
+        throw error(errors::policy_too_large,
                     fmt::format("{}: {}: {} entries; at most {} per map", source, path, obj.size(), max_overrides));
     }
 }
 
 [[noreturn]] void bad_value(std::string_view source, std::string_view path, std::string_view expected)
 {
-    throw error("policy.bad_value", fmt::format("{}: {}: expected {}", source, path, expected));
+    throw error(errors::policy_bad_value, fmt::format("{}: {}: expected {}", source, path, expected));
 }
 
 double get_number(const json& v, std::string_view source, const std::string& path, double lo, double hi)
@@ -69,7 +69,7 @@ const json& as_object(const json& v, std::string_view source, const std::string&
 
 [[noreturn]] void unknown_key(std::string_view source, const std::string& path, std::string_view allowed)
 {
-    throw error("policy.unknown_key", fmt::format("{}: unknown key '{}' (allowed: {})", source, path, allowed));
+    throw error(errors::policy_unknown_key, fmt::format("{}: unknown key '{}' (allowed: {})", source, path, allowed));
 }
 
 // Shared by counter-level settings at the top level and per benchmark.
@@ -240,7 +240,7 @@ policy load_policy(const std::filesystem::path& path)
         const std::string text = ss.str();
         std::size_t line = 1;
         for (std::size_t i = 0; i < text.size() && i < e.byte; ++i) line += text[i] == '\n';
-        throw error("policy.bad_json", fmt::format("{}:{}: not valid JSON: {}", path.string(), line, e.what()));
+        throw error(errors::policy_bad_json, fmt::format("{}:{}: not valid JSON: {}", path.string(), line, e.what()));
     }
     return parse_policy(doc, path.string());
 }

@@ -176,7 +176,8 @@ json parse_success(const http_response& res, const std::string& what, std::strin
     if (res.body.empty()) return nullptr;
     json j = json::parse(res.body, nullptr, false);
     if (j.is_discarded()) {
-        throw error("github.bad_response", fmt::format("{}: HTTP {} with a body that is not JSON", what, res.status));
+        throw error(errors::github_bad_response,
+                    fmt::format("{}: HTTP {} with a body that is not JSON", what, res.status));
     }
     return j;
 }
@@ -204,7 +205,7 @@ milliseconds rate_limit_wait(const http_response& res, const std::string& messag
         reason = "a secondary rate limit waits";
     }
     if (budget.waited + wait > retry.max_wait) {
-        throw error("github.rate_limited",
+        throw error(errors::github_rate_limited,
                     fmt::format("{}: rate limited (HTTP {}); {} {} s, more than the {} s left of the {} s "
                                 "perfgate waits: {}",
                                 budget.what, res.status, reason, std::chrono::ceil<seconds>(wait).count(),
@@ -212,8 +213,8 @@ milliseconds rate_limit_wait(const http_response& res, const std::string& messag
                                 std::chrono::floor<seconds>(retry.max_wait).count(), message));
     }
     if (attempt >= retry.max_attempts) {
-        throw error("github.rate_limited", fmt::format("{}: rate limited (HTTP {}) after {} attempts: {}", budget.what,
-                                                       res.status, attempt, message));
+        throw error(errors::github_rate_limited, fmt::format("{}: rate limited (HTTP {}) after {} attempts: {}",
+                                                             budget.what, res.status, attempt, message));
     }
     return wait;
 }
@@ -224,10 +225,10 @@ milliseconds rate_limit_wait(const http_response& res, const std::string& messag
 {
     if ((res.status == 403 || res.status == 404) &&
         message.find("Resource not accessible by integration") != std::string::npos) {
-        throw error("github.forbidden", fmt::format("{}: HTTP {} \"Resource not accessible by integration\": {}", what,
-                                                    res.status, permission_hint(permission)));
+        throw error(errors::github_forbidden, fmt::format("{}: HTTP {} \"Resource not accessible by integration\": {}",
+                                                          what, res.status, permission_hint(permission)));
     }
-    throw error("github.http", fmt::format("{}: HTTP {}: {}", what, res.status, message));
+    throw error(errors::github_http, fmt::format("{}: HTTP {}: {}", what, res.status, message));
 }
 
 constexpr std::string_view not_replayed = "not sent again: it may have taken effect";
@@ -262,8 +263,8 @@ json github_api::call(std::string_view method, const std::string& path_or_url, c
         } catch (const error& e) {
             if (e.id() != "http.unreachable") throw;
             if (mode == replay::forbidden)
-                throw error("github.unreachable", fmt::format("{} ({})", e.what(), not_replayed));
-            if (last) throw error("github.unreachable", fmt::format("{} (after {} attempts)", e.what(), attempt));
+                throw error(errors::github_unreachable, fmt::format("{} ({})", e.what(), not_replayed));
+            if (last) throw error(errors::github_unreachable, fmt::format("{} (after {} attempts)", e.what(), attempt));
             budget.pause(backoff);
             continue;
         }
@@ -272,11 +273,11 @@ json github_api::call(std::string_view method, const std::string& path_or_url, c
         const std::string message = github_message(res.body);
         if (res.status >= 500) {
             if (mode == replay::forbidden) {
-                throw error("github.server_error",
+                throw error(errors::github_server_error,
                             fmt::format("{}: HTTP {} ({}): {}", what, res.status, not_replayed, message));
             }
             if (last) {
-                throw error("github.server_error",
+                throw error(errors::github_server_error,
                             fmt::format("{}: HTTP {} after {} attempts: {}", what, res.status, attempt, message));
             }
             budget.pause(backoff);

@@ -52,7 +52,7 @@ void read_pull_request(const json& payload, const event_source& src, event_targe
     const json& pr = object_at(payload, "pull_request");
     t.pr_number = int_at(pr, "number");
     if (!t.pr_number) {
-        throw error("input.github_event",
+        throw error(errors::input_github_event,
                     fmt::format("{}: a {} event without pull_request.number", src.path, t.event_name));
     }
     t.head_sha = string_at(object_at(pr, "head"), "sha");
@@ -66,7 +66,7 @@ void read_pull_request(const json& payload, const event_source& src, event_targe
 void read_workflow_run(const json& payload, const event_source& src, event_target& t)
 {
     if (!payload.contains("workflow_run") || !payload["workflow_run"].is_object()) {
-        throw error("input.github_event", fmt::format("{}: a workflow_run event without workflow_run", src.path));
+        throw error(errors::input_github_event, fmt::format("{}: a workflow_run event without workflow_run", src.path));
     }
     const json& run = payload["workflow_run"];
     t.head_sha = string_at(run, "head_sha");
@@ -140,11 +140,11 @@ event_target read_event(const event_source& src)
 {
     const model::event_file file = model::read_event_file(src.path);
     if (file.state == model::event_file::outcome::unreadable) {
-        throw error("input.github_event", fmt::format("{}: cannot read the GitHub event payload", src.path));
+        throw error(errors::input_github_event, fmt::format("{}: cannot read the GitHub event payload", src.path));
     }
     const json& payload = file.payload;
     if (file.state == model::event_file::outcome::not_json || !payload.is_object()) {
-        throw error("input.github_event", fmt::format("{}: the event payload is not a JSON object", src.path));
+        throw error(errors::input_github_event, fmt::format("{}: the event payload is not a JSON object", src.path));
     }
 
     event_target t;

@@ -133,9 +133,10 @@ public:
     github_result run()
     {
         if (!is_comment_mode(opt_.comment)) {
-            throw error("usage.bad_value", fmt::format("--comment: expected always, on-change, on-regression or never, "
-                                                       "got '{}'",
-                                                       opt_.comment));
+            throw error(errors::usage_bad_value,
+                        fmt::format("--comment: expected always, on-change, on-regression or never, "
+                                    "got '{}'",
+                                    opt_.comment));
         }
         // Local files first: whatever happens on the network, the verdict,
         // the summary and the outputs are already there.
@@ -154,7 +155,7 @@ public:
             std::string msg = fmt::format("{} not set: cannot post the PR comment and commit status (run inside "
                                           "GitHub Actions and pass the token through env: GITHUB_TOKEN)",
                                           fmt::join(missing, ", "));
-            if (opt_.require_environment) throw error("input.github_env", msg);
+            if (opt_.require_environment) throw error(errors::input_github_env, msg);
             warn(msg);
             return std::move(result_);
         }
@@ -226,17 +227,18 @@ private:
         if (env_.step_summary.empty()) return;
         std::ofstream out(env_.step_summary, std::ios::app);
         if (!out)
-            throw error("io.write",
+            throw error(errors::io_write,
                         fmt::format("{}: cannot open GITHUB_STEP_SUMMARY for appending", env_.step_summary));
         out << render({}, summary_limit) << "\n";
-        if (!out.flush()) throw error("io.write", fmt::format("{}: write failed", env_.step_summary));
+        if (!out.flush()) throw error(errors::io_write, fmt::format("{}: write failed", env_.step_summary));
     }
 
     void write_outputs()
     {
         if (env_.output.empty()) return;
         std::ofstream out(env_.output, std::ios::app);
-        if (!out) throw error("io.write", fmt::format("{}: cannot open GITHUB_OUTPUT for appending", env_.output));
+        if (!out)
+            throw error(errors::io_write, fmt::format("{}: cannot open GITHUB_OUTPUT for appending", env_.output));
         // name<<DELIMITER ... DELIMITER, multi-line safe as long as the
         // delimiter is not in the value (docs.github.com, "Multiline strings").
         std::random_device rd;
@@ -250,7 +252,7 @@ private:
         write("report-path", opt_.report_path);
         write("comparison-url", opt_.comparison_url.value_or(""));
         write("exit-code", std::to_string(exit_code_));
-        if (!out.flush()) throw error("io.write", fmt::format("{}: write failed", env_.output));
+        if (!out.flush()) throw error(errors::io_write, fmt::format("{}: write failed", env_.output));
     }
 
     void annotate()
@@ -301,7 +303,7 @@ private:
         if (env_.token.starts_with(installation_token_prefix)) return std::string(actions_bot_login);
         json me = api_->call("GET", "/user");
         if (!me.is_object() || !me.contains("login") || !me["login"].is_string()) {
-            throw error("github.bad_response",
+            throw error(errors::github_bad_response,
                         "GET /user: no login in the answer: cannot tell our comments from others'");
         }
         return me["login"].get<std::string>();
@@ -324,7 +326,8 @@ private:
         for (int page = 0; page < 1000 && !url.empty(); ++page) {
             std::string next;
             json list = api_->call("GET", url, nullptr, &next, "pull-requests: write");
-            if (!list.is_array()) throw error("github.bad_response", fmt::format("GET {}: expected a JSON array", url));
+            if (!list.is_array())
+                throw error(errors::github_bad_response, fmt::format("GET {}: expected a JSON array", url));
             for (const auto& c : list) {
                 if (is_ours(c, marker)) {
                     if (auto id = int_at(c, "id")) return id;

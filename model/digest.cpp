@@ -24,7 +24,7 @@ std::string sha256_hex(std::string_view data)
     std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
     unsigned int len = 0;
     if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) {
-        throw error("crypto.failed", "SHA-256 failed (OpenSSL EVP_Digest)");
+        throw error(errors::crypto_failed, "SHA-256 failed (OpenSSL EVP_Digest)");
     }
     return to_hex(md.data(), len);
 }

@@ -107,7 +107,7 @@ public:
 private:
     [[noreturn]] void fail(const std::string& what) const
     {
-        throw error("profile.bad_callgrind", fmt::format("{}:{}: {}", source_, line_no_, what));
+        throw error(errors::profile_bad_callgrind, fmt::format("{}:{}: {}", source_, line_no_, what));
     }
 
     void line(std::string_view l);
@@ -382,7 +382,8 @@ callgrind_profile callgrind_parser::parse(std::string_view text)
     if (pending_call_) fail("the file ends after calls= without its cost line");
     if (out_.events.empty()) {
         line_no_ = 0;
-        throw error("profile.bad_callgrind", fmt::format("{}: not a callgrind output file (no events: line)", source_));
+        throw error(errors::profile_bad_callgrind,
+                    fmt::format("{}: not a callgrind output file (no events: line)", source_));
     }
 
     const auto n = out_.events.size();
@@ -439,7 +440,7 @@ callgrind_profile read_callgrind(const std::filesystem::path& path, const callgr
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(path, ec);
     if (!ec && bytes > limits.max_file_bytes) {
-        throw error("profile.too_large",
+        throw error(errors::profile_too_large,
                     fmt::format("{}: {} bytes, more than the limit of {} bytes (callgrind_limits::max_file_bytes)",
                                 path.string(), bytes, limits.max_file_bytes));
     }

@@ -15,7 +15,7 @@ cost_by_name exclusive_costs(const callgrind_profile& p, std::string_view event)
 {
     auto i = p.event_index(event);
     if (!i)
-        throw error("profile.unknown_event",
+        throw error(errors::profile_unknown_event,
                     fmt::format("the profile has no event '{}' (it has: {})", event, fmt::join(p.events, " ")));
     cost_by_name out;
     for (const auto& f : p.functions) {

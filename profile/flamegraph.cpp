@@ -185,7 +185,7 @@ flame_layout layout_flame_graph(const folded_stacks& before, const folded_stacks
     for (const auto& [stack, n] : after.stacks) add_stack(root, stack, n, true);
     for (const auto& [stack, n] : before.stacks) add_stack(root, stack, n, false);
     if (root.after == 0)
-        throw error("profile.no_samples", "the candidate's profile has no samples: no flame graph to draw");
+        throw error(errors::profile_no_samples, "the candidate's profile has no samples: no flame graph to draw");
 
     flame_layout out;
     out.total_after = root.after;

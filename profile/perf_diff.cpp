@@ -33,7 +33,7 @@ side_counts count_side(const std::vector<folded_stacks>& executions, const char*
         for (const auto& [name, n] : out.executions.back()) out.pooled[name] += n;
     }
     if (out.total == 0) {
-        throw error("profile.no_samples",
+        throw error(errors::profile_no_samples,
                     fmt::format("the {} side's profile has no samples ({} execution(s) recorded): the program ran "
                                 "too briefly for the sampling rate, or perf recorded nothing",
                                 side, executions.size()));

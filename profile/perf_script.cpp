@@ -59,7 +59,7 @@ public:
 private:
     [[noreturn]] void fail(const std::string& what) const
     {
-        throw error("profile.bad_perf_script", fmt::format("{}:{}: {}", source_, line_no_, what));
+        throw error(errors::profile_bad_perf_script, fmt::format("{}:{}: {}", source_, line_no_, what));
     }
 
     void line(std::string_view l)
@@ -184,7 +184,7 @@ folded_stacks read_perf_script(const std::filesystem::path& path, const perf_scr
 {
     const auto source = name.empty() ? path.string() : std::string(name);
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw error("profile.unreadable", fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    if (!in) throw error(errors::profile_unreadable, fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
     perf_script_folder folder(source, options);
     // Whole lines of each chunk go to the folder; a line cut by the chunk's
     // end waits in `pending` for the rest.
@@ -211,7 +211,8 @@ folded_stacks read_perf_script(const std::filesystem::path& path, const perf_scr
             text.remove_prefix(nl + 1);
         }
     }
-    if (in.bad()) throw error("profile.unreadable", fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
+    if (in.bad())
+        throw error(errors::profile_unreadable, fmt::format("{}: cannot read: {}", source, std::strerror(errno)));
     if (!pending.empty()) folder.feed(pending);
     return folder.finish();
 }

@@ -84,7 +84,8 @@ std::optional<std::vector<open_alert>> open_alerts_from_json(const json& jc)
         a.id = ja.at("id").get<std::int64_t>();
         const auto state = ja.at("status").get<std::string>();
         const auto parsed = model::parse_alert_status(state);
-        if (!parsed) throw error("input.bad_report", fmt::format("report JSON: unknown alert status '{}'", state));
+        if (!parsed)
+            throw error(errors::input_bad_report, fmt::format("report JSON: unknown alert status '{}'", state));
         a.state = *parsed;
         a.delta_pct = opt_num(ja, "delta_pct");
         a.run_id = ja.value("run_id", std::int64_t{0});
@@ -114,7 +115,7 @@ E parse_enum(const std::string& s, const E (&all)[N], const char* field)
     for (E e : all) {
         if (to_string(e) == s) return e;
     }
-    throw error("input.bad_report", fmt::format("report JSON: unknown {} '{}'", field, s));
+    throw error(errors::input_bad_report, fmt::format("report JSON: unknown {} '{}'", field, s));
 }
 
 constexpr status all_status[] = {status::unsupported, status::insufficient, status::regression,
@@ -175,7 +176,7 @@ function_change change_from_json(const json& j)
     c.share = j.value("share", 0.0);
     if (auto it = j.find("interval"); it != j.end() && !it->is_null()) {
         if (!it->is_array() || it->size() != 2) {
-            throw error("input.bad_report", "report JSON: attribution row 'interval' is not [lo, hi]");
+            throw error(errors::input_bad_report, "report JSON: attribution row 'interval' is not [lo, hi]");
         }
         c.interval = std::pair{(*it)[0].get<double>(), (*it)[1].get<double>()};
     }
@@ -228,7 +229,7 @@ json to_json(const attribution& a)
 attribution attribution_from_json(const json& j)
 {
     try {
-        if (!j.is_object()) throw error("input.bad_report", "report JSON: 'attribution' is not an object");
+        if (!j.is_object()) throw error(errors::input_bad_report, "report JSON: 'attribution' is not an object");
         attribution a;
         if (auto it = j.find("callgrind"); it != j.end() && !it->is_null()) {
             callgrind_attribution cg;
@@ -257,7 +258,7 @@ attribution attribution_from_json(const json& j)
         }
         return a;
     } catch (const json::exception& e) {
-        throw error("input.bad_report", fmt::format("report JSON: attribution: {}", e.what()));
+        throw error(errors::input_bad_report, fmt::format("report JSON: attribution: {}", e.what()));
     }
 }
 
@@ -366,7 +367,7 @@ gate::report report_from_json(const json& j)
 {
     try {
         if (j.value("schema", std::string()) != "perfgate.report/v1") {
-            throw error("input.bad_report", "report JSON: schema is not \"perfgate.report/v1\"");
+            throw error(errors::input_bad_report, "report JSON: schema is not \"perfgate.report/v1\"");
         }
         gate::report r;
         r.result = parse_enum(j.at("verdict").get<std::string>(), all_verdicts, "verdict");
@@ -391,7 +392,7 @@ gate::report report_from_json(const json& j)
         }
         return r;
     } catch (const json::exception& e) {
-        throw error("input.bad_report", fmt::format("report JSON: {}", e.what()));
+        throw error(errors::input_bad_report, fmt::format("report JSON: {}", e.what()));
     }
 }
 

@@ -24,7 +24,7 @@ void add_profile(side_profile& side, std::map<std::string, std::uint64_t, std::l
 {
     const auto event = p.event_index(cost_event);
     if (!event) {
-        throw error("profile.unknown_event",
+        throw error(errors::profile_unknown_event,
                     fmt::format("the profile has no event '{}' (it has: {})", cost_event, fmt::join(p.events, " ")));
     }
     for (const auto& f : p.functions) {
@@ -115,7 +115,7 @@ void write_json(const std::filesystem::path& path, const nlohmann::json& j)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << j.dump(2) << "\n";
-    if (!out.flush()) throw error("io.write", fmt::format("{}: cannot write", path.string()));
+    if (!out.flush()) throw error(errors::io_write, fmt::format("{}: cannot write", path.string()));
 }
 
 } // namespace
@@ -131,7 +131,7 @@ bool unnamed_function(std::string_view name)
 side_profile read_side(const std::vector<std::filesystem::path>& files, const profile::callgrind_limits& limits)
 {
     if (files.empty()) {
-        throw error("attribution.no_profile", "callgrind left no profile to attribute (see the warnings above)");
+        throw error(errors::attribution_no_profile, "callgrind left no profile to attribute (see the warnings above)");
     }
     side_profile side;
     std::map<std::string, std::uint64_t, std::less<>> file_cost;
@@ -145,8 +145,8 @@ gate::attribution callgrind_attribution(const std::vector<std::filesystem::path>
                                         const attribution_options& opt)
 {
     gate::attribution out;
-    auto fail = [&](std::string id, std::string message) {
-        out.errors.push_back({std::string(source_callgrind), std::move(id), std::move(message)});
+    auto fail = [&](std::string_view id, std::string message) {
+        out.errors.push_back({std::string(source_callgrind), std::string(id), std::move(message)});
         return out;
     };
     side_profile before, after;
@@ -156,10 +156,11 @@ gate::attribution callgrind_attribution(const std::vector<std::filesystem::path>
     } catch (const error& e) {
         return fail(e.id(), e.what());
     } catch (const std::exception& e) { // bad_alloc, filesystem errors
-        return fail("attribution.failed", e.what());
+        return fail(errors::attribution_failed.view(), e.what());
     }
     for (const auto& [which, side] : {std::pair{"baseline", &before}, std::pair{"candidate", &after}}) {
-        if (auto why = stripped_message(which, *side); !why.empty()) return fail("attribution.stripped", why);
+        if (auto why = stripped_message(which, *side); !why.empty())
+            return fail(errors::attribution_stripped.view(), why);
     }
     out.callgrind = to_report(profile::diff_costs(before.costs, after.costs, opt.top), before, after);
     return out;

@@ -92,18 +92,18 @@ process_result backend_base::start(const spawn_options& so, const where& at) con
         return run_process(so, opt_.timeout);
     } catch (const error& e) {
         if (e.id() != "process.exec_failed") throw;
-        throw error("measure.failed", fmt::format("{}: {}", at.text(), e.what()));
+        throw error(errors::measure_failed, fmt::format("{}: {}", at.text(), e.what()));
     }
 }
 
 void backend_base::fail(const where& at, const command& cmd, const process_result& proc, const exit_status& st) const
 {
     if (st.timed_out) {
-        throw error("measure.timeout",
+        throw error(errors::measure_timeout,
                     fmt::format("{}: '{}' did not finish within --timeout {:g} s and was killed{}", at.text(), cmd.text,
                                 proc.timeout ? proc.timeout->count() / 1000.0 : 0.0, stderr_excerpt(proc.stderr_tail)));
     }
-    throw error("measure.failed",
+    throw error(errors::measure_failed,
                 fmt::format("{}: '{}' {}{}", at.text(), cmd.text, st.describe(), stderr_excerpt(proc.stderr_tail)));
 }
 

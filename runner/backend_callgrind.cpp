@@ -25,7 +25,7 @@ public:
         : backend_base(opt, scratch), warnings_(warnings)
     {
         if (!executable(opt_.valgrind)) {
-            throw error("measure.valgrind_unavailable",
+            throw error(errors::measure_valgrind_unavailable,
                         fmt::format("--backend callgrind needs valgrind, and '{}' is not in PATH: install it "
                                     "(apt-get install valgrind) or use --backend perf|rusage",
                                     opt_.valgrind));
@@ -54,8 +54,8 @@ public:
         if (!opt_.keep_profiles.empty() && !at.warmup) keep_profiles(out_dir, at.which);
         std::filesystem::remove_all(out_dir);
         if (!totals.contains("Ir")) {
-            throw error("measure.failed", fmt::format("{}: callgrind wrote no instruction count for '{}'{}", at.text(),
-                                                      cmd.text, stderr_excerpt(ex.proc.stderr_tail)));
+            throw error(errors::measure_failed, fmt::format("{}: callgrind wrote no instruction count for '{}'{}",
+                                                            at.text(), cmd.text, stderr_excerpt(ex.proc.stderr_tail)));
         }
         // Ir = instructions executed (valgrind manual, cg_annotate "I refs").
         ex.counters.push_back({"instructions", "", totals["Ir"], 100.0});

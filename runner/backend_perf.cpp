@@ -83,14 +83,15 @@ public:
         try {
             cap = capture::parse_perf_stat(read_output(out_file), out_file.filename().string());
         } catch (const error& e) {
-            throw error("measure.perf_unavailable",
+            throw error(errors::measure_perf_unavailable,
                         fmt::format("{}: perf stat's output could not be read: {}", at.text(), e.what()));
         }
         std::filesystem::remove(out_file);
         std::filesystem::remove(status_file);
         if (cap.runs.size() != 1) {
-            throw error("measure.perf_unavailable", fmt::format("{}: expected one run in perf stat's output, found {}",
-                                                                at.text(), cap.runs.size()));
+            throw error(errors::measure_perf_unavailable,
+                        fmt::format("{}: expected one run in perf stat's output, found {}", at.text(),
+                                    cap.runs.size()));
         }
         for (std::size_t e = 0; e < cap.events.size(); ++e) {
             const auto& r = cap.runs[0][e];
@@ -103,7 +104,7 @@ private:
     void resolve_perf()
     {
         if (!executable(opt_.perf)) {
-            throw error("measure.perf_unavailable",
+            throw error(errors::measure_perf_unavailable,
                         fmt::format("perf ('{}') is not installed or not in PATH. Install it (Debian: apt-get install "
                                     "linux-perf; Ubuntu: apt-get install linux-tools-$(uname -r)), or measure "
                                     "without it: --backend callgrind (deterministic instruction counts) or "
@@ -123,7 +124,7 @@ private:
                 return;
             }
         }
-        throw error("measure.helper_missing",
+        throw error(errors::measure_helper_missing,
                     fmt::format("perfgate-exec (the workload wrapper that reports the benchmark's exit status to "
                                 "perfgate) was not found{}; install it next to the perfgate executable or in PATH",
                                 opt_.exec_helper.empty() ? "" : " at " + opt_.exec_helper.string()));
@@ -156,7 +157,7 @@ private:
         int value = 0;
         if (!(status_text >> kind >> value)) perf_failed(at, events, ex.proc);
         if (kind == "exec") {
-            throw error("measure.failed",
+            throw error(errors::measure_failed,
                         fmt::format("{}: cannot execute '{}': {}{}", at.text(), cmd.text,
                                     std::system_category().message(value), stderr_excerpt(ex.proc.stderr_tail)));
         }
@@ -181,17 +182,18 @@ private:
     {
         const auto& tail = proc.stderr_tail;
         if (contains(tail, "perf_event_paranoid") || contains(tail, "Access to performance monitoring")) {
-            throw error("measure.perf_unavailable",
+            throw error(errors::measure_perf_unavailable,
                         fmt::format("{}: perf refused to count (kernel.perf_event_paranoid). {}{}", at.text(),
                                     perf_paranoid_fix, stderr_excerpt(tail)));
         }
         if (contains(tail, "event syntax error") || contains(tail, "Cannot find PMU") ||
             (proc.status.exited && proc.status.code == 129)) {
-            throw error("usage.bad_event", fmt::format("perf stat rejected the event list '{}'{}", join(events, ","),
-                                                       stderr_excerpt(tail)));
+            throw error(errors::usage_bad_event, fmt::format("perf stat rejected the event list '{}'{}",
+                                                             join(events, ","), stderr_excerpt(tail)));
         }
-        throw error("measure.perf_unavailable", fmt::format("{}: perf stat failed ({}) before the benchmark ran{}",
-                                                            at.text(), proc.status.describe(), stderr_excerpt(tail)));
+        throw error(errors::measure_perf_unavailable,
+                    fmt::format("{}: perf stat failed ({}) before the benchmark ran{}", at.text(),
+                                proc.status.describe(), stderr_excerpt(tail)));
     }
 
     std::filesystem::path helper_; // perfgate-exec

@@ -167,10 +167,10 @@ command_result run_command(const std::vector<std::string>& argv)
     try {
         r = run_process(opt, probe_timeout);
     } catch (const perfgate::error& e) {
-        throw error("env.perf_unavailable", e.what());
+        throw error(errors::env_perf_unavailable, e.what());
     }
     if (r.status.timed_out) {
-        throw error("env.perf_timeout",
+        throw error(errors::env_perf_timeout,
                     fmt::format("'{}' did not finish within {} ms", argv[0], probe_timeout.count()));
     }
     command_result out;
@@ -182,7 +182,7 @@ command_result run_command(const std::vector<std::string>& argv)
     // 255 for an unrunnable workload).
     if (out.status == 127) {
         auto detail = trim(out.output);
-        throw error("env.perf_unavailable",
+        throw error(errors::env_perf_unavailable,
                     fmt::format("cannot execute '{}' (exit status 127{}{})", argv[0], detail.empty() ? "" : ": ",
                                 detail.substr(0, detail.find('\n'))));
     }
@@ -269,7 +269,7 @@ std::string_view to_string(check_state state) noexcept
 std::vector<int> parse_cpu_list(std::string_view text)
 {
     auto bad = [&](std::string_view why) {
-        return error("usage.bad_cpus", fmt::format("bad CPU list '{}': {}", text, why));
+        return error(errors::usage_bad_cpus, fmt::format("bad CPU list '{}': {}", text, why));
     };
     auto number = [&](std::string_view s) {
         auto t = trim(s);

@@ -53,7 +53,7 @@ std::string printable(std::string_view text)
 
 [[noreturn]] void bad_command(std::string_view text, std::string_view why)
 {
-    throw error("input.bad_command", fmt::format("command '{}': {}", printable(text), why));
+    throw error(errors::input_bad_command, fmt::format("command '{}': {}", printable(text), why));
 }
 
 // execve takes C strings: a NUL would silently cut the argument short. Other
@@ -149,7 +149,7 @@ public:
 
     [[nodiscard]] error bad(const std::string& where, std::string_view what) const
     {
-        return error("input.bad_config", fmt::format("{}: {}: {}", source_, where, what));
+        return error(errors::input_bad_config, fmt::format("{}: {}: {}", source_, where, what));
     }
 
     // The list: the document itself, or its only key "benchmarks".
@@ -295,7 +295,7 @@ std::vector<benchmark_spec> load_config(const std::filesystem::path& path)
     try {
         doc = nlohmann::json::parse(text.str());
     } catch (const nlohmann::json::parse_error& e) {
-        throw error("input.bad_config", fmt::format("{}: invalid JSON: {}", path.string(), e.what()));
+        throw error(errors::input_bad_config, fmt::format("{}: invalid JSON: {}", path.string(), e.what()));
     }
     auto base = path.parent_path();
     return parse_config(doc, path.string(), base.empty() ? std::filesystem::path(".") : base);

@@ -45,10 +45,11 @@ pull_request_sides read_pull_request(const std::string& path)
 {
     const model::event_file file = model::read_event_file(path);
     if (file.state == model::event_file::outcome::unreadable) {
-        throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): cannot read the event file", path));
+        throw error(errors::input_bad_event, fmt::format("{} (GITHUB_EVENT_PATH): cannot read the event file", path));
     }
     if (file.state == model::event_file::outcome::not_json) {
-        throw error("input.bad_event", fmt::format("{} (GITHUB_EVENT_PATH): invalid JSON: {}", path, file.parse_error));
+        throw error(errors::input_bad_event,
+                    fmt::format("{} (GITHUB_EVENT_PATH): invalid JSON: {}", path, file.parse_error));
     }
     const nlohmann::json& doc = file.payload;
     pull_request_sides ev;

@@ -276,7 +276,7 @@ private:
             return std::find(unsupported.begin(), unsupported.end(), e) != unsupported.end();
         });
         if (events_.empty()) {
-            throw error("measure.perf_unavailable",
+            throw error(errors::measure_perf_unavailable,
                         "perf counts none of the default events here; use --backend rusage or callgrind");
         }
         groups_ = {events_};
@@ -395,10 +395,10 @@ std::vector<slot> make_schedule(int repetitions, int warmup, run_order order, st
 std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& benchmarks, const measure_options& opt,
                                            std::ostream& progress)
 {
-    if (opt.repetitions < 1) throw error("usage.bad_value", "repetitions must be at least 1");
+    if (opt.repetitions < 1) throw error(errors::usage_bad_value, "repetitions must be at least 1");
     if (const auto& seq = opt.sequential) {
         if (seq->min_repetitions < 2 || seq->block < 1 || seq->max_repetitions < seq->min_repetitions) {
-            throw error("usage.bad_value",
+            throw error(errors::usage_bad_value,
                         fmt::format("sequential sampling needs 2 <= min repetitions <= max repetitions and a block "
                                     ">= 1, got {}, {} and {}",
                                     seq->min_repetitions, seq->max_repetitions, seq->block));
@@ -503,7 +503,7 @@ public:
         // sum of the cost lines; prefer summary, as callgrind_annotate does.
         const auto& values = !summary_.empty() ? summary_ : totals_;
         if (events_.empty() || values.empty()) {
-            throw error("measure.failed",
+            throw error(errors::measure_failed,
                         fmt::format("{}: not a callgrind output file (no events:/summary: line)", source));
         }
         std::vector<std::pair<std::string, double>> out;

@@ -73,9 +73,9 @@ std::string errno_message(int err) { return std::system_category().message(err);
 void apply_modifiers(native_event& e, std::string_view full, std::string_view mods)
 {
     if (mods.empty() || mods.find_first_not_of("ukh") != std::string_view::npos) {
-        throw error("usage.bad_event", fmt::format("event '{}': unsupported modifier ':{}' (the native backend "
-                                                   "takes u, k and h)",
-                                                   full, mods));
+        throw error(errors::usage_bad_event, fmt::format("event '{}': unsupported modifier ':{}' (the native backend "
+                                                         "takes u, k and h)",
+                                                         full, mods));
     }
     e.exclude_user = mods.find('u') == std::string_view::npos;
     e.exclude_kernel = mods.find('k') == std::string_view::npos;
@@ -88,9 +88,10 @@ native_event resolve_with_libpfm(std::string_view name)
     // initialization is thread-safe).
     static const int init = pfm_initialize();
     if (init != PFM_SUCCESS) {
-        throw error("usage.bad_event", fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 "
-                                                   "could not start: {}",
-                                                   name, pfm_strerror(init)));
+        throw error(errors::usage_bad_event,
+                    fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 "
+                                "could not start: {}",
+                                name, pfm_strerror(init)));
     }
     const std::string text(name);
     perf_event_attr attr{};
@@ -100,7 +101,7 @@ native_event resolve_with_libpfm(std::string_view name)
     // Kernel and user mode, as perf counts an event without modifiers.
     const int rc = pfm_get_os_event_encoding(text.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
     if (rc != PFM_SUCCESS) {
-        throw error("usage.bad_event",
+        throw error(errors::usage_bad_event,
                     fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 does not know it "
                                 "for this machine's PMUs ({})",
                                 name, pfm_strerror(rc)));
@@ -173,11 +174,11 @@ unique_fd open_counter(native_event& e)
     const int err = errno;
     if (not_supported(err)) return {};
     if (err == EACCES || err == EPERM) {
-        throw error("measure.perf_unavailable",
+        throw error(errors::measure_perf_unavailable,
                     fmt::format("perf_event_open refused to count {} (kernel.perf_event_paranoid = {}): {}. {}", e.name,
                                 paranoid_value(), errno_message(err), perf_paranoid_fix));
     }
-    throw error("measure.perf_unavailable",
+    throw error(errors::measure_perf_unavailable,
                 fmt::format("perf_event_open failed for {}: {}", e.name, errno_message(err)));
 }
 
@@ -234,7 +235,7 @@ std::vector<native_reading> native_counters::read(const process_result& proc) co
             // read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING: value, enabled, running.
             std::array<std::uint64_t, 3> raw{};
             if (::read(fds_[i].get(), raw.data(), sizeof raw) != static_cast<ssize_t>(sizeof raw)) {
-                throw error("measure.perf_unavailable",
+                throw error(errors::measure_perf_unavailable,
                             fmt::format("cannot read the counter of {}: {}", e.name, errno_message(errno)));
             }
             const auto [value, enabled, running] = raw;

@@ -60,7 +60,7 @@ std::pair<unique_fd, unique_fd> make_pipe()
 {
     std::array<int, 2> fds{};
     if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
-        throw error("process.spawn_failed", fmt::format("pipe2: {}", errno_text(errno)));
+        throw error(errors::process_spawn_failed, fmt::format("pipe2: {}", errno_text(errno)));
     }
     return {unique_fd(fds[0]), unique_fd(fds[1])};
 }
@@ -78,10 +78,10 @@ struct exec_plan {
 exec_plan make_plan(const spawn_options& opt)
 {
     if (opt.argv.empty() || opt.argv[0].empty()) {
-        throw error("process.exec_failed", "empty command");
+        throw error(errors::process_exec_failed, "empty command");
     }
     if (opt.capture_stdout && opt.stdout_file) {
-        throw error("process.spawn_failed", "spawn_options: capture_stdout and stdout_file exclude each other");
+        throw error(errors::process_spawn_failed, "spawn_options: capture_stdout and stdout_file exclude each other");
     }
     exec_plan plan;
 
@@ -106,7 +106,8 @@ exec_plan make_plan(const spawn_options& opt)
     }
     auto exe = find_executable(opt.argv[0], path_var);
     if (!exe) {
-        throw error("process.exec_failed", fmt::format("cannot execute '{}': command not found in PATH", opt.argv[0]));
+        throw error(errors::process_exec_failed,
+                    fmt::format("cannot execute '{}': command not found in PATH", opt.argv[0]));
     }
     plan.path = *exe;
 
@@ -119,7 +120,7 @@ exec_plan make_plan(const spawn_options& opt)
         CPU_ZERO(&plan.cpus);
         for (int c : opt.cpus) {
             if (c < 0 || c >= CPU_SETSIZE) {
-                throw error("usage.bad_cpus", fmt::format("CPU {} is out of range", c));
+                throw error(errors::usage_bad_cpus, fmt::format("CPU {} is out of range", c));
             }
             CPU_SET(c, &plan.cpus);
         }
@@ -265,7 +266,7 @@ temp_dir::temp_dir(std::string_view prefix)
     const char* base = std::getenv("TMPDIR");
     std::string pattern = fmt::format("{}/{}-XXXXXX", base && *base ? base : "/tmp", prefix);
     if (::mkdtemp(pattern.data()) == nullptr) {
-        throw error("process.io",
+        throw error(errors::process_io,
                     fmt::format("cannot create a temporary directory {}: {}", pattern, errno_text(errno)));
     }
     path_ = pattern;
@@ -357,7 +358,7 @@ child_process child_process::spawn(const spawn_options& opt)
     exec_plan plan = make_plan(opt);
 
     unique_fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!devnull) throw error("process.spawn_failed", fmt::format("open /dev/null: {}", errno_text(errno)));
+    if (!devnull) throw error(errors::process_spawn_failed, fmt::format("open /dev/null: {}", errno_text(errno)));
     auto [err_r, err_w] = make_pipe();
     auto [report_r, report_w] = make_pipe();
     unique_fd out_r, out_w;
@@ -366,7 +367,7 @@ child_process child_process::spawn(const spawn_options& opt)
         // The child's copy (dup2 onto 1) loses O_CLOEXEC; ours closes below.
         out_w.reset(::open(opt.stdout_file->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
         if (!out_w) {
-            throw error("process.spawn_failed",
+            throw error(errors::process_spawn_failed,
                         fmt::format("cannot create {}: {}", opt.stdout_file->string(), errno_text(errno)));
         }
     }
@@ -375,7 +376,7 @@ child_process child_process::spawn(const spawn_options& opt)
     child.started_ = std::chrono::steady_clock::now();
     pid_t pid = spawn_vforked(plan, opt, devnull.get(), out_w ? out_w.get() : devnull.get(), err_w.get(),
                               report_w.get());
-    if (pid < 0) throw error("process.spawn_failed", fmt::format("vfork: {}", errno_text(errno)));
+    if (pid < 0) throw error(errors::process_spawn_failed, fmt::format("vfork: {}", errno_text(errno)));
     child.pid_ = pid;
     // Also from the parent, so kill(-pid) works even before the child ran
     // (the usual race-free idiom); EACCES after the child's exec is harmless.
@@ -392,10 +393,10 @@ child_process child_process::spawn(const spawn_options& opt)
     if (n == static_cast<ssize_t>(sizeof failure)) {
         // The child has already _exit()ed; the destructor reaps it.
         if (failure.stage == child_stage::chdir) {
-            throw error("process.exec_failed", fmt::format("cannot run '{}' in '{}': {}", opt.argv[0],
-                                                           opt.cwd->string(), errno_text(failure.err)));
+            throw error(errors::process_exec_failed, fmt::format("cannot run '{}' in '{}': {}", opt.argv[0],
+                                                                 opt.cwd->string(), errno_text(failure.err)));
         }
-        throw error("process.exec_failed",
+        throw error(errors::process_exec_failed,
                     fmt::format("cannot {} '{}': {}", stage_text(failure.stage), opt.argv[0], errno_text(failure.err)));
     }
 
@@ -476,7 +477,7 @@ bool poll_once(child_pipes& pipes, const unique_fd& pidfd, std::optional<wait_cl
 
     const int wait_ms = poll_timeout_ms(static_cast<bool>(pidfd), deadline);
     int rc = nfds > 0 ? ::poll(fds.data(), nfds, wait_ms) : (::usleep(1000), 0);
-    if (rc < 0 && errno != EINTR) throw error("process.io", fmt::format("poll: {}", errno_text(errno)));
+    if (rc < 0 && errno != EINTR) throw error(errors::process_io, fmt::format("poll: {}", errno_text(errno)));
 
     if (rc > 0 && err_idx >= 0 && fds[err_idx].revents) {
         std::string err_chunk;

@@ -104,7 +104,7 @@ void write_artifact(const std::filesystem::path& path, const std::string& bytes)
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
-    if (!out) throw error("profile.artifacts", fmt::format("cannot write {}", path.string()));
+    if (!out) throw error(errors::profile_artifacts, fmt::format("cannot write {}", path.string()));
 }
 
 // Where a profiled execution sits, for messages.
@@ -176,7 +176,7 @@ private:
             return run_process(so, measured_.timeout);
         } catch (const error& e) {
             if (e.id() != "process.exec_failed") throw;
-            throw error("profile.perf_unavailable",
+            throw error(errors::profile_perf_unavailable,
                         fmt::format("{}: {}. perf is needed for --profile: install it (Debian: apt-get install "
                                     "linux-perf; Ubuntu: linux-tools-$(uname -r))",
                                     at.text(), e.what()));
@@ -198,11 +198,11 @@ private:
         const auto proc = run_perf(spawn_for(std::move(argv)), at);
         const auto& tail = proc.stderr_tail;
         if (proc.status.timed_out) {
-            throw error("profile.timeout",
+            throw error(errors::profile_timeout,
                         fmt::format("{}: '{}' did not finish within --timeout under perf record", at.text(), cmd.text));
         }
         if (stderr_mentions(tail, "perf_event_paranoid") || stderr_mentions(tail, "Access to performance monitoring")) {
-            throw error("profile.perf_refused",
+            throw error(errors::profile_perf_refused,
                         fmt::format("{}: perf record was refused by the kernel (kernel.perf_event_paranoid = {}): no "
                                     "profile. {}",
                                     at.text(), paranoid_setting(), perf_paranoid_fix));
@@ -210,8 +210,9 @@ private:
         if (!proc.status.success()) {
             // perf record exits with the workload's status, or with its own
             // when it could not record: the stderr tells which.
-            throw error("profile.record_failed", fmt::format("{}: perf record -g -e {} -- '{}' {}{}", at.text(), event_,
-                                                             cmd.text, proc.status.describe(), profile_stderr(tail)));
+            throw error(errors::profile_record_failed,
+                        fmt::format("{}: perf record -g -e {} -- '{}' {}{}", at.text(), event_, cmd.text,
+                                    proc.status.describe(), profile_stderr(tail)));
         }
         // --max-size stops the recording there ("perf size limit reached";
         // the file ends just below the limit): the rest of the execution is
@@ -231,8 +232,9 @@ private:
         const auto proc = run_perf(so, at);
         if (!proc.status.exited && proc.status.signal == SIGXFSZ) too_large(at, "perf script's output");
         if (!proc.status.success()) {
-            throw error("profile.script_failed", fmt::format("{}: perf script {}{}", at.text(), proc.status.describe(),
-                                                             profile_stderr(proc.stderr_tail)));
+            throw error(errors::profile_script_failed,
+                        fmt::format("{}: perf script {}{}", at.text(), proc.status.describe(),
+                                    profile_stderr(proc.stderr_tail)));
         }
         if (file_size_or_zero(script) > opt_.max_script_bytes) too_large(at, "perf script's output");
     }
@@ -240,7 +242,7 @@ private:
     [[noreturn]] void too_large(const profile_where& at, std::string_view what) const
     {
         throw error(
-            "profile.too_large",
+            errors::profile_too_large,
             fmt::format("{}: {} exceeds the limit of {} (--profile-max-mb): no profile. Profile fewer or shorter "
                         "executions (--profile-executions, a smaller workload) or raise the limit",
                         at.text(), what, size_text(opt_.max_script_bytes)));
@@ -328,7 +330,7 @@ std::string write_flame_graph(const benchmark_spec& spec, const profile_options&
     const auto dir = artifact_dir(o.artifacts, spec.name);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) throw error("profile.artifacts", fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+    if (ec) throw error(errors::profile_artifacts, fmt::format("cannot create {}: {}", dir.string(), ec.message()));
     write_artifact(dir / "flame.svg", svg);
     write_artifact(dir / "baseline.folded", profile::format_folded(before));
     write_artifact(dir / "candidate.folded", profile::format_folded(after));

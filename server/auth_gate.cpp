@@ -41,7 +41,7 @@ std::optional<response> too_large_flame_graph(const request& header)
         return std::nullopt;
     }
     return error_response(
-        "artifact.too_large",
+        errors::artifact_too_large,
         fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)", n,
                     service::service::max_flame_graph_bytes, service::service::max_flame_graph_bytes >> 20),
         header.version(), header.keep_alive());
@@ -87,7 +87,7 @@ std::optional<response> refuse_before_body(const request& header, context& ctx, 
             const auto text = sv(length->value());
             const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
             if (ec != std::errc{} || end != text.data() + text.size() || n > pages::max_form_bytes) {
-                return error_response("http.body_too_large",
+                return error_response(errors::http_body_too_large,
                                       fmt::format("a dashboard form takes at most {} bytes", pages::max_form_bytes),
                                       header.version(), header.keep_alive());
             }
@@ -100,7 +100,8 @@ std::optional<response> refuse_before_body(const request& header, context& ctx, 
     try {
         const auto project = project_of(sv(header.target()));
         if (!project) { // unreachable: the router has no route for such a path either
-            return error_response("http.not_found", "no route for this path", header.version(), header.keep_alive());
+            return error_response(errors::http_not_found, "no route for this path", header.version(),
+                                  header.keep_alive());
         }
         authorize(header, ctx, *project);
         if (token_checked) *token_checked = true;

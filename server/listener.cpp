@@ -53,8 +53,9 @@ listener::listener(net::io_context& ioc, const tcp::endpoint& endpoint, const se
     // Startup, not async code: failing here is fatal, so an exception that
     // names the address is the clearest report.
     auto fail = [&](beast::error_code ec, const char* what) {
-        throw error("server.listen", fmt::format("cannot listen on {}:{}: {} failed: {}",
-                                                 endpoint.address().to_string(), endpoint.port(), what, ec.message()));
+        throw error(errors::server_listen,
+                    fmt::format("cannot listen on {}:{}: {} failed: {}", endpoint.address().to_string(),
+                                endpoint.port(), what, ec.message()));
     };
     beast::error_code ec;
     acceptor_.open(endpoint.protocol(), ec);
@@ -66,7 +67,7 @@ listener::listener(net::io_context& ioc, const tcp::endpoint& endpoint, const se
     acceptor_.listen(net::socket_base::max_listen_connections, ec);
     if (ec) fail(ec, "listen");
 
-    response busy = error_response("http.over_capacity",
+    response busy = error_response(errors::http_over_capacity,
                                    fmt::format("the server is at its limit of {} connections, all busy; retry later "
                                                "(--max-connections)",
                                                max_connections_),

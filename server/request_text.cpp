@@ -62,14 +62,14 @@ std::string_view bearer_token(const request& req)
 {
     const std::string_view header = sv(req[boost::beast::http::field::authorization]);
     if (header.empty()) {
-        throw error("auth.missing_token", "missing 'Authorization: Bearer <token>' header "
-                                          "(create a token with `perfgate token create`)");
+        throw error(errors::auth_missing_token, "missing 'Authorization: Bearer <token>' header "
+                                                "(create a token with `perfgate token create`)");
     }
     constexpr std::string_view scheme = "bearer ";
     if (header.size() <= scheme.size() || !std::equal(scheme.begin(), scheme.end(), header.begin(), [](char a, char b) {
             return a == std::tolower(static_cast<unsigned char>(b));
         })) {
-        throw error("auth.bad_token", "Authorization header: expected 'Bearer <token>'");
+        throw error(errors::auth_bad_token, "Authorization header: expected 'Bearer <token>'");
     }
     std::string_view token = header.substr(scheme.size());
     while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
@@ -92,7 +92,7 @@ query_params::query_params(std::string_view query)
         auto key = percent_decode(raw_key, true);
         auto value = percent_decode(raw_value, true);
         if (!key || !value) {
-            throw error("http.bad_param",
+            throw error(errors::http_bad_param,
                         fmt::format("query string: bad percent-encoding in '{}'", pair.substr(0, 64)));
         }
         values_[*key] = std::move(*value);
@@ -109,7 +109,7 @@ std::optional<std::string> query_params::get(std::string_view key) const
 std::string query_params::required(std::string_view key) const
 {
     auto v = get(key);
-    if (!v || v->empty()) throw error("http.missing_param", fmt::format("query parameter '{}' is required", key));
+    if (!v || v->empty()) throw error(errors::http_missing_param, fmt::format("query parameter '{}' is required", key));
     return *v;
 }
 
@@ -119,7 +119,7 @@ void query_params::only(std::initializer_list<std::string_view> known) const
         if (std::find(known.begin(), known.end(), key) != known.end()) continue;
         constexpr std::size_t max_shown = 64;
         const std::string shown = key.size() > max_shown ? key.substr(0, max_shown) + "..." : key;
-        throw error("http.bad_param",
+        throw error(errors::http_bad_param,
                     known.size() == 0
                         ? fmt::format("unknown query parameter '{}' (this request takes none)", shown)
                         : fmt::format("unknown query parameter '{}' (known: {})", shown, fmt::join(known, ", ")));

@@ -193,9 +193,10 @@ std::optional<std::int64_t> parse_int(std::string_view s)
 std::int64_t parse_since(std::string_view s)
 {
     if (auto t = api::parse_timestamp(s)) return *t;
-    throw error("http.bad_param", fmt::format("query parameter 'since': expected unix seconds or an ISO 8601 UTC date "
-                                              "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
-                                              s.substr(0, 64)));
+    throw error(errors::http_bad_param,
+                fmt::format("query parameter 'since': expected unix seconds or an ISO 8601 UTC date "
+                            "(2026-11-22 or 2026-11-22T02:11:05Z), got '{}'",
+                            s.substr(0, 64)));
 }
 
 // ---------------------------------------------------------------------------
@@ -256,7 +257,7 @@ model::ingest_request ingest_from_csv(const request& req, const query_params& q,
     if (auto v = q.get("backend")) in.backend = *v;
     if (auto v = q.get("pr")) {
         auto pr = parse_int(*v);
-        if (!pr || *pr <= 0) throw error("ingest.bad_field", "query parameter 'pr' must be a positive integer");
+        if (!pr || *pr <= 0) throw error(errors::ingest_bad_field, "query parameter 'pr' must be a positive integer");
         in.pr = *pr;
     }
     if (auto v = q.get("testbed")) in.testbed.name = *v;
@@ -266,7 +267,7 @@ model::ingest_request ingest_from_csv(const request& req, const query_params& q,
     if (auto v = q.get("testbed_cores")) {
         auto cores = parse_int(*v);
         if (!cores || *cores < 0 || *cores > 1 << 20) {
-            throw error("ingest.bad_field", "query parameter 'testbed_cores' must be a non-negative integer");
+            throw error(errors::ingest_bad_field, "query parameter 'testbed_cores' must be a non-negative integer");
         }
         in.testbed.cores = static_cast<int>(*cores);
     }
@@ -287,7 +288,7 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
         in.source = "request body: perf_csv";
     } else if (type == "text/csv") in = ingest_from_csv(req, q, m.project);
     else {
-        throw error("http.unsupported_media_type",
+        throw error(errors::http_unsupported_media_type,
                     fmt::format("Content-Type '{}' not supported here; send application/json or text/csv",
                                 type.substr(0, 64)));
     }
@@ -296,7 +297,7 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     // of an upload gets the first attempt's run (service::ingest).
     std::optional<std::string> key;
     if (req.count("Idempotency-Key") > 1) {
-        throw error("ingest.bad_idempotency_key", "Idempotency-Key: the header appears more than once");
+        throw error(errors::ingest_bad_idempotency_key, "Idempotency-Key: the header appears more than once");
     }
     if (auto it = req.find("Idempotency-Key"); it != req.end()) key = std::string(sv(it->value()));
     const model::ingest_result r = ctx.service.ingest(in, key);
@@ -325,7 +326,7 @@ std::optional<response> guarded(const request& req, F&& f)
     } catch (const json::exception& e) {
         // nlohmann errors escaping a handler are bad input the handler did not
         // anticipate (e.g. a policy value of the wrong type).
-        return fail("http.bad_json", fmt::format("request body: {}", api::json_error_text(e.what())));
+        return fail(errors::http_bad_json.view(), fmt::format("request body: {}", api::json_error_text(e.what())));
     } catch (const std::exception& e) {
         return fail("internal", e.what());
     }
@@ -349,7 +350,7 @@ std::optional<response> post_compare(const request& req, context& ctx, const rou
     q.only({});
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
-        throw error("http.unsupported_media_type",
+        throw error(errors::http_unsupported_media_type,
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const json doc = api::parse_request_body(req.body());
@@ -380,7 +381,7 @@ std::int64_t comparison_id_of(const route_match& m)
 {
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
-        throw error("http.bad_param",
+        throw error(errors::http_bad_param,
                     fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
     }
     return *id;
@@ -395,7 +396,7 @@ response put_flame_graph(const request& req, context& ctx, const route_match& m,
     const auto id = comparison_id_of(m);
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "image/svg+xml") {
-        throw error("http.unsupported_media_type",
+        throw error(errors::http_unsupported_media_type,
                     fmt::format("Content-Type '{}' not supported here; send image/svg+xml", type.substr(0, 64)));
     }
     const std::string benchmark = q.required("benchmark");
@@ -419,7 +420,7 @@ response get_flame_graph(const request& req, context& ctx, const route_match& m,
     const std::string benchmark = q.required("benchmark");
     auto svg = ctx.service.flame_graph(m.project, id, benchmark);
     if (!svg) {
-        throw error("artifact.not_found",
+        throw error(errors::artifact_not_found,
                     fmt::format("comparison {} of project '{}' has no flame graph of benchmark '{}'", id, m.project,
                                 benchmark));
     }
@@ -433,12 +434,12 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     q.only({"format"});
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
-        throw error("http.bad_param",
+        throw error(errors::http_bad_param,
                     fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
     }
     auto rep = ctx.service.load_comparison(m.project, *id);
     if (!rep) {
-        throw error("comparison.not_found", fmt::format("no comparison {} in project '{}'", *id, m.project));
+        throw error(errors::comparison_not_found, fmt::format("no comparison {} in project '{}'", *id, m.project));
     }
     rep->comparison_id = *id;
     const std::string format = q.get("format").value_or("json");
@@ -457,8 +458,9 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     if (format == "text") {
         return make_response(http::status::ok, report::render_text(*rep, false), "text/plain; charset=utf-8", req);
     }
-    throw error("http.bad_param", fmt::format("query parameter 'format': expected json, markdown or text, got '{}'",
-                                              format.substr(0, 64)));
+    throw error(errors::http_bad_param,
+                fmt::format("query parameter 'format': expected json, markdown or text, got '{}'",
+                            format.substr(0, 64)));
 }
 
 response get_comparisons(const request& req, context& ctx, const route_match& m, const query_params& q)
@@ -468,7 +470,7 @@ response get_comparisons(const request& req, context& ctx, const route_match& m,
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
         if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > service::max_comparison_limit) {
-            throw error("http.bad_param",
+            throw error(errors::http_bad_param,
                         fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
                                     service::max_comparison_limit, v->substr(0, 64)));
         }
@@ -493,7 +495,7 @@ response get_history(const request& req, context& ctx, const route_match& m, con
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
         if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > api::max_history_limit) {
-            throw error("http.bad_param",
+            throw error(errors::http_bad_param,
                         fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
                                     api::max_history_limit, v->substr(0, 64)));
         }
@@ -501,7 +503,7 @@ response get_history(const request& req, context& ctx, const route_match& m, con
     }
     const std::string format = q.get("format").value_or("json");
     if (format != "json" && format != "csv") {
-        throw error("http.bad_param",
+        throw error(errors::http_bad_param,
                     fmt::format("query parameter 'format': expected json or csv, got '{}'", format.substr(0, 64)));
     }
     auto points = ctx.service.history(hq);
@@ -524,7 +526,8 @@ std::int64_t alert_id(const route_match& m)
 {
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
-        throw error("http.bad_param", fmt::format("alert id must be a positive integer, got '{}'", m.id.substr(0, 64)));
+        throw error(errors::http_bad_param,
+                    fmt::format("alert id must be a positive integer, got '{}'", m.id.substr(0, 64)));
     }
     return *id;
 }
@@ -537,8 +540,8 @@ response get_alerts(const request& req, context& ctx, const route_match& m, cons
     if (auto v = q.get("status")) {
         aq.status = model::parse_alert_status(*v);
         if (!aq.status) {
-            throw error("http.bad_param", fmt::format("query parameter 'status': expected {}, got '{}'",
-                                                      model::alert_status_names(), v->substr(0, 64)));
+            throw error(errors::http_bad_param, fmt::format("query parameter 'status': expected {}, got '{}'",
+                                                            model::alert_status_names(), v->substr(0, 64)));
         }
     }
     if (auto v = q.get("benchmark")) aq.benchmark = *v;
@@ -547,7 +550,7 @@ response get_alerts(const request& req, context& ctx, const route_match& m, cons
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
         if (!n || *n < 1 || static_cast<std::uint64_t>(*n) > service::max_alert_limit) {
-            throw error("http.bad_param",
+            throw error(errors::http_bad_param,
                         fmt::format("query parameter 'limit': expected an integer in [1, {}], got '{}'",
                                     service::max_alert_limit, v->substr(0, 64)));
         }
@@ -567,7 +570,7 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
     q.only({});
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
-        throw error("http.unsupported_media_type",
+        throw error(errors::http_unsupported_media_type,
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const auto id = alert_id(m);
@@ -596,16 +599,16 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     if (m.target == endpoint::none || (m.target == endpoint::bench_constant && !ctx.bench_routes)) {
         auto [path, query] = split_target(sv(req.target()));
         if (path.size() > 1 && path.ends_with('/')) {
-            throw error("http.not_found",
+            throw error(errors::http_not_found,
                         fmt::format("no route for '{}' (paths take no trailing slash)", path.substr(0, 128)));
         }
-        throw error("http.not_found", fmt::format("no route for '{}'", path.substr(0, 128)));
+        throw error(errors::http_not_found, fmt::format("no route for '{}'", path.substr(0, 128)));
     }
     if (req.method() != m.method && req.method() != m.also) {
         const std::string allowed = m.also ? fmt::format("{}, {}", sv(http::to_string(m.method)),
                                                          sv(http::to_string(*m.also)))
                                            : std::string(sv(http::to_string(m.method)));
-        response res = error_response("http.method_not_allowed",
+        response res = error_response(errors::http_method_not_allowed,
                                       fmt::format("{} is not allowed on {}; use {}", sv(req.method_string()),
                                                   m.label.substr(m.label.find(' ') + 1), allowed),
                                       req.version(), req.keep_alive());

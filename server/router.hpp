@@ -36,6 +36,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/error_ids.hpp"
+
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -107,5 +109,9 @@ unsigned status_for(std::string_view error_id);
 // gives R: their messages name the database file and quote SQLite. The full
 // message goes to stderr (the server log) with R, one line.
 response error_response(std::string_view id, std::string_view message, unsigned version = 11, bool keep_alive = true);
+inline response error_response(error_id id, std::string_view message, unsigned version = 11, bool keep_alive = true)
+{
+    return error_response(id.view(), message, version, keep_alive);
+}
 
 } // namespace perfgate::server

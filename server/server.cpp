@@ -88,7 +88,7 @@ struct server::impl {
         beast::error_code ec;
         auto address = net::ip::make_address(opt.host, ec);
         if (ec) {
-            throw error("usage.bad_value",
+            throw error(errors::usage_bad_value,
                         fmt::format("--listen: '{}' is not an IP address (use 127.0.0.1, 0.0.0.0 or ::1)", opt.host));
         }
         if (opt.max_connections == 0) {

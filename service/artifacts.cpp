@@ -32,19 +32,19 @@ bool valid_utf8(std::string_view s)
 void check_svg(std::string_view svg)
 {
     if (svg.size() > service::max_flame_graph_bytes) {
-        throw error("artifact.too_large",
+        throw error(errors::artifact_too_large,
                     fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)",
                                 svg.size(), service::max_flame_graph_bytes, service::max_flame_graph_bytes >> 20));
     }
-    if (!valid_utf8(svg)) throw error("artifact.bad_svg", "the flame graph is not UTF-8 text");
+    if (!valid_utf8(svg)) throw error(errors::artifact_bad_svg, "the flame graph is not UTF-8 text");
     const auto start = svg.find_first_not_of(" \t\r\n");
     const auto head = start == std::string_view::npos ? std::string_view{} : svg.substr(start);
     if (!head.starts_with("<svg") && !head.starts_with("<?xml")) {
-        throw error("artifact.bad_svg",
+        throw error(errors::artifact_bad_svg,
                     "the flame graph is not an SVG document (it does not start with <svg or <?xml)");
     }
     if (svg.find("<svg") == std::string_view::npos)
-        throw error("artifact.bad_svg", "the flame graph has no <svg element");
+        throw error(errors::artifact_bad_svg, "the flame graph has no <svg element");
 }
 
 } // namespace
@@ -58,7 +58,8 @@ void service::store_flame_graph(const std::string& project, std::int64_t compari
         db_.put_flame_graph(project, comparison_id, benchmark, svg);
     } catch (const error& e) {
         if (e.id() != "store.not_found") throw;
-        throw error("comparison.not_found", fmt::format("no comparison {} in project '{}'", comparison_id, project));
+        throw error(errors::comparison_not_found,
+                    fmt::format("no comparison {} in project '{}'", comparison_id, project));
     }
 }
 

@@ -66,7 +66,7 @@ public:
         ++runs_;
         for (const auto& c : run.counters) samples_ += c.samples.size();
         if (samples_ > max_compare_samples) {
-            throw error("compare.too_large",
+            throw error(errors::compare_too_large,
                         fmt::format("the runs of this gate hold more than {} samples ({} in the first {} of its {} "
                                     "runs); at most {} samples per compare: compare fewer pairs per request",
                                     max_compare_samples, samples_, runs_, 2 * pairs_, max_compare_samples));
@@ -82,7 +82,7 @@ public:
         for (const auto& x : c.counters) names.insert(x.counter);
         counters_ += names.size();
         if (counters_ > max_compare_counters) {
-            throw error("compare.too_large",
+            throw error(errors::compare_too_large,
                         fmt::format("this gate compares more than {} counters ({} in the first {} of its {} pairs); "
                                     "at most {} counters per compare: compare fewer pairs per request",
                                     max_compare_counters, counters_, paired_, pairs_, max_compare_counters));
@@ -167,23 +167,25 @@ compare_inputs service::load_pairs(const std::string& project,
     for (const auto& [b_id, c_id] : pairs) {
         const auto b_loaded = load_for_compare(project, b_id);
         if (!b_loaded) {
-            throw error("compare.not_found", fmt::format("baseline run {} not found in project '{}'", b_id, project));
+            throw error(errors::compare_not_found,
+                        fmt::format("baseline run {} not found in project '{}'", b_id, project));
         }
         const model::run_record* b = &b_loaded->run;
         budget.loaded(*b);
         const auto c_loaded = load_for_compare(project, c_id);
         if (!c_loaded) {
-            throw error("compare.not_found", fmt::format("candidate run {} not found in project '{}'", c_id, project));
+            throw error(errors::compare_not_found,
+                        fmt::format("candidate run {} not found in project '{}'", c_id, project));
         }
         const model::run_record* c = &c_loaded->run;
         budget.loaded(*c);
         budget.paired(*b, *c);
         if (b->benchmark != c->benchmark) {
-            throw error("compare.mismatch", fmt::format("run {} is benchmark '{}' but run {} is '{}'", b_id,
-                                                        b->benchmark, c_id, c->benchmark));
+            throw error(errors::compare_mismatch, fmt::format("run {} is benchmark '{}' but run {} is '{}'", b_id,
+                                                              b->benchmark, c_id, c->benchmark));
         }
         if (!names.insert(b->benchmark).second) {
-            throw error("compare.mismatch", fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
+            throw error(errors::compare_mismatch, fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
         }
         in.runs_of[b->benchmark] = {b_id, c_id};
         in.base.benchmarks.push_back(b_loaded->samples);
@@ -200,7 +202,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
     const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
     const gate::policy& rules) const
 {
-    if (pairs.empty()) throw error("compare.bad_request", "no (baseline_run, candidate_run) pair given");
+    if (pairs.empty()) throw error(errors::compare_bad_request, "no (baseline_run, candidate_run) pair given");
     // Idempotence: a comparison is a pure function of (project, pairs,
     // policy). Runs are immutable and the z-score history is runs older
     // than the candidate, which never changes once the candidate is stored.

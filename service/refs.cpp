@@ -69,21 +69,23 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
         // as a sha.
         if (ref.size() >= min_sha_prefix && ref.size() <= max_sha_prefix) out.runs = db.runs_by_sha(project, prefix);
         if (out.runs.empty()) {
-            throw error("compare.not_found",
+            throw error(errors::compare_not_found,
                         fmt::format("{}: run {} not found in project '{}'", side, ref.substr(0, 64), project));
         }
     } else {
         if (ref.size() < min_sha_prefix || ref.size() > max_sha_prefix || !is_hex(ref)) {
-            throw error("compare.bad_ref", fmt::format("{}: {} is neither a run id nor a git sha ({}-{} hex digits)",
-                                                       side, out.shown, min_sha_prefix, max_sha_prefix));
+            throw error(errors::compare_bad_ref,
+                        fmt::format("{}: {} is neither a run id nor a git sha ({}-{} hex digits)", side, out.shown,
+                                    min_sha_prefix, max_sha_prefix));
         }
         // git writes shas in lowercase; so do the runners that store them.
         std::transform(prefix.begin(), prefix.end(), prefix.begin(),
                        [](char c) { return c >= 'A' && c <= 'F' ? static_cast<char>(c - 'A' + 'a') : c; });
         out.runs = db.runs_by_sha(project, prefix);
         if (out.runs.empty()) {
-            throw error("compare.not_found", fmt::format("{}: no run of project '{}' has a git sha starting with '{}'",
-                                                         side, project, prefix));
+            throw error(errors::compare_not_found,
+                        fmt::format("{}: no run of project '{}' has a git sha starting with '{}'", side, project,
+                                    prefix));
         }
     }
     // Newest first, as runs_by_sha returns them.
@@ -94,7 +96,7 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
     if (commits.size() > 1) {
         const std::size_t shown = std::min(commits.size(), max_shown_commits);
         const std::string more = commits.size() > shown ? fmt::format(" and {} more", commits.size() - shown) : "";
-        throw error("compare.ambiguous_ref",
+        throw error(errors::compare_ambiguous_ref,
                     fmt::format("{}: git sha prefix '{}' matches {} commits of project '{}': {}{}; give more digits",
                                 side, prefix, commits.size(), project,
                                 fmt::join(commits.begin(), commits.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
@@ -133,7 +135,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> pair_refs(const resolved_ref&
         if (it != base_runs.end()) by_benchmark.try_emplace(h.benchmark, it->second, h.id);
     }
     if (by_benchmark.empty()) {
-        throw error("compare.mismatch",
+        throw error(errors::compare_mismatch,
                     fmt::format("base {} and head {} have no benchmark measured on the same testbed: base has {}; "
                                 "head has {}",
                                 base.shown, head.shown, describe(base.runs), describe(head.runs)));

@@ -81,19 +81,20 @@ void validate_identity(const model::run_record& run)
 void check_run_limits(const model::run_record& run)
 {
     if (run.counters.size() > capture::max_counters_per_run) {
-        throw error("ingest.too_many_counters", fmt::format("the run has {} counters; at most {} counters per run",
-                                                            run.counters.size(), capture::max_counters_per_run));
+        throw error(errors::ingest_too_many_counters,
+                    fmt::format("the run has {} counters; at most {} counters per run", run.counters.size(),
+                                capture::max_counters_per_run));
     }
     for (const auto& c : run.counters) {
         if (c.samples.size() > capture::max_repetitions) {
-            throw error("ingest.too_many_repetitions",
+            throw error(errors::ingest_too_many_repetitions,
                         fmt::format("counter '{}' has {} samples; at most {} repetitions per run", c.counter,
                                     c.samples.size(), capture::max_repetitions));
         }
         for (const auto& s : c.samples) {
             if (s.repetition < 0 || static_cast<std::size_t>(s.repetition) >= capture::max_repetitions) {
                 throw error(
-                    "ingest.too_many_repetitions",
+                    errors::ingest_too_many_repetitions,
                     fmt::format("counter '{}': repetition {} is outside [0, {}): at most {} repetitions per run",
                                 c.counter, s.repetition, capture::max_repetitions, capture::max_repetitions));
             }
@@ -122,7 +123,7 @@ model::ingest_result service::ingest(const model::ingest_request& req,
         const auto& key = *idempotency_key;
         const bool printable = std::all_of(key.begin(), key.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; });
         if (key.empty() || key.size() > max_idempotency_key_bytes || !printable) {
-            throw error("ingest.bad_idempotency_key",
+            throw error(errors::ingest_bad_idempotency_key,
                         fmt::format("Idempotency-Key: expected 1 to {} printable ASCII characters without spaces "
                                     "(e.g. a UUID), got {} bytes",
                                     max_idempotency_key_bytes, key.size()));
@@ -130,7 +131,8 @@ model::ingest_result service::ingest(const model::ingest_request& req,
     }
     // Identity first, so a bad field is named before the capture is parsed.
     validate_identity(record_from(req, {}));
-    if (req.perf_csv.empty()) throw error("ingest.bad_field", "field 'perf_csv': empty; expected perf stat -x, output");
+    if (req.perf_csv.empty())
+        throw error(errors::ingest_bad_field, "field 'perf_csv': empty; expected perf stat -x, output");
     const capture::perf_capture cap = capture::parse_perf_stat(req.perf_csv, req.source);
     model::run_record run = record_from(req, cap);
     model::ingest_result res = store_checked(std::move(run), idempotency_key,
@@ -147,14 +149,14 @@ model::ingest_result service::store_checked(model::run_record run, const std::op
     validate_identity(run);
     // One testbed identity whichever client sent the run (model/testbed.hpp).
     run.testbed.fingerprint = model::fingerprint_of(run.testbed);
-    if (run.counters.empty()) throw error("ingest.bad_csv", "the run has no counters");
+    if (run.counters.empty()) throw error(errors::ingest_bad_csv, "the run has no counters");
     check_run_limits(run);
     std::set<std::string> seen;
     model::ingest_result res;
     for (const auto& c : run.counters) {
         capture::validate_name("counter", c.counter);
         if (!seen.insert(c.counter).second) {
-            throw error("ingest.bad_field", fmt::format("counter '{}' appears twice in one run", c.counter));
+            throw error(errors::ingest_bad_field, fmt::format("counter '{}' appears twice in one run", c.counter));
         }
         for (const auto& s : c.samples) res.samples += s.value.has_value();
     }
@@ -169,7 +171,7 @@ model::ingest_result service::store_checked(model::run_record run, const std::op
             res.replayed = stored.replayed;
         } catch (const error& e) {
             if (e.id() != "store.key_conflict") throw;
-            throw error("ingest.idempotency_conflict",
+            throw error(errors::ingest_idempotency_conflict,
                         fmt::format("Idempotency-Key '{}' was already used for a different upload to project '{}': "
                                     "send a new key for a new run (the same key only to retry the same request)",
                                     *key, run.project));
@@ -228,9 +230,9 @@ std::vector<model::history_point> service::history(const model::history_query& q
 void service::authorize(std::string_view token, const std::string& project) const
 {
     auto owner = db_.token_project(token);
-    if (!owner) throw error("auth.bad_token", "Authorization header: unknown or revoked token");
+    if (!owner) throw error(errors::auth_bad_token, "Authorization header: unknown or revoked token");
     if (*owner != project) {
-        throw error("auth.forbidden", fmt::format("this token does not grant access to project '{}'", project));
+        throw error(errors::auth_forbidden, fmt::format("this token does not grant access to project '{}'", project));
     }
 }
 
@@ -240,7 +242,7 @@ void service::require_project(const std::string& project) const
 {
     capture::validate_name("project", project);
     if (!db_.project_exists(project)) {
-        throw error("project.not_found",
+        throw error(errors::project_not_found,
                     fmt::format("no project '{}' (projects are created by `perfgate token create`)", project));
     }
 }
@@ -261,7 +263,7 @@ std::vector<model::comparison_summary> service::recent_comparisons(const std::st
 {
     require_project(project);
     if (limit < 1 || limit > max_comparison_limit) {
-        throw error("query.bad_value", fmt::format("limit {}: expected 1 to {}", limit, max_comparison_limit));
+        throw error(errors::query_bad_value, fmt::format("limit {}: expected 1 to {}", limit, max_comparison_limit));
     }
     return db_.recent_comparisons(project, limit);
 }
@@ -274,7 +276,7 @@ std::string normalize_repository_url(std::string_view label, std::string_view ur
     const std::string shown = url.size() > max_shown ? fmt::format("'{}...'", url.substr(0, max_shown))
                                                      : fmt::format("'{}'", url);
     if (!url.starts_with("https://") && !url.starts_with("http://")) {
-        throw error("ingest.bad_field", fmt::format("{}: {} must start with https:// or http://", label, shown));
+        throw error(errors::ingest_bad_field, fmt::format("{}: {} must start with https:// or http://", label, shown));
     }
     // Pages put the URL into href attributes and append "/commit/{sha}": a
     // byte that ends an attribute or a tag, or a query or fragment that the
@@ -283,18 +285,19 @@ std::string normalize_repository_url(std::string_view label, std::string_view ur
     for (std::size_t i = 0; i < url.size(); ++i) {
         const auto c = static_cast<unsigned char>(url[i]);
         if (c <= 0x20 || c >= 0x7f) {
-            throw error("ingest.bad_field",
+            throw error(errors::ingest_bad_field,
                         fmt::format("{}: byte 0x{:02x} at offset {} is not allowed in a URL (no whitespace, control "
                                     "or non-ASCII bytes: percent-encode them)",
                                     label, c, i));
         }
         if (markup.find(static_cast<char>(c)) != std::string_view::npos) {
-            throw error("ingest.bad_field", fmt::format("{}: '{}' at offset {} is not allowed in a URL (no quotes, "
-                                                        "<, >, ` or \\)",
-                                                        label, static_cast<char>(c), i));
+            throw error(errors::ingest_bad_field,
+                        fmt::format("{}: '{}' at offset {} is not allowed in a URL (no quotes, "
+                                    "<, >, ` or \\)",
+                                    label, static_cast<char>(c), i));
         }
         if (c == '?' || c == '#') {
-            throw error("ingest.bad_field",
+            throw error(errors::ingest_bad_field,
                         fmt::format("{}: '{}' at offset {}: the URL cannot have a query or a fragment (pages append "
                                     "/commit/SHA to it)",
                                     label, static_cast<char>(c), i));
@@ -305,11 +308,11 @@ std::string normalize_repository_url(std::string_view label, std::string_view ur
     while (stored.size() > scheme && stored.ends_with('/')) stored.remove_suffix(1);
     const std::string_view host = stored.substr(scheme);
     if (host.empty() || host.front() == '/') {
-        throw error("ingest.bad_field", fmt::format("{}: {} has no host", label, shown));
+        throw error(errors::ingest_bad_field, fmt::format("{}: {} has no host", label, shown));
     }
     if (stored.size() > max_repository_url_bytes) {
-        throw error("ingest.bad_field", fmt::format("{}: {} bytes, longer than the limit of {}", label, stored.size(),
-                                                    max_repository_url_bytes));
+        throw error(errors::ingest_bad_field, fmt::format("{}: {} bytes, longer than the limit of {}", label,
+                                                          stored.size(), max_repository_url_bytes));
     }
     return std::string(stored);
 }

@@ -127,7 +127,7 @@ std::vector<model::alert> service::alerts(const model::alert_query& q) const
     if (q.counter) capture::validate_name("counter", *q.counter);
     if (q.testbed) capture::validate_name("testbed", *q.testbed);
     if (q.limit < 1 || q.limit > max_alert_limit) {
-        throw error("query.bad_value", fmt::format("limit {}: expected 1 to {}", q.limit, max_alert_limit));
+        throw error(errors::query_bad_value, fmt::format("limit {}: expected 1 to {}", q.limit, max_alert_limit));
     }
     return db_.alerts(q);
 }
@@ -136,7 +136,7 @@ model::alert service::alert(const std::string& project, std::int64_t id) const
 {
     require_project(project);
     auto a = db_.load_alert(project, id);
-    if (!a) throw error("alert.not_found", fmt::format("project '{}' has no alert {}", project, id));
+    if (!a) throw error(errors::alert_not_found, fmt::format("project '{}' has no alert {}", project, id));
     return *a;
 }
 
@@ -145,19 +145,19 @@ model::alert service::update_alert(const std::string& project, std::int64_t id, 
     require_project(project);
     if (u.note) {
         if (u.note->size() > max_alert_note_bytes) {
-            throw error("alert.bad_note",
+            throw error(errors::alert_bad_note,
                         fmt::format("field 'note': {} bytes; at most {} bytes", u.note->size(), max_alert_note_bytes));
         }
         // Control characters would end up in terminals and markdown as is.
         for (const unsigned char ch : *u.note) {
             if (ch < 0x20 && ch != '\n' && ch != '\t') {
-                throw error("alert.bad_note",
+                throw error(errors::alert_bad_note,
                             "field 'note': control characters are not allowed (newlines and tabs are)");
             }
         }
     }
     auto a = db_.update_alert(project, id, u);
-    if (!a) throw error("alert.not_found", fmt::format("project '{}' has no alert {}", project, id));
+    if (!a) throw error(errors::alert_not_found, fmt::format("project '{}' has no alert {}", project, id));
     return *a;
 }
 

@@ -497,14 +497,14 @@ double first_pass_p(double max_p)
 void check_options(const change_point_options& o)
 {
     if (o.window < 2)
-        throw perfgate::error("stats.bad_option",
+        throw perfgate::error(errors::stats_bad_option,
                               "change_points: window must be at least 2, got " + std::to_string(o.window));
     if (!(o.max_p > 0 && o.max_p < 1))
-        throw perfgate::error("stats.bad_option",
+        throw perfgate::error(errors::stats_bad_option,
                               "change_points: max_p must be in (0, 1), got " + std::to_string(o.max_p));
     if (!(o.min_magnitude >= 0) || !std::isfinite(o.min_magnitude))
-        throw perfgate::error("stats.bad_option", "change_points: min_magnitude must be finite and >= 0, got " +
-                                                      std::to_string(o.min_magnitude));
+        throw perfgate::error(errors::stats_bad_option, "change_points: min_magnitude must be finite and >= 0, got " +
+                                                            std::to_string(o.min_magnitude));
 }
 
 change_point describe(std::span<const double> series, const std::vector<scored_point>& points, std::size_t k)

@@ -350,7 +350,7 @@ shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double>
     for (double v : b) PERFGATE_CHECK(std::isfinite(v));
     for (double v : c) PERFGATE_CHECK(std::isfinite(v));
     if (!(alpha > 0 && alpha < 1))
-        throw perfgate::error("stats.bad_probability",
+        throw perfgate::error(errors::stats_bad_probability,
                               "hodges_lehmann: alpha must be in (0, 1), got " + std::to_string(alpha));
 
     shift_estimate r;

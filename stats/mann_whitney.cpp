@@ -26,9 +26,9 @@ exact_u_distribution::exact_u_distribution(std::size_t m, std::size_t n) : m_(m)
     const std::size_t cells = m * n;
     if (m != 0 &&
         (cells / m != n || static_cast<double>(k) * static_cast<double>(cells) > static_cast<double>(exact_u_max_work)))
-        throw perfgate::error("stats.exact_too_large", "exact Mann-Whitney distribution for sizes " +
-                                                           std::to_string(m) + " and " + std::to_string(n) +
-                                                           " is too expensive; use the normal approximation");
+        throw perfgate::error(errors::stats_exact_too_large, "exact Mann-Whitney distribution for sizes " +
+                                                                 std::to_string(m) + " and " + std::to_string(n) +
+                                                                 " is too expensive; use the normal approximation");
 
     // Harding (1984), "An efficient, minimal-storage procedure for
     // calculating the Mann-Whitney U, generalized U and similar
@@ -112,7 +112,7 @@ double exact_u_distribution::p_two_sided(double u) const
 std::size_t exact_u_distribution::quantile(double q) const
 {
     if (!(q >= 0 && q <= 1))
-        throw perfgate::error("stats.bad_probability",
+        throw perfgate::error(errors::stats_bad_probability,
                               "exact_u_distribution::quantile: q must be in [0, 1], got " + std::to_string(q));
     const std::size_t top = m_ * n_;
     // Transcription of R's qwilcox (src/nmath/wilcox.c), including its

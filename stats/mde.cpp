@@ -34,7 +34,7 @@ bool exact_test_cannot_reach(std::size_t n_b, std::size_t n_c, double alpha)
 void check_probability(double p, const char* field)
 {
     if (!(p > 0 && p < 1))
-        throw perfgate::error("stats.bad_probability",
+        throw perfgate::error(errors::stats_bad_probability,
                               std::string(field) + " must be in (0, 1), got " + std::to_string(p));
 }
 
@@ -43,7 +43,7 @@ void check_probability(double p, const char* field)
 double normal_quantile(double p)
 {
     if (!(p >= 0 && p <= 1))
-        throw perfgate::error("stats.bad_probability",
+        throw perfgate::error(errors::stats_bad_probability,
                               "normal_quantile: p must be in [0, 1], got " + std::to_string(p));
     if (p == 0) return -std::numeric_limits<double>::infinity();
     if (p == 1) return std::numeric_limits<double>::infinity();

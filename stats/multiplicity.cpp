@@ -13,7 +13,7 @@ void check_p_values(std::span<const double> p)
 {
     for (std::size_t i = 0; i < p.size(); ++i)
         if (!(p[i] >= 0 && p[i] <= 1))
-            throw perfgate::error("stats.bad_p_value",
+            throw perfgate::error(errors::stats_bad_p_value,
                                   "p-value [" + std::to_string(i) + "] must be in [0, 1], got " + std::to_string(p[i]));
 }
 

@@ -13,8 +13,8 @@ namespace {
 void check_proportion(double x, double n, const char* what)
 {
     if (!(n > 0) || !(x >= 0) || !(x <= n) || !std::isfinite(n)) {
-        throw perfgate::error("stats.bad_input", std::string(what) + ": need 0 <= x <= n and n > 0, got x = " +
-                                                     std::to_string(x) + ", n = " + std::to_string(n));
+        throw perfgate::error(errors::stats_bad_input, std::string(what) + ": need 0 <= x <= n and n > 0, got x = " +
+                                                           std::to_string(x) + ", n = " + std::to_string(n));
     }
 }
 
@@ -24,7 +24,7 @@ proportion_interval wilson_interval(double x, double n, double z)
 {
     check_proportion(x, n, "wilson_interval");
     if (!(z >= 0) || !std::isfinite(z))
-        throw perfgate::error("stats.bad_input", "wilson_interval: z = " + std::to_string(z));
+        throw perfgate::error(errors::stats_bad_input, "wilson_interval: z = " + std::to_string(z));
     const double p = x / n;
     const double z2n = z * z / n;
     const double centre = (p + z2n / 2) / (1 + z2n);

@@ -152,7 +152,7 @@ double seq_solve_boundary(const seq_density& prev, double info_prev, double info
     return lo + (hi - lo) / 2;
 }
 
-[[noreturn]] void seq_bad_plan(const std::string& what) { throw perfgate::error("stats.bad_plan", what); }
+[[noreturn]] void seq_bad_plan(const std::string& what) { throw perfgate::error(errors::stats_bad_plan, what); }
 
 void seq_check_information(std::span<const double> information, std::size_t other_size, const char* other)
 {
@@ -379,8 +379,8 @@ std::optional<std::size_t> sequential_plan::first_attainable_look() const
 sequential_plan sequential_plan::ending_at(std::size_t look) const
 {
     if (look >= n_.size())
-        throw perfgate::error("stats.bad_look", "sequential_plan::ending_at: look " + std::to_string(look) +
-                                                    " of a plan with " + std::to_string(n_.size()) + " looks");
+        throw perfgate::error(errors::stats_bad_look, "sequential_plan::ending_at: look " + std::to_string(look) +
+                                                          " of a plan with " + std::to_string(n_.size()) + " looks");
     sequential_plan p = *this;
     p.max_n_ = n_[look];
     p.n_.resize(look + 1);
@@ -402,11 +402,12 @@ void seq_check_look_args(const sequential_plan& plan, std::size_t look, std::spa
                          std::span<const double> candidate, double threshold_pct)
 {
     if (look >= plan.looks())
-        throw perfgate::error("stats.bad_look", "sequential_look: look " + std::to_string(look) + " of a plan with " +
-                                                    std::to_string(plan.looks()) + " looks");
+        throw perfgate::error(errors::stats_bad_look, "sequential_look: look " + std::to_string(look) +
+                                                          " of a plan with " + std::to_string(plan.looks()) + " looks");
     if (!(std::isfinite(threshold_pct) && threshold_pct >= 0))
-        throw perfgate::error("stats.bad_threshold", "sequential_look: threshold_pct must be finite and >= 0, got " +
-                                                         std::to_string(threshold_pct));
+        throw perfgate::error(errors::stats_bad_threshold,
+                              "sequential_look: threshold_pct must be finite and >= 0, got " +
+                                  std::to_string(threshold_pct));
     PERFGATE_CHECK(!baseline.empty() && !candidate.empty());
     for (double v : baseline) PERFGATE_CHECK(std::isfinite(v));
     for (double v : candidate) PERFGATE_CHECK(std::isfinite(v));

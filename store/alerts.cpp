@@ -120,7 +120,8 @@ std::string store::baseline_branch(std::string_view project) const
     auto st = (*c).prepare("SELECT baseline_branch FROM projects WHERE name = :name");
     st.bind(":name", project);
     if (!st.step()) {
-        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+        throw error(errors::store_not_found,
+                    fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
     }
     return st.text(0);
 }
@@ -128,12 +129,13 @@ std::string store::baseline_branch(std::string_view project) const
 void store::set_baseline_branch(std::string_view project, std::string_view branch)
 {
     if (branch.empty()) {
-        throw error("store.constraint", fmt::format("{}: the baseline branch of project {} cannot be empty",
-                                                    impl_->name_, shown_name(project)));
+        throw error(errors::store_constraint, fmt::format("{}: the baseline branch of project {} cannot be empty",
+                                                          impl_->name_, shown_name(project)));
     }
     impl_->write([&](connection& c) {
         if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
-            throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+            throw error(errors::store_not_found,
+                        fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
         }
         c.prepare("UPDATE projects SET baseline_branch = :branch WHERE name = :name")
             .bind(":branch", branch)
@@ -148,7 +150,8 @@ std::optional<std::string> store::repository_url(std::string_view project) const
     auto st = (*c).prepare("SELECT repository_url FROM projects WHERE name = :name");
     st.bind(":name", project);
     if (!st.step()) {
-        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+        throw error(errors::store_not_found,
+                    fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
     }
     if (st.is_null(0)) return std::nullopt;
     return st.text(0);
@@ -158,7 +161,8 @@ void store::set_repository_url(std::string_view project, std::string_view url)
 {
     impl_->write([&](connection& c) {
         if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
-            throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+            throw error(errors::store_not_found,
+                        fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
         }
         auto st = c.prepare("UPDATE projects SET repository_url = :url WHERE name = :name");
         if (url.empty()) st.bind_null(":url");
@@ -176,7 +180,7 @@ series_ids resolve_detected(connection& c, const std::string& name, std::string_
 {
     auto ids = resolve(c, project, d.series);
     if (!ids.project || !ids.benchmark || !ids.counter || !ids.testbed) {
-        throw error("store.not_found",
+        throw error(errors::store_not_found,
                     fmt::format("{}: series {} / {} / testbed {} / branch {} of project {} not found", name,
                                 shown_name(d.series.benchmark), shown_name(d.series.counter),
                                 shown_name(d.series.testbed), shown_name(d.series.branch), shown_name(project)));
@@ -302,7 +306,7 @@ void apply_series_detection(connection& c, const std::string& name, std::string_
         const auto& r = f.record;
         const auto at = position.find(r.run_id);
         if (at == position.end()) {
-            throw error("store.constraint",
+            throw error(errors::store_constraint,
                         fmt::format("{}: change point at run {} is not in its series's tail", name, r.run_id));
         }
         ins.bind(":run_id", r.run_id)

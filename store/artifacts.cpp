@@ -21,16 +21,16 @@ void store::put_flame_graph(std::string_view project, std::int64_t comparison_id
                             std::string_view svg)
 {
     if (svg.empty() || svg.size() > max_artifact_bytes) {
-        throw error("store.constraint", fmt::format("{}: a flame graph of {} bytes (1 to {} allowed)", impl_->name_,
-                                                    svg.size(), max_artifact_bytes));
+        throw error(errors::store_constraint, fmt::format("{}: a flame graph of {} bytes (1 to {} allowed)",
+                                                          impl_->name_, svg.size(), max_artifact_bytes));
     }
     impl_->write([&](connection& c) {
         auto st = c.prepare("SELECT 1 FROM comparisons c JOIN projects p ON p.id = c.project_id "
                             "WHERE c.id = :id AND p.name = :project");
         st.bind(":id", comparison_id).bind(":project", project);
         if (!st.step()) {
-            throw error("store.not_found", fmt::format("{}: comparison {} not found in project {}", impl_->name_,
-                                                       comparison_id, detail::shown_name(project)));
+            throw error(errors::store_not_found, fmt::format("{}: comparison {} not found in project {}", impl_->name_,
+                                                             comparison_id, detail::shown_name(project)));
         }
         st.reset();
         c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "

@@ -26,7 +26,7 @@ void check_request_key(std::string_view store_name, std::string_view request_key
                             std::all_of(request_key.begin(), request_key.end(),
                                         [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); });
     if (!hex_digest) {
-        throw error("store.constraint",
+        throw error(errors::store_constraint,
                     fmt::format("{}: comparison request_key must be 64 lowercase hex digits (a SHA-256), got {}",
                                 store_name, shown_name(request_key)));
     }
@@ -92,7 +92,8 @@ std::int64_t store::insert_comparison_on(connection& c, std::string_view project
 {
     const auto project_id = detail::project_id(impl_->ids_, c, project, false);
     if (!project_id) {
-        throw error("store.not_found", fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+        throw error(errors::store_not_found,
+                    fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
     }
     {
         // Both runs in one statement (a round trip on PostgreSQL), by
@@ -107,7 +108,7 @@ std::int64_t store::insert_comparison_on(connection& c, std::string_view project
         }
         for (const auto run : {baseline_run, candidate_run}) {
             if (std::find(found.begin(), found.end(), run) == found.end()) {
-                throw error("store.not_found",
+                throw error(errors::store_not_found,
                             fmt::format("{}: run {} not found in project {}", impl_->name_, run, shown_name(project)));
             }
         }

@@ -124,15 +124,15 @@ void validate_values(const std::string& path, const run_record& run)
     std::unordered_set<std::string_view> seen;
     for (const auto& cs : run.counters) {
         if (!seen.insert(cs.counter).second) {
-            throw error("store.constraint", fmt::format("{}: run of benchmark {}: counter {} appears twice", path,
-                                                        shown_name(run.benchmark), shown_name(cs.counter)));
+            throw error(errors::store_constraint, fmt::format("{}: run of benchmark {}: counter {} appears twice", path,
+                                                              shown_name(run.benchmark), shown_name(cs.counter)));
         }
         std::unordered_set<int> repetitions;
         for (const auto& s : cs.samples) {
             const bool ok = (!s.value || std::isfinite(*s.value)) && std::isfinite(s.pcnt_running) &&
                             (!s.variance_pct || std::isfinite(*s.variance_pct));
             if (!ok) {
-                throw error("store.constraint",
+                throw error(errors::store_constraint,
                             fmt::format("{}: run of benchmark {}: counter {} repetition {}: "
                                         "value, pcnt_running and variance_pct must be finite",
                                         path, shown_name(run.benchmark), shown_name(cs.counter), s.repetition));
@@ -141,7 +141,7 @@ void validate_values(const std::string& path, const run_record& run)
             // names the counter (PostgreSQL inserts a run's samples in one
             // statement: its own message could not).
             if (!repetitions.insert(s.repetition).second) {
-                throw error("store.constraint",
+                throw error(errors::store_constraint,
                             fmt::format("{}: run of benchmark {}: counter {} repetition {} "
                                         "appears twice",
                                         path, shown_name(run.benchmark), shown_name(cs.counter), s.repetition));
@@ -385,7 +385,7 @@ store::keyed_run store::insert_run(const run_record& run, std::string_view key, 
             PERFGATE_CHECK(found);          // the conflicting row is committed
             PERFGATE_CHECK(!st.is_null(1)); // and has its run: both go in one transaction
             if (st.text(0) != request_sha256) {
-                throw error("store.key_conflict",
+                throw error(errors::store_key_conflict,
                             fmt::format("{}: idempotency key {} of project {} was used for another request",
                                         impl_->name_, shown_name(key), shown_name(run.project)));
             }

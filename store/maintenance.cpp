@@ -28,12 +28,13 @@ void store::check_integrity() const
         auto st = (*c).prepare(sql);
         verdict = st.step() ? st.text(0) : std::string("no answer");
     } catch (const error& e) {
-        throw error("store.corrupt",
+        throw error(errors::store_corrupt,
                     fmt::format("{}: the database fails its integrity check: {}", impl_->name_, e.what()));
     }
     if (verdict != "ok") {
-        throw error("store.corrupt", fmt::format("{}: the database fails its integrity check (PRAGMA quick_check): {}",
-                                                 impl_->name_, verdict));
+        throw error(errors::store_corrupt,
+                    fmt::format("{}: the database fails its integrity check (PRAGMA quick_check): {}", impl_->name_,
+                                verdict));
     }
 }
 
@@ -48,14 +49,15 @@ void store::check_writable()
         PERFGATE_CHECK(answered);
         const std::string standby = st.text(0), read_only = st.text(1);
         if (standby == "t") {
-            throw error("store.read_only", fmt::format("{}: the database cannot be written: the server is a standby "
-                                                       "(in recovery); point --db at the primary",
-                                                       impl_->name_));
+            throw error(errors::store_read_only,
+                        fmt::format("{}: the database cannot be written: the server is a standby "
+                                    "(in recovery); point --db at the primary",
+                                    impl_->name_));
         }
         if (read_only == "on") {
-            throw error("store.read_only", fmt::format("{}: the database cannot be written: "
-                                                       "default_transaction_read_only is on",
-                                                       impl_->name_));
+            throw error(errors::store_read_only, fmt::format("{}: the database cannot be written: "
+                                                             "default_transaction_read_only is on",
+                                                             impl_->name_));
         }
         return;
     }
@@ -64,7 +66,7 @@ void store::check_writable()
     // A read-only file in a writable directory is opened read-only without
     // an error, and an empty transaction succeeds on it: ask SQLite.
     if (sqlite3_db_readonly(writer.get(), "main") == 1) {
-        throw error("store.read_only",
+        throw error(errors::store_read_only,
                     fmt::format("{}: the database cannot be written: the file is read-only", impl_->name_));
     }
     try {
@@ -73,24 +75,25 @@ void store::check_writable()
         writer.exec("BEGIN IMMEDIATE");
         writer.exec("ROLLBACK");
     } catch (const error& e) {
-        throw error("store.read_only", fmt::format("{}: the database cannot be written: {}", impl_->name_, e.what()));
+        throw error(errors::store_read_only,
+                    fmt::format("{}: the database cannot be written: {}", impl_->name_, e.what()));
     }
 }
 
 void store::backup_to(const std::filesystem::path& file) const
 {
     if (!impl_->sqlite()) {
-        throw error("store.unsupported",
+        throw error(errors::store_unsupported,
                     fmt::format("{}: a PostgreSQL database is backed up with pg_dump, e.g. pg_dump --format=custom "
                                 "--file {} '{}' (restore: pg_restore --dbname URI {})",
                                 impl_->name_, file.string(), impl_->name_, file.string()));
     }
     if (impl_->memory_) {
-        throw error("store.backup", fmt::format("{}: an in-memory database has no backup", impl_->name_));
+        throw error(errors::store_backup, fmt::format("{}: an in-memory database has no backup", impl_->name_));
     }
     std::error_code ec;
     if (std::filesystem::exists(file, ec)) {
-        throw error("store.backup",
+        throw error(errors::store_backup,
                     fmt::format("{}: the backup file exists already; perfgate never overwrites one", file.string()));
     }
     const std::filesystem::path tmp = file.string() + ".tmp";
@@ -110,17 +113,17 @@ void store::backup_to(const std::filesystem::path& file) const
             auto check = dest.prepare("PRAGMA quick_check(1)");
             const std::string verdict = check.step() ? check.text(0) : std::string("no answer");
             if (verdict != "ok") {
-                throw error("store.backup",
+                throw error(errors::store_backup,
                             fmt::format("{}: the copy fails its integrity check: {}", tmp.string(), verdict));
             }
         }
         std::filesystem::rename(tmp, file);
     } catch (const std::filesystem::filesystem_error& e) {
         std::filesystem::remove(tmp, ec);
-        throw error("store.backup", fmt::format("{}: {}", file.string(), e.what()));
+        throw error(errors::store_backup, fmt::format("{}: {}", file.string(), e.what()));
     } catch (const error& e) {
         std::filesystem::remove(tmp, ec);
-        throw error("store.backup",
+        throw error(errors::store_backup,
                     fmt::format("backup of {} to {} failed: {}", impl_->name_, file.string(), e.what()));
     }
 }

@@ -42,9 +42,9 @@ void migrate_sqlite(connection& c)
     const int latest = all.back().version;
     auto check_not_newer = [&](int current) {
         if (current > latest) {
-            throw error("store.migrate", fmt::format("{}: database schema version {} is newer than this perfgate "
-                                                     "knows (version {}, {}); upgrade perfgate",
-                                                     c.path(), current, latest, all.back().file));
+            throw error(errors::store_migrate, fmt::format("{}: database schema version {} is newer than this perfgate "
+                                                           "knows (version {}, {}); upgrade perfgate",
+                                                           c.path(), current, latest, all.back().file));
         }
     };
     check_not_newer(user_version(c));
@@ -61,8 +61,8 @@ void migrate_sqlite(connection& c)
             c.exec(fmt::format("PRAGMA user_version = {}", m.version));
             tx.commit();
         } catch (const error& e) {
-            throw error("store.migrate", fmt::format("{}: migration {} (to version {}) failed: {}", c.path(), m.file,
-                                                     m.version, e.what()));
+            throw error(errors::store_migrate, fmt::format("{}: migration {} (to version {}) failed: {}", c.path(),
+                                                           m.file, m.version, e.what()));
         }
     }
 }
@@ -78,7 +78,7 @@ void migrate_pg(connection& c)
     try {
         c.exec(fmt::format("SELECT pg_advisory_lock({})", migration_lock_key));
     } catch (const error& e) {
-        throw error("store.migrate", fmt::format("cannot take the migration lock: {}", e.what()));
+        throw error(errors::store_migrate, fmt::format("cannot take the migration lock: {}", e.what()));
     }
     struct unlock_at_exit {
         connection& c;
@@ -99,12 +99,12 @@ void migrate_pg(connection& c)
         st.step();
         current = static_cast<int>(st.int64(0));
     } catch (const error& e) {
-        throw error("store.migrate", fmt::format("cannot read the schema version: {}", e.what()));
+        throw error(errors::store_migrate, fmt::format("cannot read the schema version: {}", e.what()));
     }
     if (current > latest) {
-        throw error("store.migrate", fmt::format("{}: database schema version {} is newer than this perfgate "
-                                                 "knows (version {}, pg/{}); upgrade perfgate",
-                                                 c.path(), current, latest, all.back().file));
+        throw error(errors::store_migrate, fmt::format("{}: database schema version {} is newer than this perfgate "
+                                                       "knows (version {}, pg/{}); upgrade perfgate",
+                                                       c.path(), current, latest, all.back().file));
     }
     for (const auto& m : all) {
         if (m.version <= current) continue;
@@ -118,8 +118,8 @@ void migrate_pg(connection& c)
                 .run();
             tx.commit();
         } catch (const error& e) {
-            throw error("store.migrate", fmt::format("{}: migration pg/{} (to version {}) failed: {}", c.path(), m.file,
-                                                     m.version, e.what()));
+            throw error(errors::store_migrate, fmt::format("{}: migration pg/{} (to version {}) failed: {}", c.path(),
+                                                           m.file, m.version, e.what()));
         }
     }
 }

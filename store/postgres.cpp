@@ -155,7 +155,7 @@ public:
     void bind_text(int index, std::string_view v) override
     {
         if (v.find('\0') != std::string_view::npos) {
-            throw error("store.constraint",
+            throw error(errors::store_constraint,
                         fmt::format("{}: binding {}: the value holds a NUL byte, which PostgreSQL text cannot "
                                     "store ({} bytes)",
                                     conn_.path(), parameter_name(index), v.size()));
@@ -284,9 +284,9 @@ void pg_observe(const std::string& sql, const std::vector<std::optional<std::str
 pg_connection::pg_connection(const std::string& uri, std::string name) : connection(std::move(name))
 {
     conn_.reset(PQconnectdb(uri.c_str()));
-    if (!conn_) throw error("store.open", fmt::format("{}: cannot connect: out of memory", path()));
+    if (!conn_) throw error(errors::store_open, fmt::format("{}: cannot connect: out of memory", path()));
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
-        throw error("store.open",
+        throw error(errors::store_open,
                     fmt::format("{}: cannot connect to PostgreSQL: {}", path(), one_line(PQerrorMessage(conn_.get()))));
     }
     // Server messages (NOTICE: relation already exists, ...) are not ours
@@ -310,7 +310,8 @@ bool pg_connection::broken() const noexcept
 
 void pg_connection::fail(const pg_result* r, std::string_view what) const
 {
-    if (!r) throw error("store.io", fmt::format("{}: {}: {}", path(), what, one_line(PQerrorMessage(conn_.get()))));
+    if (!r)
+        throw error(errors::store_io, fmt::format("{}: {}: {}", path(), what, one_line(PQerrorMessage(conn_.get()))));
     const char* sqlstate = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     throw error(error_id_of(sqlstate), fmt::format("{}: {}: {}", path(), what, one_line(PQresultErrorMessage(r))));
 }
@@ -365,7 +366,7 @@ void pg_connection::rollback() noexcept
 pg_listener::pg_listener(std::string uri, std::string name) : uri_(std::move(uri)), name_(std::move(name))
 {
     if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) {
-        throw error("store.open", fmt::format("{}: cannot create the notification listener's pipe", name_));
+        throw error(errors::store_open, fmt::format("{}: cannot create the notification listener's pipe", name_));
     }
     thread_ = std::thread([this] { loop(); });
 }

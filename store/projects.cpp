@@ -43,7 +43,8 @@ std::string store::create_token(std::string_view project, std::string_view name)
 {
     std::array<unsigned char, token_random_bytes> bytes{};
     if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
-        throw error("store.io", fmt::format("{}: cannot create a token: OpenSSL RAND_bytes failed", impl_->name_));
+        throw error(errors::store_io,
+                    fmt::format("{}: cannot create a token: OpenSSL RAND_bytes failed", impl_->name_));
     }
     std::string token = std::string(token_prefix) + model::to_hex(bytes.data(), bytes.size());
     OPENSSL_cleanse(bytes.data(), bytes.size());

@@ -91,7 +91,7 @@ sqlite_connection::sqlite_connection(const std::string& path, mode m) : connecti
     const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
     db_.reset(raw); // owned even on failure: sqlite3_open_v2 may allocate a handle
     if (rc != SQLITE_OK) {
-        throw error("store.open",
+        throw error(errors::store_open,
                     fmt::format("{}: cannot open database: {}", path, raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
     }
     sqlite3_extended_result_codes(raw, 1);

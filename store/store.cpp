@@ -89,7 +89,7 @@ void configure_sqlite(connection& c, bool writer, bool memory)
             // risks the last commits on power loss (sqlite.org/pragma.html#pragma_synchronous).
             auto st = c.prepare("PRAGMA journal_mode = WAL");
             if (!st.step() || st.text(0) != "wal") {
-                throw error("store.open", fmt::format("{}: cannot switch the database to WAL mode", c.path()));
+                throw error(errors::store_open, fmt::format("{}: cannot switch the database to WAL mode", c.path()));
             }
             c.exec("PRAGMA synchronous = NORMAL");
         }
@@ -98,7 +98,7 @@ void configure_sqlite(connection& c, bool writer, bool memory)
         st.step();
     } catch (const error& e) {
         if (e.id() == "store.open" || e.id() == "store.corrupt") throw;
-        throw error("store.open", e.what());
+        throw error(errors::store_open, e.what());
     }
 }
 
@@ -110,7 +110,7 @@ void configure_pg(connection& c)
         // SQLite's busy timeout.
         c.exec(fmt::format("SET client_encoding = 'UTF8'; SET lock_timeout = {}", lock_timeout_ms));
     } catch (const error& e) {
-        throw error("store.open", e.what());
+        throw error(errors::store_open, e.what());
     }
 }
 

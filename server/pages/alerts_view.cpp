@@ -26,8 +26,8 @@ model::alert_query alerts_filter(const page_state& p, const query_params& q)
     if (const auto s = q.get("status"); s && !s->empty()) {
         aq.status = model::parse_alert_status(*s);
         if (!aq.status) {
-            throw error("http.bad_param", fmt::format("query parameter 'status': expected one of {}, got '{}'",
-                                                      fmt::join(alert_statuses, ", "), s->substr(0, 64)));
+            throw error(errors::http_bad_param, fmt::format("query parameter 'status': expected one of {}, got '{}'",
+                                                            fmt::join(alert_statuses, ", "), s->substr(0, 64)));
         }
     }
     if (aq.benchmark && aq.benchmark->empty()) aq.benchmark.reset();
@@ -113,7 +113,7 @@ response triage(page_state& p, const std::string& alert_id)
     check_csrf(form, *p.session);
     const auto status = model::parse_alert_status(form.get("status").value_or(""));
     if (!status) {
-        throw error("alert.bad_status",
+        throw error(errors::alert_bad_status,
                     fmt::format("status '{}': expected one of {}", form.get("status").value_or("").substr(0, 64),
                                 fmt::join(alert_statuses, ", ")));
     }

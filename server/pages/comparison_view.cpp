@@ -203,7 +203,7 @@ response flame_graph_file(page_state& p, const std::string& comparison_id, const
     const std::string benchmark = q.required("benchmark");
     auto svg = p.ctx.service.flame_graph(p.project, id, benchmark);
     if (!svg) {
-        throw error("artifact.not_found",
+        throw error(errors::artifact_not_found,
                     fmt::format("comparison {} has no flame graph of benchmark '{}'", id, benchmark));
     }
     response res{http::status::ok, p.req.version()};
@@ -223,7 +223,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
     filter.gated = one_of(q, "gated", {"0", "1"});
     auto& svc = p.ctx.service;
     const auto rep = svc.load_comparison(p.project, id);
-    if (!rep) throw error("compare.not_found", fmt::format("project '{}' has no comparison {}", p.project, id));
+    if (!rep) throw error(errors::compare_not_found, fmt::format("project '{}' has no comparison {}", p.project, id));
     page_view v("comparison", fmt::format("Comparison {}", id));
     writer& w = v.body;
     w.f("<p class=\"verdict verdict-{}\" id=\"verdict\">{}</p>", gate::to_string(rep->result),

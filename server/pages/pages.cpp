@@ -118,7 +118,7 @@ std::optional<page_match> match_page(const request& req)
 response asset(const request& req, const page_match& m)
 {
     const embedded_asset* a = find_asset(m.id);
-    if (!a) throw error("http.not_found", fmt::format("no asset '{}'", m.id.substr(0, 64)));
+    if (!a) throw error(errors::http_not_found, fmt::format("no asset '{}'", m.id.substr(0, 64)));
     const std::string etag = fmt::format("\"{}\"", a->sha256.substr(0, 32));
     const auto inm = req.find(http::field::if_none_match);
     response res{http::status::ok, req.version()};
@@ -154,7 +154,7 @@ response cached(page_state& p, Make make)
 response dispatch_page(const request& req, context& ctx, const page_match& m)
 {
     if (m.what == page::none && m.project.empty()) {
-        throw error("http.not_found", fmt::format("no page at '{}'", sv(req.target()).substr(0, 128)));
+        throw error(errors::http_not_found, fmt::format("no page at '{}'", sv(req.target()).substr(0, 128)));
     }
     if (m.what == page::none) {
         // A mistyped dashboard address: a page a person can read, with a way back.
@@ -163,7 +163,7 @@ response dispatch_page(const request& req, context& ctx, const page_match& m)
                           fmt::format("There is no page at '{}'.", sv(req.target()).substr(0, 128)));
     }
     if (req.method() != m.method) {
-        response res = error_response("http.method_not_allowed",
+        response res = error_response(errors::http_method_not_allowed,
                                       fmt::format("{} is not allowed here; use {}", sv(req.method_string()),
                                                   sv(http::to_string(m.method))),
                                       req.version(), req.keep_alive());
@@ -197,7 +197,7 @@ response dispatch_page(const request& req, context& ctx, const page_match& m)
         case page::run: return cached(p, [&] { return run_view(p, m.id); });
         default: break;
         }
-        throw error("http.not_found", "no such page");
+        throw error(errors::http_not_found, "no such page");
     } catch (const error& e) {
         const unsigned status = status_for(e.id());
         // The router scrubs what only the operator should read.

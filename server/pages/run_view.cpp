@@ -15,7 +15,7 @@ page_view run_view(page_state& p, const std::string& run_id)
 {
     const auto id = positive_id(run_id, "run id");
     const auto run = p.ctx.service.run(p.project, id);
-    if (!run) throw error("compare.not_found", fmt::format("project '{}' has no run {}", p.project, id));
+    if (!run) throw error(errors::compare_not_found, fmt::format("project '{}' has no run {}", p.project, id));
     page_view v("run", fmt::format("Run {}", id));
     writer& w = v.body;
     w << "<table class=\"meta\" id=\"run-meta\"><tbody>";

@@ -74,14 +74,14 @@ void check_form_origin(const request& req)
     const std::string_view h = host == req.end() ? std::string_view{} : sv(host->value());
     const auto scheme_end = o.find("://");
     if (scheme_end == std::string_view::npos || o.substr(scheme_end + 3) != h) {
-        throw error("auth.forbidden", "this form was posted from another site");
+        throw error(errors::auth_forbidden, "this form was posted from another site");
     }
 }
 
 void check_csrf(const query_params& form, const web_session& s)
 {
     if (!equal_constant_time(form.get("csrf").value_or(""), s.csrf)) {
-        throw error("auth.forbidden",
+        throw error(errors::auth_forbidden,
                     "the form is stale or was not sent by this dashboard (CSRF token); reload the page");
     }
 }

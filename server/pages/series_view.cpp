@@ -57,7 +57,7 @@ std::optional<double> optional_number(const query_params& q, std::string_view ke
     double d = 0;
     const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
     if (ec != std::errc{} || end != v->data() + v->size() || !std::isfinite(d)) {
-        throw error("http.bad_param",
+        throw error(errors::http_bad_param,
                     fmt::format("query parameter '{}': expected a number, got '{}'", key, v->substr(0, 64)));
     }
     return d;

@@ -46,7 +46,7 @@ response signin_post(page_state& p)
     const auto next = form.get("next");
     const std::string token = form.get("token").value_or("");
     try {
-        if (token.empty()) throw error("auth.missing_token", "no token given");
+        if (token.empty()) throw error(errors::auth_missing_token, "no token given");
         p.ctx.service.authorize(token, p.project);
     } catch (const error& e) {
         if (!std::string_view(e.id()).starts_with("auth.") && e.id() != std::string("project.not_found")) throw;

@@ -55,7 +55,7 @@ std::int64_t positive_id(const std::string& text, std::string_view what)
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc{} || end != text.data() + text.size() || v < 1) {
-        throw error("http.bad_param", fmt::format("{} '{}' is not a positive integer", what, text.substr(0, 64)));
+        throw error(errors::http_bad_param, fmt::format("{} '{}' is not a positive integer", what, text.substr(0, 64)));
     }
     return v;
 }
@@ -65,8 +65,8 @@ std::string one_of(const query_params& q, std::string_view key, std::initializer
     const auto v = q.get(key);
     if (!v) return std::string(*allowed.begin());
     if (std::find(allowed.begin(), allowed.end(), *v) == allowed.end()) {
-        throw error("http.bad_param", fmt::format("query parameter '{}': expected one of {}, got '{}'", key,
-                                                  fmt::join(allowed, ", "), v->substr(0, 64)));
+        throw error(errors::http_bad_param, fmt::format("query parameter '{}': expected one of {}, got '{}'", key,
+                                                        fmt::join(allowed, ", "), v->substr(0, 64)));
     }
     return *v;
 }
