@@ -1,32 +1,63 @@
 #!/usr/bin/env bash
-# Installs perfgate's build and test dependencies from Debian/Ubuntu packages,
-# only those that are missing. Needs root (or sudo) when something is missing.
+# Installs perfgate's dependencies from Debian/Ubuntu packages, only those
+# that are missing. Needs root (or sudo) when something is missing.
+#
+# Usage: ci/install-deps.sh [SET...]   (default: all)
+#   build    what building the perfgate binary needs (the action's source build)
+#   runtime  what every backend may run (perf, valgrind) and the libraries
+#            loaded on first use (libcurl: --server and GitHub; libpq:
+#            postgresql:// databases)
+#   test     what the test suite, the sanitizer and fuzz stages and the
+#            benchmarks add (PostgreSQL, Chromium, clang, ...)
+#   all      build + runtime + test (ci/test.sh, the README's test command)
+# The package names are Debian's (and Ubuntu's, except linux-perf: on Ubuntu
+# perf comes from linux-tools-$(uname -r); ci/action-install.sh picks it).
 set -euo pipefail
 
-packages=(
+build=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev            # Beast, Asio, Math (header-only, >= 1.74)
   libsqlite3-dev          # the history store
-  libpq-dev               # the store on PostgreSQL (--db postgresql://...)
-  postgresql              # the tests' private PostgreSQL server (tests/pg_server.sh)
+  libpq-dev               # the store on PostgreSQL (headers; libpq is loaded on first use)
   nlohmann-json3-dev      # JSON
   libeigen3-dev           # linear algebra in stats/
   libfmt-dev              # formatting
-  doctest-dev             # unit tests
-  libbenchmark-dev        # microbenchmarks in bench/
   libssl-dev              # SHA-256 (tokens, request keys, testbed fingerprints)
-  libcurl4-openssl-dev    # the HTTP client: TLS, proxies (HTTPS_PROXY/NO_PROXY), redirects
-  linux-perf              # perf stat, the measurement backend
+  libcurl4-openssl-dev    # the HTTP client (headers; libcurl is loaded on first use)
   libpfm4-dev             # event names beyond perf's generic ones for --backend native
-  valgrind                # the deterministic callgrind backend
-  python3-yaml            # validating the GitHub workflow files in tests
   libjs-dygraphs          # the dashboard's charts, embedded in the binary at build time
+)
+runtime=(
+  linux-perf              # perf stat, the measurement backend
+  valgrind                # the deterministic callgrind backend
+  libcurl4                # --server, GitHub comments and statuses
+  libpq5                  # postgresql:// databases
+)
+test=(
+  doctest-dev             # unit tests
+  postgresql              # the tests' private PostgreSQL server (tests/pg_server.sh)
+  libbenchmark-dev        # microbenchmarks in bench/
+  python3-yaml            # validating the GitHub workflow files in tests
   chromium chromium-driver python3-selenium   # the dashboard's browser tests
   wrk                     # bench/bench_dashboard.py: page latency under load
   clang-format            # ctest check_format: the sources match .clang-format
   clang libclang-rt-dev   # the libFuzzer targets (ci/fuzz.sh): clang, libFuzzer, its sanitizers
+  clang-tidy              # the static analysis of ci/sanitize.sh's ASan build
   ccache                  # optional: CI's builds through a compiler cache (ci/ccache.sh)
 )
+
+sets=("$@")
+[ ${#sets[@]} -eq 0 ] && sets=(all)
+packages=()
+for s in "${sets[@]}"; do
+  case "$s" in
+    build) packages+=("${build[@]}") ;;
+    runtime) packages+=("${runtime[@]}") ;;
+    test) packages+=("${test[@]}") ;;
+    all) packages+=("${build[@]}" "${runtime[@]}" "${test[@]}") ;;
+    *) echo "install-deps: unknown set '$s' (build, runtime, test or all)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -35,7 +66,7 @@ for p in "${packages[@]}"; do
   fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all dependencies present"
+  echo "install-deps: all dependencies present (${sets[*]})"
   exit 0
 fi
 echo "install-deps: installing ${missing[*]}"
