@@ -335,10 +335,8 @@ void callgrind_parser::line(std::string_view l)
         if (key == "fn") {
             fn_ = function_index({object_, file_, name(name_space::function, value, key)});
             callee_.reset();
-        } else if (key == "fl") {
-            file_ = name(name_space::file, value, key);
-        } else if (key == "fi" || key == "fe") {
-            file_ = name(name_space::file, value, key); // inlined code: the function stays
+        } else if (key == "fl" || key == "fi" || key == "fe") {
+            file_ = name(name_space::file, value, key); // fi/fe: inlined code, the function stays
         } else if (key == "ob") {
             object_ = name(name_space::object, value, key);
         } else if (key == "cob") {

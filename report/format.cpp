@@ -53,7 +53,7 @@ std::string_view mark(status s)
     case status::regression: return "🔴";
     case status::improvement: return "🟢";
     case status::unchanged: return "⚪";
-    case status::inconclusive: return "🟡";
+    case status::inconclusive:
     case status::insufficient: return "🟡";
     case status::unsupported: return "➖";
     }

@@ -101,7 +101,8 @@ void backend_base::fail(const where& at, const command& cmd, const process_resul
     if (st.timed_out) {
         throw error(errors::measure_timeout,
                     fmt::format("{}: '{}' did not finish within --timeout {:g} s and was killed{}", at.text(), cmd.text,
-                                proc.timeout ? proc.timeout->count() / 1000.0 : 0.0, stderr_excerpt(proc.stderr_tail)));
+                                proc.timeout ? static_cast<double>(proc.timeout->count()) / 1000.0 : 0.0,
+                                stderr_excerpt(proc.stderr_tail)));
     }
     throw error(errors::measure_failed,
                 fmt::format("{}: '{}' {}{}", at.text(), cmd.text, st.describe(), stderr_excerpt(proc.stderr_tail)));

@@ -29,6 +29,7 @@ public:
                       const where& at) override
     {
         std::vector<native_event> group;
+        group.reserve(events.size());
         for (auto& name : events) group.push_back(native_events_.at(name));
         spawn_options so = base_spawn(spec);
         so.argv = cmd.argv;

@@ -329,8 +329,7 @@ event_probe probe_events(const std::vector<std::string>& candidates, const std::
     }
     // perf refuses the whole list when one name does not parse (exit 129) or
     // one event cannot be opened at all; probe one by one to find which.
-    for (const auto& e : events) {
-        auto single = events.size() == 1 ? std::move(batch) : probe_batch({e}, perf_binary);
+    auto sort_single = [&](const std::string& e, const batch_outcome& single) {
         if (single.status == 0) {
             classify({e}, single);
         } else if (single.status == perf_exit_bad_event) {
@@ -338,7 +337,12 @@ event_probe probe_events(const std::vector<std::string>& candidates, const std::
         } else {
             result.unsupported.push_back(e);
         }
+    };
+    if (events.size() == 1) { // the batch was that one event's probe
+        sort_single(events.front(), batch);
+        return result;
     }
+    for (const auto& e : events) sort_single(e, probe_batch({e}, perf_binary));
     return result;
 }
 
@@ -401,6 +405,7 @@ check check_governor(const env_options& o)
         return c;
     }
     std::vector<std::string> parts;
+    parts.reserve(by_governor.size() + 1);
     for (const auto& [g, cpus] : by_governor) parts.push_back(fmt::format("{} on {}", g, cpus_phrase(cpus)));
     if (!missing.empty()) parts.push_back(fmt::format("unknown on {}", cpus_phrase(missing)));
     c.value = fmt::format("{}", fmt::join(parts, "; "));

@@ -33,7 +33,7 @@ std::string cpu_model(const fs::path& proc_root)
         auto colon = line.find(':');
         if (colon == std::string::npos) continue;
         auto key = model::trim(std::string_view(line).substr(0, colon));
-        const std::string value(model::trim(std::string_view(line).substr(colon + 1)));
+        std::string value(model::trim(std::string_view(line).substr(colon + 1)));
         if (value.empty()) continue;
         if (key == "model name") return value;
         if (fallback.empty() && (key == "Hardware" || key == "Processor" || key == "cpu model")) fallback = value;

@@ -135,7 +135,7 @@ std::shared_ptr<const baseline_history::points_by_counter> baseline_history::rea
                                                                           store::store::history_detail::medians));
     std::size_t bytes = sizeof(points_by_counter) + key.size();
     for (const auto& series : *points) {
-        bytes += sizeof(series) + series.capacity() * sizeof(model::history_point);
+        bytes += sizeof(points_by_counter::value_type) + series.capacity() * sizeof(model::history_point);
         for (const auto& p : series) bytes += p.git_sha.capacity() + p.branch.capacity();
     }
     cache_.add(key, points, bytes);

@@ -52,7 +52,7 @@ void commit_queue::work()
             wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
             if (pending_.empty()) return; // stopping, and everything is answered
             // The oldest max_batch_ rows: those that waited longest go first.
-            const auto n = std::min(pending_.size(), max_batch_);
+            const auto n = static_cast<std::ptrdiff_t>(std::min(pending_.size(), max_batch_));
             batch.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.begin() + n));
             pending_.erase(pending_.begin(), pending_.begin() + n);
             busy_ = true;

@@ -274,7 +274,7 @@ std::optional<comparison> service::compare_later(const std::string& project,
     auto& p = std::get<pending_comparison>(prepared);
     auto row = std::move(p.row);
     committer_->push(std::move(row), [recent = recent_, out = std::move(p.out), id_at = p.id_at,
-                                      done = std::move(done)](std::exception_ptr error, std::int64_t id,
+                                      done = std::move(done)](const std::exception_ptr& error, std::int64_t id,
                                                               store::store::comparison_row& stored) mutable {
         if (error) return done(error, nullptr);
         std::optional<comparison> c;

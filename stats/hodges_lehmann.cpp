@@ -101,6 +101,7 @@ public:
         }
         std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return ks[x] < ks[y]; });
         std::vector<std::size_t> ranks;
+        ranks.reserve(order.size());
         for (std::size_t i : order) ranks.push_back(ks[i] - 1);
         std::vector<double> sorted_out(ks.size()), out(ks.size());
         select(v_, ranks, sorted_out, 0);

@@ -126,9 +126,11 @@ seq_density seq_next_density(const seq_density& prev, double info_prev, double i
         const double j_lo = std::max(0.0, std::ceil((u_lo - prev.lo) / prev.step));
         const double j_hi = std::min(last, std::floor((u_hi - prev.lo) / prev.step));
         double f = 0;
-        for (double jd = j_lo; jd <= j_hi; jd += 1) {
-            const auto j = static_cast<std::size_t>(jd);
-            f += prev.wf[j] * phi((zi - prev.z(j) * root_prev) / sd);
+        if (j_lo <= j_hi) { // both whole numbers in [0, last] then
+            const auto j_end = static_cast<std::size_t>(j_hi);
+            for (auto j = static_cast<std::size_t>(j_lo); j <= j_end; ++j) {
+                f += prev.wf[j] * phi((zi - prev.z(j) * root_prev) / sd);
+            }
         }
         g.wf[i] *= scale * f;
     }

@@ -14,7 +14,7 @@ namespace {
 // Only a path of this project's dashboard: never an open redirect.
 std::string safe_next(const std::string& project, const std::optional<std::string>& next)
 {
-    const std::string home = project_path(project);
+    std::string home = project_path(project);
     if (!next || next->empty()) return home;
     if (*next == home || next->starts_with(home + "/") || next->starts_with(home + "?")) {
         if (next->find_first_of("\r\n\\") == std::string::npos && !next->starts_with(home + "/signin")) return *next;
