@@ -43,7 +43,6 @@ test=(
   clang-format            # ctest check_format: the sources match .clang-format
   clang-tidy              # ci/sanitize.sh: .clang-tidy on perfgate's sources (PERFGATE_CLANG_TIDY)
   clang libclang-rt-dev   # the libFuzzer targets (ci/fuzz.sh): clang, libFuzzer, its sanitizers
-  clang-tidy              # the static analysis of ci/sanitize.sh's ASan build
   ccache                  # optional: CI's builds through a compiler cache (ci/ccache.sh)
 )
 
