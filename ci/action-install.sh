@@ -42,6 +42,7 @@ if [ "$(id -u)" -ne 0 ]; then sudo_="sudo"; fi
 os_release="${PERFGATE_OS_RELEASE:-/etc/os-release}"
 distro="unknown"
 if [ -r "$os_release" ]; then
+  # shellcheck source=/dev/null
   distro=$(. "$os_release" && echo "${ID:-unknown}")
 fi
 

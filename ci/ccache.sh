@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by ci/test.sh, ci/sanitize.sh and ci/fuzz.sh. CMake compiles
 # through ccache when it is installed (option PERFGATE_CCACHE, on by default
 # then); PERFGATE_CCACHE=0 in the environment turns it off here. A CI machine
@@ -6,6 +7,7 @@
 # hits: paths under the clone are hashed relative to it (CCACHE_BASEDIR) and
 # the build directory is not hashed (CCACHE_NOHASHDIR; debug info may then
 # name the directory of the build that filled the cache).
+# shellcheck disable=SC2034 # ccache_args is read by the scripts that source this one
 ccache_args=()
 if [ "${PERFGATE_CCACHE:-1}" = 0 ]; then
   ccache_args=(-DPERFGATE_CCACHE=OFF)

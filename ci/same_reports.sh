@@ -6,6 +6,7 @@
 # Usage: ci/same_reports.sh OLD_PERFGATE NEW_PERFGATE [OUTDIR]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck disable=SC2034 # old and new are read through ${!side}
 old=$(realpath "$1") new=$(realpath "$2") out="${3:-$(mktemp -d)}"; mkdir -p "$out/old" "$out/new"
 files=$(ls "$root"/examples/data/*.csv "$root"/tests/data/perf-stat/*.{csv,json,txt} 2>/dev/null | sort -u)
 n=0; d=0
