@@ -5,7 +5,8 @@
 # that needs more than 2 GB. Only the fuzz targets (and the libraries they
 # link) are built. Long runs, and how to replay a crash: tests/fuzz/README.md.
 #
-# Usage: ci/fuzz.sh [build-dir]   (default build-fuzz)
+# Usage: ci/fuzz.sh [build-dir]   (default build-fuzz; an existing build
+#   configured with -DPERFGATE_FUZZ=ON, like CI's ASan build, is reused)
 #   FUZZ_SECONDS  per target (default 60); targets run $(nproc) at a time
 #   FUZZ_TIMEOUT  per input (default 10)
 #   FUZZ_TARGETS  space-separated subset (default: all)
@@ -39,9 +40,15 @@ source ci/ccache.sh
 # traces (19% less CPU than RelWithDebInfo: 332 s against 408 s cold),
 # asserts on (Debug: no NDEBUG).
 start=$SECONDS
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
-  -DCMAKE_CXX_COMPILER="$cxx" -DPERFGATE_FUZZ=ON -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF \
-  -DPERFGATE_BUILD_EXAMPLES=OFF "${ccache_args[@]}"
+# A build directory configured with PERFGATE_FUZZ=ON is used as it is: CI's
+# ASan build (ci/sanitize.sh) is one, so its fuzz targets are already built.
+if grep -q '^PERFGATE_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2> /dev/null; then
+  echo "ci/fuzz.sh: using the fuzz targets of $build"
+else
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
+    -DCMAKE_CXX_COMPILER="$cxx" -DPERFGATE_FUZZ=ON -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF \
+    -DPERFGATE_BUILD_EXAMPLES=OFF "${ccache_args[@]}"
+fi
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 echo "ci/fuzz.sh: build $((SECONDS - start)) s"
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test suite under sanitizers, as CI runs it after ci/test.sh:
-#   1. everything under AddressSanitizer + UndefinedBehaviorSanitizer, its
-#      build also running clang-tidy (.clang-tidy) on perfgate's sources;
+#   1. everything under AddressSanitizer + UndefinedBehaviorSanitizer,
+#      compiled with clang: the same build runs clang-tidy (.clang-tidy) on
+#      perfgate's sources and holds the libFuzzer targets that ci/fuzz.sh
+#      then runs (one build for the three: CI's time);
 #   2. the server and client suites (threads, sockets), the store's
 #      threaded cases (background checkpoints, read scopes, concurrent
 #      readers and writers) and the service's committer cases under
@@ -17,15 +19,18 @@ source ci/ccache.sh
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 
-# clang-tidy runs in this build (PERFGATE_CLANG_TIDY; with PERFGATE_WERROR a
-# finding fails it) rather than in a build of its own: it checks the sources
-# of model/ ... cli/ as they compile, in Debug so asserts stay visible to the
-# analyzer. ccache does not cache it, so every run pays it. Measured on the
-# production targets alone (-j2, 2 cores, ccache off, 2026-11-26): 155 s
-# wall / 287 CPU s without clang-tidy, 257 s / 501 CPU s with it, so about
-# +100 s wall and +215 CPU s.
+# One clang build for three jobs. It is the ASan+UBSan build of the suite;
+# with PERFGATE_FUZZ it is also instrumented for libFuzzer (coverage only;
+# the tests link without libFuzzer's main) and builds tests/fuzz/, which
+# ci/fuzz.sh runs from it; and clang-tidy runs on the sources of model/ ...
+# cli/ as they compile (PERFGATE_CLANG_TIDY; with PERFGATE_WERROR a finding
+# fails the build), which ccache does not cache. Libraries at -O1 with line
+# tables (libFuzzer's documented flags), the test programs at -O0
+# (PERFGATE_TEST_CXX_FLAGS), asserts on. Three separate builds (gcc ASan,
+# clang-tidy, clang fuzz) cost about 280 s more wall time on 2 cores.
 start=$SECONDS
-cmake -S . -B "$prefix-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=address \
+cmake -S . -B "$prefix-asan" -G Ninja -DCMAKE_CXX_COMPILER="${CXX_SANITIZE:-clang++}" -DCMAKE_BUILD_TYPE=Debug \
+  "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DPERFGATE_SANITIZE=address -DPERFGATE_FUZZ=ON \
   -DPERFGATE_WERROR=ON -DPERFGATE_CLANG_TIDY=ON -DPERFGATE_BUILD_BENCH=OFF "${ccache_args[@]}"
 cmake --build "$prefix-asan" -j "$jobs"
 echo "ci/sanitize.sh: asan build (with clang-tidy) $((SECONDS - start)) s"

@@ -210,9 +210,10 @@ TEST_CASE("dip_critical_value is dip.test's 5% point")
         {37, 0.080196690246299648},     {100, 0.051127944286882707},    {150, 0.042143542892757048},
         {10000, 0.0054237224283639526}, {72000, 0.0020317840161055505}, {100000, 0.0017240259068336064},
     };
-    for (const auto& [n, want] : rows) {
+    for (const auto& row : rows) {
+        const std::size_t n = row.first;
         CAPTURE(n);
-        CHECK_REL(*stats::dip_critical_value(n), want, 1e-14);
+        CHECK_REL(*stats::dip_critical_value(n), row.second, 1e-14);
     }
     CHECK_FALSE(stats::dip_critical_value(3));
     CHECK_FALSE(stats::dip_critical_value(0));

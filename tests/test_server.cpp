@@ -8,6 +8,18 @@
 
 using namespace perfgate::test::server_cases;
 
+// Built with a sanitizer (gcc says so with __SANITIZE_*__, clang with __has_feature).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PERFGATE_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PERFGATE_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef PERFGATE_TEST_SANITIZED
+#define PERFGATE_TEST_SANITIZED 0
+#endif
+
 TEST_CASE("retain_freed_memory: perfgate serve's malloc settings, unless the operator set glibc's")
 {
     // The decision only: the effect (no page-table churn per request) is a
@@ -15,7 +27,7 @@ TEST_CASE("retain_freed_memory: perfgate serve's malloc settings, unless the ope
     const char* before = std::getenv("GLIBC_TUNABLES");
     const std::string saved = before ? before : "";
     ::unsetenv("GLIBC_TUNABLES");
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__GLIBC__) && !PERFGATE_TEST_SANITIZED
     CHECK(perfgate::server::retain_freed_memory());
     ::setenv("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=1024", 1);
     CHECK(perfgate::server::retain_freed_memory()); // not a malloc tunable

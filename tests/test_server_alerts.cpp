@@ -15,7 +15,8 @@ TEST_CASE("fresh compares are stored by the committer: pipelined and concurrent,
     const std::string token = create_token(db, "demo");
     server_process srv(db, log);
     const auto port = srv.port();
-    const auto [base, cand] = upload_pair(port, token);
+    const auto uploaded = upload_pair(port, token);
+    const std::int64_t base = uploaded.first, cand = uploaded.second;
     // A distinct threshold makes a distinct (fresh) comparison of the same runs.
     const auto compare_body = [&](double threshold_pct) {
         return json{{"baseline_run", base}, {"candidate_run", cand}, {"policy", {{"threshold_pct", threshold_pct}}}}

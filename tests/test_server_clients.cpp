@@ -28,10 +28,12 @@ TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload
     {
         server_process srv(db, log);
         // Client 1: perfgate run --server, which detects this machine.
-        auto [status, out] = run_logged({"run",       "-q",         "--backend",  "rusage",  "-r",          "2",
-                                         "--warmup",  "0",          "--server",   srv.url(), "--project",   "demo",
-                                         "--token",   token,        "--sha",      "abc123",  "--branch",    "main",
-                                         "--testbed", testbed_name, "--baseline", "true",    "--candidate", "true"});
+        const auto logged = run_logged({"run",       "-q",         "--backend",  "rusage",  "-r",          "2",
+                                        "--warmup",  "0",          "--server",   srv.url(), "--project",   "demo",
+                                        "--token",   token,        "--sha",      "abc123",  "--branch",    "main",
+                                        "--testbed", testbed_name, "--baseline", "true",    "--candidate", "true"});
+        const int status = logged.first;
+        const std::string& out = logged.second;
         INFO(out);
         REQUIRE((status == 0 || status == 1 || status == 3));
 
@@ -92,7 +94,9 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
     {
         for (auto& args : commands(srv.url(), "pg_wrong")) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args);
+            const auto logged = run_logged(args);
+            const int status = logged.first;
+            const std::string& out = logged.second;
             CHECK(status == 2);
             CHECK(out.find("[server.auth]") != std::string::npos);
             CHECK(out.find("HTTP 401") != std::string::npos);
@@ -103,7 +107,9 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
         const std::string other = create_token(db, "other");
         for (auto& args : commands(srv.url(), other)) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args);
+            const auto logged = run_logged(args);
+            const int status = logged.first;
+            const std::string& out = logged.second;
             CHECK(status == 2);
             CHECK(out.find("HTTP 403") != std::string::npos);
         }
@@ -113,7 +119,9 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
         ::setenv("PERFGATE_TOKEN", token.c_str(), 1);
         for (auto& args : commands(srv.url(), "")) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args);
+            const auto logged = run_logged(args);
+            const int status = logged.first;
+            const std::string& out = logged.second;
             INFO(out);
             CHECK((status == 0 || status == 1 || status == 3));
         }
@@ -124,8 +132,7 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
         ::unsetenv("PERFGATE_TOKEN");
         for (auto& args : commands(srv.url(), "")) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args);
-            CHECK(status == 2);
+            CHECK(run_logged(args).first == 2);
         }
     }
     SUBCASE("an unreachable server: exit 4 from every command")
@@ -139,7 +146,9 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
         }
         for (auto& args : commands("http://127.0.0.1:" + std::to_string(closed), token)) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args);
+            const auto logged = run_logged(args);
+            const int status = logged.first;
+            const std::string& out = logged.second;
             CHECK(status == 4);
             CHECK(out.find("[http.unreachable]") != std::string::npos);
         }
@@ -148,7 +157,9 @@ TEST_CASE("every command that talks to a server maps the same failure to the sam
     {
         for (auto& args : commands("ftp://127.0.0.1/", token)) {
             CAPTURE(args.front());
-            auto [status, out] = run_logged(args);
+            const auto logged = run_logged(args);
+            const int status = logged.first;
+            const std::string& out = logged.second;
             CHECK(status == 2);
             CHECK(out.find("[http.bad_url]") != std::string::npos);
         }

@@ -208,7 +208,9 @@ TEST_CASE("replicas (postgresql): two servers on one database give the same answ
         for (const auto& [key, id] : acknowledged) ids.insert(id);
         CHECK(ids.size() == acknowledged.size());
         CHECK(where.integer("SELECT count(*) FROM runs") == static_cast<long long>(acknowledged.size()));
-        for (const auto& [key, id] : acknowledged) {
+        for (const auto& entry : acknowledged) {
+            const auto& key = entry.first;
+            const auto id = entry.second;
             CAPTURE(key);
             CHECK(where.integer(fmt::format("SELECT run_id FROM ingest_keys WHERE key = '{}'", key)) == id);
         }

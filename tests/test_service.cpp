@@ -677,8 +677,9 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
         CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id,
                                               {model::alert_status::fixed, std::string("a\x1b[2Jb"), "x"}),
                              doctest::Contains("control characters"), perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.alert("nope", a.id), doctest::Contains("no project 'nope'"), perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.alerts({"demo", {}, {}, {}, {}, 0}), doctest::Contains("limit 0"), perfgate::error);
+        CHECK_THROWS_WITH_AS((void)svc.alert("nope", a.id), doctest::Contains("no project 'nope'"), perfgate::error);
+        CHECK_THROWS_WITH_AS((void)svc.alerts({"demo", {}, {}, {}, {}, 0}), doctest::Contains("limit 0"),
+                             perfgate::error);
         CHECK(svc.alert("demo", a.id).status == model::alert_status::untriaged);
         CHECK(svc.alert("demo", a.id).note.empty());
     }
@@ -1505,9 +1506,10 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
              "/commit/SHA to it)"},
             {longest + "a", "--repository-url: 513 bytes, longer than the limit of 512"},
         };
-        for (const auto& [url, message] : bad) {
+        for (const auto& entry : bad) {
+            const std::string& url = entry.first;
             CAPTURE(url);
-            check_error([&] { (void)service::normalize_repository_url(label, url); }, "ingest.bad_field", message);
+            check_error([&] { (void)service::normalize_repository_url(label, url); }, "ingest.bad_field", entry.second);
         }
         // Quoted in part only.
         check_error([&] { (void)service::normalize_repository_url(label, std::string(1000, 'x')); }, "ingest.bad_field",

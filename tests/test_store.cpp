@@ -422,7 +422,7 @@ TEST_CASE("store: the repository URL is a project setting")
     db.set_repository_url("demo", "");
     CHECK_FALSE(db.repository_url("demo").has_value());
 
-    CHECK_THROWS_WITH_AS(db.repository_url("nope"), not_found.c_str(), error);
+    CHECK_THROWS_WITH_AS((void)db.repository_url("nope"), not_found.c_str(), error);
     CHECK_THROWS_WITH_AS(db.set_repository_url("nope", "https://x.org"), not_found.c_str(), error);
     try {
         db.set_repository_url("demo", "https://x.org/" + std::string(500, 'a'));

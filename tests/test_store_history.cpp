@@ -160,11 +160,13 @@ TEST_CASE("store: histories with history_detail::medians are the full points' ru
     }
     db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
     const std::vector<std::string> counters{"page-faults", "no-such-counter", "task-clock"};
-    for (const auto& [branch, testbed] : std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>{
+    for (const auto& filter : std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>{
              {std::nullopt, std::nullopt},
              {"main", std::nullopt},
              {"main", "fp-runner-1"},
              {std::nullopt, "ci-runner-2"}}) {
+        const auto& branch = filter.first;
+        const auto& testbed = filter.second;
         auto q = query("demo", "parse", "");
         q.branch = branch;
         q.testbed = testbed;
@@ -208,8 +210,10 @@ TEST_CASE("store (sqlite): the history query is an index range scan")
         {history_index::branch, "USING COVERING INDEX summaries_history_branch ("},
         {history_index::testbed, "USING COVERING INDEX summaries_history_testbed ("},
     };
-    for (const auto& [which, expected] : variants)
+    for (const auto& variant : variants)
         for (const bool medians : {false, true}) {
+            const history_index which = variant.first;
+            const char* expected = variant.second;
             CAPTURE(expected);
             CAPTURE(medians);
             const auto plan = raw.rows("EXPLAIN QUERY PLAN " +
@@ -381,7 +385,7 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         db.set_baseline_branch("demo", "trunk");
         CHECK(db.baseline_branch("demo") == "trunk");
         CHECK_THROWS_WITH_AS(db.set_baseline_branch("demo", ""), doctest::Contains("cannot be empty"), perfgate::error);
-        CHECK_THROWS_WITH_AS(db.baseline_branch("nope"), doctest::Contains("project 'nope' not found"),
+        CHECK_THROWS_WITH_AS((void)db.baseline_branch("nope"), doctest::Contains("project 'nope' not found"),
                              perfgate::error);
     }
 }
