@@ -127,7 +127,9 @@ for servers). License: Apache-2.0 (LICENSE).
 EOF
 
 # --- tarball and checksum ------------------------------------------------
-# Reproducible: sorted names, root-owned, the commit's time, gzip without a name or time.
+# Sorted names, root-owned, the commit's time, gzip without a name or time: the
+# archive's metadata does not depend on who built it when. (The executables are
+# not bit-for-bit reproducible: they hold the build directory's path.)
 mtime="$(git log -1 --format=%ct 2> /dev/null || date +%s)"
 tarball="$name.tar.gz"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -C "$stage" -cf - "$name" |
