@@ -8,6 +8,10 @@
 #include <cstring>
 #include <memory>
 
+// The protocol bitmask options are deprecated from libcurl 7.85 on, but the
+// libcurl loaded at run time may be older than the headers (see
+// restrict_protocols).
+#define CURL_DISABLE_DEPRECATION
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -240,6 +244,28 @@ void set(CURL* h, CURLoption option, T value)
     }
 }
 
+// http and https only, also for redirects. libcurl 7.85 takes them as text
+// and deprecates the bitmask; an older libcurl (Ubuntu 22.04 has 7.81) knows
+// only the bitmask. The headers perfgate is built with do not say which
+// libcurl it loads at run time (the release binary built on Debian 12 runs
+// on Ubuntu 22.04), so an unknown option falls back to the bitmask.
+void restrict_protocols(CURL* h)
+{
+#if LIBCURL_VERSION_NUM >= 0x075500
+    const CURLcode rc = curl().easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (rc == CURLE_OK) {
+        set(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        return;
+    }
+    if (rc != CURLE_UNKNOWN_OPTION) {
+        throw error(errors::http_unreachable,
+                    fmt::format("libcurl refused option {}", static_cast<int>(CURLOPT_PROTOCOLS_STR)));
+    }
+#endif
+    set(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    set(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+}
+
 const char* env_value(const char* name)
 {
     const char* v = std::getenv(name);
@@ -297,14 +323,8 @@ http_response http_send(const http_request& req)
     const std::string target_url = url.normalized;
     set(h, CURLOPT_URL, target_url.c_str());
     set(h, CURLOPT_ERRORBUFFER, detail.data());
-    set(h, CURLOPT_NOSIGNAL, 1L);   // threads: no SIGALRM for DNS timeouts
-#if LIBCURL_VERSION_NUM >= 0x075500 // 7.85: the string form; the bitmask is deprecated there
-    set(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    set(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#else
-    set(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-    set(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
+    set(h, CURLOPT_NOSIGNAL, 1L); // threads: no SIGALRM for DNS timeouts
+    restrict_protocols(h);
     set(h, CURLOPT_FOLLOWLOCATION, 1L);
     set(h, CURLOPT_MAXREDIRS, max_redirects);
     set(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));

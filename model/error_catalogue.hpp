@@ -147,6 +147,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::store_corrupt, 500, exit_measurement, "The SQLite database fails its integrity check, or a damaged page was read."},
     {errors::store_io, 500, exit_measurement, "Any other failure of the database engine (SQLite, libpq)."},
     {errors::store_key_conflict, 500, exit_measurement, "An idempotency key stored for another request (the service answers ingest.idempotency_conflict)."},
+    {errors::store_libpq_missing, 500, exit_measurement, "A postgresql:// database was named, but libpq (libpq.so.5, Debian's libpq5), which perfgate loads on first use, is not installed."},
     {errors::store_migrate, 500, exit_measurement, "A schema migration failed, or the database's schema is newer than this perfgate."},
     {errors::store_not_found, 404, exit_measurement, "A project, run or comparison the store does not have."},
     {errors::store_open, 500, exit_measurement, "The database cannot be opened: not a database, locked, server unreachable, login refused."},

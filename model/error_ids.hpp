@@ -120,6 +120,7 @@ inline constexpr error_id store_constraint{"store.constraint"};
 inline constexpr error_id store_corrupt{"store.corrupt"};
 inline constexpr error_id store_io{"store.io"};
 inline constexpr error_id store_key_conflict{"store.key_conflict"};
+inline constexpr error_id store_libpq_missing{"store.libpq_missing"};
 inline constexpr error_id store_migrate{"store.migrate"};
 inline constexpr error_id store_not_found{"store.not_found"};
 inline constexpr error_id store_open{"store.open"};

@@ -217,6 +217,9 @@ const std::map<std::string_view, std::string_view>& examples()
          "Page 7: btreeInitPage() returns error code 11"},
         {"store.io", "perfgate.db: inserting the run: disk I/O error"},
         {"store.key_conflict", "perfgate.db: idempotency key '6f1d...' of project 'shop' was used for another request"},
+        {"store.libpq_missing", "postgresql://perfgate@db/perfgate: PostgreSQL databases need libpq, which cannot be "
+                                "loaded (libpq.so.5: cannot open shared object file: No such file or directory); "
+                                "install it: apt-get install libpq5"},
         {"store.migrate", "perfgate.db: database schema version 10 is newer than this perfgate knows (version 9, "
                           "009_open_alerts.sql); upgrade perfgate"},
         {"store.not_found", "perfgate.db: run 12 not found in project 'shop'"},

@@ -2,6 +2,7 @@
 
 #include "model/error.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <libpq-fe.h>
@@ -18,15 +19,108 @@
 
 namespace perfgate::store::detail {
 
-void pg_closer::operator()(pg_conn* c) const noexcept { PQfinish(c); }
+// --- libpq, loaded by the first PostgreSQL connection ----------------------
+
+// libpq is loaded with dlopen when perfgate first connects to PostgreSQL,
+// not linked: perfgate runs where libpq5 is not installed (the release
+// tarball, docs/deployment.md) until a postgresql:// database is used, and
+// then names the package that is missing; and the libraries libpq pulls in
+// (TLS, Kerberos, LDAP) cost nothing to the commands that never use
+// PostgreSQL. libpq-fe.h gives the types; only the functions below are used,
+// each looked up once.
+namespace {
+
+struct pq_api {
+    decltype(&::PQconnectdb) connectdb = nullptr;
+    decltype(&::PQstatus) status = nullptr;
+    decltype(&::PQerrorMessage) error_message = nullptr;
+    decltype(&::PQsetNoticeProcessor) set_notice_processor = nullptr;
+    decltype(&::PQfinish) finish = nullptr;
+    decltype(&::PQsocket) socket = nullptr;
+    decltype(&::PQexec) exec = nullptr;
+    decltype(&::PQprepare) prepare = nullptr;
+    decltype(&::PQexecPrepared) exec_prepared = nullptr;
+    decltype(&::PQresultStatus) result_status = nullptr;
+    decltype(&::PQresultErrorField) result_error_field = nullptr;
+    decltype(&::PQresultErrorMessage) result_error_message = nullptr;
+    decltype(&::PQntuples) ntuples = nullptr;
+    decltype(&::PQgetisnull) getisnull = nullptr;
+    decltype(&::PQgetvalue) getvalue = nullptr;
+    decltype(&::PQgetlength) getlength = nullptr;
+    decltype(&::PQclear) clear = nullptr;
+    decltype(&::PQconsumeInput) consume_input = nullptr;
+    decltype(&::PQnotifies) notifies = nullptr;
+    decltype(&::PQfreemem) freemem = nullptr;
+};
+
+// The SONAME of Debian's libpq5 (the same since PostgreSQL 8.0).
+constexpr const char* libpq_soname = "libpq.so.5";
+
+template <class F>
+void look_up(void* lib, const char* soname, F& fn, const char* name)
+{
+    fn = reinterpret_cast<F>(::dlsym(lib, name));
+    if (!fn) {
+        throw error(errors::store_libpq_missing,
+                    fmt::format("{} has no {} ({}); install libpq5 from PostgreSQL 10 or newer", soname, name,
+                                ::dlerror()));
+    }
+}
+
+pq_api load_pq(const char* soname)
+{
+    // Never closed: connections live until exit.
+    void* lib = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        throw error(errors::store_libpq_missing,
+                    fmt::format("PostgreSQL databases need libpq, which cannot be loaded ({}); install it: "
+                                "apt-get install libpq5",
+                                ::dlerror()));
+    }
+    pq_api api;
+    look_up(lib, soname, api.connectdb, "PQconnectdb");
+    look_up(lib, soname, api.status, "PQstatus");
+    look_up(lib, soname, api.error_message, "PQerrorMessage");
+    look_up(lib, soname, api.set_notice_processor, "PQsetNoticeProcessor");
+    look_up(lib, soname, api.finish, "PQfinish");
+    look_up(lib, soname, api.socket, "PQsocket");
+    look_up(lib, soname, api.exec, "PQexec");
+    look_up(lib, soname, api.prepare, "PQprepare");
+    look_up(lib, soname, api.exec_prepared, "PQexecPrepared");
+    look_up(lib, soname, api.result_status, "PQresultStatus");
+    look_up(lib, soname, api.result_error_field, "PQresultErrorField");
+    look_up(lib, soname, api.result_error_message, "PQresultErrorMessage");
+    look_up(lib, soname, api.ntuples, "PQntuples");
+    look_up(lib, soname, api.getisnull, "PQgetisnull");
+    look_up(lib, soname, api.getvalue, "PQgetvalue");
+    look_up(lib, soname, api.getlength, "PQgetlength");
+    look_up(lib, soname, api.clear, "PQclear");
+    look_up(lib, soname, api.consume_input, "PQconsumeInput");
+    look_up(lib, soname, api.notifies, "PQnotifies");
+    look_up(lib, soname, api.freemem, "PQfreemem");
+    return api;
+}
+
+// Loaded once (a failed load is tried again by the next connection).
+const pq_api& pq()
+{
+    static const pq_api api = load_pq(libpq_soname);
+    return api;
+}
+
+} // namespace
+
+void probe_libpq(const char* soname) { load_pq(soname); }
+
+void pg_closer::operator()(pg_conn* c) const noexcept { pq().finish(c); }
 
 namespace {
 struct pg_notify_free {
-    void operator()(PGnotify* n) const noexcept { PQfreemem(n); }
+    void operator()(PGnotify* n) const noexcept { pq().freemem(n); }
 };
 using pg_notify_handle = std::unique_ptr<PGnotify, pg_notify_free>;
 } // namespace
-void pg_result_clear::operator()(pg_result* r) const noexcept { PQclear(r); }
+void pg_result_clear::operator()(pg_result* r) const noexcept { pq().clear(r); }
 
 bool is_postgres_uri(std::string_view db) noexcept
 {
@@ -191,7 +285,7 @@ public:
 
     [[nodiscard]] bool is_null(int col) const noexcept override
     {
-        return !result_ || PQgetisnull(result_.get(), row_, col) != 0;
+        return !result_ || pq().getisnull(result_.get(), row_, col) != 0;
     }
     [[nodiscard]] std::int64_t int64(int col) const override
     {
@@ -225,7 +319,8 @@ private:
 
     [[nodiscard]] std::string_view cell(int col) const
     {
-        return {PQgetvalue(result_.get(), row_, col), static_cast<std::size_t>(PQgetlength(result_.get(), row_, col))};
+        return {pq().getvalue(result_.get(), row_, col),
+                static_cast<std::size_t>(pq().getlength(result_.get(), row_, col))};
     }
     [[noreturn]] void bad_cell(int col, const char* expected) const
     {
@@ -239,15 +334,15 @@ private:
         std::vector<const char*> params(values_.size());
         for (std::size_t i = 0; i < values_.size(); ++i) params[i] = values_[i] ? values_[i]->c_str() : nullptr;
         pg_observe(original_, values_);
-        result_.reset(PQexecPrepared(conn_.get(), name_.c_str(), static_cast<int>(params.size()), params.data(),
-                                     nullptr, nullptr, 0));
-        const auto status = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
+        result_.reset(pq().exec_prepared(conn_.get(), name_.c_str(), static_cast<int>(params.size()), params.data(),
+                                         nullptr, nullptr, 0));
+        const auto status = result_ ? pq().result_status(result_.get()) : PGRES_FATAL_ERROR;
         if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
             auto failed = std::move(result_);
             rows_ = 0;
             conn_.fail(failed.get(), "executing a statement");
         }
-        rows_ = PQntuples(result_.get());
+        rows_ = pq().ntuples(result_.get());
     }
 
     pg_connection& conn_;
@@ -283,15 +378,20 @@ void pg_observe(const std::string& sql, const std::vector<std::optional<std::str
 
 pg_connection::pg_connection(const std::string& uri, std::string name) : connection(std::move(name))
 {
-    conn_.reset(PQconnectdb(uri.c_str()));
+    try {
+        pq();
+    } catch (const error& e) {
+        throw error(e.id(), fmt::format("{}: {}", path(), e.what()));
+    }
+    conn_.reset(pq().connectdb(uri.c_str()));
     if (!conn_) throw error(errors::store_open, fmt::format("{}: cannot connect: out of memory", path()));
-    if (PQstatus(conn_.get()) != CONNECTION_OK) {
-        throw error(errors::store_open,
-                    fmt::format("{}: cannot connect to PostgreSQL: {}", path(), one_line(PQerrorMessage(conn_.get()))));
+    if (pq().status(conn_.get()) != CONNECTION_OK) {
+        throw error(errors::store_open, fmt::format("{}: cannot connect to PostgreSQL: {}", path(),
+                                                    one_line(pq().error_message(conn_.get()))));
     }
     // Server messages (NOTICE: relation already exists, ...) are not ours
     // to print on a server's stderr.
-    PQsetNoticeProcessor(
+    pq().set_notice_processor(
         conn_.get(), [](void*, const char*) {}, nullptr);
 }
 
@@ -299,28 +399,29 @@ pg_connection::~pg_connection() { drop_statements(); }
 
 bool pg_connection::broken() const noexcept
 {
-    if (PQstatus(conn_.get()) != CONNECTION_OK) return true;
+    if (pq().status(conn_.get()) != CONNECTION_OK) return true;
     // Between statements the server has nothing to say to a pooled
     // connection (it LISTENs to nothing): anything waiting on the socket is
     // a session ending (a FATAL, then the end of the stream: a restart, an
     // administrator, a failover) or rare enough to be worth a new session.
-    pollfd p{PQsocket(conn_.get()), POLLIN, 0};
+    pollfd p{pq().socket(conn_.get()), POLLIN, 0};
     return ::poll(&p, 1, 0) != 0;
 }
 
 void pg_connection::fail(const pg_result* r, std::string_view what) const
 {
     if (!r)
-        throw error(errors::store_io, fmt::format("{}: {}: {}", path(), what, one_line(PQerrorMessage(conn_.get()))));
-    const char* sqlstate = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    throw error(error_id_of(sqlstate), fmt::format("{}: {}: {}", path(), what, one_line(PQresultErrorMessage(r))));
+        throw error(errors::store_io,
+                    fmt::format("{}: {}: {}", path(), what, one_line(pq().error_message(conn_.get()))));
+    const char* sqlstate = pq().result_error_field(r, PG_DIAG_SQLSTATE);
+    throw error(error_id_of(sqlstate), fmt::format("{}: {}: {}", path(), what, one_line(pq().result_error_message(r))));
 }
 
 void pg_connection::exec(std::string_view sql)
 {
     const std::string text(sql);
-    pg_result_handle r(PQexec(conn_.get(), text.c_str()));
-    const auto status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
+    pg_result_handle r(pq().exec(conn_.get(), text.c_str()));
+    const auto status = r ? pq().result_status(r.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK && status != PGRES_EMPTY_QUERY) {
         fail(r.get(), "executing SQL");
     }
@@ -330,9 +431,9 @@ std::unique_ptr<prepared> pg_connection::compile(std::string_view sql)
 {
     numbered_sql numbered = number_parameters(sql);
     std::string name = fmt::format("perfgate_{}", ++next_statement_);
-    pg_result_handle r(PQprepare(conn_.get(), name.c_str(), numbered.sql.c_str(),
-                                 static_cast<int>(numbered.names.size()), nullptr));
-    if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+    pg_result_handle r(pq().prepare(conn_.get(), name.c_str(), numbered.sql.c_str(),
+                                    static_cast<int>(numbered.names.size()), nullptr));
+    if (!r || pq().result_status(r.get()) != PGRES_COMMAND_OK) {
         fail(r.get(), fmt::format("preparing \"{}\"", sql.substr(0, 200)));
     }
     return std::make_unique<pg_prepared>(*this, std::move(name), std::string(sql), std::move(numbered));
@@ -360,11 +461,12 @@ void pg_connection::rollback() noexcept
         return;
     }
     // No-throw: on a broken connection the server has rolled back already.
-    pg_result_handle r(PQexec(conn_.get(), "ROLLBACK"));
+    pg_result_handle r(pq().exec(conn_.get(), "ROLLBACK"));
 }
 
 pg_listener::pg_listener(std::string uri, std::string name) : uri_(std::move(uri)), name_(std::move(name))
 {
+    pq(); // here, where a failure may throw: loop() may not
     if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) {
         throw error(errors::store_open, fmt::format("{}: cannot create the notification listener's pipe", name_));
     }
@@ -388,26 +490,26 @@ void pg_listener::loop() noexcept
         return ::poll(&p, 1, ms) > 0;
     };
     for (;;) {
-        pg_handle conn(PQconnectdb(uri_.c_str()));
+        pg_handle conn(pq().connectdb(uri_.c_str()));
         bool listening = false;
-        if (conn && PQstatus(conn.get()) == CONNECTION_OK) {
-            PQsetNoticeProcessor(
+        if (conn && pq().status(conn.get()) == CONNECTION_OK) {
+            pq().set_notice_processor(
                 conn.get(), [](void*, const char*) {}, nullptr);
-            pg_result_handle r(PQexec(conn.get(), fmt::format("LISTEN {}", notify_channel).c_str()));
-            listening = r && PQresultStatus(r.get()) == PGRES_COMMAND_OK;
+            pg_result_handle r(pq().exec(conn.get(), fmt::format("LISTEN {}", notify_channel).c_str()));
+            listening = r && pq().result_status(r.get()) == PGRES_COMMAND_OK;
         }
         // Whatever happened while we were not listening is unknown: a new generation.
         count_.fetch_add(1, std::memory_order_acq_rel);
         while (listening) {
-            pollfd fds[2] = {{stop_pipe_[0], POLLIN, 0}, {PQsocket(conn.get()), POLLIN, 0}};
+            pollfd fds[2] = {{stop_pipe_[0], POLLIN, 0}, {pq().socket(conn.get()), POLLIN, 0}};
             if (::poll(fds, 2, -1) < 0) {
                 if (errno == EINTR) continue;
                 break;
             }
             if (fds[0].revents != 0) return;
-            if (PQconsumeInput(conn.get()) != 1) break; // the connection is gone
+            if (pq().consume_input(conn.get()) != 1) break; // the connection is gone
             std::uint64_t seen = 0;
-            for (pg_notify_handle n(PQnotifies(conn.get())); n; n.reset(PQnotifies(conn.get()))) ++seen;
+            for (pg_notify_handle n(pq().notifies(conn.get())); n; n.reset(pq().notifies(conn.get()))) ++seen;
             if (seen > 0) count_.fetch_add(seen, std::memory_order_acq_rel);
         }
         if (stopped_within(1000)) return;

@@ -68,6 +68,11 @@ using pg_statement_observer =
 void set_pg_statement_observer(pg_statement_observer o);
 void pg_observe(const std::string& sql, const std::vector<std::optional<std::string>>& values);
 
+// libpq (libpq.so.5) is loaded by the first connection, with dlopen. When it
+// cannot be: "store.libpq_missing", naming the package (libpq5). Tests only:
+// loads soname as the first connection loads libpq, and throws what it would.
+void probe_libpq(const char* soname);
+
 class pg_connection final : public connection {
 public:
     // Connects to uri; name is what messages call the database (the

@@ -146,6 +146,30 @@ TEST_CASE("store (postgresql): :name parameters are numbered outside quotes, com
     CHECK(ps::detail::number_parameters("SELECT :x::bigint").sql == "SELECT $1::bigint");
 }
 
+TEST_CASE("store (postgresql): libpq is loaded at run time, and its absence names the package")
+{
+    // What a system without libpq5 meets at the first connection.
+    try {
+        ps::detail::probe_libpq("libpq-perfgate-test-missing.so.5");
+        FAIL("expected store.libpq_missing");
+    } catch (const error& e) {
+        CHECK(e.id() == "store.libpq_missing");
+        const std::string msg = e.what();
+        CHECK(msg.find("PostgreSQL databases need libpq") == 0);
+        CHECK(msg.find("libpq-perfgate-test-missing.so.5") != std::string::npos);
+        CHECK(msg.find("apt-get install libpq5") != std::string::npos);
+    }
+    // A library that is not libpq: the first function it lacks is named.
+    try {
+        ps::detail::probe_libpq("libc.so.6");
+        FAIL("expected store.libpq_missing");
+    } catch (const error& e) {
+        CHECK(e.id() == "store.libpq_missing");
+        CHECK(std::string(e.what()).find("libc.so.6 has no PQconnectdb") == 0);
+    }
+    CHECK_NOTHROW(ps::detail::probe_libpq("libpq.so.5"));
+}
+
 TEST_CASE("store (postgresql): every query of the history and compare paths uses an index")
 {
     test_database raw(db_engine::postgresql);
