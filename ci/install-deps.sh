@@ -38,6 +38,7 @@ test=(
   postgresql              # the tests' private PostgreSQL server (tests/pg_server.sh)
   libbenchmark-dev        # microbenchmarks in bench/
   python3-yaml            # validating the GitHub workflow files in tests
+  curl                    # tests/test_action_install.py: the action downloads its release with curl
   chromium chromium-driver python3-selenium   # the dashboard's browser tests
   wrk                     # bench/bench_dashboard.py: page latency under load
   clang-format            # ctest check_format: the sources match .clang-format
