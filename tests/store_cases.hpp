@@ -75,26 +75,7 @@ struct raw_db {
         REQUIRE(rc == SQLITE_OK);
     }
     // All rows of a query, each row's columns joined with '|'.
-    std::vector<std::string> rows(const std::string& sql) const
-    {
-        sqlite3_stmt* raw = nullptr;
-        REQUIRE_MESSAGE(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &raw, nullptr) == SQLITE_OK,
-                        sqlite3_errmsg(db.get()));
-        std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> st(raw, sqlite3_finalize);
-        std::vector<std::string> out;
-        int rc;
-        while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-            std::string row;
-            for (int i = 0; i < sqlite3_column_count(st.get()); ++i) {
-                if (i) row += '|';
-                const auto* t = sqlite3_column_text(st.get(), i);
-                row += t ? reinterpret_cast<const char*>(t) : "NULL";
-            }
-            out.push_back(row);
-        }
-        REQUIRE(rc == SQLITE_DONE);
-        return out;
-    }
+    std::vector<std::string> rows(const std::string& sql) const { return sqlite_rows(db.get(), sql); }
     std::string one(const std::string& sql) const
     {
         auto r = rows(sql);

@@ -200,9 +200,13 @@ std::vector<std::string> test_database::rows(const std::string& sql) const
     const int rc = sqlite3_open_v2(location_.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
     std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close_v2);
     REQUIRE(rc == SQLITE_OK);
+    return sqlite_rows(db.get(), sql);
+}
+
+std::vector<std::string> sqlite_rows(sqlite3* db, const std::string& sql)
+{
     sqlite3_stmt* st_raw = nullptr;
-    REQUIRE_MESSAGE(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &st_raw, nullptr) == SQLITE_OK,
-                    sqlite3_errmsg(db.get()));
+    REQUIRE_MESSAGE(sqlite3_prepare_v2(db, sql.c_str(), -1, &st_raw, nullptr) == SQLITE_OK, sqlite3_errmsg(db));
     std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> st(st_raw, sqlite3_finalize);
     std::vector<std::string> out;
     int step;
@@ -215,7 +219,7 @@ std::vector<std::string> test_database::rows(const std::string& sql) const
         }
         out.push_back(row);
     }
-    REQUIRE_MESSAGE(step == SQLITE_DONE, sqlite3_errmsg(db.get()));
+    REQUIRE_MESSAGE(step == SQLITE_DONE, sqlite3_errmsg(db));
     return out;
 }
 

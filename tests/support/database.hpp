@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+struct sqlite3;
+
 namespace perfgate::test {
 
 enum class db_engine { sqlite, postgresql };
@@ -27,6 +29,10 @@ inline bool on_postgres() { return engine_under_test() == db_engine::postgresql;
 
 // The URI of the tests' PostgreSQL server's "postgres" database (see above).
 const std::string& pg_server_uri();
+
+// All rows of a query on an open SQLite connection, each row's columns joined
+// with '|' (NULL as "NULL"); fails the test when the query does.
+std::vector<std::string> sqlite_rows(sqlite3* db, const std::string& sql);
 
 // A fresh, empty database, removed with everything in it when destroyed.
 // SQLite: a file in a new temporary directory, or ":memory:" when asked for
