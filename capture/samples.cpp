@@ -115,7 +115,9 @@ benchmark_samples samples_from_run(const model::run_record& run)
             cap.runs[static_cast<std::size_t>(s.repetition)][e] = {s.value, s.pcnt_running, s.variance_pct};
         }
     }
-    return from_capture(cap, run.benchmark);
+    benchmark_samples out = from_capture(cap, run.benchmark);
+    out.deterministic_counts = run.backend == "callgrind";
+    return out;
 }
 
 } // namespace perfgate::capture

@@ -41,6 +41,10 @@ struct benchmark_samples {
     bool summary_only = false;
     // perf -r N does not print N: the repetitions behind each aggregate, when known.
     std::optional<std::size_t> summary_repeats;
+    // Counted by a simulator (callgrind): a count does not vary between
+    // executions of the same build, so one sample per side is the whole
+    // story and needs no warning. False for captures and other backends.
+    bool deterministic_counts = false;
 
     [[nodiscard]] const counter_series* find(std::string_view counter) const;
 };

@@ -101,6 +101,8 @@ struct pending_counter {
     bool testable = false; // has a p-value from a test (MWU or Welch)
     bool summary = false;
     bool decided = false; // unsupported or insufficient: no test
+    // Both sides counted by a simulator (benchmark_samples::deterministic_counts).
+    bool simulated = false;
 };
 
 // One benchmark present on both sides.
@@ -133,6 +135,7 @@ pending_counter set_up_counter(const capture::benchmark_samples& b, const captur
     const std::string unit = pc.b ? pc.b->unit : pc.c->unit;
     pc.rule = rules.resolve(b.name, name, unit);
     pc.summary = summary;
+    pc.simulated = b.deterministic_counts && c.deterministic_counts;
     counter_report& r = pc.rep;
     r.name = name;
     r.unit = capture::lookup_counter(name, unit).unit;
@@ -577,7 +580,9 @@ void warn_about_counter(const pending_counter& pc, std::string_view bench, const
         const std::size_t fewest = std::min(r.baseline.n, r.candidate.n);
         // Under sequential sampling a look's level accounts for the sample
         // size: few samples decide only a large, clear change.
-        if (r.gated && deterministic && fewest == 1) {
+        // One warning per gated counter of every callgrind run would teach
+        // readers to skip the warnings: said only where the source is unknown.
+        if (r.gated && deterministic && fewest == 1 && !pc.simulated) {
             warnings.push_back(
                 fmt::format("{}/{}: one sample on a side, decided on the threshold alone (deterministic rule); only "
                             "counts that do not vary between runs (callgrind's) justify that",

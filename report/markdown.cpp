@@ -180,13 +180,16 @@ std::string markdown_gated_table(const gate::report& r)
 }
 
 // History context under the table, at most max_markdown_history_lines
-// lines; empty when no counter has any.
+// lines; empty when no gated counter has any. Ungated counters (page
+// faults, cache misses...) cannot change the verdict: their lines are in
+// the collapsed details (markdown_ungated_history), not above them.
 std::string markdown_history(const gate::report& r)
 {
     std::string history;
     std::size_t history_rows = 0;
     for (const auto& b : r.benchmarks) {
         for (const auto& c : b.counters) {
+            if (!c.gated) continue;
             for (const auto& line : history_lines(c)) {
                 if (++history_rows <= max_markdown_history_lines) {
                     history += fmt::format("- ⚠️ {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line));
@@ -248,6 +251,18 @@ std::vector<std::string> markdown_details(const gate::report& r)
     if (!noise.empty()) {
         details.push_back("\n**Noise**\n\n");
         details.insert(details.end(), noise.begin(), noise.end());
+    }
+    std::vector<std::string> ungated;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            if (c.gated) continue;
+            for (const auto& line : history_lines(c))
+                ungated.push_back(fmt::format("- {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line)));
+        }
+    }
+    if (!ungated.empty()) {
+        details.push_back("\n**History of ungated counters**\n\n");
+        details.insert(details.end(), ungated.begin(), ungated.end());
     }
     return details;
 }

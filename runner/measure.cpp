@@ -171,6 +171,16 @@ private:
                         opt_.split_events ? "" : "; use --split-events to measure them in groups, or fewer -e events"));
     }
 
+    // The progress line's words for a look. The plan's last look always
+    // ends in a decision (it spends the error that is left), so reaching
+    // --max-repetitions is said as such, never as "decided".
+    static std::string_view look_outcome(bool decided, bool last, bool at_max)
+    {
+        if (at_max) return "max repetitions reached";
+        if (decided) return "decided";
+        return last ? "time budget spent" : "not decided, measuring more";
+    }
+
     // After round `round`, a look of sequential sampling: true to stop.
     bool look(const benchmark_spec& spec, int round, const pace& p, std::optional<std::chrono::duration<double>> share)
     {
@@ -190,10 +200,7 @@ private:
         if (opt_.progress != progress_style::none) {
             progress_ << fmt::format("{}perfgate: {}: look after {} rounds: {}\n",
                                      opt_.progress == progress_style::tty ? "\r\033[K" : "", spec.name, round,
-                                     decided ? "decided"
-                                     : last  ? (round >= seq.max_repetitions ? "max repetitions reached"
-                                                                             : "time budget spent")
-                                             : "not decided, measuring more")
+                                     look_outcome(decided, last, round >= seq.max_repetitions))
                       << std::flush;
         }
         return decided || last;

@@ -194,6 +194,37 @@ TEST_CASE("compare: deterministic counters")
         CHECK_FALSE(c.p_value);
         CHECK(*c.delta_pct == doctest::Approx(3.0));
     }
+    SUBCASE("one count per side: a warning unless both runs say callgrind counted them")
+    {
+        auto warned = [](const gate::report& r) {
+            return std::any_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+                return w.find("instructions: one sample on a side") != std::string::npos;
+            });
+        };
+        auto b = one({series("instructions", {1000000})});
+        auto c = one({series("instructions", {1000000})});
+        CHECK(warned(compare(b, c, policy{})));
+        b.benchmarks[0].deterministic_counts = true;
+        CHECK(warned(compare(b, c, policy{}))); // one side only: still unknown
+        c.benchmarks[0].deterministic_counts = true;
+        const gate::report quiet = compare(b, c, policy{});
+        CHECK_FALSE(warned(quiet));
+        CHECK(*counter(quiet, "instructions").test == method::deterministic);
+    }
+    SUBCASE("a stored callgrind run's samples are marked as counted by a simulator")
+    {
+        model::run_record run;
+        run.benchmark = "b";
+        run.backend = "callgrind";
+        model::counter_samples ir;
+        ir.counter = "instructions";
+        ir.samples.push_back(model::sample{});
+        ir.samples.back().value = 5.0;
+        run.counters.push_back(ir);
+        CHECK(capture::samples_from_run(run).deterministic_counts);
+        run.backend = "perf";
+        CHECK_FALSE(capture::samples_from_run(run).deterministic_counts);
+    }
     SUBCASE("1% is under the threshold: unchanged")
     {
         const gate::report r = compare(one({series("instructions", {1000000})}),
@@ -803,6 +834,22 @@ TEST_CASE("renderers: history context")
         CHECK(md.find("- ⚠️ default / page-faults") == std::string::npos);
         // "#12" would link the repository's issue 12.
         CHECK(md.find("#12") == std::string::npos);
+    }
+    SUBCASE("markdown: an ungated counter's history is in the details, not above them")
+    {
+        gate::report quiet = r;
+        auto& pf = quiet.benchmarks[0].counters[1];
+        REQUIRE_FALSE(pf.gated);
+        pf.outside_band = true;
+        const std::string md = render_markdown(quiet);
+        INFO(md);
+        const auto line = md.find("- default / page-faults: candidate ");
+        REQUIRE(line != std::string::npos);
+        CHECK(line > md.find("<details>"));
+        CHECK(md.find("**History of ungated counters**") < line);
+        CHECK(md.find("- ⚠️ default / page-faults") == std::string::npos);
+        // The text report keeps every line under its counter.
+        CHECK(render_text(quiet, false).find("outside the baseline's recent band [99.5, 100.5]") != std::string::npos);
     }
     SUBCASE("markdown: stored text is escaped")
     {

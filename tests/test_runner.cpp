@@ -963,12 +963,15 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
         // alpha 1e-9 is beyond the rank test's reach at 15 per side, and no
         // interval lies inside +-0%: nothing can be decided.
         std::ofstream(dir.path() / "never.json") << R"({"alpha": 1e-9, "threshold_pct": 0})";
-        auto r = run_perfgate({"run", "-q", "--db", db, "-e", "task-clock", "--name", "aa", "--baseline", loop(300),
+        auto r = run_perfgate({"run", "--db", db, "-e", "task-clock", "--name", "aa", "--baseline", loop(300),
                                "--candidate", loop(300), "--max-repetitions", "15", "--policy", "never.json",
                                "--format", "json", "--fail-on-inconclusive"},
                               dir.path());
         CAPTURE(r.err);
         CHECK(r.code == 3);
+        // The plan's last look always decides; the progress line says why it stopped.
+        CHECK(r.err.find("perfgate: aa: look after 15 rounds: max repetitions reached") != std::string::npos);
+        CHECK(r.err.find("decided\n") == std::string::npos);
         const auto tc = task_clock(nlohmann::json::parse(r.out));
         CHECK(tc["status"] == "inconclusive");
         CHECK(tc["baseline"]["n"] == 15);
