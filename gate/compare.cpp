@@ -637,6 +637,39 @@ verdict gate_verdict(const std::vector<benchmark_report>& benchmarks, std::vecto
     return fail ? verdict::fail : unsure ? verdict::inconclusive : verdict::pass;
 }
 
+// Counters that count work rather than time: instructions retired, and
+// callgrind's estimate of cycles from instructions and simulated misses.
+bool counts_work(std::string_view counter)
+{
+    const std::string base = capture::base_event_name(counter);
+    return base == "instructions" || base == "estimated-cycles";
+}
+
+bool moved(status s) { return s == status::regression || s == status::improvement; }
+
+// docs/statistics.md#instruction-counts: for each work counter that moved,
+// the first time counter that moved the other way (gated ones first).
+std::vector<count_time_disagreement> count_vs_time(const benchmark_report& b)
+{
+    std::vector<const counter_report*> times;
+    for (const bool gated : {true, false}) {
+        for (const auto& c : b.counters) {
+            if (c.gated == gated && capture::lookup_counter(c.name).time_like && moved(c.state) && c.delta_pct)
+                times.push_back(&c);
+        }
+    }
+    std::vector<count_time_disagreement> out;
+    for (const auto& c : b.counters) {
+        if (!counts_work(c.name) || !moved(c.state) || !c.delta_pct) continue;
+        for (const counter_report* t : times) {
+            if (t->state == c.state) continue;
+            out.push_back({c.name, t->name, c.state, t->state, *c.delta_pct, *t->delta_pct});
+            break;
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 void derive_series(capture::benchmark_samples& b)
@@ -691,6 +724,7 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
             br.counters.push_back(std::move(pc.rep));
         }
         br.result = benchmark_verdict(br, rules, out.warnings);
+        br.count_vs_time = count_vs_time(br);
         out.benchmarks.push_back(std::move(br));
     }
     out.result = gate_verdict(out.benchmarks, out.warnings);

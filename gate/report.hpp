@@ -170,6 +170,18 @@ struct attribution {
     std::vector<attribution_error> errors;
 };
 
+// An instruction count and a time counter of one benchmark that both
+// changed beyond the test and the threshold, in opposite directions
+// (docs/statistics.md#instruction-counts): the count stands in for time,
+// and on this benchmark it does not. The verdict still follows the policy's
+// gated counters; the report says the two disagree.
+struct count_time_disagreement {
+    std::string count_counter, time_counter; // "instructions", "task-clock"
+    status count_state = status::regression; // regression or improvement
+    status time_state = status::improvement; // the other one
+    double count_delta_pct = 0, time_delta_pct = 0;
+};
+
 struct benchmark_report {
     std::string name;
     verdict result = verdict::pass;
@@ -180,6 +192,8 @@ struct benchmark_report {
     // JSON "attribution"; absent when nothing was profiled. (Not named
     // `attribution`: a member may not change the meaning of the type's name.)
     std::optional<attribution> attribution_info;
+    // JSON "count_vs_time"; absent when empty (at most one per count counter).
+    std::vector<count_time_disagreement> count_vs_time;
 };
 
 struct report {

@@ -103,6 +103,14 @@ std::string band_line(const counter_report& c)
 
 } // namespace
 
+std::string disagreement_line(const count_time_disagreement& d)
+{
+    return fmt::format("{} {} ({}) but {} {} ({}): an instruction count only stands in for time, and here they "
+                       "disagree (vector code, memory stalls and copies change the time per instruction)",
+                       d.count_counter, pct_str(d.count_delta_pct), to_string(d.count_state), d.time_counter,
+                       pct_str(d.time_delta_pct), to_string(d.time_state));
+}
+
 std::vector<std::string> history_lines(const counter_report& c)
 {
     std::vector<std::string> out;

@@ -25,6 +25,10 @@ std::string_view verdict_mark(gate::verdict v); // the verdict's emoji
 // "1 regression, 0 improvements, 3 unchanged, 0 inconclusive"
 std::string summary_counts(const gate::report& r);
 // Open alerts and a candidate outside the recent band, one line each.
+// One line for a count and a time counter that moved apart
+// (gate::count_time_disagreement), plain text.
+std::string disagreement_line(const gate::count_time_disagreement& d);
+
 std::vector<std::string> history_lines(const gate::counter_report& c);
 
 // Attribution rows (gate::attribution).

@@ -342,6 +342,20 @@ json counter_json(const counter_report& c)
 
 } // namespace
 
+json to_json(const std::vector<count_time_disagreement>& d)
+{
+    json out = json::array();
+    for (const auto& x : d) {
+        out.push_back({{"count", x.count_counter},
+                       {"count_status", to_string(x.count_state)},
+                       {"count_delta_pct", x.count_delta_pct},
+                       {"time", x.time_counter},
+                       {"time_status", to_string(x.time_state)},
+                       {"time_delta_pct", x.time_delta_pct}});
+    }
+    return out;
+}
+
 json to_json(const gate::report& r)
 {
     json benchmarks = json::array();
@@ -352,6 +366,7 @@ json to_json(const gate::report& r)
         if (b.baseline_run) jb["baseline_run"] = *b.baseline_run;
         if (b.candidate_run) jb["candidate_run"] = *b.candidate_run;
         if (b.attribution_info) jb["attribution"] = to_json(*b.attribution_info);
+        if (!b.count_vs_time.empty()) jb["count_vs_time"] = to_json(b.count_vs_time);
         benchmarks.push_back(std::move(jb));
     }
     json out = {{"schema", "perfgate.report/v1"},
@@ -386,6 +401,16 @@ gate::report report_from_json(const json& j)
             // Added within v1 (issue 12): absent when nothing was profiled.
             if (auto it = jb.find("attribution"); it != jb.end() && !it->is_null()) {
                 b.attribution_info = attribution_from_json(*it);
+            }
+            // Added within v1 (issue 29): absent when no count and time disagree.
+            if (auto it = jb.find("count_vs_time"); it != jb.end() && !it->is_null()) {
+                for (const auto& jd : *it) {
+                    b.count_vs_time.push_back(
+                        {jd.at("count").get<std::string>(), jd.at("time").get<std::string>(),
+                         parse_enum(jd.at("count_status").get<std::string>(), all_status, "count_status"),
+                         parse_enum(jd.at("time_status").get<std::string>(), all_status, "time_status"),
+                         jd.at("count_delta_pct").get<double>(), jd.at("time_delta_pct").get<double>()});
+                }
             }
             for (const auto& jc : jb.at("counters")) b.counters.push_back(counter_from_json(jc));
             r.benchmarks.push_back(std::move(b));

@@ -186,6 +186,7 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
         if (b.attribution_info) w.key("attribution").raw(dumped(to_json(*b.attribution_info)));
         if (b.baseline_run) w.member("baseline_run", *b.baseline_run);
         if (b.candidate_run) w.member("candidate_run", *b.candidate_run);
+        if (!b.count_vs_time.empty()) w.key("count_vs_time").raw(dumped(to_json(b.count_vs_time)));
         w.key("counters").begin_array();
         for (const auto& c : b.counters) write_counter(w, c);
         w.end_array().member("name", b.name).member("verdict", to_string(b.result)).end_object();

@@ -188,6 +188,10 @@ std::string markdown_history(const gate::report& r)
     std::string history;
     std::size_t history_rows = 0;
     for (const auto& b : r.benchmarks) {
+        for (const auto& d : b.count_vs_time) {
+            if (++history_rows <= max_markdown_history_lines)
+                history += fmt::format("- ⚠️ {}: {}\n", md_text(b.name), md_text(disagreement_line(d)));
+        }
         for (const auto& c : b.counters) {
             if (!c.gated) continue;
             for (const auto& line : history_lines(c)) {

@@ -50,6 +50,9 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at = nullptr);
 nlohmann::json to_json(const gate::attribution& a);
 gate::attribution attribution_from_json(const nlohmann::json& j);
 
+// A benchmark's "count_vs_time" array (docs/report.md).
+nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);
+
 struct markdown_options {
     std::string title = "perfgate";
     std::string marker;         // hidden sticky-comment marker, emitted first if set

@@ -76,6 +76,7 @@ std::string render_text(const gate::report& r, bool colour)
             for (const auto& line : history_lines(c)) out += fmt::format("{:<14}! {}\n", "", line);
             if (auto line = noise_summary(c); !line.empty()) out += fmt::format("{:<14}noise: {}\n", "", line);
         }
+        for (const auto& d : b.count_vs_time) out += fmt::format("{:<14}! {}\n", "", disagreement_line(d));
         if (b.attribution_info) out += text_attribution(*b.attribution_info);
     }
     out += "(· = reported, not gated)\n";

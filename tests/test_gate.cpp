@@ -1297,3 +1297,64 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
         CHECK(out == R"({"a":1,"b":"x","c":[null,false]})");
     }
 }
+
+TEST_CASE("compare: an instruction count and a time counter that move apart are reported")
+{
+    // A vectorised loop: more instructions, less time (issue 29's lz4 case).
+    const gate::report r = compare(one({series("instructions", ramp()), series("task-clock", ramp(), "msec")}),
+                                   one({series("instructions", ramp(1.2)), series("task-clock", ramp(0.8), "msec")}),
+                                   policy{});
+    REQUIRE(counter(r, "instructions").state == status::regression);
+    REQUIRE(counter(r, "task-clock").state == status::improvement);
+    const auto& b = r.benchmarks[0];
+    REQUIRE(b.count_vs_time.size() == 1);
+    const auto& d = b.count_vs_time[0];
+    CHECK(d.count_counter == "instructions");
+    CHECK(d.time_counter == "task-clock");
+    CHECK(d.count_state == status::regression);
+    CHECK(d.time_state == status::improvement);
+    CHECK(d.count_delta_pct == doctest::Approx(*counter(r, "instructions").delta_pct));
+    CHECK(d.time_delta_pct == doctest::Approx(*counter(r, "task-clock").delta_pct));
+    // The verdict still follows the gated counters: the report explains it.
+    CHECK(r.result == verdict::fail);
+
+    SUBCASE("in every rendering")
+    {
+        const json j = to_json(r);
+        json expected = json::parse(R"([{"count": "instructions", "count_status": "regression",
+            "time": "task-clock", "time_status": "improvement"}])");
+        expected[0]["count_delta_pct"] = d.count_delta_pct;
+        expected[0]["time_delta_pct"] = d.time_delta_pct;
+        CHECK(j["benchmarks"][0]["count_vs_time"] == expected);
+        check_text_is_dump(r);
+        const gate::report back = report_from_json(j);
+        REQUIRE(back.benchmarks[0].count_vs_time.size() == 1);
+        CHECK(back.benchmarks[0].count_vs_time[0].time_state == status::improvement);
+        CHECK(to_json(back) == j);
+        const std::string text = render_text(r, false);
+        CHECK(text.find("! instructions +20.00% (regression) but task-clock -20.00% (improvement): an instruction "
+                        "count only stands in for time") != std::string::npos);
+        const std::string md = render_markdown(r);
+        const auto line = md.find("- ⚠️ default: instructions +20.00% \\(regression\\) but task-clock");
+        CHECK(line != std::string::npos);
+        CHECK(line < md.find("<details>"));
+    }
+    SUBCASE("a malformed entry is a bad report naming the field")
+    {
+        json j = to_json(r);
+        j["benchmarks"][0]["count_vs_time"][0]["time_status"] = "faster";
+        CHECK_THROWS_WITH_AS(report_from_json(j), doctest::Contains("time_status"), perfgate::error);
+    }
+    SUBCASE("nothing when they agree, or when one did not move beyond the test")
+    {
+        const gate::report same = compare(
+            one({series("instructions", ramp()), series("task-clock", ramp(), "msec")}),
+            one({series("instructions", ramp(1.2)), series("task-clock", ramp(1.2), "msec")}), policy{});
+        CHECK(same.benchmarks[0].count_vs_time.empty());
+        CHECK_FALSE(to_json(same)["benchmarks"][0].contains("count_vs_time"));
+        const gate::report flat = compare(
+            one({series("instructions", ramp()), series("task-clock", ramp(), "msec")}),
+            one({series("instructions", ramp(1.2)), series("task-clock", ramp(), "msec")}), policy{});
+        CHECK(flat.benchmarks[0].count_vs_time.empty());
+    }
+}
