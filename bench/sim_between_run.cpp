@@ -89,7 +89,11 @@ capture::sample_set side(std::vector<double> values)
 {
     capture::sample_set set;
     capture::benchmark_samples b;
-    b.counters.push_back({"task-clock", "msec", std::move(values)});
+    capture::counter_series c;
+    c.name = "task-clock";
+    c.unit = "msec";
+    c.values = std::move(values);
+    b.counters.push_back(std::move(c));
     set.benchmarks.push_back(std::move(b));
     return set;
 }
