@@ -127,6 +127,27 @@ TEST_CASE("compare any two: runs measured apart are judged against the testbed's
         CHECK(between.at("sd").get<double>() > 1.0);         // msec: ~1.2% session effects, in differences
         CHECK(tc.at("reason").get<std::string>().starts_with("not measured interleaved: not significant against"));
 
+        SUBCASE("the dashboard's \"compare any two\" (signed in) reaches the same verdict")
+        {
+            const auto signin = send(srv.port(), http::verb::post, "/p/demo/signin", "token=" + token,
+                                     "application/x-www-form-urlencoded");
+            REQUIRE(signin.status == 303);
+            const std::string set_cookie(signin.raw[http::field::set_cookie]);
+            const std::string cookie = set_cookie.substr(0, set_cookie.find(';'));
+            const std::string answer = raw_exchange(
+                srv.port(), fmt::format("GET /p/demo/compare?base={}&head={} HTTP/1.1\r\nHost: x\r\nCookie: {}\r\n"
+                                        "Connection: close\r\n\r\n",
+                                        base, head, cookie));
+            REQUIRE(answer.starts_with("HTTP/1.1 303"));
+            const auto at = answer.find("/p/demo/comparisons/");
+            REQUIRE(at != std::string::npos);
+            const auto id = std::stoll(answer.substr(at + std::string("/p/demo/comparisons/").size()));
+            CHECK(id == report.at("comparison_id").get<std::int64_t>()); // the same gate: the stored comparison
+            const auto page = send(srv.port(), http::verb::get, fmt::format("/p/demo/comparisons/{}", id));
+            REQUIRE(page.status == 200);
+            CHECK(page.body.find("id=\"verdict\">inconclusive<") != std::string::npos);
+            CHECK(page.body.find("these runs were not measured interleaved") != std::string::npos);
+        }
         SUBCASE("the dashboard's comparison page says the runs were not interleaved")
         {
             const auto id = report.at("comparison_id").get<std::int64_t>();
