@@ -242,6 +242,26 @@ TEST_CASE("a run's session: uploaded, validated, part of the idempotency digest"
     const auto stored = s.load_run("demo", csv.parsed().at("run_id").get<std::int64_t>());
     REQUIRE(stored.has_value());
     CHECK(stored->session == "s-1");
+    // perfgate upload --session: two captures measured together by the user's own harness.
+    std::vector<std::int64_t> ids;
+    for (const char* role : {"baseline", "candidate"}) {
+        auto up = run_perfgate({"upload",    "--server",
+                                srv.url(),   "--project",
+                                "demo",      "--token",
+                                token,       "--role",
+                                role,        "--git-sha",
+                                "89abcd",    "--branch",
+                                "main",      "--benchmark",
+                                "own",       "--session",
+                                "harness-7", "--format",
+                                "json",      std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/appended-10-runs.csv"});
+        REQUIRE_MESSAGE(up.code == 0, up.err);
+        ids.push_back(json::parse(up.out).at("run_id").get<std::int64_t>());
+    }
+    const auto cmp = send(srv.port(), http::verb::post, "/api/v1/projects/demo/compare",
+                          json{{"baseline_run", ids[0]}, {"candidate_run", ids[1]}}.dump(), "application/json", token);
+    REQUIRE(cmp.status == 201);
+    CHECK(cmp.parsed().at("benchmarks").at(0).at("interleaved") == true);
     CHECK(perfgate::service::ingest_request_digest(perfgate::model::ingest_request{}) !=
           perfgate::service::ingest_request_digest([] {
               perfgate::model::ingest_request r;
