@@ -226,14 +226,17 @@ json to_json(const model::ingest_request& in)
     json env = json::parse(in.environment_json, nullptr, false);
     j["environment"] = env.is_object() ? env : json::object();
     if (in.pr) j["pr"] = *in.pr;
+    if (!in.session.empty()) j["session"] = in.session;
     return j;
 }
 
 model::ingest_request ingest_request_from_json(const json& doc)
 {
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
-    check_known_fields(
-        doc, {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment", "perf_csv"}, "");
+    check_known_fields(doc,
+                       {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment", "session",
+                        "perf_csv"},
+                       "");
     model::ingest_request in;
     if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
     in.role = *string_field(doc, "role", "", true);
@@ -241,6 +244,7 @@ model::ingest_request ingest_request_from_json(const json& doc)
     in.branch = *string_field(doc, "branch", "", true);
     in.perf_csv = *string_field(doc, "perf_csv", "", true);
     if (auto v = string_field(doc, "backend", "", false)) in.backend = *v;
+    if (auto v = string_field(doc, "session", "", false)) in.session = *v;
     if (const json* pr = field(doc, "pr")) {
         if (!pr->is_number_integer() || pr->get<std::int64_t>() <= 0) {
             bad_field(fmt::format("field 'pr' must be a positive integer, got {}", dump(*pr).substr(0, 64)));

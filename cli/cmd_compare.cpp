@@ -35,6 +35,9 @@ const command_spec compare_command{
         {"name", 0, true, false, "NAME", "benchmark name in the report (default: \"default\")"},
         {"repeats", 0, true, false, "N", "repetitions behind perf stat -r N aggregates (perf does not print N)"},
         {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
+        {"not-interleaved", 0, false, false, "",
+         "the two captures were not measured interleaved (different sessions): tested counters are inconclusive, "
+         "as no history can judge between-run variation here"},
     },
 };
 
@@ -65,7 +68,13 @@ int cmd_compare(const argv_t& argv)
     };
     const capture::sample_set base = load(baseline_path);
     const capture::sample_set cand = load(candidate_path);
-    const gate::report result = gate::compare(base, cand, rules);
+    // By default the user measured the captures as they should (interleaved),
+    // and the report says nothing about it.
+    gate::pairing_fn pairing;
+    if (args.has("not-interleaved")) {
+        pairing = [](std::string_view) { return std::optional<gate::pairing>(gate::pairing{false, {}}); };
+    }
+    const gate::report result = gate::compare(base, cand, rules, {}, pairing);
 
     emit_report(result, format, args.get("output"), {});
     return verdict_exit_code(result.result, args.has("fail-on-inconclusive"));

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <random>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -234,6 +235,18 @@ void fill_identity(model::run_record& run, const std::string& project, const git
     run.environment_json = environment;
 }
 
+// The id of one perfgate run's measurement session, stored on every run it
+// measures: a pair of runs with the same session was measured interleaved
+// (docs/statistics.md "Runs not measured interleaved"). 128 bits from the OS
+// (std::random_device reads getrandom on Linux), as hex.
+std::string new_session_id()
+{
+    std::random_device os;
+    std::string id;
+    for (int i = 0; i < 4; ++i) id += fmt::format("{:08x}", static_cast<std::uint32_t>(os()));
+    return id;
+}
+
 run_settings settings_from(const parsed_args& args)
 {
     run_settings settings = parse_run_settings(args);
@@ -347,6 +360,8 @@ void measure_benchmarks(run_state& run, std::optional<temp_dir>& profiles)
         fill_identity(m.baseline.run, run.where.project, run.git, run.testbed, run.environment);
         fill_identity(m.candidate.run, run.where.project, run.git, run.testbed, run.environment);
     }
+    const std::string session = new_session_id();
+    for (auto& m : run.results) m.baseline.run.session = m.candidate.run.session = session;
 }
 
 // Phase 7: stores both runs of each benchmark (the server or the local

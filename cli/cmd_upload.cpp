@@ -40,6 +40,9 @@ command_spec upload_command()
         {"pr", 0, true, false, "N", "pull request number"},
         {"testbed", 0, true, false, "NAME", "testbed name (default: hostname); CPU/kernel detected here"},
         {"backend", 0, true, false, "perf|callgrind|rusage", "how the capture was measured (default perf)"},
+        {"session", 0, true, false, "ID", "measurement session: give the baseline and candidate captures measured "
+                                          "interleaved together the same ID (otherwise their comparison is judged "
+                                          "as runs measured apart)"},
         {"format", 0, true, false, "text|json", "output format (default text)"},
     });
     // clang-format on
@@ -87,6 +90,7 @@ int cmd_upload(const argv_t& argv)
     in.pr = git.pr;
     in.testbed = runner::detect_testbed(args->get("testbed"));
     in.backend = args->get("backend").value_or("perf");
+    in.session = args->get("session").value_or("");
     in.perf_csv = model::read_text_file(path);
     in.source = path;
 

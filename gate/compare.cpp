@@ -9,6 +9,7 @@
 #include "gate/noise.hpp"
 #include "gate/sequential.hpp"
 #include "model/error.hpp"
+#include "stats/between_run.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
@@ -20,6 +21,8 @@
 // compare() runs in named steps, as google/benchmark's runner does:
 //   1. pair_benchmarks        benchmarks and counters present, rules, gating
 //   2. describe_and_test      per counter: statistics, method, raw p-value
+//   2b. weigh_between_runs    benchmarks not measured interleaved: the
+//                             between-run test against the history
 //   3. adjust_p_values        Holm / BH across the gated counters of the gate
 //   4. estimate_shift         Hodges-Lehmann or mean shift, detectable effect
 //   5. classify               status and reason (docs/statistics.md, in order)
@@ -103,12 +106,20 @@ struct pending_counter {
     bool decided = false; // unsupported or insufficient: no test
     // Both sides counted by a simulator (benchmark_samples::deterministic_counts).
     bool simulated = false;
+    // Benchmarks not measured interleaved (step 2b). history: the counter's
+    // history medians, read once for the between-run test and the z-score.
+    bool apart = false;
+    std::optional<std::vector<double>> history;
+    std::optional<stats::between_run_result> between; // judged: sd > 0
+    std::string unjudged;                             // why there is no between-run test, when none
+    bool between_decided = false;                     // the between-run rule set the status
 };
 
 // One benchmark present on both sides.
 struct pending_benchmark {
     std::string name;
     std::size_t summary_repeats = 0; // perf -r N: N when given, else 0
+    std::optional<pairing> how;      // nullopt: not declared (as interleaved)
     std::vector<pending_counter> counters;
 };
 
@@ -329,23 +340,79 @@ void describe_and_test(pending_counter& pc, std::size_t summary_repeats)
     }
 }
 
+// ---- Step 2b: runs not measured interleaved --------------------------------
+
+// Why a counter of a benchmark measured apart has no between-run test.
+std::string no_between_run_test(const pairing& how, const history_fn& history, std::size_t history_runs)
+{
+    if (!how.unjudgeable.empty()) return how.unjudgeable;
+    if (!history) return "there is no history of consecutive baseline runs (no store) to judge between-run variation";
+    return fmt::format("the testbed's history has {} baseline run{} of this counter, {} are needed to judge "
+                       "between-run variation",
+                       history_runs, history_runs == 1 ? "" : "s", stats::between_run_min_history);
+}
+
+// A tested counter of a benchmark whose runs were measured apart
+// (docs/statistics.md "Runs not measured interleaved"): the between-run
+// test of its median shift against the history's consecutive differences.
+// Judged (pc.between) when the history's scale is above 0; a scale of
+// exactly 0 leaves the within-run rules in charge.
+void weigh_between_runs(pending_counter& pc, const pending_benchmark& bench, const policy& rules,
+                        const history_fn& history)
+{
+    pc.apart = true;
+    if (pc.decided) return;
+    counter_report& r = pc.rep;
+    between_runs_report out;
+    if (history && bench.how->unjudgeable.empty()) pc.history = history(bench.name, r.name);
+    const double base = *r.baseline.median;
+    const double shift = *r.candidate.median - base;
+    const double within = stats::median_variance(r.baseline.stddev.value_or(0.0), r.baseline.n) +
+                          stats::median_variance(r.candidate.stddev.value_or(0.0), r.candidate.n);
+    std::optional<stats::between_run_result> res;
+    if (pc.history && std::isfinite(shift) && std::isfinite(within)) {
+        res = stats::between_run_test(shift, within, *pc.history);
+    }
+    if (pc.history) {
+        out.history_runs = static_cast<std::size_t>(std::count_if(pc.history->begin(), pc.history->end(),
+                                                                  [](double x) { return std::isfinite(x); }));
+    }
+    if (!res) {
+        pc.unjudged = no_between_run_test(*bench.how, history, out.history_runs);
+        r.between_runs = out;
+        return;
+    }
+    out.sd = res->sd;
+    out.se = res->se;
+    out.df = res->df;
+    out.t = res->t;
+    out.p_value = res->p_value;
+    if (base != 0 && res->se > 0) {
+        const auto ci = stats::between_run_interval(shift, *res, rules.alpha);
+        out.ci_pct = std::pair{*pct_of(ci.lo, base), *pct_of(ci.hi, base)};
+    }
+    r.between_runs = out;
+    if (res->sd > 0 && res->p_value) pc.between = res;
+}
+
 // ---- Step 3: multiplicity across the gate ---------------------------------
 
 // Sets p_adjusted on every gated counter with a p-value, adjusted together
 // (docs/statistics.md "Multiplicity"); returns how many there are.
 std::size_t adjust_p_values(std::vector<pending_benchmark>& benches, const policy& rules)
 {
-    std::vector<counter_report*> family;
+    std::vector<pending_counter*> family;
     for (auto& bench : benches) {
         for (auto& pc : bench.counters) {
-            if (pc.testable && pc.rep.gated) family.push_back(&pc.rep);
+            if ((pc.testable || pc.between) && pc.rep.gated) family.push_back(&pc);
         }
     }
+    // A counter judged by the between-run test enters with that test's p.
     std::vector<double> raw;
     raw.reserve(family.size());
-    for (const counter_report* r : family) raw.push_back(*r->p_value);
+    for (const pending_counter* pc : family) raw.push_back(pc->between ? *pc->between->p_value : *pc->rep.p_value);
     const std::vector<double> adjusted = stats::adjust(raw, rules.correction);
-    for (std::size_t i = 0; i < family.size(); ++i) family[i]->p_adjusted = adjusted[i];
+    for (std::size_t i = 0; i < family.size(); ++i) family[i]->rep.p_adjusted = adjusted[i];
     return family.size();
 }
 
@@ -453,6 +520,71 @@ void classify(pending_counter& pc, const policy& rules)
     }
 }
 
+// Status and reason of a counter of a benchmark measured apart (step 2b):
+// inconclusive without a between-run test, unless the counter is exact
+// (deterministic rule) or the history's between-run scale is exactly 0
+// (within-run rules); otherwise the rows of classify() with the between-run
+// test's p_adjusted and detectable effect.
+void classify_between(pending_counter& pc, const policy& rules)
+{
+    counter_report& r = pc.rep;
+    const bool deterministic = r.test && *r.test == method::deterministic;
+    if (!pc.between) {
+        if (deterministic || pc.unjudged.empty()) {
+            classify(pc, rules);
+            return;
+        }
+        pc.between_decided = true;
+        r.state = status::inconclusive;
+        r.reason = fmt::format("not measured interleaved, and {}: measure baseline and candidate in one perfgate run",
+                               pc.unjudged);
+        return;
+    }
+    pc.between_decided = true;
+    const stats::between_run_result& b = *pc.between;
+    const double threshold = pc.rule.threshold_pct;
+    const double base = *r.baseline.median;
+    const double change = *r.candidate.median - base;
+    const bool from_zero = !r.delta_pct && base == 0 && change != 0;
+    const double delta = from_zero ? std::copysign(std::numeric_limits<double>::infinity(), change)
+                                   : r.delta_pct.value_or(0.0);
+    const bool big = (r.delta_pct || from_zero) && std::abs(delta) >= threshold;
+    const std::optional<double> p = r.p_adjusted ? r.p_adjusted : b.p_value;
+    const bool significant = p && *p < rules.alpha;
+    r.mde_pct = base != 0 ? std::optional<double>(stats::between_run_mde(b, rules.alpha, stats::default_power) /
+                                                  std::abs(base) * 100.0)
+                          : std::nullopt;
+    const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
+    const double cov = std::max(std::abs(r.baseline.cov.value_or(0.0)), std::abs(r.candidate.cov.value_or(0.0)));
+    const std::string against = fmt::format("the between-run spread of {} runs ({} sd), t={:.2f}, p={:.3g}",
+                                            b.history_runs,
+                                            base != 0 ? fmt::format("{:.2f}%", b.sd / std::abs(base) * 100.0)
+                                                      : fmt::format("{:.4g}", b.sd),
+                                            b.t.value_or(0.0), p.value_or(1.0));
+    if (significant && big) {
+        r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
+        r.reason = fmt::format("not measured interleaved: against {} < alpha={} and |delta| {:.2f}% >= {}%", against,
+                               rules.alpha, std::abs(delta), threshold);
+    } else if (!significant && mde_too_big) {
+        r.state = status::inconclusive;
+        r.reason = fmt::format(
+            "not measured interleaved: not significant against {}; only shifts above {} were detectable (threshold "
+            "{}%): measure baseline and candidate in one perfgate run",
+            against, r.mde_pct && std::isfinite(*r.mde_pct) ? fmt::format("{:.2f}%", *r.mde_pct) : "any size",
+            threshold);
+    } else if (!deterministic && cov > pc.rule.max_cov) {
+        r.state = status::inconclusive;
+        r.reason = fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100,
+                               pc.rule.max_cov * 100);
+    } else {
+        r.state = status::unchanged;
+        r.reason = significant ? fmt::format("not measured interleaved: significant against {}, but |delta| {:.2f}% "
+                                             "< threshold {}%",
+                                             against, std::abs(delta), threshold)
+                               : fmt::format("not measured interleaved: no significant change against {}", against);
+    }
+}
+
 // ---- Step 5 under policy.sequential ---------------------------------------
 
 // The gated counters judged by the sequential rule: per-run samples, a rank
@@ -460,7 +592,7 @@ void classify(pending_counter& pc, const policy& rules)
 // what the rule's first look says for them).
 bool is_sequential(const pending_counter& pc, const policy& rules)
 {
-    return rules.sequential && pc.rep.gated && !pc.decided && !pc.summary && pc.rep.test &&
+    return rules.sequential && !pc.apart && pc.rep.gated && !pc.decided && !pc.summary && pc.rep.test &&
            *pc.rep.test != method::deterministic;
 }
 
@@ -551,10 +683,11 @@ void classify_sequential(pending_counter& pc, const policy& rules, std::size_t f
 
 // z-score of the candidate median against the baseline branch's history
 // (docs/statistics.md "History z-score"), when there are history_min points.
-void score_against_history(counter_report& r, std::string_view bench, const policy& rules, const history_fn& history)
+void score_against_history(pending_counter& pc, std::string_view bench, const policy& rules, const history_fn& history)
 {
+    counter_report& r = pc.rep;
     if (!r.candidate.median) return;
-    const std::vector<double> hist = history(bench, r.name);
+    const std::vector<double> hist = pc.history ? std::move(*pc.history) : history(bench, r.name);
     if (hist.size() < rules.history_min) return;
     r.z_score = rules.robust_z ? stats::robust_z_score(*r.candidate.median, hist)
                                : stats::z_score(*r.candidate.median, hist);
@@ -683,7 +816,7 @@ void derive_series(capture::benchmark_samples& b)
 }
 
 report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
-               const history_fn& history)
+               const history_fn& history, const pairing_fn& pairing_of)
 {
     report out;
     out.rules = rules;
@@ -692,7 +825,11 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
 
     std::vector<pending_benchmark> benches = pair_benchmarks(baseline, candidate, rules, out.warnings);
     for (auto& bench : benches) {
-        for (auto& pc : bench.counters) describe_and_test(pc, bench.summary_repeats);
+        if (pairing_of) bench.how = pairing_of(bench.name);
+        for (auto& pc : bench.counters) {
+            describe_and_test(pc, bench.summary_repeats);
+            if (bench.how && !bench.how->interleaved) weigh_between_runs(pc, bench, rules, history);
+        }
     }
     // Under policy.sequential the gated counters are not adjusted together:
     // each has its own spending plan at alpha / m (classify_sequential).
@@ -703,22 +840,31 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
         for (auto& pc : bench.counters) {
             if (pc.decided) continue;
             if (pc.rep.test && *pc.rep.test != method::deterministic) estimate_shift(pc, rules, level);
-            if (is_sequential(pc, rules)) {
+            if (pc.apart) {
+                classify_between(pc, rules);
+            } else if (is_sequential(pc, rules)) {
                 classify_sequential(pc, rules, family);
             } else {
                 classify(pc, rules);
             }
             pc.rep.noise = diagnose_noise(*pc.b, *pc.c, pc.rep, pc.rule, rules.alpha, level);
+            if (pc.between_decided && pc.rep.state == status::inconclusive && pc.rep.noise) {
+                // More repetitions shrink the within-run error only.
+                pc.rep.noise->repetitions_needed.reset();
+                pc.rep.noise->advice = "the runs were measured apart: more repetitions do not lower between-run "
+                                       "variation; measure baseline and candidate in one perfgate run";
+            }
         }
     }
     if (history) {
         for (auto& bench : benches) {
-            for (auto& pc : bench.counters) score_against_history(pc.rep, bench.name, rules, history);
+            for (auto& pc : bench.counters) score_against_history(pc, bench.name, rules, history);
         }
     }
     for (auto& bench : benches) {
         benchmark_report br;
         br.name = bench.name;
+        if (bench.how) br.interleaved = bench.how->interleaved;
         for (auto& pc : bench.counters) {
             warn_about_counter(pc, bench.name, rules, out.warnings);
             br.counters.push_back(std::move(pc.rep));

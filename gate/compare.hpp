@@ -4,6 +4,8 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +18,22 @@ namespace perfgate::gate {
 // Baseline-branch history for the z-score: the last K run medians of
 // (benchmark, counter), oldest first. May return fewer than history_min points.
 using history_fn = std::function<std::vector<double>(std::string_view benchmark, std::string_view counter)>;
+
+// How a benchmark's two sides were measured (docs/statistics.md "Runs not
+// measured interleaved"). interleaved: in one session with alternating
+// executions (perfgate run), where the rank test applies; false: runs
+// measured apart, whose tested counters are judged by the between-run test
+// (stats/between_run.hpp) against the history (history_fn: consecutive
+// baseline runs of the counter on the candidate's testbed), or are
+// inconclusive without enough of it. unjudgeable: why no history can judge
+// this pair (e.g. runs on two testbeds); empty when it can.
+struct pairing {
+    bool interleaved = true;
+    std::string unjudgeable;
+};
+// nullopt: not declared (files compared as the user measured them): judged
+// as interleaved, and the report's benchmark has no "interleaved" member.
+using pairing_fn = std::function<std::optional<pairing>(std::string_view benchmark)>;
 
 // What compare() derives from one series's values alone: the side's
 // summary and, for per-run samples, its noise shape (dip test, trend). A run
@@ -32,8 +50,10 @@ void derive_series(capture::benchmark_samples& b);
 // Under rules.sequential the gated counters with per-run samples are judged
 // by the sequential rule (gate/sequential.hpp) at alpha / m each, m being
 // the gated counters with per-run data on both sides; the others as always.
+// Benchmarks not measured interleaved are never judged by the sequential
+// rule: its looks assume one interleaved session.
 report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,
-               const history_fn& history = {});
+               const history_fn& history = {}, const pairing_fn& pairing_of = {});
 
 // For perfgate run between blocks (rules.sequential must be set): gated is
 // m of these samples; decided is true when every gated counter is decided

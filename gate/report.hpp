@@ -96,6 +96,21 @@ struct noise_diagnosis {
     std::string advice; // what to do, one sentence or a few joined by "; " (empty: JSON null)
 };
 
+// The between-run test of a counter whose benchmark was not measured
+// interleaved (benchmark_report::interleaved false; stats/between_run.hpp,
+// docs/statistics.md "Runs not measured interleaved"). history_runs is 0
+// and the statistics null when there was no history to read; with fewer
+// than stats::between_run_min_history runs they are null too and the
+// counter, if it was tested, is inconclusive.
+struct between_runs_report {
+    std::size_t history_runs = 0;                    // baseline-run medians of the testbed's history read
+    std::optional<double> sd;                        // scale of a difference of two run medians there (unit)
+    std::optional<double> se;                        // the test's standard error of the shift (unit)
+    std::optional<double> df;                        // Student t degrees of freedom
+    std::optional<double> t, p_value;                // median(C) - median(B) over se; two-sided p
+    std::optional<std::pair<double, double>> ci_pct; // interval of delta_pct at 1 - alpha
+};
+
 struct counter_report {
     std::string name, unit;
     capture::better direction = capture::better::lower;
@@ -126,6 +141,11 @@ struct counter_report {
     // deterministic counters, and counters with no test (unsupported,
     // insufficient), and in reports stored before it existed.
     std::optional<noise_diagnosis> noise;
+    // Only in benchmarks not measured interleaved (JSON "between_runs",
+    // absent otherwise): the between-run test. When it judged the counter
+    // (sd > 0), p_adjusted and mde_pct are its, and p_value stays the
+    // within-run Mann-Whitney p.
+    std::optional<between_runs_report> between_runs;
 };
 
 // Where a regression came from (issue 12): the functions whose cost changed
@@ -189,6 +209,11 @@ struct benchmark_report {
     // The stored runs compared (set by service::compare; absent when files
     // were compared, and from reports stored before they were recorded).
     std::optional<std::int64_t> baseline_run, candidate_run;
+    // Whether the two sides were measured interleaved (in one perfgate run
+    // session): true / false when known (stored runs; perfgate compare
+    // --not-interleaved), absent when files were compared as the user
+    // measured them (treated as interleaved) and in older reports.
+    std::optional<bool> interleaved;
     // JSON "attribution"; absent when nothing was profiled. (Not named
     // `attribution`: a member may not change the meaning of the type's name.)
     std::optional<attribution> attribution_info;

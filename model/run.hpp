@@ -50,6 +50,10 @@ struct run_record {
     bool summary_only = false;
     std::int64_t created_at = 0; // unix seconds; 0 on insert means "now"
     std::vector<counter_samples> counters;
+    // The measurement session: runs measured together, interleaved, by one
+    // perfgate run share it (docs/statistics.md "Runs not measured
+    // interleaved"); empty when unknown (uploads, runs stored before it).
+    std::string session;
 };
 
 struct counter_summary {
@@ -101,6 +105,7 @@ struct ingest_request {
     testbed_info testbed;
     std::string backend = "perf";
     std::string environment_json = "{}";
+    std::string session;           // run_record::session; empty: none
     std::string perf_csv;          // raw perf stat output (-o --append blocks)
     std::string source = "upload"; // names the input in error messages
 };

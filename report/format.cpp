@@ -78,6 +78,23 @@ std::string summary_counts(const gate::report& r)
                        r.count(status::inconclusive) + r.count(status::insufficient));
 }
 
+std::string not_interleaved_note(const gate::report& r)
+{
+    std::vector<std::string> names;
+    for (const auto& b : r.benchmarks) {
+        if (b.interleaved && !*b.interleaved) names.push_back(b.name);
+    }
+    if (names.empty()) return {};
+    const bool all = names.size() == r.benchmarks.size();
+    std::string listed;
+    for (const auto& n : names) listed += (listed.empty() ? "" : ", ") + n;
+    return fmt::format("{} not measured interleaved{}: their shifts are tested against the testbed's between-run "
+                       "variation (consecutive baseline runs), not only against the runs' own noise",
+                       all ? "these runs were" : "some runs were",
+                       all && names.size() == 1 && names.front() == "default" ? std::string()
+                                                                              : fmt::format(" ({})", listed));
+}
+
 namespace {
 
 // History context as one line each, in plain text (markdown escapes it):

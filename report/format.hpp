@@ -24,6 +24,9 @@ std::string_view mark(gate::status s);          // the status' emoji
 std::string_view verdict_mark(gate::verdict v); // the verdict's emoji
 // "1 regression, 0 improvements, 3 unchanged, 0 inconclusive"
 std::string summary_counts(const gate::report& r);
+// The benchmarks measured apart (benchmark_report::interleaved false) in one
+// plain-text sentence saying how they were judged; empty when none was.
+std::string not_interleaved_note(const gate::report& r);
 // Open alerts and a candidate outside the recent band, one line each.
 // One line for a count and a time counter that moved apart
 // (gate::count_time_disagreement), plain text.

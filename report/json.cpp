@@ -154,6 +154,34 @@ std::optional<sequential_report> sequential_from_json(const json& jc)
     return s;
 }
 
+// Present only in benchmarks not measured interleaved (report.hpp).
+json between_runs_json(const between_runs_report& b)
+{
+    json ci = nullptr;
+    if (b.ci_pct && std::isfinite(b.ci_pct->first) && std::isfinite(b.ci_pct->second)) {
+        ci = json::array({b.ci_pct->first, b.ci_pct->second});
+    }
+    return {{"history_runs", b.history_runs}, {"sd", num(b.sd)}, {"se", num(b.se)}, {"df", num(b.df)}, {"t", num(b.t)},
+            {"p_value", num(b.p_value)},      {"ci_pct", ci}};
+}
+
+std::optional<between_runs_report> between_runs_from_json(const json& jc)
+{
+    auto it = jc.find("between_runs");
+    if (it == jc.end() || it->is_null()) return std::nullopt;
+    between_runs_report b;
+    b.history_runs = it->value("history_runs", std::size_t{0});
+    b.sd = opt_num(*it, "sd");
+    b.se = opt_num(*it, "se");
+    b.df = opt_num(*it, "df");
+    b.t = opt_num(*it, "t");
+    b.p_value = opt_num(*it, "p_value");
+    if (auto ci = it->find("ci_pct"); ci != it->end() && ci->is_array() && ci->size() == 2) {
+        b.ci_pct = std::pair{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
+    }
+    return b;
+}
+
 // Attribution (report.hpp): optional members are absent, not null, when
 // empty (the contract of the "attribution" object).
 json change_json(const function_change& c)
@@ -302,6 +330,7 @@ counter_report counter_from_json(const json& jc)
     c.sequential = sequential_from_json(jc);
     c.reason = jc.value("reason", std::string());
     c.noise = noise_from_json(jc);
+    c.between_runs = between_runs_from_json(jc);
     return c;
 }
 
@@ -312,32 +341,34 @@ json counter_json(const counter_report& c)
     if (c.shift_ci && std::isfinite(c.shift_ci->first) && std::isfinite(c.shift_ci->second)) {
         ci = json::array({c.shift_ci->first, c.shift_ci->second});
     }
-    return {{"name", c.name},
-            {"unit", c.unit},
-            {"better", to_string(c.direction)},
-            {"gated", c.gated},
-            {"status", to_string(c.state)},
-            {"method", c.test ? json(to_string(*c.test)) : json(nullptr)},
-            {"baseline", side_json(c.baseline)},
-            {"candidate", side_json(c.candidate)},
-            {"delta_pct", num(c.delta_pct)},
-            {"shift", num(c.shift)},
-            {"shift_pct", num(c.shift_pct)},
-            {"shift_ci", ci},
-            {"u", num(c.u)},
-            {"p_value", num(c.p_value)},
-            {"p_adjusted", num(c.p_adjusted)},
-            {"mde_pct", num(c.mde_pct)},
-            {"threshold_pct", c.threshold_pct},
-            {"running_pct_min", num(c.running_pct_min)},
-            {"z_score", num(c.z_score)},
-            {"anomaly", c.anomaly},
-            {"open_alerts", open_alerts_json(c.open_alerts)},
-            {"band", band_json(c.band)},
-            {"outside_band", c.outside_band ? json(*c.outside_band) : json(nullptr)},
-            {"sequential", sequential_json(c.sequential)},
-            {"reason", c.reason},
-            {"noise", noise_to_json(c.noise)}};
+    json out = {{"name", c.name},
+                {"unit", c.unit},
+                {"better", to_string(c.direction)},
+                {"gated", c.gated},
+                {"status", to_string(c.state)},
+                {"method", c.test ? json(to_string(*c.test)) : json(nullptr)},
+                {"baseline", side_json(c.baseline)},
+                {"candidate", side_json(c.candidate)},
+                {"delta_pct", num(c.delta_pct)},
+                {"shift", num(c.shift)},
+                {"shift_pct", num(c.shift_pct)},
+                {"shift_ci", ci},
+                {"u", num(c.u)},
+                {"p_value", num(c.p_value)},
+                {"p_adjusted", num(c.p_adjusted)},
+                {"mde_pct", num(c.mde_pct)},
+                {"threshold_pct", c.threshold_pct},
+                {"running_pct_min", num(c.running_pct_min)},
+                {"z_score", num(c.z_score)},
+                {"anomaly", c.anomaly},
+                {"open_alerts", open_alerts_json(c.open_alerts)},
+                {"band", band_json(c.band)},
+                {"outside_band", c.outside_band ? json(*c.outside_band) : json(nullptr)},
+                {"sequential", sequential_json(c.sequential)},
+                {"reason", c.reason},
+                {"noise", noise_to_json(c.noise)}};
+    if (c.between_runs) out["between_runs"] = between_runs_json(*c.between_runs);
+    return out;
 }
 
 } // namespace
@@ -367,6 +398,7 @@ json to_json(const gate::report& r)
         if (b.candidate_run) jb["candidate_run"] = *b.candidate_run;
         if (b.attribution_info) jb["attribution"] = to_json(*b.attribution_info);
         if (!b.count_vs_time.empty()) jb["count_vs_time"] = to_json(b.count_vs_time);
+        if (b.interleaved) jb["interleaved"] = *b.interleaved;
         benchmarks.push_back(std::move(jb));
     }
     json out = {{"schema", "perfgate.report/v1"},
@@ -398,6 +430,8 @@ gate::report report_from_json(const json& j)
                 b.baseline_run = jb["baseline_run"].get<std::int64_t>();
             if (jb.contains("candidate_run") && !jb["candidate_run"].is_null())
                 b.candidate_run = jb["candidate_run"].get<std::int64_t>();
+            // Added within v1 (issue 29): absent when not known.
+            if (auto it = jb.find("interleaved"); it != jb.end() && !it->is_null()) b.interleaved = it->get<bool>();
             // Added within v1 (issue 12): absent when nothing was profiled.
             if (auto it = jb.find("attribution"); it != jb.end() && !it->is_null()) {
                 b.attribution_info = attribution_from_json(*it);

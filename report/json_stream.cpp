@@ -136,13 +136,31 @@ void write_noise(json_writer& w, const std::optional<noise_diagnosis>& n)
     w.member("too_noisy", n->too_noisy).end_object();
 }
 
+void write_between_runs(json_writer& w, const between_runs_report& b)
+{
+    w.begin_object().key("ci_pct");
+    write_pair(w, b.ci_pct);
+    w.member("df", b.df)
+        .member("history_runs", b.history_runs)
+        .member("p_value", b.p_value)
+        .member("sd", b.sd)
+        .member("se", b.se)
+        .member("t", b.t)
+        .end_object();
+}
+
 void write_counter(json_writer& w, const counter_report& c)
 {
     w.begin_object().member("anomaly", c.anomaly).key("band");
     write_band(w, c.band);
     w.key("baseline");
     write_side(w, c.baseline);
-    w.member("better", to_string(c.direction)).key("candidate");
+    w.member("better", to_string(c.direction));
+    if (c.between_runs) {
+        w.key("between_runs");
+        write_between_runs(w, *c.between_runs);
+    }
+    w.key("candidate");
     write_side(w, c.candidate);
     w.member("delta_pct", c.delta_pct).member("gated", c.gated).member("mde_pct", c.mde_pct).key("method");
     if (c.test) {
@@ -189,7 +207,9 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
         if (!b.count_vs_time.empty()) w.key("count_vs_time").raw(dumped(to_json(b.count_vs_time)));
         w.key("counters").begin_array();
         for (const auto& c : b.counters) write_counter(w, c);
-        w.end_array().member("name", b.name).member("verdict", to_string(b.result)).end_object();
+        w.end_array();
+        if (b.interleaved) w.member("interleaved", *b.interleaved);
+        w.member("name", b.name).member("verdict", to_string(b.result)).end_object();
     }
     w.end_array();
     if (id_at) *id_at = out.size();

@@ -153,6 +153,7 @@ std::string markdown_head(const gate::report& r, const markdown_options& opt)
     if (!opt.marker.empty()) head += opt.marker + "\n";
     head += fmt::format("### {} {}: **{}** — {}\n\n", verdict_mark(r.result), md_text(opt.title), to_string(r.result),
                         summary_counts(r));
+    if (const std::string note = not_interleaved_note(r); !note.empty()) head += fmt::format("> {}\n\n", md_text(note));
     return head;
 }
 

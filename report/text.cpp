@@ -59,6 +59,7 @@ std::string render_text(const gate::report& r, bool colour)
         return *code ? fmt::format("{}{}\x1b[0m", code, s) : std::string(s);
     };
     std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
+    if (const std::string note = not_interleaved_note(r); !note.empty()) out += fmt::format("note: {}\n\n", note);
     out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline", "candidate",
                        "Δ median", "shift [CI]", "p adj.");
     for (const auto& b : r.benchmarks) {

@@ -452,6 +452,7 @@ model::ingest_request ingest_request_of(const model::run_record& run)
     in.testbed = run.testbed;
     in.backend = run.backend;
     in.environment_json = run.environment_json;
+    in.session = run.session;
     in.perf_csv = to_perf_csv(run);
     return in;
 }

@@ -28,6 +28,8 @@ namespace detail {
 struct compare_inputs {
     capture::sample_set base, cand;
     std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> runs_of;
+    // How each benchmark's pair was measured (gate::pairing).
+    std::map<std::string, gate::pairing, std::less<>> pairing_of;
 };
 
 } // namespace detail
@@ -52,7 +54,9 @@ std::string report_text(const nlohmann::json& report_json)
 // v2: reports carry history context (open_alerts, band, outside_band).
 // v3: reports carry per-counter `sequential` (policy.sequential) and the noise
 // diagnosis (noise).
-constexpr std::string_view request_key_version = "perfgate.compare-key/v3";
+// v4: runs not measured interleaved are judged by the between-run test, and
+// benchmarks say whether they were (interleaved, between_runs).
+constexpr std::string_view request_key_version = "perfgate.compare-key/v4";
 
 // What one compare has loaded, against max_compare_counters and
 // max_compare_samples, checked run by run: a request over a limit stops
@@ -106,6 +110,21 @@ std::vector<std::string> report_counters(const capture::benchmark_samples& b, co
     return counters;
 }
 
+// How two stored runs were measured: interleaved when one perfgate run
+// measured both (the same session); otherwise apart, and judgeable against
+// the candidate testbed's history only when both ran on that testbed.
+gate::pairing pairing_of(const model::run_record& b, const model::run_record& c)
+{
+    gate::pairing how;
+    how.interleaved = !b.session.empty() && b.session == c.session;
+    if (!how.interleaved && b.testbed.fingerprint != c.testbed.fingerprint) {
+        how.unjudgeable = fmt::format("the runs were measured on different testbeds ('{}' and '{}'), whose "
+                                      "difference no history of one of them measures",
+                                      b.testbed.name, c.testbed.name);
+    }
+    return how;
+}
+
 // The report of the loaded runs, each benchmark with its pair of run ids.
 comparison compute_report(const compare_inputs& in, const gate::policy& rules, baseline_history& hist)
 {
@@ -113,7 +132,12 @@ comparison compute_report(const compare_inputs& in, const gate::policy& rules, b
         return hist.medians(benchmark, counter);
     };
     comparison out;
-    out.result = gate::compare(in.base, in.cand, rules, history);
+    gate::pairing_fn pairing = [&](std::string_view benchmark) -> std::optional<gate::pairing> {
+        const auto it = in.pairing_of.find(benchmark);
+        if (it == in.pairing_of.end()) return std::nullopt;
+        return it->second;
+    };
+    out.result = gate::compare(in.base, in.cand, rules, history, pairing);
     for (auto& b : out.result.benchmarks) {
         if (const auto it = in.runs_of.find(b.name); it != in.runs_of.end()) {
             b.baseline_run = it->second.first;
@@ -188,6 +212,7 @@ compare_inputs service::load_pairs(const std::string& project,
             throw error(errors::compare_mismatch, fmt::format("benchmark '{}' appears in two pairs", b->benchmark));
         }
         in.runs_of[b->benchmark] = {b_id, c_id};
+        in.pairing_of[b->benchmark] = pairing_of(*b, *c);
         in.base.benchmarks.push_back(b_loaded->samples);
         in.cand.benchmarks.push_back(c_loaded->samples);
         // History: the baseline branch on the candidate's testbed, runs older

@@ -30,6 +30,7 @@ model::run_record record_from(const model::ingest_request& req, const capture::p
     run.testbed = req.testbed;
     run.backend = req.backend;
     run.environment_json = req.environment_json;
+    run.session = req.session;
     run.summary_only = cap.summary_only;
     for (std::size_t e = 0; e < cap.events.size(); ++e) {
         model::counter_samples cs;
@@ -71,6 +72,7 @@ void validate_identity(const model::run_record& run)
     capture::validate_backend(run.backend);
     if (!run.testbed.name.empty()) capture::validate_name("testbed.name", run.testbed.name);
     if (!run.testbed.fingerprint.empty()) capture::validate_name("testbed.fingerprint", run.testbed.fingerprint);
+    if (!run.session.empty()) capture::validate_name("session", run.session);
     capture::validate_text("testbed.cpu", run.testbed.cpu);
     capture::validate_text("testbed.kernel", run.testbed.kernel);
 }
@@ -108,11 +110,14 @@ std::string ingest_request_digest(const model::ingest_request& req)
 {
     // clang-format off
     // A JSON array: an unambiguous encoding of every field (strings quoted).
-    const nlohmann::json canonical = {
+    nlohmann::json canonical = {
         "perfgate.ingest-request/v1", req.project, req.benchmark, req.role, req.git_sha, req.branch,
         req.pr ? nlohmann::json(*req.pr) : nlohmann::json(), req.testbed.name, req.testbed.cpu, req.testbed.cores,
         req.testbed.kernel, req.testbed.fingerprint, req.backend, req.environment_json, req.perf_csv};
     // clang-format on
+    // Added after v1 was in use: a request without a session keeps the digest
+    // it always had, so a retry across an upgrade still matches.
+    if (!req.session.empty()) canonical.push_back(req.session);
     return model::sha256_hex(canonical.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

@@ -237,8 +237,8 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
 {
     auto ins_run = c.prepare(
         "INSERT INTO runs (project_id, benchmark_id, testbed_id, role, git_sha, branch, pr, backend, "
-        "environment, summary_only, created_at) VALUES (:project_id, :benchmark_id, :testbed_id, "
-        ":role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at) RETURNING id");
+        "environment, summary_only, created_at, session) VALUES (:project_id, :benchmark_id, :testbed_id, "
+        ":role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at, :session) RETURNING id");
     ins_run.bind(":project_id", keys.project_id)
         .bind(":benchmark_id", keys.benchmark_id)
         .bind(":testbed_id", keys.testbed_id)
@@ -249,7 +249,8 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
         .bind(":backend", run.backend)
         .bind(":environment", run.environment_json)
         .bind(":summary_only", std::int64_t{run.summary_only ? 1 : 0})
-        .bind(":created_at", keys.created_at);
+        .bind(":created_at", keys.created_at)
+        .bind(":session", run.session.empty() ? std::optional<std::string>() : std::optional<std::string>(run.session));
     ins_run.step();
     const std::int64_t run_id = ins_run.int64(0);
     ins_run.run(); // finish the statement (RETURNING yields one row)
@@ -409,11 +410,12 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
 
     run_record r;
     {
-        auto st = c.prepare("SELECT r.id, p.name, b.name, r.role, r.git_sha, r.branch, r.pr, t.name, t.cpu, t.cores, "
-                            "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at "
-                            "FROM runs r JOIN projects p ON p.id = r.project_id "
-                            "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
-                            "WHERE r.id = :run_id AND p.name = :project");
+        auto st = c.prepare(
+            "SELECT r.id, p.name, b.name, r.role, r.git_sha, r.branch, r.pr, t.name, t.cpu, t.cores, "
+            "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at, r.session "
+            "FROM runs r JOIN projects p ON p.id = r.project_id "
+            "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
+            "WHERE r.id = :run_id AND p.name = :project");
         st.bind(":run_id", run_id).bind(":project", project);
         if (!st.step()) return std::nullopt;
         r.id = st.int64(0);
@@ -428,6 +430,7 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
         r.environment_json = st.text(13);
         r.summary_only = st.int64(14) != 0;
         r.created_at = st.int64(15);
+        if (!st.is_null(16)) r.session = st.text(16);
     }
 
     std::unordered_map<std::int64_t, std::size_t> index_of; // counter_id -> position in r.counters

@@ -19,6 +19,7 @@
 #include "model/error.hpp"
 #include "report/json_writer.hpp"
 #include "report/render.hpp"
+#include "stats/descriptive.hpp"
 
 #include <csignal>
 #include <cstdlib>
@@ -849,7 +850,8 @@ TEST_CASE("renderers: history context")
         CHECK(md.find("**History of ungated counters**") < line);
         CHECK(md.find("- ⚠️ default / page-faults") == std::string::npos);
         // The text report keeps every line under its counter.
-        CHECK(render_text(quiet, false).find("outside the baseline's recent band [99.5, 100.5]") != std::string::npos);
+        CHECK(render_text(quiet, false).find("outside the baseline's recent band [99.50, 100.50]") !=
+              std::string::npos);
     }
     SUBCASE("markdown: stored text is escaped")
     {
@@ -1356,5 +1358,155 @@ TEST_CASE("compare: an instruction count and a time counter that move apart are 
             one({series("instructions", ramp()), series("task-clock", ramp(), "msec")}),
             one({series("instructions", ramp(1.2)), series("task-clock", ramp(), "msec")}), policy{});
         CHECK(flat.benchmarks[0].count_vs_time.empty());
+    }
+}
+
+namespace {
+
+// 20 consecutive baseline-run medians around `level`, spread by `spread_pct`
+// session effects (a fixed pattern), oldest first.
+std::vector<double> session_history(double level, double spread_pct)
+{
+    static constexpr double effects[] = {0.9,  -1.4, 0.3, 1.8,  -0.6, -1.9, 1.1,  0.2, -0.8, 1.5,
+                                         -1.1, 0.6,  1.9, -0.2, -1.6, 0.8,  -0.4, 1.3, -1.3, 0.1};
+    std::vector<double> h;
+    for (const double e : effects) h.push_back(level * (1 + e * spread_pct / 100));
+    return h;
+}
+
+gate::pairing_fn apart()
+{
+    return [](std::string_view) { return std::optional<gate::pairing>(gate::pairing{false, {}}); };
+}
+
+} // namespace
+
+TEST_CASE("compare: runs measured apart are judged by the between-run test, coherently with the other rules")
+{
+    // Two sessions 3% apart, each with +-0.5% within-run spread: the rank
+    // test alone calls it a regression.
+    const auto b = one({series("task-clock", ramp(1.0), "msec"), series("instructions", {5e6, 5e6, 5e6})});
+    const auto c = one({series("task-clock", ramp(1.03), "msec"), series("instructions", {5e6, 5e6, 5e6})});
+    const gate::report interleaved = compare(b, c, policy{});
+    REQUIRE(counter(interleaved, "task-clock").state == status::regression);
+    CHECK_FALSE(interleaved.benchmarks[0].interleaved.has_value());
+    CHECK_FALSE(counter(interleaved, "task-clock").between_runs.has_value());
+
+    SUBCASE("declared interleaved: the same report, marked so")
+    {
+        const gate::report marked = compare(b, c, policy{}, {}, [](std::string_view) {
+            return std::optional<gate::pairing>(gate::pairing{});
+        });
+        CHECK(marked.benchmarks[0].interleaved == true);
+        CHECK(counter(marked, "task-clock").state == status::regression);
+        CHECK(counter(marked, "task-clock").p_adjusted == counter(interleaved, "task-clock").p_adjusted);
+        CHECK_FALSE(counter(marked, "task-clock").between_runs.has_value());
+    }
+    SUBCASE("no history: tested counters are inconclusive with the reason; exact counts keep the deterministic rule")
+    {
+        const gate::report r = compare(b, c, policy{}, {}, apart());
+        CHECK(r.benchmarks[0].interleaved == false);
+        CHECK(r.result == verdict::inconclusive);
+        const auto& tc = counter(r, "task-clock");
+        CHECK(tc.state == status::inconclusive);
+        CHECK(tc.reason == "not measured interleaved, and there is no history of consecutive baseline runs (no "
+                           "store) to judge between-run variation: measure baseline and candidate in one perfgate "
+                           "run");
+        REQUIRE(tc.between_runs);
+        CHECK(tc.between_runs->history_runs == 0);
+        CHECK_FALSE(tc.between_runs->p_value.has_value());
+        REQUIRE(tc.noise);
+        CHECK_FALSE(tc.noise->repetitions_needed.has_value());
+        CHECK(tc.noise->advice.find("one perfgate run") != std::string::npos);
+        const auto& ins = counter(r, "instructions");
+        CHECK(ins.state == status::unchanged);
+        REQUIRE(ins.test);
+        CHECK(*ins.test == method::deterministic);
+    }
+    SUBCASE("history with session effects of 1.5%: the 3% shift is within them, not a regression")
+    {
+        const history_fn hist = [](std::string_view, std::string_view counter) {
+            return counter == "task-clock" ? session_history(*perfgate::stats::median(ramp()), 1.5)
+                                           : std::vector<double>(20, 5e6);
+        };
+        const gate::report r = compare(b, c, policy{}, hist, apart());
+        const auto& tc = counter(r, "task-clock");
+        CHECK(tc.state != status::regression);
+        REQUIRE(tc.between_runs);
+        CHECK(tc.between_runs->history_runs == 20);
+        REQUIRE(tc.between_runs->p_value);
+        CHECK(*tc.between_runs->p_value > 0.05);
+        // One gated counter with a p (instructions is deterministic): Holm
+        // leaves the between-run p as it is.
+        CHECK(tc.p_adjusted == tc.between_runs->p_value);
+        CHECK(tc.p_value == counter(interleaved, "task-clock").p_value); // the rank test's, for the record
+        REQUIRE(tc.mde_pct);
+        CHECK(*tc.mde_pct > 3.0);
+        REQUIRE(tc.between_runs->ci_pct);
+        CHECK(tc.between_runs->ci_pct->first < 0);
+        CHECK(tc.between_runs->ci_pct->second > *tc.delta_pct);
+        // A history of exactly equal counts: between-run spread 0 is
+        // information, the deterministic rule stands.
+        CHECK(counter(r, "instructions").state == status::unchanged);
+        CHECK(counter(r, "instructions").between_runs->sd == 0.0);
+        // The z-score still reads the same history.
+        CHECK(tc.z_score.has_value());
+    }
+    SUBCASE("a 15% shift against 0.3% session effects fails; a count that varies between runs is tested too")
+    {
+        const auto slow = one({series("task-clock", ramp(1.15), "msec"), series("instructions", {5.5e6})});
+        const history_fn hist = [](std::string_view, std::string_view counter) {
+            return counter == "task-clock" ? session_history(*perfgate::stats::median(ramp()), 0.3)
+                                           : session_history(5e6, 0.3);
+        };
+        const gate::report r = compare(b, slow, policy{}, hist, apart());
+        CHECK(r.result == verdict::fail);
+        const auto& tc = counter(r, "task-clock");
+        CHECK(tc.state == status::regression);
+        CHECK(tc.reason.starts_with("not measured interleaved: against the between-run spread of 20 runs"));
+        const auto& ins = counter(r, "instructions");
+        CHECK(ins.state == status::regression); // +10% against ~0.4% differences
+        REQUIRE(ins.between_runs);
+        REQUIRE(ins.between_runs->p_value);
+        // Both gated counters are one Holm family of their between-run p-values.
+        const std::vector<double> holm = perfgate::test::reference_holm({*tc.between_runs->p_value,
+                                                                         *ins.between_runs->p_value});
+        CHECK_REL(*tc.p_adjusted, holm[0], 1e-15);
+        CHECK_REL(*ins.p_adjusted, holm[1], 1e-15);
+    }
+    SUBCASE("a sequential policy does not apply to runs measured apart")
+    {
+        policy seq;
+        seq.sequential = sequential_rule{};
+        const gate::report r = compare(b, c, seq, {}, apart());
+        CHECK_FALSE(counter(r, "task-clock").sequential.has_value());
+        CHECK(counter(r, "task-clock").state == status::inconclusive);
+    }
+    SUBCASE("an unjudgeable pair says why")
+    {
+        const gate::report r = compare(b, c, policy{}, {}, [](std::string_view) {
+            return std::optional<gate::pairing>(gate::pairing{false, "the runs were measured on different testbeds"});
+        });
+        CHECK(counter(r, "task-clock")
+                  .reason.starts_with("not measured interleaved, and the runs were measured on different testbeds:"));
+    }
+    SUBCASE("the JSON: interleaved and between_runs written, read back, and the text writer agrees")
+    {
+        const history_fn hist = [](std::string_view, std::string_view) { return session_history(100, 1.5); };
+        const gate::report r = compare(b, c, policy{}, hist, apart());
+        const json j = to_json(r);
+        CHECK(j.at("benchmarks")[0].at("interleaved") == false);
+        CHECK(j.at("benchmarks")[0].at("counters")[0].contains("between_runs"));
+        const gate::report back = report_from_json(j);
+        CHECK(back.benchmarks[0].interleaved == false);
+        REQUIRE(counter(back, "task-clock").between_runs);
+        CHECK(counter(back, "task-clock").between_runs->history_runs == 20);
+        CHECK(to_json(back) == j);
+        check_text_is_dump(r);
+        check_text_is_dump(compare(b, c, policy{}, {}, apart()));
+        const std::string text = render_text(r, false);
+        CHECK(text.find("note: these runs were not measured interleaved:") != std::string::npos);
+        CHECK(render_markdown(r).find("> these runs were not measured interleaved:") != std::string::npos);
+        CHECK(render_text(interleaved, false).find("not measured interleaved") == std::string::npos);
     }
 }

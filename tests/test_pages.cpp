@@ -73,7 +73,10 @@ struct fixture {
         req.set(http::field::content_type, "application/json");
         req.set(http::field::authorization, "Bearer " + token);
         req.body() =
-            json{{"benchmark", benchmark}, {"role", role}, {"git_sha", sha}, {"branch", branch}, {"perf_csv", csv}}
+            // One perfgate run's session: measured interleaved (pairs that
+            // were not: test_server_interleaved.cpp).
+            json{{"benchmark", benchmark}, {"role", role},           {"git_sha", sha},
+                 {"branch", branch},       {"session", "session-1"}, {"perf_csv", csv}}
                 .dump();
         req.prepare_payload();
         const auto res = perfgate::server::route(req, ctx);

@@ -94,6 +94,10 @@ struct fixture {
                      {"role", role},
                      {"git_sha", "0123abcd"},
                      {"branch", "main"},
+                     // One perfgate run's session: these tests' pairs were
+                     // measured interleaved (test_server_interleaved.cpp
+                     // has pairs that were not).
+                     {"session", "session-1"},
                      {"perf_csv", csv}};
         auto res = call(http::verb::post, "/api/v1/projects/" + project + "/runs", body.dump(), "application/json",
                         project);
@@ -382,7 +386,7 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         body["benchmrak"] = "parse";
         check_error(post(body.dump()), 400, "ingest.bad_field",
                     "request body: unknown field 'benchmrak' (known: benchmark, role, git_sha, branch, pr, testbed, "
-                    "backend, environment, perf_csv)");
+                    "backend, environment, session, perf_csv)");
         body = valid_run();
         body["comment"] = nullptr; // null is not a way around it
         check_error(post(body.dump()), 400, "ingest.bad_field", "unknown field 'comment'");
@@ -554,7 +558,7 @@ TEST_CASE("text/csv upload takes the fields from the query string")
                        "text/csv"),
                 400, "http.bad_param",
                 "unknown query parameter 'benchmrak' (known: benchmark, role, git_sha, branch, backend, pr, testbed, "
-                "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores)");
+                "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores, session)");
     // With a JSON body the fields are in the body, not the query.
     check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?benchmark=parse", valid_run().dump()), 400,
                 "http.bad_param", "unknown query parameter 'benchmark' (this request takes none)");

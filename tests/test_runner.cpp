@@ -28,6 +28,7 @@
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
 #include "runner/process.hpp"
+#include "service/service.hpp"
 #include "store/store.hpp"
 
 using namespace perfgate;
@@ -923,6 +924,56 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
         CHECK(std::find(names.begin(), names.end(), "wall-time") != names.end());
         CHECK(std::find(names.begin(), names.end(), "task-clock") == names.end());
     }
+}
+
+TEST_CASE("perfgate run stores one session: its comparison is interleaved and unchanged, a pairing across runs is not")
+{
+    temp_dir dir("pg-test");
+    const std::string db = (dir.path() / "s.db").string();
+    const std::vector<std::string> args = {"run",        "-q",       "-r",          "5",        "--backend", "rusage",
+                                           "--db",       db,         "--name",      "loop",     "--format",  "json",
+                                           "--baseline", loop(3000), "--candidate", loop(12000)};
+    auto first = run_perfgate(args, dir.path());
+    CAPTURE(first.err);
+    CHECK(first.code == 1); // 4x slower
+    const auto report = nlohmann::json::parse(first.out);
+    CHECK(report["benchmarks"][0]["interleaved"] == true);
+    for (const auto& c : report["benchmarks"][0]["counters"]) {
+        CAPTURE(c["name"]);
+        CHECK_FALSE(c.contains("between_runs"));
+        CHECK(c["reason"].get<std::string>().find("interleaved") == std::string::npos);
+        if (c["p_adjusted"].is_number() && c["method"] != "deterministic" && c["gated"] == true) {
+            CHECK(c["status"] == "regression"); // the rank test at Holm's level, as before
+        }
+    }
+    auto second = run_perfgate(args, dir.path());
+    CAPTURE(second.err);
+    CHECK(second.code == 1);
+
+    store::store s(db);
+    const auto b1 = s.load_run("default", 1), c1 = s.load_run("default", 2), c2 = s.load_run("default", 4);
+    REQUIRE((b1 && c1 && c2));
+    CHECK(b1->role == "baseline");
+    CHECK(b1->session.size() == 32);
+    CHECK(b1->session == c1->session);
+    CHECK(c2->session != b1->session);
+    // "Compare any two": the first run's baseline with the second's
+    // candidate were measured in two sessions, and with two baseline runs of
+    // history nothing judges between-run variation.
+    service::service svc(s);
+    const auto across = svc.compare("default", {{1, 4}}, gate::policy{});
+    REQUIRE(across.result.benchmarks.size() == 1);
+    CHECK(across.result.benchmarks[0].interleaved == false);
+    CHECK(across.result.result == gate::verdict::inconclusive);
+    bool judged_apart = false;
+    for (const auto& c : across.result.benchmarks[0].counters) {
+        if (c.gated && c.between_runs) {
+            judged_apart = true;
+            CHECK(c.state == gate::status::inconclusive);
+            CHECK(c.reason.find("history has 2 baseline runs") != std::string::npos);
+        }
+    }
+    CHECK(judged_apart);
 }
 
 TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")

@@ -65,6 +65,9 @@ model::run_record stored_run(std::string role, std::vector<double> task_clock, s
     r.git_sha = "0123456789abcdef0123456789abcdef01234567";
     r.branch = "main";
     r.testbed = {"ci-1", "cpu", 2, "6.1", "fp-1"};
+    // One perfgate run's session: the pairs of these tests were measured
+    // interleaved (test_server_interleaved.cpp has those that were not).
+    r.session = "session-1";
     model::counter_samples cs{"task-clock", "msec", {}};
     for (std::size_t i = 0; i < task_clock.size(); ++i) {
         cs.samples.push_back({static_cast<int>(i), task_clock[i], 100.0, std::nullopt});

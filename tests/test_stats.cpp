@@ -4,6 +4,7 @@
 // scipy has no function (R's qwilcox, the Hodges-Lehmann CI, p.adjust) the
 // generator computes the value from the definition, independently of the C++.
 #include "model/error.hpp"
+#include "stats/between_run.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/hodges_lehmann.hpp"
 #include "stats/mann_whitney.hpp"
@@ -533,6 +534,85 @@ TEST_CASE("welch_t_test agrees with scipy.stats.ttest_ind_from_stats(equal_var=F
         CHECK_FALSE(welch_t_test(1, 1, 1, 2, 1, 10).has_value()); // n < 2
         CHECK_FALSE(welch_t_test(1, 1, 10, 2, 1, 0).has_value());
         CHECK_FALSE(welch_t_test(1, 0, 10, 2, 0, 10).has_value()); // no spread at all
+    }
+}
+
+TEST_CASE("between_run_test agrees with scipy (median_abs_deviation of the consecutive differences, t.sf, t.ppf)")
+{
+    struct between_case {
+        const char* name;
+        std::vector<double> history;
+        double shift, within;
+        double sd, se, df, t, p, lo, hi, mde;
+    };
+    // /usr/bin/python3 tests/reference/gen_between_run_refs.py: sd is
+    // scipy.stats.median_abs_deviation(np.diff(h), scale="normal"), p is
+    // 2 * scipy.stats.t.sf(abs(t), 0.3675 * (len(h) - 1)), the interval
+    // shift -/+ scipy.stats.t.ppf(0.975, df) * se, the MDE
+    // (t.ppf(0.975, df) + t.ppf(0.8, df)) * se.
+    // clang-format off
+    const between_case cases[] = {
+        {"session", {100.0, 101.2, 99.1, 100.4, 98.7, 100.9, 101.5, 99.6, 100.2, 98.9, 100.7, 99.8}, 2.4, 0.0004, 2.223903327758403, 2.223903327758403, 4.0424999999999995, 1.0791836003137307, 0.340643184872868, -3.749028458094774, 8.549028458094774, 8.23909417911859},
+        {"step", {50.0, 50.3, 49.8, 50.1, 49.9, 55.2, 55.0, 55.4, 54.9, 55.1}, -0.9, 0.01, 0.5930408874022493, 0.5930408874022493, 3.3075, -1.5176019379411623, 0.2180985440020153, -2.691836911514893, 0.8918369115148929, 2.363679866325606},
+        {"within", {10.0, 10.01, 9.99, 10.0, 10.02, 9.98, 10.0, 10.01, 9.99, 10.0, 10.01}, 0.05, 0.0016, 0.007413011092527851, 0.04, 3.675, 1.25, 0.2849824636082098, -0.06504051533812998, 0.16504051533812997, 0.15306823120834387},
+    };
+    // clang-format on
+    for (const auto& k : cases) {
+        CAPTURE(k.name);
+        const auto r = between_run_test(k.shift, k.within, k.history);
+        REQUIRE(r.has_value());
+        CHECK(r->history_runs == k.history.size());
+        CHECK_REL(r->sd, k.sd, 1e-12);
+        CHECK_REL(r->se, k.se, 1e-12);
+        CHECK_REL(r->df, k.df, 1e-12);
+        REQUIRE(r->t.has_value());
+        CHECK_REL(*r->t, k.t, 1e-12);
+        REQUIRE(r->p_value.has_value());
+        CHECK_REL(*r->p_value, k.p, p_tol);
+        const auto ci = between_run_interval(k.shift, *r, 0.05);
+        CHECK_REL(ci.lo, k.lo, 1e-9);
+        CHECK_REL(ci.hi, k.hi, 1e-9);
+        CHECK_REL(between_run_mde(*r, 0.05, 0.8), k.mde, 1e-9);
+    }
+    SUBCASE("too little history: no test; non-finite medians do not count")
+    {
+        const std::vector<double> nine{1, 2, 3, 4, 5, 6, 7, 8, 9};
+        CHECK_FALSE(between_run_test(1.0, 0.0, nine).has_value());
+        std::vector<double> ten = nine;
+        ten.push_back(std::numeric_limits<double>::quiet_NaN());
+        CHECK_FALSE(between_run_test(1.0, 0.0, ten).has_value());
+        ten.back() = 10;
+        CHECK(between_run_test(1.0, 0.0, ten).has_value());
+        CHECK(between_run_min_history == 10);
+    }
+    SUBCASE("a between-run scale of exactly 0 is information: sd 0, and no p without within-run variance")
+    {
+        const std::vector<double> counts(12, 2613459.0); // callgrind: the same count every run
+        const auto exact = between_run_test(5.0, 0.0, counts);
+        REQUIRE(exact.has_value());
+        CHECK(exact->sd == 0.0);
+        CHECK(exact->se == 0.0);
+        CHECK_FALSE(exact->t.has_value());
+        CHECK_FALSE(exact->p_value.has_value());
+        // Within-run variance alone: se is its root.
+        const auto noisy = between_run_test(3.0, 4.0, counts);
+        REQUIRE(noisy.has_value());
+        CHECK(noisy->sd == 0.0);
+        CHECK(noisy->se == 2.0);
+        CHECK_REL(*noisy->t, 1.5, 1e-15);
+    }
+    SUBCASE("median_variance is (pi/2) sd^2 / n, and 0 without spread to estimate")
+    {
+        CHECK_REL(median_variance(2.0, 10), 3.141592653589793 / 2 * 4 / 10, 1e-15);
+        CHECK(median_variance(2.0, 1) == 0.0);
+        CHECK(median_variance(0.0, 10) == 0.0);
+    }
+    SUBCASE("probabilities outside (0, 1) are errors")
+    {
+        const auto r = between_run_test(1.0, 0.0, std::vector<double>{1, 3, 2, 5, 4, 6, 5, 8, 7, 9});
+        REQUIRE(r.has_value());
+        CHECK_THROWS_WITH_AS((void)between_run_interval(1.0, *r, 0.0), doctest::Contains("alpha"), perfgate::error);
+        CHECK_THROWS_WITH_AS((void)between_run_mde(*r, 0.05, 1.0), doctest::Contains("power"), perfgate::error);
     }
 }
 

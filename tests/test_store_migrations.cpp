@@ -53,6 +53,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         }
         {
             raw_db raw(path);
+            raw.rows("ALTER TABLE runs DROP COLUMN session");
             raw.rows("DROP TABLE ingest_keys");
             raw.rows("DROP TABLE comparison_artifacts");
             raw.rows("DROP INDEX comparisons_recent");
@@ -79,6 +80,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
         CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
+        // 012: runs stored before it have no session (not interleaved with anything).
+        CHECK(db.load_run("demo", id)->session.empty());
     }
     SUBCASE("a failing migration is store.migrate and leaves the version unchanged")
     {
@@ -124,8 +127,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 9") != std::string::npos);
-            CHECK(msg.find("009_open_alerts.sql") != std::string::npos);
+            CHECK(msg.find("version 12") != std::string::npos);
+            CHECK(msg.find("012_run_sessions.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")

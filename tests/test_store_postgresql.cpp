@@ -34,7 +34,10 @@ std::string sql_literal(const std::optional<std::string>& v)
 
 TEST_CASE("store (postgresql): opening applies the migrations once, under an advisory lock")
 {
-    const auto latest = static_cast<long long>(ps::detail::pg_migrations().size());
+    // The newest version, and how many migrations lead there (numbers may
+    // stand open while changes are written side by side: store/CMakeLists.txt).
+    const auto latest = static_cast<long long>(ps::detail::pg_migrations().back().version);
+    const auto applied = static_cast<long long>(ps::detail::pg_migrations().size());
     REQUIRE(latest == pg_schema_version);
 
     SUBCASE("tables, version, reopening keeps the data")
@@ -62,7 +65,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         ps::store again(raw.location()); // 001 again would fail: its tables exist
         CHECK(again.runs_count() == 1);
         CHECK(again.load_run("demo", id).has_value());
-        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == latest);
+        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == applied);
     }
     SUBCASE("replicas starting together: each migration is applied once")
     {
@@ -83,7 +86,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         }
         for (auto& t : threads) t.join();
         CHECK(failures == 0);
-        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == latest);
+        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == applied);
         CHECK(raw.integer("SELECT count(*) FROM projects") == 1);
     }
     SUBCASE("a database from a newer perfgate is refused; a failing migration is store.migrate")
@@ -101,7 +104,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             const std::string msg = e.what();
             CHECK(msg.find("version 99") != std::string::npos);
             CHECK(msg.find(fmt::format("version {}", latest)) != std::string::npos);
-            CHECK(msg.find("pg/005_open_alerts.sql") != std::string::npos);
+            CHECK(msg.find("pg/008_run_sessions.sql") != std::string::npos);
         }
         raw.rows("DELETE FROM perfgate_migrations"); // claims version 0: 001 runs again and fails
         try {

@@ -125,6 +125,18 @@ void flame_graph_figure(writer& w, const std::string& comparison_path, const std
         src, benchmark, src);
 }
 
+// Runs measured apart (gate::benchmark_report::interleaved false): a line
+// saying so and how the verdict was reached (docs/statistics.md "Runs not
+// measured interleaved").
+void not_interleaved_line(writer& w, const gate::benchmark_report& b)
+{
+    if (!b.interleaved || *b.interleaved) return;
+    w << "<p class=\"warning not-interleaved\">these runs were not measured interleaved: they come from different "
+         "perfgate run sessions, so each counter's shift is tested against the testbed's between-run variation (its "
+         "history of consecutive baseline runs), or is inconclusive without enough of that history; measure baseline "
+         "and candidate in one perfgate run for the rank test of interleaved rounds</p>";
+}
+
 // What the comparison page shows: ?only=regressions, ?gated=1.
 struct comparison_filter {
     std::string only;
@@ -181,6 +193,7 @@ void benchmark_section(writer& w, page_state& p, const std::string& here, const 
             project_path(p.project), base.id, base.id, base.git_sha.substr(0, 12), base.branch, project_path(p.project),
             head.id, head.id, head.git_sha.substr(0, 12), head.branch);
     }
+    not_interleaved_line(w, b);
     if (has_flame_graph) flame_graph_figure(w, here, b.name);
     w << "<table class=\"report\"><thead><tr><th>counter</th><th>gated</th><th>baseline median</th>"
          "<th>candidate median</th><th>delta</th><th>p (adjusted)</th><th>status</th><th>why</th>"
