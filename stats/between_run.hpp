@@ -35,10 +35,11 @@
 // normal and independent from run to run; the two runs compared were
 // measured like the history's (same testbed, similar repetitions).
 // Simulated: the test's two-sided rejection rate on A/A pairs at alpha 0.05
-// is 0.041-0.049 for K = 10..30 with normal session effects (which is what
-// calibrates df), 0.056-0.091 with heavy-tailed (t3) ones, above alpha: a
-// testbed with occasional wild sessions needs a larger threshold_pct. The
-// whole gate's false alarms and power: bench/sim_between_run.
+// is 0.04-0.05 for K = 10..30 with normal session effects (which is what
+// calibrates df), up to 0.09 with heavy-tailed (t3) ones, above alpha: a
+// testbed with occasional wild sessions needs a larger threshold_pct
+// (bench/sim_between_run_stat.py). The whole gate's false alarms and power:
+// bench/sim_between_run.
 //
 // A scale of exactly 0 (more than half the consecutive differences are 0:
 // callgrind's counts, a deterministic program's page faults) is information,

@@ -131,8 +131,8 @@ void flame_graph_figure(writer& w, const std::string& comparison_path, const std
 void not_interleaved_line(writer& w, const gate::benchmark_report& b)
 {
     if (!b.interleaved || *b.interleaved) return;
-    w << "<p class=\"warning not-interleaved\">these runs were not measured interleaved: they come from different "
-         "perfgate run sessions, so each counter's shift is tested against the testbed's between-run variation (its "
+    w << "<p class=\"warning not-interleaved\">these runs were not measured interleaved: no perfgate run "
+         "measured them together, so each counter's shift is tested against the testbed's between-run variation (its "
          "history of consecutive baseline runs), or is inconclusive without enough of that history; measure baseline "
          "and candidate in one perfgate run for the rank test of interleaved rounds</p>";
 }
