@@ -446,8 +446,15 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         check_error(f.call(http::verb::post, "/api/v1/projects/ghost/runs", valid_run().dump()), 403, "auth.forbidden",
                     "'ghost'");
         f.ctx.public_read = true;
-        check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b"), 404,
+        check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b", {}, {}, ""), 404,
                     "project.not_found", "no project 'ghost'");
+        // A token that is sent is checked even for a public read: what
+        // perfgate run relies on to find a bad token before measuring.
+        check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b"), 403,
+                    "auth.forbidden", "'ghost'");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons?limit=1", {}, {}, "Bearer nope"), 401,
+                    "auth.bad_token", "unknown or revoked token");
+        CHECK(f.call(http::verb::get, "/api/v1/projects/demo/comparisons?limit=1", {}, {}, "").result_int() == 200);
     }
     CHECK(f.db.runs_count() == 0);
 }
