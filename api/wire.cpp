@@ -321,10 +321,7 @@ run_pairs compare_pairs_from_json(const json& doc)
 
 // --- history --------------------------------------------------------------------
 
-bool is_history_role(std::string_view role)
-{
-    return role == "baseline" || role == "candidate" || role == all_roles;
-}
+bool is_history_role(std::string_view role) { return role == "baseline" || role == "candidate" || role == all_roles; }
 
 std::optional<std::string> history_role_filter(std::string_view role)
 {

@@ -78,8 +78,8 @@ int cmd_history(const argv_t& argv)
     rules.token_required = false; // a --public-read server answers reads without one
     target where = target_from(*args, rules);
     const std::string format = args->get_choice("format", {"text", "json", "csv"}).value_or("text");
-    const std::string role = args->get_choice("role", {"baseline", "candidate", "all"})
-                                 .value_or(std::string(api::default_history_role));
+    const std::string role =
+        args->get_choice("role", {"baseline", "candidate", "all"}).value_or(std::string(api::default_history_role));
 
     model::history_query q;
     q.project = where.project;

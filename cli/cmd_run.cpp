@@ -243,10 +243,7 @@ run_settings settings_from(const parsed_args& args)
     return settings;
 }
 
-target run_target(const parsed_args& args)
-{
-    return target_from(args, local_default_rules());
-}
+target run_target(const parsed_args& args) { return target_from(args, local_default_rules()); }
 
 // The run's state, filled phase by phase (cmd_run below).
 struct run_state {

@@ -52,10 +52,11 @@ target target_from(const parsed_args& args, const target_rules& rules)
     }
     t.db = args.get("db").value_or(rules.default_db.string());
     if (!args.has("db") && rules.default_db_must_exist && !std::filesystem::exists(t.db)) {
-        throw error(errors::input_unreadable,
-                    fmt::format("perfgate {}: no database at {} (the default of --db, written by `perfgate run` in this "
-                                "directory): give --db PATH or --server URL",
-                                command, t.db.string()));
+        throw error(
+            errors::input_unreadable,
+            fmt::format("perfgate {}: no database at {} (the default of --db, written by `perfgate run` in this "
+                        "directory): give --db PATH or --server URL",
+                        command, t.db.string()));
     }
     if (auto project = args.get("project")) t.project = *project;
     else if (rules.default_local_project) t.project = *rules.default_local_project;

@@ -77,10 +77,7 @@ event_sides read_event_sides(const std::string& path)
 
 } // namespace
 
-bool is_null_sha(const std::string& sha)
-{
-    return !sha.empty() && sha.find_first_not_of('0') == std::string::npos;
-}
+bool is_null_sha(const std::string& sha) { return !sha.empty() && sha.find_first_not_of('0') == std::string::npos; }
 
 git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, const std::filesystem::path& cwd)
 {

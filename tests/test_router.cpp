@@ -683,8 +683,9 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         // These uploads name no testbed: the store computes its fingerprint.
         CHECK(points[0].at("testbed").get<std::string>().size() == 16);
         CHECK(points[0].at("testbed_name") == "");
-        auto csv = f.call(http::verb::get,
-                          "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&format=csv&limit=1&role=all");
+        auto csv = f.call(
+            http::verb::get,
+            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&format=csv&limit=1&role=all");
         REQUIRE(csv.result_int() == 200);
         CHECK(csv.body().starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov,role\n"));
         CHECK(csv.body().find(std::to_string(cand) + ",0123abcd,main,") != std::string::npos);

@@ -735,8 +735,10 @@ TEST_CASE("git info: flags > GitHub Actions environment > git")
     {
         const std::string before(40, 'b'), after(40, 'a');
         std::ofstream(dir.path() / "event.json") << R"({"before": ")" << before << R"(", "after": ")" << after << "\"}";
-        vars = {{"GITHUB_ACTIONS", "true"},   {"GITHUB_EVENT_NAME", "push"},
-                {"GITHUB_SHA", after},        {"GITHUB_REF_NAME", "main"},
+        vars = {{"GITHUB_ACTIONS", "true"},
+                {"GITHUB_EVENT_NAME", "push"},
+                {"GITHUB_SHA", after},
+                {"GITHUB_REF_NAME", "main"},
                 {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
         auto g = resolve_git_info({}, env, dir.path());
         CHECK(g.sha == after);
@@ -747,8 +749,8 @@ TEST_CASE("git info: flags > GitHub Actions environment > git")
         CHECK(resolve_git_info(flags, env, dir.path()).base_sha == "c0ffee");
 
         // A push that creates a branch: before is all zeros, no commit.
-        std::ofstream(dir.path() / "event.json") << R"({"before": ")" << std::string(40, '0') << R"(", "after": ")"
-                                                 << after << "\"}";
+        std::ofstream(dir.path() / "event.json")
+            << R"({"before": ")" << std::string(40, '0') << R"(", "after": ")" << after << "\"}";
         CHECK(resolve_git_info({}, env, dir.path()).base_sha.empty());
         flags.base_sha = std::string(40, '0'); // the action passes github.event.before as it is
         CHECK(resolve_git_info(flags, env, dir.path()).base_sha.empty());

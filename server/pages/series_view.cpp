@@ -88,9 +88,9 @@ struct series_request {
     std::string benchmark, counter;
     std::optional<std::string> testbed, branch; // branch: as asked (none: the baseline branch)
     std::string role;                           // baseline, candidate or all
-    std::string range; // all, 30d, 90d
-    std::string x;     // run, date
-    std::string log;   // 0, 1
+    std::string range;                          // all, 30d, 90d
+    std::string x;                              // run, date
+    std::string log;                            // 0, 1
     std::optional<double> from, to;
 };
 
@@ -135,10 +135,7 @@ std::vector<model::history_point> series_history(page_state& p, const series_req
 
 struct line_key {
     std::string branch, testbed, testbed_name, role;
-    bool operator==(const line_key& o) const
-    {
-        return branch == o.branch && testbed == o.testbed && role == o.role;
-    }
+    bool operator==(const line_key& o) const { return branch == o.branch && testbed == o.testbed && role == o.role; }
 };
 
 // One line per (branch, testbed, role), the baseline branch first; lines
