@@ -168,11 +168,16 @@ TEST_CASE("push replay: the history names the commit each run measured (issue 29
         CHECK(points[i].at("role") == "baseline");
         CHECK(points[i].at("change_point") == (i + 1 == step_commit));
     }
-    // The series page's marker, as dashboard.js draws it.
+    // The series page's markers, as dashboard.js draws them: one, on commit
+    // step_commit (a marker has no array inside, so its list ends at the first ']').
     const auto page = send(srv.port(), http::verb::get, "/p/demo/series?benchmark=default&counter=instructions");
     REQUIRE(page.status == 200);
-    CHECK(page.body.find(fmt::format("\"git_sha\":\"{}\"", sha[step_commit])) != std::string::npos);
-    CHECK(page.body.find("\"markers\":[{") != std::string::npos);
+    const auto from = page.body.find("\"markers\":[");
+    REQUIRE(from != std::string::npos);
+    const auto markers = json::parse(page.body.substr(from + 10, page.body.find(']', from) - from - 9));
+    REQUIRE(markers.size() == 1);
+    CHECK(markers[0].at("git_sha") == sha[step_commit]);
+    CHECK(markers[0].at("alert_id") == alerts[0].at("id"));
 
     // Recent comparisons: each push's base is its parent, not the pushed commit.
     const auto comparisons = get("/api/v1/projects/demo/comparisons?limit=100").at("comparisons");
