@@ -240,6 +240,13 @@ TEST_CASE("perfgate history and alerts default to perfgate run's store and proje
     CHECK(none.err.find("no database at .perfgate/perfgate.db") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(here / ".perfgate"));
     CHECK(run_perfgate({"alerts"}, here).code == 2);
+    // A commit the store would refuse is said before anything runs.
+    auto bad_sha = run_perfgate({"run", "-q", "--backend", "rusage", "-r", "2", "--base-sha", "bad sha", "--baseline",
+                                 "touch " + (here / "ran").string(), "--candidate", "true"},
+                                here);
+    CHECK(bad_sha.code == 2);
+    CHECK(bad_sha.err.find("'git_sha (--base-sha)'") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(here / "ran"));
 
     const auto run = run_perfgate({"run", "-q", "--backend", "rusage", "-r", "2", "--warmup", "0", "--sha", "c0ffee",
                                    "--branch", "main", "--baseline", "true", "--candidate", "true"},
