@@ -325,6 +325,14 @@ run_pairs compare_pairs_from_json(const json& doc)
 
 // --- history --------------------------------------------------------------------
 
+bool is_history_role(std::string_view role) { return role == "baseline" || role == "candidate" || role == all_roles; }
+
+std::optional<std::string> history_role_filter(std::string_view role)
+{
+    if (role == all_roles) return std::nullopt;
+    return std::string(role);
+}
+
 json history_to_json(const std::vector<model::history_point>& points)
 {
     json list = json::array();
@@ -332,6 +340,7 @@ json history_to_json(const std::vector<model::history_point>& points)
         list.push_back({{"run_id", p.run_id},
                         {"git_sha", p.git_sha},
                         {"branch", p.branch},
+                        {"role", p.role},
                         {"created_at", p.created_at},
                         {"n", p.n},
                         {"median", p.median},
@@ -362,9 +371,10 @@ std::vector<model::history_point> history_from_json(const json& doc)
             h.mean = p.at("mean").get<double>();
             if (!p.at("stddev").is_null()) h.stddev = p.at("stddev").get<double>();
             if (!p.at("cov").is_null()) h.cov = p.at("cov").get<double>();
-            // min .. testbed_name and change_point are absent from older servers' points.
+            // min .. testbed_name, role and change_point are absent from older servers' points.
             if (p.contains("min") && !p.at("min").is_null()) h.min = p.at("min").get<double>();
             if (p.contains("max") && !p.at("max").is_null()) h.max = p.at("max").get<double>();
+            if (p.contains("role")) h.role = p.at("role").get<std::string>();
             if (p.contains("testbed")) h.testbed = p.at("testbed").get<std::string>();
             if (p.contains("testbed_name")) h.testbed_name = p.at("testbed_name").get<std::string>();
             if (p.contains("change_point")) h.change_point = p.at("change_point").get<bool>();
@@ -376,10 +386,13 @@ std::vector<model::history_point> history_from_json(const json& doc)
 
 std::string history_to_csv(const std::vector<model::history_point>& points)
 {
-    std::string out = "run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n";
+    // role is the last column: readers of the older nine columns by name or
+    // position keep working.
+    std::string out = "run_id,git_sha,branch,created_at,n,median,mean,stddev,cov,role\n";
     for (const auto& p : points) {
-        out += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.run_id, csv_field(p.git_sha), csv_field(p.branch),
-                           p.created_at, p.n, p.median, p.mean, optional_number(p.stddev), optional_number(p.cov));
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", p.run_id, csv_field(p.git_sha), csv_field(p.branch),
+                           p.created_at, p.n, p.median, p.mean, optional_number(p.stddev), optional_number(p.cov),
+                           csv_field(p.role));
     }
     return out;
 }

@@ -82,11 +82,24 @@ nlohmann::json compare_request_json(const run_pairs& pairs, const nlohmann::json
 run_pairs compare_pairs_from_json(const nlohmann::json& doc);
 
 // --- GET /api/v1/projects/{project}/history ---------------------------------
-// {points: [{run_id, git_sha, branch, created_at, n, median, mean, stddev,
-// cov, min, max, testbed, testbed_name, change_point}]}, oldest first
-// (testbed is the fingerprint); or CSV with a header line (without min ..
-// change_point: the CSV columns are a contract). history_from_json accepts
-// points without min .. change_point (older servers).
+// {points: [{run_id, git_sha, branch, role, created_at, n, median, mean,
+// stddev, cov, min, max, testbed, testbed_name, change_point}]}, oldest
+// first (testbed is the fingerprint); or CSV with a header line (run_id ..
+// cov, role; without min .. change_point: the CSV columns are a contract).
+// history_from_json accepts points without role, min .. change_point (older
+// servers).
+//
+// Which runs a series shows unless asked otherwise (docs/history.md): the
+// baseline runs of the project's baseline branch, what the watch sees.
+// ?role= and `perfgate history --role`: baseline (default), candidate or
+// all; ?branch= and --branch: a branch, or all_branches ("*") for every one.
+inline constexpr std::string_view default_history_role = "baseline";
+inline constexpr std::string_view all_roles = "all";
+inline constexpr std::string_view all_branches = "*";
+// True for baseline, candidate and all.
+bool is_history_role(std::string_view role);
+// The query's role filter for a checked role: nullopt for "all".
+std::optional<std::string> history_role_filter(std::string_view role);
 nlohmann::json history_to_json(const std::vector<model::history_point>& points);
 std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
 std::string history_to_csv(const std::vector<model::history_point>& points);

@@ -39,6 +39,8 @@ else
   fi
   [ -n "${IN_EVENTS:-}" ] && args+=(-e "$IN_EVENTS")
   [ -n "${IN_CPUS:-}" ] && args+=(--cpus "$IN_CPUS")
+  # The commit the baseline build was made from (push: github.event.before).
+  [ -n "${IN_BASE_SHA:-}" ] && args+=(--base-sha "$IN_BASE_SHA")
   [ -n "${IN_POLICY:-}" ] && args+=(--policy "$IN_POLICY")
   [ -n "${IN_TOP:-}" ] && args+=(--top "$IN_TOP")
   [ "${IN_CACHE_SIM:-false}" = "true" ] && args+=(--cache-sim)

@@ -22,14 +22,15 @@ command_spec alerts_command()
 {
     command_spec spec{
         "alerts",
-        "[list | show ID | set ID STATUS [--note TEXT]] (--server URL | --db PATH) --project P",
+        "[list | show ID | set ID STATUS [--note TEXT]] [--server URL --project P | --db PATH [--project P]]",
         "Alerts are change points in a counter's worse direction, found on the baseline\n"
         "runs of the project's baseline branch (default main) as they are stored.\n"
         "  list          newest first (default), filtered by --status/--benchmark/...\n"
         "  show ID       one alert\n"
         "  set ID STATUS triage: untriaged | acknowledged | invalid | wontfix | fixed\n"
         "set needs a token of the project on a server.",
-        target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
+        target_options("local database (SQLite file or postgresql:// URI; default ./.perfgate/perfgate.db)",
+                       "project (needed with --server; default \"default\" locally)"),
     };
     // clang-format off
     spec.options.insert(spec.options.end(), {
@@ -122,7 +123,8 @@ int cmd_alerts(const argv_t& argv)
         throw error(errors::usage_bad_subcommand,
                     "perfgate alerts: expected 'list', 'show ID' or 'set ID STATUS' (see perfgate alerts --help)");
     }
-    target_rules rules;
+    target_rules rules = local_default_rules();
+    rules.default_db_must_exist = true;
     rules.token_required = action == "set";
     target where = target_from(*args, rules);
     const std::string format = args->get_choice("format", {"text", "json"}).value_or("text");

@@ -21,16 +21,20 @@ command_spec history_command()
 {
     command_spec spec{
         "history",
-        "(--server URL | --db PATH) --project P --benchmark B --counter C [--branch BR] [--format text|json|csv]",
+        "[--server URL --project P | --db PATH [--project P]] --benchmark B --counter C [--branch BR] "
+        "[--role R] [--format text|json|csv]",
         "Prints one point per stored run (oldest first): median, mean, stddev and CoV of\n"
-        "the counter, from per-run summaries.",
-        target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
+        "the counter, from per-run summaries. By default the baseline runs of the\n"
+        "project's baseline branch: the series the watch sees.",
+        target_options("local database (SQLite file or postgresql:// URI; default ./.perfgate/perfgate.db)",
+                       "project (needed with --server; default \"default\" locally)"),
     };
     // clang-format off
     spec.options.insert(spec.options.end(), {
         {"benchmark", 0, true, false, "B", "benchmark name ('default' for single-benchmark runs)"},
         {"counter", 0, true, false, "C", "counter as perf names it, e.g. task-clock"},
-        {"branch", 0, true, false, "BR", "only runs of this branch"},
+        {"branch", 0, true, false, "BR", "only runs of this branch (default: the project's baseline branch; '*': all)"},
+        {"role", 0, true, false, "R", "baseline (default), candidate or all"},
         {"testbed", 0, true, false, "T", "only runs on this testbed (name or fingerprint)"},
         {"since", 0, true, false, "WHEN", "only runs since: unix seconds or 2026-11-22[T02:11:05Z]"},
         {"limit", 0, true, false, "N", "the most recent N points (default 100)"},
@@ -43,12 +47,14 @@ command_spec history_command()
 std::string render_history_text(const std::vector<model::history_point>& points)
 {
     if (points.empty()) return "no runs match\n";
-    std::string out = fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:>4}  {:>14}  {:>14}  {:>7}\n", "run",
-                                  "created (UTC)", "git sha", "branch", "n", "median", "mean", "cov");
+    std::string out = fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:<9}  {:>4}  {:>14}  {:>14}  {:>7}\n", "run",
+                                  "created (UTC)", "git sha", "branch", "role", "n", "median", "mean", "cov");
     for (const auto& p : points) {
-        out += fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:>4}  {:>14.6g}  {:>14.6g}  {:>7}\n", p.run_id,
-                           iso_time(p.created_at), p.git_sha.substr(0, 12), p.branch.substr(0, 20), p.n, p.median,
-                           p.mean, p.cov ? fmt::format("{:.2f}%", *p.cov * 100) : std::string("-"));
+        // An empty sha is a baseline whose commit was not known (docs/history.md).
+        const std::string sha = p.git_sha.empty() ? std::string("unknown") : p.git_sha.substr(0, 12);
+        out += fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:<9}  {:>4}  {:>14.6g}  {:>14.6g}  {:>7}\n", p.run_id,
+                           iso_time(p.created_at), sha, p.branch.substr(0, 20), p.role.empty() ? "-" : p.role, p.n,
+                           p.median, p.mean, p.cov ? fmt::format("{:.2f}%", *p.cov * 100) : std::string("-"));
     }
     return out;
 }
@@ -67,16 +73,21 @@ int cmd_history(const argv_t& argv)
     const auto args = parse_args(spec, argv);
     if (!args) return exit_pass;
     no_positional(*args);
-    target_rules rules;
+    target_rules rules = local_default_rules();
+    rules.default_db_must_exist = true;
     rules.token_required = false; // a --public-read server answers reads without one
     target where = target_from(*args, rules);
     const std::string format = args->get_choice("format", {"text", "json", "csv"}).value_or("text");
+    const std::string role =
+        args->get_choice("role", {"baseline", "candidate", "all"}).value_or(std::string(api::default_history_role));
 
     model::history_query q;
     q.project = where.project;
     q.benchmark = args->required("benchmark");
     q.counter = args->required("counter");
-    q.branch = args->get("branch");
+    q.role = api::history_role_filter(role);
+    // No --branch: the server picks the project's baseline branch itself.
+    if (auto branch = args->get("branch")) q.branch = *branch;
     q.testbed = args->get("testbed");
     if (auto since = args->get("since")) {
         q.since = api::parse_timestamp(*since);
@@ -99,6 +110,8 @@ int cmd_history(const argv_t& argv)
         if (!service.project_exists(q.project)) {
             throw error(errors::input_unknown_project, fmt::format("{}: no project '{}'", db.location(), q.project));
         }
+        if (!q.branch) q.branch = service.baseline_branch(q.project);
+        if (q.branch == api::all_branches) q.branch.reset();
         points = service.history(q);
     }
 

@@ -50,9 +50,6 @@ using github::publish_to_github;
 
 namespace {
 
-constexpr const char* default_db = ".perfgate/perfgate.db";
-constexpr const char* local_project = "default";
-
 std::vector<option_spec> run_option_list()
 {
     // --help and the man page list the options under these headings, in this order.
@@ -110,6 +107,8 @@ std::vector<option_spec> run_option_list()
     add(option_group("Commit and pull request", {
     {"sha", 0, true, false, "SHA", "candidate commit (default: GitHub Actions environment, else git)"},
     {"branch", 0, true, false, "BRANCH", "candidate branch (default: GitHub Actions environment, else git)"},
+    {"base-sha", 0, true, false, "SHA", "commit of the baseline build (default: the PR's base, a push's previous "
+                                        "head; else unknown, stored empty)"},
     {"base-branch", 0, true, false, "BRANCH", "branch of the baseline build (default: the PR's base, else --branch)"},
     {"pr", 0, true, false, "N", "pull request number (default: from GITHUB_EVENT_PATH)"},
     }));
@@ -228,7 +227,10 @@ void fill_identity(model::run_record& run, const std::string& project, const git
 {
     run.project = project;
     const bool base = run.role == "baseline";
-    run.git_sha = base && !git.base_sha.empty() ? git.base_sha : git.sha;
+    // The baseline measured its own build: its commit is known from
+    // --base-sha or the event, or not at all (empty, docs/history.md). The
+    // candidate's commit would be a lie for the push example's parent build.
+    run.git_sha = base ? git.base_sha : git.sha;
     run.branch = base && !git.base_branch.empty() ? git.base_branch : git.branch;
     run.pr = git.pr;
     run.testbed = testbed;
@@ -254,14 +256,7 @@ run_settings settings_from(const parsed_args& args)
     return settings;
 }
 
-target run_target(const parsed_args& args)
-{
-    target_rules rules;
-    rules.require_choice = false;
-    rules.default_db = default_db;
-    rules.default_local_project = local_project;
-    return target_from(args, rules);
-}
+target run_target(const parsed_args& args) { return target_from(args, local_default_rules()); }
 
 // The run's state, filled phase by phase (cmd_run below).
 struct run_state {
@@ -306,7 +301,23 @@ git_info resolve_run_git(const parsed_args& args, const target& where)
                                     git.sha.empty() ? "no commit found" : "commit " + git.sha,
                                     git.branch.empty() ? ", no branch found" : ", branch " + git.branch));
     }
+    // A commit the store would refuse is said now, not after measuring.
+    if (!git.sha.empty()) capture::validate_name("git_sha (--sha)", git.sha);
+    if (!git.base_sha.empty()) capture::validate_name("git_sha (--base-sha)", git.base_sha);
     return git;
+}
+
+// Phase 4b, --server only: one cheap authenticated request, so that a bad
+// token (exit 2) or a server that cannot be reached (exit 4) is said before
+// minutes of measuring rather than after them.
+void check_server(target& where)
+{
+    if (!where.server) return;
+    try {
+        where.server->check_access();
+    } catch (const error& e) {
+        throw error(e.id(), fmt::format("perfgate run: nothing measured: the server was checked first: {}", e.what()));
+    }
 }
 
 // Phase 5, sequential sampling only: this testbed's history may move the
@@ -463,6 +474,7 @@ int cmd_run(const argv_t& argv)
     // Phases 1-4 check everything that can be a usage error before measuring.
     run_state run(args);
     run.git = resolve_run_git(args, run.where);
+    check_server(run.where);
     run.profiling = profile_options_from(args);
     run.testbed = detect_testbed(args.get("testbed"));
     run.environment = environment_json(run.settings.measure);

@@ -257,6 +257,7 @@ git_overrides git_overrides_from(const parsed_args& args)
     git_overrides flags;
     flags.sha = args.get("sha");
     flags.branch = args.get("branch");
+    flags.base_sha = args.get("base-sha");
     flags.base_branch = args.get("base-branch");
     if (auto pr = args.get_int("pr", 1, std::numeric_limits<int>::max())) flags.pr = *pr;
     return flags;

@@ -54,7 +54,7 @@ std::function<bool(const runner::benchmark_measurement&, bool)> stop_rule(
 // Phase 3: --github and its options; nullopt without --github.
 std::optional<github::github_options> github_options_from(const parsed_args& args);
 
-// --sha, --branch, --base-branch, --pr.
+// --sha, --branch, --base-sha, --base-branch, --pr.
 runner::git_overrides git_overrides_from(const parsed_args& args);
 
 // --profile and its options; nullopt without --profile.

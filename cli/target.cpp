@@ -1,5 +1,7 @@
 #include "cli/target.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "model/error.hpp"
@@ -14,6 +16,15 @@ std::vector<option_spec> target_options(const std::string& db_help, const std::s
         {"project", 0, true, false, "P", project_help},
         {"token", 0, true, false, "T", "API token for --server", "PERFGATE_TOKEN"},
     };
+}
+
+target_rules local_default_rules()
+{
+    target_rules rules;
+    rules.require_choice = false;
+    rules.default_db = default_local_db;
+    rules.default_local_project = default_local_project;
+    return rules;
 }
 
 target target_from(const parsed_args& args, const target_rules& rules)
@@ -40,6 +51,13 @@ target target_from(const parsed_args& args, const target_rules& rules)
         throw error(errors::usage_missing_option, fmt::format("perfgate {}: give --server URL or --db PATH", command));
     }
     t.db = args.get("db").value_or(rules.default_db.string());
+    if (!args.has("db") && rules.default_db_must_exist && !std::filesystem::exists(t.db)) {
+        throw error(
+            errors::input_unreadable,
+            fmt::format("perfgate {}: no database at {} (the default of --db, written by `perfgate run` in this "
+                        "directory): give --db PATH or --server URL",
+                        command, t.db.string()));
+    }
     if (auto project = args.get("project")) t.project = *project;
     else if (rules.default_local_project) t.project = *rules.default_local_project;
     else

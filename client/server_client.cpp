@@ -143,11 +143,21 @@ gate::report server_client::compare(const api::run_pairs& pairs, const std::opti
     }
 }
 
+void server_client::check_access()
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/comparisons?limit=1", url_encode(project_));
+    (void)parse_object(exchange("GET", path, nullptr), "GET " + base_ + path);
+}
+
 std::vector<model::history_point> server_client::history(const model::history_query& q)
 {
     std::string path = fmt::format("/api/v1/projects/{}/history?benchmark={}&counter={}", url_encode(project_),
                                    url_encode(q.benchmark), url_encode(q.counter));
     if (q.branch) path += "&branch=" + url_encode(*q.branch);
+    // The server's default role is baseline (api/wire.hpp); leaving it out
+    // keeps this request valid for servers older than ?role=.
+    if (!q.role) path += fmt::format("&role={}", api::all_roles);
+    else if (*q.role != api::default_history_role) path += "&role=" + url_encode(*q.role);
     if (q.testbed) path += "&testbed=" + url_encode(*q.testbed);
     if (q.since) path += fmt::format("&since={}", *q.since);
     path += fmt::format("&limit={}", q.limit);

@@ -55,7 +55,14 @@ public:
     // POST .../compare with every pair in one request, so p-values are
     // adjusted across all of them. The report carries comparison_id.
     gate::report compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules);
-    // GET .../history with q's filters (q.project is ignored).
+    // GET .../comparisons?limit=1 with the token: one indexed read that
+    // says whether the server answers and accepts this token for the
+    // project, before a command spends minutes measuring (errors above; a
+    // token is checked even by a --public-read server, docs/http-api.md).
+    void check_access();
+    // GET .../history with q's filters (q.project is ignored). No q.branch:
+    // the server's default, the project's baseline branch; "*"
+    // (api::all_branches): every branch. No q.role: role=all.
     std::vector<model::history_point> history(const model::history_query& q);
 
     // Where a stored comparison is served, for PR comments and logs.

@@ -68,7 +68,7 @@ struct history_query {
     std::optional<std::string> branch;
     std::optional<std::string> testbed;     // testbed name or fingerprint
     std::optional<std::int64_t> since;      // unix seconds, inclusive
-    std::optional<std::string> role;        // e.g. "baseline"
+    std::optional<std::string> role;        // "baseline" or "candidate"; nullopt: both
     std::optional<std::int64_t> before_run; // only runs with id < this
     std::size_t limit = 100;                // the most recent `limit` points
 };
@@ -76,6 +76,7 @@ struct history_query {
 struct history_point {
     std::int64_t run_id = 0;
     std::string git_sha, branch;
+    std::string role; // "baseline" | "candidate"; empty from the medians variant and older servers
     std::int64_t created_at = 0;
     std::size_t n = 0;
     double median = 0, mean = 0;

@@ -35,13 +35,15 @@ std::optional<std::string> git_output(const std::filesystem::path& cwd, std::vec
 }
 
 // What git_info takes from the event payload: the pull request's number and
-// its two sides' commits, from any event that carries a pull_request object.
-struct pull_request_sides {
+// its two sides' commits, from any event that carries a pull_request object;
+// a push's `before`.
+struct event_sides {
     std::optional<std::int64_t> pr;
     std::optional<std::string> head_sha, base_sha;
+    std::optional<std::string> before;
 };
 
-pull_request_sides read_pull_request(const std::string& path)
+event_sides read_event_sides(const std::string& path)
 {
     const model::event_file file = model::read_event_file(path);
     if (file.state == model::event_file::outcome::unreadable) {
@@ -52,8 +54,11 @@ pull_request_sides read_pull_request(const std::string& path)
                     fmt::format("{} (GITHUB_EVENT_PATH): invalid JSON: {}", path, file.parse_error));
     }
     const nlohmann::json& doc = file.payload;
-    pull_request_sides ev;
+    event_sides ev;
     if (!doc.is_object()) return ev;
+    if (auto before = doc.find("before"); before != doc.end() && before->is_string()) {
+        ev.before = before->get<std::string>();
+    }
     auto pr = doc.find("pull_request");
     if (pr != doc.end() && pr->is_object()) {
         if (auto n = pr->find("number"); n != pr->end() && n->is_number_integer()) ev.pr = n->get<std::int64_t>();
@@ -72,20 +77,24 @@ pull_request_sides read_pull_request(const std::string& path)
 
 } // namespace
 
+bool is_null_sha(const std::string& sha) { return !sha.empty() && sha.find_first_not_of('0') == std::string::npos; }
+
 git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, const std::filesystem::path& cwd)
 {
     git_info out;
     out.source = "none";
     if (const auto gh = model::github_env::read(env); gh.actions) {
         out.source = "github";
-        pull_request_sides ev;
-        if (!gh.event_path.empty()) ev = read_pull_request(gh.event_path);
+        event_sides ev;
+        if (!gh.event_path.empty()) ev = read_event_sides(gh.event_path);
         out.sha = ev.head_sha ? *ev.head_sha : gh.sha;
         out.branch = gh.head_ref.empty() ? gh.ref_name : gh.head_ref;
         out.pr = ev.pr;
         if (ev.pr) {
             out.base_sha = ev.base_sha.value_or("");
             out.base_branch = gh.base_ref;
+        } else if (gh.event_name == "push" && ev.before) {
+            out.base_sha = *ev.before; // the push example's baseline build
         }
     }
     if (out.sha.empty() || out.branch.empty()) {
@@ -101,11 +110,13 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
             if (out.source == "none") out.source = "git";
         }
     }
-    if (flags.sha || flags.branch || flags.pr || flags.base_branch) out.source = "flags";
+    if (flags.sha || flags.branch || flags.pr || flags.base_sha || flags.base_branch) out.source = "flags";
     if (flags.sha) out.sha = *flags.sha;
     if (flags.branch) out.branch = *flags.branch;
     if (flags.pr) out.pr = *flags.pr;
+    if (flags.base_sha) out.base_sha = *flags.base_sha;
     if (flags.base_branch) out.base_branch = *flags.base_branch;
+    if (is_null_sha(out.base_sha)) out.base_sha.clear(); // a new branch: no commit before it
     return out;
 }
 

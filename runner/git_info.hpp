@@ -6,7 +6,10 @@
 // workflows"): on pull_request events GITHUB_SHA is the test merge commit and
 // GITHUB_REF_NAME is "<n>/merge", so the head commit comes from the event
 // payload (pull_request.head.sha) and the branch from GITHUB_HEAD_REF; the
-// base side from pull_request.base.sha and GITHUB_BASE_REF.
+// base side from pull_request.base.sha and GITHUB_BASE_REF. On push events
+// the baseline is the commit the branch pointed to before the push (the
+// payload's `before`, what ci/examples/push-baseline.yml checks out and
+// builds as the baseline), unless it is the null SHA of a new branch.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +24,16 @@ namespace perfgate::runner {
 struct git_info {
     std::string sha, branch; // the candidate's commit
     std::optional<std::int64_t> pr;
-    // The baseline's commit when it differs (a PR's base); empty: same as above.
+    // The baseline's commit: --base-sha, a PR's base, a push's `before`.
+    // Empty: unknown. The baseline build is the caller's, so perfgate never
+    // guesses it (it is not the candidate's commit). base_branch empty: the
+    // candidate's branch.
     std::string base_sha, base_branch;
     std::string source; // "flags", "github", "git", "none": for messages
 };
 
 struct git_overrides {
-    std::optional<std::string> sha, branch, base_branch;
+    std::optional<std::string> sha, branch, base_sha, base_branch;
     std::optional<std::int64_t> pr;
 };
 
@@ -36,6 +42,10 @@ struct git_overrides {
 // as github/ reads them.
 using model::env_lookup;
 using model::process_env;
+
+// The all-zero SHA GitHub sends as `before` when a push creates a branch:
+// no commit. resolve_git_info drops it wherever it comes from.
+bool is_null_sha(const std::string& sha);
 
 // Flags > GitHub Actions environment (when GITHUB_ACTIONS=true) > `git
 // rev-parse` in cwd. Missing pieces stay empty: not being in a git checkout

@@ -233,12 +233,14 @@ std::string media_type(std::string_view content_type)
 
 // ---------------------------------------------------------------------------
 // Auth: writes always need a Bearer token of the path's project; reads too,
-// unless the server runs with --public-read. The store compares token hashes
-// in constant time (store.hpp).
+// unless the server runs with --public-read. A token that is sent is checked
+// even then, so that a client can learn whether its token would be
+// accepted for a write (perfgate run checks it before measuring). The store
+// compares token hashes in constant time (store.hpp).
 
 void authorize(const request& req, context& ctx, const std::string& project, bool write)
 {
-    if (!write && ctx.public_read) return;
+    if (!write && ctx.public_read && req[http::field::authorization].empty()) return;
     const std::string_view token = detail::bearer_token(req);
     ctx.service.authorize(token, project);
 }
@@ -485,12 +487,22 @@ response get_comparisons(const request& req, context& ctx, const route_match& m,
 
 response get_history(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"benchmark", "counter", "branch", "testbed", "since", "limit", "format"});
+    q.only({"benchmark", "counter", "branch", "role", "testbed", "since", "limit", "format"});
     model::history_query hq;
     hq.project = m.project;
     hq.benchmark = q.required("benchmark");
     hq.counter = q.required("counter");
-    if (auto v = q.get("branch")) hq.branch = *v;
+    // By default the series the watch sees (api/wire.hpp): the baseline
+    // runs of the baseline branch.
+    const std::string role = q.get("role").value_or(std::string(api::default_history_role));
+    if (!api::is_history_role(role)) {
+        throw error(errors::http_bad_param, fmt::format("query parameter 'role': expected baseline, candidate or "
+                                                        "all, got '{}'",
+                                                        role.substr(0, 64)));
+    }
+    hq.role = api::history_role_filter(role);
+    const std::string branch = q.get("branch").value_or(ctx.service.baseline_branch(m.project));
+    if (branch != api::all_branches) hq.branch = branch;
     if (auto v = q.get("testbed")) hq.testbed = *v;
     if (auto v = q.get("since")) hq.since = parse_since(*v);
     if (auto v = q.get("limit")) {

@@ -44,6 +44,7 @@ history_point history_point_of(const statement& st, int first, std::int64_t& tes
     p.cov = st.opt_real(first + 8);
     p.min = st.opt_real(first + 9);
     p.max = st.opt_real(first + 10);
+    p.role = st.text(first + 12);
     return p;
 }
 

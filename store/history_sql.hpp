@@ -21,7 +21,7 @@
 //   :before_run                run_id < :before_run (residual)
 //   :limit
 // Result columns: run_id, git_sha, branch, created_at, n, median, mean, stddev, cov,
-// min, max, testbed_id, newest first; the medians variants (what a compare
+// min, max, testbed_id, role, newest first (role is in every covering index); the medians variants (what a compare
 // reads: store::history_detail::medians) run_id, median, testbed_id.
 #pragma once
 
@@ -41,7 +41,7 @@ enum class history_index {
 // clang-format off
 #define PERFGATE_HISTORY_FULL                                                          \
     "run_id, git_sha, branch, created_at, n, median, mean, stddev, cov, "              \
-    "min, max, testbed_id"
+    "min, max, testbed_id, role"
 #define PERFGATE_HISTORY_MEDIANS "run_id, median, testbed_id"
 #define PERFGATE_HISTORY_SELECT(columns) "SELECT " columns " FROM summaries"
 #define PERFGATE_INDEXED_BY(index) " INDEXED BY " index

@@ -230,6 +230,50 @@ TEST_CASE("perfgate change-points: a list or a CSV column in, change points out,
     std::filesystem::remove(out);
 }
 
+TEST_CASE("perfgate history and alerts default to perfgate run's store and project, and show the role")
+{
+    temp_dir dir("pg-cli-defaults");
+    const auto here = dir.path();
+    // Nothing stored here yet: a clear error naming the default, not an empty store.
+    auto none = run_perfgate({"history", "--benchmark", "default", "--counter", "user-time"}, here);
+    CHECK(none.code == 2);
+    CHECK(none.err.find("no database at .perfgate/perfgate.db") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(here / ".perfgate"));
+    CHECK(run_perfgate({"alerts"}, here).code == 2);
+    // A commit the store would refuse is said before anything runs.
+    auto bad_sha = run_perfgate({"run", "-q", "--backend", "rusage", "-r", "2", "--base-sha", "bad sha", "--baseline",
+                                 "touch " + (here / "ran").string(), "--candidate", "true"},
+                                here);
+    CHECK(bad_sha.code == 2);
+    CHECK(bad_sha.err.find("'git_sha (--base-sha)'") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(here / "ran"));
+
+    const auto run = run_perfgate({"run", "-q", "--backend", "rusage", "-r", "2", "--warmup", "0", "--sha", "c0ffee",
+                                   "--branch", "main", "--baseline", "true", "--candidate", "true"},
+                                  here);
+    INFO(run.err);
+    REQUIRE((run.code == 0 || run.code == 3));
+    auto h = run_perfgate({"history", "--benchmark", "default", "--counter", "user-time"}, here);
+    INFO(h.err);
+    REQUIRE(h.code == 0);
+    // The baseline run only (the watched series); its commit was not given: unknown.
+    CHECK(h.out.find("role") != std::string::npos);
+    CHECK(h.out.find("unknown") != std::string::npos);
+    CHECK(h.out.find("baseline") != std::string::npos);
+    CHECK(h.out.find("candidate") == std::string::npos);
+    auto all = run_perfgate(
+        {"history", "--benchmark", "default", "--counter", "user-time", "--role", "all", "--format", "csv"}, here);
+    REQUIRE(all.code == 0);
+    CHECK(all.out.find(",c0ffee,main,") != std::string::npos);
+    CHECK(all.out.find(",candidate\n") != std::string::npos);
+    CHECK(all.out.find(",,main,") != std::string::npos); // the baseline's unknown commit
+    CHECK(run_perfgate({"history", "--benchmark", "default", "--counter", "user-time", "--role", "both"}, here).code ==
+          2);
+    auto alerts = run_perfgate({"alerts"}, here);
+    INFO(alerts.err);
+    CHECK(alerts.code == 0);
+}
+
 TEST_CASE("perfgate project shows and sets the watched baseline branch, bad input is exit 2")
 {
     const auto db = std::filesystem::temp_directory_path() /

@@ -193,6 +193,9 @@ TEST_CASE("perfgate run phases: commit overrides, --profile and --top")
     CHECK(flags.sha == std::optional<std::string>("abc123"));
     CHECK(flags.branch == std::optional<std::string>("main"));
     CHECK_FALSE(flags.base_branch.has_value());
+    CHECK_FALSE(flags.base_sha.has_value());
+    CHECK(git_overrides_from(args_of(with_commands({"--base-sha", "def456"}))).base_sha ==
+          std::optional<std::string>("def456"));
     CHECK(flags.pr == std::optional<std::int64_t>(12));
 
     CHECK_FALSE(profile_options_from(args_of(with_commands({}))).has_value());

@@ -1309,6 +1309,10 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
     args = step("IN_REPETITIONS=15");
     CHECK(args.find(" -r 15 ") != std::string::npos);
     CHECK(args.find("--budget") == std::string::npos);
+    CHECK(args.find("--base-sha") == std::string::npos);
+    // base-sha (the push example passes github.event.before) reaches perfgate run.
+    args = step("IN_BASE_SHA=0123abcd");
+    CHECK(args.find(" --base-sha 0123abcd") != std::string::npos);
     CHECK(slurp(dir / "out").find("verdict=pass") != std::string::npos);
 }
 

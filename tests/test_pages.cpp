@@ -375,7 +375,34 @@ TEST_CASE("pages: the series has one line per branch and testbed, and the projec
     const auto data = page_data(f.get("/p/demo/series?benchmark=parse&counter=task-clock").body());
     CHECK(data.at("repository_url") == "https://git.example/o/r");
     REQUIRE(data.at("lines").size() == 1);
-    CHECK(data["lines"][0]["label"] == "main"); // one testbed: lines named by branch alone
+    CHECK(data["lines"][0]["label"] == "main · baseline"); // one testbed: lines named by branch and role
+    CHECK(data["lines"][0]["role"] == "baseline");
+    CHECK(data.at("view").at("role") == "baseline");
+}
+
+TEST_CASE("pages: the series shows the baseline runs of the baseline branch unless asked, with a role switch")
+{
+    fixture f;
+    f.upload("parse", "baseline", fmt::format("{:040x}", 1), {10, 11});
+    f.upload("parse", "candidate", fmt::format("{:040x}", 2), {12, 13});
+    f.upload("parse", "baseline", fmt::format("{:040x}", 3), {10, 11}, "feature");
+    const auto shown = [&](const std::string& query) {
+        const auto data = page_data(f.get("/p/demo/series?benchmark=parse&counter=task-clock" + query).body());
+        std::vector<std::string> lines;
+        for (const auto& l : data.at("lines"))
+            lines.push_back(l.at("label").get<std::string>() + "=" + std::to_string(l.at("points").size()));
+        return lines;
+    };
+    CHECK(shown("") == std::vector<std::string>{"main · baseline=1"});
+    CHECK(shown("&role=candidate") == std::vector<std::string>{"main · candidate=1"});
+    CHECK(shown("&role=all") == std::vector<std::string>{"main · baseline=1", "main · candidate=1"});
+    CHECK(shown("&branch=feature") == std::vector<std::string>{"feature · baseline=1"});
+    CHECK(shown("&branch=*").size() == 2);
+    const auto page = f.get("/p/demo/series?benchmark=parse&counter=task-clock");
+    CHECK(page.body().find("data-role=\"candidate\" href=\"/p/demo/series?benchmark=parse&amp;counter=task-clock&amp;"
+                           "role=candidate") != std::string::npos);
+    const auto bad = f.get("/p/demo/series?benchmark=parse&counter=task-clock&role=both");
+    CHECK(bad.result_int() == 400);
 }
 
 TEST_CASE("pages: a sha prefix of decimal digits only is a sha when no run has that id")
@@ -415,4 +442,25 @@ TEST_CASE("pages: the series band restarts at a change point")
     REQUIRE(band.contains(runs[30]));
     CHECK(band[runs[30]].first > 19);
     CHECK(band[runs[30]].second < 21);
+}
+
+TEST_CASE("pages: a deterministic counter's series has no band (no run-to-run noise to draw)")
+{
+    fixture f;
+    // Every run's repetitions equal (min == max), as callgrind's counts are;
+    // the medians move by up to 3% only because the code did. A MAD band of
+    // those moves was the +-7% "noise" band of issue 29.
+    for (int i = 0; i < 30; ++i) {
+        const double v = 1000.0 * (1 + 0.01 * (i % 4));
+        f.upload("parse", "baseline", fmt::format("{:040x}", i + 1), {v, v, v});
+    }
+    // And a flat noisy series (MAD of the medians 0): no band either.
+    for (int i = 0; i < 30; ++i) f.upload("flat", "baseline", fmt::format("{:040x}", i + 100), {9.0, 10.0, 11.0});
+    for (const char* b : {"parse", "flat"}) {
+        CAPTURE(b);
+        const auto data = page_data(f.get(std::string("/p/demo/series?benchmark=") + b + "&counter=task-clock").body());
+        REQUIRE(data.at("lines").size() == 1);
+        CHECK(data["lines"][0]["points"].size() == 30);
+        CHECK(data["lines"][0]["band"].empty());
+    }
 }

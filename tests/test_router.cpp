@@ -450,8 +450,15 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         check_error(f.call(http::verb::post, "/api/v1/projects/ghost/runs", valid_run().dump()), 403, "auth.forbidden",
                     "'ghost'");
         f.ctx.public_read = true;
-        check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b"), 404,
+        check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b", {}, {}, ""), 404,
                     "project.not_found", "no project 'ghost'");
+        // A token that is sent is checked even for a public read: what
+        // perfgate run relies on to find a bad token before measuring.
+        check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b"), 403,
+                    "auth.forbidden", "'ghost'");
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons?limit=1", {}, {}, "Bearer nope"), 401,
+                    "auth.bad_token", "unknown or revoked token");
+        CHECK(f.call(http::verb::get, "/api/v1/projects/demo/comparisons?limit=1", {}, {}, "").result_int() == 200);
     }
     CHECK(f.db.runs_count() == 0);
 }
@@ -646,12 +653,33 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
     }
     SUBCASE("history as JSON and CSV, oldest first")
     {
-        auto h = f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock");
+        // By default the baseline runs of the baseline branch (what the watch sees).
+        auto watched = f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock");
+        REQUIRE(watched.result_int() == 200);
+        auto only_base = json::parse(watched.body()).at("points");
+        REQUIRE(only_base.size() == 1);
+        CHECK(only_base[0].at("run_id") == base);
+        CHECK(only_base[0].at("role") == "baseline");
+        auto candidates = f.call(http::verb::get,
+                                 "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&role=candidate");
+        REQUIRE(candidates.result_int() == 200);
+        REQUIRE(json::parse(candidates.body()).at("points").size() == 1);
+        CHECK(json::parse(candidates.body()).at("points")[0].at("run_id") == cand);
+        // Another branch is another series; branch=* is every branch.
+        auto other = f.call(http::verb::get,
+                            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&role=all&branch=dev");
+        CHECK(json::parse(other.body()).at("points").empty());
+        check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&role=both"), 400,
+                    "http.bad_param", "query parameter 'role': expected baseline, candidate or all, got 'both'");
+
+        auto h = f.call(http::verb::get,
+                        "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&role=all&branch=*");
         REQUIRE(h.result_int() == 200);
         auto points = json::parse(h.body()).at("points");
         REQUIRE(points.size() == 2);
         CHECK(points[0].at("run_id") == base);
         CHECK(points[1].at("run_id") == cand);
+        CHECK(points[1].at("role") == "candidate");
         CHECK(points[0].at("n") == 10);
         CHECK(points[0].at("median").get<double>() == doctest::Approx(4.605)); // median of the 10 task-clock values
         CHECK(points[0].at("min").get<double>() <= points[0].at("median").get<double>());
@@ -659,11 +687,13 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         // These uploads name no testbed: the store computes its fingerprint.
         CHECK(points[0].at("testbed").get<std::string>().size() == 16);
         CHECK(points[0].at("testbed_name") == "");
-        auto csv = f.call(http::verb::get,
-                          "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&format=csv&limit=1");
+        auto csv = f.call(
+            http::verb::get,
+            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&format=csv&limit=1&role=all");
         REQUIRE(csv.result_int() == 200);
-        CHECK(csv.body().starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n"));
+        CHECK(csv.body().starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov,role\n"));
         CHECK(csv.body().find(std::to_string(cand) + ",0123abcd,main,") != std::string::npos);
+        CHECK(csv.body().ends_with(",candidate\n"));
         CHECK(csv.body().find("\n" + std::to_string(base) + ",") == std::string::npos); // limit=1: the latest only
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default"), 400,
                     "http.missing_param", "'counter' is required");
@@ -680,10 +710,10 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         check_error(
             f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&brnach=main"), 400,
             "http.bad_param",
-            "unknown query parameter 'brnach' (known: benchmark, counter, branch, testbed, since, limit, format)");
+            "unknown query parameter 'brnach' (known: benchmark, counter, branch, role, testbed, since, limit, format)");
         auto leap = f.call(
             http::verb::get,
-            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2024-02-29T00:00:00Z");
+            "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&since=2024-02-29T00:00:00Z&role=all");
         REQUIRE(leap.result_int() == 200);
         CHECK(json::parse(leap.body()).at("points").size() == 2);
         auto since = f.call(http::verb::get,
@@ -978,7 +1008,9 @@ TEST_CASE("history wire format round-trips")
     p.min = 1.0;
     p.testbed = "0123456789abcdef";
     p.testbed_name = "ci-runner-1";
+    p.role = "baseline";
     const json doc = perfgate::api::history_to_json({p});
+    CHECK(doc.at("points")[0].at("role") == "baseline");
     CHECK(doc.at("points")[0].at("min") == 1.0);
     CHECK(doc.at("points")[0].at("max").is_null()); // absent is null, not 0
     CHECK(doc.at("points")[0].at("testbed") == "0123456789abcdef");
@@ -992,10 +1024,12 @@ TEST_CASE("history wire format round-trips")
     CHECK_FALSE(back[0].max.has_value());
     CHECK(back[0].testbed == "0123456789abcdef");
     CHECK(back[0].testbed_name == "ci-runner-1");
+    CHECK(back[0].role == "baseline");
 
-    // An older server's points have no min, max, testbed or testbed_name.
+    // An older server's points have no min, max, testbed, testbed_name or role.
     json old = doc;
-    for (const char* key : {"min", "max", "testbed", "testbed_name", "change_point"}) old["points"][0].erase(key);
+    for (const char* key : {"min", "max", "testbed", "testbed_name", "change_point", "role"})
+        old["points"][0].erase(key);
     auto from_old = perfgate::api::history_from_json(old);
     REQUIRE(from_old.size() == 1);
     CHECK(from_old[0].run_id == 3);
@@ -1004,7 +1038,9 @@ TEST_CASE("history wire format round-trips")
     CHECK_FALSE(from_old[0].max.has_value());
     CHECK(from_old[0].testbed.empty());
     CHECK(from_old[0].testbed_name.empty());
-    CHECK(perfgate::api::history_to_csv({p}).find("3,abc,\"a,b\",1700000000,5,1.5,1.25,,0.5\n") != std::string::npos);
+    CHECK(from_old[0].role.empty());
+    CHECK(perfgate::api::history_to_csv({p}).find("3,abc,\"a,b\",1700000000,5,1.5,1.25,,0.5,baseline\n") !=
+          std::string::npos);
     CHECK_THROWS_WITH_AS(perfgate::api::history_from_json(json{{"points", {{{"run_id", "x"}}}}}),
                          doctest::Contains("history response"), perfgate::error);
 }

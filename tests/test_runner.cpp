@@ -730,6 +730,39 @@ TEST_CASE("git info: flags > GitHub Actions environment > git")
         CHECK(g.sha == "pushsha");
         CHECK(g.branch == "main");
         CHECK_FALSE(g.pr.has_value());
+        CHECK(g.base_sha.empty()); // no `before`, no --base-sha: the baseline's commit is unknown
+    }
+    SUBCASE("push event: the baseline is the payload's `before`, unless a new branch's null sha")
+    {
+        const std::string before(40, 'b'), after(40, 'a');
+        std::ofstream(dir.path() / "event.json") << R"({"before": ")" << before << R"(", "after": ")" << after << "\"}";
+        vars = {{"GITHUB_ACTIONS", "true"},
+                {"GITHUB_EVENT_NAME", "push"},
+                {"GITHUB_SHA", after},
+                {"GITHUB_REF_NAME", "main"},
+                {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()}};
+        auto g = resolve_git_info({}, env, dir.path());
+        CHECK(g.sha == after);
+        CHECK(g.base_sha == before);
+        CHECK(g.base_branch.empty()); // the candidate's branch
+        git_overrides flags;
+        flags.base_sha = "c0ffee";
+        CHECK(resolve_git_info(flags, env, dir.path()).base_sha == "c0ffee");
+
+        // A push that creates a branch: before is all zeros, no commit.
+        std::ofstream(dir.path() / "event.json")
+            << R"({"before": ")" << std::string(40, '0') << R"(", "after": ")" << after << "\"}";
+        CHECK(resolve_git_info({}, env, dir.path()).base_sha.empty());
+        flags.base_sha = std::string(40, '0'); // the action passes github.event.before as it is
+        CHECK(resolve_git_info(flags, env, dir.path()).base_sha.empty());
+        CHECK(is_null_sha(std::string(40, '0')));
+        CHECK_FALSE(is_null_sha(""));
+        CHECK_FALSE(is_null_sha("0a"));
+
+        // `before` means the previous head only on a push.
+        vars["GITHUB_EVENT_NAME"] = "workflow_dispatch";
+        std::ofstream(dir.path() / "event.json") << R"({"before": ")" << before << "\"}";
+        CHECK(resolve_git_info({}, env, dir.path()).base_sha.empty());
     }
     SUBCASE("a broken event file is an input error naming it")
     {

@@ -86,18 +86,25 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
     CHECK(md.content_type.starts_with("text/markdown"));
     CHECK(md.body.find("task-clock") != std::string::npos);
 
-    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock", {},
-                     {}, token);
+    auto hist = send(port, http::verb::get,
+                     "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&role=all&branch=*", {}, {},
+                     token);
     REQUIRE(hist.status == 200);
     auto points = hist.parsed().at("points");
     REQUIRE(points.size() == 2);
     CHECK(points[0].at("run_id") == base_id);
     CHECK(points[1].at("branch") == "feature/x");
+    CHECK(points[1].at("role") == "candidate");
+    // By default the series the watch sees: the baseline runs of main.
+    auto watched = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock", {},
+                        {}, token);
+    REQUIRE(watched.parsed().at("points").size() == 1);
+    CHECK(watched.parsed().at("points")[0].at("run_id") == base_id);
     auto csv = send(port, http::verb::get,
                     "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&branch=main&format=csv", {}, {},
                     token);
     REQUIRE(csv.status == 200);
-    CHECK(csv.body.starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov\n"));
+    CHECK(csv.body.starts_with("run_id,git_sha,branch,created_at,n,median,mean,stddev,cov,role\n"));
     CHECK(std::count(csv.body.begin(), csv.body.end(), '\n') == 2); // header + the one run on main
 
     SUBCASE("perfgate upload and history --server use the same API")
@@ -112,8 +119,15 @@ TEST_CASE("end to end over loopback: token, upload, compare, comparison, history
               h_status_err] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token", token,
                                             "--benchmark", "default", "--counter", "task-clock", "--format", "csv"});
         REQUIRE(h_status == 0);
-        CHECK(std::count(h_out.begin(), h_out.end(), '\n') == 4);
+        // The baseline runs of main (the default): the first upload and this one.
+        CHECK(std::count(h_out.begin(), h_out.end(), '\n') == 3);
         CHECK(h_out.find(",89abcd,main,") != std::string::npos);
+        auto [all_status, all_out, all_err] = run_perfgate(
+            {"history", "--server", srv.url(), "--project", "demo", "--token", token, "--benchmark", "default",
+             "--counter", "task-clock", "--format", "csv", "--role", "all", "--branch", "*"});
+        REQUIRE(all_status == 0);
+        CHECK(std::count(all_out.begin(), all_out.end(), '\n') == 4);
+        CHECK(all_out.find(",feature/x,") != std::string::npos);
         // A token of no project: the CLI reports the server's 401 as an input error (exit 2).
         auto [bad_status, bad_out,
               bad_status_err] = run_perfgate({"history", "--server", srv.url(), "--project", "demo", "--token",

@@ -18,6 +18,36 @@ std::pair<int, std::string> run_logged(const std::vector<std::string>& args)
 
 } // namespace
 
+TEST_CASE("perfgate run --server checks the token and the server before measuring anything")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "check.db";
+    const std::string token = create_token(db, "demo");
+    server_process srv(db, dir.path() / "server.log", {"--public-read"});
+    const auto marker = dir.path() / "measured";
+    const std::string touch = "touch " + marker.string();
+    const auto run_with = [&](const std::string& url, const std::string& tok) {
+        return run_perfgate({"run",      "-q",   "--backend",  "rusage", "-r",          "2",  "--warmup", "0",
+                             "--server", url,    "--project",  "demo",   "--token",     tok,  "--sha",    "abc123",
+                             "--branch", "main", "--baseline", touch,    "--candidate", touch});
+    };
+    // An unknown token, even on a --public-read server: exit 2, nothing run.
+    auto bad = run_with(srv.url(), "pg_nope");
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("nothing measured") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(marker));
+    // A server that does not answer: exit 4, nothing run.
+    auto gone = run_with("http://127.0.0.1:1", token);
+    CHECK(gone.code == 4);
+    CHECK(gone.err.find("nothing measured") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(marker));
+    // The right token: measured and stored.
+    auto good = run_with(srv.url(), token);
+    INFO(good.err);
+    CHECK((good.code == 0 || good.code == 3));
+    CHECK(std::filesystem::exists(marker));
+}
+
 TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload is one testbed")
 {
     temp_dir dir;
@@ -52,7 +82,8 @@ TEST_CASE("the same testbed through perfgate run --server and a bare HTTP upload
         REQUIRE(h.status == 200);
         CHECK(h.parsed()["points"].size() == 1); // the upload's task-clock (rusage has user-time, not task-clock)
         auto w = send(srv.port(), http::verb::get,
-                      "/api/v1/projects/demo/history?benchmark=default&counter=user-time&testbed=" + here.fingerprint,
+                      "/api/v1/projects/demo/history?benchmark=default&counter=user-time&role=all&testbed=" +
+                          here.fingerprint,
                       {}, {}, token);
         REQUIRE(w.status == 200);
         CHECK(w.parsed()["points"].size() == 2); // perfgate run's baseline and candidate

@@ -505,6 +505,7 @@
         item('commit', el('code', 'sha', sha || '—'));
       }
       item('branch', typeof p.branch === 'string' ? p.branch : (ln.branch || '—'));
+      item('role', typeof p.role === 'string' && p.role ? p.role : (ln.role || '—'));
       item('date', isoDate(p.created_at));
       let val = fmtNum(p.median) + (unit ? ' ' + unit : '');
       item('median', val);

@@ -1,7 +1,9 @@
-// GET /p/{project}/series?benchmark=&counter=[&testbed=][&branch=][&range=][&x=][&log=][&from=&to=]:
-// one benchmark's counter over time, a line per (branch, testbed) with its
-// noise band and its change points (with their alerts) as markers; the
-// chart itself is drawn by dashboard.js from the page's data.
+// GET /p/{project}/series?benchmark=&counter=[&testbed=][&branch=][&role=][&range=][&x=][&log=][&from=&to=]:
+// one benchmark's counter over time, a line per (branch, testbed, role) with
+// its noise band and its change points (with their alerts) as markers; the
+// chart itself is drawn by dashboard.js from the page's data. By default the
+// baseline runs of the baseline branch, the series the watch sees
+// (docs/history.md); role=candidate|all and branch=BR|* show others.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -32,6 +34,18 @@ constexpr std::size_t band_window = 20;
 constexpr std::size_t band_min = 10;
 constexpr double band_k = 3;
 
+// The band is the spread of the run-to-run noise. A deterministic counter
+// (callgrind's instructions: every repetition of a run the same, min == max)
+// has none: its medians move only when the code does, and a MAD of those
+// moves drew a +-7% "noise" band around a zero-noise series. So a window
+// whose runs are all without spread, or whose MAD is 0, gets no band
+// (docs/statistics.md#the-dashboards-band).
+bool has_run_noise(const model::history_point& p)
+{
+    if (p.min && p.max) return *p.max > *p.min;
+    return p.stddev && *p.stddev > 0;
+}
+
 json band_of(const std::vector<model::history_point>& points, const std::set<std::int64_t>& starts)
 {
     json band = json::array();
@@ -42,9 +56,15 @@ json band_of(const std::vector<model::history_point>& points, const std::set<std
         const std::size_t from = std::max(segment, i > band_window ? i - band_window : std::size_t{0});
         if (i - from < band_min) continue;
         window.clear();
-        for (std::size_t j = from; j < i; ++j) window.push_back(points[j].median);
+        bool noisy = false;
+        for (std::size_t j = from; j < i; ++j) {
+            window.push_back(points[j].median);
+            noisy = noisy || has_run_noise(points[j]);
+        }
+        const double mad = *stats::mad(window);
+        if (!noisy || mad <= 0) continue;
         const double med = *stats::median(window);
-        const double spread = band_k * stats::mad_normal_consistency * *stats::mad(window);
+        const double spread = band_k * stats::mad_normal_consistency * mad;
         band.push_back({{"run_id", points[i].run_id}, {"lo", med - spread}, {"hi", med + spread}});
     }
     return band;
@@ -66,21 +86,24 @@ std::optional<double> optional_number(const query_params& q, std::string_view ke
 // What the page was asked for, checked.
 struct series_request {
     std::string benchmark, counter;
-    std::optional<std::string> testbed, branch;
-    std::string range; // all, 30d, 90d
-    std::string x;     // run, date
-    std::string log;   // 0, 1
+    std::optional<std::string> testbed, branch; // branch: as asked (none: the baseline branch)
+    std::string role;                           // baseline, candidate or all
+    std::string range;                          // all, 30d, 90d
+    std::string x;                              // run, date
+    std::string log;                            // 0, 1
     std::optional<double> from, to;
 };
 
 series_request parse_series_request(const query_params& q)
 {
-    q.only({"benchmark", "counter", "testbed", "branch", "range", "x", "log", "from", "to"});
+    q.only({"benchmark", "counter", "testbed", "branch", "role", "range", "x", "log", "from", "to"});
     series_request r;
     r.benchmark = q.required("benchmark");
     r.counter = q.required("counter");
     r.testbed = q.get("testbed");
     r.branch = q.get("branch");
+    if (r.branch && r.branch->empty()) r.branch.reset();
+    r.role = one_of(q, "role", {"baseline", "candidate", "all"});
     r.range = one_of(q, "range", {"all", "30d", "90d"});
     r.x = one_of(q, "x", {"run", "date"});
     r.log = one_of(q, "log", {"0", "1"});
@@ -96,7 +119,9 @@ std::vector<model::history_point> series_history(page_state& p, const series_req
     hq.project = p.project;
     hq.benchmark = r.benchmark;
     hq.counter = r.counter;
-    hq.branch = r.branch;
+    const std::string branch = r.branch.value_or(p.ctx.service.baseline_branch(p.project));
+    if (branch != api::all_branches) hq.branch = branch;
+    hq.role = api::history_role_filter(r.role);
     hq.testbed = r.testbed;
     hq.limit = api::max_history_limit;
     if (r.range != "all") {
@@ -109,12 +134,13 @@ std::vector<model::history_point> series_history(page_state& p, const series_req
 }
 
 struct line_key {
-    std::string branch, testbed, testbed_name;
-    bool operator==(const line_key& o) const { return branch == o.branch && testbed == o.testbed; }
+    std::string branch, testbed, testbed_name, role;
+    bool operator==(const line_key& o) const { return branch == o.branch && testbed == o.testbed && role == o.role; }
 };
 
-// One line per (branch, testbed), the baseline branch first; lines are
-// named by testbed only when the series spans several.
+// One line per (branch, testbed, role), the baseline branch first; lines
+// are named by testbed only when the series spans several, and always by
+// role ("main · baseline").
 struct series_lines {
     std::vector<line_key> keys;
     bool several_testbeds = false;
@@ -122,7 +148,8 @@ struct series_lines {
     [[nodiscard]] std::string label(std::size_t i) const
     {
         const line_key& k = keys[i];
-        return several_testbeds ? fmt::format("{} @ {}", k.branch, k.testbed_name) : k.branch;
+        const std::string name = fmt::format("{} · {}", k.branch, k.role);
+        return several_testbeds ? fmt::format("{} @ {}", name, k.testbed_name) : name;
     }
 };
 
@@ -131,7 +158,7 @@ series_lines lines_of(const std::vector<model::history_point>& points, const std
     series_lines lines;
     auto& keys = lines.keys;
     for (const auto& pt : points) {
-        line_key k{pt.branch, pt.testbed, pt.testbed_name};
+        line_key k{pt.branch, pt.testbed, pt.testbed_name, pt.role};
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(std::move(k));
     }
     std::stable_partition(keys.begin(), keys.end(), [&](const line_key& k) { return k.branch == baseline; });
@@ -188,7 +215,7 @@ series_chart chart_of(page_state& p, const series_request& r, const std::vector<
         const auto& key = lines.keys[li];
         std::vector<model::history_point> mine;
         for (const auto& pt : points)
-            if (pt.branch == key.branch && pt.testbed == key.testbed) mine.push_back(pt);
+            if (pt.branch == key.branch && pt.testbed == key.testbed && pt.role == key.role) mine.push_back(pt);
         const auto change_points = svc.change_points(p.project, r.benchmark, r.counter, key.testbed, key.branch);
         std::set<std::int64_t> starts;
         for (const auto& cp : change_points) starts.insert(cp.run_id);
@@ -196,6 +223,7 @@ series_chart chart_of(page_state& p, const series_request& r, const std::vector<
                                {"branch", key.branch},
                                {"testbed", key.testbed},
                                {"testbed_name", key.testbed_name},
+                               {"role", key.role},
                                {"points", api::history_to_json(mine).at("points")},
                                {"band", band_of(mine, starts)}});
         add_markers(chart.markers, p, li, key, mine, change_points, alerts);
@@ -203,21 +231,36 @@ series_chart chart_of(page_state& p, const series_request& r, const std::vector<
     return chart;
 }
 
-// The range presets, the log-scale and x-axis switches, a toggle per line.
+// This page's URL with `range` and `role` set, the other parameters kept.
+std::string series_href(const page_state& p, const series_request& r, std::string_view range, std::string_view role)
+{
+    return project_path(p.project) + "/series" +
+           html::url_query({{"benchmark", r.benchmark},
+                            {"counter", r.counter},
+                            {"testbed", r.testbed.value_or("")},
+                            {"branch", r.branch.value_or("")},
+                            {"role", role == api::default_history_role ? std::string_view() : role},
+                            {"range", range},
+                            {"x", r.x == "run" ? "" : r.x},
+                            {"log", r.log == "1" ? "1" : ""}});
+}
+
+// The range presets, the role switch, the log-scale and x-axis switches, a
+// toggle per line.
 void series_controls(writer& w, const page_state& p, const series_request& r, const series_lines& lines)
 {
-    const std::string here = project_path(p.project) + "/series";
     w << "<div id=\"controls\" class=\"controls\"><span class=\"presets\">";
     for (const std::string_view range : {std::string_view("30d"), std::string_view("90d"), std::string_view("all")}) {
-        const std::string href = here + html::url_query({{"benchmark", r.benchmark},
-                                                         {"counter", r.counter},
-                                                         {"testbed", r.testbed.value_or("")},
-                                                         {"branch", r.branch.value_or("")},
-                                                         {"range", range},
-                                                         {"x", r.x == "run" ? "" : r.x},
-                                                         {"log", r.log == "1" ? "1" : ""}});
         w.f("<a class=\"preset{}\" data-range=\"{}\" href=\"{}\">{}</a>", range == r.range ? " active" : "", range,
-            href, range == "all" ? std::string("all") : fmt::format("{} d", range.substr(0, 2)));
+            series_href(p, r, range, r.role),
+            range == "all" ? std::string("all") : fmt::format("{} d", range.substr(0, 2)));
+    }
+    // Which runs: the baseline runs are what the watch sees (docs/history.md).
+    w << "</span><span class=\"presets roles\" id=\"roles\">runs: ";
+    for (const std::string_view role :
+         {std::string_view("baseline"), std::string_view("candidate"), std::string_view("all")}) {
+        w.f("<a class=\"preset{}\" data-role=\"{}\" href=\"{}\">{}</a>", role == r.role ? " active" : "", role,
+            series_href(p, r, r.range, role), role);
     }
     w << "</span><label><input type=\"checkbox\" id=\"log-toggle\"";
     if (r.log == "1") w << " checked";
@@ -247,7 +290,8 @@ void series_chart_area(writer& w, const page_state& p, const series_request& r, 
         html::url_query({{"benchmark", r.benchmark},
                          {"counter", r.counter},
                          {"testbed", r.testbed.value_or("")},
-                         {"branch", r.branch.value_or("")}}));
+                         {"branch", r.branch.value_or("")},
+                         {"role", r.role == api::default_history_role ? std::string_view() : r.role}}));
 }
 
 json series_data(page_state& p, const series_request& r, const capture::counter_traits& traits, series_chart chart)
@@ -263,6 +307,7 @@ json series_data(page_state& p, const series_request& r, const capture::counter_
                 {"run_url", project_path(p.project) + "/runs/"},
                 {"view",
                  {{"range", r.range},
+                  {"role", r.role},
                   {"x", r.x},
                   {"log", r.log == "1"},
                   {"from", r.from ? json(*r.from) : json(nullptr)},
