@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "stats/hodges_lehmann.hpp"
@@ -67,6 +68,14 @@ struct change_point {
     // (asymptotic, stats::hodges_lehmann(before, after, 0.05, false)).
     shift_estimate shift;
 };
+
+// The method's name as options and the store spell it: "perfgate", "otava".
+std::string_view to_string(change_point_method m) noexcept;
+// The method of that name; nullopt for any other string.
+std::optional<change_point_method> change_point_method_named(std::string_view name) noexcept;
+// Throws perfgate::error "stats.bad_option" for options change_points()
+// refuses (below), naming the option; returns otherwise.
+void check_change_point_options(const change_point_options& options);
 
 // Change points of `series` in index order. Segments are the points between
 // consecutive change points (the first from 0, the last to the end); the
