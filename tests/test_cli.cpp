@@ -321,7 +321,7 @@ TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming 
     std::filesystem::remove(out);
 }
 
-TEST_CASE("perfgate project sets change-point settings; a bad value is exit 2 naming the option and stores nothing")
+TEST_CASE("perfgate project sets change-point settings, a bad value is exit 2 naming the option and stores nothing")
 {
     const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".db");
     const auto out = std::filesystem::temp_directory_path() /
@@ -375,13 +375,13 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
     // 009_open_alerts.sql is the newest SQLite migration.
-    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 9\n");
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 10\n");
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
 
     auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
     REQUIRE(o.code == 0);
-    CHECK(o.err.find("backed up " + db.string() + " (schema version 9) to " + copy.string()) != std::string::npos);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 10) to " + copy.string()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
     // The copy is a database with the project in it.
     REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);
