@@ -63,8 +63,9 @@ std::string comparison_request_key(const std::string& project,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                                    const gate::policy& rules);
 
-// The detection the service watches series with: the defaults of
-// stats::change_point_options (perfgate's test, window 50, max_p 0.001).
+// The detection the service watches series with: the project's change-point
+// settings over the server's defaults (service::change_point_options; without
+// either, stats::change_point_options: perfgate's test, window 50, max_p 0.001).
 // Each new run re-examines the last watch_tail points of its series: three
 // windows, so a change is seen with up to two windows of data on its older
 // side, and ingest costs the same at 100 or 100,000 stored runs. Change
