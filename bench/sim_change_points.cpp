@@ -19,14 +19,7 @@
 //    the segments its point is placed between is where a location estimate
 //    can lean one way; the recall rows above put it in the middle.
 //
-// Noise around a centre of 1000 with coefficient of variation c:
-//  - gaussian: centre * (1 + c z)
-//  - t3 (heavy-tailed): centre * (1 + c t / sqrt(3)), t ~ Student t with 3
-//    degrees of freedom (variance 3, so the CoV is c; tails as in measured
-//    wall times with interference).
-//  - bimodal: a host flipping between two speeds, each point independently
-//    on the slow one with probability 0.3, which is 4c slower; within a
-//    speed gaussian with CoV c.
+// Noise: gaussian, t3 and bimodal around 1000 (bench/sim_noise.hpp).
 //
 // Both methods see the same series (one seed per scenario), with Otava's
 // defaults: window 50, max_p 0.001, min_magnitude 0.
@@ -38,6 +31,7 @@
 // (The location table is reported, not part of the requirement.)
 
 #include "sim_args.hpp"
+#include "sim_noise.hpp"
 #include "stats/change_points.hpp"
 
 #include <algorithm>
@@ -58,66 +52,22 @@
 
 namespace {
 
+namespace bench = perfgate::bench;
 namespace stats = perfgate::stats;
 
 constexpr std::uint64_t default_trials = 1000;
 constexpr std::uint64_t default_seed = 20240601;
 
-constexpr std::size_t step_len = 200;  // step at index 100
-constexpr std::size_t null_len = 1000; // stationary series
-constexpr std::size_t tolerance = 2;   // +- points around the true index
-constexpr double centre = 1000;
-constexpr double slow_share = 0.3;           // bimodal: share of points on the slow host
-constexpr double slow_gap = 4;               // bimodal: slow host is slow_gap * CoV slower
+constexpr std::size_t step_len = 200;        // step at index 100
+constexpr std::size_t null_len = 1000;       // stationary series
+constexpr std::size_t tolerance = 2;         // +- points around the true index
 constexpr std::size_t loc_len = 120;         // location: series length
 constexpr std::size_t loc_margin = 10;       // location: step index in [margin, len - margin)
 constexpr std::size_t loc_window = 10;       // location: detected = a change point within +- this
 constexpr std::size_t loc_trials_factor = 3; // location: 3 x trials series per noise, over 3 buckets
 
-enum class noise { gaussian, t3, bimodal };
-
-std::string_view name(noise n)
-{
-    switch (n) {
-    case noise::gaussian: return "gaussian";
-    case noise::t3: return "t3";
-    case noise::bimodal: return "bimodal";
-    }
-    return "?";
-}
-
-class generator {
-public:
-    explicit generator(std::uint64_t seed) : rng_(seed) {}
-
-    // One value around `level` with coefficient of variation cov.
-    double draw(noise kind, double level, double cov)
-    {
-        switch (kind) {
-        case noise::gaussian: return level * (1 + cov * z_(rng_));
-        case noise::t3: return level * (1 + cov * t3_(rng_) / std::sqrt(3.0));
-        case noise::bimodal: {
-            const double speed = u_(rng_) < slow_share ? 1 + slow_gap * cov : 1.0;
-            return level * speed * (1 + cov * z_(rng_));
-        }
-        }
-        return level;
-    }
-
-    std::vector<double> series(noise kind, double cov, std::size_t n, std::size_t step_at, double step_pct)
-    {
-        std::vector<double> x(n);
-        for (std::size_t i = 0; i < n; ++i)
-            x[i] = draw(kind, i >= step_at ? centre * (1 + step_pct / 100) : centre, cov);
-        return x;
-    }
-
-private:
-    std::mt19937_64 rng_;
-    std::normal_distribution<double> z_{0.0, 1.0};
-    std::student_t_distribution<double> t3_{3.0};
-    std::uniform_real_distribution<double> u_{0.0, 1.0};
-};
+using bench::generator;
+using bench::noise;
 
 constexpr std::array methods{stats::change_point_method::otava, stats::change_point_method::perfgate};
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/change_point_flags.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
@@ -23,41 +24,50 @@ namespace perfgate::cli {
 
 namespace {
 
-const command_spec serve_command{
-    "serve",
-    "[--db PATH|URI] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]\n"
-    "       [--max-header BYTES] [--max-connections N] [--idle-timeout-ms MS] [--read-timeout-ms MS]\n"
-    "       [--write-timeout-ms MS]",
-    "Serves the gate over HTTP (API v1: runs, compare, comparisons, history,\n"
-    "benchmarks, /healthz, /metrics). Writes need a Bearer token of the project\n"
-    "(perfgate token create); reads too unless --public-read. Checks at start\n"
-    "that the database can be written and passes PRAGMA quick_check (reads the\n"
-    "whole file once); exits 4 naming the file if not. Prints\n"
-    "'perfgate: listening on http://HOST:PORT' on stdout once ready, one JSON access\n"
-    "log line per request on stderr (a log that cannot be written is dropped and\n"
-    "counted, never fatal). SIGINT/SIGTERM: finish in-flight requests, close the\n"
-    "database, exit 0.",
-    {
-        {"db", 0, true, false, "PATH|URI",
-         "SQLite database file, created with its schema if missing (default ./perfgate.db), or a PostgreSQL "
-         "URI (postgresql://USER@HOST:PORT/DB; tables are created): several servers may share one"},
-        {"listen", 0, true, false, "HOST:PORT",
-         "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
-        {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
-        {"public-read", 0, false, false, "", "serve GET routes without a token"},
-        {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
-        {"max-header", 0, true, false, "BYTES", "largest request header accepted (default 65536); larger -> 431"},
-        {"max-connections", 0, true, false, "N",
-         "connections served at once (default 512, fewer if ulimit -n is below 576); at the cap the longest-idle "
-         "connection is closed, or a new one gets 503 if none is idle"},
-        {"idle-timeout-ms", 0, true, false, "MS",
-         "keep-alive wait plus the time to send a request header (default 30000)"},
-        {"read-timeout-ms", 0, true, false, "MS", "time to send a request body (default 30000)"},
-        {"write-timeout-ms", 0, true, false, "MS", "time to take a response (default 30000)"},
-        {"bench-routes", 0, false, false, "", "", {}, {}, true},
-        {"no-access-log", 0, false, false, "", "", {}, {}, true},
-    },
-};
+command_spec make_serve_command()
+{
+    command_spec spec{
+        "serve",
+        "[--db PATH|URI] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]\n"
+        "       [--max-header BYTES] [--max-connections N] [--idle-timeout-ms MS] [--read-timeout-ms MS]\n"
+        "       [--write-timeout-ms MS] [--change-point-method M] [--change-point-window N]\n"
+        "       [--change-point-max-p P] [--change-point-min-magnitude X]",
+        "Serves the gate over HTTP (API v1: runs, compare, comparisons, history,\n"
+        "benchmarks, /healthz, /metrics). Writes need a Bearer token of the project\n"
+        "(perfgate token create); reads too unless --public-read. Checks at start\n"
+        "that the database can be written and passes PRAGMA quick_check (reads the\n"
+        "whole file once); exits 4 naming the file if not. Prints\n"
+        "'perfgate: listening on http://HOST:PORT' on stdout once ready, one JSON access\n"
+        "log line per request on stderr (a log that cannot be written is dropped and\n"
+        "counted, never fatal). SIGINT/SIGTERM: finish in-flight requests, close the\n"
+        "database, exit 0.",
+        {
+            {"db", 0, true, false, "PATH|URI",
+             "SQLite database file, created with its schema if missing (default ./perfgate.db), or a PostgreSQL "
+             "URI (postgresql://USER@HOST:PORT/DB; tables are created): several servers may share one"},
+            {"listen", 0, true, false, "HOST:PORT",
+             "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
+            {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
+            {"public-read", 0, false, false, "", "serve GET routes without a token"},
+            {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
+            {"max-header", 0, true, false, "BYTES", "largest request header accepted (default 65536); larger -> 431"},
+            {"max-connections", 0, true, false, "N",
+             "connections served at once (default 512, fewer if ulimit -n is below 576); at the cap the longest-idle "
+             "connection is closed, or a new one gets 503 if none is idle"},
+            {"idle-timeout-ms", 0, true, false, "MS",
+             "keep-alive wait plus the time to send a request header (default 30000)"},
+            {"read-timeout-ms", 0, true, false, "MS", "time to send a request body (default 30000)"},
+            {"write-timeout-ms", 0, true, false, "MS", "time to take a response (default 30000)"},
+            {"bench-routes", 0, false, false, "", "", {}, {}, true},
+            {"no-access-log", 0, false, false, "", "", {}, {}, true},
+        },
+    };
+    for (auto& o : change_point_option_specs("projects without their own (perfgate project)"))
+        spec.options.push_back(std::move(o));
+    return spec;
+}
+
+const command_spec serve_command = make_serve_command();
 
 // "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0".
 std::pair<std::string, std::uint16_t> parse_listen(const std::string& s)
@@ -134,6 +144,8 @@ int cmd_serve(const argv_t& argv)
     if (auto v = parsed.get_int("max-header", 1024, 1 << 20)) opt.limits.header_limit = static_cast<std::uint32_t>(*v);
     if (auto v = parsed.get_int("max-connections", 1, 1000000)) opt.max_connections = static_cast<std::size_t>(*v);
     opt.limits.access_log = !parsed.has("no-access-log");
+    // The watch's detection for projects without settings of their own.
+    const auto change_point_defaults = service::merged_change_point_options(change_point_flags(parsed), {});
 
     occupy_standard_descriptors();
     server::retain_freed_memory();
@@ -152,6 +164,7 @@ int cmd_serve(const argv_t& argv)
     db.check_writable();
     db.check_integrity();
     service::service service(db);
+    service.set_change_point_defaults(change_point_defaults);
     // Uploads answer once the run is stored; the history watch runs on its
     // own thread and says here what it found (service/watch_queue.hpp).
     service.watch_in_background([](const service::watch_outcome& out) {

@@ -195,7 +195,7 @@ model::ingest_result service::store_checked(model::run_record run, const std::op
     // The run is stored: a failure to watch its series must not turn into an
     // error the client would retry (and store the run twice).
     try {
-        res.alerts = watch_series(db_, watch_job_of(run));
+        res.alerts = watch_series(db_, watch_job_of(run), change_point_defaults_);
     } catch (const std::exception& e) {
         res.warnings.push_back(fmt::format("change-point detection after storing run {} failed: {}", res.run_id,
                                            e.what()));

@@ -63,13 +63,17 @@ std::string comparison_request_key(const std::string& project,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                                    const gate::policy& rules);
 
-// The detection the service watches series with: the defaults of
-// stats::change_point_options (perfgate's test, window 50, max_p 0.001).
+// The detection the service watches series with: the project's change-point
+// settings over the server's defaults (service::change_point_options; without
+// either, stats::change_point_options: perfgate's test, window 50, max_p 0.001).
 // Each new run re-examines the last watch_tail points of its series: three
 // windows, so a change is seen with up to two windows of data on its older
 // side, and ingest costs the same at 100 or 100,000 stored runs. Change
 // points older than the tail stay as they were found.
 inline constexpr std::size_t watch_tail = 150;
+// A project's change-point window: at most this many points (as
+// `perfgate change-points --window`; the projects table checks the same).
+inline constexpr std::int64_t max_change_point_window = 1'000'000;
 // Alert listings: at most this many per request.
 inline constexpr std::size_t max_alert_limit = 1000;
 // Recent comparisons listings (the dashboard, GET .../comparisons): 20 by
@@ -123,7 +127,13 @@ inline constexpr std::size_t max_alert_note_bytes = 4096;
 // returns the ids of the alerts opened.
 watch_job watch_job_of(const model::run_record& run);
 bool watched_role(const model::run_record& run);
-std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job);
+// The detection uses the project's change-point settings over `defaults`
+// (service::change_point_options).
+std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
+                                       const stats::change_point_options& defaults = {});
+// A project's stored change-point settings over `defaults`.
+stats::change_point_options merged_change_point_options(const store::change_point_settings& stored,
+                                                        const stats::change_point_options& defaults);
 
 namespace detail {
 class baseline_history; // service/baseline_history.hpp
@@ -277,6 +287,22 @@ public:
     // it). "project.not_found", "ingest.bad_field".
     [[nodiscard]] std::optional<std::string> repository_url(const std::string& project) const;
     void set_repository_url(const std::string& project, std::string_view url);
+    // How the history watch detects change points in a project's series:
+    // its settings (set_change_point_settings) over the server's defaults
+    // (set_change_point_defaults; stats::change_point_options' defaults
+    // unless set). set_change_point_settings changes the fields that have
+    // a value; "project.not_found", "stats.bad_option" for an unknown method
+    // or a value change_points() refuses (the message names the field).
+    // set_change_point_defaults: "stats.bad_option"; call it before
+    // watch_in_background, whose worker keeps the defaults it was started with.
+    [[nodiscard]] stats::change_point_options change_point_options(const std::string& project) const;
+    [[nodiscard]] store::change_point_settings change_point_settings(const std::string& project) const;
+    void set_change_point_settings(const std::string& project, const store::change_point_settings& settings);
+    void set_change_point_defaults(const stats::change_point_options& defaults);
+    [[nodiscard]] const stats::change_point_options& change_point_defaults() const noexcept
+    {
+        return change_point_defaults_;
+    }
     // Alerts, newest first. "ingest.bad_field" for malformed names, "query.bad_value"
     // for a limit outside [1, max_alert_limit].
     [[nodiscard]] std::vector<model::alert> alerts(const model::alert_query& q) const;
@@ -339,6 +365,7 @@ private:
     std::shared_ptr<history_cache> histories_;
     std::shared_ptr<watch_queue> watcher_;
     std::shared_ptr<commit_queue> committer_;
+    stats::change_point_options change_point_defaults_;
 };
 
 } // namespace perfgate::service

@@ -3,6 +3,7 @@
 #include "service/service.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ bool is_worse(const stats::change_point& cp, capture::better direction)
 // Runs change-point detection over one series's tail (points in series
 // order) and names each change point by the run it starts at.
 store::store::series_detection detect(model::series_key key, const std::vector<model::history_point>& tail,
-                                      capture::better direction)
+                                      capture::better direction, const stats::change_point_options& options)
 {
     store::store::series_detection d;
     d.series = std::move(key);
@@ -34,7 +35,7 @@ store::store::series_detection detect(model::series_key key, const std::vector<m
         d.tail.push_back(p.run_id);
         values.push_back(p.median);
     }
-    for (const auto& cp : stats::change_points(values)) {
+    for (const auto& cp : stats::change_points(values, options)) {
         const auto& at = tail[cp.index];
         model::change_point_record r;
         r.series = d.series;
@@ -70,9 +71,49 @@ watch_job watch_job_of(const model::run_record& run)
 
 bool watched_role(const model::run_record& run) { return run.role == "baseline" && !run.branch.empty(); }
 
-std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job)
+stats::change_point_options merged_change_point_options(const store::change_point_settings& stored,
+                                                        const stats::change_point_options& defaults)
+{
+    stats::change_point_options o = defaults;
+    if (stored.method) {
+        const auto method = stats::change_point_method_named(*stored.method);
+        if (!method) {
+            throw error(errors::stats_bad_option,
+                        fmt::format("change_point_method: expected perfgate or otava, got '{}'", *stored.method));
+        }
+        o.method = *method;
+    }
+    if (stored.window) {
+        if (*stored.window < 2 || *stored.window > max_change_point_window) {
+            throw error(errors::stats_bad_option, fmt::format("change_point_window: must be 2 to {}, got {}",
+                                                              max_change_point_window, *stored.window));
+        }
+        o.window = static_cast<std::size_t>(*stored.window);
+    }
+    if (stored.max_p) {
+        if (!(*stored.max_p > 0 && *stored.max_p < 1)) {
+            throw error(errors::stats_bad_option,
+                        fmt::format("change_point_max_p: must be in (0, 1), got {}", *stored.max_p));
+        }
+        o.max_p = *stored.max_p;
+    }
+    if (stored.min_magnitude) {
+        if (!(*stored.min_magnitude >= 0) || !std::isfinite(*stored.min_magnitude)) {
+            throw error(errors::stats_bad_option,
+                        fmt::format("change_point_min_magnitude: must be finite and >= 0, got {}",
+                                    *stored.min_magnitude));
+        }
+        o.min_magnitude = *stored.min_magnitude;
+    }
+    stats::check_change_point_options(o);
+    return o;
+}
+
+std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
+                                       const stats::change_point_options& defaults)
 {
     if (job.branch.empty() || job.branch != db.baseline_branch(job.project)) return {};
+    const auto options = merged_change_point_options(db.change_point_settings_of(job.project), defaults);
     model::history_query q;
     q.project = job.project;
     q.benchmark = job.benchmark;
@@ -88,7 +129,7 @@ std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job)
     for (std::size_t i = 0; i < job.counters.size(); ++i) {
         const auto& [counter, unit] = job.counters[i];
         detections.push_back(detect({job.benchmark, counter, job.testbed, job.branch}, tails[i],
-                                    capture::lookup_counter(counter, unit).direction));
+                                    capture::lookup_counter(counter, unit).direction, options));
     }
     return db.apply_detection(job.project, detections);
 }
@@ -96,8 +137,9 @@ std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job)
 void service::watch_in_background(watch_queue::reporter report)
 {
     store::store* db = &db_;
-    watcher_ = std::make_shared<watch_queue>([db](const watch_job& job) { return watch_series(*db, job); },
-                                             std::move(report));
+    watcher_ = std::make_shared<watch_queue>(
+        [db, defaults = change_point_defaults_](const watch_job& job) { return watch_series(*db, job, defaults); },
+        std::move(report));
 }
 
 void service::drain_watch() const
@@ -106,6 +148,31 @@ void service::drain_watch() const
 }
 
 watch_queue::counts service::watch_stats() const { return watcher_ ? watcher_->stats() : watch_queue::counts{}; }
+
+stats::change_point_options service::change_point_options(const std::string& project) const
+{
+    require_project(project);
+    return merged_change_point_options(db_.change_point_settings_of(project), change_point_defaults_);
+}
+
+store::change_point_settings service::change_point_settings(const std::string& project) const
+{
+    require_project(project);
+    return db_.change_point_settings_of(project);
+}
+
+void service::set_change_point_settings(const std::string& project, const store::change_point_settings& settings)
+{
+    require_project(project);
+    (void)merged_change_point_options(settings, change_point_defaults_); // validates what is given
+    db_.set_change_point_settings(project, settings);
+}
+
+void service::set_change_point_defaults(const stats::change_point_options& defaults)
+{
+    stats::check_change_point_options(defaults);
+    change_point_defaults_ = defaults;
+}
 
 std::string service::baseline_branch(const std::string& project) const
 {

@@ -8,9 +8,13 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 
 namespace perfgate::stats {
 namespace {
@@ -407,7 +411,10 @@ void merge_pass(std::span<const double> series, std::vector<scored_point>& point
 // Pettitt's statistic. The values are taken relative to the segment's
 // minimum, which leaves every distance as it is and keeps the running sums
 // at the size of the distances rather than of the level.
-std::size_t energy_location(std::span<const double> series, std::size_t from, std::size_t to)
+// Only splits in [first, last] are candidates (the newest-points check asks
+// for a split among the points it tested); by default every split is.
+std::size_t energy_location(std::span<const double> series, std::size_t from, std::size_t to, std::size_t first = 0,
+                            std::size_t last = std::numeric_limits<std::size_t>::max())
 {
     PERFGATE_CHECK(from + 2 <= to && to <= series.size());
     const std::size_t n = to - from;
@@ -443,7 +450,10 @@ std::size_t energy_location(std::span<const double> series, std::size_t from, st
 
     const double total = static_cast<double>(n);
     double best = -std::numeric_limits<double>::infinity();
-    std::size_t at = from + 1;
+    first = std::max(first, from + 1);
+    last = std::min(last, to - 1);
+    PERFGATE_CHECK(first <= last);
+    std::size_t at = first;
     for (std::size_t t = 0; t + 1 < n; ++t) {
         const double value = v[t];
         double sum_below = 0; // moved points at sorted positions <= position[t]
@@ -469,7 +479,7 @@ std::size_t energy_location(std::span<const double> series, std::size_t from, st
         double q = 2 / total * between;
         if (nx > 1) q -= 2 * my / (total * (nx - 1)) * within_left;
         if (my > 1) q -= 2 * nx / (total * (my - 1)) * within_right;
-        if (q > best) {
+        if (q > best && from + t + 1 >= first && from + t + 1 <= last) {
             best = q;
             at = from + t + 1;
         }
@@ -486,6 +496,108 @@ void relocate(std::span<const double> series, std::vector<scored_point>& points)
     }
 }
 
+// ---------------------------------------------------------------------------
+// The newest points (perfgate): a step the series has only just reached.
+// ---------------------------------------------------------------------------
+
+// A look tests the newest k points against the points before them, with a
+// share of max_p (weights summing to 1, Bonferroni). See newest_point().
+struct look {
+    std::size_t k;
+    double weight;
+};
+// clang-format off
+constexpr std::array<look, 11> newest_looks{{
+    {2, 0.6}, {3, 0.2},
+    {4, 0.2 / 9}, {5, 0.2 / 9}, {6, 0.2 / 9}, {8, 0.2 / 9}, {10, 0.2 / 9},
+    {12, 0.2 / 9}, {16, 0.2 / 9}, {20, 0.2 / 9}, {24, 0.2 / 9},
+}};
+// clang-format on
+// The reference of a look: the points before its newest k, back to the last
+// change point, at most this many windows of them (Otava's search sees a
+// change with up to two windows before it), ...
+constexpr std::size_t reference_windows = 3;
+// ... and never more than this many, which bounds the exact distributions
+// below (min(m, k) * m * k <= 24 * 24 * 1000 steps).
+constexpr std::size_t max_reference = 1000;
+
+// The smallest u with P(U >= u) < alpha under no change, for a rank sum
+// test of k points against m without ties (Mann-Whitney's exact null
+// distribution, stats::exact_u_distribution); m * k + 1 when no u reaches
+// alpha. Per thread, remembered by (m, k, alpha): a series's looks ask for
+// the same few sizes at every new point.
+std::size_t upper_critical_u(std::size_t m, std::size_t k, double alpha)
+{
+    using key = std::tuple<std::size_t, std::size_t, double>;
+    thread_local std::map<key, std::size_t> cache;
+    const key at{m, k, alpha};
+    if (const auto it = cache.find(at); it != cache.end()) return it->second;
+    const exact_u_distribution dist(m, k);
+    std::size_t c = m * k + 1;
+    while (c > 0 && dist.sf(static_cast<double>(c - 1)) < alpha) --c;
+    cache.emplace(at, c);
+    return c;
+}
+
+// U counted against a change in either direction: the pairs (new, reference)
+// with the new point strictly above, and strictly below. A tie counts for
+// neither, so each count is at most the U that any way of breaking the ties
+// at random would give; under no change the data are exchangeable, a random
+// tie-break makes U follow the exact distribution without ties, and so
+// P(up >= c) <= P(U >= c): the exact p-value stays valid (conservative)
+// with ties, as in callgrind's counts or rounded times.
+struct directed_u {
+    double up = 0, down = 0;
+};
+
+directed_u newest_u(std::span<const double> reference, std::span<const double> newest)
+{
+    std::vector<double> sorted(reference.begin(), reference.end());
+    std::sort(sorted.begin(), sorted.end());
+    directed_u u;
+    for (double x : newest) {
+        u.up += static_cast<double>(std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin());
+        u.down += static_cast<double>(sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), x));
+    }
+    return u;
+}
+
+// A change among the newest points of series[from, n) (from: the last
+// change point found, or 0), or nullopt. See "The newest points" above
+// change_points() for the rule.
+std::optional<scored_point> newest_point(std::span<const double> series, std::size_t from,
+                                         const change_point_options& o)
+{
+    const std::size_t n = series.size();
+    const std::size_t cap = std::min(max_reference, reference_windows * o.window);
+    std::optional<double> best_p;
+    std::size_t shortest = 0, longest = 0; // the looks that saw a change
+    for (const auto [k, weight] : newest_looks) {
+        if (from + k + 1 > n) break;
+        // Two-sided: each side of a look gets half its share.
+        const double per_side = o.max_p * weight / 2;
+        const std::size_t ref_from = std::max(from, n - k - std::min(cap, n - k - from));
+        const std::size_t m = n - k - ref_from;
+        const std::size_t c = upper_critical_u(m, k, per_side);
+        if (c > m * k) continue; // this look cannot reach max_p with m points
+        const auto u = newest_u(series.subspan(ref_from, m), series.subspan(n - k, k));
+        const double stat = std::max(u.up, u.down);
+        if (stat < static_cast<double>(c)) continue;
+        const double p = std::min(1.0, 2 * shared_exact_u_distribution(m, k)->sf(stat)) / weight;
+        if (!best_p || p < *best_p) best_p = p;
+        if (shortest == 0) shortest = k;
+        longest = k;
+    }
+    if (!best_p) return std::nullopt;
+    // Placed as relocate() places a point, among the splits the looks that
+    // saw the change tested.
+    const std::size_t at = energy_location(series, from, n, n - longest, n - shortest);
+    const double magnitude = change_magnitude(*median(series.subspan(from, at - from)),
+                                              *median(series.subspan(at, n - at)));
+    if (!(magnitude > o.min_magnitude)) return std::nullopt;
+    return scored_point{at, {.p_value = *best_p, .magnitude = magnitude}};
+}
+
 // Otava's first-pass threshold (analysis.compute_change_points).
 double first_pass_p(double max_p)
 {
@@ -494,7 +606,9 @@ double first_pass_p(double max_p)
     return max_p;
 }
 
-void check_options(const change_point_options& o)
+} // namespace
+
+void check_change_point_options(const change_point_options& o)
 {
     if (o.window < 2)
         throw perfgate::error(errors::stats_bad_option,
@@ -506,6 +620,20 @@ void check_options(const change_point_options& o)
         throw perfgate::error(errors::stats_bad_option, "change_points: min_magnitude must be finite and >= 0, got " +
                                                             std::to_string(o.min_magnitude));
 }
+
+std::string_view to_string(change_point_method m) noexcept
+{
+    return m == change_point_method::otava ? "otava" : "perfgate";
+}
+
+std::optional<change_point_method> change_point_method_named(std::string_view name) noexcept
+{
+    if (name == "perfgate") return change_point_method::perfgate;
+    if (name == "otava") return change_point_method::otava;
+    return std::nullopt;
+}
+
+namespace {
 
 change_point describe(std::span<const double> series, const std::vector<scored_point>& points, std::size_t k)
 {
@@ -526,7 +654,8 @@ change_point describe(std::span<const double> series, const std::vector<scored_p
 
 // The default method (change_point_method::perfgate) keeps Otava's search --
 // E-divisive candidates in sliding windows, a weak pass at Otava's relaxed p,
-// a merge pass -- and changes the tests and where a point ends up:
+// a merge pass -- and changes the tests and where a point ends up, and adds
+// a test of the newest points:
 //
 //  1. Split pass: a window's candidate split is accepted when the two-sided
 //     Mann-Whitney test between its parts (stats::mann_whitney_u: exact
@@ -584,6 +713,42 @@ change_point describe(std::span<const double> series, const std::vector<scored_p
 //     any split since |U_tau| <= max_t |U_t|; the point is kept where it is
 //     placed, so its p is that of the split Q chose.
 //
+//  4. The newest points (newest_point): Pettitt's test of the whole tail
+//     needs both segments long enough -- for a split k points from the end
+//     of n its p is at least 2 exp(-6 (k (n - k))^2 / (n^3 + n^2)), which
+//     for n = 150 (the watch's tail) drops below 0.001 only at k = 16 on a
+//     noise-free step, hence alerts 9-16 points late (issue 29). So each
+//     call also tests the newest k points against the points before them
+//     since the last change point (at most 3 windows of them), for k = 2,
+//     3, 4, 5, 6, 8, 10, 12, 16, 20 and 24: a two-sided rank-sum test with
+//     Mann-Whitney's exact null distribution (exact_u_distribution), its U
+//     counted with ties against the change (directed_u: conservative and
+//     still exact-or-smaller with callgrind's equal counts). max_p is split
+//     between the looks by weight (Bonferroni): 0.6 to k = 2, 0.2 to k = 3,
+//     0.2 / 9 to each longer one, so that under no change one call raises
+//     a change with probability < max_p whatever the noise (the data are
+//     exchangeable; exact when no earlier change point sets the reference's
+//     start), and a false alert, which needs a look to fire, comes at most
+//     once per 1 / max_p new points -- half that for the worse direction
+//     alone. The weights follow from the rank test's floor: k new points
+//     against m cannot have p below 2 / C(m + k, k), so one point can never
+//     be a change (2 / (m + 1)), two can after m >= 62 points at the full
+//     max_p (m >= 81 at 0.6 of it), three after m >= 38 at 0.2 of it;
+//     longer looks have power to spare and need little. A look that fires
+//     puts a point where the energy statistic places it (as relocate(),
+//     among the splits of the looks that fired), with p = the look's
+//     smallest p divided by its weight (< max_p), and the medians'
+//     magnitude compared with min_magnitude; the whole-tail test takes over
+//     once the step is old enough (the same point, so the same alert).
+//     bench/sim_streaming: a noise-free step seen after 2 points with 100
+//     points before it (3 with 50, 6 with 20; 9-16 before this rule);
+//     median delay 3 points (quartiles 2-5) over the 54 scenarios of issue
+//     29 after 30-150 points, 2 after 100 or more, recall within 30 points
+//     95.2% (otava 93.9%), 0.33-0.43 alerts per 1,000 stationary points
+//     (0.63-0.70 counting changes either way; otava 5-16 and 10-31). Otava's
+//     delay there is 1: its t-test takes one point off a quiet series as a
+//     change, which no rank test can, and which is also its false alerts.
+//
 // bench/sim_change_points (window 50, max_p 0.001, 1000 trials per row): on
 // stationary noise 0.002 false points per 1,000 on gaussian and none on t3
 // and bimodal (6 million points), where otava raises 1.0 to 2.7 per 1,000;
@@ -603,7 +768,7 @@ change_point describe(std::span<const double> series, const std::vector<scored_p
 // (2014) and Fleming et al. (2023) as in the header.
 std::vector<change_point> change_points(std::span<const double> series, const change_point_options& options)
 {
-    check_options(options);
+    check_change_point_options(options);
     for (double v : series) PERFGATE_CHECK(std::isfinite(v));
     std::vector<change_point> out;
     if (series.size() < 3) return out;
@@ -618,6 +783,8 @@ std::vector<change_point> change_points(std::span<const double> series, const ch
         relocate(series, points);
         for (std::size_t k = 0; k < points.size(); ++k) rescore(series, points, k, options.method);
         merge_pass(series, points, options.max_p, options.min_magnitude, options.method);
+        if (auto newest = newest_point(series, points.empty() ? 0 : points.back().index, options))
+            points.push_back(*newest);
     }
 
     out.reserve(points.size());

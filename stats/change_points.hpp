@@ -25,12 +25,17 @@
 //    energy statistic (the E-divisive estimate of one change; ranks alone
 //    place a step late or early, towards the middle). Built for
 //    heavy-tailed and bimodal noise; see change_points.cpp for the rule and
-//    why, and bench/sim_change_points for the evidence.
+//    why, and bench/sim_change_points for the evidence. Plus a test of the
+//    newest 2-24 points against the points before them (exact rank-sum,
+//    max_p shared between the looks), so that a step at the end of the
+//    series is seen 2-3 points after it rather than once Pettitt's test
+//    can (bench/sim_streaming); its point's p is that test's.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "stats/hodges_lehmann.hpp"
@@ -56,7 +61,8 @@ struct change_point_options {
 struct change_point {
     std::size_t index = 0; // first point of the new segment, 0-based
     // otava: Student's t-test p as Otava reports it; perfgate: Pettitt's p
-    // between the two segments. Always < max_p.
+    // between the two segments, or for a point among the newest ones the
+    // newest-points test's p (change_points.cpp, rule 4). Always < max_p.
     double p_value = 1;
     double mean_before = 0, mean_after = 0;
     double median_before = 0, median_after = 0;
@@ -67,6 +73,14 @@ struct change_point {
     // (asymptotic, stats::hodges_lehmann(before, after, 0.05, false)).
     shift_estimate shift;
 };
+
+// The method's name as options and the store spell it: "perfgate", "otava".
+std::string_view to_string(change_point_method m) noexcept;
+// The method of that name; nullopt for any other string.
+std::optional<change_point_method> change_point_method_named(std::string_view name) noexcept;
+// Throws perfgate::error "stats.bad_option" for options change_points()
+// refuses (below), naming the option; returns otherwise.
+void check_change_point_options(const change_point_options& options);
 
 // Change points of `series` in index order. Segments are the points between
 // consecutive change points (the first from 0, the last to the end); the

@@ -171,6 +171,46 @@ void store::set_repository_url(std::string_view project, std::string_view url)
     });
 }
 
+change_point_settings store::change_point_settings_of(std::string_view project) const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare("SELECT change_point_method, change_point_window, change_point_max_p, "
+                           "change_point_min_magnitude FROM projects WHERE name = :name");
+    st.bind(":name", project);
+    if (!st.step()) {
+        throw error(errors::store_not_found,
+                    fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+    }
+    change_point_settings s;
+    if (!st.is_null(0)) s.method = st.text(0);
+    if (!st.is_null(1)) s.window = st.int64(1);
+    if (!st.is_null(2)) s.max_p = st.real(2);
+    if (!st.is_null(3)) s.min_magnitude = st.real(3);
+    return s;
+}
+
+void store::set_change_point_settings(std::string_view project, const change_point_settings& settings)
+{
+    impl_->write([&](connection& c) {
+        if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
+            throw error(errors::store_not_found,
+                        fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
+        }
+        // An unset field binds NULL, and COALESCE keeps what is stored.
+        c.prepare("UPDATE projects SET change_point_method = COALESCE(:method, change_point_method), "
+                  "change_point_window = COALESCE(:window, change_point_window), "
+                  "change_point_max_p = COALESCE(:max_p, change_point_max_p), "
+                  "change_point_min_magnitude = COALESCE(:min_magnitude, change_point_min_magnitude) "
+                  "WHERE name = :name")
+            .bind(":method", settings.method)
+            .bind(":window", settings.window)
+            .bind(":max_p", settings.max_p)
+            .bind(":min_magnitude", settings.min_magnitude)
+            .bind(":name", project)
+            .run();
+    });
+}
+
 namespace {
 
 // The ids of a detection's series; store.not_found when one of its names is

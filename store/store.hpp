@@ -71,6 +71,15 @@ bool is_postgres(std::string_view db) noexcept;
 // The --db value as messages and logs show it: a URI without its password.
 std::string shown_location(std::string_view db);
 
+// A project's change-point settings as stored (store::change_point_settings_of):
+// nullopt where unset. method is "perfgate" or "otava".
+struct change_point_settings {
+    std::optional<std::string> method;
+    std::optional<std::int64_t> window;
+    std::optional<double> max_p;
+    std::optional<double> min_magnitude;
+};
+
 struct store_options {
     // PostgreSQL: connections in the pool (0: detail::default_pg_connections).
     // `perfgate serve` passes its worker count plus one (the history watch).
@@ -269,6 +278,16 @@ public:
     // "store.constraint" over 512 bytes.
     [[nodiscard]] std::optional<std::string> repository_url(std::string_view project) const;
     void set_repository_url(std::string_view project, std::string_view url);
+    // How the history watch detects change points in a project's series
+    // (010_change_point_settings.sql): each field as set, nullopt where
+    // unset (the server's default applies). set_change_point_settings
+    // changes the fields that have a value and leaves the others; the store
+    // keeps them as given (service::service validates them).
+    // "store.not_found" for an unknown project; set_change_point_settings:
+    // "store.constraint" for a value out of its range (method not perfgate
+    // or otava, window < 2, max_p outside (0, 1), min_magnitude < 0).
+    [[nodiscard]] change_point_settings change_point_settings_of(std::string_view project) const;
+    void set_change_point_settings(std::string_view project, const change_point_settings& settings);
 
     // Change points and alerts (store/alerts.cpp). A detection covers the
     // tail of one series: its run ids in series order and the change points

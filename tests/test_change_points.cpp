@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -477,6 +478,123 @@ TEST_CASE("change_points default method")
         o.min_magnitude = 0.02;
         const auto cps = change_points(x, o);
         CHECK(indices(cps) == std::vector<std::size_t>{100, 200});
+    }
+}
+
+// The watch's order: after each new point, detection over the last `tail`
+// points. The number of points at and after `step` (2: the step and one
+// more) when a change point at exactly `step` is first reported; 0 if never
+// within `horizon` points.
+std::size_t first_seen(const std::vector<double>& x, std::size_t step, std::size_t horizon,
+                       const change_point_options& o = {}, std::size_t tail = 150)
+{
+    for (std::size_t n = step + 1; n <= std::min(x.size(), step + horizon); ++n) {
+        const std::size_t from = n > tail ? n - tail : 0;
+        const std::span<const double> window(x.data() + from, n - from);
+        for (const auto& cp : change_points(window, o))
+            if (from + cp.index == step) return n - step;
+    }
+    return 0;
+}
+
+std::vector<double> noise_free_step(std::size_t before, std::size_t after, double from, double to)
+{
+    std::vector<double> x(before, from);
+    x.resize(before + after, to);
+    return x;
+}
+
+TEST_CASE("change_points(perfgate) sees a step among the newest points")
+{
+    SUBCASE("a noise-free step as soon as a rank test can")
+    {
+        // Two new points above 100 equal ones: the newest-points look k = 2
+        // (weight 0.6) has the exact two-sided p 2 / C(102, 2) < 0.6 * 0.001.
+        // Reported p = that / 0.6: python3 math.comb, 2/comb(102,2)/0.6.
+        auto x = noise_free_step(100, 40, 1000, 1030);
+        CHECK(first_seen(x, 100, 40) == 2);
+        auto cps = change_points(std::span<const double>(x.data(), 102));
+        REQUIRE(indices(cps) == std::vector<std::size_t>{100});
+        CHECK(cps[0].p_value == doctest::Approx(0.0006471235358830001).epsilon(p_tol));
+        CHECK(cps[0].mean_after == 1030);
+        // One new point never is a change: its smallest p, 2 / 101, is far
+        // above max_p whatever the reference.
+        CHECK(change_points(std::span<const double>(x.data(), 101)).empty());
+        // Downwards the same.
+        const auto down = noise_free_step(100, 40, 1030, 1000);
+        CHECK(first_seen(down, 100, 40) == 2);
+        // After 50 points, 2 / C(52, 2) = 1.5e-3 is out of reach; 3 points
+        // reach 2 / C(53, 3) (weight 0.2): 2/comb(53,3)/0.2.
+        x = noise_free_step(50, 40, 1000, 1030);
+        CHECK(first_seen(x, 50, 40) == 3);
+        cps = change_points(std::span<const double>(x.data(), 53));
+        REQUIRE(indices(cps) == std::vector<std::size_t>{50});
+        CHECK(cps[0].p_value == doctest::Approx(0.0004268761205498164).epsilon(p_tol));
+        // After 20: k = 6 is the first look whose share (0.2 / 9) it reaches,
+        // 2/comb(26,6)/(0.2/9).
+        x = noise_free_step(20, 40, 1000, 1030);
+        CHECK(first_seen(x, 20, 40) == 6);
+        cps = change_points(std::span<const double>(x.data(), 26));
+        REQUIRE(indices(cps) == std::vector<std::size_t>{20});
+        CHECK(cps[0].p_value == doctest::Approx(0.0003909134343916952).epsilon(p_tol));
+    }
+    SUBCASE("seen at every later look, until the whole-tail test holds it")
+    {
+        const auto x = lcg_steps(5, 260, 10, {{0, 1000}, {200, 1030}});
+        const std::size_t seen = first_seen(x, 200, 60);
+        REQUIRE(seen >= 2);
+        CHECK(seen <= 3);
+        for (std::size_t n = 200 + seen; n <= 260; ++n) {
+            CAPTURE(n);
+            const std::span<const double> tail(x.data() + n - 150, 150);
+            CHECK(indices(change_points(tail)) == std::vector<std::size_t>{200 - (n - 150)});
+        }
+    }
+    SUBCASE("a noisy step, heavy-tailed or with ties")
+    {
+        // 3% at a noise of +-1% (uniform), and task-clock-like cents.
+        CHECK(first_seen(lcg_steps(8, 160, 20, {{0, 1000}, {120, 1030}}), 120, 30) == 2);
+        const auto cents = lcg_cents_steps(3, 160, 40, {{0, 500}, {120, 540}});
+        const std::size_t seen = first_seen(cents, 120, 30);
+        CHECK(seen >= 2);
+        CHECK(seen <= 4);
+    }
+    SUBCASE("nothing on stationary noise streamed point by point")
+    {
+        for (const auto& x : {lcg_steps(31, 400, 20, {{0, 1000}}), lcg_cents_steps(17, 400, 40, {{0, 500}}),
+                              lcg_spikes(13, 400, 100, 2, 37, 15)}) {
+            for (std::size_t n = 3; n <= x.size(); ++n) {
+                CAPTURE(n);
+                const std::size_t from = n > 150 ? n - 150 : 0;
+                CHECK(change_points(std::span<const double>(x.data() + from, n - from)).empty());
+            }
+        }
+    }
+    SUBCASE("one outlier at the end is no change; constant series neither")
+    {
+        auto x = lcg_steps(31, 150, 20, {{0, 1000}});
+        x.back() = 5000;
+        CHECK(change_points(x).empty());
+        CHECK(change_points(std::vector<double>(150, 7.0)).empty());
+        // Two outliers after 40 points: 2 / C(42, 2) = 2.3e-3 cannot reach max_p.
+        auto short_history = lcg_steps(31, 42, 20, {{0, 1000}});
+        short_history[40] = short_history[41] = 5000;
+        CHECK(change_points(short_history).empty());
+    }
+    SUBCASE("min_magnitude applies to the newest points")
+    {
+        const auto x = noise_free_step(100, 5, 1000, 1030);
+        change_point_options o;
+        o.min_magnitude = 0.05;
+        CHECK(change_points(x, o).empty());
+        o.min_magnitude = 0.02;
+        CHECK(indices(change_points(x, o)) == std::vector<std::size_t>{100});
+    }
+    SUBCASE("otava's answers do not change")
+    {
+        // Otava's t-test takes one point off a constant series as certain.
+        const auto x = noise_free_step(100, 1, 1000, 1030);
+        CHECK(indices(change_points(x, otava_options(50, 0.001, 0))) == std::vector<std::size_t>{100});
     }
 }
 

@@ -318,12 +318,20 @@ TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming 
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
-    CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url -\n");
+    CHECK(
+        slurp(out) ==
+        "project demo\nbaseline_branch main\nrepository_url -\n"
+        "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
+        "change_point_min_magnitude 0 (default)\n");
 
     REQUIRE(sh("project --db " + qdb + " --project demo --repository-url https://github.com/acme/demo/", "",
                out.string())
                 .code == 0);
-    CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n");
+    CHECK(
+        slurp(out) ==
+        "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n"
+        "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
+        "change_point_min_magnitude 0 (default)\n");
     REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
     CHECK(slurp(out).find("repository_url https://github.com/acme/demo\n") != std::string::npos);
 
@@ -339,12 +347,66 @@ TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming 
     CHECK(o.code == 2);
     CHECK(o.err.find("--repository-url: '?' at offset 14") != std::string::npos);
     REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
-    CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n");
+    CHECK(
+        slurp(out) ==
+        "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n"
+        "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
+        "change_point_min_magnitude 0 (default)\n");
 
     // Both at once; "" clears the URL.
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk --repository-url ''", "", out.string())
                 .code == 0);
-    CHECK(slurp(out) == "project demo\nbaseline_branch trunk\nrepository_url -\n");
+    CHECK(
+        slurp(out) ==
+        "project demo\nbaseline_branch trunk\nrepository_url -\n"
+        "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
+        "change_point_min_magnitude 0 (default)\n");
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
+    std::filesystem::remove(out);
+}
+
+TEST_CASE("perfgate project sets change-point settings, a bad value is exit 2 naming the option and stores nothing")
+{
+    const auto db = std::filesystem::temp_directory_path() / ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".db");
+    const auto out = std::filesystem::temp_directory_path() /
+                     ("perfgate-cli-cp-" + std::to_string(::getpid()) + ".out");
+    const std::string qdb = "'" + db.string() + "'";
+    REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
+    REQUIRE(sh("project --db " + qdb + " --project demo --change-point-method otava --change-point-window 30", "",
+               out.string())
+                .code == 0);
+    CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url -\nchange_point_method otava\n"
+                        "change_point_window 30\nchange_point_max_p 0.001 (default)\n"
+                        "change_point_min_magnitude 0 (default)\n");
+    REQUIRE(sh("project --db " + qdb + " --project demo --change-point-max-p 0.01 --change-point-min-magnitude 0.02",
+               "", out.string())
+                .code == 0);
+    CHECK(slurp(out).find("change_point_method otava\nchange_point_window 30\nchange_point_max_p 0.01\n"
+                          "change_point_min_magnitude 0.02\n") != std::string::npos);
+
+    const std::vector<std::pair<std::string, std::string>> bad{
+        {"--change-point-method cusum", "--change-point-method: expected perfgate or otava, got 'cusum'"},
+        {"--change-point-window 1", "--change-point-window: expected an integer in [2, 1000000], got '1'"},
+        {"--change-point-window x", "--change-point-window"},
+        {"--change-point-max-p 1", "--change-point-max-p: expected 0 < P < 1, got 1"},
+        {"--change-point-max-p 0", "--change-point-max-p: expected 0 < P < 1, got 0"},
+        {"--change-point-min-magnitude -0.5", "--change-point-min-magnitude: expected a finite number >= 0, got -0.5"},
+        {"--change-point-min-magnitude inf", "--change-point-min-magnitude"},
+    };
+    for (const auto& b : bad) {
+        CAPTURE(b.first);
+        // A good option given with a bad one is not stored either.
+        const auto o = sh("project --db " + qdb + " --project demo --baseline-branch trunk " + b.first);
+        CHECK(o.code == 2);
+        CHECK(o.err.find(b.second) != std::string::npos);
+    }
+    REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
+    CHECK(slurp(out).find("baseline_branch main\n") != std::string::npos);
+    CHECK(slurp(out).find("change_point_method otava\nchange_point_window 30\n") != std::string::npos);
+    // perfgate serve checks its defaults before it opens anything.
+    const auto o = sh("serve --db " + qdb + " --listen 127.0.0.1:0 --change-point-max-p 2");
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--change-point-max-p: expected 0 < P < 1, got 2") != std::string::npos);
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
     std::filesystem::remove(out);
 }
@@ -356,14 +418,14 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     const auto db = dir / "live.db", copy = dir / "copy.db", out = dir / "out.txt";
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
-    // 009_open_alerts.sql is the newest SQLite migration.
-    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 12\n");
+    // 011_run_sessions.sql is the newest SQLite migration.
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 11\n");
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
 
     auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
     REQUIRE(o.code == 0);
-    CHECK(o.err.find("backed up " + db.string() + " (schema version 12) to " + copy.string()) != std::string::npos);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 11) to " + copy.string()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
     // The copy is a database with the project in it.
     REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);

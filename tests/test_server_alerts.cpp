@@ -240,3 +240,42 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
         CHECK(missing == 2);
     }
 }
+
+TEST_CASE("alerts over a real server: perfgate serve --change-point-* is the default, a project's setting wins")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "settings.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    const std::string strict_token = create_token(db, "strict");
+    // "demo" lowers min_magnitude below its 5% step; "strict" keeps the
+    // server's 10%.
+    auto [set, set_out, set_err] = run_perfgate({"project", "--db", db.string(), "--project", "demo",
+                                                 "--change-point-min-magnitude", "0.02"});
+    REQUIRE(set == 0);
+    CHECK(set_out.find("change_point_min_magnitude 0.02\n") != std::string::npos);
+    server_process srv(db, log, {"--change-point-min-magnitude", "0.1"});
+    const auto port = srv.port();
+    (void)upload_series(port, "demo", token, 60, 40, 0.05);
+    (void)upload_series(port, "strict", strict_token, 60, 40, 0.05);
+    const auto metric = [&](const std::string& name) {
+        const std::string text = send(port, http::verb::get, "/metrics", {}, {}, token).body;
+        const auto at = text.find("\n" + name + " ");
+        return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
+    };
+    for (int i = 0; i < 300 && metric("perfgate_watch_jobs_total") + metric("perfgate_watch_coalesced_total") < 120;
+         ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (int i = 0; i < 100 && metric("perfgate_watch_pending") != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(metric("perfgate_watch_jobs_total") + metric("perfgate_watch_coalesced_total") == 120);
+    CHECK(metric("perfgate_watch_failed_total") == 0);
+    const auto demo = send(port, http::verb::get, "/api/v1/projects/demo/alerts", {}, {}, token);
+    REQUIRE(demo.status == 200);
+    CHECK(demo.parsed().at("alerts").size() == 1);
+    const auto strict = send(port, http::verb::get, "/api/v1/projects/strict/alerts", {}, {}, strict_token);
+    REQUIRE(strict.status == 200);
+    CHECK(strict.parsed().at("alerts").empty());
+}

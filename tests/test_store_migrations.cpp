@@ -54,6 +54,9 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         {
             raw_db raw(path);
             raw.rows("ALTER TABLE runs DROP COLUMN session");
+            for (const char* column :
+                 {"change_point_method", "change_point_window", "change_point_max_p", "change_point_min_magnitude"})
+                raw.rows(std::string("ALTER TABLE projects DROP COLUMN ") + column);
             raw.rows("DROP TABLE ingest_keys");
             raw.rows("DROP TABLE comparison_artifacts");
             raw.rows("DROP INDEX comparisons_recent");
@@ -76,11 +79,12 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
         CHECK(db.baseline_branch("demo") == "main");
         CHECK_FALSE(db.repository_url("demo").has_value());
+        CHECK_FALSE(db.change_point_settings_of("demo").window.has_value());
         CHECK(db.recent_comparisons("demo", 10).empty());
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
         CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
-        // 012: runs stored before it have no session (not interleaved with anything).
+        // 011: runs stored before it have no session (not interleaved with anything).
         CHECK(db.load_run("demo", id)->session.empty());
     }
     SUBCASE("a failing migration is store.migrate and leaves the version unchanged")
@@ -127,8 +131,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 12") != std::string::npos);
-            CHECK(msg.find("012_run_sessions.sql") != std::string::npos);
+            CHECK(msg.find("version 11") != std::string::npos);
+            CHECK(msg.find("011_run_sessions.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")

@@ -1,4 +1,4 @@
--- 012_run_sessions.sql: the measurement session of a run.
+-- 011_run_sessions.sql: the measurement session of a run.
 --
 -- perfgate run measures a benchmark's baseline and candidate interleaved,
 -- in one session, and stores both runs with the same session id; a compare
