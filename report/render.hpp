@@ -50,6 +50,16 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at = nullptr);
 nlohmann::json to_json(const gate::attribution& a);
 gate::attribution attribution_from_json(const nlohmann::json& j);
 
+// Why a perf attribution and its flame graph can seem to disagree: when
+// every changed function is within the noise (none `significant`), the
+// flame graph still colours each change of self share, noise included. One
+// paragraph naming the frame it paints most (its share on both sides, the
+// interval, its self samples per execution) and why a share can stay put
+// when a function slows down; empty when some row is beyond the noise or
+// there are no rows. The text and markdown reports and the dashboard's
+// comparison page print it in place of their perf table.
+std::string perf_noise_note(const gate::perf_attribution& p);
+
 struct markdown_options {
     std::string title = "perfgate";
     std::string marker;         // hidden sticky-comment marker, emitted first if set

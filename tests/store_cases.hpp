@@ -122,11 +122,12 @@ inline ps::history_query query(std::string project, std::string benchmark, std::
 
 // store/migrations/001_initial.sql, 002_history_indexes.sql, 003_comparison_key.sql,
 // 004_alerts.sql, 005_history_minmax.sql, 006_project_settings.sql, 007_artifacts.sql,
-// 008_ingest_keys.sql, 009_open_alerts.sql
-constexpr int schema_version = 9;
+// 008_ingest_keys.sql, 009_open_alerts.sql, 013_attribution_artifacts.sql (the version is the
+// last file's number)
+constexpr int schema_version = 13;
 // store/migrations/pg/001_initial.sql, 002_ingest_keys.sql, 003_artifacts.sql,
-// 004_report_compression.sql, 005_open_alerts.sql
-constexpr int pg_schema_version = 5;
+// 004_report_compression.sql, 005_open_alerts.sql, 009_attribution_artifacts.sql
+constexpr int pg_schema_version = 9;
 
 // How each engine words a broken constraint.
 inline std::string check_failed_text()

@@ -34,7 +34,7 @@ std::string sql_literal(const std::optional<std::string>& v)
 
 TEST_CASE("store (postgresql): opening applies the migrations once, under an advisory lock")
 {
-    const auto latest = static_cast<long long>(ps::detail::pg_migrations().size());
+    const auto latest = static_cast<long long>(ps::detail::pg_migrations().back().version);
     REQUIRE(latest == pg_schema_version);
 
     SUBCASE("tables, version, reopening keeps the data")
@@ -62,7 +62,8 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         ps::store again(raw.location()); // 001 again would fail: its tables exist
         CHECK(again.runs_count() == 1);
         CHECK(again.load_run("demo", id).has_value());
-        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == latest);
+        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") ==
+              static_cast<long long>(ps::detail::pg_migrations().size()));
     }
     SUBCASE("replicas starting together: each migration is applied once")
     {
@@ -83,7 +84,8 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         }
         for (auto& t : threads) t.join();
         CHECK(failures == 0);
-        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == latest);
+        CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") ==
+              static_cast<long long>(ps::detail::pg_migrations().size()));
         CHECK(raw.integer("SELECT count(*) FROM projects") == 1);
     }
     SUBCASE("a database from a newer perfgate is refused; a failing migration is store.migrate")
