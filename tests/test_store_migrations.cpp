@@ -125,7 +125,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
             CHECK(msg.find("version 9") != std::string::npos);
-            CHECK(msg.find("009_open_alerts.sql") != std::string::npos);
+            CHECK(msg.find("013_attribution_artifacts.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
