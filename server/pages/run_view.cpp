@@ -38,6 +38,16 @@ void flatten(const json& j, const std::string& path, std::vector<std::pair<std::
     }
 }
 
+// "(CPU, N cores, kernel K)" with what the testbed recorded; empty parts left out.
+std::string testbed_details(const model::testbed_info& t)
+{
+    std::vector<std::string> parts;
+    if (!t.cpu.empty()) parts.push_back(t.cpu);
+    if (t.cores > 0) parts.push_back(fmt::format("{} cores", t.cores));
+    if (!t.kernel.empty()) parts.push_back("kernel " + t.kernel);
+    return parts.empty() ? std::string() : fmt::format("({})", fmt::join(parts, ", "));
+}
+
 // The environment as a table, and the stored JSON itself folded away.
 void environment_section(writer& w, const std::string& stored)
 {
@@ -78,10 +88,10 @@ page_view run_view(page_state& p, const std::string& run_id)
     commit_ref(w, p.ctx.service.repository_url(p.project), run->git_sha);
     w.f("</td></tr><tr><th>branch</th><td>{}</td></tr><tr><th>pull request</th><td>{}</td></tr>"
         "<tr><th>created</th><td>{}</td></tr><tr><th>backend</th><td>{}</td></tr>"
-        "<tr><th>testbed</th><td><span title=\"{}\">{}</span> ({}, {} cores, kernel {})</td></tr>"
+        "<tr><th>testbed</th><td><span title=\"{}\">{}</span> {}</td></tr>"
         "<tr><th>command</th><td class=\"empty\">not recorded: runs store their counters, not the command line</td></tr>",
         run->branch, run->pr ? std::to_string(*run->pr) : std::string("–"), iso_date(run->created_at), run->backend,
-        run->testbed.fingerprint, run->testbed.name, run->testbed.cpu, run->testbed.cores, run->testbed.kernel);
+        run->testbed.fingerprint, run->testbed.name, testbed_details(run->testbed));
     w << "</tbody></table><h2>Counters</h2><table id=\"samples\"><thead><tr><th>counter</th><th>unit</th>"
          "<th>median</th><th>samples</th></tr></thead><tbody>";
     for (const auto& c : run->counters) {
