@@ -164,6 +164,72 @@ std::vector<std::string> upload_flame_graphs(client::server_client& server, cons
     return warnings;
 }
 
+// A benchmark's attribution as the store keeps it: each table cut to the
+// service's max_attribution_functions rows (ordered by |delta|, so the
+// rows cut are the smallest changes); `cut` says whether any was.
+gate::attribution storable_attribution(const gate::attribution& a, bool& cut)
+{
+    gate::attribution out = a;
+    constexpr std::size_t rows = service::service::max_attribution_functions;
+    const auto trim = [&](std::vector<gate::function_change>& top) {
+        if (top.size() <= rows) return;
+        top.resize(rows);
+        cut = true;
+    };
+    if (out.callgrind) trim(out.callgrind->top);
+    if (out.perf) trim(out.perf->top);
+    if (out.errors.size() > rows) {
+        out.errors.resize(rows);
+        cut = true;
+    }
+    return out;
+}
+
+// The comparison's attributions (and, locally, its flame graphs) go to its
+// store: the server's (whose dashboard page then shows them) or the local
+// one. Failures are warnings: the verdict is already made.
+std::vector<std::string> store_attributions(target& where, const gate::report& result,
+                                            const std::optional<profile_options>& profiling)
+{
+    std::vector<std::string> warnings;
+    if (!result.comparison_id) return warnings;
+    std::optional<store::store> db;
+    std::optional<service::service> svc;
+    try {
+        if (!where.server) svc.emplace(db.emplace(where.db));
+    } catch (const error& e) {
+        warnings.push_back(fmt::format("the attributions were not stored: {}", e.what()));
+        return warnings;
+    }
+    for (const auto& b : result.benchmarks) {
+        if (!b.attribution_info) continue;
+        bool cut = false;
+        const gate::attribution a = storable_attribution(*b.attribution_info, cut);
+        if (cut) {
+            warnings.push_back(fmt::format("the attribution of '{}' is stored with the first {} rows of each table "
+                                           "(the report has them all)",
+                                           b.name, service::service::max_attribution_functions));
+        }
+        try {
+            if (where.server) {
+                where.server->upload_attribution(*result.comparison_id, b.name, a);
+            } else {
+                svc->store_attribution(where.project, *result.comparison_id, b.name,
+                                       report::to_json(a).dump(-1, ' ', false,
+                                                               nlohmann::json::error_handler_t::replace));
+                if (profiling && a.perf && a.perf->flame_graph) {
+                    const auto path = profiling->artifacts / *a.perf->flame_graph;
+                    svc->store_flame_graph(where.project, *result.comparison_id, b.name, model::read_text_file(path));
+                }
+            }
+        } catch (const error& e) {
+            warnings.push_back(fmt::format("the attribution of '{}' was not stored with comparison {}: {}", b.name,
+                                           *result.comparison_id, e.what()));
+        }
+    }
+    return warnings;
+}
+
 std::string environment_json(const measure_options& opt)
 {
     env_options eo = default_env_options();
@@ -430,7 +496,8 @@ void profile_benchmarks(run_state& run)
 }
 
 // Phase 9: where each regression came from: after the verdict, which it
-// never changes; failures are warning lines and the report's attribution
+// never changes, and stored with the comparison (callgrind's and
+// --profile's); failures are warning lines and the report's attribution
 // errors.
 void attribute(run_state& run, const attribution_options& attribution)
 {
@@ -439,6 +506,7 @@ void attribute(run_state& run, const attribution_options& attribution)
         auto more = write_artifacts(run.result, run.results, *run.settings.measure.artifacts);
         warnings.insert(warnings.end(), more.begin(), more.end());
     }
+    for (auto& w : store_attributions(run.where, run.result, run.profiling)) warnings.push_back(std::move(w));
     for (auto& w : warnings) warn(run, w);
 }
 

@@ -126,6 +126,15 @@ void server_client::upload_flame_graph(std::int64_t comparison_id, const std::st
     exchange("PUT", path, &svg, {}, "image/svg+xml");
 }
 
+void server_client::upload_attribution(std::int64_t comparison_id, const std::string& benchmark,
+                                       const gate::attribution& attribution)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/comparisons/{}/attribution?benchmark={}",
+                                         url_encode(project_), comparison_id, url_encode(benchmark));
+    const std::string body = api::dump(report::to_json(attribution));
+    exchange("PUT", path, &body);
+}
+
 gate::report server_client::compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules)
 {
     const std::string path = fmt::format("/api/v1/projects/{}/compare", url_encode(project_));

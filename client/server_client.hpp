@@ -79,6 +79,11 @@ public:
     // differential flame graph, stored with the comparison (perfgate run
     // --profile). A server refuses one over its limit with 413 ("server.rejected").
     void upload_flame_graph(std::int64_t comparison_id, const std::string& benchmark, const std::string& svg);
+    // PUT .../comparisons/{id}/attribution?benchmark=NAME: a benchmark's
+    // attribution (the report's "attribution" object), stored with the
+    // comparison so that its report and page say where a change came from.
+    void upload_attribution(std::int64_t comparison_id, const std::string& benchmark,
+                            const gate::attribution& attribution);
 
     [[nodiscard]] std::string comparison_url(std::int64_t id) const;
     [[nodiscard]] const std::string& project() const { return project_; }

@@ -104,9 +104,10 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::alert_not_found, 404, exit_usage, "The project has no alert with this id."},
     {errors::comparison_not_found, 404, exit_measurement, "The project has no comparison with this id."},
     {errors::project_not_found, 404, exit_measurement, "The server has no project of this name (projects are created by perfgate token create)."},
+    {errors::artifact_bad_attribution, 422, exit_measurement, "An uploaded attribution that is not the report's attribution object, or beyond the server's limits."},
     {errors::artifact_bad_svg, 422, exit_measurement, "An uploaded flame graph that is not UTF-8 SVG text."},
     {errors::artifact_not_found, 404, exit_measurement, "The comparison has no flame graph of this benchmark."},
-    {errors::artifact_too_large, 413, exit_measurement, "An uploaded flame graph larger than the server's limit."},
+    {errors::artifact_too_large, 413, exit_measurement, "An uploaded flame graph or attribution larger than the server's limit."},
 
     // auth.*: the server refuses who is asking.
     {errors::auth_bad_token, 401, exit_measurement, "The Authorization header is not 'Bearer <token>', or the token is unknown or revoked."},

@@ -82,6 +82,7 @@ inline constexpr error_id alert_bad_status{"alert.bad_status"};
 inline constexpr error_id alert_not_found{"alert.not_found"};
 inline constexpr error_id comparison_not_found{"comparison.not_found"};
 inline constexpr error_id project_not_found{"project.not_found"};
+inline constexpr error_id artifact_bad_attribution{"artifact.bad_attribution"};
 inline constexpr error_id artifact_bad_svg{"artifact.bad_svg"};
 inline constexpr error_id artifact_not_found{"artifact.not_found"};
 inline constexpr error_id artifact_too_large{"artifact.too_large"};

@@ -163,6 +163,7 @@ const std::map<std::string_view, std::string_view>& examples()
         {"alert.not_found", "project 'shop' has no alert 42"},
         {"comparison.not_found", "no comparison 42 in project 'shop'"},
         {"project.not_found", "no project 'shop' (projects are created by `perfgate token create`)"},
+        {"artifact.bad_attribution", "the attribution's callgrind.top has 250 rows; this server keeps at most 100"},
         {"artifact.bad_svg", "the flame graph is not an SVG document (it does not start with <svg or <?xml)"},
         {"artifact.not_found", "comparison 42 of project 'shop' has no flame graph of benchmark 'parse'"},
         {"artifact.too_large",

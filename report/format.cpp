@@ -1,4 +1,5 @@
 #include "report/format.hpp"
+#include "report/render.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -192,3 +193,42 @@ std::string perf_heading(const perf_attribution& p)
 }
 
 } // namespace perfgate::report::detail
+
+namespace perfgate::report {
+
+std::string perf_noise_note(const gate::perf_attribution& p)
+{
+    using detail::shown_perf_row;
+    if (p.top.empty() || p.samples_before <= 0 || p.samples_after <= 0) return {};
+    if (std::any_of(p.top.begin(), p.top.end(), [](const gate::function_change& c) { return shown_perf_row(c); }))
+        return {};
+    // The flame graph's colour is the change of self share (profile/flamegraph.hpp),
+    // the same quantity the interval is about: its reddest frame is the
+    // row with the largest growth of share (the bluest, when none grew).
+    const auto change_pp = [&](const gate::function_change& c) {
+        return (c.after / p.samples_after - c.before / p.samples_before) * 100;
+    };
+    const auto grew = std::max_element(p.top.begin(), p.top.end(),
+                                       [&](const auto& a, const auto& b) { return change_pp(a) < change_pp(b); });
+    const bool any_grew = change_pp(*grew) > 0;
+    const auto& c = any_grew ? *grew : *std::min_element(p.top.begin(), p.top.end(), [&](const auto& a, const auto& b) {
+        return change_pp(a) < change_pp(b);
+    });
+    const double executions = p.executions > 0 ? static_cast<double>(p.executions) : 1.0;
+    const std::string per_execution = c.before > 0
+                                          ? fmt::format("{:.0f} → {:.0f} self samples per execution ({:+.1f}%)",
+                                                        c.before / executions, c.after / executions,
+                                                        (c.after / c.before - 1) * 100)
+                                          : fmt::format("{:.0f} → {:.0f} self samples per execution",
+                                                        c.before / executions, c.after / executions);
+    return fmt::format(
+        "No function's share of the samples changed beyond the noise, while the flame graph colours every change of "
+        "share, noise included: its {} frame, {}, went from {:.1f}% to {:.1f}% of the samples ({:+.2f} pp; interval "
+        "{}, which includes 0: the share varied that much between the profiled executions); {}. A share says where "
+        "the time went, not how much: a function that holds most of the samples on both sides keeps its share when "
+        "it slows down, so the counters above say how much it changed.",
+        any_grew ? "reddest" : "bluest", detail::short_name(c.name), c.before / p.samples_before * 100,
+        c.after / p.samples_after * 100, change_pp(c), detail::interval_str(c), per_execution);
+}
+
+} // namespace perfgate::report

@@ -95,7 +95,8 @@ std::string markdown_attribution(const std::string& benchmark, const attribution
                                 c.significant ? (*c.significant ? "yes" : "no") : "—");
         }
         if (rows.empty()) {
-            out += "_No symbol changed beyond the noise._\n\n";
+            const std::string note = perf_noise_note(*p);
+            out += note.empty() ? std::string("_No symbol changed beyond the noise._\n\n") : md_text(note) + "\n\n";
         } else {
             out += "| symbol | before | after | Δ | self share Δ [interval] | significant |\n"
                    "|---|--:|--:|--:|--:|:-:|\n" +

@@ -53,6 +53,16 @@ gate::attribution attribution_from_json(const nlohmann::json& j);
 // A benchmark's "count_vs_time" array (docs/report.md).
 nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);
 
+// Why a perf attribution and its flame graph can seem to disagree: when
+// every changed function is within the noise (none `significant`), the
+// flame graph still colours each change of self share, noise included. One
+// paragraph naming the frame it paints most (its share on both sides, the
+// interval, its self samples per execution) and why a share can stay put
+// when a function slows down; empty when some row is beyond the noise or
+// there are no rows. The text and markdown reports and the dashboard's
+// comparison page print it in place of their perf table.
+std::string perf_noise_note(const gate::perf_attribution& p);
+
 struct markdown_options {
     std::string title = "perfgate";
     std::string marker;         // hidden sticky-comment marker, emitted first if set

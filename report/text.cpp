@@ -36,7 +36,11 @@ std::string text_attribution(const attribution& a)
                                share_str(c.share), value_str(c.before), value_str(c.after), interval_str(c),
                                short_name(c.name));
         }
-        if (shown == 0) out += "    no symbol changed beyond the noise\n";
+        if (shown == 0) {
+            const std::string note = perf_noise_note(*p);
+            out += note.empty() ? std::string("    no symbol changed beyond the noise\n")
+                                : fmt::format("    {}\n", note);
+        }
         if (auto hidden = hidden_perf_rows(*p))
             out += fmt::format("    ({} more within the noise, not shown)\n", hidden);
         if (p->flame_graph) out += fmt::format("    differential flame graph: {}\n", *p->flame_graph);

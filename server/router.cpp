@@ -61,6 +61,7 @@ enum class endpoint {
     alert,
     change_points,
     flame_graph,
+    attribution,
     none
 };
 
@@ -69,7 +70,7 @@ struct route_match {
     http::verb method = http::verb::get; // the one method the endpoint allows
     std::string_view label = "unmatched";
     std::string project; // percent-decoded path segment
-    std::string id;      // comparisons/{id}, comparisons/{id}/flame-graph, alerts/{id}
+    std::string id;      // comparisons/{id}, comparisons/{id}/flame-graph (/attribution), alerts/{id}
     // A second method the endpoint allows (alerts/{id}: GET and PATCH).
     std::optional<http::verb> also;
 };
@@ -89,6 +90,7 @@ constexpr std::string_view label_alert_patch = "PATCH /api/v1/projects/{project}
 constexpr std::string_view label_change_points = "GET /api/v1/projects/{project}/change-points";
 constexpr std::string_view label_flame_graph = "GET /api/v1/projects/{project}/comparisons/{id}/flame-graph";
 constexpr std::string_view label_flame_graph_put = "PUT /api/v1/projects/{project}/comparisons/{id}/flame-graph";
+constexpr std::string_view label_attribution_put = "PUT /api/v1/projects/{project}/comparisons/{id}/attribution";
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
 {
@@ -118,10 +120,18 @@ route_match match(const request& req)
     m.project = std::move(*project);
     const std::string_view what = parts[4];
     if (parts.size() == 7) {
-        // A comparison's flame graph (?benchmark=NAME: names may hold '/').
-        if (what != "comparisons" || parts[6] != "flame-graph") return m;
-        m.target = endpoint::flame_graph;
+        // A comparison's flame graph or attribution (?benchmark=NAME: names
+        // may hold '/'). The attribution is read with the comparison.
+        if (what != "comparisons") return m;
         m.id = std::string(parts[5]);
+        if (parts[6] == "attribution") {
+            m.target = endpoint::attribution;
+            m.method = http::verb::put;
+            m.label = label_attribution_put;
+            return m;
+        }
+        if (parts[6] != "flame-graph") return m;
+        m.target = endpoint::flame_graph;
         if (req.method() == http::verb::put) {
             m.method = http::verb::put;
             m.label = label_flame_graph_put;
@@ -413,6 +423,29 @@ response put_flame_graph(const request& req, context& ctx, const route_match& m,
     return res;
 }
 
+// PUT: perfgate run sends each attributed benchmark's attribution after the
+// comparison (service::store_attribution: the report's "attribution"
+// object, at most max_attribution_bytes and max_attribution_functions rows
+// per table); GET .../comparisons/{id} has it from then on.
+response put_attribution(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({"benchmark"});
+    const auto id = comparison_id_of(m);
+    const std::string type = media_type(sv(req[http::field::content_type]));
+    if (type != "application/json") {
+        throw error(errors::http_unsupported_media_type,
+                    fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
+    }
+    const std::string benchmark = q.required("benchmark");
+    ctx.service.store_attribution(m.project, id, benchmark, req.body());
+    const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project), id);
+    response res = json_response(
+        http::status::created,
+        json{{"comparison_id", id}, {"benchmark", benchmark}, {"bytes", req.body().size()}, {"url", url}}, req);
+    res.set(http::field::location, url);
+    return res;
+}
+
 // GET: the SVG, sandboxed. It came from a client (a token holder): served as
 // an image that runs nothing (CSP sandbox without allow-scripts, no fetches),
 // never sniffed as HTML, framed only by this server's own pages.
@@ -659,6 +692,7 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     case endpoint::change_points: return get_change_points(req, ctx, m, q);
     case endpoint::flame_graph:
         return req.method() == http::verb::put ? put_flame_graph(req, ctx, m, q) : get_flame_graph(req, ctx, m, q);
+    case endpoint::attribution: return put_attribution(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");

@@ -1,11 +1,16 @@
-// Flame graphs stored with a comparison (service.hpp; the table:
-// store/migrations/007_artifacts.sql).
+// Flame graphs and attributions stored with a comparison (service.hpp; the
+// table: store/migrations/007_artifacts.sql, 012_attribution_artifacts.sql).
 #include "service/service.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
 #include "capture/names.hpp"
 #include "model/error.hpp"
+#include "report/render.hpp"
 
 namespace perfgate::service {
 
@@ -47,7 +52,76 @@ void check_svg(std::string_view svg)
         throw error(errors::artifact_bad_svg, "the flame graph has no <svg element");
 }
 
+// An uploaded attribution read back as the report's object, within the
+// limits; what is wrong is named.
+gate::attribution checked_attribution(std::string_view text)
+{
+    if (text.size() > service::max_attribution_bytes) {
+        throw error(errors::artifact_too_large,
+                    fmt::format("an attribution of {} bytes is larger than this server's limit of {} bytes ({} KiB)",
+                                text.size(), service::max_attribution_bytes, service::max_attribution_bytes >> 10));
+    }
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw error(errors::artifact_bad_attribution, fmt::format("the attribution is not JSON: {}", e.what()));
+    }
+    gate::attribution a;
+    try {
+        a = report::attribution_from_json(j);
+    } catch (const error& e) {
+        throw error(errors::artifact_bad_attribution, e.what());
+    }
+    const auto check_rows = [](std::string_view source, std::size_t rows) {
+        if (rows > service::max_attribution_functions) {
+            throw error(errors::artifact_bad_attribution,
+                        fmt::format("the attribution's {}.top has {} rows; this server keeps at most {}", source, rows,
+                                    service::max_attribution_functions));
+        }
+    };
+    if (a.callgrind) check_rows("callgrind", a.callgrind->top.size());
+    if (a.perf) check_rows("perf", a.perf->top.size());
+    if (a.errors.size() > service::max_attribution_functions) {
+        throw error(errors::artifact_bad_attribution,
+                    fmt::format("the attribution has {} errors; this server keeps at most {}", a.errors.size(),
+                                service::max_attribution_functions));
+    }
+    if (!a.callgrind && !a.perf && a.errors.empty()) {
+        throw error(errors::artifact_bad_attribution,
+                    "the attribution is empty: it needs a 'callgrind' or 'perf' member, or 'errors'");
+    }
+    return a;
+}
+
 } // namespace
+
+void service::store_attribution(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
+                                std::string_view attribution_json)
+{
+    capture::validate_name("benchmark", benchmark);
+    const gate::attribution a = checked_attribution(attribution_json);
+    const auto stored = db_.load_comparison(project, comparison_id);
+    if (!stored) {
+        throw error(errors::comparison_not_found,
+                    fmt::format("no comparison {} in project '{}'", comparison_id, project));
+    }
+    const auto r = report::report_from_json(nlohmann::json::parse(*stored));
+    const bool has = std::any_of(r.benchmarks.begin(), r.benchmarks.end(),
+                                 [&](const gate::benchmark_report& b) { return b.name == benchmark; });
+    if (!has) {
+        throw error(errors::artifact_bad_attribution,
+                    fmt::format("comparison {} has no benchmark '{}'", comparison_id, benchmark));
+    }
+    try {
+        db_.put_attribution(project, comparison_id, benchmark,
+                            report::to_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    } catch (const error& e) {
+        if (e.id() != "store.not_found") throw;
+        throw error(errors::comparison_not_found,
+                    fmt::format("no comparison {} in project '{}'", comparison_id, project));
+    }
+}
 
 void service::store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
                                 std::string_view svg)

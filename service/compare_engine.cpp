@@ -319,6 +319,14 @@ std::optional<gate::report> service::load_comparison(const std::string& project,
     if (!text) return std::nullopt;
     gate::report r = report::report_from_json(nlohmann::json::parse(*text));
     r.comparison_id = id;
+    // Attribution arrives after the comparison (store_attribution): the
+    // stored report never has it, its artifact rows do.
+    for (const auto& stored : db_.load_attributions(project, id)) {
+        auto it = std::find_if(r.benchmarks.begin(), r.benchmarks.end(),
+                               [&](const gate::benchmark_report& b) { return b.name == stored.first; });
+        if (it != r.benchmarks.end())
+            it->attribution_info = report::attribution_from_json(nlohmann::json::parse(stored.second));
+    }
     return r;
 }
 

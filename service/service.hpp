@@ -210,6 +210,8 @@ public:
     // A new token of the project (created if needed), shown once.
     std::string create_token(const std::string& project, std::string_view name);
 
+    // The stored report, with each benchmark's stored attribution
+    // (store_attribution) in its attribution_info.
     [[nodiscard]] std::optional<gate::report> load_comparison(const std::string& project, std::int64_t id) const;
 
     // Flame graphs stored with a comparison (perfgate run --profile with
@@ -227,6 +229,21 @@ public:
     // The comparison's benchmarks that have a flame graph, by name.
     [[nodiscard]] std::vector<std::string> flame_graph_benchmarks(const std::string& project,
                                                                   std::int64_t comparison_id) const;
+    // Attribution stored with a comparison (perfgate run after its
+    // comparison: callgrind's, --profile's; service/artifacts.cpp), so that
+    // load_comparison's report and the dashboard say where a change came
+    // from. The body is the benchmark's report "attribution" object
+    // (docs/report.md#attribution) as JSON, at most max_attribution_bytes,
+    // each table ("top") at most max_attribution_functions rows; it is
+    // stored re-serialised, replacing one stored before. Errors:
+    // "artifact.too_large" above the byte limit, "artifact.bad_attribution"
+    // for what is not such an object (naming the member), more rows, or a
+    // benchmark the comparison does not have; "ingest.bad_field" for a
+    // malformed benchmark name; "comparison.not_found".
+    static constexpr std::size_t max_attribution_bytes = std::size_t{1} << 20;
+    static constexpr std::size_t max_attribution_functions = 100;
+    void store_attribution(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
+                           std::string_view attribution_json);
     // The project's most recent comparisons, newest first: id, time,
     // verdict, and the commits of the runs compared (store::recent_comparisons).
     // "project.not_found"; "query.bad_value" for a limit outside

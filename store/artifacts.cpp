@@ -1,4 +1,5 @@
-// A comparison's artifacts: flame graph SVGs (store/migrations/007_artifacts.sql).
+// A comparison's artifacts: flame graph SVGs (store/migrations/007_artifacts.sql)
+// and attribution JSON (012_attribution_artifacts.sql).
 #include "store/store.hpp"
 #include "store/store_impl.hpp"
 
@@ -14,35 +15,58 @@ using detail::unix_now;
 namespace {
 
 constexpr std::string_view flame_graph_kind = "flame_graph";
+constexpr std::string_view attribution_kind = "attribution";
+
+// Stores (or replaces) one artifact of the project's comparison, within the
+// caller's write transaction.
+void put_artifact_on(connection& c, std::string_view store_name, std::string_view project, std::int64_t comparison_id,
+                     std::string_view benchmark, std::string_view kind, std::string_view content)
+{
+    auto st = c.prepare("SELECT 1 FROM comparisons c JOIN projects p ON p.id = c.project_id "
+                        "WHERE c.id = :id AND p.name = :project");
+    st.bind(":id", comparison_id).bind(":project", project);
+    if (!st.step()) {
+        throw error(errors::store_not_found, fmt::format("{}: comparison {} not found in project {}", store_name,
+                                                         comparison_id, detail::shown_name(project)));
+    }
+    st.reset();
+    c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "
+              "VALUES (:id, :benchmark, :kind, :content, :now) "
+              "ON CONFLICT (comparison_id, kind, benchmark) DO UPDATE SET "
+              "content = excluded.content, created_at = excluded.created_at")
+        .bind(":id", comparison_id)
+        .bind(":benchmark", benchmark)
+        .bind(":kind", kind)
+        .bind(":content", content)
+        .bind(":now", unix_now())
+        .run();
+}
+
+void check_artifact_size(std::string_view store_name, std::string_view what, std::size_t bytes)
+{
+    if (bytes == 0 || bytes > store::max_artifact_bytes) {
+        throw error(errors::store_constraint, fmt::format("{}: {} of {} bytes (1 to {} allowed)", store_name, what,
+                                                          bytes, store::max_artifact_bytes));
+    }
+}
 
 } // namespace
 
 void store::put_flame_graph(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
                             std::string_view svg)
 {
-    if (svg.empty() || svg.size() > max_artifact_bytes) {
-        throw error(errors::store_constraint, fmt::format("{}: a flame graph of {} bytes (1 to {} allowed)",
-                                                          impl_->name_, svg.size(), max_artifact_bytes));
-    }
+    check_artifact_size(impl_->name_, "a flame graph", svg.size());
     impl_->write([&](connection& c) {
-        auto st = c.prepare("SELECT 1 FROM comparisons c JOIN projects p ON p.id = c.project_id "
-                            "WHERE c.id = :id AND p.name = :project");
-        st.bind(":id", comparison_id).bind(":project", project);
-        if (!st.step()) {
-            throw error(errors::store_not_found, fmt::format("{}: comparison {} not found in project {}", impl_->name_,
-                                                             comparison_id, detail::shown_name(project)));
-        }
-        st.reset();
-        c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "
-                  "VALUES (:id, :benchmark, :kind, :content, :now) "
-                  "ON CONFLICT (comparison_id, kind, benchmark) DO UPDATE SET "
-                  "content = excluded.content, created_at = excluded.created_at")
-            .bind(":id", comparison_id)
-            .bind(":benchmark", benchmark)
-            .bind(":kind", flame_graph_kind)
-            .bind(":content", svg)
-            .bind(":now", unix_now())
-            .run();
+        put_artifact_on(c, impl_->name_, project, comparison_id, benchmark, flame_graph_kind, svg);
+    });
+}
+
+void store::put_attribution(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
+                            std::string_view attribution_json)
+{
+    check_artifact_size(impl_->name_, "an attribution", attribution_json.size());
+    impl_->write([&](connection& c) {
+        put_artifact_on(c, impl_->name_, project, comparison_id, benchmark, attribution_kind, attribution_json);
     });
 }
 
@@ -72,6 +96,20 @@ std::vector<std::string> store::flame_graph_benchmarks(std::string_view project,
     st.bind(":id", comparison_id).bind(":kind", flame_graph_kind).bind(":project", project);
     std::vector<std::string> out;
     while (st.step()) out.push_back(st.text(0));
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> store::load_attributions(std::string_view project,
+                                                                          std::int64_t comparison_id) const
+{
+    impl::read_lease c(*impl_);
+    auto st = (*c).prepare(
+        "SELECT a.benchmark, a.content FROM comparison_artifacts a JOIN comparisons c ON c.id = a.comparison_id "
+        "JOIN projects p ON p.id = c.project_id "
+        "WHERE a.comparison_id = :id AND a.kind = :kind AND p.name = :project ORDER BY a.benchmark");
+    st.bind(":id", comparison_id).bind(":kind", attribution_kind).bind(":project", project);
+    std::vector<std::pair<std::string, std::string>> out;
+    while (st.step()) out.emplace_back(st.text(0), st.text(1));
     return out;
 }
 

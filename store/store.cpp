@@ -15,7 +15,7 @@
 //   maintenance.cpp  integrity and writability checks, backups, sizes
 //   alerts.cpp       project settings, change points and alerts
 //   listing.cpp      the dashboard's listings: recent comparisons, runs by id or sha
-//   artifacts.cpp    a comparison's artifacts (flame graphs)
+//   artifacts.cpp    a comparison's artifacts (flame graphs, attributions)
 #include "store/store.hpp"
 
 #include "model/error.hpp"

@@ -150,8 +150,9 @@ public:
                                    std::string_view report_json);
     [[nodiscard]] std::optional<std::string> load_comparison(std::string_view project, std::int64_t id) const;
 
-    // A comparison's artifacts (store/migrations/007_artifacts.sql,
-    // store/artifacts.cpp): the flame graph SVG of a benchmark, replaced
+    // A comparison's artifacts (store/migrations/007_artifacts.sql and
+    // 012_attribution_artifacts.sql, store/artifacts.cpp): the flame graph
+    // SVG of a benchmark, replaced
     // when stored again. put: "store.not_found" when the project has no such
     // comparison; "store.constraint" for an empty or longer than
     // max_artifact_bytes content, a benchmark name outside 1..256 bytes.
@@ -163,6 +164,14 @@ public:
     // The benchmarks of the comparison that have one, by name.
     [[nodiscard]] std::vector<std::string> flame_graph_benchmarks(std::string_view project,
                                                                   std::int64_t comparison_id) const;
+    // A benchmark's attribution (the report's "attribution" object as JSON
+    // text, 012_attribution_artifacts.sql), replaced when stored again;
+    // errors as put_flame_graph. load_attributions: (benchmark, JSON) of
+    // every benchmark of the comparison that has one, by benchmark name.
+    void put_attribution(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
+                         std::string_view attribution_json);
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> load_attributions(std::string_view project,
+                                                                                     std::int64_t comparison_id) const;
 
     // Idempotent comparisons (store/migrations/003_comparison_key.sql).
     // request_key identifies the inputs of a comparison (service::service uses

@@ -7,6 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include "report/render.hpp"
+#include "service/service.hpp"
+#include "store/store.hpp"
+
 #include "support/process.hpp"
 
 #include <cstdlib>
@@ -328,6 +332,16 @@ TEST_CASE("perfgate run --backend callgrind: the vector copied by value is where
     auto j = nlohmann::json::parse(model::read_text_file(art / "attribution.json"));
     j.erase("benchmark");
     CHECK(j == a);
+
+    // Stored with the comparison: the stored report has it (and so its dashboard page).
+    {
+        perfgate::store::store db(dir.path() / "h.db");
+        perfgate::service::service svc(db);
+        const auto stored = svc.load_comparison("default", report["comparison_id"].get<std::int64_t>());
+        REQUIRE(stored.has_value());
+        REQUIRE(stored->benchmarks[0].attribution_info.has_value());
+        CHECK(perfgate::report::to_json(*stored->benchmarks[0].attribution_info) == a);
+    }
 
     SUBCASE("markdown: the collapsed table")
     {

@@ -10,14 +10,19 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <regex>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/render.hpp"
 #include "server/metrics.hpp"
+#include "server/pages/quantity.hpp"
 #include "server/router.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
@@ -258,7 +263,7 @@ TEST_CASE("pages: the comparison page draws both runs' samples and the counter's
     const std::string strip = html.substr(strip_at, html.find("</svg>", strip_at) - strip_at);
     CHECK(count(strip, "<circle class=\"base\"") == 5);
     CHECK(count(strip, "<circle class=\"head\"") == 5);
-    CHECK(strip.find("<title>#1: 30.1 msec</title>") != std::string::npos);
+    CHECK(strip.find("<title>#1: 30.1 ms</title>") != std::string::npos);
 
     const auto data = page_data(html);
     REQUIRE(data.at("histories").size() >= 1);
@@ -270,6 +275,81 @@ TEST_CASE("pages: the comparison page draws both runs' samples and the counter's
     CHECK(h["points"][3][0] == base);
     CHECK(h["points"][4][0] == head);
     CHECK(h["points"][4][2].get<double>() == doctest::Approx(30.2));
+}
+
+TEST_CASE("pages: values are written with their unit and an SI prefix, never in scientific notation")
+{
+    using perfgate::server::pages::quantity;
+    // The same cases as dashboard.js's fmtValue (tests/browser/test_dashboard.py checks them in Chromium).
+    // clang-format off
+    const std::vector<std::tuple<double, std::string, std::string>> cases{
+        {31050000, "", "31.05 M"}, {3.105e7, "", "31.05 M"}, {812, "", "812"}, {0.5, "", "0.5"},
+        {999960, "", "1 M"}, {-4194360, "", "-4.194 M"}, {1234567890123.0, "", "1.235 T"}, {0, "", "0"},
+        {12.3, "msec", "12.3 ms"}, {28.36, "msec", "28.36 ms"}, {1500, "msec", "1.5 s"}, {0.25, "msec", "250 µs"},
+        {1234, "ns", "1.234 µs"}, {950, "ns", "950 ns"}, {1258291, "KiB", "1.2 GiB"}, {1000, "KiB", "1000 KiB"},
+        {1023.99, "KiB", "1 MiB"}, {12.345, "%", "12.35%"}, {1.234, "insn/cycle", "1.234 insn/cycle"},
+        {0.0123, "", "0.0123"}};
+    // clang-format on
+    for (const auto& c : cases) {
+        CAPTURE(std::get<0>(c));
+        CAPTURE(std::get<1>(c));
+        CHECK(quantity(std::get<0>(c), std::get<1>(c)) == std::get<2>(c));
+    }
+    CHECK(quantity(std::nullopt, "ns") == "–");
+    CHECK(quantity(std::numeric_limits<double>::infinity(), "") == "–");
+    CHECK(quantity(31051234, "", 6) == "31.0512 M");
+}
+
+TEST_CASE("pages: the comparison page shows the stored attribution, and says why perf's noise hides a change")
+{
+    fixture f;
+    const auto base = f.upload("lz4", "baseline", fmt::format("{:040x}", 0xb0), {10.0, 10.2, 10.4, 10.1, 10.3});
+    const auto head = f.upload("lz4", "candidate", fmt::format("{:040x}", 0xc0), {13.1, 13.2, 13.4, 13.3, 13.0});
+    const auto id = f.service.compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
+    const std::string page = fmt::format("/p/demo/comparisons/{}", id);
+    CHECK(f.get(page).body().find("Where did it come from") == std::string::npos);
+
+    // A +26% slowdown of the function that holds 95% of the samples: its
+    // share grows by 1 point, within the spread between executions.
+    perfgate::gate::perf_attribution p;
+    p.event = "cpu-clock";
+    p.executions = 3;
+    p.samples_before = 4800;
+    p.samples_after = 6000;
+    perfgate::gate::function_change grew{"LZ4_decompress_safe", "liblz4.so", 4560, 5760, 1200, 0.8,
+                                         std::pair{-0.9, 2.9},  false};
+    perfgate::gate::function_change other{"main", "lz4", 240, 240, 0, 0, std::pair{-1.6, 0.6}, false};
+    p.top = {grew, other};
+    const std::string note = perfgate::report::perf_noise_note(p);
+    CHECK(note.find("reddest frame, LZ4_decompress_safe, went from 95.0% to 96.0% of the samples (+1.00 pp; "
+                    "interval [-0.90, +2.90] pp, which includes 0") != std::string::npos);
+    CHECK(note.find("1520 → 1920 self samples per execution (+26.3%)") != std::string::npos);
+    perfgate::gate::attribution a;
+    a.perf = p;
+    perfgate::gate::callgrind_attribution cg;
+    cg.total_before = 2613459;
+    cg.total_after = 8384834;
+    cg.top = {
+        {"checksum(std::vector<int>)", "profile_vector.cpp", 0, 4194360, 4194360, 0.615, std::nullopt, std::nullopt}};
+    a.callgrind = cg;
+    f.service.store_attribution("demo", id, "lz4", perfgate::report::to_json(a).dump());
+
+    const auto after = f.get(page);
+    INFO(after.body());
+    REQUIRE(after.result_int() == 200);
+    const std::string& html = after.body();
+    CHECK(html.find("<h3>Where did it come from</h3>") != std::string::npos);
+    CHECK(html.find("total 2.613 M → 8.385 M") != std::string::npos);
+    CHECK(html.find("checksum(std::vector&lt;int&gt;)") != std::string::npos);
+    CHECK(html.find("+4.194 M") != std::string::npos);
+    CHECK(html.find("id=\"perf-noise-note\"") != std::string::npos);
+    CHECK(html.find("<tr class=\"within-noise\"><td class=\"function\">LZ4_decompress_safe</td>") != std::string::npos);
+    // The text report says the same as the page.
+    perfgate::gate::report r;
+    r.benchmarks.push_back({"lz4", perfgate::gate::verdict::fail, {}, std::nullopt, std::nullopt, a});
+    const auto text = perfgate::report::render_text(r, false);
+    CHECK(text.find("no symbol changed beyond the noise") == std::string::npos);
+    CHECK(text.find("its reddest frame, LZ4_decompress_safe") != std::string::npos);
 }
 
 TEST_CASE("pages: the comparison page frames a benchmark's flame graph when one is stored, sandboxed")
@@ -351,7 +431,8 @@ TEST_CASE(
     const auto overview = with_cookie("/p/demo");
     REQUIRE(overview.result_int() == 200);
     CHECK(overview.body().find(fmt::format("<tr id=\"comparison-{}\" class=\"verdict-", id)) != std::string::npos);
-    CHECK(overview.body().find("<code>" + base_sha.substr(0, 12) + "</code> main") != std::string::npos);
+    CHECK(overview.body().find("<code title=\"" + base_sha + "\">" + base_sha.substr(0, 12) + "</code> main") !=
+          std::string::npos);
 
     // The same request again: the same stored comparison.
     CHECK(std::string(with_cookie("/p/demo/compare?base=" + std::to_string(base) +

@@ -1542,6 +1542,75 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
     }
 }
 
+TEST_CASE("a comparison's attribution: PUT stores it, the comparison's report and page carry it, limits refuse")
+{
+    fixture f;
+    const auto base = f.upload("baseline");
+    const auto cand = f.upload("candidate");
+    auto compared = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                           json{{"baseline_run", base}, {"candidate_run", cand}}.dump());
+    REQUIRE(compared.result_int() == 201);
+    const auto id = json::parse(compared.body()).at("comparison_id").get<std::int64_t>();
+    const std::string comparison = "/api/v1/projects/demo/comparisons/" + std::to_string(id);
+    const std::string path = comparison + "/attribution";
+    const json row = {{"name", "checksum(std::vector<int>)"},
+                      {"file", "profile_vector.cpp"},
+                      {"before", 0},
+                      {"after", 4194360},
+                      {"delta", 4194360},
+                      {"share", 0.615}};
+    const json attribution = {
+        {"callgrind", {{"event", "Ir"}, {"total_before", 2613459}, {"total_after", 8384834}, {"top", {row}}}}};
+
+    SUBCASE("stored, then in GET .../comparisons/{id} as JSON and markdown, and on the dashboard page")
+    {
+        auto put = f.call(http::verb::put, path + "?benchmark=default", attribution.dump());
+        REQUIRE(put.result_int() == 201);
+        CHECK(json::parse(put.body())["url"] == comparison);
+        CHECK(perfgate::server::route_label(request{http::verb::put, path + "?benchmark=x", 11}) ==
+              "PUT /api/v1/projects/{project}/comparisons/{id}/attribution");
+        const auto got = json::parse(f.call(http::verb::get, comparison).body());
+        REQUIRE(got["benchmarks"][0].contains("attribution"));
+        CHECK(got["benchmarks"][0]["attribution"] == attribution);
+        const auto md = f.call(http::verb::get, comparison + "?format=markdown").body();
+        CHECK(md.find("perfgate") != std::string::npos);
+        // Stored again: replaced.
+        json smaller = attribution;
+        smaller["callgrind"]["top"] = json::array();
+        REQUIRE(f.call(http::verb::put, path + "?benchmark=default", smaller.dump()).result_int() == 201);
+        CHECK(json::parse(f.call(http::verb::get, comparison).body())["benchmarks"][0]["attribution"] == smaller);
+    }
+    SUBCASE("refused: not JSON, not an attribution, too many rows, too large, unknown benchmark or comparison")
+    {
+        check_error(f.call(http::verb::put, path + "?benchmark=default", "{nope"), 422, "artifact.bad_attribution",
+                    "not JSON");
+        check_error(f.call(http::verb::put, path + "?benchmark=default", json{{"callgrind", {{"top", 1}}}}.dump()), 422,
+                    "artifact.bad_attribution", "attribution");
+        check_error(f.call(http::verb::put, path + "?benchmark=default", json::object().dump()), 422,
+                    "artifact.bad_attribution", "empty");
+        json many = attribution;
+        many["callgrind"]["top"] = json::array();
+        for (std::size_t i = 0; i <= perfgate::service::service::max_attribution_functions; ++i)
+            many["callgrind"]["top"].push_back(row);
+        check_error(f.call(http::verb::put, path + "?benchmark=default", many.dump()), 422, "artifact.bad_attribution",
+                    "callgrind.top has 101 rows; this server keeps at most 100");
+        json big = attribution;
+        big["callgrind"]["top"][0]["name"] = std::string(perfgate::service::service::max_attribution_bytes, 'f');
+        check_error(f.call(http::verb::put, path + "?benchmark=default", big.dump()), 413, "artifact.too_large",
+                    "1024 KiB");
+        check_error(f.call(http::verb::put, path + "?benchmark=other", attribution.dump()), 422,
+                    "artifact.bad_attribution", "has no benchmark 'other'");
+        check_error(f.call(http::verb::put, "/api/v1/projects/demo/comparisons/999/attribution?benchmark=default",
+                           attribution.dump()),
+                    404, "comparison.not_found", "no comparison 999");
+        check_error(f.call(http::verb::put, path + "?benchmark=default", attribution.dump(), "text/plain"), 415,
+                    "http.unsupported_media_type", "send application/json");
+        CHECK(f.call(http::verb::put, path + "?benchmark=default", attribution.dump(), "application/json", "other")
+                  .result_int() == 403);
+        CHECK_FALSE(json::parse(f.call(http::verb::get, comparison).body())["benchmarks"][0].contains("attribution"));
+    }
+}
+
 TEST_CASE("status_for: refs the compare page cannot resolve are the client's to fix")
 {
     using perfgate::server::status_for;

@@ -53,12 +53,50 @@
     return e;
   }
 
-  function fmtNum(v) {
-    if (!isNum(v)) return '—';
-    const a = Math.abs(v);
-    if (a !== 0 && (a >= 1e7 || a < 1e-3)) return v.toExponential(3).replace(/\.?0+e/, 'e');
-    return String(Number(v.toPrecision(5)));
+  // A counter's value with its unit and an SI prefix, never in scientific
+  // notation: the rule of server/pages/quantity.hpp (docs/dashboard.md#numbers),
+  // which the C++ pages follow; tests pin both to the same cases.
+  const SI_PREFIXES = [[1e18, 'E'], [1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k'], [1, '']];
+  const TIME_PREFIXES = [[1, 's'], [1e-3, 'ms'], [1e-6, 'µs'], [1e-9, 'ns']];
+  const BYTE_PREFIXES = [[1099511627776, 'TiB'], [1073741824, 'GiB'], [1048576, 'MiB'], [1024, 'KiB'], [1, 'B']];
+  const SECONDS_PER = { ns: 1e-9, nsec: 1e-9, us: 1e-6, usec: 1e-6, 'µs': 1e-6, ms: 1e-3, msec: 1e-3,
+                        s: 1, sec: 1, seconds: 1 };
+  const BYTES_PER = { B: 1, bytes: 1, KiB: 1024, KB: 1024, kB: 1024, MiB: 1048576, MB: 1048576,
+                      GiB: 1073741824, GB: 1073741824 };
+
+  function significant(v, digits) {
+    if (v === 0) return '0';
+    const magnitude = Math.floor(Math.log10(Math.abs(v)));
+    const decimals = Math.min(Math.max(digits - 1 - magnitude, 0), 12);
+    let s = v.toFixed(decimals);
+    if (s.indexOf('.') >= 0) s = s.replace(/0+$/, '').replace(/\.$/, '');
+    return s === '-0' ? '0' : s;
   }
+
+  function withPrefix(v, prefixes, digits) {
+    function written(i) {
+      const n = significant(v / prefixes[i][0], digits);
+      return prefixes[i][1] ? n + ' ' + prefixes[i][1] : n;
+    }
+    let i = 0;
+    while (i + 1 < prefixes.length && Math.abs(v) < prefixes[i][0]) i++;
+    if (i > 0 && Math.abs(Number(significant(v / prefixes[i][0], digits))) * prefixes[i][0] >= prefixes[i - 1][0]) {
+      return written(i - 1);
+    }
+    return written(i);
+  }
+
+  function fmtValue(v, unit, digits) {
+    if (!isNum(v)) return '–';
+    const d = digits || 4;
+    const u = typeof unit === 'string' ? unit : '';
+    if (Object.prototype.hasOwnProperty.call(SECONDS_PER, u)) return withPrefix(v * SECONDS_PER[u], TIME_PREFIXES, d);
+    if (Object.prototype.hasOwnProperty.call(BYTES_PER, u)) return withPrefix(v * BYTES_PER[u], BYTE_PREFIXES, d);
+    if (u === '%') return significant(v, d) + '%';
+    const out = Math.abs(v) < 1000 ? significant(v, d) : withPrefix(v, SI_PREFIXES, d);
+    return u ? out + ' ' + u : out;
+  }
+  PG.fmtValue = fmtValue;
 
   function fmtPct(v) {
     if (!isNum(v)) return '?';
@@ -507,9 +545,8 @@
       item('branch', typeof p.branch === 'string' ? p.branch : (ln.branch || '—'));
       item('role', typeof p.role === 'string' && p.role ? p.role : (ln.role || '—'));
       item('date', isoDate(p.created_at));
-      let val = fmtNum(p.median) + (unit ? ' ' + unit : '');
-      item('median', val);
-      if (isNum(p.min) && isNum(p.max)) item('min–max', fmtNum(p.min) + ' – ' + fmtNum(p.max));
+      item('median', fmtValue(p.median, unit));
+      if (isNum(p.min) && isNum(p.max)) item('min–max', fmtValue(p.min, unit) + ' – ' + fmtValue(p.max, unit));
       if (isNum(p.n)) item('n', String(p.n));
       const prevEntry = m.pi > 0 ? lineEntries[m.li][m.pi - 1] : null;
       let delta = '—';
@@ -583,9 +620,10 @@
       axes: {
         x: xAxisOptions(xMode, runLabel),
         y: {
-          axisLabelWidth: 60,
-          valueFormatter: function (v) { return fmtNum(v); },
-          axisLabelFormatter: function (v) { return fmtNum(v); }
+          // Wide enough for "1023.5 KiB" at 12px: labels were cut at 60.
+          axisLabelWidth: 84,
+          valueFormatter: function (v) { return fmtValue(v, unit); },
+          axisLabelFormatter: function (v) { return fmtValue(v, unit); }
         }
       },
       axisLabelFontSize: 12,
@@ -816,8 +854,8 @@
         gridLineColor: '#eceef1',
         axes: {
           x: xAxisOptions('run', function (k) { return pts[k] ? '#' + pts[k][0] : ''; }),
-          y: { axisLabelWidth: 50, pixelsPerLabel: 20,
-               axisLabelFormatter: function (v) { return fmtNum(v); } }
+          y: { axisLabelWidth: 76, pixelsPerLabel: 20,
+               axisLabelFormatter: function (v) { return fmtValue(v, unit); } }
         },
         xRangePad: 8,
         drawPointCallback: function (gr, name, ctx, cx, cy, color, size, idx) {
@@ -840,7 +878,7 @@
           const pt = points && points[0];
           if (!pt) return;
           const p = pts[pt.idx];
-          if (p) div.title = 'run #' + p[0] + ': ' + fmtNum(p[2]) + (unit ? ' ' + unit : '') +
+          if (p) div.title = 'run #' + p[0] + ': ' + fmtValue(p[2], unit) +
             ' (' + isoDate(p[1]) + ')';
         }
       };

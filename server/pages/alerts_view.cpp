@@ -68,7 +68,7 @@ void triage_cell(writer& w, const page_state& p, const model::alert& a)
     }
 }
 
-void alert_row(writer& w, const page_state& p, const model::alert& a)
+void alert_row(writer& w, const page_state& p, const model::alert& a, const std::optional<std::string>& repository)
 {
     const auto& c = a.change;
     const std::int64_t month = 30 * 86400;
@@ -76,10 +76,12 @@ void alert_row(writer& w, const page_state& p, const model::alert& a)
                                         c.series.branch) +
                              fmt::format("&x=date&from={}&to={}", c.created_at - month, c.created_at + month);
     w.f("<tr id=\"alert-{}\" class=\"alert status-{}\"><td>{}</td><td><a class=\"series\" href=\"{}\">{} · {}</a>"
-        "<br><small>{} · {}</small></td><td><a href=\"{}/runs/{}\">run {}</a> <code>{}</code><br><small>{}</small></td>"
-        "<td>{}</td><td>{}</td><td><span class=\"badge status-{}\">{}</span></td><td class=\"note\">{}</td><td>",
+        "<br><small>{} · <span title=\"{}\">{}</span></small></td><td><a href=\"{}/runs/{}\">run {}</a> ",
         a.id, model::to_string(a.status), a.id, link, c.series.benchmark, c.series.counter, c.series.branch,
-        c.series.testbed.substr(0, 12), project_path(p.project), c.run_id, c.run_id, c.git_sha.substr(0, 12),
+        c.series.testbed, c.series.testbed.substr(0, 12), project_path(p.project), c.run_id, c.run_id);
+    commit_ref(w, repository, c.git_sha);
+    w.f("<br><small>{}</small></td><td>{}</td><td>{}</td><td><span class=\"badge status-{}\">{}</span></td>"
+        "<td class=\"note\">{}</td><td>",
         iso_date(c.created_at), percent(c.delta_pct), number(c.p_value, 3), model::to_string(a.status),
         model::to_string(a.status), a.note);
     triage_cell(w, p, a);
@@ -99,7 +101,8 @@ response alerts_page(page_state& p, const query_params& q)
     if (alerts.empty()) w << "<p class=\"empty\" id=\"no-alerts\">No alerts match.</p>";
     w << "<table id=\"alerts\"><thead><tr><th>alert</th><th>series</th><th>starts at</th><th>change</th><th>p</th>"
          "<th>status</th><th>note</th><th>triage</th></tr></thead><tbody>";
-    for (const auto& a : alerts) alert_row(w, p, a);
+    const auto repository = p.ctx.service.repository_url(p.project);
+    for (const auto& a : alerts) alert_row(w, p, a, repository);
     w << "</tbody></table>";
     v.set_data(json{{"page", "alerts"}, {"alerts", api::alerts_to_json(alerts).at("alerts")}});
     return render(p, v);

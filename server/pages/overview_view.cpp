@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "capture/counters.hpp"
+#include "server/pages/quantity.hpp"
 #include "server/pages/views.hpp"
 #include "service/service.hpp"
 
@@ -54,11 +55,13 @@ void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, 
                 for (const auto& pt : mine) pts.push_back({pt.run_id, pt.median});
                 const std::string testbed = mine.empty() ? std::string() : mine.front().testbed;
                 const std::string href = series_url(p.project, b.name, counter, testbed, baseline);
-                w.f("<tr class=\"benchmark\"><td>{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td><div class=\"sparkline\" "
+                w.f("<tr class=\"benchmark\"><td>{}</td><td><a href=\"{}\">{}</a></td><td title=\"{}\">{}</td><td><div class=\"sparkline\" "
                     "data-index=\"{}\"></div></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    b.name, href, counter, mine.empty() ? std::string("–") : mine.front().testbed_name,
-                    sparklines.size(), mine.empty() ? std::string("–") : number(mine.back().median, 5), b.runs,
-                    iso_date(b.last_run_at));
+                    b.name, href, counter, testbed, mine.empty() ? std::string("–") : mine.front().testbed_name,
+                    sparklines.size(),
+                    mine.empty() ? std::string("–")
+                                 : quantity(mine.back().median, capture::lookup_counter(counter).unit),
+                    b.runs, iso_date(b.last_run_at));
                 sparklines.push_back(
                     {{"benchmark", b.name}, {"counter", counter}, {"points", std::move(pts)}, {"href", href}});
             }
@@ -72,13 +75,16 @@ void overview_comparisons(writer& w, page_state& p)
     w << "<h2>Recent comparisons</h2><table id=\"comparisons\"><thead><tr><th>comparison</th>"
          "<th>verdict</th><th>base</th><th>head</th><th>benchmarks</th><th>when</th></tr></thead><tbody>";
     const auto comparisons = p.ctx.service.recent_comparisons(p.project);
+    const auto repository = p.ctx.service.repository_url(p.project);
     for (const auto& c : comparisons) {
         const std::string verdict = c.verdict.value_or("unknown");
         w.f("<tr id=\"comparison-{}\" class=\"verdict-{}\"><td><a href=\"{}/comparisons/{}\">{}</a></td>"
-            "<td><span class=\"verdict verdict-{}\">{}</span></td><td><code>{}</code> {}</td><td><code>{}</code> {}</td>"
-            "<td>{}</td><td>{}</td></tr>",
-            c.id, verdict, project_path(p.project), c.id, c.id, verdict, verdict, c.baseline.git_sha.substr(0, 12),
-            c.baseline.branch, c.candidate.git_sha.substr(0, 12), c.candidate.branch,
+            "<td><span class=\"verdict verdict-{}\">{}</span></td><td>",
+            c.id, verdict, project_path(p.project), c.id, c.id, verdict, verdict);
+        commit_ref(w, repository, c.baseline.git_sha);
+        w.f(" {}</td><td>", c.baseline.branch);
+        commit_ref(w, repository, c.candidate.git_sha);
+        w.f(" {}</td><td>{}</td><td>{}</td></tr>", c.candidate.branch,
             c.benchmarks ? std::to_string(*c.benchmarks) : std::string("–"), iso_date(c.created_at));
     }
     w << "</tbody></table>";

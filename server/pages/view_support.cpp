@@ -38,6 +38,22 @@ std::string percent(std::optional<double> v)
     return fmt::format("{:+.2f}%", *v);
 }
 
+void commit_ref(writer& w, const std::optional<std::string>& repository, const std::string& sha)
+{
+    if (sha.empty()) {
+        w << "<code>–</code>";
+        return;
+    }
+    if (!repository || repository->empty()) {
+        w.f("<code title=\"{}\">{}</code>", sha, sha.substr(0, 12));
+        return;
+    }
+    std::string base = *repository;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    w.f("<a class=\"commit\" href=\"{}/commit/{}\" title=\"{}\"><code>{}</code></a>", base, html::url_encode(sha), sha,
+        sha.substr(0, 12));
+}
+
 // ---------------------------------------------------------------------------
 // Addresses and parameters
 

@@ -49,6 +49,10 @@ std::string iso_date(std::int64_t unix_seconds);
 std::string number(std::optional<double> v, int digits = 4);
 // "+1.25%"; "–" for none or not finite.
 std::string percent(std::optional<double> v);
+// A commit's sha (its first 12 digits) as <code>, inside a link to
+// {repository}/commit/{sha} when the project has a repository URL
+// (perfgate project --repository-url); the full sha as its title.
+void commit_ref(writer& w, const std::optional<std::string>& repository, const std::string& sha);
 
 // ---------------------------------------------------------------------------
 // Addresses and parameters

@@ -175,6 +175,10 @@ class Dashboard(unittest.TestCase):
         # One toggleable line per (branch, testbed), the baseline branch first.
         labels = [e.text for e in self.d.find_elements("css selector", "#controls .lines label")]
         self.assertEqual(labels, ["main @ ci-box", "main @ ci-arm", "feature @ ci-box"])
+        # No hover box before a point is hovered; y labels with their unit.
+        self.assertFalse(self.d.find_element("id", "hover").is_displayed())
+        ylabels = [e.text for e in self.d.find_elements("css selector", ".dygraph-axis-label-y") if e.text]
+        self.assertTrue(ylabels and all(t.endswith(" ms") for t in ylabels), ylabels)
         self.shot("series")
 
         # Hover: the run's sha, and a link to its commit (the project's repository URL).
@@ -227,6 +231,9 @@ class Dashboard(unittest.TestCase):
         self.shot("overview")
         self.open("/p/demo/runs/%d" % self.ids[0])
         self.assertIn("task-clock", self.d.find_element("id", "samples").text)
+        self.assertNotRegex(self.d.find_element("id", "samples").text, r"\de[+-]\d")
+        self.assertEqual(self.d.find_element("css selector", "#run-meta a.commit").get_attribute("href"),
+                         REPO + "/commit/" + "%040x" % 0xabc000)
         self.shot("run")
         # Compare any two: stored, then shown.
         self.open("/p/demo/compare?base=%d&head=%d" % (self.ids[0], self.ids[59]))
@@ -251,6 +258,37 @@ class Dashboard(unittest.TestCase):
         self.assertGreaterEqual(len(row.find_elements("css selector", ".history canvas")), 1)
         marks = sorted(e.text for e in row.find_elements("css selector", ".history .pg-marker"))
         self.assertEqual(marks, ["base", "head"])
+        # Values with their unit, never in scientific notation; every sha a link to its commit.
+        self.assertNotRegex(self.d.find_element("css selector", "table.report").text, r"\de[+-]\d")
+        self.assertRegex(self.d.find_element("css selector", "table.report").text, r"\d ms")
+        links = [a.get_attribute("href") for a in self.d.find_elements("css selector", "p.runs a.commit")]
+        self.assertEqual(links, [REPO + "/commit/" + base_sha, REPO + "/commit/" + head_sha])
+        # Its attribution, stored after the comparison: "Where did it come from" on the page.
+        row = {"name": "parse_number(std::string_view)", "file": "parse.cpp", "before": 1200000, "after": 31050000,
+               "delta": 29850000, "share": 0.93}
+        attribution = {"callgrind": {"event": "Ir", "total_before": 3105000, "total_after": 33900000, "top": [row]},
+                       "perf": {"event": "cpu-clock", "executions": 3, "samples_before": 4800, "samples_after": 6000,
+                                "top": [dict(row, before=4560, after=5760, delta=1200, interval=[-0.9, 2.9],
+                                             significant=False)]}}
+        req = urllib.request.Request(self.srv.url + "/api/v1/projects/demo/comparisons/%d/attribution?benchmark=parse"
+                                     % cid, data=json.dumps(attribution).encode(), method="PUT")
+        req.add_header("Authorization", "Bearer " + self.srv.token)
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req) as r:
+            self.assertEqual(r.status, 201)
+        self.open("/p/demo/comparisons/%d" % cid)
+        section = self.d.find_element("css selector", "section.attribution").text
+        self.assertIn("Where did it come from", section)
+        self.assertIn("total 3.105 M → 33.9 M", section)
+        self.assertIn("parse_number(std::string_view)", section)
+        self.assertIn("reddest frame, parse_number", self.d.find_element("id", "perf-noise-note").text)
+        # The browser's formatting is the server's (server/pages/quantity.hpp, tests/test_pages.cpp).
+        cases = [[31050000, "", "31.05 M"], [999960, "", "1 M"], [12.3, "msec", "12.3 ms"], [0.25, "msec", "250 µs"],
+                 [1258291, "KiB", "1.2 GiB"], [1023.99, "KiB", "1 MiB"], [12.345, "%", "12.35%"],
+                 [1.234, "insn/cycle", "1.234 insn/cycle"], [0.0123, "", "0.0123"], [-4194360, "", "-4.194 M"]]
+        for v, unit, want in cases:
+            self.assertEqual(self.d.execute_script("return window.perfgate.fmtValue(arguments[0], arguments[1]);",
+                                                   v, unit), want)
         self.shot("comparison-detail")
         # The overview lists it among the recent comparisons, with its verdict.
         self.open("/p/demo")
