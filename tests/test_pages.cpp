@@ -346,7 +346,11 @@ TEST_CASE("pages: the comparison page shows the stored attribution, and says why
     CHECK(html.find("<tr class=\"within-noise\"><td class=\"function\">LZ4_decompress_safe</td>") != std::string::npos);
     // The text report says the same as the page.
     perfgate::gate::report r;
-    r.benchmarks.push_back({"lz4", perfgate::gate::verdict::fail, {}, std::nullopt, std::nullopt, a});
+    perfgate::gate::benchmark_report lz4;
+    lz4.name = "lz4";
+    lz4.result = perfgate::gate::verdict::fail;
+    lz4.attribution_info = a;
+    r.benchmarks.push_back(lz4);
     const auto text = perfgate::report::render_text(r, false);
     CHECK(text.find("no symbol changed beyond the noise") == std::string::npos);
     CHECK(text.find("its reddest frame, LZ4_decompress_safe") != std::string::npos);

@@ -188,8 +188,9 @@ TEST_CASE("push replay: the history names the commit each run measured (issue 29
     CHECK(comparisons[0].at("baseline").at("git_sha") == sha[commits - 1]); // newest first
     CHECK(comparisons[0].at("candidate").at("git_sha") == sha[commits]);
     const auto overview = send(srv.port(), http::verb::get, "/p/demo");
-    CHECK(overview.body.find("<code>" + sha[commits - 1].substr(0, 12) + "</code> main</td><td><code>" +
-                             sha[commits].substr(0, 12) + "</code>") != std::string::npos);
+    CHECK(overview.body.find("<code title=\"" + sha[commits - 1] + "\">" + sha[commits - 1].substr(0, 12) +
+                             "</code> main</td><td><code title=\"" + sha[commits] + "\">" + sha[commits].substr(0, 12) +
+                             "</code>") != std::string::npos);
 
     // "Compare any two" by sha: commit N-1 against commit N is the step.
     const std::string cookie = sign_in(srv.port(), token);

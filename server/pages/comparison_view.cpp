@@ -137,137 +137,138 @@ void not_interleaved_line(writer& w, const gate::benchmark_report& b)
          "measured them together, so each counter's shift is tested against the testbed's between-run variation (its "
          "history of consecutive baseline runs), or is inconclusive without enough of that history; measure baseline "
          "and candidate in one perfgate run for the rank test of interleaved rounds</p>";
-    // One attribution table (callgrind's or perf's): function, file, both
-    // sides' exclusive cost, the change and its part of all changes; perf rows
-    // add the self-share interval and are greyed when within the noise.
-    void attribution_table(writer & w, const std::vector<gate::function_change>& top, bool perf)
-    {
-        w << "<table class=\"attribution\"><thead><tr><th>function</th><th>file</th><th class=\"num\">before</th>"
-             "<th class=\"num\">after</th><th class=\"num\">Δ</th><th class=\"num\">share of the change</th>";
-        if (perf) w << "<th class=\"num\">self share Δ [interval]</th><th>beyond the noise</th>";
-        w << "</tr></thead><tbody>";
-        for (const auto& c : top) {
-            const bool noise = perf && c.significant && !*c.significant;
-            w.f("<tr class=\"{}\"><td class=\"function\">{}</td><td class=\"file\">{}</td><td class=\"num\">{}</td>"
-                "<td class=\"num\">{}</td><td class=\"num {}\">{}{}</td><td class=\"num\">{}</td>",
-                noise ? "within-noise" : "changed", c.name, c.file, quantity(c.before, ""), quantity(c.after, ""),
-                c.delta > 0   ? "grew"
-                : c.delta < 0 ? "shrank"
-                              : "",
-                c.delta > 0 ? "+" : "", quantity(c.delta, ""), fmt::format("{:+.1f}%", c.share * 100));
-            if (perf) {
-                const std::string interval = c.interval ? fmt::format("[{:+.2f}, {:+.2f}] pp", c.interval->first,
-                                                                      c.interval->second)
-                                                        : "–";
-                w.f("<td class=\"num\">{}</td><td>{}</td>", interval,
-                    c.significant ? (*c.significant ? "yes" : "no") : "–");
-            }
-            w << "</tr>";
+}
+
+// One attribution table (callgrind's or perf's): function, file, both
+// sides' exclusive cost, the change and its part of all changes; perf rows
+// add the self-share interval and are greyed when within the noise.
+void attribution_table(writer& w, const std::vector<gate::function_change>& top, bool perf)
+{
+    w << "<table class=\"attribution\"><thead><tr><th>function</th><th>file</th><th class=\"num\">before</th>"
+         "<th class=\"num\">after</th><th class=\"num\">Δ</th><th class=\"num\">share of the change</th>";
+    if (perf) w << "<th class=\"num\">self share Δ [interval]</th><th>beyond the noise</th>";
+    w << "</tr></thead><tbody>";
+    for (const auto& c : top) {
+        const bool noise = perf && c.significant && !*c.significant;
+        w.f("<tr class=\"{}\"><td class=\"function\">{}</td><td class=\"file\">{}</td><td class=\"num\">{}</td>"
+            "<td class=\"num\">{}</td><td class=\"num {}\">{}{}</td><td class=\"num\">{}</td>",
+            noise ? "within-noise" : "changed", c.name, c.file, quantity(c.before, ""), quantity(c.after, ""),
+            c.delta > 0   ? "grew"
+            : c.delta < 0 ? "shrank"
+                          : "",
+            c.delta > 0 ? "+" : "", quantity(c.delta, ""), fmt::format("{:+.1f}%", c.share * 100));
+        if (perf) {
+            const std::string interval = c.interval ? fmt::format("[{:+.2f}, {:+.2f}] pp", c.interval->first,
+                                                                  c.interval->second)
+                                                    : "–";
+            w.f("<td class=\"num\">{}</td><td>{}</td>", interval,
+                c.significant ? (*c.significant ? "yes" : "no") : "–");
         }
-        w << "</tbody></table>";
+        w << "</tr>";
     }
+    w << "</tbody></table>";
+}
 
-    // "Where did it come from": the benchmark's stored attribution
-    // (service::store_attribution), as the report's markdown section has it.
-    void attribution_section(writer & w, const gate::attribution& a)
-    {
-        w << "<section class=\"attribution\"><h3>Where did it come from</h3>";
-        if (const auto& cg = a.callgrind) {
-            w.f("<p class=\"source\">callgrind, exclusive {} per function: total {} → {}</p>", cg->event,
-                quantity(cg->total_before, ""), quantity(cg->total_after, ""));
-            if (cg->top.empty()) w << "<p class=\"empty\">No function's cost changed.</p>";
-            else attribution_table(w, cg->top, false);
-        }
-        if (const auto& p = a.perf) {
-            w.f("<p class=\"source\">perf record, {} self samples per function ({} execution{} per side): total {} → {}</p>",
-                p->event, p->executions, p->executions == 1 ? "" : "s", quantity(p->samples_before, ""),
-                quantity(p->samples_after, ""));
-            if (const std::string note = report::perf_noise_note(*p); !note.empty())
-                w.f("<p class=\"note\" id=\"perf-noise-note\">{}</p>", note);
-            if (p->top.empty()) w << "<p class=\"empty\">No function's share changed.</p>";
-            else attribution_table(w, p->top, true);
-        }
-        if (!a.errors.empty()) {
-            w << "<ul class=\"errors\">";
-            for (const auto& e : a.errors) w.f("<li>{} attribution failed: {} ({})</li>", e.source, e.message, e.id);
-            w << "</ul>";
-        }
-        w << "</section>";
+// "Where did it come from": the benchmark's stored attribution
+// (service::store_attribution), as the report's markdown section has it.
+void attribution_section(writer& w, const gate::attribution& a)
+{
+    w << "<section class=\"attribution\"><h3>Where did it come from</h3>";
+    if (const auto& cg = a.callgrind) {
+        w.f("<p class=\"source\">callgrind, exclusive {} per function: total {} → {}</p>", cg->event,
+            quantity(cg->total_before, ""), quantity(cg->total_after, ""));
+        if (cg->top.empty()) w << "<p class=\"empty\">No function's cost changed.</p>";
+        else attribution_table(w, cg->top, false);
     }
+    if (const auto& p = a.perf) {
+        w.f("<p class=\"source\">perf record, {} self samples per function ({} execution{} per side): total {} → {}</p>",
+            p->event, p->executions, p->executions == 1 ? "" : "s", quantity(p->samples_before, ""),
+            quantity(p->samples_after, ""));
+        if (const std::string note = report::perf_noise_note(*p); !note.empty())
+            w.f("<p class=\"note\" id=\"perf-noise-note\">{}</p>", note);
+        if (p->top.empty()) w << "<p class=\"empty\">No function's share changed.</p>";
+        else attribution_table(w, p->top, true);
+    }
+    if (!a.errors.empty()) {
+        w << "<ul class=\"errors\">";
+        for (const auto& e : a.errors) w.f("<li>{} attribution failed: {} ({})</li>", e.source, e.message, e.id);
+        w << "</ul>";
+    }
+    w << "</section>";
+}
 
-    // What the comparison page shows: ?only=regressions, ?gated=1.
-    struct comparison_filter {
-        std::string only;
-        std::string gated;
-    };
+// What the comparison page shows: ?only=regressions, ?gated=1.
+struct comparison_filter {
+    std::string only;
+    std::string gated;
+};
 
-    // The two runs of one benchmark of a comparison: absent from reports stored
-    // before they were recorded (then no distributions or histories).
-    struct benchmark_runs {
-        std::optional<model::run_record> base, head;
-    };
+// The two runs of one benchmark of a comparison: absent from reports stored
+// before they were recorded (then no distributions or histories).
+struct benchmark_runs {
+    std::optional<model::run_record> base, head;
+};
 
-    // One counter's row and, below it when both runs are known, its two
-    // distributions and its history; `histories` gets the history's points.
-    void counter_rows(writer & w, page_state & p, const gate::benchmark_report& b, const gate::counter_report& c,
-                      const benchmark_runs& runs, json& histories)
-    {
-        w.f("<tr class=\"counter state-{}\"><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            gate::to_string(c.state), series_url(p.project, b.name, c.name), c.name, c.gated ? "yes" : "",
-            quantity(c.baseline.median, c.unit), quantity(c.candidate.median, c.unit), percent(c.delta_pct),
-            number(c.p_adjusted, 3), gate::to_string(c.state), c.reason);
-        if (!runs.base || !runs.head) return;
+// One counter's row and, below it when both runs are known, its two
+// distributions and its history; `histories` gets the history's points.
+void counter_rows(writer& w, page_state& p, const gate::benchmark_report& b, const gate::counter_report& c,
+                  const benchmark_runs& runs, json& histories)
+{
+    w.f("<tr class=\"counter state-{}\"><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        gate::to_string(c.state), series_url(p.project, b.name, c.name), c.name, c.gated ? "yes" : "",
+        quantity(c.baseline.median, c.unit), quantity(c.candidate.median, c.unit), percent(c.delta_pct),
+        number(c.p_adjusted, 3), gate::to_string(c.state), c.reason);
+    if (!runs.base || !runs.head) return;
+    const auto& base = *runs.base;
+    const auto& head = *runs.head;
+    w << "<tr class=\"detail\"><td colspan=\"8\"><div class=\"detail\">";
+    strip_plot(w, values_of(base, c.name), values_of(head, c.name), c.unit);
+    w.f("<div class=\"history\" data-index=\"{}\"></div></div></td></tr>", histories.size());
+    histories.push_back({{"benchmark", b.name},
+                         {"counter", c.name},
+                         {"unit", c.unit},
+                         {"points", history_of(p, base, head, c)},
+                         {"highlight", {base.id, head.id}}});
+}
+
+// One benchmark's section: its verdict, its runs, its flame graph when it
+// has one, and its counters' table.
+void benchmark_section(writer& w, page_state& p, const std::string& here, const gate::benchmark_report& b,
+                       bool has_flame_graph, const comparison_filter& filter, json& histories)
+{
+    auto& svc = p.ctx.service;
+    benchmark_runs runs;
+    if (b.baseline_run && b.candidate_run) {
+        runs.base = svc.run(p.project, *b.baseline_run);
+        runs.head = svc.run(p.project, *b.candidate_run);
+    }
+    w.f("<h2>{} <span class=\"verdict verdict-{}\">{}</span></h2>", b.name, gate::to_string(b.result),
+        gate::to_string(b.result));
+    if (runs.base && runs.head) {
         const auto& base = *runs.base;
         const auto& head = *runs.head;
-        w << "<tr class=\"detail\"><td colspan=\"8\"><div class=\"detail\">";
-        strip_plot(w, values_of(base, c.name), values_of(head, c.name), c.unit);
-        w.f("<div class=\"history\" data-index=\"{}\"></div></div></td></tr>", histories.size());
-        histories.push_back({{"benchmark", b.name},
-                             {"counter", c.name},
-                             {"unit", c.unit},
-                             {"points", history_of(p, base, head, c)},
-                             {"highlight", {base.id, head.id}}});
+        const auto repository = svc.repository_url(p.project);
+        w.f("<p class=\"runs\">base <a href=\"{}/runs/{}\">run {}</a> ", project_path(p.project), base.id, base.id);
+        commit_ref(w, repository, base.git_sha);
+        w.f(" ({}) → head <a href=\"{}/runs/{}\">run {}</a> ", base.branch, project_path(p.project), head.id, head.id);
+        commit_ref(w, repository, head.git_sha);
+        w.f(" ({}) · testbed <span title=\"{}\">{}</span></p>", head.branch, head.testbed.fingerprint,
+            head.testbed.name);
     }
-
-    // One benchmark's section: its verdict, its runs, its flame graph when it
-    // has one, and its counters' table.
-    void benchmark_section(writer & w, page_state & p, const std::string& here, const gate::benchmark_report& b,
-                           bool has_flame_graph, const comparison_filter& filter, json& histories)
-    {
-        auto& svc = p.ctx.service;
-        benchmark_runs runs;
-        if (b.baseline_run && b.candidate_run) {
-            runs.base = svc.run(p.project, *b.baseline_run);
-            runs.head = svc.run(p.project, *b.candidate_run);
-        }
-        w.f("<h2>{} <span class=\"verdict verdict-{}\">{}</span></h2>", b.name, gate::to_string(b.result),
-            gate::to_string(b.result));
-        if (runs.base && runs.head) {
-            const auto& base = *runs.base;
-            const auto& head = *runs.head;
-            const auto repository = svc.repository_url(p.project);
-            w.f("<p class=\"runs\">base <a href=\"{}/runs/{}\">run {}</a> ", project_path(p.project), base.id, base.id);
-            commit_ref(w, repository, base.git_sha);
-            w.f(" ({}) → head <a href=\"{}/runs/{}\">run {}</a> ", base.branch, project_path(p.project), head.id,
-                head.id);
-            commit_ref(w, repository, head.git_sha);
-            w.f(" ({}) · testbed <span title=\"{}\">{}</span></p>", head.branch, head.testbed.fingerprint,
-                head.testbed.name);
-        }
-        not_interleaved_line(w, b);
-        if (b.attribution_info) attribution_section(w, *b.attribution_info);
-        if (has_flame_graph) flame_graph_figure(w, here, b.name);
-        w << "<table class=\"report\"><thead><tr><th>counter</th><th>gated</th><th>baseline median</th>"
-             "<th>candidate median</th><th>delta</th><th>p (adjusted)</th><th>status</th><th>why</th>"
-             "</tr></thead><tbody>";
-        for (const auto& c : b.counters) {
-            if (filter.only == "regressions" && !is_regression(c)) continue;
-            if (filter.gated == "1" && !c.gated) continue;
-            counter_rows(w, p, b, c, runs, histories);
-        }
-        w << "</tbody></table>";
+    not_interleaved_line(w, b);
+    if (b.attribution_info) attribution_section(w, *b.attribution_info);
+    if (has_flame_graph) flame_graph_figure(w, here, b.name);
+    w << "<table class=\"report\"><thead><tr><th>counter</th><th>gated</th><th>baseline median</th>"
+         "<th>candidate median</th><th>delta</th><th>p (adjusted)</th><th>status</th><th>why</th>"
+         "</tr></thead><tbody>";
+    for (const auto& c : b.counters) {
+        if (filter.only == "regressions" && !is_regression(c)) continue;
+        if (filter.gated == "1" && !c.gated) continue;
+        counter_rows(w, p, b, c, runs, histories);
     }
+    w << "</tbody></table>";
+}
 
 } // namespace
 

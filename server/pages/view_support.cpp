@@ -29,6 +29,10 @@ std::string iso_date(std::int64_t unix_seconds)
 std::string number(std::optional<double> v, int digits)
 {
     if (!v || !std::isfinite(*v)) return "–";
+    // Never scientific notation (docs/dashboard.md#numbers): a p-value of
+    // 2.75e-06 reads "< 0.0001", and a large value keeps all its digits.
+    if (*v != 0 && std::abs(*v) < 1e-4) return *v > 0 ? "< 0.0001" : "> -0.0001";
+    if (std::abs(*v) >= std::pow(10.0, digits)) return fmt::format("{:.0f}", *v);
     return fmt::format("{:.{}g}", *v, digits);
 }
 
@@ -41,7 +45,7 @@ std::string percent(std::optional<double> v)
 void commit_ref(writer& w, const std::optional<std::string>& repository, const std::string& sha)
 {
     if (sha.empty()) {
-        w << "<code>–</code>";
+        w << "<code title=\"no commit was recorded for this run (docs/history.md)\">unknown</code>";
         return;
     }
     if (!repository || repository->empty()) {

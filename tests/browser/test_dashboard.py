@@ -167,14 +167,22 @@ class Dashboard(unittest.TestCase):
 
     def test_2_series_draws_the_api_points_and_marks_the_alert(self):
         self.sign_in()
-        api = self.srv.api("GET", "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock&limit=10000")
+        # By default the watched series: the baseline branch's baseline runs (68 of the 80).
+        watched = self.srv.api("GET", "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock&limit=10000")
+        self.assertEqual(len(watched["points"]), 68)
+        self.assertEqual({p["branch"] for p in watched["points"]}, {"main"})
         self.open("/p/demo/series?benchmark=parse&counter=task-clock")
+        self.assertEqual(pg(self.d, "drawnPoints"), 68)
+        # Every branch on request.
+        api = self.srv.api("GET", "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock&limit=10000"
+                           "&branch=*")
+        self.open("/p/demo/series?benchmark=parse&counter=task-clock&branch=*")
         self.assertEqual(pg(self.d, "drawnPoints"), len(api["points"]))
         self.assertEqual(len(api["points"]), 80)
         self.assertEqual(pg(self.d, "markerRuns"), [self.alerts[0]["run_id"]])
-        # One toggleable line per (branch, testbed), the baseline branch first.
+        # One toggleable line per (branch, role, testbed), the baseline branch first.
         labels = [e.text for e in self.d.find_elements("css selector", "#controls .lines label")]
-        self.assertEqual(labels, ["main @ ci-box", "main @ ci-arm", "feature @ ci-box"])
+        self.assertEqual(labels, ["main · baseline @ ci-box", "main · baseline @ ci-arm", "feature · baseline @ ci-box"])
         # No hover box before a point is hovered; y labels with their unit.
         self.assertFalse(self.d.find_element("id", "hover").is_displayed())
         ylabels = [e.text for e in self.d.find_elements("css selector", ".dygraph-axis-label-y") if e.text]
@@ -259,7 +267,10 @@ class Dashboard(unittest.TestCase):
         marks = sorted(e.text for e in row.find_elements("css selector", ".history .pg-marker"))
         self.assertEqual(marks, ["base", "head"])
         # Values with their unit, never in scientific notation; every sha a link to its commit.
-        self.assertNotRegex(self.d.find_element("css selector", "table.report").text, r"\de[+-]\d")
+        # (The "why" column quotes the report's reason, as the text report words it.)
+        cells = [e.text for e in self.d.find_elements("css selector", "table.report tr.counter td:not(:last-child)")]
+        self.assertTrue(cells)
+        self.assertNotRegex(" ".join(cells), r"\de[+-]\d")
         self.assertRegex(self.d.find_element("css selector", "table.report").text, r"\d ms")
         links = [a.get_attribute("href") for a in self.d.find_elements("css selector", "p.runs a.commit")]
         self.assertEqual(links, [REPO + "/commit/" + base_sha, REPO + "/commit/" + head_sha])
