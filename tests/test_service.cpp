@@ -766,20 +766,6 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
     }
 }
 
-// A change-point setting with the fields given (nullopt: unset).
-inline perfgate::store::change_point_settings cp_settings(std::optional<std::string> method,
-                                                          std::optional<std::int64_t> window,
-                                                          std::optional<double> max_p,
-                                                          std::optional<double> min_magnitude)
-{
-    perfgate::store::change_point_settings s;
-    s.method = std::move(method);
-    s.window = window;
-    s.max_p = max_p;
-    s.min_magnitude = min_magnitude;
-    return s;
-}
-
 TEST_CASE("service: the watch detects with the project's change-point settings over the server's defaults")
 {
     test_database where(test_database::sqlite_kind::memory);
@@ -791,7 +777,8 @@ TEST_CASE("service: the watch detects with the project's change-point settings o
     CHECK(svc.change_point_options("demo").window == 50);
     SUBCASE("min_magnitude above the step: no alert")
     {
-        svc.set_change_point_settings("demo", cp_settings(std::nullopt, std::nullopt, std::nullopt, 0.10));
+        svc.set_change_point_settings("demo",
+                                      store::change_point_settings{std::nullopt, std::nullopt, std::nullopt, 0.10});
         CHECK(svc.change_point_options("demo").min_magnitude == 0.10);
         store_series(svc, 60, 40, 0.05, &opened);
         CHECK(opened.empty());
@@ -799,7 +786,8 @@ TEST_CASE("service: the watch detects with the project's change-point settings o
     }
     SUBCASE("the same step with min_magnitude below it: one alert")
     {
-        svc.set_change_point_settings("demo", cp_settings(std::nullopt, std::nullopt, std::nullopt, 0.02));
+        svc.set_change_point_settings("demo",
+                                      store::change_point_settings{std::nullopt, std::nullopt, std::nullopt, 0.02});
         store_series(svc, 60, 40, 0.05, &opened);
         CHECK(opened.size() == 1);
     }
@@ -810,7 +798,7 @@ TEST_CASE("service: the watch detects with the project's change-point settings o
         svc.set_change_point_defaults(defaults);
         store_series(svc, 60, 40, 0.05, &opened);
         CHECK(opened.empty());
-        svc.set_change_point_settings("demo", cp_settings("otava", 40, std::nullopt, 0.0));
+        svc.set_change_point_settings("demo", store::change_point_settings{"otava", 40, std::nullopt, 0.0});
         const auto o = svc.change_point_options("demo");
         CHECK(o.method == stats::change_point_method::otava);
         CHECK(o.window == 40);
@@ -819,20 +807,21 @@ TEST_CASE("service: the watch detects with the project's change-point settings o
     }
     SUBCASE("bad settings name the field and store nothing")
     {
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings("demo", cp_settings("cusum", std::nullopt, std::nullopt,
-                                                                               std::nullopt)),
+        CHECK_THROWS_WITH_AS(svc.set_change_point_settings("demo",
+                                                           store::change_point_settings{"cusum", std::nullopt,
+                                                                                        std::nullopt, std::nullopt}),
                              "change_point_method: expected perfgate or otava, got 'cusum'", perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings("demo",
-                                                           cp_settings(std::nullopt, 1, std::nullopt, std::nullopt)),
+        CHECK_THROWS_WITH_AS(svc.set_change_point_settings(
+                                 "demo", store::change_point_settings{std::nullopt, 1, std::nullopt, std::nullopt}),
                              "change_point_window: must be 2 to 1000000, got 1", perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings("demo",
-                                                           cp_settings(std::nullopt, std::nullopt, 1.5, std::nullopt)),
+        CHECK_THROWS_WITH_AS(svc.set_change_point_settings(
+                                 "demo", store::change_point_settings{std::nullopt, std::nullopt, 1.5, std::nullopt}),
                              "change_point_max_p: must be in (0, 1), got 1.5", perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings("demo",
-                                                           cp_settings(std::nullopt, std::nullopt, std::nullopt, -1.0)),
+        CHECK_THROWS_WITH_AS(svc.set_change_point_settings(
+                                 "demo", store::change_point_settings{std::nullopt, std::nullopt, std::nullopt, -1.0}),
                              "change_point_min_magnitude: must be finite and >= 0, got -1", perfgate::error);
-        CHECK_THROWS_AS(svc.set_change_point_settings("nope",
-                                                      cp_settings("otava", std::nullopt, std::nullopt, std::nullopt)),
+        CHECK_THROWS_AS(svc.set_change_point_settings("nope", store::change_point_settings{"otava", std::nullopt,
+                                                                                           std::nullopt, std::nullopt}),
                         perfgate::error);
         CHECK_FALSE(svc.change_point_settings("demo").method);
         CHECK_FALSE(svc.change_point_settings("demo").window);

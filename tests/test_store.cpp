@@ -435,20 +435,6 @@ TEST_CASE("store: the repository URL is a project setting")
     CHECK(db.repository_url("demo")->size() == 512);
 }
 
-// A change-point setting with the fields given (nullopt: unset).
-inline perfgate::store::change_point_settings cp_settings(std::optional<std::string> method,
-                                                          std::optional<std::int64_t> window,
-                                                          std::optional<double> max_p,
-                                                          std::optional<double> min_magnitude)
-{
-    perfgate::store::change_point_settings s;
-    s.method = std::move(method);
-    s.window = window;
-    s.max_p = max_p;
-    s.min_magnitude = min_magnitude;
-    return s;
-}
-
 TEST_CASE("store: change-point settings are a project setting, unset until set, each field on its own")
 {
     test_database where(test_database::sqlite_kind::memory);
@@ -462,8 +448,8 @@ TEST_CASE("store: change-point settings are a project setting, unset until set, 
     CHECK_FALSE(s.max_p);
     CHECK_FALSE(s.min_magnitude);
 
-    db.set_change_point_settings("demo", cp_settings("otava", 30, std::nullopt, std::nullopt));
-    db.set_change_point_settings("demo", cp_settings(std::nullopt, std::nullopt, 0.01, 0.025));
+    db.set_change_point_settings("demo", ps::change_point_settings{"otava", 30, std::nullopt, std::nullopt});
+    db.set_change_point_settings("demo", ps::change_point_settings{std::nullopt, std::nullopt, 0.01, 0.025});
     s = db.change_point_settings_of("demo");
     CHECK(s.method == "otava"); // kept by the second call
     CHECK(s.window == 30);
@@ -472,16 +458,16 @@ TEST_CASE("store: change-point settings are a project setting, unset until set, 
     CHECK_FALSE(db.change_point_settings_of("other").method);
 
     CHECK_THROWS_WITH_AS((void)db.change_point_settings_of("nope"), not_found.c_str(), error);
-    CHECK_THROWS_WITH_AS(db.set_change_point_settings("nope",
-                                                      cp_settings("otava", std::nullopt, std::nullopt, std::nullopt)),
+    CHECK_THROWS_WITH_AS(db.set_change_point_settings("nope", ps::change_point_settings{"otava", std::nullopt,
+                                                                                        std::nullopt, std::nullopt}),
                          not_found.c_str(), error);
     // The table's checks refuse what the service would (and change nothing).
     const std::vector<ps::change_point_settings> bad{
-        cp_settings("cusum", std::nullopt, std::nullopt, std::nullopt),
-        cp_settings(std::nullopt, 1, std::nullopt, std::nullopt),
-        cp_settings(std::nullopt, std::nullopt, 1.0, std::nullopt),
-        cp_settings(std::nullopt, std::nullopt, 0.0, std::nullopt),
-        cp_settings(std::nullopt, std::nullopt, std::nullopt, -0.5),
+        ps::change_point_settings{"cusum", std::nullopt, std::nullopt, std::nullopt},
+        ps::change_point_settings{std::nullopt, 1, std::nullopt, std::nullopt},
+        ps::change_point_settings{std::nullopt, std::nullopt, 1.0, std::nullopt},
+        ps::change_point_settings{std::nullopt, std::nullopt, 0.0, std::nullopt},
+        ps::change_point_settings{std::nullopt, std::nullopt, std::nullopt, -0.5},
     };
     for (const auto& b : bad) {
         try {
