@@ -22,7 +22,7 @@ struct known_counter {
 // perf's own start-up and scheduling noise; user-time and wall-time are the
 // fallback that compare() gates when none of the default-gated counters has
 // data (the rusage backend). Policy files override all of this.
-constexpr std::array<known_counter, 25> registry{{
+constexpr std::array<known_counter, 27> registry{{
     {"instructions", "", better::lower, true},
     {"cycles", "", better::lower, true},
     {"ref-cycles", "", better::lower, true},
@@ -43,6 +43,9 @@ constexpr std::array<known_counter, 25> registry{{
     // callgrind --cache-sim's stand-in for cycles (runner/measure.hpp,
     // estimated_cycles): deterministic, gated like cycles.
     {"estimated-cycles", "", better::lower, true},
+    // google/benchmark's times per iteration (capture/harness.hpp), in ns.
+    {"real_time", "ns", better::lower, true, false, true},
+    {"cpu_time", "ns", better::lower, true, false, true},
     {"L1-dcache-load-misses", "", better::lower, false},
     {"LLC-load-misses", "", better::lower, false},
     {"branches", "", better::lower, false},
@@ -75,6 +78,11 @@ counter_traits lookup_counter(std::string_view name, std::string_view perf_unit)
                     k.fallback_gate, k.time_like};
         }
     }
+    // Rates (google/benchmark's items_per_second, bytes_per_second and a
+    // user counter made with kIsRate, which its JSON does not mark): by
+    // name or unit. Better higher, not gated by default.
+    if (base.ends_with("per_second") || base.ends_with("_per_sec") || perf_unit.ends_with("/s"))
+        return {std::string(perf_unit), better::higher, false};
     return {std::string(perf_unit), better::lower, false};
 }
 

@@ -25,8 +25,9 @@ struct counter_traits {
 std::string base_event_name(std::string_view perf_name);
 
 // Traits for a counter by its perf (or derived) name; perf_unit is the unit
-// perf printed, used when the registry has none. Unknown counters are
-// "lower is better", not gated.
+// perf printed, used when the registry has none. Unknown counters are not
+// gated, and "lower is better" unless they are rates: a name ending in
+// "per_second" or "_per_sec", or a unit ending in "/s", is better higher.
 counter_traits lookup_counter(std::string_view name, std::string_view perf_unit = {});
 
 std::string_view to_string(better b);

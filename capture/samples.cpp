@@ -79,6 +79,7 @@ benchmark_samples from_capture(const perf_capture& capture, std::string benchmar
             if (!den) continue;
             counter_series s;
             s.name = std::string(d.name) + suffix;
+            s.computed = true;
             s.unit = std::string(lookup_counter(d.name).unit);
             for (const auto& run : capture.runs) {
                 const reading& a = run[num];

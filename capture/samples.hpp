@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/counters.hpp"
 #include "capture/perf_csv.hpp"
 #include "model/run.hpp"
 
@@ -33,6 +34,14 @@ struct counter_series {
     // for many compares (derive_series, gate/compare.hpp: the service's run
     // cache); null: compare computes it. Must describe these values.
     std::shared_ptr<const gate::series_derived> derived;
+    // Computed from other counters of the benchmark (ipc, miss rates): not
+    // stored with a run, recomputed when it is read (samples_from_run).
+    bool computed = false;
+    // What the input declares about the counter (a harness's rates are
+    // better higher; the generic samples format says so per counter); a
+    // policy still overrides it. nullopt: the counter catalogue decides.
+    std::optional<better> direction;
+    std::optional<bool> gated;
 };
 
 struct benchmark_samples {
@@ -45,6 +54,10 @@ struct benchmark_samples {
     // executions of the same build, so one sample per side is the whole
     // story and needs no warning. False for captures and other backends.
     bool deterministic_counts = false;
+    // The harness reported that the benchmark failed (google/benchmark's
+    // error_occurred, SkipWithError): its message. Its failed repetitions
+    // give no samples.
+    std::string error;
 
     [[nodiscard]] const counter_series* find(std::string_view counter) const;
 };

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "capture/perf_csv.hpp"
+#include "capture/harness.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -25,10 +25,16 @@ const command_spec compare_command{
     "--baseline FILE --candidate FILE [options]",
     "Compares a candidate build's perf stat output with a baseline's and prints the\n"
     "verdict with per-counter deltas. Multi-run files (-o FILE --append), plain\n"
-    "captures of several runs, -r N aggregates and --json output are all accepted.",
+    "captures of several runs, -r N aggregates and --json output are all accepted,\n"
+    "and so are the outputs of google/benchmark (--benchmark_format=json), hyperfine\n"
+    "(--export-json), Catch2 (-r xml), nanobench (JSON) and perfgate's samples JSON:\n"
+    "one benchmark per harness benchmark, all gated together (docs/inputs.md).",
     {
-        {"baseline", 0, true, false, "FILE", "perf stat -x, output of the baseline build (required)"},
-        {"candidate", 0, true, false, "FILE", "perf stat -x, output of the candidate build (required)"},
+        {"baseline", 0, true, false, "FILE",
+         "the baseline build's measurements: perf stat -x, output or a harness's (required)"},
+        {"candidate", 0, true, false, "FILE", "the candidate build's measurements, in the same format (required)"},
+        {"input-format", 0, true, false, "FORMAT",
+         "perf, gbench, hyperfine, catch2, nanobench or samples (default: detected from each file's content)"},
         {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
         {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
         {"output", 'o', true, false, "FILE", "also write the report to FILE"},
@@ -57,14 +63,21 @@ int cmd_compare(const argv_t& argv)
     gate::policy rules = args.get("policy") ? gate::load_policy(*args.get("policy")) : gate::policy{};
     const std::string name = args.get("name").value_or("default");
 
+    std::optional<capture::input_format> forced;
+    if (auto f = args.get("input-format")) {
+        forced = capture::parse_input_format(*f);
+        if (!forced) {
+            throw error(errors::usage_bad_value,
+                        fmt::format("--input-format: '{}' is not one of {}", *f, capture::input_format_names()));
+        }
+    }
     auto load = [&](const std::string& path) {
-        capture::sample_set set;
-        const capture::perf_capture cap = capture::read_perf_stat(path);
-        set.benchmarks.push_back(capture::from_capture(cap, name));
-        if (auto n = args.get_int("repeats", 2, 1000000))
-            set.benchmarks.back().summary_repeats = static_cast<std::size_t>(*n);
-        for (const auto& w : cap.warnings) set.warnings.push_back(w);
-        return set;
+        capture::parsed_input in = capture::read_input(path, forced, name);
+        if (auto n = args.get_int("repeats", 2, 1000000)) {
+            for (auto& b : in.set.benchmarks)
+                if (b.summary_only && !b.summary_repeats) b.summary_repeats = static_cast<std::size_t>(*n);
+        }
+        return std::move(in.set);
     };
     const capture::sample_set base = load(baseline_path);
     const capture::sample_set cand = load(candidate_path);

@@ -143,8 +143,9 @@ pending_counter set_up_counter(const capture::benchmark_samples& b, const captur
     pending_counter pc;
     pc.b = b.find(name);
     pc.c = c.find(name);
-    const std::string unit = pc.b ? pc.b->unit : pc.c->unit;
-    pc.rule = rules.resolve(b.name, name, unit);
+    const capture::counter_series& either = pc.b ? *pc.b : *pc.c;
+    const std::string unit = either.unit;
+    pc.rule = rules.resolve(b.name, name, unit, either.direction, either.gated);
     pc.summary = summary;
     pc.simulated = b.deterministic_counts && c.deterministic_counts;
     counter_report& r = pc.rep;
@@ -175,14 +176,23 @@ void apply_fallback_gating(std::vector<pending_counter>& counters, std::string_v
 // its counters and their resolved rules. A benchmark on one side only is a
 // warning, not a comparison.
 std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseline,
-                                               const capture::sample_set& candidate, const policy& rules,
-                                               std::vector<std::string>& warnings)
+                                               const capture::sample_set& candidate, const policy& rules, report& out)
 {
     std::vector<pending_benchmark> benches;
     for (const auto& bb : baseline.benchmarks) {
         const capture::benchmark_samples* cb = candidate.find(bb.name);
         if (!cb) {
-            warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
+            out.removed.push_back(bb.name);
+            out.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
+            continue;
+        }
+        if (!bb.error.empty() || !cb->error.empty()) {
+            const bool both = !bb.error.empty() && !cb->error.empty();
+            const std::string side = both ? "both" : !bb.error.empty() ? "baseline" : "candidate";
+            const std::string& message = !cb->error.empty() ? cb->error : bb.error;
+            out.failed.push_back({bb.name, side, message});
+            out.warnings.push_back(fmt::format("benchmark '{}' failed ({}): {}: not compared", bb.name,
+                                               both ? "both sides" : side, message));
             continue;
         }
         const bool summary = bb.summary_only || cb->summary_only;
@@ -196,7 +206,7 @@ std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseli
         apply_fallback_gating(bench.counters, bb.name, rules);
         benches.push_back(std::move(bench));
         if (summary) {
-            warnings.push_back(
+            out.warnings.push_back(
                 fmt::format("benchmark '{}': summary-only input (perf stat -r N aggregates): Welch's t-test on means; "
                             "per-run samples (perf stat -o FILE --append, or perfgate run) give a better test",
                             bb.name));
@@ -204,7 +214,8 @@ std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseli
     }
     for (const auto& cb : candidate.benchmarks) {
         if (!baseline.find(cb.name)) {
-            warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", cb.name));
+            out.added.push_back(cb.name);
+            out.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", cb.name));
         }
     }
     return benches;
@@ -823,7 +834,7 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
     for (const auto& w : baseline.warnings) out.warnings.push_back("baseline: " + w);
     for (const auto& w : candidate.warnings) out.warnings.push_back("candidate: " + w);
 
-    std::vector<pending_benchmark> benches = pair_benchmarks(baseline, candidate, rules, out.warnings);
+    std::vector<pending_benchmark> benches = pair_benchmarks(baseline, candidate, rules, out);
     for (auto& bench : benches) {
         if (pairing_of) bench.how = pairing_of(bench.name);
         for (auto& pc : bench.counters) {
@@ -874,6 +885,8 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
         out.benchmarks.push_back(std::move(br));
     }
     out.result = gate_verdict(out.benchmarks, out.warnings);
+    // A benchmark that failed to run was not seen: never a pass.
+    if (!out.failed.empty() && out.result == verdict::pass) out.result = verdict::inconclusive;
     return out;
 }
 
@@ -881,7 +894,7 @@ sequential_progress sequential_check(const capture::sample_set& baseline, const 
                                      const policy& rules, const std::function<std::size_t(std::size_t)>& family_of)
 {
     PERFGATE_CHECK(rules.sequential.has_value());
-    std::vector<std::string> ignored;
+    report ignored;
     std::vector<pending_benchmark> benches = pair_benchmarks(baseline, candidate, rules, ignored);
     for (auto& bench : benches) {
         for (auto& pc : bench.counters) describe_and_test(pc, bench.summary_repeats);

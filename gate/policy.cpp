@@ -160,10 +160,12 @@ std::string_view to_string(stats::correction c)
     return "holm";
 }
 
-counter_rule policy::resolve(std::string_view benchmark, std::string_view counter, std::string_view perf_unit) const
+counter_rule policy::resolve(std::string_view benchmark, std::string_view counter, std::string_view perf_unit,
+                             std::optional<capture::better> declared_direction, std::optional<bool> declared_gate) const
 {
     const capture::counter_traits traits = capture::lookup_counter(counter, perf_unit);
-    counter_rule r{traits.gated, threshold_pct, max_cov, traits.direction, min_samples};
+    counter_rule r{declared_gate.value_or(traits.gated), threshold_pct, max_cov,
+                   declared_direction.value_or(traits.direction), min_samples};
     auto apply = [&r](const counter_override& o) {
         if (o.gate) r.gated = *o.gate;
         if (o.threshold_pct) r.threshold_pct = *o.threshold_pct;

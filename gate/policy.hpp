@@ -103,9 +103,13 @@ struct policy {
     std::map<std::string, benchmark_override, std::less<>> benchmarks;
     std::optional<sequential_rule> sequential;
 
-    // Benchmark override beats counter override beats registry/defaults.
+    // Benchmark override beats counter override beats what the input
+    // declares (capture::counter_series::direction, ::gated) beats
+    // registry/defaults.
     [[nodiscard]] counter_rule resolve(std::string_view benchmark, std::string_view counter,
-                                       std::string_view perf_unit = {}) const;
+                                       std::string_view perf_unit = {},
+                                       std::optional<capture::better> declared_direction = {},
+                                       std::optional<bool> declared_gate = {}) const;
 };
 
 // Parse a policy document; source names it in error messages.

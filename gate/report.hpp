@@ -221,11 +221,26 @@ struct benchmark_report {
     std::vector<count_time_disagreement> count_vs_time;
 };
 
+// A benchmark the harness reported as failed (google/benchmark's
+// SkipWithError, error_occurred) on one side or both: not compared, and
+// the verdict is at best inconclusive: the gate did not see it run.
+struct failed_benchmark {
+    std::string name;
+    std::string side; // "baseline", "candidate" or "both"
+    std::string message;
+};
+
 struct report {
     verdict result = verdict::pass;
     policy rules;
     std::vector<std::string> warnings;
     std::vector<benchmark_report> benchmarks;
+    // Benchmarks on one side only (a suite gained or lost them): listed,
+    // not compared, not part of the verdict. JSON "added" / "removed",
+    // absent when empty.
+    std::vector<std::string> added, removed;
+    // JSON "failed", absent when empty.
+    std::vector<failed_benchmark> failed;
     std::optional<std::int64_t> comparison_id; // set by the service when stored
 
     // Counts over gated counters, for summaries.

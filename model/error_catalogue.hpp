@@ -82,6 +82,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     // ingest.*: a capture or an uploaded run is wrong.
     {errors::ingest_bad_csv, 422, exit_usage, "A perf stat capture does not parse (the message gives SOURCE:LINE), or an uploaded run has no counters."},
     {errors::ingest_bad_field, 400, exit_usage, "A field of a request or an uploaded run is missing, of the wrong type or malformed; the message names it."},
+    {errors::ingest_bad_input, 422, exit_usage, "A benchmark harness's output (google/benchmark, hyperfine, Catch2, nanobench, samples JSON) does not parse, holds no samples or only aggregates; the message names the source and the field."},
     {errors::ingest_bad_idempotency_key, 400, exit_usage, "The Idempotency-Key header is repeated, or is not 1 to 255 printable ASCII characters."},
     {errors::ingest_idempotency_conflict, 409, exit_usage, "An Idempotency-Key the project has already seen with a different upload."},
     {errors::ingest_too_many_counters, 413, exit_usage, "A capture or run with more counters than a run may hold (max_counters_per_run)."},

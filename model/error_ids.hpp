@@ -62,6 +62,7 @@ inline constexpr error_id policy_unknown_key{"policy.unknown_key"};
 
 inline constexpr error_id ingest_bad_csv{"ingest.bad_csv"};
 inline constexpr error_id ingest_bad_field{"ingest.bad_field"};
+inline constexpr error_id ingest_bad_input{"ingest.bad_input"};
 inline constexpr error_id ingest_bad_idempotency_key{"ingest.bad_idempotency_key"};
 inline constexpr error_id ingest_idempotency_conflict{"ingest.idempotency_conflict"};
 inline constexpr error_id ingest_too_many_counters{"ingest.too_many_counters"};

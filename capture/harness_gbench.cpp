@@ -1,0 +1,190 @@
+// google/benchmark's JSON output (capture/harness.hpp, docs/inputs.md).
+//
+// A row of "benchmarks" is a repetition of the benchmark it names when its
+// run_type is "iteration" (or absent, as in outputs older than run_type);
+// aggregate rows (run_type "aggregate", or, without run_type, an
+// aggregate_name or a _mean/_median/_stddev/_cv name) are never samples.
+// Times are per iteration in time_unit; they are normalised to ns so that
+// outputs written in different units compare. Every other number of a row
+// is a user counter, kept under its name; google/benchmark's perf counters
+// (--benchmark_perf_counters, written as libpfm names: CYCLES,
+// INSTRUCTIONS, ...) are kept under perf's names, so they gate and chart
+// like counters perf stat measured.
+#include <array>
+#include <cctype>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "capture/counters.hpp"
+#include "capture/harness.hpp"
+#include "capture/suite_builder.hpp"
+#include "model/error.hpp"
+
+namespace perfgate::capture {
+
+namespace {
+
+// The members of a row that are not counters.
+constexpr std::array<std::string_view, 20> row_keys{
+    "name",
+    "family_index",
+    "per_family_instance_index",
+    "run_name",
+    "run_type",
+    "repetitions",
+    "repetition_index",
+    "threads",
+    "iterations",
+    "real_time",
+    "cpu_time",
+    "time_unit",
+    "aggregate_name",
+    "aggregate_unit",
+    "error_occurred",
+    "error_message",
+    "label",
+    "big_o",
+    "rms",
+    "complexity",
+};
+
+bool is_row_key(std::string_view k)
+{
+    for (auto r : row_keys)
+        if (r == k) return true;
+    return false;
+}
+
+std::optional<double> ns_per(std::string_view unit)
+{
+    if (unit == "ns") return 1.0;
+    if (unit == "us") return 1e3;
+    if (unit == "ms") return 1e6;
+    if (unit == "s") return 1e9;
+    return std::nullopt;
+}
+
+// libpfm's names for perf's generic hardware events, as google/benchmark
+// writes them (--benchmark_perf_counters=CYCLES,INSTRUCTIONS).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 12> pfm_names{{
+    {"CYCLES", "cycles"},
+    {"CPU-CYCLES", "cycles"},
+    {"INSTRUCTIONS", "instructions"},
+    {"REF-CYCLES", "ref-cycles"},
+    {"BRANCHES", "branches"},
+    {"BRANCH-INSTRUCTIONS", "branches"},
+    {"BRANCH-MISSES", "branch-misses"},
+    {"CACHE-REFERENCES", "cache-references"},
+    {"CACHE-MISSES", "cache-misses"},
+    {"PERF_COUNT_HW_CPU_CYCLES", "cycles"},
+    {"PERF_COUNT_HW_INSTRUCTIONS", "instructions"},
+    {"PERF_COUNT_HW_BRANCH_MISSES", "branch-misses"},
+}};
+
+std::string counter_name(std::string_view key)
+{
+    std::string upper(key);
+    for (auto& ch : upper) ch = ch == '_' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    for (const auto& [pfm, perf] : pfm_names) {
+        if (key == pfm || (upper == pfm && key.find_first_of("abcdefghijklmnopqrstuvwxyz") == std::string_view::npos))
+            return std::string(perf);
+    }
+    return std::string(key);
+}
+
+std::string_view unit_of(std::string_view counter)
+{
+    if (counter == "bytes_per_second") return "B/s";
+    if (counter == "items_per_second") return "/s";
+    return {};
+}
+
+bool aggregate_row(const nlohmann::json& row, std::string_view name)
+{
+    if (auto t = row.find("run_type"); t != row.end() && t->is_string()) return *t == "aggregate";
+    if (row.contains("aggregate_name")) return true;
+    for (std::string_view suffix : {"_mean", "_median", "_stddev", "_cv"})
+        if (name.ends_with(suffix)) return true;
+    return false;
+}
+
+} // namespace
+
+sample_set parse_gbench_json(std::string_view text, std::string_view source)
+{
+    const nlohmann::json doc = detail::parse_json(text, source);
+    if (!doc.is_object()) detail::bad_input(source, "", "expected google/benchmark's JSON object");
+    auto rows = doc.find("benchmarks");
+    if (rows == doc.end() || !rows->is_array()) {
+        detail::bad_input(source, "benchmarks", "missing; expected google/benchmark's --benchmark_format=json output");
+    }
+    detail::suite_builder suite(source);
+    std::map<std::string, std::size_t, std::less<>> aggregates; // run name -> rows, of benchmarks without samples
+    std::map<std::string, std::string, std::less<>> errors;     // benchmark -> message
+    std::vector<std::string> error_order;
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+        const nlohmann::json& row = (*rows)[i];
+        const std::string path = fmt::format("benchmarks[{}]", i);
+        if (!row.is_object()) detail::bad_input(source, path, "expected an object");
+        const std::string name = *detail::string_at(row, "name", source, path, true);
+        if (aggregate_row(row, name)) {
+            const auto run_name = detail::string_at(row, "run_name", source, path, false);
+            ++aggregates[run_name.value_or(name)];
+            continue;
+        }
+        if (auto e = row.find("error_occurred"); e != row.end() && e->is_boolean() && e->get<bool>()) {
+            const auto message = detail::string_at(row, "error_message", source, path, false);
+            if (!errors.contains(name)) error_order.push_back(name);
+            errors[name] = message.value_or("(no message)");
+            continue;
+        }
+        const std::string unit_text = detail::string_at(row, "time_unit", source, path, false).value_or("ns");
+        const auto scale = ns_per(unit_text);
+        if (!scale) {
+            detail::bad_input(source, path + ".time_unit",
+                              fmt::format("'{}' is not a time unit google/benchmark writes (ns, us, ms, s)",
+                                          unit_text.substr(0, 32)));
+        }
+        const std::size_t b = suite.new_repetition(name, path);
+        suite.set(b, "real_time", "ns", *detail::number_at(row, "real_time", source, path, true) * *scale, path);
+        suite.set(b, "cpu_time", "ns", *detail::number_at(row, "cpu_time", source, path, true) * *scale, path);
+        for (const auto& [key, value] : row.items()) {
+            if (is_row_key(key) || !value.is_number()) continue;
+            const double v = value.get<double>();
+            if (!std::isfinite(v)) detail::bad_input(source, path + "." + key, "not a finite number");
+            const std::string counter = counter_name(key);
+            suite.set(b, counter, unit_of(key), v, path);
+        }
+    }
+    sample_set out = suite.finish();
+    for (const auto& name : error_order) {
+        benchmark_samples* b = nullptr;
+        for (auto& s : out.benchmarks)
+            if (s.name == name) b = &s;
+        if (!b) {
+            out.benchmarks.push_back({});
+            b = &out.benchmarks.back();
+            b->name = name;
+        }
+        b->error = errors[name];
+    }
+    std::size_t without_samples = 0;
+    for (const auto& [name, n] : aggregates) {
+        if (out.find(name)) continue;
+        ++without_samples;
+        out.warnings.push_back(fmt::format("{}: benchmark '{}' has {} aggregate rows and no repetitions: not compared",
+                                           source, name, n));
+    }
+    if (out.benchmarks.empty()) {
+        if (without_samples > 0) {
+            detail::bad_input(source, "benchmarks",
+                              "only aggregates (_mean, _median, _stddev, _cv): perfgate needs every repetition; "
+                              "run with --benchmark_repetitions=N and without --benchmark_report_aggregates_only");
+        }
+        detail::bad_input(source, "benchmarks", "no benchmark results");
+    }
+    return out;
+}
+
+} // namespace perfgate::capture
