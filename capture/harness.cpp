@@ -72,7 +72,19 @@ input_format detect_input_format(std::string_view text)
     // perf stat --json writes one object per line; a harness writes one document.
     if (!head.starts_with("{")) return input_format::perf;
     const nlohmann::json doc = nlohmann::json::parse(head, nullptr, false);
-    if (!doc.is_object()) return input_format::perf;
+    if (!doc.is_object()) {
+        // Not one JSON document: perf stat --json (an object per line), or a
+        // harness's output cut short (a crash mid-write), which its own
+        // parser should name. Judged by the keys near the start.
+        const std::string_view window = head.substr(0, 64 * 1024);
+        auto has = [&](std::string_view key) { return window.find(key) != std::string_view::npos; };
+        if (has("\"counter-value\"")) return input_format::perf;
+        if (has("\"perfgate_samples\"")) return input_format::samples;
+        if (has("\"benchmarks\"")) return input_format::gbench;
+        if (has("\"results\"") && has("\"command\"")) return input_format::hyperfine;
+        if (has("\"results\"") && (has("\"epochs\"") || has("\"measurements\""))) return input_format::nanobench;
+        return input_format::perf;
+    }
     if (doc.contains("perfgate_samples")) return input_format::samples;
     if (doc.contains("benchmarks") && doc.contains("context")) return input_format::gbench;
     if (const nlohmann::json* r = first_object_in(doc, "results")) {
@@ -149,6 +161,9 @@ nlohmann::json parse_json(std::string_view text, std::string_view source)
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         bad_input(source, fmt::format("byte {}", e.byte), "not valid JSON");
+    } catch (const nlohmann::json::exception&) {
+        // out_of_range 406: a number beyond a double (1e999).
+        bad_input(source, "", "not valid JSON: a number out of range");
     }
 }
 
