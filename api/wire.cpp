@@ -227,6 +227,7 @@ json to_json(const model::ingest_request& in)
     j["environment"] = env.is_object() ? env : json::object();
     if (in.pr) j["pr"] = *in.pr;
     if (!in.session.empty()) j["session"] = in.session;
+    if (!in.input_format.empty()) j["input_format"] = in.input_format;
     return j;
 }
 
@@ -235,7 +236,7 @@ model::ingest_request ingest_request_from_json(const json& doc)
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
     check_known_fields(doc,
                        {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment", "session",
-                        "perf_csv"},
+                        "perf_csv", "input_format"},
                        "");
     model::ingest_request in;
     if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
@@ -245,6 +246,7 @@ model::ingest_request ingest_request_from_json(const json& doc)
     in.perf_csv = *string_field(doc, "perf_csv", "", true);
     if (auto v = string_field(doc, "backend", "", false)) in.backend = *v;
     if (auto v = string_field(doc, "session", "", false)) in.session = *v;
+    if (auto v = string_field(doc, "input_format", "", false)) in.input_format = *v;
     if (const json* pr = field(doc, "pr")) {
         if (!pr->is_number_integer() || pr->get<std::int64_t>() <= 0) {
             bad_field(fmt::format("field 'pr' must be a positive integer, got {}", dump(*pr).substr(0, 64)));
@@ -275,11 +277,17 @@ model::ingest_request ingest_request_from_json(const json& doc)
 
 json to_json(const model::ingest_result& r)
 {
-    return {{"run_id", r.run_id},
-            {"samples", r.samples},
-            {"counters", r.counters},
-            {"warnings", r.warnings},
-            {"alerts", r.alerts}};
+    json j = {{"run_id", r.run_id},
+              {"samples", r.samples},
+              {"counters", r.counters},
+              {"warnings", r.warnings},
+              {"alerts", r.alerts}};
+    // A harness's output: a run per benchmark (absent for perf stat input).
+    if (!r.run_ids.empty()) {
+        j["run_ids"] = r.run_ids;
+        j["benchmarks"] = r.benchmarks;
+    }
+    return j;
 }
 
 model::ingest_result ingest_result_from_json(const json& doc)
@@ -292,6 +300,10 @@ model::ingest_result ingest_result_from_json(const json& doc)
         r.warnings = doc.at("warnings").get<std::vector<std::string>>();
         // Servers before alerts existed do not send the field.
         if (doc.contains("alerts")) r.alerts = doc.at("alerts").get<std::vector<std::int64_t>>();
+        if (doc.contains("run_ids")) {
+            r.run_ids = doc.at("run_ids").get<std::vector<std::int64_t>>();
+            r.benchmarks = doc.at("benchmarks").get<std::vector<std::string>>();
+        }
         return r;
     });
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/wire.hpp"
+#include "capture/harness.hpp"
 #include "cli/commands.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
@@ -28,13 +29,18 @@ command_spec upload_command()
         "(--server URL [--token T] | --db PATH) --project P --role baseline|candidate [--benchmark NAME] "
         "[--git-sha SHA] [--branch BR] FILE",
         "Uploads perf stat CSV output (one file; several runs as -o FILE --append blocks)\n"
-        "as one run. Prints the run id; use it with POST .../compare or perfgate history.",
+        "as one run, or a benchmark harness's output (google/benchmark JSON, hyperfine,\n"
+        "Catch2 XML, nanobench, perfgate's samples JSON; docs/inputs.md) as one run per\n"
+        "benchmark, all stored or none. Prints the run ids; use them with POST .../compare\n"
+        "or perfgate history.",
         target_options("local database (SQLite file or postgresql:// URI) instead of a server", "project"),
     };
     // clang-format off
     spec.options.insert(spec.options.end(), {
         {"role", 0, true, false, "baseline|candidate", "which side of a comparison this run is"},
-        {"benchmark", 0, true, false, "NAME", "benchmark name (default 'default')"},
+        {"benchmark", 0, true, false, "NAME", "benchmark name (default 'default'); a harness's output names its own"},
+        {"input-format", 0, true, false, "FORMAT",
+         "perf, gbench, hyperfine, catch2, nanobench or samples (default: detected from the content)"},
         {"git-sha", 0, true, false, "SHA", "commit measured (default: from GitHub Actions or git)"},
         {"branch", 0, true, false, "BR", "branch measured (default: from GitHub Actions or git)"},
         {"pr", 0, true, false, "N", "pull request number"},
@@ -91,6 +97,13 @@ int cmd_upload(const argv_t& argv)
     in.testbed = runner::detect_testbed(args->get("testbed"));
     in.backend = args->get("backend").value_or("perf");
     in.session = args->get("session").value_or("");
+    if (auto f = args->get("input-format")) {
+        if (!capture::parse_input_format(*f)) {
+            throw error(errors::usage_bad_value,
+                        fmt::format("--input-format: '{}' is not one of {}", *f, capture::input_format_names()));
+        }
+        in.input_format = *f;
+    }
     in.perf_csv = model::read_text_file(path);
     in.source = path;
 
@@ -107,8 +120,16 @@ int cmd_upload(const argv_t& argv)
     if (format == "json") {
         std::cout << api::to_json(result).dump(2) << '\n';
     } else {
-        std::cout << fmt::format("run {}: {} samples of {} counters ({} {} {} @ {})\n", result.run_id, result.samples,
-                                 result.counters, in.project, in.benchmark, in.role, in.git_sha.substr(0, 12));
+        if (result.run_ids.empty()) {
+            std::cout << fmt::format("run {}: {} samples of {} counters ({} {} {} @ {})\n", result.run_id,
+                                     result.samples, result.counters, in.project, in.benchmark, in.role,
+                                     in.git_sha.substr(0, 12));
+        } else {
+            std::cout << fmt::format("{} runs: {} samples of {} counters ({} {} @ {})\n", result.run_ids.size(),
+                                     result.samples, result.counters, in.project, in.role, in.git_sha.substr(0, 12));
+            for (std::size_t i = 0; i < result.run_ids.size(); ++i)
+                std::cout << fmt::format("run {}: {}\n", result.run_ids[i], result.benchmarks.at(i));
+        }
         for (const auto& w : result.warnings) std::cerr << "perfgate upload: warning: " << w << '\n';
     }
     return exit_pass;

@@ -106,13 +106,22 @@ struct ingest_request {
     testbed_info testbed;
     std::string backend = "perf";
     std::string environment_json = "{}";
-    std::string session;           // run_record::session; empty: none
-    std::string perf_csv;          // raw perf stat output (-o --append blocks)
+    std::string session;  // run_record::session; empty: none
+    std::string perf_csv; // raw perf stat output (-o --append blocks), or a harness's output
+    // capture::input_format's name ("gbench", ...); empty: detected from
+    // the content. A harness's output stores one run per benchmark it names
+    // (`benchmark` is then unused).
+    std::string input_format;
     std::string source = "upload"; // names the input in error messages
 };
 
 struct ingest_result {
-    std::int64_t run_id = 0;
+    std::int64_t run_id = 0; // the first run stored
+    // A harness's output: every run stored, one per benchmark, in the
+    // input's order (run_id is the first), with the benchmarks' names.
+    // Empty for perf stat input (one run, run_id).
+    std::vector<std::int64_t> run_ids;
+    std::vector<std::string> benchmarks;
     std::size_t samples = 0; // values stored (absent ones not counted)
     std::size_t counters = 0;
     std::vector<std::string> warnings;

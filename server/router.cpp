@@ -258,7 +258,7 @@ void authorize(const request& req, context& ctx, const std::string& project, boo
 model::ingest_request ingest_from_csv(const request& req, const query_params& q, const std::string& project)
 {
     q.only({"benchmark", "role", "git_sha", "branch", "backend", "pr", "testbed", "testbed_cpu", "testbed_kernel",
-            "testbed_fingerprint", "testbed_cores", "session"});
+            "testbed_fingerprint", "testbed_cores", "session", "input_format"});
     model::ingest_request in;
     in.project = project;
     in.source = "request body (text/csv)";
@@ -268,6 +268,7 @@ model::ingest_request ingest_from_csv(const request& req, const query_params& q,
     in.branch = q.required("branch");
     if (auto v = q.get("backend")) in.backend = *v;
     if (auto v = q.get("session")) in.session = *v;
+    if (auto v = q.get("input_format")) in.input_format = *v;
     if (auto v = q.get("pr")) {
         auto pr = parse_int(*v);
         if (!pr || *pr <= 0) throw error(errors::ingest_bad_field, "query parameter 'pr' must be a positive integer");

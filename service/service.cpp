@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "capture/harness.hpp"
 #include "capture/names.hpp"
 #include "capture/perf_csv.hpp"
 #include "capture/samples.hpp"
@@ -118,6 +119,7 @@ std::string ingest_request_digest(const model::ingest_request& req)
     // Added after v1 was in use: a request without a session keeps the digest
     // it always had, so a retry across an upgrade still matches.
     if (!req.session.empty()) canonical.push_back(req.session);
+    if (!req.input_format.empty()) canonical.push_back("input_format=" + req.input_format);
     return model::sha256_hex(canonical.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
@@ -138,11 +140,49 @@ model::ingest_result service::ingest(const model::ingest_request& req,
     validate_identity(record_from(req, {}));
     if (req.perf_csv.empty())
         throw error(errors::ingest_bad_field, "field 'perf_csv': empty; expected perf stat -x, output");
-    const capture::perf_capture cap = capture::parse_perf_stat(req.perf_csv, req.source);
-    model::run_record run = record_from(req, cap);
-    model::ingest_result res = store_checked(std::move(run), idempotency_key,
-                                             idempotency_key ? ingest_request_digest(req) : std::string());
-    res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
+    std::optional<capture::input_format> forced;
+    if (!req.input_format.empty()) {
+        forced = capture::parse_input_format(req.input_format);
+        if (!forced) {
+            throw error(errors::ingest_bad_field,
+                        fmt::format("field 'input_format': '{}' is not one of {}", req.input_format.substr(0, 64),
+                                    capture::input_format_names()));
+        }
+    }
+    const std::string digest = idempotency_key ? ingest_request_digest(req) : std::string();
+    const capture::input_format format = forced ? *forced : capture::detect_input_format(req.perf_csv);
+    if (format == capture::input_format::perf) {
+        const capture::perf_capture cap = capture::parse_perf_stat(req.perf_csv, req.source);
+        model::run_record run = record_from(req, cap);
+        model::ingest_result res = store_checked(std::move(run), idempotency_key, digest);
+        res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
+        return res;
+    }
+    // A harness's output: a run per benchmark it names.
+    const capture::parsed_input in = capture::parse_input(req.perf_csv, req.source, format);
+    std::vector<std::string> warnings = in.set.warnings;
+    if (req.benchmark != "default") {
+        warnings.push_back(fmt::format("field 'benchmark' ('{}') is not used: the {} output names its benchmarks",
+                                       req.benchmark, capture::to_string(format)));
+    }
+    std::vector<model::run_record> runs;
+    for (const auto& b : in.set.benchmarks) {
+        if (!b.error.empty()) {
+            warnings.push_back(fmt::format("benchmark '{}' failed: {}: not stored", b.name, b.error));
+            continue;
+        }
+        model::run_record run = record_from(req, {});
+        run.benchmark = b.name;
+        run.summary_only = b.summary_only;
+        run.counters = capture::run_counters_of(b);
+        runs.push_back(std::move(run));
+    }
+    if (runs.empty()) {
+        throw error(errors::ingest_bad_input,
+                    fmt::format("{}: no benchmark with results to store (every benchmark failed)", req.source));
+    }
+    model::ingest_result res = store_all_checked(std::move(runs), idempotency_key, digest);
+    res.warnings.insert(res.warnings.begin(), warnings.begin(), warnings.end());
     return res;
 }
 
@@ -151,54 +191,81 @@ model::ingest_result service::ingest_run(model::run_record run) { return store_c
 model::ingest_result service::store_checked(model::run_record run, const std::optional<std::string>& key,
                                             const std::string& digest)
 {
-    validate_identity(run);
-    // One testbed identity whichever client sent the run (model/testbed.hpp).
-    run.testbed.fingerprint = model::fingerprint_of(run.testbed);
-    if (run.counters.empty()) throw error(errors::ingest_bad_csv, "the run has no counters");
-    check_run_limits(run);
-    std::set<std::string> seen;
+    std::vector<model::run_record> runs;
+    runs.push_back(std::move(run));
+    model::ingest_result res = store_all_checked(std::move(runs), key, digest);
+    res.run_ids.clear();
+    res.benchmarks.clear();
+    return res;
+}
+
+model::ingest_result service::store_all_checked(std::vector<model::run_record> runs,
+                                                const std::optional<std::string>& key, const std::string& digest)
+{
     model::ingest_result res;
-    for (const auto& c : run.counters) {
-        capture::validate_name("counter", c.counter);
-        if (!seen.insert(c.counter).second) {
-            throw error(errors::ingest_bad_field, fmt::format("counter '{}' appears twice in one run", c.counter));
+    for (auto& run : runs) {
+        validate_identity(run);
+        // One testbed identity whichever client sent the run (model/testbed.hpp).
+        run.testbed.fingerprint = model::fingerprint_of(run.testbed);
+        if (run.counters.empty()) {
+            throw error(errors::ingest_bad_csv, runs.size() == 1
+                                                    ? std::string("the run has no counters")
+                                                    : fmt::format("benchmark '{}' has no counters", run.benchmark));
         }
-        for (const auto& s : c.samples) res.samples += s.value.has_value();
+        check_run_limits(run);
+        std::set<std::string> seen;
+        std::size_t samples = 0;
+        for (const auto& c : run.counters) {
+            capture::validate_name("counter", c.counter);
+            if (!seen.insert(c.counter).second) {
+                throw error(errors::ingest_bad_field, fmt::format("counter '{}' appears twice in one run", c.counter));
+            }
+            for (const auto& s : c.samples) samples += s.value.has_value();
+        }
+        if (samples == 0) {
+            res.warnings.push_back(runs.size() == 1
+                                       ? std::string("no counter has a value (all <not supported> / <not counted>)")
+                                       : fmt::format("benchmark '{}': no counter has a value", run.benchmark));
+        }
+        res.samples += samples;
+        res.counters += run.counters.size();
     }
-    if (res.samples == 0) {
-        res.warnings.push_back("no counter has a value (all <not supported> / <not counted>)");
-    }
-    res.counters = run.counters.size();
     if (key) {
         try {
-            const auto stored = db_.insert_run(run, *key, digest);
-            res.run_id = stored.run_id;
+            const auto stored = db_.insert_runs(runs, *key, digest);
+            res.run_ids = stored.run_ids;
             res.replayed = stored.replayed;
         } catch (const error& e) {
             if (e.id() != "store.key_conflict") throw;
             throw error(errors::ingest_idempotency_conflict,
                         fmt::format("Idempotency-Key '{}' was already used for a different upload to project '{}': "
                                     "send a new key for a new run (the same key only to retry the same request)",
-                                    *key, run.project));
+                                    *key, runs.front().project));
         }
-        // The first upload under this key queued its watch already.
-        if (res.replayed) return res;
     } else {
-        res.run_id = db_.insert_run(run);
+        res.run_ids = db_.insert_runs(runs);
     }
-    run.id = res.run_id;
-    if (!watched_role(run)) return res;
-    if (watcher_) {
-        watcher_->push(watch_job_of(run));
-        return res;
-    }
-    // The run is stored: a failure to watch its series must not turn into an
-    // error the client would retry (and store the run twice).
-    try {
-        res.alerts = watch_series(db_, watch_job_of(run), change_point_defaults_);
-    } catch (const std::exception& e) {
-        res.warnings.push_back(fmt::format("change-point detection after storing run {} failed: {}", res.run_id,
-                                           e.what()));
+    res.run_id = res.run_ids.front();
+    for (const auto& run : runs) res.benchmarks.push_back(run.benchmark);
+    // The first upload under this key queued its watch already.
+    if (res.replayed) return res;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        model::run_record& run = runs[i];
+        run.id = res.run_ids[i];
+        if (!watched_role(run)) continue;
+        if (watcher_) {
+            watcher_->push(watch_job_of(run));
+            continue;
+        }
+        // The run is stored: a failure to watch its series must not turn
+        // into an error the client would retry (and store the run twice).
+        try {
+            const auto opened = watch_series(db_, watch_job_of(run), change_point_defaults_);
+            res.alerts.insert(res.alerts.end(), opened.begin(), opened.end());
+        } catch (const std::exception& e) {
+            res.warnings.push_back(fmt::format("change-point detection after storing run {} failed: {}", run.id,
+                                               e.what()));
+        }
     }
     return res;
 }

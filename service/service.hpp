@@ -144,8 +144,12 @@ class service {
 public:
     explicit service(store::store& db);
 
-    // Validates (role, names), parses perf_csv, stores one run. Nothing is
-    // stored on error. Errors: "ingest.bad_csv", "ingest.bad_field",
+    // Validates (role, names), parses perf_csv, stores one run; a harness's
+    // output (capture/harness.hpp, detected or named by input_format) stores
+    // one run per benchmark, all in one transaction, and the result lists
+    // them (run_ids, benchmarks); a benchmark the harness reported failed
+    // is not stored (a warning names it). Nothing is stored on error.
+    // Errors: "ingest.bad_csv", "ingest.bad_input", "ingest.bad_field",
     // "ingest.too_many_counters" (over max_counters_per_run, perf_csv.hpp),
     // "ingest.too_many_repetitions" (over max_repetitions).
     // With an idempotency key (the HTTP API's Idempotency-Key header): the
@@ -350,6 +354,9 @@ private:
     // request's digest) when one is given.
     model::ingest_result store_checked(model::run_record run, const std::optional<std::string>& key,
                                        const std::string& digest);
+    // The same for the runs of one upload, in one transaction.
+    model::ingest_result store_all_checked(std::vector<model::run_record> runs, const std::optional<std::string>& key,
+                                           const std::string& digest);
 
     // Reports this service stored or found by request key, most recently
     // used first (see caches.hpp). Shared by copies of the service.

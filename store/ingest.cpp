@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <numeric>
@@ -364,12 +365,60 @@ std::int64_t store::insert_run(const run_record& run)
 
 store::keyed_run store::insert_run(const run_record& run, std::string_view key, std::string_view request_sha256)
 {
-    validate_values(impl_->name_, run);
-    return impl_->write([&](connection& c) -> keyed_run {
-        const auto project_id = ensure_project_row(c, run.project, unix_now(), &impl_->ids_);
+    keyed_runs r = insert_runs(std::vector<run_record>{run}, key, request_sha256);
+    return {r.run_ids.front(), r.replayed};
+}
+
+std::vector<std::int64_t> store::insert_runs(const std::vector<run_record>& runs)
+{
+    for (const auto& run : runs) validate_values(impl_->name_, run);
+    return impl_->write([&](connection& c) {
+        std::vector<std::int64_t> ids;
+        for (const auto& run : runs) ids.push_back(insert_run_rows(c, run, impl_->ids_));
+        return ids;
+    });
+}
+
+namespace {
+
+// ingest_keys.run_ids: "12,13,14".
+std::string join_ids(const std::vector<std::int64_t>& ids)
+{
+    std::string out;
+    for (auto id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+    return out;
+}
+
+std::vector<std::int64_t> split_ids(std::string_view text)
+{
+    std::vector<std::int64_t> out;
+    while (!text.empty()) {
+        const auto comma = text.find(',');
+        const std::string_view part = text.substr(0, comma);
+        std::int64_t id = 0;
+        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), id);
+        PERFGATE_CHECK(ec == std::errc() && end == part.data() + part.size());
+        out.push_back(id);
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+} // namespace
+
+store::keyed_runs store::insert_runs(const std::vector<run_record>& runs, std::string_view key,
+                                     std::string_view request_sha256)
+{
+    PERFGATE_CHECK(!runs.empty());
+    for (const auto& run : runs) validate_values(impl_->name_, run);
+    const std::string& project = runs.front().project;
+    for (const auto& run : runs) PERFGATE_CHECK(run.project == project);
+    return impl_->write([&](connection& c) -> keyed_runs {
+        const auto project_id = ensure_project_row(c, project, unix_now(), &impl_->ids_);
         // The key first: a concurrent claim of the same key waits here for
         // this transaction (PostgreSQL: the unique key; SQLite: the write
-        // lock), then finds the key with its run.
+        // lock), then finds the key with its runs.
         auto claim = c.prepare("INSERT INTO ingest_keys (project_id, key, request_sha256, run_id, created_at) "
                                "VALUES (:project_id, :key, :sha256, NULL, :now) ON CONFLICT DO NOTHING RETURNING 1");
         claim.bind(":project_id", project_id)
@@ -379,7 +428,7 @@ store::keyed_run store::insert_run(const run_record& run, std::string_view key, 
         const bool claimed = claim.step();
         claim.run();
         if (!claimed) {
-            auto st = c.prepare("SELECT request_sha256, run_id FROM ingest_keys "
+            auto st = c.prepare("SELECT request_sha256, run_id, run_ids FROM ingest_keys "
                                 "WHERE project_id = :project_id AND key = :key");
             st.bind(":project_id", project_id).bind(":key", key);
             const bool found = st.step();
@@ -388,17 +437,19 @@ store::keyed_run store::insert_run(const run_record& run, std::string_view key, 
             if (st.text(0) != request_sha256) {
                 throw error(errors::store_key_conflict,
                             fmt::format("{}: idempotency key {} of project {} was used for another request",
-                                        impl_->name_, shown_name(key), shown_name(run.project)));
+                                        impl_->name_, shown_name(key), shown_name(project)));
             }
-            return {st.int64(1), true};
+            if (st.is_null(2)) return {{st.int64(1)}, true};
+            return {split_ids(st.text(2)), true};
         }
-        const auto run_id = insert_run_rows(c, run, impl_->ids_);
-        c.prepare("UPDATE ingest_keys SET run_id = :run_id WHERE project_id = :project_id AND key = :key")
-            .bind(":run_id", run_id)
-            .bind(":project_id", project_id)
-            .bind(":key", key)
-            .run();
-        return {run_id, false};
+        std::vector<std::int64_t> ids;
+        for (const auto& run : runs) ids.push_back(insert_run_rows(c, run, impl_->ids_));
+        auto update = c.prepare("UPDATE ingest_keys SET run_id = :run_id, run_ids = :run_ids "
+                                "WHERE project_id = :project_id AND key = :key");
+        const std::optional<std::string> listed = ids.size() > 1 ? std::optional(join_ids(ids)) : std::nullopt;
+        update.bind(":run_id", ids.front()).bind(":run_ids", listed);
+        update.bind(":project_id", project_id).bind(":key", key).run();
+        return {ids, false};
     });
 }
 

@@ -138,6 +138,16 @@ public:
         bool replayed = false;
     };
     keyed_run insert_run(const run_record& run, std::string_view key, std::string_view request_sha256);
+    // Several runs (one upload of a harness's output: a run per benchmark)
+    // in one transaction: all are stored, in order, or none. Errors: as
+    // insert_run's. With a key, as the keyed insert_run: a repeat answers
+    // every run id of the first upload (013_ingest_key_runs.sql).
+    struct keyed_runs {
+        std::vector<std::int64_t> run_ids;
+        bool replayed = false;
+    };
+    std::vector<std::int64_t> insert_runs(const std::vector<run_record>& runs);
+    keyed_runs insert_runs(const std::vector<run_record>& runs, std::string_view key, std::string_view request_sha256);
     // Whole run with samples. nullopt if no such run in that project.
     [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
 

@@ -2,6 +2,8 @@
 // input files are hostile (full disks, devices, FIFOs, directories).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "support/process.hpp"
 
 #include <sys/stat.h>
@@ -418,14 +420,14 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     const auto db = dir / "live.db", copy = dir / "copy.db", out = dir / "out.txt";
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
-    // 012_attribution_artifacts.sql is the newest SQLite migration.
-    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 12\n");
+    // 013_ingest_key_runs.sql is the newest SQLite migration.
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 13\n");
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
 
     auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
     REQUIRE(o.code == 0);
-    CHECK(o.err.find("backed up " + db.string() + " (schema version 12) to " + copy.string()) != std::string::npos);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 13) to " + copy.string()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
     // The copy is a database with the project in it.
     REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);
@@ -779,4 +781,44 @@ TEST_CASE("parse_args: -h/--help prints the usage and returns nothing, before co
     CHECK(out.str().find("Usage: perfgate demo") != std::string::npos);
     // argv is read whole first: an unknown option is an error even with --help.
     CHECK(parse_demo_error({"--help", "--nope"}).starts_with("usage.unknown_option: "));
+}
+
+TEST_CASE("perfgate compare and upload read google/benchmark JSON, and name a bad --input-format")
+{
+    temp_dir dir("pg-cli-gbench");
+    const auto here = dir.path();
+    const std::string data = PERFGATE_TESTDATA_DIR "/gbench/";
+    const auto cmp = run_perfgate({"compare", "--baseline", data + "baseline.json", "--candidate",
+                                   data + "candidate.json", "--format", "json"},
+                                  here);
+    INFO(cmp.err);
+    CHECK(cmp.code == 1); // BM_Accumulate doubled its work
+    const auto report = nlohmann::json::parse(cmp.out);
+    REQUIRE(report["benchmarks"].size() == 4);
+    CHECK(report["benchmarks"][2]["name"] == "BM_Accumulate");
+    CHECK(report["verdict"] == "fail");
+
+    const auto bad = run_perfgate({"compare", "--baseline", data + "baseline.json", "--candidate",
+                                   data + "candidate.json", "--input-format", "json"},
+                                  here);
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("--input-format: 'json' is not one of perf, gbench") != std::string::npos);
+    const auto aggregates = run_perfgate(
+        {"compare", "--baseline", data + "aggregates_only.json", "--candidate", data + "candidate.json"}, here);
+    CHECK(aggregates.code == 2);
+    CHECK(aggregates.err.find("aggregates_only.json: benchmarks: only aggregates") != std::string::npos);
+
+    const auto up = run_perfgate({"upload", "--db", (here / "p.db").string(), "--project", "demo", "--role", "baseline",
+                                  "--git-sha", "abc123", "--branch", "main", data + "baseline.json"},
+                                 here);
+    INFO(up.err);
+    REQUIRE(up.code == 0);
+    CHECK(up.out.find("4 runs: ") != std::string::npos);
+    CHECK(up.out.find(": BM_StringCat/threads:2\n") != std::string::npos);
+    const auto h = run_perfgate({"history", "--db", (here / "p.db").string(), "--project", "demo", "--benchmark",
+                                 "BM_Accumulate", "--counter", "real_time", "--format", "csv"},
+                                here);
+    INFO(h.err);
+    REQUIRE(h.code == 0);
+    CHECK(h.out.find(",abc123,main,") != std::string::npos);
 }

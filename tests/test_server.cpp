@@ -434,3 +434,74 @@ TEST_CASE("SIGKILL in the middle of a stream of uploads leaves no partial run")
               .status == 201);
     CHECK(count_runs(again.port(), token) == before + 1);
 }
+
+TEST_CASE("a google/benchmark suite over a socket: a run per benchmark, all or none, and through perfgate upload")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "suite.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    server_process srv(db, log);
+    const auto port = srv.port();
+    auto gbench = [](const std::string& name) {
+        std::ifstream in(std::string(PERFGATE_TESTDATA_DIR) + "/gbench/" + name, std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        return s.str();
+    };
+    auto benchmarks = [&] {
+        auto r = send(port, http::verb::get, "/api/v1/projects/demo/benchmarks", {}, {}, token);
+        REQUIRE(r.status == 200);
+        return r.parsed().at("benchmarks");
+    };
+
+    // The raw output, fields in the query string.
+    auto up = send(port, http::verb::post, "/api/v1/projects/demo/runs?role=baseline&git_sha=abc123&branch=main",
+                   gbench("baseline.json"), "text/csv", token);
+    INFO(up.body);
+    REQUIRE(up.status == 201);
+    const json answer = up.parsed();
+    REQUIRE(answer.at("run_ids").size() == 4);
+    CHECK(answer.at("run_id") == answer.at("run_ids")[0]);
+    CHECK(answer.at("benchmarks")[3] == "BM_StringCat/threads:2");
+    CHECK(benchmarks().size() == 4);
+
+    // A cut file is named with its byte; nothing stored, the server serves on.
+    const std::string cut = gbench("candidate.json").substr(0, 5000);
+    check_error(send(port, http::verb::post, "/api/v1/projects/demo/runs?role=candidate&git_sha=def456&branch=main",
+                     cut, "text/csv", token),
+                422, "ingest.bad_input");
+    // An unknown input_format in the JSON body: 400 naming the field.
+    const json body = {{"role", "candidate"},
+                       {"git_sha", "def456"},
+                       {"branch", "main"},
+                       {"perf_csv", gbench("candidate.json")},
+                       {"input_format", "gbench2"}};
+    auto bad_format = send(port, http::verb::post, "/api/v1/projects/demo/runs", body.dump(), "application/json",
+                           token);
+    check_error(bad_format, 400, "ingest.bad_field");
+    CHECK(bad_format.body.find("input_format") != std::string::npos);
+    // One name the store refuses: none of the suite is stored.
+    json spaced = json::parse(gbench("candidate.json"));
+    spaced["benchmarks"][0]["name"] = "BM Sort/64";
+    check_error(send(port, http::verb::post, "/api/v1/projects/demo/runs?role=candidate&git_sha=def456&branch=main",
+                     spaced.dump(), "text/csv", token),
+                400, "ingest.bad_field");
+    const json before = benchmarks();
+    CHECK(before.size() == 4);
+
+    // perfgate upload --server: the client's path, with its Idempotency-Key.
+    const auto cli = run_perfgate({"upload", "--server", "http://127.0.0.1:" + std::to_string(port), "--token", token,
+                                   "--project", "demo", "--role", "candidate", "--git-sha", "def456", "--branch",
+                                   "main", "--format", "json", PERFGATE_TESTDATA_DIR "/gbench/candidate.json"},
+                                  dir.path());
+    INFO(cli.err);
+    REQUIRE(cli.code == 0);
+    const json uploaded = json::parse(cli.out);
+    CHECK(uploaded.at("run_ids").size() == 4);
+    CHECK(uploaded.at("benchmarks")[2] == "BM_Accumulate");
+    const json after = benchmarks();
+    REQUIRE(after.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(after[i].at("runs") > before[i].at("runs"));
+    CHECK(send(port, http::verb::get, "/healthz").status == 200);
+}

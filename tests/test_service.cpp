@@ -17,10 +17,12 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -1602,4 +1604,129 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
         check_error([&] { (void)svc.repository_url("nope"); }, "project.not_found",
                     "no project 'nope' (projects are created by `perfgate token create`)");
     }
+}
+
+namespace {
+
+std::string read_gbench(const std::string& name)
+{
+    std::ifstream in(std::string(PERFGATE_TESTDATA_DIR) + "/gbench/" + name, std::ios::binary);
+    REQUIRE_MESSAGE(in, "cannot read " << name);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+model::ingest_request gbench_upload(const std::string& file, std::string role)
+{
+    model::ingest_request req;
+    req.project = "demo";
+    req.role = std::move(role);
+    req.git_sha = "0123abcd";
+    req.branch = "main";
+    req.perf_csv = read_gbench(file);
+    req.source = file;
+    return req;
+}
+
+} // namespace
+
+TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or none")
+{
+    test_database where;
+    store::store db(where.location());
+    service::service svc(db);
+    svc.ensure_project("demo");
+
+    // Measured in one session (interleaved), as perfgate run would.
+    auto base_req = gbench_upload("baseline.json", "baseline");
+    base_req.session = "suite-session";
+    const auto base = svc.ingest(base_req);
+    CHECK(base.benchmarks ==
+          std::vector<std::string>{"BM_Sort/64", "BM_Sort/1024", "BM_Accumulate", "BM_StringCat/threads:2"});
+    REQUIRE(base.run_ids.size() == 4);
+    CHECK(base.run_id == base.run_ids.front());
+    CHECK(db.runs_count() == 4);
+    const auto stored = db.load_run("demo", base.run_ids[2]);
+    REQUIRE(stored.has_value());
+    CHECK(stored->benchmark == "BM_Accumulate");
+    CHECK(stored->role == "baseline");
+    bool has_real_time = false;
+    for (const auto& c : stored->counters) {
+        if (c.counter != "real_time") continue;
+        has_real_time = true;
+        CHECK(c.unit == "ns");
+        CHECK(c.samples.size() == 10);
+    }
+    CHECK(has_real_time);
+
+    // The stored runs compare as the files do: BM_Accumulate doubled.
+    auto cand_req = gbench_upload("candidate.json", "candidate");
+    cand_req.session = "suite-session";
+    const auto cand = svc.ingest(cand_req);
+    REQUIRE(cand.run_ids.size() == 4);
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    for (std::size_t i = 0; i < 4; ++i) pairs.emplace_back(base.run_ids[i], cand.run_ids[i]);
+    const service::comparison c = svc.compare("demo", pairs, policy{});
+    bool found = false;
+    for (const auto& b : c.result.benchmarks) {
+        if (b.name != "BM_Accumulate") continue;
+        found = true;
+        for (const auto& ctr : b.counters)
+            if (ctr.name == "real_time") CHECK(ctr.state == status::regression);
+    }
+    CHECK(found);
+    CHECK(c.result.result == verdict::fail);
+
+    // A retry under one Idempotency-Key answers every run of the first upload.
+    const auto first = svc.ingest(gbench_upload("baseline.json", "baseline"), std::string("suite-1"));
+    const auto again = svc.ingest(gbench_upload("baseline.json", "baseline"), std::string("suite-1"));
+    CHECK_FALSE(first.replayed);
+    CHECK(again.replayed);
+    CHECK(again.run_ids == first.run_ids);
+    CHECK(again.benchmarks == first.benchmarks);
+    CHECK(db.runs_count() == 12);
+
+    // One benchmark name the store refuses: nothing of the upload is stored.
+    auto doc = nlohmann::json::parse(read_gbench("baseline.json"));
+    for (auto& row : doc["benchmarks"])
+        if (row["name"] == "BM_Accumulate") row["name"] = "BM Accumulate";
+    auto spaced = gbench_upload("baseline.json", "baseline");
+    spaced.perf_csv = doc.dump();
+    try {
+        (void)svc.ingest(spaced);
+        FAIL("a benchmark name with a space was stored");
+    } catch (const error& e) {
+        CHECK(e.id() == "ingest.bad_field");
+        CHECK(std::string(e.what()).find("benchmark") != std::string::npos);
+    }
+    CHECK(db.runs_count() == 12);
+
+    // Forced as perf stat output it is perf's error; an unknown format is named.
+    auto forced = gbench_upload("baseline.json", "baseline");
+    forced.input_format = "perf";
+    CHECK_THROWS_WITH_AS((void)svc.ingest(forced), doctest::Contains("baseline.json"), error);
+    forced.input_format = "xml";
+    try {
+        (void)svc.ingest(forced);
+        FAIL("input_format xml accepted");
+    } catch (const error& e) {
+        CHECK(e.id() == "ingest.bad_field");
+        CHECK(std::string(e.what()).starts_with("field 'input_format': 'xml' is not one of perf, gbench"));
+    }
+    CHECK(db.runs_count() == 12);
+
+    // A benchmark that failed (SkipWithError) is named, not stored.
+    const auto with_error = svc.ingest(gbench_upload("with_error.json", "candidate"));
+    CHECK(with_error.benchmarks == std::vector<std::string>{"BM_Sort/64"});
+    bool warned = false;
+    for (const auto& w : with_error.warnings)
+        warned = warned || w == "benchmark 'BM_Err' failed: no input file: not stored";
+    CHECK(warned);
+    CHECK(db.runs_count() == 13);
+
+    // Aggregates only: refused, nothing stored.
+    CHECK_THROWS_WITH_AS((void)svc.ingest(gbench_upload("aggregates_only.json", "baseline")),
+                         doctest::Contains("only aggregates"), error);
+    CHECK(db.runs_count() == 13);
 }

@@ -131,8 +131,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 12") != std::string::npos);
-            CHECK(msg.find("012_attribution_artifacts.sql") != std::string::npos);
+            CHECK(msg.find("version 13") != std::string::npos);
+            CHECK(msg.find("013_ingest_key_runs.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
