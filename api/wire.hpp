@@ -28,12 +28,14 @@ namespace perfgate::api {
 // Upper bound for ?limit= on history: a trend chart needs hundreds of points,
 // not millions; bounds the response size.
 inline constexpr std::size_t max_history_limit = 10000;
-// Upper bound on the pairs (benchmarks) of one compare request: a CI suite
-// of 100 benchmarks, each a command run under perf, is already a long job.
-// Over it: "compare.too_many_pairs" (413), before any run is read. The work
-// of the pairs is bounded by the service (max_compare_counters and
-// max_compare_samples in service/service.hpp).
-inline constexpr std::size_t max_compare_pairs = 100;
+// Upper bound on the pairs (benchmarks) of one compare request: one
+// google/benchmark binary holds 50-500 benchmarks, each a pair, and the
+// suite is one gate (docs/inputs.md); 1000 leaves room for generated
+// argument ranges. Over it: "compare.too_many_pairs" (413), before any run
+// is read. The work of the pairs is bounded by the service
+// (max_compare_counters and max_compare_samples in service/service.hpp),
+// not by their number: 1000 benchmarks of 4 counters are 4000 counters.
+inline constexpr std::size_t max_compare_pairs = 1000;
 
 // Nesting limit of a request body: objects and arrays, the body itself is
 // level 1. The deepest real request is a compare policy at 6 levels

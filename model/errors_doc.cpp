@@ -154,7 +154,7 @@ const std::map<std::string_view, std::string_view>& examples()
          "this gate compares more than 4096 counters (4100 in the first 17 of its 20 pairs); at most 4096 "
          "counters per compare: compare fewer pairs per request"},
         {"compare.too_many_pairs",
-         "request body: field 'pairs' holds 101 [baseline_run, candidate_run] pairs; at most 100 pairs per compare"},
+         "request body: field 'pairs' holds 1001 [baseline_run, candidate_run] pairs; at most 1000 pairs per compare"},
 
         {"query.bad_value", "limit 5000: expected 1 to 1000"},
         {"alert.bad_note", "field 'note': control characters are not allowed (newlines and tabs are)"},

@@ -871,7 +871,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
         check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1}}}), 400, "ingest.bad_field",
                     "'baseline_run' has 2 run ids but 'candidate_run' has 1");
         check_error(post({{"baseline_run", json::array()}, {"candidate_run", json::array()}}), 400, "ingest.bad_field",
-                    "field 'baseline_run' must hold 1..100 run ids, got 0");
+                    "field 'baseline_run' must hold 1..1000 run ids, got 0");
         check_error(post({{"baseline_run", {b1, "two"}}, {"candidate_run", {c1, c2}}}), 400, "ingest.bad_field",
                     "field 'baseline_run[1]' must be a positive run id, got \"two\"");
         check_error(post({{"baseline_run", {b1, b2}}, {"candidate_run", {c1, -4}}}), 400, "ingest.bad_field",
@@ -884,7 +884,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "'candidate_run' must be a positive run id");
         check_error(post({{"pairs", {{"b", b1}, {"c", c1}}}}), 400, "ingest.bad_field",
                     "field 'pairs' must be an array of [baseline_run, candidate_run], got object");
-        check_error(post({{"pairs", json::array()}}), 400, "ingest.bad_field", "'pairs' must hold 1..100");
+        check_error(post({{"pairs", json::array()}}), 400, "ingest.bad_field", "'pairs' must hold 1..1000");
         check_error(post({{"pairs", {{b1, c1}, {b2}}}}), 400, "ingest.bad_field",
                     "field 'pairs[1]' must be [baseline_run, candidate_run]");
         check_error(post({{"pairs", {{b1, c1}, {b2, c2, c2}}}}), 400, "ingest.bad_field", "'pairs[1]'");
@@ -904,7 +904,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
     SUBCASE("at most api::max_compare_pairs pairs: 413 compare.too_many_pairs, before any run is read")
     {
         using perfgate::api::max_compare_pairs;
-        REQUIRE(max_compare_pairs == 100);
+        REQUIRE(max_compare_pairs == 1000);
         auto post = [&](const json& body) { return f.call(http::verb::post, url, body.dump()); };
         json base = json::array(), cand = json::array(), list = json::array();
         for (std::size_t i = 0; i < max_compare_pairs; ++i) {
@@ -913,17 +913,17 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
             list.push_back({1000 + 2 * i, 1001 + 2 * i});
         }
         // At the limit the request is read (and its run ids are not found).
-        CHECK(perfgate::api::compare_pairs_from_json({{"baseline_run", base}, {"candidate_run", cand}}).size() == 100);
-        CHECK(perfgate::api::compare_pairs_from_json({{"pairs", list}}).size() == 100);
+        CHECK(perfgate::api::compare_pairs_from_json({{"baseline_run", base}, {"candidate_run", cand}}).size() == 1000);
+        CHECK(perfgate::api::compare_pairs_from_json({{"pairs", list}}).size() == 1000);
         check_error(post({{"pairs", list}}), 404, "compare.not_found", "baseline run 1000 not found");
         base.push_back(b1);
         cand.push_back(c1);
         list.push_back({b1, c1});
         check_error(post({{"baseline_run", base}, {"candidate_run", cand}}), 413, "compare.too_many_pairs",
-                    "request body: field 'baseline_run' holds 101 run ids; at most 100 pairs per compare");
+                    "request body: field 'baseline_run' holds 1001 run ids; at most 1000 pairs per compare");
         check_error(post({{"pairs", list}}), 413, "compare.too_many_pairs",
-                    "request body: field 'pairs' holds 101 [baseline_run, candidate_run] pairs; at most 100 pairs per "
-                    "compare");
+                    "request body: field 'pairs' holds 1001 [baseline_run, candidate_run] pairs; at most 1000 pairs "
+                    "per compare");
         CHECK(perfgate::server::status_for("compare.too_many_pairs") == 413);
         CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
     }
