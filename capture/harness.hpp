@@ -75,6 +75,11 @@ sample_set parse_catch2_xml(std::string_view text, std::string_view source);
 sample_set parse_nanobench_json(std::string_view text, std::string_view source);
 sample_set parse_samples_json(std::string_view text, std::string_view source);
 
+// google/benchmark's name as perfgate keeps it: stored names have no spaces,
+// and BENCHMARK_TEMPLATE writes "BM_Fill<int, 8>": a space after a comma is
+// dropped, any other space or tab becomes '_' ("BM_Fill<int,8>").
+std::string gbench_name(std::string_view name);
+
 // A benchmark's samples as a stored run's counters (the measured ones; the
 // derived ipc and miss rates are recomputed from them when the run is read,
 // samples_from_run). The inverse of samples_from_run for everything a run

@@ -100,21 +100,6 @@ std::string_view unit_of(std::string_view counter)
     return {};
 }
 
-// BENCHMARK_TEMPLATE names hold ", " ("BM_Fill<int, 8>"); stored names
-// have no spaces (capture/names.hpp). A space after a comma is dropped, any
-// other whitespace becomes '_': "BM_Fill<int,8>". One rule for files and
-// uploads, so a benchmark has one name everywhere (docs/inputs.md).
-std::string stored_name(std::string_view name)
-{
-    std::string out;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        const char ch = name[i];
-        if (ch == ' ' && i > 0 && name[i - 1] == ',') continue;
-        out += (ch == ' ' || ch == '\t') ? '_' : ch;
-    }
-    return out;
-}
-
 bool aggregate_row(const nlohmann::json& row, std::string_view name)
 {
     if (auto t = row.find("run_type"); t != row.end() && t->is_string()) return *t == "aggregate";
@@ -125,6 +110,20 @@ bool aggregate_row(const nlohmann::json& row, std::string_view name)
 }
 
 } // namespace
+
+// BENCHMARK_TEMPLATE names hold ", " ("BM_Fill<int, 8>"); stored names
+// have no spaces (capture/names.hpp). One rule for files, uploads and
+// perfgate run, so a benchmark has one name everywhere (docs/inputs.md).
+std::string gbench_name(std::string_view name)
+{
+    std::string out;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char ch = name[i];
+        if (ch == ' ' && i > 0 && name[i - 1] == ',') continue;
+        out += (ch == ' ' || ch == '\t') ? '_' : ch;
+    }
+    return out;
+}
 
 sample_set parse_gbench_json(std::string_view text, std::string_view source)
 {
@@ -142,10 +141,10 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
         const nlohmann::json& row = (*rows)[i];
         const std::string path = fmt::format("benchmarks[{}]", i);
         if (!row.is_object()) detail::bad_input(source, path, "expected an object");
-        const std::string name = stored_name(*detail::string_at(row, "name", source, path, true));
+        const std::string name = gbench_name(*detail::string_at(row, "name", source, path, true));
         if (aggregate_row(row, name)) {
             const auto run_name = detail::string_at(row, "run_name", source, path, false);
-            ++aggregates[run_name ? stored_name(*run_name) : name];
+            ++aggregates[run_name ? gbench_name(*run_name) : name];
             continue;
         }
         if (auto e = row.find("error_occurred"); e != row.end() && e->is_boolean() && e->get<bool>()) {

@@ -61,6 +61,10 @@ std::vector<option_spec> run_option_list()
     {"name", 0, true, false, "NAME", "benchmark name with --baseline/--candidate (default: \"default\")"},
     {"baseline", 0, true, false, "CMD", "baseline command (run via /bin/sh -c only if it uses shell syntax)"},
     {"candidate", 0, true, false, "CMD", "candidate command"},
+    {"harness", 0, true, false, "NAME", "gbench: --baseline and --candidate are google/benchmark binaries, each of "
+                                        "their benchmarks a benchmark of the gate (docs/cli.md#harnesses)"},
+    {"filter", 0, true, false, "REGEX", "with --harness gbench: only the benchmarks matching REGEX "
+                                        "(--benchmark_filter)"},
     }));
     add(option_group("Measurement", {
     {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind)"},
@@ -446,6 +450,19 @@ void measure_benchmarks(run_state& run, std::optional<temp_dir>& profiles)
 void store_and_compare(run_state& run)
 {
     auto& where = run.where;
+    // A harness's benchmark on one side only, or failed on a side, has no
+    // pair to compare: listed in the report after the comparison.
+    std::vector<benchmark_measurement> unpaired;
+    std::erase_if(run.results, [&](benchmark_measurement& m) {
+        const bool whole = m.baseline.error.empty() && m.candidate.error.empty() && !m.baseline.run.counters.empty() &&
+                           !m.candidate.run.counters.empty();
+        if (!whole) unpaired.push_back(std::move(m));
+        return !whole;
+    });
+    if (run.results.empty()) {
+        throw error(errors::measure_failed,
+                    "no benchmark ran on both sides: nothing to compare (check --filter and the binaries)");
+    }
     api::run_pairs pairs;
     if (where.server) {
         for (auto& m : run.results) {
@@ -472,6 +489,25 @@ void store_and_compare(run_state& run)
         }
         run.result = svc.compare(where.project, pairs, run.settings.rules.value_or(gate::policy{})).result;
     }
+    for (const auto& m : unpaired) {
+        const bool base_failed = !m.baseline.error.empty(), cand_failed = !m.candidate.error.empty();
+        if (base_failed || cand_failed) {
+            const std::string side = base_failed && cand_failed ? "both" : base_failed ? "baseline" : "candidate";
+            run.result.failed.push_back({m.name, side, cand_failed ? m.candidate.error : m.baseline.error});
+            run.warnings.push_back(fmt::format("benchmark '{}' failed ({}): {}: not compared", m.name,
+                                               side == "both" ? "both sides" : side,
+                                               cand_failed ? m.candidate.error : m.baseline.error));
+        } else if (m.candidate.run.counters.empty()) {
+            run.result.removed.push_back(m.name);
+            run.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", m.name));
+        } else {
+            run.result.added.push_back(m.name);
+            run.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", m.name));
+        }
+    }
+    // A benchmark that failed to run was not seen: never a pass.
+    if (!run.result.failed.empty() && run.result.result == gate::verdict::pass)
+        run.result.result = gate::verdict::inconclusive;
     run.result.warnings.insert(run.result.warnings.begin(), run.warnings.begin(), run.warnings.end());
 }
 

@@ -35,7 +35,14 @@ constexpr long long max_top_functions = 1000;
 
 std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
 {
-    if (args.has("config")) return load_config(*args.get("config"));
+    if (args.has("config")) {
+        if (args.has("harness") || args.has("filter")) {
+            usage_error(errors::usage_conflict,
+                        "--harness and --filter go with --baseline/--candidate; in a config file, give each "
+                        "benchmark its \"harness\" and \"filter\"");
+        }
+        return load_config(*args.get("config"));
+    }
     if (!args.has("baseline") || !args.has("candidate")) {
         usage_error(errors::usage_missing_option,
                     "give --baseline CMD and --candidate CMD, or --config FILE (see --help)");
@@ -59,6 +66,15 @@ std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
     };
     spec.baseline = command_of("baseline");
     spec.candidate = command_of("candidate");
+    if (auto h = args.get("harness")) {
+        if (*h != "gbench")
+            usage_error(errors::usage_bad_value, fmt::format("--harness: expected gbench, got '{}'", *h));
+        spec.harness = *h;
+    }
+    if (auto f = args.get("filter")) {
+        if (spec.harness.empty()) usage_error(errors::usage_conflict, "--filter applies to --harness gbench only");
+        spec.filter = *f;
+    }
     return {spec};
 }
 
@@ -144,6 +160,11 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
                     "callgrind's counts are deterministic: one repetition decides; --budget and "
                     "--max-repetitions are for noisy backends (perf, native, rusage)");
     }
+    if (args.has("harness")) {
+        usage_error(errors::usage_conflict,
+                    "--harness gbench measures a fixed number of rounds (-r N): sequential sampling (--budget, "
+                    "--max-repetitions) is not available with it yet");
+    }
     gate::sequential_rule rule = rules && rules->sequential ? *rules->sequential : gate::sequential_rule{};
     const auto cap = static_cast<long long>(gate::max_sequential_repetitions);
     if (auto n = args.get_int("min-repetitions", 2, cap)) rule.min_repetitions = static_cast<std::size_t>(*n);
@@ -178,6 +199,13 @@ run_settings parse_run_settings(const parsed_args& args)
     run_settings s;
     s.benchmarks = benchmarks_from(args);
     s.measure = options_from(args);
+    const bool harness = std::any_of(s.benchmarks.begin(), s.benchmarks.end(),
+                                     [](const benchmark_spec& b) { return !b.harness.empty(); });
+    if (harness && (args.has("profile") || args.has("events") || args.has("split-events"))) {
+        usage_error(errors::usage_conflict,
+                    "--profile, -e/--events and --split-events measure whole processes; a --harness gbench suite "
+                    "is measured by google/benchmark's own timers (or callgrind per benchmark)");
+    }
     s.format = parse_format(args.get("format").value_or("text"));
     if (auto file = args.get("policy")) s.rules = gate::load_policy(*file);
     s.policy_sequential = s.rules && s.rules->sequential;

@@ -104,4 +104,9 @@ std::unique_ptr<backend_base> make_callgrind_backend(const measure_options& opt,
                                                      std::vector<std::string>& warnings);
 std::unique_ptr<backend_base> make_rusage_backend(const measure_options& opt, const std::filesystem::path& scratch);
 
+// --harness gbench (runner/harness_gbench.cpp): one suite of google/benchmark
+// binaries measured in rounds; one measurement per benchmark they ran.
+std::vector<benchmark_measurement> measure_gbench(const benchmark_spec& spec, const measure_options& opt,
+                                                  std::ostream& progress);
+
 } // namespace perfgate::runner::detail

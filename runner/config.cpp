@@ -174,8 +174,9 @@ public:
     {
         if (!b.is_object()) throw bad(at, "expected an object");
         for (auto& [key, value] : b.items()) {
-            static const std::set<std::string, std::less<>> known = {"name", "baseline",    "candidate", "cwd",
-                                                                     "env",  "repetitions", "warmup"};
+            static const std::set<std::string, std::less<>> known = {"name",   "baseline", "candidate",
+                                                                     "cwd",    "env",      "repetitions",
+                                                                     "warmup", "harness",  "filter"};
             if (!known.contains(key)) throw bad(fmt::format("{}.{}", at, key), "unknown key");
         }
         benchmark_spec spec;
@@ -187,6 +188,16 @@ public:
         if (b.contains("env")) spec.env = env(b["env"], at);
         spec.repetitions = get_count(b, at, "repetitions", 1);
         spec.warmup = get_count(b, at, "warmup", 0);
+        if (b.contains("harness")) {
+            if (!b["harness"].is_string() || b["harness"] != "gbench")
+                throw bad(at + ".harness", "expected \"gbench\"");
+            spec.harness = "gbench";
+        }
+        if (b.contains("filter")) {
+            if (spec.harness.empty()) throw bad(at + ".filter", "applies to \"harness\": \"gbench\" only");
+            if (!b["filter"].is_string()) throw bad(at + ".filter", "expected a string (a regular expression)");
+            spec.filter = b["filter"].get<std::string>();
+        }
         return spec;
     }
 

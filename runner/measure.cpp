@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <set>
@@ -411,9 +412,17 @@ std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& be
                                     seq->min_repetitions, seq->max_repetitions, seq->block));
         }
     }
-    engine eng(opt, progress);
+    // The engine (and its backend's checks) only when a command is measured.
+    std::optional<engine> eng;
     std::vector<benchmark_measurement> out;
-    for (std::size_t i = 0; i < benchmarks.size(); ++i) out.push_back(eng.run(benchmarks[i], benchmarks.size() - i));
+    for (std::size_t i = 0; i < benchmarks.size(); ++i) {
+        if (benchmarks[i].harness == "gbench") {
+            for (auto& m : detail::measure_gbench(benchmarks[i], opt, progress)) out.push_back(std::move(m));
+            continue;
+        }
+        if (!eng) eng.emplace(opt, progress);
+        out.push_back(eng->run(benchmarks[i], benchmarks.size() - i));
+    }
     return out;
 }
 

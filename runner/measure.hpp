@@ -72,6 +72,11 @@ struct benchmark_spec {
     std::vector<std::pair<std::string, std::string>> env;
     std::optional<int> repetitions; // overrides measure_options::repetitions
     std::optional<int> warmup;      // overrides measure_options::warmup
+    // --harness gbench: baseline and candidate are google/benchmark binaries
+    // and each of their benchmarks is a benchmark of the gate
+    // (runner/harness_gbench.cpp); empty: the commands are the benchmark.
+    std::string harness;
+    std::optional<std::string> filter; // --benchmark_filter's regex
 };
 
 // Default event set (issue text): the supported ones of these, plus duration_time.
@@ -154,6 +159,11 @@ struct side_samples {
     // callgrind with measure_options::keep_profiles: the last measured
     // execution's output files, the first process's first (ordered by pid).
     std::vector<std::filesystem::path> profiles;
+    // --harness: the harness reported the benchmark failed on this side
+    // (google/benchmark's SkipWithError): its message, and run.counters
+    // holds no samples. A benchmark the side's binary does not have has
+    // neither counters nor an error.
+    std::string error;
 };
 
 struct benchmark_measurement {
