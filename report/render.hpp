@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,10 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at = nullptr);
 // "input.bad_report" naming the field for a malformed object.
 nlohmann::json to_json(const gate::attribution& a);
 gate::attribution attribution_from_json(const nlohmann::json& j);
+
+// A suite's "summary" object and "overall" array (docs/report.md "Suites").
+nlohmann::json summary_json(const gate::suite_counts& n);
+nlohmann::json overall_json(const std::vector<gate::overall_geomean>& rows);
 
 // A benchmark's "count_vs_time" array (docs/report.md).
 nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);
