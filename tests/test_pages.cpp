@@ -602,3 +602,31 @@ TEST_CASE("pages: an overview of up to 50 benchmarks is one page without a pager
     CHECK(f.get("/p/demo?page=1").result_int() == 200);
     CHECK(f.get("/p/demo?page=2").result_int() == 400);
 }
+
+TEST_CASE("pages: a comparison of several benchmarks shows the suite's summary and overall geometric mean")
+{
+    fixture f;
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    // parse 20% slower, scan the same (inconclusive at 5 samples): a geometric mean of sqrt(1.2).
+    pairs.emplace_back(f.upload("parse", "baseline", std::string(40, 'a'), {10.0, 10.1, 10.2, 10.1, 10.0}),
+                       f.upload("parse", "candidate", std::string(40, 'b'), {12.0, 12.12, 12.24, 12.12, 12.0}));
+    pairs.emplace_back(f.upload("scan", "baseline", std::string(40, 'a'), {5.0, 5.1, 5.2, 5.1, 5.0}),
+                       f.upload("scan", "candidate", std::string(40, 'b'), {5.0, 5.1, 5.2, 5.1, 5.0}));
+    const auto id = f.service.compare("demo", pairs, perfgate::gate::policy{}).id;
+    const auto res = f.get(fmt::format("/p/demo/comparisons/{}", id));
+    REQUIRE(res.result_int() == 200);
+    const std::string& body = res.body();
+    INFO(body.substr(body.find("suite-summary") == std::string::npos ? 0 : body.find("suite-summary"), 600));
+    CHECK(body.find("<p id=\"suite-summary\">2 benchmarks compared: 1 regression, 0 improvements, 0 unchanged, 1 "
+                    "inconclusive</p>") != std::string::npos);
+    CHECK(body.find("<tr><td>task-clock (lower is better)</td><td>1.095</td><td>+9.54%</td><td>2</td></tr>") !=
+          std::string::npos);
+    CHECK(body.find("id=\"added\"") == std::string::npos);
+
+    // One benchmark: no suite section, as before.
+    const auto single = f.service.compare("demo", {pairs[0]}, perfgate::gate::policy{}).id;
+    const auto one = f.get(fmt::format("/p/demo/comparisons/{}", single));
+    REQUIRE(one.result_int() == 200);
+    CHECK(one.body().find("suite-summary") == std::string::npos);
+    CHECK(one.body().find("id=\"overall\"") == std::string::npos);
+}
