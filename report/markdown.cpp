@@ -328,7 +328,8 @@ std::string markdown_not_compared(const gate::report& r)
     auto names = [](const std::vector<std::string>& all) {
         std::string listed;
         for (std::size_t i = 0; i < all.size() && i < max_markdown_list_names; ++i)
-            listed += fmt::format("{}`{}`", i == 0 ? "" : ", ", md_text(all[i]));
+            listed += fmt::format("{}{}", i == 0 ? "" : ", ",
+                                  md_text(all[i])); // escaped text: a code span would show the backslashes
         if (all.size() > max_markdown_list_names)
             listed += fmt::format(" and {} more", all.size() - max_markdown_list_names);
         return listed;

@@ -19,7 +19,11 @@ namespace perfgate::report {
 
 // The contract: schema "perfgate.report/v1"; statistics that do not apply are null.
 // report_from_json accepts reports without the fields added later in v1
-// (open_alerts, band, outside_band, noise): they read as null.
+// (open_alerts, band, outside_band, noise): they read as null; and without
+// added, removed, failed (absent when empty): they read as empty. "summary"
+// and "overall" (reports of two or more benchmarks) are derived from the
+// benchmarks (gate::count_benchmarks, gate::overall_geomeans): written,
+// never read.
 //
 // "noise" (per counter; null as gate::counter_report::noise says):
 //   { "bimodal": true | false | null, "drift": true | false | null,

@@ -1692,12 +1692,25 @@ TEST_CASE("renderers: a 500-benchmark suite's markdown fits GitHub's comment and
         CHECK(md.find("<details><summary>" + std::to_string(unchanged) +
                       " unchanged rows of gated counters</summary>") != std::string::npos);
         CHECK(md.find("unchanged rows not listed: the full report is the JSON report") != std::string::npos);
-        CHECK(md.find("- ➕ added (candidate only, not compared): `BM\\_New/0`, `BM\\_New/1`, `BM\\_New/2`") !=
+        CHECK(md.find("- ➕ added (candidate only, not compared): BM\\_New/0, BM\\_New/1, BM\\_New/2\n") !=
               std::string::npos);
         CHECK(md.find("- ❗ failed: BM\\_Suite/11/real\\_time \\(candidate\\): out of memory") != std::string::npos);
         CHECK(md.find("| real\\_time (lower is better) |") != std::string::npos);
         // The unchanged rows are inside their details block, after every changed row.
         CHECK(md.find("| ⚪ |") > md.find("unchanged rows of gated counters"));
+    }
+    SUBCASE("long lists of benchmarks not compared: 20 names each, then a count")
+    {
+        gate::report many = r;
+        for (int i = 3; i < 25; ++i) many.added.push_back("BM_New/" + std::to_string(i));
+        for (int i = 0; i < 30; ++i) many.failed.push_back({"BM_Fail/" + std::to_string(i), "both", "crashed"});
+        const std::string md = render_markdown(many, o);
+        CHECK(md.size() <= 65536);
+        CHECK(md.find("BM\\_New/19 and 5 more\n") != std::string::npos);
+        CHECK(md.find("BM\\_New/20") == std::string::npos);
+        CHECK(md.find("- ❗ failed: BM\\_Fail/18 \\(both\\): crashed\n") != std::string::npos);
+        CHECK(md.find("BM\\_Fail/19 ") == std::string::npos); // BM_Suite/11 is the first of 20
+        CHECK(md.find("- ❗ … 11 more failed: see the JSON report\n") != std::string::npos);
     }
     SUBCASE("the job summary (1 MiB): every gated row")
     {
