@@ -10,7 +10,9 @@
 2. Serves it with --public-read and times GET /p/bench (the overview, every page of it when
    it is paginated) and GET /p/bench/series?benchmark=...&counter=task-clock: SAMPLES renders
    each, every one after the page cache's 5-second expiry (server/pages/page_cache.hpp), so
-   each is a full render (store queries + HTML); then the same page from the page cache.
+   each is a full render (store queries + HTML); then the same page from the page cache. Also
+   the comparison page of the first 100 benchmarks' first and last runs (100 pairs: the most
+   one compare request takes).
    Prints medians, the HTML size and the rows on the page.
 3. With --browser (chromium, chromium-driver, python3-selenium): navigation to dashboard.js
    ready on the overview's first page in headless Chromium (median of 3).
@@ -30,6 +32,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE_AGE_S = 5.2  # page_cache_max_age (5 s) and a margin
+COMPARE_PAIRS = 100  # the compare route's limit (docs/http-api.md#compare-runs)
 
 
 def start(perfgate, db, public):
@@ -85,17 +88,30 @@ def main():
         conn = http.client.HTTPConnection(url.hostname, url.port)
         headers = {"Content-Type": "application/json", "Authorization": "Bearer " + token}
         names = ["BM_Suite/%d/%s" % (i // 4, ("copy", "parse", "hash", "sort")[i % 4]) for i in range(a.benchmarks)]
+        ids = {}  # benchmark index -> [first run id, last run id], for the comparison
         for run in range(a.runs):
             for i, name in enumerate(names):
                 body = {"benchmark": name, "role": "baseline", "git_sha": "%040x" % run, "branch": "main",
                         "testbed": {"name": "box"}, "perf_csv": capture(rnd, 1.0 + 0.05 * i)}
                 conn.request("POST", "/api/v1/projects/bench/runs", json.dumps(body), headers)
                 r = conn.getresponse()
-                r.read()
+                answer = r.read()
                 if r.status not in (200, 201):
                     sys.exit("upload: %d" % r.status)
+                if run in (0, a.runs - 1) and i < COMPARE_PAIRS:
+                    ids.setdefault(i, []).append(json.loads(answer)["run_id"])
         print("seeded %d benchmarks x 4 counters x %d runs (%d uploads) in %.1f s" %
               (a.benchmarks, a.runs, a.benchmarks * a.runs, time.time() - t0))
+        # The largest comparison one request may ask for (compare.too_many_pairs above 100 pairs).
+        pairs = [ids[i] for i in sorted(ids)]
+        t0 = time.perf_counter()
+        conn.request("POST", "/api/v1/projects/bench/compare", json.dumps({"pairs": pairs}), headers)
+        r = conn.getresponse()
+        answer = r.read()
+        if r.status not in (200, 201):
+            sys.exit("compare: %d %s" % (r.status, answer[:300]))
+        comparison = json.loads(answer)["comparison_id"]
+        print("compare of %d pairs: %.0f ms" % (len(pairs), (time.perf_counter() - t0) * 1000))
         conn.close()
         proc.terminate()
         proc.wait()
@@ -111,6 +127,7 @@ def main():
             if others:
                 targets.append(("overview, last page", others[-1]))
             targets.append(("series page", series))
+            targets.append(("comparison, %d bm." % len(pairs), "/p/bench/comparisons/%d" % comparison))
             for label, path in targets:
                 cold = []
                 for _ in range(a.samples):
