@@ -565,6 +565,8 @@ TEST_CASE("pages: the overview of a big suite is paged, 50 benchmarks a page, wi
     CHECK(body.find("<td>b050</td>") == std::string::npos);
     CHECK(body.find("Benchmarks 1–50 of 120, page 1 of 3:") != std::string::npos);
     CHECK(count(body, "<a rel=\"next\" href=\"/p/demo?page=2\">next</a>") == 2); // above and below the table
+    CHECK(count(body, "id=\"benchmarks-pager\"") == 1);                          // ids stay unique
+    CHECK(count(body, "id=\"benchmarks-pager-end\"") == 1);
     CHECK(body.find("rel=\"prev\"") == std::string::npos);
     CHECK(page_data(body).at("sparklines").size() == 50);
 

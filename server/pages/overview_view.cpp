@@ -52,16 +52,15 @@ std::vector<std::vector<model::history_point>> overview_testbeds(page_state& p, 
 }
 
 // The links between the overview's pages, when there is more than one.
-void overview_pager(writer& w, const page_state& p, std::size_t page, std::size_t pages, std::size_t first,
-                    std::size_t last, std::size_t total)
+void overview_pager(writer& w, const page_state& p, std::string_view id, std::size_t page, std::size_t pages,
+                    std::size_t first, std::size_t last, std::size_t total)
 {
     if (pages <= 1) return;
     const std::string path = project_path(p.project);
     auto link = [&](std::size_t to, std::string_view rel, std::string_view text) {
         w.f(" <a rel=\"{}\" href=\"{}?page={}\">{}</a>", rel, path, to, text);
     };
-    w.f("<nav class=\"pager\" id=\"benchmarks-pager\">Benchmarks {}–{} of {}, page {} of {}:", first, last, total, page,
-        pages);
+    w.f("<nav class=\"pager\" id=\"{}\">Benchmarks {}–{} of {}, page {} of {}:", id, first, last, total, page, pages);
     if (page > 1) {
         link(1, "first", "first");
         link(page - 1, "prev", "previous");
@@ -85,7 +84,7 @@ void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, 
     }
     const std::size_t first = (page - 1) * overview_page_benchmarks;
     const std::size_t last = std::min(all.size(), first + overview_page_benchmarks);
-    overview_pager(w, p, page, pages, first + 1, last, all.size());
+    overview_pager(w, p, "benchmarks-pager", page, pages, first + 1, last, all.size());
     w << "<table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>counter</th><th>testbed</th><th>trend</th>"
          "<th>latest</th><th>runs</th><th>last run</th></tr></thead><tbody>";
     for (std::size_t i = first; i < last; ++i) {
@@ -110,7 +109,7 @@ void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, 
         }
     }
     w << "</tbody></table>";
-    overview_pager(w, p, page, pages, first + 1, last, all.size());
+    overview_pager(w, p, "benchmarks-pager-end", page, pages, first + 1, last, all.size());
 }
 
 void overview_comparisons(writer& w, page_state& p)
