@@ -247,6 +247,35 @@ struct report {
     [[nodiscard]] std::size_t count(status s) const;
 };
 
+// A suite's figures (docs/report.md "Suites"), derived from a report by the
+// renderers, never stored apart from it: shown when the report holds two or
+// more benchmarks (compared, added, removed or failed together).
+[[nodiscard]] bool is_suite(const report& r);
+
+// Benchmarks counted by their verdict: fail is a regression, inconclusive
+// is inconclusive, pass is an improvement when a gated counter improved and
+// unchanged otherwise. added / removed / failed: the report's lists.
+struct suite_counts {
+    std::size_t compared = 0, regressions = 0, improvements = 0, unchanged = 0, inconclusive = 0;
+    std::size_t added = 0, removed = 0, failed = 0;
+};
+[[nodiscard]] suite_counts count_benchmarks(const report& r);
+
+// The geometric mean over benchmarks of median(candidate) / median(baseline)
+// of one counter gated in them (google/benchmark's compare.py
+// OVERALL_GEOMEAN): exp(mean(log ratio)) over the benchmarks where the
+// counter is gated and both medians are finite and > 0. Context, never part
+// of the verdict.
+struct overall_geomean {
+    std::string counter;
+    capture::better direction = capture::better::lower;
+    double ratio = 1;
+    std::size_t benchmarks = 0; // how many ratios the mean is over, >= 2
+};
+// One entry per counter name in first-seen order, for counters with ratios
+// in two or more benchmarks; empty otherwise (a single-benchmark report).
+[[nodiscard]] std::vector<overall_geomean> overall_geomeans(const report& r);
+
 std::string_view to_string(status s);
 std::string_view to_string(verdict v);
 std::string_view to_string(method m);

@@ -79,6 +79,28 @@ std::string summary_counts(const gate::report& r)
                        r.count(status::inconclusive) + r.count(status::insufficient));
 }
 
+std::string suite_line(const gate::report& r)
+{
+    const suite_counts n = count_benchmarks(r);
+    auto plural = [](std::size_t k, std::string_view one, std::string_view many) {
+        return fmt::format("{} {}", k, k == 1 ? one : many);
+    };
+    std::string out = fmt::format("{} compared: {}, {}, {} unchanged, {} inconclusive",
+                                  plural(n.compared, "benchmark", "benchmarks"),
+                                  plural(n.regressions, "regression", "regressions"),
+                                  plural(n.improvements, "improvement", "improvements"), n.unchanged, n.inconclusive);
+    if (n.added + n.removed + n.failed > 0)
+        out += fmt::format("; {} added, {} removed, {} failed", n.added, n.removed, n.failed);
+    return out;
+}
+
+std::string ratio_pct(double ratio) { return pct_str((ratio - 1) * 100); }
+
+std::string failed_line(const gate::failed_benchmark& f)
+{
+    return fmt::format("{} ({}): {}", f.name, f.side, f.message);
+}
+
 std::string not_interleaved_note(const gate::report& r)
 {
     std::vector<std::string> names;

@@ -24,6 +24,14 @@ std::string_view mark(gate::status s);          // the status' emoji
 std::string_view verdict_mark(gate::verdict v); // the verdict's emoji
 // "1 regression, 0 improvements, 3 unchanged, 0 inconclusive"
 std::string summary_counts(const gate::report& r);
+// A suite's benchmarks by verdict (gate::count_benchmarks): "500 benchmarks
+// compared: 3 regressions, 2 improvements, 490 unchanged, 5 inconclusive;
+// 1 added, 1 removed, 1 failed" (the second part only when not all zero).
+std::string suite_line(const gate::report& r);
+// An overall geometric mean's ratio as a signed percentage: "+1.23%".
+std::string ratio_pct(double ratio);
+// A failed benchmark in plain text: "BM_X (candidate): message".
+std::string failed_line(const gate::failed_benchmark& f);
 // The benchmarks measured apart (benchmark_report::interleaved false) in one
 // plain-text sentence saying how they were judged; empty when none was.
 std::string not_interleaved_note(const gate::report& r);

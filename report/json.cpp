@@ -407,6 +407,37 @@ json to_json(const gate::report& r)
                 {"warnings", r.warnings},
                 {"benchmarks", benchmarks}};
     if (r.comparison_id) out["comparison_id"] = *r.comparison_id;
+    // Added within v1 (issue 30): absent when empty, so that reports of one
+    // benchmark read as before.
+    if (!r.added.empty()) out["added"] = r.added;
+    if (!r.removed.empty()) out["removed"] = r.removed;
+    if (!r.failed.empty()) {
+        json failed = json::array();
+        for (const auto& f : r.failed) failed.push_back({{"name", f.name}, {"side", f.side}, {"message", f.message}});
+        out["failed"] = std::move(failed);
+    }
+    if (is_suite(r)) out["summary"] = summary_json(count_benchmarks(r));
+    if (auto overall = overall_geomeans(r); !overall.empty()) out["overall"] = overall_json(overall);
+    return out;
+}
+
+json summary_json(const suite_counts& n)
+{
+    return {{"compared", n.compared},         {"regressions", n.regressions},
+            {"improvements", n.improvements}, {"unchanged", n.unchanged},
+            {"inconclusive", n.inconclusive}, {"added", n.added},
+            {"removed", n.removed},           {"failed", n.failed}};
+}
+
+json overall_json(const std::vector<overall_geomean>& rows)
+{
+    json out = json::array();
+    for (const auto& o : rows) {
+        out.push_back({{"counter", o.counter},
+                       {"better", to_string(o.direction)},
+                       {"geomean_ratio", num(o.ratio)},
+                       {"benchmarks", o.benchmarks}});
+    }
     return out;
 }
 
@@ -422,6 +453,16 @@ gate::report report_from_json(const json& j)
         r.warnings = j.value("warnings", std::vector<std::string>{});
         if (j.contains("comparison_id") && !j["comparison_id"].is_null())
             r.comparison_id = j["comparison_id"].get<std::int64_t>();
+        // Added within v1 (issue 30); "summary" and "overall" are derived
+        // from the benchmarks, not read.
+        r.added = j.value("added", std::vector<std::string>{});
+        r.removed = j.value("removed", std::vector<std::string>{});
+        if (auto it = j.find("failed"); it != j.end() && !it->is_null()) {
+            for (const auto& jf : *it) {
+                r.failed.push_back({jf.at("name").get<std::string>(), jf.at("side").get<std::string>(),
+                                    jf.value("message", std::string())});
+            }
+        }
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;
             b.name = jb.at("name").get<std::string>();

@@ -198,7 +198,10 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
     std::string out;
     out.reserve(1024 + 2048 * r.benchmarks.size() * (r.benchmarks.empty() ? 0 : r.benchmarks[0].counters.size()));
     json_writer w(out);
-    w.begin_object().key("benchmarks").begin_array();
+    w.begin_object();
+    // The suite's members (issue 30) are small: written by the tree.
+    if (!r.added.empty()) w.key("added").raw(dumped(json(r.added)));
+    w.key("benchmarks").begin_array();
     for (const auto& b : r.benchmarks) {
         w.begin_object();
         if (b.attribution_info) w.key("attribution").raw(dumped(to_json(*b.attribution_info)));
@@ -214,7 +217,18 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
     w.end_array();
     if (id_at) *id_at = out.size();
     if (r.comparison_id) w.member("comparison_id", *r.comparison_id);
-    w.key("policy").raw(dumped(to_json(r.rules))).member("schema", "perfgate.report/v1");
+    if (!r.failed.empty()) {
+        w.key("failed").begin_array();
+        for (const auto& f : r.failed) {
+            w.begin_object().member("message", f.message).member("name", f.name).member("side", f.side).end_object();
+        }
+        w.end_array();
+    }
+    if (auto overall = overall_geomeans(r); !overall.empty()) w.key("overall").raw(dumped(overall_json(overall)));
+    w.key("policy").raw(dumped(to_json(r.rules)));
+    if (!r.removed.empty()) w.key("removed").raw(dumped(json(r.removed)));
+    w.member("schema", "perfgate.report/v1");
+    if (is_suite(r)) w.key("summary").raw(dumped(summary_json(count_benchmarks(r))));
     w.member("verdict", to_string(r.result)).key("warnings").begin_array();
     for (const auto& warning : r.warnings) w.string(warning);
     w.end_array().end_object();

@@ -158,11 +158,23 @@ std::string markdown_head(const gate::report& r, const markdown_options& opt)
     return head;
 }
 
+constexpr std::string_view gated_table_head =
+    "| | benchmark | counter | baseline | candidate | Δ median | shift [CI] | p (adj.) |\n"
+    "|:-:|---|---|--:|--:|--:|--:|--:|\n";
+
+// One row of the visible table: a gated counter that has data.
+std::string markdown_gated_row(const benchmark_report& b, const counter_report& c)
+{
+    return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), md_text(b.name), md_text(c.name),
+                       md_text(value_str(c.baseline.median, c.unit)), md_text(value_str(c.candidate.median, c.unit)),
+                       pct_str(c.delta_pct), c.shift_pct ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
+                       p_str(c.p_adjusted));
+}
+
 // The visible table: one row per gated counter that has data.
 std::string markdown_gated_table(const gate::report& r)
 {
-    std::string table = "| | benchmark | counter | baseline | candidate | Δ median | shift [CI] | p (adj.) |\n"
-                        "|:-:|---|---|--:|--:|--:|--:|--:|\n";
+    std::string table(gated_table_head);
     std::size_t gated_rows = 0;
     for (const auto& b : r.benchmarks) {
         for (const auto& c : b.counters) {
@@ -170,11 +182,7 @@ std::string markdown_gated_table(const gate::report& r)
             // and the warnings, not in the table of what was gated.
             if (!c.gated || c.state == status::unsupported) continue;
             ++gated_rows;
-            table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), md_text(b.name),
-                                 md_text(c.name), md_text(value_str(c.baseline.median, c.unit)),
-                                 md_text(value_str(c.candidate.median, c.unit)), pct_str(c.delta_pct),
-                                 c.shift_pct ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
-                                 p_str(c.p_adjusted));
+            table += markdown_gated_row(b, c);
         }
     }
     if (gated_rows == 0) return "_No gated counter had data._\n";
@@ -308,12 +316,163 @@ std::string with_collapsed_details(const std::string& body, const std::vector<st
     return body + open + inner + close;
 }
 
+// Names listed per list (added, removed, failed) in a comment; the JSON
+// report has them all.
+constexpr std::size_t max_markdown_list_names = 20;
+
+// The benchmarks that were not compared: added, removed, failed; empty when
+// there are none.
+std::string markdown_not_compared(const gate::report& r)
+{
+    std::string out;
+    auto names = [](const std::vector<std::string>& all) {
+        std::string listed;
+        for (std::size_t i = 0; i < all.size() && i < max_markdown_list_names; ++i)
+            listed += fmt::format("{}{}", i == 0 ? "" : ", ",
+                                  md_text(all[i])); // escaped text: a code span would show the backslashes
+        if (all.size() > max_markdown_list_names)
+            listed += fmt::format(" and {} more", all.size() - max_markdown_list_names);
+        return listed;
+    };
+    if (!r.added.empty()) out += fmt::format("- ➕ added (candidate only, not compared): {}\n", names(r.added));
+    if (!r.removed.empty()) out += fmt::format("- ➖ removed (baseline only, not compared): {}\n", names(r.removed));
+    for (std::size_t i = 0; i < r.failed.size() && i < max_markdown_list_names; ++i)
+        out += fmt::format("- ❗ failed: {}\n", md_text(failed_line(r.failed[i])));
+    if (r.failed.size() > max_markdown_list_names)
+        out += fmt::format("- ❗ … {} more failed: see the JSON report\n", r.failed.size() - max_markdown_list_names);
+    return out.empty() ? out : out + "\n";
+}
+
+// A suite's summary line and its overall geometric means.
+std::string markdown_suite_summary(const gate::report& r)
+{
+    std::string out = fmt::format("**{}**\n\n", md_text(suite_line(r)));
+    if (const auto overall = overall_geomeans(r); !overall.empty()) {
+        out += "| overall: geometric mean of candidate/baseline medians (not gated) | ratio | Δ | benchmarks |\n"
+               "|---|--:|--:|--:|\n";
+        for (const auto& o : overall) {
+            out += fmt::format("| {} ({} is better) | {:.4f} | {} | {} |\n", md_text(o.counter), to_string(o.direction),
+                               o.ratio, ratio_pct(o.ratio), o.benchmarks);
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+// Where the whole report is, for the lines that say what was left out.
+std::string full_report_pointer(const markdown_options& opt)
+{
+    std::string where = "the JSON report (`--format json`, or the run's artifacts)";
+    if (!opt.comparison_url.empty())
+        where += fmt::format(" and the [stored comparison]({})", md_url(opt.comparison_url));
+    return where;
+}
+
+// A suite's visible table: regressions first, then improvements, then
+// inconclusive and insufficient rows, as many as fit in `budget`
+// characters; the rows left out are counted in a line saying where the
+// full report is. Unchanged rows are not in it (markdown_unchanged).
+std::string markdown_suite_table(const gate::report& r, const markdown_options& opt, std::size_t budget)
+{
+    const status order[] = {status::regression, status::improvement, status::inconclusive};
+    auto rank = [](status s) { return s == status::insufficient ? status::inconclusive : s; };
+    std::string table(gated_table_head);
+    std::size_t shown = 0, left_out = 0, regressions_left_out = 0;
+    const std::size_t note_reserve = 400 + (opt.comparison_url.size() * 3);
+    for (status want : order) {
+        for (const auto& b : r.benchmarks) {
+            for (const auto& c : b.counters) {
+                if (!c.gated || rank(c.state) != want) continue;
+                std::string row = markdown_gated_row(b, c);
+                if (left_out == 0 && table.size() + row.size() + note_reserve <= budget) {
+                    table += row;
+                    ++shown;
+                } else {
+                    ++left_out;
+                    regressions_left_out += c.state == status::regression;
+                }
+            }
+        }
+    }
+    if (shown == 0 && left_out == 0) return "_No gated counter changed or was inconclusive._\n";
+    if (left_out > 0) {
+        table += fmt::format("\n_… {} more row{} ({} of them regressions) left out to fit GitHub's comment limit: "
+                             "the full report is {}._\n",
+                             left_out, left_out == 1 ? "" : "s", regressions_left_out, full_report_pointer(opt));
+    }
+    return table;
+}
+
+// A suite's unchanged gated rows, collapsed and counted, as many as fit in
+// `budget` characters; empty when there are none.
+std::string markdown_unchanged(const gate::report& r, const markdown_options& opt, std::size_t budget)
+{
+    std::vector<std::string> rows;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            if (c.gated && c.state == status::unchanged) rows.push_back(markdown_gated_row(b, c));
+        }
+    }
+    if (rows.empty()) return {};
+    std::string out = fmt::format("\n<details><summary>{} unchanged row{} of gated counters</summary>\n\n", rows.size(),
+                                  rows.size() == 1 ? "" : "s");
+    const std::string close = "\n</details>\n";
+    const std::size_t note_reserve = 300 + (opt.comparison_url.size() * 3);
+    std::string table(gated_table_head);
+    std::size_t shown = 0;
+    for (const auto& row : rows) {
+        if (out.size() + table.size() + row.size() + close.size() + note_reserve > budget) break;
+        table += row;
+        ++shown;
+    }
+    if (shown > 0) out += table;
+    if (shown < rows.size()) {
+        out += fmt::format("\n_… {} unchanged row{} not listed: the full report is {}._\n", rows.size() - shown,
+                           rows.size() - shown == 1 ? "" : "s", full_report_pointer(opt));
+    }
+    return out + close;
+}
+
+// The markdown of a suite (two or more benchmarks): what changed first, the
+// rest collapsed and counted, everything cut to opt.max_chars.
+std::string render_suite_markdown(const gate::report& r, const markdown_options& opt)
+{
+    const std::string head = markdown_head(r, opt);
+    std::string body = head + markdown_suite_summary(r) + markdown_not_compared(r);
+    std::string history = markdown_history(r);
+    if (!history.empty()) history = "\n" + history;
+    const std::string links = markdown_links(opt);
+    // What must follow the table: the unchanged rows' frame and count, the
+    // history, the links, and the collapsed details' frame with its cut
+    // note (with_collapsed_details).
+    const std::size_t frame = 400 + 3 * opt.comparison_url.size();
+    const std::size_t tail = history.size() + links.size() + 2 * frame;
+    auto left = [&](const std::string& so_far) {
+        return opt.max_chars > so_far.size() + tail ? opt.max_chars - so_far.size() - tail : 0;
+    };
+    body += markdown_suite_table(r, opt, left(body));
+    // Unchanged rows get at most half of what is left; the details the rest.
+    body += markdown_unchanged(r, opt, left(body) / 2 + frame);
+    body += history + links;
+    body += markdown_attributions(r, opt, opt.max_chars > body.size() ? (opt.max_chars - body.size()) / 2 : 0);
+    std::vector<std::string> details = markdown_details(r);
+    const std::vector<std::string> footer = markdown_footer(r);
+    details.insert(details.end(), footer.begin(), footer.end());
+    std::string out = with_collapsed_details(body, details, opt.max_chars);
+    if (out.size() > opt.max_chars) {
+        out = head + fmt::format("_The report is too large for a comment ({} characters); the full report is {}._\n",
+                                 out.size(), full_report_pointer(opt));
+    }
+    return out;
+}
+
 } // namespace
 
 std::string render_markdown(const gate::report& r, const markdown_options& opt)
 {
+    if (is_suite(r)) return render_suite_markdown(r, opt);
     const std::string head = markdown_head(r, opt);
-    std::string table = markdown_gated_table(r);
+    std::string table = markdown_not_compared(r) + markdown_gated_table(r);
     if (const std::string history = markdown_history(r); !history.empty()) table += "\n" + history;
 
     std::string body = head + table + markdown_links(opt);

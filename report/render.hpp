@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,11 @@ namespace perfgate::report {
 
 // The contract: schema "perfgate.report/v1"; statistics that do not apply are null.
 // report_from_json accepts reports without the fields added later in v1
-// (open_alerts, band, outside_band, noise): they read as null.
+// (open_alerts, band, outside_band, noise): they read as null; and without
+// added, removed, failed (absent when empty): they read as empty. "summary"
+// and "overall" (reports of two or more benchmarks) are derived from the
+// benchmarks (gate::count_benchmarks, gate::overall_geomeans): written,
+// never read.
 //
 // "noise" (per counter; null as gate::counter_report::noise says):
 //   { "bimodal": true | false | null, "drift": true | false | null,
@@ -49,6 +54,10 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at = nullptr);
 // "input.bad_report" naming the field for a malformed object.
 nlohmann::json to_json(const gate::attribution& a);
 gate::attribution attribution_from_json(const nlohmann::json& j);
+
+// A suite's "summary" object and "overall" array (docs/report.md "Suites").
+nlohmann::json summary_json(const gate::suite_counts& n);
+nlohmann::json overall_json(const std::vector<gate::overall_geomean>& rows);
 
 // A benchmark's "count_vs_time" array (docs/report.md).
 nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);

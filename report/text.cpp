@@ -63,6 +63,7 @@ std::string render_text(const gate::report& r, bool colour)
         return *code ? fmt::format("{}{}\x1b[0m", code, s) : std::string(s);
     };
     std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
+    if (is_suite(r)) out += fmt::format("{}\n\n", suite_line(r));
     if (const std::string note = not_interleaved_note(r); !note.empty()) out += fmt::format("note: {}\n\n", note);
     out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline", "candidate",
                        "Δ median", "shift [CI]", "p adj.");
@@ -85,6 +86,25 @@ std::string render_text(const gate::report& r, bool colour)
         if (b.attribution_info) out += text_attribution(*b.attribution_info);
     }
     out += "(· = reported, not gated)\n";
+    if (const auto overall = overall_geomeans(r); !overall.empty()) {
+        out += "\noverall: geometric mean over benchmarks of candidate/baseline medians (not gated):\n";
+        for (const auto& o : overall) {
+            out += fmt::format("  {:<24} ×{:.4f} ({}) over {} benchmarks, {} is better\n", o.counter, o.ratio,
+                               ratio_pct(o.ratio), o.benchmarks, to_string(o.direction));
+        }
+    }
+    if (!r.added.empty()) {
+        out += "\nadded (candidate only, not compared):\n";
+        for (const auto& name : r.added) out += fmt::format("  + {}\n", name);
+    }
+    if (!r.removed.empty()) {
+        out += "\nremoved (baseline only, not compared):\n";
+        for (const auto& name : r.removed) out += fmt::format("  - {}\n", name);
+    }
+    if (!r.failed.empty()) {
+        out += "\nfailed (reported failed by the harness, not compared):\n";
+        for (const auto& f : r.failed) out += fmt::format("  ! {}\n", failed_line(f));
+    }
     if (!r.warnings.empty()) {
         out += "\nwarnings:\n";
         for (const auto& w : r.warnings) out += fmt::format("  - {}\n", w);

@@ -1510,3 +1510,231 @@ TEST_CASE("compare: runs measured apart are judged by the between-run test, cohe
         CHECK(render_text(interleaved, false).find("not measured interleaved") == std::string::npos);
     }
 }
+
+namespace {
+
+// A google/benchmark-like suite of `n` benchmarks x 4 counters (real_time,
+// cpu_time and instructions gated, items_per_second not), 10 repetitions
+// each from a fixed LCG: deterministic. In the candidate, every 50th
+// benchmark (from 7) is 30% slower, every 100th (from 3) 25% faster;
+// "BM_Gone/<k>" are in the baseline only, "BM_New/<k>" in the candidate
+// only, and BM_Suite/11 fails in the candidate (SkipWithError).
+std::pair<capture::sample_set, capture::sample_set> generated_suite(int n)
+{
+    std::uint64_t state = 30;
+    auto reps = [&state](double level, double factor) {
+        std::vector<double> v;
+        for (int i = 0; i < 10; ++i) v.push_back(level * factor * (1 + 0.002 * perfgate::test::lcg_uniform(state)));
+        return v;
+    };
+    auto bench = [&](const std::string& name, double level, double factor) {
+        capture::benchmark_samples b;
+        b.name = name;
+        b.counters = {series("real_time", reps(level, factor), "ns"), series("cpu_time", reps(level, factor), "ns"),
+                      series("instructions", reps(level * 40, factor)),
+                      series("items_per_second", reps(1e9 / level, 1 / factor), "/s")};
+        b.counters.back().direction = capture::better::higher;
+        return b;
+    };
+    capture::sample_set base, cand;
+    for (int i = 0; i < n; ++i) {
+        const std::string name = "BM_Suite/" + std::to_string(i) + "/real_time";
+        const double level = 1000 + 37 * i;
+        const double factor = i % 50 == 7 ? 1.3 : i % 100 == 3 ? 0.75 : 1.0;
+        base.benchmarks.push_back(bench(name, level, 1.0));
+        cand.benchmarks.push_back(bench(name, level, factor));
+        if (i == 11) {
+            cand.benchmarks.back().counters.clear();
+            cand.benchmarks.back().error = "out of memory";
+        }
+    }
+    for (int k = 0; k < 2; ++k) base.benchmarks.push_back(bench("BM_Gone/" + std::to_string(k), 500, 1.0));
+    for (int k = 0; k < 3; ++k) cand.benchmarks.push_back(bench("BM_New/" + std::to_string(k), 500, 1.0));
+    return {base, cand};
+}
+
+} // namespace
+
+TEST_CASE("report: a suite's summary, overall geometric mean, added, removed and failed")
+{
+    SUBCASE("the geometric mean of candidate/baseline median ratios over benchmarks, gated counters only")
+    {
+        capture::sample_set base, cand;
+        const double factors[] = {2.0, 0.5, 1.5};
+        for (int i = 0; i < 3; ++i) {
+            base.benchmarks.push_back(one({series("task-clock", ramp(), "msec"), series("page-faults", ramp())},
+                                          "b" + std::to_string(i))
+                                          .benchmarks[0]);
+            cand.benchmarks.push_back(one({series("task-clock", ramp(factors[i]), "msec"),
+                                           series("page-faults", ramp(factors[i]))},
+                                          "b" + std::to_string(i))
+                                          .benchmarks[0]);
+        }
+        const gate::report r = compare(base, cand, policy{});
+        const auto overall = overall_geomeans(r);
+        REQUIRE(overall.size() == 1); // page-faults is not gated
+        CHECK(overall[0].counter == "task-clock");
+        CHECK(overall[0].benchmarks == 3);
+        // (2 * 0.5 * 1.5)^(1/3): medians scale exactly with the factor.
+        CHECK(overall[0].ratio == doctest::Approx(std::cbrt(1.5)).epsilon(1e-12));
+        const suite_counts n = count_benchmarks(r);
+        CHECK(n.compared == 3);
+        CHECK(n.regressions == 2);
+        CHECK(n.improvements == 1);
+        CHECK(n.unchanged + n.inconclusive + n.added + n.removed + n.failed == 0);
+        const json j = to_json(r);
+        CHECK(j.at("overall") ==
+              json::parse(R"([{"benchmarks": 3, "better": "lower", "counter": "task-clock", "geomean_ratio": )" +
+                          j.at("overall")[0].at("geomean_ratio").dump() + "}]"));
+        CHECK(j.at("overall")[0].at("geomean_ratio").get<double>() == overall[0].ratio);
+        CHECK(j.at("summary") == json::parse(R"({"compared": 3, "regressions": 2, "improvements": 1, "unchanged": 0,
+                                                 "inconclusive": 0, "added": 0, "removed": 0, "failed": 0})"));
+        CHECK(render_text(r, false).find("3 benchmarks compared: 2 regressions, 1 improvement, 0 unchanged, 0 "
+                                         "inconclusive\n") != std::string::npos);
+        CHECK(render_text(r, false).find("task-clock               ×1.1447 (+14.47%) over 3 benchmarks") !=
+              std::string::npos);
+        CHECK(render_markdown(r).find("| task-clock (lower is better) | 1.1447 | +14.47% | 3 |") != std::string::npos);
+    }
+    SUBCASE("a single benchmark: none of the suite's members, as before")
+    {
+        const gate::report r = compare(one({series("task-clock", ramp(), "msec")}),
+                                       one({series("task-clock", ramp(1.1), "msec")}), policy{});
+        const json j = to_json(r);
+        for (const char* key : {"added", "removed", "failed", "summary", "overall"}) CHECK_FALSE(j.contains(key));
+        CHECK(render_text(r, false).find("compared:") == std::string::npos);
+        CHECK(render_text(r, false).find("overall") == std::string::npos);
+        CHECK(render_markdown(r).find("compared:") == std::string::npos);
+    }
+    SUBCASE("a 500-benchmark suite: JSON members, their stream and tree agree, text lists them")
+    {
+        const auto sets = generated_suite(500);
+        const gate::report r = compare(sets.first, sets.second, policy{});
+        CHECK(r.added == std::vector<std::string>{"BM_New/0", "BM_New/1", "BM_New/2"});
+        CHECK(r.removed == std::vector<std::string>{"BM_Gone/0", "BM_Gone/1"});
+        REQUIRE(r.failed.size() == 1);
+        CHECK(r.failed[0].name == "BM_Suite/11/real_time");
+        CHECK(r.failed[0].side == "candidate");
+        const json j = to_json(r);
+        CHECK(j.at("added") == json::array({"BM_New/0", "BM_New/1", "BM_New/2"}));
+        CHECK(j.at("removed") == json::array({"BM_Gone/0", "BM_Gone/1"}));
+        CHECK(j.at("failed") == json::parse(R"([{"name": "BM_Suite/11/real_time", "side": "candidate",
+                                                  "message": "out of memory"}])"));
+        const suite_counts n = count_benchmarks(r);
+        CHECK(n.compared == 499);
+        CHECK(n.regressions == 10);
+        CHECK(n.improvements == 5);
+        CHECK(n.regressions + n.improvements + n.unchanged + n.inconclusive == 499);
+        CHECK(j.at("summary").at("regressions") == 10);
+        CHECK(j.at("summary").at("added") == 3);
+        CHECK(j.at("summary").at("removed") == 2);
+        CHECK(j.at("summary").at("failed") == 1);
+        REQUIRE(j.at("overall").size() == 3); // real_time, cpu_time, instructions
+        CHECK(j.at("overall")[0].at("counter") == "real_time");
+        CHECK(j.at("overall")[0].at("benchmarks") == 499);
+        CHECK(j.at("overall")[0].at("geomean_ratio").get<double>() > 1.0);
+        check_text_is_dump(r);
+        CHECK(to_json(report_from_json(j)) == j);
+        const std::string text = render_text(r, false);
+        CHECK(text.find("499 benchmarks compared: 10 regressions, 5 improvements, ") != std::string::npos);
+        CHECK(text.find("; 3 added, 2 removed, 1 failed\n") != std::string::npos);
+        CHECK(text.find("added (candidate only, not compared):\n  + BM_New/0\n") != std::string::npos);
+        CHECK(text.find("removed (baseline only, not compared):\n  - BM_Gone/0\n") != std::string::npos);
+        CHECK(text.find("  ! BM_Suite/11/real_time (candidate): out of memory\n") != std::string::npos);
+    }
+}
+
+TEST_CASE("renderers: a 500-benchmark suite's markdown fits GitHub's comment and lists every regression first")
+{
+    const auto sets = generated_suite(500);
+    const gate::report r = compare(sets.first, sets.second, policy{});
+    std::vector<std::string> regression_rows, improvement_rows;
+    std::size_t unchanged = 0;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            if (!c.gated) continue;
+            // Markdown escapes the underscores of user strings.
+            auto md = [](std::string s) {
+                for (auto at = s.find('_'); at != std::string::npos; at = s.find('_', at + 2)) s.insert(at, "\\");
+                return s;
+            };
+            const std::string row = "| " + std::string(c.state == status::regression ? "🔴" : "🟢") + " | " +
+                                    md(b.name) + " | " + md(c.name) + " |";
+            if (c.state == status::regression) regression_rows.push_back(row);
+            if (c.state == status::improvement) improvement_rows.push_back(row);
+            unchanged += c.state == status::unchanged;
+        }
+    }
+    REQUIRE(regression_rows.size() == 30); // 10 benchmarks x 3 gated counters
+    REQUIRE(improvement_rows.size() == 15);
+    REQUIRE(unchanged > 1000);
+    markdown_options o;
+    o.marker = "<!-- perfgate-comment: perfgate -->";
+    o.run_url = "https://github.com/o/r/actions/runs/1";
+    o.comparison_url = "https://perfgate.example/p/x/comparisons/7";
+    SUBCASE("the PR comment: under 65,536 characters, regressions then improvements, unchanged collapsed")
+    {
+        const std::string md = render_markdown(r, o); // default max_chars: GitHub's limit
+        CHECK(md.size() <= 65536);
+        CHECK(md.rfind(o.marker + "\n", 0) == 0);
+        CHECK(md.find("**499 benchmarks compared: 10 regressions, 5 improvements,") != std::string::npos);
+        std::size_t last_regression = 0;
+        for (const auto& row : regression_rows) {
+            INFO(row);
+            const auto at = md.find(row);
+            CHECK(at != std::string::npos);
+            if (at != std::string::npos) last_regression = std::max(last_regression, at);
+        }
+        for (const auto& row : improvement_rows) {
+            INFO(row);
+            CHECK(md.find(row) != std::string::npos);
+            CHECK(md.find(row) > last_regression);
+        }
+        CHECK(md.find("<details><summary>" + std::to_string(unchanged) +
+                      " unchanged rows of gated counters</summary>") != std::string::npos);
+        CHECK(md.find("unchanged rows not listed: the full report is the JSON report") != std::string::npos);
+        CHECK(md.find("- ➕ added (candidate only, not compared): BM\\_New/0, BM\\_New/1, BM\\_New/2\n") !=
+              std::string::npos);
+        CHECK(md.find("- ❗ failed: BM\\_Suite/11/real\\_time \\(candidate\\): out of memory") != std::string::npos);
+        CHECK(md.find("| real\\_time (lower is better) |") != std::string::npos);
+        // The unchanged rows are inside their details block, after every changed row.
+        CHECK(md.find("| ⚪ |") > md.find("unchanged rows of gated counters"));
+    }
+    SUBCASE("long lists of benchmarks not compared: 20 names each, then a count")
+    {
+        gate::report many = r;
+        for (int i = 3; i < 25; ++i) many.added.push_back("BM_New/" + std::to_string(i));
+        for (int i = 0; i < 30; ++i) many.failed.push_back({"BM_Fail/" + std::to_string(i), "both", "crashed"});
+        const std::string md = render_markdown(many, o);
+        CHECK(md.size() <= 65536);
+        CHECK(md.find("BM\\_New/19 and 5 more\n") != std::string::npos);
+        CHECK(md.find("BM\\_New/20") == std::string::npos);
+        CHECK(md.find("- ❗ failed: BM\\_Fail/18 \\(both\\): crashed\n") != std::string::npos);
+        CHECK(md.find("BM\\_Fail/19 ") == std::string::npos); // BM_Suite/11 is the first of 20
+        CHECK(md.find("- ❗ … 11 more failed: see the JSON report\n") != std::string::npos);
+    }
+    SUBCASE("the job summary (1 MiB): every gated row")
+    {
+        markdown_options big = o;
+        big.max_chars = 1024 * 1024;
+        const std::string md = render_markdown(r, big);
+        CHECK(md.size() <= big.max_chars);
+        CHECK(md.find("unchanged rows not listed") == std::string::npos);
+        std::size_t rows = 0;
+        for (auto at = md.find("| ⚪ | BM\\_"); at != std::string::npos; at = md.find("| ⚪ | BM\\_", at + 1)) ++rows;
+        CHECK(rows == unchanged);
+    }
+    SUBCASE("a limit the changed rows do not fit in: cut, counted, and pointed to the full report")
+    {
+        markdown_options tiny = o;
+        tiny.max_chars = 5000;
+        const std::string md = render_markdown(r, tiny);
+        INFO(md);
+        CHECK(md.size() <= 5000);
+        CHECK(md.find(regression_rows.front()) != std::string::npos);
+        CHECK(md.find(improvement_rows.front()) == std::string::npos);
+        CHECK(md.find("rows (") != std::string::npos);
+        CHECK(md.find("left out to fit GitHub's comment limit: the full report is the JSON report") !=
+              std::string::npos);
+        CHECK(md.find("[stored comparison](https://perfgate.example/p/x/comparisons/7)") != std::string::npos);
+    }
+}

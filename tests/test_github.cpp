@@ -426,6 +426,56 @@ TEST_CASE("a report over GitHub's limit is truncated, keeping the marker")
     }
 }
 
+TEST_CASE("a 500-benchmark suite: the comment fits GitHub's limit with every regression, the job summary has every row")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    // 500 benchmarks x 4 counters (3 gated): every 50th (from 7) regressed, the rest unchanged.
+    gate::report r;
+    r.result = gate::verdict::fail;
+    std::vector<std::string> regressed;
+    for (int i = 0; i < 500; ++i) {
+        gate::benchmark_report b;
+        b.name = "BM/suite:" + std::to_string(i);
+        const bool slower = i % 50 == 7;
+        b.result = slower ? gate::verdict::fail : gate::verdict::pass;
+        for (const char* name : {"real-time", "cpu-time", "instructions"})
+            b.counters.push_back(counter(name, slower ? gate::status::regression : gate::status::unchanged,
+                                         slower ? 30.0 : 0.1));
+        b.counters.push_back(counter("items-per-second", gate::status::unchanged, 0.1));
+        b.counters.back().gated = false;
+        if (slower) regressed.push_back(b.name);
+        r.benchmarks.push_back(b);
+    }
+    REQUIRE(regressed.size() == 10);
+    auto res = publish_to_github(r, exit_regression, test_options(), log);
+    CHECK(res.warnings.empty());
+    REQUIRE(gh.comments(pr).size() == 1);
+    const std::string comment = gh.comments(pr)[0].body;
+    const std::string summary = slurp(env.summary());
+    CHECK(utf8_chars(comment) <= 65536);
+    CHECK(comment.starts_with(comment_marker("perfgate")));
+    CHECK(summary.size() <= std::size_t{1024 * 1024});
+    CHECK(summary.size() > comment.size());
+    for (const std::string* body : {&comment, &summary}) {
+        CHECK(
+            body->find("**500 benchmarks compared: 10 regressions, 0 improvements, 490 unchanged, 0 inconclusive**") !=
+            std::string::npos);
+        CHECK(body->find("<details><summary>1470 unchanged rows of gated counters</summary>") != std::string::npos);
+        for (const auto& name : regressed) {
+            for (const char* counter_name : {"real-time", "cpu-time", "instructions"}) {
+                const std::string row = "| 🔴 | " + name + " | " + counter_name + " |";
+                CAPTURE(row);
+                CHECK(body->find(row) != std::string::npos);
+                CHECK(body->find(row) < body->find("unchanged rows of gated counters"));
+            }
+        }
+    }
+    CHECK(comment.find("unchanged rows not listed") != std::string::npos);
+    CHECK(summary.find("unchanged rows not listed") == std::string::npos); // 1 MiB holds them all
+}
+
 TEST_CASE("posting the same truncated report twice still updates one comment")
 {
     fake_github gh;

@@ -549,3 +549,86 @@ TEST_CASE("pages: a deterministic counter's series has no band (no run-to-run no
         CHECK(data["lines"][0]["band"].empty());
     }
 }
+
+TEST_CASE("pages: the overview of a big suite is paged, 50 benchmarks a page, with links between the pages")
+{
+    fixture f;
+    // Names sort as numbers: b000 ... b119.
+    for (int i = 0; i < 120; ++i)
+        (void)f.upload(fmt::format("b{:03}", i), "baseline", std::string(40, 'a'), {10.0, 10.1, 10.2});
+    auto res = f.get("/p/demo");
+    REQUIRE(res.result_int() == 200);
+    std::string body = res.body();
+    CHECK(count(body, "<tr class=\"benchmark\">") == 50);
+    CHECK(body.find("<td>b000</td>") != std::string::npos);
+    CHECK(body.find("<td>b049</td>") != std::string::npos);
+    CHECK(body.find("<td>b050</td>") == std::string::npos);
+    CHECK(body.find("Benchmarks 1–50 of 120, page 1 of 3:") != std::string::npos);
+    CHECK(count(body, "<a rel=\"next\" href=\"/p/demo?page=2\">next</a>") == 2); // above and below the table
+    CHECK(count(body, "id=\"benchmarks-pager\"") == 1);                          // ids stay unique
+    CHECK(count(body, "id=\"benchmarks-pager-end\"") == 1);
+    CHECK(body.find("rel=\"prev\"") == std::string::npos);
+    CHECK(page_data(body).at("sparklines").size() == 50);
+
+    res = f.get("/p/demo?page=3");
+    REQUIRE(res.result_int() == 200);
+    body = res.body();
+    CHECK(count(body, "<tr class=\"benchmark\">") == 20);
+    CHECK(body.find("<td>b100</td>") != std::string::npos);
+    CHECK(body.find("<td>b119</td>") != std::string::npos);
+    CHECK(body.find("<td>b099</td>") == std::string::npos);
+    CHECK(body.find("Benchmarks 101–120 of 120, page 3 of 3:") != std::string::npos);
+    CHECK(body.find("<a rel=\"prev\" href=\"/p/demo?page=2\">previous</a>") != std::string::npos);
+    CHECK(body.find("rel=\"next\"") == std::string::npos);
+    // Each sparkline's index is its row's on this page.
+    CHECK(page_data(body).at("sparklines").size() == 20);
+    CHECK(page_data(body).at("sparklines")[0].at("benchmark") == "b100");
+
+    res = f.get("/p/demo?page=4");
+    CHECK(res.result_int() == 400);
+    CHECK(res.body().find("page 4: the overview has 3 pages") != std::string::npos);
+    CHECK(f.get("/p/demo?page=0").result_int() == 400);
+    CHECK(f.get("/p/demo?page=x").result_int() == 400);
+    CHECK(f.get("/p/demo?sort=name").result_int() == 400);
+}
+
+TEST_CASE("pages: an overview of up to 50 benchmarks is one page without a pager")
+{
+    fixture f;
+    for (int i = 0; i < 50; ++i)
+        (void)f.upload(fmt::format("b{:03}", i), "baseline", std::string(40, 'a'), {10.0, 10.1, 10.2});
+    const auto res = f.get("/p/demo");
+    REQUIRE(res.result_int() == 200);
+    CHECK(count(res.body(), "<tr class=\"benchmark\">") == 50);
+    CHECK(res.body().find("benchmarks-pager") == std::string::npos);
+    CHECK(f.get("/p/demo?page=1").result_int() == 200);
+    CHECK(f.get("/p/demo?page=2").result_int() == 400);
+}
+
+TEST_CASE("pages: a comparison of several benchmarks shows the suite's summary and overall geometric mean")
+{
+    fixture f;
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+    // parse 20% slower, scan the same (inconclusive at 5 samples): a geometric mean of sqrt(1.2).
+    pairs.emplace_back(f.upload("parse", "baseline", std::string(40, 'a'), {10.0, 10.1, 10.2, 10.1, 10.0}),
+                       f.upload("parse", "candidate", std::string(40, 'b'), {12.0, 12.12, 12.24, 12.12, 12.0}));
+    pairs.emplace_back(f.upload("scan", "baseline", std::string(40, 'a'), {5.0, 5.1, 5.2, 5.1, 5.0}),
+                       f.upload("scan", "candidate", std::string(40, 'b'), {5.0, 5.1, 5.2, 5.1, 5.0}));
+    const auto id = f.service.compare("demo", pairs, perfgate::gate::policy{}).id;
+    const auto res = f.get(fmt::format("/p/demo/comparisons/{}", id));
+    REQUIRE(res.result_int() == 200);
+    const std::string& body = res.body();
+    INFO(body.substr(body.find("suite-summary") == std::string::npos ? 0 : body.find("suite-summary"), 600));
+    CHECK(body.find("<p id=\"suite-summary\">2 benchmarks compared: 1 regression, 0 improvements, 0 unchanged, 1 "
+                    "inconclusive</p>") != std::string::npos);
+    CHECK(body.find("<tr><td>task-clock (lower is better)</td><td>1.095</td><td>+9.54%</td><td>2</td></tr>") !=
+          std::string::npos);
+    CHECK(body.find("id=\"added\"") == std::string::npos);
+
+    // One benchmark: no suite section, as before.
+    const auto single = f.service.compare("demo", {pairs[0]}, perfgate::gate::policy{}).id;
+    const auto one = f.get(fmt::format("/p/demo/comparisons/{}", single));
+    REQUIRE(one.result_int() == 200);
+    CHECK(one.body().find("suite-summary") == std::string::npos);
+    CHECK(one.body().find("id=\"overall\"") == std::string::npos);
+}

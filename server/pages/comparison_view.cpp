@@ -13,6 +13,7 @@
 #include <boost/beast/http/field.hpp>
 #include <fmt/format.h>
 
+#include "capture/counters.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/error.hpp"
@@ -270,6 +271,44 @@ void benchmark_section(writer& w, page_state& p, const std::string& here, const 
     w << "</tbody></table>";
 }
 
+// A suite's figures (docs/report.md "Suites"), above the benchmarks: how
+// many were compared and how they came out, the overall geometric means
+// (not gated), and the benchmarks that were not compared. Nothing for a
+// report of one benchmark.
+void suite_section(writer& w, const gate::report& r)
+{
+    if (!gate::is_suite(r)) return;
+    const gate::suite_counts n = gate::count_benchmarks(r);
+    w.f("<p id=\"suite-summary\">{} benchmark{} compared: {} regression{}, {} improvement{}, {} unchanged, {} "
+        "inconclusive",
+        n.compared, n.compared == 1 ? "" : "s", n.regressions, n.regressions == 1 ? "" : "s", n.improvements,
+        n.improvements == 1 ? "" : "s", n.unchanged, n.inconclusive);
+    if (n.added + n.removed + n.failed > 0) w.f("; {} added, {} removed, {} failed", n.added, n.removed, n.failed);
+    w << "</p>";
+    if (const auto overall = gate::overall_geomeans(r); !overall.empty()) {
+        w << "<table id=\"overall\"><thead><tr><th>counter</th><th>overall: geometric mean of candidate/baseline "
+             "medians (not gated)</th><th>Δ</th><th>benchmarks</th></tr></thead><tbody>";
+        for (const auto& o : overall) {
+            w.f("<tr><td>{} ({} is better)</td><td>{}</td><td>{}</td><td>{}</td></tr>", o.counter,
+                capture::to_string(o.direction), number(o.ratio), percent((o.ratio - 1) * 100), o.benchmarks);
+        }
+        w << "</tbody></table>";
+    }
+    auto names = [&w](std::string_view id, std::string_view label, const std::vector<std::string>& all) {
+        if (all.empty()) return;
+        w.f("<p id=\"{}\">{}:", id, label);
+        for (std::size_t i = 0; i < all.size(); ++i) w.f("{} <code>{}</code>", i == 0 ? "" : ",", all[i]);
+        w << "</p>";
+    };
+    names("added", "Added (candidate only, not compared)", r.added);
+    names("removed", "Removed (baseline only, not compared)", r.removed);
+    if (!r.failed.empty()) {
+        w << "<ul id=\"failed\">";
+        for (const auto& f : r.failed) w.f("<li>failed: <code>{}</code> ({}): {}</li>", f.name, f.side, f.message);
+        w << "</ul>";
+    }
+}
+
 } // namespace
 
 // The stored SVG, with the artifact headers (router.hpp).
@@ -309,6 +348,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
     w.f("<p class=\"filters\"><a href=\"{}\">all counters</a> · <a href=\"{}?only=regressions\">only regressions</a> · "
         "<a href=\"{}?gated=1\">only gated</a> · <a href=\"/api/v1/projects/{}/comparisons/{}?format=markdown\">markdown</a></p>",
         here, here, here, html::url_encode(p.project), id);
+    suite_section(w, *rep);
     for (const auto& warning : rep->warnings) w.f("<p class=\"warning\">{}</p>", warning);
     const auto flame_graphs = svc.flame_graph_benchmarks(p.project, id);
     json histories = json::array();

@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "capture/counters.hpp"
+#include "model/error.hpp"
 #include "server/pages/quantity.hpp"
 #include "server/pages/views.hpp"
 #include "service/service.hpp"
@@ -15,6 +18,12 @@ namespace {
 
 // The overview's sparklines: this many recent runs of each series.
 constexpr std::size_t overview_points = 60;
+
+// Benchmarks per page of the overview (?page=N, 1-based): a google/benchmark
+// suite stores hundreds, and one page of 500 benchmarks x 3 gated counters
+// was 1,500 rows and sparklines (1 MiB of HTML, ~120 ms to render; see
+// docs/performance.md "Dashboard with a big suite").
+constexpr std::size_t overview_page_benchmarks = 50;
 
 // One benchmark's counter on the baseline branch: one row per testbed
 // (machines are not comparable), the one measured last first; each with its
@@ -42,12 +51,44 @@ std::vector<std::vector<model::history_point>> overview_testbeds(page_state& p, 
     return testbeds;
 }
 
-// The benchmarks table; `sparklines` gets each row's points for dashboard.js.
-void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, json& sparklines)
+// The links between the overview's pages, when there is more than one.
+void overview_pager(writer& w, const page_state& p, std::string_view id, std::size_t page, std::size_t pages,
+                    std::size_t first, std::size_t last, std::size_t total)
 {
+    if (pages <= 1) return;
+    const std::string path = project_path(p.project);
+    auto link = [&](std::size_t to, std::string_view rel, std::string_view text) {
+        w.f(" <a rel=\"{}\" href=\"{}?page={}\">{}</a>", rel, path, to, text);
+    };
+    w.f("<nav class=\"pager\" id=\"{}\">Benchmarks {}–{} of {}, page {} of {}:", id, first, last, total, page, pages);
+    if (page > 1) {
+        link(1, "first", "first");
+        link(page - 1, "prev", "previous");
+    }
+    if (page < pages) {
+        link(page + 1, "next", "next");
+        link(pages, "last", "last");
+    }
+    w << "</nav>";
+}
+
+// The benchmarks table, one page of it; `sparklines` gets each row's points
+// for dashboard.js.
+void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, std::size_t page, json& sparklines)
+{
+    auto all = p.ctx.service.benchmarks(p.project);
+    const std::size_t pages = (all.size() + overview_page_benchmarks - 1) / overview_page_benchmarks;
+    if (page > std::max<std::size_t>(pages, 1)) {
+        throw error(errors::http_bad_param,
+                    fmt::format("page {}: the overview has {} page{}", page, pages, pages == 1 ? "" : "s"));
+    }
+    const std::size_t first = (page - 1) * overview_page_benchmarks;
+    const std::size_t last = std::min(all.size(), first + overview_page_benchmarks);
+    overview_pager(w, p, "benchmarks-pager", page, pages, first + 1, last, all.size());
     w << "<table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>counter</th><th>testbed</th><th>trend</th>"
          "<th>latest</th><th>runs</th><th>last run</th></tr></thead><tbody>";
-    for (const auto& b : p.ctx.service.benchmarks(p.project)) {
+    for (std::size_t i = first; i < last; ++i) {
+        const auto& b = all[i];
         for (const auto& counter : b.counters) {
             if (!capture::lookup_counter(counter).gated) continue;
             for (const auto& mine : overview_testbeds(p, b.name, counter, baseline)) {
@@ -68,6 +109,7 @@ void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, 
         }
     }
     w << "</tbody></table>";
+    overview_pager(w, p, "benchmarks-pager-end", page, pages, first + 1, last, all.size());
 }
 
 void overview_comparisons(writer& w, page_state& p)
@@ -110,13 +152,15 @@ void overview_open_alerts(writer& w, page_state& p)
 
 page_view overview_view(page_state& p, const query_params& q)
 {
-    q.only({});
+    q.only({"page"});
+    const auto page_param = q.get("page");
+    const auto page = static_cast<std::size_t>(page_param ? positive_id(*page_param, "page") : 1);
     const std::string baseline = p.ctx.service.baseline_branch(p.project);
     page_view v("overview", p.project);
     writer& w = v.body;
     w.f("<p>Baseline branch <code>{}</code>.</p><h2>Benchmarks</h2>", baseline);
     json sparklines = json::array();
-    overview_benchmarks(w, p, baseline, sparklines);
+    overview_benchmarks(w, p, baseline, page, sparklines);
     overview_comparisons(w, p);
     overview_open_alerts(w, p);
     v.set_data(json{{"page", "overview"}, {"project", p.project}, {"sparklines", std::move(sparklines)}});

@@ -8,7 +8,9 @@ run 40, so the history watch opens one alert there; 12 runs of a feature branch)
 pages with selenium and asserts what the issue asks: points drawn == the API's points,
 change-point marker at the alert's run, hover shows the run's sha, dragging zooms, triage changes
 the alert in the API, sign-in works and a wrong token is refused, a note with <script> is shown as
-text, and no page logs a console error. Every test saves a screenshot into --out.
+text, and no page logs a console error. Every test saves a screenshot into --out. A second
+project of 55 benchmarks checks that the overview's pages (50 benchmarks a page) each draw their
+own sparklines.
 """
 import argparse
 import http.cookiejar
@@ -137,8 +139,8 @@ class Dashboard(unittest.TestCase):
         errors = console_errors(self.d)
         self.assertEqual(errors, [], "console errors on " + path)
 
-    def sign_in(self, token=None):
-        self.d.get(self.srv.url + "/p/demo/signin")
+    def sign_in(self, token=None, project="demo"):
+        self.d.get(self.srv.url + "/p/%s/signin" % project)
         self.d.find_element("id", "token").send_keys(token or self.srv.token)
         self.d.find_element("id", "signin").click()
         # The form's answer, not the sign-in page it replaces (whose ready
@@ -347,6 +349,50 @@ class Dashboard(unittest.TestCase):
             plain.open(self.srv.url + "/p/demo/alerts/%d" % alert, bad)
         self.assertEqual(bounced.exception.code, 303)
         self.assertIn("/p/demo/signin", bounced.exception.headers["Location"])
+
+
+class Suite(unittest.TestCase):
+    """A project holding a suite of 55 benchmarks: the overview is paged, 50 a page."""
+
+    def test_overview_pages_draw_their_own_sparklines(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            srv = Server(tmp)
+            d = start_driver()
+            try:
+                token = srv._token("suite")
+                rnd = random.Random(11)
+                for i in range(55):
+                    for k in range(2):
+                        srv.api("POST", "/api/v1/projects/suite/runs",
+                                {"benchmark": "BM_Suite/%03d" % i, "role": "baseline", "git_sha": "%040x" % (k + 1),
+                                 "branch": "main", "testbed": {"name": "ci-box"}, "perf_csv": capture(100 + i, rnd)},
+                                token=token)
+                d.get(srv.url + "/p/suite/signin")
+                d.find_element("id", "token").send_keys(token)
+                d.find_element("id", "signin").click()
+                WebDriverWait(d, 20).until(lambda drv: "/signin" not in drv.current_url)
+                for page, first, count in ((1, "BM_Suite/000", 50), (2, "BM_Suite/050", 5)):
+                    console_logs(d)
+                    d.get(srv.url + "/p/suite?page=%d" % page)
+                    wait_ready(d, 20)
+                    self.assertEqual(console_errors(d), [], "console errors on page %d" % page)
+                    rows = d.find_elements("css selector", "#benchmarks tr.benchmark")
+                    self.assertEqual(len(rows), count)
+                    self.assertIn(first, rows[0].text)
+                    # Every row's sparkline is drawn from this page's data (a Dygraph canvas each).
+                    drawn = d.find_elements("css selector", "#benchmarks .sparkline canvas")
+                    self.assertGreaterEqual(len(drawn), count)
+                    self.assertEqual(len(d.find_elements("css selector", "#benchmarks .sparkline .no-data")), 0)
+                    pager = d.find_element("id", "benchmarks-pager").text
+                    self.assertIn("page %d of 2" % page, pager)
+                    os.makedirs(ARGS.out, exist_ok=True)
+                    full_page_screenshot(d, os.path.join(ARGS.out, "overview-suite-page%d.png" % page))
+                    d.set_window_size(1280, 900)
+                d.find_element("css selector", "#benchmarks-pager a[rel=prev]").click()
+                WebDriverWait(d, 20).until(lambda drv: drv.current_url.endswith("/p/suite?page=1"))
+            finally:
+                d.quit()
+                srv.stop()
 
 
 def main():
