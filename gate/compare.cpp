@@ -517,6 +517,15 @@ void classify(pending_counter& pc, const policy& rules)
                                      "(threshold {}%): more repetitions or less noise needed",
                                      *r.mde_pct, threshold)
                        : "not significant, and no shift was detectable with this many samples";
+    } else if (!deterministic && !significant && big) {
+        // The shift seen is beyond the threshold and the test could not
+        // confirm it (ties, or a level too strict for these sample sizes
+        // after the family's adjustment): never "unchanged".
+        r.state = status::inconclusive;
+        r.reason = fmt::format("|delta| {:.2f}% >= {}%, but not significant (p={:.3g}, alpha={}): at these sample "
+                               "sizes, ties and number of gated counters the test cannot confirm it; more "
+                               "repetitions needed",
+                               std::abs(delta), threshold, p.value_or(1.0), rules.alpha);
     } else if (!deterministic && cov > pc.rule.max_cov) {
         r.state = status::inconclusive;
         r.reason = fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100,

@@ -133,6 +133,24 @@ TEST_CASE("compare: inconclusive, insufficient and unsupported")
         CHECK(*cr.mde_pct > 2.0);
         CHECK(r.result == verdict::inconclusive);
     }
+    SUBCASE("a shift beyond the threshold that the test cannot confirm is inconclusive, never unchanged")
+    {
+        // Integer counts that tie (a big suite's instructions): the tied
+        // asymptotic p is ~1.6e-4, not significant at the level a family of
+        // 1,500 gated counters leaves (alpha / 1,500 ~ 3.3e-5), while the
+        // spread is tiny: a 30% shift must not be called unchanged.
+        policy p;
+        p.alpha = 0.05 / 1500;
+        const std::vector<double> b = {1000, 1000, 1000, 1000, 1000, 1001, 1001, 1001, 1001, 1001};
+        const std::vector<double> c = {1300, 1300, 1300, 1300, 1300, 1301, 1301, 1301, 1301, 1301};
+        const gate::report r = compare(one({series("instructions", b)}), one({series("instructions", c)}), p);
+        const auto& cr = counter(r, "instructions");
+        REQUIRE(cr.p_value.has_value());
+        CHECK(*cr.p_value > p.alpha);
+        CHECK(cr.state == status::inconclusive);
+        CHECK(cr.reason.find("but not significant") != std::string::npos);
+        CHECK(r.result == verdict::inconclusive);
+    }
     SUBCASE("CoV above max_cov is inconclusive even with a detectable effect")
     {
         policy p;
