@@ -33,6 +33,9 @@ else
     args+=(--config "$IN_CONFIG")
   elif [ -n "${IN_BASELINE:-}" ] && [ -n "${IN_CANDIDATE:-}" ]; then
     args+=(--name "${IN_NAME:-default}" --baseline "$IN_BASELINE" --candidate "$IN_CANDIDATE")
+    # A google/benchmark suite: each of its benchmarks is gated (docs/cli.md#harnesses).
+    [ -n "${IN_HARNESS:-}" ] && args+=(--harness "$IN_HARNESS")
+    [ -n "${IN_FILTER:-}" ] && args+=(--filter "$IN_FILTER")
   else
     echo "::error title=perfgate::set either the config input or both baseline and candidate"
     exit 2

@@ -1398,6 +1398,12 @@ TEST_CASE("the action's measure step: --artifacts, and the link and upload only 
     CHECK(args.find("github --report") != std::string::npos);
     CHECK(args.find("--artifact perfgate-artifacts") != std::string::npos);
     CHECK(slurp(dir / "out").find("artifacts-dir=./perfgate-artifacts\n") != std::string::npos);
+    // A google/benchmark suite: harness and filter reach perfgate run as given.
+    args = step("IN_HARNESS=gbench 'IN_FILTER=BM_(Sort|Copy) $(touch pwned)'");
+    CHECK(args.find("--harness gbench --filter BM_(Sort|Copy) $(touch pwned)") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "pwned"));
+    args = step("");
+    CHECK(args.find("--harness") == std::string::npos);
 
     // Nothing written (no regression, or a backend without profiles): no
     // output for the upload step, no link; the last run's files are gone.
