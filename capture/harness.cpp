@@ -188,8 +188,8 @@ std::string unique_name(std::map<std::string, std::string, std::less<>>& seen, s
     if (it != seen.end()) {
         auto shown = [](std::string_view s) { return std::string(s.substr(0, 80)); };
         if (it->second == raw) {
-            bad_input(source, where, fmt::format("{} '{}' appears twice: benchmarks must have distinct names", what,
-                                                 shown(raw)));
+            bad_input(source, where,
+                      fmt::format("{} '{}' appears twice: benchmarks must have distinct names", what, shown(raw)));
         }
         bad_input(source, where,
                   fmt::format("{} '{}' and '{}' both become benchmark '{}' (docs/inputs.md: names): give them "

@@ -80,9 +80,8 @@ std::string first_failure(const pugi::xml_node& test_case)
         const auto first = original.find_first_not_of(" \t\r\n");
         const auto last = original.find_last_not_of(" \t\r\n");
         original = first == std::string::npos ? "" : original.substr(first, last - first + 1);
-        return fmt::format("{}( {} ) failed at {}:{}", x.attribute("type").as_string("CHECK"),
-                           original.substr(0, 200), x.attribute("filename").as_string("?"),
-                           x.attribute("line").as_string("?"));
+        return fmt::format("{}( {} ) failed at {}:{}", x.attribute("type").as_string("CHECK"), original.substr(0, 200),
+                           x.attribute("filename").as_string("?"), x.attribute("line").as_string("?"));
     }
     for (const char* kind : {".//Exception", ".//FatalErrorCondition"}) {
         if (const pugi::xpath_node f = test_case.select_node(kind)) {

@@ -103,8 +103,7 @@ sample_set parse_hyperfine_json(std::string_view text, std::string_view source)
             for (std::size_t r = 0; r < ec->size(); ++r) {
                 const nlohmann::json& code = (*ec)[r];
                 if (!code.is_null() && !code.is_number_integer()) {
-                    detail::bad_input(source, fmt::format("{}.exit_codes[{}]", path, r),
-                                      "expected an integer or null");
+                    detail::bad_input(source, fmt::format("{}.exit_codes[{}]", path, r), "expected an integer or null");
                 }
                 if (code.is_null() || code.get<long long>() != 0) {
                     ++bad_runs;

@@ -71,8 +71,9 @@ sample_set parse_samples_json(std::string_view text, std::string_view source)
     if (!doc.is_object()) detail::bad_input(source, "", "expected a perfgate samples object");
     only_keys(doc, {"perfgate_samples", "benchmarks"}, source, "");
     auto version = doc.find("perfgate_samples");
-    if (version == doc.end() || !version->is_number_integer()) {
-        detail::bad_input(source, "perfgate_samples", "missing; expected the format version, 1");
+    if (version == doc.end()) detail::bad_input(source, "perfgate_samples", "missing; expected the format version, 1");
+    if (!version->is_number_integer()) {
+        detail::bad_input(source, "perfgate_samples", "expected the format version, the integer 1");
     }
     if (version->get<long long>() != 1) {
         detail::bad_input(source, "perfgate_samples",
