@@ -37,7 +37,8 @@ TEST_CASE("sorting", "[bench]")
 
 TEST_CASE("broken", "[broken]")
 {
-    BENCHMARK("accumulate") {
+    BENCHMARK("accumulate")
+    {
         std::vector<int> v(100, 1);
         return std::accumulate(v.begin(), v.end(), 0);
     };

@@ -2,12 +2,13 @@
 #include "nanobench.h"
 #include <algorithm>
 #include <fstream>
-#include <vector>
 #include <random>
+#include <vector>
 #ifndef SCALE
 #define SCALE 1
 #endif
-int main(int argc, char** argv) {
+int main(int argc, char** argv)
+{
     std::ofstream out(argv[1]);
     ankerl::nanobench::Bench b;
     b.title("perfgate capture").epochs(15).minEpochIterations(200).performanceCounters(true).output(nullptr);
@@ -20,7 +21,9 @@ int main(int argc, char** argv) {
     });
     uint64_t x = 1;
     b.run("xorshift", [&] {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
         ankerl::nanobench::doNotOptimizeAway(x);
     });
     b.render(ankerl::nanobench::templates::json(), out);
