@@ -229,6 +229,33 @@ TEST_CASE("Catch2: bad inputs name the file and the element")
                   "value=\"1\"/></BenchmarkResults>" +
                   tail,
               f, "mean/@value: not a finite number");
+    // The same benchmark name in two test cases.
+    const std::string bench_b = "<BenchmarkResults name=\"b\" samples=\"4\"><mean value=\"10\"/><standardDeviation "
+                                "value=\"2\"/></BenchmarkResults>";
+    check_bad("<Catch2TestRun><TestCase name=\"t\">" + bench_b + "</TestCase><TestCase name=\"u\">" + bench_b +
+                  "</TestCase></Catch2TestRun>",
+              f, "TestCase[@name='u']/BenchmarkResults[@name='b']/@name: benchmark 'b' appears twice");
+    // A BENCHMARK inside a SECTION is nested in <Section>; a failed assertion in
+    // the section fails the test case's benchmarks.
+    const sample_set nested = parse_input(
+                                  head +
+                                      "<Section name=\"s\"><BenchmarkResults name=\"in section\" samples=\"4\"><mean "
+                                      "value=\"10\"/><standardDeviation value=\"2\"/></BenchmarkResults></Section>" +
+                                      tail,
+                                  "in.xml")
+                                  .set;
+    CHECK(series(nested, "in_section", "real_time").values == std::vector<double>{10.0});
+    CHECK(series(nested, "in_section", "real_time").variance_pct == std::vector<double>{10.0}); // 2/sqrt(4)/10
+    const sample_set failed_in_section =
+        parse_input(
+            head +
+                "<Section name=\"s\"><BenchmarkResults name=\"b\"/><Expression success=\"false\" type=\"CHECK\" "
+                "filename=\"x.cpp\" line=\"7\"><Original>a == b</Original></Expression></Section><OverallResult "
+                "success=\"false\"/>" +
+                tail,
+            "in.xml")
+            .set;
+    CHECK(failed_in_section.find("b")->error == "test case 't': CHECK( a == b ) failed at x.cpp:7");
     // A benchmark that threw: <failed message>.
     const sample_set s =
         parse_input(head + "<BenchmarkResults name=\"b c\"><failed message=\"boom\"/></BenchmarkResults>" + tail,
