@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "capture/names.hpp"
 #include "capture/suite_builder.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
@@ -191,6 +192,27 @@ std::optional<std::string> string_at(const nlohmann::json& obj, std::string_view
     }
     if (!it->is_string()) bad_input(source, fmt::format("{}.{}", path, key), "expected a string");
     return it->get<std::string>();
+}
+
+std::string unique_name(std::map<std::string, std::string, std::less<>>& seen, std::string_view raw,
+                        std::string_view source, std::string_view where, std::string_view what)
+{
+    if (raw.empty()) bad_input(source, where, fmt::format("empty {}", what));
+    std::string name = to_valid_name(raw);
+    auto it = seen.find(name);
+    if (it != seen.end()) {
+        auto shown = [](std::string_view s) { return std::string(s.substr(0, 80)); };
+        if (it->second == raw) {
+            bad_input(source, where,
+                      fmt::format("{} '{}' appears twice: benchmarks must have distinct names", what, shown(raw)));
+        }
+        bad_input(source, where,
+                  fmt::format("{} '{}' and '{}' both become benchmark '{}' (docs/inputs.md: names): give them "
+                              "distinct names",
+                              what, shown(it->second), shown(raw), shown(name)));
+    }
+    seen.emplace(name, std::string(raw));
+    return name;
 }
 
 std::size_t suite_builder::new_repetition(std::string_view name, std::string_view where)

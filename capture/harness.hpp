@@ -8,13 +8,18 @@
 //             counters real_time and cpu_time in ns per iteration (from
 //             time_unit), every user counter, the --benchmark_perf_counters
 //             columns under perf's names (CYCLES -> cycles).
-//  hyperfine  hyperfine --export-json: one benchmark per command, samples from
-//             `times`, `user`, `system` (seconds, normalised to ns).
-//  catch2     Catch2's XML reporter (-r xml): BENCHMARK results as mean and
-//             standard deviation (summary-only, judged by Welch's rule).
-//  nanobench  nanobench's JSON template: per-epoch measurements.
+//  hyperfine  hyperfine --export-json: one benchmark per command (names
+//             mapped by names.hpp to_valid_name), one sample per run:
+//             `times` -> wall-time (ns), `memory_usage_byte` -> max-rss;
+//             `user`/`system` only when per-run arrays (hyperfine writes
+//             means); a non-zero exit code fails the benchmark.
+//  catch2     Catch2's XML reporter (-r xml, v2 and v3): BENCHMARK results as
+//             mean and standard deviation -> real_time, summary-only (relative
+//             standard error of the mean, samples), judged by Welch's rule.
+//  nanobench  nanobench's JSON template: one sample per epoch of
+//             `measurements` (elapsed per op -> real_time, PMU counters).
 //  samples    perfgate's own generic format: benchmarks -> counters -> unit,
-//             better, samples (docs/inputs.md).
+//             better, gate, samples (docs/inputs.md, "The samples format").
 //  perf       perf stat -x, / --json output (capture/perf_csv.hpp): one
 //             benchmark, named by the caller.
 //
@@ -77,7 +82,8 @@ sample_set parse_samples_json(std::string_view text, std::string_view source);
 
 // google/benchmark's name as perfgate keeps it: stored names have no spaces,
 // and BENCHMARK_TEMPLATE writes "BM_Fill<int, 8>": a space after a comma is
-// dropped, any other space or tab becomes '_' ("BM_Fill<int,8>").
+// dropped ("BM_Fill<int,8>"), then to_valid_name (capture/names.hpp) maps
+// what is left that a name may not hold to '_'.
 std::string gbench_name(std::string_view name);
 
 // A benchmark's samples as a stored run's counters (the measured ones; the

@@ -18,6 +18,7 @@
 
 #include "capture/counters.hpp"
 #include "capture/harness.hpp"
+#include "capture/names.hpp"
 #include "capture/suite_builder.hpp"
 #include "model/error.hpp"
 
@@ -118,11 +119,11 @@ std::string gbench_name(std::string_view name)
 {
     std::string out;
     for (std::size_t i = 0; i < name.size(); ++i) {
-        const char ch = name[i];
-        if (ch == ' ' && i > 0 && name[i - 1] == ',') continue;
-        out += (ch == ' ' || ch == '\t') ? '_' : ch;
+        if (name[i] == ' ' && i > 0 && name[i - 1] == ',') continue;
+        out += name[i];
     }
-    return out;
+    // Then the rule of every harness (docs/inputs.md#names).
+    return to_valid_name(out);
 }
 
 sample_set parse_gbench_json(std::string_view text, std::string_view source)
@@ -167,7 +168,8 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
             if (is_row_key(key) || !value.is_number()) continue;
             const double v = value.get<double>();
             if (!std::isfinite(v)) detail::bad_input(source, path + "." + key, "not a finite number");
-            const std::string counter = counter_name(key);
+            // A user counter's name as any name (docs/inputs.md#names).
+            const std::string counter = to_valid_name(counter_name(key));
             suite.set(b, counter, unit_of(key), v, path);
         }
     }

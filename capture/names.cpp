@@ -6,6 +6,25 @@
 
 namespace perfgate::capture {
 
+namespace {
+constexpr std::string_view punctuation = "_.-/:+=@,<>[]()#%^~{}";
+} // namespace
+
+bool is_name_byte(char ch)
+{
+    const unsigned char c = static_cast<unsigned char>(ch);
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           punctuation.find(ch) != std::string_view::npos;
+}
+
+std::string to_valid_name(std::string_view raw)
+{
+    std::string out(raw.substr(0, max_name_bytes));
+    for (auto& c : out)
+        if (!is_name_byte(c)) c = '_';
+    return out;
+}
+
 void validate_name(std::string_view field_name, std::string_view value)
 {
     if (value.empty()) throw error(errors::ingest_bad_field, fmt::format("field '{}': must not be empty", field_name));
@@ -13,12 +32,9 @@ void validate_name(std::string_view field_name, std::string_view value)
         throw error(errors::ingest_bad_field, fmt::format("field '{}': {} bytes, longer than the limit of {}",
                                                           field_name, value.size(), max_name_bytes));
     }
-    constexpr std::string_view punctuation = "_.-/:+=@,<>[]()#%^~{}";
     for (std::size_t i = 0; i < value.size(); ++i) {
         const unsigned char c = static_cast<unsigned char>(value[i]);
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        punctuation.find(static_cast<char>(c)) != std::string_view::npos;
-        if (!ok) {
+        if (!is_name_byte(value[i])) {
             const std::string shown = c >= 0x21 && c < 0x7f ? fmt::format("'{}'", static_cast<char>(c))
                                                             : fmt::format("byte 0x{:02x}", c);
             throw error(errors::ingest_bad_field,

@@ -29,6 +29,13 @@ std::optional<double> number_at(const nlohmann::json& obj, std::string_view key,
 std::optional<std::string> string_at(const nlohmann::json& obj, std::string_view key, std::string_view source,
                                      const std::string& path, bool required);
 
+// A harness's benchmark name made valid (capture/names.hpp to_valid_name),
+// remembered in `seen` (valid name -> original): a second original with the
+// same valid name, or the same original twice, is "ingest.bad_input" at
+// `where` naming both. `what` names the harness's field ("command").
+std::string unique_name(std::map<std::string, std::string, std::less<>>& seen, std::string_view raw,
+                        std::string_view source, std::string_view where, std::string_view what);
+
 // Benchmarks in first-seen order, each a perf_capture-like table of
 // repetitions x counters, turned into benchmark_samples (from_capture:
 // derived counters included) at the end. Limits (max_benchmarks_per_input,

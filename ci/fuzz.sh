@@ -27,8 +27,9 @@ declare -A seeds=(
   [fuzz_json_inputs]=tests/fuzz/corpus-json
   [fuzz_callgrind]=tests/data/callgrind
   [fuzz_perf_script]=tests/data/perf-script
+  [fuzz_harness_inputs]=tests/fuzz/corpus-harness
 )
-read -r -a targets <<< "${FUZZ_TARGETS:-fuzz_perf_csv fuzz_request fuzz_json_inputs fuzz_callgrind fuzz_perf_script}"
+read -r -a targets <<< "${FUZZ_TARGETS:-fuzz_perf_csv fuzz_request fuzz_json_inputs fuzz_callgrind fuzz_perf_script fuzz_harness_inputs}"
 
 cxx="${CXX_FUZZ:-clang++}"
 if ! command -v "$cxx" > /dev/null; then

@@ -22,6 +22,7 @@ build=(
   nlohmann-json3-dev      # JSON
   libeigen3-dev           # linear algebra in stats/
   libfmt-dev              # formatting
+  libpugixml-dev          # XML: Catch2's reporter output (perfgate compare --input-format catch2)
   libssl-dev              # SHA-256 (tokens, request keys, testbed fingerprints)
   libcurl4-openssl-dev    # the HTTP client (headers; libcurl is loaded on first use)
   libpfm4-dev             # event names beyond perf's generic ones for --backend native

@@ -321,17 +321,19 @@ TEST_CASE("gbench: bad input names the file and the field")
     }
 }
 
-TEST_CASE("gbench: template names lose the space after a comma, other spaces become underscores")
+TEST_CASE("gbench: template names lose the space after a comma, other bytes a name may not hold become _")
 {
     const std::string text = R"({"benchmarks": [
         {"name": "BM_Fill<int, 8>", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "ns"},
         {"name": "BM_Fill<int, 8>_mean", "run_name": "BM_Fill<int, 8>", "run_type": "aggregate", "real_time": 1,
          "cpu_time": 1, "time_unit": "ns"},
-        {"name": "odd name", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "ns"}]})";
+        {"name": "odd name \"q\"", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "ns",
+         "my rate": 2}]})";
     const capture::sample_set s = capture::parse_gbench_json(text, "t.json");
     REQUIRE(s.benchmarks.size() == 2);
     CHECK(s.benchmarks[0].name == "BM_Fill<int,8>");
-    CHECK(s.benchmarks[1].name == "odd_name");
+    CHECK(s.benchmarks[1].name == "odd_name__q_");
+    CHECK(s.benchmarks[1].find("my_rate") != nullptr);
     CHECK(s.warnings.empty()); // the aggregate belongs to a benchmark with samples
 }
 

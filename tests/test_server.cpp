@@ -481,9 +481,9 @@ TEST_CASE("a google/benchmark suite over a socket: a run per benchmark, all or n
                            token);
     check_error(bad_format, 400, "ingest.bad_field");
     CHECK(bad_format.body.find("input_format") != std::string::npos);
-    // One name the store refuses: none of the suite is stored.
+    // One counter name the store refuses (empty): none of the suite is stored.
     json spaced = json::parse(gbench("candidate.json"));
-    spaced["benchmarks"][0]["name"] = "BM Sort/64";
+    spaced["benchmarks"][0][""] = 1.0; // a user counter without a name
     check_error(send(port, http::verb::post, "/api/v1/projects/demo/runs?role=candidate&git_sha=def456&branch=main",
                      spaced.dump(), "text/csv", token),
                 400, "ingest.bad_field");
