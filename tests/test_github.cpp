@@ -1325,7 +1325,8 @@ TEST_CASE("the pull_request examples check out the PR head that the status marks
             CHECK(head);
         }
     }
-    CHECK(workflows == 3); // .github/workflows/perfgate.yml, same-repo-pr.yml, fork-measure.yml
+    // .github/workflows/perfgate.yml, same-repo-pr.yml, fork-measure.yml, gbench-cmake.yml
+    CHECK(workflows == 4);
 }
 
 TEST_CASE("the action's measure step: budget inputs replace the fixed repetitions")
