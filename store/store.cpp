@@ -197,6 +197,10 @@ std::uint64_t store::background_checkpoints() const noexcept
 std::unique_ptr<connection> store::impl::open_pooled() const
 {
     if (sqlite()) {
+        // Opening the path again would open another file, or none: say why.
+        if (file_known_) {
+            if (std::string why = file_lost(); !why.empty()) throw error(errors::store_lost, why);
+        }
         auto c = std::make_unique<sqlite_connection>(location_, sqlite_connection::mode::read_only);
         configure_sqlite(*c, false, false);
         return c;
