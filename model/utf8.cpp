@@ -38,6 +38,10 @@ std::size_t sequence_at(std::string_view s, std::size_t i, char32_t& cp)
     return len;
 }
 
+// The bidirectional embeddings, overrides and isolates (U+202A..U+202E,
+// U+2066..U+2069): they reorder what follows on screen ("Trojan Source").
+bool is_bidi_control(char32_t cp) { return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069); }
+
 } // namespace
 
 std::optional<text_fault> find_text_fault(std::string_view text, bool multiline)
@@ -48,7 +52,9 @@ std::optional<text_fault> find_text_fault(std::string_view text, bool multiline)
         const auto b = static_cast<unsigned char>(text[i]);
         if (len == 0) return text_fault{i, 0, true, b};
         const bool allowed_space = multiline && (cp == '\n' || cp == '\t');
-        if ((cp < 0x20 && !allowed_space) || (cp >= 0x7f && cp <= 0x9f)) return text_fault{i, cp, false, b};
+        if ((cp < 0x20 && !allowed_space) || (cp >= 0x7f && cp <= 0x9f) || is_bidi_control(cp)) {
+            return text_fault{i, cp, false, b};
+        }
         i += len;
     }
     return std::nullopt;
@@ -68,7 +74,7 @@ std::string escape_for_terminal(std::string_view text, bool multiline)
         }
         const bool allowed_space = multiline && (cp == '\n' || cp == '\t');
         const bool control = (cp < 0x20 && !allowed_space) || (cp >= 0x7f && cp <= 0x9f);
-        const bool bidi = (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+        const bool bidi = is_bidi_control(cp);
         if (control && cp < 0x80) out += fmt::format("\\x{:02x}", static_cast<std::uint32_t>(cp));
         else if (control || bidi) out += fmt::format("\\u{:04x}", static_cast<std::uint32_t>(cp));
         else out.append(text.substr(i, len));

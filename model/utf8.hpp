@@ -1,7 +1,8 @@
 // Text that is safe to store and print (issue 31, findings 7 and 9): valid
 // UTF-8 (RFC 3629: no overlongs, surrogates or code points past U+10FFFF)
 // without control characters: C0, DEL and C1 (U+0080..U+009F, where 8-bit
-// terminals read CSI and OSC). Tab and newline only where a text is
+// terminals read CSI and OSC), nor the bidirectional overrides and isolates
+// (U+202A..U+202E, U+2066..U+2069). Tab and newline only where a text is
 // multi-line.
 #pragma once
 

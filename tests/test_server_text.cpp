@@ -123,7 +123,8 @@ void stored_text(db_engine engine)
             -1, ' ', false, json::error_handler_t::ignore);
         return send_with_user(port, path, body_text, token, user);
     };
-    for (const std::string& note : {std::string("see \x1b[31mhere"), std::string("a\0b", 3), std::string("\xc2\x85")}) {
+    for (const std::string& note : {std::string("see \x1b[31mhere"), std::string("a\0b", 3), std::string("\xc2\x85"),
+                                    std::string("ok \xe2\x80\xaetxt.exe")}) {
         check_field_refused(patch(note, "ann"), "alert.bad_note", "note");
     }
     check_field_refused(patch("fine", "ann\xff"), "ingest.bad_field", "X-Perfgate-User");
