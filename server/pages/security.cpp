@@ -8,6 +8,7 @@
 #include "model/error.hpp"
 #include "server/pages/pages.hpp"
 #include "server/pages/view_support.hpp"
+#include "service/service.hpp"
 
 namespace perfgate::server::pages {
 
