@@ -33,6 +33,7 @@
 
 #include "model/error.hpp"
 #include "model/file.hpp"
+#include "model/utf8.hpp"
 
 namespace perfgate::capture {
 
@@ -142,6 +143,17 @@ struct counter_line {
     double pcnt_running = 100.0;
     std::optional<double> variance_pct;
 };
+
+// A unit is printed as it is (text reports, terminals): printable text only,
+// never an escape sequence (ESC, OSC, BEL, C1) or invalid UTF-8 (issue 31,
+// finding 9; docs/perf-input.md).
+void check_unit(std::string_view source, std::size_t line, const counter_line& c)
+{
+    if (const auto fault = model::find_text_fault(c.unit)) {
+        fail(source, line, fmt::format("the unit of event '{}': {}", c.event.substr(0, 64), model::describe(*fault)));
+    }
+}
+
 
 // ---------------------------------------------------------------- CSV lines
 
@@ -363,6 +375,7 @@ json_kind parse_json_line(std::string_view text, std::string_view source, std::s
     if (auto unit = j.find("unit"); unit != j.end()) {
         if (!unit->is_string()) unknown_shape("\"unit\" is not a string");
         out.unit = unit->get<std::string>();
+        check_unit(source, line_no, out);
     }
     auto number_field = [&](const char* key) -> std::optional<double> {
         const auto it = j.find(key);
@@ -747,6 +760,7 @@ private:
         csv_result r = parse_csv_line(line, *sep_, fields_);
         switch (r.kind) {
         case csv_kind::counter:
+            check_unit(source_, line_no_, r.counter);
             r.counter.line = line_no_;
             runs_.add(std::move(r.counter));
             break;

@@ -11,6 +11,7 @@
 #include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
+#include "model/utf8.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
 
@@ -51,6 +52,11 @@ std::string delta_text(const std::optional<double>& pct)
     return pct ? fmt::format("{:+.2f}%", *pct) : std::string("-");
 }
 
+// Stored text as the terminal should see it: controls, invalid UTF-8 and
+// bidi overrides as visible escapes (issue 31, finding 9), whatever an older
+// server or a hand-edited database holds.
+std::string safe(std::string_view text) { return model::escape_for_terminal(text); }
+
 std::string render_list(const std::vector<model::alert>& alerts)
 {
     if (alerts.empty()) return "no alerts match\n";
@@ -58,9 +64,9 @@ std::string render_list(const std::vector<model::alert>& alerts)
                                   "benchmark", "counter", "delta", "run", "git sha", "testbed");
     for (const auto& a : alerts) {
         out += fmt::format("{:>6}  {:<12}  {:<20}  {:<16}  {:>8}  {:>8}  {:<12}  {}\n", a.id,
-                           model::to_string(a.status), a.change.series.benchmark.substr(0, 20),
-                           a.change.series.counter.substr(0, 16), delta_text(a.change.delta_pct), a.change.run_id,
-                           a.change.git_sha.substr(0, 12), a.change.series.testbed);
+                           model::to_string(a.status), safe(a.change.series.benchmark.substr(0, 20)),
+                           safe(a.change.series.counter.substr(0, 16)), delta_text(a.change.delta_pct), a.change.run_id,
+                           safe(a.change.git_sha.substr(0, 12)), safe(a.change.series.testbed));
     }
     return out;
 }
@@ -69,16 +75,18 @@ std::string render_one(const model::alert& a)
 {
     const auto& c = a.change;
     std::string out = fmt::format("alert {} ({})\n", a.id, model::to_string(a.status));
-    out += fmt::format("  series     {} / {} on testbed {}, branch {}\n", c.series.benchmark, c.series.counter,
-                       c.series.testbed, c.series.branch);
-    out += fmt::format("  starts at  run {} ({}, {})\n", c.run_id, c.git_sha, iso_time(c.created_at));
+    out += fmt::format("  series     {} / {} on testbed {}, branch {}\n", safe(c.series.benchmark),
+                       safe(c.series.counter), safe(c.series.testbed), safe(c.series.branch));
+    out += fmt::format("  starts at  run {} ({}, {})\n", c.run_id, safe(c.git_sha), iso_time(c.created_at));
     out += fmt::format("  change     mean {:.6g} -> {:.6g} ({}), median {:.6g} -> {:.6g}\n", c.mean_before,
                        c.mean_after, delta_text(c.delta_pct), c.median_before, c.median_after);
     out += fmt::format("  shift      {:.6g} [{:.6g}, {:.6g}] (Hodges-Lehmann, 95%), p = {:.3g}\n", c.shift,
                        c.shift_lower, c.shift_upper, c.p_value);
     out += fmt::format("  opened     {}\n", iso_time(a.created_at));
-    if (a.changed_at != 0) out += fmt::format("  triaged    {} by {}\n", iso_time(a.changed_at), a.changed_by);
-    if (!a.note.empty()) out += fmt::format("  note       {}\n", a.note);
+    if (a.changed_at != 0) {
+        out += fmt::format("  triaged    {} by {}\n", iso_time(a.changed_at), safe(a.changed_by));
+    }
+    if (!a.note.empty()) out += fmt::format("  note       {}\n", model::escape_for_terminal(a.note, true));
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/json_file.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 
@@ -238,11 +239,12 @@ policy load_policy(const std::filesystem::path& path)
     try {
         doc = nlohmann::json::parse(ss.str());
     } catch (const nlohmann::json::parse_error& e) {
-        // e.byte is the offset; turn it into a line for the message.
-        const std::string text = ss.str();
-        std::size_t line = 1;
-        for (std::size_t i = 0; i < text.size() && i < e.byte; ++i) line += text[i] == '\n';
-        throw error(errors::policy_bad_json, fmt::format("{}:{}: not valid JSON: {}", path.string(), line, e.what()));
+        throw error(errors::policy_bad_json,
+                    fmt::format("{}:{}: not valid JSON: {}", path.string(), json_error_line(ss.str(), e), e.what()));
+    } catch (const nlohmann::json::out_of_range& e) {
+        // A number beyond double range (1e400): an input error, not a bug.
+        throw error(errors::policy_bad_json,
+                    fmt::format("{}:{}: {}", path.string(), json_error_line(ss.str(), e), e.what()));
     }
     return parse_policy(doc, path.string());
 }

@@ -243,10 +243,45 @@ github_api::github_api(std::string api_url, std::string token, retry_policy retr
     if (!retry_.now) retry_.now = [] { return std::chrono::system_clock::now(); };
 }
 
+namespace {
+
+// The last guard before a request leaves: a path under the API made of
+// plain path characters, no "." or ".." segment (curl would resolve them,
+// which is how a hostile SHA once reached /orgs/...), no percent escapes; an
+// absolute URL (a Link header's next page) only under the API's own URL.
+// Every SHA and name is validated where it is read (event.cpp, publish.cpp):
+// failing here is a bug, not an input error.
+void check_api_target(const std::string& api_url, const std::string& path_or_url, bool absolute)
+{
+    std::string_view path = path_or_url;
+    if (absolute) {
+        const std::string base = api_url + "/";
+        if (!path_or_url.starts_with(base)) {
+            throw error(errors::internal, fmt::format("refusing a GitHub API URL outside {}", api_url));
+        }
+        path.remove_prefix(base.size() - 1);
+    }
+    path = path.substr(0, path.find('?'));
+    bool ok = path.starts_with('/');
+    std::size_t start = 1;
+    while (ok && start <= path.size()) {
+        const auto end = std::min(path.find('/', start), path.size());
+        const std::string_view segment = path.substr(start, end - start);
+        ok = segment != "." && segment != ".." && std::all_of(segment.begin(), segment.end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~';
+             });
+        start = end + 1;
+    }
+    if (!ok) throw error(errors::internal, "refusing a GitHub API path with characters outside a plain path");
+}
+
+} // namespace
+
 json github_api::call(std::string_view method, const std::string& path_or_url, const json* body, std::string* next_url,
                       std::string_view permission, replay mode)
 {
     const bool absolute = path_or_url.starts_with("http://") || path_or_url.starts_with("https://");
+    check_api_target(api_url_, path_or_url, absolute);
     const http_request req = make_request(method, absolute ? path_or_url : api_url_ + path_or_url, body, token_,
                                           retry_.timeout);
     call_budget budget{retry_, fmt::format("{} {}", method, req.url)};

@@ -18,6 +18,22 @@ namespace {
 // The commit-less SHA of a deleted branch's push ("after": 000...0).
 bool is_null_sha(const std::string& sha) { return sha.find_first_not_of('0') == std::string::npos; }
 
+// A commit SHA goes into an API path (/repos/{repo}/statuses/{sha}): only a
+// whole SHA-1 or SHA-256 object name, 40 or 64 hex digits, is one. Anything
+// else ("../../orgs/x", a short SHA, spaces) is "input.github_sha" naming
+// where it came from, and nothing is posted.
+std::string checked_sha(std::string sha, std::string_view field, const event_source& src)
+{
+    if (sha.empty()) return sha;
+    const bool hex = sha.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+    if (hex && (sha.size() == 40 || sha.size() == 64)) return sha;
+    const bool from_env = field == "GITHUB_SHA";
+    throw error(errors::input_github_sha,
+                fmt::format("{}{}: {} is not a commit SHA (40 or 64 hex digits): nothing posted to GitHub",
+                            from_env ? "" : src.path + ": ", field,
+                            json(sha.substr(0, 80)).dump(-1, ' ', true, json::error_handler_t::replace)));
+}
+
 // The events read_event knows, for the warning about the others.
 constexpr std::string_view supported_events =
     "pull_request, pull_request_target, workflow_run, push, merge_group, workflow_dispatch, schedule, issue_comment";
@@ -55,7 +71,7 @@ void read_pull_request(const json& payload, const event_source& src, event_targe
         throw error(errors::input_github_event,
                     fmt::format("{}: a {} event without pull_request.number", src.path, t.event_name));
     }
-    t.head_sha = string_at(object_at(pr, "head"), "sha");
+    t.head_sha = checked_sha(string_at(object_at(pr, "head"), "sha"), "pull_request.head.sha", src);
     if (t.head_sha.empty()) {
         t.warnings.push_back(fmt::format("{}: no pull_request.head.sha: no commit status (GITHUB_SHA is not the PR "
                                          "head on {})",
@@ -69,7 +85,7 @@ void read_workflow_run(const json& payload, const event_source& src, event_targe
         throw error(errors::input_github_event, fmt::format("{}: a workflow_run event without workflow_run", src.path));
     }
     const json& run = payload["workflow_run"];
-    t.head_sha = string_at(run, "head_sha");
+    t.head_sha = checked_sha(string_at(run, "head_sha"), "workflow_run.head_sha", src);
     const std::string trigger = string_at(run, "event");
     const json& listed = run.contains("pull_requests") && run["pull_requests"].is_array() ? run["pull_requests"]
                                                                                           : json::array();
@@ -155,13 +171,14 @@ event_target read_event(const event_source& src)
     } else if (name == "workflow_run") {
         read_workflow_run(payload, src, t);
     } else if (name == "push") {
-        t.head_sha = string_at(payload, "after");
-        if (is_null_sha(t.head_sha)) t.head_sha = src.fallback_sha; // a deleted branch: "after" is no commit
+        t.head_sha = checked_sha(string_at(payload, "after"), "after", src);
+        // a deleted branch: "after" is no commit
+        if (is_null_sha(t.head_sha)) t.head_sha = checked_sha(src.fallback_sha, "GITHUB_SHA", src);
     } else if (name == "merge_group") {
-        t.head_sha = string_at(object_at(payload, "merge_group"), "head_sha");
-        if (t.head_sha.empty()) t.head_sha = src.fallback_sha;
+        t.head_sha = checked_sha(string_at(object_at(payload, "merge_group"), "head_sha"), "merge_group.head_sha", src);
+        if (t.head_sha.empty()) t.head_sha = checked_sha(src.fallback_sha, "GITHUB_SHA", src);
     } else if (name == "workflow_dispatch" || name == "schedule") {
-        t.head_sha = src.fallback_sha;
+        t.head_sha = checked_sha(src.fallback_sha, "GITHUB_SHA", src);
     } else if (name == "issue_comment") {
         read_issue_comment(payload, t);
     } else {

@@ -1,6 +1,7 @@
 #include "github/publish.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <ostream>
 #include <random>
@@ -58,6 +59,24 @@ std::size_t utf8_length(std::string_view s)
 }
 
 // GitHub's error text: "message" plus any per-field "errors[].message".
+} // namespace
+
+namespace {
+
+// "owner/name" as GitHub allows them: letters, digits, '-', '_', '.'; neither
+// part "." or "..".
+bool is_repository_name(std::string_view repo)
+{
+    const auto slash = repo.find('/');
+    if (slash == std::string_view::npos) return false;
+    const auto part_ok = [](std::string_view p) {
+        return !p.empty() && p != "." && p != ".." && p.size() <= 100 && std::all_of(p.begin(), p.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+        });
+    };
+    return part_ok(repo.substr(0, slash)) && part_ok(repo.substr(slash + 1));
+}
+
 } // namespace
 
 event_source event_source_for(const github_env& env, const github_options& opt)
@@ -151,6 +170,15 @@ public:
         const event_source source = event_source_for(env_, opt_);
         if (source.path.empty()) missing.emplace_back("GITHUB_EVENT_PATH");
         if (source.name.empty()) missing.emplace_back("GITHUB_EVENT_NAME");
+        if (missing.empty() && !is_repository_name(env_.repository)) {
+            // It goes into every API path: owner/name, GitHub's characters only.
+            std::string msg = fmt::format(
+                "GITHUB_REPOSITORY {} is not owner/name: nothing posted to GitHub",
+                json(env_.repository.substr(0, 100)).dump(-1, ' ', true, json::error_handler_t::replace));
+            if (opt_.require_environment) throw error(errors::input_github_env, msg);
+            warn(msg);
+            return std::move(result_);
+        }
         if (!missing.empty()) {
             std::string msg = fmt::format("{} not set: cannot post the PR comment and commit status (run inside "
                                           "GitHub Actions and pass the token through env: GITHUB_TOKEN)",

@@ -66,6 +66,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::input_bad_report, 500, exit_usage, "A report JSON is malformed: another schema than perfgate.report/v1, an unknown value, a field of the wrong shape."},
     {errors::input_github_env, 500, exit_usage, "A GitHub step needs the GitHub Actions environment (GITHUB_* variables, the event file) and it is missing."},
     {errors::input_github_event, 500, exit_usage, "The GitHub event payload cannot be read, is not a JSON object, or lacks the pull request or workflow run it needs."},
+    {errors::input_github_sha, 500, exit_usage, "A commit SHA from the GitHub event or GITHUB_SHA that is not 40 or 64 hex digits: it would go into an API path, so nothing is posted."},
     {errors::input_head_sha_mismatch, 500, exit_usage, "perfgate github --expect-head-sha: the event names another commit; nothing is posted."},
     {errors::input_no_column, 500, exit_usage, "perfgate change-points: the CSV header has no column named by --column."},
     {errors::input_no_data, 500, exit_usage, "perfgate change-points: the input holds no numbers."},
@@ -114,6 +115,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::auth_bad_token, 401, exit_measurement, "The Authorization header is not 'Bearer <token>', or the token is unknown or revoked."},
     {errors::auth_forbidden, 403, exit_measurement, "The token is another project's, or a dashboard form failed its same-site or CSRF check."},
     {errors::auth_missing_token, 401, exit_measurement, "A request that needs a token came without one."},
+    {errors::token_not_found, 404, exit_usage, "perfgate token revoke: the project has no token with this id (or this secret); perfgate token list shows them."},
 
     // http.*, answered by the server: the request's framing or route is wrong.
     {errors::http_bad_json, 400, exit_measurement, "The request body is not JSON, or not a JSON object."},
@@ -149,6 +151,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::store_corrupt, 500, exit_measurement, "The SQLite database fails its integrity check, or a damaged page was read."},
     {errors::store_io, 500, exit_measurement, "Any other failure of the database engine (SQLite, libpq)."},
     {errors::store_key_conflict, 500, exit_measurement, "An idempotency key stored for another request (the service answers ingest.idempotency_conflict)."},
+    {errors::store_lost, 503, exit_measurement, "The SQLite database file was deleted or replaced under the running server: writes are refused (they would be lost) and /healthz is 503 until it is restored or the server restarted."},
     {errors::store_libpq_missing, 500, exit_measurement, "A postgresql:// database was named, but libpq (libpq.so.5, Debian's libpq5), which perfgate loads on first use, is not installed."},
     {errors::store_migrate, 500, exit_measurement, "A schema migration failed, or the database's schema is newer than this perfgate."},
     {errors::store_not_found, 404, exit_measurement, "A project, run or comparison the store does not have."},

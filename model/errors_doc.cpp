@@ -55,7 +55,7 @@ const std::vector<section>& sections()
         {"Server resources",
          "Lists, alerts, comparisons, projects and flame graphs on the server.",
          {"query", "alert", "comparison", "project", "artifact"}},
-        {"Authentication", "The server refuses who is asking (docs/http-api.md, tokens).", {"auth"}},
+        {"Authentication", "The server refuses who is asking (docs/http-api.md, tokens).", {"auth", "token"}},
         {"HTTP",
          "Answered by the server when a request's framing, route or parameters are wrong; the last five are met "
          "by perfgate's HTTP client when it talks to a server or to GitHub.",
@@ -95,7 +95,8 @@ const std::map<std::string_view, std::string_view>& examples()
         {"usage.bad_cpus", "bad CPU list '3-1': range '3-1' is reversed"},
         {"usage.bad_event", "unknown event 'cyclez': not one of perf's generic names, and libpfm4 does not know it "
                             "for this machine's PMUs (event not found)"},
-        {"usage.bad_subcommand", "perfgate token: expected 'perfgate token create --db PATH --project P'"},
+        {"usage.bad_subcommand",
+         "perfgate token: expected 'create', 'list' or 'revoke ID|TOKEN' with --db PATH --project P"},
         {"usage.bad_value", "--format: expected text or json, got 'yaml'"},
         {"usage.conflict", "perfgate run: --seed applies to --order random only"},
         {"usage.file_exists", "backup.db: exists already; perfgate db backup never overwrites a file (name a new one)"},
@@ -116,6 +117,9 @@ const std::map<std::string_view, std::string_view>& examples()
         {"input.bad_report", "report JSON: schema is not \"perfgate.report/v1\""},
         {"input.github_env", "--expect-head-sha: no event (GITHUB_EVENT_PATH or --event)"},
         {"input.github_event", "/github/workflow/event.json: a pull_request event without pull_request.number"},
+        {"input.github_sha",
+         "/github/workflow/event.json: pull_request.head.sha: \"../../../../orgs/victim/x\" is not a "
+         "commit SHA (40 or 64 hex digits): nothing posted to GitHub"},
         {"input.head_sha_mismatch",
          "/github/workflow/event.json: the pull_request event's head SHA '3f1c2e9...' is not the expected "
          "'9b07d41...': refusing to post a report for another commit"},
@@ -169,10 +173,11 @@ const std::map<std::string_view, std::string_view>& examples()
         {"artifact.too_large",
          "a flame graph of 5000000 bytes is larger than this server's limit of 4194304 bytes (4 MiB)"},
 
-        {"auth.bad_token", "Authorization header: unknown or revoked token"},
+        {"auth.bad_token", "Authorization header: unknown, revoked or expired token"},
         {"auth.forbidden", "this token does not grant access to project 'shop'"},
         {"auth.missing_token",
          "missing 'Authorization: Bearer <token>' header (create a token with `perfgate token create`)"},
+        {"token.not_found", "project 'shop' has no token '17' (perfgate token list --project shop shows its tokens)"},
 
         {"http.bad_json", "request body: expected a JSON object, got array"},
         {"http.bad_param",
@@ -218,6 +223,8 @@ const std::map<std::string_view, std::string_view>& examples()
          "Page 7: btreeInitPage() returns error code 11"},
         {"store.io", "perfgate.db: inserting the run: disk I/O error"},
         {"store.key_conflict", "perfgate.db: idempotency key '6f1d...' of project 'shop' was used for another request"},
+        {"store.lost", "/srv/perfgate.db: the database file was deleted (or moved away) after it was opened: writes "
+                       "are refused, they would be lost; restore the file and restart"},
         {"store.libpq_missing", "postgresql://perfgate@db/perfgate: PostgreSQL databases need libpq, which cannot be "
                                 "loaded (libpq.so.5: cannot open shared object file: No such file or directory); "
                                 "install it: apt-get install libpq5"},

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/names.hpp"
+#include "gate/json_file.hpp"
 #include "model/error.hpp"
 #include "model/file.hpp"
 
@@ -306,7 +307,12 @@ std::vector<benchmark_spec> load_config(const std::filesystem::path& path)
     try {
         doc = nlohmann::json::parse(text.str());
     } catch (const nlohmann::json::parse_error& e) {
-        throw error(errors::input_bad_config, fmt::format("{}: invalid JSON: {}", path.string(), e.what()));
+        throw error(errors::input_bad_config, fmt::format("{}:{}: invalid JSON: {}", path.string(),
+                                                          gate::json_error_line(text.str(), e), e.what()));
+    } catch (const nlohmann::json::out_of_range& e) {
+        // A number beyond double range (1e400): an input error, not a bug.
+        throw error(errors::input_bad_config,
+                    fmt::format("{}:{}: {}", path.string(), gate::json_error_line(text.str(), e), e.what()));
     }
     auto base = path.parent_path();
     return parse_config(doc, path.string(), base.empty() ? std::filesystem::path(".") : base);

@@ -30,6 +30,7 @@
 #include "server/pages/pages.hpp"
 #include "server/request_text.hpp"
 #include "service/service.hpp"
+#include "service/text.hpp"
 
 namespace perfgate::server {
 
@@ -625,8 +626,11 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
     // Who triaged: the token's name is not known here; the project's token is.
     u.changed_by = "api";
     if (auto by = req.find("X-Perfgate-User"); by != req.end()) {
+        // Cut on a character boundary: a name of multi-byte characters stays
+        // valid UTF-8, so both engines store the same (issue 31, finding 7).
         constexpr std::size_t max_user = 64;
-        u.changed_by = std::string(sv(by->value()).substr(0, max_user));
+        u.changed_by = std::string(service::utf8_prefix(sv(by->value()), max_user));
+        service::check_stored_text(errors::ingest_bad_field, "X-Perfgate-User", u.changed_by);
     }
     return json_response(http::status::ok, api::to_json(ctx.service.update_alert(m.project, id, u)), req);
 }
@@ -664,7 +668,16 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     }
 
     switch (m.target) {
-    case endpoint::healthz: return json_response(http::status::ok, json{{"status", "ok"}}, req);
+    case endpoint::healthz: try { ctx.service.check_health();
+        } catch (const error& e) {
+            // The store cannot serve (its file deleted or replaced, a damaged
+            // file, PostgreSQL down): 503 with the error's id, logged like
+            // every store error (docs/http-api.md#health-and-metrics).
+            response res = error_response(e.id(), e.what(), req.version(), req.keep_alive());
+            res.result(http::status::service_unavailable);
+            return res;
+        }
+        return json_response(http::status::ok, json{{"status", "ok"}}, req);
     case endpoint::metrics:
         return make_response(http::status::ok,
                              ctx.stats.render(ctx.service.store_size_bytes(), ctx.service.watch_stats(),

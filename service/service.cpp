@@ -1,6 +1,7 @@
 #include "service/service.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "model/error.hpp"
 #include "model/testbed.hpp"
 #include "service/caches.hpp"
+#include "service/text.hpp"
 
 namespace perfgate::service {
 
@@ -76,6 +78,8 @@ void validate_identity(const model::run_record& run)
     if (!run.session.empty()) capture::validate_name("session", run.session);
     capture::validate_text("testbed.cpu", run.testbed.cpu);
     capture::validate_text("testbed.kernel", run.testbed.kernel);
+    check_stored_text(errors::ingest_bad_field, "testbed.cpu", run.testbed.cpu);
+    check_stored_text(errors::ingest_bad_field, "testbed.kernel", run.testbed.kernel);
 }
 
 // The limits of one run (perf_csv.hpp), for runs from a capture and from
@@ -217,6 +221,9 @@ model::ingest_result service::store_all_checked(std::vector<model::run_record> r
         std::size_t samples = 0;
         for (const auto& c : run.counters) {
             capture::validate_name("counter", c.counter);
+            // Units are printed as they are (text reports, ?format=text):
+            // printable text only, no escape sequences (issue 31, finding 9).
+            check_stored_text(errors::ingest_bad_field, fmt::format("unit of counter '{}'", c.counter), c.unit);
             if (!seen.insert(c.counter).second) {
                 throw error(errors::ingest_bad_field, fmt::format("counter '{}' appears twice in one run", c.counter));
             }
@@ -299,14 +306,19 @@ std::vector<model::history_point> service::history(const model::history_query& q
     return points;
 }
 
-void service::authorize(std::string_view token, const std::string& project) const
+std::int64_t service::authorize(std::string_view token, const std::string& project) const
 {
-    auto owner = db_.token_project(token);
-    if (!owner) throw error(errors::auth_bad_token, "Authorization header: unknown or revoked token");
-    if (*owner != project) {
+    auto owner = db_.token_lookup(token);
+    if (!owner) throw error(errors::auth_bad_token, "Authorization header: unknown, revoked or expired token");
+    if (owner->project != project) {
         throw error(errors::auth_forbidden, fmt::format("this token does not grant access to project '{}'", project));
     }
+    return owner->id;
 }
+
+bool service::token_live(std::int64_t id, const std::string& project) const { return db_.token_live(id, project); }
+
+void service::check_health() const { db_.check_health(); }
 
 bool service::project_exists(const std::string& project) const { return db_.project_exists(project); }
 
@@ -325,10 +337,40 @@ void service::ensure_project(const std::string& project)
     db_.ensure_project(project);
 }
 
-std::string service::create_token(const std::string& project, std::string_view name)
+std::string service::create_token(const std::string& project, std::string_view name,
+                                  std::optional<std::int64_t> expires_at)
 {
     capture::validate_name("project", project);
-    return db_.create_token(project, name);
+    return db_.create_token(project, name, expires_at);
+}
+
+std::vector<store::store::token_info> service::tokens(const std::string& project) const
+{
+    require_project(project);
+    return db_.tokens(project);
+}
+
+std::int64_t service::revoke_token(const std::string& project, std::string_view id_or_token)
+{
+    require_project(project);
+    std::optional<std::int64_t> id;
+    if (id_or_token.starts_with("pg_")) {
+        id = db_.token_id(project, id_or_token);
+    } else {
+        std::int64_t n = 0;
+        const auto* end = id_or_token.data() + id_or_token.size();
+        const auto [ptr, ec] = std::from_chars(id_or_token.data(), end, n);
+        if (ec == std::errc{} && ptr == end && n > 0) id = n;
+    }
+    if (!id || !db_.revoke_token(project, *id)) {
+        // Never echo what looks like a secret back.
+        const std::string shown = id_or_token.starts_with("pg_") ? "the given token"
+                                                                 : fmt::format("'{}'", id_or_token.substr(0, 32));
+        throw error(errors::token_not_found,
+                    fmt::format("project '{}' has no token {} (perfgate token list --project {} shows its tokens)",
+                                project, shown, project));
+    }
+    return *id;
 }
 
 std::vector<model::comparison_summary> service::recent_comparisons(const std::string& project, std::size_t limit) const

@@ -207,12 +207,26 @@ public:
     // "auth.bad_token" (unknown or revoked) or "auth.forbidden" (another
     // project's). require_project: "project.not_found" unless it exists
     // (and "ingest.bad_field" for a malformed name).
-    void authorize(std::string_view token, const std::string& project) const;
+    // Returns the token's id (store::token_lookup; an expired token is
+    // unknown).
+    std::int64_t authorize(std::string_view token, const std::string& project) const;
+    // Token `id` of project still exists and has not expired: a dashboard
+    // session re-checks its token with this, so revoking ends it.
+    [[nodiscard]] bool token_live(std::int64_t id, const std::string& project) const;
     void require_project(const std::string& project) const;
+    // /healthz: throws what keeps the store from serving (store::check_health).
+    void check_health() const;
     [[nodiscard]] bool project_exists(const std::string& project) const;
     void ensure_project(const std::string& project);
     // A new token of the project (created if needed), shown once.
-    std::string create_token(const std::string& project, std::string_view name);
+    // expires_at: unix seconds, nullopt for never.
+    std::string create_token(const std::string& project, std::string_view name,
+                             std::optional<std::int64_t> expires_at = std::nullopt);
+    // A project's tokens (never the secret); "project.not_found".
+    [[nodiscard]] std::vector<store::store::token_info> tokens(const std::string& project) const;
+    // Revokes one token of project named by its id (decimal) or by the token
+    // itself; returns its id. "token.not_found" if the project has none such.
+    std::int64_t revoke_token(const std::string& project, std::string_view id_or_token);
 
     // The stored report, with each benchmark's stored attribution
     // (store_attribution) in its attribution_info.

@@ -10,6 +10,7 @@
 #include "capture/counters.hpp"
 #include "capture/names.hpp"
 #include "model/error.hpp"
+#include "service/text.hpp"
 #include "stats/change_points.hpp"
 
 namespace perfgate::service {
@@ -216,13 +217,9 @@ model::alert service::update_alert(const std::string& project, std::int64_t id, 
                         fmt::format("field 'note': {} bytes; at most {} bytes", u.note->size(), max_alert_note_bytes));
         }
         // Control characters would end up in terminals and markdown as is.
-        for (const unsigned char ch : *u.note) {
-            if (ch < 0x20 && ch != '\n' && ch != '\t') {
-                throw error(errors::alert_bad_note,
-                            "field 'note': control characters are not allowed (newlines and tabs are)");
-            }
-        }
+        check_stored_text(errors::alert_bad_note, "note", *u.note, text_kind::multiline);
     }
+    check_stored_text(errors::ingest_bad_field, "changed_by", u.changed_by);
     auto a = db_.update_alert(project, id, u);
     if (!a) throw error(errors::alert_not_found, fmt::format("project '{}' has no alert {}", project, id));
     return *a;

@@ -24,8 +24,11 @@
 #include "store/store_impl.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <mutex>
 
@@ -143,6 +146,45 @@ store::store(const std::string& db, store_options options) : impl_(std::make_uni
         s.checkpointer_ = std::make_unique<detail::wal_checkpointer>(*writer, s.writer_mu_, db);
     }
     s.writer_ = std::move(writer);
+    struct stat st {};
+    if (!s.memory_ && ::stat(db.c_str(), &st) == 0) {
+        s.file_known_ = true;
+        s.file_dev_ = static_cast<std::uint64_t>(st.st_dev);
+        s.file_ino_ = static_cast<std::uint64_t>(st.st_ino);
+    }
+}
+
+std::string store::impl::file_lost() const
+{
+    struct stat st {};
+    if (::stat(location_.c_str(), &st) != 0) {
+        const int err = errno;
+        if (err == ENOENT) {
+            return fmt::format("{}: the database file was deleted (or moved away) after it was opened: writes "
+                               "are refused, they would be lost; restore the file and restart",
+                               name_);
+        }
+        return fmt::format("{}: cannot check the database file: {}", name_, std::strerror(err));
+    }
+    if (static_cast<std::uint64_t>(st.st_dev) != file_dev_ || static_cast<std::uint64_t>(st.st_ino) != file_ino_) {
+        return fmt::format("{}: the path names another file than the one opened (replaced after start): writes "
+                           "are refused, they would go to the old file; restart to open the new one",
+                           name_);
+    }
+    return {};
+}
+
+void store::check_health() const
+{
+    const impl& s = *impl_;
+    if (s.file_known_) {
+        if (std::string why = s.file_lost(); !why.empty()) throw error(errors::store_lost, why);
+    }
+    // A trivial read through the pool: a truncated or damaged file, a
+    // PostgreSQL server that is down or refuses the login, all fail here.
+    impl::read_lease c(s);
+    auto st = (*c).prepare("SELECT 1 FROM projects LIMIT 1");
+    (void)st.step();
 }
 
 store::~store() = default;
@@ -155,6 +197,10 @@ std::uint64_t store::background_checkpoints() const noexcept
 std::unique_ptr<connection> store::impl::open_pooled() const
 {
     if (sqlite()) {
+        // Opening the path again would open another file, or none: say why.
+        if (file_known_) {
+            if (std::string why = file_lost(); !why.empty()) throw error(errors::store_lost, why);
+        }
         auto c = std::make_unique<sqlite_connection>(location_, sqlite_connection::mode::read_only);
         configure_sqlite(*c, false, false);
         return c;

@@ -112,9 +112,35 @@ public:
     // plain token is returned once. create_token creates the project if needed.
     std::int64_t ensure_project(std::string_view project);
     [[nodiscard]] bool project_exists(std::string_view project) const;
-    std::string create_token(std::string_view project, std::string_view name);
-    // The project a token belongs to (constant-time hash comparison), or nullopt.
+    // expires_at: unix seconds after which the token opens nothing (nullopt: never).
+    std::string create_token(std::string_view project, std::string_view name,
+                             std::optional<std::int64_t> expires_at = std::nullopt);
+    // The project a token belongs to (constant-time hash comparison), or
+    // nullopt: unknown, revoked or expired.
     [[nodiscard]] std::optional<std::string> token_project(std::string_view token) const;
+    // The same with the token's id. Records the use (last_used_at), at most
+    // once an hour per token; a failure to record it is not an error.
+    struct token_owner {
+        std::int64_t id = 0;
+        std::string project;
+    };
+    [[nodiscard]] std::optional<token_owner> token_lookup(std::string_view token) const;
+    // Token `id` of project exists and has not expired (a dashboard session
+    // re-checks its token with this on every request).
+    [[nodiscard]] bool token_live(std::int64_t id, std::string_view project) const;
+    // A project's tokens, oldest first: never the secret (only its hash is stored).
+    struct token_info {
+        std::int64_t id = 0;
+        std::string name;
+        std::int64_t created_at = 0;
+        std::optional<std::int64_t> last_used_at;
+        std::optional<std::int64_t> expires_at;
+    };
+    [[nodiscard]] std::vector<token_info> tokens(std::string_view project) const;
+    // The id of a token of project, expired or not, or nullopt.
+    [[nodiscard]] std::optional<std::int64_t> token_id(std::string_view project, std::string_view token) const;
+    // Deletes token `id` of project; false if the project has no such token.
+    bool revoke_token(std::string_view project, std::int64_t id);
 
     // Stores a run with its samples and per-counter summaries in one
     // transaction; creates project/benchmark/testbed/counter rows as needed.
@@ -370,6 +396,12 @@ public:
     [[nodiscard]] std::int64_t size_bytes() const;
     // "sqlite" or "postgresql".
     [[nodiscard]] std::string_view engine() const noexcept;
+    // For /healthz: throws what keeps the store from serving. "store.lost"
+    // when the SQLite file was deleted or replaced under this process (every
+    // write is refused with it too: it would be acknowledged and lost), else
+    // whatever a trivial read through the pool throws (a damaged file,
+    // PostgreSQL down or refusing the login).
+    void check_health() const;
     // The schema version the database is at (the number of the last
     // migration applied; after opening, the newest this build knows).
     [[nodiscard]] int schema_version() const;

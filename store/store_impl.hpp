@@ -139,6 +139,15 @@ struct store::impl {
     mutable std::vector<std::unique_ptr<detail::connection>> idle_;
     mutable std::size_t open_ = 0; // pooled connections that exist: idle, leased or being opened
 
+    // SQLite file: the device and inode of the file the writer opened, to
+    // notice the path deleted or replaced under a running server (issue 31,
+    // finding 2). Unknown (not checked) for :memory: or a path stat(2)
+    // could not see at open.
+    bool file_known_ = false;
+    std::uint64_t file_dev_ = 0, file_ino_ = 0;
+    // Why the path no longer names the file the store has open, or "".
+    [[nodiscard]] std::string file_lost() const;
+
     [[nodiscard]] bool sqlite() const noexcept { return engine_ == detail::engine::sqlite; }
     // A new pooled connection, configured (store.cpp).
     [[nodiscard]] std::unique_ptr<detail::connection> open_pooled() const;
@@ -225,6 +234,11 @@ struct store::impl {
     auto write(F&& body) -> std::invoke_result_t<F&, detail::connection&>
     {
         using result = std::invoke_result_t<F&, detail::connection&>;
+        if (file_known_) {
+            // A write to a deleted or replaced file would be acknowledged and
+            // lost at the next start: refuse it (one stat(2) per transaction).
+            if (std::string why = file_lost(); !why.empty()) throw error(errors::store_lost, why);
+        }
         for (int attempt = 1;; ++attempt) {
             try {
                 lease c(*this, true);

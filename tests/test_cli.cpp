@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -154,6 +155,59 @@ std::string step_series(const std::string& header = "", const std::string& prefi
 }
 
 } // namespace
+
+// Issue 31, finding 11: nlohmann's parse throws out_of_range (not
+// parse_error) for a number beyond double range; it escaped as "internal",
+// exit 4. The real binary on a policy file and a run config.
+TEST_CASE("a number beyond double range in a policy or run config is exit 2 naming the file and line")
+{
+    for (const std::string number : {"1e400", "-1e400", "123456789e999"}) {
+        const temp_file policy("policy-" + number + ".json",
+                               "{\n  \"alpha\": 0.05,\n  \"threshold_pct\": " + number + "\n}\n");
+        const auto p = sh("compare --policy " + policy.quoted() +
+                          regression_args.substr(std::string("compare").size()));
+        INFO(p.err);
+        CHECK(p.code == 2);
+        CHECK(p.err.find("[policy.bad_json]") != std::string::npos);
+        CHECK(p.err.find(policy.path.string() + ":3: ") != std::string::npos);
+        CHECK(p.err.find(number) != std::string::npos);
+
+        const temp_file config("config-" + number + ".json",
+                               "[\n {\"name\": \"a\",\n  \"baseline\": [\"true\"],\n  \"candidate\": [\"true\"],\n"
+                               "  \"repetitions\": " +
+                                   number + "}\n]\n");
+        const auto c = sh("run --config " + config.quoted() + " --format json");
+        INFO(c.err);
+        CHECK(c.code == 2);
+        CHECK(c.err.find("[input.bad_config]") != std::string::npos);
+        CHECK(c.err.find(config.path.string() + ":5: ") != std::string::npos);
+    }
+}
+
+// Issue 31, finding 9: a unit is printed as it is, so one holding a
+// terminal escape (OSC title, CSI clear, BEL, C1) is refused with its line.
+TEST_CASE("a perf CSV unit with a terminal escape or invalid UTF-8 is exit 2 naming the file, line and event")
+{
+    const std::string good = slurp(examples + "/baseline.csv");
+    const auto at = good.find(",msec,task-clock,");
+    REQUIRE(at != std::string::npos);
+    const auto line = 1 + std::count(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    for (const std::string unit : {"\x1b]0;owned\x07msec", "ms\x1b[2J",
+                                   "\xc2\x9b"
+                                   "31m",
+                                   "ms\xff", "m\x07s"}) {
+        std::string evil = good;
+        evil.replace(at + 1, 4, unit);
+        const temp_file csv("unit.csv", evil);
+        const auto o = sh("compare --baseline " + csv.quoted() + " --candidate '" + examples + "/regressed.csv'");
+        INFO(o.err);
+        CHECK(o.code == 2);
+        CHECK(o.err.find("[ingest.bad_csv]") != std::string::npos);
+        CHECK(o.err.find(csv.path.string() + ":" + std::to_string(line) + ": the unit of event 'task-clock'") !=
+              std::string::npos);
+        CHECK(o.err.find('\x1b') == std::string::npos); // the message itself is safe to print
+    }
+}
 
 TEST_CASE("perfgate change-points: a list or a CSV column in, change points out, bad input is exit 2 naming the line")
 {
@@ -420,14 +474,14 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     const auto db = dir / "live.db", copy = dir / "copy.db", out = dir / "out.txt";
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
-    // 013_ingest_key_runs.sql is the newest SQLite migration.
-    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 13\n");
+    // 014_token_lifecycle.sql is the newest SQLite migration.
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 14\n");
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
 
     auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
     REQUIRE(o.code == 0);
-    CHECK(o.err.find("backed up " + db.string() + " (schema version 13) to " + copy.string()) != std::string::npos);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 14) to " + copy.string()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
     // The copy is a database with the project in it.
     REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);

@@ -59,6 +59,8 @@ constexpr std::array not_error_ids{
     // Field names in messages (service/service.cpp).
     std::string_view{"testbed.cpu"}, std::string_view{"testbed.fingerprint"}, std::string_view{"testbed.kernel"},
     std::string_view{"testbed.name"},
+    // Event payload fields in messages (github/event.cpp, checked_sha).
+    std::string_view{"workflow_run.head_sha"}, std::string_view{"merge_group.head_sha"},
 };
 // clang-format on
 

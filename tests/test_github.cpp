@@ -7,12 +7,14 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <doctest/doctest.h>
 
-#include "support/process.hpp"
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
@@ -21,6 +23,7 @@
 #include "fake_github.hpp"
 #include "model/error.hpp"
 #include "report/render.hpp"
+#include "support/process.hpp"
 #include "test_cert.hpp"
 
 namespace fs = std::filesystem;
@@ -748,10 +751,11 @@ TEST_CASE("events and the environment")
         CHECK(t.pr_number == pr);
         CHECK(t.head_sha == head_sha);
         CHECK(t.warnings.empty());
-        env.write_event(workflow_run_event("abc1234", json::array({run_pr(3, "abc1234")})));
+        const std::string run_sha(40, 'c');
+        env.write_event(workflow_run_event(run_sha, json::array({run_pr(3, run_sha)})));
         t = read_event(source("workflow_run"));
         CHECK(t.pr_number == 3);
-        CHECK(t.head_sha == "abc1234");
+        CHECK(t.head_sha == run_sha);
         env.write_event({{"after", "0000000000000000000000000000000000000000"}});
         t = read_event(source("push"));
         CHECK_FALSE(t.pr_number.has_value());
@@ -831,23 +835,26 @@ TEST_CASE("perfgate github posts a report file")
     }
     SUBCASE("the fork split: --event and --expect-head-sha")
     {
+        const std::string feed = "feedface" + std::string(32, '0');
+        const std::string dead = "deadbeef" + std::string(32, '0');
         const auto artifact_event = (env.dir() / "pr-event.json").string();
-        std::ofstream(artifact_event)
-            << json{{"pull_request", {{"number", 12}, {"head", {{"sha", "feedface"}}}}}}.dump();
+        std::ofstream(artifact_event) << json{{"pull_request", {{"number", 12}, {"head", {{"sha", feed}}}}}}.dump();
         env.set("GITHUB_EVENT_NAME", "workflow_run");
         env.write_event({{"workflow_run",
-                          {{"head_sha", "feedface"}, {"event", "pull_request"}, {"pull_requests", json::array()}}}});
-        CHECK(cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", "feedface"}) ==
+                          {{"head_sha", feed}, {"event", "pull_request"}, {"pull_requests", json::array()}}}});
+        CHECK(cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", feed}) ==
               exit_regression);
         CHECK(gh.comments(12).size() == 1);
-        CHECK(gh.statuses().at(0).first == "feedface");
+        CHECK(gh.statuses().at(0).first == feed);
         try {
-            cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", "deadbeef"});
+            cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", dead});
             FAIL("no error");
         } catch (const perfgate::error& e) {
             CHECK(e.id() == "input.head_sha_mismatch");
-            CHECK(std::string(e.what()).find("the pull_request event's head SHA 'feedface' is not the expected "
-                                             "'deadbeef'") != std::string::npos);
+            CHECK(std::string(e.what()).find("the pull_request event's head SHA '" + feed +
+                                             "' is not the expected "
+                                             "'" +
+                                             dead + "'") != std::string::npos);
             CHECK(exit_code_for(e.id()) == exit_usage);
         }
         CHECK(gh.comments(12).size() == 1);
@@ -881,6 +888,87 @@ TEST_CASE("perfgate github posts a report file")
         }
         CHECK(gh.requests().empty());
     }
+}
+
+// Issue 31, finding 6: the event's head SHA once went into the status URL
+// unchecked, and "../../../../orgs/victim/x" made perfgate POST to
+// /orgs/victim/x with the job's token. The real binary against the fake
+// GitHub: every such input is exit 2 naming the field, and no request leaves
+// /repos/octo/widgets/.
+TEST_CASE("request forgery: a hostile SHA or repository is exit 2 naming it, no request leaves the repository")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    const auto report_file = (env.dir() / "report.json").string();
+    std::ofstream(report_file) << perfgate::report::to_json(failing_report()).dump();
+    const auto publish = [&] {
+        return perfgate::test::run_perfgate({"github", "--report", report_file}, {}, {}, std::chrono::seconds(60));
+    };
+    const auto only_under_repository = [&] {
+        for (const auto& r : gh.requests()) {
+            INFO(r.method << " " << r.target);
+            CHECK(r.path.starts_with("/repos/octo/widgets/"));
+            CHECK(r.target.find("..") == std::string::npos);
+        }
+    };
+    const std::vector<std::string> hostile = {"../../../../orgs/victim/x",
+                                              "%2e%2e/%2e%2e/orgs/victim/x",
+                                              "0123456789abcdef0123456789abcdef01234567/../../x",
+                                              "0123456789abcdef0123456789abcdef0123456?",
+                                              "abc1234",
+                                              std::string(40, 'g'),
+                                              "0123456789abcdef0123456789abcdef0123456\n"};
+    for (const auto& sha : hostile) {
+        const std::vector<std::tuple<std::string, std::string, json>> events = {
+            {"pull_request", "pull_request.head.sha",
+             json{{"pull_request", {{"number", pr}, {"head", {{"sha", sha}}}}}}},
+            {"workflow_run", "workflow_run.head_sha",
+             json{{"workflow_run", {{"head_sha", sha}, {"event", "pull_request"}, {"pull_requests", json::array()}}}}},
+            {"push", "after", json{{"after", sha}}},
+            {"merge_group", "merge_group.head_sha", json{{"merge_group", {{"head_sha", sha}}}}},
+        };
+        for (const auto& e : events) {
+            env.set("GITHUB_EVENT_NAME", std::get<0>(e));
+            env.write_event(std::get<2>(e));
+            const auto r = publish();
+            INFO(std::get<0>(e) << " " << sha << ": " << r.err);
+            CHECK(r.code == exit_usage);
+            CHECK(r.err.find("[input.github_sha]") != std::string::npos);
+            CHECK(r.err.find(std::get<1>(e) + ":") != std::string::npos);
+            CHECK(gh.requests().empty());
+        }
+        env.set("GITHUB_EVENT_NAME", "workflow_dispatch");
+        env.set("GITHUB_SHA", sha);
+        const auto r = publish();
+        INFO("GITHUB_SHA " << sha << ": " << r.err);
+        CHECK(r.code == exit_usage);
+        CHECK(r.err.find("GITHUB_SHA: ") != std::string::npos);
+        CHECK(gh.requests().empty());
+        env.set("GITHUB_SHA", merge_sha);
+    }
+    for (const std::string repo :
+         {"octo/../../orgs/victim", "../orgs", "octo/widgets/../../x", "octo/wid gets", "octo", "octo/%2e%2e"}) {
+        env.set("GITHUB_REPOSITORY", repo);
+        env.set("GITHUB_EVENT_NAME", "workflow_dispatch");
+        const auto r = publish();
+        INFO(repo << ": " << r.err);
+        CHECK(r.code == exit_usage);
+        CHECK(r.err.find("[input.github_env]") != std::string::npos);
+        CHECK(r.err.find("GITHUB_REPOSITORY") != std::string::npos);
+        CHECK(gh.requests().empty());
+    }
+    env.set("GITHUB_REPOSITORY", "octo/widgets");
+    // A whole SHA-256 object name is a commit too; the status lands under the repository.
+    const std::string sha256(64, 'a');
+    env.set("GITHUB_EVENT_NAME", "pull_request");
+    env.write_event(json{{"pull_request", {{"number", pr}, {"head", {{"sha", sha256}}}}}});
+    const auto r = publish();
+    INFO(r.err);
+    CHECK(r.code == exit_regression);
+    REQUIRE(gh.statuses().size() == 1);
+    CHECK(gh.statuses().at(0).first == sha256);
+    CHECK_FALSE(gh.requests().empty());
+    only_under_repository();
 }
 
 TEST_CASE("workflow_run: only the PR whose head is the run's commit, in this repository, gets the comment")

@@ -457,7 +457,7 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         check_error(f.call(http::verb::get, "/api/v1/projects/ghost/history?benchmark=a&counter=b"), 403,
                     "auth.forbidden", "'ghost'");
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons?limit=1", {}, {}, "Bearer nope"), 401,
-                    "auth.bad_token", "unknown or revoked token");
+                    "auth.bad_token", "unknown, revoked or expired token");
         CHECK(f.call(http::verb::get, "/api/v1/projects/demo/comparisons?limit=1", {}, {}, "").result_int() == 200);
     }
     CHECK(f.db.runs_count() == 0);

@@ -681,7 +681,7 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
                              doctest::Contains("at most 4096 bytes"), perfgate::error);
         CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id,
                                               {model::alert_status::fixed, std::string("a\x1b[2Jb"), "x"}),
-                             doctest::Contains("control characters"), perfgate::error);
+                             doctest::Contains("control character U+001B at offset 1"), perfgate::error);
         CHECK_THROWS_WITH_AS((void)svc.alert("nope", a.id), doctest::Contains("no project 'nope'"), perfgate::error);
         CHECK_THROWS_WITH_AS((void)svc.alerts({"demo", {}, {}, {}, {}, 0}), doctest::Contains("limit 0"),
                              perfgate::error);

@@ -72,6 +72,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("DROP TABLE alerts");
             raw.rows("DROP TABLE change_points");
             raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");
+            raw.rows("ALTER TABLE api_tokens DROP COLUMN expires_at");
+            raw.rows("ALTER TABLE api_tokens DROP COLUMN last_used_at");
             raw.rows("PRAGMA user_version = 1");
         }
         ps::store db(path); // 001 again would fail: its tables exist
@@ -131,8 +133,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 13") != std::string::npos);
-            CHECK(msg.find("013_ingest_key_runs.sql") != std::string::npos);
+            CHECK(msg.find("version 14") != std::string::npos);
+            CHECK(msg.find("014_token_lifecycle.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")

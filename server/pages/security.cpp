@@ -8,6 +8,7 @@
 #include "model/error.hpp"
 #include "server/pages/pages.hpp"
 #include "server/pages/view_support.hpp"
+#include "service/service.hpp"
 
 namespace perfgate::server::pages {
 
@@ -59,7 +60,15 @@ std::string session_cookie(const request& req, const std::string& project, std::
 
 std::optional<web_session> session_of(const request& req, context& ctx, const std::string& project)
 {
-    return ctx.sessions->find(cookie_value(req, cookie_name), project);
+    const auto id = cookie_value(req, cookie_name);
+    auto s = ctx.sessions->find(id, project);
+    // The token it was made with must still be there: a revoked or expired
+    // token ends its sessions at their next request.
+    if (s && !ctx.service.token_live(s->token_id, project)) {
+        ctx.sessions->remove(id);
+        return std::nullopt;
+    }
+    return s;
 }
 
 // ---------------------------------------------------------------------------

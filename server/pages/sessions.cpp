@@ -39,10 +39,10 @@ bool equal_constant_time(std::string_view a, std::string_view b)
     return diff == 0;
 }
 
-std::string session_store::create(const std::string& project)
+std::string session_store::create(const std::string& project, std::int64_t token_id)
 {
     std::string id = random_hex_token();
-    web_session s{project, random_hex_token(), std::chrono::steady_clock::now() + session_lifetime};
+    web_session s{project, token_id, random_hex_token(), std::chrono::steady_clock::now() + session_lifetime};
     std::lock_guard lock(mutex_);
     while (sessions_.size() >= max_sessions) {
         sessions_.erase(order_.front());

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,10 @@ inline constexpr std::size_t max_sessions = 10000;
 
 struct web_session {
     std::string project;
+    // The token signed in with (its id in the store, not the secret): every
+    // request re-checks it (security.cpp, session_of), so revoking or
+    // expiring the token ends the session.
+    std::int64_t token_id = 0;
     std::string csrf;
     std::chrono::steady_clock::time_point expires;
 };
@@ -32,7 +37,7 @@ struct web_session {
 class session_store {
 public:
     // A new session for project: its id (64 hex digits from the OS's CSPRNG).
-    std::string create(const std::string& project);
+    std::string create(const std::string& project, std::int64_t token_id);
     // The live session with this id for this project, if any.
     [[nodiscard]] std::optional<web_session> find(std::string_view id, std::string_view project);
     void remove(std::string_view id);

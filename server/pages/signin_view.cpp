@@ -45,14 +45,15 @@ response signin_post(page_state& p)
     const query_params form(p.req.body());
     const auto next = form.get("next");
     const std::string token = form.get("token").value_or("");
+    std::int64_t token_id = 0;
     try {
         if (token.empty()) throw error(errors::auth_missing_token, "no token given");
-        p.ctx.service.authorize(token, p.project);
+        token_id = p.ctx.service.authorize(token, p.project);
     } catch (const error& e) {
         if (!std::string_view(e.id()).starts_with("auth.") && e.id() != std::string("project.not_found")) throw;
         return signin_page(p, next, "That token does not open this project.", http::status::unauthorized);
     }
-    const std::string id = p.ctx.sessions->create(p.project);
+    const std::string id = p.ctx.sessions->create(p.project, token_id);
     return redirect(safe_next(p.project, next), p.req, session_cookie(p.req, p.project, id, false));
 }
 

@@ -230,4 +230,10 @@ std::string test_database::one(const std::string& sql) const
     return r.front();
 }
 
+std::vector<std::string> pg_admin_rows(const std::string& sql)
+{
+    const auto admin = pg_connect(pg_server_uri());
+    return pg_rows(admin.get(), sql);
+}
+
 } // namespace perfgate::test

@@ -29,6 +29,9 @@ inline bool on_postgres() { return engine_under_test() == db_engine::postgresql;
 
 // The URI of the tests' PostgreSQL server's "postgres" database (see above).
 const std::string& pg_server_uri();
+// SQL on that "postgres" database as its superuser (ALTER DATABASE, ending
+// other sessions): every row as test_database::rows gives it; throws on an error.
+std::vector<std::string> pg_admin_rows(const std::string& sql);
 
 // All rows of a query on an open SQLite connection, each row's columns joined
 // with '|' (NULL as "NULL"); fails the test when the query does.

@@ -1,0 +1,27 @@
+// The one check of text the service stores (issue 31, finding 7): valid
+// UTF-8, no NUL, no control characters (C0, DEL, C1) except tab and newline
+// where a field is multi-line. Both engines then store the same texts:
+// SQLite would keep anything, PostgreSQL refuses NUL and invalid UTF-8 with
+// an opaque constraint error.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "model/error.hpp"
+
+namespace perfgate::service {
+
+enum class text_kind {
+    line,      // one line: no control character at all
+    multiline, // tabs and newlines allowed (alert notes)
+};
+
+// Throws `id` naming `field` and the byte offset of the first fault.
+void check_stored_text(error_id id, std::string_view field, std::string_view value, text_kind kind = text_kind::line);
+
+// The longest prefix of value of at most max_bytes that does not end inside a
+// UTF-8 sequence (value itself when it fits).
+std::string_view utf8_prefix(std::string_view value, std::size_t max_bytes);
+
+} // namespace perfgate::service
