@@ -153,6 +153,14 @@ public:
         const std::string source = fmt::format("{} ({})", at.text(), json_path.filename().string());
         const std::string text = model::read_text_file(json_path, "measure.failed");
         std::filesystem::remove(json_path);
+        if (text.empty()) {
+            // google/benchmark exits 0 and writes nothing when no benchmark
+            // matches the filter.
+            throw error(errors::measure_failed,
+                        fmt::format("{}: '{}' ran no benchmark{}{}", at.text(), cmd.text,
+                                    spec.filter ? fmt::format(" (does --filter '{}' match any?)", *spec.filter) : "",
+                                    stderr_excerpt(proc.stderr_tail)));
+        }
         suite_output out;
         try {
             out.set = capture::parse_gbench_json(text, source);
@@ -206,6 +214,7 @@ private:
 // The samples of one side of one benchmark, gathered over the rounds.
 struct side_state {
     std::vector<model::counter_samples> counters;
+    int next_repetition = 0; // rows recorded so far: a binary's own --benchmark_repetitions=K gives K a round
     std::string error;
     std::vector<std::filesystem::path> profiles;
     bool seen = false;
@@ -276,10 +285,16 @@ std::vector<benchmark_measurement> measure_gbench(const benchmark_spec& spec, co
                     st.error = b.error;
                     continue;
                 }
+                // Each iteration row is a repetition of its own; real_time is
+                // in every row, so its count is the rows'.
+                std::size_t rows = 0;
                 for (const auto& c : b.counters) {
                     if (c.computed) continue;
-                    for (double v : c.values) add_sample(st, c.name, c.unit, v, s.round - 1);
+                    for (std::size_t i = 0; i < c.values.size(); ++i)
+                        add_sample(st, c.name, c.unit, c.values[i], st.next_repetition + static_cast<int>(i));
+                    rows = std::max(rows, c.values.size());
                 }
+                st.next_repetition += static_cast<int>(rows);
             }
             continue;
         }
@@ -311,11 +326,12 @@ std::vector<benchmark_measurement> measure_gbench(const benchmark_spec& spec, co
             }
             // Ir: instructions executed; per iteration, as google/benchmark
             // reports its times (iterations summed over threads).
-            add_sample(st, "instructions", "", totals["Ir"] / r.iterations, s.round - 1);
+            const int rep = st.next_repetition++;
+            add_sample(st, "instructions", "", totals["Ir"] / r.iterations, rep);
             if (opt.cache_sim) {
                 add_sample(st, "cache-misses", "", (totals["ILmr"] + totals["DLmr"] + totals["DLmw"]) / r.iterations,
-                           s.round - 1);
-                add_sample(st, "estimated-cycles", "", estimated_cycles(totals) / r.iterations, s.round - 1);
+                           rep);
+                add_sample(st, "estimated-cycles", "", estimated_cycles(totals) / r.iterations, rep);
             }
             if (!opt.keep_profiles.empty()) {
                 // The last measured round's loops are the benchmark's profile.

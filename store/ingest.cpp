@@ -374,6 +374,7 @@ std::vector<std::int64_t> store::insert_runs(const std::vector<run_record>& runs
     for (const auto& run : runs) validate_values(impl_->name_, run);
     return impl_->write([&](connection& c) {
         std::vector<std::int64_t> ids;
+        ids.reserve(runs.size());
         for (const auto& run : runs) ids.push_back(insert_run_rows(c, run, impl_->ids_));
         return ids;
     });
@@ -443,6 +444,7 @@ store::keyed_runs store::insert_runs(const std::vector<run_record>& runs, std::s
             return {split_ids(st.text(2)), true};
         }
         std::vector<std::int64_t> ids;
+        ids.reserve(runs.size());
         for (const auto& run : runs) ids.push_back(insert_run_rows(c, run, impl_->ids_));
         auto update = c.prepare("UPDATE ingest_keys SET run_id = :run_id, run_ids = :run_ids "
                                 "WHERE project_id = :project_id AND key = :key");

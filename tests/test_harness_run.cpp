@@ -92,6 +92,20 @@ TEST_CASE("run --harness gbench: the benchmark made 3x slower fails, the others 
     CHECK(benchmark(o.report, "BM_Hash")->at("verdict") == "fail");
 }
 
+TEST_CASE("run --harness gbench: the binary's own --benchmark_repetitions give that many samples a round")
+{
+    temp_dir dir("pg-harness-reps");
+    const std::string twice = quick("") + " --benchmark_repetitions=2";
+    const auto o = run({"--harness", "gbench", "--backend", "rusage", "--baseline", twice, "--candidate", twice, "-r",
+                        "3", "--warmup", "0", "--filter", "BM_Copy"},
+                       dir.path());
+    INFO(o.err);
+    REQUIRE(o.report.is_object());
+    const json& c = counter(o.report, "BM_Copy", "cpu_time");
+    CHECK(c.at("baseline").at("n") == 6); // 3 rounds x 2 repetitions, aggregates not counted
+    CHECK(c.at("candidate").at("n") == 6);
+}
+
 TEST_CASE("run --harness gbench: A/A passes or is inconclusive, never fails")
 {
     temp_dir dir("pg-harness-aa");
@@ -210,6 +224,12 @@ TEST_CASE("run --harness gbench: usage errors and a binary that is not google/be
     CHECK(bad.err.find("sequential sampling") != std::string::npos);
     bad = code_and_err({"--harness", "gbench", "--profile", "--baseline", suite, "--candidate", suite});
     CHECK(bad.code == 2);
+
+    // A filter that matches nothing: google/benchmark runs nothing, says so.
+    const auto none = code_and_err({"--harness", "gbench", "--backend", "callgrind", "--filter", "BM_Nothing",
+                                    "--baseline", suite, "--candidate", suite});
+    CHECK(none.code == 4);
+    CHECK(none.err.find("ran no benchmark (does --filter 'BM_Nothing' match any?)") != std::string::npos);
 
     // Not a google/benchmark binary: it writes no JSON.
     const auto not_gbench = code_and_err({"--harness", "gbench", "--backend", "rusage", "-r", "1", "--warmup", "0",
