@@ -144,10 +144,11 @@ TEST_CASE("run --harness gbench --backend callgrind: instructions per iteration,
         CHECK(c.at("status") == "unchanged");
         CHECK(c.at("delta_pct") == 0.0);
     }
-    // Per iteration, not per process: BM_Work's loop is ~2048 iterations of a
-    // few instructions, far from a process's millions.
+    // Per iteration, not per process: BM_Work's loop is 2048 additions
+    // (under 1,000 instructions once clang vectorises it, ~8,000 with gcc),
+    // far from a process's millions.
     const double work = counter(slow.report, "BM_Work/2048", "instructions").at("baseline").at("median").get<double>();
-    CHECK(work > 2048);
+    CHECK(work > 100);
     CHECK(work < 50000);
     // The regressed benchmark's attribution names the function.
     const json* hb = benchmark(slow.report, "BM_Hash");
