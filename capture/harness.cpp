@@ -2,6 +2,7 @@
 // harness parsers share (capture/suite_builder.hpp).
 #include "capture/harness.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -280,6 +281,13 @@ void suite_builder::declare(std::size_t bench, std::string_view counter, std::op
     benches_.at(bench).declarations[std::string(counter)] = {direction, gated};
 }
 
+void suite_builder::fail(std::string_view name, std::string message)
+{
+    auto it = std::find_if(failed_.begin(), failed_.end(), [&](const auto& f) { return f.first == name; });
+    if (it == failed_.end()) failed_.emplace_back(std::string(name), std::move(message));
+    else it->second = std::move(message);
+}
+
 sample_set suite_builder::finish()
 {
     sample_set out;
@@ -294,6 +302,16 @@ sample_set suite_builder::finish()
             c.gated = d->second.gated;
         }
         out.benchmarks.push_back(std::move(b));
+    }
+    for (auto& [name, message] : failed_) {
+        auto it = std::find_if(out.benchmarks.begin(), out.benchmarks.end(),
+                               [&](const benchmark_samples& b) { return b.name == name; });
+        if (it == out.benchmarks.end()) {
+            out.benchmarks.emplace_back();
+            it = std::prev(out.benchmarks.end());
+            it->name = name;
+        }
+        it->error = std::move(message);
     }
     return out;
 }

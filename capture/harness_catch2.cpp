@@ -33,7 +33,6 @@ struct context {
     std::string_view source;
     detail::suite_builder* suite;
     std::map<std::string, std::string, std::less<>> seen;
-    std::vector<std::pair<std::string, std::string>> failed; // name, message
     std::size_t benchmarks = 0;
 };
 
@@ -106,11 +105,11 @@ void read_benchmark(context& c, const pugi::xml_node& result, const std::string&
     if (!raw) detail::bad_input(c.source, where + "/@name", "missing; expected the benchmark's name");
     const std::string name = detail::unique_name(c.seen, raw, c.source, where + "/@name", "benchmark");
     if (const pugi::xml_node f = result.child("failed")) {
-        c.failed.emplace_back(name, fmt::format("benchmark failed: {}", f.attribute("message").as_string("")));
+        c.suite->fail(name, fmt::format("benchmark failed: {}", f.attribute("message").as_string("")));
         return;
     }
     if (!case_failure.empty()) {
-        c.failed.emplace_back(name, case_failure);
+        c.suite->fail(name, case_failure);
         return;
     }
     const double samples = number_attr(result, "samples", c.source);
@@ -168,16 +167,10 @@ sample_set parse_catch2_xml(std::string_view text, std::string_view source)
                           "expected Catch2's XML reporter output (<Catch> or <Catch2TestRun>)");
     }
     detail::suite_builder suite(source);
-    context c{source, &suite, {}, {}, 0};
+    context c{source, &suite, {}, 0};
     // v2 puts test cases in <Group>, v3 directly under the root.
     for (const pugi::xpath_node& t : root.select_nodes(".//TestCase")) read_test_case(c, t.node());
     sample_set out = suite.finish();
-    for (auto& [name, message] : c.failed) {
-        benchmark_samples b;
-        b.name = name;
-        b.error = message;
-        out.benchmarks.push_back(std::move(b));
-    }
     if (out.benchmarks.empty()) {
         detail::bad_input(source, root_name,
                           "no benchmark results (<BenchmarkResults>): build with CATCH_CONFIG_ENABLE_BENCHMARKING "

@@ -136,8 +136,6 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
     }
     detail::suite_builder suite(source);
     std::map<std::string, std::size_t, std::less<>> aggregates; // run name -> rows, of benchmarks without samples
-    std::map<std::string, std::string, std::less<>> errors;     // benchmark -> message
-    std::vector<std::string> error_order;
     for (std::size_t i = 0; i < rows->size(); ++i) {
         const nlohmann::json& row = (*rows)[i];
         const std::string path = fmt::format("benchmarks[{}]", i);
@@ -150,8 +148,7 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
         }
         if (auto e = row.find("error_occurred"); e != row.end() && e->is_boolean() && e->get<bool>()) {
             const auto message = detail::string_at(row, "error_message", source, path, false);
-            if (!errors.contains(name)) error_order.push_back(name);
-            errors[name] = message.value_or("(no message)");
+            suite.fail(name, message.value_or("(no message)"));
             continue;
         }
         const std::string unit_text = detail::string_at(row, "time_unit", source, path, false).value_or("ns");
@@ -174,17 +171,6 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
         }
     }
     sample_set out = suite.finish();
-    for (const auto& name : error_order) {
-        benchmark_samples* b = nullptr;
-        for (auto& s : out.benchmarks)
-            if (s.name == name) b = &s;
-        if (!b) {
-            out.benchmarks.push_back({});
-            b = &out.benchmarks.back();
-            b->name = name;
-        }
-        b->error = errors[name];
-    }
     std::size_t without_samples = 0;
     for (const auto& [name, n] : aggregates) {
         if (out.find(name)) continue;

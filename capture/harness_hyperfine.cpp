@@ -67,7 +67,6 @@ sample_set parse_hyperfine_json(std::string_view text, std::string_view source)
     }
     detail::suite_builder suite(source);
     std::map<std::string, std::string, std::less<>> seen;
-    std::vector<std::pair<std::string, std::string>> failed; // name, message
     for (std::size_t i = 0; i < results->size(); ++i) {
         const nlohmann::json& result = (*results)[i];
         const std::string path = fmt::format("results[{}]", i);
@@ -113,8 +112,8 @@ sample_set parse_hyperfine_json(std::string_view text, std::string_view source)
             }
         }
         if (bad_runs > 0) {
-            failed.emplace_back(name, fmt::format("command '{}' failed in {} of {} runs (exit codes: {})",
-                                                  command.substr(0, 200), bad_runs, runs, codes));
+            suite.fail(name, fmt::format("command '{}' failed in {} of {} runs (exit codes: {})",
+                                         command.substr(0, 200), bad_runs, runs, codes));
             continue;
         }
         for (std::size_t r = 0; r < runs; ++r) {
@@ -127,12 +126,6 @@ sample_set parse_hyperfine_json(std::string_view text, std::string_view source)
         }
     }
     sample_set out = suite.finish();
-    for (auto& [name, message] : failed) {
-        benchmark_samples b;
-        b.name = name;
-        b.error = message;
-        out.benchmarks.push_back(std::move(b));
-    }
     return out;
 }
 

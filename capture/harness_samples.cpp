@@ -89,7 +89,6 @@ sample_set parse_samples_json(std::string_view text, std::string_view source)
                           fmt::format("more than {} benchmarks in one input", max_benchmarks_per_input));
     }
     detail::suite_builder suite(source);
-    std::vector<std::pair<std::string, std::string>> failed;
     for (const auto& [name, bench] : benches->items()) {
         const std::string path = fmt::format("benchmarks.{}", name.substr(0, 80));
         check_name(name, source, path, "benchmark");
@@ -97,7 +96,7 @@ sample_set parse_samples_json(std::string_view text, std::string_view source)
         only_keys(bench, {"counters", "error"}, source, path);
         if (const auto message = detail::string_at(bench, "error", source, path, false)) {
             if (message->empty()) detail::bad_input(source, path + ".error", "empty; say why the benchmark failed");
-            failed.emplace_back(name, message->substr(0, 1000));
+            suite.fail(name, message->substr(0, 1000));
             continue;
         }
         auto counters = bench.find("counters");
@@ -175,12 +174,6 @@ sample_set parse_samples_json(std::string_view text, std::string_view source)
         }
     }
     sample_set out = suite.finish();
-    for (auto& [name, message] : failed) {
-        benchmark_samples b;
-        b.name = name;
-        b.error = message;
-        out.benchmarks.push_back(std::move(b));
-    }
     return out;
 }
 

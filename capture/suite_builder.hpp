@@ -57,6 +57,10 @@ public:
     // What the input declares about a counter (direction, gated).
     void declare(std::size_t bench, std::string_view counter, std::optional<better> direction,
                  std::optional<bool> gated);
+    // The harness reported benchmark `name` failed: finish() gives it this
+    // message as benchmark_samples::error (the last one given), on the
+    // benchmark of that name or on a new one without samples.
+    void fail(std::string_view name, std::string message);
     void warn(std::string message) { warnings_.push_back(std::move(message)); }
 
     [[nodiscard]] std::size_t size() const { return benches_.size(); }
@@ -79,6 +83,7 @@ private:
     std::vector<pending> benches_;
     std::map<std::string, std::size_t, std::less<>> index_;
     std::vector<std::string> warnings_;
+    std::vector<std::pair<std::string, std::string>> failed_; // name, message; first failure first
 };
 
 } // namespace perfgate::capture::detail
