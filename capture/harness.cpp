@@ -303,15 +303,16 @@ sample_set suite_builder::finish()
         }
         out.benchmarks.push_back(std::move(b));
     }
-    for (auto& [name, message] : failed_) {
+    for (auto& f : failed_) {
+        const std::string& name = f.first;
         auto it = std::find_if(out.benchmarks.begin(), out.benchmarks.end(),
-                               [&](const benchmark_samples& b) { return b.name == name; });
+                               [&name](const benchmark_samples& b) { return b.name == name; });
         if (it == out.benchmarks.end()) {
             out.benchmarks.emplace_back();
             it = std::prev(out.benchmarks.end());
             it->name = name;
         }
-        it->error = std::move(message);
+        it->error = std::move(f.second);
     }
     return out;
 }
