@@ -598,8 +598,8 @@ TEST_CASE("renderers")
         const std::string md = render_markdown(evil);
         INFO(md);
         const std::string zw = "\u200b";
-        for (const std::string_view s : {"@octocat", "@org", "@admins", "@mail", "#12", "#3", "https://", "HTTPS://",
-                                     "www.", "WWW."})
+        for (const std::string_view s :
+             {"@octocat", "@org", "@admins", "@mail", "#12", "#3", "https://", "HTTPS://", "www.", "WWW."})
             CHECK_MESSAGE(md.find(s) == std::string::npos, s);
         CHECK(md.find("BM\\_@" + zw + "octocat/@" + zw + "org/team-\\#" + zw + "12") != std::string::npos);
         CHECK(md.find("www" + zw + ".evil.example or HTTPS:" + zw + "//evil.example/a and me@" + zw + "mail.example") !=
