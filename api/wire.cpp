@@ -310,7 +310,7 @@ model::ingest_result ingest_result_from_json(const json& doc)
 
 // --- compare --------------------------------------------------------------------
 
-json compare_request_json(const run_pairs& pairs, const json* policy_json)
+json compare_request_json(const run_pairs& pairs, const json* policy_json, const model::baseline_choice* baseline)
 {
     json base = json::array(), cand = json::array();
     for (const auto& [b, c] : pairs) {
@@ -319,13 +319,47 @@ json compare_request_json(const run_pairs& pairs, const json* policy_json)
     }
     json body = {{"baseline_run", std::move(base)}, {"candidate_run", std::move(cand)}};
     if (policy_json) body["policy"] = *policy_json;
+    if (baseline) {
+        body["baseline_ref"] = {{"rule", baseline->rule},
+                                {"baseline_sha", baseline->baseline_sha},
+                                {"base_tip_sha",
+                                 baseline->base_tip_sha.empty() ? json(nullptr) : json(baseline->base_tip_sha)},
+                                {"head_sha", baseline->head_sha}};
+    }
     return body;
+}
+
+std::optional<model::baseline_choice> compare_baseline_from_json(const json& doc)
+{
+    const json* b = field(doc, "baseline_ref");
+    if (!b || b->is_null()) return std::nullopt;
+    if (!b->is_object()) bad_field(fmt::format("field 'baseline_ref' must be an object, got {}", b->type_name()));
+    check_known_fields(*b, {"rule", "baseline_sha", "base_tip_sha", "head_sha"}, "baseline_ref.");
+    model::baseline_choice out;
+    out.rule = *string_field(*b, "rule", "baseline_ref.", true);
+    if (out.rule != "merge-base" && out.rule != "base-tip" && out.rule != "parent") {
+        bad_field(fmt::format("field 'baseline_ref.rule' must be merge-base, base-tip or parent, got '{}'",
+                              out.rule.substr(0, 64)));
+    }
+    const auto sha = [&](std::string_view name, bool required) {
+        const json* v = field(*b, name);
+        if (!required && (!v || v->is_null())) return std::string();
+        std::string s = *string_field(*b, name, "baseline_ref.", true);
+        const bool hex = (s.size() == 40 || s.size() == 64) &&
+                         s.find_first_not_of("0123456789abcdef") == std::string::npos;
+        if (!hex) bad_field(fmt::format("field 'baseline_ref.{}' must be a commit's 40 or 64 hex digits", name));
+        return s;
+    };
+    out.baseline_sha = sha("baseline_sha", true);
+    out.base_tip_sha = sha("base_tip_sha", false);
+    out.head_sha = sha("head_sha", true);
+    return out;
 }
 
 run_pairs compare_pairs_from_json(const json& doc)
 {
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
-    check_known_fields(doc, {"baseline_run", "candidate_run", "pairs", "policy"}, "");
+    check_known_fields(doc, {"baseline_run", "candidate_run", "pairs", "policy", "baseline_ref"}, "");
     if (const json* list = field(doc, "pairs")) {
         if (field(doc, "baseline_run") || field(doc, "candidate_run")) {
             bad_field("give either 'pairs' or 'baseline_run' and 'candidate_run', not both");

@@ -77,11 +77,19 @@ model::ingest_result ingest_result_from_json(const nlohmann::json& doc);
 // {baseline_run: [ids], candidate_run: [ids], policy?}; the server also takes
 // single ids and {pairs: [[b, c], ...]}. policy_json: gate::to_json(policy),
 // or null for the server's default.
-nlohmann::json compare_request_json(const run_pairs& pairs, const nlohmann::json* policy_json);
+// baseline: the request's "baseline_ref" (docs/http-api.md), kept in the
+// stored report; none when null.
+nlohmann::json compare_request_json(const run_pairs& pairs, const nlohmann::json* policy_json,
+                                    const model::baseline_choice* baseline = nullptr);
 // The pairs of a compare request, 1..max_compare_pairs of them, in any of its
 // three spellings. Fields other than baseline_run, candidate_run, pairs and
 // policy are "ingest.bad_field"; the policy is the caller's to parse.
 run_pairs compare_pairs_from_json(const nlohmann::json& doc);
+// The request's "baseline_ref" object, if any: {rule, baseline_sha,
+// base_tip_sha (may be null), head_sha}; rule merge-base, base-tip or
+// parent, each sha 40 or 64 lowercase hex digits. Else "ingest.bad_field"
+// naming the member.
+std::optional<model::baseline_choice> compare_baseline_from_json(const nlohmann::json& doc);
 
 // --- GET /api/v1/projects/{project}/history ---------------------------------
 // {points: [{run_id, git_sha, branch, role, created_at, n, median, mean,

@@ -44,6 +44,11 @@ else
   [ -n "${IN_CPUS:-}" ] && args+=(--cpus "$IN_CPUS")
   # The commit the baseline build was made from (push: github.event.before).
   [ -n "${IN_BASE_SHA:-}" ] && args+=(--base-sha "$IN_BASE_SHA")
+  # Which commit a pull request is measured against, and the checkouts that
+  # show it (docs/github.md#the-baseline).
+  [ -n "${IN_BASELINE_REF:-}" ] && args+=(--baseline-ref "$IN_BASELINE_REF")
+  [ -n "${IN_REPO:-}" ] && args+=(--repo "$IN_REPO")
+  [ -n "${IN_BASELINE_DIR:-}" ] && args+=(--baseline-dir "$IN_BASELINE_DIR")
   [ -n "${IN_POLICY:-}" ] && args+=(--policy "$IN_POLICY")
   [ -n "${IN_TOP:-}" ] && args+=(--top "$IN_TOP")
   [ "${IN_CACHE_SIM:-false}" = "true" ] && args+=(--cache-sim)

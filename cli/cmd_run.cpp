@@ -31,6 +31,7 @@
 #include "model/file.hpp"
 #include "report/render.hpp"
 #include "runner/attribution.hpp"
+#include "runner/baseline_ref.hpp"
 #include "runner/check_env.hpp"
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
@@ -114,6 +115,11 @@ std::vector<option_spec> run_option_list()
     {"base-sha", 0, true, false, "SHA", "commit of the baseline build (default: the PR's base, a push's previous "
                                         "head; else unknown, stored empty)"},
     {"base-branch", 0, true, false, "BRANCH", "branch of the baseline build (default: the PR's base, else --branch)"},
+    {"baseline-ref", 0, true, false, "RULE", "which commit a pull request is measured against: merge-base (default "
+                                             "on pull request events), base-tip or parent; the baseline build must be "
+                                             "that commit"},
+    {"repo", 0, true, false, "DIR", "git repository with the candidate's history, for --baseline-ref (default: .)"},
+    {"baseline-dir", 0, true, false, "DIR", "the baseline build's checkout: refused unless it is the baseline commit"},
     {"pr", 0, true, false, "N", "pull request number (default: from GITHUB_EVENT_PATH)"},
     }));
     add(option_group("GitHub", {
@@ -358,6 +364,65 @@ void warn(const run_state& run, const std::string& w)
     if (!run.quiet) print_error(fmt::format("perfgate run: warning: {}\n", w));
 }
 
+// --baseline-dir: the baseline build's checkout must be the baseline's
+// commit, so that the report and the history name what was measured.
+void check_baseline_dir(const parsed_args& args, const git_info& git)
+{
+    const auto dir = args.get("baseline-dir");
+    if (!dir) return;
+    if (git.base_sha.empty()) {
+        run_usage_error(errors::usage_missing_option,
+                        "--baseline-dir: the baseline's commit is unknown (no pull request event, --base-sha or "
+                        "--baseline-ref)");
+    }
+    const std::string at = checked_out_sha(*dir);
+    if (at != git.base_sha) {
+        throw error(errors::input_git,
+                    fmt::format("--baseline-dir {} is at commit {}, but the baseline is {}{}: check that commit out "
+                                "and build it (docs/github.md#the-baseline)",
+                                *dir, at, git.base_sha,
+                                git.baseline ? fmt::format(" (baseline-ref {})", git.baseline->rule) : std::string()));
+    }
+}
+
+// Phase 4, the baseline's commit (docs/github.md#the-baseline): on a pull
+// request event, or with --baseline-ref, the rule names the commit the
+// baseline build must be. --base-sha then names the build and must agree;
+// --baseline-dir's checkout must be that commit. Refused before measuring.
+void apply_baseline_rule(const parsed_args& args, git_info& git)
+{
+    const auto given = args.get("baseline-ref");
+    if (!given && !git.pr) {
+        check_baseline_dir(args, git);
+        return;
+    }
+    const auto rule = parse_baseline_rule(given.value_or("merge-base"));
+    if (!rule) {
+        run_usage_error(errors::usage_bad_value,
+                        fmt::format("--baseline-ref '{}': expected merge-base, base-tip or parent", *given));
+    }
+    const std::filesystem::path repo = args.get("repo").value_or(".");
+    // The base branch's tip: the event's, else --base-branch's in repo.
+    std::string tip = git.pr_base_sha;
+    if (tip.empty() && *rule != baseline_rule::parent) {
+        if (git.base_branch.empty()) {
+            run_usage_error(errors::usage_missing_option,
+                            fmt::format("--baseline-ref {} outside a pull request needs --base-branch",
+                                        to_string(*rule)));
+        }
+        tip = resolve_ref(repo, git.base_branch);
+    }
+    const std::string sha = resolve_baseline_sha(*rule, git.sha, tip, repo);
+    if (args.has("base-sha") && git.base_sha != sha) {
+        throw error(errors::input_git, fmt::format("--base-sha {} is not the baseline that --baseline-ref {} names "
+                                                   "({}): build and name that commit, or choose the rule",
+                                                   git.base_sha, to_string(*rule), sha));
+    }
+    git.base_sha = sha;
+    git.baseline = gate::baseline_choice{std::string(to_string(*rule)), sha, tip, git.sha};
+    check_baseline_dir(args, git);
+}
+
 // Phase 4: the commit, branch and pull request of the run.
 git_info resolve_run_git(const parsed_args& args, const target& where)
 {
@@ -371,6 +436,7 @@ git_info resolve_run_git(const parsed_args& args, const target& where)
                                     git.sha.empty() ? "no commit found" : "commit " + git.sha,
                                     git.branch.empty() ? ", no branch found" : ", branch " + git.branch));
     }
+    apply_baseline_rule(args, git);
     // A commit the store would refuse is said now, not after measuring.
     if (!git.sha.empty()) capture::validate_name("git_sha (--sha)", git.sha);
     if (!git.base_sha.empty()) capture::validate_name("git_sha (--base-sha)", git.base_sha);
@@ -469,7 +535,7 @@ void store_and_compare(run_state& run)
             pairs.emplace_back(where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id,
                                where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id);
         }
-        run.result = where.server->compare(pairs, run.settings.rules);
+        run.result = where.server->compare(pairs, run.settings.rules, run.git.baseline);
         if (run.result.comparison_id) {
             // The dashboard's page of this comparison (server/pages): stderr,
             // so that stdout stays the report in the chosen format.
@@ -487,7 +553,8 @@ void store_and_compare(run_state& run)
             auto c = svc.ingest_run(m.candidate.run);
             pairs.emplace_back(b.run_id, c.run_id);
         }
-        run.result = svc.compare(where.project, pairs, run.settings.rules.value_or(gate::policy{})).result;
+        run.result =
+            svc.compare(where.project, pairs, run.settings.rules.value_or(gate::policy{}), run.git.baseline).result;
     }
     for (const auto& m : unpaired) {
         const bool base_failed = !m.baseline.error.empty(), cand_failed = !m.candidate.error.empty();

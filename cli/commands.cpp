@@ -12,6 +12,8 @@ namespace {
 const std::array commands{
     command_entry{"compare two perf stat -x, outputs (offline gate)", compare_spec, cmd_compare},
     command_entry{"measure baseline and candidate commands, store and gate them", run_spec, cmd_run},
+    command_entry{"name the commit a pull request is measured against (merge-base, base tip, parent)", baseline_spec,
+                  cmd_baseline},
     command_entry{"check how quiet and measurable this machine is", check_env_spec, cmd_check_env},
     command_entry{"run the HTTP gate server", serve_spec, cmd_serve},
     command_entry{"create API tokens (token create --db PATH --project P)", token_spec, cmd_token},

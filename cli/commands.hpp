@@ -23,6 +23,7 @@ int cmd_alerts(const argv_t& args);
 int cmd_change_points(const argv_t& args);
 int cmd_project(const argv_t& args);
 int cmd_db(const argv_t& args);
+int cmd_baseline(const argv_t& args);
 
 // Each command's table, defined beside the command (cli/cmd_*.cpp).
 const command_spec& compare_spec();
@@ -37,6 +38,7 @@ const command_spec& alerts_spec();
 const command_spec& change_points_spec();
 const command_spec& project_spec();
 const command_spec& db_spec();
+const command_spec& baseline_spec();
 
 struct command_entry {
     std::string_view summary;      // one line, for `perfgate --help` and the man page

@@ -135,11 +135,13 @@ void server_client::upload_attribution(std::int64_t comparison_id, const std::st
     exchange("PUT", path, &body);
 }
 
-gate::report server_client::compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules)
+gate::report server_client::compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules,
+                                    const std::optional<model::baseline_choice>& baseline)
 {
     const std::string path = fmt::format("/api/v1/projects/{}/compare", url_encode(project_));
     const json policy_json = rules ? gate::to_json(*rules) : json();
-    const std::string body = api::dump(api::compare_request_json(pairs, rules ? &policy_json : nullptr));
+    const std::string body = api::dump(api::compare_request_json(pairs, rules ? &policy_json : nullptr,
+                                                                 baseline ? &*baseline : nullptr));
     const std::string answer = exchange("POST", path, &body);
     const json doc = parse_object(answer, "POST " + base_ + path);
     try {

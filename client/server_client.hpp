@@ -54,7 +54,8 @@ public:
     model::ingest_result upload(const model::ingest_request& in);
     // POST .../compare with every pair in one request, so p-values are
     // adjusted across all of them. The report carries comparison_id.
-    gate::report compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules);
+    gate::report compare(const api::run_pairs& pairs, const std::optional<gate::policy>& rules,
+                         const std::optional<model::baseline_choice>& baseline = std::nullopt);
     // GET .../comparisons?limit=1 with the token: one indexed read that
     // says whether the server answers and accepts this token for the
     // project, before a command spends minutes measuring (errors above; a

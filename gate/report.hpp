@@ -13,6 +13,7 @@
 #include "capture/counters.hpp"
 #include "gate/policy.hpp"
 #include "model/alert.hpp"
+#include "model/comparison.hpp"
 
 namespace perfgate::gate {
 
@@ -230,6 +231,8 @@ struct failed_benchmark {
     std::string message;
 };
 
+using model::baseline_choice;
+
 struct report {
     verdict result = verdict::pass;
     policy rules;
@@ -241,6 +244,8 @@ struct report {
     std::vector<std::string> added, removed;
     // JSON "failed", absent when empty.
     std::vector<failed_benchmark> failed;
+    // JSON "baseline_ref", absent when no baseline rule was applied.
+    std::optional<baseline_choice> baseline;
     std::optional<std::int64_t> comparison_id; // set by the service when stored
 
     // Counts over gated counters, for summaries.

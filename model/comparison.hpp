@@ -10,6 +10,16 @@
 
 namespace perfgate::model {
 
+// Which commit a comparison's baseline build is, and by which rule
+// (docs/github.md "The baseline"): the report's "baseline_ref", the compare
+// request's field of the same name.
+struct baseline_choice {
+    std::string rule;         // "merge-base", "base-tip" or "parent"
+    std::string baseline_sha; // the baseline build's commit
+    std::string base_tip_sha; // the base branch's tip when the event fired; "" when not known
+    std::string head_sha;     // the candidate's commit
+};
+
 struct comparison_summary {
     // One side of the comparison: a stored run and its commit.
     struct side {

@@ -67,6 +67,8 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::input_github_env, 500, exit_usage, "A GitHub step needs the GitHub Actions environment (GITHUB_* variables, the event file) and it is missing."},
     {errors::input_github_event, 500, exit_usage, "The GitHub event payload cannot be read, is not a JSON object, or lacks the pull request or workflow run it needs."},
     {errors::input_github_sha, 500, exit_usage, "A commit SHA from the GitHub event or GITHUB_SHA that is not 40 or 64 hex digits: it would go into an API path, so nothing is posted."},
+    {errors::input_git, 500, exit_usage, "A git question perfgate asked cannot be answered: not a repository, a commit not in it, no common ancestor, a baseline checkout at another commit than the baseline rule names."},
+    {errors::input_shallow_clone, 500, exit_usage, "The baseline rule needs history a shallow clone does not have: check out with fetch-depth: 0."},
     {errors::input_head_sha_mismatch, 500, exit_usage, "perfgate github --expect-head-sha: the event names another commit; nothing is posted."},
     {errors::input_no_column, 500, exit_usage, "perfgate change-points: the CSV header has no column named by --column."},
     {errors::input_no_data, 500, exit_usage, "perfgate change-points: the input holds no numbers."},

@@ -49,6 +49,8 @@ inline constexpr error_id input_bad_report{"input.bad_report"};
 inline constexpr error_id input_github_env{"input.github_env"};
 inline constexpr error_id input_github_event{"input.github_event"};
 inline constexpr error_id input_github_sha{"input.github_sha"};
+inline constexpr error_id input_git{"input.git"};
+inline constexpr error_id input_shallow_clone{"input.shallow_clone"};
 inline constexpr error_id input_head_sha_mismatch{"input.head_sha_mismatch"};
 inline constexpr error_id input_no_column{"input.no_column"};
 inline constexpr error_id input_no_data{"input.no_data"};

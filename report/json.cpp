@@ -416,9 +416,18 @@ json to_json(const gate::report& r)
         for (const auto& f : r.failed) failed.push_back({{"name", f.name}, {"side", f.side}, {"message", f.message}});
         out["failed"] = std::move(failed);
     }
+    if (r.baseline) out["baseline_ref"] = baseline_json(*r.baseline);
     if (is_suite(r)) out["summary"] = summary_json(count_benchmarks(r));
     if (auto overall = overall_geomeans(r); !overall.empty()) out["overall"] = overall_json(overall);
     return out;
+}
+
+json baseline_json(const gate::baseline_choice& b)
+{
+    return {{"rule", b.rule},
+            {"baseline_sha", b.baseline_sha},
+            {"base_tip_sha", b.base_tip_sha.empty() ? json(nullptr) : json(b.base_tip_sha)},
+            {"head_sha", b.head_sha}};
 }
 
 json summary_json(const suite_counts& n)
@@ -462,6 +471,16 @@ gate::report report_from_json(const json& j)
                 r.failed.push_back({jf.at("name").get<std::string>(), jf.at("side").get<std::string>(),
                                     jf.value("message", std::string())});
             }
+        }
+        // Added within v1 (issue 33): absent when no baseline rule applied.
+        if (auto it = j.find("baseline_ref"); it != j.end() && !it->is_null()) {
+            gate::baseline_choice b;
+            b.rule = it->at("rule").get<std::string>();
+            b.baseline_sha = it->at("baseline_sha").get<std::string>();
+            if (auto tip = it->find("base_tip_sha"); tip != it->end() && !tip->is_null())
+                b.base_tip_sha = tip->get<std::string>();
+            b.head_sha = it->at("head_sha").get<std::string>();
+            r.baseline = std::move(b);
         }
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;

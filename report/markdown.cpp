@@ -167,12 +167,26 @@ std::string markdown_attributions(const gate::report& r, const markdown_options&
 }
 
 // The heading: the sticky-comment marker (if any), the verdict and the counts.
+// "Baseline: merge-base `1a2b3c4d5e6f` of base `...` and head `...`": which
+// commit the candidate was measured against, by which rule (shas are
+// checked hex by the runner; md_text keeps them literal anyway).
+std::string baseline_line(const gate::baseline_choice& b)
+{
+    const auto short_sha = [](const std::string& s) { return md_text(s.substr(0, 12)); };
+    std::string line = fmt::format("Baseline: **{}** `{}`", md_text(b.rule), short_sha(b.baseline_sha));
+    if (b.rule == "merge-base" && !b.base_tip_sha.empty())
+        line += fmt::format(" of base `{}`", short_sha(b.base_tip_sha));
+    line += fmt::format(" · head `{}`", short_sha(b.head_sha));
+    return line;
+}
+
 std::string markdown_head(const gate::report& r, const markdown_options& opt)
 {
     std::string head;
     if (!opt.marker.empty()) head += opt.marker + "\n";
     head += fmt::format("### {} {}: **{}** — {}\n\n", verdict_mark(r.result), md_text(opt.title), to_string(r.result),
                         summary_counts(r));
+    if (r.baseline) head += baseline_line(*r.baseline) + "\n\n";
     if (const std::string note = not_interleaved_note(r); !note.empty()) head += fmt::format("> {}\n\n", md_text(note));
     return head;
 }

@@ -58,6 +58,8 @@ gate::attribution attribution_from_json(const nlohmann::json& j);
 // A suite's "summary" object and "overall" array (docs/report.md "Suites").
 nlohmann::json summary_json(const gate::suite_counts& n);
 nlohmann::json overall_json(const std::vector<gate::overall_geomean>& rows);
+// The "baseline_ref" object (docs/report.md).
+nlohmann::json baseline_json(const gate::baseline_choice& b);
 
 // A benchmark's "count_vs_time" array (docs/report.md).
 nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);

@@ -1,6 +1,8 @@
 // render_text (report/render.hpp): the terminal table.
 #include "report/render.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "gate/noise.hpp"
@@ -51,6 +53,25 @@ std::string text_attribution(const attribution& a)
 
 } // namespace
 
+namespace {
+
+// "baseline: merge-base 1a2b3c4d5e6f of base 0f1e2d3c4b5a · head 9a8b7c6d5e4f".
+// A report read from a file may hold anything: only hex reaches the terminal.
+std::string baseline_text(const gate::baseline_choice& b)
+{
+    const auto hex12 = [](const std::string& s) {
+        std::string out;
+        for (char c : s.substr(0, 12)) out += std::isxdigit(static_cast<unsigned char>(c)) ? c : '?';
+        return out;
+    };
+    const std::string rule = b.rule == "merge-base" || b.rule == "base-tip" || b.rule == "parent" ? b.rule : "?";
+    std::string line = fmt::format("baseline: {} {}", rule, hex12(b.baseline_sha));
+    if (rule == "merge-base" && !b.base_tip_sha.empty()) line += " of base " + hex12(b.base_tip_sha);
+    return line + " · head " + hex12(b.head_sha);
+}
+
+} // namespace
+
 std::string render_text(const gate::report& r, bool colour)
 {
     auto paint = [colour](std::string_view s, status st) -> std::string {
@@ -64,6 +85,7 @@ std::string render_text(const gate::report& r, bool colour)
     };
     std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
     if (is_suite(r)) out += fmt::format("{}\n\n", suite_line(r));
+    if (const auto& b = r.baseline) out += baseline_text(*b) + "\n\n";
     if (const std::string note = not_interleaved_note(r); !note.empty()) out += fmt::format("note: {}\n\n", note);
     out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline", "candidate",
                        "Δ median", "shift [CI]", "p adj.");

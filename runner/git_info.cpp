@@ -92,6 +92,7 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
         out.pr = ev.pr;
         if (ev.pr) {
             out.base_sha = ev.base_sha.value_or("");
+            out.pr_base_sha = out.base_sha;
             out.base_branch = gh.base_ref;
         } else if (gh.event_name == "push" && ev.before) {
             out.base_sha = *ev.before; // the push example's baseline build

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "gate/report.hpp"
 #include "model/github_actions.hpp"
 
 namespace perfgate::runner {
@@ -29,6 +30,12 @@ struct git_info {
     // guesses it (it is not the candidate's commit). base_branch empty: the
     // candidate's branch.
     std::string base_sha, base_branch;
+    // A pull request event's base commit (pull_request.base.sha: the base
+    // branch's tip when the event fired), whatever --base-sha says; empty
+    // outside a pull request.
+    std::string pr_base_sha;
+    // Set once a baseline rule named base_sha (runner/baseline_ref.hpp).
+    std::optional<gate::baseline_choice> baseline;
     std::string source; // "flags", "github", "git", "none": for messages
 };
 

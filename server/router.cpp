@@ -370,23 +370,26 @@ std::optional<response> post_compare(const request& req, context& ctx, const rou
     }
     const json doc = api::parse_request_body(req.body());
     const auto pairs = api::compare_pairs_from_json(doc);
+    const auto baseline = api::compare_baseline_from_json(doc);
     gate::policy rules;
     if (auto p = doc.find("policy"); p != doc.end() && !p->is_null()) {
         rules = gate::parse_policy(*p, "request body: policy");
     }
 
-    if (!later) return compare_response(ctx.service.compare(m.project, pairs, rules), m.project, req);
+    if (!later) return compare_response(ctx.service.compare(m.project, pairs, rules, baseline), m.project, req);
     // What the answer needs of the request once it is gone: its header.
     request head;
     head.base() = req.base();
-    auto ready = ctx.service.compare_later(m.project, pairs, rules,
-                                           [head = std::move(head), project = m.project,
-                                            later = *later](std::exception_ptr failure, const service::comparison* c) {
-                                               later(*guarded(head, [&]() -> std::optional<response> {
-                                                   if (failure) std::rethrow_exception(failure);
-                                                   return compare_response(*c, project, head);
-                                               }));
-                                           });
+    auto ready = ctx.service.compare_later(
+        m.project, pairs, rules,
+        [head = std::move(head), project = m.project, later = *later](std::exception_ptr failure,
+                                                                      const service::comparison* c) {
+            later(*guarded(head, [&]() -> std::optional<response> {
+                if (failure) std::rethrow_exception(failure);
+                return compare_response(*c, project, head);
+            }));
+        },
+        baseline);
     if (!ready) return std::nullopt;
     return compare_response(*ready, m.project, req);
 }

@@ -225,7 +225,7 @@ compare_inputs service::load_pairs(const std::string& project,
 
 std::variant<comparison, service::pending_comparison> service::prepare_compare(
     const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-    const gate::policy& rules) const
+    const gate::policy& rules, const std::optional<model::baseline_choice>& baseline) const
 {
     if (pairs.empty()) throw error(errors::compare_bad_request, "no (baseline_run, candidate_run) pair given");
     // Idempotence: a comparison is a pure function of (project, pairs,
@@ -245,6 +245,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
     baseline_history hist(db_, project, rules, histories_->lru);
     const compare_inputs in = load_pairs(project, pairs, hist);
     comparison out = compute_report(in, rules, hist);
+    out.result.baseline = baseline;
     // As the store holds it now, kept with the report (the idempotence note above).
     add_history_context(out.result, db_, project, hist);
     reads.reset(); // before the write
@@ -276,9 +277,9 @@ comparison service::finish_comparison(comparison_cache& recent, comparison out, 
 }
 
 comparison service::compare(const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                            const gate::policy& rules)
+                            const gate::policy& rules, const std::optional<model::baseline_choice>& baseline)
 {
-    auto prepared = prepare_compare(project, pairs, rules);
+    auto prepared = prepare_compare(project, pairs, rules, baseline);
     if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
     auto& p = std::get<pending_comparison>(prepared);
     // Two identical requests that both missed the stored report: the store
@@ -291,10 +292,11 @@ comparison service::compare(const std::string& project, const std::vector<std::p
 
 std::optional<comparison> service::compare_later(const std::string& project,
                                                  const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                                 const gate::policy& rules, compare_done done)
+                                                 const gate::policy& rules, compare_done done,
+                                                 const std::optional<model::baseline_choice>& baseline)
 {
-    if (!committer_) return compare(project, pairs, rules);
-    auto prepared = prepare_compare(project, pairs, rules);
+    if (!committer_) return compare(project, pairs, rules, baseline);
+    auto prepared = prepare_compare(project, pairs, rules, baseline);
     if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
     auto& p = std::get<pending_comparison>(prepared);
     auto row = std::move(p.row);

@@ -178,8 +178,10 @@ public:
     // the counters of either run) or max_compare_samples samples: found while
     // loading the runs, so at most one pair beyond the limit is read.
     // Reports are kept in memory by comparison_cache, bounded in bytes.
+    // baseline: which commit the baseline build is and by which rule, kept
+    // in the stored report ("baseline_ref"); not part of the request key.
     comparison compare(const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                       const gate::policy& rules);
+                       const gate::policy& rules, const std::optional<model::baseline_choice>& baseline = std::nullopt);
 
     // compare(), for perfgate serve. With commit_in_background(), a fresh
     // report is handed to the committer (commit_queue.hpp) instead of being
@@ -193,7 +195,8 @@ public:
     using compare_done = std::function<void(std::exception_ptr error, const comparison* result)>;
     std::optional<comparison> compare_later(const std::string& project,
                                             const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                            const gate::policy& rules, compare_done done);
+                                            const gate::policy& rules, compare_done done,
+                                            const std::optional<model::baseline_choice>& baseline = std::nullopt);
     // Stores compare_later's reports on a committer thread, many in one
     // transaction (group commit, commit_queue.hpp). Copies of the service
     // made afterwards share it. drain_commits waits until every report handed
@@ -393,7 +396,7 @@ private:
     // stored or cached report, or a fresh one to store.
     std::variant<comparison, pending_comparison> prepare_compare(
         const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-        const gate::policy& rules) const;
+        const gate::policy& rules, const std::optional<model::baseline_choice>& baseline) const;
     // The report stored under key, now also in the comparison cache.
     std::optional<comparison> stored_comparison(const std::string& project, const std::string& key) const;
     // The runs of pairs, loaded and checked against the compare limits; each

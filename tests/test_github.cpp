@@ -1453,6 +1453,11 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
     args = step("IN_BASE_SHA=0123abcd");
     CHECK(args.find(" --base-sha 0123abcd") != std::string::npos);
     CHECK(slurp(dir / "out").find("verdict=pass") != std::string::npos);
+    // The baseline rule and the checkouts that show it, only when set.
+    CHECK(args.find("--baseline-ref") == std::string::npos);
+    CHECK(args.find("--repo") == std::string::npos);
+    args = step("IN_BASELINE_REF=merge-base IN_REPO=head 'IN_BASELINE_DIR=base dir'");
+    CHECK(args.find(" --baseline-ref merge-base --repo head --baseline-dir base dir") != std::string::npos);
 }
 
 TEST_CASE("the action's measure step: --artifacts, and the link and upload only when something was written")

@@ -896,9 +896,22 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "field 'baseline_run' is required (or give 'pairs')");
         check_error(post({{"baseline_run", b1}, {"candidate_run", c1}, {"polciy", {{"alpha", 0.01}}}}), 400,
                     "ingest.bad_field",
-                    "request body: unknown field 'polciy' (known: baseline_run, candidate_run, pairs, policy)");
+                    "request body: unknown field 'polciy' (known: baseline_run, candidate_run, pairs, policy, "
+                    "baseline_ref)");
         check_error(post({{"pairs", {{b1, c1}}}, {"baseline", b1}}), 400, "ingest.bad_field",
                     "unknown field 'baseline'");
+        // baseline_ref (issue 33): a rule and commit names, checked.
+        const std::string a(40, 'a'), h(40, 'c');
+        const auto with_ref = [&](const json& ref) { return post({{"pairs", {{b1, c1}}}, {"baseline_ref", ref}}); };
+        check_error(with_ref("merge-base"), 400, "ingest.bad_field", "field 'baseline_ref' must be an object");
+        check_error(with_ref({{"rule", "fork-point"}, {"baseline_sha", a}, {"head_sha", h}}), 400, "ingest.bad_field",
+                    "'baseline_ref.rule' must be merge-base, base-tip or parent");
+        check_error(with_ref({{"rule", "parent"}, {"baseline_sha", "../../x"}, {"head_sha", h}}), 400,
+                    "ingest.bad_field", "'baseline_ref.baseline_sha' must be a commit's 40 or 64 hex digits");
+        check_error(with_ref({{"rule", "parent"}, {"baseline_sha", a}}), 400, "ingest.bad_field",
+                    "'baseline_ref.head_sha' is required");
+        check_error(with_ref({{"rule", "parent"}, {"baseline_sha", a}, {"head_sha", h}, {"x", 1}}), 400,
+                    "ingest.bad_field", "unknown field 'baseline_ref.x'");
         CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
     }
     SUBCASE("at most api::max_compare_pairs pairs: 413 compare.too_many_pairs, before any run is read")
@@ -1621,4 +1634,37 @@ TEST_CASE("status_for: refs the compare page cannot resolve are the client's to 
     CHECK(status_for("compare.ambiguous_ref") == 400);
     CHECK(status_for("compare.not_found") == 404);
     CHECK(status_for("compare.mismatch") == 422);
+}
+
+TEST_CASE("compare: baseline_ref is kept in the stored report, on the answer and on a later GET")
+{
+    fixture f;
+    const auto base = f.upload("baseline");
+    const auto cand = f.upload("candidate");
+    const json ref = {{"rule", "merge-base"},
+                      {"baseline_sha", std::string(40, 'a')},
+                      {"base_tip_sha", std::string(40, 'b')},
+                      {"head_sha", std::string(40, 'c')}};
+    auto compared = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                           json{{"pairs", {{base, cand}}}, {"baseline_ref", ref}}.dump());
+    REQUIRE(compared.result_int() == 201);
+    const json answer = json::parse(compared.body());
+    CHECK(answer.at("baseline_ref") == ref);
+    const auto id = answer.at("comparison_id").get<std::int64_t>();
+    auto stored = f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id));
+    REQUIRE(stored.result_int() == 200);
+    CHECK(json::parse(stored.body()).at("baseline_ref") == ref);
+    auto md = f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown");
+    CHECK(md.body().find("Baseline: **merge-base** `aaaaaaaaaaaa` of base `bbbbbbbbbbbb` · head `cccccccccccc`") !=
+          std::string::npos);
+    // A null base tip (parent rule) is kept as null.
+    const auto other = f.upload("baseline", "appended-10-runs.csv", "other");
+    const auto other_cand = f.upload("candidate", "appended-10-runs.csv", "other");
+    json parent = ref;
+    parent["rule"] = "parent";
+    parent["base_tip_sha"] = nullptr;
+    auto second = f.call(http::verb::post, "/api/v1/projects/demo/compare",
+                         json{{"pairs", {{other, other_cand}}}, {"baseline_ref", parent}}.dump());
+    REQUIRE(second.result_int() == 201);
+    CHECK(json::parse(second.body()).at("baseline_ref") == parent);
 }

@@ -1318,8 +1318,10 @@ TEST_CASE("perfgate run --github in a pull_request job: git info from the event,
         {"GITHUB_STEP_SUMMARY", (dir.path() / "summary.md").string()},
         {"GITHUB_OUTPUT", (dir.path() / "output.txt").string()}};
 
+    // base-tip: the event's base is the baseline's commit, no git history
+    // needed (merge-base, the default, is test_baseline_ref's).
     auto r = run_perfgate({"run", "-q", "-r", "3", "--warmup", "0", "--backend", "rusage", "--db", db, "--name", "gh",
-                           "--baseline", "true", "--candidate", "true", "--github"},
+                           "--baseline", "true", "--candidate", "true", "--github", "--baseline-ref", "base-tip"},
                           dir.path(), env);
     CAPTURE(r.err);
     CAPTURE(r.out);
