@@ -20,6 +20,7 @@
 #include "server/auth_gate.hpp"
 #include "server/log.hpp"
 #include "server/metrics.hpp"
+#include "server/pages/pages.hpp"
 
 namespace perfgate::server {
 
@@ -222,7 +223,8 @@ void session::on_shutdown()
 void session::evict()
 {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
-        if (self->phase_ != phase::idle) return; // its header completed meanwhile: keep it
+        // Its header (or its form's body) completed meanwhile: keep it.
+        if (self->phase_ != phase::idle && self->phase_ != phase::form_body) return;
         self->ctx_.stats.connection_evicted();
         // Closing releases the descriptor now; the pending read completes
         // with operation_aborted and the session ends.
@@ -286,7 +288,10 @@ void session::on_read_header(beast::error_code ec, std::size_t)
     }
     // GET routes take no body: accepting one would let a client without a
     // token (/healthz, --public-read) make the server hold --max-body bytes.
-    body_limit_ = req.method() == http::verb::get ? 0 : limits_.body_limit;
+    // A dashboard form (POST /p/..., no token needed) gets the form limit,
+    // a short deadline, and stays evictable while it arrives (pages.hpp).
+    const bool form = req.method() == http::verb::post && route_label(req).starts_with("POST /p/");
+    body_limit_ = req.method() == http::verb::get ? 0 : form ? pages::max_form_bytes : limits_.body_limit;
     if (auto length = parser_->content_length(); length && *length > body_limit_) {
         return reject("http.body_too_large",
                       body_limit_ == 0
@@ -295,7 +300,13 @@ void session::on_read_header(beast::error_code ec, std::size_t)
                                         *length, body_limit_));
     }
     parser_->body_limit(body_limit_); // chunked bodies are checked as they arrive
-    stream_.expires_after(limits_.read_timeout);
+    if (form) {
+        stream_.expires_after(std::min<std::chrono::milliseconds>(limits_.read_timeout, pages::form_read_timeout));
+        phase_ = phase::form_body;
+        waiting_since_.store(now_ticks(), std::memory_order_release);
+    } else {
+        stream_.expires_after(limits_.read_timeout);
+    }
     if (beast::iequals(req[http::field::expect], "100-continue")) {
         // curl sends "Expect: 100-continue" for large bodies and waits 1 s
         // for this interim response before sending anyway.
@@ -319,11 +330,18 @@ void session::on_continue_sent(beast::error_code ec, std::size_t)
 
 void session::on_read(beast::error_code ec, std::size_t)
 {
+    const bool form = phase_ == phase::form_body;
+    if (form) {
+        // No longer evictable; if the listener claimed it meanwhile, its
+        // eviction finds the phase moved on and keeps it.
+        waiting_since_.store(0, std::memory_order_release);
+        phase_ = phase::reading;
+    }
     if (ec == http::error::body_limit) {
         return reject("http.body_too_large",
-                      body_limit_ == 0
-                          ? fmt::format("{} requests take no body", method_name())
-                          : fmt::format("request body over the limit of {} bytes (--max-body)", body_limit_));
+                      body_limit_ == 0 ? fmt::format("{} requests take no body", method_name())
+                      : form           ? fmt::format("a dashboard form takes at most {} bytes", body_limit_)
+                             : fmt::format("request body over the limit of {} bytes (--max-body)", body_limit_));
     }
     // A deadline that passes closes the socket (beast::tcp_stream), so a
     // slow body ends the connection without an answer.

@@ -98,7 +98,8 @@ public:
 
 private:
     friend class session_registry;
-    enum class phase { idle, reading, handling, writing, closed };
+    // form_body: reading a dashboard form's body, evictable like idle.
+    enum class phase { idle, reading, form_body, handling, writing, closed };
 
     // Called by session_registry::evict_idle once it has claimed this session
     // (waiting_since_ swapped to 0): closes it on its strand if it is still

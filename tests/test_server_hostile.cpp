@@ -530,3 +530,75 @@ TEST_CASE("start-up refuses a database it cannot write or whose pages are damage
         CHECK(err.find("[store.corrupt]") != std::string::npos);
     }
 }
+
+// Issue 31, finding 1: the dashboard's form routes take no token, so their
+// bodies must not be a way to hold connections or memory.
+TEST_CASE("dashboard forms: 16 KiB whatever the framing, a short deadline, evictable at the connection cap")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "forms.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    server_process srv(db, log, {"--max-connections", "16"});
+    const auto port = srv.port();
+    const std::string form_head = "POST /p/demo/signin HTTP/1.1\r\nHost: x\r\n"
+                                  "Content-Type: application/x-www-form-urlencoded\r\n";
+
+    SUBCASE("a chunked sign-in form over 16 KiB is 413 as soon as it passes the limit")
+    {
+        // 17 chunks of 1 KiB: refused after the 17th, answered while the
+        // client could still be sending.
+        std::string chunks;
+        for (int i = 0; i < 17; ++i) chunks += "400\r\n" + std::string(1024, 'a') + "\r\n";
+        const auto [got, took] = timed_exchange(port, form_head + "Transfer-Encoding: chunked\r\n\r\n" + chunks, 5s);
+        CHECK(got.starts_with("HTTP/1.1 413"));
+        CHECK(got.find("\"http.body_too_large\"") != std::string::npos);
+        CHECK(got.find("a dashboard form takes at most 16384 bytes") != std::string::npos);
+        CHECK(took < 4s);
+        // Within the limit, chunked forms still work (a wrong token: 401 page).
+        const std::string body = "token=nope&next=%2Fp%2Fdemo%2F";
+        const auto small = raw_exchange(port, form_head + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+                                                  fmt::format("{:x}\r\n{}\r\n0\r\n\r\n", body.size(), body));
+        CHECK(small.starts_with("HTTP/1.1 401"));
+    }
+    SUBCASE("a form body sent a byte at a time is cut at the form deadline, not --read-timeout-ms")
+    {
+        net::io_context ioc;
+        tcp::socket s = connect_to(ioc, port);
+        net::write(s, net::buffer(form_head + "Content-Length: 100\r\n\r\n"));
+        const auto start = std::chrono::steady_clock::now();
+        bool closed = false;
+        for (int i = 0; i < 30 && !closed; ++i) {
+            beast::error_code ec;
+            net::write(s, net::buffer("a", 1), ec);
+            if (ec) closed = true;
+            std::this_thread::sleep_for(500ms);
+            char c = 0;
+            s.non_blocking(true);
+            s.read_some(net::buffer(&c, 1), ec);
+            s.non_blocking(false);
+            if (ec == net::error::eof || ec == net::error::connection_reset) closed = true;
+        }
+        const auto took = std::chrono::steady_clock::now() - start;
+        CHECK(closed);
+        CHECK(took >= 4s); // the form deadline is 5 s
+        CHECK(took < 12s); // not the 30 s read timeout
+    }
+    SUBCASE("the cap held by slow no-token forms: /healthz and a token's upload are still served")
+    {
+        net::io_context ioc;
+        std::vector<tcp::socket> held;
+        for (int i = 0; i < 40; ++i) {
+            held.push_back(connect_to(ioc, port));
+            net::write(held.back(), net::buffer(form_head + "Content-Length: 16000\r\n\r\ntoken="));
+        }
+        std::this_thread::sleep_for(300ms);
+        CHECK(send(port, http::verb::get, "/healthz").status == 200);
+        const auto up = send(port, http::verb::post,
+                             "/api/v1/projects/demo/runs?role=baseline&git_sha=0123abcd&branch=main",
+                             read_testdata("appended-10-runs.csv"), "text/csv", token);
+        CHECK(up.status == 201);
+        const std::string m = send(port, http::verb::get, "/metrics").body;
+        CHECK(metric_value(m, "perfgate_http_connections_evicted_total") >= 40 - 16);
+    }
+}

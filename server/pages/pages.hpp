@@ -30,6 +30,7 @@
 // <script type="application/json"> element (html::writer::json_data).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -38,8 +39,15 @@
 
 namespace perfgate::server::pages {
 
-// Forms are small: a triage note is at most 4 KiB.
+// Forms are small: a triage note is at most 4 KiB. Whatever the framing
+// (Content-Length or chunked), a longer form body is 413 as soon as it is
+// exceeded, and the whole body must arrive within form_read_timeout (or
+// --read-timeout-ms if shorter): a browser sends it at once. The sender may
+// have no token (sign-in), so while its body is read the connection stays
+// evictable at the connection cap, like one waiting for a header
+// (server/session.cpp, docs/http-api.md#connections).
 inline constexpr std::size_t max_form_bytes = 16 * 1024;
+inline constexpr std::chrono::milliseconds form_read_timeout{5000};
 
 inline constexpr std::string_view content_security_policy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
