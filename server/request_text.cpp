@@ -113,6 +113,17 @@ std::string query_params::required(std::string_view key) const
     return *v;
 }
 
+std::string query_params::canonical(std::initializer_list<std::string_view> ignored) const
+{
+    std::string out;
+    for (const auto& [key, value] : values_) {
+        if (std::find(ignored.begin(), ignored.end(), key) != ignored.end()) continue;
+        // Lengths first: no key or value can fake a boundary.
+        out += std::to_string(key.size()) + ':' + key + std::to_string(value.size()) + ':' + value;
+    }
+    return out;
+}
+
 void query_params::only(std::initializer_list<std::string_view> known) const
 {
     for (const auto& [key, value] : values_) {

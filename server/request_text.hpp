@@ -46,6 +46,11 @@ public:
     // typo (`brnach=main`) must not silently widen a query or store a run
     // under the default benchmark.
     void only(std::initializer_list<std::string_view> known) const;
+    // The parameters, decoded, one per key (the first given), in key order,
+    // as one string that tells any two different sets apart: what a cache
+    // keys a page on, so that reordered or re-encoded spellings of one
+    // request are one entry. Parameters named in `ignored` are left out.
+    [[nodiscard]] std::string canonical(std::initializer_list<std::string_view> ignored = {}) const;
 
 private:
     std::map<std::string, std::string, std::less<>> values_;

@@ -230,6 +230,51 @@ TEST_CASE("pages: a read page is served from the cache until a write moves the s
     CHECK(f.get(target).body() == after.body());
 }
 
+TEST_CASE("pages: the cache keys a page on what changes its render, so zoom and spelling variants are one entry")
+{
+    // Issue 31, finding 5: keyed by the raw target, every `&from=N` of a
+    // long series cost a render; now one entry serves them all.
+    fixture f;
+    const auto base = f.upload("parse", "baseline", std::string(40, 'a'), {10, 11, 12});
+    const auto cand = f.upload("parse", "candidate", std::string(40, 'b'), {10, 11, 12});
+    const auto id = f.service.compare("demo", {{base, cand}}, perfgate::gate::policy{}).id;
+    const auto misses = [&] { return f.ctx.page_cache->stats().misses; };
+
+    const std::string series = "/p/demo/series?benchmark=parse&counter=task-clock";
+    REQUIRE(f.get(series).result_int() == 200);
+    const auto after_first = misses();
+    for (int i = 0; i < 50; ++i) {
+        const auto res = f.get(series + fmt::format("&from={}&to={}", i, i + 100));
+        REQUIRE(res.result_int() == 200);
+    }
+    // Reordered and re-encoded spellings of the same request.
+    CHECK(f.get("/p/demo/series?counter=task-clock&benchmark=parse").result_int() == 200);
+    CHECK(f.get("/p/demo/series?counter=task%2Dclock&benchmark=par%73e&from=3").result_int() == 200);
+    CHECK(misses() == after_first);
+    // The zoom is not in the page's data: dashboard.js reads it from the address.
+    CHECK_FALSE(page_data(f.get(series + "&from=7").body())["view"].contains("from"));
+    // Still checked: a bad from is 400, cached or not.
+    CHECK(f.get(series + "&from=x").result_int() == 400);
+    CHECK(f.get(series + "&to=1e999").result_int() == 400);
+
+    // A different render is a different entry.
+    CHECK(f.get(series + "&role=all").result_int() == 200);
+    CHECK(misses() == after_first + 1);
+
+    // Run and comparison pages: by their id as a number; a run page takes no parameter.
+    const std::string run = fmt::format("/p/demo/runs/{}", base);
+    REQUIRE(f.get(run).result_int() == 200);
+    const auto after_run = misses();
+    CHECK(f.get(fmt::format("/p/demo/runs/000{}", base)).result_int() == 200);
+    CHECK(misses() == after_run);
+    CHECK(f.get(run + "?x=1").result_int() == 400);
+    REQUIRE(f.get(fmt::format("/p/demo/comparisons/{}", id)).result_int() == 200);
+    const auto after_comparison = misses();
+    CHECK(f.get(fmt::format("/p/demo/comparisons/0{}?gated=0", id)).result_int() == 200);
+    CHECK(f.get(fmt::format("/p/demo/comparisons/{}?gated=0", id)).result_int() == 200);
+    CHECK(misses() == after_comparison + 1);
+}
+
 TEST_CASE("pages: the comparison page draws both runs' samples and the counter's history with both runs marked")
 {
     fixture f;

@@ -493,9 +493,18 @@
       return [w[0] - pad, w[1] + pad];
     }
 
+    // The initial zoom is the address's from/to (kept there by zooming), not
+    // the page's data: the server caches one page for every zoom.
+    function viewNumber(name) {
+      const v = new URLSearchParams(window.location.search).get(name);
+      if (v === null || v === '') return null;
+      const n = Number(v);
+      return Number.isFinite(n) ? n : null;
+    }
+
     function initialWindow() {
-      const f = view.from;
-      const t = view.to;
+      const f = viewNumber('from');
+      const t = viewNumber('to');
       const scale = xMode === 'date' ? 1000 : 1;
       if (!isNum(f) && !isNum(t)) {
         const full = fullRange();

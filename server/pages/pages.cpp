@@ -138,13 +138,14 @@ response asset(const request& req, const page_match& m)
 
 // A read-only page from the cache, or made and kept. The generation is
 // read before the page is made: a write racing with it leaves an entry
-// that the next request already finds stale.
+// that the next request already finds stale. The key is what the render
+// depends on (page_key), never the raw target: `?from=1`, `?from=2`, ...
+// or `/runs/005` would otherwise each cost a render (issue 31, finding 5).
 template <typename Make>
-response cached(page_state& p, Make make)
+response cached(page_state& p, const std::string& key, Make make)
 {
     if (!p.ctx.page_cache) return render(p, make());
     const std::uint64_t generation = p.ctx.service.generation();
-    const std::string key(sv(p.req.target()));
     if (const auto hit = p.ctx.page_cache->find(key, generation)) return render(p, *hit);
     const auto made = std::make_shared<const page_view>(make());
     p.ctx.page_cache->put(key, generation, made);
@@ -185,16 +186,31 @@ response dispatch_page(const request& req, context& ctx, const page_match& m)
             return redirect(project_path(p.project) + "/signin" + html::url_query({{"next", sv(req.target())}}), req);
         }
         ctx.service.require_project(p.project);
+        // The cache key: the page, its project, its id as a number and its
+        // parameters in canonical form; the series' from/to only place the
+        // chart's initial zoom, which dashboard.js reads from the address.
+        const auto key = [&](std::string_view what, std::string id, const std::string& params) {
+            return fmt::format("{}:{}{}|{}|{}", what, p.project.size(), p.project, id, params);
+        };
         switch (m.what) {
-        case page::overview: return cached(p, [&] { return overview_view(p, q); });
-        case page::series: return cached(p, [&] { return series_view(p, q); });
-        case page::comparison:
-            return cached(p, [&] { return comparison_view(p, positive_id(m.id, "comparison id"), q); });
+        case page::overview: return cached(p, key("overview", "", q.canonical()), [&] { return overview_view(p, q); });
+        case page::series:
+            check_series_request(q);
+            return cached(p, key("series", "", q.canonical({"from", "to"})), [&] { return series_view(p, q); });
+        case page::comparison: {
+            const auto id = positive_id(m.id, "comparison id");
+            return cached(p, key("comparison", std::to_string(id), q.canonical()),
+                          [&] { return comparison_view(p, id, q); });
+        }
         case page::flame_graph: return flame_graph_file(p, m.id, q);
         case page::compare: return compare_page(p, q);
         case page::alerts: return alerts_page(p, q);
         case page::triage: return triage(p, m.id);
-        case page::run: return cached(p, [&] { return run_view(p, m.id); });
+        case page::run: {
+            q.only({}); // a run page takes no parameter
+            const auto id = positive_id(m.id, "run id");
+            return cached(p, key("run", std::to_string(id), ""), [&] { return run_view(p, m.id); });
+        }
         default: break;
         }
         throw error(errors::http_not_found, "no such page");

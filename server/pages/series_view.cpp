@@ -305,18 +305,14 @@ json series_data(page_state& p, const series_request& r, const capture::counter_
                 {"better", traits.direction == capture::better::lower ? "lower" : "higher"},
                 {"repository_url", repository ? json(*repository) : json(nullptr)},
                 {"run_url", project_path(p.project) + "/runs/"},
-                {"view",
-                 {{"range", r.range},
-                  {"role", r.role},
-                  {"x", r.x},
-                  {"log", r.log == "1"},
-                  {"from", r.from ? json(*r.from) : json(nullptr)},
-                  {"to", r.to ? json(*r.to) : json(nullptr)}}},
+                {"view", {{"range", r.range}, {"role", r.role}, {"x", r.x}, {"log", r.log == "1"}}},
                 {"lines", std::move(chart.lines)},
                 {"markers", std::move(chart.markers)}};
 }
 
 } // namespace
+
+void check_series_request(const query_params& q) { (void)parse_series_request(q); }
 
 page_view series_view(page_state& p, const query_params& q)
 {

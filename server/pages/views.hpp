@@ -19,6 +19,9 @@ namespace perfgate::server::pages {
 // overview_view.cpp: benchmarks x testbeds with sparklines, recent comparisons, open alerts.
 page_view overview_view(page_state& p, const query_params& q);
 
+// The series page's parameters checked (400 naming the bad one) without
+// reading the store: before the page cache is asked.
+void check_series_request(const query_params& q);
 // series_view.cpp: one benchmark's counter over time, a line per branch and testbed.
 page_view series_view(page_state& p, const query_params& q);
 

@@ -206,6 +206,13 @@ class Dashboard(unittest.TestCase):
         self.assertGreater(after[0], before[0])
         self.assertLess(after[1], before[1])
         self.assertIn("from=", self.d.current_url)
+        # The address's zoom is the initial zoom of the page loaded from it
+        # (the server caches one page for every zoom: dashboard.js reads it).
+        self.d.get(self.d.current_url)
+        wait_ready(self.d, 20)
+        reloaded = pg(self.d, "xRange()")
+        self.assertAlmostEqual(reloaded[0], after[0], delta=1)
+        self.assertAlmostEqual(reloaded[1], after[1], delta=1)
         self.shot("series-zoomed")
         self.assertEqual(console_errors(self.d), [])
 
