@@ -69,6 +69,8 @@ struct context {
     std::shared_ptr<pages::session_store> sessions = std::make_shared<pages::session_store>();
     // Dashboard sign-ins per client address (pages/signin_throttle.hpp).
     std::shared_ptr<pages::signin_throttle> signins = std::make_shared<pages::signin_throttle>();
+    // Proxies besides loopback whose X-Forwarded-For names the client (--trusted-proxy).
+    std::vector<std::string> trusted_proxies{};
     // Rendered read-only pages (pages/page_cache.hpp); null: no caching.
     std::shared_ptr<pages::page_cache> page_cache = std::make_shared<pages::page_cache>();
 };

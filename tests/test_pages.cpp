@@ -690,6 +690,9 @@ TEST_CASE("sign-in throttle: a bucket per client address, refused with the time 
     CHECK(client_address("127.0.0.1:40000", req) == "203.0.113.9");
     CHECK(client_address("::1:40000", req) == "203.0.113.9");
     CHECK(client_address("192.0.2.7:40000", req) == "192.0.2.7");
+    // --trusted-proxy: a proxy on another host is believed when named.
+    CHECK(client_address("10.0.0.5:40000", req, {"10.0.0.5"}) == "203.0.113.9");
+    CHECK(client_address("10.0.0.6:40000", req, {"10.0.0.5"}) == "10.0.0.6");
     req.set("X-Forwarded-For", "203.0.113.9, not-an-address");
     CHECK(client_address("127.0.0.1:40000", req) == "127.0.0.1");
 }

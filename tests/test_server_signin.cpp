@@ -389,3 +389,18 @@ TEST_CASE("a full disk (sqlite, a 1 MiB tmpfs): uploads are 507 store.full sayin
     CHECK(send(port, http::verb::get, "/healthz").status == 200);
     CHECK(read_text(dir.path() / "server.log").find("store.full") != std::string::npos);
 }
+
+TEST_CASE("perfgate serve --trusted-proxy takes IP addresses, anything else is exit 2 naming the option")
+{
+    temp_dir dir("perfgate-proxy");
+    const auto db = dir.path() / "proxy.db";
+    const auto bad = run_perfgate({"serve", "--db", db.string(), "--listen", "127.0.0.1:0", "--trusted-proxy",
+                                   "10.0.0.5,proxy.example"},
+                                  {}, {}, 60s);
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("--trusted-proxy: 'proxy.example' is not an IP address") != std::string::npos);
+    CHECK(run_perfgate({"serve", "--db", db.string(), "--trusted-proxy", ""}, {}, {}, 60s).code == 2);
+    (void)create_token(db, "demo");
+    server_process srv(db, dir.path() / "server.log", {"--trusted-proxy", "10.0.0.5,fd00::5"});
+    CHECK(send(srv.port(), http::verb::get, "/healthz").status == 200);
+}

@@ -81,11 +81,12 @@ std::string key_of(const boost::asio::ip::address& a)
 } // namespace
 
 std::string client_address(std::string_view peer,
-                           const boost::beast::http::request<boost::beast::http::string_body>& req)
+                           const boost::beast::http::request<boost::beast::http::string_body>& req,
+                           const std::vector<std::string>& trusted)
 {
     const auto address = parse_address(without_port(peer));
     if (!address) return {};
-    if (address->is_loopback()) {
+    if (address->is_loopback() || std::find(trusted.begin(), trusted.end(), address->to_string()) != trusted.end()) {
         // The last X-Forwarded-For entry is the one the proxy in front added;
         // the ones before it are whatever the client sent.
         std::string_view forwarded;

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -54,11 +55,13 @@ private:
 
 // The address a request came from, as the throttle counts it: the peer's
 // address (peer is "address:port", as the session logs it), or, when the
-// peer is a loopback address (a reverse proxy on the same host, such as
-// ci/deploy/nginx.conf), the last address of X-Forwarded-For, which that
-// proxy appended. An IPv6 address counts by its /64 prefix (one host's
-// share of addresses). "" when unknown (a request routed without a socket).
+// peer is a proxy (a loopback address, such as ci/deploy/nginx.conf on the
+// same host, or one of `trusted`, from --trusted-proxy), the last address of
+// X-Forwarded-For, which that proxy appended. An IPv6 address counts by its
+// /64 prefix (one host's share of addresses). "" when unknown (a request
+// routed without a socket).
 std::string client_address(std::string_view peer,
-                           const boost::beast::http::request<boost::beast::http::string_body>& req);
+                           const boost::beast::http::request<boost::beast::http::string_body>& req,
+                           const std::vector<std::string>& trusted = {});
 
 } // namespace perfgate::server::pages

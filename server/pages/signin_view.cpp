@@ -127,7 +127,7 @@ response signin_post(page_state& p)
     const query_params form(p.req.body());
     const auto next = form.get("next");
     // Every sign-in, good or bad, takes one from the address's bucket.
-    const std::string client = client_address(p.peer, p.req);
+    const std::string client = client_address(p.peer, p.req, p.ctx.trusted_proxies);
     if (const auto wait = p.ctx.signins->take(client)) {
         signin_refused(p, client, "throttled");
         response res = signin_page(
