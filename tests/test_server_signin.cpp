@@ -384,6 +384,14 @@ TEST_CASE("a full disk (sqlite, a 1 MiB tmpfs): uploads are 507 store.full sayin
     check_error(full, 507, "store.full");
     CHECK(full.error().at("message").get<std::string>().starts_with("storage full"));
     CHECK(full.body.find("full.db") == std::string::npos);
+    // perfgate upload says so at once: a full disk is not retried.
+    const auto cli = run_perfgate({"upload", "--server", "http://127.0.0.1:" + std::to_string(port), "--project",
+                                   "demo", "--token", token, "--role", "baseline", "--git-sha", "0123abcd", "--branch",
+                                   "main", std::string(PERFGATE_TESTDATA_DIR) + "/perf-stat/appended-10-runs.csv"},
+                                  {}, {}, 60s);
+    CHECK(cli.code == 4);
+    CHECK(cli.err.find("HTTP 507: [store.full] storage full") != std::string::npos);
+    CHECK(cli.err.find("attempts") == std::string::npos);
     // What was acknowledged is there; reads still work.
     CHECK(count_runs(port, token) >= stored);
     CHECK(send(port, http::verb::get, "/healthz").status == 200);
