@@ -665,6 +665,15 @@ TEST_CASE("sessions: expired sessions go first, then the project's oldest at its
         CHECK(beta->token_label == "ci");
         CHECK_FALSE(sessions.find(b, "alpha")); // a session opens its own project only
     }
+    SUBCASE("a cap of one: each sign-in replaces the project's only session")
+    {
+        session_store sessions(std::chrono::hours(12), 1);
+        const auto first = sessions.create("alpha", 1);
+        const auto second = sessions.create("alpha", 1);
+        CHECK(sessions.size("alpha") == 1);
+        CHECK_FALSE(sessions.find(first, "alpha"));
+        CHECK(sessions.find(second, "alpha"));
+    }
 }
 
 TEST_CASE("sign-in throttle: a bucket per client address, refused with the time to wait")

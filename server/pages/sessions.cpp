@@ -47,8 +47,12 @@ std::string session_store::create(const std::string& project, std::int64_t token
     web_session s{project, token_id, std::move(token_label), random_hex_token(), now + lifetime_};
     std::lock_guard lock(mutex_);
     end_expired(now);
+    // erase() drops a project's list once it is empty: look it up again each time.
+    for (auto full = by_project_.find(project); full != by_project_.end() && full->second.size() >= per_project_;
+         full = by_project_.find(project)) {
+        erase(sessions_.find(full->second.front()));
+    }
     auto& mine = by_project_[project];
-    while (mine.size() >= per_project_) erase(sessions_.find(mine.front()));
     order_.push_back(id);
     mine.push_back(id);
     sessions_.emplace(id, entry{std::move(s), std::prev(order_.end()), std::prev(mine.end())});
