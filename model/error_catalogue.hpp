@@ -107,9 +107,11 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::comparison_not_found, 404, exit_measurement, "The project has no comparison with this id."},
     {errors::project_not_found, 404, exit_measurement, "The server has no project of this name (projects are created by perfgate token create)."},
     {errors::artifact_bad_attribution, 422, exit_measurement, "An uploaded attribution that is not the report's attribution object, or beyond the server's limits."},
+    {errors::artifact_bad_benchmark, 422, exit_measurement, "An artifact for a benchmark the comparison does not have."},
     {errors::artifact_bad_svg, 422, exit_measurement, "An uploaded flame graph that is not UTF-8 SVG text."},
     {errors::artifact_not_found, 404, exit_measurement, "The comparison has no flame graph of this benchmark."},
     {errors::artifact_too_large, 413, exit_measurement, "An uploaded flame graph or attribution larger than the server's limit."},
+    {errors::artifact_too_many, 413, exit_measurement, "A comparison already holds the most artifacts (or bytes of them) the server keeps per comparison."},
 
     // auth.*: the server refuses who is asking.
     {errors::auth_bad_token, 401, exit_measurement, "The Authorization header is not 'Bearer <token>', or the token is unknown or revoked."},

@@ -85,9 +85,11 @@ inline constexpr error_id alert_not_found{"alert.not_found"};
 inline constexpr error_id comparison_not_found{"comparison.not_found"};
 inline constexpr error_id project_not_found{"project.not_found"};
 inline constexpr error_id artifact_bad_attribution{"artifact.bad_attribution"};
+inline constexpr error_id artifact_bad_benchmark{"artifact.bad_benchmark"};
 inline constexpr error_id artifact_bad_svg{"artifact.bad_svg"};
 inline constexpr error_id artifact_not_found{"artifact.not_found"};
 inline constexpr error_id artifact_too_large{"artifact.too_large"};
+inline constexpr error_id artifact_too_many{"artifact.too_many"};
 
 inline constexpr error_id auth_bad_token{"auth.bad_token"};
 inline constexpr error_id auth_forbidden{"auth.forbidden"};

@@ -2,6 +2,7 @@
 // comment or a job summary.
 #include "report/render.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <vector>
 
@@ -28,13 +29,25 @@ namespace {
 // control characters become spaces: one string stays one line or cell.
 // Plain names (task-clock, BM_Sort/1024, cpu_core/cycles/) keep their `-`,
 // `/`, `.` and `:`.
+//
+// GitHub also acts on plain text after rendering: `@name` notifies a user or
+// a team, `#12` links (and cross-references) an issue, and `https://...`,
+// `www.` and e-mail addresses become links. Escapes and entities do not stop
+// that, since it works on the rendered text, so a zero-width space goes where
+// it breaks the pattern and the reader sees the same characters: after an
+// `@` or `#` that starts a name or a number, between a scheme's `:` and its
+// `//`, and after `www`.
 std::string md_text(std::string_view s)
 {
     constexpr std::string_view backslashed = "\\`*_[]()#|!~";
+    constexpr std::string_view zero_width_space = "\xe2\x80\x8b"; // U+200B, UTF-8
+    const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
     std::string out;
     out.reserve(s.size());
-    for (char ch : s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char ch = s[i];
         const auto u = static_cast<unsigned char>(ch);
+        const char next = i + 1 < s.size() ? s[i + 1] : '\0';
         if (u < 0x20 || u == 0x7f) out += ' ';
         else if (ch == '<') out += "&lt;";
         else if (ch == '>') out += "&gt;";
@@ -42,6 +55,12 @@ std::string md_text(std::string_view s)
         else {
             if (backslashed.find(ch) != std::string_view::npos) out += '\\';
             out += ch;
+            const bool mention = ch == '@' && alnum(next);
+            const bool issue_ref = ch == '#' && std::isdigit(static_cast<unsigned char>(next)) != 0;
+            const bool scheme = ch == ':' && s.substr(i + 1, 2) == "//";
+            const bool www = (ch == 'w' || ch == 'W') && i >= 2 && (i < 3 || !alnum(s[i - 3])) && next == '.' &&
+                             (s[i - 1] == 'w' || s[i - 1] == 'W') && (s[i - 2] == 'w' || s[i - 2] == 'W');
+            if (mention || issue_ref || scheme || www) out += zero_width_space;
         }
     }
     return out;

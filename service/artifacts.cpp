@@ -96,11 +96,9 @@ gate::attribution checked_attribution(std::string_view text)
 
 } // namespace
 
-void service::store_attribution(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
-                                std::string_view attribution_json)
+void service::require_benchmark(const std::string& project, std::int64_t comparison_id,
+                                const std::string& benchmark) const
 {
-    capture::validate_name("benchmark", benchmark);
-    const gate::attribution a = checked_attribution(attribution_json);
     const auto stored = db_.load_comparison(project, comparison_id);
     if (!stored) {
         throw error(errors::comparison_not_found,
@@ -110,9 +108,17 @@ void service::store_attribution(const std::string& project, std::int64_t compari
     const bool has = std::any_of(r.benchmarks.begin(), r.benchmarks.end(),
                                  [&](const gate::benchmark_report& b) { return b.name == benchmark; });
     if (!has) {
-        throw error(errors::artifact_bad_attribution,
+        throw error(errors::artifact_bad_benchmark,
                     fmt::format("comparison {} has no benchmark '{}'", comparison_id, benchmark));
     }
+}
+
+void service::store_attribution(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
+                                std::string_view attribution_json)
+{
+    capture::validate_name("benchmark", benchmark);
+    const gate::attribution a = checked_attribution(attribution_json);
+    require_benchmark(project, comparison_id, benchmark);
     try {
         db_.put_attribution(project, comparison_id, benchmark,
                             report::to_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -128,6 +134,7 @@ void service::store_flame_graph(const std::string& project, std::int64_t compari
 {
     capture::validate_name("benchmark", benchmark);
     check_svg(svg);
+    require_benchmark(project, comparison_id, benchmark);
     try {
         db_.put_flame_graph(project, comparison_id, benchmark, svg);
     } catch (const error& e) {

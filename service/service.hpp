@@ -238,6 +238,9 @@ public:
     // most max_flame_graph_bytes; storing one again replaces it. Errors:
     // "artifact.too_large" above the limit, "artifact.bad_svg",
     // "ingest.bad_field" for a malformed benchmark name,
+    // "artifact.bad_benchmark" for a benchmark the comparison does not have,
+    // "artifact.too_many" beyond the store's per-comparison limits
+    // (store::max_artifacts_per_comparison, max_artifact_bytes_per_comparison),
     // "comparison.not_found" (also for another project's comparison).
     static constexpr std::size_t max_flame_graph_bytes = store::store::max_artifact_bytes;
     void store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
@@ -255,8 +258,9 @@ public:
     // each table ("top") at most max_attribution_functions rows; it is
     // stored re-serialised, replacing one stored before. Errors:
     // "artifact.too_large" above the byte limit, "artifact.bad_attribution"
-    // for what is not such an object (naming the member), more rows, or a
-    // benchmark the comparison does not have; "ingest.bad_field" for a
+    // for what is not such an object (naming the member) or more rows;
+    // "artifact.bad_benchmark" for a benchmark the comparison does not have;
+    // "artifact.too_many" as for flame graphs; "ingest.bad_field" for a
     // malformed benchmark name; "comparison.not_found".
     static constexpr std::size_t max_attribution_bytes = std::size_t{1} << 20;
     static constexpr std::size_t max_attribution_functions = 100;
@@ -364,6 +368,10 @@ public:
     [[nodiscard]] std::size_t cached_histories() const;
 
 private:
+    // "comparison.not_found" unless project has comparison_id;
+    // "artifact.bad_benchmark" unless its report has benchmark.
+    void require_benchmark(const std::string& project, std::int64_t comparison_id, const std::string& benchmark) const;
+
     // ingest_run's checks and store; the run is stored under key (with the
     // request's digest) when one is given.
     model::ingest_result store_checked(model::run_record run, const std::optional<std::string>& key,

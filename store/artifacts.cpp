@@ -30,6 +30,30 @@ void put_artifact_on(connection& c, std::string_view store_name, std::string_vie
                                                          comparison_id, detail::shown_name(project)));
     }
     st.reset();
+    // What the comparison holds besides the artifact being replaced.
+    auto held = c.prepare(c.pick({"SELECT COUNT(*), COALESCE(SUM(length(CAST(content AS BLOB))), 0) "
+                                  "FROM comparison_artifacts WHERE comparison_id = :id "
+                                  "AND NOT (kind = :kind AND benchmark = :benchmark)",
+                                  "SELECT COUNT(*), COALESCE(SUM(octet_length(content)), 0) "
+                                  "FROM comparison_artifacts WHERE comparison_id = :id "
+                                  "AND NOT (kind = :kind AND benchmark = :benchmark)"}));
+    held.bind(":id", comparison_id).bind(":kind", kind).bind(":benchmark", benchmark);
+    held.step();
+    const auto count = static_cast<std::size_t>(held.int64(0));
+    const auto bytes = static_cast<std::size_t>(held.int64(1));
+    held.reset();
+    if (count >= store::max_artifacts_per_comparison) {
+        throw error(errors::artifact_too_many,
+                    fmt::format("comparison {} already holds {} artifacts, the most this server keeps per comparison",
+                                comparison_id, count));
+    }
+    if (bytes + content.size() > store::max_artifact_bytes_per_comparison) {
+        throw error(errors::artifact_too_many,
+                    fmt::format("comparison {} holds {} bytes of artifacts; {} more would pass this server's limit "
+                                "of {} bytes ({} MiB) per comparison",
+                                comparison_id, bytes, content.size(), store::max_artifact_bytes_per_comparison,
+                                store::max_artifact_bytes_per_comparison >> 20));
+    }
     c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "
               "VALUES (:id, :benchmark, :kind, :content, :now) "
               "ON CONFLICT (comparison_id, kind, benchmark) DO UPDATE SET "

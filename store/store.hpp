@@ -191,8 +191,15 @@ public:
     // SVG of a benchmark, replaced
     // when stored again. put: "store.not_found" when the project has no such
     // comparison; "store.constraint" for an empty or longer than
-    // max_artifact_bytes content, a benchmark name outside 1..256 bytes.
+    // max_artifact_bytes content, a benchmark name outside 1..256 bytes;
+    // "artifact.too_many" when a new artifact would take the comparison
+    // beyond max_artifacts_per_comparison artifacts or
+    // max_artifact_bytes_per_comparison bytes (both kinds together; a
+    // replacement counts its new size only). The check and the write are one
+    // transaction, so concurrent uploads cannot pass the limit together.
     static constexpr std::size_t max_artifact_bytes = 4u << 20;
+    static constexpr std::size_t max_artifacts_per_comparison = 1000;
+    static constexpr std::size_t max_artifact_bytes_per_comparison = 64u << 20;
     void put_flame_graph(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
                          std::string_view svg);
     [[nodiscard]] std::optional<std::string> load_flame_graph(std::string_view project, std::int64_t comparison_id,

@@ -569,7 +569,7 @@ TEST_CASE("renderers")
         const std::string md = render_markdown(evil, o);
         INFO(md);
         CHECK(md.rfind("<!-- perfgate-comment: perfgate -->\n", 0) == 0);
-        CHECK(md.find("\\[click\\]\\(https://evil.example/x\\)") != std::string::npos);
+        CHECK(md.find("\\[click\\]\\(https:\u200b//evil.example/x\\)") != std::string::npos);
         CHECK(md.find("](https://evil") == std::string::npos);
         CHECK(md.find("!\\[img\\]\\(x\\)\\|\\*b\\*\\_\\`c\\`") != std::string::npos);
         CHECK(md.find("&lt;img src=x onerror=alert\\(1\\)&gt;") != std::string::npos);
@@ -586,6 +586,29 @@ TEST_CASE("renderers")
               std::string::npos);
         // Ordinary names read as before.
         CHECK(md.find("page-faults") != std::string::npos);
+    }
+    SUBCASE("markdown: no mentions, issue links or autolinks from user text")
+    {
+        // GitHub notifies @name (users, teams), cross-references #N and links
+        // bare URLs after rendering, so escaping alone does not stop them.
+        gate::report evil = r;
+        evil.benchmarks[0].name = "BM_@octocat/@org/team-#12";
+        evil.benchmarks[0].counters[0].name = "see www.evil.example or HTTPS://evil.example/a and me@mail.example";
+        evil.warnings = {"ping @admins, fixes #3, WWW.x.example"};
+        const std::string md = render_markdown(evil);
+        INFO(md);
+        const std::string zw = "\u200b";
+        for (const std::string_view s :
+             {"@octocat", "@org", "@admins", "@mail", "#12", "#3", "https://", "HTTPS://", "www.", "WWW."})
+            CHECK_MESSAGE(md.find(s) == std::string::npos, s);
+        CHECK(md.find("BM\\_@" + zw + "octocat/@" + zw + "org/team-\\#" + zw + "12") != std::string::npos);
+        CHECK(md.find("www" + zw + ".evil.example or HTTPS:" + zw + "//evil.example/a and me@" + zw + "mail.example") !=
+              std::string::npos);
+        CHECK(md.find("ping @" + zw + "admins, fixes \\#" + zw + "3, WWW" + zw + ".x.example") != std::string::npos);
+        // Text with none of them reads as before; a lone @ or # is left alone.
+        gate::report plain = r;
+        plain.benchmarks[0].name = "BM_Sort/1024 @ 2 # x";
+        CHECK(render_markdown(plain).find("BM\\_Sort/1024 @ 2 \\# x") != std::string::npos);
     }
     SUBCASE("text: colour only when asked")
     {

@@ -1475,8 +1475,8 @@ TEST_CASE("GET .../comparisons lists the newest comparisons with their commits")
 TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET serves it sandboxed")
 {
     fixture f;
-    const auto base = f.upload("baseline");
-    const auto cand = f.upload("candidate");
+    const auto base = f.upload("baseline", "appended-10-runs.csv", "a/b");
+    const auto cand = f.upload("candidate", "appended-10-runs.csv", "a/b");
     auto compared = f.call(http::verb::post, "/api/v1/projects/demo/compare",
                            json{{"baseline_run", base}, {"candidate_run", cand}}.dump());
     REQUIRE(compared.result_int() == 201);
@@ -1507,9 +1507,9 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
     {
         const std::string big = "<svg>" + std::string(perfgate::service::service::max_flame_graph_bytes, ' ') +
                                 "</svg>";
-        check_error(f.call(http::verb::put, path + "?benchmark=b", big, "image/svg+xml"), 413, "artifact.too_large",
+        check_error(f.call(http::verb::put, path + "?benchmark=a%2Fb", big, "image/svg+xml"), 413, "artifact.too_large",
                     "larger than this server's limit of 4194304 bytes (4 MiB)");
-        request header{http::verb::put, path + "?benchmark=b", 11};
+        request header{http::verb::put, path + "?benchmark=a%2Fb", 11};
         header.set(http::field::authorization, "Bearer " + f.demo_token);
         header.set(http::field::content_type, "image/svg+xml");
         header.set(http::field::content_length, std::to_string(big.size()));
@@ -1518,26 +1518,29 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
         check_error(*refused, 413, "artifact.too_large", "4 MiB");
         header.set(http::field::content_length, "100");
         CHECK_FALSE(perfgate::server::refuse_before_body(header, f.ctx).has_value());
-        CHECK(f.call(http::verb::get, path + "?benchmark=b").result_int() == 404);
+        CHECK(f.call(http::verb::get, path + "?benchmark=a%2Fb").result_int() == 404);
     }
     SUBCASE("refused: not SVG, another media type, no benchmark, unknown comparison, no or a foreign token")
     {
-        check_error(f.call(http::verb::put, path + "?benchmark=b", "<html><script>x</script></html>", "image/svg+xml"),
+        check_error(f.call(http::verb::put, path + "?benchmark=a%2Fb", "<html><script>x</script></html>",
+                           "image/svg+xml"),
                     422, "artifact.bad_svg", "not an SVG document");
-        check_error(f.call(http::verb::put, path + "?benchmark=b", "<svg>\xff</svg>", "image/svg+xml"), 422,
+        check_error(f.call(http::verb::put, path + "?benchmark=a%2Fb", "<svg>\xff</svg>", "image/svg+xml"), 422,
                     "artifact.bad_svg", "not UTF-8");
-        check_error(f.call(http::verb::put, path + "?benchmark=b", svg, "text/html"), 415,
+        check_error(f.call(http::verb::put, path + "?benchmark=a%2Fb", svg, "text/html"), 415,
                     "http.unsupported_media_type", "send image/svg+xml");
         check_error(f.call(http::verb::put, path, svg, "image/svg+xml"), 400, "http.missing_param", "benchmark");
+        check_error(f.call(http::verb::put, path + "?benchmark=b", svg, "image/svg+xml"), 422, "artifact.bad_benchmark",
+                    "has no benchmark 'b'");
         check_error(f.call(http::verb::put, path + "?benchmark=has%20space", svg, "image/svg+xml"), 400,
                     "ingest.bad_field", "benchmark");
-        check_error(f.call(http::verb::put, "/api/v1/projects/demo/comparisons/999/flame-graph?benchmark=b", svg,
+        check_error(f.call(http::verb::put, "/api/v1/projects/demo/comparisons/999/flame-graph?benchmark=a%2Fb", svg,
                            "image/svg+xml"),
                     404, "comparison.not_found", "no comparison 999");
-        CHECK(f.call(http::verb::put, path + "?benchmark=b", svg, "image/svg+xml", "").result_int() == 401);
-        CHECK(f.call(http::verb::put, path + "?benchmark=b", svg, "image/svg+xml", "other").result_int() == 403);
-        check_error(f.call(http::verb::get, path + "?benchmark=b"), 404, "artifact.not_found", "no flame graph");
-        check_error(f.call(http::verb::post, path + "?benchmark=b", svg, "image/svg+xml"), 405,
+        CHECK(f.call(http::verb::put, path + "?benchmark=a%2Fb", svg, "image/svg+xml", "").result_int() == 401);
+        CHECK(f.call(http::verb::put, path + "?benchmark=a%2Fb", svg, "image/svg+xml", "other").result_int() == 403);
+        check_error(f.call(http::verb::get, path + "?benchmark=a%2Fb"), 404, "artifact.not_found", "no flame graph");
+        check_error(f.call(http::verb::post, path + "?benchmark=a%2Fb", svg, "image/svg+xml"), 405,
                     "http.method_not_allowed", "use GET, PUT");
     }
 }
@@ -1599,7 +1602,7 @@ TEST_CASE("a comparison's attribution: PUT stores it, the comparison's report an
         check_error(f.call(http::verb::put, path + "?benchmark=default", big.dump()), 413, "artifact.too_large",
                     "1024 KiB");
         check_error(f.call(http::verb::put, path + "?benchmark=other", attribution.dump()), 422,
-                    "artifact.bad_attribution", "has no benchmark 'other'");
+                    "artifact.bad_benchmark", "has no benchmark 'other'");
         check_error(f.call(http::verb::put, "/api/v1/projects/demo/comparisons/999/attribution?benchmark=default",
                            attribution.dump()),
                     404, "comparison.not_found", "no comparison 999");

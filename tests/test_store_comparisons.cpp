@@ -95,6 +95,51 @@ TEST_CASE("store: flame graphs stored with a comparison (007_artifacts.sql)")
     CHECK(db.load_flame_graph("demo", cid, "big")->size() == ps::store::max_artifact_bytes);
 }
 
+TEST_CASE("store: a comparison's artifacts are bounded in number and bytes, replacements count their new size")
+{
+    test_database where(test_database::sqlite_kind::file);
+    ps::store db(where.location());
+    const auto base = db.insert_run(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto cid = db.insert_comparison("demo", base, cand, R"({"schema":"perfgate.report/v1","verdict":"fail"})");
+    const auto other = db.insert_comparison("demo", base, cand, R"({"schema":"perfgate.report/v1","verdict":"fail"})");
+    const auto refused = [&](auto&& put, const char* text) {
+        try {
+            put();
+            FAIL("stored beyond the limit");
+        } catch (const error& e) {
+            CHECK(e.id() == "artifact.too_many");
+            CHECK_MESSAGE(std::string(e.what()).find(text) != std::string::npos, e.what());
+        }
+    };
+
+    // Bytes: 15 flame graphs of 4 MiB and one of 4 MiB - 1 fill 64 MiB but one byte.
+    const std::string full(ps::store::max_artifact_bytes, 'x');
+    constexpr std::size_t n = ps::store::max_artifact_bytes_per_comparison / ps::store::max_artifact_bytes;
+    static_assert(n == 16);
+    for (std::size_t i = 0; i + 1 < n; ++i) db.put_flame_graph("demo", cid, "b" + std::to_string(i), full);
+    db.put_flame_graph("demo", cid, "last", std::string(full.size() - 1, 'y'));
+    refused([&] { db.put_attribution("demo", cid, "more", "{}{}"); }, "67108863 bytes of artifacts; 4 more");
+    // Replacing one counts its new size, not old and new together.
+    db.put_flame_graph("demo", cid, "b0", full);
+    db.put_flame_graph("demo", cid, "last", full);
+    refused([&] { db.put_attribution("demo", cid, "more", "{}"); }, "limit of 67108864 bytes (64 MiB) per comparison");
+    CHECK(db.load_attributions("demo", cid).empty());
+    // Another comparison has its own budget.
+    db.put_flame_graph("demo", other, "b0", full);
+
+    // Number: at most max_artifacts_per_comparison, flame graphs and attributions together.
+    const auto third = db.insert_comparison("demo", base, cand, R"({"schema":"perfgate.report/v1","verdict":"fail"})");
+    for (std::size_t i = 0; i < ps::store::max_artifacts_per_comparison / 2; ++i) {
+        db.put_flame_graph("demo", third, "f" + std::to_string(i), "<svg/>");
+        db.put_attribution("demo", third, "f" + std::to_string(i), "{}");
+    }
+    refused([&] { db.put_flame_graph("demo", third, "one-more", "<svg/>"); }, "already holds 1000 artifacts");
+    db.put_flame_graph("demo", third, "f0", "<svg>again</svg>"); // a replacement is not one more
+    CHECK(db.load_flame_graph("demo", third, "f0") == "<svg>again</svg>");
+    CHECK(db.flame_graph_benchmarks("demo", third).size() == ps::store::max_artifacts_per_comparison / 2);
+}
+
 TEST_CASE("store: comparisons by request key")
 {
     test_database where(test_database::sqlite_kind::memory);

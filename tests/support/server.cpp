@@ -61,7 +61,8 @@ reply send(unsigned short port, http::verb method, const std::string& target, co
     http::request<http::string_body> req{method, target, 11};
     req.set(http::field::host, "127.0.0.1");
     if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-    if ((method == http::verb::post || method == http::verb::patch) && !content_type.empty()) {
+    if ((method == http::verb::post || method == http::verb::patch || method == http::verb::put) &&
+        !content_type.empty()) {
         req.set(http::field::content_type, content_type);
     }
     req.body() = body;
