@@ -2,13 +2,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include <boost/asio/ip/address.hpp>
 #include <fmt/format.h>
 
 #include "cli/change_point_flags.hpp"
@@ -28,7 +32,8 @@ command_spec make_serve_command()
 {
     command_spec spec{
         "serve",
-        "[--db PATH|URI] [--listen HOST:PORT] [--threads N] [--public-read] [--max-body BYTES]\n"
+        "[--db PATH|URI] [--listen HOST:PORT] [--threads N] [--public-read] [--trusted-proxy ADDR,...]\n"
+        "       [--max-body BYTES]\n"
         "       [--max-header BYTES] [--max-connections N] [--idle-timeout-ms MS] [--read-timeout-ms MS]\n"
         "       [--write-timeout-ms MS] [--change-point-method M] [--change-point-window N]\n"
         "       [--change-point-max-p P] [--change-point-min-magnitude X]",
@@ -49,6 +54,9 @@ command_spec make_serve_command()
              "address to listen on (default 127.0.0.1:8080; port 0 = any free port)"},
             {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
             {"public-read", 0, false, false, "", "serve GET routes without a token"},
+            {"trusted-proxy", 0, true, false, "ADDR,...",
+             "proxies (IP addresses) whose X-Forwarded-For names the client for the dashboard's sign-in throttle, "
+             "besides loopback (default: loopback only)"},
             {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
             {"max-header", 0, true, false, "BYTES", "largest request header accepted (default 65536); larger -> 431"},
             {"max-connections", 0, true, false, "N",
@@ -87,6 +95,29 @@ std::pair<std::string, std::uint16_t> parse_listen(const std::string& s)
     const unsigned long port = std::stoul(port_text);
     if (port > 65535) throw bad();
     return {host, static_cast<std::uint16_t>(port)};
+}
+
+// --trusted-proxy: comma-separated IP addresses, each as the server will
+// compare it with a connection's peer (pages::client_address).
+std::vector<std::string> parse_trusted_proxies(const std::string& list)
+{
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const auto comma = std::min(list.find(',', start), list.size());
+        const std::string item = list.substr(start, comma - start);
+        boost::system::error_code ec;
+        const auto address = boost::asio::ip::make_address(item, ec);
+        if (ec) {
+            throw error(errors::usage_bad_value,
+                        fmt::format("--trusted-proxy: '{}' is not an IP address (expected ADDR[,ADDR...], e.g. "
+                                    "10.0.0.5,fd00::5)",
+                                    item.substr(0, 64)));
+        }
+        out.push_back(address.to_string());
+        start = comma + 1;
+    }
+    return out;
 }
 
 // store::check_writable takes the write lock, which SQLite grants on a file
@@ -135,6 +166,7 @@ int cmd_serve(const argv_t& argv)
     const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
     opt.threads = static_cast<unsigned>(parsed.get_int("threads", 1, 256).value_or(cpus));
     opt.public_read = parsed.has("public-read");
+    if (auto v = parsed.get("trusted-proxy")) opt.trusted_proxies = parse_trusted_proxies(*v);
     opt.bench_routes = parsed.has("bench-routes");
     if (auto v = parsed.get_int("max-body", 1, 1LL << 32)) opt.limits.body_limit = static_cast<std::uint64_t>(*v);
     if (auto v = parsed.get_int("idle-timeout-ms", 1, 3600000)) opt.limits.idle_timeout = std::chrono::milliseconds(*v);

@@ -67,7 +67,9 @@ std::string server_client::exchange(const std::string& method, const std::string
         req.body = *body;
     }
     const std::string what = fmt::format("{} {}", method, req.url);
+    last_status_ = 0;
     const http_response res = http_send(req);
+    last_status_ = res.status;
     if (res.status >= 200 && res.status < 300) return res.body;
 
     std::string detail;
@@ -108,7 +110,8 @@ model::ingest_result server_client::upload(const model::ingest_request& in)
             const std::string answer = exchange("POST", path, &body, headers);
             return api::ingest_result_from_json(parse_object(answer, "POST " + base_ + path));
         } catch (const error& e) {
-            const bool transient = e.id() == "http.unreachable" || e.id() == "server.failed";
+            // 507 (store.full): the next attempt would meet the same full disk.
+            const bool transient = e.id() == "http.unreachable" || (e.id() == "server.failed" && last_status_ != 507);
             if (!transient || attempt >= upload_attempts) {
                 if (attempt == 1) throw;
                 throw error(e.id(), fmt::format("{} (after {} attempts)", e.what(), attempt));

@@ -49,8 +49,9 @@ public:
     // POST /api/v1/projects/{project}/runs (in.project is ignored: this
     // client's project), with an Idempotency-Key (upload_idempotency_key)
     // that every attempt repeats: up to upload_attempts attempts when the
-    // server cannot be reached, times out or answers 5xx, so a run whose
-    // first attempt was stored after all is stored once.
+    // server cannot be reached, times out or answers 5xx (but 507, storage
+    // full: that fails the same until the operator frees space), so a run
+    // whose first attempt was stored after all is stored once.
     model::ingest_result upload(const model::ingest_request& in);
     // POST .../compare with every pair in one request, so p-values are
     // adjusted across all of them. The report carries comparison_id.
@@ -99,6 +100,7 @@ private:
 
     std::string base_, project_;
     std::optional<std::string> token_;
+    unsigned last_status_ = 0; // of the last answer exchange() got (0: none)
 };
 
 } // namespace perfgate::client

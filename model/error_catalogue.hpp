@@ -154,6 +154,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::store_constraint, 422, exit_measurement, "Data the store refuses: a counter or repetition twice, a non-finite value, a value over its length limit, ..."},
     {errors::store_corrupt, 500, exit_measurement, "The SQLite database fails its integrity check, or a damaged page was read."},
     {errors::store_io, 500, exit_measurement, "Any other failure of the database engine (SQLite, libpq)."},
+    {errors::store_full, 507, exit_measurement, "The database's disk (or quota) is full: SQLite's SQLITE_FULL, PostgreSQL's SQLSTATE 53100. Nothing was stored; retrying will not help until space is freed."},
     {errors::store_key_conflict, 500, exit_measurement, "An idempotency key stored for another request (the service answers ingest.idempotency_conflict)."},
     {errors::store_lost, 503, exit_measurement, "The SQLite database file was deleted or replaced under the running server: writes are refused (they would be lost) and /healthz is 503 until it is restored or the server restarted."},
     {errors::store_libpq_missing, 500, exit_measurement, "A postgresql:// database was named, but libpq (libpq.so.5, Debian's libpq5), which perfgate loads on first use, is not installed."},

@@ -127,6 +127,7 @@ inline constexpr error_id store_conflict{"store.conflict"};
 inline constexpr error_id store_constraint{"store.constraint"};
 inline constexpr error_id store_corrupt{"store.corrupt"};
 inline constexpr error_id store_io{"store.io"};
+inline constexpr error_id store_full{"store.full"};
 inline constexpr error_id store_key_conflict{"store.key_conflict"};
 inline constexpr error_id store_lost{"store.lost"};
 inline constexpr error_id store_libpq_missing{"store.libpq_missing"};

@@ -222,6 +222,7 @@ const std::map<std::string_view, std::string_view>& examples()
          "perfgate.db: the database fails its integrity check (PRAGMA quick_check): *** in database main *** "
          "Page 7: btreeInitPage() returns error code 11"},
         {"store.io", "perfgate.db: inserting the run: disk I/O error"},
+        {"store.full", "perfgate.db: inserting the run: database or disk is full"},
         {"store.key_conflict", "perfgate.db: idempotency key '6f1d...' of project 'shop' was used for another request"},
         {"store.lost", "/srv/perfgate.db: the database file was deleted (or moved away) after it was opened: writes "
                        "are refused, they would be lost; restore the file and restart"},

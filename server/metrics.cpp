@@ -95,6 +95,8 @@ std::string metrics::render(std::int64_t db_size_bytes, const service::watch_que
         {"perfgate_http_connections_refused_total", "counter", "Connections answered 503 at the cap, none idle.", static_cast<double>(refused_.load())},
         {"perfgate_accept_errors_total", "counter", "Failed accept() calls (out of descriptors and the like).", static_cast<double>(accept_errors_.load())},
         {"perfgate_log_write_failures_total", "counter", "Log lines dropped because stderr could not be written.", static_cast<double>(log_write_failures())},
+        {"perfgate_signin_failures_total", "counter", "Dashboard sign-ins refused for their token (each logged).", static_cast<double>(signin_failures_.load())},
+        {"perfgate_signin_throttled_total", "counter", "Dashboard sign-ins refused 429: too many from one address.", static_cast<double>(signin_throttled_.load())},
         {"perfgate_db_size_bytes", "gauge", "Size of the SQLite database (page_count * page_size).", static_cast<double>(db_size_bytes)},
         {"perfgate_watch_jobs_total", "counter", "Change-point detection jobs run after uploads.", static_cast<double>(watch.done)},
         {"perfgate_watch_failed_total", "counter", "Detection jobs that failed (logged).", static_cast<double>(watch.failed)},

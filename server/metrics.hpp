@@ -9,6 +9,8 @@
 //   perfgate_http_connections_refused_total             counter (503 at the cap, all busy)
 //   perfgate_accept_errors_total                        counter (EMFILE, ENFILE, ...)
 //   perfgate_log_write_failures_total                   counter (log lines stderr refused)
+//   perfgate_signin_failures_total                      counter (dashboard sign-ins with a bad token)
+//   perfgate_signin_throttled_total                     counter (sign-ins refused 429 for their address)
 //   perfgate_db_size_bytes                              gauge (passed to render)
 //   perfgate_watch_jobs_total, _failed_total, _coalesced_total   counters (the
 //   perfgate_watch_pending                              gauge     background watch)
@@ -49,6 +51,8 @@ public:
     void connection_evicted() noexcept { evicted_.fetch_add(1, std::memory_order_relaxed); }
     void connection_refused() noexcept { refused_.fetch_add(1, std::memory_order_relaxed); }
     void accept_failed() noexcept { accept_errors_.fetch_add(1, std::memory_order_relaxed); }
+    void signin_failed() noexcept { signin_failures_.fetch_add(1, std::memory_order_relaxed); }
+    void signin_throttled() noexcept { signin_throttled_.fetch_add(1, std::memory_order_relaxed); }
 
     [[nodiscard]] std::uint64_t requests(std::string_view route, unsigned status) const;
     [[nodiscard]] std::uint64_t runs_ingested() const noexcept { return runs_ingested_.load(); }
@@ -73,6 +77,8 @@ private:
     std::atomic<std::uint64_t> evicted_{0};
     std::atomic<std::uint64_t> refused_{0};
     std::atomic<std::uint64_t> accept_errors_{0};
+    std::atomic<std::uint64_t> signin_failures_{0};
+    std::atomic<std::uint64_t> signin_throttled_{0};
 };
 
 } // namespace perfgate::server

@@ -646,9 +646,10 @@ response get_change_points(const request& req, context& ctx, const route_match& 
     return json_response(http::status::ok, api::change_points_to_json(points), req);
 }
 
-std::optional<response> dispatch(const request& req, context& ctx, bool token_checked, const responder* later)
+std::optional<response> dispatch(const request& req, context& ctx, bool token_checked, const responder* later,
+                                 std::string_view peer)
 {
-    if (pages::page_label(req)) return pages::handle(req, ctx);
+    if (pages::page_label(req)) return pages::handle(req, ctx, peer);
     const route_match m = match(req);
     if (m.target == endpoint::none || (m.target == endpoint::bench_constant && !ctx.bench_routes)) {
         auto [path, query] = split_target(sv(req.target()));
@@ -720,6 +721,15 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
 
 // ---------------------------------------------------------------------------
 
+void default_security_headers(response& res)
+{
+    res.set("X-Content-Type-Options", "nosniff");
+    if (res.find("Content-Security-Policy") == res.end()) {
+        res.set("Content-Security-Policy",
+                boost::beast::string_view(api_security_policy.data(), api_security_policy.size()));
+    }
+}
+
 void set_artifact_headers(response& res)
 {
     res.set("Content-Security-Policy",
@@ -769,8 +779,14 @@ response answer_error(std::string_view id, std::string_view message, unsigned ve
         line += '\n';
         // One write: the access log shares stderr with other threads.
         std::fputs(line.c_str(), stderr);
+        // A full disk says so (issue 31, finding 14): a client that retries
+        // a 500 learns that retrying will not help until space is freed.
         body = status == 500
                    ? dump(api::error_json("internal", fmt::format("internal server error (reference {})", ref)))
+               : id == errors::store_full.view()
+                   ? dump(api::error_json(id, fmt::format("storage full: the server's database has no space left; "
+                                                          "nothing was stored (reference {})",
+                                                          ref)))
                    : dump(api::error_json(id, fmt::format("the store refused the request (reference {})", ref)));
     } else {
         body = dump(api::error_json(id, message));
@@ -778,6 +794,7 @@ response answer_error(std::string_view id, std::string_view message, unsigned ve
     response res{static_cast<http::status>(status), version};
     res.set(http::field::server, "perfgate");
     res.set(http::field::content_type, "application/json");
+    default_security_headers(res);
     if (status == 401) res.set(http::field::www_authenticate, "Bearer realm=\"perfgate\"");
     res.keep_alive(keep_alive);
     res.body() = std::move(body);
@@ -792,14 +809,28 @@ response error_response(std::string_view id, std::string_view message, unsigned 
     return answer_error(id, message, version, keep_alive, {});
 }
 
-response route(const request& req, context& ctx, bool token_checked)
+response route(const request& req, context& ctx, bool token_checked, std::string_view peer)
 {
-    return *guarded(req, [&] { return dispatch(req, ctx, token_checked, nullptr); });
+    response res = *guarded(req, [&] { return dispatch(req, ctx, token_checked, nullptr, peer); });
+    default_security_headers(res);
+    return res;
 }
 
-std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later)
+std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later,
+                              std::string_view peer)
 {
-    return guarded(req, [&] { return dispatch(req, ctx, token_checked, later ? &later : nullptr); });
+    // An answer made later (a compare the committer stores) gets the same headers.
+    responder with_headers;
+    if (later) {
+        with_headers = [later = std::move(later)](response&& res) {
+            default_security_headers(res);
+            later(std::move(res));
+        };
+    }
+    auto res = guarded(req,
+                       [&] { return dispatch(req, ctx, token_checked, with_headers ? &with_headers : nullptr, peer); });
+    if (res) default_security_headers(*res);
+    return res;
 }
 
 std::string_view route_label(const request& req)

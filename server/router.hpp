@@ -44,6 +44,7 @@
 #include "model/error.hpp"
 #include "server/pages/page_cache.hpp"
 #include "server/pages/sessions.hpp"
+#include "server/pages/signin_throttle.hpp"
 
 namespace perfgate::service {
 class service;
@@ -66,6 +67,10 @@ struct context {
     bool bench_routes = false; // expose /bench/constant (hidden --bench-routes)
     // Dashboard sign-in sessions (pages/sessions.hpp).
     std::shared_ptr<pages::session_store> sessions = std::make_shared<pages::session_store>();
+    // Dashboard sign-ins per client address (pages/signin_throttle.hpp).
+    std::shared_ptr<pages::signin_throttle> signins = std::make_shared<pages::signin_throttle>();
+    // Proxies besides loopback whose X-Forwarded-For names the client (--trusted-proxy).
+    std::vector<std::string> trusted_proxies{};
     // Rendered read-only pages (pages/page_cache.hpp); null: no caching.
     std::shared_ptr<pages::page_cache> page_cache = std::make_shared<pages::page_cache>();
 };
@@ -75,8 +80,11 @@ struct context {
 // error_response() says, with the method and target).
 // token_checked: the session's header stage (auth_gate.hpp) authorized
 // this request's token for its project already; the token is not looked up
-// a second time.
-response route(const request& req, context& ctx, bool token_checked = false);
+// a second time. peer: the connection's "address:port" (what the sign-in
+// throttle counts, pages::client_address); empty without a socket.
+// Every answer carries X-Content-Type-Options: nosniff and a
+// Content-Security-Policy (default_security_headers).
+response route(const request& req, context& ctx, bool token_checked = false, std::string_view peer = {});
 
 // Takes a response the router finishes after route() has returned, on
 // another thread (the service's committer).
@@ -86,11 +94,20 @@ using responder = std::function<void(response&&)>;
 // and `later` is then called once, from that thread, with the response
 // (the report, or the error that kept it from being stored). Every other
 // request is answered here, and `later` is not called.
-std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later);
+std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later,
+                              std::string_view peer = {});
 
 // The route template a request matches ("POST /api/v1/projects/{project}/runs"),
 // or "unmatched": a bounded label set for /metrics. Pure.
 std::string_view route_label(const request& req);
+
+// What every answer is sent with (issue 31, finding 12; docs/http-api.md):
+// X-Content-Type-Options: nosniff, so that no browser reads a JSON or text
+// answer as HTML or script, and, unless the answer has its own (pages,
+// artifacts), the Content-Security-Policy api_security_policy: a JSON
+// answer opened in a browser runs nothing, loads nothing, is framed nowhere.
+inline constexpr std::string_view api_security_policy = "default-src 'none'; frame-ancestors 'none'";
+void default_security_headers(response& res);
 
 // Headers of a stored artifact (a flame graph SVG from a client): a
 // Content-Security-Policy that sandboxes it (no script, no fetch; styles

@@ -85,6 +85,7 @@ struct server::impl {
         : opt(o), ctx{service, stats, o.public_read, o.bench_routes}, ioc(static_cast<int>(o.threads)), signals(ioc),
           grace_timer(ioc)
     {
+        ctx.trusted_proxies = o.trusted_proxies;
         beast::error_code ec;
         auto address = net::ip::make_address(opt.host, ec);
         if (ec) {

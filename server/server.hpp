@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "server/session.hpp"
 
@@ -52,6 +53,9 @@ struct server_options {
     unsigned threads = 2;
     bool public_read = false;
     bool bench_routes = false;
+    // Peers (IP addresses, as address::to_string spells them) whose
+    // X-Forwarded-For names the client, besides loopback (--trusted-proxy).
+    std::vector<std::string> trusted_proxies;
     bool handle_signals = true; // install the SIGINT/SIGTERM handler
     // Connections served at once (--max-connections); 0: default_max_connections().
     // A larger value than RLIMIT_NOFILE leaves room for raises the soft limit

@@ -362,10 +362,13 @@ void session::handle()
     // from that thread, through this session's strand. Until then the
     // session stays busy (phase handling): not evictable, and a shutdown
     // waits for the answer.
-    auto res = route(req_, ctx_, token_checked_, [self = shared_from_this(), start](response&& later) {
-        net::post(self->stream_.get_executor(),
-                  [self, start, later = std::move(later)]() mutable { self->answer(std::move(later), start); });
-    });
+    auto res = route(
+        req_, ctx_, token_checked_,
+        [self = shared_from_this(), start](response&& later) {
+            net::post(self->stream_.get_executor(),
+                      [self, start, later = std::move(later)]() mutable { self->answer(std::move(later), start); });
+        },
+        remote_);
     if (res) answer(std::move(*res), start);
 }
 

@@ -196,8 +196,6 @@ numbered_sql number_parameters(std::string_view sql)
     return out;
 }
 
-namespace {
-
 // SQLSTATE classes (PostgreSQL, Appendix A "Error Codes").
 const char* error_id_of(const char* sqlstate)
 {
@@ -205,8 +203,11 @@ const char* error_id_of(const char* sqlstate)
     const std::string_view code(sqlstate);
     if (code.starts_with("23") || code.starts_with("22")) return "store.constraint";
     if (code == "40001" || code == "40P01") return "store.conflict";
+    if (code == "53100") return "store.full"; // disk_full: no space for a table, the WAL or a temporary file
     return "store.io";
 }
+
+namespace {
 
 // libpq's messages end with a newline; one line in ours.
 std::string one_line(const char* message)

@@ -14,7 +14,8 @@
 //
 // Errors: SQLSTATE class 23 (integrity) and 22 (data: invalid UTF-8, out of
 // range) are "store.constraint"; 40001 and 40P01 (serialization failure,
-// deadlock) "store.conflict"; the rest "store.io". "store.open" when the
+// deadlock) "store.conflict"; 53100 (disk_full) "store.full"; the rest
+// "store.io". "store.open" when the
 // server cannot be reached or refuses the login.
 #pragma once
 
@@ -43,6 +44,9 @@ struct pg_result_clear {
 };
 using pg_handle = std::unique_ptr<pg_conn, pg_closer>;
 using pg_result_handle = std::unique_ptr<pg_result, pg_result_clear>;
+
+// The error id of a SQLSTATE (the mapping above; nullptr: "store.io").
+const char* error_id_of(const char* sqlstate);
 
 // Whether --db names a PostgreSQL database: a postgresql:// or postgres://
 // URI (libpq's connection URIs).

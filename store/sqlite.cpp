@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <climits>
 
 namespace perfgate::store::detail {
@@ -101,7 +102,13 @@ sqlite_connection::~sqlite_connection() { drop_statements(); }
 
 void sqlite_connection::fail(int rc, std::string_view what, const char* id_override) const
 {
+    // A full disk or quota is SQLITE_FULL on a write, and an I/O error whose
+    // errno says so on the other calls (ftruncate, fallocate of the WAL).
+    const int os_error = sqlite3_system_errno(db_.get());
+    const bool full = (rc & 0xff) == SQLITE_FULL ||
+                      ((rc & 0xff) == SQLITE_IOERR && (os_error == ENOSPC || os_error == EDQUOT));
     const char* id = id_override                        ? id_override
+                     : full                             ? "store.full"
                      : (rc & 0xff) == SQLITE_CONSTRAINT ? "store.constraint"
                      : (rc & 0xff) == SQLITE_CORRUPT    ? "store.corrupt"
                                                         : "store.io";

@@ -237,6 +237,20 @@ inline std::vector<std::int64_t> upload_series(unsigned short port, const std::s
     return upload_series(std::vector<unsigned short>{port}, project, token, n, step_at, step);
 }
 
+// The one alert a 5% step opens, once the watch has found it.
+inline json wait_for_alert(unsigned short port, const std::string& token)
+{
+    for (int i = 0; i < 600; ++i) {
+        const auto list = send(port, http::verb::get, "/api/v1/projects/demo/alerts", {}, {}, token);
+        REQUIRE(list.status == 200);
+        const json alerts = list.parsed().at("alerts");
+        if (!alerts.empty()) return alerts.front();
+        std::this_thread::sleep_for(50ms);
+    }
+    FAIL("no alert within 30 s");
+    return {};
+}
+
 // A /metrics value of the server on port, -1 when absent.
 inline double metric_of(unsigned short port, const std::string& token, const std::string& name)
 {

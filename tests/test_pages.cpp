@@ -9,11 +9,13 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <regex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -676,4 +678,75 @@ TEST_CASE("pages: a comparison of several benchmarks shows the suite's summary a
     REQUIRE(one.result_int() == 200);
     CHECK(one.body().find("suite-summary") == std::string::npos);
     CHECK(one.body().find("id=\"overall\"") == std::string::npos);
+}
+
+TEST_CASE("sessions: expired sessions go first, then the project's oldest at its cap, never another project's")
+{
+    using perfgate::server::pages::session_store;
+    SUBCASE("expired sessions of every project end at the next sign-in")
+    {
+        session_store sessions(std::chrono::milliseconds(20), 100);
+        const auto a = sessions.create("alpha", 1);
+        (void)sessions.create("beta", 2);
+        std::this_thread::sleep_for(std::chrono::milliseconds(60));
+        const auto c = sessions.create("alpha", 1);
+        CHECK(sessions.size() == 1);
+        CHECK(sessions.size("beta") == 0);
+        CHECK_FALSE(sessions.find(a, "alpha"));
+        CHECK(sessions.find(c, "alpha"));
+    }
+    SUBCASE("at the cap, the project's oldest goes; the other project keeps all of its own")
+    {
+        session_store sessions(std::chrono::hours(12), 3);
+        const auto b = sessions.create("beta", 2, "ci");
+        std::vector<std::string> alpha;
+        for (int i = 0; i < 10; ++i) alpha.push_back(sessions.create("alpha", 1));
+        CHECK(sessions.size("alpha") == 3);
+        CHECK(sessions.size("beta") == 1);
+        for (int i = 0; i < 7; ++i) CHECK_FALSE(sessions.find(alpha[i], "alpha"));
+        for (int i = 7; i < 10; ++i) CHECK(sessions.find(alpha[i], "alpha"));
+        const auto beta = sessions.find(b, "beta");
+        REQUIRE(beta);
+        CHECK(beta->token_label == "ci");
+        CHECK_FALSE(sessions.find(b, "alpha")); // a session opens its own project only
+    }
+    SUBCASE("a cap of one: each sign-in replaces the project's only session")
+    {
+        session_store sessions(std::chrono::hours(12), 1);
+        const auto first = sessions.create("alpha", 1);
+        const auto second = sessions.create("alpha", 1);
+        CHECK(sessions.size("alpha") == 1);
+        CHECK_FALSE(sessions.find(first, "alpha"));
+        CHECK(sessions.find(second, "alpha"));
+    }
+}
+
+TEST_CASE("sign-in throttle: a bucket per client address, refused with the time to wait")
+{
+    using perfgate::server::pages::client_address;
+    using perfgate::server::pages::signin_throttle;
+    signin_throttle throttle(3, std::chrono::hours(1));
+    for (int i = 0; i < 3; ++i) CHECK_FALSE(throttle.take("192.0.2.1"));
+    const auto wait = throttle.take("192.0.2.1");
+    REQUIRE(wait);
+    CHECK(wait->count() > 3000);
+    CHECK(wait->count() <= 3600);
+    CHECK_FALSE(throttle.take("192.0.2.2"));
+
+    perfgate::server::request req{http::verb::post, "/p/demo/signin", 11};
+    CHECK(client_address("", req).empty());
+    CHECK(client_address("192.0.2.7:40000", req) == "192.0.2.7");
+    CHECK(client_address("::ffff:192.0.2.7:40000", req) == "192.0.2.7");
+    CHECK(client_address("2001:db8:1:2:3:4:5:6:443", req) == "2001:db8:1:2::/64");
+    CHECK(client_address("127.0.0.1:40000", req) == "127.0.0.1");
+    req.set("X-Forwarded-For", "198.51.100.1, 203.0.113.9");
+    // Only a proxy on this host is believed, and only its own (last) entry.
+    CHECK(client_address("127.0.0.1:40000", req) == "203.0.113.9");
+    CHECK(client_address("::1:40000", req) == "203.0.113.9");
+    CHECK(client_address("192.0.2.7:40000", req) == "192.0.2.7");
+    // --trusted-proxy: a proxy on another host is believed when named.
+    CHECK(client_address("10.0.0.5:40000", req, {"10.0.0.5"}) == "203.0.113.9");
+    CHECK(client_address("10.0.0.6:40000", req, {"10.0.0.5"}) == "10.0.0.6");
+    req.set("X-Forwarded-For", "203.0.113.9, not-an-address");
+    CHECK(client_address("127.0.0.1:40000", req) == "127.0.0.1");
 }

@@ -56,20 +56,6 @@ reply send_with_user(unsigned short port, const std::string& target, const std::
     return r;
 }
 
-// The one alert a 5% step opens, once the watch has found it.
-json wait_for_alert(unsigned short port, const std::string& token)
-{
-    for (int i = 0; i < 600; ++i) {
-        const auto list = send(port, http::verb::get, "/api/v1/projects/demo/alerts", {}, {}, token);
-        REQUIRE(list.status == 200);
-        const json alerts = list.parsed().at("alerts");
-        if (!alerts.empty()) return alerts.front();
-        std::this_thread::sleep_for(50ms);
-    }
-    FAIL("no alert within 30 s");
-    return {};
-}
-
 void stored_text(db_engine engine)
 {
     test_database where(engine);

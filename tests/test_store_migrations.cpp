@@ -354,3 +354,24 @@ TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].id == 1);
 }
+
+TEST_CASE("store (sqlite): a database that cannot grow (SQLITE_FULL) is store.full naming the file")
+{
+    // PRAGMA max_page_count makes SQLite answer SQLITE_FULL as a full disk
+    // does (the server over a real full tmpfs: test_server_signin.cpp).
+    perfgate::test::temp_dir dir;
+    const auto path = (dir.path() / "tiny.db").string();
+    using perfgate::store::detail::sqlite_connection;
+    sqlite_connection c(path, sqlite_connection::mode::read_write_create);
+    c.exec("CREATE TABLE t (x BLOB); PRAGMA max_page_count = 8");
+    const auto fill = [&] {
+        for (int i = 0; i < 100; ++i) c.exec("INSERT INTO t VALUES (zeroblob(4096))");
+    };
+    CHECK_THROWS_WITH_AS(fill(), doctest::Contains("tiny.db"), perfgate::error);
+    try {
+        fill();
+        FAIL("the insert did not fail");
+    } catch (const perfgate::error& e) {
+        CHECK(std::string(e.id()) == "store.full");
+    }
+}

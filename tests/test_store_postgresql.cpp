@@ -2,6 +2,8 @@
 // locks, parameter numbering, plans, generations, replicas, lost sessions).
 #include "store_cases.hpp"
 
+#include "model/error_catalogue.hpp"
+
 #include <doctest/doctest.h>
 
 using namespace perfgate::test::store_cases;
@@ -383,4 +385,18 @@ TEST_CASE("store (postgresql): sessions the server ended are replaced before a r
         CHECK(db.runs_count() == 1 + i);
         CHECK(db.insert_run(make_run("demo", "default", 1'700'000'100 + i)) > 0);
     }
+}
+
+TEST_CASE("store (postgresql): a full disk, SQLSTATE 53100, is store.full (HTTP 507), not a bare store.io")
+{
+    // Filling a real PostgreSQL server's disk needs a file system of its
+    // own; the mapping from the SQLSTATE libpq reports is checked here
+    // (Appendix A "Error Codes": 53100 disk_full, class 53 insufficient resources).
+    CHECK(std::string(ps::detail::error_id_of("53100")) == "store.full");
+    CHECK(std::string(ps::detail::error_id_of("53200")) == "store.io"); // out_of_memory
+    CHECK(std::string(ps::detail::error_id_of("23505")) == "store.constraint");
+    CHECK(std::string(ps::detail::error_id_of(nullptr)) == "store.io");
+    const auto* e = perfgate::find_error("store.full");
+    REQUIRE(e != nullptr);
+    CHECK(e->http_status == 507);
 }

@@ -120,7 +120,10 @@ response triage(page_state& p, const std::string& alert_id)
                     fmt::format("status '{}': expected one of {}", form.get("status").value_or("").substr(0, 64),
                                 fmt::join(alert_statuses, ", ")));
     }
-    model::alert_update u{*status, form.get("note"), "dashboard"};
+    // Who did it: the session's token, by its label (issue 31, finding 14).
+    const std::string by = p.session->token_label.empty() ? fmt::format("token {}", p.session->token_id)
+                                                          : p.session->token_label;
+    model::alert_update u{*status, form.get("note"), "dashboard:" + by};
     p.ctx.service.update_alert(p.project, id, u);
     return redirect(fmt::format("{}/alerts#alert-{}", project_path(p.project), id), p.req);
 }

@@ -152,14 +152,14 @@ response cached(page_state& p, const std::string& key, Make make)
     return render(p, *made);
 }
 
-response dispatch_page(const request& req, context& ctx, const page_match& m)
+response dispatch_page(const request& req, context& ctx, const page_match& m, std::string_view peer)
 {
     if (m.what == page::none && m.project.empty()) {
         throw error(errors::http_not_found, fmt::format("no page at '{}'", sv(req.target()).substr(0, 128)));
     }
     if (m.what == page::none) {
         // A mistyped dashboard address: a page a person can read, with a way back.
-        const page_state p{req, ctx, m.project, session_of(req, ctx, m.project)};
+        const page_state p{req, ctx, m.project, session_of(req, ctx, m.project), peer};
         return error_page(p, http::status::not_found,
                           fmt::format("There is no page at '{}'.", sv(req.target()).substr(0, 128)));
     }
@@ -173,7 +173,7 @@ response dispatch_page(const request& req, context& ctx, const page_match& m)
     }
     if (m.what == page::asset) return asset(req, m);
 
-    page_state p{req, ctx, m.project, session_of(req, ctx, m.project)};
+    page_state p{req, ctx, m.project, session_of(req, ctx, m.project), peer};
     try {
         const std::string_view target = sv(req.target());
         const auto qpos = target.find('?');
@@ -231,11 +231,11 @@ std::optional<std::string_view> page_label(const request& req)
     return m->label;
 }
 
-response handle(const request& req, context& ctx)
+response handle(const request& req, context& ctx, std::string_view peer)
 {
     const auto m = match_page(req);
     PERFGATE_CHECK(m.has_value());
-    return dispatch_page(req, ctx, *m);
+    return dispatch_page(req, ctx, *m, peer);
 }
 
 } // namespace perfgate::server::pages

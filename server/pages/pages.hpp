@@ -59,7 +59,7 @@ std::optional<std::string_view> page_label(const request& req);
 
 // Answers a request whose page_label() is set. Page errors are HTML pages
 // with the error's status; errors with internal detail are rethrown for the
-// router to scrub.
-response handle(const request& req, context& ctx);
+// router to scrub. peer: the connection's "address:port" (route()).
+response handle(const request& req, context& ctx, std::string_view peer = {});
 
 } // namespace perfgate::server::pages

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 
@@ -39,18 +40,42 @@ bool equal_constant_time(std::string_view a, std::string_view b)
     return diff == 0;
 }
 
-std::string session_store::create(const std::string& project, std::int64_t token_id)
+std::string session_store::create(const std::string& project, std::int64_t token_id, std::string token_label)
 {
     std::string id = random_hex_token();
-    web_session s{project, token_id, random_hex_token(), std::chrono::steady_clock::now() + session_lifetime};
+    const auto now = std::chrono::steady_clock::now();
+    web_session s{project, token_id, std::move(token_label), random_hex_token(), now + lifetime_};
     std::lock_guard lock(mutex_);
-    while (sessions_.size() >= max_sessions) {
-        sessions_.erase(order_.front());
-        order_.pop_front();
+    end_expired(now);
+    // erase() drops a project's list once it is empty: look it up again each time.
+    for (auto full = by_project_.find(project); full != by_project_.end() && full->second.size() >= per_project_;
+         full = by_project_.find(project)) {
+        erase(sessions_.find(full->second.front()));
     }
+    auto& mine = by_project_[project];
     order_.push_back(id);
-    sessions_.emplace(id, entry{std::move(s), std::prev(order_.end())});
+    mine.push_back(id);
+    sessions_.emplace(id, entry{std::move(s), std::prev(order_.end()), std::prev(mine.end())});
     return id;
+}
+
+void session_store::erase(entry_map::iterator it)
+{
+    const auto project = by_project_.find(it->second.session.project);
+    project->second.erase(it->second.project_position);
+    if (project->second.empty()) by_project_.erase(project);
+    order_.erase(it->second.position);
+    sessions_.erase(it);
+}
+
+void session_store::end_expired(std::chrono::steady_clock::time_point now)
+{
+    // Sessions all live as long: the expired ones are at the front.
+    while (!order_.empty()) {
+        const auto it = sessions_.find(order_.front());
+        if (it->second.session.expires > now) break;
+        erase(it);
+    }
 }
 
 std::optional<web_session> session_store::find(std::string_view id, std::string_view project)
@@ -60,8 +85,7 @@ std::optional<web_session> session_store::find(std::string_view id, std::string_
     const auto it = sessions_.find(std::string(id));
     if (it == sessions_.end()) return std::nullopt;
     if (it->second.session.expires <= std::chrono::steady_clock::now()) {
-        order_.erase(it->second.position);
-        sessions_.erase(it);
+        erase(it);
         return std::nullopt;
     }
     if (it->second.session.project != project) return std::nullopt;
@@ -72,15 +96,20 @@ void session_store::remove(std::string_view id)
 {
     std::lock_guard lock(mutex_);
     const auto it = sessions_.find(std::string(id));
-    if (it == sessions_.end()) return;
-    order_.erase(it->second.position);
-    sessions_.erase(it);
+    if (it != sessions_.end()) erase(it);
 }
 
 std::size_t session_store::size() const
 {
     std::lock_guard lock(mutex_);
     return sessions_.size();
+}
+
+std::size_t session_store::size(std::string_view project) const
+{
+    std::lock_guard lock(mutex_);
+    const auto it = by_project_.find(std::string(project));
+    return it == by_project_.end() ? 0 : it->second.size();
 }
 
 } // namespace perfgate::server::pages

@@ -38,6 +38,7 @@ struct page_state {
     context& ctx;
     const std::string& project;
     std::optional<web_session> session;
+    std::string_view peer; // the connection's "address:port" (route()), empty without a socket
 };
 
 // ---------------------------------------------------------------------------

@@ -230,7 +230,7 @@ class Dashboard(unittest.TestCase):
         got = self.srv.api("GET", "/api/v1/projects/demo/alerts/%d" % alert["id"])
         self.assertEqual(got["status"], "acknowledged")
         self.assertEqual(got["note"], EVIL)
-        self.assertEqual(got["changed_by"], "dashboard")
+        self.assertEqual(got["changed_by"], "dashboard:t")   # the session token's label
         row = self.d.find_element("id", "alert-%d" % alert["id"])
         self.assertEqual(row.find_element("css selector", "td.note").text, EVIL)   # shown as text
         self.assertEqual(self.d.execute_script("return document.querySelectorAll('main script').length"), 0)
