@@ -15,7 +15,8 @@ server over loopback only. It
         .../compare of the two new runs, GET .../history;
       - hostile clients (see the Hostile class for why each one exists):
         slowloris, idle floods, slow oversized bodies without a valid token,
-        and garbage bytes; together they hold well over 256 connections so the
+        garbage bytes, slow no-token dashboard forms, and cache-busting
+        series reads (the server runs with --public-read); together they hold well over 256 connections so the
         server spends the whole run at its connection cap;
       - a /healthz prober: one GET on a fresh connection every 100 ms; a probe
         that fails, answers non-200 or takes over 5 s is a failure;
@@ -352,6 +353,68 @@ class Hostile:
                 self.close(w)
             await asyncio.sleep(self.RECONNECT_S)
 
+    async def slowform(self, i):
+        """Slow dashboard forms: POST /p/{project}/signin needs no token, so a
+        client without one can send a 16 KiB form a byte a second. Each such
+        connection must be cut at the form deadline (5 s) or evicted at the
+        cap, never hold a slot for the API's 30 s read timeout."""
+        await asyncio.sleep(i * 0.02)
+        while self.left() > 0:
+            r, w = await self.connect("slowform")
+            if r is None:
+                await asyncio.sleep(self.RECONNECT_S)
+                continue
+            t0 = time.monotonic()
+            try:
+                w.write(f"POST /p/{PROJECT}/signin HTTP/1.1\r\nHost: x\r\n"
+                        "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 16000\r\n\r\n".encode())
+                while self.left() > 0:
+                    try:
+                        data = await asyncio.wait_for(r.read(4096), timeout=min(self.left(), 1.0))
+                    except asyncio.TimeoutError:
+                        w.write(b"t")
+                        continue
+                    self.record_end("slowform", data, t0)
+                    break
+            except OSError as e:
+                self.stats["slowform"][type(e).__name__] += 1
+            finally:
+                self.close(w)
+            await asyncio.sleep(self.RECONNECT_S)
+
+    async def cachebust(self, i):
+        """Cache-busting reads under --public-read, no token: the series page
+        with a new `from` each time, as fast as the server answers. Keyed by
+        the raw address, each one was a full render of the series; the page
+        cache must serve them all from one entry (and the per-address
+        allowance answer 429 beyond it)."""
+        rng = random.Random(1000 + i)
+        while self.left() > 0:
+            r, w = await self.connect("cachebust")
+            if r is None:
+                await asyncio.sleep(self.RECONNECT_S)
+                continue
+            t0 = time.monotonic()
+            try:
+                while self.left() > 0:
+                    w.write(f"GET /p/{PROJECT}/series?benchmark=b1&counter=task-clock&from={rng.randint(0, 10**9)} "
+                            "HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                    head = await asyncio.wait_for(r.readuntil(b"\r\n\r\n"), timeout=max(0.001, min(self.left(), 30)))
+                    self.stats["cachebust"][f"HTTP {status_of(head)}"] += 1
+                    length = 0
+                    for line in head.split(b"\r\n"):
+                        if line.lower().startswith(b"content-length:"):
+                            length = int(line.split(b":", 1)[1])
+                    await asyncio.wait_for(r.readexactly(length), timeout=max(0.001, min(self.left(), 30)))
+                    self.close_after["cachebust"].append(time.monotonic() - t0)
+                    t0 = time.monotonic()
+                    if b"Connection: close" in head:
+                        break
+            except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as e:
+                self.stats["cachebust"][type(e).__name__] += 1
+            finally:
+                self.close(w)
+
     async def garbage(self, i):
         """Garbage bytes: random binary, or a broken request line, on fresh
         connections. The parser must answer 400 or close, never crash, hang or
@@ -384,7 +447,8 @@ class Hostile:
     async def main(self):
         a = self.args
         tasks = ([self.slowloris(i) for i in range(a.slowloris)] + [self.idle(i) for i in range(a.idle)] +
-                 [self.oversize(i) for i in range(a.oversize)] + [self.garbage(i) for i in range(a.garbage)])
+                 [self.oversize(i) for i in range(a.oversize)] + [self.garbage(i) for i in range(a.garbage)] +
+                 [self.slowform(i) for i in range(a.slowform)] + [self.cachebust(i) for i in range(a.cachebust)])
         await asyncio.gather(*tasks)
 
 
@@ -405,7 +469,7 @@ def start_server(perfgate, workdir):
     out_path, err_path = workdir / "serve.out", workdir / "serve.err"
     with open(out_path, "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen([perfgate, "serve", "--db", db, "--listen", f"{HOST}:0", "--threads", "2",
-                                 "--no-access-log", "--max-connections", str(MAX_CONNECTIONS)],
+                                 "--no-access-log", "--max-connections", str(MAX_CONNECTIONS), "--public-read"],
                                 stdout=out, stderr=err, stdin=subprocess.DEVNULL)
     # stdout goes to a file, not a pipe, so the server can never block on it.
     deadline = time.monotonic() + 60
@@ -461,7 +525,8 @@ def summarize(args, results, samples, elapsed):
     print(f"=== perfgate serve under hostile load: {elapsed:.0f} s, --threads 2, "
           f"--max-connections {MAX_CONNECTIONS}, load average {os.getloadavg()[0]:.2f} at the end")
     print(f"clients: {args.legit} legit, {args.slowloris} slowloris, {args.idle} idle, "
-          f"{args.oversize} oversize, {args.garbage} garbage, 1 /healthz prober")
+          f"{args.oversize} oversize, {args.garbage} garbage, {args.slowform} slowform, "
+          f"{args.cachebust} cachebust, 1 /healthz prober")
 
     total = sum(len(v) for v in legit["latency"].values())
     print(f"\nlegit: {total} requests, {total / elapsed:.1f} req/s")
@@ -477,7 +542,7 @@ def summarize(args, results, samples, elapsed):
     print(f"  errors:   {fmt_counter(errors)}")
 
     print("\nhostile (what the server did with them; 'after' = time until it answered or dropped them):")
-    for kind in ("slowloris", "idle", "oversize", "garbage"):
+    for kind in ("slowloris", "idle", "oversize", "garbage", "slowform", "cachebust"):
         st = hostile["stats"].get(kind, collections.Counter())
         after = hostile["close_after"].get(kind, [])
         timing = (f"; after p50 {ms(percentile(after, 50))}, max {ms(max(after))}") if after else ""
@@ -512,6 +577,8 @@ def main():
     ap.add_argument("--idle", type=int, default=100, help="idle connections (default 100)")
     ap.add_argument("--oversize", type=int, default=4, help="slow oversized-body clients (default 4)")
     ap.add_argument("--garbage", type=int, default=2, help="garbage-bytes clients (default 2)")
+    ap.add_argument("--slowform", type=int, default=100, help="slow no-token dashboard forms (default 100)")
+    ap.add_argument("--cachebust", type=int, default=4, help="cache-busting series readers (default 4)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory (database, server stderr)")
     args = ap.parse_args()
 

@@ -131,6 +131,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::http_missing_param, 400, exit_measurement, "A required query parameter is absent or empty."},
     {errors::http_not_found, 404, exit_measurement, "No route, page or asset at this path."},
     {errors::http_not_implemented, 501, exit_measurement, "A transfer coding other than chunked."},
+    {errors::http_too_many_requests, 429, exit_measurement, "Too many anonymous page renders or history reads from one address (--public-read); Retry-After says when to come back."},
     {errors::http_over_capacity, 503, exit_measurement, "Every connection slot of the server is busy (--max-connections); retry later."},
     {errors::http_too_deep, 400, exit_measurement, "A JSON body nested deeper than the server reads (api::max_json_depth)."},
     {errors::http_unsupported_media_type, 415, exit_measurement, "A Content-Type the route does not take."},

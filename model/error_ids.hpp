@@ -98,6 +98,7 @@ inline constexpr error_id auth_forbidden{"auth.forbidden"};
 inline constexpr error_id auth_missing_token{"auth.missing_token"};
 inline constexpr error_id token_not_found{"token.not_found"};
 
+inline constexpr error_id http_too_many_requests{"http.too_many_requests"};
 inline constexpr error_id http_bad_json{"http.bad_json"};
 inline constexpr error_id http_bad_param{"http.bad_param"};
 inline constexpr error_id http_bad_request{"http.bad_request"};

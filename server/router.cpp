@@ -646,6 +646,18 @@ response get_change_points(const request& req, context& ctx, const route_match& 
     return json_response(http::status::ok, api::change_points_to_json(points), req);
 }
 
+// 429 for an address that used up its anonymous reads, with Retry-After.
+response too_many_requests(const request& req, std::chrono::seconds wait)
+{
+    response res = error_response(errors::http_too_many_requests,
+                                  fmt::format("too many reads without a token from your address; try again in {} "
+                                              "seconds, or send a token",
+                                              wait.count()),
+                                  req.version(), req.keep_alive());
+    res.set(http::field::retry_after, std::to_string(wait.count()));
+    return res;
+}
+
 std::optional<response> dispatch(const request& req, context& ctx, bool token_checked, const responder* later,
                                  std::string_view peer)
 {
@@ -696,6 +708,14 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     if (!token_checked) authorize(req, ctx, m.project, write);
     ctx.service.require_project(m.project);
     const query_params q(split_target(sv(req.target())).second);
+    // A history read without a token (--public-read) takes one from its
+    // address's allowance (pages/client_throttle.hpp).
+    if (m.target == endpoint::history && req.find(http::field::authorization) == req.end()) {
+        const std::string client = pages::client_address(peer, req, ctx.trusted_proxies);
+        if (const auto wait = client.empty() ? std::nullopt : ctx.anonymous_reads->take(client)) {
+            return too_many_requests(req, *wait);
+        }
+    }
 
     switch (m.target) {
     case endpoint::runs: return post_run(req, ctx, m, q);

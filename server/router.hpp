@@ -42,9 +42,9 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "model/error.hpp"
+#include "server/pages/client_throttle.hpp"
 #include "server/pages/page_cache.hpp"
 #include "server/pages/sessions.hpp"
-#include "server/pages/signin_throttle.hpp"
 
 namespace perfgate::service {
 class service;
@@ -67,8 +67,12 @@ struct context {
     bool bench_routes = false; // expose /bench/constant (hidden --bench-routes)
     // Dashboard sign-in sessions (pages/sessions.hpp).
     std::shared_ptr<pages::session_store> sessions = std::make_shared<pages::session_store>();
-    // Dashboard sign-ins per client address (pages/signin_throttle.hpp).
-    std::shared_ptr<pages::signin_throttle> signins = std::make_shared<pages::signin_throttle>();
+    // Dashboard sign-ins per client address (pages/client_throttle.hpp).
+    std::shared_ptr<pages::client_throttle> signins = std::make_shared<pages::client_throttle>();
+    // Page renders and history reads without a token or session, per client
+    // address (pages/client_throttle.hpp).
+    std::shared_ptr<pages::client_throttle> anonymous_reads = std::make_shared<pages::client_throttle>(
+        pages::anonymous_read_burst, pages::anonymous_read_interval);
     // Proxies besides loopback whose X-Forwarded-For names the client (--trusted-proxy).
     std::vector<std::string> trusted_proxies{};
     // Rendered read-only pages (pages/page_cache.hpp); null: no caching.

@@ -724,8 +724,8 @@ TEST_CASE("sessions: expired sessions go first, then the project's oldest at its
 TEST_CASE("sign-in throttle: a bucket per client address, refused with the time to wait")
 {
     using perfgate::server::pages::client_address;
-    using perfgate::server::pages::signin_throttle;
-    signin_throttle throttle(3, std::chrono::hours(1));
+    using perfgate::server::pages::client_throttle;
+    client_throttle throttle(3, std::chrono::hours(1));
     for (int i = 0; i < 3; ++i) CHECK_FALSE(throttle.take("192.0.2.1"));
     const auto wait = throttle.take("192.0.2.1");
     REQUIRE(wait);

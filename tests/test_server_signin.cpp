@@ -415,3 +415,59 @@ TEST_CASE("perfgate serve --trusted-proxy takes IP addresses, anything else is e
     server_process srv(db, dir.path() / "server.log", {"--trusted-proxy", "10.0.0.5,fd00::5"});
     CHECK(send(srv.port(), http::verb::get, "/healthz").status == 200);
 }
+
+// Issue 31, finding 5: under --public-read, page renders (cache misses) and
+// history reads without a token or session are bounded per client address.
+TEST_CASE("anonymous reads: a burst of renders and history reads from one address, then 429 with Retry-After")
+{
+    temp_dir dir("perfgate-anon");
+    const auto db = dir.path() / "anon.db";
+    const std::string token = create_token(db, "demo");
+    server_process srv(db, dir.path() / "server.log", {"--public-read"});
+    keep_alive_client c(srv.port());
+    const auto from = [](message req, const std::string& address) {
+        req.set("X-Forwarded-For", address);
+        return req;
+    };
+    // Distinct renders: a series of a counter nobody measured is an empty page, each its own entry.
+    int rendered = 0;
+    answer refused;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 60; ++i) {
+        answer res = c.exchange(from(get_request(fmt::format("/p/demo/series?benchmark=b&counter=c{}", i)),
+                                     "192.0.2.10"));
+        if (res.result_int() == 429) {
+            refused = std::move(res);
+            break;
+        }
+        REQUIRE(res.result_int() == 200);
+        ++rendered;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    REQUIRE(refused.result_int() == 429);
+    CHECK(rendered >= 20);
+    CHECK(rendered <= 20 + 1 + static_cast<int>(seconds * 2));
+    const std::string retry_after(refused[http::field::retry_after]);
+    REQUIRE_FALSE(retry_after.empty());
+    CHECK(std::stoi(retry_after) >= 1);
+    CHECK(refused.body().find("Too many pages without signing in") != std::string::npos);
+    CHECK(refused[http::field::content_type].starts_with("text/html"));
+
+    // A page already rendered costs nothing: still served to that address.
+    CHECK(c.exchange(from(get_request("/p/demo/series?benchmark=b&counter=c0&from=5"), "192.0.2.10")).result_int() ==
+          200);
+    // The history API without a token shares the allowance: JSON 429.
+    message history = get_request("/api/v1/projects/demo/history?benchmark=b&counter=c0");
+    const answer api = c.exchange(from(history, "192.0.2.10"));
+    CHECK(api.result_int() == 429);
+    CHECK(api.body().find("\"http.too_many_requests\"") != std::string::npos);
+    CHECK_FALSE(std::string(api[http::field::retry_after]).empty());
+    // With a token: never throttled. Another address: its own allowance.
+    history.set(http::field::authorization, "Bearer " + token);
+    CHECK(c.exchange(from(history, "192.0.2.10")).result_int() == 200);
+    CHECK(c.exchange(from(get_request("/p/demo/series?benchmark=b&counter=c99"), "192.0.2.11")).result_int() == 200);
+    CHECK(c.exchange(from(get_request("/api/v1/projects/demo/history?benchmark=b&counter=c0"), "192.0.2.11"))
+              .result_int() == 200);
+    // /healthz is never throttled.
+    CHECK(send(srv.port(), http::verb::get, "/healthz").status == 200);
+}

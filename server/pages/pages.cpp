@@ -147,6 +147,20 @@ response cached(page_state& p, const std::string& key, Make make)
     if (!p.ctx.page_cache) return render(p, make());
     const std::uint64_t generation = p.ctx.service.generation();
     if (const auto hit = p.ctx.page_cache->find(key, generation)) return render(p, *hit);
+    // A render for a reader without a session (--public-read) takes one
+    // from its address's allowance (client_throttle.hpp); a cached page is free.
+    // (A request routed without a socket, in-process, has no address.)
+    if (const std::string client = p.session ? "" : client_address(p.peer, p.req, p.ctx.trusted_proxies);
+        !client.empty()) {
+        if (const auto wait = p.ctx.anonymous_reads->take(client)) {
+            response res = error_page(p, http::status::too_many_requests,
+                                      fmt::format("Too many pages without signing in from your address; try again "
+                                                  "in {} seconds, or sign in.",
+                                                  wait->count()));
+            res.set(http::field::retry_after, std::to_string(wait->count()));
+            return res;
+        }
+    }
     const auto made = std::make_shared<const page_view>(make());
     p.ctx.page_cache->put(key, generation, made);
     return render(p, *made);

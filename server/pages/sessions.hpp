@@ -28,7 +28,7 @@ inline constexpr std::chrono::hours session_lifetime{12};
 // project's sessions are never touched, so a token of one project cannot
 // sign out the users of another (issue 31, finding 3). Memory stays bounded:
 // projects are made by the operator, and sign-ins are throttled per client
-// address (signin_throttle.hpp).
+// address (client_throttle.hpp).
 inline constexpr std::size_t max_sessions_per_project = 1000;
 
 struct web_session {

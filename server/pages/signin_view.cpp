@@ -11,7 +11,7 @@
 #include "server/log.hpp"
 #include "server/metrics.hpp"
 #include "server/pages/security.hpp"
-#include "server/pages/signin_throttle.hpp"
+#include "server/pages/client_throttle.hpp"
 #include "server/pages/views.hpp"
 #include "service/service.hpp"
 

@@ -1,7 +1,12 @@
-// Sign-ins per client address: a token bucket each, so that one address
-// cannot try tokens, or make sessions, faster than a person signs in
-// (issue 31, finding 3; docs/dashboard.md#sessions). Failed and successful
-// sign-ins both take a token; a sign-in without one is 429 with Retry-After.
+// Work per client address: a token bucket each (issue 31).
+//   - Sign-ins (finding 3; docs/dashboard.md#sessions): one address cannot
+//     try tokens, or make sessions, faster than a person signs in. Failed and
+//     successful sign-ins both take a token.
+//   - Anonymous reads under --public-read (finding 5;
+//     docs/http-api.md#anonymous-reads): a page render (a page cache miss)
+//     or a history read without a token or session takes one, so one address
+//     cannot keep the server rendering.
+// Without a token left the answer is 429 with Retry-After.
 #pragma once
 
 #include <chrono>
@@ -23,20 +28,23 @@ namespace perfgate::server::pages {
 // never held up; a script guessing tokens or filling the session store is.
 inline constexpr double signin_burst = 10;
 inline constexpr std::chrono::seconds signin_interval{6};
+// Anonymous reads: a burst of 20, then two a second.
+inline constexpr double anonymous_read_burst = 20;
+inline constexpr std::chrono::milliseconds anonymous_read_interval{500};
 // Addresses remembered at once. An address whose bucket has filled again is
 // the same as one never seen and is forgotten first; beyond that the one
 // seen longest ago goes.
 inline constexpr std::size_t max_throttled_clients = 10000;
 
-class signin_throttle {
+class client_throttle {
 public:
     // burst and interval: signin_burst and signin_interval, other values in tests.
-    explicit signin_throttle(double burst = signin_burst,
+    explicit client_throttle(double burst = signin_burst,
                              std::chrono::steady_clock::duration interval = signin_interval)
         : burst_(burst), interval_(interval)
     {}
 
-    // Takes a sign-in from client's bucket: nullopt when there was one, else
+    // Takes one from client's bucket: nullopt when there was one, else
     // how long until there is (at least 1 s, for Retry-After). Thread-safe.
     [[nodiscard]] std::optional<std::chrono::seconds> take(const std::string& client);
 

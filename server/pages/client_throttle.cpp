@@ -1,4 +1,4 @@
-#include "server/pages/signin_throttle.hpp"
+#include "server/pages/client_throttle.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 namespace perfgate::server::pages {
 
-std::optional<std::chrono::seconds> signin_throttle::take(const std::string& client)
+std::optional<std::chrono::seconds> client_throttle::take(const std::string& client)
 {
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(mutex_);
@@ -30,7 +30,7 @@ std::optional<std::chrono::seconds> signin_throttle::take(const std::string& cli
     return std::chrono::seconds(std::max<long long>(1, static_cast<long long>(std::ceil(wait))));
 }
 
-void signin_throttle::make_room(std::chrono::steady_clock::time_point now)
+void client_throttle::make_room(std::chrono::steady_clock::time_point now)
 {
     if (buckets_.size() < max_throttled_clients) return;
     // Full buckets first: forgetting them changes nothing.
