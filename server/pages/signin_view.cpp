@@ -10,8 +10,8 @@
 #include "model/error.hpp"
 #include "server/log.hpp"
 #include "server/metrics.hpp"
-#include "server/pages/security.hpp"
 #include "server/pages/client_throttle.hpp"
+#include "server/pages/security.hpp"
 #include "server/pages/views.hpp"
 #include "service/service.hpp"
 
