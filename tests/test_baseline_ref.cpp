@@ -24,23 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using perfgate::test::run_perfgate;
+using perfgate::test::shell_output;
+using perfgate::test::shell_quoted;
 using perfgate::test::temp_dir;
-
-std::string sh(const std::string& cmd)
-{
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int status = ::pclose(p);
-    INFO("command: " << cmd << "\noutput: " << out);
-    REQUIRE(status == 0);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-}
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
 std::string program(long iterations)
 {
@@ -60,28 +46,28 @@ struct history {
     explicit history(const fs::path& dir) : repo(dir / "repo")
     {
         fs::create_directories(repo);
-        git = "git -C " + quoted(repo) + " -c user.name=t -c user.email=t@example.com ";
-        sh(git + "init -q -b main");
+        git = "git -C " + shell_quoted(repo) + " -c user.name=t -c user.email=t@example.com ";
+        shell_output(git + "init -q -b main");
         std::ofstream(repo / "prog.c") << program(300000);
-        sh(git + "add prog.c && " + git + "commit -q -m A");
-        a = sh(git + "rev-parse HEAD");
-        sh(git + "checkout -q -b feature");
+        shell_output(git + "add prog.c && " + git + "commit -q -m A");
+        a = shell_output(git + "rev-parse HEAD");
+        shell_output(git + "checkout -q -b feature");
         std::ofstream(repo / "README") << "a change that does not touch the program\n";
-        sh(git + "add README && " + git + "commit -q -m H");
-        h = sh(git + "rev-parse HEAD");
-        sh(git + "checkout -q main");
+        shell_output(git + "add README && " + git + "commit -q -m H");
+        h = shell_output(git + "rev-parse HEAD");
+        shell_output(git + "checkout -q main");
         std::ofstream(repo / "prog.c") << program(100000);
-        sh(git + "commit -q -am B");
-        b = sh(git + "rev-parse HEAD");
-        sh(git + "checkout -q feature");
+        shell_output(git + "commit -q -am B");
+        b = shell_output(git + "rev-parse HEAD");
+        shell_output(git + "checkout -q feature");
     }
 
     // A checkout of sha at dir/name with its program built there.
     fs::path build(const fs::path& dir, const std::string& name, const std::string& sha) const
     {
         const fs::path tree = dir / name;
-        sh(git + "worktree add -q --detach " + quoted(tree) + " " + sha);
-        sh("gcc -O1 -o " + quoted(tree / "prog") + " " + quoted(tree / "prog.c"));
+        shell_output(git + "worktree add -q --detach " + shell_quoted(tree) + " " + sha);
+        shell_output("gcc -O1 -o " + shell_quoted(tree / "prog") + " " + shell_quoted(tree / "prog.c"));
         return tree;
     }
 };
@@ -221,7 +207,8 @@ TEST_CASE("baseline-ref: merge-base gates what the PR changed, base-tip charges 
     SUBCASE("a shallow clone: exit 2 with the fix; not a repository: named")
     {
         const fs::path shallow = dir.path() / "shallow";
-        sh(fmt::format("git clone -q --depth 1 --branch feature file://{} {}", hist.repo.string(), quoted(shallow)));
+        shell_output(fmt::format("git clone -q --depth 1 --branch feature file://{} {}", hist.repo.string(),
+                                 shell_quoted(shallow)));
         pr_job job(dir.path(), hist);
         const auto r = run_perfgate({"baseline", "--repo", shallow.string()}, dir.path(), job.env);
         CHECK(r.code == 2);

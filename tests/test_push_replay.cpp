@@ -28,6 +28,8 @@ using perfgate::test::create_token;
 using perfgate::test::raw_exchange;
 using perfgate::test::send;
 using perfgate::test::server_process;
+using perfgate::test::shell_output;
+using perfgate::test::shell_quoted;
 using perfgate::test::temp_dir;
 namespace http = perfgate::test::http;
 using namespace std::chrono_literals;
@@ -44,22 +46,6 @@ constexpr int commits = 27;
 constexpr int step_commit = 14; // 1-based: commit 14 triples the work
 constexpr long base_iterations = 1000000;
 constexpr long wobble_iterations = 1000;
-
-std::string sh(const std::string& cmd)
-{
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int status = ::pclose(p);
-    INFO("command: " << cmd << "\noutput: " << out);
-    REQUIRE(status == 0);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-}
-
-std::string shell_quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // The program of commit k (1-based): a loop whose work triples at step_commit.
 std::string program_of(int k)
@@ -97,13 +83,13 @@ TEST_CASE("push replay: the history names the commit each run measured (issue 29
     const fs::path repo = dir.path() / "repo";
     fs::create_directories(repo);
     const std::string git = "git -C " + shell_quoted(repo) + " -c user.name=t -c user.email=t@example.com ";
-    sh(git + "init -q -b main");
+    shell_output(git + "init -q -b main");
     std::vector<std::string> sha(commits + 1); // sha[k]: commit k, 1-based
     for (int k = 1; k <= commits; ++k) {
         std::ofstream(repo / "prog.c") << program_of(k);
-        sh(git + "add prog.c");
-        sh(git + fmt::format("commit -q -m 'commit {}'", k));
-        sha[k] = sh(git + "rev-parse HEAD");
+        shell_output(git + "add prog.c");
+        shell_output(git + fmt::format("commit -q -m 'commit {}'", k));
+        sha[k] = shell_output(git + "rev-parse HEAD");
     }
 
     const fs::path db = dir.path() / "perfgate.db";
@@ -118,9 +104,10 @@ TEST_CASE("push replay: the history names the commit each run measured (issue 29
         const fs::path push = dir.path() / fmt::format("push-{}", k);
         fs::create_directories(push / "tmp");
         for (const auto& [tree, at] : {std::pair{"base", k - 1}, std::pair{"head", k}}) {
-            sh(git + fmt::format("show {}:prog.c > {}", sha[at], shell_quoted(push / (std::string(tree) + ".c"))));
-            sh(fmt::format("gcc -O1 -o {} {}", shell_quoted(push / tree),
-                           shell_quoted(push / (std::string(tree) + ".c"))));
+            shell_output(git +
+                         fmt::format("show {}:prog.c > {}", sha[at], shell_quoted(push / (std::string(tree) + ".c"))));
+            shell_output(fmt::format("gcc -O1 -o {} {}", shell_quoted(push / tree),
+                                     shell_quoted(push / (std::string(tree) + ".c"))));
         }
         std::ofstream(push / "event.json")
             << json{{"ref", "refs/heads/main"}, {"before", sha[k - 1]}, {"after", sha[k]}}.dump();
@@ -134,8 +121,9 @@ TEST_CASE("push replay: the history names the commit each run measured (issue 29
             sha[k], shell_quoted(push / "event.json"), shell_quoted(push / "out"), shell_quoted(push / "tmp"),
             shell_quoted(perfgate::test::perfgate_exe), token, shell_quoted(push / "base"), shell_quoted(push / "head"),
             srv.url(), sha[k - 1]);
-        sh("cd " + shell_quoted(push) + " && " + env + "bash " +
-           shell_quoted(fs::path(PERFGATE_SOURCE_DIR) / "ci/action-run.sh") + " 2> " + shell_quoted(push / "stderr"));
+        shell_output("cd " + shell_quoted(push) + " && " + env + "bash " +
+                     shell_quoted(fs::path(PERFGATE_SOURCE_DIR) / "ci/action-run.sh") + " 2> " +
+                     shell_quoted(push / "stderr"));
     }
 
     const auto get = [&](const std::string& target) {

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,6 +15,22 @@
 namespace perfgate::test {
 
 using namespace std::chrono_literals;
+
+std::string shell_output(const std::string& cmd)
+{
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int status = ::pclose(p);
+    INFO("command: " << cmd << "\noutput: " << out);
+    REQUIRE(status == 0);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+}
+
+std::string shell_quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
 
 cli_result run_perfgate(const std::vector<std::string>& args, const std::filesystem::path& cwd, const env_list& env,
                         std::chrono::seconds timeout)

@@ -36,6 +36,12 @@ struct cli_result {
     std::string err; // stderr's last lines (runner::line_tail), one "\n" after each
 };
 
+// Runs cmd with /bin/sh, REQUIREs that it exits 0 (naming the command and
+// its output otherwise) and returns its stdout without trailing newlines.
+std::string shell_output(const std::string& cmd);
+// p in single quotes for sh (the tests' scratch paths hold no quote).
+std::string shell_quoted(const std::filesystem::path& p);
+
 // Runs the perfgate binary to completion in cwd (empty: this process's) with
 // `env` on top of this environment, and with GITHUB_ACTIONS emptied and
 // NO_COLOR set, so that a CI job running the tests does not leak into them.
