@@ -84,8 +84,12 @@ counter_traits lookup_counter(std::string_view name, std::string_view perf_unit)
     const std::string base = base_event_name(name);
     for (const auto& k : registry) {
         if (k.name == base) {
-            return {perf_unit.empty() ? std::string(k.unit) : std::string(perf_unit), k.direction, k.gated,
-                    k.fallback_gate, k.time_like, k.any_increase};
+            return {perf_unit.empty() ? std::string(k.unit) : std::string(perf_unit),
+                    k.direction,
+                    k.gated,
+                    k.fallback_gate,
+                    k.time_like,
+                    k.any_increase};
         }
     }
     // Rates (google/benchmark's items_per_second, bytes_per_second and a

@@ -191,7 +191,7 @@ struct memory_culprit {
 };
 
 struct memory_attribution {
-    std::vector<memory_culprit> top; // per failing counter, largest growth first
+    std::vector<memory_culprit> top;                       // per failing counter, largest growth first
     long long suppressed_before = 0, suppressed_after = 0; // errors the suppression files hid
 };
 

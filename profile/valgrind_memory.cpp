@@ -29,8 +29,7 @@ long long to_count(const pugi::xml_node& n, std::string_view source, std::string
         if (used != text.size() || v < 0) throw std::invalid_argument(text);
         return v;
     } catch (const std::exception&) {
-        throw error(errors::profile_bad_memcheck,
-                    fmt::format("{}: <{}> is '{}', not a count", source, field, text));
+        throw error(errors::profile_bad_memcheck, fmt::format("{}: <{}> is '{}', not a count", source, field, text));
     }
 }
 
@@ -120,9 +119,8 @@ memcheck_result parse_memcheck_xml(std::string_view text, std::string_view sourc
     const auto root = doc.child("valgrindoutput");
     if (!root) throw error(errors::profile_bad_memcheck, fmt::format("{}: no <valgrindoutput>", source));
     if (std::string_view(root.child_value("protocoltool")) != "memcheck") {
-        throw error(errors::profile_bad_memcheck,
-                    fmt::format("{}: <protocoltool> is '{}', expected memcheck", source,
-                                root.child_value("protocoltool")));
+        throw error(errors::profile_bad_memcheck, fmt::format("{}: <protocoltool> is '{}', expected memcheck", source,
+                                                              root.child_value("protocoltool")));
     }
     memcheck_result out;
     std::vector<std::pair<std::string, std::size_t>> by_unique; // <unique> -> errors index
@@ -147,7 +145,8 @@ memcheck_result parse_memcheck_xml(std::string_view text, std::string_view sourc
         if (it != by_unique.end()) out.errors[it->second].count = to_count(p.child("count"), source, "count");
     }
     for (const auto& e : out.errors) out.error_count += e.count;
-    for (auto p : root.child("suppcounts").children("pair")) out.suppressed += to_count(p.child("count"), source, "count");
+    for (auto p : root.child("suppcounts").children("pair"))
+        out.suppressed += to_count(p.child("count"), source, "count");
     return out;
 }
 
@@ -188,8 +187,10 @@ dhat_result parse_dhat_json(std::string_view text, std::string_view source)
         s.bytes = json_count(pp, "tb", source);
         s.peak_bytes = json_count(pp, "gb", source);
         for (const auto& f : field(pp, "fs", source)) {
-            if (!f.is_number_unsigned() || f.get<std::size_t>() >= ftbl.size() || !ftbl[f.get<std::size_t>()].is_string())
-                throw error(errors::profile_bad_dhat, fmt::format("{}: frame index {} is not in \"ftbl\"", source, f.dump()));
+            if (!f.is_number_unsigned() || f.get<std::size_t>() >= ftbl.size() ||
+                !ftbl[f.get<std::size_t>()].is_string())
+                throw error(errors::profile_bad_dhat,
+                            fmt::format("{}: frame index {} is not in \"ftbl\"", source, f.dump()));
             const auto& t = ftbl[f.get<std::size_t>()].get_ref<const std::string&>();
             if (t == "[root]" || allocator_frame(t)) continue;
             s.stack.push_back(dhat_frame(t));
@@ -229,9 +230,9 @@ bool library_frame(std::string_view frame_text)
     const auto file = frame_text.substr(open + 2, colon - open - 2);
     if (file.starts_with("in ")) return false; // "(in object)": no debug information
     static constexpr std::array<std::string_view, 12> headers = {
-        "new_allocator.h", "alloc_traits.h",  "allocator.h",       "basic_string.h",
-        "hashtable.h",     "hashtable_policy.h", "unique_ptr.h",   "shared_ptr.h",
-        "shared_ptr_base.h", "std_function.h", "char_traits.h",    "stl_construct.h"};
+        "new_allocator.h",   "alloc_traits.h",     "allocator.h",   "basic_string.h",
+        "hashtable.h",       "hashtable_policy.h", "unique_ptr.h",  "shared_ptr.h",
+        "shared_ptr_base.h", "std_function.h",     "char_traits.h", "stl_construct.h"};
     return file.find('.') == std::string_view::npos || file.starts_with("stl_") || file.ends_with(".tcc") ||
            std::find(headers.begin(), headers.end(), file) != headers.end();
 }

@@ -249,8 +249,14 @@ json to_json(const attribution& a)
     if (const auto& m = a.memory) {
         json top = json::array();
         for (const auto& c : m->top) {
-            top.push_back({{"counter", c.counter}, {"function", c.function}, {"stack", c.stack}, {"kind", c.kind},
-                           {"what", c.what}, {"before", c.before}, {"after", c.after}, {"delta", c.after - c.before}});
+            top.push_back({{"counter", c.counter},
+                           {"function", c.function},
+                           {"stack", c.stack},
+                           {"kind", c.kind},
+                           {"what", c.what},
+                           {"before", c.before},
+                           {"after", c.after},
+                           {"delta", c.after - c.before}});
         }
         out["memory"] = {{"top", std::move(top)},
                          {"suppressed_before", m->suppressed_before},

@@ -50,8 +50,8 @@ public:
         execution ex;
         // %p: one file per process of the traced tree.
         spawn_options mc = base_spawn(spec);
-        mc.argv = {opt_.valgrind, "--tool=memcheck", "--xml=yes", "--leak-check=full", "--trace-children=yes",
-                   "--xml-file=" + (out_dir / "memcheck.%p.xml").string()};
+        mc.argv = {opt_.valgrind,       "--tool=memcheck",      "--xml=yes",
+                   "--leak-check=full", "--trace-children=yes", "--xml-file=" + (out_dir / "memcheck.%p.xml").string()};
         for (const auto& s : opt_.suppressions) mc.argv.push_back("--suppressions=" + s.string());
         mc.argv.insert(mc.argv.end(), cmd.argv.begin(), cmd.argv.end());
         ex.proc = start(mc, at);

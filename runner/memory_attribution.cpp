@@ -100,8 +100,7 @@ tallies errors_by_kind(const side_memory& b, const side_memory& c)
 }
 
 // The rows that grew, largest growth first, at most `top`.
-void append_grown(std::vector<gate::memory_culprit>& out, const std::string& counter, const tallies& t,
-                  std::size_t top)
+void append_grown(std::vector<gate::memory_culprit>& out, const std::string& counter, const tallies& t, std::size_t top)
 {
     std::vector<gate::memory_culprit> rows;
     for (const auto& [key, row] : t) {
@@ -117,9 +116,8 @@ void append_grown(std::vector<gate::memory_culprit>& out, const std::string& cou
         m.after = row.after;
         rows.push_back(std::move(m));
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
-        return x.after - x.before > y.after - y.before;
-    });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& x, const auto& y) { return x.after - x.before > y.after - y.before; });
     if (rows.size() > top) rows.resize(top);
     for (auto& r : rows) out.push_back(std::move(r));
 }

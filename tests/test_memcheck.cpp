@@ -33,9 +33,9 @@ struct outcome {
 outcome run(const std::string& base, const std::string& cand, const std::filesystem::path& dir,
             std::vector<std::string> more = {}, const perfgate::test::env_list& env = {})
 {
-    std::vector<std::string> all = {"run",       "-q",        "--format",   "json",      "--db",
-                                    (dir / "p.db").string(), "--backend", "memcheck", "--name", "mem",
-                                    "--baseline", base,     "--candidate", cand};
+    std::vector<std::string> all = {
+        "run",      "-q",     "--format", "json",       "--db", (dir / "p.db").string(), "--backend",
+        "memcheck", "--name", "mem",      "--baseline", base,   "--candidate",           cand};
     all.insert(all.end(), more.begin(), more.end());
     const auto r = run_perfgate(all, dir, env);
     outcome o;

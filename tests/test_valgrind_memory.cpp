@@ -90,9 +90,9 @@ TEST_CASE("memcheck XML: broken input is named")
     CHECK_THROWS_WITH_AS((void)parse_memcheck_xml("<valgrindoutput><error>", "x.xml"),
                          doctest::Contains("x.xml: not XML at byte"), error);
     CHECK_THROWS_WITH_AS((void)parse_memcheck_xml("<other/>", "x.xml"), "x.xml: no <valgrindoutput>", error);
-    CHECK_THROWS_WITH_AS((void)parse_memcheck_xml("<valgrindoutput><protocoltool>helgrind</protocoltool></valgrindoutput>",
-                                                  "x.xml"),
-                         "x.xml: <protocoltool> is 'helgrind', expected memcheck", error);
+    CHECK_THROWS_WITH_AS(
+        (void)parse_memcheck_xml("<valgrindoutput><protocoltool>helgrind</protocoltool></valgrindoutput>", "x.xml"),
+        "x.xml: <protocoltool> is 'helgrind', expected memcheck", error);
     CHECK_THROWS_WITH_AS(
         (void)parse_memcheck_xml("<valgrindoutput><protocoltool>memcheck</protocoltool><error><kind>Leak_DefinitelyLost"
                                  "</kind><xwhat><leakedbytes>lots</leakedbytes></xwhat></error></valgrindoutput>",
@@ -159,13 +159,11 @@ TEST_CASE("the frame responsible skips the C++ standard library's headers")
     CHECK_FALSE(library_frame("0x109169 (in /tmp/prog)"));
     CHECK_FALSE(library_frame("helper (util.h:12)"));
     // The stack of examples/checksum.cpp's by-value copy (DHAT, g++ -O2 -g).
-    const std::vector<memory_frame> stack = {{"allocate (new_allocator.h:137)", true},
-                                             {"allocate (alloc_traits.h:464)", true},
-                                             {"_M_allocate (stl_vector.h:378)", true},
-                                             {"_M_create_storage (stl_vector.h:395)", true},
-                                             {"_Vector_base (stl_vector.h:332)", true},
-                                             {"vector (stl_vector.h:598)", true},
-                                             {"main (checksum.cpp:35)", true}};
+    const std::vector<memory_frame> stack = {
+        {"allocate (new_allocator.h:137)", true},  {"allocate (alloc_traits.h:464)", true},
+        {"_M_allocate (stl_vector.h:378)", true},  {"_M_create_storage (stl_vector.h:395)", true},
+        {"_Vector_base (stl_vector.h:332)", true}, {"vector (stl_vector.h:598)", true},
+        {"main (checksum.cpp:35)", true}};
     REQUIRE(responsible_frame(stack) != nullptr);
     CHECK(responsible_frame(stack)->text == "main (checksum.cpp:35)");
     CHECK(responsible_frame({}) == nullptr);
@@ -181,11 +179,12 @@ TEST_CASE("DHAT JSON: broken input is named")
     CHECK_THROWS_WITH_AS((void)parse_dhat_json(R"({"mode":"heap"})", "d.json"), "d.json: no \"dhatFileVersion\"",
                          error);
     CHECK_THROWS_WITH_AS(
-        (void)parse_dhat_json(R"({"dhatFileVersion":2,"mode":"heap","ftbl":["[root]"],"pps":[{"tb":1,"tbk":1,"gb":0,"fs":[3]}]})",
-                              "d.json"),
+        (void)parse_dhat_json(
+            R"({"dhatFileVersion":2,"mode":"heap","ftbl":["[root]"],"pps":[{"tb":1,"tbk":1,"gb":0,"fs":[3]}]})",
+            "d.json"),
         "d.json: frame index 3 is not in \"ftbl\"", error);
     CHECK_THROWS_WITH_AS(
-        (void)parse_dhat_json(R"({"dhatFileVersion":2,"mode":"heap","ftbl":[],"pps":[{"tb":-1,"tbk":1,"gb":0,"fs":[]}]})",
-                              "d.json"),
+        (void)parse_dhat_json(
+            R"({"dhatFileVersion":2,"mode":"heap","ftbl":[],"pps":[{"tb":-1,"tbk":1,"gb":0,"fs":[]}]})", "d.json"),
         "d.json: \"tb\" is not a count", error);
 }
