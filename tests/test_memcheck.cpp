@@ -160,7 +160,7 @@ TEST_CASE("run --backend memcheck: each variant fails on its counter and names i
     }
 }
 
-TEST_CASE("run --backend memcheck: a leak the baseline already has is reported, not failed")
+TEST_CASE("run --backend memcheck: a leak the baseline already has is reported and not failed")
 {
     temp_dir dir("pg-mem-leak-aa");
     const auto o = run(prog + " leaky_parse", prog + " leaky_parse", dir.path());

@@ -19,7 +19,7 @@ std::string data(const std::string& name) { return std::string(PERFGATE_TESTDATA
 
 } // namespace
 
-TEST_CASE("memcheck XML: errors, leaks and suppressions of real runs")
+TEST_CASE("memcheck XML: errors and leaks and suppressions of real runs")
 {
     SUBCASE("a clean run has no errors and no leaks")
     {
@@ -108,7 +108,7 @@ TEST_CASE("memcheck XML: broken input is named")
                          error);
 }
 
-TEST_CASE("DHAT JSON: totals, the peak and the allocation sites of real runs")
+TEST_CASE("DHAT JSON: the totals and the peak and the allocation sites of real runs")
 {
     auto base = read_dhat_json(data("dhat-base.json"));
     CHECK(base.blocks == 200);
