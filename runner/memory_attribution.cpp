@@ -30,10 +30,13 @@ side_memory read_side(const std::vector<std::filesystem::path>& files)
     return out;
 }
 
-// A row being summed: before and after, the stack and sentence of the
-// candidate's (else the baseline's) first occurrence.
+// A row being summed: before and after, and the stack and sentence of its
+// largest occurrence on the candidate side (else the baseline's): of two
+// sites in one function, the one that holds most of it.
 struct tally {
     double before = 0, after = 0;
+    double shown = -1; // value of the occurrence whose stack is kept
+    bool shown_after = false;
     std::vector<profile::memory_frame> stack;
     std::string kind, what;
 };
@@ -55,7 +58,10 @@ void add(tallies& t, const std::string& key, bool after, double v, const std::ve
 {
     auto& row = t[key];
     (after ? row.after : row.before) += v;
-    if (row.stack.empty() || (after && row.after == v)) {
+    const bool better = (after && !row.shown_after) || (after == row.shown_after && v > row.shown);
+    if (better) {
+        row.shown = v;
+        row.shown_after = after;
         row.stack = stack;
         row.kind = kind;
         row.what = what;

@@ -242,3 +242,36 @@ TEST_CASE("run --backend memcheck: bad inputs")
         CHECK(r.err.find("--suppressions needs --backend memcheck") != std::string::npos);
     }
 }
+
+namespace {
+
+const std::string example_baseline = PERFGATE_BINARY_DIR "/examples/example-baseline";
+const std::string example_regressed = PERFGATE_BINARY_DIR "/examples/example-regressed";
+// Without examples/ (PERFGATE_BUILD_EXAMPLES=OFF) this test is skipped, and
+// ctest reports it as skipped.
+const bool examples_missing = !std::filesystem::exists(example_baseline) || !std::filesystem::exists(example_regressed);
+
+} // namespace
+
+TEST_CASE("run --backend memcheck: the demo's by-value copy is a heap-bytes regression at the call that copies" *
+          doctest::skip(examples_missing))
+{
+    temp_dir dir("pg-mem-example");
+    // 2 rounds: two copies of the 4 MiB vector (1 << 20 ints).
+    const auto o = run(example_baseline + " 2", example_regressed + " 2", dir.path());
+    REQUIRE_MESSAGE(o.code == 1, o.err);
+    constexpr double copy_bytes = (1 << 20) * sizeof(int);
+    CHECK(after(o.report, "heap-bytes") - before(o.report, "heap-bytes") == 2 * copy_bytes);
+    CHECK(state(o.report, "heap-bytes") == "regression");
+    const auto rows = culprits(o.report, "heap-bytes");
+    REQUIRE_FALSE(rows.empty());
+    // The caller constructs a by-value argument (the C++ ABI): at -O2 the
+    // copy is main's, at the line that calls checksum(data), under the
+    // vector's copy constructor.
+    CHECK(rows[0].at("function") == "main");
+    CHECK(rows[0].at("after").get<double>() - rows[0].at("before").get<double>() == 2 * copy_bytes);
+    bool copy_constructor = false;
+    for (const auto& f : rows[0].at("stack"))
+        copy_constructor = copy_constructor || f.get<std::string>().starts_with("vector (stl_vector.h:");
+    CHECK(copy_constructor);
+}
