@@ -13,6 +13,7 @@ struct known_counter {
     bool gated;
     bool fallback_gate = false;
     bool time_like = false;
+    bool any_increase = false;
 };
 
 // docs/statistics.md: lower is better for counts and times, higher for IPC. Gated by
@@ -22,7 +23,7 @@ struct known_counter {
 // perf's own start-up and scheduling noise; user-time and wall-time are the
 // fallback that compare() gates when none of the default-gated counters has
 // data (the rusage backend). Policy files override all of this.
-constexpr std::array<known_counter, 27> registry{{
+constexpr std::array<known_counter, 33> registry{{
     {"instructions", "", better::lower, true},
     {"cycles", "", better::lower, true},
     {"ref-cycles", "", better::lower, true},
@@ -53,6 +54,15 @@ constexpr std::array<known_counter, 27> registry{{
     {"ipc", "insn/cycle", better::higher, false},
     {"cache-miss-rate", "%", better::lower, false},
     {"branch-miss-rate", "%", better::lower, false},
+    // --backend memcheck (docs/memory.md): valgrind's deterministic heap
+    // counts follow the deterministic rule and the threshold; a leak or an
+    // error fails on any increase. Suppressed errors are reported only.
+    {"heap-allocs", "", better::lower, true},
+    {"heap-bytes", "B", better::lower, true},
+    {"heap-peak-bytes", "B", better::lower, true},
+    {"leaked-bytes", "B", better::lower, true, false, false, true},
+    {"memcheck-errors", "", better::lower, true, false, false, true},
+    {"memcheck-suppressed", "", better::lower, false},
 }};
 
 } // namespace
@@ -74,8 +84,12 @@ counter_traits lookup_counter(std::string_view name, std::string_view perf_unit)
     const std::string base = base_event_name(name);
     for (const auto& k : registry) {
         if (k.name == base) {
-            return {perf_unit.empty() ? std::string(k.unit) : std::string(perf_unit), k.direction, k.gated,
-                    k.fallback_gate, k.time_like};
+            return {perf_unit.empty() ? std::string(k.unit) : std::string(perf_unit),
+                    k.direction,
+                    k.gated,
+                    k.fallback_gate,
+                    k.time_like,
+                    k.any_increase};
         }
     }
     // Rates (google/benchmark's items_per_second, bytes_per_second and a

@@ -19,6 +19,10 @@ struct counter_traits {
     bool fallback_gate = false;
     // Measures time: never deterministic, even with one sample per side.
     bool time_like = false;
+    // Fails on any increase over the baseline, whatever the threshold: a
+    // new leak or a new memcheck error (--backend memcheck). What the
+    // baseline already has is reported, not failed.
+    bool any_increase = false;
 };
 
 // "cycles:u" -> "cycles", "cpu_core/cycles/" -> "cycles", "task-clock" -> same.

@@ -67,9 +67,10 @@ void validate_role(std::string_view role)
 
 void validate_backend(std::string_view backend)
 {
-    if (backend != "perf" && backend != "native" && backend != "callgrind" && backend != "rusage") {
+    if (backend != "perf" && backend != "native" && backend != "callgrind" && backend != "rusage" &&
+        backend != "memcheck") {
         throw error(errors::ingest_bad_field,
-                    fmt::format("field 'backend': expected perf, native, callgrind or rusage, got '{}'",
+                    fmt::format("field 'backend': expected perf, native, callgrind, rusage or memcheck, got '{}'",
                                 backend.substr(0, 64)));
     }
 }

@@ -35,7 +35,7 @@ void validate_text(std::string_view field, std::string_view value);
 // "baseline" or "candidate".
 void validate_role(std::string_view role);
 
-// "perf", "native", "callgrind" or "rusage".
+// "perf", "native", "callgrind", "rusage" or "memcheck".
 void validate_backend(std::string_view backend);
 
 } // namespace perfgate::capture

@@ -117,7 +117,7 @@ benchmark_samples samples_from_run(const model::run_record& run)
         }
     }
     benchmark_samples out = from_capture(cap, run.benchmark);
-    out.deterministic_counts = run.backend == "callgrind";
+    out.deterministic_counts = run.backend == "callgrind" || run.backend == "memcheck";
     return out;
 }
 

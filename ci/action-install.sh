@@ -14,7 +14,7 @@
 #      perf       perf: Debian linux-perf; Ubuntu linux-tools-$(uname -r),
 #                 else linux-tools-azure (Azure kernels, GitHub's runners) or
 #                 linux-tools-generic, whichever apt knows
-#      callgrind  valgrind
+#      callgrind, memcheck  valgrind
 #      native, rusage  nothing
 #    Each name is checked with apt-cache first: one unknown name would fail
 #    the whole apt-get install.
@@ -116,10 +116,10 @@ case "$backend" in
       wanted+=(linux-perf)
     fi
     ;;
-  callgrind) wanted+=(valgrind) ;;
+  callgrind | memcheck) wanted+=(valgrind) ;;
   native | rusage) ;;
   *)
-    echo "perfgate install: unknown backend '$backend' (perf, native, callgrind or rusage)" >&2
+    echo "perfgate install: unknown backend '$backend' (perf, native, callgrind, rusage or memcheck)" >&2
     exit 1
     ;;
 esac

@@ -27,7 +27,14 @@ else
     [ -n "${IN_BUDGET:-}" ] && args+=(--budget "$IN_BUDGET")
     [ -n "${IN_MAX_REPETITIONS:-}" ] && args+=(--max-repetitions "$IN_MAX_REPETITIONS")
   else
-    args+=(-r "${IN_REPETITIONS:-10}")
+    # memcheck counts deterministically and runs valgrind twice per
+    # execution: one execution a side decides unless the workflow asks for
+    # more (an explicit repetitions input other than the default).
+    if [ "${IN_BACKEND:-perf}" = "memcheck" ]; then
+      [ "${IN_REPETITIONS:-10}" != "10" ] && args+=(-r "$IN_REPETITIONS")
+    else
+      args+=(-r "${IN_REPETITIONS:-10}")
+    fi
   fi
   if [ -n "${IN_CONFIG:-}" ]; then
     args+=(--config "$IN_CONFIG")
@@ -52,6 +59,10 @@ else
   [ -n "${IN_POLICY:-}" ] && args+=(--policy "$IN_POLICY")
   [ -n "${IN_TOP:-}" ] && args+=(--top "$IN_TOP")
   [ "${IN_CACHE_SIM:-false}" = "true" ] && args+=(--cache-sim)
+  # One suppression file per line (backend memcheck).
+  while IFS= read -r supp; do
+    [ -n "$supp" ] && args+=(--suppressions "$supp")
+  done <<< "${IN_SUPPRESSIONS:-}"
   if [ -n "${IN_SERVER_URL:-}" ]; then
     # The token travels in PERFGATE_TOKEN, not on the command line.
     args+=(--server "$IN_SERVER_URL" --project "${IN_PROJECT:-default}")

@@ -68,16 +68,20 @@ std::vector<option_spec> run_option_list()
                                         "(--benchmark_filter)"},
     }));
     add(option_group("Measurement", {
-    {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind)"},
-    {"warmup", 0, true, false, "N", "discarded executions per side before measuring (default 1; 0 with callgrind)"},
+    {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind or memcheck)"},
+    {"warmup", 0, true, false, "N", "discarded executions per side before measuring (default 1; 0 with callgrind or memcheck)"},
     {"backend", 0, true, false, "NAME", "perf (default), native (the same counters opened by perfgate with "
                                         "perf_event_open: no perf process per execution), callgrind (deterministic, "
-                                        "no PMU needed) or rusage"},
+                                        "no PMU needed), rusage, or memcheck (the memory gate: heap "
+                                        "allocations, bytes and peak, leaks and memcheck errors, under valgrind; "
+                                        "docs/memory.md)"},
     {"events", 'e', true, false, "EVENTS", "perf events, comma-separated (default: the supported ones of cycles, "
                                            "instructions, branch-misses, cache-misses, task-clock, page-faults, plus duration_time)"},
     {"split-events", 0, false, false, "", "measure multiplexed events in groups across executions"},
     {"cache-sim", 0, false, false, "", "callgrind: also simulate the caches (counters cache-misses and "
                                        "estimated-cycles = Ir + 10 L1 misses + 100 LL misses)"},
+    {"suppressions", 0, true, true, "FILE", "memcheck: a valgrind suppression file for known third-party leaks "
+                                            "and errors (repeatable)"},
     {"cpus", 0, true, false, "LIST", "pin the benchmarks to these CPUs (sched_setaffinity), e.g. 2-3"},
     {"keep-aslr", 0, false, false, "", "leave address-space randomisation on (default: off for the benchmark)"},
     {"order", 0, true, false, "ORDER", "alternate (default: ABBA rounds), random (with --seed) or blocked"},
@@ -487,7 +491,7 @@ void measure_benchmarks(run_state& run, std::optional<temp_dir>& profiles)
 {
     auto& opt = run.settings.measure;
     const std::size_t early_warnings = run.warnings.size();
-    if (opt.which == backend::callgrind) {
+    if (opt.which == backend::callgrind || opt.which == backend::memcheck) {
         profiles.emplace("perfgate-profiles");
         opt.keep_profiles = profiles->path();
     }

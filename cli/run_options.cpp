@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -85,13 +86,13 @@ measure_options options_from(const parsed_args& args)
         auto parsed = parse_backend(*b);
         if (!parsed)
             usage_error(errors::usage_bad_value,
-                        fmt::format("--backend: expected perf, native, callgrind or rusage, got '{}'", *b));
+                        fmt::format("--backend: expected perf, native, callgrind, rusage or memcheck, got '{}'", *b));
         opt.which = *parsed;
     }
-    // Callgrind counts are deterministic: one execution per side decides
-    // (docs/statistics.md "Deterministic counters"), and there is no cache or
-    // frequency state for a warmup to settle.
-    const bool deterministic = opt.which == backend::callgrind;
+    // Callgrind's and memcheck's counts are deterministic: one execution per
+    // side decides (docs/statistics.md "Deterministic counters"), and there is
+    // no cache or frequency state for a warmup to settle.
+    const bool deterministic = opt.which == backend::callgrind || opt.which == backend::memcheck;
     opt.repetitions = static_cast<int>(
         args.get_int("repetitions", 1, 100000).value_or(deterministic ? 1 : default_repetitions));
     opt.warmup = static_cast<int>(args.get_int("warmup", 0, 1000).value_or(deterministic ? 0 : 1));
@@ -130,6 +131,14 @@ measure_options options_from(const parsed_args& args)
     opt.cache_sim = args.has("cache-sim");
     if (opt.cache_sim && opt.which != backend::callgrind)
         usage_error(errors::usage_conflict, "--cache-sim needs --backend callgrind");
+    for (auto& s : args.all("suppressions")) {
+        if (opt.which != backend::memcheck)
+            usage_error(errors::usage_conflict, "--suppressions needs --backend memcheck");
+        if (!std::filesystem::is_regular_file(s))
+            usage_error(errors::usage_bad_value, fmt::format("--suppressions: '{}' is not a readable file", s));
+        // valgrind is started in the benchmark's cwd: an absolute path.
+        opt.suppressions.push_back(std::filesystem::absolute(s));
+    }
     if (auto dir = args.get("artifacts")) {
         if (dir->empty()) usage_error(errors::usage_bad_value, "--artifacts: expected a directory");
         opt.artifacts = *dir;
@@ -155,9 +164,9 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
         usage_error(errors::usage_conflict, "-r/--repetitions is a fixed count; --budget, --max-repetitions and "
                                             "--min-repetitions (or the policy's \"sequential\") sample sequentially");
     }
-    if (opt.which == backend::callgrind) {
+    if (opt.which == backend::callgrind || opt.which == backend::memcheck) {
         usage_error(errors::usage_conflict,
-                    "callgrind's counts are deterministic: one repetition decides; --budget and "
+                    "callgrind's and memcheck's counts are deterministic: one repetition decides; --budget and "
                     "--max-repetitions are for noisy backends (perf, native, rusage)");
     }
     if (args.has("harness")) {

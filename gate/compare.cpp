@@ -480,9 +480,34 @@ void estimate_shift(pending_counter& pc, const policy& rules, double level)
 
 // Status and reason of a counter that reached step 2's end undecided, in the
 // order of docs/statistics.md: regression / improvement, inconclusive, unchanged.
+// A leak or a memcheck error (capture::counter_traits::any_increase),
+// counted exactly: any increase is new and fails; what the baseline already
+// has is said, and passes.
+void classify_any_increase(counter_report& r)
+{
+    const double base = *r.baseline.median, cand = *r.candidate.median;
+    if (cand > base) {
+        r.state = status::regression;
+        r.reason = fmt::format("deterministic counter: {} -> {}, and any increase fails (new ones)", base, cand);
+    } else if (cand < base) {
+        r.state = status::improvement;
+        r.reason = fmt::format("deterministic counter: {} -> {}", base, cand);
+    } else {
+        r.state = status::unchanged;
+        r.reason = base == 0 ? std::string("deterministic counter: none on either side")
+                             : fmt::format("deterministic counter: {} on both sides, already in the baseline "
+                                           "(not new, not failing)",
+                                           base);
+    }
+}
+
 void classify(pending_counter& pc, const policy& rules)
 {
     counter_report& r = pc.rep;
+    if (r.test && *r.test == method::deterministic && capture::lookup_counter(r.name).any_increase) {
+        classify_any_increase(r);
+        return;
+    }
     const double threshold = pc.rule.threshold_pct;
     // delta_pct is null when median(B) is 0 (no relative change from zero),
     // yet any change away from 0 is larger than every threshold: an infinite

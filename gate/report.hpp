@@ -179,6 +179,23 @@ struct perf_attribution {
     std::optional<std::string> flame_graph; // file name of the SVG inside --artifacts DIR
 };
 
+// --backend memcheck (issue 32): for each failing memory counter, what grew
+// most, as valgrind names it. Heap counters: DHAT's allocation sites grouped
+// by the function that allocates; leaked-bytes: the allocation stacks of the
+// lost blocks; memcheck-errors: each error's kind and top frames.
+struct memory_culprit {
+    std::string counter;            // "heap-allocs", "leaked-bytes", "memcheck-errors", ...
+    std::string function;           // "grow_cache", or "0x109263 (in prog)" without symbols
+    std::vector<std::string> stack; // frames as valgrind prints them, innermost first (at most 8)
+    std::string kind, what;         // memcheck's error / leak kind and sentence; empty for heap sites
+    double before = 0, after = 0;   // the counter's value at this site or function
+};
+
+struct memory_attribution {
+    std::vector<memory_culprit> top;                       // per failing counter, largest growth first
+    long long suppressed_before = 0, suppressed_after = 0; // errors the suppression files hid
+};
+
 // Why a part of the attribution is missing: source "callgrind" or "perf",
 // id a perfgate::error id ("profile.bad_callgrind", "attribution.stripped").
 struct attribution_error {
@@ -188,6 +205,7 @@ struct attribution_error {
 struct attribution {
     std::optional<callgrind_attribution> callgrind;
     std::optional<perf_attribution> perf;
+    std::optional<memory_attribution> memory;
     std::vector<attribution_error> errors;
 };
 

@@ -182,6 +182,8 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     // in the report's attribution errors and the verdict stands.
     {errors::profile_artifacts, 500, exit_measurement, "The profile's artifacts (flame graph, folded stacks under --artifacts) cannot be written."},
     {errors::profile_bad_callgrind, 500, exit_measurement, "A callgrind output file does not parse (SOURCE:LINE)."},
+    {errors::profile_bad_dhat, 500, exit_measurement, "A DHAT output file (valgrind --tool=dhat JSON) does not parse or misses a field (SOURCE)."},
+    {errors::profile_bad_memcheck, 500, exit_measurement, "A memcheck XML output file does not parse or misses a field (SOURCE)."},
     {errors::profile_bad_perf_script, 500, exit_measurement, "perf script's output does not parse (SOURCE:LINE)."},
     {errors::profile_failed, 500, exit_measurement, "In the report: a benchmark's perf profile failed; the message says why."},
     {errors::profile_no_samples, 500, exit_measurement, "A perf profile has no samples: the program ran too briefly for the sampling rate."},

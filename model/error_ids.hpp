@@ -151,6 +151,8 @@ inline constexpr error_id process_spawn_failed{"process.spawn_failed"};
 
 inline constexpr error_id profile_artifacts{"profile.artifacts"};
 inline constexpr error_id profile_bad_callgrind{"profile.bad_callgrind"};
+inline constexpr error_id profile_bad_dhat{"profile.bad_dhat"};
+inline constexpr error_id profile_bad_memcheck{"profile.bad_memcheck"};
 inline constexpr error_id profile_bad_perf_script{"profile.bad_perf_script"};
 inline constexpr error_id profile_failed{"profile.failed"};
 inline constexpr error_id profile_no_samples{"profile.no_samples"};

@@ -260,6 +260,8 @@ const std::map<std::string_view, std::string_view>& examples()
 
         {"profile.artifacts", "cannot create perf-artifacts/parse: Permission denied"},
         {"profile.bad_callgrind", "callgrind.out.123:2: not a callgrind output file (no events: line)"},
+        {"profile.bad_dhat", "dhat.123.json: \"tb\" is not a count"},
+        {"profile.bad_memcheck", "memcheck.123.xml: not XML at byte 412: Error parsing end tag"},
         {"profile.bad_perf_script", "perf.script:14: a stack frame outside a sample (no header line before it)"},
         {"profile.failed", "benchmark 'parse': the candidate side's profile has no samples (1 execution(s) recorded): "
                            "the program ran too briefly for the sampling rate, or perf recorded nothing"},

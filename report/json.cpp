@@ -246,6 +246,22 @@ json to_json(const attribution& a)
         if (p->flame_graph) jp["flame_graph"] = *p->flame_graph;
         out["perf"] = std::move(jp);
     }
+    if (const auto& m = a.memory) {
+        json top = json::array();
+        for (const auto& c : m->top) {
+            top.push_back({{"counter", c.counter},
+                           {"function", c.function},
+                           {"stack", c.stack},
+                           {"kind", c.kind},
+                           {"what", c.what},
+                           {"before", c.before},
+                           {"after", c.after},
+                           {"delta", c.after - c.before}});
+        }
+        out["memory"] = {{"top", std::move(top)},
+                         {"suppressed_before", m->suppressed_before},
+                         {"suppressed_after", m->suppressed_after}};
+    }
     if (!a.errors.empty()) {
         json errors = json::array();
         for (const auto& e : a.errors) errors.push_back({{"source", e.source}, {"id", e.id}, {"message", e.message}});
@@ -277,6 +293,18 @@ attribution attribution_from_json(const json& j)
             if (auto fg = it->find("flame_graph"); fg != it->end() && !fg->is_null())
                 p.flame_graph = fg->get<std::string>();
             a.perf = std::move(p);
+        }
+        if (auto it = j.find("memory"); it != j.end() && !it->is_null()) {
+            memory_attribution m;
+            for (const auto& row : it->at("top").get_ref<const json::array_t&>()) {
+                m.top.push_back({row.at("counter").get<std::string>(), row.at("function").get<std::string>(),
+                                 row.at("stack").get<std::vector<std::string>>(), row.value("kind", std::string()),
+                                 row.value("what", std::string()), row.at("before").get<double>(),
+                                 row.at("after").get<double>()});
+            }
+            m.suppressed_before = it->value("suppressed_before", 0LL);
+            m.suppressed_after = it->value("suppressed_after", 0LL);
+            a.memory = std::move(m);
         }
         if (auto it = j.find("errors"); it != j.end() && !it->is_null()) {
             for (const auto& e : it->get_ref<const json::array_t&>()) {

@@ -127,6 +127,22 @@ std::string markdown_attribution(const std::string& benchmark, const attribution
         }
         if (p->flame_graph) out += fmt::format("Differential flame graph: {}\n\n", md_text(*p->flame_graph));
     }
+    if (const auto& m = a.memory) {
+        out += fmt::format("**{}** — where the memory went (valgrind)\n\n", md_text(benchmark));
+        out += "| counter | function | kind | before | after | Δ | stack |\n|---|---|---|--:|--:|--:|---|\n";
+        for (const auto& c : m->top) {
+            std::string stack;
+            for (const auto& f : c.stack) stack += (stack.empty() ? "" : " ← ") + md_text(f);
+            out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", md_text(c.counter), md_text(c.function),
+                               md_text(c.kind), value_str(c.before), value_str(c.after),
+                               signed_count(c.after - c.before), stack);
+        }
+        out += "\n";
+        if (m->suppressed_before || m->suppressed_after) {
+            out += fmt::format("_Errors suppressed (--suppressions): {} → {}._\n\n", m->suppressed_before,
+                               m->suppressed_after);
+        }
+    }
     for (const auto& e : a.errors) {
         out += fmt::format("- ⚠️ {}: {} attribution failed: {}\n", md_text(benchmark), md_text(e.source),
                            md_text(e.message));

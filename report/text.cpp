@@ -47,6 +47,19 @@ std::string text_attribution(const attribution& a)
             out += fmt::format("    ({} more within the noise, not shown)\n", hidden);
         if (p->flame_graph) out += fmt::format("    differential flame graph: {}\n", *p->flame_graph);
     }
+    if (const auto& m = a.memory) {
+        out += "  where (valgrind):\n";
+        for (const auto& c : m->top) {
+            out += fmt::format("    {}: {} {} -> {} in {}{}\n", c.counter, signed_count(c.after - c.before),
+                               c.kind.empty() ? "" : "(" + c.kind + ")", value_str(c.after), c.function,
+                               c.what.empty() ? "" : ": " + c.what);
+            for (const auto& f : c.stack) out += fmt::format("        at {}\n", f);
+        }
+        if (m->suppressed_before || m->suppressed_after) {
+            out += fmt::format("    suppressed errors: {} -> {} (--suppressions)\n", m->suppressed_before,
+                               m->suppressed_after);
+        }
+    }
     for (const auto& e : a.errors) out += fmt::format("  where: {} attribution failed: {}\n", e.source, e.message);
     return out;
 }

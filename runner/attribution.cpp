@@ -9,6 +9,7 @@
 
 #include "model/error.hpp"
 #include "report/render.hpp"
+#include "runner/memory_attribution.hpp"
 
 namespace perfgate::runner {
 
@@ -105,6 +106,14 @@ void copy_profiles(const std::vector<std::filesystem::path>& files, const std::f
                    std::string_view which)
 {
     for (std::size_t i = 0; i < files.size(); ++i) {
+        // --backend memcheck: valgrind's own files, under their names
+        // (<side>.memcheck.<pid>.xml, <side>.dhat.<pid>.json).
+        const auto own = files[i].filename().string();
+        if (own.starts_with("memcheck.") || own.starts_with("dhat.")) {
+            std::filesystem::copy_file(files[i], dir / fmt::format("{}.{}", which, own),
+                                       std::filesystem::copy_options::overwrite_existing);
+            continue;
+        }
         const auto name = i == 0 ? fmt::format("{}.callgrind", which)
                                  : fmt::format("{}.callgrind.{}", which, pid_suffix(files[i]));
         std::filesystem::copy_file(files[i], dir / name, std::filesystem::copy_options::overwrite_existing);
@@ -173,10 +182,21 @@ std::vector<std::string> attribute_regressions(gate::report& r, const std::vecto
     for (auto& b : r.benchmarks) {
         if (b.result != gate::verdict::fail) continue;
         const auto* m = measurement_of(measured, b.name);
-        if (!m || m->candidate.run.backend != to_string(backend::callgrind)) continue;
-        auto found = callgrind_attribution(m->baseline.profiles, m->candidate.profiles, opt);
+        if (!m) continue;
+        gate::attribution found;
+        if (m->candidate.run.backend == to_string(backend::callgrind)) {
+            found = callgrind_attribution(m->baseline.profiles, m->candidate.profiles, opt);
+        } else if (m->candidate.run.backend == to_string(backend::memcheck)) {
+            std::vector<std::string> failing;
+            for (const auto& c : b.counters)
+                if (c.gated && c.state == gate::status::regression) failing.push_back(c.name);
+            found = memory_attribution(m->baseline.profiles, m->candidate.profiles, failing);
+        } else {
+            continue;
+        }
         auto& info = b.attribution_info ? *b.attribution_info : b.attribution_info.emplace();
         info.callgrind = std::move(found.callgrind);
+        info.memory = std::move(found.memory);
         for (auto& e : found.errors) {
             warnings.push_back(fmt::format("benchmark '{}': {} attribution failed (the verdict stands): {}", b.name,
                                            e.source, e.message));

@@ -80,7 +80,9 @@ std::filesystem::path artifact_dir(const std::filesystem::path& root, std::strin
 // DIR/<benchmark>/baseline.callgrind and candidate.callgrind (the first
 // process's profile; children's as <side>.callgrind.<pid>, which
 // callgrind_annotate and KCachegrind read alongside) and attribution.json
-// (the report's attribution object with "benchmark"). Returns one warning
+// (the report's attribution object with "benchmark"); under --backend
+// memcheck, valgrind's raw files <side>.memcheck.<pid>.xml and
+// <side>.dhat.<pid>.json instead of the callgrind files. Returns one warning
 // line per failure; never throws.
 std::vector<std::string> write_artifacts(const gate::report& r, const std::vector<benchmark_measurement>& measured,
                                          const std::filesystem::path& root);

@@ -6,6 +6,7 @@
 //   backend_native.cpp     perfgate's own perf_event_open counters
 //   backend_callgrind.cpp  valgrind --tool=callgrind
 //   backend_rusage.cpp     wait4's rusage and the wall clock only
+//   backend_memcheck.cpp   valgrind memcheck (errors, leaks) and DHAT (heap)
 // This header also holds what more than one of them needs.
 #pragma once
 
@@ -102,6 +103,9 @@ std::unique_ptr<backend_base> make_native_backend(const measure_options& opt, co
 // warnings: where a failure to keep profiles is said (the run's warnings).
 std::unique_ptr<backend_base> make_callgrind_backend(const measure_options& opt, const std::filesystem::path& scratch,
                                                      std::vector<std::string>& warnings);
+// --backend memcheck (backend_memcheck.cpp): valgrind memcheck and DHAT.
+std::unique_ptr<backend_base> make_memcheck_backend(const measure_options& opt, const std::filesystem::path& scratch,
+                                                    std::vector<std::string>& warnings);
 std::unique_ptr<backend_base> make_rusage_backend(const measure_options& opt, const std::filesystem::path& scratch);
 
 // --harness gbench (runner/harness_gbench.cpp): one suite of google/benchmark

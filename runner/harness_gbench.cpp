@@ -241,6 +241,11 @@ std::vector<benchmark_measurement> measure_gbench(const benchmark_spec& spec, co
                     "--harness gbench measures a fixed number of rounds: sequential sampling (--budget, "
                     "--max-repetitions) is not available with it");
     }
+    if (opt.which == backend::memcheck) {
+        throw error(errors::usage_conflict,
+                    "--harness gbench with --backend memcheck is not available: memcheck counts a whole process, "
+                    "run the benchmark binaries as commands (--baseline/--candidate) instead");
+    }
     temp_dir scratch("perfgate-gbench");
     gbench_runner runner(opt, scratch.path());
     const int reps = spec.repetitions.value_or(opt.repetitions);

@@ -99,6 +99,7 @@ private:
         }
         case backend::native: choose_events(); return detail::make_native_backend(opt_, dir_.path(), events_);
         case backend::callgrind: return detail::make_callgrind_backend(opt_, dir_.path(), warnings_);
+        case backend::memcheck: return detail::make_memcheck_backend(opt_, dir_.path(), warnings_);
         case backend::rusage: break;
         }
         return detail::make_rusage_backend(opt_, dir_.path());
@@ -331,6 +332,7 @@ std::string_view to_string(backend b)
     case backend::native: return "native";
     case backend::callgrind: return "callgrind";
     case backend::rusage: return "rusage";
+    case backend::memcheck: return "memcheck";
     }
     return "perf";
 }
@@ -349,7 +351,7 @@ std::string_view to_string(side s) { return s == side::baseline ? "baseline" : "
 
 std::optional<backend> parse_backend(std::string_view s)
 {
-    for (auto b : {backend::perf, backend::native, backend::callgrind, backend::rusage}) {
+    for (auto b : {backend::perf, backend::native, backend::callgrind, backend::rusage, backend::memcheck}) {
         if (to_string(b) == s) return b;
     }
     return std::nullopt;

@@ -47,7 +47,7 @@
 
 namespace perfgate::runner {
 
-enum class backend { perf, native, callgrind, rusage };
+enum class backend { perf, native, callgrind, rusage, memcheck };
 enum class run_order { alternate, random, blocked };
 enum class side { baseline, candidate };
 enum class progress_style { none, plain, tty };
@@ -116,6 +116,8 @@ struct measure_options {
     backend which = backend::perf;
     bool split_events = false; // measure multiplexed events in groups
     bool cache_sim = false;    // callgrind: also simulated cache misses and estimated-cycles
+    // memcheck: valgrind suppression files (--suppressions FILE, repeatable).
+    std::vector<std::filesystem::path> suppressions;
     progress_style progress = progress_style::none;
     // Sequential sampling instead of `repetitions` rounds (repetitions and a
     // benchmark's own repetitions are then ignored).

@@ -82,14 +82,15 @@ gate::attribution checked_attribution(std::string_view text)
     };
     if (a.callgrind) check_rows("callgrind", a.callgrind->top.size());
     if (a.perf) check_rows("perf", a.perf->top.size());
+    if (a.memory) check_rows("memory", a.memory->top.size());
     if (a.errors.size() > service::max_attribution_functions) {
         throw error(errors::artifact_bad_attribution,
                     fmt::format("the attribution has {} errors; this server keeps at most {}", a.errors.size(),
                                 service::max_attribution_functions));
     }
-    if (!a.callgrind && !a.perf && a.errors.empty()) {
+    if (!a.callgrind && !a.perf && !a.memory && a.errors.empty()) {
         throw error(errors::artifact_bad_attribution,
-                    "the attribution is empty: it needs a 'callgrind' or 'perf' member, or 'errors'");
+                    "the attribution is empty: it needs a 'callgrind', 'perf' or 'memory' member, or 'errors'");
     }
     return a;
 }

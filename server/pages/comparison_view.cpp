@@ -170,6 +170,32 @@ void attribution_table(writer& w, const std::vector<gate::function_change>& top,
     w << "</tbody></table>";
 }
 
+// --backend memcheck: per failing memory counter, the function responsible,
+// valgrind's kind and sentence, the values and the stack (docs/memory.md).
+void memory_table(writer& w, const gate::memory_attribution& m)
+{
+    w << "<p class=\"source\">valgrind (memcheck and DHAT): what grew, by the function responsible</p>";
+    if (m.top.empty()) w << "<p class=\"empty\">No allocation site, leak or error grew.</p>";
+    else {
+        w << "<table class=\"attribution memory\"><thead><tr><th>counter</th><th>function</th><th>kind</th>"
+             "<th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">Δ</th><th>stack</th>"
+             "</tr></thead><tbody>";
+        for (const auto& c : m.top) {
+            std::string stack;
+            for (const auto& f : c.stack) stack += (stack.empty() ? "" : "\n") + f;
+            w.f("<tr class=\"changed\"><td>{}</td><td class=\"function\">{}</td><td title=\"{}\">{}</td>"
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num grew\">+{}</td>"
+                "<td class=\"file\"><pre>{}</pre></td></tr>",
+                c.counter, c.function, c.what, c.kind, quantity(c.before, ""), quantity(c.after, ""),
+                quantity(c.after - c.before, ""), stack);
+        }
+        w << "</tbody></table>";
+    }
+    if (m.suppressed_before || m.suppressed_after)
+        w.f("<p class=\"note\">Errors suppressed (--suppressions): {} → {}</p>", m.suppressed_before,
+            m.suppressed_after);
+}
+
 // "Where did it come from": the benchmark's stored attribution
 // (service::store_attribution), as the report's markdown section has it.
 void attribution_section(writer& w, const gate::attribution& a)
@@ -190,6 +216,7 @@ void attribution_section(writer& w, const gate::attribution& a)
         if (p->top.empty()) w << "<p class=\"empty\">No function's share changed.</p>";
         else attribution_table(w, p->top, true);
     }
+    if (const auto& m = a.memory) memory_table(w, *m);
     if (!a.errors.empty()) {
         w << "<ul class=\"errors\">";
         for (const auto& e : a.errors) w.f("<li>{} attribution failed: {} ({})</li>", e.source, e.message, e.id);
