@@ -191,7 +191,7 @@ notifier::counts notifier::stats() const
 {
     std::lock_guard lock(mutex_);
     counts c = counts_;
-    c.queued = queue_.size();
+    c.queued = queue_.size() + (busy_ ? 1 : 0);
     return c;
 }
 

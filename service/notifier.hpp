@@ -113,7 +113,7 @@ public:
         std::uint64_t failed = 0;    // every attempt failed
         std::uint64_t dropped = 0;   // the queue was full
         std::uint64_t retried = 0;   // attempts after a first
-        std::size_t queued = 0;      // waiting now
+        std::size_t queued = 0;      // waiting, backing off or being sent now
     };
     [[nodiscard]] counts stats() const;
     // Waits until nothing is queued or being sent (tests, shutdown).
