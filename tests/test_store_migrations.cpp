@@ -133,8 +133,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 14") != std::string::npos);
-            CHECK(msg.find("014_token_lifecycle.sql") != std::string::npos);
+            CHECK(msg.find("version 17") != std::string::npos);
+            CHECK(msg.find("017_webhooks.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
