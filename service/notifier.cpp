@@ -182,8 +182,10 @@ void notifier::notify(std::string_view event, const model::alert& alert) noexcep
             record(d, "dropped");
         }
     } catch (const std::exception& e) {
-        log_(fmt::format("perfgate serve: alert {} of project '{}' not notified: {}", alert.id, alert.project,
-                         e.what()));
+        log_quietly([&] {
+            return fmt::format("perfgate serve: alert {} of project '{}' not notified: {}", alert.id, alert.project,
+                               e.what());
+        });
     }
 }
 
@@ -199,6 +201,16 @@ void notifier::drain() const
 {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+}
+
+void notifier::log_quietly(const std::function<std::string()>& line) const noexcept
+{
+    try {
+        log_(line());
+    } catch (...) {
+        // A line that cannot be made or written is dropped: the callers
+        // (the watch, the delivery thread) must not stop over a log.
+    }
 }
 
 void notifier::run()
@@ -270,7 +282,9 @@ void notifier::record(const delivery& d, std::string_view outcome) noexcept
     try {
         db_.record_webhook_delivery(d.webhook_id, outcome, d.attempts, d.last_error);
     } catch (const std::exception& e) {
-        log_(fmt::format("perfgate serve: webhook {} delivery log not written: {}", d.webhook_id, e.what()));
+        log_quietly([&] {
+            return fmt::format("perfgate serve: webhook {} delivery log not written: {}", d.webhook_id, e.what());
+        });
     }
 }
 

@@ -130,6 +130,7 @@ private:
     void run();
     void attempt(delivery& d);
     void record(const delivery& d, std::string_view outcome) noexcept;
+    void log_quietly(const std::function<std::string()>& line) const noexcept;
 
     store::store& db_;
     webhook_transport send_;
