@@ -25,7 +25,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(tables == std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks",
                                                  "change_points", "comparison_artifacts", "comparisons", "counters",
                                                  "ingest_keys", "projects", "runs", "samples", "summaries",
-                                                 "testbeds"});
+                                                 "testbeds", "webhooks"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
     }
@@ -73,6 +73,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("DROP TABLE change_points");
             raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");
             raw.rows("ALTER TABLE api_tokens DROP COLUMN expires_at");
+            raw.rows("DROP TABLE webhooks");
             raw.rows("ALTER TABLE api_tokens DROP COLUMN last_used_at");
             raw.rows("PRAGMA user_version = 1");
         }
