@@ -39,8 +39,9 @@ std::int64_t store::add_webhook(std::string_view project, std::string_view url, 
 std::vector<store::webhook_info> store::webhooks(std::string_view project) const
 {
     impl::read_lease c(*impl_);
-    auto st = (*c).prepare("SELECT w.id, w.url, w.format, w.secret IS NOT NULL, w.created_at, w.last_outcome, "
-                           "w.last_attempts, w.last_at, w.last_error FROM webhooks w "
+    // secret IS NOT NULL is a boolean on PostgreSQL, an integer on SQLite: CASE gives both an integer.
+    auto st = (*c).prepare("SELECT w.id, w.url, w.format, CASE WHEN w.secret IS NULL THEN 0 ELSE 1 END, "
+                           "w.created_at, w.last_outcome, w.last_attempts, w.last_at, w.last_error FROM webhooks w "
                            "JOIN projects p ON p.id = w.project_id WHERE p.name = :project ORDER BY w.id");
     st.bind(":project", project);
     std::vector<webhook_info> out;
