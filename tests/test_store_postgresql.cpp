@@ -57,7 +57,8 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
                        "ORDER BY table_name") ==
               std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks", "change_points",
                                        "comparison_artifacts", "comparisons", "counters", "ingest_keys",
-                                       "perfgate_migrations", "projects", "runs", "samples", "summaries", "testbeds", "webhooks"});
+                                       "perfgate_migrations", "projects", "runs", "samples", "summaries", "testbeds",
+                                       "webhooks"});
         // 004: LZ4 where the server has it (Debian's is built with it).
         CHECK(raw.rows("SELECT attname, attcompression FROM pg_attribute WHERE attrelid IN "
                        "('comparisons'::regclass, 'comparison_artifacts'::regclass) AND attcompression <> '' "
