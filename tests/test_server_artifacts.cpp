@@ -4,6 +4,8 @@
 // max_artifact_bytes_per_comparison). Real server, real sockets, both engines.
 #include "server_cases.hpp"
 
+#include "store/store.hpp"
+
 #include "support/database.hpp"
 
 using namespace perfgate::test::server_cases;
