@@ -1,7 +1,9 @@
 // `perfgate project`: shows or changes a project's settings in a database:
 // the baseline branch the history watch follows, the repository URL the
-// dashboard links commits to, and how the watch detects change points.
+// dashboard links commits to, how the watch detects change points, and the
+// webhooks its alerts are posted to (docs/history.md "Notifications").
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -23,19 +25,27 @@ command_spec make_project_command()
     command_spec spec{
         "project",
         "--db PATH --project P [--baseline-branch BRANCH] [--repository-url URL] [--change-point-method M]\n"
-        "    [--change-point-window N] [--change-point-max-p P] [--change-point-min-magnitude X]",
+        "    [--change-point-window N] [--change-point-max-p P] [--change-point-min-magnitude X]\n"
+        "    [--webhook URL [--secret S] [--format json|slack]] [--remove-webhook ID]",
         "Prints a project's settings; with --baseline-branch, sets the branch whose\n"
         "baseline runs are watched for change points and alerts (default main); with\n"
         "--repository-url, the http(s) URL the dashboard links commits to as\n"
         "URL/commit/SHA (\"\" clears it); with --change-point-*, how the history watch\n"
         "detects change points in this project (unset ones follow perfgate serve's\n"
-        "--change-point-* defaults). Works on the database of a running server\n"
-        "(SQLite WAL).",
+        "--change-point-* defaults); with --webhook, adds a webhook that the\n"
+        "project's alerts are posted to (--remove-webhook ID removes one). Lists\n"
+        "the webhooks with their last delivery, never their secrets. Works on the\n"
+        "database of a running server (SQLite WAL).",
         {
             {"db", 0, true, false, "PATH|URI", "SQLite database file or postgresql:// URI"},
             {"project", 0, true, false, "P", "an existing project"},
             {"baseline-branch", 0, true, false, "BRANCH", "watch the baseline runs of this branch"},
             {"repository-url", 0, true, false, "URL", "link commits to URL/commit/SHA (https://github.com/OWNER/REPO)"},
+            {"webhook", 0, true, false, "URL", "post alerts to this absolute http(s) URL (at most 2048 bytes)"},
+            {"secret", 0, true, false, "S", "sign --webhook's JSON bodies with HMAC-SHA256 under S (at most 256 bytes)",
+             "PERFGATE_WEBHOOK_SECRET"},
+            {"format", 0, true, false, "json|slack", "--webhook's body: json (default) or slack (incoming webhook)"},
+            {"remove-webhook", 0, true, false, "ID", "remove the webhook with this id", {}, {"webhook"}},
         },
     };
     for (auto& o : change_point_option_specs("this project")) spec.options.push_back(std::move(o));
@@ -43,6 +53,42 @@ command_spec make_project_command()
 }
 
 const command_spec project_command = make_project_command();
+
+// --webhook (with --secret and --format) adds one, --remove-webhook ID
+// removes one; --format without --webhook is a usage error.
+void change_webhooks(service::service& service, const std::string& project, const parsed_args& parsed,
+                     std::optional<long long> remove)
+{
+    const auto webhook = parsed.get("webhook");
+    // --secret alone is not refused: it may come from PERFGATE_WEBHOOK_SECRET.
+    if (!webhook && parsed.get("format")) {
+        throw error(errors::usage_conflict, "--format applies only together with --webhook");
+    }
+    if (webhook) {
+        service.add_webhook(project, *webhook, parsed.get("format").value_or("json"), parsed.get("secret").value_or(""),
+                            "--webhook");
+    }
+    if (remove && !service.remove_webhook(project, *remove)) {
+        throw error(errors::usage_bad_value,
+                    fmt::format("--remove-webhook: project '{}' has no webhook {}", project, *remove));
+    }
+}
+
+// One line per webhook: id, format, whether it signs, URL, last delivery.
+void print_webhooks(const std::vector<store::store::webhook_info>& hooks)
+{
+    std::cout << fmt::format("webhooks {}\n", hooks.size());
+    for (const auto& w : hooks) {
+        std::string last = "never";
+        if (w.last_outcome) {
+            last = fmt::format("{} attempts={} at={}", *w.last_outcome, w.last_attempts.value_or(0),
+                               w.last_at.value_or(0));
+            if (w.last_error) last += fmt::format(" error={}", *w.last_error);
+        }
+        std::cout << fmt::format("webhook {} {} {} {} last={}\n", w.id, w.format, w.has_secret ? "signed" : "unsigned",
+                                 w.url, last);
+    }
+}
 
 } // namespace
 
@@ -66,9 +112,11 @@ int cmd_project(const argv_t& args)
     std::optional<std::string> url;
     if (auto given = parsed->get("repository-url")) url = service::normalize_repository_url("--repository-url", *given);
     const auto detection = change_point_flags(*parsed);
+    const auto remove = parsed->get_int("remove-webhook", 1, std::numeric_limits<long long>::max());
     if (branch) service.set_baseline_branch(project, *branch);
     if (url) service.set_repository_url(project, *url);
     service.set_change_point_settings(project, detection);
+    change_webhooks(service, project, *parsed, remove);
     std::cout << fmt::format("project {}\nbaseline_branch {}\nrepository_url {}\n", project,
                              service.baseline_branch(project), service.repository_url(project).value_or("-"));
     // The settings in effect, "(default)" where the project has none: the
@@ -81,6 +129,7 @@ int cmd_project(const argv_t& args)
                              stats::to_string(in_effect.method), shown(stored.method.has_value()), in_effect.window,
                              shown(stored.window.has_value()), in_effect.max_p, shown(stored.max_p.has_value()),
                              in_effect.min_magnitude, shown(stored.min_magnitude.has_value()));
+    print_webhooks(service.webhooks(project));
     std::cout.flush();
     return exit_pass;
 }

@@ -18,6 +18,7 @@
 #include "cli/change_point_flags.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "client/http.hpp"
 #include "model/error.hpp"
 #include "server/log.hpp"
 #include "server/server.hpp"
@@ -66,7 +67,10 @@ command_spec make_serve_command()
              "keep-alive wait plus the time to send a request header (default 30000)"},
             {"read-timeout-ms", 0, true, false, "MS", "time to send a request body (default 30000)"},
             {"write-timeout-ms", 0, true, false, "MS", "time to take a response (default 30000)"},
+            {"public-url", 0, true, false, "URL",
+             "the dashboard's public base URL (https://perf.example.com): alert webhooks link to it"},
             {"bench-routes", 0, false, false, "", "", {}, {}, true},
+            {"webhook-backoff-ms", 0, true, false, "MS", "", {}, {}, true},
             {"no-access-log", 0, false, false, "", "", {}, {}, true},
         },
     };
@@ -197,6 +201,28 @@ int cmd_serve(const argv_t& argv)
     db.check_integrity();
     service::service service(db);
     service.set_change_point_defaults(change_point_defaults);
+    // Alert webhooks are posted by the notifier's thread through libcurl
+    // (client/http.hpp: TLS, proxies, timeouts), never by a request thread.
+    service::notifier_options notify;
+    if (auto url = parsed.get("public-url"))
+        notify.public_url = service::normalize_repository_url("--public-url", *url);
+    if (auto v = parsed.get_int("webhook-backoff-ms", 1, 60000)) notify.first_backoff = std::chrono::milliseconds(*v);
+    service.notify_with(std::make_shared<service::notifier>(
+        db,
+        [](const service::webhook_post& p) {
+            client::http_request req;
+            req.method = "POST";
+            req.url = p.url;
+            req.headers = p.headers;
+            req.body = p.body;
+            req.timeout = p.timeout;
+            try {
+                return service::webhook_answer{client::http_send(req).status, {}};
+            } catch (const std::exception& e) {
+                return service::webhook_answer{0, e.what()};
+            }
+        },
+        notify, [](const std::string& line) { server::write_log_line(line); }));
     // Uploads answer once the run is stored; the history watch runs on its
     // own thread and says here what it found (service/watch_queue.hpp).
     service.watch_in_background([](const service::watch_outcome& out) {

@@ -52,7 +52,8 @@ std::string escape_label(std::string_view v)
 } // namespace
 
 std::string metrics::render(std::int64_t db_size_bytes, const service::watch_queue::counts& watch,
-                            const service::commit_queue::counts& commits) const
+                            const service::commit_queue::counts& commits,
+                            const service::notifier::counts& webhooks) const
 {
     std::string out;
     auto it = std::back_inserter(out);
@@ -111,6 +112,17 @@ std::string metrics::render(std::int64_t db_size_bytes, const service::watch_que
     for (const auto& m : scalars) {
         fmt::format_to(it, "# HELP {0} {2}\n# TYPE {0} {1}\n{0} {3}\n", m.name, m.type, m.help, m.value);
     }
+    fmt::format_to(it,
+                   "# HELP perfgate_webhook_deliveries_total Alert webhook deliveries by outcome.\n"
+                   "# TYPE perfgate_webhook_deliveries_total counter\n"
+                   "perfgate_webhook_deliveries_total{{outcome=\"delivered\"}} {}\n"
+                   "perfgate_webhook_deliveries_total{{outcome=\"failed\"}} {}\n"
+                   "perfgate_webhook_deliveries_total{{outcome=\"dropped\"}} {}\n"
+                   "# HELP perfgate_webhook_retries_total Webhook attempts after a failed first.\n"
+                   "# TYPE perfgate_webhook_retries_total counter\nperfgate_webhook_retries_total {}\n"
+                   "# HELP perfgate_webhook_queued Webhook deliveries waiting or backing off.\n"
+                   "# TYPE perfgate_webhook_queued gauge\nperfgate_webhook_queued {}\n",
+                   webhooks.delivered, webhooks.failed, webhooks.dropped, webhooks.retried, webhooks.queued);
     return out;
 }
 

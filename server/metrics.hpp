@@ -16,6 +16,8 @@
 //   perfgate_watch_pending                              gauge     background watch)
 //   perfgate_compare_commits_total, _commit_rows_total,  counters (the comparisons'
 //   _commit_failed_total; perfgate_compare_commit_largest gauge   committer)
+//   perfgate_webhook_deliveries_total{outcome}           counter (delivered, failed, dropped)
+//   perfgate_webhook_retries_total; perfgate_webhook_queued  counter; gauge (alert webhooks)
 // Thread-safe: every worker thread records into one instance.
 #pragma once
 
@@ -30,6 +32,7 @@
 #include <utility>
 
 #include "service/commit_queue.hpp"
+#include "service/notifier.hpp"
 #include "service/watch_queue.hpp"
 
 namespace perfgate::server {
@@ -59,7 +62,8 @@ public:
 
     // The exposition text.
     [[nodiscard]] std::string render(std::int64_t db_size_bytes, const service::watch_queue::counts& watch = {},
-                                     const service::commit_queue::counts& commits = {}) const;
+                                     const service::commit_queue::counts& commits = {},
+                                     const service::notifier::counts& webhooks = {}) const;
 
 private:
     struct histogram {

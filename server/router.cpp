@@ -63,6 +63,8 @@ enum class endpoint {
     change_points,
     flame_graph,
     attribution,
+    webhooks,
+    webhook,
     none
 };
 
@@ -92,6 +94,9 @@ constexpr std::string_view label_change_points = "GET /api/v1/projects/{project}
 constexpr std::string_view label_flame_graph = "GET /api/v1/projects/{project}/comparisons/{id}/flame-graph";
 constexpr std::string_view label_flame_graph_put = "PUT /api/v1/projects/{project}/comparisons/{id}/flame-graph";
 constexpr std::string_view label_attribution_put = "PUT /api/v1/projects/{project}/comparisons/{id}/attribution";
+constexpr std::string_view label_webhooks = "GET /api/v1/projects/{project}/webhooks";
+constexpr std::string_view label_webhooks_post = "POST /api/v1/projects/{project}/webhooks";
+constexpr std::string_view label_webhook_delete = "DELETE /api/v1/projects/{project}/webhooks/{id}";
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
 {
@@ -167,10 +172,25 @@ route_match match(const request& req)
         } else if (what == "change-points") {
             m.target = endpoint::change_points;
             m.label = label_change_points;
+        } else if (what == "webhooks") {
+            m.target = endpoint::webhooks;
+            if (req.method() == http::verb::post) {
+                m.method = http::verb::post;
+                m.label = label_webhooks_post;
+                m.also = http::verb::get;
+            } else {
+                m.label = label_webhooks;
+                m.also = http::verb::post;
+            }
         }
     } else if (what == "comparisons") {
         m.target = endpoint::comparison;
         m.label = label_comparison;
+        m.id = std::string(parts[5]);
+    } else if (what == "webhooks") {
+        m.target = endpoint::webhook;
+        m.method = http::verb::delete_;
+        m.label = label_webhook_delete;
         m.id = std::string(parts[5]);
     } else if (what == "alerts") {
         // Two methods: the label (and so the auth gate's idea of a write)
@@ -638,6 +658,71 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
     return json_response(http::status::ok, api::to_json(ctx.service.update_alert(m.project, id, u)), req);
 }
 
+// A project's webhooks (docs/http-api.md "Webhooks"): never the secret,
+// only whether there is one.
+json webhook_to_json(const store::store::webhook_info& w)
+{
+    auto opt_text = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
+    auto opt_int = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
+    return json{{"id", w.id},
+                {"url", w.url},
+                {"format", w.format},
+                {"signed", w.has_secret},
+                {"created_at", w.created_at},
+                {"last_delivery", w.last_outcome ? json{{"outcome", *w.last_outcome},
+                                                        {"attempts", opt_int(w.last_attempts)},
+                                                        {"at", opt_int(w.last_at)},
+                                                        {"error", opt_text(w.last_error)}}
+                                                 : json(nullptr)}};
+}
+
+response webhooks_route(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({});
+    if (req.method() == http::verb::post) {
+        const std::string type = media_type(sv(req[http::field::content_type]));
+        if (type != "application/json") {
+            throw error(errors::http_unsupported_media_type,
+                        fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
+        }
+        const json body = api::parse_request_body(req.body());
+        auto text = [&](const char* field, bool required) -> std::string {
+            const auto it = body.is_object() ? body.find(field) : body.end();
+            if (it == body.end() || it->is_null()) {
+                if (required) throw error(errors::ingest_bad_field, fmt::format("field '{}' is required", field));
+                return {};
+            }
+            if (!it->is_string())
+                throw error(errors::ingest_bad_field, fmt::format("field '{}' must be a string", field));
+            return it->get<std::string>();
+        };
+        const std::string url = text("url", true);
+        std::string format = text("format", false);
+        if (format.empty()) format = "json";
+        const auto id = ctx.service.add_webhook(m.project, url, format, text("secret", false));
+        for (const auto& w : ctx.service.webhooks(m.project)) {
+            if (w.id == id) return json_response(http::status::created, webhook_to_json(w), req);
+        }
+    }
+    json out = json::array();
+    for (const auto& w : ctx.service.webhooks(m.project)) out.push_back(webhook_to_json(w));
+    return json_response(http::status::ok, json{{"webhooks", std::move(out)}}, req);
+}
+
+response delete_webhook(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({});
+    auto id = parse_int(m.id);
+    if (!id || *id <= 0) {
+        throw error(errors::http_bad_param,
+                    fmt::format("webhook id must be a positive integer, got '{}'", m.id.substr(0, 64)));
+    }
+    if (!ctx.service.remove_webhook(m.project, *id)) {
+        throw error(errors::http_not_found, fmt::format("project '{}' has no webhook {}", m.project, *id));
+    }
+    return json_response(http::status::ok, json{{"deleted", *id}}, req);
+}
+
 response get_change_points(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
     q.only({"benchmark", "counter", "testbed", "branch"});
@@ -697,14 +782,17 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     case endpoint::metrics:
         return make_response(http::status::ok,
                              ctx.stats.render(ctx.service.store_size_bytes(), ctx.service.watch_stats(),
-                                              ctx.service.commit_stats()),
+                                              ctx.service.commit_stats(),
+                                              ctx.service.notify_stats().value_or(service::notifier::counts{})),
                              "text/plain; version=0.0.4; charset=utf-8", req);
     case endpoint::bench_constant:
         return make_response(http::status::ok, "{\"status\":\"ok\"}", "application/json", req);
     default: break;
     }
 
-    const bool write = req.method() != http::verb::get;
+    // Webhook URLs can be credentials (a Slack incoming webhook's is): reading
+    // them needs the project's token even with --public-read.
+    const bool write = req.method() != http::verb::get || m.target == endpoint::webhooks;
     if (!token_checked) authorize(req, ctx, m.project, write);
     ctx.service.require_project(m.project);
     const query_params q(split_target(sv(req.target())).second);
@@ -731,6 +819,8 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     case endpoint::flame_graph:
         return req.method() == http::verb::put ? put_flame_graph(req, ctx, m, q) : get_flame_graph(req, ctx, m, q);
     case endpoint::attribution: return put_attribution(req, ctx, m, q);
+    case endpoint::webhooks: return webhooks_route(req, ctx, m, q);
+    case endpoint::webhook: return delete_webhook(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");

@@ -268,6 +268,7 @@ model::ingest_result service::store_all_checked(std::vector<model::run_record> r
         // into an error the client would retry (and store the run twice).
         try {
             const auto opened = watch_series(db_, watch_job_of(run), change_point_defaults_);
+            notify_opened(notifier_.get(), db_, run.project, opened);
             res.alerts.insert(res.alerts.end(), opened.begin(), opened.end());
         } catch (const std::exception& e) {
             res.warnings.push_back(fmt::format("change-point detection after storing run {} failed: {}", run.id,

@@ -18,6 +18,7 @@
 #include "gate/report.hpp"
 #include "model/comparison.hpp"
 #include "service/commit_queue.hpp"
+#include "service/notifier.hpp"
 #include "service/watch_queue.hpp"
 #include "stats/change_points.hpp"
 #include "store/store.hpp"
@@ -109,6 +110,18 @@ inline constexpr std::size_t history_cache_max_entry_bytes = history_cache_bytes
 // append "/commit/{sha}" to it. Else "ingest.bad_field", the message led by
 // `label` ("--repository-url", "field 'repository_url'").
 std::string normalize_repository_url(std::string_view label, std::string_view url);
+// Alert webhooks (service/webhooks.cpp, docs/history.md "Notifications"):
+// a URL at most 2048 bytes (browsers' and proxies' common limit; Slack's are
+// about 80), a secret at most 256 bytes (a hex HMAC key of 512 bits is 128),
+// at most 16 per project (one per channel or receiver, with room to spare).
+inline constexpr std::size_t max_webhook_url_bytes = 2048;
+inline constexpr std::size_t max_webhook_secret_bytes = 256;
+inline constexpr std::size_t max_webhooks_per_project = 16;
+// A webhook URL as given: an absolute http:// or https:// URL with a host,
+// at most max_webhook_url_bytes of printable ASCII without whitespace,
+// quotes, '<', '>', '`' or '\'. Else "ingest.bad_field", the message led by
+// `label` ("--webhook", "field 'url'").
+std::string normalize_webhook_url(std::string_view label, std::string_view url);
 // Idempotency-Key values: an opaque client token (a UUID is 36 bytes, a
 // hex SHA-256 64); the store's column allows 255.
 inline constexpr std::size_t max_idempotency_key_bytes = 255;
@@ -132,6 +145,8 @@ bool watched_role(const model::run_record& run);
 std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
                                        const stats::change_point_options& defaults = {});
 // A project's stored change-point settings over `defaults`.
+// Posts each alert of ids (just opened by the watch) to n, when there is one.
+void notify_opened(notifier* n, store::store& db, const std::string& project, const std::vector<std::int64_t>& ids);
 stats::change_point_options merged_change_point_options(const store::change_point_settings& stored,
                                                         const stats::change_point_options& defaults);
 
@@ -314,6 +329,17 @@ public:
     // alerts listed, and report hears of each job done (perfgate serve logs
     // alerts and failures). Copies of the service share the worker.
     void watch_in_background(watch_queue::reporter report);
+    // Alert notifications (service/notifier.hpp): once set, every alert the
+    // watch opens and every status change update_alert makes is posted to
+    // the project's webhooks by `n`'s thread. Call it before
+    // watch_in_background (whose worker keeps the notifier it was started
+    // with). Without one (the CLI on a database) nothing is posted: delivery
+    // happens from perfgate serve.
+    void notify_with(std::shared_ptr<notifier> n) { notifier_ = std::move(n); }
+    [[nodiscard]] std::optional<notifier::counts> notify_stats() const
+    {
+        return notifier_ ? std::optional(notifier_->stats()) : std::nullopt;
+    }
     // Waits for the background watch to finish every job queued so far (no-op
     // without one); and its counts (all 0 without one).
     void drain_watch() const;
@@ -329,6 +355,17 @@ public:
     // it). "project.not_found", "ingest.bad_field".
     [[nodiscard]] std::optional<std::string> repository_url(const std::string& project) const;
     void set_repository_url(const std::string& project, std::string_view url);
+    // A project's alert webhooks. add_webhook checks the URL
+    // (normalize_webhook_url, labelled url_label), the format ("json" or
+    // "slack") and the secret (at most max_webhook_secret_bytes, no control
+    // bytes; "" is no secret), and the project's count
+    // (max_webhooks_per_project); its id. "project.not_found",
+    // "ingest.bad_field" naming the field. webhooks never returns a secret.
+    std::int64_t add_webhook(const std::string& project, std::string_view url, std::string_view format,
+                             std::string_view secret, std::string_view url_label = "field 'url'");
+    [[nodiscard]] std::vector<store::store::webhook_info> webhooks(const std::string& project) const;
+    // false if the project has no such webhook; "project.not_found".
+    bool remove_webhook(const std::string& project, std::int64_t id);
     // How the history watch detects change points in a project's series:
     // its settings (set_change_point_settings) over the server's defaults
     // (set_change_point_defaults; stats::change_point_options' defaults
@@ -413,6 +450,7 @@ private:
     std::shared_ptr<run_cache> runs_;
     std::shared_ptr<history_cache> histories_;
     std::shared_ptr<watch_queue> watcher_;
+    std::shared_ptr<notifier> notifier_;
     std::shared_ptr<commit_queue> committer_;
     stats::change_point_options change_point_defaults_;
 };

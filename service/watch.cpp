@@ -135,11 +135,23 @@ std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
     return db.apply_detection(job.project, detections);
 }
 
+void notify_opened(notifier* n, store::store& db, const std::string& project, const std::vector<std::int64_t>& ids)
+{
+    if (!n) return;
+    for (const auto id : ids) {
+        if (auto a = db.load_alert(project, id)) n->notify(event_alert_opened, *a);
+    }
+}
+
 void service::watch_in_background(watch_queue::reporter report)
 {
     store::store* db = &db_;
     watcher_ = std::make_shared<watch_queue>(
-        [db, defaults = change_point_defaults_](const watch_job& job) { return watch_series(*db, job, defaults); },
+        [db, defaults = change_point_defaults_, n = notifier_](const watch_job& job) {
+            auto opened = watch_series(*db, job, defaults);
+            notify_opened(n.get(), *db, job.project, opened);
+            return opened;
+        },
         std::move(report));
 }
 
@@ -220,8 +232,10 @@ model::alert service::update_alert(const std::string& project, std::int64_t id, 
         check_stored_text(errors::alert_bad_note, "note", *u.note, text_kind::multiline);
     }
     check_stored_text(errors::ingest_bad_field, "changed_by", u.changed_by);
+    const auto before = notifier_ ? db_.load_alert(project, id) : std::nullopt;
     auto a = db_.update_alert(project, id, u);
     if (!a) throw error(errors::alert_not_found, fmt::format("project '{}' has no alert {}", project, id));
+    if (before && before->status != a->status) notifier_->notify(event_alert_status_changed, *a);
     return *a;
 }
 

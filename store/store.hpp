@@ -142,6 +142,41 @@ public:
     // Deletes token `id` of project; false if the project has no such token.
     bool revoke_token(std::string_view project, std::int64_t id);
 
+    // A project's alert webhooks (store/webhooks.cpp, 015_webhooks.sql). The
+    // store keeps url, format and secret as given (service::service checks
+    // them); the secret is returned only by webhook_targets, for signing.
+    // The delivery log is the outcome of each webhook's newest delivery.
+    struct webhook_info {
+        std::int64_t id = 0;
+        std::string url;
+        std::string format; // "json" or "slack"
+        bool has_secret = false;
+        std::int64_t created_at = 0;
+        std::optional<std::string> last_outcome; // "delivered", "failed", "dropped"; nullopt: none yet
+        std::optional<std::int64_t> last_attempts;
+        std::optional<std::int64_t> last_at;
+        std::optional<std::string> last_error;
+    };
+    struct webhook_target {
+        std::int64_t id = 0;
+        std::string url;
+        std::string format;
+        std::optional<std::string> secret;
+    };
+    // Adds a webhook; its id. "store.not_found" for an unknown project,
+    // "store.constraint" for a format other than json/slack or a URL that is
+    // empty or over 2048 bytes.
+    std::int64_t add_webhook(std::string_view project, std::string_view url, std::string_view format,
+                             const std::optional<std::string>& secret);
+    // Oldest first; an unknown project has none.
+    [[nodiscard]] std::vector<webhook_info> webhooks(std::string_view project) const;
+    [[nodiscard]] std::vector<webhook_target> webhook_targets(std::string_view project) const;
+    // Deletes webhook `id` of project; false if the project has no such webhook.
+    bool remove_webhook(std::string_view project, std::int64_t id);
+    // Records the outcome of a delivery to webhook `id` (a removed webhook: nothing).
+    void record_webhook_delivery(std::int64_t id, std::string_view outcome, std::int64_t attempts,
+                                 std::string_view error_text);
+
     // Stores a run with its samples and per-counter summaries in one
     // transaction; creates project/benchmark/testbed/counter rows as needed.
     // A testbed is identified by its fingerprint; an empty one is computed

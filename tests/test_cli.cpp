@@ -378,7 +378,7 @@ TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming 
         slurp(out) ==
         "project demo\nbaseline_branch main\nrepository_url -\n"
         "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
-        "change_point_min_magnitude 0 (default)\n");
+        "change_point_min_magnitude 0 (default)\nwebhooks 0\n");
 
     REQUIRE(sh("project --db " + qdb + " --project demo --repository-url https://github.com/acme/demo/", "",
                out.string())
@@ -387,7 +387,7 @@ TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming 
         slurp(out) ==
         "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n"
         "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
-        "change_point_min_magnitude 0 (default)\n");
+        "change_point_min_magnitude 0 (default)\nwebhooks 0\n");
     REQUIRE(sh("project --db " + qdb + " --project demo", "", out.string()).code == 0);
     CHECK(slurp(out).find("repository_url https://github.com/acme/demo\n") != std::string::npos);
 
@@ -407,7 +407,7 @@ TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming 
         slurp(out) ==
         "project demo\nbaseline_branch main\nrepository_url https://github.com/acme/demo\n"
         "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
-        "change_point_min_magnitude 0 (default)\n");
+        "change_point_min_magnitude 0 (default)\nwebhooks 0\n");
 
     // Both at once; "" clears the URL.
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk --repository-url ''", "", out.string())
@@ -416,7 +416,7 @@ TEST_CASE("perfgate project sets the repository URL, a bad URL is exit 2 naming 
         slurp(out) ==
         "project demo\nbaseline_branch trunk\nrepository_url -\n"
         "change_point_method perfgate (default)\nchange_point_window 50 (default)\nchange_point_max_p 0.001 (default)\n"
-        "change_point_min_magnitude 0 (default)\n");
+        "change_point_min_magnitude 0 (default)\nwebhooks 0\n");
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
     std::filesystem::remove(out);
 }
@@ -433,7 +433,7 @@ TEST_CASE("perfgate project sets change-point settings, a bad value is exit 2 na
                 .code == 0);
     CHECK(slurp(out) == "project demo\nbaseline_branch main\nrepository_url -\nchange_point_method otava\n"
                         "change_point_window 30\nchange_point_max_p 0.001 (default)\n"
-                        "change_point_min_magnitude 0 (default)\n");
+                        "change_point_min_magnitude 0 (default)\nwebhooks 0\n");
     REQUIRE(sh("project --db " + qdb + " --project demo --change-point-max-p 0.01 --change-point-min-magnitude 0.02",
                "", out.string())
                 .code == 0);
@@ -474,14 +474,14 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     const auto db = dir / "live.db", copy = dir / "copy.db", out = dir / "out.txt";
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
-    // 014_token_lifecycle.sql is the newest SQLite migration.
-    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 14\n");
+    // 015_webhooks.sql is the newest SQLite migration.
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 15\n");
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
 
     auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
     REQUIRE(o.code == 0);
-    CHECK(o.err.find("backed up " + db.string() + " (schema version 14) to " + copy.string()) != std::string::npos);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 15) to " + copy.string()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
     // The copy is a database with the project in it.
     REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);

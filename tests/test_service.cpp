@@ -1730,3 +1730,92 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
                          doctest::Contains("only aggregates"), error);
     CHECK(db.runs_count() == 13);
 }
+
+TEST_CASE("service: webhooks are checked before they are stored; the notifier's queue drops the oldest when full")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    perfgate::store::store db(where.location());
+    perfgate::service::service svc(db);
+    db.ensure_project("demo");
+
+    // Refused, naming the option, and nothing stored.
+    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "hooks.example.com", "json", "", "--webhook"),
+                         "--webhook: 'hooks.example.com' must start with https:// or http://", perfgate::error);
+    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://", "json", ""), "field 'url': 'https://' has no host",
+                         perfgate::error);
+    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org/a b", "json", ""),
+                         "field 'url': byte 0x20 at offset 15 is not allowed in a URL (no whitespace, control or "
+                         "non-ASCII bytes: percent-encode them)",
+                         perfgate::error);
+    CHECK_THROWS_AS((void)svc.add_webhook("demo", "https://x.org/" + std::string(2048, 'a'), "json", ""),
+                    perfgate::error);
+    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org", "xml", ""),
+                         "format: expected json or slack, got 'xml'", perfgate::error);
+    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org", "json", std::string(257, 's')),
+                         "secret: 257 bytes, over the limit of 256", perfgate::error);
+    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org", "json", "tab\tsecret"),
+                         "secret: control bytes are not allowed", perfgate::error);
+    CHECK(svc.webhooks("demo").empty());
+    for (std::size_t i = 0; i < perfgate::service::max_webhooks_per_project; ++i) {
+        (void)svc.add_webhook("demo", fmt::format("https://x.org/{}", i), "json", "");
+    }
+    CHECK_THROWS_AS((void)svc.add_webhook("demo", "https://x.org/17", "json", ""), perfgate::error);
+    for (const auto& w : svc.webhooks("demo")) CHECK(svc.remove_webhook("demo", w.id));
+
+    // One webhook; a transport that holds the first attempt until released.
+    const auto id = svc.add_webhook("demo", "http://127.0.0.1:9/hook", "json", "k");
+    std::mutex mu;
+    std::condition_variable cv;
+    bool release = false;
+    int sent = 0;
+    std::vector<std::string> lines;
+    perfgate::service::notifier_options options;
+    options.queue_size = 2;
+    {
+        perfgate::service::notifier n(
+            db,
+            [&](const perfgate::service::webhook_post& p) {
+                std::unique_lock lock(mu);
+                ++sent;
+                CHECK(p.headers.back().second == perfgate::service::webhook_signature("k", p.body));
+                cv.notify_all();
+                cv.wait(lock, [&] { return release; });
+                return perfgate::service::webhook_answer{204, {}};
+            },
+            options,
+            [&](const std::string& line) {
+                std::lock_guard lock(mu);
+                lines.push_back(line);
+            });
+        perfgate::model::alert a;
+        a.project = "demo";
+        a.id = 1;
+        n.notify(perfgate::service::event_alert_opened, a);
+        {
+            std::unique_lock lock(mu);
+            cv.wait(lock, [&] { return sent == 1; }); // the first is being sent: the queue is empty
+        }
+        for (int i = 2; i <= 5; ++i) {
+            a.id = i;
+            n.notify(perfgate::service::event_alert_opened, a); // 2 fit, then 2 and 3 are dropped
+        }
+        CHECK(n.stats().dropped == 2);
+        CHECK(n.stats().queued == 3); // two waiting, one being sent
+        {
+            std::lock_guard lock(mu);
+            release = true;
+        }
+        cv.notify_all();
+        n.drain();
+        CHECK(n.stats().delivered == 3);
+        CHECK(n.stats().dropped == 2);
+        CHECK(n.stats().queued == 0);
+    }
+    CHECK(sent == 3);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] ==
+          "perfgate serve: webhook " + std::to_string(id) + " delivery dropped: the queue holds 2 deliveries");
+    const auto hooks = svc.webhooks("demo");
+    REQUIRE(hooks.size() == 1);
+    CHECK(hooks[0].last_outcome == std::optional<std::string>("delivered"));
+}

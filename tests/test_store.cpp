@@ -554,3 +554,53 @@ TEST_CASE("store: runs by id and by git sha prefix")
         CHECK(db.runs_by_sha("demo", "AAAA111").empty());
     }
 }
+
+TEST_CASE("store: webhooks are kept per project with their delivery log, removed by id")
+{
+    test_database raw;
+    ps::store db(raw.location());
+    db.ensure_project("demo");
+    db.ensure_project("other");
+    const auto signed_id = db.add_webhook("demo", "https://hooks.example.com/a", "json", std::string("s3cret"));
+    const auto slack_id = db.add_webhook("demo", "http://127.0.0.1:9/slack", "slack", std::nullopt);
+    db.add_webhook("other", "https://hooks.example.com/o", "json", std::nullopt);
+
+    auto hooks = db.webhooks("demo");
+    REQUIRE(hooks.size() == 2);
+    CHECK(hooks[0].id == signed_id);
+    CHECK(hooks[0].url == "https://hooks.example.com/a");
+    CHECK(hooks[0].format == "json");
+    CHECK(hooks[0].has_secret);
+    CHECK_FALSE(hooks[0].last_outcome.has_value());
+    CHECK(hooks[1].id == slack_id);
+    CHECK_FALSE(hooks[1].has_secret);
+    const auto targets = db.webhook_targets("demo");
+    REQUIRE(targets.size() == 2);
+    CHECK(targets[0].secret == std::optional<std::string>("s3cret"));
+    CHECK_FALSE(targets[1].secret.has_value());
+
+    db.record_webhook_delivery(slack_id, "failed", 4, "HTTP 500");
+    db.record_webhook_delivery(signed_id, "delivered", 1, "");
+    hooks = db.webhooks("demo");
+    CHECK(hooks[0].last_outcome == std::optional<std::string>("delivered"));
+    CHECK(hooks[0].last_attempts == 1);
+    CHECK_FALSE(hooks[0].last_error.has_value());
+    CHECK(hooks[1].last_outcome == std::optional<std::string>("failed"));
+    CHECK(hooks[1].last_attempts == 4);
+    CHECK(hooks[1].last_error == std::optional<std::string>("HTTP 500"));
+    CHECK(hooks[1].last_at.has_value());
+
+    // Bad values are the schema's to refuse: nothing stored.
+    CHECK_THROWS_AS((void)db.add_webhook("demo", "https://x.org", "xml", std::nullopt), perfgate::error);
+    CHECK_THROWS_AS((void)db.add_webhook("demo", std::string(2049, 'h'), "json", std::nullopt), perfgate::error);
+    CHECK_THROWS_AS((void)db.add_webhook("nobody", "https://x.org", "json", std::nullopt), perfgate::error);
+    CHECK(db.webhooks("demo").size() == 2);
+
+    CHECK_FALSE(db.remove_webhook("other", signed_id)); // another project's id
+    CHECK(db.remove_webhook("demo", signed_id));
+    CHECK_FALSE(db.remove_webhook("demo", signed_id));
+    REQUIRE(db.webhooks("demo").size() == 1);
+    CHECK(db.webhooks("other").size() == 1);
+    db.record_webhook_delivery(signed_id, "failed", 1, "gone"); // a removed webhook: nothing
+    CHECK(raw.integer("SELECT count(*) FROM webhooks") == 2);
+}

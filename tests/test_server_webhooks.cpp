@@ -1,0 +1,307 @@
+// Alert webhooks over a real server: a local receiver on an ephemeral port
+// gets the alert an upload series opens, signed (the HMAC recomputed here)
+// and Slack-shaped; a receiver answering 500 is retried, then logged, while
+// uploads keep answering; bad URLs are refused; secrets never shown.
+#include "server_cases.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <array>
+#include <condition_variable>
+
+#include <boost/asio/read_until.hpp>
+
+#include <doctest/doctest.h>
+
+using namespace perfgate::test::server_cases;
+
+namespace {
+
+// A webhook receiver: one thread accepting on 127.0.0.1:0, each request read
+// whole (Beast), recorded, and answered with `status`.
+class receiver {
+public:
+    struct hit {
+        std::string target;
+        std::map<std::string, std::string> headers;
+        std::string body;
+    };
+
+    explicit receiver(unsigned status) : status_(status), acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0})
+    {
+        thread_ = std::jthread([this] { serve(); });
+    }
+    receiver(const receiver&) = delete;
+    receiver& operator=(const receiver&) = delete;
+    ~receiver()
+    {
+        stopping_ = true;
+        boost::system::error_code ec;
+        // Wake the blocking accept with a connection of our own.
+        net::io_context wake;
+        tcp::socket s(wake);
+        s.connect({net::ip::make_address("127.0.0.1"), port()}, ec);
+    }
+
+    [[nodiscard]] unsigned short port() const { return acceptor_.local_endpoint().port(); }
+    [[nodiscard]] std::string url(const std::string& path) const
+    {
+        return "http://127.0.0.1:" + std::to_string(port()) + path;
+    }
+    // Waits (at most 60 s) until n requests came; all of them.
+    std::vector<hit> wait_for(std::size_t n)
+    {
+        std::unique_lock lock(mutex_);
+        arrived_.wait_for(lock, std::chrono::seconds(60), [&] { return hits_.size() >= n; });
+        return hits_;
+    }
+    std::vector<hit> hits()
+    {
+        std::lock_guard lock(mutex_);
+        return hits_;
+    }
+
+private:
+    void serve()
+    {
+        while (!stopping_) {
+            tcp::socket s(ioc_);
+            boost::system::error_code ec;
+            acceptor_.accept(s, ec);
+            if (ec || stopping_) return;
+            set_receive_timeout(s, 10s);
+            beast::flat_buffer buffer;
+            http::request<http::string_body> req;
+            http::read(s, buffer, req, ec);
+            if (ec) continue;
+            hit h{std::string(req.target()), {}, req.body()};
+            for (const auto& f : req) h.headers[std::string(f.name_string())] = std::string(f.value());
+            {
+                std::lock_guard lock(mutex_);
+                hits_.push_back(std::move(h));
+            }
+            arrived_.notify_all();
+            http::response<http::string_body> res{static_cast<http::status>(status_), req.version()};
+            res.body() = status_ == 200 ? "ok" : "no";
+            res.keep_alive(false);
+            res.prepare_payload();
+            http::write(s, res, ec);
+        }
+    }
+
+    unsigned status_;
+    net::io_context ioc_;
+    tcp::acceptor acceptor_;
+    std::atomic<bool> stopping_{false};
+    std::mutex mutex_;
+    std::condition_variable arrived_;
+    std::vector<hit> hits_;
+    std::jthread thread_;
+};
+
+// HMAC-SHA256 of body under secret, as a receiver checks it.
+std::string expected_signature(const std::string& secret, const std::string& body)
+{
+    std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+    unsigned int length = 0;
+    HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+         reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac.data(), &length);
+    std::string hex = "sha256=";
+    for (unsigned i = 0; i < length; ++i) hex += fmt::format("{:02x}", mac[i]);
+    return hex;
+}
+
+reply post_webhook(unsigned short port, const std::string& token, const json& body)
+{
+    return send(port, http::verb::post, "/api/v1/projects/demo/webhooks", body.dump(), "application/json", token);
+}
+
+} // namespace
+
+TEST_CASE("webhooks over a real server: an alert opened by uploads reaches the receiver signed and Slack-shaped")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "hooks.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    const std::string secret = "receiver-shared-secret-1234";
+    receiver rx(200);
+    server_process srv(db, log, {"--public-url", "https://perf.example.com", "--public-read"});
+    const auto port = srv.port();
+
+    REQUIRE(run_perfgate({"project", "--db", db.string(), "--project", "demo", "--repository-url",
+                          "https://github.com/acme/demo"})
+                .code == 0);
+    auto signed_hook = post_webhook(port, token, {{"url", rx.url("/generic")}, {"secret", secret}});
+    REQUIRE_MESSAGE(signed_hook.status == 201, signed_hook.body);
+    CHECK(signed_hook.parsed().at("signed") == true);
+    CHECK(signed_hook.parsed().at("format") == "json");
+    auto slack_hook = post_webhook(port, token, {{"url", rx.url("/slack")}, {"format", "slack"}});
+    REQUIRE_MESSAGE(slack_hook.status == 201, slack_hook.body);
+    CHECK(signed_hook.body.find(secret) == std::string::npos);
+
+    SUBCASE("bad URLs and formats are refused naming the field, nothing stored")
+    {
+        check_error(post_webhook(port, token, {{"url", "ftp://x.org/h"}}), 400, "ingest.bad_field");
+        check_error(post_webhook(port, token, {{"url", "https://"}}), 400, "ingest.bad_field");
+        check_error(post_webhook(port, token, {{"url", "https://x.org/" + std::string(2100, 'a')}}), 400,
+                    "ingest.bad_field");
+        check_error(post_webhook(port, token, {{"url", rx.url("/x")}, {"format", "xml"}}), 400, "ingest.bad_field");
+        const auto bad = post_webhook(port, token, {{"format", "json"}});
+        check_error(bad, 400, "ingest.bad_field");
+        CHECK(bad.error().at("message").get<std::string>().find("'url'") != std::string::npos);
+        // Listing needs the token even with --public-read: a URL can be a credential.
+        check_error(send(port, http::verb::get, "/api/v1/projects/demo/webhooks"), 401, "auth.missing_token");
+        const auto listed = send(port, http::verb::get, "/api/v1/projects/demo/webhooks", {}, {}, token);
+        REQUIRE(listed.status == 200);
+        CHECK(listed.parsed().at("webhooks").size() == 2);
+    }
+
+    SUBCASE("an alert opened, then acknowledged: each webhook hears both")
+    {
+        upload_series(port, "demo", token, 60, 40, 0.05);
+        const auto hits = rx.wait_for(2);
+        REQUIRE(hits.size() >= 2);
+        const auto generic = std::find_if(hits.begin(), hits.end(),
+                                          [](const auto& h) { return h.target == "/generic"; });
+        const auto slack = std::find_if(hits.begin(), hits.end(), [](const auto& h) { return h.target == "/slack"; });
+        REQUIRE(generic != hits.end());
+        REQUIRE(slack != hits.end());
+
+        // The generic body: signed over its raw bytes with the webhook's secret.
+        CHECK(generic->headers.at("X-Perfgate-Signature") == expected_signature(secret, generic->body));
+        CHECK(generic->headers.at("X-Perfgate-Signature") != expected_signature(secret + "x", generic->body));
+        CHECK(generic->headers.at("Content-Type") == "application/json");
+        const json body = json::parse(generic->body);
+        CHECK(body.at("event") == "alert.opened");
+        CHECK(body.at("project") == "demo");
+        CHECK(body.at("alert").at("benchmark") == "parse");
+        CHECK(body.at("alert").at("counter") == "task-clock");
+        CHECK(body.at("alert").at("status") == "untriaged");
+        CHECK(body.at("alert").at("delta_pct").get<double>() == doctest::Approx(5.0).epsilon(0.2));
+        const std::string sha = body.at("alert").at("commit");
+        CHECK(body.at("commit_url") == "https://github.com/acme/demo/commit/" + sha);
+        CHECK(body.at("dashboard_url") == "https://perf.example.com/p/demo/alerts");
+        const auto id = body.at("alert").at("id").get<std::int64_t>();
+
+        // The Slack body: an incoming-webhook message, no signature header without a secret.
+        CHECK(slack->headers.count("X-Perfgate-Signature") == 0);
+        const json s = json::parse(slack->body);
+        CHECK(s.at("text").get<std::string>().find("regression") != std::string::npos);
+        REQUIRE(s.at("blocks").is_array());
+        CHECK(s.at("blocks").at(0).at("type") == "header");
+        const std::string fields = s.at("blocks").at(1).at("fields").dump();
+        CHECK(fields.find("task-clock") != std::string::npos);
+        CHECK(fields.find(fmt::format("{:+.2f}%", body.at("alert").at("delta_pct").get<double>())) !=
+              std::string::npos);
+        CHECK(fields.find("<https://github.com/acme/demo/commit/" + sha + "|") != std::string::npos);
+        CHECK(s.dump().find("https://perf.example.com/p/demo/alerts") != std::string::npos);
+
+        // Triage over the API: a status change is posted too.
+        const auto patched = send(port, http::verb::patch, "/api/v1/projects/demo/alerts/" + std::to_string(id),
+                                  R"({"status": "acknowledged"})", "application/json", token);
+        REQUIRE(patched.status == 200);
+        const auto more = rx.wait_for(4);
+        REQUIRE(more.size() >= 4);
+        const auto changed = std::find_if(more.begin() + 2, more.end(),
+                                          [](const auto& h) { return h.target == "/generic"; });
+        REQUIRE(changed != more.end());
+        CHECK(json::parse(changed->body).at("event") == "alert.status_changed");
+        CHECK(json::parse(changed->body).at("alert").at("status") == "acknowledged");
+        CHECK(changed->headers.at("X-Perfgate-Signature") == expected_signature(secret, changed->body));
+
+        // The delivery log: over HTTP and in perfgate project; the secret in neither, nor in the log.
+        for (int i = 0; i < 200 && metric_of(port, token, "perfgate_webhook_queued") != 0; ++i) {
+            std::this_thread::sleep_for(50ms);
+        }
+        const auto listed = send(port, http::verb::get, "/api/v1/projects/demo/webhooks", {}, {}, token);
+        REQUIRE(listed.status == 200);
+        CHECK(listed.body.find(secret) == std::string::npos);
+        CHECK(listed.parsed().at("webhooks").at(0).at("last_delivery").at("outcome") == "delivered");
+        const auto shown = run_perfgate({"project", "--db", db.string(), "--project", "demo"});
+        REQUIRE(shown.code == 0);
+        CHECK(shown.out.find("webhooks 2\n") != std::string::npos);
+        CHECK(shown.out.find("json signed " + rx.url("/generic") + " last=delivered attempts=1") != std::string::npos);
+        CHECK(shown.out.find(secret) == std::string::npos);
+        CHECK(read_text(log).find(secret) == std::string::npos);
+        const std::string metrics = send(port, http::verb::get, "/metrics", {}, {}, token).body;
+        CHECK(metrics.find("perfgate_webhook_deliveries_total{outcome=\"delivered\"} 4") != std::string::npos);
+    }
+}
+
+TEST_CASE("webhooks over a real server: a receiver answering 500 is retried, then logged, uploads unaffected")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "failing.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    receiver rx(500);
+    // Back-off from 50 ms (1 s in service): 4 attempts within a second.
+    server_process srv(db, log, {"--webhook-backoff-ms", "50"});
+    const auto port = srv.port();
+
+    // Added with the CLI: a bad URL is exit 2 naming --webhook, nothing stored.
+    const auto bad = run_perfgate({"project", "--db", db.string(), "--project", "demo", "--webhook", "hooks.example"});
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("--webhook: 'hooks.example' must start with https:// or http://") != std::string::npos);
+    const auto added = run_perfgate({"project", "--db", db.string(), "--project", "demo", "--webhook", rx.url("/fail"),
+                                     "--secret", "cli-secret-xyz"});
+    REQUIRE_MESSAGE(added.code == 0, added.err);
+    CHECK(added.out.find("webhooks 1\n") != std::string::npos);
+    CHECK(added.out.find("cli-secret-xyz") == std::string::npos);
+    CHECK(added.out.find("last=never") != std::string::npos);
+
+    // Uploads answer 201 throughout (upload_series REQUIREs each), before and
+    // while the receiver fails; time both halves.
+    const auto t0 = std::chrono::steady_clock::now();
+    upload_series(port, "demo", token, 40, 40, 0.0);
+    const auto quiet = std::chrono::steady_clock::now() - t0;
+    const auto t1 = std::chrono::steady_clock::now();
+    // Steps at run 40 of 60: the alert, and the deliveries failing, come while these upload.
+    std::uint64_t state = 7;
+    for (std::size_t i = 0; i < 40; ++i) {
+        json body = {{"benchmark", "parse"},
+                     {"role", "baseline"},
+                     {"git_sha", fmt::format("{:040x}", 1000 + i)},
+                     {"branch", "main"},
+                     {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+                     {"perf_csv", task_clock_capture(i < 5 ? 100.0 : 110.0, state)}};
+        const auto r = send(port, http::verb::post, "/api/v1/projects/demo/runs", body.dump(), "application/json",
+                            token);
+        REQUIRE_MESSAGE(r.status == 201, r.body);
+    }
+    const auto busy = std::chrono::steady_clock::now() - t1;
+    MESSAGE("40 uploads: " << std::chrono::duration<double>(quiet).count() << " s before, "
+                           << std::chrono::duration<double>(busy).count() << " s with a failing receiver");
+    CHECK(busy < 3 * quiet + 2s);
+
+    // Four attempts (webhook_max_attempts), then the failure is logged and counted.
+    const auto hits = rx.wait_for(4);
+    CHECK(hits.size() >= 4);
+    for (int i = 0; i < 200 && metric_of(port, token, "perfgate_webhook_queued") != 0; ++i) {
+        std::this_thread::sleep_for(50ms);
+    }
+    const auto after = rx.hits();
+    CHECK(after.size() % 4 == 0); // whole deliveries: four attempts each
+    const std::string metrics = send(port, http::verb::get, "/metrics", {}, {}, token).body;
+    CHECK(metrics.find(fmt::format("perfgate_webhook_deliveries_total{{outcome=\"failed\"}} {}", after.size() / 4)) !=
+          std::string::npos);
+    CHECK(metrics.find("perfgate_webhook_deliveries_total{outcome=\"delivered\"} 0") != std::string::npos);
+    CHECK(metric_of(port, token, "perfgate_webhook_retries_total") == static_cast<double>(after.size() / 4 * 3));
+    CHECK(read_text(log).find("delivery failed after 4 attempts: HTTP 500") != std::string::npos);
+    const auto shown = run_perfgate({"project", "--db", db.string(), "--project", "demo"});
+    REQUIRE(shown.code == 0);
+    CHECK(shown.out.find("last=failed attempts=4") != std::string::npos);
+    CHECK(shown.out.find("error=HTTP 500") != std::string::npos);
+    CHECK(shown.out.find("cli-secret-xyz") == std::string::npos);
+    CHECK(read_text(log).find("cli-secret-xyz") == std::string::npos);
+
+    // Removal: by id; an unknown id is exit 2.
+    const auto removed = run_perfgate({"project", "--db", db.string(), "--project", "demo", "--remove-webhook", "1"});
+    CHECK(removed.code == 0);
+    CHECK(removed.out.find("webhooks 0\n") != std::string::npos);
+    const auto again = run_perfgate({"project", "--db", db.string(), "--project", "demo", "--remove-webhook", "1"});
+    CHECK(again.code == 2);
+    CHECK(again.err.find("--remove-webhook: project 'demo' has no webhook 1") != std::string::npos);
+}
