@@ -61,14 +61,16 @@ constexpr std::array not_error_ids{
     std::string_view{"testbed.name"},
     // Event payload fields in messages (github/event.cpp, checked_sha).
     std::string_view{"workflow_run.head_sha"}, std::string_view{"merge_group.head_sha"},
+    // Webhook event names (service/notifier.hpp), sent to receivers.
+    std::string_view{"alert.opened"}, std::string_view{"alert.status_changed"},
 };
 // clang-format on
 
 // A literal "name.EXT" with one of these extensions is a file name.
-constexpr std::array file_extensions{std::string_view{"csv"},    std::string_view{"data"}, std::string_view{"db"},
-                                     std::string_view{"folded"}, std::string_view{"html"}, std::string_view{"json"},
-                                     std::string_view{"md"},     std::string_view{"sql"},  std::string_view{"svg"},
-                                     std::string_view{"tmp"},    std::string_view{"txt"}};
+constexpr std::array file_extensions{std::string_view{"h"},    std::string_view{"csv"},    std::string_view{"data"},
+                                     std::string_view{"db"},   std::string_view{"folded"}, std::string_view{"html"},
+                                     std::string_view{"json"}, std::string_view{"md"},     std::string_view{"sql"},
+                                     std::string_view{"svg"},  std::string_view{"tmp"},    std::string_view{"txt"}};
 
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 

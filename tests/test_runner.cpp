@@ -1155,7 +1155,7 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
                           "--max-repetitions", "10"},
                          dir.path());
         CHECK(r.code == 2);
-        CHECK(r.err.find("callgrind's counts are deterministic") != std::string::npos);
+        CHECK(r.err.find("callgrind's and memcheck's counts are deterministic") != std::string::npos);
         r = run_perfgate({"run", "--db", db, "--baseline", "true", "--candidate", "true", "--min-repetitions", "8",
                           "--max-repetitions", "6"},
                          dir.path());

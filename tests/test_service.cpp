@@ -1731,7 +1731,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(db.runs_count() == 13);
 }
 
-TEST_CASE("service: webhooks are checked before they are stored; the notifier's queue drops the oldest when full")
+TEST_CASE("service: webhooks are checked before they are stored, and the notifier's queue drops the oldest when full")
 {
     test_database where(test_database::sqlite_kind::memory);
     perfgate::store::store db(where.location());
