@@ -386,37 +386,16 @@ std::vector<model::comparison_summary> service::recent_comparisons(const std::st
 std::string normalize_repository_url(std::string_view label, std::string_view url)
 {
     if (url.empty()) return {};
-    // The user's text, bounded: a message quotes at most this much of it.
-    constexpr std::size_t max_shown = 80;
-    const std::string shown = url.size() > max_shown ? fmt::format("'{}...'", url.substr(0, max_shown))
-                                                     : fmt::format("'{}'", url);
-    if (!url.starts_with("https://") && !url.starts_with("http://")) {
-        throw error(errors::ingest_bad_field, fmt::format("{}: {} must start with https:// or http://", label, shown));
-    }
     // Pages put the URL into href attributes and append "/commit/{sha}": a
     // byte that ends an attribute or a tag, or a query or fragment that the
     // appended path would land in, makes a broken or hostile link.
-    constexpr std::string_view markup = "\"'<>`\\";
-    for (std::size_t i = 0; i < url.size(); ++i) {
-        const auto c = static_cast<unsigned char>(url[i]);
-        if (c <= 0x20 || c >= 0x7f) {
-            throw error(errors::ingest_bad_field,
-                        fmt::format("{}: byte 0x{:02x} at offset {} is not allowed in a URL (no whitespace, control "
-                                    "or non-ASCII bytes: percent-encode them)",
-                                    label, c, i));
-        }
-        if (markup.find(static_cast<char>(c)) != std::string_view::npos) {
-            throw error(errors::ingest_bad_field,
-                        fmt::format("{}: '{}' at offset {} is not allowed in a URL (no quotes, "
-                                    "<, >, ` or \\)",
-                                    label, static_cast<char>(c), i));
-        }
-        if (c == '?' || c == '#') {
-            throw error(errors::ingest_bad_field,
-                        fmt::format("{}: '{}' at offset {}: the URL cannot have a query or a fragment (pages append "
-                                    "/commit/SHA to it)",
-                                    label, static_cast<char>(c), i));
-        }
+    check_url_text(label, url);
+    const std::string shown = shown_url(url);
+    if (const auto i = url.find_first_of("?#"); i != std::string_view::npos) {
+        throw error(errors::ingest_bad_field,
+                    fmt::format("{}: '{}' at offset {}: the URL cannot have a query or a fragment (pages append "
+                                "/commit/SHA to it)",
+                                label, url[i], i));
     }
     const std::size_t scheme = url.starts_with("https://") ? 8 : 7;
     std::string_view stored = url;

@@ -20,4 +20,33 @@ std::string_view utf8_prefix(std::string_view value, std::size_t max_bytes)
     return model::utf8_prefix(value, max_bytes);
 }
 
+std::string shown_url(std::string_view url)
+{
+    constexpr std::size_t max_shown = 80;
+    return url.size() > max_shown ? fmt::format("'{}...'", url.substr(0, max_shown)) : fmt::format("'{}'", url);
+}
+
+void check_url_text(std::string_view label, std::string_view url)
+{
+    if (!url.starts_with("https://") && !url.starts_with("http://")) {
+        throw error(errors::ingest_bad_field,
+                    fmt::format("{}: {} must start with https:// or http://", label, shown_url(url)));
+    }
+    constexpr std::string_view markup = "\"'<>`\\";
+    for (std::size_t i = 0; i < url.size(); ++i) {
+        const auto c = static_cast<unsigned char>(url[i]);
+        if (c <= 0x20 || c >= 0x7f) {
+            throw error(errors::ingest_bad_field,
+                        fmt::format("{}: byte 0x{:02x} at offset {} is not allowed in a URL (no whitespace, control "
+                                    "or non-ASCII bytes: percent-encode them)",
+                                    label, c, i));
+        }
+        if (markup.find(static_cast<char>(c)) != std::string_view::npos) {
+            throw error(errors::ingest_bad_field,
+                        fmt::format("{}: '{}' at offset {} is not allowed in a URL (no quotes, <, >, ` or \\)", label,
+                                    static_cast<char>(c), i));
+        }
+    }
+}
+
 } // namespace perfgate::service

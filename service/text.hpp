@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include "model/error.hpp"
@@ -19,6 +20,15 @@ enum class text_kind {
 
 // Throws `id` naming `field` and the byte offset of the first fault.
 void check_stored_text(error_id id, std::string_view field, std::string_view value, text_kind kind = text_kind::line);
+
+// An http(s) URL a user gave (the repository URL, a webhook), before the
+// caller's own rules: it starts with https:// or http://, and every byte is
+// printable ASCII other than quotes, <, >, ` and \ (it goes into href
+// attributes, request lines and terminal output). "ingest.bad_field" naming
+// `label`, quoting at most 80 bytes of the URL and the offset of the fault.
+void check_url_text(std::string_view label, std::string_view url);
+// The URL as messages quote it: in single quotes, cut at 80 bytes.
+std::string shown_url(std::string_view url);
 
 // The longest prefix of value of at most max_bytes that does not end inside a
 // UTF-8 sequence (value itself when it fits).

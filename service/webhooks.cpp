@@ -5,19 +5,9 @@
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "service/text.hpp"
 
 namespace perfgate::service {
-
-namespace {
-
-// The user's text, bounded: a message quotes at most this much of it.
-std::string shown_url(std::string_view url)
-{
-    constexpr std::size_t max_shown = 80;
-    return url.size() > max_shown ? fmt::format("'{}...'", url.substr(0, max_shown)) : fmt::format("'{}'", url);
-}
-
-} // namespace
 
 std::string normalize_webhook_url(std::string_view label, std::string_view url)
 {
@@ -26,27 +16,9 @@ std::string normalize_webhook_url(std::string_view label, std::string_view url)
         throw error(errors::ingest_bad_field, fmt::format("{}: {} is {} bytes, over the limit of {}", label,
                                                           shown_url(url), url.size(), max_webhook_url_bytes));
     }
-    if (!url.starts_with("https://") && !url.starts_with("http://")) {
-        throw error(errors::ingest_bad_field,
-                    fmt::format("{}: {} must start with https:// or http://", label, shown_url(url)));
-    }
     // The URL goes into an HTTP request line and into `perfgate project`'s
     // output: a byte that breaks either is refused, not escaped.
-    constexpr std::string_view markup = "\"'<>`\\";
-    for (std::size_t i = 0; i < url.size(); ++i) {
-        const auto c = static_cast<unsigned char>(url[i]);
-        if (c <= 0x20 || c >= 0x7f) {
-            throw error(errors::ingest_bad_field,
-                        fmt::format("{}: byte 0x{:02x} at offset {} is not allowed in a URL (no whitespace, control "
-                                    "or non-ASCII bytes: percent-encode them)",
-                                    label, c, i));
-        }
-        if (markup.find(static_cast<char>(c)) != std::string_view::npos) {
-            throw error(errors::ingest_bad_field,
-                        fmt::format("{}: '{}' at offset {} is not allowed in a URL (no quotes, <, >, ` or \\)", label,
-                                    static_cast<char>(c), i));
-        }
-    }
+    check_url_text(label, url);
     const std::size_t scheme = url.starts_with("https://") ? 8 : 7;
     const std::string_view host = url.substr(scheme);
     if (host.empty() || host.front() == '/' || host.front() == '?' || host.front() == '#' || host.front() == ':') {
