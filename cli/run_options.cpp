@@ -34,7 +34,8 @@ constexpr long long max_top_functions = 1000;
 
 [[noreturn]] void usage_error(error_id id, const std::string& message) { run_usage_error(id, message); }
 
-std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
+// --config FILE, or one benchmark from --name/--baseline/--candidate.
+run_config config_from(const parsed_args& args)
 {
     if (args.has("config")) {
         if (args.has("harness") || args.has("filter")) {
@@ -76,12 +77,17 @@ std::vector<benchmark_spec> benchmarks_from(const parsed_args& args)
         if (spec.harness.empty()) usage_error(errors::usage_conflict, "--filter applies to --harness gbench only");
         spec.filter = *f;
     }
-    return {spec};
+    run_config config;
+    config.benchmarks.push_back(std::move(spec));
+    return config;
 }
 
-measure_options options_from(const parsed_args& args)
+// The command line's options over the config file's "backend" and
+// "suppressions".
+measure_options options_from(const parsed_args& args, const run_config& config)
 {
     measure_options opt;
+    if (config.which) opt.which = *config.which;
     if (auto b = args.get("backend")) {
         auto parsed = parse_backend(*b);
         if (!parsed)
@@ -131,6 +137,12 @@ measure_options options_from(const parsed_args& args)
     opt.cache_sim = args.has("cache-sim");
     if (opt.cache_sim && opt.which != backend::callgrind)
         usage_error(errors::usage_conflict, "--cache-sim needs --backend callgrind");
+    if (!config.suppressions.empty() && opt.which != backend::memcheck) {
+        usage_error(errors::usage_conflict, fmt::format("--backend {}: the config file's \"suppressions\" need "
+                                                        "the memcheck backend",
+                                                        *args.get("backend")));
+    }
+    opt.suppressions = config.suppressions;
     for (auto& s : args.all("suppressions")) {
         if (opt.which != backend::memcheck)
             usage_error(errors::usage_conflict, "--suppressions needs --backend memcheck");
@@ -206,8 +218,9 @@ run_settings parse_run_settings(const parsed_args& args)
     }
     // Everything that can be a usage error is checked before measuring.
     run_settings s;
-    s.benchmarks = benchmarks_from(args);
-    s.measure = options_from(args);
+    auto config = config_from(args);
+    s.measure = options_from(args, config);
+    s.benchmarks = std::move(config.benchmarks);
     const bool harness = std::any_of(s.benchmarks.begin(), s.benchmarks.end(),
                                      [](const benchmark_spec& b) { return !b.harness.empty(); });
     if (harness && (args.has("profile") || args.has("events") || args.has("split-events"))) {

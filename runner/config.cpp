@@ -153,13 +153,14 @@ public:
         return error(errors::input_bad_config, fmt::format("{}: {}: {}", source_, where, what));
     }
 
-    // The list: the document itself, or its only key "benchmarks".
+    // The list: the document itself, or the object's key "benchmarks".
     [[nodiscard]] const nlohmann::json& benchmark_list(const nlohmann::json& doc) const
     {
         const nlohmann::json* list = &doc;
         if (doc.is_object()) {
             for (auto& [key, value] : doc.items()) {
-                if (key != "benchmarks") throw bad(key, "unknown key (expected \"benchmarks\")");
+                if (key != "benchmarks" && key != "backend" && key != "suppressions")
+                    throw bad(key, "unknown key (expected \"benchmarks\", \"backend\" or \"suppressions\")");
             }
             if (!doc.contains("benchmarks")) throw bad("benchmarks", "missing");
             list = &doc["benchmarks"];
@@ -200,6 +201,35 @@ public:
             spec.filter = b["filter"].get<std::string>();
         }
         return spec;
+    }
+
+    // The object form's "backend" and "suppressions".
+    void run_options(const nlohmann::json& doc, run_config& out) const
+    {
+        if (!doc.is_object()) return;
+        if (doc.contains("backend")) {
+            const auto& v = doc["backend"];
+            auto parsed = v.is_string() ? parse_backend(v.get<std::string>()) : std::nullopt;
+            if (!parsed) throw bad("backend", "expected \"perf\", \"native\", \"callgrind\", \"rusage\" or \"memcheck\"");
+            out.which = parsed;
+        }
+        if (!doc.contains("suppressions")) return;
+        const auto& list = doc["suppressions"];
+        if (!list.is_array()) throw bad("suppressions", "expected a list of file names");
+        if (out.which != backend::memcheck) throw bad("suppressions", "needs \"backend\": \"memcheck\"");
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            const std::string at = fmt::format("suppressions[{}]", i);
+            if (!list[i].is_string() || list[i].get<std::string>().empty()) throw bad(at, "expected a file name");
+            const auto& text = list[i].get_ref<const std::string&>();
+            if (std::ranges::any_of(text, is_control)) throw bad(at, "contains a control character");
+            std::filesystem::path file = text;
+            if (!file.is_absolute()) file = base_dir_ / file;
+            std::error_code ec;
+            if (!std::filesystem::is_regular_file(file, ec))
+                throw bad(at, fmt::format("'{}' is not a readable file", printable(text)));
+            // valgrind is started in the benchmark's cwd: an absolute path.
+            out.suppressions.push_back(std::filesystem::absolute(file));
+        }
     }
 
 private:
@@ -287,20 +317,20 @@ private:
 
 } // namespace
 
-std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_view source,
-                                         const std::filesystem::path& base_dir)
+run_config parse_config(const nlohmann::json& doc, std::string_view source, const std::filesystem::path& base_dir)
 {
     const config_reader reader(source, base_dir);
     const auto& list = reader.benchmark_list(doc);
-    std::vector<benchmark_spec> out;
+    run_config out;
+    reader.run_options(doc, out);
     std::set<std::string> names;
     for (std::size_t i = 0; i < list.size(); ++i) {
-        out.push_back(reader.benchmark(list[i], fmt::format("benchmarks[{}]", i), names));
+        out.benchmarks.push_back(reader.benchmark(list[i], fmt::format("benchmarks[{}]", i), names));
     }
     return out;
 }
 
-std::vector<benchmark_spec> load_config(const std::filesystem::path& path)
+run_config load_config(const std::filesystem::path& path)
 {
     std::stringstream text(model::read_text_file(path, "input.bad_config"));
     nlohmann::json doc;

@@ -1,7 +1,12 @@
 // The benchmark list of `perfgate run --config FILE`, and how a command
 // string becomes an argv.
 //
-// Config file (JSON): either a list of benchmarks or {"benchmarks": [...]}:
+// Config file (JSON): either a list of benchmarks or an object
+//   {"backend": "memcheck",                     optional: as --backend (the command line wins)
+//    "suppressions": ["third_party.supp"],      optional, memcheck only: as --suppressions (both are used);
+//                                               relative to the config file's directory
+//    "benchmarks": [...]}                       required in the object form
+// Each benchmark:
 //   [ { "name": "parse",                        required, unique, capture::validate_name's rules
 //       "baseline": "./old/parse in.json",      string or array of strings
 //       "candidate": ["./new/parse", "in.json"],
@@ -18,6 +23,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -41,11 +47,17 @@ command parse_command(std::string_view text);
 // argv[0] or any control byte is "input.bad_command".
 command command_from_argv(std::vector<std::string> argv);
 
-std::vector<benchmark_spec> parse_config(const nlohmann::json& doc, std::string_view source,
-                                         const std::filesystem::path& base_dir);
+// A config file's contents.
+struct run_config {
+    std::vector<benchmark_spec> benchmarks;
+    std::optional<backend> which;                    // "backend"
+    std::vector<std::filesystem::path> suppressions; // "suppressions", absolute, each a regular file
+};
+
+run_config parse_config(const nlohmann::json& doc, std::string_view source, const std::filesystem::path& base_dir);
 
 // Reads and parses a config file; unreadable or invalid JSON is
 // "input.bad_config" naming the file (and nlohmann's byte position).
-std::vector<benchmark_spec> load_config(const std::filesystem::path& path);
+run_config load_config(const std::filesystem::path& path);
 
 } // namespace perfgate::runner

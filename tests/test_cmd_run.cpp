@@ -4,12 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
 #include "cli/commands.hpp"
 #include "cli/run_phases.hpp"
 #include "model/error.hpp"
+#include "runner/process.hpp"
 
 namespace {
 
@@ -83,6 +86,29 @@ TEST_CASE("perfgate run phases: the command line into settings")
         CHECK(s.measure.repetitions == 1);
         CHECK(s.measure.warmup == 0);
         CHECK(s.measure.cache_sim);
+    }
+    SUBCASE("a config file's backend and suppressions, under the command line's")
+    {
+        runner::temp_dir dir("pg-run-config");
+        std::ofstream(dir.path() / "a.supp") << "{\n  a\n  Memcheck:Leak\n  ...\n}\n";
+        std::ofstream(dir.path() / "b.supp") << "{\n  b\n  Memcheck:Leak\n  ...\n}\n";
+        const auto config = (dir.path() / "bench.json").string();
+        std::ofstream(config) << R"({"backend": "memcheck", "suppressions": ["a.supp"],
+                                     "benchmarks": [{"name": "x", "baseline": "true", "candidate": "true"}]})";
+        auto s = parse_run_settings(args_of({"--config", config}));
+        CHECK(s.measure.which == runner::backend::memcheck);
+        CHECK(s.measure.repetitions == 1);
+        CHECK(s.measure.suppressions == std::vector<std::filesystem::path>{dir.path() / "a.supp"});
+        // --suppressions adds to the config's.
+        s = parse_run_settings(args_of({"--config", config, "--suppressions", (dir.path() / "b.supp").string()}));
+        CHECK(s.measure.suppressions.size() == 2);
+        // --backend wins, and the config's suppressions then have no memcheck to go to.
+        CHECK(thrown_id([&] { (void)parse_run_settings(args_of({"--config", config, "--backend", "callgrind"})); }) ==
+              "usage.conflict");
+        std::ofstream(config, std::ios::trunc) << R"({"backend": "memcheck",
+                                     "benchmarks": [{"name": "x", "baseline": "true", "candidate": "true"}]})";
+        s = parse_run_settings(args_of({"--config", config, "--backend", "callgrind"}));
+        CHECK(s.measure.which == runner::backend::callgrind);
     }
     SUBCASE("events, order, seed, timeout and format")
     {

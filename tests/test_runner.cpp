@@ -196,8 +196,11 @@ TEST_CASE("config files")
         auto p = write(R"([{"name": "parse", "baseline": "./old in.json", "candidate": ["./new", "in json"],
                             "cwd": "sub", "env": {"OMP_NUM_THREADS": "1"}, "repetitions": 20, "warmup": 2},
                            {"name": "b2", "baseline": "true", "candidate": "true"}])");
-        auto specs = load_config(p);
+        auto config = load_config(p);
+        const auto& specs = config.benchmarks;
         REQUIRE(specs.size() == 2);
+        CHECK_FALSE(config.which.has_value());
+        CHECK(config.suppressions.empty());
         CHECK(specs[0].name == "parse");
         CHECK(specs[0].baseline.argv == std::vector<std::string>{"./old", "in.json"});
         CHECK(specs[0].candidate.argv == std::vector<std::string>{"./new", "in json"});
@@ -209,10 +212,47 @@ TEST_CASE("config files")
     }
     SUBCASE("the {\"benchmarks\": [...]} form")
     {
-        auto specs = parse_config(nlohmann::json::parse(R"({"benchmarks": [{"name": "x", "baseline": "a",
-                                  "candidate": "b"}]})"),
-                                  "c.json", ".");
-        CHECK(specs.size() == 1);
+        auto config = parse_config(nlohmann::json::parse(R"({"benchmarks": [{"name": "x", "baseline": "a",
+                                   "candidate": "b"}]})"),
+                                   "c.json", ".");
+        CHECK(config.benchmarks.size() == 1);
+    }
+    SUBCASE("the object form's backend and suppressions, relative to the config file's directory")
+    {
+        std::ofstream(dir.path() / "omp.supp") << "{\n  omp\n  Memcheck:Leak\n  ...\n  obj:*libgomp*\n}\n";
+        auto p = write(R"({"backend": "memcheck", "suppressions": ["omp.supp"],
+                           "benchmarks": [{"name": "x", "baseline": "a", "candidate": "b"}]})");
+        auto config = load_config(p);
+        CHECK(config.which == perfgate::runner::backend::memcheck);
+        REQUIRE(config.suppressions.size() == 1);
+        CHECK(config.suppressions[0] == std::filesystem::absolute(dir.path() / "omp.supp"));
+        CHECK(config.benchmarks.size() == 1);
+
+        const auto list = R"("benchmarks": [{"name": "x", "baseline": "a", "candidate": "b"}])";
+        auto doc = nlohmann::json::parse(fmt::format(R"({{"backend": "cachegrind", {}}})", list));
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", "."),
+                             R"(c.json: backend: expected "perf", "native", "callgrind", "rusage" or "memcheck")",
+                             perfgate::error);
+        doc = nlohmann::json::parse(fmt::format(R"({{"backend": 3, {}}})", list));
+        CHECK_THROWS_AS(parse_config(doc, "c.json", "."), perfgate::error);
+        doc = nlohmann::json::parse(fmt::format(R"({{"suppressions": ["omp.supp"], {}}})", list));
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", dir.path()),
+                             R"(c.json: suppressions: needs "backend": "memcheck")", perfgate::error);
+        doc = nlohmann::json::parse(fmt::format(R"({{"backend": "memcheck", "suppressions": "omp.supp", {}}})", list));
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", dir.path()),
+                             "c.json: suppressions: expected a list of file names", perfgate::error);
+        doc = nlohmann::json::parse(
+            fmt::format(R"({{"backend": "memcheck", "suppressions": ["omp.supp", "gone.supp"], {}}})", list));
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", dir.path()),
+                             "c.json: suppressions[1]: 'gone.supp' is not a readable file", perfgate::error);
+        doc = nlohmann::json::parse(fmt::format(R"({{"backend": "memcheck", "suppressions": [""], {}}})", list));
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", dir.path()), "c.json: suppressions[0]: expected a file name",
+                             perfgate::error);
+        doc = nlohmann::json::parse(fmt::format(R"({{"backend": "memcheck", "suppresions": [], {}}})", list));
+        CHECK_THROWS_WITH_AS(
+            parse_config(doc, "c.json", dir.path()),
+            R"(c.json: suppresions: unknown key (expected "benchmarks", "backend" or "suppressions"))",
+            perfgate::error);
     }
     SUBCASE("errors name the file and the key")
     {
