@@ -279,3 +279,79 @@ TEST_CASE("alerts over a real server: perfgate serve --change-point-* is the def
     REQUIRE(strict.status == 200);
     CHECK(strict.parsed().at("alerts").empty());
 }
+
+TEST_CASE("alerts over a real server: a heap-peak-bytes staircase of memcheck runs is two change points and alerts")
+{
+    // Memcheck's counts are exact: each step of the staircase is flat, with
+    // no variance at all, and one sample per run (one execution a side).
+    // Three levels of 14 runs (a leak that grows the peak heap twice); the
+    // other memory counters stay flat.
+    constexpr std::size_t per_level = 14;
+    constexpr double levels[] = {1048576, 1572864, 2621440};
+    temp_dir dir;
+    const auto db = dir.path() / "memory.db";
+    const std::string token = create_token(db, "demo");
+    server_process srv(db, dir.path() / "server.log");
+    const auto port = srv.port();
+    std::vector<std::int64_t> ids;
+    for (std::size_t i = 0; i < 3 * per_level; ++i) {
+        const std::string csv = fmt::format("# started on perfgate run parse repetition 1\n\n"
+                                            "1200,,heap-allocs,1,100.00,,\n"
+                                            "4325376,B,heap-bytes,1,100.00,,\n"
+                                            "{},B,heap-peak-bytes,1,100.00,,\n"
+                                            "0,B,leaked-bytes,1,100.00,,\n"
+                                            "0,,memcheck-errors,1,100.00,,\n"
+                                            "0,,memcheck-suppressed,1,100.00,,\n",
+                                            levels[i / per_level]);
+        const json body = {{"benchmark", "parse"},          {"role", "baseline"},
+                           {"git_sha", fmt::format("{:040x}", i + 1)},
+                           {"branch", "main"},             {"backend", "memcheck"},
+                           {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+                           {"perf_csv", csv}};
+        auto r = send(port, http::verb::post, "/api/v1/projects/demo/runs", body.dump(), "application/json", token);
+        REQUIRE_MESSAGE(r.status == 201, r.body);
+        ids.push_back(r.parsed().at("run_id").get<std::int64_t>());
+    }
+    for (int i = 0; i < 300 && metric_of(port, token, "perfgate_watch_jobs_total") +
+                                       metric_of(port, token, "perfgate_watch_coalesced_total") <
+                                   3 * per_level;
+         ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (int i = 0; i < 100 && metric_of(port, token, "perfgate_watch_pending") != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(metric_of(port, token, "perfgate_watch_failed_total") == 0);
+
+    // The history marks both steps, and only on heap-peak-bytes.
+    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=parse&counter=heap-peak-bytes",
+                     {}, {}, token);
+    REQUIRE(hist.status == 200);
+    const json points = hist.parsed().at("points");
+    REQUIRE(points.size() == 3 * per_level);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        CAPTURE(i);
+        CHECK(points[i].at("median").get<double>() == levels[i / per_level]);
+        CHECK(points[i].at("change_point") == (i == per_level || i == 2 * per_level));
+    }
+    auto flat = send(port, http::verb::get, "/api/v1/projects/demo/change-points?benchmark=parse&counter=heap-allocs",
+                     {}, {}, token);
+    REQUIRE(flat.status == 200);
+    CHECK(flat.parsed().at("change_points").empty());
+
+    // An alert for each step, on the run that made it, with its size.
+    auto list = send(port, http::verb::get, "/api/v1/projects/demo/alerts", {}, {}, token);
+    REQUIRE(list.status == 200);
+    const json alerts = list.parsed().at("alerts");
+    std::map<std::int64_t, double> opened; // run id -> delta %
+    for (const auto& a : alerts) {
+        CHECK(a.at("counter") == "heap-peak-bytes");
+        opened[a.at("run_id").get<std::int64_t>()] = a.at("delta_pct").get<double>();
+    }
+    CHECK(opened.size() == alerts.size());
+    REQUIRE(opened.contains(ids[per_level]));
+    REQUIRE(opened.contains(ids[2 * per_level]));
+    CHECK(opened[ids[per_level]] == doctest::Approx(50.0).epsilon(0.01));
+    CHECK(opened[ids[2 * per_level]] == doctest::Approx(100.0 * (2621440.0 / 1572864.0 - 1)).epsilon(0.01));
+    CHECK(alerts.size() == 2);
+}
