@@ -108,4 +108,44 @@ void backend_base::fail(const where& at, const command& cmd, const process_resul
                 fmt::format("{}: '{}' {}{}", at.text(), cmd.text, st.describe(), stderr_excerpt(proc.stderr_tail)));
 }
 
+void profile_keeping_backend::begin_benchmark()
+{
+    ++benchmarks_run_;
+    profiles_[0].clear();
+    profiles_[1].clear();
+}
+
+std::vector<std::filesystem::path> profile_keeping_backend::profiles(side which) const
+{
+    return profiles_[which == side::baseline ? 0 : 1];
+}
+
+void profile_keeping_backend::keep_profiles(const std::filesystem::path& out_dir, side which, std::string_view tool)
+{
+    auto& kept = profiles_[which == side::baseline ? 0 : 1];
+    kept.clear();
+    try {
+        const auto dir = opt_.keep_profiles / fmt::format("{}-{}", benchmarks_run_, to_string(which));
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        std::vector<std::pair<long long, std::filesystem::path>> files;
+        for (auto& f : std::filesystem::directory_iterator(out_dir)) {
+            const auto name = f.path().filename().string();
+            const auto dot = name.find('.');
+            files.emplace_back(dot == std::string::npos ? 0 : std::atoll(name.c_str() + dot + 1), f.path());
+        }
+        std::sort(files.begin(), files.end());
+        for (auto& [pid, from] : files) {
+            auto to = dir / from.filename();
+            std::error_code ec;
+            std::filesystem::rename(from, to, ec);
+            if (ec) std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+            kept.push_back(std::move(to));
+        }
+    } catch (const std::exception& e) {
+        kept.clear();
+        warnings_.push_back(fmt::format("could not keep {}'s output for the attribution: {}", tool, e.what()));
+    }
+}
+
 } // namespace perfgate::runner::detail

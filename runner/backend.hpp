@@ -10,6 +10,7 @@
 // This header also holds what more than one of them needs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -91,6 +92,36 @@ protected:
 
 private:
     std::size_t executions_ = 0;
+};
+
+// A valgrind backend (callgrind, memcheck) with measure_options::
+// keep_profiles: each side's last measured execution's output files are kept
+// in keep_profiles/<n>-<side>/ for the attribution (the counts are
+// deterministic, so any one execution would do). Failing to keep them (a
+// full disk) costs the attribution, never the measurement: a warning, and no
+// profiles for that side.
+class profile_keeping_backend : public backend_base {
+public:
+    profile_keeping_backend(const measure_options& opt, const std::filesystem::path& scratch,
+                            std::vector<std::string>& warnings)
+        : backend_base(opt, scratch), warnings_(warnings)
+    {}
+
+    void begin_benchmark() override;
+    [[nodiscard]] std::vector<std::filesystem::path> profiles(side which) const override;
+
+protected:
+    // Moves out_dir's files (<tool>.<pid>[.ext]) to the side's directory,
+    // replacing the previous execution's, ordered by pid so that the
+    // benchmark's own process (started first) comes first. `tool` names
+    // valgrind's tool in the warning.
+    void keep_profiles(const std::filesystem::path& out_dir, side which, std::string_view tool);
+
+    std::vector<std::string>& warnings_;
+
+private:
+    std::size_t benchmarks_run_ = 0;
+    std::array<std::vector<std::filesystem::path>, 2> profiles_; // per side
 };
 
 // Each checks what its backend needs (perf and perfgate-exec, valgrind, the

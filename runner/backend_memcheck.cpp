@@ -13,9 +13,6 @@
 // Valgrind runs the workload in its own process, so its exit status is the
 // workload's: a crash fails the execution with valgrind's message in the
 // stderr excerpt.
-#include <algorithm>
-#include <array>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -27,11 +24,11 @@ namespace perfgate::runner::detail {
 
 namespace {
 
-class memcheck_backend final : public backend_base {
+class memcheck_backend final : public profile_keeping_backend {
 public:
     memcheck_backend(const measure_options& opt, const std::filesystem::path& scratch,
                      std::vector<std::string>& warnings)
-        : backend_base(opt, scratch), warnings_(warnings)
+        : profile_keeping_backend(opt, scratch, warnings)
     {
         if (!executable(opt_.valgrind)) {
             throw error(errors::measure_valgrind_unavailable,
@@ -88,7 +85,7 @@ public:
                                     any_memcheck ? "DHAT" : "memcheck XML", cmd.text,
                                     stderr_excerpt(any_memcheck ? dhat_proc.stderr_tail : ex.proc.stderr_tail)));
         }
-        if (!opt_.keep_profiles.empty() && !at.warmup) keep_profiles(out_dir, at.which);
+        if (!opt_.keep_profiles.empty() && !at.warmup) keep_profiles(out_dir, at.which, "valgrind");
         std::filesystem::remove_all(out_dir);
         auto count = [](long long v) { return static_cast<double>(v); };
         ex.counters.push_back({"heap-allocs", "", count(dh_total.blocks), 100.0});
@@ -98,18 +95,6 @@ public:
         ex.counters.push_back({"memcheck-errors", "", count(mc_total.error_count), 100.0});
         ex.counters.push_back({"memcheck-suppressed", "", count(mc_total.suppressed), 100.0});
         return ex;
-    }
-
-    void begin_benchmark() override
-    {
-        ++benchmarks_run_;
-        profiles_[0].clear();
-        profiles_[1].clear();
-    }
-
-    [[nodiscard]] std::vector<std::filesystem::path> profiles(side which) const override
-    {
-        return profiles_[which == side::baseline ? 0 : 1];
     }
 
 private:
@@ -131,33 +116,6 @@ private:
             }
         }
     }
-
-    // As callgrind's (backend_callgrind.cpp): the side's last measured
-    // execution's files go to keep_profiles/<n>-<side>/; failing to keep
-    // them costs the attribution, never the measurement.
-    void keep_profiles(const std::filesystem::path& out_dir, side which)
-    {
-        auto& kept = profiles_[which == side::baseline ? 0 : 1];
-        kept.clear();
-        try {
-            const auto dir = opt_.keep_profiles / fmt::format("{}-{}", benchmarks_run_, to_string(which));
-            std::filesystem::remove_all(dir);
-            std::filesystem::create_directories(dir);
-            for (auto& f : std::filesystem::directory_iterator(out_dir)) {
-                auto to = dir / f.path().filename();
-                std::filesystem::copy_file(f.path(), to, std::filesystem::copy_options::overwrite_existing);
-                kept.push_back(std::move(to));
-            }
-            std::sort(kept.begin(), kept.end());
-        } catch (const std::exception& e) {
-            kept.clear();
-            warnings_.push_back(fmt::format("could not keep valgrind's output for the attribution: {}", e.what()));
-        }
-    }
-
-    std::vector<std::string>& warnings_;
-    std::size_t benchmarks_run_ = 0;
-    std::array<std::vector<std::filesystem::path>, 2> profiles_; // per side
 };
 
 } // namespace

@@ -210,7 +210,8 @@ public:
         if (doc.contains("backend")) {
             const auto& v = doc["backend"];
             auto parsed = v.is_string() ? parse_backend(v.get<std::string>()) : std::nullopt;
-            if (!parsed) throw bad("backend", "expected \"perf\", \"native\", \"callgrind\", \"rusage\" or \"memcheck\"");
+            if (!parsed)
+                throw bad("backend", "expected \"perf\", \"native\", \"callgrind\", \"rusage\" or \"memcheck\"");
             out.which = parsed;
         }
         if (!doc.contains("suppressions")) return;

@@ -103,8 +103,9 @@ TEST_CASE("perfgate run phases: the command line into settings")
         s = parse_run_settings(args_of({"--config", config, "--suppressions", (dir.path() / "b.supp").string()}));
         CHECK(s.measure.suppressions.size() == 2);
         // --backend wins, and the config's suppressions then have no memcheck to go to.
-        CHECK(thrown_id([&] { (void)parse_run_settings(args_of({"--config", config, "--backend", "callgrind"})); }) ==
-              "usage.conflict");
+        CHECK(thrown_id([&] {
+                  (void)parse_run_settings(args_of({"--config", config, "--backend", "callgrind"}));
+              }) == "usage.conflict");
         std::ofstream(config, std::ios::trunc) << R"({"backend": "memcheck",
                                      "benchmarks": [{"name": "x", "baseline": "true", "candidate": "true"}]})";
         s = parse_run_settings(args_of({"--config", config, "--backend", "callgrind"}));

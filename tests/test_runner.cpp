@@ -249,10 +249,9 @@ TEST_CASE("config files")
         CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", dir.path()), "c.json: suppressions[0]: expected a file name",
                              perfgate::error);
         doc = nlohmann::json::parse(fmt::format(R"({{"backend": "memcheck", "suppresions": [], {}}})", list));
-        CHECK_THROWS_WITH_AS(
-            parse_config(doc, "c.json", dir.path()),
-            R"(c.json: suppresions: unknown key (expected "benchmarks", "backend" or "suppressions"))",
-            perfgate::error);
+        CHECK_THROWS_WITH_AS(parse_config(doc, "c.json", dir.path()),
+                             R"(c.json: suppresions: unknown key (expected "benchmarks", "backend" or "suppressions"))",
+                             perfgate::error);
     }
     SUBCASE("errors name the file and the key")
     {

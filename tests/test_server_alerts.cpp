@@ -303,11 +303,10 @@ TEST_CASE("alerts over a real server: a heap-peak-bytes staircase of memcheck ru
                                             "0,,memcheck-errors,1,100.00,,\n"
                                             "0,,memcheck-suppressed,1,100.00,,\n",
                                             levels[i / per_level]);
-        const json body = {{"benchmark", "parse"},          {"role", "baseline"},
-                           {"git_sha", fmt::format("{:040x}", i + 1)},
-                           {"branch", "main"},             {"backend", "memcheck"},
-                           {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
-                           {"perf_csv", csv}};
+        const json body = {
+            {"benchmark", "parse"}, {"role", "baseline"},    {"git_sha", fmt::format("{:040x}", i + 1)},
+            {"branch", "main"},     {"backend", "memcheck"}, {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+            {"perf_csv", csv}};
         auto r = send(port, http::verb::post, "/api/v1/projects/demo/runs", body.dump(), "application/json", token);
         REQUIRE_MESSAGE(r.status == 201, r.body);
         ids.push_back(r.parsed().at("run_id").get<std::int64_t>());
@@ -324,8 +323,8 @@ TEST_CASE("alerts over a real server: a heap-peak-bytes staircase of memcheck ru
     CHECK(metric_of(port, token, "perfgate_watch_failed_total") == 0);
 
     // The history marks both steps, and only on heap-peak-bytes.
-    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=parse&counter=heap-peak-bytes",
-                     {}, {}, token);
+    auto hist = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=parse&counter=heap-peak-bytes", {},
+                     {}, token);
     REQUIRE(hist.status == 200);
     const json points = hist.parsed().at("points");
     REQUIRE(points.size() == 3 * per_level);
