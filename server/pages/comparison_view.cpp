@@ -183,11 +183,14 @@ void memory_table(writer& w, const gate::memory_attribution& m)
         for (const auto& c : m.top) {
             std::string stack;
             for (const auto& f : c.stack) stack += (stack.empty() ? "" : "\n") + f;
+            // heap-bytes, heap-peak-bytes and leaked-bytes are bytes, as in
+            // the counter table below; the others are counts.
+            const std::string_view unit = c.counter.ends_with("-bytes") ? "B" : "";
             w.f("<tr class=\"changed\"><td>{}</td><td class=\"function\">{}</td><td title=\"{}\">{}</td>"
                 "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num grew\">+{}</td>"
                 "<td class=\"file\"><pre>{}</pre></td></tr>",
-                c.counter, c.function, c.what, c.kind, quantity(c.before, ""), quantity(c.after, ""),
-                quantity(c.after - c.before, ""), stack);
+                c.counter, c.function, c.what, c.kind, quantity(c.before, unit), quantity(c.after, unit),
+                quantity(c.after - c.before, unit), stack);
         }
         w << "</tbody></table>";
     }
