@@ -61,9 +61,34 @@ cmake --build "$prefix-tsan" -j "$jobs" --target perfgate test_server test_route
 echo "ci/sanitize.sh: tsan build $((SECONDS - start)) s"
 start=$SECONDS
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
-for suite in test_router test_server test_http_client test_github; do
-  (cd "$prefix-tsan/tests" && "./$suite")
-done
-(cd "$prefix-tsan/tests" && ./test_store '--test-case=store (sqlite): background checkpoints*,store: a read_scope*,store: concurrent readers and a writer,store: two store objects*')
-(cd "$prefix-tsan/tests" && ./test_service '--test-case=service: compare_later*,service: commit_queue*')
+# Two lanes (2 cores; the suites mostly wait on sockets): the server suite,
+# and the others one after another. Each suite's output goes to its own log,
+# printed when it ends; a failure in either lane fails the stage.
+tsan_logs=$(mktemp -d)
+run_tsan() {
+  local log="$tsan_logs/$1.log"
+  shift
+  if (cd "$prefix-tsan/tests" && "$@") >"$log" 2>&1; then
+    cat "$log"
+  else
+    cat "$log"
+    echo "ci/sanitize.sh: tsan: $* failed" >&2
+    return 1
+  fi
+}
+run_tsan server ./test_server &
+lane_server=$!
+(
+  run_tsan router ./test_router &&
+    run_tsan http_client ./test_http_client &&
+    run_tsan github ./test_github &&
+    run_tsan store ./test_store '--test-case=store (sqlite): background checkpoints*,store: a read_scope*,store: concurrent readers and a writer,store: two store objects*' &&
+    run_tsan service ./test_service '--test-case=service: compare_later*,service: commit_queue*'
+) &
+lane_rest=$!
+status=0
+wait "$lane_server" || status=1
+wait "$lane_rest" || status=1
+rm -rf "$tsan_logs"
+((status == 0))
 echo "ci/sanitize.sh: tsan run $((SECONDS - start)) s"
