@@ -536,8 +536,12 @@ void store_and_compare(run_state& run)
     api::run_pairs pairs;
     if (where.server) {
         for (auto& m : run.results) {
-            pairs.emplace_back(where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id,
-                               where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id);
+            // The baseline first, in its own statement: a function's
+            // arguments are evaluated in no fixed order (gcc: last first),
+            // and the history orders runs stored in one second by id.
+            const auto baseline_id = where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id;
+            const auto candidate_id = where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id;
+            pairs.emplace_back(baseline_id, candidate_id);
         }
         run.result = where.server->compare(pairs, run.settings.rules, run.git.baseline);
         if (run.result.comparison_id) {

@@ -1297,9 +1297,17 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
     CHECK_FALSE(s.load_comparison("demo", id + 1).has_value()); // one comparison, not one per benchmark
     auto run = s.load_run("demo", 1);
     REQUIRE(run.has_value());
-    CHECK(run->git_sha == "abc123");
     CHECK(run->benchmark == "quick");
     CHECK(find_counter(*run, "wall-time") != nullptr);
+    // Each pair is stored baseline first (run 1, no --base-sha given), then
+    // the candidate (--sha): the history orders runs of the same second by
+    // id, and the comparison page's chart draws them so.
+    CHECK(run->role == "baseline");
+    auto second = s.load_run("demo", 2);
+    REQUIRE(second.has_value());
+    CHECK(second->role == "candidate");
+    CHECK(second->git_sha == "abc123");
+    CHECK(second->benchmark == "quick");
 
     SUBCASE("a wrong token is exit 2 (usage or input error, as from every command) with the server's error")
     {
