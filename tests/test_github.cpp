@@ -339,6 +339,27 @@ TEST_CASE("the comment and the job summary show where a regression came from and
     }
 }
 
+TEST_CASE("the comment's head names both commits, linked to the repository, the backend and the testbed")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    gate::report r = failing_report();
+    const std::string head(40, 'c'), base(40, 'a'), tip(40, 'b');
+    r.baseline = gate::baseline_choice{"merge-base", base, tip, head};
+    r.measured = gate::measurement{"callgrind", "ci-runner-2", base, head};
+    publish_to_github(r, exit_regression, test_options(), log);
+    REQUIRE(gh.comments(pr).size() == 1);
+    const std::string body = gh.comments(pr)[0].body;
+    CAPTURE(body);
+    CHECK(body.find("Head [`ccccccc`](https://github.example/octo/widgets/commit/" + head + ") vs baseline [`aaaaaaa`]"
+                    "(https://github.example/octo/widgets/commit/" + base + "), the **merge-base** (base tip "
+                    "[`bbbbbbb`](https://github.example/octo/widgets/commit/" + tip + ")) · backend **callgrind** · "
+                    "testbed **ci-runner-2**\n") != std::string::npos);
+    // Above the table.
+    CHECK(body.find("Head [") < body.find("| | benchmark |"));
+}
+
 TEST_CASE("comments by other users with the marker are left alone")
 {
     const auto marker = comment_marker("perfgate");
