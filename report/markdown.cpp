@@ -308,8 +308,9 @@ std::string markdown_head(const gate::report& r, const markdown_options& opt)
     return head;
 }
 
-constexpr std::string_view gated_table_head = "| | benchmark | counter | baseline | candidate | change | interval, p |\n"
-                                              "|:-:|---|---|--:|--:|--:|--:|\n";
+constexpr std::string_view gated_table_head =
+    "| | benchmark | counter | baseline | candidate | change | interval, p |\n"
+    "|:-:|---|---|--:|--:|--:|--:|\n";
 
 // A row's evidence: a deterministic count needs none ("exact count"); a
 // tested counter has the shift's interval and its adjusted p-value.
@@ -466,8 +467,8 @@ std::string markdown_detail_row(const benchmark_report& b, const counter_report&
                        c.baseline.cov ? fmt::format("{:.2f}%", *c.baseline.cov * 100) : "—",
                        c.candidate.cov ? fmt::format("{:.2f}%", *c.candidate.cov * 100) : "—",
                        md_text(display_value(c.baseline.median, c.unit)),
-                       md_text(display_value(c.candidate.median, c.unit)),
-                       pct_str(c.delta_pct), p_str(c.p_value), p_str(c.p_adjusted),
+                       md_text(display_value(c.candidate.median, c.unit)), pct_str(c.delta_pct), p_str(c.p_value),
+                       p_str(c.p_adjusted),
                        c.mde_pct && std::isfinite(*c.mde_pct) ? fmt::format("{:.2f}%", *c.mde_pct) : "—",
                        c.z_score ? fmt::format("{:+.2f}", *c.z_score) : "—", c.anomaly ? " ⚠️" : "");
 }
@@ -734,8 +735,7 @@ std::string markdown_unchanged(const gate::report& r, const markdown_options& op
     }
     if (rows.empty()) return {};
     std::string out = fmt::format("\n<details><summary>{} unchanged row{} of gated counters</summary>\n\n",
-                                  grouped(static_cast<double>(rows.size())),
-                                  rows.size() == 1 ? "" : "s");
+                                  grouped(static_cast<double>(rows.size())), rows.size() == 1 ? "" : "s");
     const std::string close = "\n</details>\n";
     const std::size_t note_reserve = 300 + (opt.comparison_url.size() * 3);
     std::string table(gated_table_head);

@@ -136,15 +136,15 @@ void check_golden(const std::string& name, const std::string& md)
 gate::report fail_report()
 {
     const std::vector<capture::counter_series> base = {
-        series("task-clock", noisy(12.31, 0.01, 1), "msec"),    series("cycles", noisy(41.2e6, 0.01, 2)),
-        series("instructions", noisy(30048892, 0.0001, 3)),      series("page-faults", noisy(1520, 0.01, 4)),
-        series("branch-misses", noisy(181000, 0.02, 5)),         series("cache-misses", noisy(52000, 0.05, 6)),
+        series("task-clock", noisy(12.31, 0.01, 1), "msec"),      series("cycles", noisy(41.2e6, 0.01, 2)),
+        series("instructions", noisy(30048892, 0.0001, 3)),       series("page-faults", noisy(1520, 0.01, 4)),
+        series("branch-misses", noisy(181000, 0.02, 5)),          series("cache-misses", noisy(52000, 0.05, 6)),
         series("context-switches", std::vector<double>(10, 0.0)),
     };
     const std::vector<capture::counter_series> cand = {
-        series("task-clock", noisy(13.79, 0.01, 11), "msec"),   series("cycles", noisy(45.9e6, 0.01, 12)),
-        series("instructions", noisy(31046351, 0.0001, 13)),     series("page-faults", noisy(1610, 0.01, 14)),
-        series("branch-misses", noisy(179000, 0.02, 15)),        series("cache-misses", noisy(51000, 0.05, 16)),
+        series("task-clock", noisy(13.79, 0.01, 11), "msec"),     series("cycles", noisy(45.9e6, 0.01, 12)),
+        series("instructions", noisy(31046351, 0.0001, 13)),      series("page-faults", noisy(1610, 0.01, 14)),
+        series("branch-misses", noisy(179000, 0.02, 15)),         series("cache-misses", noisy(51000, 0.05, 16)),
         series("context-switches", std::vector<double>(10, 0.0)),
     };
     gate::report r = compare(one(base, "BM_Parse"), one(cand, "BM_Parse"), policy{});
@@ -169,14 +169,14 @@ gate::report fail_report()
 gate::report pass_report()
 {
     const std::vector<capture::counter_series> base = {
-        series("task-clock", noisy(12.31, 0.02, 21), "msec"),  series("cycles", noisy(41.2e6, 0.02, 22)),
-        series("instructions", noisy(30048892, 0.0001, 23)),    series("page-faults", noisy(1520, 0.01, 24)),
-        series("branch-misses", noisy(181000, 0.02, 25)),       series("cache-misses", noisy(52000, 0.05, 26)),
+        series("task-clock", noisy(12.31, 0.02, 21), "msec"), series("cycles", noisy(41.2e6, 0.02, 22)),
+        series("instructions", noisy(30048892, 0.0001, 23)),  series("page-faults", noisy(1520, 0.01, 24)),
+        series("branch-misses", noisy(181000, 0.02, 25)),     series("cache-misses", noisy(52000, 0.05, 26)),
     };
     const std::vector<capture::counter_series> cand = {
-        series("task-clock", noisy(12.30, 0.02, 31), "msec"),  series("cycles", noisy(41.1e6, 0.02, 32)),
-        series("instructions", noisy(30049000, 0.0001, 33)),    series("page-faults", noisy(1521, 0.01, 34)),
-        series("branch-misses", noisy(180500, 0.02, 35)),       series("cache-misses", noisy(51800, 0.05, 36)),
+        series("task-clock", noisy(12.30, 0.02, 31), "msec"), series("cycles", noisy(41.1e6, 0.02, 32)),
+        series("instructions", noisy(30049000, 0.0001, 33)),  series("page-faults", noisy(1521, 0.01, 34)),
+        series("branch-misses", noisy(180500, 0.02, 35)),     series("cache-misses", noisy(51800, 0.05, 36)),
     };
     gate::report r = compare(one(base, "BM_Parse"), one(cand, "BM_Parse"), policy{});
     as_measured(r, "perf");
@@ -235,13 +235,17 @@ gate::report callgrind_report()
 gate::report memcheck_report()
 {
     const std::vector<capture::counter_series> base = {
-        series("heap-allocs", {18231}),        series("heap-bytes", {4718592}, "B"),
-        series("heap-peak-bytes", {1245184}, "B"), series("leaked-bytes", {0}, "B"),
+        series("heap-allocs", {18231}),
+        series("heap-bytes", {4718592}, "B"),
+        series("heap-peak-bytes", {1245184}, "B"),
+        series("leaked-bytes", {0}, "B"),
         series("memcheck-errors", {0}),
     };
     const std::vector<capture::counter_series> cand = {
-        series("heap-allocs", {19911}),        series("heap-bytes", {4720640}, "B"),
-        series("heap-peak-bytes", {1245184}, "B"), series("leaked-bytes", {4096}, "B"),
+        series("heap-allocs", {19911}),
+        series("heap-bytes", {4720640}, "B"),
+        series("heap-peak-bytes", {1245184}, "B"),
+        series("leaked-bytes", {4096}, "B"),
         series("memcheck-errors", {0}),
     };
     gate::report r = compare(one(base, "BM_Parse"), one(cand, "BM_Parse"), policy{});

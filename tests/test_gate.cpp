@@ -1733,8 +1733,10 @@ TEST_CASE("renderers: a 500-benchmark suite's markdown fits GitHub's comment and
         }
         REQUIRE(unchanged >= 1000);
         REQUIRE(unchanged < 10000);
-        const std::string count = std::to_string(unchanged / 1000) + "," + std::to_string(unchanged % 1000 + 1000).substr(1);
-        CHECK(md.find("<details><summary>" + count + " unchanged rows of gated counters</summary>") != std::string::npos);
+        const std::string count = std::to_string(unchanged / 1000) + "," +
+                                  std::to_string(unchanged % 1000 + 1000).substr(1);
+        CHECK(md.find("<details><summary>" + count + " unchanged rows of gated counters</summary>") !=
+              std::string::npos);
         CHECK(md.find("unchanged rows not listed: the full report is the JSON report") != std::string::npos);
         CHECK(md.find("- ➕ added (candidate only, not compared): BM\\_New/0, BM\\_New/1, BM\\_New/2\n") !=
               std::string::npos);

@@ -326,8 +326,9 @@ TEST_CASE("the comment and the job summary show where a regression came from and
             CHECK(body.find("| checksum\\(std::vector&lt;int, std::allocator&lt;int&gt; &gt;\\) | 0 | 4,000,000 | "
                             "+4,000,000 | +90.0% |") != std::string::npos);
             // callgrind makes no flame graph: the line names what the artifact holds.
-            CHECK(body.find("Raw callgrind profiles and attribution.json: `perfgate-artifacts` in the [workflow artifacts]"
-                            "(https://github.example/octo/widgets/actions/runs/4242#artifacts).") != std::string::npos);
+            CHECK(body.find(
+                      "Raw callgrind profiles and attribution.json: `perfgate-artifacts` in the [workflow artifacts]"
+                      "(https://github.example/octo/widgets/actions/runs/4242#artifacts).") != std::string::npos);
         }
     }
     SUBCASE("without one: the table, no link")
@@ -352,9 +353,14 @@ TEST_CASE("the comment's head names both commits, linked to the repository, the 
     REQUIRE(gh.comments(pr).size() == 1);
     const std::string body = gh.comments(pr)[0].body;
     CAPTURE(body);
-    CHECK(body.find("Head [`ccccccc`](https://github.example/octo/widgets/commit/" + head + ") vs baseline [`aaaaaaa`]"
-                    "(https://github.example/octo/widgets/commit/" + base + "), the **merge-base** (base tip "
-                    "[`bbbbbbb`](https://github.example/octo/widgets/commit/" + tip + ")) · backend **callgrind** · "
+    CHECK(body.find("Head [`ccccccc`](https://github.example/octo/widgets/commit/" + head +
+                    ") vs baseline [`aaaaaaa`]"
+                    "(https://github.example/octo/widgets/commit/" +
+                    base +
+                    "), the **merge-base** (base tip "
+                    "[`bbbbbbb`](https://github.example/octo/widgets/commit/" +
+                    tip +
+                    ")) · backend **callgrind** · "
                     "testbed **ci-runner-2**\n") != std::string::npos);
     // Above the table.
     CHECK(body.find("Head [") < body.find("| | benchmark |"));

@@ -1407,8 +1407,8 @@ TEST_CASE("the markdown of a comparison links its dashboard page, the project pe
     REQUIRE(md.result_int() == 200);
     CHECK(md.body().find("no --public-url") != std::string::npos);
     f.ctx.public_url = "https://perf.example.com";
-    md = f.call(http::verb::get,
-                "/api/v1/projects/web%40v2%2Bx/comparisons/" + std::to_string(id) + "?format=markdown", {}, {}, token);
+    md = f.call(http::verb::get, "/api/v1/projects/web%40v2%2Bx/comparisons/" + std::to_string(id) + "?format=markdown",
+                {}, {}, token);
     CHECK(md.body().find("(https://perf.example.com/p/web%40v2%2Bx/comparisons/" + std::to_string(id) + ")") !=
           std::string::npos);
 }
