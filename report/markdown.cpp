@@ -222,8 +222,10 @@ std::string commit_ref(const std::string& sha, const markdown_options& opt)
     const bool hex = !sha.empty() && std::all_of(sha.begin(), sha.end(), [](char c) {
         return std::isxdigit(static_cast<unsigned char>(c)) != 0;
     });
-    const std::string shown = fmt::format("`{}`", hex ? sha.substr(0, short_sha) : md_text(sha.substr(0, 40)));
-    if (!hex || opt.repository_url.empty()) return shown;
+    // Escaped text is not put in a code span, which would show its backslashes.
+    if (!hex) return md_text(sha.substr(0, 40));
+    std::string shown = fmt::format("`{}`", sha.substr(0, short_sha));
+    if (opt.repository_url.empty()) return shown;
     return fmt::format("[{}]({}/commit/{})", shown, md_url(opt.repository_url), sha);
 }
 
@@ -597,6 +599,7 @@ std::vector<std::string> grouped_warnings(const std::vector<std::string>& warnin
         else it->first += ", " + who;
     }
     std::vector<std::string> out;
+    out.reserve(lines.size());
     for (const auto& l : lines) out.push_back(l.first.empty() ? l.second : l.first + ": " + l.second);
     return out;
 }

@@ -13,14 +13,19 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "capture/samples.hpp"
 #include "gate/compare.hpp"
 #include "gate/report.hpp"
+#include "report/format.hpp"
 #include "support/numbers.hpp"
 
 using namespace perfgate;
@@ -362,4 +367,56 @@ TEST_CASE("comment golden: 500 benchmarks")
     CHECK(md.size() > 60000); // the limit, not the content, cut it
     CHECK(md.find("| 🔴 |") < md.find("| 🟢 |"));
     check_golden("suite-500.md", md);
+}
+
+TEST_CASE("comment values: units scaled, counts grouped, nothing invented")
+{
+    using perfgate::report::detail::display_value;
+    using perfgate::report::detail::grouped;
+    CHECK(grouped(30048892) == "30,048,892");
+    CHECK(grouped(-1234.6) == "-1,235");
+    CHECK(grouped(999) == "999");
+    CHECK(grouped(1800, true) == "+1,800");
+    CHECK(grouped(0, true) == "0");
+    CHECK(display_value(12.3456, "msec") == "12.35 ms");
+    CHECK(display_value(0.0421, "msec") == "42.10 us");
+    CHECK(display_value(834, "ns") == "834.0 ns");
+    CHECK(display_value(2.5e9, "ns") == "2.500 s");
+    CHECK(display_value(0, "msec") == "0 ms");
+    CHECK(display_value(4096, "B") == "4,096 B");
+    CHECK(display_value(4718592, "B") == "4.500 MiB");
+    CHECK(display_value(3.5 * 1024 * 1024, "KiB") == "3.500 GiB"); // max-rss is in KiB
+    CHECK(display_value(30048892, "") == "30,048,892");
+    CHECK(display_value(12.5, "") == "12.50");
+    CHECK(display_value(1.25, "insn/cycle") == "1.25 insn/cycle");
+    CHECK(display_value(std::nullopt, "ns") == "—");
+    CHECK(display_value(std::numeric_limits<double>::quiet_NaN(), "ns") == "—");
+    CHECK(display_value(std::numeric_limits<double>::infinity(), "") == "—");
+}
+
+TEST_CASE("report JSON: measured is written by both writers, read back, and optional")
+{
+    gate::report r = fail_report();
+    r.measured->testbed.clear(); // pairs that disagree: null
+    const nlohmann::json j = to_json(r);
+    CHECK(j.at("measured") == nlohmann::json{{"backend", "perf"},
+                                             {"testbed", nullptr},
+                                             {"baseline_sha", std::string(base_sha)},
+                                             {"candidate_sha", std::string(head_sha)}});
+    CHECK(to_json_text(r) == j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    const gate::report back = report_from_json(j);
+    REQUIRE(back.measured);
+    CHECK(back.measured->backend == "perf");
+    CHECK(back.measured->testbed.empty());
+    CHECK(back.measured->candidate_sha == head_sha);
+    // Reports stored before it: absent, and the head says only what it knows.
+    nlohmann::json old = j;
+    old.erase("measured");
+    old.erase("baseline_ref");
+    const gate::report plain = report_from_json(old);
+    CHECK_FALSE(plain.measured);
+    const std::string md = render_markdown(plain, pr_options());
+    CHECK(md.find("Head ") == std::string::npos);
+    CHECK(md.find("backend") == std::string::npos);
+    CHECK(md.find("### ❌ perfgate: **fail** — 3 regressions\n\n| | benchmark |") != std::string::npos);
 }
