@@ -493,7 +493,7 @@ TEST_CASE("a 500-benchmark suite: the comment fits GitHub's limit with every reg
         CHECK(
             body->find("**500 benchmarks compared: 10 regressions, 0 improvements, 490 unchanged, 0 inconclusive**") !=
             std::string::npos);
-        CHECK(body->find("<details><summary>1470 unchanged rows of gated counters</summary>") != std::string::npos);
+        CHECK(body->find("<details><summary>1,470 unchanged rows of gated counters</summary>") != std::string::npos);
         for (const auto& name : regressed) {
             for (const char* counter_name : {"real-time", "cpu-time", "instructions"}) {
                 const std::string row = "| 🔴 | " + name + " | " + counter_name + " |";
