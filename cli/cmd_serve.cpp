@@ -68,7 +68,8 @@ command_spec make_serve_command()
             {"read-timeout-ms", 0, true, false, "MS", "time to send a request body (default 30000)"},
             {"write-timeout-ms", 0, true, false, "MS", "time to take a response (default 30000)"},
             {"public-url", 0, true, false, "URL",
-             "the dashboard's public base URL (https://perf.example.com): alert webhooks link to it"},
+             "the dashboard's public base URL (https://perf.example.com): alert webhooks and a comparison's "
+             "?format=markdown link to it"},
             {"bench-routes", 0, false, false, "", "", {}, {}, true},
             {"webhook-backoff-ms", 0, true, false, "MS", "", {}, {}, true},
             {"no-access-log", 0, false, false, "", "", {}, {}, true},
@@ -204,8 +205,10 @@ int cmd_serve(const argv_t& argv)
     // Alert webhooks are posted by the notifier's thread through libcurl
     // (client/http.hpp: TLS, proxies, timeouts), never by a request thread.
     service::notifier_options notify;
-    if (auto url = parsed.get("public-url"))
+    if (auto url = parsed.get("public-url")) {
         notify.public_url = service::normalize_repository_url("--public-url", *url);
+        opt.public_url = notify.public_url;
+    }
     if (auto v = parsed.get_int("webhook-backoff-ms", 1, 60000)) notify.first_backoff = std::chrono::milliseconds(*v);
     service.notify_with(std::make_shared<service::notifier>(
         db,

@@ -215,6 +215,13 @@ std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& bas
 
 std::string noise_summary(const counter_report& c)
 {
+    std::string out = noise_facts(c);
+    if (!out.empty() && !c.noise->advice.empty()) out += ": " + c.noise->advice;
+    return out;
+}
+
+std::string noise_facts(const counter_report& c)
+{
     if (!c.noise) return {};
     const noise_diagnosis& d = *c.noise;
     if (!d.bimodal.value_or(false) && !d.drift.value_or(false) && !d.repetitions_needed && !d.too_noisy) return {};
@@ -243,7 +250,6 @@ std::string noise_summary(const counter_report& c)
                                                                        : std::string("—")));
     std::string out;
     for (std::size_t i = 0; i < facts.size(); ++i) out += (i ? "; " : "") + facts[i];
-    if (!d.advice.empty()) out += ": " + d.advice;
     return out;
 }
 

@@ -72,6 +72,9 @@ side_noise side_shape(std::span<const double> values);
 // Empty when there is nothing to say (not bimodal, no drift, no repetitions
 // needed, not too noisy) or no diagnosis.
 std::string noise_summary(const counter_report& c);
+// The same line without its advice (noise_diagnosis::advice): the markdown
+// report lists each piece of advice once for all the counters it concerns.
+std::string noise_facts(const counter_report& c);
 
 // The "noise" member of a counter in the report JSON (report.hpp documents
 // the shape) and back; absent or null reads as nullopt. Wrong types throw

@@ -251,6 +251,17 @@ struct failed_benchmark {
 
 using model::baseline_choice;
 
+// What the compared runs were measured with and at (JSON "measured",
+// docs/report.md), as the stored runs record it: the first pair's, a
+// member left empty (JSON null) when the pairs disagree on it or the runs
+// do not record it. Set by service::compare; absent when files were compared.
+struct measurement {
+    std::string backend;       // "perf", "callgrind", "memcheck", ...
+    std::string testbed;       // the testbed's name ("ci-runner-2")
+    std::string baseline_sha;  // the baseline run's commit
+    std::string candidate_sha; // the candidate run's commit
+};
+
 struct report {
     verdict result = verdict::pass;
     policy rules;
@@ -264,6 +275,8 @@ struct report {
     std::vector<failed_benchmark> failed;
     // JSON "baseline_ref", absent when no baseline rule was applied.
     std::optional<baseline_choice> baseline;
+    // JSON "measured", absent when not known (files compared).
+    std::optional<measurement> measured;
     std::optional<std::int64_t> comparison_id; // set by the service when stored
 
     // Counts over gated counters, for summaries.

@@ -240,6 +240,8 @@ private:
         mo.marker = std::move(marker);
         mo.run_url = env_.run_url();
         mo.comparison_url = opt_.comparison_url.value_or("");
+        if (!env_.server_url.empty() && !env_.repository.empty())
+            mo.repository_url = fmt::format("{}/{}", env_.server_url, env_.repository);
         // The run page lists its artifacts; they are uploaded after this
         // step, under the name the workflow gave (ci/action.yml).
         if (opt_.artifact_name && !mo.run_url.empty()) {

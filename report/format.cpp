@@ -23,6 +23,74 @@ std::string value_str(const std::optional<double>& v, std::string_view unit)
     return s;
 }
 
+std::string grouped(double v, bool sign)
+{
+    const double r = std::round(v);
+    const std::string digits = fmt::format("{:.0f}", std::abs(r));
+    std::string out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    if (r < 0) return "-" + out;
+    return sign && r > 0 ? "+" + out : out;
+}
+
+namespace {
+
+// The seconds in one of a time unit (perf's msec, the harnesses' ns);
+// nullopt when the unit is not a time.
+std::optional<double> seconds_per(std::string_view unit)
+{
+    if (unit == "ns" || unit == "nsec") return 1e-9;
+    if (unit == "us" || unit == "usec" || unit == "µs") return 1e-6;
+    if (unit == "ms" || unit == "msec") return 1e-3;
+    if (unit == "s" || unit == "sec") return 1.0;
+    return std::nullopt;
+}
+
+// The bytes in one of a size unit; nullopt when the unit is not a size.
+std::optional<double> bytes_per(std::string_view unit)
+{
+    if (unit == "B" || unit == "bytes") return 1.0;
+    if (unit == "KiB" || unit == "kB") return 1024.0;
+    if (unit == "MiB") return 1024.0 * 1024;
+    return std::nullopt;
+}
+
+// 3-4 significant digits: "123.4", "12.34", "1.234".
+std::string scaled(double v, std::string_view unit)
+{
+    const double a = std::abs(v);
+    const int decimals = a >= 100 ? 1 : a >= 10 ? 2 : 3;
+    return fmt::format("{:.{}f} {}", v, decimals, unit);
+}
+
+} // namespace
+
+std::string display_value(const std::optional<double>& v, std::string_view unit)
+{
+    if (!v || !std::isfinite(*v)) return "—";
+    if (const auto s = seconds_per(unit)) {
+        const double sec = *v * *s, a = std::abs(sec);
+        if (a == 0) return fmt::format("0 {}", unit == "msec" ? "ms" : unit == "nsec" ? "ns" : unit);
+        if (a < 1e-6) return scaled(sec * 1e9, "ns");
+        if (a < 1e-3) return scaled(sec * 1e6, "us");
+        if (a < 1) return scaled(sec * 1e3, "ms");
+        return scaled(sec, "s");
+    }
+    if (const auto b = bytes_per(unit)) {
+        const double bytes = *v * *b, a = std::abs(bytes);
+        // Up to 10 KiB in bytes: a 4,096-byte leak reads exactly.
+        if (a < 10 * 1024) return grouped(bytes) + " B";
+        if (a < 1024.0 * 1024) return scaled(bytes / 1024, "KiB");
+        if (a < 1024.0 * 1024 * 1024) return scaled(bytes / (1024.0 * 1024), "MiB");
+        return scaled(bytes / (1024.0 * 1024 * 1024), "GiB");
+    }
+    const std::string number = std::abs(*v) >= 1000 ? grouped(*v) : value_str(v);
+    return unit.empty() ? number : fmt::format("{} {}", number, unit);
+}
+
 std::string pct_str(const std::optional<double>& v)
 {
     if (!v || !std::isfinite(*v)) return "—";

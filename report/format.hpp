@@ -16,6 +16,14 @@ namespace perfgate::report::detail {
 // A measured value: integers stay integers, small values keep 3-4
 // significant digits; "—" when absent or not finite. unit appended if set.
 std::string value_str(const std::optional<double>& v, std::string_view unit = {});
+// A value as a reviewer reads it (the markdown report): a time scaled to
+// ns, us, ms or s and a size to B, KiB, MiB or GiB (3-4 significant
+// digits), a count of 1,000 or more rounded with thousands separators
+// (30,048,892), any other unit appended; "—" when absent or not finite.
+std::string display_value(const std::optional<double>& v, std::string_view unit = {});
+// v rounded to an integer with thousands separators: "30,048,892"; with
+// sign, "+1,800" / "-12" / "0".
+std::string grouped(double v, bool sign = false);
 std::string pct_str(const std::optional<double>& v); // "+1.23%"
 std::string p_str(const std::optional<double>& p);   // a p-value
 // The shift's confidence interval in percent of the baseline median.

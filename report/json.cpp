@@ -445,6 +445,7 @@ json to_json(const gate::report& r)
         out["failed"] = std::move(failed);
     }
     if (r.baseline) out["baseline_ref"] = baseline_json(*r.baseline);
+    if (r.measured) out["measured"] = measured_json(*r.measured);
     if (is_suite(r)) out["summary"] = summary_json(count_benchmarks(r));
     if (auto overall = overall_geomeans(r); !overall.empty()) out["overall"] = overall_json(overall);
     return out;
@@ -456,6 +457,15 @@ json baseline_json(const gate::baseline_choice& b)
             {"baseline_sha", b.baseline_sha},
             {"base_tip_sha", b.base_tip_sha.empty() ? json(nullptr) : json(b.base_tip_sha)},
             {"head_sha", b.head_sha}};
+}
+
+json measured_json(const gate::measurement& m)
+{
+    const auto text = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+    return {{"backend", text(m.backend)},
+            {"testbed", text(m.testbed)},
+            {"baseline_sha", text(m.baseline_sha)},
+            {"candidate_sha", text(m.candidate_sha)}};
 }
 
 json summary_json(const suite_counts& n)
@@ -509,6 +519,15 @@ gate::report report_from_json(const json& j)
                 b.base_tip_sha = tip->get<std::string>();
             b.head_sha = it->at("head_sha").get<std::string>();
             r.baseline = std::move(b);
+        }
+        // Added within v1 (issue 33): absent when files were compared.
+        if (auto it = j.find("measured"); it != j.end() && !it->is_null()) {
+            const auto text = [&](const char* key) {
+                const auto m = it->find(key);
+                return m == it->end() || m->is_null() ? std::string() : m->get<std::string>();
+            };
+            r.measured = gate::measurement{text("backend"), text("testbed"), text("baseline_sha"),
+                                           text("candidate_sha")};
         }
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;

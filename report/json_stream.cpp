@@ -225,6 +225,7 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
         }
         w.end_array();
     }
+    if (r.measured) w.key("measured").raw(dumped(measured_json(*r.measured)));
     if (auto overall = overall_geomeans(r); !overall.empty()) w.key("overall").raw(dumped(overall_json(overall)));
     w.key("policy").raw(dumped(to_json(r.rules)));
     if (!r.removed.empty()) w.key("removed").raw(dumped(json(r.removed)));

@@ -2,8 +2,10 @@
 // comment or a job summary.
 #include "report/render.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -92,14 +94,15 @@ std::string markdown_attribution(const std::string& benchmark, const attribution
 {
     std::string out;
     if (const auto& cg = a.callgrind) {
-        out += fmt::format("**{}** — {}\n\n", md_text(benchmark), md_text(callgrind_heading(*cg)));
+        out += fmt::format("**{}** — callgrind, exclusive {} per function: total {} → {}\n\n", md_text(benchmark),
+                           md_text(cg->event), grouped(cg->total_before), grouped(cg->total_after));
         if (cg->top.empty()) {
             out += "_No function's cost changed._\n\n";
         } else {
             out += "| function | before | after | Δ | share of the change |\n|---|--:|--:|--:|--:|\n";
             for (const auto& c : cg->top) {
-                out += fmt::format("| {} | {} | {} | {} | {} |\n", md_text(short_name(c.name)), value_str(c.before),
-                                   value_str(c.after), signed_count(c.delta), share_str(c.share));
+                out += fmt::format("| {} | {} | {} | {} | {} |\n", md_text(short_name(c.name)), grouped(c.before),
+                                   grouped(c.after), grouped(c.delta, true), share_str(c.share));
             }
             out += "\n";
         }
@@ -134,8 +137,8 @@ std::string markdown_attribution(const std::string& benchmark, const attribution
             std::string stack;
             for (const auto& f : c.stack) stack += (stack.empty() ? "" : " ← ") + md_text(f);
             out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", md_text(c.counter), md_text(c.function),
-                               md_text(c.kind), value_str(c.before), value_str(c.after),
-                               signed_count(c.after - c.before), stack);
+                               md_text(c.kind), grouped(c.before), grouped(c.after), grouped(c.after - c.before, true),
+                               stack);
         }
         out += "\n";
         if (m->suppressed_before || m->suppressed_after) {
@@ -151,6 +154,34 @@ std::string markdown_attribution(const std::string& benchmark, const attribution
     return out;
 }
 
+// What `perfgate run --artifacts DIR` wrote for this report, as the
+// artifacts line names it: only what exists (callgrind writes no flame
+// graph; docs/cli.md "--artifacts").
+std::string artifact_contents(const gate::report& r)
+{
+    bool callgrind = false, perf = false, flame = false, memory = false;
+    for (const auto& b : r.benchmarks) {
+        if (!b.attribution_info) continue;
+        callgrind = callgrind || b.attribution_info->callgrind.has_value();
+        perf = perf || b.attribution_info->perf.has_value();
+        flame = flame || (b.attribution_info->perf && b.attribution_info->perf->flame_graph);
+        memory = memory || b.attribution_info->memory.has_value();
+    }
+    std::vector<std::string> parts;
+    if (callgrind) parts.emplace_back("callgrind profiles");
+    if (perf) parts.emplace_back("perf's folded stacks");
+    if (flame) parts.emplace_back("differential flame graphs");
+    if (memory) {
+        parts.emplace_back("valgrind XML");
+        parts.emplace_back("DHAT JSON");
+    }
+    parts.emplace_back("attribution.json");
+    std::string out = "Raw ";
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    return out;
+}
+
 // The collapsed "Where did it come from" section: every benchmark with an
 // attribution, as many as fit in `budget` characters.
 std::string markdown_attributions(const gate::report& r, const markdown_options& opt, std::size_t budget)
@@ -159,7 +190,7 @@ std::string markdown_attributions(const gate::report& r, const markdown_options&
     const std::string close = "</details>\n";
     std::string link;
     if (!opt.artifacts_url.empty()) {
-        link = fmt::format("Raw profiles and flame graphs: {}[workflow artifacts]({}).\n\n",
+        link = fmt::format("{}: {}[workflow artifacts]({}).\n\n", artifact_contents(r),
                            opt.artifact_name.empty() ? "" : fmt::format("`{}` in the ", md_text(opt.artifact_name)),
                            md_url(opt.artifacts_url));
     }
@@ -182,66 +213,214 @@ std::string markdown_attributions(const gate::report& r, const markdown_options&
     return open + inner + link + close;
 }
 
-// The heading: the sticky-comment marker (if any), the verdict and the counts.
-// "Baseline: merge-base `1a2b3c4d5e6f` of base `...` and head `...`": which
-// commit the candidate was measured against, by which rule (shas are
-// checked hex by the runner; md_text keeps them literal anyway).
-std::string baseline_line(const gate::baseline_choice& b)
+// A commit as a reviewer sees it: its first 7 hex digits in a code span,
+// linked to {repository_url}/commit/{sha} when the repository is known.
+// The runner checks shas as hex; one that is not is shown, escaped, unlinked.
+std::string commit_ref(const std::string& sha, const markdown_options& opt)
 {
-    const auto short_sha = [](const std::string& s) { return md_text(s.substr(0, 12)); };
-    std::string line = fmt::format("Baseline: **{}** `{}`", md_text(b.rule), short_sha(b.baseline_sha));
-    if (b.rule == "merge-base" && !b.base_tip_sha.empty())
-        line += fmt::format(" of base `{}`", short_sha(b.base_tip_sha));
-    line += fmt::format(" · head `{}`", short_sha(b.head_sha));
+    constexpr std::size_t short_sha = 7; // as GitHub abbreviates them
+    const bool hex = !sha.empty() && std::all_of(sha.begin(), sha.end(), [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+    });
+    // Escaped text is not put in a code span, which would show its backslashes.
+    if (!hex) return md_text(sha.substr(0, 40));
+    std::string shown = fmt::format("`{}`", sha.substr(0, short_sha));
+    if (opt.repository_url.empty()) return shown;
+    return fmt::format("[{}]({}/commit/{})", shown, md_url(opt.repository_url), sha);
+}
+
+// "Head `1a2b3c4` vs baseline `5d6e7f8`, the merge-base (base tip `9a8b7c6`)
+// · backend **perf** · testbed **ci-runner-2**": what was compared, by
+// which rule (the report's baseline_ref) and how it was measured (its
+// measured); the parts not known are left out; empty when none is.
+std::string context_line(const gate::report& r, const markdown_options& opt)
+{
+    std::vector<std::string> parts;
+    std::string head = r.baseline ? r.baseline->head_sha : r.measured ? r.measured->candidate_sha : std::string();
+    std::string base = r.baseline ? r.baseline->baseline_sha : r.measured ? r.measured->baseline_sha : std::string();
+    if (!head.empty() || !base.empty()) {
+        std::string commits = fmt::format("Head {} vs baseline {}", head.empty() ? "—" : commit_ref(head, opt),
+                                          base.empty() ? "—" : commit_ref(base, opt));
+        if (r.baseline) {
+            commits += fmt::format(", the **{}**", md_text(r.baseline->rule));
+            if (r.baseline->rule == "merge-base" && !r.baseline->base_tip_sha.empty())
+                commits += fmt::format(" (base tip {})", commit_ref(r.baseline->base_tip_sha, opt));
+        }
+        parts.push_back(std::move(commits));
+    }
+    if (r.measured && !r.measured->backend.empty())
+        parts.push_back(fmt::format("backend **{}**", md_text(r.measured->backend)));
+    if (r.measured && !r.measured->testbed.empty())
+        parts.push_back(fmt::format("testbed **{}**", md_text(r.measured->testbed)));
+    std::string line;
+    for (const auto& p : parts) line += (line.empty() ? "" : " · ") + p;
     return line;
 }
 
+// The verdict's counts over gated counters, the zero ones left out:
+// "1 regression, 3 unchanged".
+std::string verdict_counts(const gate::report& r)
+{
+    std::size_t regressions = r.count(status::regression), improvements = r.count(status::improvement);
+    std::size_t unchanged = r.count(status::unchanged),
+                inconclusive = r.count(status::inconclusive) + r.count(status::insufficient);
+    if (is_suite(r)) {
+        // A suite counts benchmarks (gate::count_benchmarks), as its summary line does.
+        const suite_counts n = count_benchmarks(r);
+        regressions = n.regressions;
+        improvements = n.improvements;
+        unchanged = n.unchanged;
+        inconclusive = n.inconclusive;
+    }
+    std::vector<std::string> parts;
+    if (regressions) parts.push_back(fmt::format("{} regression{}", regressions, regressions == 1 ? "" : "s"));
+    if (improvements) parts.push_back(fmt::format("{} improvement{}", improvements, improvements == 1 ? "" : "s"));
+    if (inconclusive) parts.push_back(fmt::format("{} inconclusive", inconclusive));
+    if (unchanged) parts.push_back(fmt::format("{} unchanged", unchanged));
+    if (parts.empty()) return is_suite(r) ? "no benchmark compared" : "no gated counter had data";
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return is_suite(r) ? out + " (benchmarks)" : out;
+}
+
+// The lines under the verdict, one fact each, in the order a reviewer
+// needs them: what was compared and how it was measured, then how the
+// verdict was reached when that is unusual (runs not measured together).
+// Each is a paragraph of its own. Facts added later (a baseline reused
+// from a stored run, an acceptance of the regression) are lines of this
+// list, after the context line.
+std::vector<std::string> header_lines(const gate::report& r, const markdown_options& opt)
+{
+    std::vector<std::string> lines;
+    if (std::string context = context_line(r, opt); !context.empty()) lines.push_back(std::move(context));
+    if (const std::string note = not_interleaved_note(r); !note.empty())
+        lines.push_back(fmt::format("> {}", md_text(note)));
+    return lines;
+}
+
+// The head: the sticky-comment marker (if any), the verdict with its
+// counts, then header_lines.
 std::string markdown_head(const gate::report& r, const markdown_options& opt)
 {
     std::string head;
     if (!opt.marker.empty()) head += opt.marker + "\n";
     head += fmt::format("### {} {}: **{}** — {}\n\n", verdict_mark(r.result), md_text(opt.title), to_string(r.result),
-                        summary_counts(r));
-    if (r.baseline) head += baseline_line(*r.baseline) + "\n\n";
-    if (const std::string note = not_interleaved_note(r); !note.empty()) head += fmt::format("> {}\n\n", md_text(note));
+                        verdict_counts(r));
+    for (const auto& line : header_lines(r, opt)) head += line + "\n\n";
     return head;
 }
 
 constexpr std::string_view gated_table_head =
-    "| | benchmark | counter | baseline | candidate | Δ median | shift [CI] | p (adj.) |\n"
-    "|:-:|---|---|--:|--:|--:|--:|--:|\n";
+    "| | benchmark | counter | baseline | candidate | change | interval, p |\n"
+    "|:-:|---|---|--:|--:|--:|--:|\n";
+
+// A row's evidence: a deterministic count needs none ("exact count"); a
+// tested counter has the shift's interval and its adjusted p-value.
+std::string evidence_str(const counter_report& c)
+{
+    if (c.test && *c.test == method::deterministic) return "exact count";
+    if (!c.shift_pct) return "—";
+    return fmt::format("{}, p {}", ci_str(c), p_str(c.p_adjusted));
+}
+
+// The change in percent of the baseline; from a baseline of 0 (a first
+// leak), where a percentage means nothing, the difference: "+4,096 B".
+std::string change_str(const counter_report& c)
+{
+    if (c.delta_pct || !c.baseline.median || !c.candidate.median) return pct_str(c.delta_pct);
+    const double d = *c.candidate.median - *c.baseline.median;
+    if (d == 0) return "0";
+    const std::string size = display_value(std::abs(d), c.unit);
+    return (d > 0 ? "+" : "-") + size;
+}
 
 // One row of the visible table: a gated counter that has data.
 std::string markdown_gated_row(const benchmark_report& b, const counter_report& c)
 {
-    return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), md_text(b.name), md_text(c.name),
-                       md_text(value_str(c.baseline.median, c.unit)), md_text(value_str(c.candidate.median, c.unit)),
-                       pct_str(c.delta_pct), c.shift_pct ? fmt::format("{} {}", pct_str(c.shift_pct), ci_str(c)) : "—",
-                       p_str(c.p_adjusted));
+    return fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", mark(c.state), md_text(b.name), md_text(c.name),
+                       md_text(display_value(c.baseline.median, c.unit)),
+                       md_text(display_value(c.candidate.median, c.unit)), md_text(change_str(c)), evidence_str(c));
 }
 
-// The visible table: one row per gated counter that has data.
+// The order of the visible rows: what changed the verdict first.
+int row_rank(status s)
+{
+    switch (s) {
+    case status::regression: return 0;
+    case status::improvement: return 1;
+    case status::inconclusive:
+    case status::insufficient: return 2;
+    case status::unchanged: return 3;
+    case status::unsupported: return 4;
+    }
+    return 4;
+}
+
+// The visible table: one row per gated counter that has data,
+// regressions first, then improvements, inconclusive and unchanged ones
+// (the order of a suite's table).
 std::string markdown_gated_table(const gate::report& r)
 {
     std::string table(gated_table_head);
     std::size_t gated_rows = 0;
-    for (const auto& b : r.benchmarks) {
-        for (const auto& c : b.counters) {
-            // Unsupported counters cannot gate: they are listed in the details
-            // and the warnings, not in the table of what was gated.
-            if (!c.gated || c.state == status::unsupported) continue;
-            ++gated_rows;
-            table += markdown_gated_row(b, c);
+    for (int rank = 0; rank < 4; ++rank) {
+        for (const auto& b : r.benchmarks) {
+            for (const auto& c : b.counters) {
+                // Unsupported counters cannot gate: they are listed in the details
+                // and the warnings, not in the table of what was gated.
+                if (!c.gated || row_rank(c.state) != rank) continue;
+                ++gated_rows;
+                table += markdown_gated_row(b, c);
+            }
         }
     }
     if (gated_rows == 0) return "_No gated counter had data._\n";
     return table;
 }
 
+// A candidate outside the baseline's recent band the worse way: above it
+// for a counter that is better lower, below it for one better higher. A
+// faster candidate outside the band is good news, not a warning.
+bool outside_band_worse(const counter_report& c)
+{
+    if (!c.band || !c.outside_band.value_or(false) || !c.candidate.median) return false;
+    return c.direction == capture::better::lower ? *c.candidate.median > c.band->hi : *c.candidate.median < c.band->lo;
+}
+
+// The band line of history_lines with the values as the tables show them
+// (display_value): "candidate 13.86 ms above the baseline's recent band
+// [12.20 ms, 12.60 ms] (30 runs)".
+std::string band_note(const counter_report& c)
+{
+    const history_band& b = *c.band;
+    const bool above = c.candidate.median && *c.candidate.median > b.hi;
+    return fmt::format("candidate {} {} the baseline's recent band [{}, {}] ({} runs{})",
+                       display_value(c.candidate.median, c.unit), above ? "above" : "below",
+                       display_value(b.lo, c.unit), display_value(b.hi, c.unit), b.n,
+                       b.since_run ? fmt::format(" since the change at run {}", *b.since_run) : "");
+}
+
+// A counter's history lines (history_lines: its open alerts, then the band
+// line) split into the ones shown above the details, `visible`, and the
+// rest: the band line of an ungated counter or of one that moved the
+// better way.
+void split_history(const counter_report& c, std::vector<std::string>& visible, std::vector<std::string>& rest)
+{
+    std::vector<std::string> lines = history_lines(c);
+    const bool band_line = c.band && c.outside_band.value_or(false);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const bool is_band = band_line && i + 1 == lines.size();
+        const bool shown = c.gated && (!is_band || outside_band_worse(c));
+        (shown ? visible : rest).push_back(is_band ? band_note(c) : std::move(lines[i]));
+    }
+}
+
 // History context under the table, at most max_markdown_history_lines
-// lines; empty when no gated counter has any. Ungated counters (page
-// faults, cache misses...) cannot change the verdict: their lines are in
-// the collapsed details (markdown_ungated_history), not above them.
+// lines; empty when no gated counter has any. Only what argues against
+// the change: an open alert, or a band the candidate left the worse way.
+// Ungated counters (page faults, cache misses...) cannot change the
+// verdict, and a faster candidate is no warning: their lines are in the
+// collapsed details (markdown_details), not above them.
 std::string markdown_history(const gate::report& r)
 {
     std::string history;
@@ -252,8 +431,9 @@ std::string markdown_history(const gate::report& r)
                 history += fmt::format("- ⚠️ {}: {}\n", md_text(b.name), md_text(disagreement_line(d)));
         }
         for (const auto& c : b.counters) {
-            if (!c.gated) continue;
-            for (const auto& line : history_lines(c)) {
+            std::vector<std::string> shown, rest;
+            split_history(c, shown, rest);
+            for (const auto& line : shown) {
                 if (++history_rows <= max_markdown_history_lines) {
                     history += fmt::format("- ⚠️ {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line));
                 }
@@ -266,7 +446,8 @@ std::string markdown_history(const gate::report& r)
     return history;
 }
 
-// Links to the CI run and the stored comparison; empty when neither is set.
+// Links to the CI run and the stored comparison, then opt.link_note;
+// empty when none is set.
 std::string markdown_links(const markdown_options& opt)
 {
     std::string links;
@@ -274,6 +455,7 @@ std::string markdown_links(const markdown_options& opt)
     if (!opt.comparison_url.empty()) {
         links += fmt::format("{}[stored comparison]({})", links.empty() ? "" : " · ", md_url(opt.comparison_url));
     }
+    if (!opt.link_note.empty()) links += fmt::format("{}_{}_", links.empty() ? "" : " · ", md_text(opt.link_note));
     if (!links.empty()) links = "\n" + links + "\n";
     return links;
 }
@@ -286,14 +468,76 @@ std::string markdown_detail_row(const benchmark_report& b, const counter_report&
                        c.test ? to_string(*c.test) : "—", c.baseline.n, c.candidate.n,
                        c.baseline.cov ? fmt::format("{:.2f}%", *c.baseline.cov * 100) : "—",
                        c.candidate.cov ? fmt::format("{:.2f}%", *c.candidate.cov * 100) : "—",
-                       value_str(c.baseline.median), md_text(value_str(c.candidate.median, c.unit)),
-                       pct_str(c.delta_pct), p_str(c.p_value), p_str(c.p_adjusted),
+                       md_text(display_value(c.baseline.median, c.unit)),
+                       md_text(display_value(c.candidate.median, c.unit)), pct_str(c.delta_pct), p_str(c.p_value),
+                       p_str(c.p_adjusted),
                        c.mde_pct && std::isfinite(*c.mde_pct) ? fmt::format("{:.2f}%", *c.mde_pct) : "—",
                        c.z_score ? fmt::format("{:+.2f}", *c.z_score) : "—", c.anomaly ? " ⚠️" : "");
 }
 
+// A counter's advice (noise_diagnosis::advice) in its pieces: the advice
+// joins them with "; ", which also occurs inside a piece's parentheses.
+std::vector<std::string> advice_pieces(std::string_view advice)
+{
+    std::vector<std::string> pieces;
+    int depth = 0;
+    std::size_t from = 0;
+    for (std::size_t i = 0; i < advice.size(); ++i) {
+        if (advice[i] == '(') ++depth;
+        else if (advice[i] == ')' && depth > 0) --depth;
+        else if (depth == 0 && advice.substr(i, 2) == "; ") {
+            pieces.emplace_back(advice.substr(from, i - from));
+            from = i + 2;
+        }
+    }
+    if (from < advice.size()) pieces.emplace_back(advice.substr(from));
+    return pieces;
+}
+
+// Each piece of advice once, with the counters it concerns, for the
+// counters `which` picks: (advice, "BM / task-clock, BM / cycles").
+template <class Pick>
+std::vector<std::pair<std::string, std::string>> advice_of(const gate::report& r, Pick which)
+{
+    std::vector<std::pair<std::string, std::string>> pieces;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            if (!c.noise || c.noise->advice.empty() || !which(c)) continue;
+            const std::string name = fmt::format("{} / {}", md_text(b.name), md_text(c.name));
+            for (auto& piece : advice_pieces(c.noise->advice)) {
+                auto it = std::find_if(pieces.begin(), pieces.end(), [&](const auto& p) { return p.first == piece; });
+                if (it == pieces.end()) pieces.emplace_back(std::move(piece), name);
+                else it->second += ", " + name;
+            }
+        }
+    }
+    return pieces;
+}
+
+// The advice as a list: "- the samples form separate groups: ... (BM / task-clock, BM / cycles)".
+std::string advice_list(const std::vector<std::pair<std::string, std::string>>& pieces)
+{
+    std::string out;
+    for (const auto& piece : pieces) out += fmt::format("- {} ({})\n", md_text(piece.first), piece.second);
+    return out;
+}
+
+bool undecided_gated(const counter_report& c)
+{
+    return c.gated && (c.state == status::inconclusive || c.state == status::insufficient);
+}
+
+// Above the details when a gated counter is inconclusive: what would
+// decide it, each piece of advice once; empty otherwise.
+std::string markdown_decide(const gate::report& r)
+{
+    const std::string list = advice_list(advice_of(r, undecided_gated));
+    return list.empty() ? list : "\n**What would decide it**\n\n" + list;
+}
+
 // The collapsed details, line by line (so that they can be cut to fit):
-// every counter, then the noise diagnoses.
+// every counter, then the noise diagnoses with each piece of advice once,
+// then the history lines not shown above them.
 std::vector<std::string> markdown_details(const gate::report& r)
 {
     std::vector<std::string> details;
@@ -306,7 +550,7 @@ std::vector<std::string> markdown_details(const gate::report& r)
     std::vector<std::string> noise;
     for (const auto& b : r.benchmarks) {
         for (const auto& c : b.counters) {
-            if (auto line = noise_summary(c); !line.empty()) {
+            if (auto line = noise_facts(c); !line.empty()) {
                 noise.push_back(fmt::format("- {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line)));
             }
         }
@@ -314,20 +558,50 @@ std::vector<std::string> markdown_details(const gate::report& r)
     if (!noise.empty()) {
         details.push_back("\n**Noise**\n\n");
         details.insert(details.end(), noise.begin(), noise.end());
+        // The advice not said above the details already (markdown_decide).
+        auto advice = advice_of(r, [](const counter_report&) { return true; });
+        const auto said = advice_of(r, undecided_gated);
+        std::erase_if(advice, [&](const auto& piece) {
+            return std::any_of(said.begin(), said.end(), [&](const auto& s) { return s.first == piece.first; });
+        });
+        if (!advice.empty()) details.push_back("\n**Advice**\n\n" + advice_list(advice));
     }
-    std::vector<std::string> ungated;
+    std::vector<std::string> other;
     for (const auto& b : r.benchmarks) {
         for (const auto& c : b.counters) {
-            if (c.gated) continue;
-            for (const auto& line : history_lines(c))
-                ungated.push_back(fmt::format("- {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line)));
+            std::vector<std::string> shown, rest;
+            split_history(c, shown, rest);
+            for (const auto& line : rest)
+                other.push_back(fmt::format("- {} / {}: {}\n", md_text(b.name), md_text(c.name), md_text(line)));
         }
     }
-    if (!ungated.empty()) {
-        details.push_back("\n**History of ungated counters**\n\n");
-        details.insert(details.end(), ungated.begin(), ungated.end());
+    if (!other.empty()) {
+        details.push_back("\n**Other history** (ungated counters, and candidates outside the band the better way)\n\n");
+        details.insert(details.end(), other.begin(), other.end());
     }
     return details;
+}
+
+// The warnings, each sentence once: the gate words a warning per counter
+// as "BM/counter: sentence", and the same sentence for five counters is
+// one line naming the five ("BM/a, BM/b: sentence"), in first-seen order.
+std::vector<std::string> grouped_warnings(const std::vector<std::string>& warnings)
+{
+    std::vector<std::pair<std::string, std::string>> lines; // who (may be empty), sentence
+    for (const auto& w : warnings) {
+        const auto colon = w.find(": ");
+        const bool per_name = colon != std::string::npos && w.find(' ') > colon;
+        std::string who = per_name ? w.substr(0, colon) : std::string();
+        std::string sentence = per_name ? w.substr(colon + 2) : w;
+        auto it = std::find_if(lines.begin(), lines.end(),
+                               [&](const auto& l) { return per_name && !l.first.empty() && l.second == sentence; });
+        if (it == lines.end()) lines.emplace_back(std::move(who), std::move(sentence));
+        else it->first += ", " + who;
+    }
+    std::vector<std::string> out;
+    out.reserve(lines.size());
+    for (const auto& l : lines) out.push_back(l.first.empty() ? l.second : l.first + ": " + l.second);
+    return out;
 }
 
 // The end of the details: warnings, then the policy applied.
@@ -336,7 +610,7 @@ std::vector<std::string> markdown_footer(const gate::report& r)
     std::vector<std::string> tail;
     if (!r.warnings.empty()) {
         tail.push_back("\n**Warnings**\n\n");
-        for (const auto& w : r.warnings) tail.push_back(fmt::format("- {}\n", md_text(w)));
+        for (const auto& w : grouped_warnings(r.warnings)) tail.push_back(fmt::format("- {}\n", md_text(w)));
     }
     tail.push_back(fmt::format("\nPolicy: alpha {}, {} correction, threshold {}%, min {} samples, max CoV {}%.\n",
                                r.rules.alpha, to_string(r.rules.correction), r.rules.threshold_pct, r.rules.min_samples,
@@ -463,8 +737,8 @@ std::string markdown_unchanged(const gate::report& r, const markdown_options& op
         }
     }
     if (rows.empty()) return {};
-    std::string out = fmt::format("\n<details><summary>{} unchanged row{} of gated counters</summary>\n\n", rows.size(),
-                                  rows.size() == 1 ? "" : "s");
+    std::string out = fmt::format("\n<details><summary>{} unchanged row{} of gated counters</summary>\n\n",
+                                  grouped(static_cast<double>(rows.size())), rows.size() == 1 ? "" : "s");
     const std::string close = "\n</details>\n";
     const std::size_t note_reserve = 300 + (opt.comparison_url.size() * 3);
     std::string table(gated_table_head);
@@ -490,6 +764,7 @@ std::string render_suite_markdown(const gate::report& r, const markdown_options&
     std::string body = head + markdown_suite_summary(r) + markdown_not_compared(r);
     std::string history = markdown_history(r);
     if (!history.empty()) history = "\n" + history;
+    history += markdown_decide(r);
     const std::string links = markdown_links(opt);
     // What must follow the table: the unchanged rows' frame and count, the
     // history, the links, and the collapsed details' frame with its cut
@@ -523,6 +798,7 @@ std::string render_markdown(const gate::report& r, const markdown_options& opt)
     const std::string head = markdown_head(r, opt);
     std::string table = markdown_not_compared(r) + markdown_gated_table(r);
     if (const std::string history = markdown_history(r); !history.empty()) table += "\n" + history;
+    table += markdown_decide(r);
 
     std::string body = head + table + markdown_links(opt);
     // Attribution gets at most half of what the comment has left; the

@@ -60,6 +60,8 @@ nlohmann::json summary_json(const gate::suite_counts& n);
 nlohmann::json overall_json(const std::vector<gate::overall_geomean>& rows);
 // The "baseline_ref" object (docs/report.md).
 nlohmann::json baseline_json(const gate::baseline_choice& b);
+// The "measured" object (docs/report.md).
+nlohmann::json measured_json(const gate::measurement& m);
 
 // A benchmark's "count_vs_time" array (docs/report.md).
 nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);
@@ -79,6 +81,12 @@ struct markdown_options {
     std::string marker;         // hidden sticky-comment marker, emitted first if set
     std::string run_url;        // link to the CI run
     std::string comparison_url; // link to the stored comparison
+    // The repository's web URL ("https://github.com/o/r"): the commits in
+    // the head link to {repository_url}/commit/{sha}; "" leaves them unlinked.
+    std::string repository_url;
+    // Plain text after the links, e.g. why a link is missing (the server
+    // without --public-url); "" for none.
+    std::string link_note;
     // Where `perfgate run --artifacts DIR` went (the CI run's artifacts) and
     // the artifact's name; linked from the attribution section when set.
     std::string artifacts_url;

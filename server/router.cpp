@@ -512,8 +512,14 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     if (format == "markdown") {
         report::markdown_options opt;
         // The dashboard's page of the comparison (server/pages): a person
-        // follows this link from a PR comment.
-        opt.comparison_url = fmt::format("/p/{}/comparisons/{}", html::url_encode(m.project), *id);
+        // follows this link from a PR comment, where a relative link leads
+        // to github.com. So it is absolute, on --public-url; without one
+        // there is no link (the request's Host header is the client's to
+        // choose, and a link on it could point anywhere) and a note says why.
+        const std::string page = fmt::format("/p/{}/comparisons/{}", html::url_encode(m.project), *id);
+        if (!ctx.public_url.empty()) opt.comparison_url = ctx.public_url + page;
+        else opt.link_note = fmt::format("stored comparison {}: no link, the server has no --public-url", *id);
+        opt.repository_url = ctx.service.repository_url(m.project).value_or("");
         return make_response(http::status::ok, report::render_markdown(*rep, opt), "text/markdown; charset=utf-8", req);
     }
     if (format == "text") {

@@ -75,6 +75,8 @@ struct context {
         pages::anonymous_read_burst, pages::anonymous_read_interval);
     // Proxies besides loopback whose X-Forwarded-For names the client (--trusted-proxy).
     std::vector<std::string> trusted_proxies{};
+    // server_options::public_url: the base of absolute links; "" for none.
+    std::string public_url{};
     // Rendered read-only pages (pages/page_cache.hpp); null: no caching.
     std::shared_ptr<pages::page_cache> page_cache = std::make_shared<pages::page_cache>();
 };

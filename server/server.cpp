@@ -86,6 +86,7 @@ struct server::impl {
           grace_timer(ioc)
     {
         ctx.trusted_proxies = o.trusted_proxies;
+        ctx.public_url = o.public_url;
         beast::error_code ec;
         auto address = net::ip::make_address(opt.host, ec);
         if (ec) {

@@ -56,6 +56,11 @@ struct server_options {
     // Peers (IP addresses, as address::to_string spells them) whose
     // X-Forwarded-For names the client, besides loopback (--trusted-proxy).
     std::vector<std::string> trusted_proxies;
+    // The dashboard's public base URL without a trailing '/' (--public-url,
+    // "https://perf.example.com"); "" when not set. Links in markdown that
+    // leaves the server (a comparison's ?format=markdown) are built on it,
+    // never on the request's Host header, which the client chooses.
+    std::string public_url;
     bool handle_signals = true; // install the SIGINT/SIGTERM handler
     // Connections served at once (--max-connections); 0: default_max_connections().
     // A larger value than RLIMIT_NOFILE leaves room for raises the soft limit

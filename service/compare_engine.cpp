@@ -30,6 +30,8 @@ struct compare_inputs {
     std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>> runs_of;
     // How each benchmark's pair was measured (gate::pairing).
     std::map<std::string, gate::pairing, std::less<>> pairing_of;
+    // What the runs were measured with and at (gate::measurement).
+    std::optional<gate::measurement> measured;
 };
 
 } // namespace detail
@@ -56,7 +58,8 @@ std::string report_text(const nlohmann::json& report_json)
 // diagnosis (noise).
 // v4: runs not measured interleaved are judged by the between-run test, and
 // benchmarks say whether they were (interleaved, between_runs).
-constexpr std::string_view request_key_version = "perfgate.compare-key/v4";
+// v5: reports say what the runs were measured with and at (measured).
+constexpr std::string_view request_key_version = "perfgate.compare-key/v5";
 
 // What one compare has loaded, against max_compare_counters and
 // max_compare_samples, checked run by run: a request over a limit stops
@@ -125,6 +128,23 @@ gate::pairing pairing_of(const model::run_record& b, const model::run_record& c)
     return how;
 }
 
+// The first pair's backend, testbed and commits, each kept while every
+// later pair agrees with it and cleared (JSON null) when one does not.
+void add_measurement(std::optional<gate::measurement>& m, const model::run_record& b, const model::run_record& c)
+{
+    const gate::measurement pair{b.backend == c.backend ? b.backend : std::string(),
+                                 b.testbed.name == c.testbed.name ? c.testbed.name : std::string(), b.git_sha,
+                                 c.git_sha};
+    if (!m) {
+        m = pair;
+        return;
+    }
+    for (auto member : {&gate::measurement::backend, &gate::measurement::testbed, &gate::measurement::baseline_sha,
+                        &gate::measurement::candidate_sha}) {
+        if ((*m).*member != pair.*member) ((*m).*member).clear();
+    }
+}
+
 // The report of the loaded runs, each benchmark with its pair of run ids.
 comparison compute_report(const compare_inputs& in, const gate::policy& rules, baseline_history& hist)
 {
@@ -138,6 +158,7 @@ comparison compute_report(const compare_inputs& in, const gate::policy& rules, b
         return it->second;
     };
     out.result = gate::compare(in.base, in.cand, rules, history, pairing);
+    out.result.measured = in.measured;
     for (auto& b : out.result.benchmarks) {
         if (const auto it = in.runs_of.find(b.name); it != in.runs_of.end()) {
             b.baseline_run = it->second.first;
@@ -213,6 +234,7 @@ compare_inputs service::load_pairs(const std::string& project,
         }
         in.runs_of[b->benchmark] = {b_id, c_id};
         in.pairing_of[b->benchmark] = pairing_of(*b, *c);
+        add_measurement(in.measured, *b, *c);
         in.base.benchmarks.push_back(b_loaded->samples);
         in.cand.benchmarks.push_back(c_loaded->samples);
         // History: the baseline branch on the candidate's testbed, runs older

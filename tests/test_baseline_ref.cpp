@@ -168,9 +168,13 @@ TEST_CASE("baseline-ref: merge-base gates what the PR changed, base-tip charges 
               json{{"rule", "merge-base"}, {"baseline_sha", hist.a}, {"base_tip_sha", hist.b}, {"head_sha", hist.h}});
         auto comments = job.gh.comments(5);
         REQUIRE(comments.size() == 1);
-        CHECK(comments[0].body.find(fmt::format("Baseline: **merge-base** `{}` of base `{}` · head `{}`",
-                                                hist.a.substr(0, 12), hist.b.substr(0, 12), hist.h.substr(0, 12))) !=
+        // The head: both commits (linked to the repository), the rule, the base tip.
+        CAPTURE(comments[0].body);
+        CHECK(comments[0].body.find(fmt::format("`{}`]", hist.h.substr(0, 7))) != std::string::npos);
+        CHECK(comments[0].body.find(fmt::format("`{}`]", hist.a.substr(0, 7))) != std::string::npos);
+        CHECK(comments[0].body.find(fmt::format(", the **merge-base** (base tip [`{}`]", hist.b.substr(0, 7))) !=
               std::string::npos);
+        CHECK(comments[0].body.find("backend **callgrind**") != std::string::npos);
         {
             perfgate::store::store s(db);
             const auto base_run = s.load_run("default", 1);

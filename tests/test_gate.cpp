@@ -536,7 +536,7 @@ TEST_CASE("renderers")
         const std::string md = render_markdown(r, o);
         CHECK(md.rfind("<!-- perfgate:sticky -->\n", 0) == 0);
         CHECK(md.find("**fail**") != std::string::npos);
-        CHECK(md.find("1 regression,") != std::string::npos);
+        CHECK(md.find("**fail** — 1 regression\n") != std::string::npos); // the zero counts left out
         CHECK(md.find("| 🔴 | default | task-clock |") != std::string::npos);
         CHECK(md.find("<details>") != std::string::npos);
         CHECK(md.find("page-faults") > md.find("<details>")); // non-gated only in details
@@ -868,7 +868,7 @@ TEST_CASE("renderers: history context")
                       "abc1234 \\(run 40\\)\n") != std::string::npos);
         CHECK(md.find("- ⚠️ default / task-clock: open alert 13 on this series: — since run 52\n") !=
               std::string::npos);
-        CHECK(md.find("outside the baseline's recent band \\[99, 101\\] \\(30 runs since the change at run "
+        CHECK(md.find("above the baseline's recent band \\[99.00 ms, 101.0 ms\\] \\(30 runs since the change at run "
                       "41\\)\n") != std::string::npos);
         // Above the collapsed details, and nothing for a counter inside its band.
         CHECK(md.find("open alert 12") < md.find("<details>"));
@@ -888,7 +888,7 @@ TEST_CASE("renderers: history context")
         const auto line = md.find("- default / page-faults: candidate ");
         REQUIRE(line != std::string::npos);
         CHECK(line > md.find("<details>"));
-        CHECK(md.find("**History of ungated counters**") < line);
+        CHECK(md.find("**Other history** (ungated counters") < line);
         CHECK(md.find("- ⚠️ default / page-faults") == std::string::npos);
         // The text report keeps every line under its counter.
         CHECK(render_text(quiet, false).find("outside the baseline's recent band [99.50, 100.50]") !=
@@ -1091,11 +1091,12 @@ TEST_CASE("renderers: attribution")
         // Before the counters' details, after the verdict table.
         CHECK(where < md.find("<details><summary>All counters"));
         CHECK(md.find("| function | before | after | Δ | share of the change |") > where);
-        CHECK(md.find("| \\_\\_memcpy\\_avx\\_unaligned\\_erms | 0 | 1800 | +1800 | +90.0% |") != std::string::npos);
+        CHECK(md.find("| \\_\\_memcpy\\_avx\\_unaligned\\_erms | 0 | 1,800 | +1,800 | +90.0% |") != std::string::npos);
         CHECK(md.find("| memcpy | 10 | 700 | +690 | [+40.00, +60.00] pp | yes |") != std::string::npos);
         CHECK(md.find("_1 more symbol changed within the noise: not shown._") != std::string::npos);
         CHECK(md.find("main\\|&lt;b&gt;") == std::string::npos); // hidden (not significant)
-        CHECK(md.find("Raw profiles and flame graphs: `perfgate-artifacts` in the [workflow artifacts]"
+        CHECK(md.find("Raw callgrind profiles, perf's folded stacks, differential flame graphs and attribution.json: "
+                      "`perfgate-artifacts` in the [workflow artifacts]"
                       "(https://github.example/o/r/actions/runs/7#artifacts).") != std::string::npos);
         CHECK(md.find("- ⚠️ default: perf attribution failed:") != std::string::npos);
     }
@@ -1730,8 +1731,12 @@ TEST_CASE("renderers: a 500-benchmark suite's markdown fits GitHub's comment and
             CHECK(md.find(row) != std::string::npos);
             CHECK(md.find(row) > last_regression);
         }
-        CHECK(md.find("<details><summary>" + std::to_string(unchanged) +
-                      " unchanged rows of gated counters</summary>") != std::string::npos);
+        REQUIRE(unchanged >= 1000);
+        REQUIRE(unchanged < 10000);
+        const std::string count = std::to_string(unchanged / 1000) + "," +
+                                  std::to_string(unchanged % 1000 + 1000).substr(1);
+        CHECK(md.find("<details><summary>" + count + " unchanged rows of gated counters</summary>") !=
+              std::string::npos);
         CHECK(md.find("unchanged rows not listed: the full report is the JSON report") != std::string::npos);
         CHECK(md.find("- ➕ added (candidate only, not compared): BM\\_New/0, BM\\_New/1, BM\\_New/2\n") !=
               std::string::npos);

@@ -323,10 +323,12 @@ TEST_CASE("the comment and the job summary show where a regression came from and
         for (const std::string& body : {gh.comments(pr)[0].body, slurp(env.summary())}) {
             CAPTURE(body);
             CHECK(body.find("<details><summary>Where did it come from</summary>") != std::string::npos);
-            CHECK(body.find("| checksum\\(std::vector&lt;int, std::allocator&lt;int&gt; &gt;\\) | 0 | 4000000 | "
-                            "+4000000 | +90.0% |") != std::string::npos);
-            CHECK(body.find("Raw profiles and flame graphs: `perfgate-artifacts` in the [workflow artifacts]"
-                            "(https://github.example/octo/widgets/actions/runs/4242#artifacts).") != std::string::npos);
+            CHECK(body.find("| checksum\\(std::vector&lt;int, std::allocator&lt;int&gt; &gt;\\) | 0 | 4,000,000 | "
+                            "+4,000,000 | +90.0% |") != std::string::npos);
+            // callgrind makes no flame graph: the line names what the artifact holds.
+            CHECK(body.find(
+                      "Raw callgrind profiles and attribution.json: `perfgate-artifacts` in the [workflow artifacts]"
+                      "(https://github.example/octo/widgets/actions/runs/4242#artifacts).") != std::string::npos);
         }
     }
     SUBCASE("without one: the table, no link")
@@ -336,6 +338,32 @@ TEST_CASE("the comment and the job summary show where a regression came from and
         CHECK(gh.comments(pr)[0].body.find("Where did it come from") != std::string::npos);
         CHECK(gh.comments(pr)[0].body.find("#artifacts") == std::string::npos);
     }
+}
+
+TEST_CASE("the comment's head names both commits, linked to the repository, the backend and the testbed")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    std::ostringstream log;
+    gate::report r = failing_report();
+    const std::string head(40, 'c'), base(40, 'a'), tip(40, 'b');
+    r.baseline = gate::baseline_choice{"merge-base", base, tip, head};
+    r.measured = gate::measurement{"callgrind", "ci-runner-2", base, head};
+    publish_to_github(r, exit_regression, test_options(), log);
+    REQUIRE(gh.comments(pr).size() == 1);
+    const std::string body = gh.comments(pr)[0].body;
+    CAPTURE(body);
+    CHECK(body.find("Head [`ccccccc`](https://github.example/octo/widgets/commit/" + head +
+                    ") vs baseline [`aaaaaaa`]"
+                    "(https://github.example/octo/widgets/commit/" +
+                    base +
+                    "), the **merge-base** (base tip "
+                    "[`bbbbbbb`](https://github.example/octo/widgets/commit/" +
+                    tip +
+                    ")) · backend **callgrind** · "
+                    "testbed **ci-runner-2**\n") != std::string::npos);
+    // Above the table.
+    CHECK(body.find("Head [") < body.find("| | benchmark |"));
 }
 
 TEST_CASE("comments by other users with the marker are left alone")
@@ -465,7 +493,7 @@ TEST_CASE("a 500-benchmark suite: the comment fits GitHub's limit with every reg
         CHECK(
             body->find("**500 benchmarks compared: 10 regressions, 0 improvements, 490 unchanged, 0 inconclusive**") !=
             std::string::npos);
-        CHECK(body->find("<details><summary>1470 unchanged rows of gated counters</summary>") != std::string::npos);
+        CHECK(body->find("<details><summary>1,470 unchanged rows of gated counters</summary>") != std::string::npos);
         for (const auto& name : regressed) {
             for (const char* counter_name : {"real-time", "cpu-time", "instructions"}) {
                 const std::string row = "| 🔴 | " + name + " | " + counter_name + " |";

@@ -599,9 +599,23 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
         REQUIRE(md.result_int() == 200);
         CHECK(md[http::field::content_type].starts_with("text/markdown"));
         CHECK(md.body().find("task-clock") != std::string::npos);
-        // The markdown links the dashboard's page of the comparison, not the JSON.
-        CHECK(md.body().find("(/p/demo/comparisons/" + std::to_string(id) + ")") != std::string::npos);
+        // Without --public-url no link (a relative one breaks once posted,
+        // and the Host header is the client's): a note says why.
+        CHECK(md.body().find("](/") == std::string::npos);
+        CHECK(md.body().find("\n_stored comparison " + std::to_string(id) +
+                             ": no link, the server has no --public-url_\n") != std::string::npos);
         CHECK(md.body().find("/api/v1/") == std::string::npos);
+        // With it: the dashboard's page of the comparison, absolute, whatever Host the request named.
+        f.ctx.public_url = "https://perf.example.com";
+        auto req = f.make_request(http::verb::get,
+                                  "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown");
+        req.set(http::field::host, "evil.example");
+        const auto linked = perfgate::server::route(req, f.ctx);
+        REQUIRE(linked.result_int() == 200);
+        CHECK(linked.body().find("[stored comparison](https://perf.example.com/p/demo/comparisons/" +
+                                 std::to_string(id) + ")") != std::string::npos);
+        CHECK(linked.body().find("evil.example") == std::string::npos);
+        CHECK(linked.body().find("no --public-url") == std::string::npos);
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/999"), 404, "comparison.not_found",
                     "no comparison 999");
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/comparisons/abc"), 400, "http.bad_param",
@@ -1391,7 +1405,12 @@ TEST_CASE("the markdown of a comparison links its dashboard page, the project pe
                      "/api/v1/projects/web%40v2%2Bx/comparisons/" + std::to_string(id) + "?format=markdown", {}, {},
                      token);
     REQUIRE(md.result_int() == 200);
-    CHECK(md.body().find("(/p/web%40v2%2Bx/comparisons/" + std::to_string(id) + ")") != std::string::npos);
+    CHECK(md.body().find("no --public-url") != std::string::npos);
+    f.ctx.public_url = "https://perf.example.com";
+    md = f.call(http::verb::get, "/api/v1/projects/web%40v2%2Bx/comparisons/" + std::to_string(id) + "?format=markdown",
+                {}, {}, token);
+    CHECK(md.body().find("(https://perf.example.com/p/web%40v2%2Bx/comparisons/" + std::to_string(id) + ")") !=
+          std::string::npos);
 }
 
 TEST_CASE("GET .../comparisons lists the newest comparisons with their commits")
@@ -1655,7 +1674,7 @@ TEST_CASE("compare: baseline_ref is kept in the stored report, on the answer and
     REQUIRE(stored.result_int() == 200);
     CHECK(json::parse(stored.body()).at("baseline_ref") == ref);
     auto md = f.call(http::verb::get, "/api/v1/projects/demo/comparisons/" + std::to_string(id) + "?format=markdown");
-    CHECK(md.body().find("Baseline: **merge-base** `aaaaaaaaaaaa` of base `bbbbbbbbbbbb` · head `cccccccccccc`") !=
+    CHECK(md.body().find("Head `ccccccc` vs baseline `aaaaaaa`, the **merge-base** (base tip `bbbbbbb`)") !=
           std::string::npos);
     // A null base tip (parent rule) is kept as null.
     const auto other = f.upload("baseline", "appended-10-runs.csv", "other");

@@ -505,3 +505,59 @@ TEST_CASE("a google/benchmark suite over a socket: a run per benchmark, all or n
     for (std::size_t i = 0; i < 4; ++i) CHECK(after[i].at("runs") > before[i].at("runs"));
     CHECK(send(port, http::verb::get, "/healthz").status == 200);
 }
+
+TEST_CASE("a comparison's markdown over a real server: absolute links on --public-url, none without")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "links.db";
+    const std::string token = create_token(db, "demo");
+    REQUIRE(run_perfgate({"project", "--db", db.string(), "--project", "demo", "--repository-url",
+                          "https://github.com/acme/demo"})
+                .code == 0);
+    // The markdown of comparison `id`, asked with Host: evil.example.
+    auto markdown = [&](unsigned short port, std::int64_t id) {
+        const std::string answer = raw_exchange(
+            port, fmt::format("GET /api/v1/projects/demo/comparisons/{}?format=markdown HTTP/1.1\r\nHost: "
+                              "evil.example\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+                              id, token));
+        REQUIRE(answer.starts_with("HTTP/1.1 200"));
+        return answer.substr(answer.find("\r\n\r\n") + 4);
+    };
+    auto compare = [&](unsigned short port) {
+        const auto [base, cand] = upload_pair(port, token);
+        const auto cmp = send(port, http::verb::post, "/api/v1/projects/demo/compare",
+                              json{{"baseline_run", base}, {"candidate_run", cand}}.dump(), "application/json", token);
+        REQUIRE(cmp.status == 201);
+        // What the runs were measured with and at, for the comment's head.
+        CHECK(cmp.parsed().at("measured") == json{{"backend", "perf"},
+                                                  {"testbed", "ci-box"},
+                                                  {"baseline_sha", "0123abcd"},
+                                                  {"candidate_sha", "0123abcd"}});
+        return cmp.parsed().at("comparison_id").get<std::int64_t>();
+    };
+    SUBCASE("with --public-url: the dashboard page, absolute; commits linked to the repository")
+    {
+        server_process srv(db, dir.path() / "server.log", {"--public-url", "https://perf.example.com/"});
+        const auto id = compare(srv.port());
+        const std::string md = markdown(srv.port(), id);
+        INFO(md);
+        CHECK(md.find(fmt::format("[stored comparison](https://perf.example.com/p/demo/comparisons/{})", id)) !=
+              std::string::npos);
+        CHECK(md.find("Head [`0123abc`](https://github.com/acme/demo/commit/0123abcd) vs baseline [`0123abc`]") !=
+              std::string::npos);
+        CHECK(md.find("backend **perf** · testbed **ci-box**") != std::string::npos);
+        CHECK(md.find("](/") == std::string::npos);
+        CHECK(md.find("evil.example") == std::string::npos);
+    }
+    SUBCASE("without: no link (the Host header is the client's), and a line says why")
+    {
+        server_process srv(db, dir.path() / "server.log");
+        const auto id = compare(srv.port());
+        const std::string md = markdown(srv.port(), id);
+        INFO(md);
+        CHECK(md.find("](/") == std::string::npos);
+        CHECK(md.find("evil.example") == std::string::npos);
+        CHECK(md.find(fmt::format("_stored comparison {}: no link, the server has no --public-url_", id)) !=
+              std::string::npos);
+    }
+}
