@@ -13,3 +13,4 @@
 #include "github/api.hpp"
 #include "github/event.hpp"
 #include "github/publish.hpp"
+#include "github/accept.hpp"
