@@ -1,6 +1,7 @@
 #include "github/accept.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -90,10 +91,10 @@ private:
                                    c == '/';
                         });
         if (!ok) {
-            throw error(errors::input_github_env,
-                        fmt::format("GITHUB_REPOSITORY {} is not owner/name",
-                                    json(env_.repository.substr(0, 100))
-                                        .dump(-1, ' ', true, json::error_handler_t::replace)));
+            throw error(
+                errors::input_github_env,
+                fmt::format("GITHUB_REPOSITORY {} is not owner/name",
+                            json(env_.repository.substr(0, 100)).dump(-1, ' ', true, json::error_handler_t::replace)));
         }
     }
 
@@ -158,8 +159,7 @@ private:
         }
         // It goes into an API path and a comment: a GitHub login only.
         if (!model::is_github_login(result_.login)) {
-            throw error(errors::input_github_event,
-                        fmt::format("{}: {} is not a GitHub login", path_, login_field));
+            throw error(errors::input_github_event, fmt::format("{}: {} is not a GitHub login", path_, login_field));
         }
     }
 
@@ -167,17 +167,17 @@ private:
     // not one GitHub reports on) is no permission.
     std::string permission_of(const std::string& login)
     {
-        const std::string path =
-            fmt::format("/repos/{}/collaborators/{}/permission", env_.repository, login);
+        const std::string path = fmt::format("/repos/{}/collaborators/{}/permission", env_.repository, login);
         json answer;
         try {
             answer = api_->call("GET", path);
         } catch (const error& e) {
-            if (e.id() == errors::github_http.view() && std::string_view(e.what()).find("HTTP 404:") != std::string::npos)
+            if (e.id() == errors::github_http.view() &&
+                std::string_view(e.what()).find("HTTP 404:") != std::string::npos)
                 return "none";
             throw;
         }
-        const std::string permission = string_at(answer, "permission");
+        std::string permission = string_at(answer, "permission");
         if (permission.empty()) {
             throw error(errors::github_bad_response,
                         fmt::format("GET {}: no permission in the answer: cannot tell whether @{} may accept", path,
@@ -241,7 +241,8 @@ private:
         try {
             answer = api_->call("GET", path);
         } catch (const error& e) {
-            if (e.id() == errors::github_http.view() && std::string_view(e.what()).find("HTTP 404:") != std::string::npos) {
+            if (e.id() == errors::github_http.view() &&
+                std::string_view(e.what()).find("HTTP 404:") != std::string::npos) {
                 throw error(errors::github_http,
                             fmt::format("pull request #{} not found in {}: {}", pr, env_.repository, e.what()));
             }
@@ -263,7 +264,7 @@ private:
         if (opt_.comment_author) return *opt_.comment_author;
         if (env_.token.starts_with(installation_token_prefix)) return std::string(actions_bot_login);
         const json me = api_->call("GET", "/user");
-        const std::string login = string_at(me, "login");
+        std::string login = string_at(me, "login");
         if (login.empty()) {
             throw error(errors::github_bad_response,
                         "GET /user: no login in the answer: cannot tell our comments from others'");
@@ -276,8 +277,8 @@ private:
     std::optional<std::pair<std::int64_t, std::string>> find_comment(std::int64_t pr, const std::string& marker)
     {
         const std::string self = own_login();
-        std::string url =
-            fmt::format("/repos/{}/issues/{}/comments?per_page={}", env_.repository, pr, comments_per_page);
+        std::string url = fmt::format("/repos/{}/issues/{}/comments?per_page={}", env_.repository, pr,
+                                      comments_per_page);
         for (int page = 0; page < max_comment_pages && !url.empty(); ++page) {
             std::string next;
             const json list = api_->call("GET", url, nullptr, &next, "pull-requests: write");
@@ -305,8 +306,8 @@ private:
         const std::string note = report::render_acceptance_note(a, opt_.context);
         if (auto existing = find_comment(pr, marker)) {
             const json payload = {{"body", with_acceptance_note(existing->second, marker, note)}};
-            api_->call("PATCH", fmt::format("/repos/{}/issues/comments/{}", env_.repository, existing->first),
-                       &payload, nullptr, "pull-requests: write");
+            api_->call("PATCH", fmt::format("/repos/{}/issues/comments/{}", env_.repository, existing->first), &payload,
+                       nullptr, "pull-requests: write");
             log_ << fmt::format("perfgate accept: noted in PR #{} comment {}\n", pr, existing->first);
         } else {
             const json payload = {{"body", marker + "\n" + note}};

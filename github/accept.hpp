@@ -26,7 +26,7 @@ inline constexpr std::string_view accept_label = "perfgate-accept";
 inline constexpr std::string_view label_reason = "label perfgate-accept";
 
 struct accept_options {
-    std::string context = "perfgate"; // the gate's status context; keys the sticky comment
+    std::string context = "perfgate";      // the gate's status context; keys the sticky comment
     std::optional<std::string> event_path; // overrides GITHUB_EVENT_PATH
     std::optional<std::string> event_name; // overrides GITHUB_EVENT_NAME
     // The login the token comments as (github_options::comment_author).
@@ -35,8 +35,7 @@ struct accept_options {
     // called with head sha, login and reason before anything changes on
     // GitHub, so that a commit without a comparison changes nothing. Its
     // errors propagate. Returns the acceptance and the comparison's URL.
-    std::function<std::pair<model::acceptance, std::string>(const std::string&, const std::string&,
-                                                            const std::string&)>
+    std::function<std::pair<model::acceptance, std::string>(const std::string&, const std::string&, const std::string&)>
         store;
     retry_policy retry;
 };

@@ -679,8 +679,8 @@ response post_acceptance(const request& req, context& ctx, const route_match& m,
     }
     const api::acceptance_request r = api::acceptance_request_from_json(api::parse_request_body(req.body()));
     const model::acceptance a = ctx.service.accept_comparison(m.project, r.head_sha, r.login, r.reason);
-    const std::string url =
-        fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project), a.comparison_id);
+    const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project),
+                                        a.comparison_id);
     response res = json_response(http::status::created, api::to_json(a), req);
     res.set(http::field::location, url);
     return res;

@@ -295,8 +295,8 @@ public:
     // model::max_acceptance_reason_bytes, control characters, invalid UTF-8);
     // "accept.no_comparison" when no comparison has that candidate commit;
     // "project.not_found".
-    model::acceptance accept_comparison(const std::string& project, std::string_view head_sha,
-                                        std::string_view login, std::string_view reason);
+    model::acceptance accept_comparison(const std::string& project, std::string_view head_sha, std::string_view login,
+                                        std::string_view reason);
     // The acceptance of a comparison, if any.
     [[nodiscard]] std::optional<model::acceptance> acceptance(const std::string& project,
                                                               std::int64_t comparison_id) const;

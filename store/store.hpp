@@ -45,8 +45,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/alert.hpp"
 #include "model/acceptance.hpp"
+#include "model/alert.hpp"
 #include "model/comparison.hpp"
 #include "model/run.hpp"
 
@@ -192,8 +192,7 @@ public:
     std::optional<acceptance> accept_comparison(std::string_view project, std::string_view head_sha,
                                                 std::string_view login, std::string_view reason);
     // The acceptance of comparison `comparison_id` of the project, if any.
-    [[nodiscard]] std::optional<acceptance> load_acceptance(std::string_view project,
-                                                            std::int64_t comparison_id) const;
+    [[nodiscard]] std::optional<acceptance> load_acceptance(std::string_view project, std::int64_t comparison_id) const;
 
     // Stores a run with its samples and per-counter summaries in one
     // transaction; creates project/benchmark/testbed/counter rows as needed.

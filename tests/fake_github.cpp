@@ -181,7 +181,8 @@ struct fake_github::state {
         if (rec.method == "GET" && std::regex_match(rec.path, m, permission_re)) {
             const std::string user = m[1].str();
             auto it = permissions.find(user);
-            const auto granted = it == permissions.end() ? std::pair<std::string, std::string>{"read", "read"} : it->second;
+            const auto granted = it == permissions.end() ? std::pair<std::string, std::string>{"read", "read"}
+                                                         : it->second;
             if (granted.first.empty()) return make(404, not_found, v, ka);
             return make(200,
                         {{"permission", granted.first},

@@ -22,8 +22,8 @@
 #include "connect_proxy.hpp"
 #include "fake_github.hpp"
 #include "model/error.hpp"
-#include "report/render.hpp"
 #include "model/utf8.hpp"
+#include "report/render.hpp"
 #include "support/numbers.hpp"
 #include "support/process.hpp"
 #include "support/server.hpp"
@@ -1530,8 +1530,11 @@ json comment_event(const std::string& login, const std::string& body, const std:
     // author_association says OWNER: perfgate never trusts it.
     return {{"action", action},
             {"issue", issue},
-            {"comment", {{"id", 555}, {"body", body}, {"user", {{"login", login}, {"type", "User"}}},
-                         {"author_association", "OWNER"}}},
+            {"comment",
+             {{"id", 555},
+              {"body", body},
+              {"user", {{"login", login}, {"type", "User"}}},
+              {"author_association", "OWNER"}}},
             {"sender", {{"login", login}}}};
 }
 
@@ -1569,14 +1572,15 @@ struct gate_server {
                            {"branch", role == "baseline" ? "main" : "feature"},
                            {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
                            {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
-        const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post,
-                                            "/api/v1/projects/demo/runs", body.dump(), "application/json", token);
+        const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post, "/api/v1/projects/demo/runs",
+                                            body.dump(), "application/json", token);
         REQUIRE(r.status == 201);
         return r.parsed().at("run_id").get<std::int64_t>();
     }
     std::int64_t gate(const std::string& head) const
     {
-        const json body = {{"baseline_run", upload(base_commit, "baseline")}, {"candidate_run", upload(head, "candidate")}};
+        const json body = {{"baseline_run", upload(base_commit, "baseline")},
+                           {"candidate_run", upload(head, "candidate")}};
         const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post,
                                             "/api/v1/projects/demo/compare", body.dump(), "application/json", token);
         REQUIRE(r.status == 201);
@@ -1609,7 +1613,8 @@ std::string sticky_body(const fake_github& gh)
 void gate_push(actions_env& env, const std::string& head)
 {
     env.set("GITHUB_EVENT_NAME", "pull_request");
-    env.write_event({{"action", "synchronize"}, {"number", pr}, {"pull_request", {{"number", pr}, {"head", {{"sha", head}}}}}});
+    env.write_event(
+        {{"action", "synchronize"}, {"number", pr}, {"pull_request", {{"number", pr}, {"head", {{"sha", head}}}}}});
     std::ostringstream log;
     const auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
     REQUIRE(res.status_posted);
@@ -1627,7 +1632,8 @@ std::string note_of(const std::string& body)
 
 } // namespace
 
-TEST_CASE("accept: a writer's comment turns the head's status to success, notes the sticky comment, stores who and why, and a new push re-gates")
+TEST_CASE(
+    "accept: a writer's comment turns the head's status to success, notes the sticky comment, stores who and why, and a new push re-gates")
 {
     fake_github gh;
     actions_env env(gh.url());
@@ -1763,15 +1769,15 @@ TEST_CASE("accept: the perfgate-accept label by a writer accepts, other labels a
     {
         gh.set_permission("triager", "read", "triage");
         env.write_event(label_event("triager", "perfgate-accept"));
-        CHECK_THROWS_WITH_AS(cmd_accept({}), doctest::Contains("accepting a regression needs write"),
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_accept({}), doctest::Contains("accepting a regression needs write"), perfgate::error);
         CHECK(gh.statuses().size() == 1);
     }
     SUBCASE("events that are no request do nothing, and events of other kinds are an error")
     {
         gh.clear_requests();
         env.set("GITHUB_EVENT_NAME", "issue_comment");
-        for (const std::string body : {"LGTM", "> /perfgate accept quoted", "/perfgate acceptable", "please /perfgate accept"}) {
+        for (const std::string body :
+             {"LGTM", "> /perfgate accept quoted", "/perfgate acceptable", "please /perfgate accept"}) {
             env.write_event(comment_event("admin-user", body));
             CHECK(cmd_accept({}) == exit_pass);
         }
@@ -1781,13 +1787,15 @@ TEST_CASE("accept: the perfgate-accept label by a writer accepts, other labels a
         CHECK(cmd_accept({}) == exit_pass);
         CHECK(gh.requests().empty());
         env.set("GITHUB_EVENT_NAME", "push");
-        CHECK_THROWS_WITH_AS(cmd_accept({}), doctest::Contains("runs on issue_comment and pull_request (labeled) events, not 'push'"),
+        CHECK_THROWS_WITH_AS(cmd_accept({}),
+                             doctest::Contains("runs on issue_comment and pull_request (labeled) events, not 'push'"),
                              perfgate::error);
         CHECK(gh.requests().empty());
     }
 }
 
-TEST_CASE("accept: a hostile reason is cut, flattened and neutralised, an unknown PR and a missing comparison are errors")
+TEST_CASE(
+    "accept: a hostile reason is cut, flattened and neutralised, an unknown PR and a missing comparison are errors")
 {
     fake_github gh;
     actions_env env(gh.url());
@@ -1821,8 +1829,10 @@ TEST_CASE("accept: a hostile reason is cut, flattened and neutralised, an unknow
         CHECK(note.find("<img") == std::string::npos);
         CHECK(note.find("&lt;img") != std::string::npos);
         CHECK(note.find("-->") == std::string::npos);
-        CHECK(note.find("@\xe2\x80\x8b" "everyone") != std::string::npos);
-        CHECK(note.find("#\xe2\x80\x8b" "12") != std::string::npos);
+        CHECK(note.find("@\xe2\x80\x8b"
+                        "everyone") != std::string::npos);
+        CHECK(note.find("#\xe2\x80\x8b"
+                        "12") != std::string::npos);
         CHECK(note.find("](https://evil") == std::string::npos);
     }
     SUBCASE("an unknown pull request")
@@ -1830,8 +1840,8 @@ TEST_CASE("accept: a hostile reason is cut, flattened and neutralised, an unknow
         json event = comment_event("maintainer", "/perfgate accept x");
         event["issue"]["number"] = 99;
         env.write_event(event);
-        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()), doctest::Contains("pull request #99 not found in octo/widgets"),
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()),
+                             doctest::Contains("pull request #99 not found in octo/widgets"), perfgate::error);
         CHECK(gh.statuses().empty());
     }
     SUBCASE("a head the server has no comparison of: nothing changes on GitHub")
@@ -1892,9 +1902,12 @@ TEST_CASE("accept: the reason of a comment, the note in the sticky comment and t
     const std::string marker = comment_marker("perfgate");
     const std::string one = with_acceptance_note(marker + "\n## report\n", marker, "NOTE1\n");
     CHECK(one == marker + "\nNOTE1\n\n## report\n");
-    const std::string note_a = perfgate::report::render_acceptance_note({1, accepted_head, "a", "first", 0}, "perfgate");
-    const std::string note_b = perfgate::report::render_acceptance_note({1, accepted_head, "b", "second", 0}, "perfgate");
-    const std::string twice = with_acceptance_note(with_acceptance_note(marker + "\nbody", marker, note_a), marker, note_b);
+    const std::string note_a = perfgate::report::render_acceptance_note({1, accepted_head, "a", "first", 0},
+                                                                        "perfgate");
+    const std::string note_b = perfgate::report::render_acceptance_note({1, accepted_head, "b", "second", 0},
+                                                                        "perfgate");
+    const std::string twice = with_acceptance_note(with_acceptance_note(marker + "\nbody", marker, note_a), marker,
+                                                   note_b);
     CHECK(twice.find("first") == std::string::npos);
     CHECK(twice.find("second") != std::string::npos);
     CHECK(twice.ends_with("body"));
@@ -1904,7 +1917,10 @@ TEST_CASE("accept: the reason of a comment, the note in the sticky comment and t
     CHECK(long_one.size() == 140);
     CHECK(long_one.ends_with("y..."));
     // Multi-byte characters are never cut in the middle.
-    const std::string wide = acceptance_description("octocat", std::string(100, 'y') + "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    const std::string wide = acceptance_description(
+        "octocat",
+        std::string(100, 'y') +
+            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
     CHECK(wide.size() <= 140);
     CHECK(perfgate::model::find_text_fault(wide) == std::nullopt);
 }

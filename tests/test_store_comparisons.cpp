@@ -286,11 +286,13 @@ TEST_CASE("store: insert_comparisons stores a batch in one transaction, all or n
 
 TEST_CASE("store: an acceptance is stored with the newest comparison of its candidate commit, never another's")
 {
-    test_database where(test_database::sqlite_kind::memory);
+    test_database where(test_database::sqlite_kind::file);
     ps::store db(where.location());
     const auto base = db.insert_run(commit_run(sha_a, "parse", "fp1", 1'700'000'000));
-    const auto cand_b1 = db.insert_run(commit_run(sha_b, "parse", "fp1", 1'700'000'100, "demo", "feature", "candidate"));
-    const auto cand_b2 = db.insert_run(commit_run(sha_b, "parse", "fp1", 1'700'000'200, "demo", "feature", "candidate"));
+    const auto cand_b1 = db.insert_run(commit_run(sha_b, "parse", "fp1", 1'700'000'100, "demo", "feature",
+                                                  "candidate"));
+    const auto cand_b2 = db.insert_run(commit_run(sha_b, "parse", "fp1", 1'700'000'200, "demo", "feature",
+                                                  "candidate"));
     const std::string sha_c = "cccc333ccccccccccccccccccccccccccccccccc";
     const auto cand_c = db.insert_run(commit_run(sha_c, "parse", "fp1", 1'700'000'300, "demo", "feature", "candidate"));
     db.insert_run(make_run("other"));
