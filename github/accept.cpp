@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "github/comments.hpp"
 #include "github/json_fields.hpp"
 #include "github/publish.hpp"
 #include "model/error.hpp"
@@ -16,7 +17,6 @@
 
 namespace perfgate::github {
 
-using detail::iequals;
 using detail::int_at;
 using detail::object_at;
 using detail::string_at;
@@ -28,14 +28,6 @@ namespace {
 // at most 140 characters.
 constexpr std::size_t description_limit = 140;
 constexpr std::string_view cut_mark = "...";
-// The comment list is read 100 at a time (GitHub's per_page maximum), at
-// most 1000 pages: far beyond any real pull request.
-constexpr int comments_per_page = 100;
-constexpr int max_comment_pages = 1000;
-// GITHUB_TOKEN is an installation token (ghs_) of the GitHub Actions app,
-// which comments as github-actions[bot] and cannot call GET /user.
-constexpr std::string_view installation_token_prefix = "ghs_";
-constexpr std::string_view actions_bot_login = "github-actions[bot]";
 
 // The permissions that may accept: GitHub's `permission` field is admin,
 // write, read or none, with maintain read as write and triage as read
@@ -259,42 +251,6 @@ private:
         return sha;
     }
 
-    std::string own_login()
-    {
-        if (opt_.comment_author) return *opt_.comment_author;
-        if (env_.token.starts_with(installation_token_prefix)) return std::string(actions_bot_login);
-        const json me = api_->call("GET", "/user");
-        std::string login = string_at(me, "login");
-        if (login.empty()) {
-            throw error(errors::github_bad_response,
-                        "GET /user: no login in the answer: cannot tell our comments from others'");
-        }
-        return login;
-    }
-
-    // Our sticky comment: the marker, written by our own login
-    // (publish.hpp: a comment of someone else quoting it is never edited).
-    std::optional<std::pair<std::int64_t, std::string>> find_comment(std::int64_t pr, const std::string& marker)
-    {
-        const std::string self = own_login();
-        std::string url = fmt::format("/repos/{}/issues/{}/comments?per_page={}", env_.repository, pr,
-                                      comments_per_page);
-        for (int page = 0; page < max_comment_pages && !url.empty(); ++page) {
-            std::string next;
-            const json list = api_->call("GET", url, nullptr, &next, "pull-requests: write");
-            if (!list.is_array())
-                throw error(errors::github_bad_response, fmt::format("GET {}: expected a JSON array", url));
-            for (const auto& c : list) {
-                const std::string body = string_at(c, "body");
-                if (body.find(marker) == std::string::npos) continue;
-                if (!iequals(string_at(object_at(c, "user"), "login"), self)) continue;
-                if (auto id = int_at(c, "id")) return std::pair{*id, body};
-            }
-            url = next;
-        }
-        return std::nullopt;
-    }
-
     void note_in_comment(std::int64_t pr)
     {
         const std::string marker = comment_marker(opt_.context);
@@ -304,7 +260,8 @@ private:
         a.login = result_.login;
         a.reason = result_.reason;
         const std::string note = report::render_acceptance_note(a, opt_.context);
-        if (auto existing = find_comment(pr, marker)) {
+        const std::string self = detail::own_login(*api_, env_.token, opt_.comment_author);
+        if (auto existing = detail::find_own_comment(*api_, env_.repository, pr, marker, self)) {
             const json payload = {{"body", with_acceptance_note(existing->second, marker, note)}};
             api_->call("PATCH", fmt::format("/repos/{}/issues/comments/{}", env_.repository, existing->first), &payload,
                        nullptr, "pull-requests: write");
