@@ -24,6 +24,7 @@
 #include "model/error.hpp"
 #include "model/utf8.hpp"
 #include "report/render.hpp"
+#include "support/database.hpp"
 #include "support/numbers.hpp"
 #include "support/process.hpp"
 #include "support/server.hpp"
@@ -1558,9 +1559,12 @@ std::string status_of(const fake_github& gh, const std::string& sha, const std::
 
 // The real server with a comparison whose candidate is each of `heads`:
 // the ids, by head.
+// The engine is the test's (support/database.hpp): SQLite, or PostgreSQL
+// for the postgresql/ variants ctest runs.
 struct gate_server {
+    perfgate::test::test_database where;
+    std::filesystem::path db = where.location();
     perfgate::test::temp_dir dir{"perfgate-accept"};
-    std::filesystem::path db = dir.path() / "perfgate.db";
     std::string token = (perfgate::test::create_token(db, "demo"));
     perfgate::test::server_process server{db, dir.path() / "server.log", {"--public-read"}};
 
