@@ -613,6 +613,44 @@ json to_json(const model::alert_update& u)
     return j;
 }
 
+acceptance_request acceptance_request_from_json(const json& doc)
+{
+    if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    check_known_fields(doc, {"head_sha", "login", "reason"}, "");
+    acceptance_request r;
+    r.head_sha = *string_field(doc, "head_sha", "", true);
+    r.login = *string_field(doc, "login", "", true);
+    r.reason = *string_field(doc, "reason", "", true);
+    return r;
+}
+
+json to_json(const acceptance_request& r)
+{
+    return json{{"head_sha", r.head_sha}, {"login", r.login}, {"reason", r.reason}};
+}
+
+json to_json(const model::acceptance& a)
+{
+    return json{{"comparison_id", a.comparison_id},
+                {"head_sha", a.head_sha},
+                {"login", a.login},
+                {"reason", a.reason},
+                {"accepted_at", a.accepted_at}};
+}
+
+model::acceptance acceptance_from_json(const json& doc)
+{
+    return reading_response("acceptance", [&] {
+        model::acceptance a;
+        a.comparison_id = doc.at("comparison_id").get<std::int64_t>();
+        a.head_sha = doc.at("head_sha").get<std::string>();
+        a.login = doc.at("login").get<std::string>();
+        a.reason = doc.at("reason").get<std::string>();
+        a.accepted_at = doc.at("accepted_at").get<std::int64_t>();
+        return a;
+    });
+}
+
 json change_points_to_json(const std::vector<model::change_point_record>& points)
 {
     json list = json::array();

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "model/acceptance.hpp"
 #include "model/alert.hpp"
 #include "model/comparison.hpp"
 #include "model/run.hpp"
@@ -145,6 +146,21 @@ nlohmann::json to_json(const model::alert_update& u);
 // median_after, delta_pct, shift, shift_ci}; lists: {change_points: [...]}.
 nlohmann::json change_points_to_json(const std::vector<model::change_point_record>& points);
 std::vector<model::change_point_record> change_points_from_json(const nlohmann::json& doc);
+
+// --- acceptances (docs/http-api.md#accept-a-regression) -----------------------
+// POST .../acceptances body: {head_sha, login, reason}, all strings;
+// "ingest.bad_field" for other fields, a missing one or a wrong type (the
+// service checks the values).
+struct acceptance_request {
+    std::string head_sha, login, reason;
+};
+acceptance_request acceptance_request_from_json(const nlohmann::json& doc);
+nlohmann::json to_json(const acceptance_request& r);
+// A stored acceptance: {comparison_id, head_sha, login, reason,
+// accepted_at}; the answer of POST .../acceptances and the "acceptance"
+// member of GET .../comparisons/{id} (null when none).
+nlohmann::json to_json(const model::acceptance& a);
+model::acceptance acceptance_from_json(const nlohmann::json& doc);
 
 // ?since= and `perfgate history --since`: unix seconds (digits with an
 // optional '-'), or an ISO 8601 UTC date or date-time in RFC 3339's strict

@@ -14,6 +14,18 @@ common=()
 artifacts="$RUNNER_TEMP/perfgate-artifacts"
 artifacts_written=""
 
+if [ "${IN_ACCEPT:-false}" = "true" ]; then
+  # "Accept this regression" (ci/examples/accept.yml, docs/github.md): the
+  # issue_comment or pull_request (labeled) event says who asks and why;
+  # the same status context as the gate's.
+  args=(accept --context "$context")
+  if [ -n "${IN_SERVER_URL:-}" ]; then
+    args+=(--server "$IN_SERVER_URL" --project "${IN_PROJECT:-}")
+  fi
+  [ -n "${IN_COMMENT_AUTHOR:-}" ] && args+=(--comment-author "$IN_COMMENT_AUTHOR")
+  exec "$PERFGATE" "${args[@]}"
+fi
+
 if [ -n "${IN_REPORT:-}" ]; then
   # Publish-only (the workflow_run half of the fork split).
   report="$IN_REPORT"

@@ -20,6 +20,8 @@ const std::array commands{
     command_entry{"trend of a counter over stored runs", history_spec, cmd_history},
     command_entry{"upload existing perf stat outputs to a server or database", upload_spec, cmd_upload},
     command_entry{"post a report to a GitHub pull request (comment, status, summary)", github_spec, cmd_github},
+    command_entry{"accept a pull request's regression from a /perfgate accept comment or label", accept_spec,
+                  cmd_accept},
     command_entry{"list and triage alerts: change points on the baseline branch", alerts_spec, cmd_alerts},
     command_entry{"find change points in a series of numbers (offline)", change_points_spec, cmd_change_points},
     command_entry{"show or set a project's settings (the watched baseline branch)", project_spec, cmd_project},

@@ -220,6 +220,15 @@ std::vector<model::change_point_record> server_client::change_points(const std::
     return api::change_points_from_json(parse_object(answer, "GET " + base_ + path));
 }
 
+model::acceptance server_client::accept(const std::string& head_sha, const std::string& login,
+                                        const std::string& reason)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/acceptances", url_encode(project_));
+    const std::string body = api::dump(api::to_json(api::acceptance_request{head_sha, login, reason}));
+    const std::string answer = exchange("POST", path, &body);
+    return api::acceptance_from_json(parse_object(answer, "POST " + base_ + path));
+}
+
 std::string server_client::comparison_url(std::int64_t id) const
 {
     return fmt::format("{}/p/{}/comparisons/{}", base_, url_encode(project_), id);

@@ -87,6 +87,11 @@ public:
     void upload_attribution(std::int64_t comparison_id, const std::string& benchmark,
                             const gate::attribution& attribution);
 
+    // POST .../acceptances: login's acceptance of the newest comparison of
+    // candidate commit head_sha (perfgate accept); the stored acceptance.
+    // No such comparison: "server.rejected" naming accept.no_comparison.
+    model::acceptance accept(const std::string& head_sha, const std::string& login, const std::string& reason);
+
     [[nodiscard]] std::string comparison_url(std::int64_t id) const;
     [[nodiscard]] const std::string& project() const { return project_; }
     [[nodiscard]] const std::string& base_url() const { return base_; }

@@ -10,6 +10,7 @@
 // a local fake (tests/fake_github.hpp).
 #pragma once
 
+#include "github/accept.hpp"
 #include "github/api.hpp"
 #include "github/event.hpp"
 #include "github/publish.hpp"

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "github/comments.hpp"
 #include "github/json_fields.hpp"
 #include "model/error.hpp"
 #include "model/exit_code.hpp"
@@ -15,10 +16,7 @@
 
 namespace perfgate::github {
 
-using detail::iequals;
 using detail::int_at;
-using detail::object_at;
-using detail::string_at;
 using nlohmann::json;
 
 namespace {
@@ -31,13 +29,6 @@ constexpr std::size_t description_limit = 140;
 constexpr std::size_t summary_limit = 1024 * 1024;
 // Annotations per kind: the UI shows at most 10 per step, so more is noise.
 constexpr std::size_t max_annotations = 10;
-// The comment list is read 100 at a time, GitHub's per_page maximum.
-constexpr int comments_per_page = 100;
-// GITHUB_TOKEN is an installation token of the GitHub Actions app: its prefix
-// (github.blog 2021-04-05, "Behind GitHub's new authentication token
-// formats") and the login its comments carry.
-constexpr std::string_view installation_token_prefix = "ghs_";
-constexpr std::string_view actions_bot_login = "github-actions[bot]";
 
 // Cuts s to at most max_chars Unicode characters, never inside a UTF-8 sequence.
 std::string utf8_truncate(std::string_view s, std::size_t max_chars)
@@ -322,50 +313,15 @@ private:
         return report_.count(gate::status::regression) + report_.count(gate::status::improvement) > 0;
     }
 
-    // The login our comments are written by. GITHUB_TOKEN is an installation
-    // token (ghs_) of the GitHub Actions app, which comments as
-    // github-actions[bot] and cannot call GET /user; any other token acts as
-    // its user, whom GET /user names. Another app's installation token (also
-    // ghs_) comments as "<slug>[bot]": github_options::comment_author.
-    std::string own_login()
-    {
-        if (opt_.comment_author) return *opt_.comment_author;
-        if (env_.token.starts_with(installation_token_prefix)) return std::string(actions_bot_login);
-        json me = api_->call("GET", "/user");
-        if (!me.is_object() || !me.contains("login") || !me["login"].is_string()) {
-            throw error(errors::github_bad_response,
-                        "GET /user: no login in the answer: cannot tell our comments from others'");
-        }
-        return me["login"].get<std::string>();
-    }
+    // The login our comments are written by (detail::own_login).
+    std::string own_login() { return detail::own_login(*api_, env_.token, opt_.comment_author); }
 
-    // Ours: carries the marker and was written by our login. Another user or
-    // app quoting the marker (a reply, a copy, a bot of its own) is not ours,
-    // and GitHub would refuse to let us edit it anyway.
-    bool is_ours(const json& c, const std::string& marker) const
-    {
-        if (string_at(c, "body").find(marker) == std::string::npos) return false;
-        return iequals(string_at(object_at(c, "user"), "login"), self_login_);
-    }
-
+    // Ours: carries the marker and was written by our login
+    // (detail::find_own_comment).
     std::optional<std::int64_t> find_comment(std::int64_t pr, const std::string& marker)
     {
-        std::string url = fmt::format("/repos/{}/issues/{}/comments?per_page={}", env_.repository, pr,
-                                      comments_per_page);
-        // Bounded: 1000 pages of 100 is far beyond any real PR.
-        for (int page = 0; page < 1000 && !url.empty(); ++page) {
-            std::string next;
-            json list = api_->call("GET", url, nullptr, &next, "pull-requests: write");
-            if (!list.is_array())
-                throw error(errors::github_bad_response, fmt::format("GET {}: expected a JSON array", url));
-            for (const auto& c : list) {
-                if (is_ours(c, marker)) {
-                    if (auto id = int_at(c, "id")) return id;
-                }
-            }
-            url = next;
-        }
-        return std::nullopt;
+        auto found = detail::find_own_comment(*api_, env_.repository, pr, marker, self_login_);
+        return found ? std::optional<std::int64_t>(found->first) : std::nullopt;
     }
 
     json update_comment(std::int64_t id, const json& payload)

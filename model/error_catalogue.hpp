@@ -107,6 +107,8 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
     {errors::alert_bad_status, 400, exit_usage, "An alert status other than untriaged, acknowledged, invalid, wontfix or fixed."},
     {errors::alert_not_found, 404, exit_usage, "The project has no alert with this id."},
     {errors::comparison_not_found, 404, exit_measurement, "The project has no comparison with this id."},
+    {errors::accept_denied, 403, exit_usage, "perfgate accept was asked by a user whose repository permission is not write, maintain or admin: nothing changed, and a reply comment says so."},
+    {errors::accept_no_comparison, 404, exit_usage, "An acceptance for a commit the project has no comparison of (its candidate runs): gate the pull request head with perfgate run --server first."},
     {errors::project_not_found, 404, exit_measurement, "The server has no project of this name (projects are created by perfgate token create)."},
     {errors::artifact_bad_attribution, 422, exit_measurement, "An uploaded attribution that is not the report's attribution object, or beyond the server's limits."},
     {errors::artifact_bad_benchmark, 422, exit_measurement, "An artifact for a benchmark the comparison does not have."},

@@ -85,6 +85,8 @@ inline constexpr error_id alert_bad_note{"alert.bad_note"};
 inline constexpr error_id alert_bad_status{"alert.bad_status"};
 inline constexpr error_id alert_not_found{"alert.not_found"};
 inline constexpr error_id comparison_not_found{"comparison.not_found"};
+inline constexpr error_id accept_denied{"accept.denied"};
+inline constexpr error_id accept_no_comparison{"accept.no_comparison"};
 inline constexpr error_id project_not_found{"project.not_found"};
 inline constexpr error_id artifact_bad_attribution{"artifact.bad_attribution"};
 inline constexpr error_id artifact_bad_benchmark{"artifact.bad_benchmark"};

@@ -53,8 +53,8 @@ const std::vector<section>& sections()
          {"ingest"}},
         {"Compares", "The runs of a compare cannot be found or compared.", {"compare"}},
         {"Server resources",
-         "Lists, alerts, comparisons, projects and flame graphs on the server.",
-         {"query", "alert", "comparison", "project", "artifact"}},
+         "Lists, alerts, comparisons, acceptances, projects and flame graphs on the server.",
+         {"query", "alert", "comparison", "accept", "project", "artifact"}},
         {"Authentication", "The server refuses who is asking (docs/http-api.md, tokens).", {"auth", "token"}},
         {"HTTP",
          "Answered by the server when a request's framing, route or parameters are wrong; the last five are met "
@@ -166,6 +166,11 @@ const std::map<std::string_view, std::string_view>& examples()
                              "acknowledged | invalid | wontfix | fixed)"},
         {"alert.not_found", "project 'shop' has no alert 42"},
         {"comparison.not_found", "no comparison 42 in project 'shop'"},
+        {"accept.denied", "perfgate accept: @visitor has read permission on octo/shop; accepting a regression needs "
+                          "write, maintain or admin: nothing changed (replied on PR #7)"},
+        {"accept.no_comparison",
+         "project 'shop' has no comparison whose candidate is commit 9fceb02d0ae598e95dc970b74767f19372d61af8: gate "
+         "that commit (perfgate run --server) before accepting it"},
         {"project.not_found", "no project 'shop' (projects are created by `perfgate token create`)"},
         {"artifact.bad_attribution", "the attribution's callgrind.top has 250 rows; this server keeps at most 100"},
         {"artifact.bad_svg", "the flame graph is not an SVG document (it does not start with <svg or <?xml)"},

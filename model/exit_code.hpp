@@ -18,7 +18,7 @@ enum exit_code : int {
 // The exit code for a perfgate::error id, from the error catalogue
 // (model/error_catalogue.hpp, docs/errors.md):
 //   2: the user's to fix: "usage.*", "input.*", "policy.*", "ingest.*",
-//      "compare.*", "query.*", "alert.*", and, met on the way to a server,
+//      "compare.*", "accept.*", "query.*", "alert.*", and, met on the way to a server,
 //      "http.bad_url" (a malformed --server URL), "server.auth" (401/403: a
 //      missing, wrong or foreign token) and "server.rejected" (any other
 //      4xx: the server refused what we sent);

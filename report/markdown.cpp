@@ -817,4 +817,6 @@ std::string render_markdown(const gate::report& r, const markdown_options& opt)
     return out;
 }
 
+std::string markdown_literal(std::string_view s) { return md_text(s); }
+
 } // namespace perfgate::report

@@ -9,11 +9,13 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gate/report.hpp"
+#include "model/acceptance.hpp"
 
 namespace perfgate::report {
 
@@ -95,6 +97,19 @@ struct markdown_options {
 };
 // GitHub-flavoured markdown for a PR comment / job summary.
 std::string render_markdown(const gate::report& r, const markdown_options& opt = {});
+
+// User text as literal GitHub markdown on one line (markdown.cpp's rule: no
+// link, emphasis, HTML, mention or issue reference can come out of it).
+std::string markdown_literal(std::string_view s);
+
+// The sticky comment's note that a reviewer accepted the regression
+// (perfgate accept, report/acceptance_markdown.cpp), a block between
+// acceptance_note_begin and acceptance_note_end: "Accepted by @login for
+// <sha>: reason", and that commit status `context` is success for that
+// commit only. Login and reason are rendered literally (markdown_literal).
+inline constexpr std::string_view acceptance_note_begin = "<!-- perfgate-acceptance -->";
+inline constexpr std::string_view acceptance_note_end = "<!-- /perfgate-acceptance -->";
+std::string render_acceptance_note(const model::acceptance& a, std::string_view context);
 
 // Terminal table; ANSI colour only when colour is true (the caller checks isatty).
 std::string render_text(const gate::report& r, bool colour);

@@ -65,6 +65,7 @@ enum class endpoint {
     attribution,
     webhooks,
     webhook,
+    acceptances,
     none
 };
 
@@ -97,6 +98,7 @@ constexpr std::string_view label_attribution_put = "PUT /api/v1/projects/{projec
 constexpr std::string_view label_webhooks = "GET /api/v1/projects/{project}/webhooks";
 constexpr std::string_view label_webhooks_post = "POST /api/v1/projects/{project}/webhooks";
 constexpr std::string_view label_webhook_delete = "DELETE /api/v1/projects/{project}/webhooks/{id}";
+constexpr std::string_view label_acceptances_post = "POST /api/v1/projects/{project}/acceptances";
 
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
 {
@@ -172,6 +174,10 @@ route_match match(const request& req)
         } else if (what == "change-points") {
             m.target = endpoint::change_points;
             m.label = label_change_points;
+        } else if (what == "acceptances") {
+            m.target = endpoint::acceptances;
+            m.method = http::verb::post;
+            m.label = label_acceptances_post;
         } else if (what == "webhooks") {
             m.target = endpoint::webhooks;
             if (req.method() == http::verb::post) {
@@ -507,6 +513,8 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     if (format == "json") {
         json out = report::to_json(*rep);
         out["comparison_id"] = *id;
+        const auto accepted = ctx.service.acceptance(m.project, *id);
+        out["acceptance"] = accepted ? api::to_json(*accepted) : json(nullptr);
         return json_response(http::status::ok, out, req);
     }
     if (format == "markdown") {
@@ -662,6 +670,26 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
         service::check_stored_text(errors::ingest_bad_field, "X-Perfgate-User", u.changed_by);
     }
     return json_response(http::status::ok, api::to_json(ctx.service.update_alert(m.project, id, u)), req);
+}
+
+// POST: a reviewer's acceptance of the regression of a pull request head
+// (perfgate accept, docs/http-api.md "Accept a regression"): stored with the
+// project's newest comparison of that candidate commit.
+response post_acceptance(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({});
+    const std::string type = media_type(sv(req[http::field::content_type]));
+    if (type != "application/json") {
+        throw error(errors::http_unsupported_media_type,
+                    fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
+    }
+    const api::acceptance_request r = api::acceptance_request_from_json(api::parse_request_body(req.body()));
+    const model::acceptance a = ctx.service.accept_comparison(m.project, r.head_sha, r.login, r.reason);
+    const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project),
+                                        a.comparison_id);
+    response res = json_response(http::status::created, api::to_json(a), req);
+    res.set(http::field::location, url);
+    return res;
 }
 
 // A project's webhooks (docs/http-api.md "Webhooks"): never the secret,
@@ -827,6 +855,7 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     case endpoint::attribution: return put_attribution(req, ctx, m, q);
     case endpoint::webhooks: return webhooks_route(req, ctx, m, q);
     case endpoint::webhook: return delete_webhook(req, ctx, m, q);
+    case endpoint::acceptances: return post_acceptance(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");

@@ -16,6 +16,7 @@
 
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
+#include "model/acceptance.hpp"
 #include "model/comparison.hpp"
 #include "service/commit_queue.hpp"
 #include "service/notifier.hpp"
@@ -284,6 +285,21 @@ public:
     static constexpr std::size_t max_attribution_functions = 100;
     void store_attribution(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
                            std::string_view attribution_json);
+    // Acceptances (service/acceptances.cpp, docs/github.md "Accepting a
+    // regression"). accept_comparison records login's acceptance of the
+    // project's newest comparison whose candidate is commit head_sha,
+    // replacing an earlier one of it; the stored acceptance. Errors (nothing
+    // stored): "ingest.bad_field" naming head_sha (not 40 or 64 lowercase hex
+    // digits), login (not a GitHub login, model::is_github_login) or reason
+    // (not as model::clean_acceptance_reason leaves it: over
+    // model::max_acceptance_reason_bytes, control characters, invalid UTF-8);
+    // "accept.no_comparison" when no comparison has that candidate commit;
+    // "project.not_found".
+    model::acceptance accept_comparison(const std::string& project, std::string_view head_sha, std::string_view login,
+                                        std::string_view reason);
+    // The acceptance of a comparison, if any.
+    [[nodiscard]] std::optional<model::acceptance> acceptance(const std::string& project,
+                                                              std::int64_t comparison_id) const;
     // The project's most recent comparisons, newest first: id, time,
     // verdict, and the commits of the runs compared (store::recent_comparisons).
     // "project.not_found"; "query.bad_value" for a limit outside

@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/acceptance.hpp"
 #include "model/alert.hpp"
 #include "model/comparison.hpp"
 #include "model/run.hpp"
@@ -176,6 +177,22 @@ public:
     // Records the outcome of a delivery to webhook `id` (a removed webhook: nothing).
     void record_webhook_delivery(std::int64_t id, std::string_view outcome, std::int64_t attempts,
                                  std::string_view error_text);
+
+    // A reviewer's acceptance of a comparison's regression (store/
+    // acceptances.cpp, 017_acceptances.sql): who (a GitHub login), why, when
+    // (unix seconds) and for which commit (the pull request head).
+    using acceptance = model::acceptance;
+    // Records login's acceptance of the project's newest comparison whose
+    // candidate run (its first pair's) is of commit head_sha, replacing an
+    // earlier acceptance of that comparison; the stored row. nullopt when no
+    // comparison of the project has that candidate commit: nothing stored.
+    // The store keeps the texts as given (service::service checks them).
+    // "store.not_found" for an unknown project; "store.constraint" for an
+    // empty login or a sha outside 7 to 64 characters.
+    std::optional<acceptance> accept_comparison(std::string_view project, std::string_view head_sha,
+                                                std::string_view login, std::string_view reason);
+    // The acceptance of comparison `comparison_id` of the project, if any.
+    [[nodiscard]] std::optional<acceptance> load_acceptance(std::string_view project, std::int64_t comparison_id) const;
 
     // Stores a run with its samples and per-counter summaries in one
     // transaction; creates project/benchmark/testbed/counter rows as needed.

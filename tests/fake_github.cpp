@@ -72,6 +72,8 @@ struct fake_github::state {
     std::deque<fault> faults;
     std::int64_t next_id = 1000;
     bool deny_pulls = false, deny_statuses = false;
+    std::map<std::string, std::pair<std::string, std::string>> permissions; // login -> (permission, role_name)
+    std::map<std::int64_t, std::pair<std::string, std::string>> pulls;      // number -> (head sha, state)
     std::size_t connections = 0;
 
     using response = http::response<http::string_body>;
@@ -167,6 +169,40 @@ struct fake_github::state {
         if (rec.method == "GET" && rec.path == "/user") {
             if (token.rfind("ghs_", 0) == 0) return make(403, no_permission, v, ka);
             return make(200, {{"login", login}, {"type", user_type}}, v, ka);
+        }
+
+        // GitHub's shapes: components/schemas/repository-collaborator-permission
+        // (permission, role_name, user; all required) and pull-request
+        // (number, state, head {label, ref, repo, sha, user}, ...), in
+        // github/rest-api-description's api.github.com description.
+        static const std::regex permission_re(R"(^/repos/[^/]+/[^/]+/collaborators/([^/]+)/permission$)");
+        static const std::regex pull_re(R"(^/repos/[^/]+/[^/]+/pulls/(\d+)$)");
+        const json not_found = {{"message", "Not Found"}, {"documentation_url", "https://docs.github.com/rest"}};
+        if (rec.method == "GET" && std::regex_match(rec.path, m, permission_re)) {
+            const std::string user = m[1].str();
+            auto it = permissions.find(user);
+            const auto granted = it == permissions.end() ? std::pair<std::string, std::string>{"read", "read"}
+                                                         : it->second;
+            if (granted.first.empty()) return make(404, not_found, v, ka);
+            return make(200,
+                        {{"permission", granted.first},
+                         {"role_name", granted.second},
+                         {"user", {{"login", user}, {"id", 1}, {"type", "User"}}}},
+                        v, ka);
+        }
+        if (rec.method == "GET" && std::regex_match(rec.path, m, pull_re)) {
+            auto it = pulls.find(std::stoll(m[1]));
+            if (it == pulls.end()) return make(404, not_found, v, ka);
+            return make(200,
+                        {{"number", it->first},
+                         {"state", it->second.second},
+                         {"head",
+                          {{"sha", it->second.first},
+                           {"ref", "feature"},
+                           {"label", "octo:feature"},
+                           {"repo", {{"full_name", "octo/widgets"}}},
+                           {"user", {{"login", "octo"}}}}}},
+                        v, ka);
         }
 
         static const std::regex list_re(R"(^/(?:repos/[^/]+/[^/]+|repositories/\d+)/issues/(\d+)/comments$)");
@@ -437,6 +473,18 @@ std::int64_t fake_github::add_comment(std::int64_t issue, std::string login, std
     fake_comment c{state_->next_id++, std::move(body), std::move(login), std::move(user_type)};
     state_->comments[issue].push_back(c);
     return c.id;
+}
+
+void fake_github::set_permission(const std::string& login, std::string permission, std::string role_name)
+{
+    std::lock_guard lock(state_->mutex);
+    state_->permissions[login] = {std::move(permission), std::move(role_name)};
+}
+
+void fake_github::add_pull(std::int64_t number, std::string head_sha, std::string state)
+{
+    std::lock_guard lock(state_->mutex);
+    state_->pulls[number] = {std::move(head_sha), std::move(state)};
 }
 
 void fake_github::add_fault(fault f)

@@ -12,6 +12,10 @@
 //   PATCH /repos/{o}/{r}/issues/comments/{id}                   {"body"} -> 200
 //   POST  /repos/{o}/{r}/statuses/{sha}    {"state","description","context","target_url"} -> 201
 //   GET   /user                                                  (403 for ghs_ tokens, like GITHUB_TOKEN)
+//   GET   /repos/{o}/{r}/collaborators/{user}/permission  -> {permission, role_name, user}; 404 for
+//         a login set_permission made unknown
+//   GET   /repos/{o}/{r}/pulls/{n}                        -> {number, state, head: {sha, ref, ...}}; 404
+//         for a number add_pull did not add
 // Test-only helpers: /test/echo, /test/chunked, /test/close-delimited, /test/big?bytes=N.
 //
 // Plain HTTP by default; with tls_files it speaks HTTPS with that certificate
@@ -88,6 +92,14 @@ public:
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> statuses() const;
 
     std::int64_t add_comment(std::int64_t issue, std::string login, std::string user_type, std::string body);
+    // A user's repository permission as GET .../collaborators/{user}/permission
+    // answers it: permission (admin, write, read, none) and role_name (admin,
+    // maintain, write, triage, read, or a custom role). A user never set is
+    // "read"/"read" (a public repository's non-collaborator); permission ""
+    // makes the user unknown (404).
+    void set_permission(const std::string& login, std::string permission, std::string role_name);
+    // A pull request for GET .../pulls/{n}; adding it again moves its head (a push).
+    void add_pull(std::int64_t number, std::string head_sha, std::string state = "open");
     void add_fault(fault f);
     // Missing permissions answer 403 "Resource not accessible by integration".
     void deny_pull_requests(bool deny);

@@ -61,6 +61,8 @@ constexpr std::array not_error_ids{
     std::string_view{"testbed.name"},
     // Event payload fields in messages (github/event.cpp, checked_sha).
     std::string_view{"workflow_run.head_sha"}, std::string_view{"merge_group.head_sha"},
+    // Event payload fields in messages (github/accept.cpp, read_request).
+    std::string_view{"issue.number"}, std::string_view{"pull_request.number"}, std::string_view{"sender.login"},
     // Webhook event names (service/notifier.hpp), sent to receivers.
     std::string_view{"alert.opened"}, std::string_view{"alert.status_changed"},
 };
@@ -180,7 +182,14 @@ bool skipped(const fs::path& top)
     const std::string name = top.filename().string();
     if (name.empty() || name[0] == '.') return true;
     if (std::find(skipped_folders.begin(), skipped_folders.end(), name) != skipped_folders.end()) return true;
-    return fs::exists(top / "CMakeCache.txt"); // a build directory inside the checkout
+    // A build directory inside the checkout: its own, or the presets'
+    // build/<preset> (CMakePresets.json) below it.
+    if (fs::exists(top / "CMakeCache.txt")) return true;
+    std::error_code ec;
+    for (const auto& sub : fs::directory_iterator(top, ec)) {
+        if (sub.is_directory() && fs::exists(sub.path() / "CMakeCache.txt")) return true;
+    }
+    return false;
 }
 
 const scan_result& scan()

@@ -22,8 +22,12 @@
 #include "connect_proxy.hpp"
 #include "fake_github.hpp"
 #include "model/error.hpp"
+#include "model/utf8.hpp"
 #include "report/render.hpp"
+#include "support/database.hpp"
+#include "support/numbers.hpp"
 #include "support/process.hpp"
+#include "support/server.hpp"
 #include "test_cert.hpp"
 
 namespace fs = std::filesystem;
@@ -1536,4 +1540,419 @@ TEST_CASE("the action's measure step: --artifacts, and the link and upload only 
 
     args = step("FAKE_ARTIFACTS=1 IN_ARTIFACT_NAME=bench-linux");
     CHECK(args.find("--artifact bench-linux") != std::string::npos);
+}
+
+// ---------------------------------------------------------------------------
+// perfgate accept (issue 33, item 3; docs/github.md "Accepting a regression")
+
+namespace {
+
+constexpr const char* accepted_head = "aaaa0000aaaa0000aaaa0000aaaa0000aaaa0000";
+constexpr const char* pushed_head = "bbbb1111bbbb1111bbbb1111bbbb1111bbbb1111";
+constexpr const char* base_commit = "cccc2222cccc2222cccc2222cccc2222cccc2222";
+
+json comment_event(const std::string& login, const std::string& body, const std::string& action = "created",
+                   bool on_pull_request = true)
+{
+    json issue = {{"number", pr}, {"title", "Faster parser"}};
+    if (on_pull_request) issue["pull_request"] = {{"url", "https://api.github.com/repos/octo/widgets/pulls/7"}};
+    // author_association says OWNER: perfgate never trusts it.
+    return {{"action", action},
+            {"issue", issue},
+            {"comment",
+             {{"id", 555},
+              {"body", body},
+              {"user", {{"login", login}, {"type", "User"}}},
+              {"author_association", "OWNER"}}},
+            {"sender", {{"login", login}}}};
+}
+
+json label_event(const std::string& login, const std::string& label)
+{
+    return {{"action", "labeled"},
+            {"number", pr},
+            {"label", {{"name", label}}},
+            {"pull_request", {{"number", pr}, {"head", {{"sha", accepted_head}}}}},
+            {"sender", {{"login", login}}}};
+}
+
+std::string status_of(const fake_github& gh, const std::string& sha, const std::string& state)
+{
+    std::string last;
+    for (const auto& [s, body] : gh.statuses()) {
+        if (s == sha) last = json::parse(body).at("state").get<std::string>();
+    }
+    return last == state ? state : "last is '" + last + "'";
+}
+
+// The real server with a comparison whose candidate is each of `heads`:
+// the ids, by head.
+// The engine is the test's (support/database.hpp): SQLite, or PostgreSQL
+// for the postgresql/ variants ctest runs.
+struct gate_server {
+    perfgate::test::test_database where;
+    std::filesystem::path db = where.location();
+    perfgate::test::temp_dir dir{"perfgate-accept"};
+    std::string token = (perfgate::test::create_token(db, "demo"));
+    perfgate::test::server_process server{db, dir.path() / "server.log", {"--public-read"}};
+
+    std::int64_t upload(const std::string& sha, const std::string& role) const
+    {
+        const json body = {{"benchmark", "parse"},
+                           {"role", role},
+                           {"git_sha", sha},
+                           {"branch", role == "baseline" ? "main" : "feature"},
+                           {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+                           {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
+        const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post, "/api/v1/projects/demo/runs",
+                                            body.dump(), "application/json", token);
+        REQUIRE(r.status == 201);
+        return r.parsed().at("run_id").get<std::int64_t>();
+    }
+    std::int64_t gate(const std::string& head) const
+    {
+        const json body = {{"baseline_run", upload(base_commit, "baseline")},
+                           {"candidate_run", upload(head, "candidate")}};
+        const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post,
+                                            "/api/v1/projects/demo/compare", body.dump(), "application/json", token);
+        REQUIRE(r.status == 201);
+        return r.parsed().at("comparison_id").get<std::int64_t>();
+    }
+    json comparison(std::int64_t id) const
+    {
+        const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::get,
+                                            "/api/v1/projects/demo/comparisons/" + std::to_string(id), {}, {}, token);
+        REQUIRE(r.status == 200);
+        return r.parsed();
+    }
+    std::vector<std::string> accept_args() const
+    {
+        return {"--server", server.url(), "--project", "demo", "--token", token};
+    }
+};
+
+// The sticky comment's body (the one comment of our login with the marker).
+std::string sticky_body(const fake_github& gh)
+{
+    for (const auto& c : gh.comments(pr)) {
+        if (c.body.find(comment_marker("perfgate")) != std::string::npos && c.login == "github-actions[bot]")
+            return c.body;
+    }
+    return {};
+}
+
+// What perfgate run --github does on a push: the failing report for head.
+void gate_push(actions_env& env, const std::string& head)
+{
+    env.set("GITHUB_EVENT_NAME", "pull_request");
+    env.write_event(
+        {{"action", "synchronize"}, {"number", pr}, {"pull_request", {{"number", pr}, {"head", {{"sha", head}}}}}});
+    std::ostringstream log;
+    const auto res = publish_to_github(failing_report(), exit_regression, test_options(), log);
+    REQUIRE(res.status_posted);
+    REQUIRE(res.comment_posted);
+}
+
+std::string note_of(const std::string& body)
+{
+    const auto begin = body.find(perfgate::report::acceptance_note_begin);
+    const auto end = body.find(perfgate::report::acceptance_note_end);
+    if (begin == std::string::npos || end == std::string::npos) return {};
+    const auto from = begin + perfgate::report::acceptance_note_begin.size();
+    return body.substr(from, end - from);
+}
+
+} // namespace
+
+TEST_CASE(
+    "accept: a writer's comment turns the head's status to success, notes the sticky comment, stores who and why, and a new push re-gates")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    gate_server srv;
+    const auto first = srv.gate(accepted_head);
+    gh.add_pull(pr, accepted_head);
+    gh.set_permission("maintainer", "write", "maintain");
+    gate_push(env, accepted_head);
+    CHECK(status_of(gh, accepted_head, "failure") == "failure");
+    const std::string report_comment = sticky_body(gh);
+    REQUIRE_FALSE(report_comment.empty());
+
+    env.set("GITHUB_EVENT_NAME", "issue_comment");
+    env.write_event(comment_event("maintainer", "/perfgate accept the bounds check fixes CVE-2026-1; 4% is its price"));
+    CHECK(cmd_accept(srv.accept_args()) == exit_pass);
+
+    // The permission came from the API, the head from the pull request.
+    const auto gets = with_method(gh, "GET");
+    CHECK(std::any_of(gets.begin(), gets.end(), [](const auto& r) {
+        return r.path == "/repos/octo/widgets/collaborators/maintainer/permission";
+    }));
+    CHECK(std::any_of(gets.begin(), gets.end(), [](const auto& r) { return r.path == "/repos/octo/widgets/pulls/7"; }));
+    // The status: success, who and why, linking the stored comparison.
+    const json status = json::parse(gh.statuses().back().second);
+    CHECK(gh.statuses().back().first == accepted_head);
+    CHECK(status.at("state") == "success");
+    CHECK(status.at("context") == "perfgate");
+    CHECK(status.at("description") == "accepted by @maintainer: the bounds check fixes CVE-2026-1; 4% is its price");
+    CHECK(status.at("target_url") == srv.server.url() + "/p/demo/comparisons/" + std::to_string(first));
+    // The sticky comment: the report stays, the note says who and why; no second comment.
+    const std::string body = sticky_body(gh);
+    CHECK(gh.comments(pr).size() == 1);
+    CHECK(body.find(report_comment.substr(report_comment.find('\n') + 1)) != std::string::npos);
+    const std::string note = note_of(body);
+    CHECK(note.find("**Regression accepted** by @\xe2\x80\x8bmaintainer for commit aaaa0000aaaa: the bounds check") !=
+          std::string::npos);
+    // Stored with the comparison: read back from the server.
+    const json stored = srv.comparison(first).at("acceptance");
+    CHECK(stored.at("login") == "maintainer");
+    CHECK(stored.at("reason") == "the bounds check fixes CVE-2026-1; 4% is its price");
+    CHECK(stored.at("head_sha") == accepted_head);
+    CHECK(stored.at("comparison_id") == first);
+    CHECK(stored.at("accepted_at").get<std::int64_t>() > 0);
+    // And on the dashboard's comparison page.
+    const auto page = perfgate::test::send(srv.server.port(), boost::beast::http::verb::get,
+                                           "/p/demo/comparisons/" + std::to_string(first));
+    REQUIRE(page.status == 200);
+    CHECK(page.body.find("id=\"acceptance\">Regression accepted by @maintainer for commit aaaa0000aaaa on ") !=
+          std::string::npos);
+
+    SUBCASE("a new push is gated afresh: the acceptance stays with its commit")
+    {
+        const auto second = srv.gate(pushed_head);
+        gh.add_pull(pr, pushed_head);
+        gate_push(env, pushed_head);
+        CHECK(status_of(gh, pushed_head, "failure") == "failure");
+        CHECK(status_of(gh, accepted_head, "success") == "success");
+        CHECK(srv.comparison(second).at("acceptance").is_null());
+        CHECK(srv.comparison(first).at("acceptance").at("head_sha") == accepted_head);
+        CHECK(note_of(sticky_body(gh)).empty()); // the new report replaced the note
+        // Accepting again accepts the new head, stored with its own comparison.
+        env.set("GITHUB_EVENT_NAME", "issue_comment");
+        env.write_event(comment_event("maintainer", "/perfgate accept still the CVE fix"));
+        CHECK(cmd_accept(srv.accept_args()) == exit_pass);
+        CHECK(status_of(gh, pushed_head, "success") == "success");
+        CHECK(srv.comparison(second).at("acceptance").at("head_sha") == pushed_head);
+        CHECK(srv.comparison(first).at("acceptance").at("reason") ==
+              "the bounds check fixes CVE-2026-1; 4% is its price");
+    }
+    SUBCASE("a reader's comment gets a reply saying why, and changes nothing")
+    {
+        gh.set_permission("reader", "read", "triage");
+        const auto statuses = gh.statuses().size();
+        const std::string before = sticky_body(gh);
+        gh.clear_requests();
+        env.write_event(comment_event("reader", "/perfgate accept trust me"));
+        try {
+            cmd_accept(srv.accept_args());
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "accept.denied");
+            CHECK(exit_code_for(e.id()) == exit_usage);
+            CHECK(std::string(e.what()).find("@reader has read permission on octo/widgets") != std::string::npos);
+        }
+        REQUIRE(gh.comments(pr).size() == 2);
+        const auto reply = gh.comments(pr).back();
+        CHECK(reply.body.find("@reader perfgate did not accept the regression") == 0);
+        CHECK(reply.body.find("yours is read. Nothing changed") != std::string::npos);
+        CHECK(gh.statuses().size() == statuses);
+        CHECK(sticky_body(gh) == before);
+        CHECK(srv.comparison(first).at("acceptance").at("login") == "maintainer");
+        // Neither the pull request nor anything else was asked for: the permission, then the reply.
+        const auto sent = gh.requests();
+        REQUIRE(sent.size() == 2);
+        CHECK(sent[0].path == "/repos/octo/widgets/collaborators/reader/permission");
+        CHECK(sent[1].method == "POST");
+        CHECK(sent[1].path == "/repos/octo/widgets/issues/7/comments");
+    }
+    SUBCASE("a user GitHub does not know is no writer")
+    {
+        gh.set_permission("ghost", "", "");
+        env.write_event(comment_event("ghost", "/perfgate accept boo"));
+        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()), doctest::Contains("@ghost has none permission"),
+                             perfgate::error);
+        CHECK(status_of(gh, accepted_head, "success") == "success");
+    }
+}
+
+TEST_CASE("accept: the perfgate-accept label by a writer accepts, other labels and events do nothing")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    gh.add_pull(pr, accepted_head);
+    gh.set_permission("admin-user", "admin", "admin");
+    env.set("GITHUB_EVENT_NAME", "pull_request");
+
+    env.write_event(label_event("admin-user", "needs-review"));
+    CHECK(cmd_accept({}) == exit_pass);
+    CHECK(gh.requests().empty());
+
+    env.write_event(label_event("admin-user", "perfgate-accept"));
+    CHECK(cmd_accept({}) == exit_pass);
+    REQUIRE(gh.statuses().size() == 1);
+    const json status = json::parse(gh.statuses().back().second);
+    CHECK(status.at("state") == "success");
+    CHECK(status.at("description") == "accepted by @admin-user: label perfgate-accept");
+    // No perfgate comment yet: one is posted with the marker, for run --github to update later.
+    REQUIRE(gh.comments(pr).size() == 1);
+    CHECK(gh.comments(pr)[0].body.find(comment_marker("perfgate")) == 0);
+    CHECK(note_of(gh.comments(pr)[0].body).find("label perfgate-accept") != std::string::npos);
+
+    SUBCASE("a label by someone with triage permission is refused")
+    {
+        gh.set_permission("triager", "read", "triage");
+        env.write_event(label_event("triager", "perfgate-accept"));
+        CHECK_THROWS_WITH_AS(cmd_accept({}), doctest::Contains("accepting a regression needs write"), perfgate::error);
+        CHECK(gh.statuses().size() == 1);
+    }
+    SUBCASE("events that are no request do nothing, and events of other kinds are an error")
+    {
+        gh.clear_requests();
+        env.set("GITHUB_EVENT_NAME", "issue_comment");
+        for (const std::string body :
+             {"LGTM", "> /perfgate accept quoted", "/perfgate acceptable", "please /perfgate accept"}) {
+            env.write_event(comment_event("admin-user", body));
+            CHECK(cmd_accept({}) == exit_pass);
+        }
+        env.write_event(comment_event("admin-user", "/perfgate accept edited", "edited"));
+        CHECK(cmd_accept({}) == exit_pass);
+        env.write_event(comment_event("admin-user", "/perfgate accept on an issue", "created", false));
+        CHECK(cmd_accept({}) == exit_pass);
+        CHECK(gh.requests().empty());
+        env.set("GITHUB_EVENT_NAME", "push");
+        CHECK_THROWS_WITH_AS(cmd_accept({}),
+                             doctest::Contains("runs on issue_comment and pull_request (labeled) events, not 'push'"),
+                             perfgate::error);
+        CHECK(gh.requests().empty());
+    }
+}
+
+TEST_CASE(
+    "accept: a hostile reason is cut, flattened and neutralised, an unknown PR and a missing comparison are errors")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    gate_server srv;
+    const auto id = srv.gate(accepted_head);
+    gh.add_pull(pr, accepted_head);
+    gh.set_permission("maintainer", "write", "maintain");
+    env.set("GITHUB_EVENT_NAME", "issue_comment");
+
+    SUBCASE("hostile reason")
+    {
+        const std::string hostile = "/perfgate accept <img src=x onerror=alert(1)> @everyone fixes #12 --> "
+                                    "[click](https://evil.example) \x1b[31mred\n\nsecond line \xe2\x80\xae" +
+                                    std::string(2000, 'x');
+        env.write_event(comment_event("maintainer", hostile));
+        CHECK(cmd_accept(srv.accept_args()) == exit_pass);
+        const std::string description = json::parse(gh.statuses().back().second).at("description");
+        CHECK(utf8_chars(description) <= 140);
+        CHECK(description.ends_with("..."));
+        CHECK(description.find('\x1b') == std::string::npos);
+        const std::string reason = srv.comparison(id).at("acceptance").at("reason");
+        CHECK(reason.size() <= perfgate::model::max_acceptance_reason_bytes);
+        CHECK(reason.ends_with("..."));
+        CHECK(reason.find('\n') == std::string::npos);
+        CHECK(reason.find('\x1b') == std::string::npos);
+        CHECK(reason.find("\xe2\x80\xae") == std::string::npos);
+        CHECK(reason.find(" red second line ") == std::string::npos); // "[31mred" keeps its '[31m'
+        CHECK(reason.find("[31mred second line") != std::string::npos);
+        const std::string note = note_of(sticky_body(gh));
+        REQUIRE_FALSE(note.empty());
+        CHECK(note.find("<img") == std::string::npos);
+        CHECK(note.find("&lt;img") != std::string::npos);
+        CHECK(note.find("-->") == std::string::npos);
+        CHECK(note.find("@\xe2\x80\x8b"
+                        "everyone") != std::string::npos);
+        CHECK(note.find("#\xe2\x80\x8b"
+                        "12") != std::string::npos);
+        CHECK(note.find("](https://evil") == std::string::npos);
+    }
+    SUBCASE("an unknown pull request")
+    {
+        json event = comment_event("maintainer", "/perfgate accept x");
+        event["issue"]["number"] = 99;
+        env.write_event(event);
+        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()),
+                             doctest::Contains("pull request #99 not found in octo/widgets"), perfgate::error);
+        CHECK(gh.statuses().empty());
+    }
+    SUBCASE("a head the server has no comparison of: nothing changes on GitHub")
+    {
+        gh.add_pull(pr, pushed_head);
+        env.write_event(comment_event("maintainer", "/perfgate accept x"));
+        try {
+            cmd_accept(srv.accept_args());
+            FAIL("no error");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == "server.rejected");
+            CHECK(std::string(e.what()).find("[accept.no_comparison] project 'demo' has no comparison whose candidate "
+                                             "is commit " +
+                                             std::string(pushed_head)) != std::string::npos);
+        }
+        CHECK(gh.statuses().empty());
+        CHECK(gh.comments(pr).empty());
+        CHECK(srv.comparison(id).at("acceptance").is_null());
+    }
+    SUBCASE("the server checks what it is sent")
+    {
+        using boost::beast::http::verb;
+        const auto post = [&](const json& body, const std::string& token) {
+            return perfgate::test::send(srv.server.port(), verb::post, "/api/v1/projects/demo/acceptances", body.dump(),
+                                        "application/json", token);
+        };
+        const json good = {{"head_sha", accepted_head}, {"login", "maintainer"}, {"reason", "ok"}};
+        CHECK(post(good, "").status == 401);
+        auto with = [&](const char* field, json value) {
+            json b = good;
+            b[field] = std::move(value);
+            return post(b, srv.token);
+        };
+        const auto bad_sha = with("head_sha", "ABC");
+        CHECK(bad_sha.status == 400);
+        CHECK(bad_sha.error().at("message").get<std::string>().find("head_sha") != std::string::npos);
+        CHECK(with("login", "not a login").error().at("message").get<std::string>().find("login") == 0);
+        CHECK(with("reason", "two\nlines").error().at("id") == "ingest.bad_field");
+        CHECK(with("reason", std::string(301, 'r')).status == 400);
+        CHECK(with("extra", 1).error().at("message").get<std::string>().find("unknown field 'extra'") !=
+              std::string::npos);
+        CHECK(srv.comparison(id).at("acceptance").is_null());
+        const auto ok = post(good, srv.token);
+        CHECK(ok.status == 201);
+        CHECK(ok.parsed().at("comparison_id") == id);
+    }
+}
+
+TEST_CASE("accept: the reason of a comment, the note in the sticky comment and the status description")
+{
+    CHECK(accept_request_reason("/perfgate accept") == std::string());
+    CHECK(accept_request_reason("  \n/perfgate accept  intended:\tcorrectness fix  \r\n") ==
+          std::string("intended: correctness fix"));
+    CHECK_FALSE(accept_request_reason("/perfgate accepted").has_value());
+    CHECK_FALSE(accept_request_reason("/perfgate").has_value());
+    CHECK_FALSE(accept_request_reason("/Perfgate accept x").has_value());
+
+    const std::string marker = comment_marker("perfgate");
+    const std::string one = with_acceptance_note(marker + "\n## report\n", marker, "NOTE1\n");
+    CHECK(one == marker + "\nNOTE1\n\n## report\n");
+    const std::string note_a = perfgate::report::render_acceptance_note({1, accepted_head, "a", "first", 0},
+                                                                        "perfgate");
+    const std::string note_b = perfgate::report::render_acceptance_note({1, accepted_head, "b", "second", 0},
+                                                                        "perfgate");
+    const std::string twice = with_acceptance_note(with_acceptance_note(marker + "\nbody", marker, note_a), marker,
+                                                   note_b);
+    CHECK(twice.find("first") == std::string::npos);
+    CHECK(twice.find("second") != std::string::npos);
+    CHECK(twice.ends_with("body"));
+
+    CHECK(acceptance_description("octocat", "") == "accepted by @octocat");
+    const std::string long_one = acceptance_description("octocat", std::string(200, 'y'));
+    CHECK(long_one.size() == 140);
+    CHECK(long_one.ends_with("y..."));
+    // Multi-byte characters are never cut in the middle.
+    const std::string wide = acceptance_description(
+        "octocat",
+        std::string(100, 'y') +
+            "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    CHECK(wide.size() <= 140);
+    CHECK(perfgate::model::find_text_fault(wide) == std::nullopt);
 }

@@ -283,3 +283,56 @@ TEST_CASE("store: insert_comparisons stores a batch in one transaction, all or n
         CHECK(db.recent_comparisons("demo", 10).size() == 1);
     }
 }
+
+TEST_CASE("store: an acceptance is stored with the newest comparison of its candidate commit, never another's")
+{
+    test_database where(test_database::sqlite_kind::file);
+    ps::store db(where.location());
+    const auto base = db.insert_run(commit_run(sha_a, "parse", "fp1", 1'700'000'000));
+    const auto cand_b1 = db.insert_run(commit_run(sha_b, "parse", "fp1", 1'700'000'100, "demo", "feature",
+                                                  "candidate"));
+    const auto cand_b2 = db.insert_run(commit_run(sha_b, "parse", "fp1", 1'700'000'200, "demo", "feature",
+                                                  "candidate"));
+    const std::string sha_c = "cccc333ccccccccccccccccccccccccccccccccc";
+    const auto cand_c = db.insert_run(commit_run(sha_c, "parse", "fp1", 1'700'000'300, "demo", "feature", "candidate"));
+    db.insert_run(make_run("other"));
+    const std::string report = R"({"schema":"perfgate.report/v1","verdict":"fail"})";
+    const auto older = db.insert_comparison("demo", base, cand_b1, report);
+    const auto newer = db.insert_comparison("demo", base, cand_b2, report);
+    const auto of_c = db.insert_comparison("demo", base, cand_c, report);
+
+    // No comparison has the commit as its candidate (sha_a is the baseline's): nothing stored.
+    CHECK_FALSE(db.accept_comparison("demo", sha_a, "octocat", "why").has_value());
+    CHECK_FALSE(db.accept_comparison("other", sha_b, "octocat", "why").has_value());
+    CHECK(where.integer("SELECT count(*) FROM acceptances") == 0);
+    CHECK_THROWS_WITH_AS((void)db.accept_comparison("nope", sha_b, "octocat", "why"),
+                         doctest::Contains("project 'nope'"), error);
+
+    const auto before = db.generation();
+    const auto a = db.accept_comparison("demo", sha_b, "octocat", "the fix is worth 5%");
+    REQUIRE(a.has_value());
+    CHECK(a->comparison_id == newer);
+    CHECK(a->head_sha == sha_b);
+    CHECK(a->login == "octocat");
+    CHECK(a->reason == "the fix is worth 5%");
+    CHECK(a->accepted_at > 1'700'000'000);
+    CHECK(db.generation() > before); // the dashboard's cached comparison page is stale
+
+    const auto loaded = db.load_acceptance("demo", newer);
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->login == "octocat");
+    CHECK(loaded->reason == "the fix is worth 5%");
+    CHECK(loaded->head_sha == sha_b);
+    // The older comparison of the same commit, the other commit's, and another project see none.
+    CHECK_FALSE(db.load_acceptance("demo", older).has_value());
+    CHECK_FALSE(db.load_acceptance("demo", of_c).has_value());
+    CHECK_FALSE(db.load_acceptance("other", newer).has_value());
+
+    // Accepting again replaces who and why: one row per comparison.
+    const auto again = db.accept_comparison("demo", sha_b, "hubot[bot]", "");
+    REQUIRE(again.has_value());
+    CHECK(again->comparison_id == newer);
+    CHECK(db.load_acceptance("demo", newer)->login == "hubot[bot]");
+    CHECK(db.load_acceptance("demo", newer)->reason.empty());
+    CHECK(where.integer("SELECT count(*) FROM acceptances") == 1);
+}

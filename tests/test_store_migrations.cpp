@@ -22,10 +22,10 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
         CHECK(raw.one("PRAGMA journal_mode") == "wal");
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
-        CHECK(tables == std::vector<std::string>{"alerts", "api_tokens", "benchmark_counters", "benchmarks",
-                                                 "change_points", "comparison_artifacts", "comparisons", "counters",
-                                                 "ingest_keys", "projects", "runs", "samples", "summaries", "testbeds",
-                                                 "webhooks"});
+        CHECK(tables == std::vector<std::string>{"acceptances", "alerts", "api_tokens", "benchmark_counters",
+                                                 "benchmarks", "change_points", "comparison_artifacts", "comparisons",
+                                                 "counters", "ingest_keys", "projects", "runs", "samples", "summaries",
+                                                 "testbeds", "webhooks"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
     }
@@ -73,6 +73,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("DROP TABLE change_points");
             raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");
             raw.rows("ALTER TABLE api_tokens DROP COLUMN expires_at");
+            raw.rows("DROP TABLE acceptances");
+            raw.rows("DROP INDEX comparisons_candidate");
             raw.rows("DROP TABLE webhooks");
             raw.rows("ALTER TABLE api_tokens DROP COLUMN last_used_at");
             raw.rows("PRAGMA user_version = 1");
@@ -134,8 +136,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 15") != std::string::npos);
-            CHECK(msg.find("015_webhooks.sql") != std::string::npos);
+            CHECK(msg.find("version 17") != std::string::npos);
+            CHECK(msg.find("017_acceptances.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")

@@ -374,6 +374,13 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
     writer& w = v.body;
     w.f("<p class=\"verdict verdict-{}\" id=\"verdict\">{}</p>", gate::to_string(rep->result),
         gate::to_string(rep->result));
+    // A reviewer's acceptance (perfgate accept, docs/github.md): who, when,
+    // why and for which commit; the login and reason are escaped like any text.
+    if (const auto accepted = svc.acceptance(p.project, id)) {
+        w.f("<p class=\"acceptance\" id=\"acceptance\">Regression accepted by @{} for commit {} on {}: {}</p>",
+            accepted->login, accepted->head_sha.substr(0, 12), iso_date(accepted->accepted_at),
+            accepted->reason.empty() ? std::string("no reason given") : accepted->reason);
+    }
     const std::string here = fmt::format("{}/comparisons/{}", project_path(p.project), id);
     w.f("<p class=\"filters\"><a href=\"{}\">all counters</a> · <a href=\"{}?only=regressions\">only regressions</a> · "
         "<a href=\"{}?gated=1\">only gated</a> · <a href=\"/api/v1/projects/{}/comparisons/{}?format=markdown\">markdown</a></p>",

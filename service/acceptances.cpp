@@ -1,0 +1,47 @@
+// A reviewer's acceptance of a comparison's regression (perfgate accept,
+// docs/github.md "Accepting a regression"): checked here, stored by
+// store::accept_comparison.
+#include "service/service.hpp"
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
+
+namespace perfgate::service {
+
+model::acceptance service::accept_comparison(const std::string& project, std::string_view head_sha,
+                                             std::string_view login, std::string_view reason)
+{
+    require_project(project);
+    if (!model::is_full_commit_sha(head_sha)) {
+        throw error(errors::ingest_bad_field, fmt::format("head_sha: expected 40 or 64 lowercase hex digits, got {} "
+                                                          "bytes",
+                                                          head_sha.size()));
+    }
+    if (!model::is_github_login(login)) {
+        throw error(errors::ingest_bad_field,
+                    "login: expected a GitHub login (1 to 39 letters, digits and '-', optionally followed by [bot])");
+    }
+    if (!model::is_clean_acceptance_reason(reason)) {
+        throw error(errors::ingest_bad_field,
+                    fmt::format("reason: expected one line of at most {} bytes of UTF-8 text without control "
+                                "characters, runs of spaces or blanks at its ends, got {} bytes",
+                                model::max_acceptance_reason_bytes, reason.size()));
+    }
+    auto stored = db_.accept_comparison(project, head_sha, login, reason);
+    if (!stored) {
+        throw error(errors::accept_no_comparison,
+                    fmt::format("project '{}' has no comparison whose candidate is commit {}: gate that commit "
+                                "(perfgate run --server) before accepting it",
+                                project, head_sha));
+    }
+    return std::move(*stored);
+}
+
+std::optional<model::acceptance> service::acceptance(const std::string& project, std::int64_t comparison_id) const
+{
+    require_project(project);
+    return db_.load_acceptance(project, comparison_id);
+}
+
+} // namespace perfgate::service
