@@ -24,10 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-// GitHub's limits (docs.github.com/rest): a commit status description holds
-// at most 140 characters.
-constexpr std::size_t description_limit = 140;
-constexpr std::string_view cut_mark = "...";
 
 // The permissions that may accept: GitHub's `permission` field is admin,
 // write, read or none, with maintain read as write and triage as read
@@ -334,11 +330,7 @@ std::string acceptance_description(std::string_view login, std::string_view reas
 {
     std::string d = fmt::format("accepted by @{}", login);
     if (!reason.empty()) d += fmt::format(": {}", reason);
-    // Bytes bound characters: at most 140 bytes is at most 140 characters.
-    if (d.size() > description_limit) {
-        d = std::string(model::utf8_prefix(d, description_limit - cut_mark.size())) + std::string(cut_mark);
-    }
-    return d;
+    return detail::status_description(d);
 }
 
 accept_result accept_regression(const accept_options& opt, std::ostream& log) { return acceptor(opt, log).run(); }

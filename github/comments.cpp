@@ -1,5 +1,7 @@
 #include "github/comments.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "github/json_fields.hpp"
@@ -52,6 +54,31 @@ std::optional<std::pair<std::int64_t, std::string>> find_own_comment(github_api&
         url = next;
     }
     return std::nullopt;
+}
+
+std::string utf8_truncate(std::string_view s, std::size_t max_chars)
+{
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue; // continuation byte
+        if (chars == max_chars) return std::string(s.substr(0, i));
+        ++chars;
+    }
+    return std::string(s);
+}
+
+std::size_t utf8_length(std::string_view s)
+{
+    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    }));
+}
+
+std::string status_description(std::string_view text)
+{
+    constexpr std::string_view cut_mark = "...";
+    if (utf8_length(text) <= status_description_limit) return std::string(text);
+    return utf8_truncate(text, status_description_limit - cut_mark.size()) + std::string(cut_mark);
 }
 
 } // namespace perfgate::github::detail

@@ -3,9 +3,11 @@
 // Internal to github/.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "github/api.hpp"
@@ -28,5 +30,16 @@ std::string own_login(github_api& api, const std::string& token, const std::opti
 std::optional<std::pair<std::int64_t, std::string>> find_own_comment(github_api& api, const std::string& repository,
                                                                      std::int64_t pr, const std::string& marker,
                                                                      const std::string& self);
+
+// GitHub's limits (docs.github.com/rest): a commit status description holds
+// at most 140 characters.
+inline constexpr std::size_t status_description_limit = 140;
+
+// Cuts s to at most max_chars Unicode characters, never inside a UTF-8 sequence.
+std::string utf8_truncate(std::string_view s, std::size_t max_chars);
+std::size_t utf8_length(std::string_view s);
+
+// text as a commit status description: cut to 140 characters, ending "...".
+std::string status_description(std::string_view text);
 
 } // namespace perfgate::github::detail

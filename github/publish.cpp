@@ -22,32 +22,12 @@ using nlohmann::json;
 namespace {
 
 // GitHub's limits (docs.github.com/rest): an issue comment body holds at most
-// 65,536 characters; a commit status description at most 140.
+// 65,536 characters (a status description's 140: comments.hpp).
 constexpr std::size_t comment_limit = 65536;
-constexpr std::size_t description_limit = 140;
 // A job summary may hold 1 MiB per step (docs.github.com, "Adding a job summary").
 constexpr std::size_t summary_limit = 1024 * 1024;
 // Annotations per kind: the UI shows at most 10 per step, so more is noise.
 constexpr std::size_t max_annotations = 10;
-
-// Cuts s to at most max_chars Unicode characters, never inside a UTF-8 sequence.
-std::string utf8_truncate(std::string_view s, std::size_t max_chars)
-{
-    std::size_t chars = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue; // continuation byte
-        if (chars == max_chars) return std::string(s.substr(0, i));
-        ++chars;
-    }
-    return std::string(s);
-}
-
-std::size_t utf8_length(std::string_view s)
-{
-    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
-        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    }));
-}
 
 // GitHub's error text: "message" plus any per-field "errors[].message".
 } // namespace
@@ -370,10 +350,10 @@ private:
         }
         std::string body = render(marker, comment_limit);
         if (body.find(marker) == std::string::npos) body = marker + "\n" + body;
-        if (utf8_length(body) > comment_limit) {
+        if (detail::utf8_length(body) > comment_limit) {
             // The renderer keeps to the limit; this guards the API contract anyway.
             const std::string note = "\n\n_… truncated to fit GitHub's comment limit._\n";
-            body = utf8_truncate(body, comment_limit - note.size()) + note;
+            body = detail::utf8_truncate(body, comment_limit - note.size()) + note;
         }
         json payload = {{"body", body}};
         json res;
@@ -401,8 +381,7 @@ private:
                             report_.count(gate::status::improvement), report_.count(gate::status::unchanged),
                             report_.count(gate::status::inconclusive) + report_.count(gate::status::insufficient));
         }
-        if (utf8_length(d) > description_limit) d = utf8_truncate(d, description_limit - 3) + "...";
-        return d;
+        return detail::status_description(d);
     }
 
     void post_status(const std::string& sha)

@@ -21,6 +21,7 @@
 #include "cli/commands.hpp"
 #include "connect_proxy.hpp"
 #include "fake_github.hpp"
+#include "github/comments.hpp"
 #include "model/error.hpp"
 #include "model/utf8.hpp"
 #include "report/render.hpp"
@@ -1948,11 +1949,14 @@ TEST_CASE("accept: the reason of a comment, the note in the sticky comment and t
     const std::string long_one = acceptance_description("octocat", std::string(200, 'y'));
     CHECK(long_one.size() == 140);
     CHECK(long_one.ends_with("y..."));
-    // Multi-byte characters are never cut in the middle.
+    // GitHub counts characters, not bytes: 140 of them, and multi-byte
+    // characters are never cut in the middle.
     const std::string wide = acceptance_description(
         "octocat",
         std::string(100, 'y') +
             "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
-    CHECK(wide.size() <= 140);
+    CHECK(wide.size() > 140);
+    CHECK(perfgate::github::detail::utf8_length(wide) == 140);
+    CHECK(wide.ends_with("\xc3\xa9..."));
     CHECK(perfgate::model::find_text_fault(wide) == std::nullopt);
 }
