@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gate/noise.hpp"
+#include "report/format.hpp"
 #include "model/error.hpp"
 
 namespace perfgate::report {
@@ -445,6 +446,7 @@ json to_json(const gate::report& r)
         out["failed"] = std::move(failed);
     }
     if (r.baseline) out["baseline_ref"] = baseline_json(*r.baseline);
+    if (!r.reused.empty()) out["baseline_reused"] = reused_json(r.reused);
     if (is_suite(r)) out["summary"] = summary_json(count_benchmarks(r));
     if (auto overall = overall_geomeans(r); !overall.empty()) out["overall"] = overall_json(overall);
     return out;
@@ -456,6 +458,19 @@ json baseline_json(const gate::baseline_choice& b)
             {"baseline_sha", b.baseline_sha},
             {"base_tip_sha", b.base_tip_sha.empty() ? json(nullptr) : json(b.base_tip_sha)},
             {"head_sha", b.head_sha}};
+}
+
+json reused_json(const std::vector<gate::reused_baseline>& reused)
+{
+    json out = json::array();
+    for (const auto& u : reused) {
+        out.push_back({{"benchmark", u.benchmark},
+                       {"run_id", u.run_id},
+                       {"commit", u.commit},
+                       {"date", detail::iso_date_time(u.created_at)},
+                       {"created_at", u.created_at}});
+    }
+    return out;
 }
 
 json summary_json(const suite_counts& n)
@@ -509,6 +524,13 @@ gate::report report_from_json(const json& j)
                 b.base_tip_sha = tip->get<std::string>();
             b.head_sha = it->at("head_sha").get<std::string>();
             r.baseline = std::move(b);
+        }
+        // Added within v1 (issue 33): absent when every baseline was measured.
+        if (auto it = j.find("baseline_reused"); it != j.end() && !it->is_null()) {
+            for (const auto& ju : *it) {
+                r.reused.push_back({ju.at("benchmark").get<std::string>(), ju.at("run_id").get<std::int64_t>(),
+                                    ju.at("commit").get<std::string>(), ju.at("created_at").get<std::int64_t>()});
+            }
         }
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;

@@ -203,6 +203,7 @@ std::string markdown_head(const gate::report& r, const markdown_options& opt)
     head += fmt::format("### {} {}: **{}** — {}\n\n", verdict_mark(r.result), md_text(opt.title), to_string(r.result),
                         summary_counts(r));
     if (r.baseline) head += baseline_line(*r.baseline) + "\n\n";
+    if (const std::string reused = reused_line(r); !reused.empty()) head += md_text(reused) + "\n\n";
     if (const std::string note = not_interleaved_note(r); !note.empty()) head += fmt::format("> {}\n\n", md_text(note));
     return head;
 }

@@ -60,6 +60,8 @@ nlohmann::json summary_json(const gate::suite_counts& n);
 nlohmann::json overall_json(const std::vector<gate::overall_geomean>& rows);
 // The "baseline_ref" object (docs/report.md).
 nlohmann::json baseline_json(const gate::baseline_choice& b);
+// The report's "baseline_reused": [{benchmark, run_id, commit, date, created_at}].
+nlohmann::json reused_json(const std::vector<gate::reused_baseline>& reused);
 
 // A benchmark's "count_vs_time" array (docs/report.md).
 nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);

@@ -134,8 +134,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 15") != std::string::npos);
-            CHECK(msg.find("015_webhooks.sql") != std::string::npos);
+            CHECK(msg.find("version 16") != std::string::npos);
+            CHECK(msg.find("016_run_toolchains.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
