@@ -598,8 +598,9 @@ void find_stored_baselines(run_state& run)
     std::string ids;
     for (const auto& [name, r] : found) ids += (ids.empty() ? "" : ", ") + std::to_string(r.run_id);
     if (!run.quiet) {
-        print_error(fmt::format("perfgate run: baseline reused from run{} {} (commit {}): measuring the candidate only\n",
-                                found.size() == 1 ? "" : "s", ids, run.git.base_sha.substr(0, 12)));
+        print_error(fmt::format("perfgate run: baseline reused from run{} {} (commit {}){}\n",
+                                found.size() == 1 ? "" : "s", ids, run.git.base_sha.substr(0, 12),
+                                run.args.has("check-reuse") ? "" : ": measuring the candidate only"));
     }
     run.reused = std::move(found);
     run.settings.measure.candidate_only = true;

@@ -57,7 +57,7 @@ struct pr_runs {
 
     // perfgate run of a PR (head_sha on feature) against base_sha on main.
     perfgate::test::cli_result run(const fs::path& baseline, const fs::path& candidate,
-                                   const std::vector<std::string>& extra) const
+                                   const std::vector<std::string>& extra, const std::string& format = "json") const
     {
         std::vector<std::string> args = {"run",           "--backend",     "callgrind",  "--baseline",
                                          baseline.string(), "--candidate", candidate.string(), "--server",
@@ -65,7 +65,7 @@ struct pr_runs {
                                          token,           "--sha",         head_sha,     "--branch",
                                          "feature",       "--base-sha",    base_sha,     "--base-branch",
                                          "main",          "--testbed",     "ci-1",       "--format",
-                                         "json",          "--output",      (dir / "report.json").string()};
+                                         format,          "--output",      (dir / "report.json").string()};
         args.insert(args.end(), extra.begin(), extra.end());
         return run_perfgate(args, dir);
     }
@@ -171,8 +171,9 @@ TEST_CASE("baseline reuse: a stored callgrind baseline is reused, one side measu
     CHECK(stored_runs() == 3); // one side measured: the candidate's run alone is new
     // Judged like a run that measured both sides together: not "measured apart".
     CHECK(reused.at("verdict") == measured.at("verdict"));
-    CHECK(instructions(reused).at("state") == instructions(measured).at("state"));
-    CHECK(instructions(reused).at("test") == "deterministic");
+    CHECK(instructions(reused).at("status") == instructions(measured).at("status"));
+    CHECK(instructions(reused).at("method") == "deterministic");
+    CHECK_FALSE(instructions(reused).contains("between_runs")); // not weighed as measured apart
 
     // Measuring both again gives the very counts the reused run compared.
     const auto again = pr.run(base, head, {"--baseline-source", "measure"});
@@ -185,11 +186,13 @@ TEST_CASE("baseline reuse: a stored callgrind baseline is reused, one side measu
 
     SUBCASE("the text report says where the baseline came from, in one line")
     {
-        const auto text = pr.run(base, head, {"--baseline-source", "server", "--format", "text"});
+        const auto text = pr.run(base, head, {"--baseline-source", "server"}, "text");
         CHECK(text.code == 0);
         const std::string report = shell_output("cat " + shell_quoted(dir.path() / "report.json"));
-        CHECK(report.find(fmt::format("baseline reused from run {} (commit 1111111, ", stored_baseline)) !=
-              std::string::npos);
+        // The newest stored run of the commit: the one the measuring run above stored.
+        const auto newest = both.at("benchmarks").at(0).at("baseline_run").get<std::int64_t>();
+        CHECK(newest > stored_baseline);
+        CHECK(report.find(fmt::format("baseline reused from run {} (commit 1111111, ", newest)) != std::string::npos);
     }
     SUBCASE("another toolchain is not reused: its baseline is measured and stored")
     {
