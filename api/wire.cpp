@@ -434,9 +434,8 @@ std::vector<model::history_point> history_from_json(const json& doc)
 
 json to_json(const model::reusable_run& r)
 {
-    return {{"run_id", r.run_id},         {"git_sha", r.git_sha},       {"branch", r.branch},
-            {"role", r.role},             {"toolchain", r.toolchain}, {"created_at", r.created_at},
-            {"counters", r.counters}};
+    return {{"run_id", r.run_id},       {"git_sha", r.git_sha},       {"branch", r.branch},    {"role", r.role},
+            {"toolchain", r.toolchain}, {"created_at", r.created_at}, {"counters", r.counters}};
 }
 
 std::optional<model::reusable_run> reusable_run_from_json(const json& doc)

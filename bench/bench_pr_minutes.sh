@@ -13,11 +13,15 @@
 # build starts from an empty build directory (no ccache), as a CI job does.
 # A server on 127.0.0.1 with a fresh SQLite file holds the runs.
 #
-# Usage: bench/bench_pr_minutes.sh PERFGATE [RUNS]
-#   e.g. bench/bench_pr_minutes.sh build/dev/bin/perfgate 5
+# UNITS (default 0) adds that many generated translation units of ordinary
+# templated C++ (<map>, <string>, <algorithm>, <regex>) to the target, for a
+# project whose build weighs more than the benchmark.
+#
+# Usage: bench/bench_pr_minutes.sh PERFGATE [RUNS] [UNITS]
+#   e.g. bench/bench_pr_minutes.sh build/dev/bin/perfgate 5 40
 # Prints a markdown table: the median of RUNS jobs of each kind and their parts, in seconds.
 set -euo pipefail
-perfgate=$(realpath "$1"); runs=${2:-5}
+perfgate=$(realpath "$1"); runs=${2:-5}; units=${3:-0}
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 server_pid=""
@@ -31,10 +35,30 @@ parent_sha=0000000000000000000000000000000000000001
 make_project() {
   mkdir -p "$1"
   cp "$src/examples/checksum.cpp" "$1/"
-  cat > "$1/CMakeLists.txt" <<'EOF'
+  local sources="checksum.cpp"
+  for u in $(seq "$units"); do
+    cat > "$1/unit$u.cpp" <<EOF
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+std::map<std::string, std::vector<int>> unit${u}(const std::string& text)
+{
+    std::map<std::string, std::vector<int>> out;
+    const std::regex word("[a-z]+");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
+        out[it->str()].push_back(static_cast<int>(it->position()));
+    for (auto& [k, v] : out) std::sort(v.begin(), v.end());
+    return out;
+}
+EOF
+    sources="$sources unit$u.cpp"
+  done
+  cat > "$1/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.16)
 project(checksum CXX)
-add_executable(bench checksum.cpp)
+add_executable(bench $sources)
 target_compile_options(bench PRIVATE -O2 -g)
 EOF
 }
@@ -59,7 +83,8 @@ url=$(sed -n 's/^perfgate: listening on //p' "$work/serve.out")
 
 gate() { # perfgate run ARGS...: one PR gate against the server
   PERFGATE_TOKEN=$token "$perfgate" run -q --backend callgrind --server "$url" --project demo --testbed bench \
-    --format json --output "$work/report.json" "$@" > /dev/null || [ $? -eq 1 ]
+    --format json --output "$work/report.json" "$@" > /dev/null 2> "$work/run.err" || [ $? -eq 1 ] ||
+    { cat "$work/run.err" >&2; return 1; }
 }
 
 # The push that put the base on main: its run of the base commit is stored
@@ -89,7 +114,7 @@ for i in $(seq "$runs"); do
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f", m}'; }
-echo "| PR job ($runs runs, median s) | builds | perfgate run | total |"
+echo "| PR job ($runs runs, median s; $((units + 1)) translation units) | builds | perfgate run | total |"
 echo "|---|---|---|---|"
 echo "| before: build base + head, measure both | $(median "${before_builds[@]}") | $(median "${before_measure[@]}") | $(median "${before[@]}") |"
 echo "| after: build head, baseline reused | $(median "${after_build[@]}") | $(median "${after_measure[@]}") | $(median "${after[@]}") |"

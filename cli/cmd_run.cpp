@@ -520,7 +520,8 @@ std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> t
     const auto given = args.get("toolchain");
     for (const auto& spec : benchmarks) {
         if (given) out.emplace_back(*given, *given);
-        else out.emplace_back(toolchain_key(spec.baseline.argv, spec.cwd), toolchain_key(spec.candidate.argv, spec.cwd));
+        else
+            out.emplace_back(toolchain_key(spec.baseline.argv, spec.cwd), toolchain_key(spec.candidate.argv, spec.cwd));
     }
     return out;
 }
@@ -558,10 +559,12 @@ void find_stored_baselines(run_state& run)
 {
     if (!run.reuse_asked) return;
     const auto measured = [&](const std::string& why) {
-        if (!run.quiet) print_error(fmt::format("perfgate run: --baseline-source server: {}: the baseline is measured\n", why));
+        if (!run.quiet)
+            print_error(fmt::format("perfgate run: --baseline-source server: {}: the baseline is measured\n", why));
     };
     const auto& s = run.settings;
-    if (std::any_of(s.benchmarks.begin(), s.benchmarks.end(), [](const benchmark_spec& b) { return !b.harness.empty(); }))
+    if (std::any_of(s.benchmarks.begin(), s.benchmarks.end(),
+                    [](const benchmark_spec& b) { return !b.harness.empty(); }))
         return measured("a --harness suite names its benchmarks only when it runs");
     if (run.git.base_sha.empty())
         return measured("the baseline's commit is unknown (no pull request event, --base-sha or --baseline-ref)");
@@ -575,14 +578,20 @@ void find_stored_baselines(run_state& run)
                                         "--toolchain",
                                         spec.name));
         }
-        model::reusable_run_query q{run.where.project, spec.name,           run.git.base_sha, run.git.base_branch,
-                                    run.testbed.fingerprint, std::string(to_string(s.measure.which)), *key};
+        model::reusable_run_query q{run.where.project,
+                                    spec.name,
+                                    run.git.base_sha,
+                                    run.git.base_branch,
+                                    run.testbed.fingerprint,
+                                    std::string(to_string(s.measure.which)),
+                                    *key};
         std::optional<model::reusable_run> stored;
         try {
             stored = run.where.server->reusable_run(q);
         } catch (const error& e) {
-            throw error(e.id(), fmt::format("perfgate run: nothing measured: looking up the stored baseline of '{}': {}",
-                                            spec.name, e.what()));
+            throw error(e.id(),
+                        fmt::format("perfgate run: nothing measured: looking up the stored baseline of '{}': {}",
+                                    spec.name, e.what()));
         }
         if (!stored) {
             return measured(fmt::format("no stored run of commit {} for benchmark '{}' on this testbed with toolchain "

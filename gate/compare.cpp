@@ -878,8 +878,7 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
             // together, so a reused baseline (perfgate run --baseline-source
             // server) gates like a measured one.
             const bool simulated_count = pc.simulated && pc.rep.test && *pc.rep.test == method::deterministic;
-            if (bench.how && !bench.how->interleaved && !simulated_count)
-                weigh_between_runs(pc, bench, rules, history);
+            if (bench.how && !bench.how->interleaved && !simulated_count) weigh_between_runs(pc, bench, rules, history);
         }
     }
     // Under policy.sequential the gated counters are not adjusted together:

@@ -113,7 +113,7 @@ struct ingest_request {
     std::string environment_json = "{}";
     std::string session;   // run_record::session; empty: none
     std::string toolchain; // run_record::toolchain; empty: unknown
-    std::string perf_csv; // raw perf stat output (-o --append blocks), or a harness's output
+    std::string perf_csv;  // raw perf stat output (-o --append blocks), or a harness's output
     // capture::input_format's name ("gbench", ...); empty: detected from
     // the content. A harness's output stores one run per benchmark it names
     // (`benchmark` is then unused).

@@ -123,7 +123,8 @@ std::string reused_line(const gate::report& r)
     }
     // The commit is checked hex by the runner; a report read from a file keeps only hex.
     std::string commit;
-    for (char c : r.reused.front().commit.substr(0, 7)) commit += std::isxdigit(static_cast<unsigned char>(c)) ? c : '?';
+    for (char c : r.reused.front().commit.substr(0, 7))
+        commit += std::isxdigit(static_cast<unsigned char>(c)) ? c : '?';
     return fmt::format("baseline reused from run{} {} (commit {}, {})", r.reused.size() == 1 ? "" : "s", ids, commit,
                        iso_date_time(newest).substr(0, 10));
 }
@@ -133,9 +134,10 @@ std::string not_interleaved_note(const gate::report& r)
     std::vector<std::string> names;
     for (const auto& b : r.benchmarks) {
         // Deterministic counts (callgrind, memcheck) are judged alike apart or together.
-        const bool counted = !b.counters.empty() && std::all_of(b.counters.begin(), b.counters.end(), [](const auto& c) {
-            return c.test && *c.test == gate::method::deterministic;
-        });
+        const bool counted = !b.counters.empty() &&
+                             std::all_of(b.counters.begin(), b.counters.end(), [](const auto& c) {
+                                 return c.test && *c.test == gate::method::deterministic;
+                             });
         if (b.interleaved && !*b.interleaved && !counted) names.push_back(b.name);
     }
     if (names.empty()) return {};

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "gate/noise.hpp"
-#include "report/format.hpp"
 #include "model/error.hpp"
+#include "report/format.hpp"
 
 namespace perfgate::report {
 

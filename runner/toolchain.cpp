@@ -133,7 +133,8 @@ std::optional<std::string> toolchain_key_of(const std::vector<std::string>& stri
     for (const auto& s : sorted) all += s + '\n';
     std::string label = strings.front().substr(0, toolchain_label_bytes);
     // The label is free text in the store: no control characters.
-    std::replace_if(label.begin(), label.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }, ' ');
+    std::replace_if(
+        label.begin(), label.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }, ' ');
     return label + " #" + model::sha256_hex(all).substr(0, key_hash_digits);
 }
 

@@ -59,13 +59,33 @@ struct pr_runs {
     perfgate::test::cli_result run(const fs::path& baseline, const fs::path& candidate,
                                    const std::vector<std::string>& extra, const std::string& format = "json") const
     {
-        std::vector<std::string> args = {"run",           "--backend",     "callgrind",  "--baseline",
-                                         baseline.string(), "--candidate", candidate.string(), "--server",
-                                         url,             "--project",     "demo",       "--token",
-                                         token,           "--sha",         head_sha,     "--branch",
-                                         "feature",       "--base-sha",    base_sha,     "--base-branch",
-                                         "main",          "--testbed",     "ci-1",       "--format",
-                                         format,          "--output",      (dir / "report.json").string()};
+        std::vector<std::string> args = {"run",
+                                         "--backend",
+                                         "callgrind",
+                                         "--baseline",
+                                         baseline.string(),
+                                         "--candidate",
+                                         candidate.string(),
+                                         "--server",
+                                         url,
+                                         "--project",
+                                         "demo",
+                                         "--token",
+                                         token,
+                                         "--sha",
+                                         head_sha,
+                                         "--branch",
+                                         "feature",
+                                         "--base-sha",
+                                         base_sha,
+                                         "--base-branch",
+                                         "main",
+                                         "--testbed",
+                                         "ci-1",
+                                         "--format",
+                                         format,
+                                         "--output",
+                                         (dir / "report.json").string()};
         args.insert(args.end(), extra.begin(), extra.end());
         return run_perfgate(args, dir);
     }
@@ -99,8 +119,9 @@ TEST_CASE("baseline reuse: the toolchain key of an ELF executable, none for scri
     REQUIRE_FALSE(strings.empty());
     CHECK(strings.front().starts_with("GCC: ")); // .comment first
     // gcc's DW_AT_producer with its flags.
-    CHECK(std::any_of(strings.begin(), strings.end(),
-                      [](const std::string& s) { return s.starts_with("GNU C") && s.find("-O1") != std::string::npos; }));
+    CHECK(std::any_of(strings.begin(), strings.end(), [](const std::string& s) {
+        return s.starts_with("GNU C") && s.find("-O1") != std::string::npos;
+    }));
 
     const auto k1 = perfgate::runner::toolchain_key({o1.string()}, std::nullopt);
     const auto k2 = perfgate::runner::toolchain_key({o2.string()}, std::nullopt);
@@ -237,9 +258,9 @@ TEST_CASE("baseline reuse: refused for noisy backends and without a server; a ba
     temp_dir dir("pg-reuse-errors");
     const fs::path prog = build(dir.path(), "prog", 1000, "-O1");
     const auto run = [&](const std::vector<std::string>& extra) {
-        std::vector<std::string> args = {"run",      "-q",    "--baseline",  prog.string(), "--candidate",
-                                         prog.string(), "--sha", head_sha,      "--branch",    "feature",
-                                         "--base-sha",  base_sha, "--baseline-source", "server"};
+        std::vector<std::string> args = {
+            "run",    "-q",       "--baseline", prog.string(), "--candidate", prog.string(),       "--sha",
+            head_sha, "--branch", "feature",    "--base-sha",  base_sha,      "--baseline-source", "server"};
         args.insert(args.end(), extra.begin(), extra.end());
         return run_perfgate(args, dir.path());
     };
