@@ -592,7 +592,8 @@ response get_history(const request& req, context& ctx, const route_match& m, con
 // The stored run a deterministic backend's baseline reuses (perfgate run
 // --baseline-source server; docs/http-api.md#baseline-run): 200 with
 // {"run": {...}} or {"run": null}. branch defaults to the project's
-// baseline branch; an empty toolchain never matches.
+// baseline branch; the others are required, an empty one too (an unknown
+// toolchain is never reused).
 response get_baseline_run(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
     q.only({"benchmark", "git_sha", "branch", "testbed", "backend", "toolchain"});
