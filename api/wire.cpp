@@ -228,6 +228,7 @@ json to_json(const model::ingest_request& in)
     if (in.pr) j["pr"] = *in.pr;
     if (!in.session.empty()) j["session"] = in.session;
     if (!in.input_format.empty()) j["input_format"] = in.input_format;
+    if (!in.toolchain.empty()) j["toolchain"] = in.toolchain;
     return j;
 }
 
@@ -236,7 +237,7 @@ model::ingest_request ingest_request_from_json(const json& doc)
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
     check_known_fields(doc,
                        {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment", "session",
-                        "perf_csv", "input_format"},
+                        "perf_csv", "input_format", "toolchain"},
                        "");
     model::ingest_request in;
     if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
@@ -247,6 +248,7 @@ model::ingest_request ingest_request_from_json(const json& doc)
     if (auto v = string_field(doc, "backend", "", false)) in.backend = *v;
     if (auto v = string_field(doc, "session", "", false)) in.session = *v;
     if (auto v = string_field(doc, "input_format", "", false)) in.input_format = *v;
+    if (auto v = string_field(doc, "toolchain", "", false)) in.toolchain = *v;
     if (const json* pr = field(doc, "pr")) {
         if (!pr->is_number_integer() || pr->get<std::int64_t>() <= 0) {
             bad_field(fmt::format("field 'pr' must be a positive integer, got {}", dump(*pr).substr(0, 64)));
@@ -427,6 +429,33 @@ std::vector<model::history_point> history_from_json(const json& doc)
             out.push_back(std::move(h));
         }
         return out;
+    });
+}
+
+json to_json(const model::reusable_run& r)
+{
+    return {{"run_id", r.run_id},       {"git_sha", r.git_sha},       {"branch", r.branch},    {"role", r.role},
+            {"toolchain", r.toolchain}, {"created_at", r.created_at}, {"counters", r.counters}};
+}
+
+std::optional<model::reusable_run> reusable_run_from_json(const json& doc)
+{
+    return reading_response("baseline-run", [&]() -> std::optional<model::reusable_run> {
+        const json& run = doc.at("run");
+        if (run.is_null()) return std::nullopt;
+        model::reusable_run r;
+        r.run_id = run.at("run_id").get<std::int64_t>();
+        if (r.run_id <= 0) {
+            throw error(errors::server_bad_response,
+                        fmt::format("baseline-run response: run_id must be positive, got {}", r.run_id));
+        }
+        r.git_sha = run.at("git_sha").get<std::string>();
+        r.branch = run.at("branch").get<std::string>();
+        r.role = run.at("role").get<std::string>();
+        r.toolchain = run.at("toolchain").get<std::string>();
+        r.created_at = run.at("created_at").get<std::int64_t>();
+        r.counters = run.at("counters").get<std::vector<std::string>>();
+        return r;
     });
 }
 

@@ -115,6 +115,15 @@ nlohmann::json history_to_json(const std::vector<model::history_point>& points);
 std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
 std::string history_to_csv(const std::vector<model::history_point>& points);
 
+// --- GET /api/v1/projects/{project}/baseline-run?benchmark=..&git_sha=..&
+//     testbed=..&backend=..&toolchain=..[&branch=..] -------------------------
+// {"run": {run_id, git_sha, branch, role, toolchain, created_at, counters:
+// [names]}} or {"run": null} (docs/http-api.md#baseline-run).
+nlohmann::json to_json(const model::reusable_run& r);
+// The answer's "run"; nullopt for null. "server.bad_response" for anything
+// else (a field missing or of the wrong type, a run id <= 0).
+std::optional<model::reusable_run> reusable_run_from_json(const nlohmann::json& doc);
+
 // --- GET /api/v1/projects/{project}/comparisons[?limit=N] --------------------
 // {repository_url, comparisons: [{id, created_at, verdict, benchmarks,
 // baseline: {run_id, git_sha, branch}, candidate: {run_id, git_sha, branch}}]},

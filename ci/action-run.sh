@@ -79,6 +79,10 @@ else
     # The token travels in PERFGATE_TOKEN, not on the command line.
     args+=(--server "$IN_SERVER_URL" --project "${IN_PROJECT:-default}")
   fi
+  # Deterministic backends: the stored baseline run of the baseline commit (docs/github.md#reusing-the-baseline).
+  [ "${IN_BASELINE_SOURCE:-measure}" != "measure" ] && args+=(--baseline-source "$IN_BASELINE_SOURCE")
+  [ -n "${IN_TOOLCHAIN:-}" ] && args+=(--toolchain "$IN_TOOLCHAIN")
+  [ -n "${IN_TESTBED:-}" ] && args+=(--testbed "$IN_TESTBED")
   "$PERFGATE" "${args[@]}" "${common[@]}" > /dev/null
   code=$?
   if [ -d "$artifacts" ] && [ -n "$(ls -A "$artifacts")" ]; then

@@ -39,6 +39,7 @@
 #include "runner/process.hpp"
 #include "runner/profile_run.hpp"
 #include "runner/testbed.hpp"
+#include "runner/toolchain.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
 
@@ -137,6 +138,16 @@ std::vector<option_spec> run_option_list()
                                                         "project (needed with --server; default \"default\" locally)")));
     add(option_group("Store and server", {
     {"testbed", 0, true, false, "NAME", "name of this machine in the history (default: hostname)"},
+    {"baseline-source", 0, true, false, "SOURCE", "measure (default): measure the baseline build; server: with "
+                                                  "--server and callgrind or memcheck, reuse the stored run of the "
+                                                  "baseline commit (same benchmark, testbed, backend and toolchain) "
+                                                  "and measure the candidate only (docs/github.md#reusing-the-baseline)"},
+    {"check-reuse", 0, false, false, "", "with --baseline-source server: measure nothing, print \"reuse\" when every "
+                                         "baseline would be reused, else \"measure\" (the workflow then builds the "
+                                         "baseline), exit 0"},
+    {"toolchain", 0, true, false, "TEXT", "the toolchain key recorded with the runs (default: from the benchmark's "
+                                          "ELF executable: compiler identification and recorded flags; "
+                                          "docs/history.md#toolchain-key)"},
     }));
     // clang-format on
     return options;
@@ -361,6 +372,14 @@ struct run_state {
     std::vector<benchmark_measurement> results;
     gate::report result;
     std::string comparison_url;
+    // --baseline-source server: where the baselines come from (phase 5a).
+    bool reuse_asked = false;
+    // Per benchmark spec: the toolchain keys of its baseline and candidate
+    // (--toolchain, else the executables'); nullopt: unknown.
+    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> toolchains;
+    // Every benchmark's stored baseline, when all were found (then only the
+    // candidates are measured); empty otherwise.
+    std::map<std::string, model::reusable_run, std::less<>> reused;
 };
 
 void warn(const run_state& run, const std::string& w)
@@ -447,6 +466,75 @@ git_info resolve_run_git(const parsed_args& args, const target& where)
     return git;
 }
 
+// Phase 1b: --baseline-source, --check-reuse and --toolchain, usage errors
+// only (docs/github.md#reusing-the-baseline). True for "server".
+bool baseline_source_from(const parsed_args& args, const run_settings& s, const target& where)
+{
+    if (auto t = args.get("toolchain")) {
+        if (t->empty() || t->size() > max_toolchain_bytes) {
+            run_usage_error(errors::usage_bad_value, fmt::format("--toolchain: expected 1 to {} bytes of text, got {}",
+                                                                 max_toolchain_bytes, t->size()));
+        }
+        if (std::any_of(t->begin(), t->end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+            run_usage_error(errors::usage_bad_value, "--toolchain: control characters are not allowed");
+    }
+    const std::string source = args.get("baseline-source").value_or("measure");
+    if (source != "measure" && source != "server") {
+        run_usage_error(errors::usage_bad_value,
+                        fmt::format("--baseline-source: expected measure or server, got '{}'", source));
+    }
+    if (source == "measure") {
+        if (args.has("check-reuse"))
+            run_usage_error(errors::usage_conflict, "--check-reuse needs --baseline-source server");
+        return false;
+    }
+    if (!where.server) {
+        run_usage_error(errors::usage_missing_option,
+                        "--baseline-source server needs --server: the stored baselines are the server's");
+    }
+    // A noisy backend's baseline is only comparable when measured in the
+    // same run, interleaved with the candidate (docs/statistics.md): reusing
+    // one would trade the gate's design for a build. Refused rather than
+    // silently measured, so that the workflow's intent is never misread.
+    if (s.measure.which != backend::callgrind && s.measure.which != backend::memcheck) {
+        run_usage_error(errors::usage_conflict,
+                        fmt::format("--baseline-source server needs a deterministic backend (--backend callgrind or "
+                                    "memcheck), not {}: a noisy backend's baseline is measured interleaved with the "
+                                    "candidate; cache its build instead (docs/github.md#noisy-backends-cache-the-"
+                                    "baseline-build)",
+                                    to_string(s.measure.which)));
+    }
+    if (args.has("profile")) {
+        run_usage_error(errors::usage_conflict,
+                        "--profile executes the baseline build too: it needs --baseline-source measure");
+    }
+    return true;
+}
+
+// The toolchain keys of each benchmark's two commands: --toolchain, else
+// each executable's own (runner/toolchain.hpp).
+std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> toolchains_of(
+    const parsed_args& args, const std::vector<benchmark_spec>& benchmarks)
+{
+    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> out;
+    const auto given = args.get("toolchain");
+    for (const auto& spec : benchmarks) {
+        if (given) out.emplace_back(*given, *given);
+        else
+            out.emplace_back(toolchain_key(spec.baseline.argv, spec.cwd), toolchain_key(spec.candidate.argv, spec.cwd));
+    }
+    return out;
+}
+
+// Whether a stored run counts what this run measures: callgrind with and
+// without --cache-sim count different counters.
+bool same_counters(const model::reusable_run& r, const measure_options& opt)
+{
+    if (opt.which != backend::callgrind) return true;
+    const bool simulated = std::find(r.counters.begin(), r.counters.end(), "estimated-cycles") != r.counters.end();
+    return simulated == opt.cache_sim;
+}
+
 // Phase 4b, --server only: one cheap authenticated request, so that a bad
 // token (exit 2) or a server that cannot be reached (exit 4) is said before
 // minutes of measuring rather than after them.
@@ -458,6 +546,73 @@ void check_server(target& where)
     } catch (const error& e) {
         throw error(e.id(), fmt::format("perfgate run: nothing measured: the server was checked first: {}", e.what()));
     }
+}
+
+// Phase 5a (--baseline-source server): every benchmark's stored baseline,
+// the newest run of exactly the baseline commit on the base branch with this
+// benchmark, testbed fingerprint, backend and the candidate's toolchain key
+// (store::find_reusable_run). All found: only the candidates are measured.
+// Any missing: the baselines are measured as without the option, and stored,
+// so that the next run of that commit finds them. A server that cannot
+// answer stops the run before anything is measured.
+void find_stored_baselines(run_state& run)
+{
+    if (!run.reuse_asked) return;
+    const auto measured = [&](const std::string& why) {
+        if (!run.quiet)
+            print_error(fmt::format("perfgate run: --baseline-source server: {}: the baseline is measured\n", why));
+    };
+    const auto& s = run.settings;
+    if (std::any_of(s.benchmarks.begin(), s.benchmarks.end(),
+                    [](const benchmark_spec& b) { return !b.harness.empty(); }))
+        return measured("a --harness suite names its benchmarks only when it runs");
+    if (run.git.base_sha.empty())
+        return measured("the baseline's commit is unknown (no pull request event, --base-sha or --baseline-ref)");
+    std::map<std::string, model::reusable_run, std::less<>> found;
+    for (std::size_t i = 0; i < s.benchmarks.size(); ++i) {
+        const auto& spec = s.benchmarks[i];
+        const auto& key = run.toolchains[i].second;
+        if (!key) {
+            return measured(fmt::format("benchmark '{}' has no toolchain key (its candidate command is not an ELF "
+                                        "executable with a .comment section, or runs through /bin/sh); name one with "
+                                        "--toolchain",
+                                        spec.name));
+        }
+        model::reusable_run_query q{run.where.project,
+                                    spec.name,
+                                    run.git.base_sha,
+                                    run.git.base_branch,
+                                    run.testbed.fingerprint,
+                                    std::string(to_string(s.measure.which)),
+                                    *key};
+        std::optional<model::reusable_run> stored;
+        try {
+            stored = run.where.server->reusable_run(q);
+        } catch (const error& e) {
+            throw error(e.id(),
+                        fmt::format("perfgate run: nothing measured: looking up the stored baseline of '{}': {}",
+                                    spec.name, e.what()));
+        }
+        if (!stored) {
+            return measured(fmt::format("no stored run of commit {} for benchmark '{}' on this testbed with toolchain "
+                                        "'{}'",
+                                        run.git.base_sha.substr(0, 12), spec.name, *key));
+        }
+        if (!same_counters(*stored, s.measure)) {
+            return measured(fmt::format("stored run {} of '{}' was measured {} --cache-sim", stored->run_id, spec.name,
+                                        s.measure.cache_sim ? "without" : "with"));
+        }
+        found.emplace(spec.name, std::move(*stored));
+    }
+    std::string ids;
+    for (const auto& [name, r] : found) ids += (ids.empty() ? "" : ", ") + std::to_string(r.run_id);
+    if (!run.quiet) {
+        print_error(fmt::format("perfgate run: baseline reused from run{} {} (commit {}){}\n",
+                                found.size() == 1 ? "" : "s", ids, run.git.base_sha.substr(0, 12),
+                                run.args.has("check-reuse") ? "" : ": measuring the candidate only"));
+    }
+    run.reused = std::move(found);
+    run.settings.measure.candidate_only = true;
 }
 
 // Phase 5, sequential sampling only: this testbed's history may move the
@@ -510,6 +665,15 @@ void measure_benchmarks(run_state& run, std::optional<temp_dir>& profiles)
     for (auto& m : run.results) {
         fill_identity(m.baseline.run, run.where.project, run.git, run.testbed, run.environment);
         fill_identity(m.candidate.run, run.where.project, run.git, run.testbed, run.environment);
+        // A harness's benchmarks take their suite's keys (one binary per side).
+        const auto& specs = run.settings.benchmarks;
+        auto it = std::find_if(specs.begin(), specs.end(), [&](const benchmark_spec& b) { return b.name == m.name; });
+        if (it == specs.end())
+            it = std::find_if(specs.begin(), specs.end(), [](const benchmark_spec& b) { return !b.harness.empty(); });
+        if (it == specs.end()) continue;
+        const auto& keys = run.toolchains[static_cast<std::size_t>(it - specs.begin())];
+        m.baseline.run.toolchain = keys.first.value_or("");
+        m.candidate.run.toolchain = keys.second.value_or("");
     }
     const std::string session = new_session_id();
     for (auto& m : run.results) m.baseline.run.session = m.candidate.run.session = session;
@@ -524,8 +688,9 @@ void store_and_compare(run_state& run)
     // pair to compare: listed in the report after the comparison.
     std::vector<benchmark_measurement> unpaired;
     std::erase_if(run.results, [&](benchmark_measurement& m) {
-        const bool whole = m.baseline.error.empty() && m.candidate.error.empty() && !m.baseline.run.counters.empty() &&
-                           !m.candidate.run.counters.empty();
+        const bool reused = run.reused.contains(m.name);
+        const bool whole = m.baseline.error.empty() && m.candidate.error.empty() &&
+                           (reused || !m.baseline.run.counters.empty()) && !m.candidate.run.counters.empty();
         if (!whole) unpaired.push_back(std::move(m));
         return !whole;
     });
@@ -536,14 +701,23 @@ void store_and_compare(run_state& run)
     api::run_pairs pairs;
     if (where.server) {
         for (auto& m : run.results) {
-            // The baseline first, in its own statement: a function's
-            // arguments are evaluated in no fixed order (gcc: last first),
-            // and the history orders runs stored in one second by id.
-            const auto baseline_id = where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id;
-            const auto candidate_id = where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id;
-            pairs.emplace_back(baseline_id, candidate_id);
+            // A reused baseline is the stored run (find_stored_baselines): only
+            // the candidate is new. The baseline is stored first, in its own
+            // statement: a function's arguments are evaluated in no fixed
+            // order (gcc: last first), and the history orders runs stored in
+            // one second by id.
+            const auto reused = run.reused.find(m.name);
+            const std::int64_t base = reused != run.reused.end()
+                                          ? reused->second.run_id
+                                          : where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id;
+            const std::int64_t candidate = where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id;
+            pairs.emplace_back(base, candidate);
         }
         run.result = where.server->compare(pairs, run.settings.rules, run.git.baseline);
+        for (const auto& m : run.results) {
+            if (const auto r = run.reused.find(m.name); r != run.reused.end())
+                run.result.reused.push_back({m.name, r->second.run_id, r->second.git_sha, r->second.created_at});
+        }
         if (run.result.comparison_id) {
             // The dashboard's page of this comparison (server/pages): stderr,
             // so that stdout stays the report in the chosen format.
@@ -612,9 +786,27 @@ void profile_benchmarks(run_state& run)
 // errors.
 void attribute(run_state& run, const attribution_options& attribution)
 {
-    auto warnings = attribute_regressions(run.result, run.results, attribution);
+    // A reused baseline was not profiled here: its regressions have no
+    // per-function attribution (said once, in the report).
+    std::vector<benchmark_measurement> profiled;
+    for (const auto& m : run.results) {
+        if (!run.reused.contains(m.name)) {
+            profiled.push_back(m);
+            continue;
+        }
+        const auto b = std::find_if(run.result.benchmarks.begin(), run.result.benchmarks.end(),
+                                    [&](const gate::benchmark_report& r) { return r.name == m.name; });
+        if (b != run.result.benchmarks.end() && b->result == gate::verdict::fail) {
+            std::string w = fmt::format("benchmark '{}': no per-function attribution: its baseline was reused, not "
+                                        "profiled here (--baseline-source measure profiles both sides)",
+                                        m.name);
+            warn(run, w);
+            run.result.warnings.push_back(std::move(w));
+        }
+    }
+    auto warnings = attribute_regressions(run.result, profiled, attribution);
     if (run.settings.measure.artifacts) {
-        auto more = write_artifacts(run.result, run.results, *run.settings.measure.artifacts);
+        auto more = write_artifacts(run.result, profiled, *run.settings.measure.artifacts);
         warnings.insert(warnings.end(), more.begin(), more.end());
     }
     for (auto& w : store_attributions(run.where, run.result, run.profiling)) warnings.push_back(std::move(w));
@@ -652,11 +844,18 @@ int cmd_run(const argv_t& argv)
     const parsed_args& args = *parsed;
     // Phases 1-4 check everything that can be a usage error before measuring.
     run_state run(args);
+    run.reuse_asked = baseline_source_from(args, run.settings, run.where);
     run.git = resolve_run_git(args, run.where);
     check_server(run.where);
     run.profiling = profile_options_from(args);
     run.testbed = detect_testbed(args.get("testbed"));
     run.environment = environment_json(run.settings.measure);
+    run.toolchains = toolchains_of(args, run.settings.benchmarks);
+    find_stored_baselines(run);
+    if (args.has("check-reuse")) {
+        std::cout << (run.reused.empty() ? "measure" : "reuse") << '\n';
+        return exit_pass;
+    }
 
     plan_from_priors(run);
     const attribution_options attribution = attribution_options_from(args);

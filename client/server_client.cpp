@@ -179,6 +179,17 @@ std::vector<model::history_point> server_client::history(const model::history_qu
     return api::history_from_json(parse_object(answer, "GET " + base_ + path));
 }
 
+std::optional<model::reusable_run> server_client::reusable_run(const model::reusable_run_query& q)
+{
+    std::string path = fmt::format("/api/v1/projects/{}/baseline-run?benchmark={}&git_sha={}&testbed={}&backend={}"
+                                   "&toolchain={}",
+                                   url_encode(project_), url_encode(q.benchmark), url_encode(q.git_sha),
+                                   url_encode(q.testbed), url_encode(q.backend), url_encode(q.toolchain));
+    if (!q.branch.empty()) path += "&branch=" + url_encode(q.branch);
+    const std::string answer = exchange("GET", path, nullptr);
+    return api::reusable_run_from_json(parse_object(answer, "GET " + base_ + path));
+}
+
 std::vector<model::alert> server_client::alerts(const model::alert_query& q)
 {
     std::string path = fmt::format("/api/v1/projects/{}/alerts?limit={}", url_encode(project_), q.limit);

@@ -67,6 +67,11 @@ public:
     // (api::all_branches): every branch. No q.role: role=all.
     std::vector<model::history_point> history(const model::history_query& q);
 
+    // GET .../baseline-run (q.project is ignored; an empty q.branch: the
+    // server's default, the project's baseline branch): the stored run a
+    // deterministic backend reuses as its baseline, nullopt when none.
+    std::optional<model::reusable_run> reusable_run(const model::reusable_run_query& q);
+
     // Where a stored comparison is served, for PR comments and logs.
     // GET .../alerts (q.project is ignored), GET .../alerts/{id},
     // PATCH .../alerts/{id}, GET .../change-points.

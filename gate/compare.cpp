@@ -873,7 +873,12 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
         if (pairing_of) bench.how = pairing_of(bench.name);
         for (auto& pc : bench.counters) {
             describe_and_test(pc, bench.summary_repeats);
-            if (bench.how && !bench.how->interleaved) weigh_between_runs(pc, bench, rules, history);
+            // A simulator's count does not vary between runs (docs/statistics.md
+            // "Deterministic counters"): measured apart, it is judged as measured
+            // together, so a reused baseline (perfgate run --baseline-source
+            // server) gates like a measured one.
+            const bool simulated_count = pc.simulated && pc.rep.test && *pc.rep.test == method::deterministic;
+            if (bench.how && !bench.how->interleaved && !simulated_count) weigh_between_runs(pc, bench, rules, history);
         }
     }
     // Under policy.sequential the gated counters are not adjusted together:

@@ -262,6 +262,17 @@ struct measurement {
     std::string candidate_sha; // the candidate run's commit
 };
 
+// A benchmark whose baseline was not measured by this run but taken from
+// the store: a deterministic backend's run of the baseline commit
+// (perfgate run --baseline-source server; docs/github.md "Reusing the
+// baseline").
+struct reused_baseline {
+    std::string benchmark;
+    std::int64_t run_id = 0;
+    std::string commit;
+    std::int64_t created_at = 0; // unix seconds
+};
+
 struct report {
     verdict result = verdict::pass;
     policy rules;
@@ -277,6 +288,8 @@ struct report {
     std::optional<baseline_choice> baseline;
     // JSON "measured", absent when not known (files compared).
     std::optional<measurement> measured;
+    // JSON "baseline_reused", absent when every baseline was measured.
+    std::vector<reused_baseline> reused;
     std::optional<std::int64_t> comparison_id; // set by the service when stored
 
     // Counts over gated counters, for summaries.

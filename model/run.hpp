@@ -54,6 +54,11 @@ struct run_record {
     // perfgate run share it (docs/statistics.md "Runs not measured
     // interleaved"); empty when unknown (uploads, runs stored before it).
     std::string session;
+    // The toolchain that built the measured program (runner/toolchain.hpp,
+    // docs/history.md "Toolchain key"): part of the key under which a
+    // deterministic backend's run is reused as a later baseline; empty:
+    // unknown, never reused.
+    std::string toolchain;
 };
 
 struct counter_summary {
@@ -106,8 +111,9 @@ struct ingest_request {
     testbed_info testbed;
     std::string backend = "perf";
     std::string environment_json = "{}";
-    std::string session;  // run_record::session; empty: none
-    std::string perf_csv; // raw perf stat output (-o --append blocks), or a harness's output
+    std::string session;   // run_record::session; empty: none
+    std::string toolchain; // run_record::toolchain; empty: unknown
+    std::string perf_csv;  // raw perf stat output (-o --append blocks), or a harness's output
     // capture::input_format's name ("gbench", ...); empty: detected from
     // the content. A harness's output stores one run per benchmark it names
     // (`benchmark` is then unused).
@@ -130,6 +136,22 @@ struct ingest_result {
     // The upload repeated an Idempotency-Key: nothing was stored, run_id is
     // the first upload's run (the server says so in a response header).
     bool replayed = false;
+};
+
+// The stored run a deterministic backend's baseline can be taken from
+// (perfgate run --baseline-source server, docs/github.md "Reusing the
+// baseline"): the newest run of exactly this commit on this branch, of this
+// benchmark, testbed fingerprint, backend and (non-empty) toolchain key.
+struct reusable_run_query {
+    std::string project, benchmark, git_sha, branch, testbed, backend, toolchain;
+};
+
+// What the store has for a reusable_run_query.
+struct reusable_run {
+    std::int64_t run_id = 0;
+    std::string git_sha, branch, role, toolchain;
+    std::int64_t created_at = 0;       // unix seconds
+    std::vector<std::string> counters; // the run's counter names, in order
 };
 
 } // namespace perfgate::model

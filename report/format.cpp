@@ -2,7 +2,9 @@
 #include "report/render.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <ctime>
 
 #include <fmt/format.h>
 
@@ -169,11 +171,42 @@ std::string failed_line(const gate::failed_benchmark& f)
     return fmt::format("{} ({}): {}", f.name, f.side, f.message);
 }
 
+std::string iso_date_time(std::int64_t unix_seconds)
+{
+    const auto t = static_cast<std::time_t>(unix_seconds);
+    std::tm tm{};
+    if (::gmtime_r(&t, &tm) == nullptr) return "?";
+    char buf[32];
+    return std::string(buf, std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm));
+}
+
+std::string reused_line(const gate::report& r)
+{
+    if (r.reused.empty()) return {};
+    std::string ids;
+    std::int64_t newest = 0;
+    for (const auto& u : r.reused) {
+        ids += (ids.empty() ? "" : ", ") + std::to_string(u.run_id);
+        newest = std::max(newest, u.created_at);
+    }
+    // The commit is checked hex by the runner; a report read from a file keeps only hex.
+    std::string commit;
+    for (char c : r.reused.front().commit.substr(0, 7))
+        commit += std::isxdigit(static_cast<unsigned char>(c)) ? c : '?';
+    return fmt::format("baseline reused from run{} {} (commit {}, {})", r.reused.size() == 1 ? "" : "s", ids, commit,
+                       iso_date_time(newest).substr(0, 10));
+}
+
 std::string not_interleaved_note(const gate::report& r)
 {
     std::vector<std::string> names;
     for (const auto& b : r.benchmarks) {
-        if (b.interleaved && !*b.interleaved) names.push_back(b.name);
+        // Deterministic counts (callgrind, memcheck) are judged alike apart or together.
+        const bool counted = !b.counters.empty() &&
+                             std::all_of(b.counters.begin(), b.counters.end(), [](const auto& c) {
+                                 return c.test && *c.test == gate::method::deterministic;
+                             });
+        if (b.interleaved && !*b.interleaved && !counted) names.push_back(b.name);
     }
     if (names.empty()) return {};
     const bool all = names.size() == r.benchmarks.size();

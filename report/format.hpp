@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,12 @@ std::string failed_line(const gate::failed_benchmark& f);
 // The benchmarks measured apart (benchmark_report::interleaved false) in one
 // plain-text sentence saying how they were judged; empty when none was.
 std::string not_interleaved_note(const gate::report& r);
+// "baseline reused from run 12 (commit 1a2b3c4, 2026-11-20)" ("runs 12,
+// 14" for several benchmarks; the newest run's date); empty when every
+// baseline was measured.
+std::string reused_line(const gate::report& r);
+// Unix seconds as "2026-11-20T10:00:00Z" (UTC).
+std::string iso_date_time(std::int64_t unix_seconds);
 // Open alerts and a candidate outside the recent band, one line each.
 // One line for a count and a time counter that moved apart
 // (gate::count_time_disagreement), plain text.

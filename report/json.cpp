@@ -8,6 +8,7 @@
 
 #include "gate/noise.hpp"
 #include "model/error.hpp"
+#include "report/format.hpp"
 
 namespace perfgate::report {
 
@@ -446,6 +447,7 @@ json to_json(const gate::report& r)
     }
     if (r.baseline) out["baseline_ref"] = baseline_json(*r.baseline);
     if (r.measured) out["measured"] = measured_json(*r.measured);
+    if (!r.reused.empty()) out["baseline_reused"] = reused_json(r.reused);
     if (is_suite(r)) out["summary"] = summary_json(count_benchmarks(r));
     if (auto overall = overall_geomeans(r); !overall.empty()) out["overall"] = overall_json(overall);
     return out;
@@ -466,6 +468,19 @@ json measured_json(const gate::measurement& m)
             {"testbed", text(m.testbed)},
             {"baseline_sha", text(m.baseline_sha)},
             {"candidate_sha", text(m.candidate_sha)}};
+}
+
+json reused_json(const std::vector<gate::reused_baseline>& reused)
+{
+    json out = json::array();
+    for (const auto& u : reused) {
+        out.push_back({{"benchmark", u.benchmark},
+                       {"run_id", u.run_id},
+                       {"commit", u.commit},
+                       {"date", detail::iso_date_time(u.created_at)},
+                       {"created_at", u.created_at}});
+    }
+    return out;
 }
 
 json summary_json(const suite_counts& n)
@@ -528,6 +543,13 @@ gate::report report_from_json(const json& j)
             };
             r.measured = gate::measurement{text("backend"), text("testbed"), text("baseline_sha"),
                                            text("candidate_sha")};
+        }
+        // Added within v1 (issue 33): absent when every baseline was measured.
+        if (auto it = j.find("baseline_reused"); it != j.end() && !it->is_null()) {
+            for (const auto& ju : *it) {
+                r.reused.push_back({ju.at("benchmark").get<std::string>(), ju.at("run_id").get<std::int64_t>(),
+                                    ju.at("commit").get<std::string>(), ju.at("created_at").get<std::int64_t>()});
+            }
         }
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;

@@ -202,6 +202,7 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
     // The suite's members (issue 30) are small: written by the tree.
     if (!r.added.empty()) w.key("added").raw(dumped(json(r.added)));
     if (r.baseline) w.key("baseline_ref").raw(dumped(baseline_json(*r.baseline)));
+    if (!r.reused.empty()) w.key("baseline_reused").raw(dumped(reused_json(r.reused)));
     w.key("benchmarks").begin_array();
     for (const auto& b : r.benchmarks) {
         w.begin_object();

@@ -293,6 +293,7 @@ std::vector<std::string> header_lines(const gate::report& r, const markdown_opti
 {
     std::vector<std::string> lines;
     if (std::string context = context_line(r, opt); !context.empty()) lines.push_back(std::move(context));
+    if (const std::string reused = reused_line(r); !reused.empty()) lines.push_back(md_text(reused));
     if (const std::string note = not_interleaved_note(r); !note.empty())
         lines.push_back(fmt::format("> {}", md_text(note)));
     return lines;

@@ -64,6 +64,8 @@ nlohmann::json overall_json(const std::vector<gate::overall_geomean>& rows);
 nlohmann::json baseline_json(const gate::baseline_choice& b);
 // The "measured" object (docs/report.md).
 nlohmann::json measured_json(const gate::measurement& m);
+// The report's "baseline_reused": [{benchmark, run_id, commit, date, created_at}].
+nlohmann::json reused_json(const std::vector<gate::reused_baseline>& reused);
 
 // A benchmark's "count_vs_time" array (docs/report.md).
 nlohmann::json to_json(const std::vector<gate::count_time_disagreement>& d);

@@ -99,6 +99,7 @@ std::string render_text(const gate::report& r, bool colour)
     std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
     if (is_suite(r)) out += fmt::format("{}\n\n", suite_line(r));
     if (const auto& b = r.baseline) out += baseline_text(*b) + "\n\n";
+    if (const std::string reused = reused_line(r); !reused.empty()) out += reused + "\n\n";
     if (const std::string note = not_interleaved_note(r); !note.empty()) out += fmt::format("note: {}\n\n", note);
     out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline", "candidate",
                        "Δ median", "shift [CI]", "p adj.");

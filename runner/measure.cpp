@@ -64,7 +64,8 @@ public:
         const auto& seq = opt_.sequential;
         const int reps = seq ? seq->max_repetitions : spec.repetitions.value_or(opt_.repetitions);
         const int warmup = spec.warmup.value_or(opt_.warmup);
-        const auto schedule = make_schedule(reps, warmup, opt_.order, opt_.seed);
+        auto schedule = make_schedule(reps, warmup, opt_.order, opt_.seed);
+        if (opt_.candidate_only) std::erase_if(schedule, [](const slot& s) { return s.which == side::baseline; });
         begin_benchmark();
         pace p;
         for (auto& s : schedule) p.measured_total += s.warmup ? 0 : 1;
@@ -149,7 +150,7 @@ private:
             execute_slot(spec, s, at);
             if (s.warmup) continue;
             ++p.measured_done;
-            if (++sides_done_in_round[s.round] < 2) continue;
+            if (++sides_done_in_round[s.round] < (opt_.candidate_only ? 1 : 2)) continue;
             rounds_done = s.round;
             if (opt_.progress == progress_style::plain) {
                 progress_ << fmt::format("perfgate: {}: round {}/{} done, elapsed {}{}\n", spec.name, s.round, reps,
@@ -464,6 +465,7 @@ model::ingest_request ingest_request_of(const model::run_record& run)
     in.backend = run.backend;
     in.environment_json = run.environment_json;
     in.session = run.session;
+    in.toolchain = run.toolchain;
     in.perf_csv = to_perf_csv(run);
     return in;
 }

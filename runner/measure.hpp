@@ -133,6 +133,10 @@ struct measure_options {
     // --artifacts DIR: raw profiles, attribution.json and flame graphs go
     // to DIR/<benchmark>/ (artifact_dir in runner/attribution.hpp).
     std::optional<std::filesystem::path> artifacts;
+    // perfgate run --baseline-source server found every benchmark's
+    // baseline stored: only the candidate side's slots of the schedule are
+    // executed, and the baseline side comes back without counters.
+    bool candidate_only = false;
 };
 
 // One execution in the schedule of a benchmark.

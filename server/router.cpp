@@ -66,6 +66,7 @@ enum class endpoint {
     webhooks,
     webhook,
     acceptances,
+    baseline_run,
     none
 };
 
@@ -97,6 +98,7 @@ constexpr std::string_view label_flame_graph_put = "PUT /api/v1/projects/{projec
 constexpr std::string_view label_attribution_put = "PUT /api/v1/projects/{project}/comparisons/{id}/attribution";
 constexpr std::string_view label_webhooks = "GET /api/v1/projects/{project}/webhooks";
 constexpr std::string_view label_webhooks_post = "POST /api/v1/projects/{project}/webhooks";
+constexpr std::string_view label_baseline_run = "GET /api/v1/projects/{project}/baseline-run";
 constexpr std::string_view label_webhook_delete = "DELETE /api/v1/projects/{project}/webhooks/{id}";
 constexpr std::string_view label_acceptances_post = "POST /api/v1/projects/{project}/acceptances";
 
@@ -171,6 +173,9 @@ route_match match(const request& req)
         } else if (what == "alerts") {
             m.target = endpoint::alerts;
             m.label = label_alerts;
+        } else if (what == "baseline-run") {
+            m.target = endpoint::baseline_run;
+            m.label = label_baseline_run;
         } else if (what == "change-points") {
             m.target = endpoint::change_points;
             m.label = label_change_points;
@@ -285,7 +290,7 @@ void authorize(const request& req, context& ctx, const std::string& project, boo
 model::ingest_request ingest_from_csv(const request& req, const query_params& q, const std::string& project)
 {
     q.only({"benchmark", "role", "git_sha", "branch", "backend", "pr", "testbed", "testbed_cpu", "testbed_kernel",
-            "testbed_fingerprint", "testbed_cores", "session", "input_format"});
+            "testbed_fingerprint", "testbed_cores", "session", "input_format", "toolchain"});
     model::ingest_request in;
     in.project = project;
     in.source = "request body (text/csv)";
@@ -296,6 +301,7 @@ model::ingest_request ingest_from_csv(const request& req, const query_params& q,
     if (auto v = q.get("backend")) in.backend = *v;
     if (auto v = q.get("session")) in.session = *v;
     if (auto v = q.get("input_format")) in.input_format = *v;
+    if (auto v = q.get("toolchain")) in.toolchain = *v;
     if (auto v = q.get("pr")) {
         auto pr = parse_int(*v);
         if (!pr || *pr <= 0) throw error(errors::ingest_bad_field, "query parameter 'pr' must be a positive integer");
@@ -597,6 +603,26 @@ response get_history(const request& req, context& ctx, const route_match& m, con
     return json_response(http::status::ok, api::history_to_json(points), req);
 }
 
+// The stored run a deterministic backend's baseline reuses (perfgate run
+// --baseline-source server; docs/http-api.md#baseline-run): 200 with
+// {"run": {...}} or {"run": null}. branch defaults to the project's
+// baseline branch; the others are required, an empty one too (an unknown
+// toolchain is never reused).
+response get_baseline_run(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    q.only({"benchmark", "git_sha", "branch", "testbed", "backend", "toolchain"});
+    model::reusable_run_query rq;
+    rq.project = m.project;
+    rq.benchmark = q.required("benchmark");
+    rq.git_sha = q.required("git_sha");
+    rq.testbed = q.required("testbed");
+    rq.backend = q.required("backend");
+    rq.toolchain = q.required("toolchain");
+    rq.branch = q.get("branch").value_or(ctx.service.baseline_branch(m.project));
+    const auto found = ctx.service.find_reusable_run(rq);
+    return json_response(http::status::ok, json{{"run", found ? api::to_json(*found) : json()}}, req);
+}
+
 response get_benchmarks(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
     q.only({});
@@ -856,6 +882,7 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     case endpoint::webhooks: return webhooks_route(req, ctx, m, q);
     case endpoint::webhook: return delete_webhook(req, ctx, m, q);
     case endpoint::acceptances: return post_acceptance(req, ctx, m, q);
+    case endpoint::baseline_run: return get_baseline_run(req, ctx, m, q);
     default: break;
     }
     PERFGATE_CHECK(false && "unreachable route");

@@ -37,7 +37,7 @@ std::size_t service::loaded_run::bytes() const
                     run.git_sha.capacity() + run.branch.capacity() + run.testbed.name.capacity() +
                     run.testbed.cpu.capacity() + run.testbed.kernel.capacity() + run.testbed.fingerprint.capacity() +
                     run.backend.capacity() + run.environment_json.capacity() + run.session.capacity() +
-                    samples.name.capacity();
+                    run.toolchain.capacity() + samples.name.capacity();
     for (const auto& c : run.counters) {
         n += sizeof(c) + c.counter.capacity() + c.unit.capacity() + c.samples.capacity() * sizeof(model::sample);
     }

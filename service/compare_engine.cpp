@@ -59,7 +59,9 @@ std::string report_text(const nlohmann::json& report_json)
 // v4: runs not measured interleaved are judged by the between-run test, and
 // benchmarks say whether they were (interleaved, between_runs).
 // v5: reports say what the runs were measured with and at (measured).
-constexpr std::string_view request_key_version = "perfgate.compare-key/v5";
+// v6: deterministic counts of runs measured apart follow the deterministic
+// rule, not the between-run test (a reused baseline).
+constexpr std::string_view request_key_version = "perfgate.compare-key/v6";
 
 // What one compare has loaded, against max_compare_counters and
 // max_compare_samples, checked run by run: a request over a limit stops

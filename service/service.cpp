@@ -34,6 +34,7 @@ model::run_record record_from(const model::ingest_request& req, const capture::p
     run.backend = req.backend;
     run.environment_json = req.environment_json;
     run.session = req.session;
+    run.toolchain = req.toolchain;
     run.summary_only = cap.summary_only;
     for (std::size_t e = 0; e < cap.events.size(); ++e) {
         model::counter_samples cs;
@@ -61,6 +62,12 @@ std::optional<model::run_record> service::run(const std::string& project, std::i
     return db_.load_run(project, id);
 }
 
+std::optional<model::reusable_run> service::find_reusable_run(const model::reusable_run_query& q) const
+{
+    require_project(q.project);
+    return db_.find_reusable_run(q);
+}
+
 namespace {
 
 // The same rules for every stored run, from the CLI's local mode or the
@@ -78,6 +85,7 @@ void validate_identity(const model::run_record& run)
     if (!run.session.empty()) capture::validate_name("session", run.session);
     capture::validate_text("testbed.cpu", run.testbed.cpu);
     capture::validate_text("testbed.kernel", run.testbed.kernel);
+    capture::validate_text("toolchain", run.toolchain);
     check_stored_text(errors::ingest_bad_field, "testbed.cpu", run.testbed.cpu);
     check_stored_text(errors::ingest_bad_field, "testbed.kernel", run.testbed.kernel);
 }
@@ -124,6 +132,7 @@ std::string ingest_request_digest(const model::ingest_request& req)
     // it always had, so a retry across an upgrade still matches.
     if (!req.session.empty()) canonical.push_back(req.session);
     if (!req.input_format.empty()) canonical.push_back("input_format=" + req.input_format);
+    if (!req.toolchain.empty()) canonical.push_back("toolchain=" + req.toolchain);
     return model::sha256_hex(canonical.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

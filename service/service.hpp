@@ -329,6 +329,9 @@ public:
                                                                                std::string_view head_ref) const;
     // One stored run of the project, with its samples; nullopt if none.
     [[nodiscard]] std::optional<model::run_record> run(const std::string& project, std::int64_t id) const;
+    // The stored run a deterministic backend reuses as its baseline
+    // (store::find_reusable_run); "store.not_found" for an unknown project.
+    [[nodiscard]] std::optional<model::reusable_run> find_reusable_run(const model::reusable_run_query& q) const;
     // Validates the query's names ("ingest.bad_field"); unknown names give
     // no points.
     [[nodiscard]] std::vector<model::history_point> history(const model::history_query& q) const;

@@ -238,8 +238,9 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
 {
     auto ins_run = c.prepare(
         "INSERT INTO runs (project_id, benchmark_id, testbed_id, role, git_sha, branch, pr, backend, "
-        "environment, summary_only, created_at, session) VALUES (:project_id, :benchmark_id, :testbed_id, "
-        ":role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at, :session) RETURNING id");
+        "environment, summary_only, created_at, session, toolchain) VALUES (:project_id, :benchmark_id, :testbed_id, "
+        ":role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at, :session, :toolchain) "
+        "RETURNING id");
     ins_run.bind(":project_id", keys.project_id)
         .bind(":benchmark_id", keys.benchmark_id)
         .bind(":testbed_id", keys.testbed_id)
@@ -251,7 +252,8 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
         .bind(":environment", run.environment_json)
         .bind(":summary_only", std::int64_t{run.summary_only ? 1 : 0})
         .bind(":created_at", keys.created_at)
-        .bind(":session", run.session.empty() ? std::optional<std::string>() : std::optional<std::string>(run.session));
+        .bind(":session", run.session.empty() ? std::optional<std::string>() : std::optional<std::string>(run.session))
+        .bind(":toolchain", run.toolchain);
     ins_run.step();
     const std::int64_t run_id = ins_run.int64(0);
     ins_run.run(); // finish the statement (RETURNING yields one row)
@@ -465,7 +467,8 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
     {
         auto st = c.prepare(
             "SELECT r.id, p.name, b.name, r.role, r.git_sha, r.branch, r.pr, t.name, t.cpu, t.cores, "
-            "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at, r.session "
+            "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at, r.session, "
+            "r.toolchain "
             "FROM runs r JOIN projects p ON p.id = r.project_id "
             "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
             "WHERE r.id = :run_id AND p.name = :project");
@@ -484,6 +487,7 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
         r.summary_only = st.int64(14) != 0;
         r.created_at = st.int64(15);
         if (!st.is_null(16)) r.session = st.text(16);
+        r.toolchain = st.text(17);
     }
 
     std::unordered_map<std::int64_t, std::size_t> index_of; // counter_id -> position in r.counters
@@ -510,6 +514,47 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
     }
     tx.commit();
     return r;
+}
+
+std::optional<reusable_run> store::find_reusable_run(const reusable_run_query& q) const
+{
+    if (q.toolchain.empty()) return std::nullopt; // unknown: never reused
+    impl::read_lease lease(*impl_);
+    auto& c = *lease;
+    transaction tx(c, transaction::kind::read);
+    reusable_run out;
+    {
+        // runs_project_sha (006) narrows to the commit's runs; the newest wins.
+        auto st = c.prepare("SELECT r.id, r.git_sha, r.branch, r.role, r.toolchain, r.created_at "
+                            "FROM runs r JOIN projects p ON p.id = r.project_id "
+                            "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
+                            "WHERE p.name = :project AND r.git_sha = :git_sha AND b.name = :benchmark "
+                            "AND t.fingerprint = :testbed AND r.branch = :branch AND r.backend = :backend "
+                            "AND r.toolchain = :toolchain AND r.summary_only = 0 "
+                            "ORDER BY r.id DESC LIMIT 1");
+        st.bind(":project", q.project)
+            .bind(":git_sha", q.git_sha)
+            .bind(":benchmark", q.benchmark)
+            .bind(":testbed", q.testbed)
+            .bind(":branch", q.branch)
+            .bind(":backend", q.backend)
+            .bind(":toolchain", q.toolchain);
+        if (!st.step()) return std::nullopt;
+        out.run_id = st.int64(0);
+        out.git_sha = st.text(1);
+        out.branch = st.text(2);
+        out.role = st.text(3);
+        out.toolchain = st.text(4);
+        out.created_at = st.int64(5);
+    }
+    {
+        auto st = c.prepare("SELECT c.name FROM summaries s JOIN counters c ON c.id = s.counter_id "
+                            "WHERE s.run_id = :run_id ORDER BY s.ordinal");
+        st.bind(":run_id", out.run_id);
+        while (st.step()) out.counters.push_back(st.text(0));
+    }
+    tx.commit();
+    return out;
 }
 
 } // namespace perfgate::store

@@ -62,6 +62,8 @@ using model::counter_samples;
 using model::counter_summary;
 using model::history_point;
 using model::history_query;
+using model::reusable_run;
+using model::reusable_run_query;
 using model::run_record;
 using model::sample;
 using model::testbed_info;
@@ -228,6 +230,12 @@ public:
     keyed_runs insert_runs(const std::vector<run_record>& runs, std::string_view key, std::string_view request_sha256);
     // Whole run with samples. nullopt if no such run in that project.
     [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
+    // The newest non-summary run that matches q exactly (commit, branch,
+    // benchmark, testbed fingerprint, backend, toolchain; any role), with
+    // its counter names: the baseline a deterministic backend reuses
+    // (016_run_toolchains.sql). nullopt when there is none or q.toolchain
+    // is empty (unknown toolchains are never reused). One indexed read.
+    [[nodiscard]] std::optional<reusable_run> find_reusable_run(const reusable_run_query& q) const;
 
     // Comparisons: the report JSON, stored verbatim. "store.not_found" when
     // the project or either run (in that project) does not exist. The

@@ -386,7 +386,7 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         body["benchmrak"] = "parse";
         check_error(post(body.dump()), 400, "ingest.bad_field",
                     "request body: unknown field 'benchmrak' (known: benchmark, role, git_sha, branch, pr, testbed, "
-                    "backend, environment, session, perf_csv, input_format)");
+                    "backend, environment, session, perf_csv, input_format, toolchain)");
         body = valid_run();
         body["comment"] = nullptr; // null is not a way around it
         check_error(post(body.dump()), 400, "ingest.bad_field", "unknown field 'comment'");
@@ -565,7 +565,7 @@ TEST_CASE("text/csv upload takes the fields from the query string")
                        "text/csv"),
                 400, "http.bad_param",
                 "unknown query parameter 'benchmrak' (known: benchmark, role, git_sha, branch, backend, pr, testbed, "
-                "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores, session, input_format)");
+                "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores, session, input_format, toolchain)");
     // With a JSON body the fields are in the body, not the query.
     check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?benchmark=parse", valid_run().dump()), 400,
                 "http.bad_param", "unknown query parameter 'benchmark' (this request takes none)");

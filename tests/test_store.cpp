@@ -604,3 +604,57 @@ TEST_CASE("store: webhooks are kept per project with their delivery log, removed
     db.record_webhook_delivery(signed_id, "failed", 1, "gone"); // a removed webhook: nothing
     CHECK(raw.integer("SELECT count(*) FROM webhooks") == 2);
 }
+
+TEST_CASE("store: find_reusable_run matches commit, branch, benchmark, testbed, backend and toolchain exactly")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    ps::store db(where.location());
+    const auto callgrind_run = [](std::string role, std::int64_t at, std::string toolchain) {
+        auto r = make_run("demo", "default", at, "main", std::move(role));
+        r.backend = "callgrind";
+        r.toolchain = std::move(toolchain);
+        r.counters = {counter("instructions", "", {1000}), counter("estimated-cycles", "", {1500})};
+        return r;
+    };
+    const std::string gcc = "GCC: (Ubuntu 11.4.0) 11.4.0 #0123456789abcdef";
+    const auto older = db.insert_run(callgrind_run("baseline", 1'700'000'000, gcc));
+    const auto newer = db.insert_run(callgrind_run("candidate", 1'700'000'100, gcc));
+    (void)db.insert_run(callgrind_run("candidate", 1'700'000'200, "clang 14 #fedcba9876543210"));
+    (void)db.insert_run(callgrind_run("candidate", 1'700'000'300, ""));
+    CHECK(newer > older);
+    CHECK(db.load_run("demo", newer)->toolchain == gcc); // stored and read back
+
+    ps::reusable_run_query q{"demo", "default", make_run().git_sha, "main", "fp-runner-1", "callgrind", gcc};
+    const auto found = db.find_reusable_run(q);
+    REQUIRE(found.has_value());
+    CHECK(found->run_id == newer); // the newest of that commit, either role
+    CHECK(found->role == "candidate");
+    CHECK(found->git_sha == q.git_sha);
+    CHECK(found->branch == "main");
+    CHECK(found->toolchain == gcc);
+    CHECK(found->created_at == 1'700'000'100);
+    CHECK(found->counters == std::vector<std::string>{"instructions", "estimated-cycles"});
+
+    // Each part of the key alone keeps a run from being reused.
+    const auto without = [&](auto change) {
+        auto other = q;
+        change(other);
+        return db.find_reusable_run(other).has_value();
+    };
+    CHECK_FALSE(without([](auto& o) { o.toolchain = "GCC: (Ubuntu 12.3.0) 12.3.0 #1111111111111111"; }));
+    CHECK_FALSE(without([](auto& o) { o.toolchain.clear(); })); // unknown is never reused
+    CHECK_FALSE(without([](auto& o) { o.git_sha = std::string(40, 'f'); }));
+    CHECK_FALSE(without([](auto& o) { o.branch = "feature"; }));
+    CHECK_FALSE(without([](auto& o) { o.benchmark = "other"; }));
+    CHECK_FALSE(without([](auto& o) { o.testbed = "fp-runner-2"; }));
+    CHECK_FALSE(without([](auto& o) { o.backend = "memcheck"; }));
+    CHECK_FALSE(without([](auto& o) { o.project = "elsewhere"; }));
+    CHECK(db.find_reusable_run(ps::reusable_run_query{"demo", "default", q.git_sha, "main", "fp-runner-1", "callgrind",
+                                                      "clang 14 #fedcba9876543210"})
+              ->created_at == 1'700'000'200);
+
+    SUBCASE("a toolchain longer than the schema's 256 characters is refused")
+    {
+        CHECK_THROWS_AS((void)db.insert_run(callgrind_run("baseline", 1'700'000'400, std::string(257, 'x'))), error);
+    }
+}

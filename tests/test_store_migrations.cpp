@@ -54,6 +54,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         {
             raw_db raw(path);
             raw.rows("ALTER TABLE runs DROP COLUMN session");
+            raw.rows("ALTER TABLE runs DROP COLUMN toolchain");
             for (const char* column :
                  {"change_point_method", "change_point_window", "change_point_max_p", "change_point_min_magnitude"})
                 raw.rows(std::string("ALTER TABLE projects DROP COLUMN ") + column);
@@ -91,6 +92,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
         // 011: runs stored before it have no session (not interleaved with anything).
         CHECK(db.load_run("demo", id)->session.empty());
+        // 016: nor a toolchain key (unknown: never reused as a baseline).
+        CHECK(db.load_run("demo", id)->toolchain.empty());
     }
     SUBCASE("a failing migration is store.migrate and leaves the version unchanged")
     {
