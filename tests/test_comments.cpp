@@ -27,6 +27,7 @@
 #include "gate/report.hpp"
 #include "report/format.hpp"
 #include "support/numbers.hpp"
+#include "support/report.hpp"
 
 using namespace perfgate;
 using namespace perfgate::gate;
@@ -269,38 +270,12 @@ gate::report memcheck_report()
     return r;
 }
 
-// 500 google/benchmark benchmarks (the generator of test_gate's suite):
+// 500 google/benchmark benchmarks (support/report.hpp generated_suite, no rate):
 // 10 regressions, 5 improvements, the rest unchanged; 3 added, 2 removed,
 // 1 failed.
 gate::report suite_report()
 {
-    std::uint64_t state = 30;
-    auto reps = [&state](double level, double factor) {
-        std::vector<double> v;
-        for (int i = 0; i < 10; ++i) v.push_back(level * factor * (1 + 0.002 * perfgate::test::lcg_uniform(state)));
-        return v;
-    };
-    auto bench = [&](const std::string& name, double level, double factor) {
-        capture::benchmark_samples b;
-        b.name = name;
-        b.counters = {series("real_time", reps(level, factor), "ns"), series("cpu_time", reps(level, factor), "ns"),
-                      series("instructions", reps(level * 40, factor))};
-        return b;
-    };
-    capture::sample_set base, cand;
-    for (int i = 0; i < 500; ++i) {
-        const std::string name = "BM_Suite/" + std::to_string(i) + "/real_time";
-        const double level = 1000 + 37 * i;
-        const double factor = i % 50 == 7 ? 1.3 : i % 100 == 3 ? 0.75 : 1.0;
-        base.benchmarks.push_back(bench(name, level, 1.0));
-        cand.benchmarks.push_back(bench(name, level, factor));
-        if (i == 11) {
-            cand.benchmarks.back().counters.clear();
-            cand.benchmarks.back().error = "out of memory";
-        }
-    }
-    for (int k = 0; k < 2; ++k) base.benchmarks.push_back(bench("BM_Gone/" + std::to_string(k), 500, 1.0));
-    for (int k = 0; k < 3; ++k) cand.benchmarks.push_back(bench("BM_New/" + std::to_string(k), 500, 1.0));
+    const auto [base, cand] = perfgate::test::generated_suite(500, false);
     gate::report r = compare(base, cand, policy{});
     as_measured(r, "perf");
     return r;

@@ -1553,49 +1553,7 @@ TEST_CASE("compare: runs measured apart are judged by the between-run test, cohe
     }
 }
 
-namespace {
-
-// A google/benchmark-like suite of `n` benchmarks x 4 counters (real_time,
-// cpu_time and instructions gated, items_per_second not), 10 repetitions
-// each from a fixed LCG: deterministic. In the candidate, every 50th
-// benchmark (from 7) is 30% slower, every 100th (from 3) 25% faster;
-// "BM_Gone/<k>" are in the baseline only, "BM_New/<k>" in the candidate
-// only, and BM_Suite/11 fails in the candidate (SkipWithError).
-std::pair<capture::sample_set, capture::sample_set> generated_suite(int n)
-{
-    std::uint64_t state = 30;
-    auto reps = [&state](double level, double factor) {
-        std::vector<double> v;
-        for (int i = 0; i < 10; ++i) v.push_back(level * factor * (1 + 0.002 * perfgate::test::lcg_uniform(state)));
-        return v;
-    };
-    auto bench = [&](const std::string& name, double level, double factor) {
-        capture::benchmark_samples b;
-        b.name = name;
-        b.counters = {series("real_time", reps(level, factor), "ns"), series("cpu_time", reps(level, factor), "ns"),
-                      series("instructions", reps(level * 40, factor)),
-                      series("items_per_second", reps(1e9 / level, 1 / factor), "/s")};
-        b.counters.back().direction = capture::better::higher;
-        return b;
-    };
-    capture::sample_set base, cand;
-    for (int i = 0; i < n; ++i) {
-        const std::string name = "BM_Suite/" + std::to_string(i) + "/real_time";
-        const double level = 1000 + 37 * i;
-        const double factor = i % 50 == 7 ? 1.3 : i % 100 == 3 ? 0.75 : 1.0;
-        base.benchmarks.push_back(bench(name, level, 1.0));
-        cand.benchmarks.push_back(bench(name, level, factor));
-        if (i == 11) {
-            cand.benchmarks.back().counters.clear();
-            cand.benchmarks.back().error = "out of memory";
-        }
-    }
-    for (int k = 0; k < 2; ++k) base.benchmarks.push_back(bench("BM_Gone/" + std::to_string(k), 500, 1.0));
-    for (int k = 0; k < 3; ++k) cand.benchmarks.push_back(bench("BM_New/" + std::to_string(k), 500, 1.0));
-    return {base, cand};
-}
-
-} // namespace
+using perfgate::test::generated_suite;
 
 TEST_CASE("report: a suite's summary, overall geometric mean, added, removed and failed")
 {
