@@ -26,6 +26,7 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import pgserver  # noqa: E402 (after the path)
 
 ARGS = None
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -192,22 +193,8 @@ class FlameGraphInChromium(unittest.TestCase):
         self.d.save_screenshot(os.path.join(ARGS.out, "flamegraph-templates.png"))
 
 
-class Server:
-    """perfgate serve --public-read on 127.0.0.1 with an ephemeral port, over a fresh database (the token
-    creates project "demo")."""
-
-    def __init__(self, workdir):
-        self.db = os.path.join(workdir, "flame.db")
-        out = subprocess.run([ARGS.perfgate, "token", "create", "--db", self.db, "--project", "demo", "--name", "t"],
-                             check=True, capture_output=True, text=True).stdout
-        self.token = out.strip().splitlines()[-1]
-        self.log = open(os.path.join(workdir, "server.log"), "w")
-        self.proc = subprocess.Popen([ARGS.perfgate, "serve", "--db", self.db, "--listen", "127.0.0.1:0", "--public-read"],
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
-        m = re.search(r"listening on (http://\S+)", self.proc.stdout.readline())
-        if not m:
-            raise RuntimeError("perfgate serve did not start")
-        self.url = m.group(1)
+class Server(pgserver.Server):
+    """The shared server (pgserver.py), with a PUT for flame graphs."""
 
     def put(self, path, body, content_type="image/svg+xml"):
         req = urllib.request.Request(self.url + path, data=body, method="PUT")
@@ -215,11 +202,6 @@ class Server:
         req.add_header("Content-Type", content_type)
         with urllib.request.urlopen(req) as r:
             return r.status, json.loads(r.read())
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
-        self.log.close()
 
 
 def examples():
@@ -238,7 +220,7 @@ class FlameGraphOnTheServer(unittest.TestCase):
         from pgbrowser import start_driver
         os.makedirs(ARGS.out, exist_ok=True)
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.srv = Server(cls.tmp.name)
+        cls.srv = Server(ARGS.perfgate, cls.tmp.name, "flame.db")
         base, cand = examples()
         run = subprocess.run([ARGS.perfgate, "run", "--server", cls.srv.url, "--project", "demo", "--token", cls.srv.token,
                               "--sha", "a" * 40, "--branch", "main", "--backend", "rusage", "-r", "3",

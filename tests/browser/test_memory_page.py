@@ -13,7 +13,6 @@ missing.
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -22,30 +21,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from pgserver import Server  # noqa: E402 (after the path)
 
 ARGS = None
-
-
-class Server:
-    """perfgate serve --public-read over a fresh database (the token creates project "demo")."""
-
-    def __init__(self, workdir):
-        self.db = os.path.join(workdir, "mem.db")
-        out = subprocess.run([ARGS.perfgate, "token", "create", "--db", self.db, "--project", "demo", "--name", "t"],
-                             check=True, capture_output=True, text=True).stdout
-        self.token = out.strip().splitlines()[-1]
-        self.log = open(os.path.join(workdir, "server.log"), "w")
-        self.proc = subprocess.Popen([ARGS.perfgate, "serve", "--db", self.db, "--listen", "127.0.0.1:0", "--public-read"],
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
-        m = re.search(r"listening on (http://\S+)", self.proc.stdout.readline())
-        if not m:
-            raise RuntimeError("perfgate serve did not start")
-        self.url = m.group(1)
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
-        self.log.close()
 
 
 @unittest.skipUnless(os.path.exists("/usr/bin/chromium") and os.path.exists("/usr/bin/chromedriver")
@@ -57,7 +35,7 @@ class MemoryRegressionPage(unittest.TestCase):
         from pgbrowser import start_driver
         os.makedirs(ARGS.out, exist_ok=True)
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.srv = Server(cls.tmp.name)
+        cls.srv = Server(ARGS.perfgate, cls.tmp.name, "mem.db")
         cls.reports = {}
         for variant in ("grow_cache", "leaky_parse"):
             run = subprocess.run([ARGS.perfgate, "run", "--server", cls.srv.url, "--project", "demo",
