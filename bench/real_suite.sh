@@ -93,7 +93,7 @@ for kind in ("aa", "ab"):
             if kind == "aa":
                 aa_verdicts += 1
                 aa_unchanged += st == "unchanged"
-            if b["name"] == "BM_Hash" and kind == "ab":
+            if b["name"].startswith("BM_Hash") and kind == "ab":
                 caught = st == "regression"
                 ab_caught += caught
             elif st == "regression":

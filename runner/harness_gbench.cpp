@@ -511,13 +511,15 @@ public:
             if (!decided[i]) undecided_->push_back(looked[i]);
         const std::size_t decided_now = looked.size() - undecided_->size();
         if (opt_.progress != progress_style::none) {
-            progress_ << fmt::format("perfgate: {}: look after {} rounds: {} decided, {} of {} benchmarks left{}\n",
-                                     spec_.name, round, decided_now, undecided_->size(), samples.names().size(),
-                                     undecided_->empty()             ? ""
-                                     : round >= seq_.max_repetitions ? " (max repetitions reached)"
-                                     : last                          ? " (time budget spent)"
-                                                                     : ", measuring them more")
-                      << std::flush;
+            // The plan's last look decides every counter (it spends the
+            // error that is left): it is said as the end, not as decisions.
+            const std::string what =
+                round >= seq_.max_repetitions
+                    ? fmt::format("max repetitions reached, {} benchmarks measured so far", looked.size())
+                : last ? fmt::format("time budget spent, {} benchmarks measured so far", looked.size())
+                       : fmt::format("{} decided, {} of {} benchmarks left{}", decided_now, undecided_->size(),
+                                     samples.names().size(), undecided_->empty() ? "" : ", measuring them more");
+            progress_ << fmt::format("perfgate: {}: look after {} rounds: {}\n", spec_.name, round, what) << std::flush;
         }
         if (last || undecided_->empty()) return true;
         std::vector<std::string> given;

@@ -233,16 +233,17 @@ TEST_CASE("perfgate run phases: google/benchmark's times: cpu_time gates unless 
 
 TEST_CASE("perfgate run phases: the stop rule judges a suite's benchmarks together, with the suite's family")
 {
-    // Two benchmarks of one suite: one 3x slower (decided at once), one
-    // unchanged by 0.1% with a 2% threshold and a spread of 20% (undecided).
+    // Two benchmarks of one suite, 10 samples a side: one 3x slower
+    // (decided at the first look), one shifted by 0.1% with a 2% threshold
+    // and a spread of 20% (undecided).
     const auto side = [](const std::string& name, const std::string& role, double base, double spread) {
         runner::side_samples s;
         s.run.benchmark = name;
         s.run.role = role;
         s.run.backend = "perf";
         model::counter_samples c{"cpu_time", "ns", {}};
-        for (int i = 0; i < 5; ++i)
-            c.samples.push_back({i, base * (1 + spread * ((i % 2 == 0) ? 1 : -1) * (i + 1) / 5.0), 100.0, {}});
+        for (int i = 0; i < 10; ++i)
+            c.samples.push_back({i, base * (1 + spread * ((i % 2 == 0) ? 1 : -1) * (i + 1) / 10.0), 100.0, {}});
         s.run.counters.push_back(c);
         return s;
     };
@@ -254,7 +255,7 @@ TEST_CASE("perfgate run phases: the stop rule judges a suite's benchmarks togeth
     suite.name = "suite";
     suite.harness = "gbench";
     gate::policy rules;
-    rules.sequential = gate::sequential_rule{};
+    rules.sequential = gate::sequential_rule{10, 10, 20}; // a first look at the 10 samples, a last at 20
     const auto rule = stop_rule(rules, {suite});
     const auto decided = rule("suite", {slow, noisy}, false);
     REQUIRE(decided.size() == 2);
