@@ -9,11 +9,11 @@
 // at that moment) is most of a benchmark's spread on a noisy machine
 // (bench/gbench_spread.sh measures it), and rows of one process share it.
 // Counted as samples of their own they would make the test believe in
-// more evidence than there is. So each process runs every benchmark
-// process_repetitions times (--benchmark_repetitions, with
-// google/benchmark's random interleaving of the repetitions and a
-// min-time of process_min_time each, unless the command gives its own),
-// and the median of its rows is the process's sample of each counter.
+// more evidence than there is. So the median of a process's rows (one,
+// or the command's own --benchmark_repetitions) is its sample of each
+// counter. Since processes, not rows, carry the information, a process
+// runs each benchmark once for process_min_time (unless the command gives
+// its own min-time or repetitions): more, shorter processes.
 //
 // Sequential sampling (--budget): the suite is looked at as a whole after
 // each block of rounds; a benchmark whose gated counters are all decided
@@ -59,12 +59,13 @@ namespace perfgate::runner::detail {
 
 namespace {
 
-// What one process runs of each benchmark when its command does not say
-// (bench/gbench_spread.sh's figures, docs/cli.md#harnesses): 3 repetitions
-// of google/benchmark's default 0.5 s min-time split in three, so that a
-// process costs what one default repetition costs and its median shrugs
-// off one interrupted repetition.
-constexpr int process_repetitions = 3;
+// How long one process runs each benchmark when its command does not say
+// (docs/cli.md#harnesses). bench/gbench_spread.sh on a loaded 2-core VM:
+// the spread of a process's cpu_time is ~2-3% whether it runs a benchmark
+// once for google/benchmark's default 0.5 s, once for 0.17 s, or 3 or 5
+// times (median; randomly interleaved or not; pinned or not) in the same
+// time, because it is mostly between processes; once for 0.17 s costs a
+// third of the others' time per sample.
 constexpr std::string_view process_min_time = "0.17";
 
 constexpr std::string_view loop_start = "benchmark::State::StartKeepRunning()";
@@ -165,9 +166,7 @@ public:
             flags.push_back("--benchmark_min_time=0");
         } else if (cmd.text.find("--benchmark_repetitions") == std::string::npos &&
                    cmd.text.find("--benchmark_min_time") == std::string::npos) {
-            flags.push_back(fmt::format("--benchmark_repetitions={}", process_repetitions));
             flags.push_back(fmt::format("--benchmark_min_time={}", process_min_time));
-            flags.push_back("--benchmark_enable_random_interleaving=true");
         }
         const command run = with_flags(cmd, flags);
 
