@@ -3,6 +3,7 @@
 // process is started and nothing is measured.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_phases.hpp"
+#include "gate/compare.hpp"
 #include "model/error.hpp"
 #include "runner/measure.hpp"
 #include "runner/process.hpp"
@@ -273,6 +275,55 @@ TEST_CASE("perfgate run phases: the stop rule judges a suite's benchmarks togeth
     wall.baseline.run.counters.push_back(cpu);
     wall.candidate.run.counters.push_back(cpu);
     CHECK(rule("suite", {wall}, false) == std::vector<bool>{true});
+}
+
+TEST_CASE("perfgate run's unpaired benchmarks are listed by the gate, as compare() lists a pair of files'")
+{
+    // compare() of two suites: BM_Fail failed on the candidate, BM_Gone
+    // removed, BM_New added, BM_Ok compared.
+    const auto bench = [](const std::string& name, const std::string& error) {
+        capture::benchmark_samples b;
+        b.name = name;
+        b.error = error;
+        if (!error.empty()) return b;
+        capture::counter_series c;
+        c.name = "cpu_time";
+        c.unit = "ns";
+        c.values = {1, 2, 3, 4, 5};
+        b.counters.push_back(c);
+        return b;
+    };
+    capture::sample_set base, cand;
+    base.benchmarks = {bench("BM_Ok", ""), bench("BM_Fail", ""), bench("BM_Gone", "")};
+    cand.benchmarks = {bench("BM_Ok", ""), bench("BM_Fail", "input file missing"), bench("BM_New", "")};
+    const gate::report files = gate::compare(base, cand, gate::policy{});
+
+    // perfgate run's measurements of the same, through add_unpaired.
+    gate::report run;
+    CHECK(gate::add_unpaired(run, "BM_Fail", {true, ""}, {true, "input file missing"}));
+    CHECK(gate::add_unpaired(run, "BM_Gone", {true, ""}, {}));
+    CHECK(gate::add_unpaired(run, "BM_New", {}, {true, ""}));
+    CHECK_FALSE(gate::add_unpaired(run, "BM_Ok", {true, ""}, {true, ""}));
+    CHECK(run.removed == files.removed);
+    CHECK(run.added == files.added);
+    REQUIRE(run.failed.size() == 1);
+    REQUIRE(files.failed.size() == 1);
+    CHECK(run.failed[0].name == files.failed[0].name);
+    CHECK(run.failed[0].side == files.failed[0].side);
+    CHECK(run.failed[0].message == files.failed[0].message);
+    for (const auto& w : run.warnings) {
+        CAPTURE(w);
+        CHECK(std::find(files.warnings.begin(), files.warnings.end(), w) != files.warnings.end());
+    }
+    CHECK(run.warnings.size() == 3);
+    // What failed was not seen: never a pass.
+    CHECK(run.result == gate::verdict::inconclusive);
+    CHECK(files.result == gate::verdict::inconclusive);
+    gate::report both;
+    gate::add_unpaired(both, "BM_X", {true, "a"}, {true, "b"});
+    CHECK(both.failed[0].side == "both");
+    CHECK(both.failed[0].message == "b");
+    CHECK(both.warnings[0] == "benchmark 'BM_X' failed (both sides): b: not compared");
 }
 
 TEST_CASE("perfgate run phases: GitHub options")
