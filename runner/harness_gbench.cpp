@@ -527,8 +527,8 @@ public:
         return false;
     }
 
-    // The first measured execution starts: the budget's pace counts from here.
-    void begin(steady_clock::time_point at) { started_ = block_started_ = at; }
+    // The first measured execution starts: the first block's pace counts from here.
+    void begin(steady_clock::time_point at) { block_started_ = at; }
 
 private:
     [[nodiscard]] bool is_look(int round) const
@@ -544,7 +544,8 @@ private:
     std::optional<std::chrono::duration<double>> share_;
     std::optional<std::string> filter_ = spec_.filter;
     std::optional<std::vector<std::string>> undecided_; // nullopt before the first look: all of them
-    steady_clock::time_point started_, block_started_;
+    // The share counts from here, warmups included, as for a command.
+    steady_clock::time_point started_ = steady_clock::now(), block_started_ = started_;
     int block_start_round_ = 0;
 };
 
