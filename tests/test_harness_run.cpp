@@ -136,7 +136,7 @@ TEST_CASE("run --harness gbench: a process is one sample, the median of its repe
     CHECK(counter(d.report, "BM_Copy", "cpu_time").at("baseline").at("n") == 1);
 }
 
-TEST_CASE("run --harness gbench: cpu_time gates, real_time is reported; a benchmark's declared time gates instead")
+TEST_CASE("run --harness gbench: cpu_time gates and real_time is reported, or a benchmark's declared time gates")
 {
     temp_dir dir("pg-harness-times");
     const std::string timed = suite + "_timed --benchmark_min_time=0.01";
