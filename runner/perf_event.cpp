@@ -10,12 +10,17 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <deque>
+#include <mutex>
+#include <set>
 #include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "model/error.hpp"
 #include "model/file.hpp"
+#include "runner/measure.hpp"
 
 namespace perfgate::runner {
 
@@ -182,9 +187,9 @@ unique_fd open_counter(native_event& e)
                 fmt::format("perf_event_open failed for {}: {}", e.name, errno_message(err)));
 }
 
-} // namespace
-
-native_event resolve_event(std::string_view name)
+// A tool event or one of perf's generic names; nullopt for anything else
+// (libpfm4's names). Error "usage.bad_event" for a bad modifier.
+std::optional<native_event> resolve_builtin(std::string_view name)
 {
     for (auto& [tool, kind] : tool_events) {
         if (name == tool) {
@@ -198,7 +203,7 @@ native_event resolve_event(std::string_view name)
     const auto base = name.substr(0, colon);
     auto it = std::find_if(std::begin(generic_events), std::end(generic_events),
                            [&](auto& g) { return g.name == base; });
-    if (it == std::end(generic_events)) return resolve_with_libpfm(name);
+    if (it == std::end(generic_events)) return std::nullopt;
 
     native_event e;
     e.name = std::string(name);
@@ -210,6 +215,107 @@ native_event resolve_event(std::string_view name)
     }
     if (colon != std::string_view::npos) apply_modifiers(e, name, name.substr(colon + 1));
     return e;
+}
+
+// What one keeper holds on (keep_perf_hooks_on): each software event type
+// has a hook of its own; any other event holds its PMU.
+struct hook_kind {
+    std::uint32_t type;
+    std::uint64_t config;
+    auto operator<=>(const hook_kind&) const = default;
+};
+
+hook_kind hook_kind_of(const native_event& e) { return {e.type, e.type == PERF_TYPE_SOFTWARE ? e.config : 0}; }
+
+// The keepers of this process, open until it exits. Each call that brings
+// new kinds starts a thread that opens them into a batch of its own; the
+// destructor (at exit) waits for the threads, then the batches close.
+class hook_keeper {
+public:
+    hook_keeper() = default;
+    hook_keeper(const hook_keeper&) = delete;
+    hook_keeper& operator=(const hook_keeper&) = delete;
+    ~hook_keeper()
+    {
+        for (auto& b : batches_) {
+            if (b.worker.joinable()) b.worker.join();
+        }
+    }
+
+    void keep(const std::vector<native_event>& events)
+    {
+        const std::lock_guard lock(mutex_);
+        std::vector<native_event> fresh;
+        for (const auto& e : events) {
+            if (kept_.insert(hook_kind_of(e)).second) fresh.push_back(e);
+        }
+        if (fresh.empty()) return;
+        auto& b = batches_.emplace_back();
+        // The thread writes its own batch only; nothing reads it before the join.
+        b.worker = std::thread([&fds = b.fds, fresh = std::move(fresh)] {
+            for (const auto& e : fresh) {
+                perf_event_attr attr{};
+                attr.size = sizeof attr;
+                attr.type = e.type;
+                attr.config = e.config;
+                attr.config1 = e.config1;
+                attr.config2 = e.config2;
+                attr.disabled = 1;
+                // User mode only: allowed wherever counting the benchmark is
+                // (perf_event_paranoid <= 2), and the hook is the same.
+                attr.exclude_kernel = 1;
+                attr.exclude_hv = 1;
+                // pid 0: this thread, which ends at once; the event stays
+                // open (and the hook on) until its descriptor closes.
+                const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+                if (fd >= 0) fds.emplace_back(fd);
+            }
+        });
+    }
+
+private:
+    struct batch {
+        std::vector<unique_fd> fds;
+        std::thread worker;
+    };
+    std::mutex mutex_;
+    std::set<hook_kind> kept_;
+    std::deque<batch> batches_; // a deque: a batch never moves while its thread writes it
+};
+
+hook_keeper& keeper()
+{
+    static hook_keeper k;
+    return k;
+}
+
+} // namespace
+
+native_event resolve_event(std::string_view name)
+{
+    if (auto e = resolve_builtin(name)) return *std::move(e);
+    return resolve_with_libpfm(name);
+}
+
+void keep_perf_hooks_on(const std::vector<native_event>& events) { keeper().keep(events); }
+
+void keep_perf_hooks_on(const std::vector<std::string>& event_names) noexcept
+{
+    try {
+        std::vector<native_event> events;
+        auto add = [&](std::string_view name) {
+            try {
+                if (auto e = resolve_builtin(name)) events.push_back(*std::move(e));
+            } catch (const error&) { // a bad modifier: the backend says so
+            }
+        };
+        if (event_names.empty()) {
+            for (auto name : default_perf_events) add(name);
+        }
+        for (const auto& name : event_names) add(name);
+        keeper().keep(events);
+    } catch (...) { // an optimisation only: out of memory or threads, the counters open as before
+    }
 }
 
 native_counters::native_counters(std::vector<native_event>& events)
