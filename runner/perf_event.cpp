@@ -2,6 +2,7 @@
 
 // The kernel's definitions first: libpfm4's header then uses them instead of
 // its own copy of struct perf_event_attr.
+#include <dlfcn.h>
 #include <linux/perf_event.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <sys/syscall.h>
@@ -87,16 +88,69 @@ void apply_modifiers(native_event& e, std::string_view full, std::string_view mo
     e.exclude_hv = mods.find('h') == std::string_view::npos;
 }
 
+// libpfm4's three functions that resolve_with_libpfm calls. The system
+// build loads the library with dlopen on the first name it is asked for
+// (as store/postgres.cpp loads libpq): linked, its event tables cost every
+// perfgate process ~41,000 relocations at start-up (+0.7 ms of CPU per
+// process on the 2-core development VM, Debian's libpfm4 4.13), whether it
+// resolves an event name or not. The release build (PERFGATE_PORTABLE)
+// links libpfm.a, to stay self-contained.
+struct pfm_api {
+    decltype(&::pfm_initialize) initialize = nullptr;
+    decltype(&::pfm_get_os_event_encoding) encode = nullptr;
+    decltype(&::pfm_strerror) strerror = nullptr;
+    std::string missing; // why the library could not be loaded; empty when it was
+};
+
+#ifdef PERFGATE_PFM_LINKED
+pfm_api load_pfm() { return {&::pfm_initialize, &::pfm_get_os_event_encoding, &::pfm_strerror, {}}; }
+#else
+// The SONAME of Debian's libpfm4 (4.x).
+constexpr const char* libpfm_soname = "libpfm.so.4";
+
+template <class F>
+bool look_up(void* lib, F& fn, const char* name)
+{
+    fn = reinterpret_cast<F>(::dlsym(lib, name));
+    return fn != nullptr;
+}
+
+pfm_api load_pfm()
+{
+    pfm_api api;
+    // Never closed: the encodings are used until exit.
+    void* lib = ::dlopen(libpfm_soname, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char* why = ::dlerror();
+        api.missing = fmt::format("{} cannot be loaded ({}); install it: apt-get install libpfm4", libpfm_soname,
+                                  why ? why : "unknown error");
+        return api;
+    }
+    if (!look_up(lib, api.initialize, "pfm_initialize") || !look_up(lib, api.encode, "pfm_get_os_event_encoding") ||
+        !look_up(lib, api.strerror, "pfm_strerror")) {
+        const char* why = ::dlerror();
+        api.missing = fmt::format("{} lacks a function perfgate needs ({})", libpfm_soname, why ? why : "dlsym");
+    }
+    return api;
+}
+#endif
+
 native_event resolve_with_libpfm(std::string_view name)
 {
-    // pfm_initialize detects the PMUs once; the result is kept (C++ static
-    // initialization is thread-safe).
-    static const int init = pfm_initialize();
+    // Loaded and initialised once (pfm_initialize detects the PMUs); the
+    // result is kept (C++ static initialization is thread-safe).
+    static const pfm_api pfm = load_pfm();
+    if (!pfm.missing.empty()) {
+        throw error(errors::usage_bad_event, fmt::format("unknown event '{}': not one of perf's generic names, and "
+                                                         "libpfm4, which knows the PMUs' own, is missing: {}",
+                                                         name, pfm.missing));
+    }
+    static const int init = pfm.initialize();
     if (init != PFM_SUCCESS) {
         throw error(errors::usage_bad_event,
                     fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 "
                                 "could not start: {}",
-                                name, pfm_strerror(init)));
+                                name, pfm.strerror(init)));
     }
     const std::string text(name);
     perf_event_attr attr{};
@@ -104,12 +158,12 @@ native_event resolve_with_libpfm(std::string_view name)
     arg.attr = &attr;
     arg.size = sizeof arg;
     // Kernel and user mode, as perf counts an event without modifiers.
-    const int rc = pfm_get_os_event_encoding(text.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+    const int rc = pfm.encode(text.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
     if (rc != PFM_SUCCESS) {
         throw error(errors::usage_bad_event,
                     fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 does not know it "
                                 "for this machine's PMUs ({})",
-                                name, pfm_strerror(rc)));
+                                name, pfm.strerror(rc)));
     }
     native_event e;
     e.name = text;

@@ -60,7 +60,10 @@ struct native_event {
 };
 
 // Error "usage.bad_event" naming the event when neither perf's names above
-// nor libpfm4 know it (or a modifier is not one of u, k, h).
+// nor libpfm4 know it (or a modifier is not one of u, k, h), or when a name
+// needs libpfm4 and libpfm.so.4 cannot be loaded (the message says to
+// install libpfm4). libpfm4 is loaded with dlopen on the first such name
+// (linked in the release build), so perfgate's start-up never pays for it.
 native_event resolve_event(std::string_view name);
 
 // One event's reading after an execution.
@@ -136,7 +139,7 @@ void keep_perf_hooks_on(const std::vector<native_event>& events);
 // keep_perf_hooks_on for these -e names (empty: measure.hpp's default
 // events), for a caller that has not resolved them yet: names that
 // resolve_event refuses are skipped (the native backend reports them), and
-// libpfm4's names too (resolved later by the backend, on its own thread).
+// libpfm4's names too (the backend resolves them, loading libpfm4).
 void keep_perf_hooks_on(const std::vector<std::string>& event_names) noexcept;
 
 } // namespace perfgate::runner

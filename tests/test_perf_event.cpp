@@ -206,6 +206,18 @@ TEST_CASE("native event names: perf's generic ones, tool events, libpfm4")
         CHECK(u.config == PERF_COUNT_HW_INSTRUCTIONS);
         CHECK(u.exclude_kernel);
     }
+    SUBCASE("perfgate does not load libpfm4 at start-up: on the first name that needs it")
+    {
+        // Linked, its event tables cost every perfgate process ~41,000
+        // relocations; the release build links it statically.
+        spawn_options so;
+        so.argv = {"readelf", "-d", perfgate_exe};
+        so.capture_stdout = true;
+        auto res = run_process(so, 60s);
+        REQUIRE(res.status.success());
+        CHECK(res.stdout_text.find("(NEEDED)") != std::string::npos);
+        CHECK(res.stdout_text.find("libpfm") == std::string::npos);
+    }
     SUBCASE("an unknown name is a usage error naming it")
     {
         try {
