@@ -1491,6 +1491,25 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
     CHECK(args.find("--repo") == std::string::npos);
     args = step("IN_BASELINE_REF=merge-base IN_REPO=head 'IN_BASELINE_DIR=base dir'");
     CHECK(args.find(" --baseline-ref merge-base --repo head --baseline-dir base dir") != std::string::npos);
+
+    // The repetitions input is empty by default (ci/action.yml, issue 44 item
+    // 10): no -r, so perfgate run's own default decides: 10 for perf, native
+    // and rusage, one execution a side for the deterministic callgrind and
+    // memcheck (docs/cli.md#perfgate-run), not ten identical ones.
+    const std::string action = slurp(fs::path(PERFGATE_SOURCE_DIR) / "ci" / "action.yml");
+    const auto input = action.find("\n  repetitions:\n");
+    REQUIRE(input != std::string::npos);
+    const std::string block = action.substr(input, action.find("\n  budget:", input) - input);
+    CHECK(block.find("default: ''") != std::string::npos);
+    for (const char* backend : {"callgrind", "memcheck", "perf", "native", "rusage"}) {
+        CAPTURE(backend);
+        args = step(std::string("IN_BACKEND=") + backend + " IN_REPETITIONS=");
+        CHECK(args.find(std::string("--backend ") + backend) != std::string::npos);
+        CHECK(args.find(" -r ") == std::string::npos);
+        // An explicit count is passed as given, 10 included, for every backend.
+        args = step(std::string("IN_BACKEND=") + backend + " IN_REPETITIONS=10");
+        CHECK(args.find(" -r 10 ") != std::string::npos);
+    }
 }
 
 TEST_CASE("the action's measure step: --artifacts, and the link and upload only when something was written")
