@@ -439,7 +439,8 @@ TEST_CASE("run times: what google/benchmark and perf stat files say about when t
         CHECK_FALSE(t->zoned);
         CHECK_FALSE(capture::perf_started_on("1,,page-faults,1,100.00,,\n"));
         // Read with the capture: the demo's bundled files, ten executions each.
-        const auto demo = capture::read_input(std::filesystem::path(PERFGATE_SOURCE_DIR) / "examples/data/baseline.csv");
+        const auto demo = capture::read_input(std::filesystem::path(PERFGATE_SOURCE_DIR) /
+                                              "examples/data/baseline.csv");
         REQUIRE(demo.times);
         CHECK(demo.times->executions == 10);
         CHECK(demo.times->measured_s > 0); // the last execution's duration_time
