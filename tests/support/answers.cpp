@@ -5,13 +5,26 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 
-#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 namespace perfgate::test {
+
+namespace {
+
+// Fails the test program: no doctest macro here, since suites call send()
+// from several threads and doctest's assertions are not thread-safe.
+[[noreturn]] void fail(const std::string& message)
+{
+    std::fprintf(stderr, "record_answer: %s\n", message.c_str());
+    std::abort();
+}
+
+} // namespace
 
 void record_answer(std::string_view method, std::string_view target, unsigned status, std::string_view content_type,
                    std::string_view body)
@@ -22,7 +35,7 @@ void record_answer(std::string_view method, std::string_view target, unsigned st
                      (on_postgres() ? "postgresql" : "sqlite");
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    REQUIRE_MESSAGE(!ec, "cannot create " << dir << ": " << ec.message());
+    if (ec) fail("cannot create " + dir.string() + ": " + ec.message());
     const auto file = dir / (std::to_string(::getpid()) + ".jsonl");
     const std::string line = nlohmann::json{{"method", method},
                                             {"target", target},
@@ -32,10 +45,10 @@ void record_answer(std::string_view method, std::string_view target, unsigned st
                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                              "\n";
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    REQUIRE_MESSAGE(fd >= 0, "cannot open " << file);
+    if (fd < 0) fail("cannot open " + file.string());
     const auto written = ::write(fd, line.data(), line.size());
     ::close(fd);
-    REQUIRE_MESSAGE(written == static_cast<ssize_t>(line.size()), "cannot write " << file);
+    if (written != static_cast<ssize_t>(line.size())) fail("cannot write " + file.string());
 }
 
 } // namespace perfgate::test
