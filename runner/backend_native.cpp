@@ -47,7 +47,7 @@ public:
             if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
             for (auto& r : counters.read(ex.proc)) ex.counters.push_back({r.name, r.unit, r.value, r.pcnt_running});
         } catch (const error& e) {
-            if (e.id() != "measure.perf_unavailable") throw;
+            if (e.id() != errors::measure_perf_unavailable) throw;
             throw error(e.id(), fmt::format("{}: {}", at.text(), e.what()));
         }
         return ex;
