@@ -1736,6 +1736,38 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(db.runs_count() == 13);
 }
 
+TEST_CASE("service: a harness upload with a value beyond a double in ns is ingest.bad_input; NaN counters store")
+{
+    test_database where;
+    store::store db(where.location());
+    service::service svc(db);
+    svc.ensure_project("demo");
+    // 1e300 s fits a double, not in ns: the store refused it as an opaque
+    // store.constraint (HTTP 422); now the input error names the field.
+    auto doc = nlohmann::json::parse(read_gbench("baseline.json"));
+    doc["benchmarks"][3]["real_time"] = 1e300;
+    doc["benchmarks"][3]["time_unit"] = "s";
+    auto big = gbench_upload("baseline.json", "baseline");
+    big.perf_csv = doc.dump();
+    try {
+        (void)svc.ingest(big);
+        FAIL("a time beyond a double in ns was stored");
+    } catch (const error& e) {
+        CHECK(std::string(e.id()) == "ingest.bad_input");
+        CHECK(std::string(e.what()).find("baseline.json: benchmarks[3].real_time: benchmark '") != std::string::npos);
+    }
+    CHECK(db.runs_count() == 0);
+    // google/benchmark's bare NaN / Infinity user counters: the runs store,
+    // those counters without values, and the upload says so.
+    const auto nan = svc.ingest(gbench_upload("nan_counters.json", "baseline"));
+    REQUIRE(nan.run_ids.size() == 1);
+    CHECK(db.runs_count() == 1);
+    bool warned = false;
+    for (const auto& w : nan.warnings)
+        warned = warned || w.find("counter 'nan' is NaN or Infinity") != std::string::npos;
+    CHECK(warned);
+}
+
 TEST_CASE("service: webhooks are checked before they are stored, and the notifier's queue drops the oldest when full")
 {
     test_database where(test_database::sqlite_kind::memory);
