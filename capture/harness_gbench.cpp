@@ -106,9 +106,11 @@ std::string_view unit_of(std::string_view counter)
 
 // google/benchmark writes a double that is not finite as a bare token JSON
 // has no word for (json_reporter.cc: NaN, -NaN, Infinity, -Infinity; a user
-// counter 0/0 is NaN). Outside strings, such a token is quoted so the
-// document parses; `added` holds where (offsets in the quoted text), so a
-// parse error still names the byte of the file as written.
+// counter 0/0 is NaN). Where a value may stand (after `:`, or after `[` or
+// `,` in an array) and outside strings, such a token is quoted so the
+// document parses; anywhere else it stays and is a parse error. `added`
+// holds where (offsets in the quoted text), so a parse error still names
+// the byte of the file as written.
 struct quoted_tokens {
     std::string text;
     std::vector<std::size_t> added;
@@ -121,6 +123,8 @@ quoted_tokens quote_nonfinite(std::string_view in)
     quoted_tokens out;
     out.text.reserve(in.size());
     bool in_string = false;
+    std::vector<char> open; // the enclosing '{' and '['
+    char last = 0;          // the last byte outside strings that is not white space
     for (std::size_t i = 0; i < in.size(); ++i) {
         const char ch = in[i];
         if (in_string) {
@@ -129,13 +133,19 @@ quoted_tokens quote_nonfinite(std::string_view in)
             else if (ch == '"') in_string = false;
             continue;
         }
-        const auto token = std::find_if(nonfinite_tokens.begin(), nonfinite_tokens.end(),
-                                        [&](std::string_view t) { return in.substr(i).starts_with(t); });
+        const bool value_here = last == ':' || ((last == '[' || last == ',') && !open.empty() && open.back() == '[');
+        const auto token = !value_here ? nonfinite_tokens.end()
+                                       : std::find_if(nonfinite_tokens.begin(), nonfinite_tokens.end(),
+                                                      [&](std::string_view t) { return in.substr(i).starts_with(t); });
         if (token == nonfinite_tokens.end()) {
             in_string = ch == '"';
+            if (ch == '{' || ch == '[') open.push_back(ch);
+            else if ((ch == '}' || ch == ']') && !open.empty()) open.pop_back();
+            if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') last = ch;
             out.text += ch;
             continue;
         }
+        last = '"';
         out.added.push_back(out.text.size());
         out.text += fmt::format("\"{}\"", *token);
         i += token->size() - 1;

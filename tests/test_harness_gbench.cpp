@@ -532,6 +532,12 @@ TEST_CASE("gbench: NaN and Infinity user counters, as google/benchmark writes th
     const capture::sample_set named = capture::parse_gbench_json(
         R"({"benchmarks": [{"name": "NaN Infinity", "real_time": 1, "cpu_time": 1, "x": -Infinity}]})", "n.json");
     CHECK(named.find("NaN_Infinity") != nullptr);
+    // Only where a value stands: a bare NaN as a key is no JSON.
+    CHECK(std::string(parse_error(R"({"benchmarks": [{"name": "a", "real_time": 1, "cpu_time": 1, NaN: 1}]})").what())
+              .find("not valid JSON") != std::string::npos);
+    const capture::sample_set in_array = capture::parse_gbench_json(
+        R"({"benchmarks": [{"name": "a", "real_time": 1, "cpu_time": 1, "l": [NaN, -NaN]}]})", "a.json");
+    CHECK(in_array.benchmarks.size() == 1);
     const std::string broken = R"({"benchmarks": [{"name": "a", "x": NaN, "y": Infinity, "z": ?}]})";
     CHECK(std::string(parse_error(broken).what()) ==
           fmt::format("bench.json: byte {}: not valid JSON", broken.find('?') + 1));
