@@ -190,6 +190,51 @@ double time_at(const nlohmann::json& row, std::string_view key, std::string_view
 
 std::string shown(std::string_view s) { return std::string(s.substr(0, 300)); }
 
+// Where a row's values go: the benchmark's index in the suite, its name,
+// and the row's path for messages.
+struct row_place {
+    std::string_view source;
+    const std::string& path;
+    const std::string& name;
+    std::size_t bench;
+};
+// counter -> the member of the row it was read from.
+using member_map = std::map<std::string, std::string, std::less<>>;
+// counter -> repetitions where it was NaN or +-Infinity.
+using nonfinite_map = std::map<std::string, std::size_t, std::less<>>;
+
+// Every number of a row that is not one of google/benchmark's own members
+// is a user counter (perf's name for a libpfm one). Two members that become
+// one counter are refused naming both; NaN or Infinity is no value.
+void read_user_counters(const nlohmann::json& row, const row_place& at, detail::suite_builder& suite,
+                        member_map& member_of, nonfinite_map& nonfinite)
+{
+    member_of.emplace("real_time", "real_time");
+    member_of.emplace("cpu_time", "cpu_time");
+    for (const auto& [key, value] : row.items()) {
+        if (is_row_key(key)) continue;
+        const auto token = nonfinite_token(value);
+        if (!value.is_number() && !token) continue;
+        // A user counter's name as any name (docs/inputs.md#names).
+        const std::string counter = to_valid_name(counter_name(key));
+        if (auto [it, added] = member_of.emplace(counter, key); !added && it->second != key) {
+            detail::bad_input(at.source, at.path + "." + shown(key),
+                              fmt::format("members '{}' and '{}' of benchmark '{}' both become counter '{}' "
+                                          "(docs/inputs.md: google/benchmark): give the user counter another name",
+                                          shown(it->second), shown(key), shown(at.name), shown(counter)));
+        }
+        if (token) {
+            // No value in this repetition, as perf's <not counted>.
+            ++nonfinite[counter];
+            suite.set(at.bench, counter, unit_of(key), std::nullopt, at.path);
+            continue;
+        }
+        const double v = value.get<double>();
+        if (!std::isfinite(v)) detail::bad_input(at.source, at.path + "." + key, "not a finite number");
+        suite.set(at.bench, counter, unit_of(key), v, at.path);
+    }
+}
+
 bool aggregate_row(const nlohmann::json& row, std::string_view name)
 {
     if (auto t = row.find("run_type"); t != row.end() && t->is_string()) return *t == "aggregate";
@@ -227,10 +272,9 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source, std
     // valid name -> the name as google/benchmark wrote it: two written names
     // that become one are refused, as in every harness (docs/inputs.md#names).
     std::map<std::string, std::string, std::less<>> written;
-    // benchmark -> counter -> the member it was read from, for the same reason.
-    std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> members;
-    // benchmark -> counter -> repetitions where it was NaN or +-Infinity.
-    std::map<std::string, std::map<std::string, std::size_t, std::less<>>, std::less<>> nonfinite;
+    // benchmark -> its counters' members, and where they were NaN or Infinity.
+    std::map<std::string, member_map, std::less<>> members;
+    std::map<std::string, nonfinite_map, std::less<>> nonfinite;
     std::map<std::string, std::size_t, std::less<>> aggregates; // run name -> rows, of benchmarks without samples
     double measured_s = 0; // iterations x real_time over the repetition rows (run_times::measured_s)
     for (std::size_t i = 0; i < rows->size(); ++i) {
@@ -269,32 +313,7 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source, std
         if (auto it = detail::number_at(row, "iterations", source, path, false); it && *it > 0) {
             if (const double s = *it * real_ns * 1e-9; std::isfinite(s)) measured_s += s;
         }
-        auto& member_of = members[name];
-        member_of.emplace("real_time", "real_time");
-        member_of.emplace("cpu_time", "cpu_time");
-        for (const auto& [key, value] : row.items()) {
-            if (is_row_key(key)) continue;
-            const auto token = nonfinite_token(value);
-            if (!value.is_number() && !token) continue;
-            // A user counter's name as any name (docs/inputs.md#names).
-            const std::string counter = to_valid_name(counter_name(key));
-            if (auto [it, added] = member_of.emplace(counter, key); !added && it->second != key) {
-                detail::bad_input(source, path + "." + shown(key),
-                                  fmt::format("members '{}' and '{}' of benchmark '{}' both become counter '{}' "
-                                              "(docs/inputs.md: google/benchmark): give the user counter another "
-                                              "name",
-                                              shown(it->second), shown(key), shown(name), shown(counter)));
-            }
-            if (token) {
-                // No value in this repetition, as perf's <not counted>.
-                ++nonfinite[name][counter];
-                suite.set(b, counter, unit_of(key), std::nullopt, path);
-                continue;
-            }
-            const double v = value.get<double>();
-            if (!std::isfinite(v)) detail::bad_input(source, path + "." + key, "not a finite number");
-            suite.set(b, counter, unit_of(key), v, path);
-        }
+        read_user_counters(row, {source, path, name, b}, suite, members[name], nonfinite[name]);
     }
     for (const auto& [bench, counters] : nonfinite) {
         for (const auto& [counter, n] : counters) {
