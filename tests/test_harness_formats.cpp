@@ -493,7 +493,7 @@ TEST_CASE("harness formats: a finite value that overflows in ns is refused namin
               input_format::nanobench, "benchmark 'n', counter 'real_time': the value is out of range in ns");
 }
 
-TEST_CASE("Catch2: nesting beyond the limit is refused by the limit; nested test cases are read once")
+TEST_CASE("Catch2: nesting beyond the limit is refused by the limit, and nested test cases are read once")
 {
     const auto f = input_format::catch2;
     const std::string bench = "<BenchmarkResults name=\"b\" samples=\"4\"><mean value=\"10\"/><standardDeviation "

@@ -1736,7 +1736,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(db.runs_count() == 13);
 }
 
-TEST_CASE("service: a harness upload with a value beyond a double in ns is ingest.bad_input; NaN counters store")
+TEST_CASE("service: a harness upload with a value beyond a double in ns is ingest.bad_input, and NaN counters store")
 {
     test_database where;
     store::store db(where.location());
