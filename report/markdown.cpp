@@ -37,8 +37,9 @@ namespace {
 // `www.` and e-mail addresses become links. Escapes and entities do not stop
 // that, since it works on the rendered text, so a zero-width space goes where
 // it breaks the pattern and the reader sees the same characters: after an
-// `@` or `#` that starts a name or a number, between a scheme's `:` and its
-// `//`, and after `www`.
+// `@` or `#` that starts a name or a number, after the `-` of `GH-12` (which
+// links issue 12 as `#12` does), between a scheme's `:` and its `//`, and
+// after `www`.
 std::string md_text(std::string_view s)
 {
     constexpr std::string_view backslashed = "\\`*_[]()#|!~";
@@ -58,11 +59,15 @@ std::string md_text(std::string_view s)
             if (backslashed.find(ch) != std::string_view::npos) out += '\\';
             out += ch;
             const bool mention = ch == '@' && alnum(next);
-            const bool issue_ref = ch == '#' && std::isdigit(static_cast<unsigned char>(next)) != 0;
+            const bool digit_next = std::isdigit(static_cast<unsigned char>(next)) != 0;
+            const bool issue_ref = ch == '#' && digit_next;
+            // GH-12 (any case) links issue 12 as #12 does.
+            const bool gh_ref = ch == '-' && digit_next && i >= 2 && (s[i - 1] == 'H' || s[i - 1] == 'h') &&
+                                (s[i - 2] == 'G' || s[i - 2] == 'g') && (i < 3 || !alnum(s[i - 3]));
             const bool scheme = ch == ':' && s.substr(i + 1, 2) == "//";
             const bool www = (ch == 'w' || ch == 'W') && i >= 2 && (i < 3 || !alnum(s[i - 3])) && next == '.' &&
                              (s[i - 1] == 'w' || s[i - 1] == 'W') && (s[i - 2] == 'w' || s[i - 2] == 'W');
-            if (mention || issue_ref || scheme || www) out += zero_width_space;
+            if (mention || issue_ref || gh_ref || scheme || www) out += zero_width_space;
         }
     }
     return out;

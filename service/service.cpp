@@ -392,13 +392,14 @@ std::vector<model::comparison_summary> service::recent_comparisons(const std::st
     return db_.recent_comparisons(project, limit);
 }
 
-std::string normalize_repository_url(std::string_view label, std::string_view url)
+std::string normalize_repository_url(std::string_view label, std::string_view given)
 {
-    if (url.empty()) return {};
+    if (given.empty()) return {};
     // Pages put the URL into href attributes and append "/commit/{sha}": a
     // byte that ends an attribute or a tag, or a query or fragment that the
     // appended path would land in, makes a broken or hostile link.
-    check_url_text(label, url);
+    const std::string checked = checked_url(label, given); // HTTPS:// is https://
+    const std::string_view url = checked;
     const std::string shown = shown_url(url);
     if (const auto i = url.find_first_of("?#"); i != std::string_view::npos) {
         throw error(errors::ingest_bad_field,

@@ -594,21 +594,30 @@ TEST_CASE("renderers")
         gate::report evil = r;
         evil.benchmarks[0].name = "BM_@octocat/@org/team-#12";
         evil.benchmarks[0].counters[0].name = "see www.evil.example or HTTPS://evil.example/a and me@mail.example";
-        evil.warnings = {"ping @admins, fixes #3, WWW.x.example"};
+        evil.warnings = {"ping @admins, fixes #3, WWW.x.example, closes GH-12 and gh-7"};
         const std::string md = render_markdown(evil);
         INFO(md);
         const std::string zw = "\u200b";
-        for (const std::string_view s :
-             {"@octocat", "@org", "@admins", "@mail", "#12", "#3", "https://", "HTTPS://", "www.", "WWW."})
+        for (const std::string_view s : {"@octocat", "@org", "@admins", "@mail", "#12", "#3", "https://", "HTTPS://",
+                                         "www.", "WWW.", "GH-12", "gh-7"})
             CHECK_MESSAGE(md.find(s) == std::string::npos, s);
         CHECK(md.find("BM\\_@" + zw + "octocat/@" + zw + "org/team-\\#" + zw + "12") != std::string::npos);
         CHECK(md.find("www" + zw + ".evil.example or HTTPS:" + zw + "//evil.example/a and me@" + zw + "mail.example") !=
               std::string::npos);
-        CHECK(md.find("ping @" + zw + "admins, fixes \\#" + zw + "3, WWW" + zw + ".x.example") != std::string::npos);
+        CHECK(md.find("ping @" + zw + "admins, fixes \\#" + zw + "3, WWW" + zw + ".x.example, closes GH-" + zw +
+                      "12 and gh-" + zw + "7") != std::string::npos);
         // Text with none of them reads as before; a lone @ or # is left alone.
         gate::report plain = r;
         plain.benchmarks[0].name = "BM_Sort/1024 @ 2 # x";
         CHECK(render_markdown(plain).find("BM\\_Sort/1024 @ 2 \\# x") != std::string::npos);
+        // The acceptance note (perfgate accept) renders its reason the same way.
+        const std::string note = perfgate::report::render_acceptance_note({1, "abc", "octocat", "fixes GH-12", 0},
+                                                                          "perfgate");
+        CHECK(note.find("GH-12") == std::string::npos);
+        CHECK(note.find("fixes GH-" + zw + "12") != std::string::npos);
+        // A name that ends in gh followed by -N is not GH-N.
+        plain.benchmarks[0].name = "sigh-1 BIGH-2 GH-x";
+        CHECK(render_markdown(plain).find("sigh-1 BIGH-2 GH-x") != std::string::npos);
     }
     SUBCASE("text: colour only when asked")
     {
