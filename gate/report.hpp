@@ -59,8 +59,12 @@ struct sequential_report {
     double alpha = 0;         // the counter's two-sided level: policy alpha / m gated counters
     double level = 0;         // the look's one-sided nominal level p_k
     double p_one_sided = 0.5; // Mann-Whitney, toward the direction the ranks moved
-    // Repeated confidence interval of the shift at the look's level, % of
-    // median(B); null when none is attainable at these sizes.
+    // The look's one-sided level q_k of the equivalence test (the plan at
+    // the gate's alpha, not alpha / m: docs/statistics.md "Equivalence");
+    // ci_pct is at two-sided 1 - 2 q_k. 0 in reports stored before it.
+    double equivalence_level = 0;
+    // Repeated confidence interval of the shift at the look's equivalence
+    // level, % of median(B); null when none is attainable at these sizes.
     std::optional<std::pair<double, double>> ci_pct;
     bool ended_early = false; // the run stopped there (budget) undecided: that look was made final
 };

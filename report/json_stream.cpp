@@ -81,6 +81,7 @@ void write_sequential(json_writer& w, const std::optional<sequential_report>& s)
     w.begin_object().member("alpha", s->alpha).key("ci_pct");
     write_pair(w, s->ci_pct);
     w.member("ended_early", s->ended_early)
+        .member("equivalence_level", s->equivalence_level)
         .member("level", s->level)
         .member("look", s->look)
         .member("looks", s->looks)
