@@ -286,7 +286,12 @@ int main(int argc, char** argv)
         }
         namespace grid = perfgate::bench::decisions;
         fmt::print("## sim_sequential grid: the gate's sequential path, seed {}\n", seed);
-        return grid::run_grid({{"sequential 5..60 by 5, HSD(-4)", grid::sequential()}}, trials, seed) ? 0 : 1;
+        return grid::run_grid({{"sequential 5..60 by 5, HSD(-4), 1 gated counter", grid::sequential(1)},
+                               {"sequential 5..60 by 5, HSD(-4), 6 gated counters (a suite of 6)",
+                                grid::sequential(6)}},
+                              trials, seed)
+                   ? 0
+                   : 1;
     }
     std::uint64_t trials = default_trials, seed = default_seed;
     if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {

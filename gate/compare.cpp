@@ -543,34 +543,31 @@ std::string undecided_reason(const pending_counter& pc, const std::optional<std:
 {
     const counter_report& r = pc.rep;
     const double threshold = pc.rule.threshold_pct;
-    if (!ci) {
-        if (!r.baseline.median || *r.baseline.median == 0)
-            return fmt::format("{} (p={:.3g}), and a baseline median of 0 has no relative interval to compare with "
-                               "+-{}%",
-                               significant ? "significant" : "not significant", p.value_or(1.0), threshold);
-        return fmt::format("not significant (p={:.3g}), and {} baseline / {} candidate samples give no interval at "
-                           "level {}: more repetitions needed",
-                           p.value_or(1.0), r.baseline.n, r.candidate.n, 1 - rules.alpha);
+    if (!ci && (!r.baseline.median || *r.baseline.median == 0)) {
+        return fmt::format("{} (p={:.3g}), and a baseline median of 0 has no relative interval to compare with +-{}%",
+                           significant ? "significant" : "not significant", p.value_or(1.0), threshold);
     }
+    const std::string interval = ci ? fmt::format("the interval {} reaches beyond +-{}%", ci_str(ci), threshold)
+                                    : fmt::format("{} baseline / {} candidate samples give no interval at level {}",
+                                                  r.baseline.n, r.candidate.n, 1 - rules.alpha);
     if (significant) {
         // Significant, yet the change of the medians is below the threshold
         // while the interval reaches beyond it: the shift may be as large as
         // the threshold, so neither a regression nor unchanged.
-        return fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% < {}%, but the interval {} reaches beyond "
-                           "+-{}%: the shift may be as large as the threshold; more repetitions needed",
-                           *p, rules.alpha, std::abs(delta), threshold, ci_str(ci), threshold);
+        return fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% < {}%, but {}: the shift may be as large as the "
+                           "threshold; more repetitions needed",
+                           *p, rules.alpha, std::abs(delta), threshold, interval);
     }
     if (big) {
         // The shift seen is beyond the threshold and the test could not
         // confirm it (ties, or a level too strict for these sample sizes
         // after the family's adjustment): never "unchanged".
-        return fmt::format("|delta| {:.2f}% >= {}%, but not significant (p={:.3g}, alpha={}) and the interval {} "
-                           "reaches beyond +-{}%: more repetitions needed",
-                           std::abs(delta), threshold, p.value_or(1.0), rules.alpha, ci_str(ci), threshold);
+        return fmt::format("|delta| {:.2f}% >= {}%, but not significant (p={:.3g}, alpha={}) and {}: more "
+                           "repetitions needed",
+                           std::abs(delta), threshold, p.value_or(1.0), rules.alpha, interval);
     }
-    return fmt::format("not significant (p={:.3g}), but the interval {} reaches beyond +-{}%: more repetitions or "
-                       "less noise needed",
-                       p.value_or(1.0), ci_str(ci), threshold);
+    return fmt::format("not significant (p={:.3g}), but {}: more repetitions or less noise needed", p.value_or(1.0),
+                       interval);
 }
 
 void classify(pending_counter& pc, const policy& rules)
@@ -968,6 +965,13 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
             if (pc.between_decided && pc.rep.state == status::inconclusive && pc.rep.noise) {
                 // More repetitions shrink the within-run error only.
                 pc.rep.noise->repetitions_needed.reset();
+                pc.rep.noise->source = std::string(source_between_runs);
+                // The between-run interval decides here, not the within-run one.
+                const auto& ci = pc.rep.between_runs->ci_pct;
+                pc.rep.noise->threshold_needed_pct =
+                    ci ? std::optional<double>(std::floor(std::max(std::abs(ci->first), std::abs(ci->second)) * 2) / 2 +
+                                               0.5)
+                       : std::nullopt;
                 pc.rep.noise->advice = "the runs were measured apart: more repetitions do not lower between-run "
                                        "variation; measure baseline and candidate in one perfgate run";
             }

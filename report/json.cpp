@@ -456,6 +456,9 @@ json to_json(const gate::report& r)
     if (!r.reused.empty()) out["baseline_reused"] = reused_json(r.reused);
     if (is_suite(r)) out["summary"] = summary_json(count_benchmarks(r));
     if (auto overall = overall_geomeans(r); !overall.empty()) out["overall"] = overall_json(overall);
+    // Added within v1 (issue 41): derived from the counters, absent when
+    // every gated counter is decided.
+    if (const auto decide = decide_report(r)) out["decide"] = decide_to_json(*decide);
     return out;
 }
 

@@ -361,7 +361,7 @@ TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counte
         }
         return compare(one(base), one(cand), p);
     };
-    SUBCASE("286 gated counters: inconclusive, with an infinite MDE")
+    SUBCASE("286 gated counters: the shift is inconclusive, with an infinite MDE; the others are unchanged")
     {
         const gate::report r = run(286);
         const auto& moved = counter(r, "c0");
@@ -370,8 +370,15 @@ TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counte
         CHECK(*moved.p_adjusted >= 0.05);
         CHECK(moved.state == status::inconclusive);
         CHECK(*moved.mde_pct == std::numeric_limits<double>::infinity());
-        CHECK(moved.reason == "not significant, and no shift was detectable with this many samples");
-        CHECK(counter(r, "c1").state == status::inconclusive);
+        CHECK(moved.reason.starts_with("|delta| 10.03% >= 2%, but not significant (p=0.05, alpha=0.05) and the "
+                                       "interval [+9.97%, +10.10%] reaches beyond +-2%"));
+        // Equivalence needs no adjustment for the family (intersection-union,
+        // docs/statistics.md "Equivalence"): an interval of +-0.1% inside
+        // +-2% is unchanged although no shift was detectable at alpha / 286.
+        const auto& same = counter(r, "c1");
+        CHECK(*same.mde_pct == std::numeric_limits<double>::infinity());
+        CHECK(same.state == status::unchanged);
+        CHECK(same.reason.starts_with("interval [-0.0"));
         CHECK(r.result == verdict::inconclusive);
     }
     SUBCASE("285 gated counters: the regression is found")
@@ -1244,9 +1251,10 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
         gate::report r = with_history_context();
         r.benchmarks[0].baseline_run = -5;
         r.benchmarks[0].candidate_run = std::numeric_limits<std::int64_t>::max();
-        r.benchmarks[0].counters[0].sequential = sequential_report{3,   5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25},
-                                                                   true};
-        r.benchmarks[0].counters[1].sequential = sequential_report{1, 1, 10, 0.05, 0.05, 0.5, std::nullopt, false};
+        r.benchmarks[0].counters[0].sequential = sequential_report{
+            3, 5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25}, true, 0.01};
+        r.benchmarks[0].counters[1].sequential = sequential_report{1,     1,   10, 0.05, 0.05, 0.5, std::nullopt,
+                                                                   false, 0.05};
         r.benchmarks.push_back(r.benchmarks[0]);
         r.benchmarks.back().name = "second";
         r.benchmarks.back().baseline_run.reset();
@@ -1273,7 +1281,9 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
                                   side_noise{},
                                   std::size_t{120},
                                   true,
-                                  "advice with \"quotes\"\n"};
+                                  "advice with \"quotes\"\n",
+                                  "executions",
+                                  std::numeric_limits<double>::quiet_NaN()};
         c.baseline.n = std::numeric_limits<std::size_t>::max();
         c.threshold_pct = std::numeric_limits<double>::quiet_NaN();
         c.p_value = std::numeric_limits<double>::infinity();
