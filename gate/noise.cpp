@@ -376,12 +376,16 @@ std::optional<decide_advice> decide_report(const report& r)
 {
     decide_advice d;
     std::size_t counts[std::size(source_order)] = {};
+    std::size_t above_max_cov = 0; // fixed-N counters whose CoV exceeds their max_cov
     bool every_repetitions = true, every_threshold = true;
     for (const auto& b : r.benchmarks) {
         for (const auto& c : b.counters) {
             if (!c.gated || (c.state != status::inconclusive && c.state != status::insufficient)) continue;
             ++d.counters;
             d.sequential = d.sequential || c.sequential.has_value();
+            const double cov = larger_cov(c);
+            if (!c.sequential && c.state == status::inconclusive && cov > r.rules.resolve(b.name, c.name).max_cov)
+                ++above_max_cov;
             if (!c.noise) {
                 every_repetitions = every_threshold = false;
                 continue;
@@ -412,6 +416,11 @@ std::optional<decide_advice> decide_report(const report& r)
     const std::string them = one ? "it" : "them";
     std::string advice = fmt::format("{} gated counter{} undecided", d.counters, one ? "" : "s");
     if (!d.source.empty()) advice += fmt::format(": {}", source_phrase(d.source));
+    if (above_max_cov > 0) {
+        advice += fmt::format("; {} a CoV above max_cov, which more repetitions do not lower",
+                              above_max_cov == d.counters ? std::string(one ? "it has" : "all have")
+                                                          : fmt::format("{} of them have", above_max_cov));
+    }
     const std::string reps = d.repetitions ? fmt::format("about {0} repetitions per side ({1} {0})", *d.repetitions,
                                                          d.sequential ? "--max-repetitions" : "-r")
                                            : std::string();

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/noise.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/error.hpp"
@@ -37,6 +39,8 @@ using perfgate::test::counter;
 using perfgate::test::ramp;
 
 namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 capture::counter_series series(std::string name, std::vector<double> values, std::string unit = "")
 {
@@ -279,6 +283,132 @@ capture::sample_set summary_of_5(double mean, double var_pct)
 }
 
 } // namespace
+
+TEST_CASE("compare: unchanged when the printed interval lies inside +-threshold (equivalence)")
+{
+    // docs/statistics.md "Equivalence". 12 values per side around 100 with
+    // a spread of 0.1, and one wild run on each side: the standard deviation
+    // (8.7) puts the old SD-based detectable effect far above 2%, while the
+    // rank interval of the shift is a few tenths of a percent wide.
+    std::vector<double> b = {100.00, 100.10, 99.90, 100.20, 99.80, 100.05, 99.95, 100.15, 99.85, 100.12, 99.88, 130.0};
+    std::vector<double> c = {100.02, 100.12, 99.92, 100.22, 99.82, 100.07, 99.97, 100.17, 99.87, 100.14, 99.90, 70.0};
+    SUBCASE("an interval inside +-threshold is unchanged although the SD-based MDE is above the threshold")
+    {
+        policy p;
+        p.max_cov = 1.0; // the wild runs: the equivalence rule, not max_cov, is under test
+        const gate::report r = compare(one({series("task-clock", b, "msec")}), one({series("task-clock", c, "msec")}),
+                                       p);
+        const auto& cr = counter(r, "task-clock");
+        REQUIRE(cr.shift_ci);
+        REQUIRE(cr.mde_pct);
+        CHECK(*cr.mde_pct > 2.0); // the rule before issue 41 said inconclusive here
+        const double lo = cr.shift_ci->first / *cr.baseline.median * 100;
+        const double hi = cr.shift_ci->second / *cr.baseline.median * 100;
+        CHECK(lo > -2.0);
+        CHECK(hi < 2.0);
+        CHECK(cr.state == status::unchanged);
+        CHECK(cr.reason ==
+              fmt::format("interval [{:+.2f}%, {:+.2f}%] lies inside +-2% (p={:.3g})", lo, hi, *cr.p_adjusted));
+        CHECK(r.result == verdict::pass);
+        CHECK_FALSE(decide_report(r)); // nothing undecided: no advice
+    }
+    SUBCASE("an interval reaching across the threshold is inconclusive")
+    {
+        // The same runs 1.5% slower, twenty times noisier: the interval
+        // straddles +2%.
+        std::vector<double> wide_b, wide_c;
+        for (double x : b) wide_b.push_back(100 + (x - 100) * 20);
+        for (double x : c) wide_c.push_back((100 + (x - 100) * 20) * 1.005);
+        wide_b.back() = 100;
+        wide_c.back() = 100.5;
+        const gate::report r = compare(one({series("task-clock", wide_b, "msec")}),
+                                       one({series("task-clock", wide_c, "msec")}), policy{});
+        const auto& cr = counter(r, "task-clock");
+        REQUIRE(cr.shift_ci);
+        const double hi = cr.shift_ci->second / *cr.baseline.median * 100;
+        CHECK(hi > 2.0);
+        CHECK(cr.state == status::inconclusive);
+        CHECK(cr.reason.starts_with("not significant (p="));
+        CHECK(contains(cr.reason, "reaches beyond +-2%: more repetitions or less noise needed"));
+        // The report says once what would decide it.
+        const auto decide = decide_report(r);
+        REQUIRE(decide);
+        CHECK(decide->counters == 1);
+        REQUIRE(decide->repetitions);
+        CHECK(*decide->repetitions == *cr.noise->repetitions_needed);
+        CHECK(contains(decide->advice,
+                       fmt::format("about {0} repetitions per side (-r {0}) would decide it", *decide->repetitions)));
+        CHECK(contains(render_text(r, false), "\nto decide: 1 gated counter undecided: "));
+        CHECK(to_json(r)["decide"]["repetitions"] == *decide->repetitions);
+    }
+    SUBCASE("significant but |delta| below the threshold: unchanged only when the interval is inside too")
+    {
+        // A real shift of 1.5% (every candidate run 1.5% slower). Quiet:
+        // the interval [+1.4%, +1.6%] lies inside +-2%: unchanged, a real
+        // but small shift. Noisy: the interval reaches past +2%, so the
+        // shift may be as large as the threshold: inconclusive, never
+        // unchanged (that rule said "unchanged" for about half of the A/B
+        // runs at a shift of exactly the threshold: bench/sim_gate grid).
+        std::vector<double> qb, qc, nb, nc;
+        for (int i = 0; i < 12; ++i) {
+            const double wiggle = (i % 4) * 0.05 - 0.075;
+            qb.push_back(100 + wiggle);
+            qc.push_back((100 + wiggle) * 1.015);
+            const double spread = (i - 5.5) * 0.18;
+            nb.push_back(100 + spread);
+            nc.push_back((100 + spread) * 1.015 + (i % 2 ? 0.3 : -0.3));
+        }
+        const gate::report quiet = compare(one({series("task-clock", qb, "msec")}),
+                                           one({series("task-clock", qc, "msec")}), policy{});
+        const auto& q = counter(quiet, "task-clock");
+        CHECK(*q.p_adjusted < 0.05);
+        CHECK(q.state == status::unchanged);
+        CHECK(q.reason.starts_with("interval [+1."));
+        CHECK(contains(q.reason, "a significant shift (p="));
+        const gate::report noisy = compare(one({series("task-clock", nb, "msec")}),
+                                           one({series("task-clock", nc, "msec")}), policy{});
+        const auto& n = counter(noisy, "task-clock");
+        REQUIRE(n.delta_pct);
+        CHECK(std::abs(*n.delta_pct) < 2.0);
+        CHECK(*n.p_adjusted < 0.05);
+        CHECK(n.shift_ci->second / *n.baseline.median * 100 > 2.0);
+        CHECK(n.state == status::inconclusive);
+        CHECK(contains(n.reason, "the shift may be as large as the threshold"));
+    }
+    SUBCASE("too few samples for an interval at 1 - alpha: never unchanged")
+    {
+        // 3 vs 3 at alpha 0.05: qwilcox(0.025, 3, 3) = 0, so R's interval
+        // [min, max] of the differences covers only 90%: no equivalence.
+        policy p;
+        p.min_samples = 3;
+        p.threshold_pct = 50;
+        const gate::report r = compare(one({series("task-clock", {100, 100.1, 100.2}, "msec")}),
+                                       one({series("task-clock", {100.05, 100.15, 100.25}, "msec")}), p);
+        const auto& cr = counter(r, "task-clock");
+        CHECK(cr.state == status::inconclusive);
+        CHECK(contains(cr.reason, "3 baseline / 3 candidate samples give no interval at level 0.95"));
+    }
+}
+
+TEST_CASE("compare: Welch's interval decides equivalence for perf -r aggregates")
+{
+    // Means 10 and 10.05 of 5 runs each, variance% 1 (stddev of the mean
+    // 0.1 and 0.1005): se = sqrt(0.1^2 + 0.1005^2) = 0.1417754, Welch's
+    // df = 7.9998, and the t quantile at 0.975 with 8 df is 2.306004 (any
+    // table; it moves by 1e-5 between 7.9998 and 8): half-width 0.326935.
+    const gate::report r = compare(summary_of_5(10.0, 1.0), summary_of_5(10.05, 1.0), policy{});
+    const auto& cr = counter(r, "task-clock");
+    REQUIRE(cr.test == method::welch);
+    REQUIRE(cr.shift_ci);
+    CHECK(cr.shift_ci->first == doctest::Approx(0.05 - 0.326935).epsilon(1e-4));
+    CHECK(cr.shift_ci->second == doctest::Approx(0.05 + 0.326935).epsilon(1e-4));
+    // [-2.77%, +3.77%] is not inside +-2%; inside +-4%.
+    CHECK(cr.state == status::inconclusive);
+    policy wide;
+    wide.threshold_pct = 4;
+    CHECK(counter(compare(summary_of_5(10.0, 1.0), summary_of_5(10.05, 1.0), wide), "task-clock").state ==
+          status::unchanged);
+}
 
 TEST_CASE("compare: summary-only input uses Welch")
 {
