@@ -42,7 +42,7 @@
 //    intervals cover the true shift simultaneously with probability
 //    >= 1 - alpha_eq, whatever the looks. When it lies strictly inside
 //    (-threshold, +threshold) the counter is unchanged: a group-sequential
-//    equivalence test (Jennison & Turnbull 2000, ch. 6.3; Schuirmann 1987's
+//    equivalence test (Jennison & Turnbull 2000, ch. 6; Schuirmann 1987's
 //    two one-sided tests at each look), wrong ("unchanged" where the shift
 //    is at least the threshold) at most alpha_eq / 2 of the time. Early on
 //    the level is so strict that no interval is attainable at these sizes;
