@@ -1634,6 +1634,42 @@ TEST_CASE("compare: runs measured apart are judged by the between-run test, cohe
         // The z-score still reads the same history.
         CHECK(tc.z_score.has_value());
     }
+    SUBCASE("measured apart, unchanged when the between-run interval lies inside +-threshold")
+    {
+        // The same runs 0.2% apart, against session effects of 0.3%: the
+        // between-run interval (t, df = 0.3675 x 19) is a fraction of a
+        // percent wide, inside +-2%; against 1.5% it reaches past 2%.
+        const auto near = one({series("task-clock", ramp(1.002), "msec")});
+        const auto base = one({series("task-clock", ramp(1.0), "msec")});
+        auto history_of = [](double spread) {
+            return history_fn([spread](std::string_view, std::string_view) {
+                return session_history(*perfgate::stats::median(ramp()), spread);
+            });
+        };
+        const gate::report quiet = compare(base, near, policy{}, history_of(0.3), apart());
+        const auto& q = counter(quiet, "task-clock");
+        REQUIRE(q.between_runs);
+        REQUIRE(q.between_runs->ci_pct);
+        CHECK(q.between_runs->ci_pct->first > -2.0);
+        CHECK(q.between_runs->ci_pct->second < 2.0);
+        CHECK(q.state == status::unchanged);
+        CHECK(q.reason.starts_with("not measured interleaved: the between-run interval ["));
+        CHECK(contains(q.reason, "lies inside +-2%"));
+        const gate::report noisy = compare(base, near, policy{}, history_of(1.5), apart());
+        const auto& n = counter(noisy, "task-clock");
+        REQUIRE(n.between_runs->ci_pct);
+        CHECK(n.between_runs->ci_pct->second > 2.0);
+        CHECK(n.state == status::inconclusive);
+        CHECK(contains(n.reason, "reaches beyond +-2%"));
+        REQUIRE(n.noise);
+        CHECK(n.noise->source == "between_runs");
+        CHECK_FALSE(n.noise->repetitions_needed);
+        const auto decide = decide_report(noisy);
+        REQUIRE(decide);
+        CHECK(decide->source == "between_runs");
+        CHECK_FALSE(decide->repetitions);
+        CHECK(contains(decide->advice, "Cheapest fix: measure baseline and candidate in one perfgate run"));
+    }
     SUBCASE("a 15% shift against 0.3% session effects fails; a count that varies between runs is tested too")
     {
         const auto slow = one({series("task-clock", ramp(1.15), "msec"), series("instructions", {5.5e6})});
