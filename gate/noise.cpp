@@ -432,7 +432,7 @@ std::optional<decide_advice> decide_report(const report& r)
         fixes.push_back(fmt::format("pin the benchmark to quiet CPUs (--cpus; perfgate check-env says what moves){}",
                                     reps.empty() ? std::string() : ", then " + reps));
     } else if (!reps.empty()) {
-        fixes.push_back(reps + " would decide " + them + " if the shift and the spread stay as they are");
+        fixes.push_back(reps + " would decide " + them + " at this noise");
     } else {
         fixes.push_back("no repetition count would (too noisy for the threshold)");
     }
