@@ -51,7 +51,7 @@ run_config config_from(const parsed_args& args)
     }
     benchmark_spec spec;
     spec.name = args.get("name").value_or("default");
-    // The store takes only plain names (gate/names.hpp): refuse before measuring.
+    // The store takes only plain names (capture/names.hpp): refuse before measuring.
     try {
         capture::validate_name("name", spec.name);
     } catch (const error& e) {

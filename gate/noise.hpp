@@ -10,7 +10,7 @@
 //    n >= 10, so 0.05 does not cry wolf.
 //  - Drift: Kendall's tau of each side's values against their round order
 //    (stats/kendall.hpp, scipy.stats.kendalltau). Values are in repetition
-//    order (gate/samples.hpp: counter_series.values, built by from_capture
+//    order (capture/samples.hpp: counter_series.values, built by from_capture
 //    from perf's runs and by service::samples_from from the stored
 //    repetition index), and perfgate run interleaves the sides in ABBA
 //    rounds, so a machine that speeds up or slows down during the run

@@ -4,7 +4,7 @@
 // order: the per-run medians of the baseline runs of the project's baseline
 // branch (the same points the gate's history z-score reads). The service
 // re-runs detection on a series's tail whenever such a run is stored
-// (service/watch.hpp); a change point in the counter's worse direction opens
+// (service/watch.cpp); a change point in the counter's worse direction opens
 // an alert.
 #pragma once
 

@@ -240,7 +240,7 @@ private:
             throw bad(at + ".name", "missing or not a non-empty string");
         }
         auto text = b["name"].get<std::string>();
-        // The store takes only plain names (gate/names.hpp): say so now, not
+        // The store takes only plain names (capture/names.hpp): say so now, not
         // after every round has been measured.
         try {
             capture::validate_name("name", text);
@@ -268,7 +268,7 @@ private:
                 return command_from_argv(std::move(argv));
             }
         } catch (const error& e) {
-            if (e.id() == "input.bad_config") throw;
+            if (e.id() == errors::input_bad_config) throw;
             throw bad(where, e.what());
         }
         throw bad(where, "expected a string or an array of strings");

@@ -18,7 +18,7 @@
 //       "filter": "BM_Sort" } ]                 optional, with harness: --benchmark_filter
 // Unknown keys, wrong types and missing fields are errors "input.bad_config"
 // naming the file and the key (e.g. "bench.json: benchmarks[1].basline: unknown key"),
-// and so is a name the store would refuse (gate/names.hpp): all of it is
+// and so is a name the store would refuse (capture/names.hpp): all of it is
 // checked before anything is measured.
 #pragma once
 

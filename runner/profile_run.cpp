@@ -175,7 +175,7 @@ private:
         try {
             return run_process(so, measured_.timeout);
         } catch (const error& e) {
-            if (e.id() != "process.exec_failed") throw;
+            if (e.id() != errors::process_exec_failed) throw;
             throw error(errors::profile_perf_unavailable,
                         fmt::format("{}: {}. perf is needed for --profile: install it (Debian: apt-get install "
                                     "linux-perf; Ubuntu: linux-tools-$(uname -r))",

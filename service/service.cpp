@@ -71,7 +71,7 @@ std::optional<model::reusable_run> service::find_reusable_run(const model::reusa
 namespace {
 
 // The same rules for every stored run, from the CLI's local mode or the
-// server, checked once here (gate/names.hpp).
+// server, checked once here (capture/names.hpp).
 void validate_identity(const model::run_record& run)
 {
     capture::validate_name("project", run.project);
@@ -252,7 +252,7 @@ model::ingest_result service::store_all_checked(std::vector<model::run_record> r
             res.run_ids = stored.run_ids;
             res.replayed = stored.replayed;
         } catch (const error& e) {
-            if (e.id() != "store.key_conflict") throw;
+            if (e.id() != errors::store_key_conflict) throw;
             throw error(errors::ingest_idempotency_conflict,
                         fmt::format("Idempotency-Key '{}' was already used for a different upload to project '{}': "
                                     "send a new key for a new run (the same key only to retry the same request)",
