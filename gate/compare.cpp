@@ -184,20 +184,7 @@ std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseli
     std::vector<pending_benchmark> benches;
     for (const auto& bb : baseline.benchmarks) {
         const capture::benchmark_samples* cb = candidate.find(bb.name);
-        if (!cb) {
-            out.removed.push_back(bb.name);
-            out.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
-            continue;
-        }
-        if (!bb.error.empty() || !cb->error.empty()) {
-            const bool both = !bb.error.empty() && !cb->error.empty();
-            const std::string side = both ? "both" : !bb.error.empty() ? "baseline" : "candidate";
-            const std::string& message = !cb->error.empty() ? cb->error : bb.error;
-            out.failed.push_back({bb.name, side, message});
-            out.warnings.push_back(fmt::format("benchmark '{}' failed ({}): {}: not compared", bb.name,
-                                               both ? "both sides" : side, message));
-            continue;
-        }
+        if (add_unpaired(out, bb.name, {true, bb.error}, cb ? side_outcome{true, cb->error} : side_outcome{})) continue;
         const bool summary = bb.summary_only || cb->summary_only;
         pending_benchmark bench;
         bench.name = bb.name;
@@ -216,10 +203,7 @@ std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseli
         }
     }
     for (const auto& cb : candidate.benchmarks) {
-        if (!baseline.find(cb.name)) {
-            out.added.push_back(cb.name);
-            out.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", cb.name));
-        }
+        if (!baseline.find(cb.name)) add_unpaired(out, cb.name, {}, {true, cb.error});
     }
     return benches;
 }
@@ -995,9 +979,37 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
         out.benchmarks.push_back(std::move(br));
     }
     out.result = gate_verdict(out.benchmarks, out.warnings);
+    settle_failed(out);
+    return out;
+}
+
+bool add_unpaired(report& out, std::string_view benchmark, const side_outcome& baseline, const side_outcome& candidate)
+{
+    const std::string name(benchmark);
+    if (!candidate.present) {
+        out.removed.push_back(name);
+        out.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", name));
+    } else if (!baseline.present) {
+        out.added.push_back(name);
+        out.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", name));
+    } else if (!baseline.error.empty() || !candidate.error.empty()) {
+        const bool both = !baseline.error.empty() && !candidate.error.empty();
+        const std::string side = both ? "both" : !baseline.error.empty() ? "baseline" : "candidate";
+        const std::string& message = !candidate.error.empty() ? candidate.error : baseline.error;
+        out.failed.push_back({name, side, message});
+        out.warnings.push_back(fmt::format("benchmark '{}' failed ({}): {}: not compared", name,
+                                           both ? "both sides" : side, message));
+        settle_failed(out);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void settle_failed(report& out)
+{
     // A benchmark that failed to run was not seen: never a pass.
     if (!out.failed.empty() && out.result == verdict::pass) out.result = verdict::inconclusive;
-    return out;
 }
 
 sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate,

@@ -11,7 +11,9 @@
 //       "baseline": "./old/parse in.json",      string or array of strings
 //       "candidate": ["./new/parse", "in.json"],
 //       "cwd": "bench",                         optional; relative to the config file's directory
-//       "env": {"OMP_NUM_THREADS": "1"},        optional
+//       "env": {"OMP_NUM_THREADS": "1"},        optional, both sides
+//       "baseline_env": {"srcdir": "old"},      optional, the baseline only (after "env": its value wins)
+//       "candidate_env": {"srcdir": "new"},     optional, the candidate only
 //       "repetitions": 20,                      optional, >= 1
 //       "warmup": 2,                            optional, >= 0
 //       "harness": "gbench",                    optional: baseline and candidate are google/benchmark binaries
