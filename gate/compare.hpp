@@ -1,6 +1,8 @@
 // compare: baseline samples vs candidate samples under a policy -> report.
 // The statistical rules are docs/statistics.md; the order of statuses is
-// unsupported, insufficient, regression/improvement, inconclusive, unchanged.
+// unsupported, insufficient, regression/improvement, unchanged when the
+// interval of the shift lies inside +-threshold ("Equivalence"), else
+// inconclusive.
 #pragma once
 
 #include <functional>
@@ -64,8 +66,10 @@ bool add_unpaired(report& out, std::string_view benchmark, const side_outcome& b
 void settle_failed(report& out);
 
 // Under rules.sequential the gated counters with per-run samples are judged
-// by the sequential rule (gate/sequential.hpp) at alpha / m each, m being
-// the gated counters with per-run data on both sides; the others as always.
+// by the sequential rule (gate/sequential.hpp) at alpha / m each for
+// regressions and improvements, m being the gated counters with per-run
+// data on both sides, and at alpha for "unchanged" (the equivalence plan);
+// the others as always.
 // Benchmarks not measured interleaved are never judged by the sequential
 // rule: its looks assume one interleaved session.
 report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,

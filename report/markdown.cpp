@@ -531,17 +531,13 @@ std::string advice_list(const std::vector<std::pair<std::string, std::string>>& 
     return out;
 }
 
-bool undecided_gated(const counter_report& c)
-{
-    return c.gated && (c.state == status::inconclusive || c.state == status::insufficient);
-}
-
-// Above the details when a gated counter is inconclusive: what would
-// decide it, each piece of advice once; empty otherwise.
+// Above the details when a gated counter is undecided: what would decide
+// them, once for the report (gate::decide_report); empty otherwise. Each
+// counter's own advice is listed in the details.
 std::string markdown_decide(const gate::report& r)
 {
-    const std::string list = advice_list(advice_of(r, undecided_gated));
-    return list.empty() ? list : "\n**What would decide it**\n\n" + list;
+    const auto decide = decide_report(r);
+    return decide ? "\n**What would decide it**\n\n" + md_text(decide->advice) + "\n" : std::string();
 }
 
 // The collapsed details, line by line (so that they can be cut to fit):
@@ -567,12 +563,9 @@ std::vector<std::string> markdown_details(const gate::report& r)
     if (!noise.empty()) {
         details.push_back("\n**Noise**\n\n");
         details.insert(details.end(), noise.begin(), noise.end());
-        // The advice not said above the details already (markdown_decide).
-        auto advice = advice_of(r, [](const counter_report&) { return true; });
-        const auto said = advice_of(r, undecided_gated);
-        std::erase_if(advice, [&](const auto& piece) {
-            return std::any_of(said.begin(), said.end(), [&](const auto& s) { return s.first == piece.first; });
-        });
+        // Each piece of every counter's advice once (markdown_decide said
+        // the report's, above the details).
+        const auto advice = advice_of(r, [](const counter_report&) { return true; });
         if (!advice.empty()) details.push_back("\n**Advice**\n\n" + advice_list(advice));
     }
     std::vector<std::string> other;

@@ -471,10 +471,11 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
     CHECK(before > 256 * 750); // the JSON alone is ~750 bytes per counter
     CHECK(before < service::comparison_cache_max_entry_bytes);
     // Bytes, not a count, decided: fewer than 60 fit, and the cache is full
-    // (entries differ by a few bytes: the threshold and reasons they print).
+    // (entries differ by their reasons and noise advice: at a 1% threshold
+    // more counters are inconclusive, with longer reasons, than at 60%).
     CHECK(svc.cached_comparisons() < 60);
     CHECK(static_cast<double>(svc.cached_comparisons() * before) ==
-          doctest::Approx(static_cast<double>(svc.cached_comparison_bytes())).epsilon(0.02));
+          doctest::Approx(static_cast<double>(svc.cached_comparison_bytes())).epsilon(0.08));
     CHECK(svc.cached_comparison_bytes() > service::comparison_cache_bytes - 2 * before);
     // The evicted first one is still the same comparison (from the store).
     policy first;
