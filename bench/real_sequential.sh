@@ -18,6 +18,9 @@
 # ITER x (1 + NOISE_PCT/100 x z), z standard normal (getrandom), on both
 # sides alike: noise of a known CoV on top of the machine's, for figures "at
 # CoV ~5%" on a machine whose own task-clock noise is lower or varies.
+# THRESHOLD (percent, default: the policy's 2%): task-clock's threshold, set
+# through a policy file; at CoV 5% an equivalence test needs about 150
+# repetitions a side to show "unchanged" within +-2% (docs/statistics.md).
 set -eu
 
 BUILD=${1:-build}
@@ -30,6 +33,7 @@ EXTRA_PCT=${EXTRA_PCT:-10}
 BACKEND=${BACKEND:-perf}
 MODES=${MODES:-ab-budget ab-r10 aa-budget aa-r10}
 NOISE_PCT=${NOISE_PCT:-0}
+THRESHOLD=${THRESHOLD:-}
 
 WORK=$(mktemp -d /tmp/perfgate-seq.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -57,8 +61,14 @@ int main(int argc, char** argv)
 }
 C
 cc -O1 -o loop loop.c -lm
+if [ -n "$THRESHOLD" ]; then
+    printf '{"threshold_pct": %s}\n' "$THRESHOLD" > policy.json
+    POLICY="--policy $WORK/policy.json"
+else
+    POLICY=""
+fi
 CAND_ITER=$((ITER + ITER * EXTRA_PCT / 100))
-echo "perfgate: $PERFGATE; backend $BACKEND; baseline: ./loop $ITER $NOISE_PCT; A/B candidate: ./loop $CAND_ITER $NOISE_PCT (+$EXTRA_PCT% work; noise $NOISE_PCT% of the iterations); $RUNS runs per mode; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "perfgate: $PERFGATE; backend $BACKEND; baseline: ./loop $ITER $NOISE_PCT; A/B candidate: ./loop $CAND_ITER $NOISE_PCT (+$EXTRA_PCT% work; noise $NOISE_PCT% of the iterations); $RUNS runs per mode; threshold ${THRESHOLD:-2 (default)}%; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # mode label, then perfgate run arguments
 run_mode() {
@@ -70,7 +80,7 @@ run_mode() {
         i=$((i + 1))
         start=$(date +%s.%N)
         code=0
-        "$PERFGATE" run -q --db "$WORK/h.db" --backend "$BACKEND" -e task-clock --format json "$@" > out.json \
+        "$PERFGATE" run -q --db "$WORK/h.db" --backend "$BACKEND" -e task-clock --format json $POLICY "$@" > out.json \
             2>/dev/null || code=$?
         end=$(date +%s.%N)
         python3 - "$code" "$start" "$end" >> "$tsv" <<'PY'
