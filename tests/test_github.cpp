@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -1631,23 +1632,32 @@ struct gate_server {
     std::string token = (perfgate::test::create_token(db, "demo"));
     perfgate::test::server_process server{db, dir.path() / "server.log", {"--public-read"}};
 
-    std::int64_t upload(const std::string& sha, const std::string& role) const
+    // The candidate's task-clock is `slower` times the capture's: 3 makes the
+    // comparison a real regression, 1 an A/A pass.
+    std::int64_t upload(const std::string& sha, const std::string& role, int slower = 1) const
     {
+        std::istringstream capture(perfgate::test::read_testdata("appended-10-runs.csv"));
+        std::string csv, line;
+        while (std::getline(capture, line)) {
+            if (slower != 1 && line.find(",task-clock,") != std::string::npos)
+                line = fmt::format("{:.2f}{}", std::stod(line) * slower, line.substr(line.find(',')));
+            csv += line + "\n";
+        }
         const json body = {{"benchmark", "parse"},
                            {"role", role},
                            {"git_sha", sha},
                            {"branch", role == "baseline" ? "main" : "feature"},
                            {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
-                           {"perf_csv", perfgate::test::read_testdata("appended-10-runs.csv")}};
+                           {"perf_csv", csv}};
         const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post, "/api/v1/projects/demo/runs",
                                             body.dump(), "application/json", token);
         REQUIRE(r.status == 201);
         return r.parsed().at("run_id").get<std::int64_t>();
     }
-    std::int64_t gate(const std::string& head) const
+    std::int64_t gate(const std::string& head, int slower = 3) const
     {
         const json body = {{"baseline_run", upload(base_commit, "baseline")},
-                           {"candidate_run", upload(head, "candidate")}};
+                           {"candidate_run", upload(head, "candidate", slower)}};
         const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post,
                                             "/api/v1/projects/demo/compare", body.dump(), "application/json", token);
         REQUIRE(r.status == 201);
@@ -1748,8 +1758,28 @@ TEST_CASE(
     const auto page = perfgate::test::send(srv.server.port(), boost::beast::http::verb::get,
                                            "/p/demo/comparisons/" + std::to_string(first));
     REQUIRE(page.status == 200);
+    CHECK(srv.comparison(first).at("verdict") == "fail");
     CHECK(page.body.find("id=\"acceptance\">Regression accepted by @maintainer for commit aaaa0000aaaa on ") !=
           std::string::npos);
+
+    SUBCASE("an acceptance of a comparison that did not fail says 'Accepted', not 'Regression accepted'")
+    {
+        const std::string passing_head(40, 'c');
+        const auto passing = srv.gate(passing_head, 1);
+        REQUIRE(srv.comparison(passing).at("verdict") != "fail");
+        const json accept = {{"head_sha", passing_head}, {"login", "maintainer"}, {"reason", "a pass"}};
+        const auto stored = perfgate::test::send(srv.server.port(), boost::beast::http::verb::post,
+                                                 "/api/v1/projects/demo/acceptances", accept.dump(), "application/json",
+                                                 srv.token);
+        REQUIRE(stored.status == 201);
+        REQUIRE(stored.parsed().at("comparison_id") == passing);
+        const auto passing_page = perfgate::test::send(srv.server.port(), boost::beast::http::verb::get,
+                                                       "/p/demo/comparisons/" + std::to_string(passing));
+        REQUIRE(passing_page.status == 200);
+        CHECK(passing_page.body.find("id=\"acceptance\">Accepted by @maintainer for commit cccccccccccc on ") !=
+              std::string::npos);
+        CHECK(passing_page.body.find("Regression accepted") == std::string::npos);
+    }
 
     SUBCASE("a new push is gated afresh: the acceptance stays with its commit")
     {

@@ -376,9 +376,12 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
         gate::to_string(rep->result));
     // A reviewer's acceptance (perfgate accept, docs/github.md): who, when,
     // why and for which commit; the login and reason are escaped like any text.
+    // "Regression accepted" only when this comparison failed: a maintainer may
+    // accept a head whose gate passed or was inconclusive.
     if (const auto accepted = svc.acceptance(p.project, id)) {
-        w.f("<p class=\"acceptance\" id=\"acceptance\">Regression accepted by @{} for commit {} on {}: {}</p>",
-            accepted->login, accepted->head_sha.substr(0, 12), iso_date(accepted->accepted_at),
+        w.f("<p class=\"acceptance\" id=\"acceptance\">{} by @{} for commit {} on {}: {}</p>",
+            rep->result == gate::verdict::fail ? "Regression accepted" : "Accepted", accepted->login,
+            accepted->head_sha.substr(0, 12), iso_date(accepted->accepted_at),
             accepted->reason.empty() ? std::string("no reason given") : accepted->reason);
     }
     const std::string here = fmt::format("{}/comparisons/{}", project_path(p.project), id);
