@@ -154,7 +154,7 @@ bool mainline_of(const model::ingest_request& req)
 {
     // Without the field: what fed the series before it existed, less pull
     // requests' baselines (store/migrations/018_mainline_runs.sql).
-    return req.mainline.value_or(req.role == "baseline" && !req.pr);
+    return req.mainline.value_or(req.role == "baseline" && !req.pr && !req.branch.empty());
 }
 
 model::ingest_result service::ingest(const model::ingest_request& req,

@@ -242,9 +242,11 @@ TEST_CASE("push replay: pull requests stay out of main's series, the step alerts
     r.pull_request(43, 6);
     r.push(7);
     alerts = r.alerts_after(commits - 1);
-    REQUIRE(alerts.size() == 1);
-    CHECK(alerts[0].at("git_sha") == r.sha[step_commit]);
-    CHECK(alerts[0].at("delta_pct").get<double>() > 30);
+    CHECK(alerts.size() == 1); // the step's, and no false one from the pull requests
+    for (const auto& a : alerts) {
+        CHECK(a.at("git_sha") == r.sha[step_commit]);
+        CHECK(a.at("delta_pct").get<double>() > 30);
+    }
     check_series(r);
     // The pull requests' baselines are stored under main, shown on request
     // (role=all: every run of the branch), never mainline.
@@ -269,9 +271,9 @@ TEST_CASE("push replay: pull requests stay out of main's series, the step alerts
     const auto markers = json::parse(page.body.substr(from + 10, page.body.find(']', from) - from - 9));
     REQUIRE(markers.size() == 2);
     CHECK(markers[0].at("git_sha") == r.sha[improvement_commit]);
-    CHECK_FALSE(markers[0].contains("alert_id"));
+    CHECK(markers[0].at("alert_id").is_null());
     CHECK(markers[1].at("git_sha") == r.sha[step_commit]);
-    CHECK(markers[1].at("alert_id") == alerts[0].at("id"));
+    if (!alerts.empty()) CHECK(markers[1].at("alert_id") == alerts[0].at("id"));
 
     // Recent comparisons: each push's base is its parent, not the pushed commit.
     const auto comparisons = r.get("/api/v1/projects/demo/comparisons?limit=100").at("comparisons");

@@ -1310,6 +1310,7 @@ TEST_CASE("service: a report without baseline-branch history has no band and no 
     {
         auto b = stored_run("baseline", ramp());
         b.branch.clear();
+        b.mainline = false; // no branch, no series to feed (service::mainline_of)
         const auto base = svc.ingest_run(b).run_id;
         const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
         const service::comparison cmp = svc.compare("demo", {{base, cand}}, policy{});
@@ -1898,6 +1899,8 @@ TEST_CASE("service: only the runs that feed the series make its points, its aler
     {
         model::ingest_request req;
         req.role = "baseline";
+        CHECK_FALSE(service::mainline_of(req)); // no branch: no series
+        req.branch = "main";
         CHECK(service::mainline_of(req));
         req.pr = 3;
         CHECK_FALSE(service::mainline_of(req));

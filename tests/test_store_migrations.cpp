@@ -141,8 +141,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 17") != std::string::npos);
-            CHECK(msg.find("017_acceptances.sql") != std::string::npos);
+            CHECK(msg.find("version 18") != std::string::npos);
+            CHECK(msg.find("018_mainline_runs.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
