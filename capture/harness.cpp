@@ -107,9 +107,17 @@ parsed_input parse_input(std::string_view text, std::string_view source, std::op
         const perf_capture cap = parse_perf_stat(text, source);
         out.set.benchmarks.push_back(from_capture(cap, std::string(single_name)));
         out.set.warnings = cap.warnings;
+        // perf stat -o's "# started on" lines; the last execution's
+        // duration_time (ns), when measured, is what it measured after its start.
+        out.times = perf_started_on(text);
+        if (out.times && !cap.runs.empty()) {
+            if (auto e = cap.find("duration_time"); e && cap.events[*e].unit == "ns") {
+                if (auto v = cap.runs.back()[*e].value; v && *v > 0) out.times->measured_s = *v * 1e-9;
+            }
+        }
         break;
     }
-    case input_format::gbench: out.set = parse_gbench_json(text, source); break;
+    case input_format::gbench: out.set = parse_gbench_json(text, source, &out.times); break;
     case input_format::hyperfine: out.set = parse_hyperfine_json(text, source); break;
     case input_format::catch2: out.set = parse_catch2_xml(text, source); break;
     case input_format::nanobench: out.set = parse_nanobench_json(text, source); break;

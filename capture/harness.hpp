@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capture/run_times.hpp"
 #include "capture/samples.hpp"
 
 namespace perfgate::capture {
@@ -62,6 +63,9 @@ inline constexpr std::size_t max_benchmarks_per_input = 10000;
 struct parsed_input {
     input_format format = input_format::perf;
     sample_set set;
+    // When the file says it was measured (capture/run_times.hpp): gbench's
+    // context.date, perf stat -o's "# started on" lines; nullopt otherwise.
+    std::optional<run_times> times;
 };
 
 // Parses text in `forced` or the detected format. single_name names the
@@ -74,7 +78,8 @@ parsed_input read_input(const std::filesystem::path& path, std::optional<input_f
                         std::string_view single_name = "default");
 
 // The formats, one parser each (capture/harness_*.cpp).
-sample_set parse_gbench_json(std::string_view text, std::string_view source);
+// times, when given, receives the run time the output carries (context.date).
+sample_set parse_gbench_json(std::string_view text, std::string_view source, std::optional<run_times>* times = nullptr);
 sample_set parse_hyperfine_json(std::string_view text, std::string_view source);
 sample_set parse_catch2_xml(std::string_view text, std::string_view source);
 sample_set parse_nanobench_json(std::string_view text, std::string_view source);

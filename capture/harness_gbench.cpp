@@ -126,7 +126,7 @@ std::string gbench_name(std::string_view name)
     return to_valid_name(out);
 }
 
-sample_set parse_gbench_json(std::string_view text, std::string_view source)
+sample_set parse_gbench_json(std::string_view text, std::string_view source, std::optional<run_times>* times)
 {
     const nlohmann::json doc = detail::parse_json(text, source);
     if (!doc.is_object()) detail::bad_input(source, "", "expected google/benchmark's JSON object");
@@ -136,6 +136,7 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
     }
     detail::suite_builder suite(source);
     std::map<std::string, std::size_t, std::less<>> aggregates; // run name -> rows, of benchmarks without samples
+    double measured_s = 0; // iterations x real_time over the repetition rows (run_times::measured_s)
     for (std::size_t i = 0; i < rows->size(); ++i) {
         const nlohmann::json& row = (*rows)[i];
         const std::string path = fmt::format("benchmarks[{}]", i);
@@ -159,7 +160,10 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
                                           unit_text.substr(0, 32)));
         }
         const std::size_t b = suite.new_repetition(name, path);
-        suite.set(b, "real_time", "ns", *detail::number_at(row, "real_time", source, path, true) * *scale, path);
+        const double real_ns = *detail::number_at(row, "real_time", source, path, true) * *scale;
+        if (auto it = detail::number_at(row, "iterations", source, path, false); it && *it > 0)
+            measured_s += *it * real_ns * 1e-9;
+        suite.set(b, "real_time", "ns", real_ns, path);
         suite.set(b, "cpu_time", "ns", *detail::number_at(row, "cpu_time", source, path, true) * *scale, path);
         for (const auto& [key, value] : row.items()) {
             if (is_row_key(key) || !value.is_number()) continue;
@@ -171,6 +175,14 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source)
         }
     }
     sample_set out = suite.finish();
+    // When the process started (context.date), if the file says; a date in
+    // another form is no date, not an error: the samples are what counts.
+    if (auto ctx = doc.find("context"); times && ctx != doc.end() && ctx->is_object()) {
+        if (auto date = ctx->find("date"); date != ctx->end() && date->is_string()) {
+            *times = parse_iso_date(date->get_ref<const std::string&>());
+            if (*times) (*times)->measured_s = measured_s;
+        }
+    }
     std::size_t without_samples = 0;
     for (const auto& [name, n] : aggregates) {
         if (out.find(name)) continue;

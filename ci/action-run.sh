@@ -38,16 +38,12 @@ else
     # Sequential sampling (docs/cli.md, "Sequential sampling"): no fixed count.
     [ -n "${IN_BUDGET:-}" ] && args+=(--budget "$IN_BUDGET")
     [ -n "${IN_MAX_REPETITIONS:-}" ] && args+=(--max-repetitions "$IN_MAX_REPETITIONS")
-  else
-    # memcheck counts deterministically and runs valgrind twice per
-    # execution: one execution a side decides unless the workflow asks for
-    # more (an explicit repetitions input other than the default).
-    if [ "${IN_BACKEND:-perf}" = "memcheck" ]; then
-      [ "${IN_REPETITIONS:-10}" != "10" ] && args+=(-r "$IN_REPETITIONS")
-    else
-      args+=(-r "${IN_REPETITIONS:-10}")
-    fi
+  elif [ -n "${IN_REPETITIONS:-}" ]; then
+    args+=(-r "$IN_REPETITIONS")
   fi
+  # No repetitions input: perfgate run's default, 10 executions a side for
+  # perf, native and rusage, one for callgrind and memcheck, whose counts are
+  # deterministic (ten identical executions would cost ten times as long).
   if [ -n "${IN_CONFIG:-}" ]; then
     args+=(--config "$IN_CONFIG")
   elif [ -n "${IN_BASELINE:-}" ] && [ -n "${IN_CANDIDATE:-}" ]; then

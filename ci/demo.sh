@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The demo gate: installs missing dependencies, builds perfgate and the
+# The demo gate: installs the missing packages of the build and runtime sets
+# (ci/install-deps.sh build runtime: not the test set), builds perfgate and the
 # example benchmark (examples/checksum.cpp: a baseline and a variant that
 # takes its vector by value), then
 #   1. gates two bundled perf stat captures of them (perfgate compare), and
@@ -10,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${PERFGATE_BUILD_DIR:-build-demo}"
-ci/install-deps.sh
+ci/install-deps.sh build runtime
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DPERFGATE_BUILD_TESTS=OFF -DPERFGATE_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target perfgate example-baseline example-regressed

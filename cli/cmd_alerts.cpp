@@ -12,6 +12,7 @@
 #include "cli/target.hpp"
 #include "model/error.hpp"
 #include "model/utf8.hpp"
+#include "report/quantity.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
 
@@ -78,10 +79,14 @@ std::string render_one(const model::alert& a)
     out += fmt::format("  series     {} / {} on testbed {}, branch {}\n", safe(c.series.benchmark),
                        safe(c.series.counter), safe(c.series.testbed), safe(c.series.branch));
     out += fmt::format("  starts at  run {} ({}, {})\n", c.run_id, safe(c.git_sha), iso_time(c.created_at));
-    out += fmt::format("  change     mean {:.6g} -> {:.6g} ({}), median {:.6g} -> {:.6g}\n", c.mean_before,
-                       c.mean_after, delta_text(c.delta_pct), c.median_before, c.median_after);
-    out += fmt::format("  shift      {:.6g} [{:.6g}, {:.6g}] (Hodges-Lehmann, 95%), p = {:.3g}\n", c.shift,
-                       c.shift_lower, c.shift_upper, c.p_value);
+    // Values as the dashboard writes them (report/quantity.hpp), six digits.
+    auto value = [&c](double v) {
+        return report::counter_quantity(v, c.series.counter, report::quantity_digits_exact);
+    };
+    out += fmt::format("  change     mean {} -> {} ({}), median {} -> {}\n", value(c.mean_before), value(c.mean_after),
+                       delta_text(c.delta_pct), value(c.median_before), value(c.median_after));
+    out += fmt::format("  shift      {} [{}, {}] (Hodges-Lehmann, 95%), p = {:.3g}\n", value(c.shift),
+                       value(c.shift_lower), value(c.shift_upper), c.p_value);
     out += fmt::format("  opened     {}\n", iso_time(a.created_at));
     if (a.changed_at != 0) {
         out += fmt::format("  triaged    {} by {}\n", iso_time(a.changed_at), safe(a.changed_by));

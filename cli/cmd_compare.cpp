@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "capture/harness.hpp"
+#include "capture/run_times.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -43,9 +46,59 @@ const command_spec compare_command{
         {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
         {"not-interleaved", 0, false, false, "",
          "the two captures were not measured interleaved (different sessions): tested counters are inconclusive, "
-         "as no history can judge between-run variation here"},
+         "as no history can judge between-run variation here (implied when the files' run times show them "
+         "measured apart)"},
     },
 };
+
+// How the two files were measured, from the run times they carry
+// (capture/run_times.hpp; docs/cli.md#perfgate-compare): nullopt when they
+// are judged as interleaved without a word (their executions' times overlap,
+// several a side: perf stat -o --append in one alternating loop), else the
+// warning to print and whether they were measured apart.
+struct measured_how {
+    bool apart = false;
+    std::string warning;
+};
+
+std::string started(const capture::run_times& t) { return t.first_text; }
+
+std::optional<measured_how> how_measured(const capture::parsed_input& base, const std::string& base_path,
+                                         const capture::parsed_input& cand, const std::string& cand_path)
+{
+    constexpr std::string_view prefer =
+        "measure both sides in one `perfgate run`, which interleaves their executions (`perfgate run --harness gbench` "
+        "for google/benchmark binaries)";
+    const capture::time_relation rel = capture::relate(base.times, cand.times);
+    if (rel == capture::time_relation::apart) {
+        const std::int64_t gap = std::abs(cand.times->first_start - base.times->first_start);
+        return measured_how{
+            true, fmt::format("{} (started {}) and {} (started {}, {} s {}) were measured apart, not interleaved: "
+                              "their tested counters are judged as runs measured apart, inconclusive without a "
+                              "history of baseline runs, since a load change between the two sessions looks like "
+                              "a change of the code; {}",
+                              base_path, started(*base.times), cand_path, started(*cand.times), gap,
+                              cand.times->first_start >= base.times->first_start ? "later" : "earlier", prefer)};
+    }
+    if (rel == capture::time_relation::overlapping && base.times->executions > 1 && cand.times->executions > 1)
+        return std::nullopt;
+    std::string why;
+    if (rel == capture::time_relation::overlapping) {
+        why = fmt::format("{} (started {}) and {} (started {}) ran too close together to tell apart", base_path,
+                          started(*base.times), cand_path, started(*cand.times));
+    } else if (!base.times || !cand.times) {
+        why = fmt::format("{} carries no run time (hyperfine, Catch2 and nanobench outputs have none; google/benchmark "
+                          "writes context.date, perf stat -o a \"# started on\" line)",
+                          !base.times ? base_path : cand_path);
+    } else {
+        why = fmt::format("{} is in local time and {} in UTC", base.times->zoned ? cand_path : base_path,
+                          base.times->zoned ? base_path : cand_path);
+    }
+    return measured_how{false, fmt::format("compared as if interleaved: {}. If the files were measured one after the "
+                                           "other, a change between the sessions (load, frequency, another job) is "
+                                           "reported as a change of the code: {}, or pass --not-interleaved",
+                                           why, prefer)};
+}
 
 } // namespace
 
@@ -77,17 +130,25 @@ int cmd_compare(const argv_t& argv)
             for (auto& b : in.set.benchmarks)
                 if (b.summary_only && !b.summary_repeats) b.summary_repeats = static_cast<std::size_t>(*n);
         }
-        return std::move(in.set);
+        return in;
     };
-    const capture::sample_set base = load(baseline_path);
-    const capture::sample_set cand = load(candidate_path);
-    // By default the user measured the captures as they should (interleaved),
-    // and the report says nothing about it.
+    const capture::parsed_input base = load(baseline_path);
+    const capture::parsed_input cand = load(candidate_path);
+    // Files whose run times show them measured apart are judged as runs
+    // measured apart, as --not-interleaved; files that cannot show it are
+    // compared as interleaved, and the report says so (docs/cli.md#perfgate-compare).
+    const std::optional<measured_how> how = args.has("not-interleaved")
+                                                ? std::nullopt
+                                                : how_measured(base, baseline_path, cand, candidate_path);
     gate::pairing_fn pairing;
-    if (args.has("not-interleaved")) {
+    if (args.has("not-interleaved") || (how && how->apart)) {
         pairing = [](std::string_view) { return std::optional<gate::pairing>(gate::pairing{false, {}}); };
     }
-    const gate::report result = gate::compare(base, cand, rules, {}, pairing);
+    gate::report result = gate::compare(base.set, cand.set, rules, {}, pairing);
+    if (how) {
+        result.warnings.push_back(how->warning);
+        print_error(fmt::format("perfgate compare: warning: {}\n", how->warning));
+    }
 
     emit_report(result, format, args.get("output"), {});
     return verdict_exit_code(result.result, args.has("fail-on-inconclusive"));

@@ -10,6 +10,7 @@
 #include "cli/output.hpp"
 #include "cli/target.hpp"
 #include "model/error.hpp"
+#include "report/quantity.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
 
@@ -44,17 +45,21 @@ command_spec history_command()
     return spec;
 }
 
-std::string render_history_text(const std::vector<model::history_point>& points)
+// Values as the dashboard writes them (report/quantity.hpp: a unit and an
+// SI prefix, never an exponent), with six significant digits.
+std::string render_history_text(const std::vector<model::history_point>& points, std::string_view counter)
 {
     if (points.empty()) return "no runs match\n";
+    auto value = [counter](double v) { return report::counter_quantity(v, counter, report::quantity_digits_exact); };
     std::string out = fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:<9}  {:>4}  {:>14}  {:>14}  {:>7}\n", "run",
                                   "created (UTC)", "git sha", "branch", "role", "n", "median", "mean", "cov");
     for (const auto& p : points) {
         // An empty sha is a baseline whose commit was not known (docs/history.md).
         const std::string sha = p.git_sha.empty() ? std::string("unknown") : p.git_sha.substr(0, 12);
-        out += fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:<9}  {:>4}  {:>14.6g}  {:>14.6g}  {:>7}\n", p.run_id,
+        out += fmt::format("{:>8}  {:<20}  {:<12}  {:<20}  {:<9}  {:>4}  {:>14}  {:>14}  {:>7}\n", p.run_id,
                            iso_time(p.created_at), sha, p.branch.substr(0, 20), p.role.empty() ? "-" : p.role, p.n,
-                           p.median, p.mean, p.cov ? fmt::format("{:.2f}%", *p.cov * 100) : std::string("-"));
+                           value(p.median), value(p.mean),
+                           p.cov ? fmt::format("{:.2f}%", *p.cov * 100) : std::string("-"));
     }
     return out;
 }
@@ -117,7 +122,7 @@ int cmd_history(const argv_t& argv)
 
     if (format == "json") std::cout << api::history_to_json(points).dump(2) << '\n';
     else if (format == "csv") std::cout << api::history_to_csv(points);
-    else std::cout << render_history_text(points);
+    else std::cout << render_history_text(points, q.counter);
     std::cout.flush();
     return exit_pass;
 }

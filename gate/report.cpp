@@ -41,6 +41,13 @@ suite_counts count_benchmarks(const report& r)
     return n;
 }
 
+namespace {
+// The fewest ratios an overall geometric mean is given for: of two
+// benchmarks it is only the midpoint of their two ratios, which the report
+// already shows, in a row a reader takes for a suite-wide figure.
+constexpr std::size_t overall_geomean_min_benchmarks = 3;
+} // namespace
+
 std::vector<overall_geomean> overall_geomeans(const report& r)
 {
     struct sum {
@@ -65,7 +72,7 @@ std::vector<overall_geomean> overall_geomeans(const report& r)
     }
     std::vector<overall_geomean> out;
     for (auto& s : sums) {
-        if (s.row.benchmarks < 2) continue;
+        if (s.row.benchmarks < overall_geomean_min_benchmarks) continue;
         s.row.ratio = std::exp(s.log_sum / static_cast<double>(s.row.benchmarks));
         out.push_back(std::move(s.row));
     }

@@ -319,10 +319,10 @@ struct overall_geomean {
     std::string counter;
     capture::better direction = capture::better::lower;
     double ratio = 1;
-    std::size_t benchmarks = 0; // how many ratios the mean is over, >= 2
+    std::size_t benchmarks = 0; // how many ratios the mean is over, >= 3
 };
 // One entry per counter name in first-seen order, for counters with ratios
-// in two or more benchmarks; empty otherwise (a single-benchmark report).
+// in three or more benchmarks (report.cpp: overall_geomean_min_benchmarks).
 [[nodiscard]] std::vector<overall_geomean> overall_geomeans(const report& r);
 
 std::string_view to_string(status s);

@@ -376,9 +376,14 @@ private:
         if (exit_code_ == exit_usage || exit_code_ == exit_measurement) {
             d = fmt::format("perfgate could not decide (exit {}): see the job log", exit_code_);
         } else {
-            d = fmt::format("{}: {} regressed, {} improved, {} unchanged, {} inconclusive",
-                            gate::to_string(report_.result), report_.count(gate::status::regression),
-                            report_.count(gate::status::improvement), report_.count(gate::status::unchanged),
+            // A regression that does not fail the check (fail-on-regression
+            // false) must not read "fail" beside a green mark.
+            const std::string verdict = report_.result == gate::verdict::fail && exit_code_ == exit_pass
+                                            ? "regression (not failing: fail-on-regression false)"
+                                            : std::string(gate::to_string(report_.result));
+            d = fmt::format("{}: {} regressed, {} improved, {} unchanged, {} inconclusive", verdict,
+                            report_.count(gate::status::regression), report_.count(gate::status::improvement),
+                            report_.count(gate::status::unchanged),
                             report_.count(gate::status::inconclusive) + report_.count(gate::status::insufficient));
         }
         return detail::status_description(d);

@@ -49,6 +49,7 @@ std::vector<memory_frame> xml_stack(const pugi::xml_node& stack)
         if (!fn.empty() && !file.empty()) {
             fr.text = fmt::format("{} ({}:{})", fn, file, line);
             fr.named = true;
+            fr.system = system_header_dir(f.child_value("dir"));
         } else {
             fr.text = fmt::format("{} (in {})", fn.empty() ? std::string(f.child_value("ip")) : fn,
                                   f.child_value("obj"));
@@ -221,6 +222,14 @@ std::string frame_function(std::string_view frame_text)
     return std::string(frame_text.substr(0, frame_text.find(" (")));
 }
 
+bool system_header_dir(std::string_view dir)
+{
+    auto under = [dir](std::string_view root) {
+        return dir.starts_with(root) && (dir.size() == root.size() || dir[root.size()] == '/');
+    };
+    return under("/usr/include") || under("/usr/lib/gcc") || dir.starts_with("/usr/lib/llvm-");
+}
+
 bool library_frame(std::string_view frame_text)
 {
     // "fn (file:line)": the file is between the last " (" and the last ':'.
@@ -233,15 +242,18 @@ bool library_frame(std::string_view frame_text)
         "new_allocator.h",   "alloc_traits.h",     "allocator.h",   "basic_string.h",
         "hashtable.h",       "hashtable_policy.h", "unique_ptr.h",  "shared_ptr.h",
         "shared_ptr_base.h", "std_function.h",     "char_traits.h", "stl_construct.h"};
-    return file.find('.') == std::string_view::npos || file.starts_with("stl_") || file.ends_with(".tcc") ||
-           std::find(headers.begin(), headers.end(), file) != headers.end();
+    // GCC's and clang's x86 intrinsics (emmintrin.h, immintrin.h,
+    // avx2intrin.h, ...) and Arm's (arm_neon.h, arm_sve.h).
+    const bool intrinsics = file.ends_with("intrin.h") || file == "arm_neon.h" || file == "arm_sve.h";
+    return intrinsics || file.find('.') == std::string_view::npos || file.starts_with("stl_") ||
+           file.ends_with(".tcc") || std::find(headers.begin(), headers.end(), file) != headers.end();
 }
 
 const memory_frame* responsible_frame(const std::vector<memory_frame>& stack)
 {
     if (stack.empty()) return nullptr;
     for (const auto& f : stack)
-        if (!library_frame(f.text)) return &f;
+        if (!f.system && !library_frame(f.text)) return &f;
     return &stack.front();
 }
 

@@ -37,7 +37,18 @@ inline constexpr std::size_t valgrind_memory_max_file_bytes = 256u * 1024 * 1024
 struct memory_frame {
     std::string text;
     bool named = false; // has a function name and a file:line
+    // In a system or compiler header, by the directory memcheck's XML gives
+    // (system_header_dir): an inlined intrinsic (_mm_loadu_si128 in GCC's
+    // emmintrin.h) or a libc wrapper, not the code that decided to do it.
+    // DHAT names no directory: its frames go by library_frame's file names.
+    bool system = false;
 };
+
+// Whether a source directory holds system or compiler headers: /usr/include
+// (libc, libstdc++, installed libraries' headers) or a compiler's own
+// include directory (/usr/lib/gcc/..., /usr/lib/llvm-N/..., where the
+// intrinsics headers live).
+bool system_header_dir(std::string_view dir);
 
 // One memcheck error (not a leak): its kind ("UninitCondition",
 // "InvalidRead", ...), valgrind's sentence, how often it happened and its
@@ -92,14 +103,17 @@ std::string frame_function(std::string_view frame_text);
 
 // A frame inside the C++ standard library's headers (libstdc++'s bits/:
 // "allocate (new_allocator.h:137)", "vector (stl_vector.h:598)", a .tcc file,
-// or an extensionless header such as <vector>): not the function that
-// decided to allocate. DHAT prints a file's base name only, so this goes by
-// libstdc++'s file names: stl_*.h, *.tcc, no extension, and the allocator,
-// string, hashtable and smart-pointer headers.
+// or an extensionless header such as <vector>) or a compiler's intrinsics
+// header ("_mm_loadu_si128 (emmintrin.h:703)": *intrin.h, arm_neon.h,
+// arm_sve.h): not the function that decided to allocate or to read. DHAT
+// prints a file's base name only, so this goes by the headers' file names:
+// stl_*.h, *.tcc, no extension, the allocator, string, hashtable and
+// smart-pointer headers, and the intrinsics headers.
 bool library_frame(std::string_view frame_text);
 
-// The innermost frame of `stack` outside the standard library (the first
-// frame when every one is inside it); nullptr for an empty stack.
+// The innermost frame of `stack` outside the standard library and the
+// system and compiler headers (library_frame, memory_frame::system); the
+// first frame when every one is inside them; nullptr for an empty stack.
 const memory_frame* responsible_frame(const std::vector<memory_frame>& stack);
 
 } // namespace perfgate::profile

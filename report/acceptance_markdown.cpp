@@ -14,7 +14,9 @@ constexpr std::size_t short_sha_chars = 12;
 std::string render_acceptance_note(const model::acceptance& a, std::string_view context)
 {
     const std::string reason = a.reason.empty() ? "_no reason given_" : markdown_literal(a.reason);
-    return fmt::format("{}\n> [!NOTE]\n> **Regression accepted** by {} for commit {}: {}\n>\n"
+    // "Accepted", not "Regression accepted": the note is written whatever
+    // the head's verdict was, and a passing head may be accepted too.
+    return fmt::format("{}\n> [!NOTE]\n> **Accepted** by {} for commit {}: {}\n>\n"
                        "> The commit status {} of that commit is success. A new push is gated afresh.\n{}\n",
                        acceptance_note_begin, markdown_literal("@" + a.login),
                        markdown_literal(a.head_sha.substr(0, short_sha_chars)), reason, markdown_literal(context),

@@ -243,7 +243,10 @@ std::string context_line(const gate::report& r, const markdown_options& opt)
                                           base.empty() ? "—" : commit_ref(base, opt));
         if (r.baseline) {
             commits += fmt::format(", the **{}**", md_text(r.baseline->rule));
-            if (r.baseline->rule == "merge-base" && !r.baseline->base_tip_sha.empty())
+            // The base tip only when it says more: when the merge-base is
+            // the tip (a branch made from the base's head), one SHA is enough.
+            if (r.baseline->rule == "merge-base" && !r.baseline->base_tip_sha.empty() &&
+                r.baseline->base_tip_sha != r.baseline->baseline_sha)
                 commits += fmt::format(" (base tip {})", commit_ref(r.baseline->base_tip_sha, opt));
         }
         parts.push_back(std::move(commits));

@@ -79,7 +79,9 @@ std::string baseline_text(const gate::baseline_choice& b)
     };
     const std::string rule = b.rule == "merge-base" || b.rule == "base-tip" || b.rule == "parent" ? b.rule : "?";
     std::string line = fmt::format("baseline: {} {}", rule, hex12(b.baseline_sha));
-    if (rule == "merge-base" && !b.base_tip_sha.empty()) line += " of base " + hex12(b.base_tip_sha);
+    // The base tip only when it says more: a merge-base that is the tip is not repeated.
+    if (rule == "merge-base" && !b.base_tip_sha.empty() && b.base_tip_sha != b.baseline_sha)
+        line += " of base " + hex12(b.base_tip_sha);
     return line + " · head " + hex12(b.head_sha);
 }
 

@@ -11,6 +11,7 @@
 #include <openssl/hmac.h>
 
 #include "model/digest.hpp"
+#include "report/quantity.hpp"
 #include "store/store.hpp"
 
 namespace perfgate::service {
@@ -91,12 +92,22 @@ std::string slack_body(const alert_notice& n)
     auto field = [&](std::string_view name, const std::string& value) {
         fields.push_back({{"type", "mrkdwn"}, {"text", fmt::format("*{}*\n{}", name, value)}});
     };
+    // Values as the dashboard writes them (report/quantity.hpp: the counter's
+    // unit, an SI prefix, no exponent), six digits so that a small step shows.
+    auto value = [&c](double v) {
+        return report::counter_quantity(v, c.series.counter, report::quantity_digits_exact);
+    };
     field("Benchmark", slack_escaped(c.series.benchmark));
     field("Counter", slack_escaped(c.series.counter));
-    field("Delta", fmt::format("{} ({:.6g} -> {:.6g})", delta_text(c.delta_pct), c.mean_before, c.mean_after));
+    field("Delta", fmt::format("{} ({} -> {})", delta_text(c.delta_pct), value(c.mean_before), value(c.mean_after)));
     field("Commit", commit);
-    field("Status", std::string(model::to_string(a.status)));
-    field("Testbed", slack_escaped(c.series.testbed.empty() ? std::string("-") : c.series.testbed));
+    // Who triaged it, and their note, once someone has.
+    field("Status", a.changed_by.empty()
+                        ? std::string(model::to_string(a.status))
+                        : fmt::format("{} (by {})", model::to_string(a.status), slack_escaped(a.changed_by)));
+    const std::string& testbed = n.testbed_name.empty() ? c.series.testbed : n.testbed_name;
+    field("Testbed", slack_escaped(testbed.empty() ? std::string("-") : testbed));
+    if (!a.note.empty()) field("Note", slack_escaped(a.note));
     nlohmann::ordered_json blocks = nlohmann::ordered_json::array();
     blocks.push_back({{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", title.substr(0, 150)}}}});
     blocks.push_back({{"type", "section"}, {"fields", std::move(fields)}});
@@ -139,7 +150,7 @@ void notifier::notify(std::string_view event, const model::alert& alert) noexcep
     try {
         const auto targets = db_.webhook_targets(alert.project);
         if (targets.empty()) return;
-        alert_notice n{std::string(event), alert, {}, {}, 0};
+        alert_notice n{std::string(event), alert, {}, {}, 0, {}};
         n.time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                      .count();
         if (auto repo = db_.repository_url(alert.project); repo && !alert.change.git_sha.empty()) {
@@ -148,6 +159,8 @@ void notifier::notify(std::string_view event, const model::alert& alert) noexcep
         if (!options_.public_url.empty()) {
             n.dashboard_url = fmt::format("{}/p/{}/alerts", options_.public_url, alert.project);
         }
+        // The series names its testbed by fingerprint; people know its name.
+        if (auto run = db_.find_run(alert.project, alert.change.run_id)) n.testbed_name = run->testbed_name;
         std::vector<delivery> ready;
         for (const auto& t : targets) {
             delivery d;

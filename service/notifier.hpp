@@ -87,6 +87,9 @@ struct alert_notice {
     std::string commit_url;
     std::string dashboard_url;
     std::int64_t time = 0; // unix seconds
+    // The testbed's name (alert.change.series.testbed is its fingerprint);
+    // "" when unknown: the Slack body then shows the fingerprint.
+    std::string testbed_name;
 };
 std::string json_body(const alert_notice& n);
 std::string slack_body(const alert_notice& n);

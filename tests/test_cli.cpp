@@ -875,4 +875,26 @@ TEST_CASE("perfgate compare and upload read google/benchmark JSON, and name a ba
     INFO(h.err);
     REQUIRE(h.code == 0);
     CHECK(h.out.find(",abc123,main,") != std::string::npos);
+
+    // The text table writes values as the dashboard does (report/quantity.hpp:
+    // a unit and an SI prefix, six digits), never 2.06549e+08.
+    std::ofstream(here / "counts.json") << R"({"perfgate_samples": 1, "benchmarks": {"parse": {"counters": {
+        "instructions": {"samples": [206549123, 206549123]},
+        "task-clock": {"unit": "msec", "samples": [12.5, 12.75]}}}}})";
+    REQUIRE(run_perfgate({"upload", "--db", (here / "p.db").string(), "--project", "demo", "--role", "baseline",
+                          "--git-sha", "abc124", "--branch", "main", (here / "counts.json").string()},
+                         here)
+                .code == 0);
+    const auto counts = run_perfgate({"history", "--db", (here / "p.db").string(), "--project", "demo", "--benchmark",
+                                      "parse", "--counter", "instructions"},
+                                     here);
+    INFO(counts.err);
+    REQUIRE(counts.code == 0);
+    CHECK(counts.out.find("206.549 M") != std::string::npos);
+    CHECK(counts.out.find("e+") == std::string::npos);
+    const auto times = run_perfgate({"history", "--db", (here / "p.db").string(), "--project", "demo", "--benchmark",
+                                     "parse", "--counter", "task-clock"},
+                                    here);
+    REQUIRE(times.code == 0);
+    CHECK(times.out.find("12.625 ms") != std::string::npos); // the mean of 12.5 and 12.75 ms
 }

@@ -1595,6 +1595,23 @@ TEST_CASE("report: a suite's summary, overall geometric mean, added, removed and
               std::string::npos);
         CHECK(render_markdown(r).find("| task-clock (lower is better) | 1.1447 | +14.47% | 3 |") != std::string::npos);
     }
+    SUBCASE("two benchmarks: a summary, but no overall geometric mean (fewer than 3 ratios)")
+    {
+        capture::sample_set base, cand;
+        for (int i = 0; i < 2; ++i) {
+            const std::string name = "b" + std::to_string(i);
+            base.benchmarks.push_back(one({series("task-clock", ramp(), "msec")}, name).benchmarks[0]);
+            cand.benchmarks.push_back(
+                one({series("task-clock", ramp(i == 0 ? 2.0 : 1.0), "msec")}, name).benchmarks[0]);
+        }
+        const gate::report r = compare(base, cand, policy{});
+        CHECK(overall_geomeans(r).empty());
+        const json j = to_json(r);
+        CHECK(j.contains("summary"));
+        CHECK_FALSE(j.contains("overall"));
+        CHECK(render_markdown(r).find("geometric mean") == std::string::npos);
+        CHECK(render_text(r, false).find("overall") == std::string::npos);
+    }
     SUBCASE("a single benchmark: none of the suite's members, as before")
     {
         const gate::report r = compare(one({series("task-clock", ramp(), "msec")}),

@@ -369,6 +369,16 @@ TEST_CASE("the comment's head names both commits, linked to the repository, the 
                     "testbed **ci-runner-2**\n") != std::string::npos);
     // Above the table.
     CHECK(body.find("Head [") < body.find("| | benchmark |"));
+
+    // The merge-base is the base tip (a branch made from it): one SHA, not
+    // the same commit twice (issue 44, item 13); the text report the same.
+    r.baseline = gate::baseline_choice{"merge-base", base, base, head};
+    const std::string md = perfgate::report::render_markdown(r);
+    CHECK(md.find("the **merge-base** · backend") != std::string::npos);
+    CHECK(md.find("base tip") == std::string::npos);
+    const std::string text = perfgate::report::render_text(r, false);
+    CHECK(text.find("baseline: merge-base aaaaaaaaaaaa · head cccccccccccc") != std::string::npos);
+    CHECK(text.find(" of base ") == std::string::npos);
 }
 
 TEST_CASE("comments by other users with the marker are left alone")
@@ -862,9 +872,14 @@ TEST_CASE("perfgate github posts a report file")
         CHECK(cmd_github({"--report", report_file}) == exit_regression);
         CHECK(gh.comments(pr).size() == 1);
         CHECK(gh.statuses().size() == 1);
+        CHECK(json::parse(gh.statuses().back().second)["description"].get<std::string>().starts_with("fail: "));
         CHECK(cmd_github({"--report", report_file, "--no-fail-on-regression"}) == exit_pass);
         CHECK(gh.comments(pr).size() == 1); // sticky
         CHECK(json::parse(gh.statuses().back().second)["state"] == "success");
+        // A green check says what happened without saying "fail" (issue 44, item 13).
+        const std::string green = json::parse(gh.statuses().back().second)["description"];
+        CHECK(green.starts_with("regression (not failing: fail-on-regression false): 1 regressed"));
+        CHECK(green.find("fail:") == std::string::npos);
     }
     SUBCASE("the fork split: --event and --expect-head-sha")
     {
@@ -1491,6 +1506,25 @@ TEST_CASE("the action's measure step: budget inputs replace the fixed repetition
     CHECK(args.find("--repo") == std::string::npos);
     args = step("IN_BASELINE_REF=merge-base IN_REPO=head 'IN_BASELINE_DIR=base dir'");
     CHECK(args.find(" --baseline-ref merge-base --repo head --baseline-dir base dir") != std::string::npos);
+
+    // The repetitions input is empty by default (ci/action.yml, issue 44 item
+    // 10): no -r, so perfgate run's own default decides: 10 for perf, native
+    // and rusage, one execution a side for the deterministic callgrind and
+    // memcheck (docs/cli.md#perfgate-run), not ten identical ones.
+    const std::string action = slurp(fs::path(PERFGATE_SOURCE_DIR) / "ci" / "action.yml");
+    const auto input = action.find("\n  repetitions:\n");
+    REQUIRE(input != std::string::npos);
+    const std::string block = action.substr(input, action.find("\n  budget:", input) - input);
+    CHECK(block.find("default: ''") != std::string::npos);
+    for (const char* backend : {"callgrind", "memcheck", "perf", "native", "rusage"}) {
+        CAPTURE(backend);
+        args = step(std::string("IN_BACKEND=") + backend + " IN_REPETITIONS=");
+        CHECK(args.find(std::string("--backend ") + backend) != std::string::npos);
+        CHECK(args.find(" -r ") == std::string::npos);
+        // An explicit count is passed as given, 10 included, for every backend.
+        args = step(std::string("IN_BACKEND=") + backend + " IN_REPETITIONS=10");
+        CHECK(args.find(" -r 10 ") != std::string::npos);
+    }
 }
 
 TEST_CASE("the action's measure step: --artifacts, and the link and upload only when something was written")
@@ -1701,7 +1735,7 @@ TEST_CASE(
     CHECK(gh.comments(pr).size() == 1);
     CHECK(body.find(report_comment.substr(report_comment.find('\n') + 1)) != std::string::npos);
     const std::string note = note_of(body);
-    CHECK(note.find("**Regression accepted** by @\xe2\x80\x8bmaintainer for commit aaaa0000aaaa: the bounds check") !=
+    CHECK(note.find("**Accepted** by @\xe2\x80\x8bmaintainer for commit aaaa0000aaaa: the bounds check") !=
           std::string::npos);
     // Stored with the comparison: read back from the server.
     const json stored = srv.comparison(first).at("acceptance");

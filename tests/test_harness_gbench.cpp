@@ -396,3 +396,83 @@ TEST_CASE("input formats: detected by content, forced by name")
         CHECK(e.id() == "ingest.bad_csv");
     }
 }
+
+TEST_CASE("run times: what google/benchmark and perf stat files say about when they were measured")
+{
+    using capture::relate;
+    using capture::time_relation;
+    SUBCASE("ISO 8601 dates (google/benchmark's context.date)")
+    {
+        const auto utc = capture::parse_iso_date("2026-11-26T21:34:27+00:00");
+        REQUIRE(utc);
+        CHECK(utc->zoned);
+        CHECK(utc->first_start == 1795728867); // date -d 2026-11-26T21:34:27Z +%s
+        CHECK(utc->first_text == "2026-11-26T21:34:27+00:00");
+        // The same moment written in another zone, or with Z.
+        CHECK(capture::parse_iso_date("2026-11-26T22:34:27+01:00")->first_start == 1795728867);
+        CHECK(capture::parse_iso_date("2026-11-26T16:04:27-05:30")->first_start == 1795728867);
+        CHECK(capture::parse_iso_date("2026-11-26T21:34:27Z")->first_start == 1795728867);
+        CHECK(capture::parse_iso_date("2026-11-26T21:34:27.123456Z")->first_start == 1795728867);
+        // google/benchmark before 1.5: local time, no zone.
+        const auto local = capture::parse_iso_date("2016-08-02 17:44:46");
+        REQUIRE(local);
+        CHECK_FALSE(local->zoned);
+        CHECK(local->first_start == 1470159886);
+        for (const char* bad : {"", "yesterday", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-26T25:00:00Z",
+                                "2026-11-26T21:34:27+0100", "2026-11-26T21:34:27 UTC", "2026-11-26"}) {
+            CAPTURE(bad);
+            CHECK_FALSE(capture::parse_iso_date(bad));
+        }
+    }
+    SUBCASE("perf stat -o's # started on lines, one per execution")
+    {
+        CHECK(capture::parse_ctime_date("Sun Nov 22 02:35:47 2026")->first_start == 1795314947);
+        CHECK(capture::parse_ctime_date("Mon Nov  2 02:35:47 2026")->first_start == 1793586947);
+        CHECK_FALSE(capture::parse_ctime_date("Sun Nox 22 02:35:47 2026"));
+        CHECK_FALSE(capture::parse_ctime_date("22 Nov 2026"));
+        const std::string text = "# started on Sun Nov 22 02:35:47 2026\n\n1,,page-faults,1,100.00,,\n"
+                                 "# started on Sun Nov 22 02:35:49 2026\n\n1,,page-faults,1,100.00,,\n";
+        const auto t = capture::perf_started_on(text);
+        REQUIRE(t);
+        CHECK(t->executions == 2);
+        CHECK(t->last_start - t->first_start == 2);
+        CHECK_FALSE(t->zoned);
+        CHECK_FALSE(capture::perf_started_on("1,,page-faults,1,100.00,,\n"));
+        // Read with the capture: the demo's bundled files, ten executions each.
+        const auto demo = capture::read_input(std::filesystem::path(PERFGATE_SOURCE_DIR) /
+                                              "examples/data/baseline.csv");
+        REQUIRE(demo.times);
+        CHECK(demo.times->executions == 10);
+        CHECK(demo.times->measured_s > 0); // the last execution's duration_time
+    }
+    SUBCASE("google/benchmark: the date and the measured time from the file")
+    {
+        const auto in = capture::read_input(data_dir / "baseline.json");
+        REQUIRE(in.times);
+        CHECK(in.times->first_text == "2026-11-26T21:34:27+00:00");
+        CHECK(in.times->executions == 1);
+        // Sum of iterations x real_time of the 40 repetition rows (python3 over the file).
+        CHECK(in.times->measured_s == doctest::Approx(1.0144304419918626).epsilon(1e-9));
+        CHECK_FALSE(capture::read_input(data_dir / "compare_py_test3_run0.json").times->zoned);
+    }
+    SUBCASE("relate: apart only past the earlier file's measured range and the resolution")
+    {
+        capture::run_times a;
+        a.first_start = a.last_start = 1000;
+        a.measured_s = 2.5;
+        a.zoned = true;
+        capture::run_times b = a;
+        b.first_start = b.last_start = 1004; // 1000 + 1 + 2.5 = 1003.5 <= 1004
+        CHECK(relate(a, b) == time_relation::apart);
+        CHECK(relate(b, a) == time_relation::apart);
+        b.first_start = b.last_start = 1003; // could have started during a's run
+        CHECK(relate(a, b) == time_relation::overlapping);
+        CHECK(relate(a, std::nullopt) == time_relation::unknown);
+        b.zoned = false;
+        CHECK(relate(a, b) == time_relation::unknown);
+        // The two real files, a second apart, a second of measuring: too close.
+        const auto base = capture::read_input(data_dir / "baseline.json");
+        const auto cand = capture::read_input(data_dir / "candidate.json");
+        CHECK(relate(base.times, cand.times) == time_relation::overlapping);
+    }
+}

@@ -146,6 +146,26 @@ TEST_CASE("run --backend memcheck: each variant fails on its counter and names i
         CHECK(rows[0].at("kind") == "UninitCondition");
         CHECK(rows[0].at("what") == "Conditional jump or move depends on uninitialised value(s)");
     }
+    SUBCASE("sse_overread: the function that calls the intrinsic, not the intrinsic's header")
+    {
+        // memcheck's innermost frame is _mm_loadu_si128 (GCC's emmintrin.h,
+        // inlined into copy16); the culprit is copy16 (issue 44, item 6).
+        const auto o = run(prog + " base", prog + " sse_overread", dir.path());
+        REQUIRE_MESSAGE(o.code == 1, o.err);
+        CHECK(before(o.report, "memcheck-errors") == 0);
+        CHECK(after(o.report, "memcheck-errors") == 1);
+        const auto rows = culprits(o.report, "memcheck-errors");
+        REQUIRE(rows.size() == 1);
+        CHECK(rows[0].at("function") == "copy16");
+        CHECK(rows[0].at("kind") == "InvalidRead");
+        CHECK(rows[0].at("what") == "Invalid read of size 16");
+        // The stack keeps every frame, the intrinsic first.
+        const auto& stack = rows[0].at("stack");
+        REQUIRE(stack.size() >= 3);
+        CHECK(stack.at(0).get<std::string>().starts_with("_mm_loadu_si128 (emmintrin.h:"));
+        CHECK(stack.at(1).get<std::string>().starts_with("copy16 (memprog.c:"));
+        CHECK(stack.at(2).get<std::string>().starts_with("sse_overread (memprog.c:"));
+    }
     SUBCASE("hold_all: the same allocations, a higher peak")
     {
         const auto o = run(prog + " base", prog + " hold_all", dir.path());

@@ -225,6 +225,15 @@ TEST_CASE("alerts over a real server: a 5% step at run 40 opens one alert there,
         CHECK(lst == 0);
         CHECK(lst_out.find("acknowledged") != std::string::npos);
         CHECK(lst_out.find("task-clock") != std::string::npos);
+        // One alert's numbers as the dashboard writes them: task-clock in ms,
+        // never in scientific notation (report/quantity.hpp).
+        auto [one, one_out, one_err] = run_perfgate({"alerts", "show", std::to_string(id), "--server", srv.url(),
+                                                     "--project", "demo", "--token", token});
+        INFO(one_err);
+        CHECK(one == 0);
+        CHECK(one_out.find("  change     mean ") != std::string::npos);
+        CHECK(one_out.find(" ms -> ") != std::string::npos);
+        CHECK(one_out.find("e+") == std::string::npos);
         auto [set, set_out, set_err] = run_perfgate({"alerts", "set", std::to_string(id), "fixed", "--note",
                                                      "reverted in #9", "--server", srv.url(), "--project", "demo",
                                                      "--token", token, "--format", "json"});

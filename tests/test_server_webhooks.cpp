@@ -196,6 +196,11 @@ TEST_CASE("webhooks over a real server: an alert opened by uploads reaches the r
         CHECK(fields.find(fmt::format("{:+.2f}%", body.at("alert").at("delta_pct").get<double>())) !=
               std::string::npos);
         CHECK(fields.find("<https://github.com/acme/demo/commit/" + sha + "|") != std::string::npos);
+        // The testbed by its name, not its fingerprint; values with their unit, no exponent.
+        CHECK(fields.find("*Testbed*\\nci-box") != std::string::npos);
+        CHECK(fields.find(body.at("alert").at("testbed").get<std::string>()) == std::string::npos);
+        CHECK(fields.find(" ms -> ") != std::string::npos);
+        CHECK(fields.find("e+") == std::string::npos);
         CHECK(s.dump().find("https://perf.example.com/p/demo/alerts") != std::string::npos);
 
         // Triage over the API: a status change is posted too.
@@ -209,6 +214,18 @@ TEST_CASE("webhooks over a real server: an alert opened by uploads reaches the r
         REQUIRE(changed != more.end());
         CHECK(json::parse(changed->body).at("event") == "alert.status_changed");
         CHECK(json::parse(changed->body).at("alert").at("status") == "acknowledged");
+        // The Slack message of the change says who made it.
+        const auto slack_changed = std::find_if(more.begin() + 2, more.end(),
+                                                [](const auto& h) { return h.target == "/slack"; });
+        REQUIRE(slack_changed != more.end());
+        const std::string changed_by = json::parse(changed->body).at("alert").at("changed_by");
+        CHECK_FALSE(changed_by.empty());
+        CHECK(json::parse(slack_changed->body)
+                  .at("blocks")
+                  .at(1)
+                  .at("fields")
+                  .dump()
+                  .find("acknowledged (by " + changed_by + ")") != std::string::npos);
         CHECK(changed->headers.at("X-Perfgate-Signature") == expected_signature(secret, changed->body));
 
         // The delivery log: over HTTP and in perfgate project; the secret in neither, nor in the log.

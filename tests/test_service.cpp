@@ -40,6 +40,7 @@
 #include "model/testbed.hpp"
 #include "report/render.hpp"
 #include "service/lru_cache.hpp"
+#include "service/notifier.hpp"
 #include "store/store.hpp"
 
 using namespace perfgate;
@@ -2038,4 +2039,44 @@ TEST_CASE("service: the change points of ungated counters open no alert (issue 4
         CHECK(svc.alert("demo", opened.front()).change.series.counter == "wall-time");
         CHECK(svc.change_points("demo", "parse", "max-rss", std::nullopt, std::nullopt).size() == 1);
     }
+}
+
+TEST_CASE("webhook bodies: the Slack message writes numbers as the dashboard, names the testbed and who triaged")
+{
+    // issue 44, item 13: an instruction count read "2.06554e+08", the
+    // testbed its fingerprint, and a status change did not say who made it.
+    perfgate::service::alert_notice n;
+    n.event = std::string(perfgate::service::event_alert_opened);
+    n.alert.id = 7;
+    n.alert.project = "snappy";
+    n.alert.change.series = {"compress", "instructions", "3f9a0c1d2e4b5a6978", "main"};
+    n.alert.change.mean_before = 206549123;
+    n.alert.change.mean_after = 227788000;
+    n.alert.change.delta_pct = 10.28;
+    n.alert.change.git_sha = "3b57165000000000000000000000000000000000";
+    n.testbed_name = "ci-callgrind";
+    json body = json::parse(perfgate::service::slack_body(n));
+    std::string fields = body.at("blocks").at(1).at("fields").dump();
+    CHECK(fields.find("+10.28% (206.549 M -> 227.788 M)") != std::string::npos);
+    CHECK(fields.find("e+") == std::string::npos);
+    CHECK(fields.find("ci-callgrind") != std::string::npos);
+    CHECK(fields.find("3f9a0c1d2e4b5a6978") == std::string::npos);
+    CHECK(fields.find("*Status*\\nuntriaged\"") != std::string::npos);
+    CHECK(fields.find("Note") == std::string::npos);
+
+    // A time counter in its unit; a status change names who made it, and the note.
+    n.event = std::string(perfgate::service::event_alert_status_changed);
+    n.alert.change.series.counter = "task-clock";
+    n.alert.change.mean_before = 12.5;
+    n.alert.change.mean_after = 13.75;
+    n.alert.status = perfgate::model::alert_status::acknowledged;
+    n.alert.changed_by = "octocat";
+    n.alert.note = "bisecting <#12>";
+    n.testbed_name.clear(); // unknown: the fingerprint is all there is
+    body = json::parse(perfgate::service::slack_body(n));
+    fields = body.at("blocks").at(1).at("fields").dump();
+    CHECK(fields.find("(12.5 ms -> 13.75 ms)") != std::string::npos);
+    CHECK(fields.find("*Status*\\nacknowledged (by octocat)") != std::string::npos);
+    CHECK(fields.find("*Note*\\nbisecting &lt;#12&gt;") != std::string::npos);
+    CHECK(fields.find("3f9a0c1d2e4b5a6978") != std::string::npos);
 }

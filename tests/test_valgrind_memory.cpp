@@ -171,6 +171,46 @@ TEST_CASE("the frame responsible skips the C++ standard library's headers")
     CHECK(responsible_frame(all_library)->text == "allocate (new_allocator.h:137)");
 }
 
+TEST_CASE("the frame responsible skips compiler intrinsics and system headers")
+{
+    // By file name (DHAT gives no directory): the intrinsics headers.
+    CHECK(library_frame("_mm_loadu_si128 (emmintrin.h:703)"));
+    CHECK(library_frame("_mm256_loadu_si256 (avxintrin.h:873)"));
+    CHECK(library_frame("vld1q_u8 (arm_neon.h:10210)"));
+    CHECK_FALSE(library_frame("my_intrinsics (simd.h:4)"));
+    // By directory (memcheck's XML gives one).
+    CHECK(system_header_dir("/usr/include"));
+    CHECK(system_header_dir("/usr/include/x86_64-linux-gnu/bits"));
+    CHECK(system_header_dir("/usr/lib/gcc/x86_64-linux-gnu/12/include"));
+    CHECK(system_header_dir("/usr/lib/llvm-14/lib/clang/14.0.6/include"));
+    CHECK_FALSE(system_header_dir("/usr/includes"));
+    CHECK_FALSE(system_header_dir("/usr/local/include"));
+    CHECK_FALSE(system_header_dir("/home/me/snappy"));
+    CHECK_FALSE(system_header_dir(""));
+
+    // memprog sse_overread under memcheck (tests/data/memcheck/README.txt):
+    // the innermost frame is the inlined intrinsic, the culprit the next one.
+    const auto r = read_memcheck_xml(data("memcheck-sse_overread.xml"));
+    REQUIRE(r.errors.size() == 1);
+    const auto& stack = r.errors[0].stack;
+    REQUIRE(stack.size() >= 2);
+    CHECK(stack[0].text == "_mm_loadu_si128 (emmintrin.h:703)");
+    CHECK(stack[0].system);
+    CHECK_FALSE(stack[1].system);
+    REQUIRE(responsible_frame(stack) != nullptr);
+    CHECK(responsible_frame(stack)->text.starts_with("copy16 (memprog.c:"));
+
+    // A libc wrapper inlined from /usr/include (glibc's fortified memcpy):
+    // skipped by its directory, though its file name is not a known one.
+    memory_frame wrapper{"memcpy (string_fortified.h:29)", true, true};
+    memory_frame caller{"decode (codec.c:12)", true, false};
+    const std::vector<memory_frame> fortified = {wrapper, caller};
+    CHECK(responsible_frame(fortified)->text == "decode (codec.c:12)");
+    // Every frame a system one: the first.
+    const std::vector<memory_frame> only_system = {wrapper};
+    CHECK(responsible_frame(only_system)->text == "memcpy (string_fortified.h:29)");
+}
+
 TEST_CASE("DHAT JSON: broken input is named")
 {
     CHECK_THROWS_WITH_AS((void)parse_dhat_json("{", "d.json"), doctest::Contains("d.json: not JSON"), error);

@@ -1,4 +1,4 @@
-#include "server/pages/quantity.hpp"
+#include "report/quantity.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
-namespace perfgate::server::pages {
+#include "capture/counters.hpp"
+
+namespace perfgate::report {
 
 namespace {
 
@@ -94,4 +96,9 @@ std::string quantity(std::optional<double> v, std::string_view unit, int digits)
     return out;
 }
 
-} // namespace perfgate::server::pages
+std::string counter_quantity(std::optional<double> v, std::string_view counter, int digits)
+{
+    return quantity(v, capture::lookup_counter(counter).unit, digits);
+}
+
+} // namespace perfgate::report
