@@ -125,7 +125,7 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
 
 mainline_side mainline_side_of(const git_info& git, std::optional<bool> asked)
 {
-    if (git.pr || git.branch.empty() || (asked && !*asked)) return mainline_side::none;
+    if (git.pr || (asked && !*asked)) return mainline_side::none;
     if (asked) return mainline_side::candidate;
     if (git.actions) return git.event == "push" ? mainline_side::candidate : mainline_side::none;
     const bool same_branch = git.base_branch.empty() || git.base_branch == git.branch;

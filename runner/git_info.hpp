@@ -74,8 +74,9 @@ enum class mainline_side { none, baseline, candidate };
 // (a pull request's runs never feed a series); outside Actions the baseline
 // of a run without a pull request whose baseline is on the candidate's
 // branch (what fed the series before), else none. A pull request's run is
-// never mainline, whatever asked says (cmd_run refuses --mainline there),
-// nor a run without a branch (no series to feed).
+// never mainline, whatever asked says (cmd_run refuses --mainline there).
+// A run without a branch (outside a git checkout) feeds the history read
+// without a branch (the z-score's, the first look's), never a watched one.
 mainline_side mainline_side_of(const git_info& git, std::optional<bool> asked);
 
 } // namespace perfgate::runner

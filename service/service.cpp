@@ -98,9 +98,6 @@ void validate_identity(const model::run_record& run)
                                 "only runs measured by a push to the branch can",
                                 *run.pr, run.branch));
     }
-    if (run.mainline && run.branch.empty()) {
-        throw error(errors::ingest_bad_field, "field 'mainline': a run without a branch has no series to feed");
-    }
 }
 
 // The limits of one run (perf_csv.hpp), for runs from a capture and from
@@ -154,7 +151,7 @@ bool mainline_of(const model::ingest_request& req)
 {
     // Without the field: what fed the series before it existed, less pull
     // requests' baselines (store/migrations/018_mainline_runs.sql).
-    return req.mainline.value_or(req.role == "baseline" && !req.pr && !req.branch.empty());
+    return req.mainline.value_or(req.role == "baseline" && !req.pr);
 }
 
 model::ingest_result service::ingest(const model::ingest_request& req,

@@ -147,11 +147,9 @@ std::string ingest_request_digest(const model::ingest_request& req);
 
 // Whether a run uploaded as req feeds its branch's series, watch, band,
 // alerts and baseline reuse (docs/history.md "Which runs feed the series"):
-// the upload's `mainline` when given, else a baseline run with a branch and
-// without a pull request number (what fed the series before the field
-// existed). Ingest
-// refuses a mainline run with a pull request number or without a branch
-// ("ingest.bad_field"). The one place an upload becomes a main-line point:
+// the upload's `mainline` when given, else a baseline run without a pull
+// request number (what fed the series before the field existed). Ingest
+// refuses a mainline run with a pull request number ("ingest.bad_field"). The one place an upload becomes a main-line point:
 // a token scope that may write the baseline branch's history binds here.
 bool mainline_of(const model::ingest_request& req);
 

@@ -873,9 +873,9 @@ TEST_CASE("git info: which run feeds its branch's series (issue 44)")
     local.base_branch = "trunk"; // a feature measured against another branch: a pull request in all but name
     CHECK(mainline_side_of(local, std::nullopt) == mainline_side::none);
     CHECK(mainline_side_of(local, true) == mainline_side::candidate);
-    local.branch.clear(); // not in a git checkout: no series
-    CHECK(mainline_side_of(local, std::nullopt) == mainline_side::none);
-    CHECK(mainline_side_of(local, true) == mainline_side::none);
+    local.branch.clear(); // not in a git checkout: the history without a branch, as before
+    local.base_branch.clear();
+    CHECK(mainline_side_of(local, std::nullopt) == mainline_side::baseline);
     local.branch = "main";
     local.pr = 3;
     local.base_branch.clear();
