@@ -66,7 +66,7 @@ std::string json_error_text(std::string_view what);
 // kernel, fingerprint?}, backend?, environment?: {...}, perf_csv}.
 nlohmann::json to_json(const model::ingest_request& in);
 // The request's fields; project and source are the caller's. Field types are
-// checked here, values by the service (gate/names.hpp). A field not listed
+// checked here, values by the service (capture/names.hpp). A field not listed
 // above, at the top level or in `testbed`, is "ingest.bad_field" naming it
 // and the known ones (`environment` is free-form).
 model::ingest_request ingest_request_from_json(const nlohmann::json& doc);

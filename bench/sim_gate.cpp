@@ -17,11 +17,15 @@
 // that differ only in the policy see the same data (common random numbers).
 //
 // Usage: sim_gate [trials] [seed]      defaults: 1000 trials, seed 20240601
-// Exit status: 0 when the scenario meets both targets, 1 when it
-// misses one, 2 on a usage error.
+//        sim_gate grid [trials] [seed] one gated counter at fixed N = 10 and
+//        30 (sim_decisions.hpp: false fails, false "unchanged" at the
+//        threshold, share of A/A decided, power); defaults 2000 trials
+// Exit status: 0 when the scenario meets both targets (grid: the
+// bounds of sim_decisions.hpp), 1 when it misses one, 2 on a usage error.
 
 #include "gate/compare.hpp"
 #include "sim_args.hpp"
+#include "sim_decisions.hpp"
 
 #include <array>
 #include <charconv>
@@ -187,6 +191,17 @@ std::string describe(const scenario& sc)
 
 int main(int argc, char** argv)
 {
+    if (argc > 1 && std::string_view(argv[1]) == "grid") {
+        std::uint64_t trials = 2000, seed = default_seed;
+        if (!perfgate::bench::parse_trials_seed(argc - 1, argv + 1, trials, seed)) {
+            std::fprintf(stderr, "usage: sim_gate grid [trials] [seed]\n");
+            return 2;
+        }
+        namespace grid = perfgate::bench::decisions;
+        fmt::print("## sim_gate grid: one gated counter, fixed N, seed {}\n", seed);
+        return grid::run_grid({{"fixed N = 10", grid::fixed(10)}, {"fixed N = 30", grid::fixed(30)}}, trials, seed) ? 0
+                                                                                                                    : 1;
+    }
     std::uint64_t trials = default_trials, seed = default_seed;
     if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {
         std::fprintf(stderr,

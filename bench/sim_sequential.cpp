@@ -32,6 +32,10 @@
 // them failed.
 //
 // Usage: sim_sequential [trials] [seed]   defaults 10000 trials, seed 20240614
+//        sim_sequential grid [trials] [seed]  the gate's sequential path
+//        (gate::sequential_check, gate::compare) on the grid of
+//        sim_decisions.hpp, defaults 2000 trials; exit 1 when it breaks its
+//        bounds
 // (about 2 minutes on one core; the standard error of a 2.5% rate is then
 // 0.16 points)
 // Deterministic for a given trials/seed (own Box-Muller over mt19937_64, the
@@ -40,6 +44,7 @@
 
 #include "gate/compare.hpp"
 #include "sim_args.hpp"
+#include "sim_decisions.hpp"
 #include "stats/sequential.hpp"
 
 #include <array>
@@ -50,6 +55,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -272,6 +278,21 @@ void print_plan(const stats::sequential_plan& plan, const char* title)
 
 int main(int argc, char** argv)
 {
+    if (argc > 1 && std::string_view(argv[1]) == "grid") {
+        std::uint64_t trials = 2000, seed = default_seed;
+        if (!perfgate::bench::parse_trials_seed(argc - 1, argv + 1, trials, seed)) {
+            std::fprintf(stderr, "usage: sim_sequential grid [trials] [seed]\n");
+            return 2;
+        }
+        namespace grid = perfgate::bench::decisions;
+        fmt::print("## sim_sequential grid: the gate's sequential path, seed {}\n", seed);
+        return grid::run_grid({{"sequential 5..60 by 5, HSD(-4), 1 gated counter", grid::sequential(1)},
+                               {"sequential 5..60 by 5, HSD(-4), 6 gated counters (a suite of 6)",
+                                grid::sequential(6)}},
+                              trials, seed)
+                   ? 0
+                   : 1;
+    }
     std::uint64_t trials = default_trials, seed = default_seed;
     if (!perfgate::bench::parse_trials_seed(argc, argv, trials, seed)) {
         std::fprintf(stderr,

@@ -268,19 +268,35 @@ std::size_t event_of(perf_capture& cap, std::string_view counter, std::string_vi
 void suite_builder::set(std::size_t bench, std::string_view counter, std::string_view unit, std::optional<double> value,
                         std::string_view where)
 {
-    perf_capture& cap = benches_.at(bench).cap;
-    const std::size_t e = event_of(cap, counter, unit, source_, where);
-    cap.runs.back()[e].value = value;
+    pending& b = benches_.at(bench);
+    if (value) check_finite(b.name, counter, unit, *value, where);
+    const std::size_t e = event_of(b.cap, counter, unit, source_, where);
+    b.cap.runs.back()[e].value = value;
 }
 
 void suite_builder::set_summary(std::size_t bench, std::string_view counter, std::string_view unit, double mean,
                                 double rse_pct, std::size_t samples, std::string_view where)
 {
     pending& b = benches_.at(bench);
+    check_finite(b.name, counter, unit, mean, where);
+    check_finite(b.name, counter, "%", rse_pct, where);
     const std::size_t e = event_of(b.cap, counter, unit, source_, where);
     b.cap.summary_only = true;
     b.cap.runs.back()[e] = reading{mean, 100.0, rse_pct};
     b.summary_repeats = samples;
+}
+
+// A finite number read from the input can leave a double's range when it is
+// converted (1e300 s is beyond 1.8e308 ns): refused here, where every
+// harness's values arrive, before statistics or the store see it.
+void suite_builder::check_finite(std::string_view bench, std::string_view counter, std::string_view unit, double value,
+                                 std::string_view where) const
+{
+    if (std::isfinite(value)) return;
+    bad_input(source_, where,
+              fmt::format("benchmark '{}', counter '{}': the value is out of range in {} (beyond a double: "
+                          "{:g}); expected a finite number",
+                          bench, counter, unit.empty() ? std::string_view("its unit") : unit, value));
 }
 
 void suite_builder::declare(std::size_t bench, std::string_view counter, std::optional<better> direction,

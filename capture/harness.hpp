@@ -59,6 +59,10 @@ input_format detect_input_format(std::string_view text);
 // Limits on a harness output, checked while reading: a google/benchmark suite
 // holds 50-500 benchmarks; 10,000 leaves room for generated argument ranges.
 inline constexpr std::size_t max_benchmarks_per_input = 10000;
+// Catch2's XML nests one element per SECTION level below <TestCase> (a
+// BENCHMARK sits 4 + sections deep); 256 is far beyond any real test and
+// bounds the work per benchmark (its element path) on a hostile document.
+inline constexpr std::size_t max_xml_depth = 256;
 
 struct parsed_input {
     input_format format = input_format::perf;
@@ -81,6 +85,8 @@ parsed_input read_input(const std::filesystem::path& path, std::optional<input_f
 // times, when given, receives the run time the output carries (context.date).
 sample_set parse_gbench_json(std::string_view text, std::string_view source, std::optional<run_times>* times = nullptr);
 sample_set parse_hyperfine_json(std::string_view text, std::string_view source);
+// Elements nested deeper than max_xml_depth are "ingest.bad_input"; the
+// parse is linear in the document's size.
 sample_set parse_catch2_xml(std::string_view text, std::string_view source);
 sample_set parse_nanobench_json(std::string_view text, std::string_view source);
 sample_set parse_samples_json(std::string_view text, std::string_view source);

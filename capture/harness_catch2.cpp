@@ -17,6 +17,7 @@
 // (value 0, ci 0): that is an error saying to run without it.
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include <fmt/format.h>
 #include <pugixml.hpp>
@@ -135,6 +136,46 @@ void read_benchmark(context& c, const pugi::xml_node& result, const std::string&
     c.suite->set_summary(b, "real_time", "ns", m, rse_pct, static_cast<std::size_t>(samples), where);
 }
 
+// The first element nested deeper than max_xml_depth, or null. pugixml's
+// traversal is iterative, so a deep document cannot exhaust the stack here.
+pugi::xml_node too_deep(pugi::xml_document& doc)
+{
+    struct walker : pugi::xml_tree_walker {
+        pugi::xml_node found;
+        bool for_each(pugi::xml_node& n) override
+        {
+            // depth() is 0 for the root element: its depth is 1.
+            if (n.type() != pugi::node_element || static_cast<std::size_t>(depth()) < max_xml_depth) return true;
+            found = n;
+            return false;
+        }
+    } w;
+    doc.traverse(w);
+    return w.found;
+}
+
+// The outermost <TestCase> elements below root, in document order. Catch2
+// never nests test cases; were a document to, an inner one belongs to its
+// outer one (read once, with it), so every element is visited once: reading
+// each test case's subtree from every enclosing one was quadratic.
+std::vector<pugi::xml_node> outer_test_cases(const pugi::xml_node& root)
+{
+    std::vector<pugi::xml_node> out;
+    std::vector<pugi::xml_node> stack;
+    for (pugi::xml_node n = root.last_child(); n; n = n.previous_sibling()) stack.push_back(n);
+    while (!stack.empty()) {
+        const pugi::xml_node n = stack.back();
+        stack.pop_back();
+        if (n.type() != pugi::node_element) continue;
+        if (std::string_view(n.name()) == "TestCase") {
+            out.push_back(n);
+            continue;
+        }
+        for (pugi::xml_node c = n.last_child(); c; c = c.previous_sibling()) stack.push_back(c);
+    }
+    return out;
+}
+
 // The benchmarks of a test case, at any depth (sections nest them).
 void read_test_case(context& c, const pugi::xml_node& test_case)
 {
@@ -166,10 +207,16 @@ sample_set parse_catch2_xml(std::string_view text, std::string_view source)
         detail::bad_input(source, root_name.empty() ? "/" : std::string(root_name).substr(0, 80),
                           "expected Catch2's XML reporter output (<Catch> or <Catch2TestRun>)");
     }
+    if (const pugi::xml_node deep = too_deep(doc)) {
+        detail::bad_input(source, fmt::format("byte {}", deep.offset_debug()),
+                          fmt::format("<{}> is nested more than {} elements deep, the limit for Catch2's XML "
+                                      "(docs/inputs.md#catch2)",
+                                      std::string_view(deep.name()).substr(0, 80), max_xml_depth));
+    }
     detail::suite_builder suite(source);
     context c{source, &suite, {}, 0};
     // v2 puts test cases in <Group>, v3 directly under the root.
-    for (const pugi::xpath_node& t : root.select_nodes(".//TestCase")) read_test_case(c, t.node());
+    for (const pugi::xml_node& t : outer_test_cases(root)) read_test_case(c, t);
     sample_set out = suite.finish();
     if (out.benchmarks.empty()) {
         detail::bad_input(source, root_name,

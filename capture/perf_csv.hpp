@@ -43,7 +43,7 @@
 // most max_counters_per_run events ("ingest.too_many_counters") and
 // max_repetitions runs ("ingest.too_many_repetitions"), both found as soon
 // as the line that exceeds them is read. The service checks both again for
-// runs that do not come from a capture (gate/service.hpp).
+// runs that do not come from a capture (service/service.hpp).
 #pragma once
 
 #include <cstddef>

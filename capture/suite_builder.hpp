@@ -47,7 +47,8 @@ public:
     // Starts a new repetition of benchmark `name` (created on first use);
     // `where` names the row in messages. Returns the benchmark's index.
     std::size_t new_repetition(std::string_view name, std::string_view where);
-    // Sets a counter's value in the benchmark's current repetition.
+    // Sets a counter's value in the benchmark's current repetition; a value
+    // that is not finite (1e300 s scaled to ns) is "ingest.bad_input".
     void set(std::size_t bench, std::string_view counter, std::string_view unit, std::optional<double> value,
              std::string_view where);
     // A summary-only value (mean with its relative standard error in percent
@@ -69,6 +70,10 @@ public:
     sample_set finish();
 
 private:
+    // "ingest.bad_input" naming the benchmark and counter when a value is
+    // not finite (a finite input that overflowed on conversion to ns).
+    void check_finite(std::string_view bench, std::string_view counter, std::string_view unit, double value,
+                      std::string_view where) const;
     struct declared {
         std::optional<better> direction;
         std::optional<bool> gated;

@@ -4,7 +4,8 @@
 #
 # 1. The binary: the release tarball of the action's own tag
 #    (perfgate-VERSION-linux-ARCH.tar.gz from the repository's GitHub
-#    release), checked against its .sha256 and unpacked under RUNNER_TEMP.
+#    release), checked against its .sha256 (one line naming that tarball;
+#    its hash compared with the tarball's) and unpacked under RUNNER_TEMP.
 #    When the action is not used at a version tag (a branch, a commit, a
 #    local `uses: ./ci`), when that release has no tarball for this
 #    architecture, or with IN_BUILD_FROM_SOURCE=true, the step says so and
@@ -67,8 +68,20 @@ else
   mkdir -p "$dir"
   if curl -fsSL --retry 3 -o "$dir/$name.tar.gz" "$base/$name.tar.gz" &&
      curl -fsSL --retry 3 -o "$dir/$name.tar.gz.sha256" "$base/$name.tar.gz.sha256"; then
-    # A checksum that does not match is an error, never a fallback.
-    if ! (cd "$dir" && sha256sum --quiet -c "$name.tar.gz.sha256"); then
+    # A checksum that does not match is an error, never a fallback. The
+    # .sha256 file must be one line "HEX  NAME" naming this tarball, and HEX
+    # is compared with the tarball's own hash: `sha256sum -c` alone checks
+    # whatever file the line names (a line naming /dev/null passes).
+    sums="$dir/$name.tar.gz.sha256"
+    read -r expected listed rest < "$sums" || true
+    listed="${listed#\*}" # "HEX *NAME": sha256sum's binary mode, the same hash
+    if [ "$(grep -c "" "$sums")" -ne 1 ] || [ -n "${rest:-}" ] || [ "$listed" != "$name.tar.gz" ] ||
+       ! [[ "$expected" =~ ^[0-9a-f]{64}$ ]]; then
+      echo "perfgate install: $name.tar.gz.sha256 (from $base) is not one line 'SHA256  $name.tar.gz': refusing the tarball" >&2
+      exit 1
+    fi
+    actual=$(sha256sum < "$dir/$name.tar.gz" | cut -d' ' -f1)
+    if [ "$actual" != "$expected" ]; then
       echo "perfgate install: $name.tar.gz does not match $name.tar.gz.sha256 (from $base): refusing it" >&2
       exit 1
     fi

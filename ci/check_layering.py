@@ -17,7 +17,7 @@ import re
 import sys
 
 # Folders that are not libraries: their own CMake decides what they link.
-NOT_LIBRARIES = {"tests", "bench", "examples", "ci", "docs", "build"}
+NOT_LIBRARIES = {"tests", "bench", "examples", "ci", "docs", "build", "tools"}
 
 LINK_RE = re.compile(r"target_link_libraries\(\s*perfgate_(\w+)(.*?)\)", re.S)
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')

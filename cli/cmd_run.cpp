@@ -36,6 +36,7 @@
 #include "runner/config.hpp"
 #include "runner/git_info.hpp"
 #include "runner/measure.hpp"
+#include "runner/perf_event.hpp"
 #include "runner/process.hpp"
 #include "runner/profile_run.hpp"
 #include "runner/testbed.hpp"
@@ -59,7 +60,9 @@ std::vector<option_spec> run_option_list()
     auto add = [&](std::vector<option_spec> group) { options.insert(options.end(), group.begin(), group.end()); };
     // clang-format off
     add(option_group("Benchmarks", {
-    {"config", 'c', true, false, "FILE", "JSON list of benchmarks (name, baseline, candidate, cwd, env, repetitions)", {}, {"name", "baseline", "candidate"}},
+    {"config", 'c', true, false, "FILE", "JSON list of benchmarks (name, baseline, candidate, cwd, env, "
+                                         "baseline_env, candidate_env, repetitions)", {},
+                                         {"name", "baseline", "candidate", "cwd", "env", "baseline-env", "candidate-env"}},
     {"name", 0, true, false, "NAME", "benchmark name with --baseline/--candidate (default: \"default\")"},
     {"baseline", 0, true, false, "CMD", "baseline command (run via /bin/sh -c only if it uses shell syntax)"},
     {"candidate", 0, true, false, "CMD", "candidate command"},
@@ -67,6 +70,10 @@ std::vector<option_spec> run_option_list()
                                         "their benchmarks a benchmark of the gate (docs/cli.md#harnesses)"},
     {"filter", 0, true, false, "REGEX", "with --harness gbench: only the benchmarks matching REGEX "
                                         "(--benchmark_filter)"},
+    {"cwd", 0, true, false, "DIR", "run both commands in DIR (a suite that finds its data through ./testdata)"},
+    {"env", 0, true, true, "K=V", "set variable K to V for both commands (repeatable)"},
+    {"baseline-env", 0, true, true, "K=V", "set K to V for the baseline command only, after --env (repeatable)"},
+    {"candidate-env", 0, true, true, "K=V", "set K to V for the candidate command only, after --env (repeatable)"},
     }));
     add(option_group("Measurement", {
     {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind or memcheck)"},
@@ -221,6 +228,10 @@ std::vector<std::string> store_attributions(target& where, const gate::report& r
 {
     std::vector<std::string> warnings;
     if (!result.comparison_id) return warnings;
+    // Most runs have none: then no store is opened (about 1 ms of every run).
+    if (std::none_of(result.benchmarks.begin(), result.benchmarks.end(),
+                     [](const gate::benchmark_report& b) { return b.attribution_info.has_value(); }))
+        return warnings;
     std::optional<store::store> db;
     std::optional<service::service> svc;
     try {
@@ -693,6 +704,27 @@ void measure_benchmarks(run_state& run, std::optional<temp_dir>& profiles)
     for (auto& m : run.results) m.baseline.run.session = m.candidate.run.session = session;
 }
 
+// A --harness gbench suite timed by google/benchmark (not callgrind).
+bool gbench_times(const run_state& run)
+{
+    const auto& s = run.settings;
+    return s.measure.which != backend::callgrind &&
+           std::any_of(s.benchmarks.begin(), s.benchmarks.end(),
+                       [](const benchmark_spec& b) { return !b.harness.empty(); });
+}
+
+// The policy of the comparison: --policy's, with google/benchmark's times
+// gated as gate_gbench_times says for a suite's benchmarks.
+std::optional<gate::policy> compare_rules(const run_state& run)
+{
+    if (!gbench_times(run)) return run.settings.rules;
+    gate::policy rules = run.settings.rules.value_or(gate::policy{});
+    std::vector<std::string> names;
+    for (const auto& m : run.results) names.push_back(m.name);
+    gate_gbench_times(rules, names);
+    return rules;
+}
+
 // Phase 7: stores both runs of each benchmark (the server or the local
 // store) and compares them; the report starts with the run's warnings.
 void store_and_compare(run_state& run)
@@ -712,6 +744,7 @@ void store_and_compare(run_state& run)
         throw error(errors::measure_failed,
                     "no benchmark ran on both sides: nothing to compare (check --filter and the binaries)");
     }
+    const auto rules = compare_rules(run);
     api::run_pairs pairs;
     if (where.server) {
         for (auto& m : run.results) {
@@ -727,7 +760,7 @@ void store_and_compare(run_state& run)
             const std::int64_t candidate = where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id;
             pairs.emplace_back(base, candidate);
         }
-        run.result = where.server->compare(pairs, run.settings.rules, run.git.baseline);
+        run.result = where.server->compare(pairs, rules, run.git.baseline);
         for (const auto& m : run.results) {
             if (const auto r = run.reused.find(m.name); r != run.reused.end())
                 run.result.reused.push_back({m.name, r->second.run_id, r->second.git_sha, r->second.created_at});
@@ -749,29 +782,19 @@ void store_and_compare(run_state& run)
             auto c = svc.ingest_run(m.candidate.run);
             pairs.emplace_back(b.run_id, c.run_id);
         }
-        run.result =
-            svc.compare(where.project, pairs, run.settings.rules.value_or(gate::policy{}), run.git.baseline).result;
+        run.result = svc.compare(where.project, pairs, rules.value_or(gate::policy{}), run.git.baseline).result;
     }
+    // The gate lists them as compare() lists a pair of files' (their
+    // warnings after the run's own).
     for (const auto& m : unpaired) {
-        const bool base_failed = !m.baseline.error.empty(), cand_failed = !m.candidate.error.empty();
-        if (base_failed || cand_failed) {
-            const std::string side = base_failed && cand_failed ? "both" : base_failed ? "baseline" : "candidate";
-            run.result.failed.push_back({m.name, side, cand_failed ? m.candidate.error : m.baseline.error});
-            run.warnings.push_back(fmt::format("benchmark '{}' failed ({}): {}: not compared", m.name,
-                                               side == "both" ? "both sides" : side,
-                                               cand_failed ? m.candidate.error : m.baseline.error));
-        } else if (m.candidate.run.counters.empty()) {
-            run.result.removed.push_back(m.name);
-            run.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", m.name));
-        } else {
-            run.result.added.push_back(m.name);
-            run.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", m.name));
-        }
+        const auto outcome = [](const side_samples& s) {
+            return gate::side_outcome{!s.error.empty() || !s.run.counters.empty(), s.error};
+        };
+        gate::add_unpaired(run.result, m.name, outcome(m.baseline), outcome(m.candidate));
     }
-    // A benchmark that failed to run was not seen: never a pass.
-    if (!run.result.failed.empty() && run.result.result == gate::verdict::pass)
-        run.result.result = gate::verdict::inconclusive;
     run.result.warnings.insert(run.result.warnings.begin(), run.warnings.begin(), run.warnings.end());
+    // perf, native and rusage all read google/benchmark's own times here.
+    if (gbench_times(run) && run.result.measured) run.result.measured->backend = "gbench";
 }
 
 // Phase 8 (--profile): after the verdict's rounds and comparison,
@@ -858,6 +881,8 @@ int cmd_run(const argv_t& argv)
     const parsed_args& args = *parsed;
     // Phases 1-4 check everything that can be a usage error before measuring.
     run_state run(args);
+    // The kernel's perf hooks switch on while git and the checks run (runner/perf_event.hpp).
+    if (run.settings.measure.which == backend::native) keep_perf_hooks_on(run.settings.measure.events);
     run.reuse_asked = baseline_source_from(args, run.settings, run.where);
     run.git = resolve_run_git(args, run.where);
     run.mainline = runner::mainline_side_of(run.git, args.has("mainline")      ? std::optional(true)

@@ -34,6 +34,25 @@ constexpr long long max_top_functions = 1000;
 
 [[noreturn]] void usage_error(error_id id, const std::string& message) { run_usage_error(id, message); }
 
+// --env, --baseline-env or --candidate-env: each K=V, in the order given
+// (a variable given twice: the later value wins, as in the config file).
+std::vector<std::pair<std::string, std::string>> variables_of(const parsed_args& args, const char* option)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& kv : args.all(option)) {
+        const auto eq = kv.find('=');
+        const bool control = std::any_of(kv.begin(), kv.end(),
+                                         [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+        if (eq == std::string::npos || eq == 0 || control) {
+            usage_error(errors::usage_bad_value,
+                        fmt::format("--{}: expected NAME=VALUE (a name without '=' or control characters), got '{}'",
+                                    option, kv));
+        }
+        out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    return out;
+}
+
 // --config FILE, or one benchmark from --name/--baseline/--candidate.
 run_config config_from(const parsed_args& args)
 {
@@ -51,7 +70,7 @@ run_config config_from(const parsed_args& args)
     }
     benchmark_spec spec;
     spec.name = args.get("name").value_or("default");
-    // The store takes only plain names (gate/names.hpp): refuse before measuring.
+    // The store takes only plain names (capture/names.hpp): refuse before measuring.
     try {
         capture::validate_name("name", spec.name);
     } catch (const error& e) {
@@ -77,6 +96,15 @@ run_config config_from(const parsed_args& args)
         if (spec.harness.empty()) usage_error(errors::usage_conflict, "--filter applies to --harness gbench only");
         spec.filter = *f;
     }
+    if (auto dir = args.get("cwd")) {
+        std::error_code ec;
+        if (dir->empty() || !std::filesystem::is_directory(*dir, ec))
+            usage_error(errors::usage_bad_value, fmt::format("--cwd: '{}' is not a directory", *dir));
+        spec.cwd = *dir;
+    }
+    spec.env = variables_of(args, "env");
+    spec.baseline_env = variables_of(args, "baseline-env");
+    spec.candidate_env = variables_of(args, "candidate-env");
     run_config config;
     config.benchmarks.push_back(std::move(spec));
     return config;
@@ -181,11 +209,6 @@ std::optional<gate::sequential_rule> sequential_rule_from(const parsed_args& arg
                     "callgrind's and memcheck's counts are deterministic: one repetition decides; --budget and "
                     "--max-repetitions are for noisy backends (perf, native, rusage)");
     }
-    if (args.has("harness")) {
-        usage_error(errors::usage_conflict,
-                    "--harness gbench measures a fixed number of rounds (-r N): sequential sampling (--budget, "
-                    "--max-repetitions) is not available with it yet");
-    }
     gate::sequential_rule rule = rules && rules->sequential ? *rules->sequential : gate::sequential_rule{};
     const auto cap = static_cast<long long>(gate::max_sequential_repetitions);
     if (auto n = args.get_int("min-repetitions", 2, cap)) rule.min_repetitions = static_cast<std::size_t>(*n);
@@ -253,31 +276,67 @@ void setup_sequential(const parsed_args& args, run_settings& s)
 }
 
 // The stop rule of sequential sampling: after each look, is every gated
-// counter of this benchmark decided? The Bonferroni m of the whole gate is
-// estimated from the benchmarks measured so far, the others assumed to
-// have this one's gated counters; the report's compare counts them again
-// on the final samples (gate/sequential.hpp says why the verdict is the
-// same whoever computes it).
-std::function<bool(const runner::benchmark_measurement&, bool)> stop_rule(const gate::policy& rules,
-                                                                          const std::vector<benchmark_spec>& benchmarks)
+// counter of each benchmark looked at decided? The Bonferroni m of the
+// whole gate is estimated from the benchmarks measured so far (a suite's
+// undecided ones and those decided at earlier looks), the benchmark specs
+// not measured yet assumed to have this one's gated counters; the report's
+// compare counts them again on the final samples (gate/sequential.hpp says
+// why the verdict is the same whoever computes it).
+std::function<std::vector<bool>(std::string_view, const std::vector<runner::benchmark_measurement>&, bool)> stop_rule(
+    const gate::policy& rules, const std::vector<benchmark_spec>& benchmarks)
 {
-    auto gated = std::make_shared<std::map<std::string, std::size_t>>();
-    return [rules, gated, names = benchmarks](const benchmark_measurement& m, bool) {
-        capture::sample_set b, c;
-        b.benchmarks.push_back(capture::samples_from_run(m.baseline.run));
-        c.benchmarks.push_back(capture::samples_from_run(m.candidate.run));
-        auto family_of = [&](std::size_t here) {
-            (*gated)[m.name] = here;
-            std::size_t family = 0;
-            bool after = false;
-            for (const auto& spec : names) {
-                if (spec.name == m.name) after = true;
-                family += after ? here : gated->count(spec.name) ? gated->at(spec.name) : here;
-            }
-            return family;
-        };
-        return gate::sequential_check(b, c, rules, family_of).decided;
+    auto gated = std::make_shared<std::map<std::string, std::size_t, std::less<>>>();
+    return [rules, gated, specs = benchmarks](std::string_view spec, const std::vector<benchmark_measurement>& group,
+                                              bool) {
+        const auto here = std::find_if(specs.begin(), specs.end(),
+                                       [&](const benchmark_spec& s) { return s.name == spec; });
+        const std::size_t specs_after = here == specs.end() ? 0 : static_cast<std::size_t>(specs.end() - here - 1);
+        const bool suite = here != specs.end() && !here->harness.empty();
+        std::vector<std::pair<capture::sample_set, capture::sample_set>> sets;
+        std::vector<gate::policy> policies;
+        for (const auto& m : group) {
+            auto& [b, c] = sets.emplace_back();
+            b.benchmarks.push_back(capture::samples_from_run(m.baseline.run));
+            c.benchmarks.push_back(capture::samples_from_run(m.candidate.run));
+            gate::policy& p = policies.emplace_back(rules);
+            if (suite && m.baseline.run.backend != "callgrind") gate_gbench_times(p, {m.name});
+            (*gated)[m.name] = gate::sequential_check(b, c, p).gated;
+        }
+        std::size_t known = 0;
+        for (const auto& [name, n] : *gated) known += n;
+        std::vector<bool> decided;
+        for (std::size_t i = 0; i < group.size(); ++i) {
+            const auto family_of = [&](std::size_t m) { return known + specs_after * m; };
+            decided.push_back(gate::sequential_check(sets[i].first, sets[i].second, policies[i], family_of).decided);
+        }
+        return decided;
     };
+}
+
+void gate_gbench_times(gate::policy& rules, const std::vector<std::string>& benchmarks)
+{
+    // What the policy says, before anything is added.
+    const auto said = [&](std::string_view bench, std::string_view counter) {
+        if (auto it = rules.counters.find(counter); it != rules.counters.end() && it->second.gate) return true;
+        const auto b = rules.benchmarks.find(bench);
+        if (b == rules.benchmarks.end()) return false;
+        const auto it = b->second.counters.find(counter);
+        return it != b->second.counters.end() && it->second.gate.has_value();
+    };
+    std::vector<std::string> declared; // UseRealTime() or UseManualTime(), not overruled by the policy
+    for (const auto& name : benchmarks) {
+        // They append these to the name (the manual time is written as real_time).
+        if (!name.ends_with("/real_time") && !name.ends_with("/manual_time")) continue;
+        if (!said(name, "real_time") || !said(name, "cpu_time")) declared.push_back(name);
+    }
+    for (const auto& name : declared) {
+        auto& counters = rules.benchmarks[name].counters;
+        if (!said(name, "real_time")) counters["real_time"].gate = true;
+        if (!said(name, "cpu_time")) counters["cpu_time"].gate = false;
+    }
+    // real_time of every other benchmark: reported, not gated, unless the
+    // policy says; cpu_time gates by default (capture/counters.cpp).
+    if (auto& rt = rules.counters["real_time"]; !rt.gate) rt.gate = false;
 }
 
 std::optional<github::github_options> github_options_from(const parsed_args& args)

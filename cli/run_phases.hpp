@@ -46,10 +46,19 @@ run_settings parse_run_settings(const parsed_args& args);
 // change.
 void setup_sequential(const parsed_args& args, run_settings& settings);
 
-// Sequential sampling's stop rule: after a look, is every gated counter of
-// the benchmark decided (gate/compare.hpp sequential_check)?
-std::function<bool(const runner::benchmark_measurement&, bool)> stop_rule(
+// Sequential sampling's stop rule (runner::sampling::decided): after a
+// look, is every gated counter of each benchmark decided
+// (gate/compare.hpp sequential_check)?
+std::function<std::vector<bool>(std::string_view, const std::vector<runner::benchmark_measurement>&, bool)> stop_rule(
     const gate::policy& rules, const std::vector<runner::benchmark_spec>& benchmarks);
+
+// --harness gbench under perf, native or rusage: which of google/benchmark's
+// times gates (docs/cli.md#harnesses). cpu_time; real_time instead for a
+// benchmark that declares it measures real or manual time (UseRealTime(),
+// UseManualTime(): its name ends in /real_time or /manual_time); the other
+// time is reported, not gated. What the policy says about real_time or
+// cpu_time (for all benchmarks or for one) stays as it is.
+void gate_gbench_times(gate::policy& rules, const std::vector<std::string>& benchmarks);
 
 // Phase 3: --github and its options; nullopt without --github.
 std::optional<github::github_options> github_options_from(const parsed_args& args);

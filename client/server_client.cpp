@@ -111,7 +111,8 @@ model::ingest_result server_client::upload(const model::ingest_request& in)
             return api::ingest_result_from_json(parse_object(answer, "POST " + base_ + path));
         } catch (const error& e) {
             // 507 (store.full): the next attempt would meet the same full disk.
-            const bool transient = e.id() == "http.unreachable" || (e.id() == "server.failed" && last_status_ != 507);
+            const bool transient = e.id() == errors::http_unreachable ||
+                                   (e.id() == errors::server_failed && last_status_ != 507);
             if (!transient || attempt >= upload_attempts) {
                 if (attempt == 1) throw;
                 throw error(e.id(), fmt::format("{} (after {} attempts)", e.what(), attempt));

@@ -101,7 +101,10 @@ struct pending_counter {
     const capture::counter_series* b = nullptr;
     const capture::counter_series* c = nullptr;
     counter_rule rule;
-    bool testable = false; // has a p-value from a test (MWU or Welch)
+    bool testable = false;                    // has a p-value from a test (MWU or Welch)
+    std::optional<stats::welch_result> welch; // summary-only input: the test, for its interval
+    // rep.shift_ci has its nominal level 1 - alpha (stats::shift_estimate::attained).
+    bool ci_attained = false;
     bool summary = false;
     bool decided = false; // unsupported or insufficient: no test
     // Both sides counted by a simulator (benchmark_samples::deterministic_counts).
@@ -181,20 +184,7 @@ std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseli
     std::vector<pending_benchmark> benches;
     for (const auto& bb : baseline.benchmarks) {
         const capture::benchmark_samples* cb = candidate.find(bb.name);
-        if (!cb) {
-            out.removed.push_back(bb.name);
-            out.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", bb.name));
-            continue;
-        }
-        if (!bb.error.empty() || !cb->error.empty()) {
-            const bool both = !bb.error.empty() && !cb->error.empty();
-            const std::string side = both ? "both" : !bb.error.empty() ? "baseline" : "candidate";
-            const std::string& message = !cb->error.empty() ? cb->error : bb.error;
-            out.failed.push_back({bb.name, side, message});
-            out.warnings.push_back(fmt::format("benchmark '{}' failed ({}): {}: not compared", bb.name,
-                                               both ? "both sides" : side, message));
-            continue;
-        }
+        if (add_unpaired(out, bb.name, {true, bb.error}, cb ? side_outcome{true, cb->error} : side_outcome{})) continue;
         const bool summary = bb.summary_only || cb->summary_only;
         pending_benchmark bench;
         bench.name = bb.name;
@@ -213,10 +203,7 @@ std::vector<pending_benchmark> pair_benchmarks(const capture::sample_set& baseli
         }
     }
     for (const auto& cb : candidate.benchmarks) {
-        if (!baseline.find(cb.name)) {
-            out.added.push_back(cb.name);
-            out.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", cb.name));
-        }
+        if (!baseline.find(cb.name)) add_unpaired(out, cb.name, {}, {true, cb.error});
     }
     return benches;
 }
@@ -286,6 +273,7 @@ void run_welch(pending_counter& pc, std::size_t repeats)
     if (!std::isfinite(sd_b) || !std::isfinite(sd_c)) return;
     if (auto w = stats::welch_t_test(m_b, sd_b, repeats, m_c, sd_c, repeats)) {
         r.p_value = w->p_value;
+        pc.welch = w;
         pc.testable = true;
     }
 }
@@ -447,6 +435,10 @@ void estimate_shift(pending_counter& pc, const policy& rules, double level)
     if (*r.test == method::welch) {
         r.shift = *r.candidate.mean - *r.baseline.mean;
         r.shift_pct = pct_of(*r.shift, med_b);
+        if (pc.welch && std::isfinite(pc.welch->df)) {
+            r.shift_ci = stats::welch_interval(*pc.welch, *r.shift, rules.alpha);
+            pc.ci_attained = true;
+        }
         if (auto m = mde_of(*r.baseline.stddev, r.baseline.n, *r.candidate.stddev, r.candidate.n, std::abs(med_b),
                             rules.alpha)) {
             r.mde_pct = *m;
@@ -457,6 +449,7 @@ void estimate_shift(pending_counter& pc, const policy& rules, double level)
     r.shift = hl.estimate;
     r.shift_pct = pct_of(hl.estimate, med_b);
     r.shift_ci = std::pair{hl.lower, hl.upper};
+    pc.ci_attained = hl.attained;
     if (auto m = mde_of(r.baseline.stddev.value_or(0), r.baseline.n, r.candidate.stddev.value_or(0), r.candidate.n,
                         std::abs(med_b), rules.alpha)) {
         r.mde_pct = *m;
@@ -501,6 +494,66 @@ void classify_any_increase(counter_report& r)
     }
 }
 
+// The interval of the shift that decides "unchanged", in % of |median(B)|:
+// the report's shift_ci (the one it prints), when it has its level 1 - alpha
+// and the baseline median is not 0 (no relative interval from 0).
+std::optional<std::pair<double, double>> interval_pct(const pending_counter& pc)
+{
+    const counter_report& r = pc.rep;
+    if (!r.shift_ci || !pc.ci_attained || !r.baseline.median) return std::nullopt;
+    const auto lo = pct_of(r.shift_ci->first, *r.baseline.median);
+    const auto hi = pct_of(r.shift_ci->second, *r.baseline.median);
+    if (!lo || !hi || !std::isfinite(*lo) || !std::isfinite(*hi)) return std::nullopt;
+    return std::pair{*lo, *hi};
+}
+
+// docs/statistics.md "Equivalence": the interval lies strictly inside
+// (-threshold, +threshold), the test of Schuirmann's two one-sided tests.
+bool inside_threshold(const std::optional<std::pair<double, double>>& ci, double threshold)
+{
+    return ci && ci->first > -threshold && ci->second < threshold;
+}
+
+std::string ci_str(const std::optional<std::pair<double, double>>& ci)
+{
+    return ci ? fmt::format("[{:+.2f}%, {:+.2f}%]", ci->first, ci->second) : std::string("none attainable yet");
+}
+
+// Why a tested counter whose interval is not inside +-threshold is
+// inconclusive (classify's last row), one line.
+std::string undecided_reason(const pending_counter& pc, const std::optional<std::pair<double, double>>& ci,
+                             const std::optional<double>& p, bool significant, bool big, double delta,
+                             const policy& rules)
+{
+    const counter_report& r = pc.rep;
+    const double threshold = pc.rule.threshold_pct;
+    if (!ci && (!r.baseline.median || *r.baseline.median == 0)) {
+        return fmt::format("{} (p={:.3g}), and a baseline median of 0 has no relative interval to compare with +-{}%",
+                           significant ? "significant" : "not significant", p.value_or(1.0), threshold);
+    }
+    const std::string interval = ci ? fmt::format("the interval {} reaches beyond +-{}%", ci_str(ci), threshold)
+                                    : fmt::format("{} baseline / {} candidate samples give no interval at level {}",
+                                                  r.baseline.n, r.candidate.n, 1 - rules.alpha);
+    if (significant) {
+        // Significant, yet the change of the medians is below the threshold
+        // while the interval reaches beyond it: the shift may be as large as
+        // the threshold, so neither a regression nor unchanged.
+        return fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% < {}%, but {}: the shift may be as large as the "
+                           "threshold; more repetitions needed",
+                           *p, rules.alpha, std::abs(delta), threshold, interval);
+    }
+    if (big) {
+        // The shift seen is beyond the threshold and the test could not
+        // confirm it (ties, or a level too strict for these sample sizes
+        // after the family's adjustment): never "unchanged".
+        return fmt::format("|delta| {:.2f}% >= {}%, but not significant (p={:.3g}, alpha={}) and {}: more "
+                           "repetitions needed",
+                           std::abs(delta), threshold, p.value_or(1.0), rules.alpha, interval);
+    }
+    return fmt::format("not significant (p={:.3g}), but {}: more repetitions or less noise needed", p.value_or(1.0),
+                       interval);
+}
+
 void classify(pending_counter& pc, const policy& rules)
 {
     counter_report& r = pc.rep;
@@ -523,7 +576,6 @@ void classify(pending_counter& pc, const policy& rules)
     const bool significant = deterministic || (p && *p < rules.alpha);
     // |CoV|: stddev / mean is negative for a negative mean.
     const double cov = std::max(std::abs(r.baseline.cov.value_or(0.0)), std::abs(r.candidate.cov.value_or(0.0)));
-    const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
     if (significant && big) {
         r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
         const std::string why = deterministic ? std::string("deterministic counter")
@@ -535,34 +587,34 @@ void classify(pending_counter& pc, const policy& rules)
                        ? fmt::format("deterministic counter changed by {:+.2f}% (threshold {}%)", delta, threshold)
                        : fmt::format("p={:.3g} < alpha={} and |delta| {:.2f}% >= {}%", *p, rules.alpha, std::abs(delta),
                                      threshold);
-    } else if (!deterministic && !significant && mde_too_big) {
-        r.state = status::inconclusive;
-        r.reason = r.mde_pct && std::isfinite(*r.mde_pct)
-                       ? fmt::format("not significant, but only shifts above {:.2f}% were detectable "
-                                     "(threshold {}%): more repetitions or less noise needed",
-                                     *r.mde_pct, threshold)
-                       : "not significant, and no shift was detectable with this many samples";
-    } else if (!deterministic && !significant && big) {
-        // The shift seen is beyond the threshold and the test could not
-        // confirm it (ties, or a level too strict for these sample sizes
-        // after the family's adjustment): never "unchanged".
-        r.state = status::inconclusive;
-        r.reason = fmt::format("|delta| {:.2f}% >= {}%, but not significant (p={:.3g}, alpha={}): at these sample "
-                               "sizes, ties and number of gated counters the test cannot confirm it; more "
-                               "repetitions needed",
-                               std::abs(delta), threshold, p.value_or(1.0), rules.alpha);
-    } else if (!deterministic && cov > pc.rule.max_cov) {
+        return;
+    }
+    if (deterministic) {
+        r.state = status::unchanged;
+        r.reason = fmt::format("deterministic counter: |delta| {:.2f}% < {}%", std::abs(delta), threshold);
+        return;
+    }
+    if (cov > pc.rule.max_cov) {
         r.state = status::inconclusive;
         r.reason = fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100,
                                pc.rule.max_cov * 100);
-    } else {
-        r.state = status::unchanged;
-        r.reason = deterministic
-                       ? fmt::format("deterministic counter: |delta| {:.2f}% < {}%", std::abs(delta), threshold)
-                   : significant
-                       ? fmt::format("significant but |delta| {:.2f}% < threshold {}%", std::abs(delta), threshold)
-                       : fmt::format("no significant change (p={:.3g})", p.value_or(1.0));
+        return;
     }
+    // docs/statistics.md "Equivalence": unchanged when the printed interval
+    // at 1 - alpha lies inside +-threshold (two one-sided tests at alpha/2
+    // each; not adjusted for multiplicity: intersection-union).
+    const auto ci = interval_pct(pc);
+    if (inside_threshold(ci, threshold)) {
+        r.state = status::unchanged;
+        r.reason = significant ? fmt::format("interval {} lies inside +-{}%: a significant shift (p={:.3g}) smaller "
+                                             "than the threshold",
+                                             ci_str(ci), threshold, *p)
+                               : fmt::format("interval {} lies inside +-{}% (p={:.3g})", ci_str(ci), threshold,
+                                             p.value_or(1.0));
+        return;
+    }
+    r.state = status::inconclusive;
+    r.reason = undecided_reason(pc, ci, p, significant, big, delta, rules);
 }
 
 // Status and reason of a counter of a benchmark measured apart (step 2b):
@@ -599,34 +651,32 @@ void classify_between(pending_counter& pc, const policy& rules)
     r.mde_pct = base != 0 ? std::optional<double>(stats::between_run_mde(b, rules.alpha, stats::default_power) /
                                                   std::abs(base) * 100.0)
                           : std::nullopt;
-    const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > threshold;
     const double cov = std::max(std::abs(r.baseline.cov.value_or(0.0)), std::abs(r.candidate.cov.value_or(0.0)));
     const std::string against = fmt::format("the between-run spread of {} runs ({} sd), t={:.2f}, p={:.3g}",
                                             b.history_runs,
                                             base != 0 ? fmt::format("{:.2f}%", b.sd / std::abs(base) * 100.0)
                                                       : fmt::format("{:.4g}", b.sd),
                                             b.t.value_or(0.0), p.value_or(1.0));
+    // The between-run test's interval of delta_pct at 1 - alpha, the one
+    // between_runs.ci_pct reports: the equivalence rule of classify() on it.
+    const std::optional<std::pair<double, double>> ci = r.between_runs ? r.between_runs->ci_pct : std::nullopt;
     if (significant && big) {
         r.state = is_worse(delta, r.direction) ? status::regression : status::improvement;
         r.reason = fmt::format("not measured interleaved: against {} < alpha={} and |delta| {:.2f}% >= {}%", against,
                                rules.alpha, std::abs(delta), threshold);
-    } else if (!significant && mde_too_big) {
-        r.state = status::inconclusive;
-        r.reason = fmt::format(
-            "not measured interleaved: not significant against {}; only shifts above {} were detectable (threshold "
-            "{}%): measure baseline and candidate in one perfgate run",
-            against, r.mde_pct && std::isfinite(*r.mde_pct) ? fmt::format("{:.2f}%", *r.mde_pct) : "any size",
-            threshold);
     } else if (!deterministic && cov > pc.rule.max_cov) {
         r.state = status::inconclusive;
         r.reason = fmt::format("coefficient of variation {:.1f}% exceeds max_cov {:.1f}%", cov * 100,
                                pc.rule.max_cov * 100);
-    } else {
+    } else if (inside_threshold(ci, threshold)) {
         r.state = status::unchanged;
-        r.reason = significant ? fmt::format("not measured interleaved: significant against {}, but |delta| {:.2f}% "
-                                             "< threshold {}%",
-                                             against, std::abs(delta), threshold)
-                               : fmt::format("not measured interleaved: no significant change against {}", against);
+        r.reason = fmt::format("not measured interleaved: the between-run interval {} lies inside +-{}% (against {})",
+                               ci_str(ci), threshold, against);
+    } else {
+        r.state = status::inconclusive;
+        r.reason = fmt::format("not measured interleaved: the between-run interval {} reaches beyond +-{}% (against "
+                               "{}): measure baseline and candidate in one perfgate run",
+                               ci ? ci_str(ci) : std::string("(none: baseline median 0)"), threshold, against);
     }
 }
 
@@ -661,13 +711,10 @@ double sequential_alpha(const policy& rules, std::size_t family)
 std::optional<sequential_replay> replay_counter(const pending_counter& pc, const policy& rules, std::size_t family,
                                                 bool stopped)
 {
+    // Regressions at alpha / m, equivalence at alpha (docs/statistics.md
+    // "Equivalence": intersection-union).
     return replay_looks(*rules.sequential, sequential_alpha(rules, family), pc.b->values, pc.c->values,
-                        pc.rule.threshold_pct, pc.rule.direction, stopped);
-}
-
-std::string ci_str(const std::optional<std::pair<double, double>>& ci)
-{
-    return ci ? fmt::format("[{:+.2f}%, {:+.2f}%]", ci->first, ci->second) : std::string("none attainable yet");
+                        pc.rule.threshold_pct, pc.rule.direction, stopped, rules.alpha);
 }
 
 // Status and reason from the counter's replayed looks (gate/sequential.hpp).
@@ -691,6 +738,7 @@ void classify_sequential(pending_counter& pc, const policy& rules, std::size_t f
     s.n = rep->n;
     s.alpha = sequential_alpha(rules, family);
     s.level = res.nominal_p;
+    s.equivalence_level = res.equivalence_p;
     s.p_one_sided = res.p_one_sided;
     s.ci_pct = res.ci_pct;
     s.ended_early = rep->cut;
@@ -901,6 +949,13 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
             if (pc.between_decided && pc.rep.state == status::inconclusive && pc.rep.noise) {
                 // More repetitions shrink the within-run error only.
                 pc.rep.noise->repetitions_needed.reset();
+                pc.rep.noise->source = std::string(source_between_runs);
+                // The between-run interval decides here, not the within-run one.
+                const auto& ci = pc.rep.between_runs->ci_pct;
+                pc.rep.noise->threshold_needed_pct =
+                    ci ? std::optional<double>(std::floor(std::max(std::abs(ci->first), std::abs(ci->second)) * 2) / 2 +
+                                               0.5)
+                       : std::nullopt;
                 pc.rep.noise->advice = "the runs were measured apart: more repetitions do not lower between-run "
                                        "variation; measure baseline and candidate in one perfgate run";
             }
@@ -924,9 +979,37 @@ report compare(const capture::sample_set& baseline, const capture::sample_set& c
         out.benchmarks.push_back(std::move(br));
     }
     out.result = gate_verdict(out.benchmarks, out.warnings);
+    settle_failed(out);
+    return out;
+}
+
+bool add_unpaired(report& out, std::string_view benchmark, const side_outcome& baseline, const side_outcome& candidate)
+{
+    const std::string name(benchmark);
+    if (!candidate.present) {
+        out.removed.push_back(name);
+        out.warnings.push_back(fmt::format("benchmark '{}' has no candidate data: not compared", name));
+    } else if (!baseline.present) {
+        out.added.push_back(name);
+        out.warnings.push_back(fmt::format("benchmark '{}' has no baseline data: not compared", name));
+    } else if (!baseline.error.empty() || !candidate.error.empty()) {
+        const bool both = !baseline.error.empty() && !candidate.error.empty();
+        const std::string side = both ? "both" : !baseline.error.empty() ? "baseline" : "candidate";
+        const std::string& message = !candidate.error.empty() ? candidate.error : baseline.error;
+        out.failed.push_back({name, side, message});
+        out.warnings.push_back(fmt::format("benchmark '{}' failed ({}): {}: not compared", name,
+                                           both ? "both sides" : side, message));
+        settle_failed(out);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void settle_failed(report& out)
+{
     // A benchmark that failed to run was not seen: never a pass.
     if (!out.failed.empty() && out.result == verdict::pass) out.result = verdict::inconclusive;
-    return out;
 }
 
 sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate,

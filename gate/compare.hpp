@@ -1,6 +1,8 @@
 // compare: baseline samples vs candidate samples under a policy -> report.
 // The statistical rules are docs/statistics.md; the order of statuses is
-// unsupported, insufficient, regression/improvement, inconclusive, unchanged.
+// unsupported, insufficient, regression/improvement, unchanged when the
+// interval of the shift lies inside +-threshold ("Equivalence"), else
+// inconclusive.
 #pragma once
 
 #include <functional>
@@ -47,9 +49,27 @@ struct series_derived {
 // compare() would compute, so reports are the same with or without.
 void derive_series(capture::benchmark_samples& b);
 
+// One side of a benchmark as it came: absent (the suite did not run it
+// there), failed (the harness's message) or measured.
+struct side_outcome {
+    bool present = false;
+    std::string error; // non-empty: failed
+};
+// A benchmark that cannot be compared, listed in the report with its
+// warning as compare() lists it: removed (no candidate), added (no
+// baseline) or failed (on one side or both; a pass verdict then becomes
+// inconclusive: what failed was not seen). perfgate run's stored pairs and
+// compare()'s own pairing both go through here. False, and nothing
+// listed, when both sides were measured.
+bool add_unpaired(report& out, std::string_view benchmark, const side_outcome& baseline, const side_outcome& candidate);
+// A report with failed benchmarks never passes: a pass becomes inconclusive.
+void settle_failed(report& out);
+
 // Under rules.sequential the gated counters with per-run samples are judged
-// by the sequential rule (gate/sequential.hpp) at alpha / m each, m being
-// the gated counters with per-run data on both sides; the others as always.
+// by the sequential rule (gate/sequential.hpp) at alpha / m each for
+// regressions and improvements, m being the gated counters with per-run
+// data on both sides, and at alpha for "unchanged" (the equivalence plan);
+// the others as always.
 // Benchmarks not measured interleaved are never judged by the sequential
 // rule: its looks assume one interleaved session.
 report compare(const capture::sample_set& baseline, const capture::sample_set& candidate, const policy& rules,

@@ -59,6 +59,54 @@ std::optional<std::size_t> repetitions_to_decide(const counter_report& r, const 
     return n;
 }
 
+// The report's interval of the shift in % of |median(B)|, with the shift
+// estimate inside it; nullopt without one.
+struct interval_now {
+    double lo, hi, shift;
+};
+
+std::optional<interval_now> interval_of(const counter_report& r)
+{
+    if (!r.shift_ci || !r.shift_pct || !r.baseline.median || *r.baseline.median == 0) return std::nullopt;
+    const double base = std::abs(*r.baseline.median);
+    const interval_now in{r.shift_ci->first / base * 100, r.shift_ci->second / base * 100, *r.shift_pct};
+    if (!std::isfinite(in.lo) || !std::isfinite(in.hi) || !std::isfinite(in.shift) || !(in.hi > in.lo)) {
+        return std::nullopt;
+    }
+    return in;
+}
+
+// gate/noise.hpp "Repetitions": the equal n per side at which the
+// interval's half-width, now h at n_b / n_c and shrinking as
+// sqrt(1/n_b + 1/n_c), is half the threshold. For a gated counter also an
+// n at which the exact rank test can reach the gate's detection level
+// (alpha / m): below it no regression can be confirmed. nullopt above
+// max_repetitions_advised.
+std::optional<std::size_t> repetitions_from_interval(const counter_report& r, const interval_now& in, double level)
+{
+    const double half = (in.hi - in.lo) / 2;
+    const double target = r.threshold_pct / 2;
+    if (!(target > 0)) return std::nullopt;
+    const double s2 = 1.0 / static_cast<double>(r.baseline.n) + 1.0 / static_cast<double>(r.candidate.n);
+    const double n = std::ceil(2 / s2 * (half / target) * (half / target));
+    if (!std::isfinite(n) || n > static_cast<double>(max_repetitions_advised)) return std::nullopt;
+    std::size_t need = std::max(static_cast<std::size_t>(std::max(n, 2.0)), std::max(r.baseline.n, r.candidate.n) + 1);
+    if (r.gated) {
+        while (need < stats::mwu_exact_limit &&
+               stats::shared_exact_u_distribution(need, need)->min_p_two_sided() >= level) {
+            ++need;
+        }
+    }
+    return need;
+}
+
+// The smallest multiple of 0.5 strictly above both |bounds|: a threshold
+// under which the interval lies inside +-threshold now.
+double threshold_to_decide(const interval_now& in)
+{
+    return std::floor(std::max(std::abs(in.lo), std::abs(in.hi)) * 2) / 2 + 0.5;
+}
+
 // "baseline", "candidate" or "both sides" for the sides whose flag is set.
 std::string sides_flagged(const std::optional<bool>& b, const std::optional<bool>& c)
 {
@@ -70,11 +118,18 @@ std::string advise(const noise_diagnosis& d, const counter_report& r, double cov
 {
     std::vector<std::string> parts;
     if (r.state == status::inconclusive) {
-        if (d.repetitions_needed) {
+        if (d.source == source_near_threshold) {
+            parts.push_back(fmt::format("the shift, about {:+.2f}%, is close to the {}% threshold: {}decide whether "
+                                        "a change of that size matters (threshold_pct)",
+                                        r.shift_pct.value_or(0.0), r.threshold_pct,
+                                        d.repetitions_needed ? fmt::format("about {} repetitions per side tell which "
+                                                                           "side of it it lies, or ",
+                                                                           *d.repetitions_needed)
+                                                             : std::string()));
+        } else if (d.repetitions_needed) {
             // Under sequential sampling the budget, not -r, sets the count.
-            parts.push_back(fmt::format("about {0} repetitions per side ({1} {0}) would detect {2}% at this noise",
-                                        *d.repetitions_needed, r.sequential ? "--max-repetitions" : "-r",
-                                        r.threshold_pct));
+            parts.push_back(fmt::format("about {0} repetitions per side ({1} {0}) would decide it at this noise",
+                                        *d.repetitions_needed, r.sequential ? "--max-repetitions" : "-r"));
         } else if (d.too_noisy && cov > rule.max_cov && !r.sequential) {
             parts.push_back(fmt::format("CoV above max_cov {:.1f}%, which more repetitions do not lower: a "
                                         "quieter machine, or --backend callgrind (deterministic instruction counts)",
@@ -196,18 +251,30 @@ std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& bas
     d.drift = either(d.baseline.drift, d.candidate.drift);
     const double cov = larger_cov(r);
     if (r.state == status::inconclusive) {
-        // compare.cpp's classify(): inconclusive because the MDE exceeds the
-        // threshold, or because the CoV exceeds max_cov. Under the latter no
-        // repetition count decides the counter; under the former the count
-        // that brings the MDE down to the threshold does, if it is not absurd.
-        const bool mde_too_big = !r.mde_pct || !std::isfinite(*r.mde_pct) || *r.mde_pct > r.threshold_pct;
-        // max_cov does not apply under sequential sampling (compare.cpp).
-        if (cov > rule.max_cov && !r.sequential) {
+        // compare.cpp's classify(): inconclusive because the interval is not
+        // inside +-threshold (nor a significant shift beyond it), or because
+        // the CoV exceeds max_cov, which no repetition count lowers.
+        const auto in = interval_of(r);
+        if (cov > rule.max_cov && !r.sequential) { // max_cov does not apply under sequential sampling
             d.too_noisy = true;
-        } else if (auto in = mde_inputs_of(r); in && mde_too_big) {
-            d.repetitions_needed = repetitions_to_decide(r, *in, alpha, level);
+        } else if (in) {
+            d.repetitions_needed = repetitions_from_interval(r, *in, level);
+            d.too_noisy = !d.repetitions_needed;
+        } else if (auto sd = mde_inputs_of(r)) {
+            d.repetitions_needed = repetitions_to_decide(r, *sd, alpha, level);
             d.too_noisy = !d.repetitions_needed;
         }
+        // A larger threshold decides it unless max_cov stands in the way.
+        if (in && !(cov > rule.max_cov && !r.sequential)) d.threshold_needed_pct = threshold_to_decide(*in);
+        // The interval narrower than the threshold yet reaching across it:
+        // the shift itself is about the threshold's size.
+        const bool near = in && in->hi - in->lo < r.threshold_pct &&
+                          ((in->lo < r.threshold_pct && in->hi >= r.threshold_pct) ||
+                           (in->lo <= -r.threshold_pct && in->hi > -r.threshold_pct));
+        d.source = d.bimodal.value_or(false) ? source_bimodal
+                   : d.drift.value_or(false) ? source_drift
+                   : near                    ? source_near_threshold
+                                             : source_executions;
     }
     d.advice = advise(d, r, cov, rule);
     return d;
@@ -262,7 +329,9 @@ nlohmann::json noise_to_json(const std::optional<noise_diagnosis>& n)
             {"candidate", side_noise_json(n->candidate)},
             {"repetitions_needed", n->repetitions_needed ? nlohmann::json(*n->repetitions_needed) : nullptr},
             {"too_noisy", n->too_noisy},
-            {"advice", n->advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(n->advice)}};
+            {"advice", n->advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(n->advice)},
+            {"source", n->source.empty() ? nlohmann::json(nullptr) : nlohmann::json(n->source)},
+            {"threshold_needed_pct", noise_num(n->threshold_needed_pct)}};
 }
 
 std::optional<noise_diagnosis> noise_from_json(const nlohmann::json& counter)
@@ -280,7 +349,109 @@ std::optional<noise_diagnosis> noise_from_json(const nlohmann::json& counter)
     }
     d.too_noisy = j.value("too_noisy", false);
     if (auto a = j.find("advice"); a != j.end() && !a->is_null()) d.advice = a->get<std::string>();
+    // Added in v1: absent in older reports.
+    if (auto a = j.find("source"); a != j.end() && !a->is_null()) d.source = a->get<std::string>();
+    d.threshold_needed_pct = noise_read_num(j, "threshold_needed_pct");
     return d;
+}
+
+namespace {
+
+// Priority among sources: the first is the cheapest to act on.
+constexpr std::string_view source_order[] = {source_between_runs, source_bimodal, source_drift, source_near_threshold,
+                                             source_executions};
+
+std::string_view source_phrase(std::string_view s)
+{
+    if (s == source_between_runs) return "the runs were measured apart, so the spread is between sessions";
+    if (s == source_bimodal) return "the samples form two groups (the machine switching speeds)";
+    if (s == source_drift) return "the machine's speed drifted during the run";
+    if (s == source_near_threshold) return "the shift is about the size of the threshold";
+    return "the spread is between executions (each sample is one process)";
+}
+
+} // namespace
+
+std::optional<decide_advice> decide_report(const report& r)
+{
+    decide_advice d;
+    std::size_t counts[std::size(source_order)] = {};
+    std::size_t above_max_cov = 0; // fixed-N counters whose CoV exceeds their max_cov
+    bool every_repetitions = true, every_threshold = true;
+    for (const auto& b : r.benchmarks) {
+        for (const auto& c : b.counters) {
+            if (!c.gated || (c.state != status::inconclusive && c.state != status::insufficient)) continue;
+            ++d.counters;
+            d.sequential = d.sequential || c.sequential.has_value();
+            const double cov = larger_cov(c);
+            if (!c.sequential && c.state == status::inconclusive && cov > r.rules.resolve(b.name, c.name).max_cov)
+                ++above_max_cov;
+            if (!c.noise) {
+                every_repetitions = every_threshold = false;
+                continue;
+            }
+            for (std::size_t i = 0; i < std::size(source_order); ++i) counts[i] += c.noise->source == source_order[i];
+            if (c.noise->repetitions_needed) {
+                d.repetitions = std::max(d.repetitions.value_or(0), *c.noise->repetitions_needed);
+            } else {
+                every_repetitions = false;
+            }
+            if (c.noise->threshold_needed_pct) {
+                d.threshold_pct = std::max(d.threshold_pct.value_or(0.0), *c.noise->threshold_needed_pct);
+            } else {
+                every_threshold = false;
+            }
+        }
+    }
+    if (d.counters == 0) return std::nullopt;
+    if (!every_repetitions) d.repetitions.reset();
+    if (!every_threshold) d.threshold_pct.reset();
+    std::size_t best = std::size(source_order);
+    for (std::size_t i = 0; i < std::size(source_order); ++i) {
+        if (counts[i] > 0 && (best == std::size(source_order) || counts[i] > counts[best])) best = i;
+    }
+    if (best < std::size(source_order)) d.source = source_order[best];
+
+    const bool one = d.counters == 1;
+    const std::string them = one ? "it" : "them";
+    std::string advice = fmt::format("{} gated counter{} undecided", d.counters, one ? "" : "s");
+    if (!d.source.empty()) advice += fmt::format(": {}", source_phrase(d.source));
+    if (above_max_cov > 0) {
+        advice += fmt::format("; {} a CoV above max_cov, which more repetitions do not lower",
+                              above_max_cov == d.counters ? std::string(one ? "it has" : "all have")
+                                                          : fmt::format("{} of them have", above_max_cov));
+    }
+    const std::string reps = d.repetitions ? fmt::format("about {0} repetitions per side ({1} {0})", *d.repetitions,
+                                                         d.sequential ? "--max-repetitions" : "-r")
+                                           : std::string();
+    std::vector<std::string> fixes;
+    if (d.source == source_between_runs) {
+        fixes.push_back(fmt::format("measure baseline and candidate in one perfgate run (more repetitions do not "
+                                    "lower the spread between sessions)"));
+    } else if (d.source == source_bimodal || d.source == source_drift) {
+        fixes.push_back(fmt::format("pin the benchmark to quiet CPUs (--cpus; perfgate check-env says what moves){}",
+                                    reps.empty() ? std::string() : ", then " + reps));
+    } else if (!reps.empty()) {
+        fixes.push_back(reps + " would decide " + them + " at this noise");
+    } else {
+        fixes.push_back("no repetition count would (too noisy for the threshold)");
+    }
+    if (d.source != source_between_runs)
+        fixes.push_back("--backend callgrind (exact instruction counts, a proxy for time)");
+    if (d.threshold_pct) fixes.push_back(fmt::format("threshold_pct {} would decide {} now", *d.threshold_pct, them));
+    advice += ". Cheapest fix: " + fixes.front();
+    for (std::size_t i = 1; i < fixes.size(); ++i) advice += (i == 1 ? "; or " : ", or ") + fixes[i];
+    d.advice = std::move(advice);
+    return d;
+}
+
+nlohmann::json decide_to_json(const decide_advice& d)
+{
+    return {{"counters", d.counters},
+            {"source", d.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.source)},
+            {"repetitions", d.repetitions ? nlohmann::json(*d.repetitions) : nlohmann::json(nullptr)},
+            {"threshold_pct", noise_num(d.threshold_pct)},
+            {"advice", d.advice}};
 }
 
 } // namespace perfgate::gate

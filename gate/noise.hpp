@@ -10,7 +10,7 @@
 //    n >= 10, so 0.05 does not cry wolf.
 //  - Drift: Kendall's tau of each side's values against their round order
 //    (stats/kendall.hpp, scipy.stats.kendalltau). Values are in repetition
-//    order (gate/samples.hpp: counter_series.values, built by from_capture
+//    order (capture/samples.hpp: counter_series.values, built by from_capture
 //    from perf's runs and by service::samples_from from the stored
 //    repetition index), and perfgate run interleaves the sides in ABBA
 //    rounds, so a machine that speeds up or slows down during the run
@@ -19,18 +19,31 @@
 //    (drift_level): unlike the dip, the exact test flags exactly its level
 //    of trend-free sides, and the diagnosis runs on both sides of every
 //    counter of every report.
-//  - Repetitions: stats::repetitions_for_mde inverts the MDE formula the gate
-//    uses (stats/mde.hpp) at the sides' standard deviations and the
-//    baseline median, at the policy's alpha and the counter's threshold; a
-//    gated counter also needs n per side at which the exact rank test can
-//    reach the gate's detection level (alpha / m among m gated tests), as
-//    the gate's own MDE rule requires. At most max_repetitions_advised.
+//  - Repetitions: from the width of the interval the report prints
+//    (shift_ci, in % of the baseline median), whose half-width shrinks as
+//    sqrt(1/n_b + 1/n_c): the equal n per side at which it is half the
+//    threshold. There an unchanged counter's interval lies inside
+//    +-threshold 95% of the time (its centre is within 1.96 standard errors
+//    = the half-width of 0), and a shift of 1.5x the threshold is a
+//    regression 97% of the time; a shift about the threshold's size stays
+//    undecided at any n (source near_threshold). A gated counter also needs
+//    an n at which the exact test can reach the gate's detection level
+//    (alpha / m). Without an interval (too few samples),
+//    stats::repetitions_for_mde at the sides' standard deviations. At most
+//    max_repetitions_advised. An estimate: the spread seen moves.
+//  - Source: what the spread of an inconclusive counter comes from, the
+//    first that applies: the runs were measured apart ("between_runs",
+//    set by compare), bimodal, drift, a shift about the threshold's size
+//    with an interval narrower than the threshold ("near_threshold"), else
+//    plain spread between executions, each sample one process
+//    ("executions").
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -65,6 +78,34 @@ std::optional<noise_diagnosis> diagnose_noise(const capture::counter_series& bas
 
 // One side's noise tests on its values in round order.
 side_noise side_shape(std::span<const double> values);
+
+// The values of noise_diagnosis::source.
+inline constexpr std::string_view source_between_runs = "between_runs";
+inline constexpr std::string_view source_bimodal = "bimodal";
+inline constexpr std::string_view source_drift = "drift";
+inline constexpr std::string_view source_near_threshold = "near_threshold";
+inline constexpr std::string_view source_executions = "executions";
+
+// What would decide a report's undecided gated counters, said once for the
+// report (JSON "decide", text "to decide:", markdown "What would decide
+// it"), derived from the counters' statuses and noise diagnoses, so that a
+// stored report gives the same. Absent (nullopt) when every gated counter is
+// decided.
+struct decide_advice {
+    std::size_t counters = 0; // gated counters inconclusive or insufficient
+    std::string source;       // the most common noise_diagnosis::source among them (empty: none known)
+    // The repetitions per side that would decide them all, the largest of
+    // their repetitions_needed; null when one of them has none (too noisy,
+    // measured apart, or no diagnosis).
+    std::optional<std::size_t> repetitions;
+    // The threshold_pct under which all their intervals lie inside it now,
+    // the largest of their threshold_needed_pct; null when one has none.
+    std::optional<double> threshold_pct;
+    bool sequential = false; // they were judged by the sequential rule: repetitions are --max-repetitions
+    std::string advice;      // one sentence: the source, the cheapest fix, the alternatives
+};
+std::optional<decide_advice> decide_report(const report& r);
+nlohmann::json decide_to_json(const decide_advice& d);
 
 // One line for the text ("noise: ...") and markdown reports: what is noisy
 // about the counter, its CoV and MDE, and the advice, e.g.

@@ -59,10 +59,14 @@ struct sequential_report {
     double alpha = 0;         // the counter's two-sided level: policy alpha / m gated counters
     double level = 0;         // the look's one-sided nominal level p_k
     double p_one_sided = 0.5; // Mann-Whitney, toward the direction the ranks moved
-    // Repeated confidence interval of the shift at the look's level, % of
-    // median(B); null when none is attainable at these sizes.
+    // Repeated confidence interval of the shift at the look's equivalence
+    // level, % of median(B); null when none is attainable at these sizes.
     std::optional<std::pair<double, double>> ci_pct;
     bool ended_early = false; // the run stopped there (budget) undecided: that look was made final
+    // The look's one-sided level q_k of the equivalence test (the plan at
+    // the gate's alpha, not alpha / m: docs/statistics.md "Equivalence");
+    // ci_pct is at two-sided 1 - 2 q_k. 0 in reports stored before it.
+    double equivalence_level = 0;
 };
 
 // One side's noise tests (gate/noise.hpp has the methods, levels and
@@ -85,16 +89,23 @@ struct noise_diagnosis {
     std::optional<bool> bimodal; // either side bimodal; null when neither side had enough samples
     std::optional<bool> drift;   // either side drifts; null when neither side could be tested
     side_noise baseline, candidate;
-    // Inconclusive counters whose MDE exceeds the threshold: the repetitions
-    // per side (perfgate run -r N, a total, not an increment) at which the
-    // MDE formula at this noise reaches the threshold. Null otherwise, and
-    // when more than max_repetitions_advised would be needed (too_noisy).
+    // Inconclusive counters: the repetitions per side (perfgate run -r N, a
+    // total, not an increment) at which the interval the report prints
+    // would decide the counter if the shift and the spread stay as they are
+    // (gate/noise.hpp). Null otherwise, and when more than
+    // max_repetitions_advised would be needed (too_noisy).
     std::optional<std::size_t> repetitions_needed;
-    // Inconclusive, and no repetition count would decide it: the MDE stays
-    // above the threshold up to max_repetitions_advised per side, or the CoV
-    // exceeds the policy's max_cov (more repetitions do not lower it).
+    // Inconclusive, and no repetition count would decide it: more than
+    // max_repetitions_advised per side would be needed, or the CoV exceeds
+    // the policy's max_cov (more repetitions do not lower it).
     bool too_noisy = false;
     std::string advice; // what to do, one sentence or a few joined by "; " (empty: JSON null)
+    // Inconclusive counters: where the spread comes from (noise_source;
+    // empty: JSON null), and the smallest threshold_pct (a multiple of 0.5)
+    // under which its interval already lies inside +-threshold (null without
+    // an interval). Both added in v1.
+    std::string source;
+    std::optional<double> threshold_needed_pct;
 };
 
 // The between-run test of a counter whose benchmark was not measured

@@ -58,29 +58,34 @@ std::shared_ptr<const stats::sequential_plan> sequential_plan_for(const sequenti
 
 std::optional<sequential_replay> replay_looks(const sequential_rule& rule, double alpha, std::span<const double> b,
                                               std::span<const double> c, double threshold_pct,
-                                              capture::better direction, bool stopped)
+                                              capture::better direction, bool stopped,
+                                              std::optional<double> equivalence_alpha)
 {
     const std::size_t n = std::min(b.size(), c.size());
     if (n < rule.min_repetitions) return std::nullopt;
+    const double eq_alpha = equivalence_alpha.value_or(alpha);
     const auto plan = sequential_plan_for(rule, alpha);
+    const auto equivalence = sequential_plan_for(rule, eq_alpha);
     const auto worse = direction == capture::better::lower ? stats::worse_if::higher : stats::worse_if::lower;
     std::size_t reached = 0;
     while (reached + 1 < plan->looks() && plan->look_n(reached + 1) <= n) ++reached;
 
-    auto look = [&](const stats::sequential_plan& p, std::size_t k) {
+    auto look = [&](const stats::sequential_plan& p, const stats::sequential_plan& eq, std::size_t k) {
         const std::size_t at = p.look_n(k);
-        return stats::sequential_look(p, k, b.first(at), c.first(at), threshold_pct, worse);
+        return stats::sequential_look(p, eq, k, b.first(at), c.first(at), threshold_pct, worse);
     };
     sequential_replay out;
     out.looks = plan->looks();
     for (std::size_t k = 0; k <= reached; ++k) {
-        out.result = look(*plan, k);
+        out.result = look(*plan, *equivalence, k);
         out.n = plan->look_n(k);
         if (out.result.decision != stats::sequential_decision::continue_sampling) return out;
     }
     if (stopped && !out.result.final_look) {
+        // Both plans end there: each spends what is left of its alpha.
         const auto cut = sequential_plan_for(rule, alpha, reached);
-        out.result = look(*cut, reached);
+        const auto cut_equivalence = sequential_plan_for(rule, eq_alpha, reached);
+        out.result = look(*cut, *cut_equivalence, reached);
         out.looks = cut->looks();
         out.cut = true;
     }

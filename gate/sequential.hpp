@@ -45,8 +45,13 @@ struct sequential_replay {
 // counter before the plan's last look is cut there; false while the run is
 // still deciding whether to go on (perfgate run). nullopt when a side has
 // fewer than rule.min_repetitions samples (no look reached).
+// alpha: the counter's level for regression and improvement (the gate's
+// alpha / m). equivalence_alpha: the level of its equivalence test, the
+// repeated confidence interval that decides "unchanged" (docs/statistics.md
+// "Equivalence": the gate's alpha, not divided by m); nullopt: alpha.
 std::optional<sequential_replay> replay_looks(const sequential_rule& rule, double alpha, std::span<const double> b,
                                               std::span<const double> c, double threshold_pct,
-                                              capture::better direction, bool stopped);
+                                              capture::better direction, bool stopped,
+                                              std::optional<double> equivalence_alpha = std::nullopt);
 
 } // namespace perfgate::gate

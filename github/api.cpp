@@ -296,7 +296,7 @@ json github_api::call(std::string_view method, const std::string& path_or_url, c
         try {
             res = http_send(req);
         } catch (const error& e) {
-            if (e.id() != "http.unreachable") throw;
+            if (e.id() != errors::http_unreachable) throw;
             if (mode == replay::forbidden)
                 throw error(errors::github_unreachable, fmt::format("{} ({})", e.what(), not_replayed));
             if (last) throw error(errors::github_unreachable, fmt::format("{} (after {} attempts)", e.what(), attempt));

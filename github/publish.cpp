@@ -324,7 +324,7 @@ private:
                 return api_->call("POST", fmt::format("/repos/{}/issues/{}/comments", env_.repository, pr), &payload,
                                   nullptr, "pull-requests: write", replay::forbidden);
             } catch (const error& e) {
-                const bool unanswered = e.id() == "github.unreachable" || e.id() == "github.server_error";
+                const bool unanswered = e.id() == errors::github_unreachable || e.id() == errors::github_server_error;
                 if (!unanswered || attempt >= policy.max_attempts) throw;
                 log_ << fmt::format("perfgate: the comment POST got no answer ({}); looking for it before posting "
                                     "again\n",

@@ -5,7 +5,7 @@
 // branch's series (run_record::mainline; the same points the gate's history
 // z-score reads). The service re-runs detection on a series's tail whenever
 // such a run is stored
-// (service/watch.hpp); a change point in the counter's worse direction opens
+// (service/watch.cpp); a change point in the counter's worse direction opens
 // an alert.
 #pragma once
 

@@ -131,10 +131,15 @@ json sequential_json(const std::optional<sequential_report>& s)
     if (s->ci_pct && std::isfinite(s->ci_pct->first) && std::isfinite(s->ci_pct->second)) {
         ci = json::array({s->ci_pct->first, s->ci_pct->second});
     }
-    return {{"look", s->look},   {"looks", s->looks},
-            {"n", s->n},         {"alpha", s->alpha},
-            {"level", s->level}, {"p_one_sided", s->p_one_sided},
-            {"ci_pct", ci},      {"ended_early", s->ended_early}};
+    return {{"look", s->look},
+            {"looks", s->looks},
+            {"n", s->n},
+            {"alpha", s->alpha},
+            {"level", s->level},
+            {"equivalence_level", s->equivalence_level},
+            {"p_one_sided", s->p_one_sided},
+            {"ci_pct", ci},
+            {"ended_early", s->ended_early}};
 }
 
 std::optional<sequential_report> sequential_from_json(const json& jc)
@@ -148,6 +153,7 @@ std::optional<sequential_report> sequential_from_json(const json& jc)
     s.alpha = it->at("alpha").get<double>();
     s.level = it->at("level").get<double>();
     s.p_one_sided = it->at("p_one_sided").get<double>();
+    s.equivalence_level = it->value("equivalence_level", 0.0); // added: absent in older reports
     if (auto ci = it->find("ci_pct"); ci != it->end() && ci->is_array() && ci->size() == 2) {
         s.ci_pct = std::pair{(*ci)[0].get<double>(), (*ci)[1].get<double>()};
     }
@@ -450,6 +456,9 @@ json to_json(const gate::report& r)
     if (!r.reused.empty()) out["baseline_reused"] = reused_json(r.reused);
     if (is_suite(r)) out["summary"] = summary_json(count_benchmarks(r));
     if (auto overall = overall_geomeans(r); !overall.empty()) out["overall"] = overall_json(overall);
+    // Added within v1 (issue 41): derived from the counters, absent when
+    // every gated counter is decided.
+    if (const auto decide = decide_report(r)) out["decide"] = decide_to_json(*decide);
     return out;
 }
 

@@ -81,6 +81,7 @@ void write_sequential(json_writer& w, const std::optional<sequential_report>& s)
     w.begin_object().member("alpha", s->alpha).key("ci_pct");
     write_pair(w, s->ci_pct);
     w.member("ended_early", s->ended_early)
+        .member("equivalence_level", s->equivalence_level)
         .member("level", s->level)
         .member("look", s->look)
         .member("looks", s->looks)
@@ -133,7 +134,13 @@ void write_noise(json_writer& w, const std::optional<noise_diagnosis>& n)
     } else {
         w.null();
     }
-    w.member("too_noisy", n->too_noisy).end_object();
+    w.key("source");
+    if (n->source.empty()) {
+        w.null();
+    } else {
+        w.string(n->source);
+    }
+    w.member("threshold_needed_pct", n->threshold_needed_pct).member("too_noisy", n->too_noisy).end_object();
 }
 
 void write_between_runs(json_writer& w, const between_runs_report& b)
@@ -219,6 +226,7 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
     w.end_array();
     if (id_at) *id_at = out.size();
     if (r.comparison_id) w.member("comparison_id", *r.comparison_id);
+    if (const auto decide = decide_report(r)) w.key("decide").raw(dumped(decide_to_json(*decide)));
     if (!r.failed.empty()) {
         w.key("failed").begin_array();
         for (const auto& f : r.failed) {

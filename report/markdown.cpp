@@ -37,8 +37,9 @@ namespace {
 // `www.` and e-mail addresses become links. Escapes and entities do not stop
 // that, since it works on the rendered text, so a zero-width space goes where
 // it breaks the pattern and the reader sees the same characters: after an
-// `@` or `#` that starts a name or a number, between a scheme's `:` and its
-// `//`, and after `www`.
+// `@` or `#` that starts a name or a number, after the `-` of `GH-12` (which
+// links issue 12 as `#12` does), between a scheme's `:` and its `//`, and
+// after `www`.
 std::string md_text(std::string_view s)
 {
     constexpr std::string_view backslashed = "\\`*_[]()#|!~";
@@ -58,11 +59,15 @@ std::string md_text(std::string_view s)
             if (backslashed.find(ch) != std::string_view::npos) out += '\\';
             out += ch;
             const bool mention = ch == '@' && alnum(next);
-            const bool issue_ref = ch == '#' && std::isdigit(static_cast<unsigned char>(next)) != 0;
+            const bool digit_next = std::isdigit(static_cast<unsigned char>(next)) != 0;
+            const bool issue_ref = ch == '#' && digit_next;
+            // GH-12 (any case) links issue 12 as #12 does.
+            const bool gh_ref = ch == '-' && digit_next && i >= 2 && (s[i - 1] == 'H' || s[i - 1] == 'h') &&
+                                (s[i - 2] == 'G' || s[i - 2] == 'g') && (i < 3 || !alnum(s[i - 3]));
             const bool scheme = ch == ':' && s.substr(i + 1, 2) == "//";
             const bool www = (ch == 'w' || ch == 'W') && i >= 2 && (i < 3 || !alnum(s[i - 3])) && next == '.' &&
                              (s[i - 1] == 'w' || s[i - 1] == 'W') && (s[i - 2] == 'w' || s[i - 2] == 'W');
-            if (mention || issue_ref || scheme || www) out += zero_width_space;
+            if (mention || issue_ref || gh_ref || scheme || www) out += zero_width_space;
         }
     }
     return out;
@@ -526,17 +531,13 @@ std::string advice_list(const std::vector<std::pair<std::string, std::string>>& 
     return out;
 }
 
-bool undecided_gated(const counter_report& c)
-{
-    return c.gated && (c.state == status::inconclusive || c.state == status::insufficient);
-}
-
-// Above the details when a gated counter is inconclusive: what would
-// decide it, each piece of advice once; empty otherwise.
+// Above the details when a gated counter is undecided: what would decide
+// them, once for the report (gate::decide_report); empty otherwise. Each
+// counter's own advice is listed in the details.
 std::string markdown_decide(const gate::report& r)
 {
-    const std::string list = advice_list(advice_of(r, undecided_gated));
-    return list.empty() ? list : "\n**What would decide it**\n\n" + list;
+    const auto decide = decide_report(r);
+    return decide ? "\n**What would decide it**\n\n" + md_text(decide->advice) + "\n" : std::string();
 }
 
 // The collapsed details, line by line (so that they can be cut to fit):
@@ -562,12 +563,9 @@ std::vector<std::string> markdown_details(const gate::report& r)
     if (!noise.empty()) {
         details.push_back("\n**Noise**\n\n");
         details.insert(details.end(), noise.begin(), noise.end());
-        // The advice not said above the details already (markdown_decide).
-        auto advice = advice_of(r, [](const counter_report&) { return true; });
-        const auto said = advice_of(r, undecided_gated);
-        std::erase_if(advice, [&](const auto& piece) {
-            return std::any_of(said.begin(), said.end(), [&](const auto& s) { return s.first == piece.first; });
-        });
+        // Each piece of every counter's advice once (markdown_decide said
+        // the report's, above the details).
+        const auto advice = advice_of(r, [](const counter_report&) { return true; });
         if (!advice.empty()) details.push_back("\n**Advice**\n\n" + advice_list(advice));
     }
     std::vector<std::string> other;

@@ -124,6 +124,7 @@ std::string render_text(const gate::report& r, bool colour)
         if (b.attribution_info) out += text_attribution(*b.attribution_info);
     }
     out += "(· = reported, not gated)\n";
+    if (const auto decide = decide_report(r)) out += fmt::format("\nto decide: {}\n", decide->advice);
     if (const auto overall = overall_geomeans(r); !overall.empty()) {
         out += "\noverall: geometric mean over benchmarks of candidate/baseline medians (not gated):\n";
         for (const auto& o : overall) {

@@ -91,7 +91,7 @@ process_result backend_base::start(const spawn_options& so, const where& at) con
     try {
         return run_process(so, opt_.timeout);
     } catch (const error& e) {
-        if (e.id() != "process.exec_failed") throw;
+        if (e.id() != errors::process_exec_failed) throw;
         throw error(errors::measure_failed, fmt::format("{}: {}", at.text(), e.what()));
     }
 }

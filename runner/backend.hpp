@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -141,7 +142,9 @@ std::unique_ptr<backend_base> make_rusage_backend(const measure_options& opt, co
 
 // --harness gbench (runner/harness_gbench.cpp): one suite of google/benchmark
 // binaries measured in rounds; one measurement per benchmark they ran.
+// share: with opt.sequential and a budget, the time this suite may spend.
 std::vector<benchmark_measurement> measure_gbench(const benchmark_spec& spec, const measure_options& opt,
-                                                  std::ostream& progress);
+                                                  std::ostream& progress,
+                                                  std::optional<std::chrono::duration<double>> share);
 
 } // namespace perfgate::runner::detail

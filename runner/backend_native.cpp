@@ -22,7 +22,11 @@ public:
                    const std::vector<std::string>& events)
         : backend_base(opt, scratch)
     {
-        for (auto& e : events) native_events_.try_emplace(e, resolve_event(e));
+        std::vector<native_event> resolved;
+        for (auto& e : events) resolved.push_back(native_events_.try_emplace(e, resolve_event(e)).first->second);
+        // Opening and closing the counters around each execution would
+        // otherwise switch the kernel's perf hooks on and off every time.
+        keep_perf_hooks_on(resolved);
     }
 
     execution execute(const benchmark_spec& spec, const command& cmd, const std::vector<std::string>& events,
@@ -43,7 +47,7 @@ public:
             if (!ex.proc.status.success()) fail(at, cmd, ex.proc, ex.proc.status);
             for (auto& r : counters.read(ex.proc)) ex.counters.push_back({r.name, r.unit, r.value, r.pcnt_running});
         } catch (const error& e) {
-            if (e.id() != "measure.perf_unavailable") throw;
+            if (e.id() != errors::measure_perf_unavailable) throw;
             throw error(e.id(), fmt::format("{}: {}", at.text(), e.what()));
         }
         return ex;

@@ -176,9 +176,10 @@ public:
     {
         if (!b.is_object()) throw bad(at, "expected an object");
         for (auto& [key, value] : b.items()) {
-            static const std::set<std::string, std::less<>> known = {"name",   "baseline", "candidate",
-                                                                     "cwd",    "env",      "repetitions",
-                                                                     "warmup", "harness",  "filter"};
+            static const std::set<std::string, std::less<>> known = {"name",          "baseline",    "candidate",
+                                                                     "cwd",           "env",         "baseline_env",
+                                                                     "candidate_env", "repetitions", "warmup",
+                                                                     "harness",       "filter"};
             if (!known.contains(key)) throw bad(fmt::format("{}.{}", at, key), "unknown key");
         }
         benchmark_spec spec;
@@ -187,7 +188,9 @@ public:
         spec.baseline = get_command(b, at, "baseline");
         spec.candidate = get_command(b, at, "candidate");
         if (b.contains("cwd")) spec.cwd = cwd(b["cwd"], at);
-        if (b.contains("env")) spec.env = env(b["env"], at);
+        if (b.contains("env")) spec.env = env(b["env"], at, "env");
+        if (b.contains("baseline_env")) spec.baseline_env = env(b["baseline_env"], at, "baseline_env");
+        if (b.contains("candidate_env")) spec.candidate_env = env(b["candidate_env"], at, "candidate_env");
         spec.repetitions = get_count(b, at, "repetitions", 1);
         spec.warmup = get_count(b, at, "warmup", 0);
         if (b.contains("harness")) {
@@ -240,7 +243,7 @@ private:
             throw bad(at + ".name", "missing or not a non-empty string");
         }
         auto text = b["name"].get<std::string>();
-        // The store takes only plain names (gate/names.hpp): say so now, not
+        // The store takes only plain names (capture/names.hpp): say so now, not
         // after every round has been measured.
         try {
             capture::validate_name("name", text);
@@ -268,7 +271,7 @@ private:
                 return command_from_argv(std::move(argv));
             }
         } catch (const error& e) {
-            if (e.id() == "input.bad_config") throw;
+            if (e.id() == errors::input_bad_config) throw;
             throw bad(where, e.what());
         }
         throw bad(where, "expected a string or an array of strings");
@@ -294,18 +297,19 @@ private:
         return dir.is_absolute() ? dir : base_dir_ / dir;
     }
 
-    [[nodiscard]] std::vector<std::pair<std::string, std::string>> env(const nlohmann::json& v,
-                                                                       const std::string& at) const
+    // "env", "baseline_env" or "candidate_env" (key).
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> env(const nlohmann::json& v, const std::string& at,
+                                                                       std::string_view key) const
     {
-        if (!v.is_object()) throw bad(at + ".env", "expected an object of strings");
+        if (!v.is_object()) throw bad(fmt::format("{}.{}", at, key), "expected an object of strings");
         std::vector<std::pair<std::string, std::string>> out;
         for (auto& [k, value] : v.items()) {
-            if (!value.is_string()) throw bad(fmt::format("{}.env.{}", at, k), "expected a string");
+            if (!value.is_string()) throw bad(fmt::format("{}.{}.{}", at, key, k), "expected a string");
             if (k.empty() || k.find('=') != std::string::npos || std::ranges::any_of(k, is_control)) {
-                throw bad(fmt::format("{}.env.{}", at, printable(k)), "not a valid variable name");
+                throw bad(fmt::format("{}.{}.{}", at, key, printable(k)), "not a valid variable name");
             }
             if (value.get<std::string>().find('\0') != std::string::npos) {
-                throw bad(fmt::format("{}.env.{}", at, k), "contains a NUL byte");
+                throw bad(fmt::format("{}.{}.{}", at, key, k), "contains a NUL byte");
             }
             out.emplace_back(k, value.get<std::string>());
         }

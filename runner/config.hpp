@@ -11,14 +11,16 @@
 //       "baseline": "./old/parse in.json",      string or array of strings
 //       "candidate": ["./new/parse", "in.json"],
 //       "cwd": "bench",                         optional; relative to the config file's directory
-//       "env": {"OMP_NUM_THREADS": "1"},        optional
+//       "env": {"OMP_NUM_THREADS": "1"},        optional, both sides
+//       "baseline_env": {"srcdir": "old"},      optional, the baseline only (after "env": its value wins)
+//       "candidate_env": {"srcdir": "new"},     optional, the candidate only
 //       "repetitions": 20,                      optional, >= 1
 //       "warmup": 2,                            optional, >= 0
 //       "harness": "gbench",                    optional: baseline and candidate are google/benchmark binaries
 //       "filter": "BM_Sort" } ]                 optional, with harness: --benchmark_filter
 // Unknown keys, wrong types and missing fields are errors "input.bad_config"
 // naming the file and the key (e.g. "bench.json: benchmarks[1].basline: unknown key"),
-// and so is a name the store would refuse (gate/names.hpp): all of it is
+// and so is a name the store would refuse (capture/names.hpp): all of it is
 // checked before anything is measured.
 #pragma once
 

@@ -199,7 +199,7 @@ private:
         so_far.name = spec.name;
         so_far.baseline = finish_side(spec, side::baseline);
         so_far.candidate = finish_side(spec, side::candidate);
-        const bool decided = seq.decided && seq.decided(so_far, last);
+        const bool decided = seq.decided && seq.decided(spec.name, {so_far}, last).front();
         if (opt_.progress != progress_style::none) {
             progress_ << fmt::format("{}perfgate: {}: look after {} rounds: {}\n",
                                      opt_.progress == progress_style::tty ? "\r\033[K" : "", spec.name, round,
@@ -213,8 +213,10 @@ private:
     // unsupported defaults.
     [[nodiscard]] bool counts_events() const { return opt_.which == backend::perf || opt_.which == backend::native; }
 
-    void execute_slot(const benchmark_spec& spec, const slot& s, const where& at)
+    void execute_slot(const benchmark_spec& both, const slot& s, const where& at)
     {
+        // This side's environment (--baseline-env/--candidate-env) on top of both sides'.
+        const benchmark_spec spec = for_side(both, s.which);
         const command& cmd = s.which == side::baseline ? spec.baseline : spec.candidate;
         std::vector<execution> parts;
         if (counts_events()) {
@@ -366,6 +368,14 @@ std::optional<run_order> parse_run_order(std::string_view s)
     return std::nullopt;
 }
 
+benchmark_spec for_side(const benchmark_spec& spec, side which)
+{
+    benchmark_spec out = spec;
+    const auto& more = which == side::baseline ? spec.baseline_env : spec.candidate_env;
+    out.env.insert(out.env.end(), more.begin(), more.end());
+    return out;
+}
+
 std::vector<slot> make_schedule(int repetitions, int warmup, run_order order, std::uint64_t seed)
 {
     PERFGATE_CHECK(repetitions >= 1 && warmup >= 0);
@@ -418,9 +428,16 @@ std::vector<benchmark_measurement> measure(const std::vector<benchmark_spec>& be
     // The engine (and its backend's checks) only when a command is measured.
     std::optional<engine> eng;
     std::vector<benchmark_measurement> out;
+    const auto started = steady_clock::now();
     for (std::size_t i = 0; i < benchmarks.size(); ++i) {
         if (benchmarks[i].harness == "gbench") {
-            for (auto& m : detail::measure_gbench(benchmarks[i], opt, progress)) out.push_back(std::move(m));
+            // The budget's share of this suite: an even share of what is left.
+            std::optional<std::chrono::duration<double>> share;
+            if (opt.sequential && opt.sequential->budget) {
+                share = (*opt.sequential->budget - (steady_clock::now() - started)) /
+                        static_cast<double>(benchmarks.size() - i);
+            }
+            for (auto& m : detail::measure_gbench(benchmarks[i], opt, progress, share)) out.push_back(std::move(m));
             continue;
         }
         if (!eng) eng.emplace(opt, progress);

@@ -69,7 +69,11 @@ struct benchmark_spec {
     std::string name = "default";
     command baseline, candidate;
     std::optional<std::filesystem::path> cwd;
-    std::vector<std::pair<std::string, std::string>> env;
+    std::vector<std::pair<std::string, std::string>> env; // both sides
+    // One side's variables (perfgate run --baseline-env/--candidate-env, the
+    // config's "baseline_env"/"candidate_env"): added after `env`, so that
+    // a side's value of a variable wins.
+    std::vector<std::pair<std::string, std::string>> baseline_env, candidate_env;
     std::optional<int> repetitions; // overrides measure_options::repetitions
     std::optional<int> warmup;      // overrides measure_options::warmup
     // --harness gbench: baseline and candidate are google/benchmark binaries
@@ -78,6 +82,9 @@ struct benchmark_spec {
     std::string harness;
     std::optional<std::string> filter; // --benchmark_filter's regex
 };
+
+// The spec one side runs with: env followed by that side's variables.
+benchmark_spec for_side(const benchmark_spec& spec, side which);
 
 // Default event set (issue text): the supported ones of these, plus duration_time.
 inline constexpr std::string_view default_perf_events[] = {"cycles",       "instructions", "branch-misses",
@@ -93,15 +100,22 @@ struct benchmark_measurement;
 // it starts, and a look is the last when the next block would not fit in
 // the share at the rounds' pace so far (or max_repetitions is reached).
 // Whether a look is the last depends on time, never on the comparison, as
-// stats/SEQUENTIAL.md requires of a plan that is cut short.
+// stats/SEQUENTIAL.md requires of a plan that is cut short. A --harness
+// suite looks at all its benchmarks together and re-runs only the
+// undecided ones (runner/harness_gbench.cpp); its share of the budget is
+// timed at the pace of its last block.
 struct sampling {
     int min_repetitions = 5;
     int block = 5;
     int max_repetitions = 60;
     std::optional<std::chrono::duration<double>> budget;
-    // Called with the samples so far (all rounds of the look done); `last`:
-    // no more rounds will be measured. Returns true to stop (decided).
-    std::function<bool(const benchmark_measurement& so_far, bool last)> decided;
+    // Called with the samples so far (all rounds of the look done) of the
+    // benchmarks of `spec` (a benchmark_spec's name) still undecided: one
+    // for a command, those of a --harness suite not decided at an earlier
+    // look. `last`: no more rounds will be measured. Returns, per
+    // benchmark, true when it is decided (it stops).
+    std::function<std::vector<bool>(std::string_view spec, const std::vector<benchmark_measurement>& so_far, bool last)>
+        decided;
 };
 
 struct measure_options {

@@ -2,6 +2,7 @@
 
 // The kernel's definitions first: libpfm4's header then uses them instead of
 // its own copy of struct perf_event_attr.
+#include <dlfcn.h>
 #include <linux/perf_event.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <sys/syscall.h>
@@ -10,12 +11,17 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <deque>
+#include <mutex>
+#include <set>
 #include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "model/error.hpp"
 #include "model/file.hpp"
+#include "runner/measure.hpp"
 
 namespace perfgate::runner {
 
@@ -82,16 +88,69 @@ void apply_modifiers(native_event& e, std::string_view full, std::string_view mo
     e.exclude_hv = mods.find('h') == std::string_view::npos;
 }
 
+// libpfm4's three functions that resolve_with_libpfm calls. The system
+// build loads the library with dlopen on the first name it is asked for
+// (as store/postgres.cpp loads libpq): linked, its event tables cost every
+// perfgate process ~41,000 relocations at start-up (+0.7 ms of CPU per
+// process on the 2-core development VM, Debian's libpfm4 4.13), whether it
+// resolves an event name or not. The release build (PERFGATE_PORTABLE)
+// links libpfm.a, to stay self-contained.
+struct pfm_api {
+    decltype(&::pfm_initialize) initialize = nullptr;
+    decltype(&::pfm_get_os_event_encoding) encode = nullptr;
+    decltype(&::pfm_strerror) strerror = nullptr;
+    std::string missing; // why the library could not be loaded; empty when it was
+};
+
+#ifdef PERFGATE_PFM_LINKED
+pfm_api load_pfm() { return {&::pfm_initialize, &::pfm_get_os_event_encoding, &::pfm_strerror, {}}; }
+#else
+// The SONAME of Debian's libpfm4 (4.x).
+constexpr const char* libpfm_soname = "libpfm.so.4";
+
+template <class F>
+bool look_up(void* lib, F& fn, const char* name)
+{
+    fn = reinterpret_cast<F>(::dlsym(lib, name));
+    return fn != nullptr;
+}
+
+pfm_api load_pfm()
+{
+    pfm_api api;
+    // Never closed: the encodings are used until exit.
+    void* lib = ::dlopen(libpfm_soname, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char* why = ::dlerror();
+        api.missing = fmt::format("{} cannot be loaded ({}); install it: apt-get install libpfm4", libpfm_soname,
+                                  why ? why : "unknown error");
+        return api;
+    }
+    if (!look_up(lib, api.initialize, "pfm_initialize") || !look_up(lib, api.encode, "pfm_get_os_event_encoding") ||
+        !look_up(lib, api.strerror, "pfm_strerror")) {
+        const char* why = ::dlerror();
+        api.missing = fmt::format("{} lacks a function perfgate needs ({})", libpfm_soname, why ? why : "dlsym");
+    }
+    return api;
+}
+#endif
+
 native_event resolve_with_libpfm(std::string_view name)
 {
-    // pfm_initialize detects the PMUs once; the result is kept (C++ static
-    // initialization is thread-safe).
-    static const int init = pfm_initialize();
+    // Loaded and initialised once (pfm_initialize detects the PMUs); the
+    // result is kept (C++ static initialization is thread-safe).
+    static const pfm_api pfm = load_pfm();
+    if (!pfm.missing.empty()) {
+        throw error(errors::usage_bad_event, fmt::format("unknown event '{}': not one of perf's generic names, and "
+                                                         "libpfm4, which knows the PMUs' own, is missing: {}",
+                                                         name, pfm.missing));
+    }
+    static const int init = pfm.initialize();
     if (init != PFM_SUCCESS) {
         throw error(errors::usage_bad_event,
                     fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 "
                                 "could not start: {}",
-                                name, pfm_strerror(init)));
+                                name, pfm.strerror(init)));
     }
     const std::string text(name);
     perf_event_attr attr{};
@@ -99,12 +158,12 @@ native_event resolve_with_libpfm(std::string_view name)
     arg.attr = &attr;
     arg.size = sizeof arg;
     // Kernel and user mode, as perf counts an event without modifiers.
-    const int rc = pfm_get_os_event_encoding(text.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+    const int rc = pfm.encode(text.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
     if (rc != PFM_SUCCESS) {
         throw error(errors::usage_bad_event,
                     fmt::format("unknown event '{}': not one of perf's generic names, and libpfm4 does not know it "
                                 "for this machine's PMUs ({})",
-                                name, pfm_strerror(rc)));
+                                name, pfm.strerror(rc)));
     }
     native_event e;
     e.name = text;
@@ -182,9 +241,9 @@ unique_fd open_counter(native_event& e)
                 fmt::format("perf_event_open failed for {}: {}", e.name, errno_message(err)));
 }
 
-} // namespace
-
-native_event resolve_event(std::string_view name)
+// A tool event or one of perf's generic names; nullopt for anything else
+// (libpfm4's names). Error "usage.bad_event" for a bad modifier.
+std::optional<native_event> resolve_builtin(std::string_view name)
 {
     for (auto& [tool, kind] : tool_events) {
         if (name == tool) {
@@ -198,7 +257,7 @@ native_event resolve_event(std::string_view name)
     const auto base = name.substr(0, colon);
     auto it = std::find_if(std::begin(generic_events), std::end(generic_events),
                            [&](auto& g) { return g.name == base; });
-    if (it == std::end(generic_events)) return resolve_with_libpfm(name);
+    if (it == std::end(generic_events)) return std::nullopt;
 
     native_event e;
     e.name = std::string(name);
@@ -210,6 +269,107 @@ native_event resolve_event(std::string_view name)
     }
     if (colon != std::string_view::npos) apply_modifiers(e, name, name.substr(colon + 1));
     return e;
+}
+
+// What one keeper holds on (keep_perf_hooks_on): each software event type
+// has a hook of its own; any other event holds its PMU.
+struct hook_kind {
+    std::uint32_t type;
+    std::uint64_t config;
+    auto operator<=>(const hook_kind&) const = default;
+};
+
+hook_kind hook_kind_of(const native_event& e) { return {e.type, e.type == PERF_TYPE_SOFTWARE ? e.config : 0}; }
+
+// The keepers of this process, open until it exits. Each call that brings
+// new kinds starts a thread that opens them into a batch of its own; the
+// destructor (at exit) waits for the threads, then the batches close.
+class hook_keeper {
+public:
+    hook_keeper() = default;
+    hook_keeper(const hook_keeper&) = delete;
+    hook_keeper& operator=(const hook_keeper&) = delete;
+    ~hook_keeper()
+    {
+        for (auto& b : batches_) {
+            if (b.worker.joinable()) b.worker.join();
+        }
+    }
+
+    void keep(const std::vector<native_event>& events)
+    {
+        const std::lock_guard lock(mutex_);
+        std::vector<native_event> fresh;
+        for (const auto& e : events) {
+            if (kept_.insert(hook_kind_of(e)).second) fresh.push_back(e);
+        }
+        if (fresh.empty()) return;
+        auto& b = batches_.emplace_back();
+        // The thread writes its own batch only; nothing reads it before the join.
+        b.worker = std::thread([&fds = b.fds, fresh = std::move(fresh)] {
+            for (const auto& e : fresh) {
+                perf_event_attr attr{};
+                attr.size = sizeof attr;
+                attr.type = e.type;
+                attr.config = e.config;
+                attr.config1 = e.config1;
+                attr.config2 = e.config2;
+                attr.disabled = 1;
+                // User mode only: allowed wherever counting the benchmark is
+                // (perf_event_paranoid <= 2), and the hook is the same.
+                attr.exclude_kernel = 1;
+                attr.exclude_hv = 1;
+                // pid 0: this thread, which ends at once; the event stays
+                // open (and the hook on) until its descriptor closes.
+                const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+                if (fd >= 0) fds.emplace_back(fd);
+            }
+        });
+    }
+
+private:
+    struct batch {
+        std::vector<unique_fd> fds;
+        std::thread worker;
+    };
+    std::mutex mutex_;
+    std::set<hook_kind> kept_;
+    std::deque<batch> batches_; // a deque: a batch never moves while its thread writes it
+};
+
+hook_keeper& keeper()
+{
+    static hook_keeper k;
+    return k;
+}
+
+} // namespace
+
+native_event resolve_event(std::string_view name)
+{
+    if (auto e = resolve_builtin(name)) return *std::move(e);
+    return resolve_with_libpfm(name);
+}
+
+void keep_perf_hooks_on(const std::vector<native_event>& events) { keeper().keep(events); }
+
+void keep_perf_hooks_on(const std::vector<std::string>& event_names) noexcept
+{
+    try {
+        std::vector<native_event> events;
+        auto add = [&](std::string_view name) {
+            try {
+                if (auto e = resolve_builtin(name)) events.push_back(*std::move(e));
+            } catch (const error&) { // a bad modifier: the backend says so
+            }
+        };
+        if (event_names.empty()) {
+            for (auto name : default_perf_events) add(name);
+        }
+        for (const auto& name : event_names) add(name);
+        keeper().keep(events);
+    } catch (...) { // an optimisation only: out of memory or threads, the counters open as before
+    }
 }
 
 native_counters::native_counters(std::vector<native_event>& events)

@@ -60,7 +60,10 @@ struct native_event {
 };
 
 // Error "usage.bad_event" naming the event when neither perf's names above
-// nor libpfm4 know it (or a modifier is not one of u, k, h).
+// nor libpfm4 know it (or a modifier is not one of u, k, h), or when a name
+// needs libpfm4 and libpfm.so.4 cannot be loaded (the message says to
+// install libpfm4). libpfm4 is loaded with dlopen on the first such name
+// (linked in the release build), so perfgate's start-up never pays for it.
 native_event resolve_event(std::string_view name);
 
 // One event's reading after an execution.
@@ -108,5 +111,35 @@ private:
     std::vector<native_event> events_;
     std::vector<unique_fd> fds_; // per event; empty when <not supported>
 };
+
+// Keeps the kernel's perf hooks switched on while perfgate measures, so that
+// native_counters' opening and closing of its events around every execution
+// costs what opening an event costs, and no more:
+//  - the first event bound to a task on a machine where no perf event is
+//    open switches on the scheduler's perf hooks (a static key: code patched
+//    on every CPU, then an RCU grace period; 10-25 ms on the 2-core
+//    development VM, Linux 6.18). The kernel keeps them on for 1 s after the
+//    last such event closes, so only perfgate run's first execution pays it;
+//  - each software event type (page-faults, context-switches, the dummy
+//    event of the tool events, ...) has a hook of its own, switched on when
+//    the type's first event opens and off, at once, when its last one
+//    closes: code patched on every CPU both ways, ~35 us each on that VM
+//    (more with more CPUs), at every execution.
+// This opens, on a thread of its own, one event of each kind `events` needs
+// (per software event type; per PMU type for the others), disabled and not
+// inherited: never scheduled, they count nothing and change nothing the
+// benchmark's counters see; they only hold the hooks on until perfgate
+// exits. Returns at once, so that the grace period passes while the caller
+// does other work (perfgate run starts it before reading git and checking
+// the machine). Kinds already kept are not opened again. Failures are
+// ignored: native_counters says what is wrong when it opens the same events.
+// Thread-safe.
+void keep_perf_hooks_on(const std::vector<native_event>& events);
+
+// keep_perf_hooks_on for these -e names (empty: measure.hpp's default
+// events), for a caller that has not resolved them yet: names that
+// resolve_event refuses are skipped (the native backend reports them), and
+// libpfm4's names too (the backend resolves them, loading libpfm4).
+void keep_perf_hooks_on(const std::vector<std::string>& event_names) noexcept;
 
 } // namespace perfgate::runner

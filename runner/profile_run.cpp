@@ -175,7 +175,7 @@ private:
         try {
             return run_process(so, measured_.timeout);
         } catch (const error& e) {
-            if (e.id() != "process.exec_failed") throw;
+            if (e.id() != errors::process_exec_failed) throw;
             throw error(errors::profile_perf_unavailable,
                         fmt::format("{}: {}. perf is needed for --profile: install it (Debian: apt-get install "
                                     "linux-perf; Ubuntu: linux-tools-$(uname -r))",
@@ -195,7 +195,9 @@ private:
             "-e",      event_,   "-o", data.string(), fmt::format("--max-size={}K", opt_.max_script_bytes / 1024),
             "--"};
         argv.insert(argv.end(), cmd.argv.begin(), cmd.argv.end());
-        const auto proc = run_perf(spawn_for(std::move(argv)), at);
+        spawn_options so = spawn_for(std::move(argv));
+        so.env = for_side(spec_, at.which).env; // and this side's --baseline-env/--candidate-env
+        const auto proc = run_perf(so, at);
         const auto& tail = proc.stderr_tail;
         if (proc.status.timed_out) {
             throw error(errors::profile_timeout,

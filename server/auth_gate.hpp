@@ -20,12 +20,14 @@ namespace perfgate::server {
 // empty), or nullopt when its body may be read:
 //   - no route, or a wrong method -> the router's own 404/405 (route() answers
 //     those before it looks at a token or the store);
-//   - a project route that needs a token (every POST; GETs unless
-//     context::public_read) without a valid one for that project -> 401/403,
-//     via service::service::authorize;
-//   - a flame graph upload whose Content-Length is over
-//     service::max_flame_graph_bytes -> 413 "artifact.too_large".
-// Routes without a token (/healthz, /metrics, public reads) pass. Never
+//   - a route that needs a token (needs_token(), routes.hpp: the router's
+//     own rule) without a valid one for that project -> 401/403, via
+//     service::service::authorize;
+//   - an artifact upload whose Content-Length is over its row's
+//     max_artifact_bytes (the flame graph's: service::max_flame_graph_bytes)
+//     -> 413 "artifact.too_large".
+// Routes without a token (open ones, public reads) and dashboard pages pass
+// (a form over pages::max_form_bytes is 413). Never
 // throws: a failing store becomes the 500 the router would answer.
 // token_checked, when given, is set to whether the header's token was
 // authorized for the path's project here: route() need not look it up again

@@ -126,6 +126,11 @@ std::string query_params::canonical(std::initializer_list<std::string_view> igno
 
 void query_params::only(std::initializer_list<std::string_view> known) const
 {
+    only(std::span<const std::string_view>(known.begin(), known.size()));
+}
+
+void query_params::only(std::span<const std::string_view> known) const
+{
     for (const auto& [key, value] : values_) {
         if (std::find(known.begin(), known.end(), key) != known.end()) continue;
         constexpr std::size_t max_shown = 64;

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,8 @@ public:
     // typo (`brnach=main`) must not silently widen a query or store a run
     // under the default benchmark.
     void only(std::initializer_list<std::string_view> known) const;
+    // The same for a route's declared parameters (routes.hpp).
+    void only(std::span<const std::string_view> known) const;
     // The parameters, decoded, one per key (the first given), in key order,
     // as one string that tells any two different sets apart: what a cache
     // keys a page on, so that reordered or re-encoded spellings of one

@@ -26,9 +26,11 @@
 #include "model/error_catalogue.hpp"
 #include "report/render.hpp"
 #include "server/metrics.hpp"
+#include "server/openapi.hpp"
 #include "server/pages/html.hpp"
 #include "server/pages/pages.hpp"
 #include "server/request_text.hpp"
+#include "server/routes.hpp"
 #include "service/service.hpp"
 #include "service/text.hpp"
 
@@ -44,180 +46,11 @@ using nlohmann::json;
 
 namespace {
 
-// ---------------------------------------------------------------------------
-// Route table. Labels are the /metrics "route" values: a fixed set, so a
-// scanner probing random paths cannot blow up the metric cardinality.
-
-enum class endpoint {
-    healthz,
-    metrics,
-    bench_constant,
-    runs,
-    compare,
-    comparisons,
-    comparison,
-    history,
-    benchmarks,
-    alerts,
-    alert,
-    change_points,
-    flame_graph,
-    attribution,
-    webhooks,
-    webhook,
-    acceptances,
-    baseline_run,
-    none
-};
-
-struct route_match {
-    endpoint target = endpoint::none;
-    http::verb method = http::verb::get; // the one method the endpoint allows
-    std::string_view label = "unmatched";
-    std::string project; // percent-decoded path segment
-    std::string id;      // comparisons/{id}, comparisons/{id}/flame-graph (/attribution), alerts/{id}
-    // A second method the endpoint allows (alerts/{id}: GET and PATCH).
-    std::optional<http::verb> also;
-};
-
-constexpr std::string_view label_healthz = "GET /healthz";
-constexpr std::string_view label_metrics = "GET /metrics";
-constexpr std::string_view label_bench = "GET /bench/constant";
-constexpr std::string_view label_runs = "POST /api/v1/projects/{project}/runs";
-constexpr std::string_view label_compare = "POST /api/v1/projects/{project}/compare";
-constexpr std::string_view label_comparisons = "GET /api/v1/projects/{project}/comparisons";
-constexpr std::string_view label_comparison = "GET /api/v1/projects/{project}/comparisons/{id}";
-constexpr std::string_view label_history = "GET /api/v1/projects/{project}/history";
-constexpr std::string_view label_benchmarks = "GET /api/v1/projects/{project}/benchmarks";
-constexpr std::string_view label_alerts = "GET /api/v1/projects/{project}/alerts";
-constexpr std::string_view label_alert = "GET /api/v1/projects/{project}/alerts/{id}";
-constexpr std::string_view label_alert_patch = "PATCH /api/v1/projects/{project}/alerts/{id}";
-constexpr std::string_view label_change_points = "GET /api/v1/projects/{project}/change-points";
-constexpr std::string_view label_flame_graph = "GET /api/v1/projects/{project}/comparisons/{id}/flame-graph";
-constexpr std::string_view label_flame_graph_put = "PUT /api/v1/projects/{project}/comparisons/{id}/flame-graph";
-constexpr std::string_view label_attribution_put = "PUT /api/v1/projects/{project}/comparisons/{id}/attribution";
-constexpr std::string_view label_webhooks = "GET /api/v1/projects/{project}/webhooks";
-constexpr std::string_view label_webhooks_post = "POST /api/v1/projects/{project}/webhooks";
-constexpr std::string_view label_baseline_run = "GET /api/v1/projects/{project}/baseline-run";
-constexpr std::string_view label_webhook_delete = "DELETE /api/v1/projects/{project}/webhooks/{id}";
-constexpr std::string_view label_acceptances_post = "POST /api/v1/projects/{project}/acceptances";
-
 std::pair<std::string_view, std::string_view> split_target(std::string_view target)
 {
     auto q = target.find('?');
     if (q == std::string_view::npos) return {target, {}};
     return {target.substr(0, q), target.substr(q + 1)};
-}
-
-route_match match(const request& req)
-{
-    auto [path, query] = split_target(sv(req.target()));
-    route_match m;
-    if (path == "/healthz") return {endpoint::healthz, http::verb::get, label_healthz, {}, {}, {}};
-    if (path == "/metrics") return {endpoint::metrics, http::verb::get, label_metrics, {}, {}, {}};
-    if (path == "/bench/constant") return {endpoint::bench_constant, http::verb::get, label_bench, {}, {}, {}};
-
-    // One spelling per resource: no route takes a trailing slash or an empty
-    // segment ("/healthz/", "/api/v1/projects/p/runs/", "/api//v1"), so a
-    // path either names a resource exactly or is 404.
-    auto parts = path_segments(path);
-    if (parts.size() < 5 || parts.size() > 7 || parts[0] != "api" || parts[1] != "v1" || parts[2] != "projects" ||
-        std::any_of(parts.begin(), parts.end(), [](std::string_view p) { return p.empty(); })) {
-        return m;
-    }
-    auto project = percent_decode(parts[3], false);
-    if (!project) return m;
-    m.project = std::move(*project);
-    const std::string_view what = parts[4];
-    if (parts.size() == 7) {
-        // A comparison's flame graph or attribution (?benchmark=NAME: names
-        // may hold '/'). The attribution is read with the comparison.
-        if (what != "comparisons") return m;
-        m.id = std::string(parts[5]);
-        if (parts[6] == "attribution") {
-            m.target = endpoint::attribution;
-            m.method = http::verb::put;
-            m.label = label_attribution_put;
-            return m;
-        }
-        if (parts[6] != "flame-graph") return m;
-        m.target = endpoint::flame_graph;
-        if (req.method() == http::verb::put) {
-            m.method = http::verb::put;
-            m.label = label_flame_graph_put;
-            m.also = http::verb::get;
-        } else {
-            m.label = label_flame_graph;
-            m.also = http::verb::put;
-        }
-        return m;
-    }
-    if (parts.size() == 5) {
-        if (what == "runs") {
-            m.target = endpoint::runs;
-            m.method = http::verb::post;
-            m.label = label_runs;
-        } else if (what == "compare") {
-            m.target = endpoint::compare;
-            m.method = http::verb::post;
-            m.label = label_compare;
-        } else if (what == "comparisons") {
-            m.target = endpoint::comparisons;
-            m.label = label_comparisons;
-        } else if (what == "history") {
-            m.target = endpoint::history;
-            m.label = label_history;
-        } else if (what == "benchmarks") {
-            m.target = endpoint::benchmarks;
-            m.label = label_benchmarks;
-        } else if (what == "alerts") {
-            m.target = endpoint::alerts;
-            m.label = label_alerts;
-        } else if (what == "baseline-run") {
-            m.target = endpoint::baseline_run;
-            m.label = label_baseline_run;
-        } else if (what == "change-points") {
-            m.target = endpoint::change_points;
-            m.label = label_change_points;
-        } else if (what == "acceptances") {
-            m.target = endpoint::acceptances;
-            m.method = http::verb::post;
-            m.label = label_acceptances_post;
-        } else if (what == "webhooks") {
-            m.target = endpoint::webhooks;
-            if (req.method() == http::verb::post) {
-                m.method = http::verb::post;
-                m.label = label_webhooks_post;
-                m.also = http::verb::get;
-            } else {
-                m.label = label_webhooks;
-                m.also = http::verb::post;
-            }
-        }
-    } else if (what == "comparisons") {
-        m.target = endpoint::comparison;
-        m.label = label_comparison;
-        m.id = std::string(parts[5]);
-    } else if (what == "webhooks") {
-        m.target = endpoint::webhook;
-        m.method = http::verb::delete_;
-        m.label = label_webhook_delete;
-        m.id = std::string(parts[5]);
-    } else if (what == "alerts") {
-        // Two methods: the label (and so the auth gate's idea of a write)
-        // follows the request's method.
-        m.target = endpoint::alert;
-        m.id = std::string(parts[5]);
-        if (req.method() == http::verb::patch) {
-            m.method = http::verb::patch;
-            m.label = label_alert_patch;
-            m.also = http::verb::get;
-        } else {
-            m.label = label_alert;
-            m.also = http::verb::patch;
-        }
-    }
-    return m;
 }
 
 // ---------------------------------------------------------------------------
@@ -273,26 +106,20 @@ std::string media_type(std::string_view content_type)
     return out;
 }
 
-// ---------------------------------------------------------------------------
-// Auth: writes always need a Bearer token of the path's project; reads too,
-// unless the server runs with --public-read. A token that is sent is checked
-// even then, so that a client can learn whether its token would be
-// accepted for a write (perfgate run checks it before measuring). The store
-// compares token hashes in constant time (store.hpp).
-
-void authorize(const request& req, context& ctx, const std::string& project, bool write)
+// The route's declared query parameters (routes()), and no others.
+void only_declared(const route_match& m, const query_params& q)
 {
-    if (!write && ctx.public_read && req[http::field::authorization].empty()) return;
-    const std::string_view token = detail::bearer_token(req);
-    ctx.service.authorize(token, project);
+    std::vector<std::string_view> names;
+    names.reserve(m.row->query.size());
+    for (const auto& p : m.row->query) names.push_back(p.name);
+    q.only(names);
 }
 
-model::ingest_request ingest_from_csv(const request& req, const query_params& q, const std::string& project)
+model::ingest_request ingest_from_csv(const request& req, const query_params& q, const route_match& m)
 {
-    q.only({"benchmark", "role", "git_sha", "branch", "backend", "pr", "testbed", "testbed_cpu", "testbed_kernel",
-            "testbed_fingerprint", "testbed_cores", "session", "input_format", "toolchain", "mainline"});
+    only_declared(m, q);
     model::ingest_request in;
-    in.project = project;
+    in.project = m.project;
     in.source = "request body (text/csv)";
     if (auto v = q.get("benchmark")) in.benchmark = *v;
     in.role = q.required("role");
@@ -335,10 +162,10 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
     const std::string type = media_type(sv(req[http::field::content_type]));
     model::ingest_request in;
     if (type == "application/json") {
-        q.only({}); // the fields are in the body
+        q.only({}); // the fields are in the body (the declared parameters are text/csv's)
         in = api::ingest_request_from_json(api::parse_request_body(req.body()));
         in.source = "request body: perf_csv";
-    } else if (type == "text/csv") in = ingest_from_csv(req, q, m.project);
+    } else if (type == "text/csv") in = ingest_from_csv(req, q, m);
     else {
         throw error(errors::http_unsupported_media_type,
                     fmt::format("Content-Type '{}' not supported here; send application/json or text/csv",
@@ -380,7 +207,7 @@ std::optional<response> guarded(const request& req, F&& f)
         // anticipate (e.g. a policy value of the wrong type).
         return fail(errors::http_bad_json.view(), fmt::format("request body: {}", api::json_error_text(e.what())));
     } catch (const std::exception& e) {
-        return fail("internal", e.what());
+        return fail(errors::internal.view(), e.what());
     }
 }
 
@@ -399,7 +226,7 @@ response compare_response(const service::comparison& c, std::string_view project
 std::optional<response> post_compare(const request& req, context& ctx, const route_match& m, const query_params& q,
                                      const responder* later)
 {
-    q.only({});
+    only_declared(m, q);
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
         throw error(errors::http_unsupported_media_type,
@@ -447,7 +274,7 @@ std::int64_t comparison_id_of(const route_match& m)
 // max_flame_graph_bytes, else 413 "artifact.too_large").
 response put_flame_graph(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"benchmark"});
+    only_declared(m, q);
     const auto id = comparison_id_of(m);
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "image/svg+xml") {
@@ -471,7 +298,7 @@ response put_flame_graph(const request& req, context& ctx, const route_match& m,
 // per table); GET .../comparisons/{id} has it from then on.
 response put_attribution(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"benchmark"});
+    only_declared(m, q);
     const auto id = comparison_id_of(m);
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
@@ -493,7 +320,7 @@ response put_attribution(const request& req, context& ctx, const route_match& m,
 // never sniffed as HTML, framed only by this server's own pages.
 response get_flame_graph(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"benchmark"});
+    only_declared(m, q);
     const auto id = comparison_id_of(m);
     const std::string benchmark = q.required("benchmark");
     auto svg = ctx.service.flame_graph(m.project, id, benchmark);
@@ -509,7 +336,7 @@ response get_flame_graph(const request& req, context& ctx, const route_match& m,
 
 response get_comparison(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"format"});
+    only_declared(m, q);
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
         throw error(errors::http_bad_param,
@@ -551,7 +378,7 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
 
 response get_comparisons(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"limit"});
+    only_declared(m, q);
     std::size_t limit = service::default_comparison_limit;
     if (auto v = q.get("limit")) {
         auto n = parse_int(*v);
@@ -570,7 +397,7 @@ response get_comparisons(const request& req, context& ctx, const route_match& m,
 
 response get_history(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"benchmark", "counter", "branch", "role", "testbed", "since", "limit", "format"});
+    only_declared(m, q);
     model::history_query hq;
     hq.project = m.project;
     hq.benchmark = q.required("benchmark");
@@ -615,7 +442,7 @@ response get_history(const request& req, context& ctx, const route_match& m, con
 // toolchain is never reused).
 response get_baseline_run(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"benchmark", "git_sha", "branch", "testbed", "backend", "toolchain"});
+    only_declared(m, q);
     model::reusable_run_query rq;
     rq.project = m.project;
     rq.benchmark = q.required("benchmark");
@@ -630,7 +457,7 @@ response get_baseline_run(const request& req, context& ctx, const route_match& m
 
 response get_benchmarks(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({});
+    only_declared(m, q);
     json list = json::array();
     for (const auto& b : ctx.service.benchmarks(m.project)) {
         list.push_back({{"name", b.name}, {"counters", b.counters}, {"runs", b.runs}, {"last_run_at", b.last_run_at}});
@@ -650,7 +477,7 @@ std::int64_t alert_id(const route_match& m)
 
 response get_alerts(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"status", "benchmark", "counter", "testbed", "limit"});
+    only_declared(m, q);
     model::alert_query aq;
     aq.project = m.project;
     if (auto v = q.get("status")) {
@@ -677,13 +504,13 @@ response get_alerts(const request& req, context& ctx, const route_match& m, cons
 
 response get_alert(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({});
+    only_declared(m, q);
     return json_response(http::status::ok, api::to_json(ctx.service.alert(m.project, alert_id(m))), req);
 }
 
 response patch_alert(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({});
+    only_declared(m, q);
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
         throw error(errors::http_unsupported_media_type,
@@ -708,7 +535,7 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
 // project's newest comparison of that candidate commit.
 response post_acceptance(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({});
+    only_declared(m, q);
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
         throw error(errors::http_unsupported_media_type,
@@ -741,34 +568,40 @@ json webhook_to_json(const store::store::webhook_info& w)
                                                  : json(nullptr)}};
 }
 
-response webhooks_route(const request& req, context& ctx, const route_match& m, const query_params& q)
+response get_webhooks(const request& req, context& ctx, const route_match& m, const query_params& q);
+
+response post_webhook(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({});
-    if (req.method() == http::verb::post) {
-        const std::string type = media_type(sv(req[http::field::content_type]));
-        if (type != "application/json") {
-            throw error(errors::http_unsupported_media_type,
-                        fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
-        }
-        const json body = api::parse_request_body(req.body());
-        auto text = [&](const char* field, bool required) -> std::string {
-            const auto it = body.is_object() ? body.find(field) : body.end();
-            if (it == body.end() || it->is_null()) {
-                if (required) throw error(errors::ingest_bad_field, fmt::format("field '{}' is required", field));
-                return {};
-            }
-            if (!it->is_string())
-                throw error(errors::ingest_bad_field, fmt::format("field '{}' must be a string", field));
-            return it->get<std::string>();
-        };
-        const std::string url = text("url", true);
-        std::string format = text("format", false);
-        if (format.empty()) format = "json";
-        const auto id = ctx.service.add_webhook(m.project, url, format, text("secret", false));
-        for (const auto& w : ctx.service.webhooks(m.project)) {
-            if (w.id == id) return json_response(http::status::created, webhook_to_json(w), req);
-        }
+    only_declared(m, q);
+    const std::string type = media_type(sv(req[http::field::content_type]));
+    if (type != "application/json") {
+        throw error(errors::http_unsupported_media_type,
+                    fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
+    const json body = api::parse_request_body(req.body());
+    auto text = [&](const char* field, bool required) -> std::string {
+        const auto it = body.is_object() ? body.find(field) : body.end();
+        if (it == body.end() || it->is_null()) {
+            if (required) throw error(errors::ingest_bad_field, fmt::format("field '{}' is required", field));
+            return {};
+        }
+        if (!it->is_string()) throw error(errors::ingest_bad_field, fmt::format("field '{}' must be a string", field));
+        return it->get<std::string>();
+    };
+    const std::string url = text("url", true);
+    std::string format = text("format", false);
+    if (format.empty()) format = "json";
+    const auto id = ctx.service.add_webhook(m.project, url, format, text("secret", false));
+    for (const auto& w : ctx.service.webhooks(m.project)) {
+        if (w.id == id) return json_response(http::status::created, webhook_to_json(w), req);
+    }
+    // Removed again before it could be read back (a DELETE in between): the list, as it is now.
+    return get_webhooks(req, ctx, m, q);
+}
+
+response get_webhooks(const request& req, context& ctx, const route_match& m, const query_params& q)
+{
+    only_declared(m, q);
     json out = json::array();
     for (const auto& w : ctx.service.webhooks(m.project)) out.push_back(webhook_to_json(w));
     return json_response(http::status::ok, json{{"webhooks", std::move(out)}}, req);
@@ -776,7 +609,7 @@ response webhooks_route(const request& req, context& ctx, const route_match& m, 
 
 response delete_webhook(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({});
+    only_declared(m, q);
     auto id = parse_int(m.id);
     if (!id || *id <= 0) {
         throw error(errors::http_bad_param,
@@ -790,10 +623,47 @@ response delete_webhook(const request& req, context& ctx, const route_match& m, 
 
 response get_change_points(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
-    q.only({"benchmark", "counter", "testbed", "branch"});
+    only_declared(m, q);
     const auto points = ctx.service.change_points(m.project, q.required("benchmark"), q.required("counter"),
                                                   q.get("testbed"), q.get("branch"));
     return json_response(http::status::ok, api::change_points_to_json(points), req);
+}
+
+// ---------------------------------------------------------------------------
+// The routes' handlers that are not above, and the adapters of the others.
+
+// The store cannot serve (its file deleted or replaced, a damaged file,
+// PostgreSQL down): 503 with the error's id, logged like every store error
+// (docs/http-api.md#health-and-metrics).
+std::optional<response> get_healthz(const route_call& c)
+{
+    try {
+        c.ctx.service.check_health();
+    } catch (const error& e) {
+        response res = error_response(e.id(), e.what(), c.req.version(), c.req.keep_alive());
+        res.result(http::status::service_unavailable);
+        return res;
+    }
+    return json_response(http::status::ok, json{{"status", "ok"}}, c.req);
+}
+
+std::optional<response> get_metrics(const route_call& c)
+{
+    auto& s = c.ctx.service;
+    return make_response(http::status::ok,
+                         c.ctx.stats.render(s.store_size_bytes(), s.watch_stats(), s.commit_stats(),
+                                            s.notify_stats().value_or(service::notifier::counts{})),
+                         "text/plain; version=0.0.4; charset=utf-8", c.req);
+}
+
+std::optional<response> get_bench_constant(const route_call& c)
+{
+    return make_response(http::status::ok, "{\"status\":\"ok\"}", "application/json", c.req);
+}
+
+std::optional<response> get_openapi(const route_call& c)
+{
+    return make_response(http::status::ok, openapi_text(), "application/json", c.req);
 }
 
 // 429 for an address that used up its anonymous reads, with Retry-After.
@@ -808,12 +678,413 @@ response too_many_requests(const request& req, std::chrono::seconds wait)
     return res;
 }
 
+// A history read without a token (--public-read) takes one from its
+// address's allowance (pages/client_throttle.hpp).
+std::optional<response> get_history_throttled(const route_call& c)
+{
+    if (c.req.find(http::field::authorization) == c.req.end()) {
+        const std::string client = pages::client_address(c.peer, c.req, c.ctx.trusted_proxies);
+        if (const auto wait = client.empty() ? std::nullopt : c.ctx.anonymous_reads->take(client)) {
+            return too_many_requests(c.req, *wait);
+        }
+    }
+    return get_history(c.req, c.ctx, c.match, c.query);
+}
+
+std::optional<response> post_compare_call(const route_call& c)
+{
+    return post_compare(c.req, c.ctx, c.match, c.query, c.later);
+}
+
+template <response (*F)(const request&, context&, const route_match&, const query_params&)>
+std::optional<response> call(const route_call& c)
+{
+    return F(c.req, c.ctx, c.match, c.query);
+}
+
+// ---------------------------------------------------------------------------
+// The route table (routes.hpp). Rows of one path: GET first (the order of
+// a 405's Allow header).
+
+constexpr std::string_view json_type = "application/json";
+
+using v = http::verb;
+// Data, not code: built once at start-up (no other static reads it).
+const std::vector<api_route> route_table{
+    {v::post,
+     "/api/v1/projects/{project}/runs",
+     "POST /api/v1/projects/{project}/runs",
+     access::write,
+     body_rule::bytes,
+     call<post_run>,
+     "Upload a run: one benchmark's perf stat capture, or a google/benchmark suite",
+     {{"benchmark", false, "benchmark name (text/csv only; default \"default\")"},
+      {"role", true, "baseline or candidate (text/csv only)"},
+      {"git_sha", true, "the commit measured (text/csv only)"},
+      {"branch", true, "its branch (text/csv only)"},
+      {"backend", false, "the measurement backend (text/csv only)"},
+      {"pr", false, "pull request number (text/csv only)"},
+      {"testbed", false, "testbed name (text/csv only)"},
+      {"testbed_cpu", false, "testbed CPU model (text/csv only)"},
+      {"testbed_kernel", false, "testbed kernel (text/csv only)"},
+      {"testbed_fingerprint", false, "testbed fingerprint (text/csv only)"},
+      {"testbed_cores", false, "testbed cores (text/csv only)"},
+      {"session", false, "interleaved session id (text/csv only)"},
+      {"input_format", false, "capture format (text/csv only)"},
+      {"toolchain", false, "compiler identity (text/csv only)"},
+      {"mainline", false, "true or false: the run feeds its branch's series (text/csv only)"}},
+     {json_type, "text/csv"},
+     "ingest_request",
+     {{201, json_type, "ingest_result"}},
+     false,
+     "uploadRun"},
+    {v::post,
+     "/api/v1/projects/{project}/compare",
+     "POST /api/v1/projects/{project}/compare",
+     access::write,
+     body_rule::bytes,
+     post_compare_call,
+     "Compare stored runs (one pair or many, one gate) and store the comparison",
+     {},
+     {json_type},
+     "compare_request",
+     {{201, json_type, "report"}},
+     false,
+     "compareRuns"},
+    {v::get,
+     "/api/v1/projects/{project}/comparisons",
+     "GET /api/v1/projects/{project}/comparisons",
+     access::read,
+     body_rule::none,
+     call<get_comparisons>,
+     "List the newest comparisons with their commits",
+     {{"limit", false, "at most this many (1..200, default 20)"}},
+     {},
+     {},
+     {{200, json_type, "comparison_list"}},
+     false,
+     "listComparisons"},
+    {v::get,
+     "/api/v1/projects/{project}/comparisons/{id}",
+     "GET /api/v1/projects/{project}/comparisons/{id}",
+     access::read,
+     body_rule::none,
+     call<get_comparison>,
+     "Read a stored comparison: its report JSON, markdown or text",
+     {{"format", false, "json (default), markdown or text"}},
+     {},
+     {},
+     {{200, json_type, "stored_report"}, {200, "text/markdown", {}}, {200, "text/plain", {}}},
+     false,
+     "getComparison"},
+    {v::get,
+     "/api/v1/projects/{project}/comparisons/{id}/flame-graph",
+     "GET /api/v1/projects/{project}/comparisons/{id}/flame-graph",
+     access::read,
+     body_rule::none,
+     call<get_flame_graph>,
+     "A benchmark's differential flame graph (SVG, sandboxed)",
+     {{"benchmark", true, "the benchmark"}},
+     {},
+     {},
+     {{200, "image/svg+xml", {}}},
+     false,
+     "getFlameGraph"},
+    {v::put,
+     "/api/v1/projects/{project}/comparisons/{id}/flame-graph",
+     "PUT /api/v1/projects/{project}/comparisons/{id}/flame-graph",
+     access::write,
+     body_rule::bytes,
+     call<put_flame_graph>,
+     "Store a benchmark's differential flame graph with a comparison",
+     {{"benchmark", true, "the benchmark"}},
+     {"image/svg+xml"},
+     {},
+     {{201, json_type, "artifact_stored"}},
+     false,
+     "putFlameGraph",
+     service::service::max_flame_graph_bytes},
+    {v::put,
+     "/api/v1/projects/{project}/comparisons/{id}/attribution",
+     "PUT /api/v1/projects/{project}/comparisons/{id}/attribution",
+     access::write,
+     body_rule::bytes,
+     call<put_attribution>,
+     "Store a benchmark's attribution (the report's \"attribution\" object)",
+     {{"benchmark", true, "the benchmark"}},
+     {json_type},
+     "attribution",
+     {{201, json_type, "artifact_stored"}},
+     false,
+     "putAttribution"},
+    {v::get,
+     "/api/v1/projects/{project}/history",
+     "GET /api/v1/projects/{project}/history",
+     access::read,
+     body_rule::none,
+     get_history_throttled,
+     "A benchmark's counter over time, oldest first",
+     {{"benchmark", true, "the benchmark"},
+      {"counter", true, "the counter"},
+      {"branch", false, "a branch, or * for all (default: the project's baseline branch)"},
+      {"role", false, "mainline (default), baseline, candidate or all"},
+      {"testbed", false, "a testbed fingerprint"},
+      {"since", false, "unix seconds or an ISO 8601 UTC date"},
+      {"limit", false, "at most this many points (1..10000)"},
+      {"format", false, "json (default) or csv"}},
+     {},
+     {},
+     {{200, json_type, "history"}, {200, "text/csv", {}}},
+     false,
+     "getHistory"},
+    {v::get,
+     "/api/v1/projects/{project}/benchmarks",
+     "GET /api/v1/projects/{project}/benchmarks",
+     access::read,
+     body_rule::none,
+     call<get_benchmarks>,
+     "The project's benchmarks with their counters and runs",
+     {},
+     {},
+     {},
+     {{200, json_type, "benchmark_list"}},
+     false,
+     "listBenchmarks"},
+    {v::get,
+     "/api/v1/projects/{project}/baseline-run",
+     "GET /api/v1/projects/{project}/baseline-run",
+     access::read,
+     body_rule::none,
+     call<get_baseline_run>,
+     "The stored run a deterministic backend's baseline may reuse, or null",
+     {{"benchmark", true, "the benchmark"},
+      {"git_sha", true, "the baseline commit"},
+      {"branch", false, "its branch (default: the project's baseline branch)"},
+      {"testbed", true, "testbed fingerprint"},
+      {"backend", true, "the measurement backend"},
+      {"toolchain", true, "compiler identity"}},
+     {},
+     {},
+     {{200, json_type, "baseline_run"}},
+     false,
+     "getBaselineRun"},
+    {v::get,
+     "/api/v1/projects/{project}/alerts",
+     "GET /api/v1/projects/{project}/alerts",
+     access::read,
+     body_rule::none,
+     call<get_alerts>,
+     "Alerts opened by the history watch, newest first",
+     {{"status", false, "open, acknowledged, resolved or ignored"},
+      {"benchmark", false, "a benchmark"},
+      {"counter", false, "a counter"},
+      {"testbed", false, "a testbed fingerprint"},
+      {"limit", false, "at most this many"}},
+     {},
+     {},
+     {{200, json_type, "alert_list"}},
+     false,
+     "listAlerts"},
+    {v::get,
+     "/api/v1/projects/{project}/alerts/{id}",
+     "GET /api/v1/projects/{project}/alerts/{id}",
+     access::read,
+     body_rule::none,
+     call<get_alert>,
+     "One alert",
+     {},
+     {},
+     {},
+     {{200, json_type, "alert"}},
+     false,
+     "getAlert"},
+    {v::patch,
+     "/api/v1/projects/{project}/alerts/{id}",
+     "PATCH /api/v1/projects/{project}/alerts/{id}",
+     access::write,
+     body_rule::bytes,
+     call<patch_alert>,
+     "Triage an alert: its status and note",
+     {},
+     {json_type},
+     "alert_update",
+     {{200, json_type, "alert"}},
+     false,
+     "updateAlert"},
+    {v::get,
+     "/api/v1/projects/{project}/change-points",
+     "GET /api/v1/projects/{project}/change-points",
+     access::read,
+     body_rule::none,
+     call<get_change_points>,
+     "Change points the watch found in a series",
+     {{"benchmark", true, "the benchmark"},
+      {"counter", true, "the counter"},
+      {"testbed", false, "a testbed fingerprint"},
+      {"branch", false, "a branch"}},
+     {},
+     {},
+     {{200, json_type, "change_point_list"}},
+     false,
+     "listChangePoints"},
+    // Webhook URLs can be credentials (a Slack incoming webhook's is):
+    // reading them needs the project's token even with --public-read.
+    {v::get,
+     "/api/v1/projects/{project}/webhooks",
+     "GET /api/v1/projects/{project}/webhooks",
+     access::write,
+     body_rule::none,
+     call<get_webhooks>,
+     "The project's alert webhooks (never their secrets)",
+     {},
+     {},
+     {},
+     {{200, json_type, "webhook_list"}},
+     false,
+     "listWebhooks"},
+    {v::post,
+     "/api/v1/projects/{project}/webhooks",
+     "POST /api/v1/projects/{project}/webhooks",
+     access::write,
+     body_rule::bytes,
+     call<post_webhook>,
+     "Add an alert webhook",
+     {},
+     {json_type},
+     "webhook_request",
+     {{201, json_type, "webhook"}},
+     false,
+     "addWebhook"},
+    {v::delete_,
+     "/api/v1/projects/{project}/webhooks/{id}",
+     "DELETE /api/v1/projects/{project}/webhooks/{id}",
+     access::write,
+     body_rule::bytes,
+     call<delete_webhook>,
+     "Remove an alert webhook",
+     {},
+     {},
+     {},
+     {{200, json_type, "webhook_deleted"}},
+     false,
+     "deleteWebhook"},
+    {v::post,
+     "/api/v1/projects/{project}/acceptances",
+     "POST /api/v1/projects/{project}/acceptances",
+     access::write,
+     body_rule::bytes,
+     call<post_acceptance>,
+     "Accept the regression of a pull request head (perfgate accept)",
+     {},
+     {json_type},
+     "acceptance_request",
+     {{201, json_type, "acceptance"}},
+     false,
+     "acceptRegression"},
+    {v::get,
+     "/api/v1/openapi.json",
+     "GET /api/v1/openapi.json",
+     access::open,
+     body_rule::none,
+     get_openapi,
+     "This API's OpenAPI 3.1 document (docs/openapi.json)",
+     {},
+     {},
+     {},
+     {{200, json_type, "openapi"}},
+     false,
+     "getOpenApi"},
+    {v::get,
+     "/healthz",
+     "GET /healthz",
+     access::open,
+     body_rule::none,
+     get_healthz,
+     "Whether the store can serve: 200, or 503 with the store's error",
+     {},
+     {},
+     {},
+     {{200, json_type, "health"}},
+     false,
+     "getHealth"},
+    {v::get,
+     "/metrics",
+     "GET /metrics",
+     access::open,
+     body_rule::none,
+     get_metrics,
+     "Prometheus text exposition of the server's metrics",
+     {},
+     {},
+     {},
+     {{200, "text/plain", {}}},
+     false,
+     "getMetrics"},
+    // Only with context::bench_routes (the hidden --bench-routes): a
+    // constant body that measures the transport alone (bench/).
+    {v::get,
+     "/bench/constant",
+     "GET /bench/constant",
+     access::open,
+     body_rule::none,
+     get_bench_constant,
+     "A constant answer for transport benchmarks",
+     {},
+     {},
+     {},
+     {{200, json_type, {}}},
+     true,
+     "benchConstant"},
+};
+
+const std::vector<api_route>& table() { return route_table; }
+
+// The path's segments against a template's: literals equal, {project}
+// percent-decoded, {id} as sent; neither may be empty.
+bool segments_match(std::string_view path_template, const std::vector<std::string_view>& parts, route_match& m)
+{
+    const auto want = path_segments(path_template);
+    if (want.size() != parts.size()) return false;
+    std::optional<std::string> project;
+    std::string id;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        if (want[i] == "{project}") {
+            if (parts[i].empty()) return false;
+            project = percent_decode(parts[i], false);
+            if (!project) return false;
+        } else if (want[i] == "{id}") {
+            if (parts[i].empty()) return false;
+            id = std::string(parts[i]);
+        } else if (want[i] != parts[i]) {
+            return false;
+        }
+    }
+    m.project = project.value_or(std::string{});
+    m.id = std::move(id);
+    return true;
+}
+
+response method_not_allowed(const request& req, const route_match& m)
+{
+    std::vector<std::string_view> methods;
+    for (const auto& r : table()) {
+        if (r.path == m.row->path) methods.push_back(sv(http::to_string(r.method)));
+    }
+    const std::string allowed = fmt::format("{}", fmt::join(methods, ", "));
+    response res = error_response(errors::http_method_not_allowed,
+                                  fmt::format("{} is not allowed on {}; use {}", sv(req.method_string()), m.row->path,
+                                              allowed),
+                                  req.version(), req.keep_alive());
+    res.set(http::field::allow, allowed);
+    return res;
+}
+
 std::optional<response> dispatch(const request& req, context& ctx, bool token_checked, const responder* later,
                                  std::string_view peer)
 {
     if (pages::page_label(req)) return pages::handle(req, ctx, peer);
-    const route_match m = match(req);
-    if (m.target == endpoint::none || (m.target == endpoint::bench_constant && !ctx.bench_routes)) {
+    const route_match m = match_route(req);
+    if (!m.row || (m.row->hidden && !ctx.bench_routes)) {
         auto [path, query] = split_target(sv(req.target()));
         if (path.size() > 1 && path.ends_with('/')) {
             throw error(errors::http_not_found,
@@ -821,77 +1092,16 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
         }
         throw error(errors::http_not_found, fmt::format("no route for '{}'", path.substr(0, 128)));
     }
-    if (req.method() != m.method && req.method() != m.also) {
-        const std::string allowed = m.also ? fmt::format("{}, {}", sv(http::to_string(m.method)),
-                                                         sv(http::to_string(*m.also)))
-                                           : std::string(sv(http::to_string(m.method)));
-        response res = error_response(errors::http_method_not_allowed,
-                                      fmt::format("{} is not allowed on {}; use {}", sv(req.method_string()),
-                                                  m.label.substr(m.label.find(' ') + 1), allowed),
-                                      req.version(), req.keep_alive());
-        res.set(http::field::allow, allowed);
-        return res;
-    }
-
-    switch (m.target) {
-    case endpoint::healthz: try { ctx.service.check_health();
-        } catch (const error& e) {
-            // The store cannot serve (its file deleted or replaced, a damaged
-            // file, PostgreSQL down): 503 with the error's id, logged like
-            // every store error (docs/http-api.md#health-and-metrics).
-            response res = error_response(e.id(), e.what(), req.version(), req.keep_alive());
-            res.result(http::status::service_unavailable);
-            return res;
-        }
-        return json_response(http::status::ok, json{{"status", "ok"}}, req);
-    case endpoint::metrics:
-        return make_response(http::status::ok,
-                             ctx.stats.render(ctx.service.store_size_bytes(), ctx.service.watch_stats(),
-                                              ctx.service.commit_stats(),
-                                              ctx.service.notify_stats().value_or(service::notifier::counts{})),
-                             "text/plain; version=0.0.4; charset=utf-8", req);
-    case endpoint::bench_constant:
-        return make_response(http::status::ok, "{\"status\":\"ok\"}", "application/json", req);
-    default: break;
-    }
-
-    // Webhook URLs can be credentials (a Slack incoming webhook's is): reading
-    // them needs the project's token even with --public-read.
-    const bool write = req.method() != http::verb::get || m.target == endpoint::webhooks;
-    if (!token_checked) authorize(req, ctx, m.project, write);
-    ctx.service.require_project(m.project);
-    const query_params q(split_target(sv(req.target())).second);
-    // A history read without a token (--public-read) takes one from its
-    // address's allowance (pages/client_throttle.hpp).
-    if (m.target == endpoint::history && req.find(http::field::authorization) == req.end()) {
-        const std::string client = pages::client_address(peer, req, ctx.trusted_proxies);
-        if (const auto wait = client.empty() ? std::nullopt : ctx.anonymous_reads->take(client)) {
-            return too_many_requests(req, *wait);
-        }
-    }
-
-    switch (m.target) {
-    case endpoint::runs: return post_run(req, ctx, m, q);
-    case endpoint::compare: return post_compare(req, ctx, m, q, later);
-    case endpoint::comparisons: return get_comparisons(req, ctx, m, q);
-    case endpoint::comparison: return get_comparison(req, ctx, m, q);
-    case endpoint::history: return get_history(req, ctx, m, q);
-    case endpoint::benchmarks: return get_benchmarks(req, ctx, m, q);
-    case endpoint::alerts: return get_alerts(req, ctx, m, q);
-    case endpoint::alert:
-        return req.method() == http::verb::patch ? patch_alert(req, ctx, m, q) : get_alert(req, ctx, m, q);
-    case endpoint::change_points: return get_change_points(req, ctx, m, q);
-    case endpoint::flame_graph:
-        return req.method() == http::verb::put ? put_flame_graph(req, ctx, m, q) : get_flame_graph(req, ctx, m, q);
-    case endpoint::attribution: return put_attribution(req, ctx, m, q);
-    case endpoint::webhooks: return webhooks_route(req, ctx, m, q);
-    case endpoint::webhook: return delete_webhook(req, ctx, m, q);
-    case endpoint::acceptances: return post_acceptance(req, ctx, m, q);
-    case endpoint::baseline_run: return get_baseline_run(req, ctx, m, q);
-    default: break;
-    }
-    PERFGATE_CHECK(false && "unreachable route");
-    return {};
+    if (!m.method_allowed) return method_not_allowed(req, m);
+    std::string_view query;
+    if (m.row->who != access::open) {
+        if (!token_checked && needs_token(*m.row, req, ctx))
+            ctx.service.authorize(detail::bearer_token(req), m.project);
+        ctx.service.require_project(m.project);
+        query = split_target(sv(req.target())).second;
+    } // else: open routes ignore their query string (a probe may add a cache-buster)
+    const query_params q(query);
+    return m.row->handler(route_call{req, ctx, m, q, later, peer});
 }
 
 } // namespace
@@ -1010,10 +1220,52 @@ std::optional<response> route(const request& req, context& ctx, bool token_check
     return res;
 }
 
+std::span<const api_route> routes() { return table(); }
+
+route_match match_route(const request& req)
+{
+    route_match m;
+    const auto parts = path_segments(split_target(sv(req.target())).first);
+    for (const auto& r : table()) {
+        if (m.row && r.path != m.row->path) continue; // the other methods of the path found
+        route_match candidate;
+        if (!m.row && !segments_match(r.path, parts, candidate)) continue;
+        if (!m.row) {
+            m = std::move(candidate);
+            m.row = &r;
+        }
+        if (r.method == req.method()) {
+            m.row = &r;
+            m.method_allowed = true;
+            break;
+        }
+    }
+    return m;
+}
+
+bool needs_token(const api_route& r, const request& req, const context& ctx)
+{
+    switch (r.who) {
+    case access::open: return false;
+    case access::write: return true;
+    case access::read: return !(ctx.public_read && req[http::field::authorization].empty());
+    }
+    return true;
+}
+
+bool takes_body(const request& req)
+{
+    if (pages::page_label(req)) return req.method() != http::verb::get;
+    const route_match m = match_route(req);
+    if (!m.row) return req.method() != http::verb::get;
+    return m.method_allowed ? m.row->body != body_rule::none : req.method() != http::verb::get;
+}
+
 std::string_view route_label(const request& req)
 {
     if (auto page = pages::page_label(req)) return *page;
-    return match(req).label;
+    const route_match m = match_route(req);
+    return m.row ? m.row->label : std::string_view("unmatched");
 }
 
 

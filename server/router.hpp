@@ -3,21 +3,11 @@
 // (session.hpp) does transport, this decides meaning, so every route, every
 // auth decision and every error body is testable without a network.
 //
-// Routes (v1):
-//   POST /api/v1/projects/{project}/runs            -> 201 {run_id, samples, counters, warnings}
-//   POST /api/v1/projects/{project}/compare         -> 201 report + comparison_id
-//        body {baseline_run, candidate_run, policy?}: run ids, or arrays of
-//        run ids paired by position; or {pairs: [[b, c], ...], policy?}. All
-//        pairs are one gate: p-values are adjusted across all of them.
-//   GET  /api/v1/projects/{project}/comparisons[?limit=N]  -> {repository_url, comparisons: [...]}
-//        the newest comparisons first (default 20, at most 200; api/wire.hpp)
-//   GET  /api/v1/projects/{project}/comparisons/{id}[?format=markdown|text]
-//        (markdown links the dashboard's page /p/{project}/comparisons/{id})
-//   GET  /api/v1/projects/{project}/history?benchmark=&counter=[&branch=][&testbed=][&since=][&limit=][&format=csv]
-//   GET  /api/v1/projects/{project}/benchmarks
-//   GET  /healthz, GET /metrics (Prometheus text, no auth)
-//   GET  /bench/constant (only with context::bench_routes; a constant body
-//        that measures the transport alone, for bench/bench_server.sh)
+// The routes are one table, server/routes.hpp's routes(): each row's method,
+// path, access rule, body rule, handler, wire types and summary. Matching,
+// dispatch, the token rule, the /metrics labels and the OpenAPI document
+// (docs/openapi.json, GET /api/v1/openapi.json) all read it; the dashboard's
+// pages are pages/pages.hpp's.
 //
 // Paths match exactly: no route takes a trailing slash or an empty segment
 // (404 http.not_found, saying so).

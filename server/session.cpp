@@ -21,6 +21,7 @@
 #include "server/log.hpp"
 #include "server/metrics.hpp"
 #include "server/pages/pages.hpp"
+#include "server/routes.hpp"
 
 namespace perfgate::server {
 
@@ -42,7 +43,7 @@ std::int64_t now_ticks() noexcept
 
 // A request whose framing cannot be trusted, answered before its body.
 struct framing_error {
-    std::string_view id;
+    error_id id;
     std::string message;
     unsigned status = 0; // 0: status_for(id)
 };
@@ -56,17 +57,19 @@ std::optional<framing_error> check_framing(const request& req)
 {
     const auto hosts = req.count(http::field::host);
     if (req.version() >= 11 && hosts == 0) {
-        return framing_error{"http.bad_request", "HTTP/1.1 request without a Host header (RFC 9112 section 3.2)"};
+        return framing_error{errors::http_bad_request, "HTTP/1.1 request without a Host header (RFC 9112 section 3.2)"};
     }
-    if (hosts > 1) return framing_error{"http.bad_request", "more than one Host header (RFC 9112 section 3.2)"};
+    if (hosts > 1) return framing_error{errors::http_bad_request, "more than one Host header (RFC 9112 section 3.2)"};
 
     const auto te = req.count(http::field::transfer_encoding);
     if (te == 0) return std::nullopt;
     if (req.version() < 11) {
-        return framing_error{"http.bad_request", "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1)"};
+        return framing_error{errors::http_bad_request,
+                             "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1)"};
     }
     if (req.count(http::field::content_length) > 0) {
-        return framing_error{"http.bad_request", "both Content-Length and Transfer-Encoding (RFC 9112 section 6.3)"};
+        return framing_error{errors::http_bad_request,
+                             "both Content-Length and Transfer-Encoding (RFC 9112 section 6.3)"};
     }
     std::vector<std::string> codings;
     std::string all;
@@ -94,18 +97,18 @@ std::optional<framing_error> check_framing(const request& req)
         }
     }
     if (codings.empty() || codings.back() != "chunked") {
-        return framing_error{"http.bad_request",
+        return framing_error{errors::http_bad_request,
                              fmt::format("Transfer-Encoding '{}': chunked must be the final transfer coding "
                                          "(RFC 9112 section 6.3)",
                                          all)};
     }
     for (std::size_t i = 0; i + 1 < codings.size(); ++i) {
         if (codings[i] == "chunked") {
-            return framing_error{"http.bad_request",
+            return framing_error{errors::http_bad_request,
                                  fmt::format("Transfer-Encoding '{}': chunked applied twice (RFC 9112 section 7.1)",
                                              all)};
         }
-        return framing_error{"http.not_implemented",
+        return framing_error{errors::http_not_implemented,
                              fmt::format("Transfer-Encoding '{}': transfer coding '{}' is not supported, only chunked",
                                          all, codings[i]),
                              501};
@@ -257,7 +260,7 @@ void session::on_read_header(beast::error_code ec, std::size_t)
 {
     waiting_since_.store(0, std::memory_order_release);
     if (ec == http::error::header_limit) {
-        return reject("http.header_too_large",
+        return reject(errors::http_header_too_large,
                       fmt::format("request header over the limit of {} bytes (--max-header)", limits_.header_limit));
     }
     // end_of_stream: the client closed; timeout: idle or dribbling; aborted:
@@ -266,7 +269,7 @@ void session::on_read_header(beast::error_code ec, std::size_t)
         ec == net::error::connection_reset) {
         return do_close();
     }
-    if (ec) return reject("http.bad_request", fmt::format("malformed request: {}", ec.message()));
+    if (ec) return reject(errors::http_bad_request, fmt::format("malformed request: {}", ec.message()));
 
     phase_ = phase::reading;
     request& req = parser_->get();
@@ -286,14 +289,15 @@ void session::on_read_header(beast::error_code ec, std::size_t)
         const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
         return respond(std::move(*refusal), method_name(), target_name(), route_label(req), seconds, true);
     }
-    // GET routes take no body: accepting one would let a client without a
-    // token (/healthz, --public-read) make the server hold --max-body bytes.
+    // GET routes take no body (routes.hpp, body_rule::none): accepting one
+    // would let a client without a token (/healthz, --public-read) make the
+    // server hold --max-body bytes.
     // A dashboard form (POST /p/..., no token needed) gets the form limit,
     // a short deadline, and stays evictable while it arrives (pages.hpp).
     const bool form = req.method() == http::verb::post && route_label(req).starts_with("POST /p/");
-    body_limit_ = req.method() == http::verb::get ? 0 : form ? pages::max_form_bytes : limits_.body_limit;
+    body_limit_ = !takes_body(req) ? 0 : form ? pages::max_form_bytes : limits_.body_limit;
     if (auto length = parser_->content_length(); length && *length > body_limit_) {
-        return reject("http.body_too_large",
+        return reject(errors::http_body_too_large,
                       body_limit_ == 0
                           ? fmt::format("{} requests take no body (Content-Length: {})", method_name(), *length)
                           : fmt::format("request body: Content-Length {} is over the limit of {} bytes (--max-body)",
@@ -338,7 +342,7 @@ void session::on_read(beast::error_code ec, std::size_t)
         phase_ = phase::reading;
     }
     if (ec == http::error::body_limit) {
-        return reject("http.body_too_large",
+        return reject(errors::http_body_too_large,
                       body_limit_ == 0 ? fmt::format("{} requests take no body", method_name())
                       : form           ? fmt::format("a dashboard form takes at most {} bytes", body_limit_)
                              : fmt::format("request body over the limit of {} bytes (--max-body)", body_limit_));
@@ -349,7 +353,7 @@ void session::on_read(beast::error_code ec, std::size_t)
         ec == net::error::connection_reset) {
         return do_close();
     }
-    if (ec) return reject("http.bad_request", fmt::format("malformed request: {}", ec.message()));
+    if (ec) return reject(errors::http_bad_request, fmt::format("malformed request: {}", ec.message()));
     handle();
 }
 
@@ -384,7 +388,7 @@ void session::answer(response&& res, clock_type::time_point start)
 // Answers a request the transport refused (too large, malformed, badly
 // framed, too slow) and closes: the rest of the stream cannot be trusted to
 // frame a request.
-void session::reject(std::string_view id, std::string_view message, unsigned status)
+void session::reject(error_id id, std::string_view message, unsigned status)
 {
     response res = error_response(id, message, 11, false);
     if (status != 0) res.result(status);

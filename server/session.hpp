@@ -116,7 +116,7 @@ private:
     void answer(response&& res, std::chrono::steady_clock::time_point start);
     // Answers a request the transport refused (malformed, too large, bad
     // framing) and closes. status overrides status_for(id) (501).
-    void reject(std::string_view id, std::string_view message, unsigned status = 0);
+    void reject(error_id id, std::string_view message, unsigned status = 0);
     // Logs, counts, strips a HEAD body and sends. close: the connection ends
     // after this response (the request's body was not read).
     void respond(response&& res, std::string_view method, std::string_view target, std::string_view label,

@@ -124,7 +124,7 @@ void service::store_attribution(const std::string& project, std::int64_t compari
         db_.put_attribution(project, comparison_id, benchmark,
                             report::to_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     } catch (const error& e) {
-        if (e.id() != "store.not_found") throw;
+        if (e.id() != errors::store_not_found) throw;
         throw error(errors::comparison_not_found,
                     fmt::format("no comparison {} in project '{}'", comparison_id, project));
     }
@@ -139,7 +139,7 @@ void service::store_flame_graph(const std::string& project, std::int64_t compari
     try {
         db_.put_flame_graph(project, comparison_id, benchmark, svg);
     } catch (const error& e) {
-        if (e.id() != "store.not_found") throw;
+        if (e.id() != errors::store_not_found) throw;
         throw error(errors::comparison_not_found,
                     fmt::format("no comparison {} in project '{}'", comparison_id, project));
     }

@@ -17,7 +17,7 @@
 namespace perfgate::service {
 
 // A key of several parts, each ended by '\0', which no name contains
-// (gate/names.hpp): different parts never make the same key.
+// (capture/names.hpp): different parts never make the same key.
 inline std::string cache_key(std::initializer_list<std::string_view> parts)
 {
     std::string key;

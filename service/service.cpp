@@ -72,7 +72,7 @@ std::optional<model::reusable_run> service::find_reusable_run(const model::reusa
 namespace {
 
 // The same rules for every stored run, from the CLI's local mode or the
-// server, checked once here (gate/names.hpp).
+// server, checked once here (capture/names.hpp).
 void validate_identity(const model::run_record& run)
 {
     capture::validate_name("project", run.project);
@@ -270,7 +270,7 @@ model::ingest_result service::store_all_checked(std::vector<model::run_record> r
             res.run_ids = stored.run_ids;
             res.replayed = stored.replayed;
         } catch (const error& e) {
-            if (e.id() != "store.key_conflict") throw;
+            if (e.id() != errors::store_key_conflict) throw;
             throw error(errors::ingest_idempotency_conflict,
                         fmt::format("Idempotency-Key '{}' was already used for a different upload to project '{}': "
                                     "send a new key for a new run (the same key only to retry the same request)",
@@ -410,13 +410,14 @@ std::vector<model::comparison_summary> service::recent_comparisons(const std::st
     return db_.recent_comparisons(project, limit);
 }
 
-std::string normalize_repository_url(std::string_view label, std::string_view url)
+std::string normalize_repository_url(std::string_view label, std::string_view given)
 {
-    if (url.empty()) return {};
+    if (given.empty()) return {};
     // Pages put the URL into href attributes and append "/commit/{sha}": a
     // byte that ends an attribute or a tag, or a query or fragment that the
     // appended path would land in, makes a broken or hostile link.
-    check_url_text(label, url);
+    const std::string checked = checked_url(label, given); // HTTPS:// is https://
+    const std::string_view url = checked;
     const std::string shown = shown_url(url);
     if (const auto i = url.find_first_of("?#"); i != std::string_view::npos) {
         throw error(errors::ingest_bad_field,

@@ -1,5 +1,7 @@
 #include "service/text.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "model/utf8.hpp"
@@ -26,9 +28,13 @@ std::string shown_url(std::string_view url)
     return url.size() > max_shown ? fmt::format("'{}...'", url.substr(0, max_shown)) : fmt::format("'{}'", url);
 }
 
-void check_url_text(std::string_view label, std::string_view url)
+std::string checked_url(std::string_view label, std::string_view url)
 {
-    if (!url.starts_with("https://") && !url.starts_with("http://")) {
+    std::string out(url);
+    const std::size_t colon = out.find("://");
+    for (std::size_t i = 0; colon != std::string::npos && i < colon; ++i)
+        out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
+    if (!out.starts_with("https://") && !out.starts_with("http://")) {
         throw error(errors::ingest_bad_field,
                     fmt::format("{}: {} must start with https:// or http://", label, shown_url(url)));
     }
@@ -47,6 +53,7 @@ void check_url_text(std::string_view label, std::string_view url)
                                     static_cast<char>(c), i));
         }
     }
+    return out;
 }
 
 } // namespace perfgate::service

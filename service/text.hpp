@@ -22,11 +22,14 @@ enum class text_kind {
 void check_stored_text(error_id id, std::string_view field, std::string_view value, text_kind kind = text_kind::line);
 
 // An http(s) URL a user gave (the repository URL, a webhook), before the
-// caller's own rules: it starts with https:// or http://, and every byte is
-// printable ASCII other than quotes, <, >, ` and \ (it goes into href
-// attributes, request lines and terminal output). "ingest.bad_field" naming
-// `label`, quoting at most 80 bytes of the URL and the offset of the fault.
-void check_url_text(std::string_view label, std::string_view url);
+// caller's own rules: it starts with https:// or http:// in any case (RFC
+// 3986 §3.1: schemes are case-insensitive), and every byte is printable
+// ASCII other than quotes, <, >, ` and \ (it goes into href attributes,
+// request lines and terminal output). Returns the URL with its scheme in
+// lower case (the form stored, compared and connected to).
+// "ingest.bad_field" naming `label`, quoting at most 80 bytes of the URL and
+// the offset of the fault.
+[[nodiscard]] std::string checked_url(std::string_view label, std::string_view url);
 // The URL as messages quote it: in single quotes, cut at 80 bytes.
 std::string shown_url(std::string_view url);
 

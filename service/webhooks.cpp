@@ -18,13 +18,13 @@ std::string normalize_webhook_url(std::string_view label, std::string_view url)
     }
     // The URL goes into an HTTP request line and into `perfgate project`'s
     // output: a byte that breaks either is refused, not escaped.
-    check_url_text(label, url);
-    const std::size_t scheme = url.starts_with("https://") ? 8 : 7;
-    const std::string_view host = url.substr(scheme);
+    const std::string checked = checked_url(label, url); // HTTP:// is http://
+    const std::size_t scheme = checked.starts_with("https://") ? 8 : 7;
+    const std::string_view host = std::string_view(checked).substr(scheme);
     if (host.empty() || host.front() == '/' || host.front() == '?' || host.front() == '#' || host.front() == ':') {
         throw error(errors::ingest_bad_field, fmt::format("{}: {} has no host", label, shown_url(url)));
     }
-    return std::string(url);
+    return checked;
 }
 
 std::int64_t service::add_webhook(const std::string& project, std::string_view url, std::string_view format,

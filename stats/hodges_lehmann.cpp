@@ -305,8 +305,10 @@ double within_tie_sum(std::span<const double> x)
     return sum;
 }
 
-// k of the interval [d_(k), d_(mn+1-k)], in 1..mn.
-std::size_t interval_rank(std::span<const double> b, std::span<const double> c, double alpha, bool exact)
+// k of the interval [d_(k), d_(mn+1-k)], in 1..mn; attained false when
+// the level's k was below 1 and raised to it.
+std::size_t interval_rank(std::span<const double> b, std::span<const double> c, double alpha, bool exact,
+                          bool& attained)
 {
     const std::size_t mn = b.size() * c.size();
     std::size_t k = 0;
@@ -320,6 +322,7 @@ std::size_t interval_rank(std::span<const double> b, std::span<const double> c, 
         // (|b|, |c|) instance that mann_whitney_u() already cached holds the
         // very same numbers.
         k = shared_exact_u_distribution(b.size(), c.size())->quantile(alpha / 2);
+        attained = k >= 1;
         k = std::max<std::size_t>(k, 1);
     } else {
         // R wilcox.test (normal branch, correct = TRUE) inverts the
@@ -338,6 +341,7 @@ std::size_t interval_rank(std::span<const double> b, std::span<const double> c, 
         const double sigma = std::sqrt(m * n / 12 * ((big_n + 1) - ties / (big_n * (big_n - 1))));
         const double z = normal_quantile(1 - alpha / 2);
         const double kf = std::floor(m * n / 2 + 0.5 - z * sigma);
+        attained = kf >= 1;
         k = kf < 1 ? 1 : static_cast<std::size_t>(kf);
     }
     return std::min(k, mn);
@@ -356,7 +360,7 @@ shift_estimate hodges_lehmann(std::span<const double> b, std::span<const double>
 
     shift_estimate r;
     const std::size_t mn = b.size() * c.size();
-    const std::size_t k = interval_rank(b, c, alpha, exact);
+    const std::size_t k = interval_rank(b, c, alpha, exact, r.attained);
     // R: median(diffs), the mean of the two middle values for even m*n;
     // cint <- c(diffs[k], diffs[mn - k + 1]).
     if (mn <= materialise_all_max) {

@@ -35,6 +35,12 @@ struct shift_estimate {
     double estimate = 0;
     double lower = 0;
     double upper = 0;
+    // The interval has at least its nominal level 1 - alpha: false when k
+    // had to be raised to 1 (exact: qwilcox(alpha/2) = 0; asymptotic: the
+    // formula's k < 1), so that [d_(1), d_(mn)] covers less than 1 - alpha.
+    // Too few samples for this alpha; R reports the same interval with an
+    // "achieved" level below the requested one.
+    bool attained = true;
 };
 
 // Requires both samples non-empty and finite (PERFGATE_CHECK). exact selects

@@ -454,6 +454,7 @@ void seq_rank_test(sequential_result& r, std::span<const double> baseline, std::
                    double med_b, double threshold_pct, worse_if worse)
 {
     const double level = r.nominal_p;
+    const double ci_level = r.equivalence_p;
     const mwu_result test = mann_whitney_u(baseline, candidate);
     r.method = test.method;
     r.u = test.u;
@@ -471,10 +472,10 @@ void seq_rank_test(sequential_result& r, std::span<const double> baseline, std::
 
     if (med_b != 0) {
         const bool exact = test.method == mwu_method::exact;
-        const bool attainable = seq_interval_attainable(m, n, test.method, level);
+        const bool attainable = seq_interval_attainable(m, n, test.method, ci_level);
         // Without an attainable interval only the estimate is wanted; any
         // level gives the same median of the differences.
-        const shift_estimate hl = hodges_lehmann(baseline, candidate, attainable ? 2 * level : 0.5, exact);
+        const shift_estimate hl = hodges_lehmann(baseline, candidate, attainable ? 2 * ci_level : 0.5, exact);
         const double scale = 100 / std::fabs(med_b);
         r.shift_pct = hl.estimate * scale;
         if (attainable) r.ci_pct = std::pair{hl.lower * scale, hl.upper * scale};
@@ -499,12 +500,22 @@ void seq_settle_undecided(sequential_result& r, double threshold_pct)
 sequential_result sequential_look(const sequential_plan& plan, std::size_t look, std::span<const double> baseline,
                                   std::span<const double> candidate, double threshold_pct, worse_if worse)
 {
+    return sequential_look(plan, plan, look, baseline, candidate, threshold_pct, worse);
+}
+
+sequential_result sequential_look(const sequential_plan& plan, const sequential_plan& equivalence, std::size_t look,
+                                  std::span<const double> baseline, std::span<const double> candidate,
+                                  double threshold_pct, worse_if worse)
+{
     seq_check_look_args(plan, look, baseline, candidate, threshold_pct);
+    PERFGATE_CHECK(equivalence.looks() == plan.looks());
+    for (std::size_t k = 0; k < plan.looks(); ++k) PERFGATE_CHECK(equivalence.look_n(k) == plan.look_n(k));
 
     sequential_result r;
     r.look = look;
     r.final_look = look + 1 == plan.looks();
     r.nominal_p = plan.nominal_p(look);
+    r.equivalence_p = equivalence.nominal_p(look);
     r.boundary_z = plan.boundary_z(look);
 
     const double med_b = *median(baseline), med_c = *median(candidate);

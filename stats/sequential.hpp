@@ -36,13 +36,20 @@
 //    in the worse direction is below p_k (and the median change is at least
 //    the threshold, as in the gate).
 //  - Unchanged. Jennison & Turnbull's (2000, ch. 9) repeated confidence
-//    interval: the Hodges-Lehmann interval at two-sided level 1 - 2 p_k,
-//    as % of |median(baseline)|. All these intervals cover the true shift
-//    simultaneously with probability >= 1 - alpha, whatever the looks. When
-//    it lies strictly inside (-threshold, +threshold) the counter is
-//    unchanged. Early on the level is so strict that no interval is
-//    attainable at these sizes; then there is none (nullopt) and no
-//    "unchanged" yet.
+//    interval: the Hodges-Lehmann interval at two-sided level 1 - 2 q_k,
+//    as % of |median(baseline)|, q_k the look's nominal level of the
+//    equivalence plan (by default the plan itself: q_k = p_k). All these
+//    intervals cover the true shift simultaneously with probability
+//    >= 1 - alpha_eq, whatever the looks. When it lies strictly inside
+//    (-threshold, +threshold) the counter is unchanged: a group-sequential
+//    equivalence test (Jennison & Turnbull 2000, ch. 6; Schuirmann 1987's
+//    two one-sided tests at each look), wrong ("unchanged" where the shift
+//    is at least the threshold) at most alpha_eq / 2 of the time. Early on
+//    the level is so strict that no interval is attainable at these sizes;
+//    then there is none (nullopt) and no "unchanged" yet. The equivalence
+//    plan may have its own alpha (a gate of m counters tests regressions at
+//    alpha / m each but equivalence at alpha: intersection-union, Berger &
+//    Hsu 1996), with the same looks.
 //  - Futility. At the last look, a counter that is neither significant nor
 //    unchanged is inconclusive.
 //  - Non-binding. Stopping for unchanged, improvement, or because another
@@ -209,14 +216,18 @@ struct sequential_result {
     double p_value = 1;       // two-sided Mann-Whitney p, as the fixed gate reports it
     double p_one_sided = 0.5; // p_value / 2: toward the direction the ranks moved
     double nominal_p = 0;     // this look's one-sided level p_k
-    double boundary_z = 0;    // c_k
+    // The level q_k of the repeated confidence interval (ci_pct is at
+    // two-sided 1 - 2 q_k): the equivalence plan's nominal level at this
+    // look, p_k when the look had no plan of its own for it.
+    double equivalence_p = 0;
+    double boundary_z = 0; // c_k
     // (median(C) - median(B)) / |median(B)| * 100; +-infinity for a change
     // away from a zero baseline median, nullopt when both medians are 0.
     std::optional<double> delta_pct;
     // Hodges-Lehmann shift and its repeated confidence interval at this
-    // look's level, as % of |median(B)|. nullopt when median(B) is 0, and
-    // the interval also when no interval at level 1 - 2 p_k exists at these
-    // sizes (p_k below the smallest attainable p-value).
+    // look's equivalence level, as % of |median(B)|. nullopt when median(B)
+    // is 0, and the interval also when no interval at level 1 - 2 q_k exists
+    // at these sizes (q_k below the smallest attainable p-value).
     std::optional<double> shift_pct;
     std::optional<std::pair<double, double>> ci_pct;
     // Smallest shift (% of |median(B)|) this look could detect with 80%
@@ -242,5 +253,15 @@ struct sequential_result {
 sequential_result sequential_look(const sequential_plan& plan, std::size_t look, std::span<const double> baseline,
                                   std::span<const double> candidate, double threshold_pct,
                                   worse_if worse = worse_if::higher);
+
+// The same look with the repeated confidence interval, and so "unchanged",
+// taken from `equivalence`: a plan with the same looks (look_n equal at
+// every look; PERFGATE_CHECK) and its own alpha, typically the gate's alpha
+// where `plan` has alpha / m. Regression and improvement are plan's alone.
+// Stopping for "unchanged" is a non-binding futility stop for the
+// regression boundary: it keeps plan's error rates.
+sequential_result sequential_look(const sequential_plan& plan, const sequential_plan& equivalence, std::size_t look,
+                                  std::span<const double> baseline, std::span<const double> candidate,
+                                  double threshold_pct, worse_if worse = worse_if::higher);
 
 } // namespace perfgate::stats

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace perfgate::stats {
 
@@ -35,6 +36,7 @@ std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n
 
     welch_result r;
     r.t = (mean2 - mean1) / se;
+    r.se = se;
     // df = (v1 + v2)^2 / (v1^2/(n1-1) + v2^2/(n2-1)), written with the
     // weights w = v / (v1 + v2) so that squaring cannot under/overflow.
     const double w1 = v1 / var;
@@ -45,6 +47,15 @@ std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n
     // computing 1 - cdf.
     r.p_value = std::min(1.0, 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(r.t))));
     return r;
+}
+
+std::pair<double, double> welch_interval(const welch_result& r, double shift, double alpha)
+{
+    if (!(alpha > 0 && alpha < 1))
+        throw perfgate::error(errors::stats_bad_probability,
+                              "welch_interval: alpha must be in (0, 1), got " + std::to_string(alpha));
+    const double half = boost::math::quantile(boost::math::students_t_distribution<double>(r.df), 1 - alpha / 2) * r.se;
+    return {shift - half, shift + half};
 }
 
 } // namespace perfgate::stats

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <utility>
 
 namespace perfgate::stats {
 
@@ -11,6 +12,7 @@ struct welch_result {
     double t = 0;
     double df = 0;      // Welch-Satterthwaite degrees of freedom
     double p_value = 1; // two-sided
+    double se = 0;      // standard error of mean2 - mean1
 };
 
 // Group 1 is the baseline; t = (mean2 - mean1) / se. nullopt when n < 2 on a
@@ -19,5 +21,11 @@ struct welch_result {
 // (scipy's t has the opposite sign convention: mean1 - mean2).
 std::optional<welch_result> welch_t_test(double mean1, double sd1, std::size_t n1, double mean2, double sd2,
                                          std::size_t n2);
+
+// The two-sided (1 - alpha) confidence interval of mean2 - mean1 from a
+// test's se and df: shift -/+ qt(1 - alpha/2, df) * se (Welch 1947; scipy's
+// ttest_ind(...).confidence_interval for equal_var=False). Throws
+// perfgate::error "stats.bad_probability" for alpha outside (0, 1).
+std::pair<double, double> welch_interval(const welch_result& r, double shift, double alpha);
 
 } // namespace perfgate::stats

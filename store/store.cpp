@@ -16,6 +16,10 @@
 //   alerts.cpp       project settings, change points and alerts
 //   listing.cpp      the dashboard's listings: recent comparisons, runs by id or sha
 //   artifacts.cpp    a comparison's artifacts (flame graphs, attributions)
+//   acceptances.cpp  reviewers' acceptances of a regression
+//   webhooks.cpp     alert webhooks and their deliveries
+// and the engines below them: db.cpp (the statement layer), sqlite.cpp,
+// postgres.cpp.
 #include "store/store.hpp"
 
 #include "model/error.hpp"
@@ -100,7 +104,7 @@ void configure_sqlite(connection& c, bool writer, bool memory)
         auto st = c.prepare("SELECT count(*) FROM sqlite_schema");
         st.step();
     } catch (const error& e) {
-        if (e.id() == "store.open" || e.id() == "store.corrupt") throw;
+        if (e.id() == errors::store_open || e.id() == errors::store_corrupt) throw;
         throw error(errors::store_open, e.what());
     }
 }

@@ -255,7 +255,7 @@ struct store::impl {
                     return r;
                 }
             } catch (const error& e) {
-                if (e.id() != "store.conflict" || attempt >= detail::max_write_attempts) throw;
+                if (e.id() != errors::store_conflict || attempt >= detail::max_write_attempts) throw;
             }
         }
     }

@@ -4,8 +4,11 @@
 //   gbench_suite_slow   PERFGATE_GBENCH_SLOW: BM_Hash does its work 3 times
 //   gbench_suite_skip   PERFGATE_GBENCH_SKIP: BM_Copy calls SkipWithError
 //   gbench_suite_more   PERFGATE_GBENCH_MORE: a fourth benchmark, BM_New
+//   gbench_suite_timed  PERFGATE_GBENCH_TIMED: two more that declare their
+//                       time, BM_Wall (UseRealTime) and BM_Manual (UseManualTime)
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -72,6 +75,30 @@ void BM_New(benchmark::State& state)
     }
 }
 BENCHMARK(BM_New);
+#endif
+
+#ifdef PERFGATE_GBENCH_TIMED
+void BM_Wall(benchmark::State& state)
+{
+    for (auto _ : state) {
+        std::uint64_t h = 2;
+        for (std::uint64_t i = 0; i < 512; ++i) h = mix(h, i);
+        benchmark::DoNotOptimize(h);
+    }
+}
+BENCHMARK(BM_Wall)->UseRealTime();
+
+void BM_Manual(benchmark::State& state)
+{
+    for (auto _ : state) {
+        const auto start = std::chrono::steady_clock::now();
+        std::uint64_t h = 3;
+        for (std::uint64_t i = 0; i < 512; ++i) h = mix(h, i);
+        benchmark::DoNotOptimize(h);
+        state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+}
+BENCHMARK(BM_Manual)->UseManualTime();
 #endif
 
 } // namespace

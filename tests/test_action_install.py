@@ -88,8 +88,9 @@ def fake_bin(root, machine):
     return b, log
 
 
-def release_dir(root, corrupt=False):
-    """A release folder like the GitHub release's: tarball and checksum."""
+def release_dir(root, corrupt=False, sums=None):
+    """A release folder like the GitHub release's: tarball and checksum.
+    sums(digest, name) -> the .sha256 file's text, when given."""
     d = os.path.join(root, "release")
     name = f"perfgate-{VERSION}-linux-x86_64"
     stage = os.path.join(root, "stage", name, "bin")
@@ -103,11 +104,11 @@ def release_dir(root, corrupt=False):
     if corrupt:
         digest = "0" * 64
     with open(tarball + ".sha256", "w") as f:
-        f.write(f"{digest}  {name}.tar.gz\n")
+        f.write(sums(digest, name + ".tar.gz") if sums else f"{digest}  {name}.tar.gz\n")
     return d
 
 
-def run(machine_name, backend, ref="v" + VERSION, release=True, corrupt=False, from_source="false"):
+def run(machine_name, backend, ref="v" + VERSION, release=True, corrupt=False, from_source="false", sums=None):
     machine = MACHINES[machine_name]
     root = tempfile.mkdtemp(prefix="perfgate-action-install-")
     try:
@@ -115,7 +116,7 @@ def run(machine_name, backend, ref="v" + VERSION, release=True, corrupt=False, f
         osr = os.path.join(root, "os-release")
         with open(osr, "w") as f:
             f.write(machine["os_release"])
-        rel = release_dir(root, corrupt) if release else os.path.join(root, "no-release")
+        rel = release_dir(root, corrupt, sums) if release else os.path.join(root, "no-release")
         out = os.path.join(root, "github_output")
         env = {
             "PATH": b + ":/usr/bin:/bin",
@@ -168,6 +169,48 @@ p, apt, installs, outputs = run("debian12", "rusage", corrupt=True)
 check(p.returncode == 1 and "does not match" in p.stderr, f"corrupt tarball: exit {p.returncode}, {p.stderr}")
 check("perfgate" not in outputs, "corrupt tarball: a perfgate output was written")
 
+# The checksum is bound to the tarball: `sha256sum -c` alone verified
+# whatever file the line named, so a line naming /dev/null (with its hash)
+# passed and a tampered tarball ran. Refused, whatever the tarball holds.
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+for case, sums in [
+        ("names /dev/null", lambda digest, name: f"{EMPTY_SHA256}  /dev/null\n"),
+        ("names another file", lambda digest, name: f"{digest}  other.tar.gz\n"),
+        ("a second line", lambda digest, name: f"{digest}  {name}\n{EMPTY_SHA256}  /dev/null\n"),
+        ("no name", lambda digest, name: f"{digest}\n"),
+        ("not a hash", lambda digest, name: f"{digest[:40]}  {name}\n")]:
+    for corrupt in [False, True]:
+        p, apt, installs, outputs = run("debian12", "rusage", corrupt=corrupt, sums=sums)
+        what = f"checksum file {case} (tarball {'tampered' if corrupt else 'intact'})"
+        check(p.returncode == 1 and "is not one line 'SHA256  perfgate-" in p.stderr,
+              f"{what}: exit {p.returncode}, {p.stderr}")
+        check("perfgate" not in outputs, f"{what}: a perfgate output was written")
+# sha256sum's binary-mode line ("HEX *NAME") is the same hash and reads.
+p, apt, installs, outputs = run("debian12", "rusage", sums=lambda digest, name: f"{digest} *{name}\n")
+check(p.returncode == 0 and outputs.get("source-build") == "false", f"binary-mode line: exit {p.returncode}, {p.stderr}")
+
+# The install lines of README.md and docs/deployment.md check the tarball
+# itself, never `sha256sum -c FILE.sha256` (which trusts the name inside).
+for doc in ["README.md", os.path.join("docs", "deployment.md")]:
+    text = open(os.path.join(SRC, doc)).read()
+    check(not re.search(r"sha256sum\s+-c\s+\S+\.sha256", text), f"{doc}: sha256sum -c on a .sha256 file")
+
+# Every example and doc uses the action at main, a placeholder or a release
+# tag the install step downloads (vX.Y.Z): `@v0` never matched, so the
+# examples always built from source.
+release_ref = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+$")
+check("^v?([0-9]+\\.[0-9]+\\.[0-9]+)$" in open(SCRIPT).read(), "action-install.sh's release pattern changed")
+docs = [os.path.join("ci", "examples", f) for f in sorted(os.listdir(os.path.join(SRC, "ci", "examples")))]
+docs += ["README.md"] + [os.path.join("docs", f) for f in sorted(os.listdir(os.path.join(SRC, "docs")))
+                         if f.endswith(".md")]
+uses = 0
+for doc in docs:
+    for ref in re.findall(r"uses:\s*\S*perfgate/ci@([A-Za-z0-9_.<>/-]*[A-Za-z0-9_>])", open(os.path.join(SRC, doc)).read()):
+        uses += 1
+        check(ref in ("main", "REF", "<ref>") or release_ref.match(ref),
+              f"{doc}: uses perfgate/ci@{ref}, which is neither main nor a release tag vX.Y.Z")
+check(uses >= 6, f"only {uses} uses of perfgate/ci found in the examples and docs")
+
 # No release for this tag, a branch ref, or build-from-source: a source build,
 # with the build set and the backend's packages, never a test tool.
 builds = build_set()
@@ -196,4 +239,5 @@ check(p.returncode == 1 and "unknown backend" in p.stderr, f"unknown backend: ex
 if failures:
     print(f"test_action_install: {len(failures)} failure(s)")
     sys.exit(1)
-print("test_action_install: 3 machines x 4 backends, checksum, 4 source-build cases, errors: OK")
+print("test_action_install: 3 machines x 4 backends, checksum bound to the tarball, release refs in the examples, "
+      "4 source-build cases, errors: OK")

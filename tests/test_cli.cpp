@@ -2,6 +2,7 @@
 // input files are hostile (full disks, devices, FIFOs, directories).
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/process.hpp"
@@ -835,6 +836,37 @@ TEST_CASE("parse_args: -h/--help prints the usage and returns nothing, before co
     CHECK(out.str().find("Usage: perfgate demo") != std::string::npos);
     // argv is read whole first: an unknown option is an error even with --help.
     CHECK(parse_demo_error({"--help", "--nope"}).starts_with("usage.unknown_option: "));
+}
+
+TEST_CASE("a harness value that overflows in ns is exit 2 naming the benchmark and field, and nothing is stored")
+{
+    // 1e300 s fits a double, 1e300 s in ns does not: perfgate compare
+    // aborted (SIGABRT) and upload --db exited 4 with store.constraint.
+    temp_dir dir("pg-cli-overflow");
+    const auto here = dir.path();
+    std::string rows;
+    for (int i = 0; i < 5; ++i) {
+        rows += fmt::format(R"({}{{"name": "BM_a", "run_type": "iteration", "real_time": {}, "cpu_time": 1,
+                               "time_unit": "s"}})",
+                            i ? ", " : "", i == 3 ? "1e300" : "1");
+    }
+    std::ofstream(here / "big.json") << R"({"context": {}, "benchmarks": [)" << rows << "]}";
+    const std::string big = (here / "big.json").string();
+    const std::string message = big + ": benchmarks[3].real_time: benchmark 'BM_a', counter 'real_time': the value is "
+                                      "out of range in ns";
+    const auto cmp = run_perfgate({"compare", "--baseline", big, "--candidate", big}, here);
+    CHECK(cmp.code == 2);
+    CHECK_MESSAGE(cmp.err.find("error [ingest.bad_input]: " + message) != std::string::npos, cmp.err);
+    const std::string db = (here / "p.db").string();
+    const auto up = run_perfgate({"upload", "--db", db, "--project", "demo", "--role", "baseline", "--git-sha",
+                                  "abc123", "--branch", "main", big},
+                                 here);
+    CHECK(up.code == 2);
+    CHECK_MESSAGE(up.err.find("error [ingest.bad_input]: " + message) != std::string::npos, up.err);
+    const auto h = run_perfgate({"history", "--db", db, "--project", "demo", "--benchmark", "BM_a", "--counter",
+                                 "real_time", "--format", "csv"},
+                                here);
+    CHECK(h.out.find("abc123") == std::string::npos);
 }
 
 TEST_CASE("perfgate compare and upload read google/benchmark JSON, and name a bad --input-format")

@@ -3,6 +3,7 @@
 // process is started and nothing is measured.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +12,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_phases.hpp"
+#include "gate/compare.hpp"
 #include "model/error.hpp"
+#include "runner/measure.hpp"
 #include "runner/process.hpp"
 
 namespace {
@@ -176,6 +179,151 @@ TEST_CASE("perfgate run phases: sequential sampling's setup")
         CHECK(sequential_error(with_commands({"--min-repetitions", "8", "--max-repetitions", "6"})) ==
               "usage.bad_value");
     }
+}
+
+TEST_CASE("perfgate run phases: --cwd, --env and the per-side variables")
+{
+    runner::temp_dir dir("pg-cmd-run-env");
+    const auto s = parse_run_settings(args_of(with_commands({"--cwd", dir.path().string(), "--env", "A=1", "--env",
+                                                             "B=x=y", "--baseline-env", "A=2", "--candidate-env",
+                                                             "C="})));
+    REQUIRE(s.benchmarks.size() == 1);
+    const auto& spec = s.benchmarks[0];
+    CHECK(spec.cwd == dir.path());
+    using vars = std::vector<std::pair<std::string, std::string>>;
+    CHECK(spec.env == vars{{"A", "1"}, {"B", "x=y"}});
+    CHECK(spec.baseline_env == vars{{"A", "2"}});
+    CHECK(spec.candidate_env == vars{{"C", ""}});
+    // Each side: both sides' variables, then its own (the later wins).
+    CHECK(runner::for_side(spec, runner::side::baseline).env == vars{{"A", "1"}, {"B", "x=y"}, {"A", "2"}});
+    CHECK(runner::for_side(spec, runner::side::candidate).env == vars{{"A", "1"}, {"B", "x=y"}, {"C", ""}});
+    CHECK(settings_error(with_commands({"--env", "A"})) == "usage.bad_value");
+    CHECK(settings_error(with_commands({"--candidate-env", "=1"})) == "usage.bad_value");
+    CHECK(settings_error(with_commands({"--cwd", (dir.path() / "missing").string()})) == "usage.bad_value");
+    CHECK(thrown_id([] { (void)parse_args(run_spec(), {"--config", "x.json", "--env", "A=1"}); }) == "usage.conflict");
+}
+
+TEST_CASE("perfgate run phases: google/benchmark's times: cpu_time gates unless a benchmark or the policy says")
+{
+    const std::vector<std::string> names = {"BM_Sort/1024", "BM_Sleep/real_time", "BM_Io/manual_time"};
+    SUBCASE("no policy")
+    {
+        gate::policy p;
+        gate_gbench_times(p, names);
+        CHECK_FALSE(p.resolve("BM_Sort/1024", "real_time").gated);
+        CHECK(p.resolve("BM_Sort/1024", "cpu_time").gated);
+        for (const char* declared : {"BM_Sleep/real_time", "BM_Io/manual_time"}) {
+            CAPTURE(declared);
+            CHECK(p.resolve(declared, "real_time").gated);
+            CHECK_FALSE(p.resolve(declared, "cpu_time").gated);
+        }
+        CHECK(p.benchmarks.size() == 2); // only the declared ones have an entry
+    }
+    SUBCASE("the policy's word stands, for all benchmarks or one")
+    {
+        gate::policy p;
+        p.counters["real_time"].gate = true;
+        p.benchmarks["BM_Sleep/real_time"].counters["cpu_time"].gate = true;
+        gate_gbench_times(p, names);
+        CHECK(p.resolve("BM_Sort/1024", "real_time").gated);
+        CHECK(p.resolve("BM_Sort/1024", "cpu_time").gated);
+        CHECK(p.resolve("BM_Sleep/real_time", "cpu_time").gated);
+        CHECK(p.resolve("BM_Sleep/real_time", "real_time").gated);
+        CHECK_FALSE(p.resolve("BM_Io/manual_time", "cpu_time").gated);
+    }
+}
+
+TEST_CASE("perfgate run phases: the stop rule judges a suite's benchmarks together, with the suite's family")
+{
+    // Two benchmarks of one suite, 10 samples a side: one 3x slower
+    // (decided at the first look), one shifted by 0.1% with a 2% threshold
+    // and a spread of 20% (undecided).
+    const auto side = [](const std::string& name, const std::string& role, double base, double spread) {
+        runner::side_samples s;
+        s.run.benchmark = name;
+        s.run.role = role;
+        s.run.backend = "perf";
+        model::counter_samples c{"cpu_time", "ns", {}};
+        for (int i = 0; i < 10; ++i)
+            c.samples.push_back({i, base * (1 + spread * ((i % 2 == 0) ? 1 : -1) * (i + 1) / 10.0), 100.0, {}});
+        s.run.counters.push_back(c);
+        return s;
+    };
+    runner::benchmark_measurement slow{"BM_Hash", side("BM_Hash", "baseline", 100, 0.01),
+                                       side("BM_Hash", "candidate", 300, 0.01)};
+    runner::benchmark_measurement noisy{"BM_Copy", side("BM_Copy", "baseline", 100, 0.2),
+                                        side("BM_Copy", "candidate", 100.1, 0.2)};
+    runner::benchmark_spec suite;
+    suite.name = "suite";
+    suite.harness = "gbench";
+    gate::policy rules;
+    rules.sequential = gate::sequential_rule{10, 10, 20}; // a first look at the 10 samples, a last at 20
+    const auto rule = stop_rule(rules, {suite});
+    const auto decided = rule("suite", {slow, noisy}, false);
+    REQUIRE(decided.size() == 2);
+    CHECK(decided[0]);
+    CHECK_FALSE(decided[1]);
+    // The real_time a suite reports does not gate: a benchmark whose
+    // real_time is as undecided as BM_Copy's is decided by its cpu_time.
+    runner::benchmark_measurement wall = noisy;
+    wall.name = "BM_Wall";
+    for (auto* s : {&wall.baseline, &wall.candidate}) {
+        s->run.benchmark = "BM_Wall";
+        s->run.counters[0].counter = "real_time";
+    }
+    auto cpu = side("BM_Wall", "baseline", 100, 0.001).run.counters[0];
+    wall.baseline.run.counters.push_back(cpu);
+    wall.candidate.run.counters.push_back(cpu);
+    CHECK(rule("suite", {wall}, false) == std::vector<bool>{true});
+}
+
+TEST_CASE("perfgate run's unpaired benchmarks are listed by the gate, as compare() lists a pair of files'")
+{
+    // compare() of two suites: BM_Fail failed on the candidate, BM_Gone
+    // removed, BM_New added, BM_Ok compared.
+    const auto bench = [](const std::string& name, const std::string& error) {
+        capture::benchmark_samples b;
+        b.name = name;
+        b.error = error;
+        if (!error.empty()) return b;
+        capture::counter_series c;
+        c.name = "cpu_time";
+        c.unit = "ns";
+        c.values = {1, 2, 3, 4, 5};
+        b.counters.push_back(c);
+        return b;
+    };
+    capture::sample_set base, cand;
+    base.benchmarks = {bench("BM_Ok", ""), bench("BM_Fail", ""), bench("BM_Gone", "")};
+    cand.benchmarks = {bench("BM_Ok", ""), bench("BM_Fail", "input file missing"), bench("BM_New", "")};
+    const gate::report files = gate::compare(base, cand, gate::policy{});
+
+    // perfgate run's measurements of the same, through add_unpaired.
+    gate::report run;
+    CHECK(gate::add_unpaired(run, "BM_Fail", {true, ""}, {true, "input file missing"}));
+    CHECK(gate::add_unpaired(run, "BM_Gone", {true, ""}, {}));
+    CHECK(gate::add_unpaired(run, "BM_New", {}, {true, ""}));
+    CHECK_FALSE(gate::add_unpaired(run, "BM_Ok", {true, ""}, {true, ""}));
+    CHECK(run.removed == files.removed);
+    CHECK(run.added == files.added);
+    REQUIRE(run.failed.size() == 1);
+    REQUIRE(files.failed.size() == 1);
+    CHECK(run.failed[0].name == files.failed[0].name);
+    CHECK(run.failed[0].side == files.failed[0].side);
+    CHECK(run.failed[0].message == files.failed[0].message);
+    for (const auto& w : run.warnings) {
+        CAPTURE(w);
+        CHECK(std::find(files.warnings.begin(), files.warnings.end(), w) != files.warnings.end());
+    }
+    CHECK(run.warnings.size() == 3);
+    // What failed was not seen: never a pass.
+    CHECK(run.result == gate::verdict::inconclusive);
+    CHECK(files.result == gate::verdict::inconclusive);
+    gate::report both;
+    gate::add_unpaired(both, "BM_X", {true, "a"}, {true, "b"});
+    CHECK(both.failed[0].side == "both");
+    CHECK(both.failed[0].message == "b");
+    CHECK(both.warnings[0] == "benchmark 'BM_X' failed (both sides): b: not compared");
 }
 
 TEST_CASE("perfgate run phases: GitHub options")

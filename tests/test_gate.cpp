@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gate/noise.hpp"
 #include "gate/policy.hpp"
 #include "gate/report.hpp"
 #include "model/error.hpp"
@@ -37,6 +39,8 @@ using perfgate::test::counter;
 using perfgate::test::ramp;
 
 namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 capture::counter_series series(std::string name, std::vector<double> values, std::string unit = "")
 {
@@ -280,6 +284,132 @@ capture::sample_set summary_of_5(double mean, double var_pct)
 
 } // namespace
 
+TEST_CASE("compare: unchanged when the printed interval lies inside +-threshold (equivalence)")
+{
+    // docs/statistics.md "Equivalence". 12 values per side around 100 with
+    // a spread of 0.1, and one wild run on each side: the standard deviation
+    // (8.7) puts the old SD-based detectable effect far above 2%, while the
+    // rank interval of the shift is a few tenths of a percent wide.
+    std::vector<double> b = {100.00, 100.10, 99.90, 100.20, 99.80, 100.05, 99.95, 100.15, 99.85, 100.12, 99.88, 130.0};
+    std::vector<double> c = {100.02, 100.12, 99.92, 100.22, 99.82, 100.07, 99.97, 100.17, 99.87, 100.14, 99.90, 70.0};
+    SUBCASE("an interval inside +-threshold is unchanged although the SD-based MDE is above the threshold")
+    {
+        policy p;
+        p.max_cov = 1.0; // the wild runs: the equivalence rule, not max_cov, is under test
+        const gate::report r = compare(one({series("task-clock", b, "msec")}), one({series("task-clock", c, "msec")}),
+                                       p);
+        const auto& cr = counter(r, "task-clock");
+        REQUIRE(cr.shift_ci);
+        REQUIRE(cr.mde_pct);
+        CHECK(*cr.mde_pct > 2.0); // the rule before issue 41 said inconclusive here
+        const double lo = cr.shift_ci->first / *cr.baseline.median * 100;
+        const double hi = cr.shift_ci->second / *cr.baseline.median * 100;
+        CHECK(lo > -2.0);
+        CHECK(hi < 2.0);
+        CHECK(cr.state == status::unchanged);
+        CHECK(cr.reason ==
+              fmt::format("interval [{:+.2f}%, {:+.2f}%] lies inside +-2% (p={:.3g})", lo, hi, *cr.p_adjusted));
+        CHECK(r.result == verdict::pass);
+        CHECK_FALSE(decide_report(r)); // nothing undecided: no advice
+    }
+    SUBCASE("an interval reaching across the threshold is inconclusive")
+    {
+        // The same runs 1.5% slower, twenty times noisier: the interval
+        // straddles +2%.
+        std::vector<double> wide_b, wide_c;
+        for (double x : b) wide_b.push_back(100 + (x - 100) * 20);
+        for (double x : c) wide_c.push_back((100 + (x - 100) * 20) * 1.005);
+        wide_b.back() = 100;
+        wide_c.back() = 100.5;
+        const gate::report r = compare(one({series("task-clock", wide_b, "msec")}),
+                                       one({series("task-clock", wide_c, "msec")}), policy{});
+        const auto& cr = counter(r, "task-clock");
+        REQUIRE(cr.shift_ci);
+        const double hi = cr.shift_ci->second / *cr.baseline.median * 100;
+        CHECK(hi > 2.0);
+        CHECK(cr.state == status::inconclusive);
+        CHECK(cr.reason.starts_with("not significant (p="));
+        CHECK(contains(cr.reason, "reaches beyond +-2%: more repetitions or less noise needed"));
+        // The report says once what would decide it.
+        const auto decide = decide_report(r);
+        REQUIRE(decide);
+        CHECK(decide->counters == 1);
+        REQUIRE(decide->repetitions);
+        CHECK(*decide->repetitions == *cr.noise->repetitions_needed);
+        CHECK(contains(decide->advice,
+                       fmt::format("about {0} repetitions per side (-r {0}) would decide it", *decide->repetitions)));
+        CHECK(contains(render_text(r, false), "\nto decide: 1 gated counter undecided: "));
+        CHECK(to_json(r)["decide"]["repetitions"] == *decide->repetitions);
+    }
+    SUBCASE("significant but |delta| below the threshold: unchanged only when the interval is inside too")
+    {
+        // A real shift of 1.5% (every candidate run 1.5% slower). Quiet:
+        // the interval [+1.4%, +1.6%] lies inside +-2%: unchanged, a real
+        // but small shift. Noisy: the interval reaches past +2%, so the
+        // shift may be as large as the threshold: inconclusive, never
+        // unchanged (that rule said "unchanged" for about half of the A/B
+        // runs at a shift of exactly the threshold: bench/sim_gate grid).
+        std::vector<double> qb, qc, nb, nc;
+        for (int i = 0; i < 12; ++i) {
+            const double wiggle = (i % 4) * 0.05 - 0.075;
+            qb.push_back(100 + wiggle);
+            qc.push_back((100 + wiggle) * 1.015);
+            const double spread = (i - 5.5) * 0.18;
+            nb.push_back(100 + spread);
+            nc.push_back((100 + spread) * 1.015 + (i % 2 ? 0.3 : -0.3));
+        }
+        const gate::report quiet = compare(one({series("task-clock", qb, "msec")}),
+                                           one({series("task-clock", qc, "msec")}), policy{});
+        const auto& q = counter(quiet, "task-clock");
+        CHECK(*q.p_adjusted < 0.05);
+        CHECK(q.state == status::unchanged);
+        CHECK(q.reason.starts_with("interval [+1."));
+        CHECK(contains(q.reason, "a significant shift (p="));
+        const gate::report noisy = compare(one({series("task-clock", nb, "msec")}),
+                                           one({series("task-clock", nc, "msec")}), policy{});
+        const auto& n = counter(noisy, "task-clock");
+        REQUIRE(n.delta_pct);
+        CHECK(std::abs(*n.delta_pct) < 2.0);
+        CHECK(*n.p_adjusted < 0.05);
+        CHECK(n.shift_ci->second / *n.baseline.median * 100 > 2.0);
+        CHECK(n.state == status::inconclusive);
+        CHECK(contains(n.reason, "the shift may be as large as the threshold"));
+    }
+    SUBCASE("too few samples for an interval at 1 - alpha: never unchanged")
+    {
+        // 3 vs 3 at alpha 0.05: qwilcox(0.025, 3, 3) = 0, so R's interval
+        // [min, max] of the differences covers only 90%: no equivalence.
+        policy p;
+        p.min_samples = 3;
+        p.threshold_pct = 50;
+        const gate::report r = compare(one({series("task-clock", {100, 100.1, 100.2}, "msec")}),
+                                       one({series("task-clock", {100.05, 100.15, 100.25}, "msec")}), p);
+        const auto& cr = counter(r, "task-clock");
+        CHECK(cr.state == status::inconclusive);
+        CHECK(contains(cr.reason, "3 baseline / 3 candidate samples give no interval at level 0.95"));
+    }
+}
+
+TEST_CASE("compare: Welch's interval decides equivalence for perf -r aggregates")
+{
+    // Means 10 and 10.05 of 5 runs each, variance% 1 (stddev of the mean
+    // 0.1 and 0.1005): se = sqrt(0.1^2 + 0.1005^2) = 0.1417754, Welch's
+    // df = 7.9998, and the t quantile at 0.975 with 8 df is 2.306004 (any
+    // table; it moves by 1e-5 between 7.9998 and 8): half-width 0.326935.
+    const gate::report r = compare(summary_of_5(10.0, 1.0), summary_of_5(10.05, 1.0), policy{});
+    const auto& cr = counter(r, "task-clock");
+    REQUIRE(cr.test == method::welch);
+    REQUIRE(cr.shift_ci);
+    CHECK(cr.shift_ci->first == doctest::Approx(0.05 - 0.326935).epsilon(1e-4));
+    CHECK(cr.shift_ci->second == doctest::Approx(0.05 + 0.326935).epsilon(1e-4));
+    // [-2.77%, +3.77%] is not inside +-2%; inside +-4%.
+    CHECK(cr.state == status::inconclusive);
+    policy wide;
+    wide.threshold_pct = 4;
+    CHECK(counter(compare(summary_of_5(10.0, 1.0), summary_of_5(10.05, 1.0), wide), "task-clock").state ==
+          status::unchanged);
+}
+
 TEST_CASE("compare: summary-only input uses Welch")
 {
     const auto agg = summary_of_5;
@@ -361,7 +491,7 @@ TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counte
         }
         return compare(one(base), one(cand), p);
     };
-    SUBCASE("286 gated counters: inconclusive, with an infinite MDE")
+    SUBCASE("286 gated counters: the shift is inconclusive, with an infinite MDE; the others are unchanged")
     {
         const gate::report r = run(286);
         const auto& moved = counter(r, "c0");
@@ -370,8 +500,15 @@ TEST_CASE("compare: an exact test that cannot reach alpha/m among m gated counte
         CHECK(*moved.p_adjusted >= 0.05);
         CHECK(moved.state == status::inconclusive);
         CHECK(*moved.mde_pct == std::numeric_limits<double>::infinity());
-        CHECK(moved.reason == "not significant, and no shift was detectable with this many samples");
-        CHECK(counter(r, "c1").state == status::inconclusive);
+        CHECK(moved.reason.starts_with("|delta| 10.03% >= 2%, but not significant (p=0.05, alpha=0.05) and the "
+                                       "interval [+9.97%, +10.10%] reaches beyond +-2%"));
+        // Equivalence needs no adjustment for the family (intersection-union,
+        // docs/statistics.md "Equivalence"): an interval of +-0.1% inside
+        // +-2% is unchanged although no shift was detectable at alpha / 286.
+        const auto& same = counter(r, "c1");
+        CHECK(*same.mde_pct == std::numeric_limits<double>::infinity());
+        CHECK(same.state == status::unchanged);
+        CHECK(same.reason.starts_with("interval [-0.0"));
         CHECK(r.result == verdict::inconclusive);
     }
     SUBCASE("285 gated counters: the regression is found")
@@ -594,21 +731,30 @@ TEST_CASE("renderers")
         gate::report evil = r;
         evil.benchmarks[0].name = "BM_@octocat/@org/team-#12";
         evil.benchmarks[0].counters[0].name = "see www.evil.example or HTTPS://evil.example/a and me@mail.example";
-        evil.warnings = {"ping @admins, fixes #3, WWW.x.example"};
+        evil.warnings = {"ping @admins, fixes #3, WWW.x.example, closes GH-12 and gh-7"};
         const std::string md = render_markdown(evil);
         INFO(md);
         const std::string zw = "\u200b";
-        for (const std::string_view s :
-             {"@octocat", "@org", "@admins", "@mail", "#12", "#3", "https://", "HTTPS://", "www.", "WWW."})
+        for (const std::string_view s : {"@octocat", "@org", "@admins", "@mail", "#12", "#3", "https://", "HTTPS://",
+                                         "www.", "WWW.", "GH-12", "gh-7"})
             CHECK_MESSAGE(md.find(s) == std::string::npos, s);
         CHECK(md.find("BM\\_@" + zw + "octocat/@" + zw + "org/team-\\#" + zw + "12") != std::string::npos);
         CHECK(md.find("www" + zw + ".evil.example or HTTPS:" + zw + "//evil.example/a and me@" + zw + "mail.example") !=
               std::string::npos);
-        CHECK(md.find("ping @" + zw + "admins, fixes \\#" + zw + "3, WWW" + zw + ".x.example") != std::string::npos);
+        CHECK(md.find("ping @" + zw + "admins, fixes \\#" + zw + "3, WWW" + zw + ".x.example, closes GH-" + zw +
+                      "12 and gh-" + zw + "7") != std::string::npos);
         // Text with none of them reads as before; a lone @ or # is left alone.
         gate::report plain = r;
         plain.benchmarks[0].name = "BM_Sort/1024 @ 2 # x";
         CHECK(render_markdown(plain).find("BM\\_Sort/1024 @ 2 \\# x") != std::string::npos);
+        // The acceptance note (perfgate accept) renders its reason the same way.
+        const std::string note = perfgate::report::render_acceptance_note({1, "abc", "octocat", "fixes GH-12", 0},
+                                                                          "perfgate");
+        CHECK(note.find("GH-12") == std::string::npos);
+        CHECK(note.find("fixes GH-" + zw + "12") != std::string::npos);
+        // A name that ends in gh followed by -N is not GH-N.
+        plain.benchmarks[0].name = "sigh-1 BIGH-2 GH-x";
+        CHECK(render_markdown(plain).find("sigh-1 BIGH-2 GH-x") != std::string::npos);
     }
     SUBCASE("text: colour only when asked")
     {
@@ -1244,9 +1390,10 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
         gate::report r = with_history_context();
         r.benchmarks[0].baseline_run = -5;
         r.benchmarks[0].candidate_run = std::numeric_limits<std::int64_t>::max();
-        r.benchmarks[0].counters[0].sequential = sequential_report{3,   5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25},
-                                                                   true};
-        r.benchmarks[0].counters[1].sequential = sequential_report{1, 1, 10, 0.05, 0.05, 0.5, std::nullopt, false};
+        r.benchmarks[0].counters[0].sequential = sequential_report{
+            3, 5, 20, 0.01, 0.002, 0.3, std::pair{-1.5, 2.25}, true, 0.01};
+        r.benchmarks[0].counters[1].sequential = sequential_report{1,     1,   10, 0.05, 0.05, 0.5, std::nullopt,
+                                                                   false, 0.05};
         r.benchmarks.push_back(r.benchmarks[0]);
         r.benchmarks.back().name = "second";
         r.benchmarks.back().baseline_run.reset();
@@ -1273,7 +1420,9 @@ TEST_CASE("report JSON: to_json_text writes to_json's dump byte for byte")
                                   side_noise{},
                                   std::size_t{120},
                                   true,
-                                  "advice with \"quotes\"\n"};
+                                  "advice with \"quotes\"\n",
+                                  "executions",
+                                  std::numeric_limits<double>::quiet_NaN()};
         c.baseline.n = std::numeric_limits<std::size_t>::max();
         c.threshold_pct = std::numeric_limits<double>::quiet_NaN();
         c.p_value = std::numeric_limits<double>::infinity();
@@ -1493,6 +1642,42 @@ TEST_CASE("compare: runs measured apart are judged by the between-run test, cohe
         CHECK(counter(r, "instructions").between_runs->sd == 0.0);
         // The z-score still reads the same history.
         CHECK(tc.z_score.has_value());
+    }
+    SUBCASE("measured apart, unchanged when the between-run interval lies inside +-threshold")
+    {
+        // The same runs 0.2% apart, against session effects of 0.3%: the
+        // between-run interval (t, df = 0.3675 x 19) is a fraction of a
+        // percent wide, inside +-2%; against 1.5% it reaches past 2%.
+        const auto near = one({series("task-clock", ramp(1.002), "msec")});
+        const auto base = one({series("task-clock", ramp(1.0), "msec")});
+        auto history_of = [](double spread) {
+            return history_fn([spread](std::string_view, std::string_view) {
+                return session_history(*perfgate::stats::median(ramp()), spread);
+            });
+        };
+        const gate::report quiet = compare(base, near, policy{}, history_of(0.3), apart());
+        const auto& q = counter(quiet, "task-clock");
+        REQUIRE(q.between_runs);
+        REQUIRE(q.between_runs->ci_pct);
+        CHECK(q.between_runs->ci_pct->first > -2.0);
+        CHECK(q.between_runs->ci_pct->second < 2.0);
+        CHECK(q.state == status::unchanged);
+        CHECK(q.reason.starts_with("not measured interleaved: the between-run interval ["));
+        CHECK(contains(q.reason, "lies inside +-2%"));
+        const gate::report noisy = compare(base, near, policy{}, history_of(1.5), apart());
+        const auto& n = counter(noisy, "task-clock");
+        REQUIRE(n.between_runs->ci_pct);
+        CHECK(n.between_runs->ci_pct->second > 2.0);
+        CHECK(n.state == status::inconclusive);
+        CHECK(contains(n.reason, "reaches beyond +-2%"));
+        REQUIRE(n.noise);
+        CHECK(n.noise->source == "between_runs");
+        CHECK_FALSE(n.noise->repetitions_needed);
+        const auto decide = decide_report(noisy);
+        REQUIRE(decide);
+        CHECK(decide->source == "between_runs");
+        CHECK_FALSE(decide->repetitions);
+        CHECK(contains(decide->advice, "Cheapest fix: measure baseline and candidate in one perfgate run"));
     }
     SUBCASE("a 15% shift against 0.3% session effects fails; a count that varies between runs is tested too")
     {

@@ -482,3 +482,51 @@ TEST_CASE("harness formats: perfgate compare on the captured files, end to end")
         CHECK(r.code == 1);
     }
 }
+
+TEST_CASE("harness formats: a finite value that overflows in ns is refused naming the benchmark and the field")
+{
+    // hyperfine's seconds become ns: 1e300 s does not fit a double.
+    check_bad(R"({"results": [{"command": "sleep 1", "times": [1, 1e300]}]})", input_format::hyperfine,
+              "results[0].times[1]: benchmark 'sleep_1', counter 'wall-time': the value is out of range in ns");
+    // nanobench's elapsed (s per op) divided by a tiny batch.
+    check_bad(R"({"results": [{"name": "n", "measurements": [{"elapsed": 1e300, "iterations": 1, "batch": 1e-300}]}]})",
+              input_format::nanobench, "benchmark 'n', counter 'real_time': the value is out of range in ns");
+}
+
+TEST_CASE("Catch2: nesting beyond the limit is refused by the limit, and nested test cases are read once")
+{
+    const auto f = input_format::catch2;
+    const std::string bench = "<BenchmarkResults name=\"b\" samples=\"4\"><mean value=\"10\"/><standardDeviation "
+                              "value=\"2\"/></BenchmarkResults>";
+    // n elements nested around inner.
+    const auto wrap = [](std::string_view element, std::size_t n, const std::string& inner) {
+        std::string open, close;
+        for (std::size_t i = 0; i < n; ++i) {
+            open += fmt::format("<{} name=\"t\">", element);
+            close += fmt::format("</{}>", element);
+        }
+        return open + inner + close;
+    };
+    const auto run = [](const std::string& inner) { return "<Catch2TestRun>" + inner + "</Catch2TestRun>"; };
+    // 40,000 nested <TestCase> in 1.2 MB held a server's thread ~55 s (each
+    // test case read its whole subtree again). Refused by the limit, at the
+    // first element beyond it: the 256th test case (level 257).
+    const std::string deep = run(wrap("TestCase", 40000, bench));
+    CHECK(deep.size() > 1'000'000);
+    const perfgate::error e = parse_error(deep, f);
+    CHECK(std::string(e.id()) == "ingest.bad_input");
+    const std::size_t tag = std::string_view("<TestCase name=\"t\">").size();
+    CHECK(std::string(e.what()) == fmt::format("in.json: byte {}: <TestCase> is nested more than 256 elements deep, "
+                                               "the limit for Catch2's XML (docs/inputs.md#catch2)",
+                                               std::string_view("<Catch2TestRun>").size() + 255 * tag + 1));
+    CHECK(perfgate::capture::max_xml_depth == 256);
+    // Up to the limit it reads: the run, the test case, 252 sections, the
+    // benchmark and its <mean> are 256 levels. One section more is refused.
+    const sample_set ok = parse_input(run(wrap("TestCase", 1, wrap("Section", 252, bench))), "in.xml", f).set;
+    CHECK(series(ok, "b", "real_time").values == std::vector<double>{10.0});
+    check_bad(run(wrap("TestCase", 1, wrap("Section", 253, bench))), f, "<mean> is nested more than 256 elements deep");
+    // A test case inside a test case (Catch2 writes none) is part of the
+    // outer one: its benchmark is read once, not once per enclosing case.
+    const sample_set inner = parse_input(run(wrap("TestCase", 3, bench)), "in.xml", f).set;
+    CHECK(series(inner, "b", "real_time").values == std::vector<double>{10.0});
+}

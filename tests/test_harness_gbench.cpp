@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "capture/harness.hpp"
@@ -475,4 +476,108 @@ TEST_CASE("run times: what google/benchmark and perf stat files say about when t
         const auto cand = capture::read_input(data_dir / "candidate.json");
         CHECK(relate(base.times, cand.times) == time_relation::overlapping);
     }
+}
+
+TEST_CASE("gbench: a finite time that overflows in ns is refused naming the benchmark and the field")
+{
+    // 1e300 s is a double; 1e300 s in ns is not (it aborted perfgate compare).
+    const std::string text = R"({"benchmarks": [
+        {"name": "BM_a", "run_type": "iteration", "real_time": 1, "cpu_time": 1, "time_unit": "s"},
+        {"name": "BM_a", "run_type": "iteration", "real_time": 1e300, "cpu_time": 1, "time_unit": "s"}]})";
+    const perfgate::error e = parse_error(text);
+    CHECK(std::string(e.id()) == "ingest.bad_input");
+    CHECK(std::string(e.what()) == "bench.json: benchmarks[1].real_time: benchmark 'BM_a', counter 'real_time': the "
+                                   "value is out of range in ns (beyond a double: inf); expected a finite number");
+    const std::string cpu = R"({"benchmarks": [
+        {"name": "BM_b", "real_time": 1, "cpu_time": 1e303, "time_unit": "ms"}]})";
+    CHECK(std::string(parse_error(cpu).what()).find("benchmarks[0].cpu_time: benchmark 'BM_b', counter 'cpu_time'") !=
+          std::string::npos);
+    // The largest time that fits still reads.
+    const std::string fits = R"({"benchmarks": [
+        {"name": "BM_c", "real_time": 1e299, "cpu_time": 1, "time_unit": "s"}]})";
+    const capture::sample_set big = capture::parse_gbench_json(fits, "f.json");
+    const auto& kept = big.benchmarks.at(0).find("real_time")->values;
+    REQUIRE(kept.size() == 1);
+    CHECK(kept[0] == doctest::Approx(1e308));
+}
+
+TEST_CASE("gbench: NaN and Infinity user counters, as google/benchmark writes them, are no value, with a warning")
+{
+    // A real output (tests/data/gbench/nan_counters.cpp): counters 0/0 and
+    // +-inf are written as bare NaN, Infinity, -Infinity, which JSON has not.
+    const capture::sample_set s = load("nan_counters.json");
+    REQUIRE(s.benchmarks.size() == 1);
+    const capture::benchmark_samples& b = s.benchmarks[0];
+    CHECK(b.name == "BM_n/iterations:10/repeats:5");
+    REQUIRE(b.find("real_time") != nullptr);
+    CHECK(b.find("real_time")->values.size() == 5);
+    for (const char* counter : {"nan", "inf", "ninf"}) {
+        CAPTURE(counter);
+        const auto* c = b.find(counter);
+        REQUIRE(c != nullptr);
+        CHECK(c->values.empty());
+        bool warned = false;
+        for (const auto& w : s.warnings)
+            warned = warned || w == fmt::format("{}: benchmark 'BM_n/iterations:10/repeats:5': counter '{}' is NaN or "
+                                                "Infinity in 5 of its repetitions: no value there (not a sample)",
+                                                (data_dir / "nan_counters.json").string(), counter);
+        CHECK(warned);
+    }
+    // In a time it is no sample: refused, naming the field.
+    const perfgate::error e = parse_error(
+        R"({"benchmarks": [{"name": "BM_a", "real_time": NaN, "cpu_time": 1, "time_unit": "ns"}]})");
+    CHECK(std::string(e.id()) == "ingest.bad_input");
+    CHECK(std::string(e.what()) == "bench.json: benchmarks[0].real_time: NaN: not a finite number");
+    // Inside a string the words are text; a parse error still names the byte as written.
+    const capture::sample_set named = capture::parse_gbench_json(
+        R"({"benchmarks": [{"name": "NaN Infinity", "real_time": 1, "cpu_time": 1, "x": -Infinity}]})", "n.json");
+    CHECK(named.find("NaN_Infinity") != nullptr);
+    // Only where a value stands: a bare NaN as a key is no JSON.
+    CHECK(std::string(parse_error(R"({"benchmarks": [{"name": "a", "real_time": 1, "cpu_time": 1, NaN: 1}]})").what())
+              .find("not valid JSON") != std::string::npos);
+    const capture::sample_set in_array = capture::parse_gbench_json(
+        R"({"benchmarks": [{"name": "a", "real_time": 1, "cpu_time": 1, "l": [NaN, -NaN]}]})", "a.json");
+    CHECK(in_array.benchmarks.size() == 1);
+    const std::string broken = R"({"benchmarks": [{"name": "a", "x": NaN, "y": Infinity, "z": ?}]})";
+    CHECK(std::string(parse_error(broken).what()) ==
+          fmt::format("bench.json: byte {}: not valid JSON", broken.find('?') + 1));
+}
+
+TEST_CASE("gbench: two names or two counters that become one are refused, naming both")
+{
+    const auto row = [](std::string_view name, std::string_view extra = "") {
+        return fmt::format(R"({{"name": "{}", "run_type": "iteration", "real_time": 1, "cpu_time": 1{}}})", name,
+                           extra);
+    };
+    const auto doc = [](const std::vector<std::string>& rows) {
+        std::string out = R"({"benchmarks": [)";
+        for (std::size_t i = 0; i < rows.size(); ++i) out += (i ? ", " : "") + rows[i];
+        return out + "]}";
+    };
+    const auto refused = [&](const std::string& text, const std::string& message) {
+        const perfgate::error e = parse_error(text);
+        CHECK(std::string(e.id()) == "ingest.bad_input");
+        CHECK_MESSAGE(std::string(e.what()).find(message) != std::string::npos, e.what());
+    };
+    // BENCHMARK_TEMPLATE's spelling and the hand-written one.
+    refused(doc({row("BM_Fill<int, 8>"), row("BM_Fill<int,8>")}),
+            "bench.json: benchmarks[1].name: benchmarks 'BM_Fill<int, 8>' and 'BM_Fill<int,8>' both become "
+            "benchmark 'BM_Fill<int,8>'");
+    // Names that differ after byte 256 (the limit of a name).
+    const std::string stem(256, 'a');
+    refused(doc({row(stem + "/1"), row(stem + "/2")}),
+            fmt::format("benchmarks '{}/1' and '{}/2' both become benchmark '{}'", stem, stem, stem));
+    // A user counter that becomes real_time; perf's names from two spellings.
+    refused(doc({row("BM_a", R"(, "real time": 5)")}),
+            "benchmarks[0].real time: members 'real_time' and 'real time' of benchmark 'BM_a' both become counter "
+            "'real_time'");
+    refused(doc({row("BM_a", R"(, "CYCLES": 5, "PERF_COUNT_HW_CPU_CYCLES": 6)")}),
+            "members 'CYCLES' and 'PERF_COUNT_HW_CPU_CYCLES' of benchmark 'BM_a' both become counter 'cycles'");
+    refused(doc({row("BM_a", R"(, "my rate": 5)"), row("BM_a", R"(, "my_rate": 5)")}),
+            "benchmarks[1].my_rate: members 'my rate' and 'my_rate' of benchmark 'BM_a'");
+    // Repetitions of one name, and one counter in every repetition, still read.
+    const capture::sample_set s = capture::parse_gbench_json(
+        doc({row("BM_Fill<int, 8>", R"(, "c": 1)"), row("BM_Fill<int, 8>", R"(, "c": 2)")}), "ok.json");
+    REQUIRE(s.benchmarks.size() == 1);
+    CHECK(s.benchmarks[0].find("c")->values == std::vector<double>{1, 2});
 }

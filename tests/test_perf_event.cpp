@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <doctest/doctest.h>
 
@@ -205,6 +206,18 @@ TEST_CASE("native event names: perf's generic ones, tool events, libpfm4")
         CHECK(u.config == PERF_COUNT_HW_INSTRUCTIONS);
         CHECK(u.exclude_kernel);
     }
+    SUBCASE("perfgate does not load libpfm4 at start-up: on the first name that needs it")
+    {
+        // Linked, its event tables cost every perfgate process ~41,000
+        // relocations; the release build links it statically.
+        spawn_options so;
+        so.argv = {"readelf", "-d", perfgate_exe};
+        so.capture_stdout = true;
+        auto res = run_process(so, 60s);
+        REQUIRE(res.status.success());
+        CHECK(res.stdout_text.find("(NEEDED)") != std::string::npos);
+        CHECK(res.stdout_text.find("libpfm") == std::string::npos);
+    }
     SUBCASE("an unknown name is a usage error naming it")
     {
         try {
@@ -313,6 +326,59 @@ TEST_CASE("native_counters on a real child, opened on this thread and inherited"
             CHECK(*r[1].value < pages + 1000);
         }
     }
+}
+
+// perf_event file descriptors this process holds.
+int perf_event_fds()
+{
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        if (std::filesystem::read_symlink(entry.path(), ec).string() == "anon_inode:[perf_event]") ++n;
+    }
+    return n;
+}
+
+// Waits up to 10 s for `want` perf_event descriptors (the keeper opens them
+// on a thread of its own), then 200 ms more in which the count must stay.
+int settled_perf_event_fds(int want)
+{
+    for (int i = 0; i < 1000 && perf_event_fds() < want; ++i) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(200ms);
+    return perf_event_fds();
+}
+
+TEST_CASE("keep_perf_hooks_on: one disabled event per kind, opened once, changing no count")
+{
+    // Kinds no other test here keeps (the keepers are the process's).
+    const int before = perf_event_fds();
+    keep_perf_hooks_on(std::vector<native_event>{resolve_event("alignment-faults"), resolve_event("emulation-faults"),
+                                                 resolve_event("alignment-faults:u")});
+    CHECK(settled_perf_event_fds(before + 2) == before + 2);
+    // Kept already: nothing more opens.
+    keep_perf_hooks_on(std::vector<native_event>{resolve_event("emulation-faults:k")});
+    CHECK(settled_perf_event_fds(before + 2) == before + 2);
+    // By name: unknown names, bad modifiers and libpfm4's names are skipped.
+    keep_perf_hooks_on(std::vector<std::string>{"major-faults", "no-such-event-xyz", "cpu-migrations:zz",
+                                                "perf::PERF_COUNT_SW_CPU_MIGRATIONS", "major-faults:u"});
+    CHECK(settled_perf_event_fds(before + 3) == before + 3);
+
+    // A kept kind counts the benchmark as before: the keeper's event is
+    // disabled and bound to a thread that has ended.
+    temp_dir dir("pg-native");
+    const auto workload = compile_workload(dir.path());
+    std::vector<native_event> events = {resolve_event("page-faults"), resolve_event("major-faults")};
+    keep_perf_hooks_on(events);
+    const native_counters counters(events);
+    spawn_options so;
+    so.argv = {workload, std::to_string(touched_pages), "1000"};
+    auto res = run_process(so, 60s);
+    REQUIRE(res.status.success());
+    auto r = counters.read(res);
+    REQUIRE(r[0].value.has_value());
+    CHECK(*r[0].value >= touched_pages);
+    CHECK(*r[0].value < touched_pages + 1000);
+    CHECK(r[1].value.has_value());
 }
 
 TEST_CASE("native and perf backends agree (perf stays the reference)")

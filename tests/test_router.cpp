@@ -7,17 +7,21 @@
 
 #include "support/process.hpp"
 
+#include "support/answers.hpp"
+#include "support/database.hpp"
 #include "support/numbers.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -30,6 +34,8 @@
 #include "capture/names.hpp"
 #include "model/error.hpp"
 #include "server/metrics.hpp"
+#include "server/openapi.hpp"
+#include "server/routes.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
 
@@ -44,13 +50,17 @@ using perfgate::server::response;
 struct fixture {
     perfgate::test::temp_dir scratch{"perfgate-router"};
     std::filesystem::path dir = scratch.path();
+    // SQLite, or PostgreSQL under the "postgresql/" variant (the cases
+    // that do not reach behind the store's back; tests/CMakeLists.txt).
+    perfgate::test::test_database database;
+    std::filesystem::path db_file = database.location(); // SQLite: the file
     perfgate::store::store db;
     perfgate::service::service service{db};
     perfgate::server::metrics stats;
     perfgate::server::context ctx{service, stats};
     std::string demo_token, other_token;
 
-    fixture() : db(dir / "router.db")
+    fixture() : db(database.location())
     {
         db.ensure_project("demo");
         db.ensure_project("other");
@@ -61,7 +71,10 @@ struct fixture {
     response call(http::verb method, const std::string& target, const std::string& body = {},
                   const std::string& content_type = "application/json", const std::string& token = "demo")
     {
-        return perfgate::server::route(make_request(method, target, body, content_type, token), ctx);
+        response res = perfgate::server::route(make_request(method, target, body, content_type, token), ctx);
+        perfgate::test::record_answer(std::string(http::to_string(method)), target, res.result_int(),
+                                      std::string(res[http::field::content_type]), res.body());
+        return res;
     }
 
     request make_request(http::verb method, const std::string& target, const std::string& body = {},
@@ -874,7 +887,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
         auto p = f.call(http::verb::post, url, json{{"pairs", {{b1, c1}, {b2, c2}}}}.dump());
         REQUIRE(p.result_int() == 201);
         const json j = json::parse(p.body());
-        // Compare is idempotent by (project, pairs, policy) (gate/service.cpp):
+        // Compare is idempotent by (project, pairs, policy) (service/service.cpp):
         // the same pairs in the other spelling are the stored comparison.
         CHECK(j.at("comparison_id").get<std::int64_t>() == id);
         const auto a = family_of(multi), b = family_of(j);
@@ -1242,11 +1255,11 @@ TEST_CASE("store errors reach the server log with a reference, never the respons
     fixture f;
     const auto base = f.upload("baseline");
     const auto cand = f.upload("candidate");
-    const std::string db_path = (f.dir / "router.db").string();
+    const std::string db_path = f.db_file.string();
 
     SUBCASE("an I/O-class store error is 500 internal")
     {
-        sabotage(f.dir / "router.db", "DROP TABLE comparisons;");
+        sabotage(f.db_file, "DROP TABLE comparisons;");
         stderr_capture log(f.dir / "stderr.txt");
         auto res = f.call(http::verb::post, "/api/v1/projects/demo/compare",
                           json{{"baseline_run", base}, {"candidate_run", cand}}.dump());
@@ -1265,7 +1278,7 @@ TEST_CASE("store errors reach the server log with a reference, never the respons
     }
     SUBCASE("a store constraint keeps its status and id, not its message")
     {
-        sabotage(f.dir / "router.db",
+        sabotage(f.db_file,
                  "CREATE TRIGGER no_runs BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'secret detail'); END;");
         stderr_capture log(f.dir / "stderr.txt");
         auto res = f.call(http::verb::post, "/api/v1/projects/demo/runs", valid_run().dump());
@@ -1365,8 +1378,8 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
     }
     SUBCASE("a store error at the commit is answered later, scrubbed, and logged with its reference")
     {
-        const std::string db_path = (f.dir / "router.db").string();
-        sabotage(f.dir / "router.db",
+        const std::string db_path = f.db_file.string();
+        sabotage(f.db_file,
                  "CREATE TRIGGER no_compares BEFORE INSERT ON comparisons BEGIN SELECT RAISE(ABORT, 'secret detail'); "
                  "END;");
         stderr_capture log(f.dir / "stderr.txt");
@@ -1697,4 +1710,93 @@ TEST_CASE("compare: baseline_ref is kept in the stored report, on the answer and
                          json{{"pairs", {{other, other_cand}}}, {"baseline_ref", parent}}.dump());
     REQUIRE(second.result_int() == 201);
     CHECK(json::parse(second.body()).at("baseline_ref") == parent);
+}
+
+TEST_CASE("the route table: one token rule for the router and the header-stage gate")
+{
+    fixture f;
+    for (const bool public_read : {false, true}) {
+        f.ctx.public_read = public_read;
+        for (const auto& row : perfgate::server::routes()) {
+            if (row.hidden) continue;
+            std::string path(row.path);
+            for (const std::string_view seg : {std::string_view("{project}"), std::string_view("{id}")}) {
+                if (const auto at = path.find(seg); at != std::string::npos)
+                    path.replace(at, seg.size(), seg == "{project}" ? "demo" : "1");
+            }
+            INFO(row.label << (public_read ? " with --public-read" : ""));
+            // The row's label is its method and path.
+            CHECK(row.label == std::string(http::to_string(row.method)) + " " + std::string(row.path));
+            const request anonymous = f.make_request(row.method, path, {}, {}, "");
+            CHECK(perfgate::server::route_label(anonymous) == row.label);
+            const bool needs = perfgate::server::needs_token(row, anonymous, f.ctx);
+            CHECK(needs == (row.who == perfgate::server::access::write ||
+                            (row.who == perfgate::server::access::read && !public_read)));
+            // A token that is sent is checked, even where none is needed.
+            const request with_header = f.make_request(row.method, path, {}, {}, "Bearer nope");
+            CHECK(perfgate::server::needs_token(row, with_header, f.ctx) ==
+                  (row.who != perfgate::server::access::open));
+            // The gate refuses exactly what needs a token, with the router's answer.
+            const auto refused = perfgate::server::refuse_before_body(anonymous, f.ctx);
+            CHECK(refused.has_value() == needs);
+            if (needs) {
+                check_error(*refused, 401, "auth.missing_token", "");
+                check_error(f.call(row.method, path, {}, {}, ""), 401, "auth.missing_token", "");
+            } else {
+                CHECK(f.call(row.method, path, {}, {}, "").result_int() != 401);
+            }
+            // Body rule: GETs take none.
+            CHECK(perfgate::server::takes_body(anonymous) == (row.body != perfgate::server::body_rule::none));
+        }
+    }
+}
+
+TEST_CASE("the route table: docs/http-api.md's route list names every route, and only those")
+{
+    std::ifstream in(std::string(PERFGATE_SOURCE_DIR) + "/docs/http-api.md");
+    REQUIRE(in);
+    std::set<std::string> documented;
+    std::string line;
+    bool in_routes = false;
+    while (std::getline(in, line)) {
+        if (line.starts_with("## ")) in_routes = line == "## Routes";
+        if (!in_routes || !line.starts_with("| `")) continue;
+        const auto end = line.find('`', 3);
+        const std::string cell = line.substr(3, end - 3);
+        if (cell.find(' ') != std::string::npos && cell.find('/') != std::string::npos) documented.insert(cell);
+    }
+    std::set<std::string> table;
+    for (const auto& row : perfgate::server::routes()) {
+        if (!row.hidden) table.insert(std::string(row.label));
+    }
+    CHECK(documented == table);
+}
+
+TEST_CASE("GET /api/v1/openapi.json serves the committed document without a token")
+{
+    fixture f;
+    const auto res = f.call(http::verb::get, "/api/v1/openapi.json", {}, {}, "");
+    REQUIRE(res.result_int() == 200);
+    CHECK(res[http::field::content_type] == "application/json");
+    CHECK(res.body() == perfgate::server::openapi_text());
+    const json doc = json::parse(res.body());
+    CHECK(doc.at("openapi") == "3.1.0");
+    // Every visible route is an operation, with its access rule.
+    for (const auto& row : perfgate::server::routes()) {
+        INFO(row.label);
+        std::string method(http::to_string(row.method));
+        std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return std::tolower(c); });
+        std::string escaped; // RFC 6901: '~' -> "~0", '/' -> "~1"
+        for (const char c : row.path)
+            escaped += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+        const auto path = json::json_pointer("/paths/" + escaped);
+        CHECK(doc.contains(path) != row.hidden);
+        if (row.hidden) continue;
+        const json& op = doc.at(path).at(method);
+        CHECK(op.at("summary") == row.summary);
+        CHECK(op.at("responses").contains("4XX"));
+    }
+    // A wrong method is 405 naming the one allowed.
+    check_error(f.call(http::verb::post, "/api/v1/openapi.json", "{}", "application/json", ""), 405,
+                "http.method_not_allowed", "use GET");
 }

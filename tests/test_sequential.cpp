@@ -472,6 +472,39 @@ TEST_CASE("sequential_look: no difference and little noise is unchanged once the
     CHECK(first.mde_pct == std::optional<double>(std::numeric_limits<double>::infinity()));
 }
 
+TEST_CASE("sequential_look: the interval, and so unchanged, comes from the equivalence plan")
+{
+    // Regressions at alpha / 6 (a gate of six counters), equivalence at
+    // alpha (intersection-union, docs/statistics.md "Equivalence"): the same
+    // looks, a more lenient interval, an earlier "unchanged".
+    std::uint64_t state = 77;
+    const std::vector<double> b = noisy(state, 60, 1000.0, 0.02);
+    const std::vector<double> c = noisy(state, 60, 1000.0, 0.02);
+    const sequential_plan plan(0.05 / 6, 5, 60, 5, spending::hwang_shih_decani);
+    const sequential_plan equivalence(0.05, 5, 60, 5, spending::hwang_shih_decani);
+    std::optional<std::size_t> alone, with;
+    for (std::size_t k = 0; k < plan.looks(); ++k) {
+        const std::size_t n = plan.look_n(k);
+        const auto a = sequential_look(plan, k, prefix(b, n), prefix(c, n), 2.0);
+        const auto e = sequential_look(plan, equivalence, k, prefix(b, n), prefix(c, n), 2.0);
+        CHECK(a.equivalence_p == a.nominal_p);
+        CHECK(e.nominal_p == plan.nominal_p(k));
+        CHECK(e.equivalence_p == equivalence.nominal_p(k));
+        CHECK(e.p_value == a.p_value);
+        CHECK(e.mde_pct == a.mde_pct); // at the regression level
+        if (a.ci_pct && e.ci_pct) {
+            CHECK(e.ci_pct->first >= a.ci_pct->first);
+            CHECK(e.ci_pct->second <= a.ci_pct->second);
+        }
+        if (!alone && a.decision == sequential_decision::unchanged) alone = k;
+        if (!with && e.decision == sequential_decision::unchanged) with = k;
+    }
+    REQUIRE(alone);
+    REQUIRE(with);
+    MESSAGE("unchanged at look ", *with + 1, " with the equivalence plan, ", *alone + 1, " without");
+    CHECK(*with < *alone);
+}
+
 TEST_CASE("sequential_look: deterministic counters and ties")
 {
     const sequential_plan plan(0.05, 5, 60, 5);
@@ -827,6 +860,71 @@ TEST_CASE("gate: alpha is split over the gated counters (Bonferroni), and the re
     REQUIRE(back.benchmarks[0].counters[0].sequential);
     CHECK(back.benchmarks[0].counters[0].sequential->level == tc.sequential->level);
     CHECK(to_json(back) == j);
+}
+
+TEST_CASE("gate: an A/A run of six gated counters stops early as unchanged")
+{
+    // Equivalence at alpha, regressions at alpha / 6: the run (sequential_check
+    // after each block, as perfgate run asks) stops at the first look where
+    // all six intervals lie inside +-2%, well before the budget, and every
+    // counter is unchanged there.
+    using namespace perfgate::capture;
+    using namespace perfgate::gate;
+    std::uint64_t state = 7;
+    std::vector<std::vector<double>> b, c;
+    for (int k = 0; k < 6; ++k) {
+        b.push_back(noisy(state, 60, 100, 0.02));
+        c.push_back(noisy(state, 60, 100, 0.02));
+    }
+    auto side = [](const std::vector<std::vector<double>>& v, std::size_t n) {
+        sample_set s = one_counter(prefix(v[0], n));
+        for (std::size_t k = 1; k < v.size(); ++k) {
+            counter_series extra;
+            extra.name = "c" + std::to_string(k);
+            extra.gated = true;
+            extra.values = prefix(v[k], n);
+            s.benchmarks[0].counters.push_back(std::move(extra));
+        }
+        return s;
+    };
+    const policy rules = sequential_policy();
+    std::size_t stop = 60;
+    for (std::size_t n = 5; n < 60; n += 5) {
+        const auto progress = sequential_check(side(b, n), side(c, n), rules);
+        CHECK(progress.gated == 6);
+        if (progress.decided) {
+            stop = n;
+            break;
+        }
+    }
+    MESSAGE("stopped at ", stop, " per side");
+    CHECK(stop < 60);
+    const report r = compare(side(b, stop), side(c, stop), rules);
+    const auto eq_plan = sequential_plan_for(*rules.sequential, 0.05);
+    for (const auto& cr : r.benchmarks[0].counters) {
+        CAPTURE(cr.name);
+        CHECK(cr.state == status::unchanged);
+        REQUIRE(cr.sequential);
+        CHECK(cr.sequential->alpha == doctest::Approx(0.05 / 6));
+        CHECK(cr.sequential->equivalence_level == eq_plan->nominal_p(cr.sequential->look - 1));
+        CHECK(cr.sequential->level < cr.sequential->equivalence_level);
+        CHECK(cr.reason.find("repeated confidence interval") != std::string::npos);
+    }
+    CHECK(r.result == verdict::pass);
+    // With equivalence at alpha / 6 too (the rule before issue 41) the run
+    // went on longer.
+    std::size_t old_stop = 60;
+    for (std::size_t n = 5; n < 60 && old_stop == 60; n += 5) {
+        bool all = true;
+        for (std::size_t k = 0; k < 6; ++k) {
+            const auto replay = replay_looks(*rules.sequential, 0.05 / 6, prefix(b[k], n), prefix(c[k], n), 2.0,
+                                             better::lower, false);
+            all = all && replay && replay->result.decision != perfgate::stats::sequential_decision::continue_sampling;
+        }
+        if (all) old_stop = n;
+    }
+    MESSAGE("with equivalence at alpha / 6: ", old_stop, " per side"); // 40 and 50
+    CHECK(stop < old_stop);
 }
 
 TEST_CASE("gate: policy.sequential is checked and names the field")

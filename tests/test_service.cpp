@@ -474,10 +474,11 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
     CHECK(before > 256 * 750); // the JSON alone is ~750 bytes per counter
     CHECK(before < service::comparison_cache_max_entry_bytes);
     // Bytes, not a count, decided: fewer than 60 fit, and the cache is full
-    // (entries differ by a few bytes: the threshold and reasons they print).
+    // (entries differ by their reasons and noise advice: at a 1% threshold
+    // more counters are inconclusive, with longer reasons, than at 60%).
     CHECK(svc.cached_comparisons() < 60);
     CHECK(static_cast<double>(svc.cached_comparisons() * before) ==
-          doctest::Approx(static_cast<double>(svc.cached_comparison_bytes())).epsilon(0.02));
+          doctest::Approx(static_cast<double>(svc.cached_comparison_bytes())).epsilon(0.08));
     CHECK(svc.cached_comparison_bytes() > service::comparison_cache_bytes - 2 * before);
     // The evicted first one is still the same comparison (from the store).
     policy first;
@@ -1547,13 +1548,17 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
         CHECK(service::normalize_repository_url(label, "http://git.example.org:8080/a/b-c_d.e~f%20") ==
               "http://git.example.org:8080/a/b-c_d.e~f%20");
         CHECK(service::normalize_repository_url(label, "").empty());
+        // Schemes are case-insensitive (RFC 3986 §3.1): stored in lower case.
+        CHECK(service::normalize_repository_url(label, "HTTPS://GitHub.com/acme/demo/") ==
+              "https://GitHub.com/acme/demo");
+        CHECK(service::normalize_repository_url(label, "Http://x.org/a") == "http://x.org/a");
         const std::string longest = "https://x.org/" + std::string(service::max_repository_url_bytes - 14, 'a');
         CHECK(service::normalize_repository_url(label, longest + "/") == longest);
 
         const std::pair<std::string, std::string> bad[] = {
             {"github.com/acme/demo", "--repository-url: 'github.com/acme/demo' must start with https:// or http://"},
             {"ftp://example.org/x", "--repository-url: 'ftp://example.org/x' must start with https:// or http://"},
-            {"HTTPS://github.com/a", "--repository-url: 'HTTPS://github.com/a' must start with https:// or http://"},
+            {"HTTPS:github.com/a", "--repository-url: 'HTTPS:github.com/a' must start with https:// or http://"},
             {"javascript:alert(1)", "--repository-url: 'javascript:alert(1)' must start with https:// or http://"},
             {"https://", "--repository-url: 'https://' has no host"},
             {"https:///acme/demo", "--repository-url: 'https:///acme/demo' has no host"},
@@ -1735,6 +1740,38 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(db.runs_count() == 13);
 }
 
+TEST_CASE("service: a harness upload with a value beyond a double in ns is ingest.bad_input, and NaN counters store")
+{
+    test_database where;
+    store::store db(where.location());
+    service::service svc(db);
+    svc.ensure_project("demo");
+    // 1e300 s fits a double, not in ns: the store refused it as an opaque
+    // store.constraint (HTTP 422); now the input error names the field.
+    auto doc = nlohmann::json::parse(read_gbench("baseline.json"));
+    doc["benchmarks"][3]["real_time"] = 1e300;
+    doc["benchmarks"][3]["time_unit"] = "s";
+    auto big = gbench_upload("baseline.json", "baseline");
+    big.perf_csv = doc.dump();
+    try {
+        (void)svc.ingest(big);
+        FAIL("a time beyond a double in ns was stored");
+    } catch (const error& e) {
+        CHECK(std::string(e.id()) == "ingest.bad_input");
+        CHECK(std::string(e.what()).find("baseline.json: benchmarks[3].real_time: benchmark '") != std::string::npos);
+    }
+    CHECK(db.runs_count() == 0);
+    // google/benchmark's bare NaN / Infinity user counters: the runs store,
+    // those counters without values, and the upload says so.
+    const auto nan = svc.ingest(gbench_upload("nan_counters.json", "baseline"));
+    REQUIRE(nan.run_ids.size() == 1);
+    CHECK(db.runs_count() == 1);
+    bool warned = false;
+    for (const auto& w : nan.warnings)
+        warned = warned || w.find("counter 'nan' is NaN or Infinity") != std::string::npos;
+    CHECK(warned);
+}
+
 TEST_CASE("service: webhooks are checked before they are stored, and the notifier's queue drops the oldest when full")
 {
     test_database where(test_database::sqlite_kind::memory);
@@ -1765,6 +1802,13 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     }
     CHECK_THROWS_AS((void)svc.add_webhook("demo", "https://x.org/17", "json", ""), perfgate::error);
     for (const auto& w : svc.webhooks("demo")) CHECK(svc.remove_webhook("demo", w.id));
+    // Schemes are case-insensitive (RFC 3986 §3.1): HTTP:// is stored as http://.
+    const auto upper = svc.add_webhook("demo", "HTTP://hooks.example/A", "json", "");
+    REQUIRE(svc.webhooks("demo").size() == 1);
+    CHECK(svc.webhooks("demo")[0].url == "http://hooks.example/A");
+    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "FTP://hooks.example", "json", ""),
+                         "field 'url': 'FTP://hooks.example' must start with https:// or http://", perfgate::error);
+    CHECK(svc.remove_webhook("demo", upper));
 
     // One webhook; a transport that holds the first attempt until released.
     const auto id = svc.add_webhook("demo", "http://127.0.0.1:9/hook", "json", "k");

@@ -116,16 +116,21 @@ TEST_CASE("simulation: the issue's targets for 50 gated counters, n=10, CoV 1%")
         CHECK(t.count(gate::verdict::fail) <= 2);
         CHECK(t.trials_other_regression == t.count(gate::verdict::fail)); // a fail is always a regression
         CHECK(t.exact == t.counters_seen);                                // no ties: every counter on the exact test
-        // The "a pass must mean something" rule: inconclusive when the minimum
-        // detectable effect at alpha = 0.05 (80% power, docs/statistics.md) exceeds
-        // 2%. With the sample sd that is 1.28213 * s (mde.hpp), so a counter is
-        // inconclusive when (s_b^2 + s_c^2)/(2 sigma^2) > (2/1.28213)^2, i.e.
-        // with probability scipy.stats.chi2.sf(18 * (2/1.282133)**2, 18) =
-        // 0.000616: about 6 of 10,000 counters; 10 is 1.6 binomial sd above that.
+        // The "a pass must mean something" rule (docs/statistics.md
+        // "Equivalence"): unchanged only when the exact 95% interval of the
+        // shift lies inside +-2%. At n = 10 and CoV 1% its half-width is
+        // about 0.9% around an estimate of sd 0.46%, so about 4% of A/A
+        // counters stay inconclusive (3.9% of 50,000 in bench/sim_gate, seed
+        // 20240601); 5% is 5 binomial sd above that over 10,000 counters.
         const double share = static_cast<double>(t.inconclusive_counters) / static_cast<double>(t.counters_seen);
-        CHECK(share <= 0.0016);
-        // So an A/A comparison of a quiet benchmark mostly passes.
-        CHECK(t.count(gate::verdict::pass) >= 180);
+        CHECK(share >= 0.02);
+        CHECK(share <= 0.05);
+        // Fifty counters must all be shown unchanged for a pass
+        // (intersection-union): 0.96^50 ~ 13% of A/A trials pass at n = 10;
+        // n = 20 passes them (next test case).
+        CHECK(t.count(gate::verdict::pass) >= 10);
+        CHECK(t.count(gate::verdict::pass) + t.count(gate::verdict::inconclusive) ==
+              trials - t.count(gate::verdict::fail));
     }
 
     SUBCASE("A/B: one counter 4% worse is detected in >= 99% (at least 196 of 200)")
@@ -158,7 +163,8 @@ TEST_CASE("simulation: task-clock rounded to 2 decimals takes the tie-corrected 
 
 TEST_CASE("simulation: with n=20 a quiet A/A comparison passes")
 {
-    // At n=20 the minimum detectable effect is 1.337 * s, well under 2%.
+    // At n=20 the 95% interval's half-width is about 0.65% at CoV 1%: all 50
+    // intervals lie inside +-2% in 998 of 1000 trials (bench/sim_gate).
     scenario sc;
     sc.n = 20;
     const tally t = simulate(sc, 0.0, seed, 50);

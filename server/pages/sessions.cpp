@@ -6,7 +6,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <stdexcept>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "model/error.hpp"
 
 namespace perfgate::server::pages {
 
@@ -18,7 +22,8 @@ std::string random_hex_token()
         const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
-            throw std::runtime_error("getrandom failed");
+            // A 500 for the router to log and scrub (docs/errors.md "internal").
+            throw error(errors::internal, fmt::format("getrandom failed: {}", std::strerror(errno)));
         }
         got += static_cast<std::size_t>(n);
     }

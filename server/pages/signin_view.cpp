@@ -142,7 +142,7 @@ response signin_post(page_state& p)
         if (token.empty()) throw error(errors::auth_missing_token, "no token given");
         token_id = p.ctx.service.authorize(token, p.project);
     } catch (const error& e) {
-        if (!std::string_view(e.id()).starts_with("auth.") && e.id() != std::string("project.not_found")) throw;
+        if (!std::string_view(e.id()).starts_with("auth.") && e.id() != errors::project_not_found) throw;
         signin_refused(p, client, e.id());
         return signin_page(p, next, "That token does not open this project.", http::status::unauthorized);
     }

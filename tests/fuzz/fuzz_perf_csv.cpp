@@ -1,4 +1,4 @@
-// libFuzzer target for the perf stat parser (gate/perf_csv.hpp).
+// libFuzzer target for the perf stat parser (capture/perf_csv.hpp).
 //
 // The parser takes untrusted bytes (HTTP bodies, CI artifacts). Any input may
 // be rejected with perfgate::error; anything else escaping — a crash, a

@@ -1,5 +1,7 @@
 #include "support/server.hpp"
 
+#include "support/answers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
@@ -74,6 +76,7 @@ reply send(unsigned short port, http::verb method, const std::string& target, co
     r.status = r.raw.result_int();
     r.body = r.raw.body();
     r.content_type = std::string(r.raw[http::field::content_type]);
+    record_answer(std::string(http::to_string(method)), target, r.status, r.content_type, r.body);
     return r;
 }
 
