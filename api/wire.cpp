@@ -229,6 +229,7 @@ json to_json(const model::ingest_request& in)
     if (!in.session.empty()) j["session"] = in.session;
     if (!in.input_format.empty()) j["input_format"] = in.input_format;
     if (!in.toolchain.empty()) j["toolchain"] = in.toolchain;
+    if (in.mainline) j["mainline"] = *in.mainline;
     return j;
 }
 
@@ -237,7 +238,7 @@ model::ingest_request ingest_request_from_json(const json& doc)
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
     check_known_fields(doc,
                        {"benchmark", "role", "git_sha", "branch", "pr", "testbed", "backend", "environment", "session",
-                        "perf_csv", "input_format", "toolchain"},
+                        "perf_csv", "input_format", "toolchain", "mainline"},
                        "");
     model::ingest_request in;
     if (auto v = string_field(doc, "benchmark", "", false)) in.benchmark = *v;
@@ -249,6 +250,12 @@ model::ingest_request ingest_request_from_json(const json& doc)
     if (auto v = string_field(doc, "session", "", false)) in.session = *v;
     if (auto v = string_field(doc, "input_format", "", false)) in.input_format = *v;
     if (auto v = string_field(doc, "toolchain", "", false)) in.toolchain = *v;
+    if (const json* mainline = field(doc, "mainline")) {
+        if (!mainline->is_boolean()) {
+            bad_field(fmt::format("field 'mainline' must be true or false, got {}", dump(*mainline).substr(0, 64)));
+        }
+        in.mainline = mainline->get<bool>();
+    }
     if (const json* pr = field(doc, "pr")) {
         if (!pr->is_number_integer() || pr->get<std::int64_t>() <= 0) {
             bad_field(fmt::format("field 'pr' must be a positive integer, got {}", dump(*pr).substr(0, 64)));
@@ -373,12 +380,21 @@ run_pairs compare_pairs_from_json(const json& doc)
 
 // --- history --------------------------------------------------------------------
 
-bool is_history_role(std::string_view role) { return role == "baseline" || role == "candidate" || role == all_roles; }
+bool is_history_role(std::string_view role)
+{
+    return role == mainline_runs || role == "baseline" || role == "candidate" || role == all_roles;
+}
 
 std::optional<std::string> history_role_filter(std::string_view role)
 {
-    if (role == all_roles) return std::nullopt;
+    if (role == all_roles || role == mainline_runs) return std::nullopt;
     return std::string(role);
+}
+
+void select_history_role(model::history_query& q, std::string_view role)
+{
+    q.role = history_role_filter(role);
+    q.mainline_only = role == mainline_runs;
 }
 
 json history_to_json(const std::vector<model::history_point>& points)
@@ -399,7 +415,8 @@ json history_to_json(const std::vector<model::history_point>& points)
                         {"max", optional_json(p.max)},
                         {"testbed", p.testbed},
                         {"testbed_name", p.testbed_name},
-                        {"change_point", p.change_point}});
+                        {"change_point", p.change_point},
+                        {"mainline", p.mainline}});
     }
     return json{{"points", std::move(list)}};
 }
@@ -426,6 +443,7 @@ std::vector<model::history_point> history_from_json(const json& doc)
             if (p.contains("testbed")) h.testbed = p.at("testbed").get<std::string>();
             if (p.contains("testbed_name")) h.testbed_name = p.at("testbed_name").get<std::string>();
             if (p.contains("change_point")) h.change_point = p.at("change_point").get<bool>();
+            if (p.contains("mainline")) h.mainline = p.at("mainline").get<bool>();
             out.push_back(std::move(h));
         }
         return out;

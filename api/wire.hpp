@@ -101,16 +101,21 @@ std::optional<model::baseline_choice> compare_baseline_from_json(const nlohmann:
 // servers).
 //
 // Which runs a series shows unless asked otherwise (docs/history.md): the
-// baseline runs of the project's baseline branch, what the watch sees.
-// ?role= and `perfgate history --role`: baseline (default), candidate or
-// all; ?branch= and --branch: a branch, or all_branches ("*") for every one.
-inline constexpr std::string_view default_history_role = "baseline";
+// runs that feed the branch's series (model::run_record::mainline), of
+// either role, what the watch sees. ?role= and `perfgate history --role`:
+// mainline (default), baseline, candidate or all; ?branch= and --branch: a
+// branch, or all_branches ("*") for every one.
+inline constexpr std::string_view mainline_runs = "mainline";
+inline constexpr std::string_view default_history_role = mainline_runs;
 inline constexpr std::string_view all_roles = "all";
 inline constexpr std::string_view all_branches = "*";
-// True for baseline, candidate and all.
+// True for mainline, baseline, candidate and all.
 bool is_history_role(std::string_view role);
-// The query's role filter for a checked role: nullopt for "all".
+// The query's role filter for a checked role: nullopt for "all" and
+// "mainline" (which selects by history_query::mainline_only instead).
 std::optional<std::string> history_role_filter(std::string_view role);
+// Sets q's role filter and mainline_only for a checked role.
+void select_history_role(model::history_query& q, std::string_view role);
 nlohmann::json history_to_json(const std::vector<model::history_point>& points);
 std::vector<model::history_point> history_from_json(const nlohmann::json& doc);
 std::string history_to_csv(const std::vector<model::history_point>& points);

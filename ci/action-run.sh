@@ -78,6 +78,13 @@ else
   # Deterministic backends: the stored baseline run of the baseline commit (docs/github.md#reusing-the-baseline).
   [ "${IN_BASELINE_SOURCE:-measure}" != "measure" ] && args+=(--baseline-source "$IN_BASELINE_SOURCE")
   [ -n "${IN_TOOLCHAIN:-}" ] && args+=(--toolchain "$IN_TOOLCHAIN")
+  # Which run feeds the branch's series: by default the event decides (a push's candidate; docs/history.md#which-runs-feed-the-series).
+  case "${IN_MAINLINE:-}" in
+    '') ;;
+    true) args+=(--mainline) ;;
+    false) args+=(--no-mainline) ;;
+    *) echo "::error title=perfgate::input mainline: expected true, false or empty, got '${IN_MAINLINE}'"; exit 2 ;;
+  esac
   [ -n "${IN_TESTBED:-}" ] && args+=(--testbed "$IN_TESTBED")
   "$PERFGATE" "${args[@]}" "${common[@]}" > /dev/null
   code=$?

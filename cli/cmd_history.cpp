@@ -35,7 +35,7 @@ command_spec history_command()
         {"benchmark", 0, true, false, "B", "benchmark name ('default' for single-benchmark runs)"},
         {"counter", 0, true, false, "C", "counter as perf names it, e.g. task-clock"},
         {"branch", 0, true, false, "BR", "only runs of this branch (default: the project's baseline branch; '*': all)"},
-        {"role", 0, true, false, "R", "baseline (default), candidate or all"},
+        {"role", 0, true, false, "R", "mainline (default: the runs that feed the series), baseline, candidate or all"},
         {"testbed", 0, true, false, "T", "only runs on this testbed (name or fingerprint)"},
         {"since", 0, true, false, "WHEN", "only runs since: unix seconds or 2026-11-22[T02:11:05Z]"},
         {"limit", 0, true, false, "N", "the most recent N points (default 100)"},
@@ -83,14 +83,14 @@ int cmd_history(const argv_t& argv)
     rules.token_required = false; // a --public-read server answers reads without one
     target where = target_from(*args, rules);
     const std::string format = args->get_choice("format", {"text", "json", "csv"}).value_or("text");
-    const std::string role =
-        args->get_choice("role", {"baseline", "candidate", "all"}).value_or(std::string(api::default_history_role));
+    const std::string role = args->get_choice("role", {"mainline", "baseline", "candidate", "all"})
+                                 .value_or(std::string(api::default_history_role));
 
     model::history_query q;
     q.project = where.project;
     q.benchmark = args->required("benchmark");
     q.counter = args->required("counter");
-    q.role = api::history_role_filter(role);
+    api::select_history_role(q, role);
     // No --branch: the server picks the project's baseline branch itself.
     if (auto branch = args->get("branch")) q.branch = *branch;
     q.testbed = args->get("testbed");

@@ -133,6 +133,9 @@ std::vector<option_spec> run_option_list()
     {"repo", 0, true, false, "DIR", "git repository with the candidate's history, for --baseline-ref (default: .)"},
     {"baseline-dir", 0, true, false, "DIR", "the baseline build's checkout: refused unless it is the baseline commit"},
     {"pr", 0, true, false, "N", "pull request number (default: from GITHUB_EVENT_PATH)"},
+    {"mainline", 0, false, false, "", "the candidate feeds its branch's series, watch and reuse (default: on a "
+                                      "GitHub push event; docs/history.md#which-runs-feed-the-series)"},
+    {"no-mainline", 0, false, false, "", "no run of this gate feeds a series"},
     }));
     add(option_group("GitHub", {
     {"github", 0, false, false, "", "post the report to the pull request (comment, status, job summary)"},
@@ -307,7 +310,7 @@ std::vector<gate::prior_noise> read_priors(target& where, const std::vector<benc
             q.benchmark = spec->name;
             q.counter = counter;
             q.testbed = testbed.fingerprint;
-            q.role = "baseline";
+            q.mainline_only = true;
             q.limit = gate::prior_history_runs;
             const auto points = where.server ? where.server->history(q) : svc->history(q);
             const auto rule = rules.resolve(spec->name, counter);
@@ -325,7 +328,7 @@ std::vector<gate::prior_noise> read_priors(target& where, const std::vector<benc
 }
 
 void fill_identity(model::run_record& run, const std::string& project, const git_info& git,
-                   const model::testbed_info& testbed, const std::string& environment)
+                   const model::testbed_info& testbed, const std::string& environment, runner::mainline_side line)
 {
     run.project = project;
     const bool base = run.role == "baseline";
@@ -335,6 +338,7 @@ void fill_identity(model::run_record& run, const std::string& project, const git
     run.git_sha = base ? git.base_sha : git.sha;
     run.branch = base && !git.base_branch.empty() ? git.base_branch : git.branch;
     run.pr = git.pr;
+    run.mainline = line == (base ? runner::mainline_side::baseline : runner::mainline_side::candidate);
     run.testbed = testbed;
     run.environment_json = environment;
 }
@@ -375,6 +379,8 @@ struct run_state {
     target where;                         // the store or the server
     std::optional<github_options> github; // phase 3
     git_info git;                         // phase 4
+    // Phase 4: which run feeds its branch's series.
+    runner::mainline_side mainline = runner::mainline_side::none;
     std::optional<profile_options> profiling;
     model::testbed_info testbed;
     std::string environment;
@@ -471,6 +477,14 @@ git_info resolve_run_git(const parsed_args& args, const target& where)
                                     git.branch.empty() ? ", no branch found" : ", branch " + git.branch));
     }
     apply_baseline_rule(args, git);
+    if (args.has("mainline") && args.has("no-mainline"))
+        run_usage_error(errors::usage_conflict, "--mainline and --no-mainline exclude each other");
+    if (args.has("mainline") && git.pr) {
+        run_usage_error(errors::usage_conflict,
+                        fmt::format("--mainline: the runs of pull request {} never feed a branch's series "
+                                    "(docs/history.md#which-runs-feed-the-series)",
+                                    *git.pr));
+    }
     // A commit the store would refuse is said now, not after measuring.
     if (!git.sha.empty()) capture::validate_name("git_sha (--sha)", git.sha);
     if (!git.base_sha.empty()) capture::validate_name("git_sha (--base-sha)", git.base_sha);
@@ -674,8 +688,8 @@ void measure_benchmarks(run_state& run, std::optional<temp_dir>& profiles)
     }
     for (std::size_t i = early_warnings; i < warnings.size(); ++i) warn(run, warnings[i]);
     for (auto& m : run.results) {
-        fill_identity(m.baseline.run, run.where.project, run.git, run.testbed, run.environment);
-        fill_identity(m.candidate.run, run.where.project, run.git, run.testbed, run.environment);
+        fill_identity(m.baseline.run, run.where.project, run.git, run.testbed, run.environment, run.mainline);
+        fill_identity(m.candidate.run, run.where.project, run.git, run.testbed, run.environment, run.mainline);
         // A harness's benchmarks take their suite's keys (one binary per side).
         const auto& specs = run.settings.benchmarks;
         auto it = std::find_if(specs.begin(), specs.end(), [&](const benchmark_spec& b) { return b.name == m.name; });
@@ -871,6 +885,9 @@ int cmd_run(const argv_t& argv)
     if (run.settings.measure.which == backend::native) keep_perf_hooks_on(run.settings.measure.events);
     run.reuse_asked = baseline_source_from(args, run.settings, run.where);
     run.git = resolve_run_git(args, run.where);
+    run.mainline = runner::mainline_side_of(run.git, args.has("mainline")      ? std::optional(true)
+                                                     : args.has("no-mainline") ? std::optional(false)
+                                                                               : std::nullopt);
     check_server(run.where);
     run.profiling = profile_options_from(args);
     run.testbed = detect_testbed(args.get("testbed"));

@@ -169,10 +169,16 @@ std::vector<model::history_point> server_client::history(const model::history_qu
     std::string path = fmt::format("/api/v1/projects/{}/history?benchmark={}&counter={}", url_encode(project_),
                                    url_encode(q.benchmark), url_encode(q.counter));
     if (q.branch) path += "&branch=" + url_encode(*q.branch);
-    // The server's default role is baseline (api/wire.hpp); leaving it out
-    // keeps this request valid for servers older than ?role=.
-    if (!q.role) path += fmt::format("&role={}", api::all_roles);
-    else if (*q.role != api::default_history_role) path += "&role=" + url_encode(*q.role);
+    // The server's default is the mainline runs (api/wire.hpp); leaving it
+    // out keeps this request valid for servers older than ?role= (whose
+    // default, the baseline runs, was their series).
+    if (q.mainline_only) {
+        if (q.role) path += "&role=" + url_encode(*q.role);
+    } else if (!q.role) {
+        path += fmt::format("&role={}", api::all_roles);
+    } else {
+        path += "&role=" + url_encode(*q.role);
+    }
     if (q.testbed) path += "&testbed=" + url_encode(*q.testbed);
     if (q.since) path += fmt::format("&since={}", *q.since);
     path += fmt::format("&limit={}", q.limit);

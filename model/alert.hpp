@@ -1,9 +1,10 @@
 // Change points found in the stored history and the alerts people triage.
 //
 // A series is one counter of one benchmark on one testbed and branch, in run
-// order: the per-run medians of the baseline runs of the project's baseline
-// branch (the same points the gate's history z-score reads). The service
-// re-runs detection on a series's tail whenever such a run is stored
+// order: the per-run medians of the runs that feed the project's baseline
+// branch's series (run_record::mainline; the same points the gate's history
+// z-score reads). The service re-runs detection on a series's tail whenever
+// such a run is stored
 // (service/watch.cpp); a change point in the counter's worse direction opens
 // an alert.
 #pragma once

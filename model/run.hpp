@@ -59,6 +59,11 @@ struct run_record {
     // deterministic backend's run is reused as a later baseline; empty:
     // unknown, never reused.
     std::string toolchain;
+    // The run feeds its branch's series (docs/history.md "Which runs feed
+    // the series"): the watch, the band, alerts and baseline reuse read only
+    // such runs. perfgate run marks the candidate of a push to the branch;
+    // a pull request's runs never are.
+    bool mainline = false;
 };
 
 struct counter_summary {
@@ -75,7 +80,10 @@ struct history_query {
     std::optional<std::int64_t> since;      // unix seconds, inclusive
     std::optional<std::string> role;        // "baseline" or "candidate"; nullopt: both
     std::optional<std::int64_t> before_run; // only runs with id < this
-    std::size_t limit = 100;                // the most recent `limit` points
+    // Only the runs that feed the branch's series (run_record::mainline),
+    // whatever their role: what the watch, the band and the trend read.
+    bool mainline_only = false;
+    std::size_t limit = 100; // the most recent `limit` points
 };
 
 struct history_point {
@@ -94,6 +102,9 @@ struct history_point {
     // A change point starts at this run (model/alert.hpp); set by the
     // service from the stored change points, false from the store.
     bool change_point = false;
+    // The run feeds the branch's series (run_record::mainline); false from
+    // the medians variant and older servers.
+    bool mainline = false;
 };
 
 struct benchmark_info {
@@ -113,7 +124,10 @@ struct ingest_request {
     std::string environment_json = "{}";
     std::string session;   // run_record::session; empty: none
     std::string toolchain; // run_record::toolchain; empty: unknown
-    std::string perf_csv;  // raw perf stat output (-o --append blocks), or a harness's output
+    // run_record::mainline as the uploader asks it (the upload's `mainline`
+    // field); nullopt: the server's default, service::mainline_of.
+    std::optional<bool> mainline;
+    std::string perf_csv; // raw perf stat output (-o --append blocks), or a harness's output
     // capture::input_format's name ("gbench", ...); empty: detected from
     // the content. A harness's output stores one run per benchmark it names
     // (`benchmark` is then unused).
@@ -141,7 +155,8 @@ struct ingest_result {
 // The stored run a deterministic backend's baseline can be taken from
 // (perfgate run --baseline-source server, docs/github.md "Reusing the
 // baseline"): the newest run of exactly this commit on this branch, of this
-// benchmark, testbed fingerprint, backend and (non-empty) toolchain key.
+// benchmark, testbed fingerprint, backend and (non-empty) toolchain key,
+// among the runs that feed the branch's series (run_record::mainline).
 struct reusable_run_query {
     std::string project, benchmark, git_sha, branch, testbed, backend, toolchain;
 };

@@ -85,6 +85,8 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
     out.source = "none";
     if (const auto gh = model::github_env::read(env); gh.actions) {
         out.source = "github";
+        out.actions = true;
+        out.event = gh.event_name;
         event_sides ev;
         if (!gh.event_path.empty()) ev = read_event_sides(gh.event_path);
         out.sha = ev.head_sha ? *ev.head_sha : gh.sha;
@@ -119,6 +121,15 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
     if (flags.base_branch) out.base_branch = *flags.base_branch;
     if (is_null_sha(out.base_sha)) out.base_sha.clear(); // a new branch: no commit before it
     return out;
+}
+
+mainline_side mainline_side_of(const git_info& git, std::optional<bool> asked)
+{
+    if (git.pr || (asked && !*asked)) return mainline_side::none;
+    if (asked) return mainline_side::candidate;
+    if (git.actions) return git.event == "push" ? mainline_side::candidate : mainline_side::none;
+    const bool same_branch = git.base_branch.empty() || git.base_branch == git.branch;
+    return same_branch ? mainline_side::baseline : mainline_side::none;
 }
 
 } // namespace perfgate::runner

@@ -37,6 +37,10 @@ struct git_info {
     // Set once a baseline rule named base_sha (runner/baseline_ref.hpp).
     std::optional<gate::baseline_choice> baseline;
     std::string source; // "flags", "github", "git", "none": for messages
+    // GITHUB_EVENT_NAME inside GitHub Actions ("push", "pull_request", ...);
+    // empty outside Actions.
+    std::string event;
+    bool actions = false; // GITHUB_ACTIONS=true
 };
 
 struct git_overrides {
@@ -59,5 +63,20 @@ bool is_null_sha(const std::string& sha);
 // is not an error. A GITHUB_EVENT_PATH that cannot be read or parsed is
 // "input.bad_event" naming the file.
 git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, const std::filesystem::path& cwd);
+
+// Which run of one perfgate run feeds its branch's series, watch, band,
+// alerts and baseline reuse (model::run_record::mainline; docs/history.md
+// "Which runs feed the series").
+enum class mainline_side { none, baseline, candidate };
+// asked: --mainline (true: the candidate) or --no-mainline (false: none);
+// nullopt, the default: inside GitHub Actions the candidate of a push event
+// (the pushed head is the branch's new point) and none for any other event
+// (a pull request's runs never feed a series); outside Actions the baseline
+// of a run without a pull request whose baseline is on the candidate's
+// branch (what fed the series before), else none. A pull request's run is
+// never mainline, whatever asked says (cmd_run refuses --mainline there).
+// A run without a branch (outside a git checkout) feeds the history read
+// without a branch (the z-score's, the first look's), never a watched one.
+mainline_side mainline_side_of(const git_info& git, std::optional<bool> asked);
 
 } // namespace perfgate::runner

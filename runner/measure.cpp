@@ -483,6 +483,7 @@ model::ingest_request ingest_request_of(const model::run_record& run)
     in.environment_json = run.environment_json;
     in.session = run.session;
     in.toolchain = run.toolchain;
+    in.mainline = run.mainline; // always said: the server's default is for older clients
     in.perf_csv = to_perf_csv(run);
     return in;
 }

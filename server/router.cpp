@@ -129,6 +129,11 @@ model::ingest_request ingest_from_csv(const request& req, const query_params& q,
     if (auto v = q.get("session")) in.session = *v;
     if (auto v = q.get("input_format")) in.input_format = *v;
     if (auto v = q.get("toolchain")) in.toolchain = *v;
+    if (auto v = q.get("mainline")) {
+        if (*v != "true" && *v != "false")
+            throw error(errors::ingest_bad_field, "query parameter 'mainline' must be true or false");
+        in.mainline = *v == "true";
+    }
     if (auto v = q.get("pr")) {
         auto pr = parse_int(*v);
         if (!pr || *pr <= 0) throw error(errors::ingest_bad_field, "query parameter 'pr' must be a positive integer");
@@ -397,15 +402,15 @@ response get_history(const request& req, context& ctx, const route_match& m, con
     hq.project = m.project;
     hq.benchmark = q.required("benchmark");
     hq.counter = q.required("counter");
-    // By default the series the watch sees (api/wire.hpp): the baseline
-    // runs of the baseline branch.
+    // By default the series the watch sees (api/wire.hpp): the runs that
+    // feed the baseline branch's series.
     const std::string role = q.get("role").value_or(std::string(api::default_history_role));
     if (!api::is_history_role(role)) {
-        throw error(errors::http_bad_param, fmt::format("query parameter 'role': expected baseline, candidate or "
-                                                        "all, got '{}'",
+        throw error(errors::http_bad_param, fmt::format("query parameter 'role': expected mainline, baseline, "
+                                                        "candidate or all, got '{}'",
                                                         role.substr(0, 64)));
     }
-    hq.role = api::history_role_filter(role);
+    api::select_history_role(hq, role);
     const std::string branch = q.get("branch").value_or(ctx.service.baseline_branch(m.project));
     if (branch != api::all_branches) hq.branch = branch;
     if (auto v = q.get("testbed")) hq.testbed = *v;
@@ -726,7 +731,8 @@ const std::vector<api_route> route_table{
       {"testbed_cores", false, "testbed cores (text/csv only)"},
       {"session", false, "interleaved session id (text/csv only)"},
       {"input_format", false, "capture format (text/csv only)"},
-      {"toolchain", false, "compiler identity (text/csv only)"}},
+      {"toolchain", false, "compiler identity (text/csv only)"},
+      {"mainline", false, "true or false: the run feeds its branch's series (text/csv only)"}},
      {json_type, "text/csv"},
      "ingest_request",
      {{201, json_type, "ingest_result"}},
@@ -821,7 +827,7 @@ const std::vector<api_route> route_table{
      {{"benchmark", true, "the benchmark"},
       {"counter", true, "the counter"},
       {"branch", false, "a branch, or * for all (default: the project's baseline branch)"},
-      {"role", false, "baseline (default), candidate or all"},
+      {"role", false, "mainline (default), baseline, candidate or all"},
       {"testbed", false, "a testbed fingerprint"},
       {"since", false, "unix seconds or an ISO 8601 UTC date"},
       {"limit", false, "at most this many points (1..10000)"},

@@ -128,7 +128,7 @@ std::shared_ptr<const baseline_history::points_by_counter> baseline_history::rea
     q.benchmark = current_->benchmark;
     if (!current_->branch.empty()) q.branch = current_->branch;
     if (!current_->testbed.empty()) q.testbed = current_->testbed;
-    q.role = "baseline";
+    q.mainline_only = true; // the runs that feed the branch's series, whatever their role
     q.before_run = current_->before;
     q.limit = rules_.history;
     auto points = std::make_shared<const points_by_counter>(db_.histories(q, counters,

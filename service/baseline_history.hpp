@@ -30,8 +30,8 @@ std::optional<gate::history_band> band_of(const std::vector<model::history_point
                                           const gate::policy& rules);
 
 // The baseline-branch history of one compare: per benchmark, the series it
-// is gated against (the baseline run's branch, the candidate's testbed, runs
-// older than the candidate). The z-score reads a series's last
+// is gated against (the baseline run's branch, the candidate's testbed, the
+// runs that feed that branch's series older than the candidate). The z-score reads a series's last
 // policy.history medians; the band of the same points is kept then (a few
 // numbers per counter, not the points: a gate of 4096 counters reads up to
 // 1000 each). A benchmark's counters are read together, with the change
@@ -58,7 +58,7 @@ public:
 
     [[nodiscard]] const series* find(std::string_view benchmark) const;
 
-    // The last policy.history baseline-run medians of (benchmark, counter),
+    // The last policy.history series medians of (benchmark, counter),
     // oldest first; empty for a benchmark not compared. With no branch on
     // the baseline run, any branch's (as the z-score always read them).
     std::vector<double> medians(std::string_view benchmark, std::string_view counter);

@@ -35,6 +35,7 @@ model::run_record record_from(const model::ingest_request& req, const capture::p
     run.environment_json = req.environment_json;
     run.session = req.session;
     run.toolchain = req.toolchain;
+    run.mainline = mainline_of(req);
     run.summary_only = cap.summary_only;
     for (std::size_t e = 0; e < cap.events.size(); ++e) {
         model::counter_samples cs;
@@ -88,6 +89,15 @@ void validate_identity(const model::run_record& run)
     capture::validate_text("toolchain", run.toolchain);
     check_stored_text(errors::ingest_bad_field, "testbed.cpu", run.testbed.cpu);
     check_stored_text(errors::ingest_bad_field, "testbed.kernel", run.testbed.kernel);
+    // A pull request's job measures a branch it did not push to: its runs
+    // never feed the branch's series (docs/history.md "Which runs feed the
+    // series"), whoever asks.
+    if (run.mainline && run.pr) {
+        throw error(errors::ingest_bad_field,
+                    fmt::format("field 'mainline': a run of pull request {} cannot feed the series of branch '{}'; "
+                                "only runs measured by a push to the branch can",
+                                *run.pr, run.branch));
+    }
 }
 
 // The limits of one run (perf_csv.hpp), for runs from a capture and from
@@ -133,7 +143,15 @@ std::string ingest_request_digest(const model::ingest_request& req)
     if (!req.session.empty()) canonical.push_back(req.session);
     if (!req.input_format.empty()) canonical.push_back("input_format=" + req.input_format);
     if (!req.toolchain.empty()) canonical.push_back("toolchain=" + req.toolchain);
+    if (req.mainline) canonical.push_back(*req.mainline ? "mainline=true" : "mainline=false");
     return model::sha256_hex(canonical.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+bool mainline_of(const model::ingest_request& req)
+{
+    // Without the field: what fed the series before it existed, less pull
+    // requests' baselines (store/migrations/018_mainline_runs.sql).
+    return req.mainline.value_or(req.role == "baseline" && !req.pr);
 }
 
 model::ingest_result service::ingest(const model::ingest_request& req,

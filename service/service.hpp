@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -76,6 +77,19 @@ inline constexpr std::size_t watch_tail = 150;
 // A project's change-point window: at most this many points (as
 // `perfgate change-points --window`; the projects table checks the same).
 inline constexpr std::int64_t max_change_point_window = 1'000'000;
+// An exact count (a deterministic backend's, docs/history.md "Exact
+// counts") that moves by more than this fraction is a change point on its
+// own point: the gate's default threshold (gate::default_threshold_pct,
+// 2%), or the project's change-point min_magnitude when larger.
+inline constexpr double exact_step_threshold = gate::default_threshold_pct / 100;
+// The exact steps of a series of exact counts, in index order: point i is
+// one when it is beyond threshold (relative, min_magnitude's measure) of
+// the level before it (the median of the points since the previous step)
+// and every point after it so far is beyond that level on the same side.
+// No confirming point is needed: an exact count measured again is the same
+// number, so the step's own point is the evidence. A later point back
+// within the threshold (a revert) takes the step away.
+std::vector<std::size_t> exact_steps(std::span<const double> values, double threshold);
 // Alert listings: at most this many per request.
 inline constexpr std::size_t max_alert_limit = 1000;
 // Recent comparisons listings (the dashboard, GET .../comparisons): 20 by
@@ -130,6 +144,14 @@ inline constexpr std::size_t max_idempotency_key_bytes = 255;
 // what an idempotency key is recorded with, so a retry of the same request
 // matches and another request under the same key does not.
 std::string ingest_request_digest(const model::ingest_request& req);
+
+// Whether a run uploaded as req feeds its branch's series, watch, band,
+// alerts and baseline reuse (docs/history.md "Which runs feed the series"):
+// the upload's `mainline` when given, else a baseline run without a pull
+// request number (what fed the series before the field existed). Ingest
+// refuses a mainline run with a pull request number ("ingest.bad_field"). The one place an upload becomes a main-line point:
+// a token scope that may write the baseline branch's history binds here.
+bool mainline_of(const model::ingest_request& req);
 
 // A triage note: a paragraph, not a document.
 inline constexpr std::size_t max_alert_note_bytes = 4096;
@@ -337,10 +359,11 @@ public:
     [[nodiscard]] std::vector<model::history_point> history(const model::history_query& q) const;
     [[nodiscard]] std::vector<model::benchmark_info> benchmarks(const std::string& project) const;
 
-    // Watching the history (service/watch.cpp). After storing a baseline
-    // run of the project's baseline branch, ingest re-runs change-point
-    // detection on the tail (watch_tail points) of each of the run's series
-    // (one per counter with a value) and opens alerts for changes in the
+    // Watching the history (service/watch.cpp). After storing a run that
+    // feeds the project's baseline branch's series (run_record::mainline),
+    // ingest re-runs change-point detection on the tail (watch_tail points)
+    // of each of the run's series (one per counter with a value; exact
+    // counts also by exact_steps) and opens alerts for changes in a gated
     // counter's worse direction; ingest_result::alerts lists them. A failure
     // there never loses the stored run: it becomes a warning.
     // watch_in_background moves that detection to a worker thread

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -12,10 +13,18 @@
 #include "model/error.hpp"
 #include "service/text.hpp"
 #include "stats/change_points.hpp"
+#include "stats/hodges_lehmann.hpp"
 
 namespace perfgate::service {
 
 namespace {
+
+// What detection needs to know of one series's counter.
+struct series_traits {
+    capture::better direction = capture::better::lower;
+    bool alerting = false;      // a worse change opens an alert: the gate's counters
+    bool deterministic = false; // counted exactly (callgrind, memcheck; not a time)
+};
 
 // A change that makes the counter worse: up for lower-is-better counters.
 bool is_worse(const stats::change_point& cp, capture::better direction)
@@ -23,10 +32,89 @@ bool is_worse(const stats::change_point& cp, capture::better direction)
     return direction == capture::better::lower ? cp.mean_after > cp.mean_before : cp.mean_after < cp.mean_before;
 }
 
+// |after/before - 1| or |before/after - 1|, whichever is larger, beyond
+// threshold (change_point_options::min_magnitude's measure); a move away
+// from 0 is beyond every threshold.
+bool beyond(double value, double level, double threshold)
+{
+    if (level == 0 || value == 0) return value != level;
+    return std::max(std::abs(value / level - 1), std::abs(level / value - 1)) > threshold;
+}
+
+double median_of(std::vector<double> v)
+{
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    if (v.size() % 2 == 1) return *mid;
+    return (*mid + *std::max_element(v.begin(), mid)) / 2;
+}
+
+double mean_of(std::span<const double> v)
+{
+    double sum = 0;
+    for (const double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+}
+
+// An exact step's record as stats::change_points words one: the segments
+// either side (from the previous step, to the next one), p 0 (no test: the
+// counts are exact).
+stats::change_point exact_change(std::span<const double> before, std::span<const double> after, std::size_t index)
+{
+    stats::change_point cp;
+    cp.index = index;
+    cp.p_value = 0;
+    cp.mean_before = mean_of(before);
+    cp.mean_after = mean_of(after);
+    cp.median_before = median_of({before.begin(), before.end()});
+    cp.median_after = median_of({after.begin(), after.end()});
+    if (cp.mean_before != 0) cp.delta_pct = (cp.mean_after - cp.mean_before) / cp.mean_before * 100;
+    cp.shift = stats::hodges_lehmann(before, after, 0.05, false);
+    return cp;
+}
+
+// Every point of the tail is one exact count: a deterministic backend's
+// (callgrind, memcheck) counter that is not a time, the same value in every
+// repetition of its run.
+bool exact_points(const std::vector<model::history_point>& tail)
+{
+    return std::all_of(tail.begin(), tail.end(), [](const model::history_point& p) {
+        return p.n > 0 && p.min && p.max && *p.min == *p.max && std::isfinite(p.median);
+    });
+}
+
+// The change points of one series's tail: stats::change_points, and on a
+// series of exact counts its exact steps (exact_steps) in place of the
+// rank test's points within store::alert_match_distance of them (the same
+// change, seen late).
+std::vector<stats::change_point> change_points_of(const std::vector<double>& values, bool exact,
+                                                  const stats::change_point_options& options)
+{
+    auto found = stats::change_points(values, options);
+    if (!exact) return found;
+    const auto steps = exact_steps(values, std::max(options.min_magnitude, exact_step_threshold));
+    if (steps.empty()) return found;
+    std::erase_if(found, [&](const stats::change_point& cp) {
+        return std::any_of(steps.begin(), steps.end(), [&](std::size_t s) {
+            return (cp.index > s ? cp.index - s : s - cp.index) <= store::store::alert_match_distance;
+        });
+    });
+    const std::span<const double> all(values);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        const std::size_t from = k == 0 ? 0 : steps[k - 1];
+        const std::size_t to = k + 1 < steps.size() ? steps[k + 1] : values.size();
+        found.push_back(exact_change(all.subspan(from, steps[k] - from), all.subspan(steps[k], to - steps[k]),
+                                     steps[k]));
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    return found;
+}
+
 // Runs change-point detection over one series's tail (points in series
-// order) and names each change point by the run it starts at.
+// order) and names each change point by the run it starts at. A change in
+// the worse direction opens an alert only when alerting (a gated counter).
 store::store::series_detection detect(model::series_key key, const std::vector<model::history_point>& tail,
-                                      capture::better direction, const stats::change_point_options& options)
+                                      const series_traits& traits, const stats::change_point_options& options)
 {
     store::store::series_detection d;
     d.series = std::move(key);
@@ -36,7 +124,8 @@ store::store::series_detection detect(model::series_key key, const std::vector<m
         d.tail.push_back(p.run_id);
         values.push_back(p.median);
     }
-    for (const auto& cp : stats::change_points(values, options)) {
+    const bool exact = traits.deterministic && exact_points(tail);
+    for (const auto& cp : change_points_of(values, exact, options)) {
         const auto& at = tail[cp.index];
         model::change_point_record r;
         r.series = d.series;
@@ -52,16 +141,35 @@ store::store::series_detection detect(model::series_key key, const std::vector<m
         r.shift = cp.shift.estimate;
         r.shift_lower = cp.shift.lower;
         r.shift_upper = cp.shift.upper;
-        d.found.push_back({std::move(r), is_worse(cp, direction)});
+        d.found.push_back({std::move(r), traits.alerting && is_worse(cp, traits.direction)});
     }
     return d;
 }
 
 } // namespace
 
+std::vector<std::size_t> exact_steps(std::span<const double> values, double threshold)
+{
+    std::vector<std::size_t> steps;
+    std::size_t from = 0; // the current level's first point
+    for (std::size_t i = 1; i < values.size(); ++i) {
+        const double level = median_of({values.begin() + static_cast<std::ptrdiff_t>(from),
+                                        values.begin() + static_cast<std::ptrdiff_t>(i)});
+        if (!beyond(values[i], level, threshold)) continue;
+        const bool up = values[i] > level;
+        const bool stays = std::all_of(values.begin() + static_cast<std::ptrdiff_t>(i) + 1, values.end(),
+                                       [&](double v) { return (v > level) == up && beyond(v, level, threshold); });
+        if (!stays) continue;
+        steps.push_back(i);
+        from = i;
+    }
+    return steps;
+}
+
 watch_job watch_job_of(const model::run_record& run)
 {
     watch_job job{run.project, run.benchmark, run.branch, run.testbed.fingerprint, {}, run.id};
+    job.deterministic = run.backend == "callgrind" || run.backend == "memcheck";
     for (const auto& c : run.counters) {
         const bool has_value = std::any_of(c.samples.begin(), c.samples.end(),
                                            [](const model::sample& s) { return s.value.has_value(); });
@@ -70,7 +178,7 @@ watch_job watch_job_of(const model::run_record& run)
     return job;
 }
 
-bool watched_role(const model::run_record& run) { return run.role == "baseline" && !run.branch.empty(); }
+bool watched_role(const model::run_record& run) { return run.mainline && !run.branch.empty(); }
 
 stats::change_point_options merged_change_point_options(const store::change_point_settings& stored,
                                                         const stats::change_point_options& defaults)
@@ -120,17 +228,24 @@ std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
     q.benchmark = job.benchmark;
     q.branch = job.branch;
     q.testbed = job.testbed;
-    q.role = "baseline";
+    q.mainline_only = true;
     q.limit = watch_tail;
     std::vector<std::string> counters;
     for (const auto& [counter, unit] : job.counters) counters.push_back(counter);
     // Every series's tail at once (one statement on PostgreSQL).
     const auto tails = db.histories(q, counters);
+    // Alerts follow the gate's counters (capture/counters.hpp): those gated
+    // by default, or the fallback ones when none of those has data (the
+    // rusage backend); the others' change points are stored, never alerted.
+    const bool any_gated = std::any_of(job.counters.begin(), job.counters.end(),
+                                       [](const auto& c) { return capture::lookup_counter(c.first, c.second).gated; });
     std::vector<store::store::series_detection> detections;
     for (std::size_t i = 0; i < job.counters.size(); ++i) {
         const auto& [counter, unit] = job.counters[i];
-        detections.push_back(detect({job.benchmark, counter, job.testbed, job.branch}, tails[i],
-                                    capture::lookup_counter(counter, unit).direction, options));
+        const auto t = capture::lookup_counter(counter, unit);
+        const series_traits traits{t.direction, t.gated || (t.fallback_gate && !any_gated),
+                                   job.deterministic && !t.time_like};
+        detections.push_back(detect({job.benchmark, counter, job.testbed, job.branch}, tails[i], traits, options));
     }
     return db.apply_detection(job.project, detections);
 }

@@ -21,6 +21,7 @@ void merge_into(watch_job& a, const watch_job& b)
         if (!known) a.counters.push_back(c);
     }
     a.run_id = std::max(a.run_id, b.run_id);
+    a.deterministic = a.deterministic && b.deterministic; // exact only if every run was
 }
 
 } // namespace

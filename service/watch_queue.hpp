@@ -38,6 +38,9 @@ struct watch_job {
     std::string testbed;                                       // fingerprint
     std::vector<std::pair<std::string, std::string>> counters; // (name, unit)
     std::int64_t run_id = 0;                                   // the newest run the job covers
+    // Measured by a deterministic backend (callgrind, memcheck): its
+    // counters that are not times are exact counts (service/watch.cpp).
+    bool deterministic = false;
 };
 
 // What became of one job: the alerts it opened, or the error it met.

@@ -45,6 +45,7 @@ history_point history_point_of(const statement& st, int first, std::int64_t& tes
     p.min = st.opt_real(first + 9);
     p.max = st.opt_real(first + 10);
     p.role = st.text(first + 12);
+    p.mainline = st.int64(first + 13) != 0;
     return p;
 }
 
@@ -148,6 +149,7 @@ void bind_history_filters(statement& st, const history_request& r)
         .bind(":testbed", q.testbed)
         .bind(":testbed_id", r.plan.testbed_id)
         .bind(":role", q.role)
+        .bind(":mainline", q.mainline_only ? std::optional<std::int64_t>(1) : std::nullopt)
         .bind(":since", q.since.value_or(std::numeric_limits<std::int64_t>::min()))
         .bind(":before_run", q.before_run.value_or(std::numeric_limits<std::int64_t>::max()))
         .bind(":limit", to_int64(q.limit));

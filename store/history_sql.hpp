@@ -15,14 +15,16 @@
 //   :testbed_id                equality (testbed variant)
 //   :testbed                   name or fingerprint, residual filter (other variants)
 //   :role                      residual filter, NULL = any
+//   :mainline                  residual filter, 1 = only runs that feed the
+//                              branch's series (018_mainline_runs.sql), NULL = any
 // (An optional filter compares first and tests for NULL second: PostgreSQL
 // infers a parameter's type where it first meets it.)
 //   :since                     created_at >= :since (index range)
 //   :before_run                run_id < :before_run (residual)
 //   :limit
 // Result columns: run_id, git_sha, branch, created_at, n, median, mean, stddev, cov,
-// min, max, testbed_id, role, newest first (role is in every covering index); the medians variants (what a compare
-// reads: store::history_detail::medians) run_id, median, testbed_id.
+// min, max, testbed_id, role, mainline, newest first (role and mainline are in every covering index); the
+// medians variants (what a compare reads: store::history_detail::medians) run_id, median, testbed_id.
 #pragma once
 
 #include "store/db.hpp"
@@ -41,7 +43,7 @@ enum class history_index {
 // clang-format off
 #define PERFGATE_HISTORY_FULL                                                          \
     "run_id, git_sha, branch, created_at, n, median, mean, stddev, cov, "              \
-    "min, max, testbed_id, role"
+    "min, max, testbed_id, role, mainline"
 #define PERFGATE_HISTORY_MEDIANS "run_id, median, testbed_id"
 #define PERFGATE_HISTORY_SELECT(columns) "SELECT " columns " FROM summaries"
 #define PERFGATE_INDEXED_BY(index) " INDEXED BY " index
@@ -49,7 +51,8 @@ enum class history_index {
 #define PERFGATE_HISTORY_COMMON                                                        \
     " WHERE benchmark_id = :benchmark_id AND counter_id = :counter_id AND n > 0"       \
     " AND created_at >= :since AND run_id < :before_run"                               \
-    " AND (role = :role OR :role IS NULL)"
+    " AND (role = :role OR :role IS NULL)"                                            \
+    " AND (mainline = :mainline OR :mainline IS NULL)"
 #define PERFGATE_HISTORY_TESTBED_RESIDUAL                                              \
     " AND (testbed_id IN"                                                              \
     " (SELECT id FROM testbeds WHERE fingerprint = :testbed OR name = :testbed)"       \
@@ -93,7 +96,8 @@ inline constexpr dialect_sql history_sql_testbed[2]{
     "CROSS JOIN LATERAL (" PERFGATE_HISTORY_SELECT(columns)                              \
     " WHERE benchmark_id = :benchmark_id AND counter_id = u.id AND n > 0"             \
     " AND created_at >= :since AND run_id < :before_run"                               \
-    " AND (role = :role OR :role IS NULL)" filters PERFGATE_HISTORY_ORDER ") h"
+    " AND (role = :role OR :role IS NULL)"                                            \
+    " AND (mainline = :mainline OR :mainline IS NULL)" filters PERFGATE_HISTORY_ORDER ") h"
 
 #define PERFGATE_HISTORY_BATCHES(filters)                                              \
     { PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_FULL, filters), PERFGATE_HISTORY_BATCH(PERFGATE_HISTORY_MEDIANS, filters) }

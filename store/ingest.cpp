@@ -238,9 +238,9 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
 {
     auto ins_run = c.prepare(
         "INSERT INTO runs (project_id, benchmark_id, testbed_id, role, git_sha, branch, pr, backend, "
-        "environment, summary_only, created_at, session, toolchain) VALUES (:project_id, :benchmark_id, :testbed_id, "
-        ":role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at, :session, :toolchain) "
-        "RETURNING id");
+        "environment, summary_only, created_at, session, toolchain, mainline) VALUES (:project_id, :benchmark_id, "
+        ":testbed_id, :role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at, :session, "
+        ":toolchain, :mainline) RETURNING id");
     ins_run.bind(":project_id", keys.project_id)
         .bind(":benchmark_id", keys.benchmark_id)
         .bind(":testbed_id", keys.testbed_id)
@@ -253,7 +253,8 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
         .bind(":summary_only", std::int64_t{run.summary_only ? 1 : 0})
         .bind(":created_at", keys.created_at)
         .bind(":session", run.session.empty() ? std::optional<std::string>() : std::optional<std::string>(run.session))
-        .bind(":toolchain", run.toolchain);
+        .bind(":toolchain", run.toolchain)
+        .bind(":mainline", std::int64_t{run.mainline ? 1 : 0});
     ins_run.step();
     const std::int64_t run_id = ins_run.int64(0);
     ins_run.run(); // finish the statement (RETURNING yields one row)
@@ -288,8 +289,8 @@ void insert_counter_rows(connection& c, const run_record& run, std::int64_t run_
         "VALUES (:run_id, :counter_id, :repetition, :value, :pcnt_running, :variance_pct)");
     auto ins_summary = c.prepare(
         "INSERT INTO summaries (run_id, counter_id, ordinal, unit, benchmark_id, testbed_id, branch, "
-        "role, git_sha, created_at, n, median, mean, stddev, cov, min, max) VALUES (:run_id, "
-        ":counter_id, :ordinal, :unit, :benchmark_id, :testbed_id, :branch, :role, :git_sha, "
+        "role, mainline, git_sha, created_at, n, median, mean, stddev, cov, min, max) VALUES (:run_id, "
+        ":counter_id, :ordinal, :unit, :benchmark_id, :testbed_id, :branch, :role, :mainline, :git_sha, "
         ":created_at, :n, :median, :mean, :stddev, :cov, :min, :max)");
     // The run-level columns copied into every summary row (see 001_initial.sql).
     ins_summary.bind(":run_id", run_id)
@@ -297,6 +298,7 @@ void insert_counter_rows(connection& c, const run_record& run, std::int64_t run_
         .bind(":testbed_id", keys.testbed_id)
         .bind(":branch", run.branch)
         .bind(":role", run.role)
+        .bind(":mainline", std::int64_t{run.mainline ? 1 : 0})
         .bind(":git_sha", run.git_sha)
         .bind(":created_at", keys.created_at);
     ins_sample.bind(":run_id", run_id);
@@ -468,7 +470,7 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
         auto st = c.prepare(
             "SELECT r.id, p.name, b.name, r.role, r.git_sha, r.branch, r.pr, t.name, t.cpu, t.cores, "
             "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at, r.session, "
-            "r.toolchain "
+            "r.toolchain, r.mainline "
             "FROM runs r JOIN projects p ON p.id = r.project_id "
             "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
             "WHERE r.id = :run_id AND p.name = :project");
@@ -488,6 +490,7 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
         r.created_at = st.int64(15);
         if (!st.is_null(16)) r.session = st.text(16);
         r.toolchain = st.text(17);
+        r.mainline = st.int64(18) != 0;
     }
 
     std::unordered_map<std::int64_t, std::size_t> index_of; // counter_id -> position in r.counters
@@ -524,13 +527,16 @@ std::optional<reusable_run> store::find_reusable_run(const reusable_run_query& q
     transaction tx(c, transaction::kind::read);
     reusable_run out;
     {
-        // runs_project_sha (006) narrows to the commit's runs; the newest wins.
+        // runs_project_sha (006) narrows to the commit's runs; the newest
+        // that feeds the branch's series wins: a pull request's own baseline
+        // measurement is never reused (docs/history.md "Which runs feed the
+        // series").
         auto st = c.prepare("SELECT r.id, r.git_sha, r.branch, r.role, r.toolchain, r.created_at "
                             "FROM runs r JOIN projects p ON p.id = r.project_id "
                             "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
                             "WHERE p.name = :project AND r.git_sha = :git_sha AND b.name = :benchmark "
                             "AND t.fingerprint = :testbed AND r.branch = :branch AND r.backend = :backend "
-                            "AND r.toolchain = :toolchain AND r.summary_only = 0 "
+                            "AND r.toolchain = :toolchain AND r.summary_only = 0 AND r.mainline = 1 "
                             "ORDER BY r.id DESC LIMIT 1");
         st.bind(":project", q.project)
             .bind(":git_sha", q.git_sha)

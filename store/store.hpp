@@ -231,7 +231,8 @@ public:
     // Whole run with samples. nullopt if no such run in that project.
     [[nodiscard]] std::optional<run_record> load_run(std::string_view project, std::int64_t run_id) const;
     // The newest non-summary run that matches q exactly (commit, branch,
-    // benchmark, testbed fingerprint, backend, toolchain; any role), with
+    // benchmark, testbed fingerprint, backend, toolchain; any role) among
+    // the runs that feed the branch's series (run_record::mainline), with
     // its counter names: the baseline a deterministic backend reuses
     // (016_run_toolchains.sql). nullopt when there is none or q.toolchain
     // is empty (unknown toolchains are never reused). One indexed read.

@@ -170,12 +170,27 @@ TEST_CASE("baseline reuse: a stored callgrind baseline is reused, one side measu
     CHECK(first.err.find("no stored run of commit " + base_sha.substr(0, 12)) != std::string::npos);
     const json measured = pr.report();
     CHECK_FALSE(measured.contains("baseline_reused"));
-    const auto stored_baseline = measured.at("benchmarks").at(0).at("baseline_run").get<std::int64_t>();
     CHECK(stored_runs() == 2);
+
+    // A pull request's own baseline measurement is not main's history, so no
+    // other job reuses it (issue 44, item 8; issue 43, finding 2): the push
+    // that put the commit on main stores the run that is reused, its
+    // candidate (docs/history.md#which-runs-feed-the-series).
+    CHECK(pr.run(base, head, {"--baseline-source", "server", "--check-reuse"}).out == "measure\n");
+    const auto push = run_perfgate(
+        {"run",         "--backend", "callgrind", "--baseline", base.string(), "--candidate",
+         base.string(), "--server",  pr.url,      "--project",  "demo",        "--token",
+         token,         "--sha",     base_sha,    "--branch",   "main",        "--mainline",
+         "--testbed",   "ci-1",      "--format",  "json",       "--output",    (dir.path() / "report.json").string()},
+        dir.path());
+    CAPTURE(push.err);
+    REQUIRE(push.code == 0);
+    const auto stored_baseline = pr.report().at("benchmarks").at(0).at("candidate_run").get<std::int64_t>();
+    CHECK(stored_runs() == 4);
 
     // The next run of that commit: the stored baseline, the candidate only.
     CHECK(pr.run(base, head, {"--baseline-source", "server", "--check-reuse"}).out == "reuse\n");
-    CHECK(stored_runs() == 2); // --check-reuse measures nothing
+    CHECK(stored_runs() == 4); // --check-reuse measures nothing
     const auto second = pr.run(base, head, {"--baseline-source", "server"});
     CAPTURE(second.err);
     REQUIRE(second.code == 0);
@@ -189,7 +204,7 @@ TEST_CASE("baseline reuse: a stored callgrind baseline is reused, one side measu
     CHECK(entry.at("commit") == base_sha);
     CHECK(entry.at("date").get<std::string>().size() == 20); // 2026-11-20T10:00:00Z
     CHECK(reused.at("benchmarks").at(0).at("baseline_run") == stored_baseline);
-    CHECK(stored_runs() == 3); // one side measured: the candidate's run alone is new
+    CHECK(stored_runs() == 5); // one side measured: the candidate's run alone is new
     // Judged like a run that measured both sides together: not "measured apart".
     CHECK(reused.at("verdict") == measured.at("verdict"));
     CHECK(instructions(reused).at("status") == instructions(measured).at("status"));
@@ -200,7 +215,7 @@ TEST_CASE("baseline reuse: a stored callgrind baseline is reused, one side measu
     const auto again = pr.run(base, head, {"--baseline-source", "measure"});
     REQUIRE(again.code == 0);
     const json both = pr.report();
-    CHECK(stored_runs() == 5);
+    CHECK(stored_runs() == 7);
     CHECK(instructions(both).at("baseline").at("median") == instructions(reused).at("baseline").at("median"));
     CHECK(instructions(both).at("candidate").at("median") == instructions(reused).at("candidate").at("median"));
     CHECK(instructions(both).at("delta_pct") == instructions(reused).at("delta_pct"));
@@ -210,10 +225,12 @@ TEST_CASE("baseline reuse: a stored callgrind baseline is reused, one side measu
         const auto text = pr.run(base, head, {"--baseline-source", "server"}, "text");
         CHECK(text.code == 0);
         const std::string report = shell_output("cat " + shell_quoted(dir.path() / "report.json"));
-        // The newest stored run of the commit: the one the measuring run above stored.
-        const auto newest = both.at("benchmarks").at(0).at("baseline_run").get<std::int64_t>();
-        CHECK(newest > stored_baseline);
-        CHECK(report.find(fmt::format("baseline reused from run {} (commit 1111111, ", newest)) != std::string::npos);
+        // Still the push's run: the measuring run above stored a pull
+        // request's baseline, which no series holds.
+        const auto measured_again = both.at("benchmarks").at(0).at("baseline_run").get<std::int64_t>();
+        CHECK(measured_again > stored_baseline);
+        CHECK(report.find(fmt::format("baseline reused from run {} (commit 1111111, ", stored_baseline)) !=
+              std::string::npos);
         // Deterministic counts measured apart are not flagged as such.
         CHECK(report.find("not measured interleaved") == std::string::npos);
     }
@@ -226,7 +243,7 @@ TEST_CASE("baseline reuse: a stored callgrind baseline is reused, one side measu
         REQUIRE(other.code == 0);
         CHECK(other.err.find("no stored run of commit") != std::string::npos);
         CHECK_FALSE(pr.report().contains("baseline_reused"));
-        CHECK(stored_runs() == 7);
+        CHECK(stored_runs() == 9);
         // --toolchain names the key instead: a new one is not reused either.
         CHECK(pr.run(base, head, {"--baseline-source", "server", "--check-reuse", "--toolchain", "gcc-13 -O3"}).out ==
               "measure\n");

@@ -507,15 +507,15 @@ TEST_CASE("pages: the series has one line per branch and testbed, and the projec
     const auto data = page_data(f.get("/p/demo/series?benchmark=parse&counter=task-clock").body());
     CHECK(data.at("repository_url") == "https://git.example/o/r");
     REQUIRE(data.at("lines").size() == 1);
-    CHECK(data["lines"][0]["label"] == "main · baseline"); // one testbed: lines named by branch and role
-    CHECK(data["lines"][0]["role"] == "baseline");
-    CHECK(data.at("view").at("role") == "baseline");
+    CHECK(data["lines"][0]["label"] == "main · mainline"); // one testbed: lines named by branch and role
+    CHECK(data["lines"][0]["role"] == "mainline");
+    CHECK(data.at("view").at("role") == "mainline");
 }
 
-TEST_CASE("pages: the series shows the baseline runs of the baseline branch unless asked, with a role switch")
+TEST_CASE("pages: the series shows the runs that feed the baseline branch's series unless asked, with a role switch")
 {
     fixture f;
-    f.upload("parse", "baseline", fmt::format("{:040x}", 1), {10, 11});
+    f.upload("parse", "baseline", fmt::format("{:040x}", 1), {10, 11}); // no "mainline": a baseline feeds it
     f.upload("parse", "candidate", fmt::format("{:040x}", 2), {12, 13});
     f.upload("parse", "baseline", fmt::format("{:040x}", 3), {10, 11}, "feature");
     const auto shown = [&](const std::string& query) {
@@ -525,16 +525,55 @@ TEST_CASE("pages: the series shows the baseline runs of the baseline branch unle
             lines.push_back(l.at("label").get<std::string>() + "=" + std::to_string(l.at("points").size()));
         return lines;
     };
-    CHECK(shown("") == std::vector<std::string>{"main · baseline=1"});
+    CHECK(shown("") == std::vector<std::string>{"main · mainline=1"});
+    CHECK(shown("&role=baseline") == std::vector<std::string>{"main · baseline=1"});
     CHECK(shown("&role=candidate") == std::vector<std::string>{"main · candidate=1"});
     CHECK(shown("&role=all") == std::vector<std::string>{"main · baseline=1", "main · candidate=1"});
-    CHECK(shown("&branch=feature") == std::vector<std::string>{"feature · baseline=1"});
+    CHECK(shown("&branch=feature") == std::vector<std::string>{"feature · mainline=1"});
     CHECK(shown("&branch=*").size() == 2);
     const auto page = f.get("/p/demo/series?benchmark=parse&counter=task-clock");
     CHECK(page.body().find("data-role=\"candidate\" href=\"/p/demo/series?benchmark=parse&amp;counter=task-clock&amp;"
                            "role=candidate") != std::string::npos);
     const auto bad = f.get("/p/demo/series?benchmark=parse&counter=task-clock&role=both");
     CHECK(bad.result_int() == 400);
+}
+
+TEST_CASE("pages: an ungated counter is reported, never called a regression, in compare any two (issue 44)")
+{
+    // Two runs measured apart (different sessions) with no history: a
+    // max-rss of identical repetitions +2.22% beside an unchanged
+    // task-clock. The gate reports max-rss; it is no regression.
+    fixture f;
+    const auto upload = [&](const std::string& sha, double rss, const std::string& session) {
+        std::string csv;
+        for (int i = 0; i < 5; ++i)
+            csv += fmt::format("{},msec,task-clock,1,100.00,,\n{},KiB,max-rss,1,100.00,,\n", 10 + 0.1 * i, rss);
+        perfgate::server::request req{http::verb::post, "/api/v1/projects/demo/runs", 11};
+        req.set(http::field::host, "localhost");
+        req.set(http::field::content_type, "application/json");
+        req.set(http::field::authorization, "Bearer " + f.token);
+        req.body() = json{{"benchmark", "parse"}, {"role", "baseline"}, {"git_sha", sha},
+                          {"branch", "main"},     {"session", session}, {"perf_csv", csv}}
+                         .dump();
+        req.prepare_payload();
+        const auto res = perfgate::server::route(req, f.ctx);
+        REQUIRE(res.result_int() == 201);
+        return json::parse(res.body()).at("run_id").get<std::int64_t>();
+    };
+    const auto base = upload(std::string(40, 'a'), 9000, "s1");
+    const auto head = upload(std::string(40, 'b'), 9200, "s2");
+    const auto id = f.service.compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
+    const std::string html = f.get(fmt::format("/p/demo/comparisons/{}", id)).body();
+    const auto row = html.find("<tr class=\"counter state-ungated\"><td><a href=\"/p/demo/series?benchmark=parse&amp;"
+                               "counter=max-rss\">");
+    REQUIRE(row != std::string::npos);
+    const std::string cells = html.substr(row, html.find("</tr>", row) - row);
+    CHECK(cells.find("+2.22%") != std::string::npos);
+    CHECK(cells.find("<td>not gated</td>") != std::string::npos);
+    CHECK(cells.find(">regression<") == std::string::npos);
+    // ?only=regressions lists no ungated counter.
+    const std::string only = f.get(fmt::format("/p/demo/comparisons/{}?only=regressions", id)).body();
+    CHECK(only.find("counter=max-rss") == std::string::npos);
 }
 
 TEST_CASE("pages: a sha prefix of decimal digits only is a sha when no run has that id")

@@ -399,7 +399,14 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
         body["benchmrak"] = "parse";
         check_error(post(body.dump()), 400, "ingest.bad_field",
                     "request body: unknown field 'benchmrak' (known: benchmark, role, git_sha, branch, pr, testbed, "
-                    "backend, environment, session, perf_csv, input_format, toolchain)");
+                    "backend, environment, session, perf_csv, input_format, toolchain, mainline)");
+        body = valid_run();
+        body["mainline"] = "yes";
+        check_error(post(body.dump()), 400, "ingest.bad_field", "field 'mainline' must be true or false, got \"yes\"");
+        body["mainline"] = true;
+        body["pr"] = 12;
+        check_error(post(body.dump()), 400, "ingest.bad_field",
+                    "field 'mainline': a run of pull request 12 cannot feed the series of branch");
         body = valid_run();
         body["comment"] = nullptr; // null is not a way around it
         check_error(post(body.dump()), 400, "ingest.bad_field", "unknown field 'comment'");
@@ -578,7 +585,8 @@ TEST_CASE("text/csv upload takes the fields from the query string")
                        "text/csv"),
                 400, "http.bad_param",
                 "unknown query parameter 'benchmrak' (known: benchmark, role, git_sha, branch, backend, pr, testbed, "
-                "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores, session, input_format, toolchain)");
+                "testbed_cpu, testbed_kernel, testbed_fingerprint, testbed_cores, session, input_format, toolchain, "
+                "mainline)");
     // With a JSON body the fields are in the body, not the query.
     check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?benchmark=parse", valid_run().dump()), 400,
                 "http.bad_param", "unknown query parameter 'benchmark' (this request takes none)");
@@ -680,13 +688,15 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
     }
     SUBCASE("history as JSON and CSV, oldest first")
     {
-        // By default the baseline runs of the baseline branch (what the watch sees).
+        // By default the runs that feed the baseline branch's series (what the
+        // watch sees): an upload without `mainline` does when it is a baseline.
         auto watched = f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=task-clock");
         REQUIRE(watched.result_int() == 200);
         auto only_base = json::parse(watched.body()).at("points");
         REQUIRE(only_base.size() == 1);
         CHECK(only_base[0].at("run_id") == base);
         CHECK(only_base[0].at("role") == "baseline");
+        CHECK(only_base[0].at("mainline") == true);
         auto candidates = f.call(http::verb::get,
                                  "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&role=candidate");
         REQUIRE(candidates.result_int() == 200);
@@ -697,7 +707,8 @@ TEST_CASE("upload, compare, read the comparison, history, benchmarks")
                             "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&role=all&branch=dev");
         CHECK(json::parse(other.body()).at("points").empty());
         check_error(f.call(http::verb::get, "/api/v1/projects/demo/history?benchmark=default&counter=x&role=both"), 400,
-                    "http.bad_param", "query parameter 'role': expected baseline, candidate or all, got 'both'");
+                    "http.bad_param",
+                    "query parameter 'role': expected mainline, baseline, candidate or all, got 'both'");
 
         auto h = f.call(http::verb::get,
                         "/api/v1/projects/demo/history?benchmark=default&counter=task-clock&role=all&branch=*");

@@ -842,6 +842,55 @@ TEST_CASE("git info: flags > GitHub Actions environment > git")
     }
 }
 
+TEST_CASE("git info: which run feeds its branch's series (issue 44)")
+{
+    using perfgate::runner::mainline_side;
+    using perfgate::runner::mainline_side_of;
+    git_info push;
+    push.actions = true;
+    push.event = "push";
+    push.branch = "main";
+    CHECK(mainline_side_of(push, std::nullopt) == mainline_side::candidate); // the pushed head
+    CHECK(mainline_side_of(push, false) == mainline_side::none);
+    git_info pr = push;
+    pr.event = "pull_request";
+    pr.pr = 42;
+    pr.base_branch = "main";
+    CHECK(mainline_side_of(pr, std::nullopt) == mainline_side::none);
+    CHECK(mainline_side_of(pr, true) == mainline_side::none); // never, whatever is asked
+    for (const char* event : {"merge_group", "workflow_dispatch", "schedule", "workflow_run", ""}) {
+        CAPTURE(event);
+        git_info other = push;
+        other.event = event;
+        CHECK(mainline_side_of(other, std::nullopt) == mainline_side::none);
+        CHECK(mainline_side_of(other, true) == mainline_side::candidate);
+    }
+    git_info local;
+    local.branch = "main";
+    CHECK(mainline_side_of(local, std::nullopt) == mainline_side::baseline); // as before the marker
+    local.base_branch = "main";
+    CHECK(mainline_side_of(local, std::nullopt) == mainline_side::baseline);
+    local.base_branch = "trunk"; // a feature measured against another branch: a pull request in all but name
+    CHECK(mainline_side_of(local, std::nullopt) == mainline_side::none);
+    CHECK(mainline_side_of(local, true) == mainline_side::candidate);
+    local.branch.clear(); // not in a git checkout: the history without a branch, as before
+    local.base_branch.clear();
+    CHECK(mainline_side_of(local, std::nullopt) == mainline_side::baseline);
+    local.branch = "main";
+    local.pr = 3;
+    local.base_branch.clear();
+    CHECK(mainline_side_of(local, std::nullopt) == mainline_side::none);
+
+    // perfgate run says so before measuring.
+    temp_dir dir("pg-test");
+    const auto both = run_perfgate({"run", "--baseline", "true", "--candidate", "true", "--mainline", "--no-mainline",
+                                    "--db", (dir.path() / "x.db").string()},
+                                   dir.path());
+    CHECK(both.code == 2);
+    CHECK(both.err.find("--mainline and --no-mainline exclude each other") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "x.db"));
+}
+
 TEST_CASE("perfgate run end to end (real perf, local SQLite)")
 {
     temp_dir dir("pg-test");

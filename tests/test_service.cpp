@@ -67,6 +67,9 @@ model::run_record stored_run(std::string role, std::vector<double> task_clock, s
     r.role = std::move(role);
     r.git_sha = "0123456789abcdef0123456789abcdef01234567";
     r.branch = "main";
+    // The baseline feeds the series, as a local perfgate run's does
+    // (runner::mainline_side_of): these tests' series are baseline runs.
+    r.mainline = r.role == "baseline";
     r.testbed = {"ci-1", "cpu", 2, "6.1", "fp-1"};
     // One perfgate run's session: the pairs of these tests were measured
     // interleaved (test_server_interleaved.cpp has those that were not).
@@ -1863,6 +1866,217 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     const auto hooks = svc.webhooks("demo");
     REQUIRE(hooks.size() == 1);
     CHECK(hooks[0].last_outcome == std::optional<std::string>("delivered"));
+}
+
+namespace {
+
+// A run of one counter, one sample per counter value, of `backend`.
+model::run_record counted_run(const std::string& backend, std::vector<std::pair<std::string, double>> values,
+                              bool mainline, std::int64_t created_at)
+{
+    model::run_record r = stored_run(mainline ? "candidate" : "baseline", {});
+    r.counters.clear();
+    r.backend = backend;
+    r.mainline = mainline;
+    r.created_at = created_at;
+    for (auto& [name, value] : values) r.counters.push_back({name, "", {{0, value, 100.0, std::nullopt}}});
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("service: only the runs that feed the series make its points, its alerts and its reuse (issue 44)")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service::service svc(db);
+    // 30 pushes' candidates at 100, then stale pull requests' baselines at
+    // 130 (an old merge-base labelled main) between 10 more pushes at 100:
+    // had they fed the series, a +30% change would open an alert.
+    std::uint64_t state = 3;
+    std::vector<std::int64_t> pushes, prs, opened;
+    for (int i = 0; i < 50; ++i) {
+        const bool pr = i >= 30 && i % 2 == 0;
+        model::run_record r = series_run(pr ? 130 : 100, state, 1'700'000'000 + i, pr ? "baseline" : "candidate");
+        r.mainline = !pr;
+        if (pr) r.pr = 40 + i;
+        const auto res = svc.ingest_run(r);
+        opened.insert(opened.end(), res.alerts.begin(), res.alerts.end());
+        (pr ? prs : pushes).push_back(res.run_id);
+    }
+    CHECK(opened.empty());
+    CHECK(svc.alerts({"demo", {}, {}, {}, {}, 100}).empty());
+
+    model::history_query q;
+    q.project = "demo";
+    q.benchmark = "parse";
+    q.counter = "task-clock";
+    q.branch = "main";
+    q.limit = 100;
+    q.mainline_only = true;
+    const auto series = svc.history(q);
+    REQUIRE(series.size() == pushes.size());
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        CHECK(series[i].run_id == pushes[i]);
+        CHECK(series[i].mainline);
+        CHECK(series[i].role == "candidate");
+    }
+    // The pull requests' runs are there on request, marked.
+    q.mainline_only = false;
+    q.role = "baseline";
+    const auto baselines = svc.history(q);
+    REQUIRE(baselines.size() == prs.size());
+    CHECK_FALSE(baselines.front().mainline);
+
+    SUBCASE("a pull request's run is refused as a mainline run, and has no series")
+    {
+        model::run_record r = series_run(100, state, 1'800'000'000, "baseline");
+        r.pr = 7;
+        r.mainline = true;
+        CHECK_THROWS_WITH_AS(svc.ingest_run(r), doctest::Contains("field 'mainline': a run of pull request 7"),
+                             perfgate::error);
+    }
+    SUBCASE("an upload without the field: a baseline without a pull request feeds the series, as before")
+    {
+        model::ingest_request req;
+        req.role = "baseline";
+        CHECK(service::mainline_of(req));
+        req.pr = 3;
+        CHECK_FALSE(service::mainline_of(req));
+        req.pr.reset();
+        req.role = "candidate";
+        CHECK_FALSE(service::mainline_of(req));
+        req.mainline = true;
+        CHECK(service::mainline_of(req));
+        req.role = "baseline";
+        req.mainline = false;
+        CHECK_FALSE(service::mainline_of(req));
+        // The field is part of what an idempotency key covers.
+        model::ingest_request other = req;
+        other.mainline = true;
+        CHECK(service::ingest_request_digest(req) != service::ingest_request_digest(other));
+        other.mainline.reset();
+        CHECK(service::ingest_request_digest(req) != service::ingest_request_digest(other));
+    }
+    SUBCASE("baseline reuse finds a push's run of the commit, never a pull request's")
+    {
+        auto reusable = [&](bool mainline, std::optional<std::int64_t> pr) {
+            model::run_record r = counted_run("callgrind", {{"instructions", 1e6}}, mainline, 1'800'000'000);
+            r.git_sha = std::string(40, mainline ? 'a' : 'b');
+            r.toolchain = "gcc 13";
+            r.pr = pr;
+            return svc.ingest_run(r).run_id;
+        };
+        const auto push = reusable(true, std::nullopt);
+        reusable(false, 12);
+        model::reusable_run_query rq{"demo", "parse", std::string(40, 'a'), "main", "fp-1", "callgrind", "gcc 13"};
+        rq.testbed = model::fingerprint_of({"ci-1", "cpu", 2, "6.1", "fp-1"});
+        const auto found = svc.find_reusable_run(rq);
+        REQUIRE(found.has_value());
+        CHECK(found->run_id == push);
+        rq.git_sha = std::string(40, 'b');
+        CHECK_FALSE(svc.find_reusable_run(rq).has_value());
+    }
+}
+
+TEST_CASE("exact_steps: a step beyond the threshold that stays, on its own point")
+{
+    const auto steps = [](std::vector<double> v) { return service::exact_steps(v, 0.02); };
+    using v = std::vector<std::size_t>;
+    CHECK(steps({}).empty());
+    CHECK(steps({100}).empty());
+    CHECK(steps({100, 110}) == v{1});                          // one point before, none after: a step
+    CHECK(steps({100, 100.1, 99.9, 100, 110}) == v{4});        // the newest point
+    CHECK(steps({100, 100.1, 99.9, 100, 110, 110.1}) == v{4}); // confirmed: the same
+    CHECK(steps({100, 100, 100, 110, 100}).empty());           // reverted: no step
+    CHECK(steps({100, 101.9, 98.1, 100}).empty());             // within 2%
+    CHECK(steps({100, 100, 90, 90}) == v{2});                  // down is a step too
+    CHECK(steps({100, 100, 110, 110, 121}) == v{2, 4});        // two steps, each from its level
+    CHECK(steps({0, 0, 1}) == v{2});                           // away from zero: beyond any threshold
+    CHECK(steps({100, 100, 110, 90}) == v{3});                 // over and back is none; the newest, under, is one
+    CHECK(service::exact_steps(std::vector<double>{100, 103}, 0.05).empty()); // a larger threshold
+}
+
+TEST_CASE("service: an exact count's step opens its alert on its own point (issue 44, item 11)")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service::service svc(db);
+    std::int64_t at = 1'700'000'000;
+    // Ten commits whose instruction counts wobble by 0.1% (each commit
+    // changes the code a little), then one that adds 10%.
+    auto push = [&](const std::string& backend, double instructions) {
+        return svc.ingest_run(counted_run(backend, {{"instructions", instructions}}, true, at++));
+    };
+    SUBCASE("callgrind: the step's own push opens the alert; later points keep it; a revert opens none")
+    {
+        for (int i = 0; i < 10; ++i) CHECK(push("callgrind", 1e6 * (1 + 0.001 * (i % 3))).alerts.empty());
+        const auto step = push("callgrind", 1.1e6);
+        REQUIRE(step.alerts.size() == 1);
+        const auto a = svc.alert("demo", step.alerts.front());
+        CHECK(a.change.run_id == step.run_id);
+        CHECK(a.change.p_value == 0);
+        REQUIRE(a.change.delta_pct);
+        CHECK(*a.change.delta_pct == doctest::Approx(9.9).epsilon(0.01));
+        CHECK(a.change.median_after == 1.1e6);
+        CHECK(a.change.shift == doctest::Approx(1.1e6 - 1.001e6).epsilon(0.01));
+        CHECK(push("callgrind", 1.1e6).alerts.empty());
+        CHECK(push("callgrind", 1.1001e6).alerts.empty());
+        REQUIRE(svc.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
+        CHECK(svc.alert("demo", a.id).change.run_id == step.run_id); // the same alert, not moved
+        // A revert: the step does not stay, and going back is no regression.
+        CHECK(push("callgrind", 1e6).alerts.empty());
+        CHECK(svc.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
+        const auto cps = svc.change_points("demo", "parse", "instructions", std::nullopt, std::nullopt);
+        CHECK(std::none_of(cps.begin(), cps.end(), [&](const auto& cp) { return cp.run_id == step.run_id; }));
+    }
+    SUBCASE("perf's counts are not exact: one point is no change point")
+    {
+        for (int i = 0; i < 10; ++i) CHECK(push("perf", 1e6 * (1 + 0.001 * (i % 3))).alerts.empty());
+        CHECK(push("perf", 1.1e6).alerts.empty());
+    }
+    SUBCASE("a time counter of callgrind's run is not exact either")
+    {
+        auto timed = [&](double ms) {
+            return svc.ingest_run(counted_run("callgrind", {{"task-clock", ms}}, true, at++));
+        };
+        for (int i = 0; i < 10; ++i) CHECK(timed(10 * (1 + 0.001 * (i % 3))).alerts.empty());
+        CHECK(timed(11).alerts.empty());
+    }
+}
+
+TEST_CASE("service: the change points of ungated counters open no alert (issue 44, item 12)")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service::service svc(db);
+    std::int64_t at = 1'700'000'000;
+    std::uint64_t state = 11;
+    auto noisy = [&](double level) { return level * (1 + 0.02 * (perfgate::test::lcg_uniform(state) - 0.5)); };
+    std::vector<std::int64_t> opened;
+    SUBCASE("max-rss steps +30% beside a stationary instructions count: stored, not alerted")
+    {
+        for (int i = 0; i < 60; ++i) {
+            const double rss = i >= 40 ? 1300 : 1000;
+            const auto res = svc.ingest_run(counted_run("perf", {{"instructions", noisy(1e6)}, {"max-rss", noisy(rss)}},
+                                                        true, at++));
+            opened.insert(opened.end(), res.alerts.begin(), res.alerts.end());
+        }
+        CHECK(opened.empty());
+        CHECK(svc.change_points("demo", "parse", "max-rss", std::nullopt, std::nullopt).size() == 1);
+    }
+    SUBCASE("without a default-gated counter, the fallback ones alert (native: wall-time, not max-rss)")
+    {
+        for (int i = 0; i < 60; ++i) {
+            const double level = i >= 40 ? 1.3 : 1.0;
+            const auto res = svc.ingest_run(counted_run(
+                "native", {{"wall-time", noisy(1e7 * level)}, {"max-rss", noisy(1000 * level)}}, true, at++));
+            opened.insert(opened.end(), res.alerts.begin(), res.alerts.end());
+        }
+        REQUIRE(opened.size() == 1);
+        CHECK(svc.alert("demo", opened.front()).change.series.counter == "wall-time");
+        CHECK(svc.change_points("demo", "parse", "max-rss", std::nullopt, std::nullopt).size() == 1);
+    }
 }
 
 TEST_CASE("webhook bodies: the Slack message writes numbers as the dashboard, names the testbed and who triaged")

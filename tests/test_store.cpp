@@ -613,6 +613,7 @@ TEST_CASE("store: find_reusable_run matches commit, branch, benchmark, testbed, 
         auto r = make_run("demo", "default", at, "main", std::move(role));
         r.backend = "callgrind";
         r.toolchain = std::move(toolchain);
+        r.mainline = true; // a push's run (a pull request's is never reused: below)
         r.counters = {counter("instructions", "", {1000}), counter("estimated-cycles", "", {1500})};
         return r;
     };
@@ -653,6 +654,17 @@ TEST_CASE("store: find_reusable_run matches commit, branch, benchmark, testbed, 
                                                       "clang 14 #fedcba9876543210"})
               ->created_at == 1'700'000'200);
 
+    SUBCASE("a newer run that does not feed the series (a pull request's) is never reused (issue 44)")
+    {
+        auto pr = callgrind_run("baseline", 1'700'000'500, gcc);
+        pr.mainline = false;
+        pr.pr = 12;
+        const auto pr_run = db.insert_run(pr);
+        const auto again = db.find_reusable_run(q);
+        REQUIRE(again.has_value());
+        CHECK(again->run_id == newer);
+        CHECK(again->run_id != pr_run);
+    }
     SUBCASE("a toolchain longer than the schema's 256 characters is refused")
     {
         CHECK_THROWS_AS((void)db.insert_run(callgrind_run("baseline", 1'700'000'400, std::string(257, 'x'))), error);

@@ -68,6 +68,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("DROP INDEX summaries_history");
             raw.rows("DROP INDEX summaries_history_branch");
             raw.rows("DROP INDEX summaries_history_testbed");
+            raw.rows("ALTER TABLE runs DROP COLUMN mainline");
+            raw.rows("ALTER TABLE summaries DROP COLUMN mainline");
             raw.rows("DROP INDEX comparisons_request_key");
             raw.rows("ALTER TABLE comparisons DROP COLUMN request_key");
             raw.rows("DROP TABLE alerts");
@@ -139,8 +141,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 17") != std::string::npos);
-            CHECK(msg.find("017_acceptances.sql") != std::string::npos);
+            CHECK(msg.find("version 18") != std::string::npos);
+            CHECK(msg.find("018_mainline_runs.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -359,6 +361,73 @@ TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
     const auto runs = db.runs_by_sha("demo", "abc1234");
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].id == 1);
+}
+
+TEST_CASE("store (sqlite): migration 018 on an existing version 17 database: old baselines feed the series")
+{
+    scratch_dir dir;
+    const auto path = dir / "v17.db";
+    {
+        // A database as migrations 001 to 017 left it: a push's baseline, a
+        // pull request's baseline labelled main, and a candidate.
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() >= 18);
+        REQUIRE(all[17].file == "018_mainline_runs.sql");
+        for (std::size_t i = 0; i < 17; ++i) {
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
+        }
+        raw.rows("PRAGMA user_version = 17");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows("INSERT INTO testbeds (id, fingerprint, name, cpu, cores, kernel) VALUES (1, 'fp', 'tb', 'cpu', 2, "
+                 "'6.1')");
+        raw.rows("INSERT INTO benchmarks (id, project_id, name, runs, last_run_at) VALUES (1, 1, 'parse', 3, 300)");
+        raw.rows("INSERT INTO counters (id, name) VALUES (1, 'task-clock')");
+        raw.rows("INSERT INTO benchmark_counters (benchmark_id, counter_id) VALUES (1, 1)");
+        raw.rows("INSERT INTO runs (id, project_id, benchmark_id, testbed_id, role, git_sha, branch, pr, backend, "
+                 "environment, summary_only, created_at) VALUES "
+                 "(1, 1, 1, 1, 'baseline', 'a', 'main', NULL, 'perf', '{}', 1, 100), "
+                 "(2, 1, 1, 1, 'baseline', 'b', 'main', 7, 'perf', '{}', 1, 200), "
+                 "(3, 1, 1, 1, 'candidate', 'c', 'main', NULL, 'perf', '{}', 1, 300)");
+        raw.rows("INSERT INTO summaries (run_id, counter_id, ordinal, unit, benchmark_id, testbed_id, branch, role, "
+                 "git_sha, created_at, n, median, mean, stddev, cov, min, max) VALUES "
+                 "(1, 1, 0, 'msec', 1, 1, 'main', 'baseline', 'a', 100, 1, 10, 10, NULL, NULL, 10, 10), "
+                 "(2, 1, 0, 'msec', 1, 1, 'main', 'baseline', 'b', 200, 1, 20, 20, NULL, NULL, 20, 20), "
+                 "(3, 1, 0, 'msec', 1, 1, 'main', 'candidate', 'c', 300, 1, 30, 30, NULL, NULL, 30, 30)");
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    CHECK(raw.one("SELECT group_concat(mainline, ',') FROM (SELECT mainline FROM runs ORDER BY id)") == "1,0,0");
+    CHECK(raw.one("SELECT group_concat(mainline, ',') FROM (SELECT mainline FROM summaries ORDER BY run_id)") ==
+          "1,0,0");
+    CHECK(db.load_run("demo", 1)->mainline);
+    CHECK_FALSE(db.load_run("demo", 2)->mainline);
+    auto q = query("demo", "parse", "task-clock");
+    q.branch = "main";
+    q.mainline_only = true;
+    const auto series = db.history(q);
+    REQUIRE(series.size() == 1);
+    CHECK(series[0].run_id == 1);
+    CHECK(series[0].mainline);
+    q.mainline_only = false;
+    CHECK(db.history(q).size() == 3);
+    for (const char* index : {"summaries_history", "summaries_history_branch", "summaries_history_testbed"}) {
+        CAPTURE(index);
+        CHECK(raw.one(std::string("SELECT sql FROM sqlite_schema WHERE name = '") + index + "'").find("mainline") !=
+              std::string::npos);
+    }
+    // New runs say it themselves.
+    auto r = make_run("demo", "parse", 400, "main", "candidate");
+    r.mainline = true;
+    const auto id = db.insert_run(r);
+    CHECK(db.load_run("demo", id)->mainline);
+    q.mainline_only = true;
+    CHECK(db.history(q).size() == 2);
 }
 
 TEST_CASE("store (sqlite): a database that cannot grow (SQLITE_FULL) is store.full naming the file")

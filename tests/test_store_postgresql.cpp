@@ -15,6 +15,7 @@ using perfgate::test::db_engine;
 ps::run_record step_run(std::string benchmark, std::int64_t at, double value, std::string counter_name = "task-clock")
 {
     auto r = make_run("demo", std::move(benchmark), at);
+    r.mainline = true; // a push's run: it feeds the series the service watches
     r.counters = {
         counter(std::move(counter_name), "msec", {value, value + 0.5, value - 0.5, value + 0.25, value - 0.25})};
     return r;
@@ -107,7 +108,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             const std::string msg = e.what();
             CHECK(msg.find("version 99") != std::string::npos);
             CHECK(msg.find(fmt::format("version {}", latest)) != std::string::npos);
-            CHECK(msg.find("pg/013_acceptances.sql") != std::string::npos);
+            CHECK(msg.find("pg/014_mainline_runs.sql") != std::string::npos);
         }
         raw.rows("DELETE FROM perfgate_migrations"); // claims version 0: 001 runs again and fails
         try {
@@ -195,15 +196,15 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
     // reading the newest points off the index beats sorting the series,
     // and the planner must see that (a plan for tens of rows proves little).
     raw.rows("INSERT INTO runs (project_id, benchmark_id, testbed_id, role, git_sha, branch, backend, environment, "
-             "summary_only, created_at) "
-             "SELECT p.id, b.id, t.id, 'baseline', 'bulk' || g, 'main', 'perf', '{}', 1, 1600000000 + g "
+             "summary_only, created_at, mainline) "
+             "SELECT p.id, b.id, t.id, 'baseline', 'bulk' || g, 'main', 'perf', '{}', 1, 1600000000 + g, 1 "
              "FROM generate_series(1, 20000) g, projects p, benchmarks b, testbeds t "
              "WHERE p.name = 'demo' AND b.project_id = p.id AND b.name = 'parse' AND t.fingerprint = 'fp-runner-1'");
     raw.rows(
         "INSERT INTO summaries (run_id, counter_id, ordinal, unit, benchmark_id, testbed_id, branch, role, git_sha, "
-        "created_at, n, median, mean, stddev, cov, min, max) "
+        "created_at, n, median, mean, stddev, cov, min, max, mainline) "
         "SELECT r.id, c.id, 0, 'msec', r.benchmark_id, r.testbed_id, r.branch, r.role, r.git_sha, r.created_at, "
-        "5, 10, 10, 0.1, 0.01, 9.5, 10.5 FROM runs r, counters c "
+        "5, 10, 10, 0.1, 0.01, 9.5, 10.5, r.mainline FROM runs r, counters c "
         "WHERE r.git_sha LIKE 'bulk%' AND c.name = 'task-clock'");
     raw.rows("VACUUM ANALYZE");
     const auto base = db.insert_run(step_run("parse", 1'800'000'000, 12.0));

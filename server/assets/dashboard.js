@@ -553,6 +553,9 @@
       }
       item('branch', typeof p.branch === 'string' ? p.branch : (ln.branch || '—'));
       item('role', typeof p.role === 'string' && p.role ? p.role : (ln.role || '—'));
+      // Where the point came from: a run that feeds the branch's series (a
+      // push's), or one shown on request (a pull request's, an unmarked one).
+      if (typeof p.mainline === 'boolean') item('series', p.mainline ? 'mainline' : 'not mainline (shown on request)');
       item('date', isoDate(p.created_at));
       item('median', fmtValue(p.median, unit));
       if (isNum(p.min) && isNum(p.max)) item('min–max', fmtValue(p.min, unit) + ' – ' + fmtValue(p.max, unit));

@@ -27,7 +27,16 @@ namespace perfgate::server::pages {
 
 namespace {
 
-bool is_regression(const gate::counter_report& c) { return c.state == gate::status::regression; }
+// An ungated counter is reported, never a verdict (docs/history.md
+// "Alerts", the PR comment's table of gated counters): not a regression.
+bool is_regression(const gate::counter_report& c) { return c.gated && c.state == gate::status::regression; }
+
+// The status cell and row class of a counter: its state when it gates,
+// else "not gated" (its delta and reason are still shown).
+std::string_view shown_state(const gate::counter_report& c)
+{
+    return c.gated ? gate::to_string(c.state) : std::string_view("not gated");
+}
 
 // The values of one counter in a run (those that were counted).
 std::vector<double> values_of(const model::run_record& run, std::string_view counter)
@@ -98,7 +107,7 @@ json history_of(page_state& p, const model::run_record& base, const model::run_r
     hq.counter = c.name;
     hq.branch = base.branch;
     hq.testbed = base.testbed.fingerprint;
-    hq.role = "baseline";
+    hq.mainline_only = true; // the branch's series (docs/history.md)
     hq.before_run = std::max(base.id, head.id) + 1;
     hq.limit = 60;
     std::vector<std::tuple<std::int64_t, std::int64_t, double>> rows;
@@ -247,9 +256,9 @@ void counter_rows(writer& w, page_state& p, const gate::benchmark_report& b, con
 {
     w.f("<tr class=\"counter state-{}\"><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        gate::to_string(c.state), series_url(p.project, b.name, c.name), c.name, c.gated ? "yes" : "",
-        quantity(c.baseline.median, c.unit), quantity(c.candidate.median, c.unit), percent(c.delta_pct),
-        number(c.p_adjusted, 3), gate::to_string(c.state), c.reason);
+        c.gated ? gate::to_string(c.state) : "ungated", series_url(p.project, b.name, c.name), c.name,
+        c.gated ? "yes" : "", quantity(c.baseline.median, c.unit), quantity(c.candidate.median, c.unit),
+        percent(c.delta_pct), number(c.p_adjusted, 3), shown_state(c), c.reason);
     if (!runs.base || !runs.head) return;
     const auto& base = *runs.base;
     const auto& head = *runs.head;

@@ -103,7 +103,7 @@ series_request parse_series_request(const query_params& q)
     r.testbed = q.get("testbed");
     r.branch = q.get("branch");
     if (r.branch && r.branch->empty()) r.branch.reset();
-    r.role = one_of(q, "role", {"baseline", "candidate", "all"});
+    r.role = one_of(q, "role", {"mainline", "baseline", "candidate", "all"});
     r.range = one_of(q, "range", {"all", "30d", "90d"});
     r.x = one_of(q, "x", {"run", "date"});
     r.log = one_of(q, "log", {"0", "1"});
@@ -121,7 +121,7 @@ std::vector<model::history_point> series_history(page_state& p, const series_req
     hq.counter = r.counter;
     const std::string branch = r.branch.value_or(p.ctx.service.baseline_branch(p.project));
     if (branch != api::all_branches) hq.branch = branch;
-    hq.role = api::history_role_filter(r.role);
+    api::select_history_role(hq, r.role);
     hq.testbed = r.testbed;
     hq.limit = api::max_history_limit;
     if (r.range != "all") {
@@ -153,12 +153,20 @@ struct series_lines {
     }
 };
 
-series_lines lines_of(const std::vector<model::history_point>& points, const std::string& baseline)
+// A point's line role: "mainline" in the mainline view (the series is one
+// line whichever role measured each point), else the point's role.
+std::string line_role(const model::history_point& pt, const series_request& r)
+{
+    return r.role == api::mainline_runs ? std::string(api::mainline_runs) : pt.role;
+}
+
+series_lines lines_of(const std::vector<model::history_point>& points, const std::string& baseline,
+                      const series_request& r)
 {
     series_lines lines;
     auto& keys = lines.keys;
     for (const auto& pt : points) {
-        line_key k{pt.branch, pt.testbed, pt.testbed_name, pt.role};
+        line_key k{pt.branch, pt.testbed, pt.testbed_name, line_role(pt, r)};
         if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(std::move(k));
     }
     std::stable_partition(keys.begin(), keys.end(), [&](const line_key& k) { return k.branch == baseline; });
@@ -215,7 +223,8 @@ series_chart chart_of(page_state& p, const series_request& r, const std::vector<
         const auto& key = lines.keys[li];
         std::vector<model::history_point> mine;
         for (const auto& pt : points)
-            if (pt.branch == key.branch && pt.testbed == key.testbed && pt.role == key.role) mine.push_back(pt);
+            if (pt.branch == key.branch && pt.testbed == key.testbed && line_role(pt, r) == key.role)
+                mine.push_back(pt);
         const auto change_points = svc.change_points(p.project, r.benchmark, r.counter, key.testbed, key.branch);
         std::set<std::int64_t> starts;
         for (const auto& cp : change_points) starts.insert(cp.run_id);
@@ -255,10 +264,10 @@ void series_controls(writer& w, const page_state& p, const series_request& r, co
             series_href(p, r, range, r.role),
             range == "all" ? std::string("all") : fmt::format("{} d", range.substr(0, 2)));
     }
-    // Which runs: the baseline runs are what the watch sees (docs/history.md).
+    // Which runs: the mainline runs are what the watch sees (docs/history.md).
     w << "</span><span class=\"presets roles\" id=\"roles\">runs: ";
-    for (const std::string_view role :
-         {std::string_view("baseline"), std::string_view("candidate"), std::string_view("all")}) {
+    for (const std::string_view role : {std::string_view("mainline"), std::string_view("baseline"),
+                                        std::string_view("candidate"), std::string_view("all")}) {
         w.f("<a class=\"preset{}\" data-role=\"{}\" href=\"{}\">{}</a>", role == r.role ? " active" : "", role,
             series_href(p, r, r.range, role), role);
     }
@@ -319,7 +328,7 @@ page_view series_view(page_state& p, const query_params& q)
     const series_request r = parse_series_request(q);
     const auto points = series_history(p, r);
     const auto traits = capture::lookup_counter(r.counter);
-    const series_lines lines = lines_of(points, p.ctx.service.baseline_branch(p.project));
+    const series_lines lines = lines_of(points, p.ctx.service.baseline_branch(p.project), r);
     series_chart chart = chart_of(p, r, points, lines);
 
     page_view v("series", fmt::format("{} · {}", r.benchmark, r.counter));

@@ -184,7 +184,7 @@ class Dashboard(unittest.TestCase):
         self.assertEqual(pg(self.d, "markerRuns"), [self.alerts[0]["run_id"]])
         # One toggleable line per (branch, role, testbed), the baseline branch first.
         labels = [e.text for e in self.d.find_elements("css selector", "#controls .lines label")]
-        self.assertEqual(labels, ["main · baseline @ ci-box", "main · baseline @ ci-arm", "feature · baseline @ ci-box"])
+        self.assertEqual(labels, ["main · mainline @ ci-box", "main · mainline @ ci-arm", "feature · mainline @ ci-box"])
         # No hover box before a point is hovered; y labels with their unit.
         self.assertFalse(self.d.find_element("id", "hover").is_displayed())
         ylabels = [e.text for e in self.d.find_elements("css selector", ".dygraph-axis-label-y") if e.text]
@@ -196,6 +196,7 @@ class Dashboard(unittest.TestCase):
         sha = "%040x" % (0xabc000 + 20)
         text = hover_point(self.d, run)
         self.assertIn(sha[:12], text)
+        self.assertIn("mainline", text)   # where the point came from: a run that feeds the series
         commit = self.d.find_element("css selector", "#hover a.commit")
         self.assertEqual(commit.get_attribute("href"), REPO + "/commit/" + sha)
 
