@@ -1,4 +1,5 @@
 #include "report/format.hpp"
+#include "report/quantity.hpp"
 #include "report/render.hpp"
 
 #include <algorithm>
@@ -39,26 +40,6 @@ std::string grouped(double v, bool sign)
 }
 
 namespace {
-
-// The seconds in one of a time unit (perf's msec, the harnesses' ns);
-// nullopt when the unit is not a time.
-std::optional<double> seconds_per(std::string_view unit)
-{
-    if (unit == "ns" || unit == "nsec") return 1e-9;
-    if (unit == "us" || unit == "usec" || unit == "µs") return 1e-6;
-    if (unit == "ms" || unit == "msec") return 1e-3;
-    if (unit == "s" || unit == "sec") return 1.0;
-    return std::nullopt;
-}
-
-// The bytes in one of a size unit; nullopt when the unit is not a size.
-std::optional<double> bytes_per(std::string_view unit)
-{
-    if (unit == "B" || unit == "bytes") return 1.0;
-    if (unit == "KiB" || unit == "kB") return 1024.0;
-    if (unit == "MiB") return 1024.0 * 1024;
-    return std::nullopt;
-}
 
 // 3-4 significant digits: "123.4", "12.34", "1.234".
 std::string scaled(double v, std::string_view unit)

@@ -27,26 +27,6 @@ constexpr std::array<prefix, 5> byte_prefixes{{
     {1099511627776.0, "TiB"}, {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}, {1, "B"}}};
 // clang-format on
 
-// The seconds in one `unit`, for the time units perf and perfgate write; 0 otherwise.
-double seconds_per(std::string_view unit)
-{
-    if (unit == "ns" || unit == "nsec") return 1e-9;
-    if (unit == "us" || unit == "usec" || unit == "µs") return 1e-6;
-    if (unit == "ms" || unit == "msec") return 1e-3;
-    if (unit == "s" || unit == "sec" || unit == "seconds") return 1;
-    return 0;
-}
-
-// The bytes in one `unit`; 0 for a unit that is not one of bytes.
-double bytes_per(std::string_view unit)
-{
-    if (unit == "B" || unit == "bytes") return 1;
-    if (unit == "KiB" || unit == "KB" || unit == "kB") return 1024.0;
-    if (unit == "MiB" || unit == "MB") return 1048576.0;
-    if (unit == "GiB" || unit == "GB") return 1073741824.0;
-    return 0;
-}
-
 // `digits` significant digits, without an exponent, trailing zeros after
 // the point dropped.
 std::string significant(double v, int digits)
@@ -85,11 +65,29 @@ std::string with_prefix(double v, const std::array<prefix, N>& prefixes, int dig
 
 } // namespace
 
+std::optional<double> seconds_per(std::string_view unit)
+{
+    if (unit == "ns" || unit == "nsec") return 1e-9;
+    if (unit == "us" || unit == "usec" || unit == "µs") return 1e-6;
+    if (unit == "ms" || unit == "msec") return 1e-3;
+    if (unit == "s" || unit == "sec" || unit == "seconds") return 1.0;
+    return std::nullopt;
+}
+
+std::optional<double> bytes_per(std::string_view unit)
+{
+    if (unit == "B" || unit == "bytes") return 1.0;
+    if (unit == "KiB" || unit == "KB" || unit == "kB") return 1024.0;
+    if (unit == "MiB" || unit == "MB") return 1048576.0;
+    if (unit == "GiB" || unit == "GB") return 1073741824.0;
+    return std::nullopt;
+}
+
 std::string quantity(std::optional<double> v, std::string_view unit, int digits)
 {
     if (!v || !std::isfinite(*v)) return "–";
-    if (const double s = seconds_per(unit); s > 0) return with_prefix(*v * s, time_prefixes, digits);
-    if (const double b = bytes_per(unit); b > 0) return with_prefix(*v * b, byte_prefixes, digits);
+    if (const auto s = seconds_per(unit)) return with_prefix(*v * *s, time_prefixes, digits);
+    if (const auto b = bytes_per(unit)) return with_prefix(*v * *b, byte_prefixes, digits);
     if (unit == "%") return significant(*v, digits) + "%";
     std::string out = std::abs(*v) < 1000 ? significant(*v, digits) : with_prefix(*v, si_prefixes, digits);
     if (!unit.empty()) out += " " + std::string(unit);

@@ -31,6 +31,12 @@ inline constexpr int quantity_digits = 4;
 inline constexpr int quantity_digits_exact = 6;
 
 std::string quantity(std::optional<double> v, std::string_view unit, int digits = quantity_digits);
+// The seconds in one `unit` (ns nsec us usec µs ms msec s sec seconds);
+// nullopt for a unit that is not a time.
+std::optional<double> seconds_per(std::string_view unit);
+// The bytes in one `unit` (B bytes KiB KB kB MiB MB GiB GB); nullopt for a
+// unit that is not a size.
+std::optional<double> bytes_per(std::string_view unit);
 // quantity() in the unit the counter catalogue gives a counter by name
 // (capture::lookup_counter: task-clock in ms, heap-bytes in B; a counter
 // it does not know as a count): for stored series, which keep no unit.
