@@ -178,7 +178,8 @@ native_event resolve_with_libpfm(std::string_view name)
     return e;
 }
 
-int open_event(const native_event& e)
+// The attributes that name the event: its type and configuration.
+perf_event_attr attr_of(const native_event& e)
 {
     perf_event_attr attr{};
     attr.size = sizeof attr;
@@ -186,6 +187,12 @@ int open_event(const native_event& e)
     attr.config = e.config;
     attr.config1 = e.config1;
     attr.config2 = e.config2;
+    return attr;
+}
+
+int open_event(const native_event& e)
+{
+    perf_event_attr attr = attr_of(e);
     // Opened on perfgate's thread but never counting it: disabled, and
     // enabled only in a child's copy when that child execs. inherit gives
     // every child started afterwards (and its descendants) a copy.
@@ -308,12 +315,7 @@ public:
         // The thread writes its own batch only; nothing reads it before the join.
         b.worker = std::thread([&fds = b.fds, fresh = std::move(fresh)] {
             for (const auto& e : fresh) {
-                perf_event_attr attr{};
-                attr.size = sizeof attr;
-                attr.type = e.type;
-                attr.config = e.config;
-                attr.config1 = e.config1;
-                attr.config2 = e.config2;
+                perf_event_attr attr = attr_of(e);
                 attr.disabled = 1;
                 // User mode only: allowed wherever counting the benchmark is
                 // (perf_event_paranoid <= 2), and the hook is the same.

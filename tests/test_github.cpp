@@ -1633,8 +1633,10 @@ struct gate_server {
     perfgate::test::server_process server{db, dir.path() / "server.log", {"--public-read"}};
 
     // The candidate's task-clock is `slower` times the capture's: 3 makes the
-    // comparison a real regression, 1 an A/A pass.
-    std::int64_t upload(const std::string& sha, const std::string& role, int slower = 1) const
+    // comparison a real regression, 1 an A/A pass. Both runs of a gate share
+    // a session (measured interleaved, as perfgate run uploads them).
+    std::int64_t upload(const std::string& sha, const std::string& role, const std::string& session,
+                        int slower = 1) const
     {
         std::istringstream capture(perfgate::test::read_testdata("appended-10-runs.csv"));
         std::string csv, line;
@@ -1648,6 +1650,7 @@ struct gate_server {
                            {"git_sha", sha},
                            {"branch", role == "baseline" ? "main" : "feature"},
                            {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+                           {"session", session},
                            {"perf_csv", csv}};
         const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post, "/api/v1/projects/demo/runs",
                                             body.dump(), "application/json", token);
@@ -1656,8 +1659,9 @@ struct gate_server {
     }
     std::int64_t gate(const std::string& head, int slower = 3) const
     {
-        const json body = {{"baseline_run", upload(base_commit, "baseline")},
-                           {"candidate_run", upload(head, "candidate", slower)}};
+        const std::string session = "gate-" + head.substr(0, 12);
+        const json body = {{"baseline_run", upload(base_commit, "baseline", session)},
+                           {"candidate_run", upload(head, "candidate", session, slower)}};
         const auto r = perfgate::test::send(server.port(), boost::beast::http::verb::post,
                                             "/api/v1/projects/demo/compare", body.dump(), "application/json", token);
         REQUIRE(r.status == 201);

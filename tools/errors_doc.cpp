@@ -9,6 +9,7 @@
 // The build target errors_doc regenerates docs/errors.md in the source
 // tree; the ctest errors_doc_up_to_date runs --check on it.
 #include "model/error_catalogue.hpp"
+#include "tools/generated_doc.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -181,12 +182,6 @@ std::string page()
     return o.str();
 }
 
-int usage()
-{
-    std::fputs("usage: perfgate_errors_doc [--output FILE | --check FILE]\n", stderr);
-    return 2;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -195,33 +190,6 @@ int main(int argc, char** argv)
         std::fputs(p.c_str(), stderr);
         return 1;
     }
-    const std::string text = page();
-    if (argc == 1) {
-        std::fputs(text.c_str(), stdout);
-        return std::fflush(stdout) == 0 ? 0 : 1;
-    }
-    if (argc != 3) return usage();
-    const std::string_view mode = argv[1];
-    const std::string path = argv[2];
-    if (mode == "--output") {
-        std::ofstream out(path, std::ios::binary);
-        out << text;
-        if (!out.flush()) {
-            std::fprintf(stderr, "perfgate_errors_doc: %s: cannot write\n", path.c_str());
-            return 1;
-        }
-        return 0;
-    }
-    if (mode == "--check") {
-        std::ifstream in(path, std::ios::binary);
-        const std::string have{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-        if (have == text) return 0;
-        std::fprintf(stderr,
-                     "perfgate_errors_doc: %s is not what model/error_catalogue.hpp gives%s; regenerate it with\n"
-                     "    cmake --build BUILD --target errors_doc\n"
-                     "and commit the result.\n",
-                     path.c_str(), in ? "" : " (it cannot be read)");
-        return 1;
-    }
-    return usage();
+    return perfgate::tools::generated_doc_main({"perfgate_errors_doc", "model/error_catalogue.hpp", "errors_doc"},
+                                               page(), argc, argv);
 }

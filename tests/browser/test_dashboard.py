@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from pgbrowser import (start_driver, console_errors, console_logs, wait_ready, pg, hover_point,  # noqa: E402
                        drag_zoom, full_page_screenshot, screenshot)
+from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 ARGS = None
@@ -227,6 +228,9 @@ class Dashboard(unittest.TestCase):
         note.clear()
         note.send_keys(EVIL)
         row.find_element("css selector", "button[type=submit]").click()
+        # The old page stays "ready" until the form's answer replaces it: wait
+        # for that first, or a busy machine reads the API before the POST.
+        WebDriverWait(self.d, 20).until(staleness_of(row))
         wait_ready(self.d, 20)
         got = self.srv.api("GET", "/api/v1/projects/demo/alerts/%d" % alert["id"])
         self.assertEqual(got["status"], "acknowledged")
