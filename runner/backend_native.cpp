@@ -23,6 +23,7 @@ public:
         : backend_base(opt, scratch)
     {
         std::vector<native_event> resolved;
+        resolved.reserve(events.size());
         for (auto& e : events) resolved.push_back(native_events_.try_emplace(e, resolve_event(e)).first->second);
         // Opening and closing the counters around each execution would
         // otherwise switch the kernel's perf hooks on and off every time.

@@ -18,7 +18,7 @@ std::string normalize_webhook_url(std::string_view label, std::string_view url)
     }
     // The URL goes into an HTTP request line and into `perfgate project`'s
     // output: a byte that breaks either is refused, not escaped.
-    const std::string checked = checked_url(label, url); // HTTP:// is http://
+    std::string checked = checked_url(label, url); // HTTP:// is http://
     const std::size_t scheme = checked.starts_with("https://") ? 8 : 7;
     const std::string_view host = std::string_view(checked).substr(scheme);
     if (host.empty() || host.front() == '/' || host.front() == '?' || host.front() == '#' || host.front() == ':') {
