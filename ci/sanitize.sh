@@ -35,10 +35,13 @@ cmake -S . -B "$prefix-asan" -G Ninja -DCMAKE_CXX_COMPILER="${CXX_SANITIZE:-clan
 cmake --build "$prefix-asan" -j "$jobs"
 echo "ci/sanitize.sh: asan build (with clang-tidy) $((SECONDS - start)) s"
 # Left out here; all of them run in the test command's plain build (ci/test.sh):
-# - Four timing tests expect a verdict (a 3x or 4x slower loop fails) at
+# - Six timing tests expect a verdict (a 3x or 4x slower loop fails) at
 #   8-10 repetitions; under ASan on a PVM guest the instrumented runner's
 #   fork/exec noise swamps it (all three failed on an idle machine,
 #   2026-11-25, while passing unsanitized).
+# - The push replays (tests/test_push_replay.cpp): a dozen perfgate runs
+#   under callgrind each; the server code they reach is test_service's and
+#   test_server's, which run here. About 20 s of the stage's budget.
 # - The two browser tests: Chromium drives the pages and the flame graph;
 #   the server code they reach is the router's and the pages', which
 #   test_pages and test_server run here. 25 s under ASan.
@@ -50,8 +53,9 @@ echo "ci/sanitize.sh: asan build (with clang-tidy) $((SECONDS - start)) s"
 #   against it; stale paths): they read files and the records the suites
 #   leave, not sanitized code; the plain build runs them.
 documents='^(openapi_.*|postgresql/openapi_answers|stale_paths)$'
-timing_verdicts='perfgate run end to end \(real perf, local SQLite\)|perfgate run --budget / --max-repetitions|perfgate run --server: all benchmarks in one gate|run --harness gbench: the benchmark made 3x slower'
+timing_verdicts='perfgate run end to end \(real perf, local SQLite\)|perfgate run --budget / --max-repetitions|perfgate run --server: all benchmarks in one gate|run --harness gbench: the benchmark made 3x slower|run --harness gbench --budget: '
 browsers='^(dashboard|flamegraph)_browser$'
+replays='^push replay: '
 size_limits='service: one compare reads at most max_compare_counters counters and max_compare_samples samples'
 start=$SECONDS
 ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900 -E "$timing_verdicts|$browsers|$size_limits|$documents"
