@@ -58,7 +58,7 @@ browsers='^(dashboard|flamegraph)_browser$'
 replays='^push replay: '
 size_limits='service: one compare reads at most max_compare_counters counters and max_compare_samples samples'
 start=$SECONDS
-ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900 -E "$timing_verdicts|$browsers|$size_limits|$documents"
+ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900 -E "$timing_verdicts|$browsers|$size_limits|$documents|$replays"
 echo "ci/sanitize.sh: asan ctest $((SECONDS - start)) s"
 
 start=$SECONDS
