@@ -124,6 +124,10 @@ struct measure_options {
     std::vector<std::string> events; // perf / native -e list; empty: the defaults above
     std::vector<int> cpus;           // pin with sched_setaffinity; empty: no pinning
     bool keep_aslr = false;          // else personality(ADDR_NO_RANDOMIZE)
+    // Credential-like variables the measured commands inherit all the same
+    // (perfgate run --pass-env NAME); the others are dropped
+    // (runner/process.hpp is_secret_name).
+    std::vector<std::string> pass_env;
     run_order order = run_order::alternate;
     std::uint64_t seed = 0;                           // for run_order::random
     std::optional<std::chrono::milliseconds> timeout; // per execution
