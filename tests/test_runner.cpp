@@ -1542,7 +1542,10 @@ TEST_CASE("measured commands do not inherit credentials: every backend, --pass-e
                               {"PERFGATE_TEST_PLAIN", "kept"}};
     auto variables = [](const std::filesystem::path& file) {
         std::map<std::string, std::string> vars;
-        std::istringstream lines(read_text(file));
+        std::ifstream in(file);
+        std::stringstream text;
+        text << in.rdbuf();
+        std::istringstream lines(text.str());
         for (std::string line; std::getline(lines, line);) {
             const auto eq = line.find('=');
             if (eq != std::string::npos) vars[line.substr(0, eq)] = line.substr(eq + 1);
