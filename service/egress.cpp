@@ -236,7 +236,8 @@ std::string refusal_text(const ip_address& a, const std::string& why, const std:
 {
     return fmt::format("host {} is {} ({}); webhooks may not connect there (perfgate serve "
                        "--webhook-allow-private CIDR allows a range)",
-                       host.substr(0, 80), why.starts_with("unspecified") ? "the unspecified address" : "a " + why + " address",
+                       host.substr(0, 80),
+                       why.starts_with("unspecified") ? "the unspecified address" : "a " + why + " address",
                        a.to_string());
 }
 

@@ -314,15 +314,16 @@ void notifier::attempt(delivery& d)
         d.post.connect_port = verdict.to->port;
         // Signed now, not when queued: the timestamp is the attempt's, so a
         // retry after its back-off is inside a receiver's 5-minute window.
-        const std::int64_t now =
-            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
+        const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
         d.post.headers = {{"Content-Type", "application/json"},
                           {"User-Agent", "perfgate-webhook"},
                           {"X-Perfgate-Event", d.event},
                           {"X-Perfgate-Delivery", d.id},
                           {"X-Perfgate-Timestamp", std::to_string(now)}};
-        if (d.secret) d.post.headers.emplace_back("X-Perfgate-Signature", webhook_signature(*d.secret, now, d.post.body));
+        if (d.secret)
+            d.post.headers.emplace_back("X-Perfgate-Signature", webhook_signature(*d.secret, now, d.post.body));
         try {
             answer = send_(d.post);
         } catch (const std::exception& e) {

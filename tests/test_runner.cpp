@@ -1556,8 +1556,10 @@ TEST_CASE("measured commands do not inherit credentials: every backend, --pass-e
         INFO(backend);
         const auto base_out = dir.path() / (backend + ".baseline.env");
         const auto cand_out = dir.path() / (backend + ".candidate.env");
-        std::vector<std::string> args = {"run",        "-q",           "--backend", backend, "-r", "1", "--warmup", "0",
-                                         "--pass-env", "GITHUB_TOKEN", "--env",     "PERFGATE_TOKEN=given"};
+        std::vector<std::string> args = {"run",          "-q",    "--backend",
+                                         backend,        "-r",    "1",
+                                         "--warmup",     "0",     "--pass-env",
+                                         "GITHUB_TOKEN", "--env", "PERFGATE_TOKEN=given"};
         if (backend == "perf" || backend == "native") args.insert(args.end(), {"--events", "task-clock"});
         args.insert(args.end(), {"--baseline", "sh " + script.string() + " " + base_out.string(), "--candidate",
                                  "sh " + script.string() + " " + cand_out.string()});
@@ -1579,7 +1581,8 @@ TEST_CASE("measured commands do not inherit credentials: every backend, --pass-e
             CHECK(vars.count("PATH") == 1);
         }
     }
-    const auto bad = run_perfgate({"run", "--pass-env", "A=B", "--baseline", "true", "--candidate", "true"}, dir.path());
+    const auto bad = run_perfgate({"run", "--pass-env", "A=B", "--baseline", "true", "--candidate", "true"},
+                                  dir.path());
     CHECK(bad.code == 2);
     CHECK(bad.err.find("--pass-env: expected a variable's NAME, got 'A=B'") != std::string::npos);
 }

@@ -394,18 +394,43 @@ TEST_CASE("webhooks over a real server: a receiver on loopback is refused by def
         const auto port = srv.port();
         // At creation: every spelling of the receiver's address, and the
         // other inside ranges, are a 400 naming the field.
-        for (const std::string host :
-             {"127.0.0.1", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "0x7f000001", "127.1", "127.0.1", "127.0.0.1.",
-              "localhost", "LOCALHOST.", "hooks.localhost", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]",
-              "[::127.0.0.1]", "[64:ff9b::7f00:1]", "169.254.169.254", "10.0.0.1", "172.16.1.1", "192.168.1.1",
-              "100.64.0.1", "[fd00::1]", "[fe80::1]", "224.0.0.1", "0.0.0.0", "0", "[::]", "255.255.255.255"}) {
+        for (const std::string host : {"127.0.0.1",
+                                       "2130706433",
+                                       "0177.0.0.1",
+                                       "0x7f.0.0.1",
+                                       "0x7f000001",
+                                       "127.1",
+                                       "127.0.1",
+                                       "127.0.0.1.",
+                                       "localhost",
+                                       "LOCALHOST.",
+                                       "hooks.localhost",
+                                       "[::1]",
+                                       "[::ffff:127.0.0.1]",
+                                       "[::ffff:7f00:1]",
+                                       "[::127.0.0.1]",
+                                       "[64:ff9b::7f00:1]",
+                                       "169.254.169.254",
+                                       "10.0.0.1",
+                                       "172.16.1.1",
+                                       "192.168.1.1",
+                                       "100.64.0.1",
+                                       "[fd00::1]",
+                                       "[fe80::1]",
+                                       "224.0.0.1",
+                                       "0.0.0.0",
+                                       "0",
+                                       "[::]",
+                                       "255.255.255.255"}) {
             INFO(host);
             const auto r = post_webhook(port, token, {{"url", "http://" + host + ":" + port_text + "/hook"}});
             check_error(r, 400, "ingest.bad_field");
             CHECK(r.error().at("message").get<std::string>().starts_with("field 'url': host "));
             CHECK(r.error().at("message").get<std::string>().find("--webhook-allow-private") != std::string::npos);
         }
-        CHECK(send(port, http::verb::get, "/api/v1/projects/demo/webhooks", {}, {}, token).parsed().at("webhooks")
+        CHECK(send(port, http::verb::get, "/api/v1/projects/demo/webhooks", {}, {}, token)
+                  .parsed()
+                  .at("webhooks")
                   .empty());
 
         // The operator's CLI does not judge a URL; every delivery does: the

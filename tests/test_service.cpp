@@ -1868,9 +1868,8 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     }
     CHECK(sent == 3);
     REQUIRE(lines.size() == 2);
-    CHECK(lines[0] ==
-          "perfgate serve: webhook " + std::to_string(id) +
-              " (http://127.0.0.1:9) delivery dropped: project 'demo' has 2 deliveries queued");
+    CHECK(lines[0] == "perfgate serve: webhook " + std::to_string(id) +
+                          " (http://127.0.0.1:9) delivery dropped: project 'demo' has 2 deliveries queued");
     const auto hooks = svc.webhooks("demo");
     REQUIRE(hooks.size() == 1);
     CHECK(hooks[0].last_outcome == std::optional<std::string>("delivered"));
@@ -1883,27 +1882,65 @@ TEST_CASE("egress policy: every spelling of an inside address is refused, public
     const egress_policy closed;
     // Issue 43 finding 1: each of these reached the server's own network.
     const std::vector<std::string> inside = {
-        "http://127.0.0.1/h", "http://2130706433/h", "http://0177.0.0.1/h", "http://0x7f.0.0.1/h",
-        "http://0x7f000001/h", "http://017700000001/h", "http://127.1/h", "http://127.0.1/h", "http://127.0.0.1./h",
-        "http://0x7F.1:8080/h", "http://localhost/h", "http://LOCALHOST./h", "http://a.b.localhost:9/h",
-        "http://[::1]/h", "http://[0:0:0:0:0:0:0:1]/h", "http://[::ffff:127.0.0.1]/h", "http://[::ffff:7f00:1]/h",
-        "http://[::127.0.0.1]/h", "http://[64:ff9b::7f00:1]/h", "http://[64:ff9b::a9fe:a9fe]/h",
-        "http://[64:ff9b:1::1]/h", "http://[2002:7f00:1::]/h", "http://169.254.169.254/latest/meta-data",
-        "http://0xa9fea9fe/", "http://2852039166/", "http://[::ffff:169.254.169.254]/", "http://10.1.2.3/",
-        "http://012.1.2.3/", "http://172.16.0.1/", "http://172.31.255.255/", "http://192.168.0.1/",
-        "http://[::ffff:192.168.0.1]/", "http://100.64.0.1/", "http://100.127.255.255/", "http://[fc00::1]/",
-        "http://[fd12:3456::1]/", "http://[fe80::1]/", "http://[fec0::1]/", "http://[ff02::1]/", "http://224.0.0.1/",
-        "http://239.255.255.250/", "http://0.0.0.0/", "http://0/", "http://[::]/", "http://255.255.255.255/",
-        "http://240.0.0.1/", "https://[::ffff:10.0.0.1]:8443/h", "http://u:p@8.8.8.8/h", "http://[127.0.0.1]/",
+        "http://127.0.0.1/h",
+        "http://2130706433/h",
+        "http://0177.0.0.1/h",
+        "http://0x7f.0.0.1/h",
+        "http://0x7f000001/h",
+        "http://017700000001/h",
+        "http://127.1/h",
+        "http://127.0.1/h",
+        "http://127.0.0.1./h",
+        "http://0x7F.1:8080/h",
+        "http://localhost/h",
+        "http://LOCALHOST./h",
+        "http://a.b.localhost:9/h",
+        "http://[::1]/h",
+        "http://[0:0:0:0:0:0:0:1]/h",
+        "http://[::ffff:127.0.0.1]/h",
+        "http://[::ffff:7f00:1]/h",
+        "http://[::127.0.0.1]/h",
+        "http://[64:ff9b::7f00:1]/h",
+        "http://[64:ff9b::a9fe:a9fe]/h",
+        "http://[64:ff9b:1::1]/h",
+        "http://[2002:7f00:1::]/h",
+        "http://169.254.169.254/latest/meta-data",
+        "http://0xa9fea9fe/",
+        "http://2852039166/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://10.1.2.3/",
+        "http://012.1.2.3/",
+        "http://172.16.0.1/",
+        "http://172.31.255.255/",
+        "http://192.168.0.1/",
+        "http://[::ffff:192.168.0.1]/",
+        "http://100.64.0.1/",
+        "http://100.127.255.255/",
+        "http://[fc00::1]/",
+        "http://[fd12:3456::1]/",
+        "http://[fe80::1]/",
+        "http://[fec0::1]/",
+        "http://[ff02::1]/",
+        "http://224.0.0.1/",
+        "http://239.255.255.250/",
+        "http://0.0.0.0/",
+        "http://0/",
+        "http://[::]/",
+        "http://255.255.255.255/",
+        "http://240.0.0.1/",
+        "https://[::ffff:10.0.0.1]:8443/h",
+        "http://u:p@8.8.8.8/h",
+        "http://[127.0.0.1]/",
     };
     for (const auto& url : inside) {
         INFO(url);
         CHECK_THROWS_AS(closed.check_url("field 'url'", url), perfgate::error);
     }
     const std::vector<std::string> outside = {
-        "http://93.184.216.34/h", "http://8.8.8.8:8080/x", "https://[2606:4700::1111]/h", "http://172.32.0.1/",
-        "http://100.128.0.1/", "http://[::ffff:8.8.8.8]/", "http://[64:ff9b::808:808]/", "http://hooks.example.com/",
-        "https://hooks.slack.com/services/T0/B0/XXXX", "http://134744072/", // 8.8.8.8 spelt as one number
+        "http://93.184.216.34/h",     "http://8.8.8.8:8080/x",     "https://[2606:4700::1111]/h",
+        "http://172.32.0.1/",         "http://100.128.0.1/",       "http://[::ffff:8.8.8.8]/",
+        "http://[64:ff9b::808:808]/", "http://hooks.example.com/", "https://hooks.slack.com/services/T0/B0/XXXX",
+        "http://134744072/", // 8.8.8.8 spelt as one number
     };
     for (const auto& url : outside) {
         INFO(url);
@@ -1924,7 +1961,7 @@ TEST_CASE("egress policy: every spelling of an inside address is refused, public
     CHECK_NOTHROW(loopback.check_url("u", "http://127.1:8080/x"));
     CHECK_NOTHROW(loopback.check_url("u", "http://[::ffff:127.0.0.1]/"));
     CHECK_NOTHROW(loopback.check_url("u", "http://2130706433/"));
-    CHECK_THROWS_AS(loopback.check_url("u", "http://[::1]/"), perfgate::error); // IPv6 loopback is not in 127/8
+    CHECK_THROWS_AS(loopback.check_url("u", "http://[::1]/"), perfgate::error);     // IPv6 loopback is not in 127/8
     CHECK_THROWS_AS(loopback.check_url("u", "http://localhost/"), perfgate::error); // ::1 too
     CHECK_THROWS_AS(loopback.check_url("u", "http://10.0.0.1/"), perfgate::error);
     const egress_policy office({parse_ip_range("--webhook-allow-private", "10.20.0.0/16"),
@@ -1999,7 +2036,8 @@ TEST_CASE("service: webhook deliveries queue per project: a burst drops only its
                     if (name == "X-Perfgate-Delivery") ids_by_alert[key].insert(value);
                 cv.notify_all();
                 cv.wait(lock, [&] { return release; });
-                if (key.starts_with("quiet") && failures_left-- > 0) return perfgate::service::webhook_answer{503, {}, {}};
+                if (key.starts_with("quiet") && failures_left-- > 0)
+                    return perfgate::service::webhook_answer{503, {}, {}};
                 return perfgate::service::webhook_answer{204, {}, {}};
             },
             options,
