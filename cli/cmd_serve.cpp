@@ -56,8 +56,8 @@ command_spec make_serve_command()
             {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
             {"public-read", 0, false, false, "", "serve GET routes without a token"},
             {"trusted-proxy", 0, true, false, "ADDR,...",
-             "proxies (IP addresses) whose X-Forwarded-For names the client for the dashboard's sign-in throttle, "
-             "besides loopback (default: loopback only)"},
+             "proxies (IP addresses) whose X-Forwarded-For names the client for the dashboard's sign-in throttle "
+             "and anonymous reads; a proxy on this host too (127.0.0.1) (default: none)"},
             {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
             {"max-header", 0, true, false, "BYTES", "largest request header accepted (default 65536); larger -> 431"},
             {"max-connections", 0, true, false, "N",

@@ -1,4 +1,4 @@
-// Alert notifications: bodies, signatures and the delivery thread
+// Alert notifications: bodies, signatures and the delivery threads
 // (notifier.hpp; docs/history.md "Notifications").
 #include "service/notifier.hpp"
 
