@@ -15,7 +15,7 @@
 // connects to the address checked. A failed attempt (a refusal, a transport
 // error or a status other than 2xx; redirects are not followed) is retried
 // with exponential back-off; the outcome goes to the store's delivery log
-// (store::record_webhook_delivery) as a coarse class (webhook_failure_*),
+// (store::webhooks::record_delivery) as a coarse class (webhook_failure_*),
 // and the log line names the URL by scheme and host only.
 //
 // Threading: every public member may be called from any thread. The
