@@ -238,7 +238,6 @@ int cmd_serve(const argv_t& argv)
     for (const auto& cidr : parsed.all("webhook-allow-private"))
         allowed.push_back(service::parse_ip_range("--webhook-allow-private", cidr));
     notify.policy = service::egress_policy(allowed);
-    service.set_webhook_policy(notify.policy);
     service.notify_with(std::make_shared<service::notifier>(
         db,
         [](const service::webhook_post& p) {

@@ -163,6 +163,8 @@ public:
     [[nodiscard]] counts stats() const;
     // Waits until nothing is queued or being sent (tests, shutdown).
     void drain() const;
+    // Where deliveries may connect (notifier_options::policy).
+    [[nodiscard]] const egress_policy& policy() const { return options_.policy; }
 
 private:
     struct delivery {

@@ -382,12 +382,11 @@ public:
     // watch_in_background (whose worker keeps the notifier it was started
     // with). Without one (the CLI on a database) nothing is posted: delivery
     // happens from perfgate serve.
+    // From then on add_webhook also refuses a URL whose host is an IP literal
+    // or a localhost name that n's egress policy refuses (perfgate serve;
+    // without a notifier, as in the CLI with the database in hand, a URL is
+    // not judged when added; every delivery is).
     void notify_with(std::shared_ptr<notifier> n) { notifier_ = std::move(n); }
-    // Where webhooks may connect (perfgate serve sets it): from then on
-    // add_webhook refuses a URL whose host is a refused IP literal or a
-    // localhost name (egress_policy::check_url). Unset (the CLI, with the
-    // database in hand): not checked when added; every delivery is.
-    void set_webhook_policy(egress_policy policy) { webhook_policy_ = std::move(policy); }
     [[nodiscard]] std::optional<notifier::counts> notify_stats() const
     {
         return notifier_ ? std::optional(notifier_->stats()) : std::nullopt;
@@ -503,7 +502,6 @@ private:
     std::shared_ptr<history_cache> histories_;
     std::shared_ptr<watch_queue> watcher_;
     std::shared_ptr<notifier> notifier_;
-    std::optional<egress_policy> webhook_policy_;
     std::shared_ptr<commit_queue> committer_;
     stats::change_point_options change_point_defaults_;
 };

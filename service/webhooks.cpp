@@ -33,7 +33,7 @@ std::int64_t service::add_webhook(const std::string& project, std::string_view u
 {
     require_project(project);
     const std::string checked = normalize_webhook_url(url_label, url);
-    if (webhook_policy_) webhook_policy_->check_url(url_label, checked);
+    if (notifier_) notifier_->policy().check_url(url_label, checked);
     if (format != "json" && format != "slack") {
         throw error(errors::ingest_bad_field,
                     fmt::format("format: expected json or slack, got '{}'", format.substr(0, 32)));
