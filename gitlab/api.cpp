@@ -105,6 +105,50 @@ std::string with_page(const std::string& path_or_url, const std::string& page)
     return out + (first ? "" : "&") + "page=" + page;
 }
 
+// The next page of a list: x-next-page (empty on the last page), else
+// Link's rel="next".
+std::string next_page(const http_response& res, const std::string& path_or_url)
+{
+    const std::string page = res.header("x-next-page").value_or("");
+    if (page.empty()) return link_next(res.header("link").value_or(""));
+    if (!std::all_of(page.begin(), page.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        return {};
+    return with_page(path_or_url, page);
+}
+
+} // namespace
+
+// How long a 429 asks to wait (docs.gitlab.com "Rate limits"): Retry-After
+// in seconds or as an HTTP date, else until RateLimit-Reset (a Unix time),
+// else the backoff. "gitlab.rate_limited" when that does not fit the budget
+// or the attempts are spent.
+milliseconds gitlab_api::rate_limit_wait(const http_response& res, const std::string& message, const std::string& what,
+                                         milliseconds waited, int attempt, milliseconds backoff) const
+{
+    milliseconds wait = backoff;
+    if (auto after = header_int(res, "retry-after")) {
+        wait = seconds(std::max(0LL, *after));
+    } else if (auto date = res.header("retry-after"); date && parse_http_date(*date)) {
+        wait = std::max(milliseconds(0), std::chrono::ceil<milliseconds>(*parse_http_date(*date) - retry_.now()));
+    } else if (auto reset = header_int(res, "ratelimit-reset")) {
+        const auto now = std::chrono::floor<seconds>(retry_.now().time_since_epoch()).count();
+        wait = seconds(std::max(1LL, *reset - now + 1));
+    }
+    if (waited + wait > retry_.max_wait)
+        throw error(errors::gitlab_rate_limited,
+                    fmt::format("{}: rate limited (HTTP 429); GitLab asks to wait {} s, more than the {} s left of the "
+                                "{} s perfgate waits: {}",
+                                what, std::chrono::ceil<seconds>(wait).count(),
+                                std::chrono::floor<seconds>(retry_.max_wait - waited).count(),
+                                std::chrono::floor<seconds>(retry_.max_wait).count(), message));
+    if (attempt >= retry_.max_attempts)
+        throw error(errors::gitlab_rate_limited,
+                    fmt::format("{}: rate limited (HTTP 429) after {} attempts: {}", what, attempt, message));
+    return wait;
+}
+
+namespace {
+
 // The last guard before a request leaves (as github/api.cpp): a path of
 // plain path characters, no "." or ".." segment, no percent escapes; an
 // absolute URL only under the API's own URL.
@@ -174,16 +218,7 @@ json gitlab_api::call(std::string_view method, const std::string& path_or_url, c
             continue;
         }
         if (res.status >= 200 && res.status < 300) {
-            if (next) {
-                next->clear();
-                const std::string page = res.header("x-next-page").value_or("");
-                if (!page.empty() && std::all_of(page.begin(), page.end(),
-                                                 [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-                    *next = with_page(path_or_url, page);
-                } else if (page.empty()) {
-                    *next = link_next(res.header("link").value_or(""));
-                }
-            }
+            if (next) *next = next_page(res, path_or_url);
             if (res.body.empty()) return nullptr;
             json j = json::parse(res.body, nullptr, false);
             if (j.is_discarded())
@@ -204,28 +239,7 @@ json gitlab_api::call(std::string_view method, const std::string& path_or_url, c
             continue;
         }
         if (res.status == 429) {
-            // GitLab's rate limit headers (docs.gitlab.com, "Rate limits"):
-            // Retry-After in seconds, RateLimit-Reset a Unix time.
-            milliseconds wait = backoff;
-            if (auto after = header_int(res, "retry-after")) {
-                wait = seconds(std::max(0LL, *after));
-            } else if (auto date = res.header("retry-after"); date && parse_http_date(*date)) {
-                wait = std::max(milliseconds(0),
-                                std::chrono::ceil<milliseconds>(*parse_http_date(*date) - retry_.now()));
-            } else if (auto reset = header_int(res, "ratelimit-reset")) {
-                const auto now = std::chrono::floor<seconds>(retry_.now().time_since_epoch()).count();
-                wait = seconds(std::max(1LL, *reset - now + 1));
-            }
-            if (waited + wait > retry_.max_wait)
-                throw error(errors::gitlab_rate_limited,
-                            fmt::format("{}: rate limited (HTTP 429); GitLab asks to wait {} s, more than the {} s "
-                                        "left of the {} s perfgate waits: {}",
-                                        what, std::chrono::ceil<seconds>(wait).count(),
-                                        std::chrono::floor<seconds>(retry_.max_wait - waited).count(),
-                                        std::chrono::floor<seconds>(retry_.max_wait).count(), message));
-            if (attempt >= retry_.max_attempts)
-                throw error(errors::gitlab_rate_limited,
-                            fmt::format("{}: rate limited (HTTP 429) after {} attempts: {}", what, attempt, message));
+            const milliseconds wait = rate_limit_wait(res, message, what, waited, attempt, backoff);
             waited += wait;
             retry_.sleep(wait);
             continue;

@@ -10,6 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+namespace perfgate::client {
+struct http_response;
+} // namespace perfgate::client
+
 namespace perfgate::gitlab {
 
 // Retry rules. Transport failures and 5xx back off exponentially from
@@ -58,6 +62,10 @@ public:
     [[nodiscard]] const std::string& api_url() const { return api_url_; }
 
 private:
+    std::chrono::milliseconds rate_limit_wait(const client::http_response& res, const std::string& message,
+                                              const std::string& what, std::chrono::milliseconds waited, int attempt,
+                                              std::chrono::milliseconds backoff) const;
+
     std::string api_url_, token_, ca_file_;
     retry_policy retry_;
 };

@@ -25,8 +25,8 @@ using nlohmann::json;
 
 namespace {
 // GitLab's documented limits: a note body of at most 1,000,000 characters
-// (api/notes.md), per_page at most 100 with a default of 20
-// (api/rest/index.md, "Offset-based pagination").
+// (docs.gitlab.com/api/notes), per_page at most 100 with a default of 20
+// (docs.gitlab.com/api/rest, "Offset-based pagination").
 constexpr std::size_t max_note_chars = 1000000;
 constexpr std::size_t max_description_chars = 255;
 constexpr long max_per_page = 100;
@@ -138,7 +138,7 @@ struct fake_gitlab::state {
         const json not_found = {{"message", "404 Not found"}};
         if (!rec.path.starts_with("/api/v4/")) return make(404, not_found, v, ka);
         const std::string path = rec.path.substr(7);
-        // Every endpoint here needs authentication (api/rest/authentication.md).
+        // Every endpoint here needs authentication (docs.gitlab.com/api/rest/authentication).
         if (rec.headers["private-token"] != token) return make(401, {{"message", "401 Unauthorized"}}, v, ka);
         if (rec.method != "GET" && !rec.headers["content-type"].starts_with("application/json"))
             return make(415, {{"message", "415 Unsupported Media Type"}}, v, ka);

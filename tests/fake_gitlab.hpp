@@ -4,9 +4,8 @@
 // request notes and commit statuses in memory, enforces what GitLab
 // documents for these endpoints and records every request.
 //
-// Endpoints (docs.gitlab.com/api: notes.md, commits.md "Set the pipeline
-// status of a commit", members.md, merge_requests.md, users.md, rest/index.md
-// "Pagination"), all under /api/v4 and all needing PRIVATE-TOKEN (401
+// Endpoints (docs.gitlab.com/api pages notes, commits "Set the pipeline
+// status of a commit", members, merge_requests, users, rest "Pagination"), all under /api/v4 and all needing PRIVATE-TOKEN (401
 // otherwise):
 //   GET  /user                                   -> {id, username}
 //   GET  /projects/:id/merge_requests/:iid/notes?per_page=&page=&sort=&order_by=

@@ -181,7 +181,7 @@ std::size_t utf8_chars(const std::string& s)
 
 } // namespace
 
-TEST_CASE("gitlab: a merge request pipeline creates one note, then edits it; the status marks the MR head")
+TEST_CASE("gitlab: a merge request pipeline creates one note, then edits it, and the status marks the MR head")
 {
     fake_gitlab gl;
     gl.add_merge_request(mr, head_sha);
@@ -276,7 +276,7 @@ TEST_CASE("gitlab: the sticky note is ours only, found across pages by x-next-pa
     }
 }
 
-TEST_CASE("gitlab: a push pipeline sets the status on CI_COMMIT_SHA and posts no note; merged results mark the head")
+TEST_CASE("gitlab: a push pipeline sets the status on CI_COMMIT_SHA and posts no note, merged results mark the head")
 {
     fake_gitlab gl;
     gl.add_merge_request(mr, head_sha);
@@ -409,7 +409,7 @@ TEST_CASE("gitlab: a 500-benchmark suite's note fits GitLab's 1,000,000-characte
     CHECK(body.find("| BM/suite:499 |") != std::string::npos);
 }
 
-TEST_CASE("gitlab: 5xx and 429 are retried as GitLab says (Retry-After, RateLimit-Reset); 401 names the token")
+TEST_CASE("gitlab: 5xx and 429 are retried as GitLab says (Retry-After, RateLimit-Reset), 401 names the token")
 {
     fake_gitlab gl;
     gl.add_merge_request(mr, head_sha);
@@ -700,7 +700,7 @@ std::string sticky(const fake_gitlab& gl)
 } // namespace
 
 TEST_CASE(
-    "accept --gitlab: a Developer or Maintainer flips the status; a Guest or Reporter gets a reply, nothing changes")
+    "accept --gitlab: a Developer or Maintainer flips the status, a Guest or Reporter gets a reply, nothing changes")
 {
     fake_gitlab gl;
     gl.add_merge_request(mr, accepted_head);
