@@ -920,12 +920,14 @@ with open(sys.argv[2], "w") as out:
     out.write("\n".join(doc["perfgate"]["script"]) + "\n")
 )PY";
     std::ofstream(dir.path() / "extract.py") << extract;
-    perfgate::test::shell_output(
-        "python3 " + q(dir.path() / "extract.py") + " " +
-        q(fs::path(PERFGATE_SOURCE_DIR) / "ci" / "gitlab" / "perfgate.gitlab-ci.yml") + " " + q(job) +
-        " PERFGATE_BIN=" + perfgate::test::perfgate_exe +
-        " 'PERFGATE_BUILD=mkdir -p build && cp bench.sh build/bench && chmod +x build/bench'" +
-        " PERFGATE_BENCH=build/bench 'PERFGATE_RUN_ARGS=--backend rusage --repetitions 5 --warmup 0 --quiet'");
+    const auto write_job = [&](const std::string& install) {
+        perfgate::test::shell_output(
+            "python3 " + q(dir.path() / "extract.py") + " " +
+            q(fs::path(PERFGATE_SOURCE_DIR) / "ci" / "gitlab" / "perfgate.gitlab-ci.yml") + " " + q(job) + " " +
+            install + " 'PERFGATE_BUILD=mkdir -p build && cp bench.sh build/bench && chmod +x build/bench'" +
+            " PERFGATE_BENCH=build/bench 'PERFGATE_RUN_ARGS=--backend rusage --repetitions 5 --warmup 0 --quiet'");
+    };
+    write_job("PERFGATE_BIN=" + perfgate::test::perfgate_exe);
     const std::string vars = fmt::format(
         "GITLAB_CI=true CI_API_V4_URL={} CI_SERVER_URL={} CI_PROJECT_ID=42 CI_PROJECT_DIR={} CI_JOB_ID=1 "
         "CI_MERGE_REQUEST_IID=7 CI_MERGE_REQUEST_DIFF_BASE_SHA={} CI_COMMIT_SHA={} "
@@ -953,6 +955,38 @@ with open(sys.argv[2], "w") as out:
     CHECK(fs::exists(repo / "perfgate-report.json"));
     CHECK(job_log.find("section_start:") != std::string::npos);
 
+    SUBCASE("the release tarball from PERFGATE_RELEASE_URL, checked against its .sha256; a mismatch is refused")
+    {
+        // A release as ci/release.sh lays it out, its perfgate a link to the build's.
+        const fs::path rel = dir.path() / "release";
+        const std::string name = "perfgate-9.9.9-linux-" + perfgate::test::shell_output("uname -m");
+        fs::create_directories(rel / name / "bin");
+        fs::create_symlink(perfgate::test::perfgate_exe, rel / name / "bin" / "perfgate");
+        perfgate::test::shell_output("cd " + q(rel) + " && tar -czf " + name + ".tar.gz " + name + " && sha256sum " +
+                                     name + ".tar.gz > " + name + ".tar.gz.sha256");
+        write_job("PERFGATE_VERSION=9.9.9 PERFGATE_RELEASE_URL=file://" + rel.string());
+        const auto rerun = [&] {
+            fs::remove_all(repo / ".perfgate-base");
+            fs::remove_all(repo / ".perfgate-release");
+            perfgate::test::shell_output(git + "worktree prune");
+            gl.clear_requests();
+            return std::system(cmd.c_str());
+        };
+        const int tar_rc = rerun();
+        REQUIRE(WIFEXITED(tar_rc));
+        CHECK(WEXITSTATUS(tar_rc) == WEXITSTATUS(rc));
+        CHECK(gl.notes(mr).size() == 1);
+        CHECK(gl.statuses().size() == 2);
+
+        std::ofstream(rel / (name + ".tar.gz.sha256")) << std::string(64, 'a') << "  " << name << ".tar.gz\n";
+        const int bad_rc = rerun();
+        REQUIRE(WIFEXITED(bad_rc));
+        CHECK(WEXITSTATUS(bad_rc) == 1);
+        CHECK(gl.requests().empty());
+        std::ifstream bad_in(dir.path() / "job.log");
+        const std::string bad_log((std::istreambuf_iterator<char>(bad_in)), std::istreambuf_iterator<char>());
+        CHECK(bad_log.find("does not match its .sha256: refusing it") != std::string::npos);
+    }
     SUBCASE("a fork's merge request (no token): the same gate, nothing posted, the JUnit report written")
     {
         fs::remove(repo / "perfgate-junit.xml");
