@@ -167,13 +167,16 @@ private:
                 return 0;
             throw;
         }
-        const auto level = int_at(answer, "access_level");
-        if (!level)
+        // GitLab's levels run from 0 (no access) to 60 (admin); anything else is not an answer.
+        constexpr std::int64_t max_access_level = 100;
+        const auto answered = int_at(answer, "access_level");
+        if (!answered || *answered < 0 || *answered > max_access_level)
             throw error(errors::gitlab_bad_response,
-                        fmt::format("GET members/all/{}: no access_level in the answer", user_id));
-        log_ << fmt::format("perfgate accept: @{} is {} ({}) in project {}\n", result_.username, role_name(*level),
-                            *level, env_.project_id);
-        return static_cast<int>(*level);
+                        fmt::format("GET members/all/{}: no access_level from 0 to 100 in the answer", user_id));
+        const int level = static_cast<int>(*answered);
+        log_ << fmt::format("perfgate accept: @{} is {} ({}) in project {}\n", result_.username, role_name(level),
+                            level, env_.project_id);
+        return level;
     }
 
     void deny()
