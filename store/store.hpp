@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "model/acceptance.hpp"
+#include "model/token_scope.hpp"
 #include "model/alert.hpp"
 #include "model/comparison.hpp"
 #include "model/run.hpp"
@@ -116,8 +117,12 @@ public:
     std::int64_t ensure_project(std::string_view project);
     [[nodiscard]] bool project_exists(std::string_view project) const;
     // expires_at: unix seconds after which the token opens nothing (nullopt: never).
+    // scopes: what the token may do (model/token_scope.hpp); legacy() stores
+    // no scope list, as tokens created before scopes existed (every power).
+    // Token ids are never reused, also after a revocation (019_token_scopes.sql).
     std::string create_token(std::string_view project, std::string_view name,
-                             std::optional<std::int64_t> expires_at = std::nullopt);
+                             std::optional<std::int64_t> expires_at = std::nullopt,
+                             model::scope_set scopes = model::scope_set::legacy());
     // The project a token belongs to (constant-time hash comparison), or
     // nullopt: unknown, revoked or expired.
     [[nodiscard]] std::optional<std::string> token_project(std::string_view token) const;
@@ -126,6 +131,8 @@ public:
     struct token_owner {
         std::int64_t id = 0;
         std::string project;
+        std::string name;
+        model::scope_set scopes;
     };
     [[nodiscard]] std::optional<token_owner> token_lookup(std::string_view token) const;
     // Token `id` of project exists and has not expired (a dashboard session
@@ -138,6 +145,7 @@ public:
         std::int64_t created_at = 0;
         std::optional<std::int64_t> last_used_at;
         std::optional<std::int64_t> expires_at;
+        model::scope_set scopes; // legacy(): created before scopes, every power
     };
     [[nodiscard]] std::vector<token_info> tokens(std::string_view project) const;
     // The id of a token of project, expired or not, or nullopt.
@@ -191,8 +199,10 @@ public:
     // The store keeps the texts as given (service::service checks them).
     // "store.not_found" for an unknown project; "store.constraint" for an
     // empty login or a sha outside 7 to 64 characters.
+    // by: the server token that asks (stored with it; nullopt: none).
     std::optional<acceptance> accept_comparison(std::string_view project, std::string_view head_sha,
-                                                std::string_view login, std::string_view reason);
+                                                std::string_view login, std::string_view reason,
+                                                const std::optional<model::token_ref>& by = std::nullopt);
     // The acceptance of comparison `comparison_id` of the project, if any.
     [[nodiscard]] std::optional<acceptance> load_acceptance(std::string_view project, std::int64_t comparison_id) const;
 

@@ -313,33 +313,35 @@ TEST_CASE("auth matrix")
             h.set(http::field::content_length, "10");
             return h;
         };
-        bool checked = true;
+        std::optional<perfgate::service::token_grant> checked;
         CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.demo_token), f.ctx,
                                                          &checked));
-        CHECK(checked);
+        REQUIRE(checked);
+        CHECK(checked->scopes.is_legacy()); // the fixture's tokens predate scopes
+        const perfgate::service::token_grant grant = *checked;
         // Refused, or passed without a token: not authorized.
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.other_token), f.ctx, &checked));
         CHECK_FALSE(checked);
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK(perfgate::server::refuse_before_body(header(http::verb::post, runs, ""), f.ctx, &checked));
         CHECK_FALSE(checked);
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::get, "/healthz", ""), f.ctx, &checked));
         CHECK_FALSE(checked);
         f.ctx.public_read = true;
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::get, benchmarks, ""), f.ctx, &checked));
         CHECK_FALSE(checked);
         f.ctx.public_read = false;
-        // route() with token_checked skips only the token lookup (the session
+        // route() with a checked grant skips only the token lookup (the session
         // passes it for the request whose header was authorized): the request
         // is still routed and answered (an unknown project is still a 404).
         request req{http::verb::get, benchmarks, 11};
         check_error(perfgate::server::route(req, f.ctx), 401, "auth.missing_token", "Bearer");
-        CHECK(perfgate::server::route(req, f.ctx, true).result_int() == 200);
+        CHECK(perfgate::server::route(req, f.ctx, &grant).result_int() == 200);
         request nope{http::verb::get, "/api/v1/projects/nope/benchmarks", 11};
-        check_error(perfgate::server::route(nope, f.ctx, true), 404, "project.not_found", "no project 'nope'");
+        check_error(perfgate::server::route(nope, f.ctx, &grant), 404, "project.not_found", "no project 'nope'");
     }
 }
 
@@ -1730,7 +1732,7 @@ TEST_CASE("the route table: one token rule for the router and the header-stage g
             const request anonymous = f.make_request(row.method, path, {}, {}, "");
             CHECK(perfgate::server::route_label(anonymous) == row.label);
             const bool needs = perfgate::server::needs_token(row, anonymous, f.ctx);
-            CHECK(needs == (row.who == perfgate::server::access::write ||
+            CHECK(needs == (row.who == perfgate::server::access::upload || row.who == perfgate::server::access::admin ||
                             (row.who == perfgate::server::access::read && !public_read)));
             // A token that is sent is checked, even where none is needed.
             const request with_header = f.make_request(row.method, path, {}, {}, "Bearer nope");
@@ -1749,6 +1751,65 @@ TEST_CASE("the route table: one token rule for the router and the header-stage g
             CHECK(perfgate::server::takes_body(anonymous) == (row.body != perfgate::server::body_rule::none));
         }
     }
+}
+
+// Issue 43: one rule decides each route's scope (needed_scope), and the
+// header stage and the router refuse a token without it alike: 403
+// auth.missing_scope naming the scope, before a body is read or a handler runs.
+TEST_CASE("the route table: every route refuses a token without its scope, at the header and in the router")
+{
+    fixture f;
+    using perfgate::model::scope;
+    using perfgate::model::scope_set;
+    const auto all_but = [](scope missing) {
+        scope_set s;
+        for (const scope each : {scope::read, scope::upload, scope::baseline, scope::admin}) {
+            // baseline grants upload: leave it out too when upload is missing.
+            if (each != missing && !(missing == scope::upload && each == scope::baseline)) s.add(each);
+        }
+        return s;
+    };
+    for (const bool public_read : {false, true}) {
+        f.ctx.public_read = public_read;
+        for (const auto& row : perfgate::server::routes()) {
+            if (row.hidden) continue;
+            std::string path(row.path);
+            for (const std::string_view seg : {std::string_view("{project}"), std::string_view("{id}")}) {
+                if (const auto at = path.find(seg); at != std::string::npos)
+                    path.replace(at, seg.size(), seg == "{project}" ? "demo" : "1");
+            }
+            INFO(row.label << (public_read ? " with --public-read" : ""));
+            const auto needed = perfgate::server::needed_scope(row, f.ctx);
+            using perfgate::server::access;
+            CHECK(needed == (row.who == access::open                    ? std::nullopt
+                             : row.who == access::read                   ? (public_read ? std::nullopt
+                                                                                        : std::optional(scope::read))
+                             : row.who == access::upload                 ? std::optional(scope::upload)
+                                                                         : std::optional(scope::admin)));
+            if (!needed) continue;
+            const std::string token = f.db.create_token("demo", "scoped", std::nullopt, all_but(*needed));
+            const request req = f.make_request(row.method, path, {}, {}, "Bearer " + token);
+            const auto refused = perfgate::server::refuse_before_body(req, f.ctx);
+            REQUIRE(refused.has_value());
+            const std::string scope_name(perfgate::model::to_string(*needed));
+            check_error(*refused, 403, "auth.missing_scope", "with scope '" + scope_name + "'");
+            check_error(f.call(row.method, path, {}, {}, "Bearer " + token), 403, "auth.missing_scope",
+                        "with scope '" + scope_name + "'");
+            // With the scope alone the token passes the gate.
+            scope_set only;
+            only.add(*needed);
+            const std::string enough = f.db.create_token("demo", "enough", std::nullopt, only);
+            CHECK_FALSE(perfgate::server::refuse_before_body(f.make_request(row.method, path, {}, {}, "Bearer " + enough),
+                                                             f.ctx));
+        }
+    }
+    // baseline grants upload, legacy everything.
+    CHECK(scope_set::parse("baseline")->grants(scope::upload));
+    CHECK_FALSE(scope_set::parse("upload")->grants(scope::baseline));
+    CHECK(scope_set::legacy().grants(scope::admin));
+    CHECK(scope_set::parse("upload,read")->to_string() == "read,upload");
+    CHECK_FALSE(scope_set::parse("read,"));
+    CHECK_FALSE(scope_set::parse("Read"));
 }
 
 TEST_CASE("the route table: docs/http-api.md's route list names every route, and only those")
