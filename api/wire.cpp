@@ -470,9 +470,10 @@ std::optional<model::token_ref> written_by_from(const json& doc)
 
 json to_json(const model::reusable_run& r)
 {
-    return {{"run_id", r.run_id},         {"git_sha", r.git_sha},       {"branch", r.branch},
-            {"role", r.role},             {"toolchain", r.toolchain},   {"created_at", r.created_at},
-            {"counters", r.counters},     {"written_by", written_by_json(r.written_by)}};
+    return {{"run_id", r.run_id},       {"git_sha", r.git_sha},
+            {"branch", r.branch},       {"role", r.role},
+            {"toolchain", r.toolchain}, {"created_at", r.created_at},
+            {"counters", r.counters},   {"written_by", written_by_json(r.written_by)}};
 }
 
 std::optional<model::reusable_run> reusable_run_from_json(const json& doc)

@@ -1022,15 +1022,14 @@ std::optional<std::string> inconsistent_verdict(const report& r)
         copy.counters = b.counters;
         copy.result = benchmark_verdict(b, r.rules, ignored);
         if (copy.result != b.result) {
-            return fmt::format("benchmark '{}' says {} but its gated counters give {} ({} regressed, {} inconclusive)",
-                               b.name, to_string(b.result), to_string(copy.result),
-                               std::count_if(b.counters.begin(), b.counters.end(),
-                                             [](const counter_report& c) {
-                                                 return c.gated && c.state == status::regression;
-                                             }),
-                               std::count_if(b.counters.begin(), b.counters.end(), [](const counter_report& c) {
-                                   return c.gated && (c.state == status::inconclusive || c.state == status::insufficient);
-                               }));
+            return fmt::format(
+                "benchmark '{}' says {} but its gated counters give {} ({} regressed, {} inconclusive)", b.name,
+                to_string(b.result), to_string(copy.result),
+                std::count_if(b.counters.begin(), b.counters.end(),
+                              [](const counter_report& c) { return c.gated && c.state == status::regression; }),
+                std::count_if(b.counters.begin(), b.counters.end(), [](const counter_report& c) {
+                    return c.gated && (c.state == status::inconclusive || c.state == status::insufficient);
+                }));
         }
         recomputed.push_back(std::move(copy));
     }

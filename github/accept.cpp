@@ -271,8 +271,8 @@ private:
             return fmt::format("the label was put on {} and the head is now {}", labeled_head_.substr(0, 12),
                                result_.head_sha.substr(0, 12));
         }
-        const std::string path =
-            fmt::format("/repos/{}/commits/{}/statuses?per_page=100", env_.repository, result_.head_sha);
+        const std::string path = fmt::format("/repos/{}/commits/{}/statuses?per_page=100", env_.repository,
+                                             result_.head_sha);
         const json statuses = api_->call("GET", path);
         if (!statuses.is_array()) {
             throw error(errors::github_bad_response,

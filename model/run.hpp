@@ -176,8 +176,8 @@ struct reusable_run_query {
 struct reusable_run {
     std::int64_t run_id = 0;
     std::string git_sha, branch, role, toolchain;
-    std::int64_t created_at = 0;       // unix seconds
-    std::vector<std::string> counters; // the run's counter names, in order
+    std::int64_t created_at = 0;         // unix seconds
+    std::vector<std::string> counters;   // the run's counter names, in order
     std::optional<token_ref> written_by; // the token that uploaded it (run_record::written_by)
 };
 

@@ -135,7 +135,10 @@ json openapi_document()
          {{"schemas", api::schemas()},
           {"securitySchemes",
            {{"bearer",
-             {{"type", "http"}, {"scheme", "bearer"}, {"description", "A project token (perfgate token create --scope ...); each operation lists the scope it needs (read, upload, baseline or admin: docs/http-api.md, Token scopes)"}}}}}}},
+             {{"type", "http"},
+              {"scheme", "bearer"},
+              {"description",
+               "A project token (perfgate token create --scope ...); each operation lists the scope it needs (read, upload, baseline or admin: docs/http-api.md, Token scopes)"}}}}}}},
         {"paths", std::move(paths)}};
 }
 

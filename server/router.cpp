@@ -556,8 +556,8 @@ std::optional<response> post_acceptance(const route_call& c)
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const api::acceptance_request r = api::acceptance_request_from_json(api::parse_request_body(req.body()));
-    const model::acceptance a = ctx.service.accept_comparison(
-        m.project, r.head_sha, r.login, r.reason, c.token ? std::optional(c.token->ref()) : std::nullopt);
+    const model::acceptance a = ctx.service.accept_comparison(m.project, r.head_sha, r.login, r.reason,
+                                                              c.token ? std::optional(c.token->ref()) : std::nullopt);
     const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project),
                                         a.comparison_id);
     response res = json_response(http::status::created, api::to_json(a), req);
@@ -1095,8 +1095,7 @@ response method_not_allowed(const request& req, const route_match& m)
 }
 
 std::optional<response> dispatch(const request& req, context& ctx, const service::token_grant* checked,
-                                 const responder* later,
-                                 std::string_view peer)
+                                 const responder* later, std::string_view peer)
 {
     if (pages::page_label(req)) return pages::handle(req, ctx, peer);
     const route_match m = match_route(req);
@@ -1231,8 +1230,7 @@ std::optional<response> route(const request& req, context& ctx, const service::t
             later(std::move(res));
         };
     }
-    auto res = guarded(req,
-                       [&] { return dispatch(req, ctx, checked, with_headers ? &with_headers : nullptr, peer); });
+    auto res = guarded(req, [&] { return dispatch(req, ctx, checked, with_headers ? &with_headers : nullptr, peer); });
     if (res) default_security_headers(*res);
     return res;
 }

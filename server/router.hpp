@@ -39,7 +39,7 @@
 namespace perfgate::service {
 class service;
 struct token_grant;
-}
+} // namespace perfgate::service
 
 namespace perfgate::server {
 

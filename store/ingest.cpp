@@ -493,7 +493,8 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
         if (!st.is_null(16)) r.session = st.text(16);
         r.toolchain = st.text(17);
         r.mainline = st.int64(18) != 0;
-        if (!st.is_null(19)) r.written_by = model::token_ref{st.int64(19), st.is_null(20) ? std::string() : st.text(20)};
+        if (!st.is_null(19))
+            r.written_by = model::token_ref{st.int64(19), st.is_null(20) ? std::string() : st.text(20)};
     }
 
     std::unordered_map<std::int64_t, std::size_t> index_of; // counter_id -> position in r.counters

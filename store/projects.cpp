@@ -90,8 +90,9 @@ std::optional<store::token_owner> store::token_lookup(std::string_view token) co
         // Looking up by the hash leaks nothing useful through timing (an
         // attacker cannot choose hash prefixes); the final comparison is
         // constant-time anyway, as the issue asks.
-        auto st = (*c).prepare("SELECT t.sha256, p.name, t.id, t.expires_at, t.last_used_at, t.name, t.scopes FROM api_tokens t "
-                               "JOIN projects p ON p.id = t.project_id WHERE t.sha256 = :sha256");
+        auto st = (*c).prepare(
+            "SELECT t.sha256, p.name, t.id, t.expires_at, t.last_used_at, t.name, t.scopes FROM api_tokens t "
+            "JOIN projects p ON p.id = t.project_id WHERE t.sha256 = :sha256");
         st.bind(":sha256", hash);
         if (!st.step()) return std::nullopt;
         const std::string stored = st.text(0);
@@ -136,8 +137,9 @@ bool store::token_live(std::int64_t id, std::string_view project) const
 std::vector<store::token_info> store::tokens(std::string_view project) const
 {
     impl::read_lease c(*impl_);
-    auto st = (*c).prepare("SELECT t.id, t.name, t.created_at, t.last_used_at, t.expires_at, t.scopes FROM api_tokens t "
-                           "JOIN projects p ON p.id = t.project_id WHERE p.name = :project ORDER BY t.id");
+    auto st = (*c).prepare(
+        "SELECT t.id, t.name, t.created_at, t.last_used_at, t.expires_at, t.scopes FROM api_tokens t "
+        "JOIN projects p ON p.id = t.project_id WHERE p.name = :project ORDER BY t.id");
     st.bind(":project", project);
     std::vector<token_info> out;
     while (st.step()) {

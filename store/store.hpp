@@ -46,10 +46,10 @@
 #include <vector>
 
 #include "model/acceptance.hpp"
-#include "model/token_scope.hpp"
 #include "model/alert.hpp"
 #include "model/comparison.hpp"
 #include "model/run.hpp"
+#include "model/token_scope.hpp"
 
 namespace perfgate::store {
 

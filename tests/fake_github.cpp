@@ -82,7 +82,7 @@ struct fake_github::state {
     std::map<std::int64_t, std::vector<fake_comment>> comments; // by issue number
     std::vector<std::pair<std::string, std::string>> statuses;
     std::vector<std::string> status_times; // created_at of statuses[i]
-    std::string clock;                      // set_clock's time; "" for the real one
+    std::string clock;                     // set_clock's time; "" for the real one
     std::deque<fault> faults;
     std::int64_t next_id = 1000;
     bool deny_pulls = false, deny_statuses = false;

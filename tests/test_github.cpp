@@ -1936,8 +1936,8 @@ TEST_CASE("accept: a head pushed after the comment or the label is not accepted:
         json no_time = comment_event("maintainer", "/perfgate accept x");
         no_time["comment"].erase("created_at");
         env.write_event(no_time);
-        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()), doctest::Contains("comment.created_at is not a GitHub time"),
-                             perfgate::error);
+        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()),
+                             doctest::Contains("comment.created_at is not a GitHub time"), perfgate::error);
         CHECK(gh.statuses().size() == statuses);
     }
     SUBCASE("a label put on the old head")

@@ -1781,11 +1781,10 @@ TEST_CASE("the route table: every route refuses a token without its scope, at th
             INFO(row.label << (public_read ? " with --public-read" : ""));
             const auto needed = perfgate::server::needed_scope(row, f.ctx);
             using perfgate::server::access;
-            CHECK(needed == (row.who == access::open                    ? std::nullopt
-                             : row.who == access::read                   ? (public_read ? std::nullopt
-                                                                                        : std::optional(scope::read))
-                             : row.who == access::upload                 ? std::optional(scope::upload)
-                                                                         : std::optional(scope::admin)));
+            CHECK(needed == (row.who == access::open     ? std::nullopt
+                             : row.who == access::read   ? (public_read ? std::nullopt : std::optional(scope::read))
+                             : row.who == access::upload ? std::optional(scope::upload)
+                                                         : std::optional(scope::admin)));
             if (!needed) continue;
             const std::string token = f.db.create_token("demo", "scoped", std::nullopt, all_but(*needed));
             const request req = f.make_request(row.method, path, {}, {}, "Bearer " + token);
@@ -1799,8 +1798,8 @@ TEST_CASE("the route table: every route refuses a token without its scope, at th
             scope_set only;
             only.add(*needed);
             const std::string enough = f.db.create_token("demo", "enough", std::nullopt, only);
-            CHECK_FALSE(perfgate::server::refuse_before_body(f.make_request(row.method, path, {}, {}, "Bearer " + enough),
-                                                             f.ctx));
+            CHECK_FALSE(perfgate::server::refuse_before_body(
+                f.make_request(row.method, path, {}, {}, "Bearer " + enough), f.ctx));
         }
     }
     // baseline grants upload, legacy everything.

@@ -153,8 +153,8 @@ void token_lifecycle(db_engine engine)
 // perfgate token create --scope LIST on db: the token.
 std::string scoped_token(const std::string& db, const std::string& label, const std::string& scopes)
 {
-    const auto r = run_perfgate({"token", "create", "--db", db, "--project", "demo", "--label", label, "--scope", scopes},
-                                {}, {}, 60s);
+    const auto r = run_perfgate(
+        {"token", "create", "--db", db, "--project", "demo", "--label", label, "--scope", scopes}, {}, {}, 60s);
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     CHECK(r.err.find("with scopes " + scopes) != std::string::npos);
@@ -164,7 +164,8 @@ std::string scoped_token(const std::string& db, const std::string& label, const 
 
 // An upload of the bundled capture as a callgrind run of `sha` on main,
 // asking to feed the main line: the answer.
-reply upload(unsigned short port, const std::string& token, const std::string& sha, const std::string& role = "baseline")
+reply upload(unsigned short port, const std::string& token, const std::string& sha,
+             const std::string& role = "baseline")
 {
     const nlohmann::json body = {{"benchmark", "parse"},
                                  {"role", role},
@@ -245,8 +246,8 @@ void token_scopes(db_engine engine)
     CHECK(reused.at("run_id") == push_run);
     CHECK(reused.at("written_by") == nlohmann::json{{"id", push_id}, {"name", "push-ci"}});
     // Nor does the pull request's run reach the main line's history.
-    const auto history = send(port, http::verb::get,
-                              "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock", {}, {}, reader);
+    const auto history = send(port, http::verb::get, "/api/v1/projects/demo/history?benchmark=parse&counter=task-clock",
+                              {}, {}, reader);
     REQUIRE(history.status == 200);
     CHECK(history.body.find(base_sha) != std::string::npos);
     CHECK(history.body.find(fake_sha) == std::string::npos);
@@ -265,8 +266,8 @@ void token_scopes(db_engine engine)
     check_scope_refusal(send(port, http::verb::post, "/api/v1/projects/demo/compare", pair.dump(), "application/json",
                              reader),
                         "upload");
-    const auto compared =
-        send(port, http::verb::post, "/api/v1/projects/demo/compare", pair.dump(), "application/json", pr);
+    const auto compared = send(port, http::verb::post, "/api/v1/projects/demo/compare", pair.dump(), "application/json",
+                               pr);
     REQUIRE(compared.status == 201);
     const auto comparison = compared.parsed().at("comparison_id").get<long long>();
 
@@ -276,8 +277,9 @@ void token_scopes(db_engine engine)
     check_scope_refusal(send(port, http::verb::get, webhooks, {}, {}, pr), "admin");
     check_scope_refusal(send(port, http::verb::get, webhooks, {}, {}, push), "admin");
     CHECK(send(port, http::verb::get, webhooks, {}, {}, admin).status == 200);
-    const nlohmann::json accept = {
-        {"head_sha", "3333333333333333333333333333333333333333"}, {"login", "maintainer"}, {"reason", "known cost"}};
+    const nlohmann::json accept = {{"head_sha", "3333333333333333333333333333333333333333"},
+                                   {"login", "maintainer"},
+                                   {"reason", "known cost"}};
     const std::string acceptances = "/api/v1/projects/demo/acceptances";
     check_scope_refusal(send(port, http::verb::post, acceptances, accept.dump(), "application/json", pr), "admin");
     CHECK(where.integer("SELECT count(*) FROM acceptances") == 0);
@@ -314,10 +316,16 @@ void token_scopes(db_engine engine)
         port, fmt::format("GET {} HTTP/1.1\r\nHost: x\r\nCookie: {}\r\nConnection: close\r\n\r\n", page, pr_cookie));
     CHECK(page_body.substr(9, 3) == "200");
     CHECK(page_body.find(fmt::format("base stored by token &#39;push-ci&#39; (#{}) (main line)", push_id)) !=
-              std::string::npos);
+          std::string::npos);
     CHECK(page_body.find(fmt::format("head stored by token &#39;pr-ci&#39; (#{})", pr_id)) != std::string::npos);
     CHECK(page_body.find(fmt::format("(recorded by token &#39;maintainers&#39; (#{}))", admin_id)) !=
-              std::string::npos);
+          std::string::npos);
+    const std::string run_page = raw_exchange(
+        port, fmt::format("GET /p/demo/runs/{} HTTP/1.1\r\nHost: x\r\nCookie: {}\r\nConnection: close\r\n\r\n", pr_run,
+                          pr_cookie));
+    CHECK(run_page.find(fmt::format("id=\"written-by\">token &#39;pr-ci&#39; (#{})</td></tr><tr><th>main line</th>"
+                                    "<td>no</td>",
+                                    pr_id)) != std::string::npos);
     CHECK(get_with_cookie(port, "/p/demo/compare?base=" + base_sha.substr(0, 12) + "&head=333333333333", pr_cookie) ==
           303);
     const std::string admin_cookie = sign_in(port, admin);
@@ -351,8 +359,9 @@ void revoked_ids_stay_dead(db_engine engine)
     const std::string cookie = sign_in(srv.port(), dash);
     CHECK(get_with_cookie(srv.port(), "/p/demo", cookie) == 200);
     const auto dash_id = where.integer("SELECT id FROM api_tokens WHERE name = 'dash'");
-    REQUIRE(run_perfgate({"token", "revoke", "--db", db, "--project", "demo", std::to_string(dash_id)}, {}, {}, 60s)
-                .code == 0);
+    REQUIRE(
+        run_perfgate({"token", "revoke", "--db", db, "--project", "demo", std::to_string(dash_id)}, {}, {}, 60s).code ==
+        0);
     // The replacement, before the revoked session's next request.
     const std::string replacement = scoped_token(db, "dash-2", "read");
     CHECK(where.integer("SELECT id FROM api_tokens WHERE name = 'dash-2'") > dash_id);

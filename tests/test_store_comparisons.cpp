@@ -323,16 +323,19 @@ TEST_CASE("store: an acceptance is stored with the newest comparison of its cand
     CHECK(loaded->login == "octocat");
     CHECK(loaded->reason == "the fix is worth 5%");
     CHECK(loaded->head_sha == sha_b);
+    CHECK_FALSE(loaded->written_by.has_value()); // no token: the CLI on the database
     // The older comparison of the same commit, the other commit's, and another project see none.
     CHECK_FALSE(db.load_acceptance("demo", older).has_value());
     CHECK_FALSE(db.load_acceptance("demo", of_c).has_value());
     CHECK_FALSE(db.load_acceptance("other", newer).has_value());
 
-    // Accepting again replaces who and why: one row per comparison.
-    const auto again = db.accept_comparison("demo", sha_b, "hubot[bot]", "");
+    // Accepting again replaces who and why, and which token wrote it (issue
+    // 43, finding 10): one row per comparison.
+    const auto again = db.accept_comparison("demo", sha_b, "hubot[bot]", "", perfgate::model::token_ref{7, "accept"});
     REQUIRE(again.has_value());
     CHECK(again->comparison_id == newer);
     CHECK(db.load_acceptance("demo", newer)->login == "hubot[bot]");
+    CHECK(db.load_acceptance("demo", newer)->written_by == perfgate::model::token_ref{7, "accept"});
     CHECK(db.load_acceptance("demo", newer)->reason.empty());
     CHECK(where.integer("SELECT count(*) FROM acceptances") == 1);
 }

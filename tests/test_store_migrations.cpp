@@ -476,8 +476,11 @@ TEST_CASE("store (sqlite): migration 019 on a version 18 database: tokens kept a
         raw.rows("PRAGMA user_version = 18");
         raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
         raw.rows("INSERT INTO api_tokens (id, project_id, name, sha256, created_at, expires_at, last_used_at) VALUES "
-                 "(1, 1, 'ci', '" + std::string(64, 'a') + "', 10, NULL, 20), "
-                 "(2, 1, 'dash', '" + std::string(64, 'b') + "', 11, 99999999999, NULL)");
+                 "(1, 1, 'ci', '" +
+                 std::string(64, 'a') +
+                 "', 10, NULL, 20), "
+                 "(2, 1, 'dash', '" +
+                 std::string(64, 'b') + "', 11, 99999999999, NULL)");
     }
     ps::store db(path);
     raw_db raw(path);

@@ -272,12 +272,6 @@ void counter_rows(writer& w, page_state& p, const gate::benchmark_report& b, con
                          {"highlight", {base.id, head.id}}});
 }
 
-// Which token stored a run or an acceptance, as the pages say it.
-std::string written_by_text(const std::optional<model::token_ref>& by)
-{
-    return by ? fmt::format("token '{}' (#{})", by->name, by->id) : std::string("no token (the database's own CLI)");
-}
-
 // One benchmark's section: its verdict, its runs, its flame graph when it
 // has one, and its counters' table.
 void benchmark_section(writer& w, page_state& p, const std::string& here, const gate::benchmark_report& b,

@@ -207,8 +207,7 @@ response dispatch_page(const request& req, context& ctx, const page_match& m, st
                                       : m.what == page::compare ? model::scope::upload
                                                                 : model::scope::read;
             if (need != model::scope::read || !ctx.public_read) {
-                service::require_scope({p.session->token_id, p.session->token_label, p.session->scopes}, need,
-                                       m.label);
+                service::require_scope({p.session->token_id, p.session->token_label, p.session->scopes}, need, m.label);
             }
         }
         ctx.service.require_project(p.project);
