@@ -2118,10 +2118,10 @@ TEST_CASE("accept: the reason of a comment, the note in the sticky comment and t
     const std::string marker = comment_marker("perfgate");
     const std::string one = with_acceptance_note(marker + "\n## report\n", marker, "NOTE1\n");
     CHECK(one == marker + "\nNOTE1\n\n## report\n");
-    const std::string note_a = perfgate::report::render_acceptance_note({1, accepted_head, "a", "first", 0},
-                                                                        "perfgate");
-    const std::string note_b = perfgate::report::render_acceptance_note({1, accepted_head, "b", "second", 0},
-                                                                        "perfgate");
+    const std::string note_a = perfgate::report::render_acceptance_note(
+        {1, accepted_head, "a", "first", 0, std::nullopt}, "perfgate");
+    const std::string note_b = perfgate::report::render_acceptance_note(
+        {1, accepted_head, "b", "second", 0, std::nullopt}, "perfgate");
     const std::string twice = with_acceptance_note(with_acceptance_note(marker + "\nbody", marker, note_a), marker,
                                                    note_b);
     CHECK(twice.find("first") == std::string::npos);

@@ -1344,7 +1344,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
     SUBCASE("a fresh report: nullopt now, then 201 with the report and its Location; a repeat is answered now")
     {
         const auto now = perfgate::server::route(
-            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
         f.service.drain_commits();
@@ -1361,7 +1361,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
         CHECK(f.db.load_comparison("demo", id).has_value());
         // The same request again: the stored report, answered by route() itself.
         const auto again = perfgate::server::route(
-            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         REQUIRE(again.has_value());
         CHECK(again->result_int() == 201);
         CHECK(again->body() == res.body());
@@ -1372,7 +1372,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
         const auto now = perfgate::server::route(
             f.make_request(http::verb::post, "/api/v1/projects/demo/compare",
                            json{{"baseline_run", base}, {"candidate_run", 999999}}.dump()),
-            f.ctx, false, take);
+            f.ctx, nullptr, take);
         REQUIRE(now.has_value());
         check_error(*now, 404, "compare.not_found", "candidate run 999999 not found");
         f.service.drain_commits();
@@ -1386,7 +1386,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
                  "END;");
         stderr_capture log(f.dir / "stderr.txt");
         const auto now = perfgate::server::route(
-            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
         f.service.drain_commits();

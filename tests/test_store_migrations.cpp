@@ -24,8 +24,9 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
         CHECK(tables == std::vector<std::string>{"acceptances", "alerts", "api_tokens", "benchmark_counters",
                                                  "benchmarks", "change_points", "comparison_artifacts", "comparisons",
-                                                 "counters", "ingest_keys", "projects", "runs", "samples", "summaries",
-                                                 "testbeds", "webhooks"});
+                                                 "counters", "ingest_keys", "projects", "runs", "samples",
+                                                 // AUTOINCREMENT's (019_token_scopes.sql)
+                                                 "sqlite_sequence", "summaries", "testbeds", "webhooks"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
     }
