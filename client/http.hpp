@@ -35,6 +35,10 @@ struct http_request {
     unsigned short connect_port = 0;
     // false: a 3xx is the response, its Location not followed.
     bool follow_redirects = true;
+    // A PEM file of CA certificates to verify the server with, instead of
+    // the system store and SSL_CERT_FILE / CURL_CA_BUNDLE: GitLab's
+    // CI_SERVER_TLS_CA_FILE for a self-managed instance. "" for none.
+    std::string ca_file;
 };
 
 struct http_response {

@@ -5,8 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "model/token_scope.hpp"
 
 namespace perfgate::model {
 
@@ -16,6 +19,11 @@ struct acceptance {
     std::string login;            // the GitHub user whose permission was checked
     std::string reason;           // one line of the user's text (clean_acceptance_reason)
     std::int64_t accepted_at = 0; // unix seconds
+    // The server token that stored it (019_token_scopes.sql): the GitHub
+    // login is checked by whoever holds that token, so the token is the
+    // record of who vouched; nullopt for older acceptances and the CLI on a
+    // database.
+    std::optional<token_ref> written_by;
 };
 
 // A reason is one line of at most this many bytes: a status description
@@ -27,6 +35,10 @@ inline constexpr std::size_t max_acceptance_reason_bytes = 300;
 // and organisation names), or a GitHub App's bot, the same followed by
 // "[bot]".
 [[nodiscard]] bool is_github_login(std::string_view login);
+
+// A GitLab username: 1 to 255 letters, digits, '_', '-' and '.' (GitLab's
+// characters for usernames), not starting or ending with '.' or '-'.
+[[nodiscard]] bool is_gitlab_username(std::string_view name);
 
 // A full commit id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
 [[nodiscard]] bool is_full_commit_sha(std::string_view sha);

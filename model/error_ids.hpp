@@ -49,6 +49,7 @@ inline constexpr error_id input_bad_report{"input.bad_report"};
 inline constexpr error_id input_github_env{"input.github_env"};
 inline constexpr error_id input_github_event{"input.github_event"};
 inline constexpr error_id input_github_sha{"input.github_sha"};
+inline constexpr error_id input_gitlab_env{"input.gitlab_env"};
 inline constexpr error_id input_git{"input.git"};
 inline constexpr error_id input_shallow_clone{"input.shallow_clone"};
 inline constexpr error_id input_head_sha_mismatch{"input.head_sha_mismatch"};
@@ -98,6 +99,7 @@ inline constexpr error_id artifact_too_many{"artifact.too_many"};
 inline constexpr error_id auth_bad_token{"auth.bad_token"};
 inline constexpr error_id auth_forbidden{"auth.forbidden"};
 inline constexpr error_id auth_missing_token{"auth.missing_token"};
+inline constexpr error_id auth_missing_scope{"auth.missing_scope"};
 inline constexpr error_id token_not_found{"token.not_found"};
 
 inline constexpr error_id http_too_many_requests{"http.too_many_requests"};
@@ -177,6 +179,11 @@ inline constexpr error_id github_http{"github.http"};
 inline constexpr error_id github_rate_limited{"github.rate_limited"};
 inline constexpr error_id github_server_error{"github.server_error"};
 inline constexpr error_id github_unreachable{"github.unreachable"};
+inline constexpr error_id gitlab_bad_response{"gitlab.bad_response"};
+inline constexpr error_id gitlab_http{"gitlab.http"};
+inline constexpr error_id gitlab_rate_limited{"gitlab.rate_limited"};
+inline constexpr error_id gitlab_server_error{"gitlab.server_error"};
+inline constexpr error_id gitlab_unreachable{"gitlab.unreachable"};
 
 inline constexpr error_id io_stdout{"io.stdout"};
 inline constexpr error_id io_write{"io.write"};

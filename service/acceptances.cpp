@@ -11,7 +11,8 @@
 namespace perfgate::service {
 
 model::acceptance service::accept_comparison(const std::string& project, std::string_view head_sha,
-                                             std::string_view login, std::string_view reason)
+                                             std::string_view login, std::string_view reason,
+                                             const std::optional<model::token_ref>& by)
 {
     require_project(project);
     if (!model::is_full_commit_sha(head_sha)) {
@@ -19,9 +20,10 @@ model::acceptance service::accept_comparison(const std::string& project, std::st
                                                           "bytes",
                                                           head_sha.size()));
     }
-    if (!model::is_github_login(login)) {
+    if (!model::is_github_login(login) && !model::is_gitlab_username(login)) {
         throw error(errors::ingest_bad_field,
-                    "login: expected a GitHub login (1 to 39 letters, digits and '-', optionally followed by [bot])");
+                    "login: expected a GitHub login (1 to 39 letters, digits and '-', optionally followed by [bot]) "
+                    "or a GitLab username (1 to 255 letters, digits, '_', '-' and '.')");
     }
     if (!model::is_clean_acceptance_reason(reason)) {
         throw error(errors::ingest_bad_field,
@@ -29,7 +31,7 @@ model::acceptance service::accept_comparison(const std::string& project, std::st
                                 "characters, runs of spaces or blanks at its ends, got {} bytes",
                                 model::max_acceptance_reason_bytes, reason.size()));
     }
-    auto stored = db_.acceptances().accept(project, head_sha, login, reason);
+    auto stored = db_.acceptances().accept(project, head_sha, login, reason, by);
     if (!stored) {
         throw error(errors::accept_no_comparison,
                     fmt::format("project '{}' has no comparison whose candidate is commit {}: gate that commit "

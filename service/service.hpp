@@ -19,6 +19,7 @@
 #include "gate/report.hpp"
 #include "model/acceptance.hpp"
 #include "model/comparison.hpp"
+#include "model/token_scope.hpp"
 #include "service/commit_queue.hpp"
 #include "service/notifier.hpp"
 #include "service/watch_queue.hpp"
@@ -178,6 +179,19 @@ void notify_opened(notifier* n, store::store& db, const std::string& project, co
 stats::change_point_options merged_change_point_options(const store::change_point_settings& stored,
                                                         const stats::change_point_options& defaults);
 
+// A server token that opened its project (service::authorize): what a
+// request may do, and whom its writes are recorded as (run_record::written_by).
+struct token_grant {
+    std::int64_t id = 0;
+    std::string name;
+    model::scope_set scopes;
+    [[nodiscard]] model::token_ref ref() const { return {id, name}; }
+};
+// "auth.missing_scope" (403) naming the scope, the token and `what` asked
+// ("POST /api/v1/projects/{project}/runs"), unless grant's scopes allow
+// `needed` (model::scope_set::grants).
+void require_scope(const token_grant& grant, model::scope needed, std::string_view what);
+
 namespace detail {
 class baseline_history; // service/baseline_history.hpp
 struct compare_inputs;  // service/compare_engine.cpp
@@ -253,9 +267,9 @@ public:
     // "auth.bad_token" (unknown or revoked) or "auth.forbidden" (another
     // project's). require_project: "project.not_found" unless it exists
     // (and "ingest.bad_field" for a malformed name).
-    // Returns the token's id (store::tokens::lookup; an expired token is
-    // unknown).
-    std::int64_t authorize(std::string_view token, const std::string& project) const;
+    // Returns the token's id, name and scopes (store::tokens::lookup; an
+    // expired token is unknown); require_scope checks the scopes.
+    token_grant authorize(std::string_view token, const std::string& project) const;
     // Token `id` of project still exists and has not expired: a dashboard
     // session re-checks its token with this, so revoking ends it.
     [[nodiscard]] bool token_live(std::int64_t id, const std::string& project) const;
@@ -266,8 +280,11 @@ public:
     void ensure_project(const std::string& project);
     // A new token of the project (created if needed), shown once.
     // expires_at: unix seconds, nullopt for never.
+    // scopes: model/token_scope.hpp; legacy() only for tests of tokens made
+    // before scopes (perfgate token create always names its scopes).
     std::string create_token(const std::string& project, std::string_view name,
-                             std::optional<std::int64_t> expires_at = std::nullopt);
+                             std::optional<std::int64_t> expires_at = std::nullopt,
+                             model::scope_set scopes = model::scope_set::legacy());
     // A project's tokens (never the secret); "project.not_found".
     [[nodiscard]] std::vector<store::token_info> tokens(const std::string& project) const;
     // Revokes one token of project named by its id (decimal) or by the token
@@ -322,8 +339,10 @@ public:
     // model::max_acceptance_reason_bytes, control characters, invalid UTF-8);
     // "accept.no_comparison" when no comparison has that candidate commit;
     // "project.not_found".
+    // by: the server token that asks, stored with the acceptance (nullopt: the CLI on a database).
     model::acceptance accept_comparison(const std::string& project, std::string_view head_sha, std::string_view login,
-                                        std::string_view reason);
+                                        std::string_view reason,
+                                        const std::optional<model::token_ref>& by = std::nullopt);
     // The acceptance of a comparison, if any.
     [[nodiscard]] std::optional<model::acceptance> acceptance(const std::string& project,
                                                               std::int64_t comparison_id) const;
