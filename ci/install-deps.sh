@@ -40,6 +40,7 @@ test=(
   libbenchmark-dev        # microbenchmarks in bench/
   python3-yaml            # validating the GitHub workflow files in tests
   python3-jsonschema      # ctest openapi_answers: the server tests' answers against docs/openapi.json
+  libxml2-utils           # ctest junit_schema: xmllint checks --format junit against tests/data/junit/junit.xsd
   nodejs npm              # ctest openapi_valid: the OpenAPI validator (tests/openapi/install_validator.sh)
   curl                    # tests/test_action_install.py: the action downloads its release with curl
   chromium chromium-driver python3-selenium   # the dashboard's browser tests

@@ -39,7 +39,7 @@ const command_spec compare_command{
         {"input-format", 0, true, false, "FORMAT",
          "perf, gbench, hyperfine, catch2, nanobench or samples (default: detected from each file's content)"},
         {"policy", 0, true, false, "FILE", "JSON policy file (thresholds, gated counters, alpha, correction)"},
-        {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
+        {"format", 0, true, false, "FORMAT", "text (default), json, markdown or junit"},
         {"output", 'o', true, false, "FILE", "also write the report to FILE"},
         {"name", 0, true, false, "NAME", "benchmark name in the report (default: \"default\")"},
         {"repeats", 0, true, false, "N", "repetitions behind perf stat -r N aggregates (perf does not print N)"},

@@ -107,7 +107,7 @@ std::vector<option_spec> run_option_list()
     {"fail-on-inconclusive", 0, false, false, "", "exit 3 when the verdict is inconclusive"},
     }));
     add(option_group("Output", {
-    {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
+    {"format", 0, true, false, "FORMAT", "text (default), json, markdown or junit"},
     {"output", 'o', true, false, "FILE", "also write the report to FILE"},
     {"quiet", 'q', false, false, "", "no progress output"},
     }));

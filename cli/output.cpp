@@ -24,7 +24,8 @@ report_format parse_format(std::string_view s)
     if (s == "text") return report_format::text;
     if (s == "json") return report_format::json;
     if (s == "markdown" || s == "md") return report_format::markdown;
-    throw error(errors::usage_bad_value, fmt::format("--format: expected text, json or markdown, got '{}'", s));
+    if (s == "junit") return report_format::junit;
+    throw error(errors::usage_bad_value, fmt::format("--format: expected text, json, markdown or junit, got '{}'", s));
 }
 
 std::string render(const gate::report& r, report_format format, const report::markdown_options& md)
@@ -33,6 +34,7 @@ std::string render(const gate::report& r, report_format format, const report::ma
     case report_format::json:
         return report::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     case report_format::markdown: return report::render_markdown(r, md);
+    case report_format::junit: return report::render_junit(r);
     case report_format::text: return report::render_text(r, false);
     }
     return {};

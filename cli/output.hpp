@@ -13,7 +13,7 @@
 
 namespace perfgate::cli {
 
-enum class report_format { text, json, markdown };
+enum class report_format { text, json, markdown, junit };
 
 // "text" | "json" | "markdown"; anything else is "usage.bad_value".
 report_format parse_format(std::string_view s);

@@ -36,20 +36,21 @@ struct counter_samples {
     std::vector<sample> samples;
 };
 
-struct run_record {
-    std::int64_t id = 0; // set by insert_run / load_run
+// Who a run is: its project, benchmark, role, commit, branch, testbed and
+// how it was measured. A stored run (run_record) and an upload
+// (ingest_request) are both one, so a field added here reaches the runner,
+// the upload, the wire and the store at once (api/wire.cpp and the store
+// still name each field they read or write).
+struct run_identity {
     std::string project;
-    std::string benchmark; // "default" for single-benchmark inputs
-    std::string role;      // "baseline" | "candidate"
+    std::string benchmark = "default"; // "default" for single-benchmark inputs
+    std::string role;                  // "baseline" | "candidate"
     std::string git_sha;
     std::string branch;
     std::optional<std::int64_t> pr;
     testbed_info testbed;
     std::string backend = "perf";        // perf | callgrind | rusage
     std::string environment_json = "{}"; // check-env result, stored verbatim
-    bool summary_only = false;
-    std::int64_t created_at = 0; // unix seconds; 0 on insert means "now"
-    std::vector<counter_samples> counters;
     // The measurement session: runs measured together, interleaved, by one
     // perfgate run share it (docs/statistics.md "Runs not measured
     // interleaved"); empty when unknown (uploads, runs stored before it).
@@ -59,10 +60,25 @@ struct run_record {
     // deterministic backend's run is reused as a later baseline; empty:
     // unknown, never reused.
     std::string toolchain;
+
+    // This part of a run_record or an ingest_request: `a.identity() =
+    // b.identity()` copies who a run is and nothing else.
+    run_identity& identity() { return *this; }
+    [[nodiscard]] const run_identity& identity() const { return *this; }
+};
+
+// A stored run: its identity, whether it feeds its branch's series, and its
+// samples.
+struct run_record : run_identity {
+    std::int64_t id = 0; // set by insert_run / load_run
+    bool summary_only = false;
+    std::int64_t created_at = 0; // unix seconds; 0 on insert means "now"
+    std::vector<counter_samples> counters;
     // The run feeds its branch's series (docs/history.md "Which runs feed
     // the series"): the watch, the band, alerts and baseline reuse read only
     // such runs. perfgate run marks the candidate of a push to the branch;
-    // a pull request's runs never are.
+    // a pull request's runs never are. Not part of run_identity: an upload
+    // asks for it (ingest_request::mainline, optional), the service decides.
     bool mainline = false;
 };
 
@@ -116,14 +132,7 @@ struct benchmark_info {
 
 // What an upload asks the service to store: the run's identity and its raw
 // perf stat output, parsed by the service (POST .../runs, perfgate upload).
-struct ingest_request {
-    std::string project, benchmark = "default", role, git_sha, branch;
-    std::optional<std::int64_t> pr;
-    testbed_info testbed;
-    std::string backend = "perf";
-    std::string environment_json = "{}";
-    std::string session;   // run_record::session; empty: none
-    std::string toolchain; // run_record::toolchain; empty: unknown
+struct ingest_request : run_identity {
     // run_record::mainline as the uploader asks it (the upload's `mainline`
     // field); nullopt: the server's default, service::mainline_of.
     std::optional<bool> mainline;

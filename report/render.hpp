@@ -113,6 +113,12 @@ inline constexpr std::string_view acceptance_note_begin = "<!-- perfgate-accepta
 inline constexpr std::string_view acceptance_note_end = "<!-- /perfgate-acceptance -->";
 std::string render_acceptance_note(const model::acceptance& a, std::string_view context);
 
+// JUnit XML (report/junit.cpp, docs/report.md "JUnit XML"): one testcase per
+// benchmark and gated counter, a regression a <failure>, inconclusive a
+// <skipped> with the reason; suite_name names the <testsuites> and its
+// one <testsuite>.
+std::string render_junit(const gate::report& r, std::string_view suite_name = "perfgate");
+
 // Terminal table; ANSI colour only when colour is true (the caller checks isatty).
 std::string render_text(const gate::report& r, bool colour);
 

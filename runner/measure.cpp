@@ -474,17 +474,7 @@ std::string to_perf_csv(const model::run_record& run)
 model::ingest_request ingest_request_of(const model::run_record& run)
 {
     model::ingest_request in;
-    in.project = run.project;
-    in.benchmark = run.benchmark;
-    in.role = run.role;
-    in.git_sha = run.git_sha;
-    in.branch = run.branch;
-    in.pr = run.pr;
-    in.testbed = run.testbed;
-    in.backend = run.backend;
-    in.environment_json = run.environment_json;
-    in.session = run.session;
-    in.toolchain = run.toolchain;
+    in.identity() = run.identity();
     in.mainline = run.mainline; // always said: the server's default is for older clients
     in.perf_csv = to_perf_csv(run);
     return in;

@@ -24,17 +24,7 @@ namespace {
 model::run_record record_from(const model::ingest_request& req, const capture::perf_capture& cap)
 {
     model::run_record run;
-    run.project = req.project;
-    run.benchmark = req.benchmark;
-    run.role = req.role;
-    run.git_sha = req.git_sha;
-    run.branch = req.branch;
-    run.pr = req.pr;
-    run.testbed = req.testbed;
-    run.backend = req.backend;
-    run.environment_json = req.environment_json;
-    run.session = req.session;
-    run.toolchain = req.toolchain;
+    run.identity() = req.identity();
     run.mainline = mainline_of(req);
     run.summary_only = cap.summary_only;
     for (std::size_t e = 0; e < cap.events.size(); ++e) {

@@ -395,3 +395,20 @@ TEST_CASE("report JSON: measured is written by both writers, read back, and opti
     CHECK(md.find("backend") == std::string::npos);
     CHECK(md.find("### ❌ perfgate: **fail** — 3 regressions\n\n| | benchmark |") != std::string::npos);
 }
+
+TEST_CASE("junit: names are XML text, control characters visible, counts agree")
+{
+    gate::report r = fail_report();
+    r.benchmarks.front().name = "BM_<a>&\"b\"\x1b[2J\nc";
+    r.failed.push_back({"BM_Gone", "candidate", "exit 3 </failure>"});
+    const std::string xml = render_junit(r, "perf & co");
+    CHECK(xml.find('\x1b') == std::string::npos);
+    CHECK(xml.find(R"(classname="BM_&lt;a&gt;&amp;&quot;b&quot;\x1b[2J\x0ac")") != std::string::npos);
+    CHECK(xml.find(R"(<testsuites name="perf &amp; co")") != std::string::npos);
+    CHECK(xml.find(R"(<error type="failed" message="failed (candidate): exit 3 &lt;/failure&gt;"/>)") !=
+          std::string::npos);
+    CHECK(xml.find(R"(<failure type="regression")") != std::string::npos);
+    CHECK(xml.find(R"(name="verdict" value="fail")") != std::string::npos);
+    // Ungated counters (page-faults, branch-misses, ...) are not test cases.
+    CHECK(xml.find(R"(name="page-faults")") == std::string::npos);
+}
