@@ -5,8 +5,8 @@
 // 10 executions per side and pair, at most 30, intervals at 1 - 0.01,
 // resolution 0.2). Per configuration: the share of bisections that name
 // the right commit and only it, that end undecided (a range, or ends that
-// do not measure apart), that name a wrong commit, and the builds and
-// executions used. docs/bisect.md#what-it-costs quotes its output.
+// do not measure apart, or a culprit its own pair does not confirm), that
+// name a wrong commit, and the builds and executions used. docs/bisect.md#what-it-costs quotes its output.
 //
 //   sim_bisect [trials] [seed]     (default 200 trials per row, seed 1)
 #include <cstdint>
@@ -95,7 +95,13 @@ outcome bisect_once(world& w, std::size_t commits)
         }
         search.record(*p, d, a, bb);
     }
+    // Each culprit confirmed by its own pair, as the command does
+    // (gate::confirms): max_repetitions a side, once.
     for (const auto& c : search.culprits()) {
+        std::vector<double> parent, culprit;
+        w.draw(c.commit - 1, max_repetitions, parent);
+        w.draw(c.commit, max_repetitions, culprit);
+        if (!gate::confirms(gate::shift_of(parent, culprit, alpha), c.effect)) continue;
         if (c.commit == w.step_at) out.right = true;
         else out.wrong = true;
     }

@@ -118,6 +118,7 @@ json to_json(const bisect_result& r)
            {"measured_commits", r.measured_commits},
            {"executions", r.executions},
            {"warnings", r.warnings}};
+    j["alert"] = r.alert ? json(*r.alert) : json();
     json culprits = json::array();
     for (const auto& c : r.culprits) {
         json effects = json::array();

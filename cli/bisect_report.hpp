@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -69,6 +70,7 @@ struct bisect_result {
     std::vector<step_report> steps;
     std::size_t builds = 0, measured_commits = 0, executions = 0;
     std::vector<std::string> warnings;
+    std::optional<std::int64_t> alert; // --alert: the alert whose range this is
 };
 
 nlohmann::json to_json(const bisect_result& r);

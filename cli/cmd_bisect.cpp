@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,6 +25,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/target.hpp"
 #include "gate/bisect.hpp"
 #include "gate/compare.hpp"
 #include "model/error.hpp"
@@ -33,6 +35,8 @@
 #include "runner/config.hpp"
 #include "runner/measure.hpp"
 #include "runner/process.hpp"
+#include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 
@@ -85,6 +89,13 @@ std::vector<option_spec> bisect_option_list()
     {"timeout", 0, true, false, "SECONDS", "kill a build or an execution that runs longer"},
     {"cpus", 0, true, false, "LIST", "pin the benchmark to these CPUs"},
     }));
+    add(option_group("From an alert", {
+    {"alert", 0, true, false, "ID", "take --good and --bad from this alert's change point: the commit of the run "
+                                    "before it and the alert's own; --counter defaults to the alert's"},
+    }));
+    add(option_group("From an alert", target_options("the store of --alert (default ./.perfgate/perfgate.db)",
+                                                     "the project of --alert (needed with --server; default "
+                                                     "\"default\" locally)")));
     add(option_group("Output", {
     {"format", 0, true, false, "FORMAT", "text (default), json or markdown"},
     {"output", 'o', true, false, "FILE", "also write the report to FILE"},
@@ -215,8 +226,15 @@ bisect_settings settings_from_args(const parsed_args& args)
 {
     bisect_settings s;
     s.repo = fs::absolute(args.get("repo").value_or("."));
-    s.good = args.required("good");
-    s.bad = args.required("bad");
+    if (args.has("alert")) {
+        for (const char* o : {"good", "bad"}) {
+            if (args.has(o))
+                bisect_error(errors::usage_conflict, fmt::format("--alert names the range: --{} is the alert's", o));
+        }
+    } else {
+        s.good = args.required("good");
+        s.bad = args.required("bad");
+    }
     s.build = args.required("build");
     s.bench = args.required("bench");
     parse_command(s.bench); // input.bad_command now, not after the first build
@@ -362,6 +380,7 @@ private:
     commit_info describe(const std::string& sha) const;
     std::vector<culprit_effect> culprit_effects(const std::string& before, const std::string& after,
                                                 std::optional<gate::attribution>& attribution,
+                                                std::optional<gate::shift_reading>& decided,
                                                 std::vector<std::string>& warnings);
     void remove_trees();
 
@@ -752,6 +771,7 @@ commit_info bisection::describe(const std::string& sha) const
 // shift with its interval, and callgrind's per-function attribution.
 std::vector<culprit_effect> bisection::culprit_effects(const std::string& before, const std::string& after,
                                                        std::optional<gate::attribution>& attribution,
+                                                       std::optional<gate::shift_reading>& decided,
                                                        std::vector<std::string>& warnings)
 {
     const bool det = deterministic(s_.which);
@@ -770,6 +790,8 @@ std::vector<culprit_effect> bisection::culprit_effects(const std::string& before
         return {};
     }
     executions_ += 2 * static_cast<std::size_t>(opt.repetitions);
+    const auto b_values = values_of(m[0].baseline.run), c_values = values_of(m[0].candidate.run);
+    if (!b_values.empty() && !c_values.empty()) decided = shift(b_values, c_values);
     capture::sample_set b, c;
     b.benchmarks.push_back(capture::samples_from_run(m[0].baseline.run));
     c.benchmarks.push_back(capture::samples_from_run(m[0].candidate.run));
@@ -880,7 +902,14 @@ bisect_result bisection::run(std::optional<double> budget_s)
             cr.commit = describe(commits_[c.commit]);
             cr.parent = commits_[c.commit - 1];
             cr.share = c.effect / effect;
-            cr.effects = culprit_effects(commits_[c.commit - 1], commits_[c.commit], cr.attribution, result.warnings);
+            std::optional<gate::shift_reading> own;
+            cr.effects = culprit_effects(cr.parent, cr.commit.sha, cr.attribution, own, result.warnings);
+            // Named only when its own pair shows its part (gate::confirms).
+            if (!own || !gate::confirms(*own, c.effect, s_.resolution)) {
+                result.open.push_back({describe(cr.parent), cr.commit, 1,
+                                       "not confirmed: its own pair against its parent does not show the part"});
+                continue;
+            }
             result.culprits.push_back(std::move(cr));
         }
         for (const auto& o : search.open_ranges()) {
@@ -907,6 +936,61 @@ bisect_result bisection::run(std::optional<double> budget_s)
     return result;
 }
 
+// --alert ID: the range of the alert's change point. bad: the commit of the
+// change's first run (the first at or after the change); good: the commit of
+// the series's run before it (the last before). An alert the store or server
+// does not have is a usage error naming it (exit 2), before anything is built.
+void range_from_alert(const parsed_args& args, bisect_settings& s, std::int64_t& alert_id)
+{
+    const auto id = args.get_int("alert", 1, std::numeric_limits<std::int64_t>::max());
+    alert_id = *id;
+    target_rules rules = local_default_rules();
+    rules.token_required = false;       // a read: a --public-read server needs none
+    rules.default_db_must_exist = true; // never an empty store where the user expected theirs
+    target where = target_from(args, rules);
+    model::alert alert;
+    std::vector<model::history_point> before;
+    const auto unknown = [&](const error& e) {
+        bisect_error(errors::usage_bad_value,
+                     fmt::format("--alert {}: project '{}' has no such alert ({})", alert_id, where.project, e.what()));
+    };
+    model::history_query q;
+    try {
+        std::optional<store::store> db;
+        std::optional<service::service> svc;
+        if (!where.server) svc.emplace(db.emplace(where.db));
+        try {
+            alert = where.server ? where.server->alert(alert_id) : svc->alert(where.project, alert_id);
+        } catch (const error& e) {
+            if (e.id() == errors::store_not_found || e.id() == errors::server_rejected) unknown(e);
+            throw;
+        }
+        const auto& c = alert.change;
+        q.project = where.project;
+        q.benchmark = c.series.benchmark;
+        q.counter = c.series.counter;
+        q.branch = c.series.branch;
+        q.testbed = c.series.testbed;
+        q.before_run = c.run_id;
+        q.mainline_only = true;
+        q.limit = 1;
+        before = where.server ? where.server->history(q) : svc->history(q);
+    } catch (const error& e) {
+        if (e.id().view().starts_with("usage.")) throw;
+        throw error(e.id(), fmt::format("perfgate bisect: --alert {}: {}", alert_id, e.what()));
+    }
+    if (alert.change.git_sha.empty() || before.empty() || before.back().git_sha.empty()) {
+        bisect_error(errors::input_bisect_range,
+                     fmt::format("--alert {}: {} has no commit: the series's runs must record theirs (--sha, "
+                                 "docs/history.md#which-commit-a-run-measured)",
+                                 alert_id, before.empty() ? "no run before the change" : "a run around the change"));
+    }
+    s.good = before.back().git_sha;
+    s.bad = alert.change.git_sha;
+    if (s.counter.empty()) s.counter = alert.change.series.counter;
+    if (s.name == "default") s.name = alert.change.series.benchmark;
+}
+
 } // namespace
 
 const command_spec& bisect_spec() { return bisect_command; }
@@ -924,11 +1008,13 @@ int cmd_bisect(const argv_t& argv)
         budget = *b;
     }
     const bool resume = args.has("resume");
+    std::int64_t alert_id = 0;
     bisect_settings settings;
     fs::path work;
     if (resume) {
-        for (const char* o : {"good", "bad", "build", "bench", "backend", "counter", "events", "repetitions",
-                              "max-repetitions", "alpha", "resolution", "enter-merges", "first-parent", "name"}) {
+        for (const char* o :
+             {"good", "bad", "build", "bench", "backend", "counter", "events", "repetitions", "max-repetitions",
+              "alpha", "resolution", "enter-merges", "first-parent", "name", "alert"}) {
             if (args.has(o)) {
                 bisect_error(errors::usage_conflict,
                              fmt::format("--resume continues the recorded bisection: --{} is the state file's", o));
@@ -937,6 +1023,7 @@ int cmd_bisect(const argv_t& argv)
         settings.repo = fs::absolute(args.get("repo").value_or("."));
     } else {
         settings = settings_from_args(args);
+        if (args.has("alert")) range_from_alert(args, settings, alert_id);
     }
     work = args.get("work-dir") ? fs::absolute(*args.get("work-dir")) : settings.repo / ".perfgate" / "bisect";
     bisection b(settings, work, args.has("quiet"));
@@ -944,7 +1031,8 @@ int cmd_bisect(const argv_t& argv)
     b.check_repository();
     if (!resume) b.list_commits();
     kill_children_on_interrupt();
-    const bisect_result result = b.run(budget);
+    bisect_result result = b.run(budget);
+    if (alert_id) result.alert = alert_id;
     const std::string text = render_bisect(result, format);
     std::cout << text << std::flush;
     if (auto out = args.get("output")) {

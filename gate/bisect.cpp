@@ -58,6 +58,13 @@ step_decision decide_step(const shift_reading& from_good, const shift_reading& t
     return step_decision::undecided;
 }
 
+bool confirms(const shift_reading& parent_to_culprit, double effect, double resolution)
+{
+    PERFGATE_CHECK(effect != 0 && resolution > 0 && resolution < 0.5);
+    const toward t = oriented(parent_to_culprit, effect > 0 ? 1.0 : -1.0);
+    return t.lower >= resolution * std::abs(effect);
+}
+
 bisect_search::bisect_search(std::size_t commits, double effect) : skipped_(commits, false)
 {
     PERFGATE_CHECK(commits >= 2 && effect != 0);

@@ -66,6 +66,14 @@ std::string_view to_string(step_decision d);
 step_decision decide_step(const shift_reading& from_good, const shift_reading& to_bad, double effect,
                           double resolution = default_bisect_resolution);
 
+// A culprit is named only when its own pair (its parent against it,
+// measured once more after the search) shows a part of the change: the
+// shift's interval, in the effect's direction, at or above the band of
+// `effect` (the culprit's share as the search measured it). A culprit the
+// search reached through a wrong step then fails its own test, as often as
+// an interval misses by the band, and is reported as a range, not a commit.
+bool confirms(const shift_reading& parent_to_culprit, double effect, double resolution = default_bisect_resolution);
+
 // The search over commits 0 (good) .. n-1 (bad), in order along the
 // history. Segments are searched in commit order, one at a time; a
 // "between" splits one into two.

@@ -432,6 +432,25 @@ TEST_CASE("perfgate bisect: bad input is exit 2 naming it, and nothing is left b
         CHECK(res.err.find("--resolution") != std::string::npos);
         nothing_stored();
     }
+    SUBCASE("an unknown alert, in a store or without one")
+    {
+        const fs::path db = dir.path() / "history.db";
+        REQUIRE(run_perfgate({"token", "create", "--db", db.string(), "--project", "demo"}).code == 0);
+        auto res = run_perfgate({"bisect", "--db", db.string(), "--project", "demo", "--alert", "999", "--build",
+                                 build_cmd, "--bench", "./prog", "--backend", "callgrind"},
+                                r.dir);
+        CHECK(res.code == 2);
+        CHECK(res.err.find("--alert 999: project 'demo' has no such alert") != std::string::npos);
+        nothing_stored();
+        res = run_perfgate({"bisect", "--alert", "1", "--build", build_cmd, "--bench", "./prog"}, r.dir);
+        CHECK(res.code == 2);
+        CHECK(res.err.find("no database at .perfgate/perfgate.db") != std::string::npos);
+        nothing_stored();
+        res = run_perfgate({"bisect", "--alert", "1", "--good", r.sha[0], "--build", build_cmd, "--bench", "./prog"},
+                           r.dir);
+        CHECK(res.code == 2);
+        CHECK(res.err.find("--good is the alert's") != std::string::npos);
+    }
     SUBCASE("ends that measure alike: exit 3, said, not a culprit")
     {
         const auto res = bisect(r.sha[2], r.sha[4], build_cmd);
