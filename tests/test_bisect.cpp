@@ -14,9 +14,11 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/process.hpp"
+#include "support/server.hpp"
 
 namespace {
 
@@ -482,6 +484,84 @@ TEST_CASE("perfgate bisect (perf, noisy): a 3x step found with interleaved, repe
         CHECK(x["ci_pct"][0].get<double>() > 50); // the interval of a 3x step lies far above 0
     }
     CHECK(saw);
+}
+
+// A main line whose pushes each carried 4 commits: one stored run per push
+// (commits 0, 4, ..., 48) with instruction counts that step +10% at the push
+// of commit 32, whose alert then spans commits 29..32; the programs step at
+// commit 30. `target` is --db DB or --server URL --token T.
+void upload_pushes(const repo& r, const fs::path& dir, const std::vector<std::string>& target)
+{
+    for (int i = 0; i <= 48; i += 4) {
+        const fs::path csv = dir / fmt::format("push-{}.csv", i);
+        std::ofstream(csv) << "# started on Sat Nov 28 12:00:00 2026\n\n"
+                           << (i >= 32 ? "1100000" : "1000000") << ",,instructions,1000,100.00,,\n";
+        std::vector<std::string> args{"upload", "--project", "demo", "--role",    "baseline",  "--git-sha",
+                                      r.sha[i], "--branch",  "main", "--backend", "callgrind", csv.string()};
+        args.insert(args.begin() + 1, target.begin(), target.end());
+        const auto up = run_perfgate(args);
+        INFO(up.err);
+        REQUIRE(up.code == 0);
+    }
+}
+
+void check_alert_bisection(const repo& r, const perfgate::test::cli_result& res)
+{
+    INFO(res.err);
+    CHECK(res.code == 0);
+    const json j = bisect_json(res);
+    CHECK(j["alert"] == 1);
+    CHECK(j["good"]["sha"] == r.sha[28]); // the run before the change
+    CHECK(j["bad"]["sha"] == r.sha[32]);  // the alert's own
+    CHECK(j["commits"] == 4);
+    CHECK(j["counter"] == "instructions"); // the alert's
+    CHECK(culprit_shas(j) == std::vector<std::string>{r.sha[30]});
+}
+
+TEST_CASE("perfgate bisect --alert: the range of an alert's change point, from a store and from a real server")
+{
+    temp_dir dir("perfgate-bisect");
+    const repo r(dir.path(), 48, {{30, 416000}});
+    const std::vector<std::string> bisect_args{"--alert", "1",         "--build",   build_cmd,  "--bench",
+                                               "./prog",  "--backend", "callgrind", "--format", "json"};
+
+    SUBCASE("a local store")
+    {
+        const fs::path db = dir.path() / "history.db";
+        REQUIRE(run_perfgate({"token", "create", "--db", db.string(), "--project", "demo"}).code == 0);
+        upload_pushes(r, dir.path(), {"--db", db.string()});
+        std::vector<std::string> args{"bisect", "--db", db.string(), "--project", "demo"};
+        args.insert(args.end(), bisect_args.begin(), bisect_args.end());
+        check_alert_bisection(r, run_perfgate(args, r.dir));
+        check_nothing_left(r);
+    }
+    SUBCASE("a server")
+    {
+        const fs::path db = dir.path() / "server.db";
+        const std::string token = perfgate::test::create_token(db, "demo");
+        perfgate::test::server_process server(db, dir.path() / "server.log");
+        upload_pushes(r, dir.path(), {"--server", server.url(), "--token", token});
+        // The server's watch runs in the background: wait for its alert.
+        bool opened = false;
+        for (int i = 0; i < 100 && !opened; ++i) {
+            const auto list = run_perfgate({"alerts", "--server", server.url(), "--project", "demo", "--token", token,
+                                            "--format", "json"});
+            opened = list.code == 0 && !json::parse(list.out)["alerts"].empty();
+            if (!opened) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        REQUIRE(opened);
+        std::vector<std::string> args{"bisect", "--server", server.url(), "--project", "demo", "--token", token};
+        args.insert(args.end(), bisect_args.begin(), bisect_args.end());
+        check_alert_bisection(r, run_perfgate(args, r.dir));
+        // An alert the server does not have: exit 2 naming it, nothing built.
+        args = {"bisect",  "--server", server.url(), "--project", "demo",    "--token", token,
+                "--alert", "77",       "--build",    build_cmd,   "--bench", "./prog"};
+        const auto unknown = run_perfgate(args, r.dir);
+        CHECK(unknown.code == 2);
+        CHECK(unknown.err.find("--alert 77: project 'demo' has no such alert") != std::string::npos);
+        CHECK_FALSE(fs::exists(r.dir / ".perfgate"));
+        check_nothing_left(r);
+    }
 }
 
 } // namespace
