@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "api/wire.hpp"
 #include "capture/samples.hpp"
 #include "cli/bisect_report.hpp"
 #include "cli/cli.hpp"
@@ -962,7 +963,9 @@ void range_from_alert(const parsed_args& args, bisect_settings& s, std::int64_t&
         try {
             alert = where.server ? where.server->alert(alert_id) : svc->alert(where.project, alert_id);
         } catch (const error& e) {
-            if (e.id() == errors::store_not_found || e.id() == errors::server_rejected) unknown(e);
+            if (e.id() == errors::alert_not_found || e.id() == errors::store_not_found ||
+                e.id() == errors::server_rejected)
+                unknown(e);
             throw;
         }
         const auto& c = alert.change;
@@ -971,19 +974,28 @@ void range_from_alert(const parsed_args& args, bisect_settings& s, std::int64_t&
         q.counter = c.series.counter;
         q.branch = c.series.branch;
         q.testbed = c.series.testbed;
+        // The store answers "before this run" itself; a server's history
+        // route has no such filter: its newest points are read and the run
+        // before the change is picked here.
         q.before_run = c.run_id;
         q.mainline_only = true;
-        q.limit = 1;
+        q.limit = api::max_history_limit;
         before = where.server ? where.server->history(q) : svc->history(q);
+        std::erase_if(before, [&](const model::history_point& p) { return p.run_id >= c.run_id; });
+        std::sort(before.begin(), before.end(),
+                  [](const model::history_point& x, const model::history_point& y) { return x.run_id < y.run_id; });
     } catch (const error& e) {
-        if (e.id().view().starts_with("usage.")) throw;
+        if (e.id().starts_with("usage.")) throw;
         throw error(e.id(), fmt::format("perfgate bisect: --alert {}: {}", alert_id, e.what()));
     }
     if (alert.change.git_sha.empty() || before.empty() || before.back().git_sha.empty()) {
         bisect_error(errors::input_bisect_range,
-                     fmt::format("--alert {}: {} has no commit: the series's runs must record theirs (--sha, "
-                                 "docs/history.md#which-commit-a-run-measured)",
-                                 alert_id, before.empty() ? "no run before the change" : "a run around the change"));
+                     fmt::format("--alert {}: {}: name the range with --good and --bad", alert_id,
+                                 before.empty() ? fmt::format("no run before the change among the series's "
+                                                              "newest {} points",
+                                                              api::max_history_limit)
+                                                : "a run around the change has no commit (--sha, "
+                                                  "docs/history.md#which-commit-a-run-measured)"));
     }
     s.good = before.back().git_sha;
     s.bad = alert.change.git_sha;
@@ -1002,6 +1014,8 @@ int cmd_bisect(const argv_t& argv)
     const parsed_args& args = *parsed;
     no_positional(args);
     const report_format format = parse_format(args.get("format").value_or("text"));
+    if (format == report_format::junit)
+        bisect_error(errors::usage_bad_value, "--format junit: a bisection has no test cases; text, json or markdown");
     std::optional<double> budget;
     if (auto b = args.get_double("budget")) {
         if (!(*b > 0)) bisect_error(errors::usage_bad_value, "--budget: expected a positive number of seconds");

@@ -553,7 +553,10 @@ TEST_CASE("perfgate bisect --alert: the range of an alert's change point, from a
         std::vector<std::string> args{"bisect", "--server", server.url(), "--project", "demo", "--token", token};
         args.insert(args.end(), bisect_args.begin(), bisect_args.end());
         check_alert_bisection(r, run_perfgate(args, r.dir));
-        // An alert the server does not have: exit 2 naming it, nothing built.
+        // An alert the server does not have: exit 2 naming it, nothing built
+        // (the finished bisection's state file is kept: removed first).
+        CHECK(fs::exists(r.dir / ".perfgate/bisect/state.json"));
+        fs::remove_all(r.dir / ".perfgate");
         args = {"bisect",  "--server", server.url(), "--project", "demo",    "--token", token,
                 "--alert", "77",       "--build",    build_cmd,   "--bench", "./prog"};
         const auto unknown = run_perfgate(args, r.dir);
