@@ -2,7 +2,7 @@
 //
 // 1. Ingest: one run of 30 repetitions x 10 counters (300 samples) written
 //    with bare SQLite (one prepared INSERT in one transaction, same samples
-//    table shape) vs store::insert_run (lookups, samples, summaries computed
+//    table shape) vs store::runs::insert (lookups, samples, summaries computed
 //    with stats::summarize, 3 covering history indexes). Both on a WAL file
 //    in /tmp with synchronous=NORMAL.
 // 2. History: store::history (100 points) on databases of 10,000 and
@@ -12,6 +12,9 @@
 //
 // Build Release: cmake -S . -B build-store-rel -DCMAKE_BUILD_TYPE=Release
 //                cmake --build build-store-rel --target bench_store
+#include "store/history.hpp"
+#include "store/maintenance.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
 
 #include <benchmark/benchmark.h>
@@ -147,7 +150,7 @@ void BM_ingest_store_insert_run(benchmark::State& state)
     auto run = bench_run(1'700'000'000);
     for (auto _ : state) {
         ++run.created_at;
-        benchmark::DoNotOptimize(db.insert_run(run));
+        benchmark::DoNotOptimize(db.runs().insert(run));
     }
     set_rates(state);
 }
@@ -167,7 +170,7 @@ fs::path history_db(std::int64_t runs)
     const fs::path path = fs::temp_directory_path() / fmt::format("perfgate-bench-history-{}.db", runs);
     if (fs::exists(path)) {
         ps::store existing(path);
-        if (existing.runs_count() == runs) return path;
+        if (existing.maintenance().runs_count() == runs) return path;
     }
     for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
     {
@@ -289,7 +292,7 @@ void BM_history(benchmark::State& state)
     for (auto _ : state) {
         const double c0 = thread_cpu_us();
         const auto t0 = std::chrono::steady_clock::now();
-        const auto points = db.history(q);
+        const auto points = db.history().points(q);
         wall_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
         cpu_us.push_back(thread_cpu_us() - c0);
         if (points.size() != 100) {
@@ -302,7 +305,7 @@ void BM_history(benchmark::State& state)
     state.counters["p99_us"] = percentile(wall_us, 0.99);
     state.counters["cpu_p50_us"] = percentile(cpu_us, 0.50);
     state.counters["cpu_p99_us"] = percentile(cpu_us, 0.99);
-    state.counters["db_MB"] = static_cast<double>(db.size_bytes()) / 1e6;
+    state.counters["db_MB"] = static_cast<double>(db.maintenance().size_bytes()) / 1e6;
 }
 BENCHMARK(BM_history)
     ->ArgsProduct({{10'000, 1'000'000}, {gate_query, branch_only, no_filter}})

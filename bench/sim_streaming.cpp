@@ -4,7 +4,7 @@
 // Points arrive one at a time, as baseline runs do; after each one the
 // detection runs over the last `tail` points (service::watch_tail, 150), as
 // service/watch.cpp does, and its change points open alerts as
-// store::apply_detection does: a point within alert_match_distance (2) of an
+// store::alerts::apply_detection does: a point within alert_match_distance (2) of an
 // alert already opened moves that alert, any other opens one. Every change
 // point counts here, whichever its direction (the watch alerts on the worse
 // one only), so the false-alarm figures are upper bounds.
@@ -37,6 +37,7 @@
 #include "sim_args.hpp"
 #include "sim_noise.hpp"
 #include "stats/change_points.hpp"
+#include "store/alerts.hpp"
 
 #include <algorithm>
 #include <array>
@@ -64,7 +65,7 @@ constexpr std::uint64_t default_trials = 10;
 constexpr std::uint64_t default_seed = 20261126;
 
 constexpr std::size_t tail = 150;         // service::watch_tail
-constexpr std::size_t match_distance = 2; // store::store::alert_match_distance
+constexpr std::size_t match_distance = 2; // store::alerts::alert_match_distance
 constexpr std::size_t tolerance = 2;      // a step is reported by a point within +- this
 constexpr std::size_t horizon = 30;       // points after the step the series is watched for
 constexpr std::size_t history_min = 30;   // points before the step: uniform in [min, max]
@@ -91,7 +92,7 @@ stats::change_point_options options(stats::change_point_method m)
 }
 
 // The alerts of one series, by the absolute index of their point, opened
-// and moved as store::apply_detection does.
+// and moved as store::alerts::apply_detection does.
 class alert_ledger {
 public:
     // Applies one detection (change points in absolute indices); returns

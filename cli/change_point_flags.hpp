@@ -7,7 +7,7 @@
 
 #include "cli/cli.hpp"
 #include "stats/change_points.hpp"
-#include "store/store.hpp"
+#include "store/projects.hpp"
 
 namespace perfgate::cli {
 

@@ -9,6 +9,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
+#include "store/maintenance.hpp"
 #include "store/store.hpp"
 
 namespace perfgate::cli {
@@ -47,7 +48,7 @@ int cmd_db(const argv_t& args)
         const std::string where = parsed->required("db");
         const store::store db(where);
         std::cout << fmt::format("perfgate db: {} ({}) is at schema version {}\n", db.location(), db.engine(),
-                                 db.schema_version());
+                                 db.maintenance().schema_version());
         std::cout.flush();
         return exit_pass;
     }
@@ -67,9 +68,9 @@ int cmd_db(const argv_t& args)
                                     pos[1]));
         }
         const store::store db(where);
-        db.backup_to(pos[1]);
+        db.maintenance().backup_to(pos[1]);
         std::cerr << fmt::format("perfgate db: backed up {} (schema version {}) to {}\n", db.location(),
-                                 db.schema_version(), pos[1]);
+                                 db.maintenance().schema_version(), pos[1]);
         return exit_pass;
     }
     throw error(errors::usage_bad_subcommand,

@@ -15,6 +15,7 @@
 #include "model/error.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
+#include "store/webhooks.hpp"
 
 namespace perfgate::cli {
 
@@ -75,7 +76,7 @@ void change_webhooks(service::service& service, const std::string& project, cons
 }
 
 // One line per webhook: id, format, whether it signs, URL, last delivery.
-void print_webhooks(const std::vector<store::store::webhook_info>& hooks)
+void print_webhooks(const std::vector<store::webhook_info>& hooks)
 {
     std::cout << fmt::format("webhooks {}\n", hooks.size());
     for (const auto& w : hooks) {

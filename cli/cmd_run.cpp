@@ -576,7 +576,7 @@ void check_server(target& where)
 // Phase 5a (--baseline-source server): every benchmark's stored baseline,
 // the newest run of exactly the baseline commit on the base branch with this
 // benchmark, testbed fingerprint, backend and the candidate's toolchain key
-// (store::find_reusable_run). All found: only the candidates are measured.
+// (store::runs::find_reusable). All found: only the candidates are measured.
 // Any missing: the baselines are measured as without the option, and stored,
 // so that the next run of that commit finds them. A server that cannot
 // answer stops the run before anything is measured.

@@ -23,6 +23,7 @@
 #include "server/log.hpp"
 #include "server/server.hpp"
 #include "service/service.hpp"
+#include "store/maintenance.hpp"
 #include "store/store.hpp"
 
 namespace perfgate::cli {
@@ -125,7 +126,7 @@ std::vector<std::string> parse_trusted_proxies(const std::string& list)
     return out;
 }
 
-// store::check_writable takes the write lock, which SQLite grants on a file
+// store::maintenance::check_writable takes the write lock, which SQLite grants on a file
 // it silently opened read-only (WAL mode, writable directory): the first
 // INSERT would fail. The file's own write permission, for our effective
 // user, is checked here (a read-only mount is EROFS).
@@ -198,8 +199,8 @@ int cmd_serve(const argv_t& argv)
     // directory or mount) -> "store.read_only", a damaged page ->
     // "store.corrupt"; both name the file and exit 4 (model/exit_code.hpp).
     if (!store::is_postgres(db_path)) require_writable_file(db_path);
-    db.check_writable();
-    db.check_integrity();
+    db.maintenance().check_writable();
+    db.maintenance().check_integrity();
     service::service service(db);
     service.set_change_point_defaults(change_point_defaults);
     // Alert webhooks are posted by the notifier's thread through libcurl

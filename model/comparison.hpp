@@ -1,4 +1,4 @@
-// A stored comparison as a listing shows it (store::recent_comparisons,
+// A stored comparison as a listing shows it (store::comparisons::recent,
 // GET /api/v1/projects/{project}/comparisons, the dashboard): its verdict and
 // the commits it compared, without the report.
 #pragma once

@@ -33,6 +33,7 @@
 #include "server/routes.hpp"
 #include "service/service.hpp"
 #include "service/text.hpp"
+#include "store/webhooks.hpp"
 
 namespace perfgate::server {
 
@@ -552,7 +553,7 @@ response post_acceptance(const request& req, context& ctx, const route_match& m,
 
 // A project's webhooks (docs/http-api.md "Webhooks"): never the secret,
 // only whether there is one.
-json webhook_to_json(const store::store::webhook_info& w)
+json webhook_to_json(const store::webhook_info& w)
 {
     auto opt_text = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
     auto opt_int = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };

@@ -1,11 +1,12 @@
 // A reviewer's acceptance of a comparison's regression (perfgate accept,
 // docs/github.md "Accepting a regression"): checked here, stored by
-// store::accept_comparison.
+// store::acceptances::accept.
 #include "service/service.hpp"
 
 #include <fmt/format.h>
 
 #include "model/error.hpp"
+#include "store/acceptances.hpp"
 
 namespace perfgate::service {
 
@@ -28,7 +29,7 @@ model::acceptance service::accept_comparison(const std::string& project, std::st
                                 "characters, runs of spaces or blanks at its ends, got {} bytes",
                                 model::max_acceptance_reason_bytes, reason.size()));
     }
-    auto stored = db_.accept_comparison(project, head_sha, login, reason);
+    auto stored = db_.acceptances().accept(project, head_sha, login, reason);
     if (!stored) {
         throw error(errors::accept_no_comparison,
                     fmt::format("project '{}' has no comparison whose candidate is commit {}: gate that commit "
@@ -41,7 +42,7 @@ model::acceptance service::accept_comparison(const std::string& project, std::st
 std::optional<model::acceptance> service::acceptance(const std::string& project, std::int64_t comparison_id) const
 {
     require_project(project);
-    return db_.load_acceptance(project, comparison_id);
+    return db_.acceptances().load(project, comparison_id);
 }
 
 } // namespace perfgate::service

@@ -11,6 +11,8 @@
 #include "capture/names.hpp"
 #include "model/error.hpp"
 #include "report/render.hpp"
+#include "store/artifacts.hpp"
+#include "store/comparisons.hpp"
 
 namespace perfgate::service {
 
@@ -100,7 +102,7 @@ gate::attribution checked_attribution(std::string_view text)
 void service::require_benchmark(const std::string& project, std::int64_t comparison_id,
                                 const std::string& benchmark) const
 {
-    const auto stored = db_.load_comparison(project, comparison_id);
+    const auto stored = db_.comparisons().load(project, comparison_id);
     if (!stored) {
         throw error(errors::comparison_not_found,
                     fmt::format("no comparison {} in project '{}'", comparison_id, project));
@@ -121,8 +123,9 @@ void service::store_attribution(const std::string& project, std::int64_t compari
     const gate::attribution a = checked_attribution(attribution_json);
     require_benchmark(project, comparison_id, benchmark);
     try {
-        db_.put_attribution(project, comparison_id, benchmark,
-                            report::to_json(a).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        db_.artifacts().put_attribution(project, comparison_id, benchmark,
+                                        report::to_json(a).dump(-1, ' ', false,
+                                                                nlohmann::json::error_handler_t::replace));
     } catch (const error& e) {
         if (e.id() != errors::store_not_found) throw;
         throw error(errors::comparison_not_found,
@@ -137,7 +140,7 @@ void service::store_flame_graph(const std::string& project, std::int64_t compari
     check_svg(svg);
     require_benchmark(project, comparison_id, benchmark);
     try {
-        db_.put_flame_graph(project, comparison_id, benchmark, svg);
+        db_.artifacts().put_flame_graph(project, comparison_id, benchmark, svg);
     } catch (const error& e) {
         if (e.id() != errors::store_not_found) throw;
         throw error(errors::comparison_not_found,
@@ -149,12 +152,12 @@ std::optional<std::string> service::flame_graph(const std::string& project, std:
                                                 const std::string& benchmark) const
 {
     capture::validate_name("benchmark", benchmark);
-    return db_.load_flame_graph(project, comparison_id, benchmark);
+    return db_.artifacts().load_flame_graph(project, comparison_id, benchmark);
 }
 
 std::vector<std::string> service::flame_graph_benchmarks(const std::string& project, std::int64_t comparison_id) const
 {
-    return db_.flame_graph_benchmarks(project, comparison_id);
+    return db_.artifacts().flame_graph_benchmarks(project, comparison_id);
 }
 
 } // namespace perfgate::service

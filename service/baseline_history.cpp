@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "service/service.hpp"
+#include "store/alerts.hpp"
+#include "store/history.hpp"
 
 namespace perfgate::service::detail {
 
@@ -36,8 +38,8 @@ void add_history_context(gate::report& r, const store::store& db, const std::str
         // The series group's open alerts, oldest first; at most as many as
         // GET .../alerts lists of each of the two states (a series has a
         // handful; this bounds a compare against a project nobody triages).
-        const std::vector<model::alert> open = db.open_alerts(project, s->benchmark, s->testbed, s->branch,
-                                                              2 * max_alert_limit);
+        const std::vector<model::alert> open = db.alerts().open(project, s->benchmark, s->testbed, s->branch,
+                                                                2 * max_alert_limit);
         for (auto& c : b.counters) {
             std::vector<gate::open_alert> mine;
             for (const auto& a : open) {
@@ -103,7 +105,7 @@ void baseline_history::fetch(std::string_view benchmark)
     const std::size_t enough = std::max<std::size_t>(rules_.history_min, 2);
     if (!s->branch.empty() &&
         std::any_of(all.begin(), all.end(), [&](const auto& points) { return points.size() >= enough; })) {
-        changes = db_.change_points(project_, {s->benchmark, "", s->testbed, s->branch});
+        changes = db_.alerts().change_points(project_, {s->benchmark, "", s->testbed, s->branch});
     }
     for (std::size_t i = 0; i < s->counters.size(); ++i) {
         const auto key = std::pair{s->benchmark, s->counters[i]};
@@ -131,8 +133,8 @@ std::shared_ptr<const baseline_history::points_by_counter> baseline_history::rea
     q.mainline_only = true; // the runs that feed the branch's series, whatever their role
     q.before_run = current_->before;
     q.limit = rules_.history;
-    auto points = std::make_shared<const points_by_counter>(db_.histories(q, counters,
-                                                                          store::store::history_detail::medians));
+    auto points = std::make_shared<const points_by_counter>(
+        db_.history().points_per_counter(q, counters, store::history_detail::medians));
     std::size_t bytes = sizeof(points_by_counter) + key.size();
     for (const auto& series : *points) {
         bytes += sizeof(points_by_counter::value_type) + series.capacity() * sizeof(model::history_point);
@@ -153,7 +155,8 @@ std::optional<gate::history_band> baseline_history::band_from(const std::vector<
             if (cp.series.counter == counter) mine.push_back(cp);
         }
     } else {
-        mine = db_.change_points(project_, {current_->benchmark, counter, current_->testbed, current_->branch});
+        mine = db_.alerts().change_points(project_,
+                                          {current_->benchmark, counter, current_->testbed, current_->branch});
     }
     return band_of(points, mine, rules_);
 }

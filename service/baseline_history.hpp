@@ -35,7 +35,7 @@ std::optional<gate::history_band> band_of(const std::vector<model::history_point
 // policy.history medians; the band of the same points is kept then (a few
 // numbers per counter, not the points: a gate of 4096 counters reads up to
 // 1000 each). A benchmark's counters are read together, with the change
-// points of all of them (store::histories: one statement on PostgreSQL), the
+// points of all of them (store::history::points_per_counter: one statement on PostgreSQL), the
 // first time one of them is asked for; each counter's medians are kept until
 // the z-score takes them.
 class baseline_history {

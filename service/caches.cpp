@@ -1,6 +1,7 @@
 #include "service/caches.hpp"
 
 #include "gate/compare.hpp"
+#include "store/runs.hpp"
 
 namespace perfgate::service {
 
@@ -53,7 +54,7 @@ std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::
 {
     const std::string key = cache_key({project, std::to_string(id)});
     if (auto hit = runs_->lru.find(key)) return hit;
-    auto run = db_.load_run(project, id);
+    auto run = db_.runs().load(project, id);
     if (!run) return nullptr;
     auto loaded = std::make_shared<loaded_run>();
     loaded->samples = capture::samples_from_run(*run);

@@ -14,13 +14,14 @@
 #include "capture/samples.hpp"
 #include "service/lru_cache.hpp"
 #include "service/service.hpp"
+#include "store/comparisons.hpp"
 
 namespace perfgate::service {
 
 // The repeated-compare path without SQLite and without parsing the stored
 // JSON: recent reports by request key, in memory. Safe because a stored
 // comparison never changes (no API updates or deletes one) and its id is
-// fixed. A miss falls back to store::find_comparison, so several processes
+// fixed. A miss falls back to store::comparisons::find, so several processes
 // on one database still agree.
 //
 // Bounded in bytes, not entries: a report is ~750 bytes of JSON per counter,
@@ -80,7 +81,7 @@ struct service::history_cache {
 struct service::pending_comparison {
     comparison out;        // without its id
     std::size_t id_at = 0; // where the id goes in the stored text (row.report_json)
-    store::store::comparison_row row;
+    store::comparison_row row;
 };
 
 } // namespace perfgate::service

@@ -1,4 +1,5 @@
 #include "service/commit_queue.hpp"
+#include "store/comparisons.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -20,7 +21,7 @@ commit_queue::~commit_queue()
     worker_.join();
 }
 
-void commit_queue::push(store::store::comparison_row row, completion done)
+void commit_queue::push(store::comparison_row row, completion done)
 {
     {
         std::lock_guard lock(mutex_);
@@ -64,13 +65,13 @@ void commit_queue::work()
 
 void commit_queue::commit(std::vector<job>& batch)
 {
-    std::vector<store::store::comparison_row> rows;
+    std::vector<store::comparison_row> rows;
     rows.reserve(batch.size());
     for (auto& j : batch) rows.push_back(std::move(j.row));
     std::vector<std::int64_t> ids;
     std::exception_ptr batch_error;
     try {
-        ids = db_.insert_comparisons(rows);
+        ids = db_.comparisons().insert_all(rows);
     } catch (...) {
         batch_error = std::current_exception();
     }
@@ -87,8 +88,8 @@ void commit_queue::commit(std::vector<job>& batch)
             // One transaction per row: a bad row fails alone.
             const auto& r = rows[i];
             try {
-                id = db_.insert_comparison(r.project, r.baseline_run, r.candidate_run, r.report_json, r.request_key,
-                                           store::store::report_facts{r.verdict, r.benchmark_count});
+                id = db_.comparisons().insert(r.project, r.baseline_run, r.candidate_run, r.report_json, r.request_key,
+                                              store::report_facts{r.verdict, r.benchmark_count});
             } catch (...) {
                 error = std::current_exception();
             }

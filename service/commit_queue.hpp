@@ -7,12 +7,12 @@
 // the other requests wait for that lock instead of computing. Here the
 // request thread computes, hands the row to one committer thread, and goes
 // back to serving; the committer stores every row that waits in one
-// transaction (store::insert_comparisons) and then hands each its id. One
+// transaction (store::comparisons::insert_all) and then hands each its id. One
 // commit per batch writes the shared B-tree pages once, not once per row.
 //
 // A row is acknowledged (done called with its id) only after its batch has
 // committed. When a batch fails, its rows are stored again one transaction
-// each, so a bad row fails alone with its own error (store::insert_comparison's)
+// each, so a bad row fails alone with its own error (store::comparisons::insert's)
 // and the others are stored. A batch holds at most max_batch rows; the queue
 // itself is bounded by the server's connections (one request in flight per
 // connection). Stopping (the destructor) stores and answers every row queued.
@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/comparisons.hpp"
 #include "store/store.hpp"
 
 namespace perfgate::service {
@@ -36,15 +37,14 @@ public:
     // Called once per row, on the committer's thread: the row's id, or the
     // error that kept it out of the store (then id is 0), and the row itself
     // (the caller may take its report text back). Must not throw.
-    using completion =
-        std::function<void(std::exception_ptr error, std::int64_t id, store::store::comparison_row& row)>;
+    using completion = std::function<void(std::exception_ptr error, std::int64_t id, store::comparison_row& row)>;
 
     explicit commit_queue(store::store& db, std::size_t max_batch = 64);
     ~commit_queue();
     commit_queue(const commit_queue&) = delete;
     commit_queue& operator=(const commit_queue&) = delete;
 
-    void push(store::store::comparison_row row, completion done);
+    void push(store::comparison_row row, completion done);
     // Blocks until every row pushed so far is stored (or failed) and answered.
     void drain();
 
@@ -59,7 +59,7 @@ public:
 
 private:
     struct job {
-        store::store::comparison_row row;
+        store::comparison_row row;
         completion done;
     };
     void work();

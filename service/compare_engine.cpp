@@ -13,6 +13,8 @@
 #include "report/render.hpp"
 #include "service/baseline_history.hpp"
 #include "service/caches.hpp"
+#include "store/artifacts.hpp"
+#include "store/comparisons.hpp"
 
 // The compare engine: a report for (project, pairs of runs, policy), found
 // again by its request key or computed from the runs and their baseline
@@ -191,7 +193,7 @@ std::string comparison_request_key(const std::string& project,
 
 std::optional<comparison> service::stored_comparison(const std::string& project, const std::string& key) const
 {
-    auto stored = db_.find_comparison(project, key);
+    auto stored = db_.comparisons().find(project, key);
     if (!stored) return std::nullopt;
     comparison hit;
     hit.id = stored->first;
@@ -289,7 +291,7 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
 // The stored comparison as served: its id in the report and in the text
 // (taken from the row).
 comparison service::finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
-                                      store::store::comparison_row& row, std::int64_t id)
+                                      store::comparison_row& row, std::int64_t id)
 {
     out.id = id;
     out.result.comparison_id = id;
@@ -308,9 +310,9 @@ comparison service::compare(const std::string& project, const std::vector<std::p
     auto& p = std::get<pending_comparison>(prepared);
     // Two identical requests that both missed the stored report: the store
     // keeps the first row and returns its id to the second.
-    const std::int64_t id = db_.insert_comparison(p.row.project, p.row.baseline_run, p.row.candidate_run,
-                                                  p.row.report_json, p.row.request_key,
-                                                  store::store::report_facts{p.row.verdict, p.row.benchmark_count});
+    const std::int64_t id = db_.comparisons().insert(p.row.project, p.row.baseline_run, p.row.candidate_run,
+                                                     p.row.report_json, p.row.request_key,
+                                                     store::report_facts{p.row.verdict, p.row.benchmark_count});
     return finish_comparison(*recent_, std::move(p.out), p.id_at, p.row, id);
 }
 
@@ -326,7 +328,7 @@ std::optional<comparison> service::compare_later(const std::string& project,
     auto row = std::move(p.row);
     committer_->push(std::move(row), [recent = recent_, out = std::move(p.out), id_at = p.id_at,
                                       done = std::move(done)](const std::exception_ptr& error, std::int64_t id,
-                                                              store::store::comparison_row& stored) mutable {
+                                                              store::comparison_row& stored) mutable {
         if (error) return done(error, nullptr);
         std::optional<comparison> c;
         try {
@@ -341,13 +343,13 @@ std::optional<comparison> service::compare_later(const std::string& project,
 
 std::optional<gate::report> service::load_comparison(const std::string& project, std::int64_t id) const
 {
-    auto text = db_.load_comparison(project, id);
+    auto text = db_.comparisons().load(project, id);
     if (!text) return std::nullopt;
     gate::report r = report::report_from_json(nlohmann::json::parse(*text));
     r.comparison_id = id;
     // Attribution arrives after the comparison (store_attribution): the
     // stored report never has it, its artifact rows do.
-    for (const auto& stored : db_.load_attributions(project, id)) {
+    for (const auto& stored : db_.artifacts().load_attributions(project, id)) {
         auto it = std::find_if(r.benchmarks.begin(), r.benchmarks.end(),
                                [&](const gate::benchmark_report& b) { return b.name == stored.first; });
         if (it != r.benchmarks.end())

@@ -12,7 +12,10 @@
 
 #include "model/digest.hpp"
 #include "report/quantity.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
+#include "store/webhooks.hpp"
 
 namespace perfgate::service {
 
@@ -148,19 +151,19 @@ notifier::~notifier()
 void notifier::notify(std::string_view event, const model::alert& alert) noexcept
 {
     try {
-        const auto targets = db_.webhook_targets(alert.project);
+        const auto targets = db_.webhooks().targets(alert.project);
         if (targets.empty()) return;
         alert_notice n{std::string(event), alert, {}, {}, 0, {}};
         n.time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                      .count();
-        if (auto repo = db_.repository_url(alert.project); repo && !alert.change.git_sha.empty()) {
+        if (auto repo = db_.projects().repository_url(alert.project); repo && !alert.change.git_sha.empty()) {
             n.commit_url = fmt::format("{}/commit/{}", *repo, alert.change.git_sha);
         }
         if (!options_.public_url.empty()) {
             n.dashboard_url = fmt::format("{}/p/{}/alerts", options_.public_url, alert.project);
         }
         // The series names its testbed by fingerprint; people know its name.
-        if (auto run = db_.find_run(alert.project, alert.change.run_id)) n.testbed_name = run->testbed_name;
+        if (auto run = db_.runs().find(alert.project, alert.change.run_id)) n.testbed_name = run->testbed_name;
         std::vector<delivery> ready;
         for (const auto& t : targets) {
             delivery d;
@@ -293,7 +296,7 @@ void notifier::attempt(delivery& d)
 void notifier::record(const delivery& d, std::string_view outcome) noexcept
 {
     try {
-        db_.record_webhook_delivery(d.webhook_id, outcome, d.attempts, d.last_error);
+        db_.webhooks().record_delivery(d.webhook_id, outcome, d.attempts, d.last_error);
     } catch (const std::exception& e) {
         log_quietly([&] {
             return fmt::format("perfgate serve: webhook {} delivery log not written: {}", d.webhook_id, e.what());

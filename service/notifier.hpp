@@ -9,7 +9,7 @@
 // through a bounded queue to one thread that retries a failed attempt (a
 // transport error or a status other than 2xx) with exponential back-off,
 // and records the outcome in the store's delivery log
-// (store::record_webhook_delivery). Enqueueing never blocks on a receiver:
+// (store::webhooks::record_delivery). Enqueueing never blocks on a receiver:
 // when the queue is full the oldest delivery is dropped, logged and counted.
 //
 // Threading: every public member may be called from any thread. The

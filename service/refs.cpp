@@ -10,12 +10,13 @@
 #include <fmt/ranges.h>
 
 #include "model/error.hpp"
+#include "store/runs.hpp"
 
 namespace perfgate::service {
 
 namespace {
 
-using run_ref = store::store::run_ref;
+using run_ref = store::run_ref;
 
 // Commits a message names when a sha prefix is ambiguous.
 constexpr std::size_t max_shown_commits = 3;
@@ -58,7 +59,7 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
     if (is_digits(ref)) {
         std::int64_t id = 0;
         const auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), id);
-        auto run = ec == std::errc{} && end == ref.data() + ref.size() ? db.find_run(project, id) : std::nullopt;
+        auto run = ec == std::errc{} && end == ref.data() + ref.size() ? db.runs().find(project, id) : std::nullopt;
         if (run) {
             out.run_id = true;
             out.runs.push_back(std::move(*run));
@@ -67,7 +68,7 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
         // One abbreviated sha in 27 is all decimal digits ((10/16)^7): a
         // number long enough to be a sha prefix that is no run's id is read
         // as a sha.
-        if (ref.size() >= min_sha_prefix && ref.size() <= max_sha_prefix) out.runs = db.runs_by_sha(project, prefix);
+        if (ref.size() >= min_sha_prefix && ref.size() <= max_sha_prefix) out.runs = db.runs().by_sha(project, prefix);
         if (out.runs.empty()) {
             throw error(errors::compare_not_found,
                         fmt::format("{}: run {} not found in project '{}'", side, ref.substr(0, 64), project));
@@ -81,7 +82,7 @@ resolved_ref resolve_ref(const store::store& db, const std::string& project, std
         // git writes shas in lowercase; so do the runners that store them.
         std::transform(prefix.begin(), prefix.end(), prefix.begin(),
                        [](char c) { return c >= 'A' && c <= 'F' ? static_cast<char>(c - 'A' + 'a') : c; });
-        out.runs = db.runs_by_sha(project, prefix);
+        out.runs = db.runs().by_sha(project, prefix);
         if (out.runs.empty()) {
             throw error(errors::compare_not_found,
                         fmt::format("{}: no run of project '{}' has a git sha starting with '{}'", side, project,

@@ -16,6 +16,13 @@
 #include "model/testbed.hpp"
 #include "service/caches.hpp"
 #include "service/text.hpp"
+#include "store/alerts.hpp"
+#include "store/comparisons.hpp"
+#include "store/history.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
+#include "store/tokens.hpp"
 
 namespace perfgate::service {
 
@@ -50,13 +57,13 @@ service::service(store::store& db)
 std::optional<model::run_record> service::run(const std::string& project, std::int64_t id) const
 {
     require_project(project);
-    return db_.load_run(project, id);
+    return db_.runs().load(project, id);
 }
 
 std::optional<model::reusable_run> service::find_reusable_run(const model::reusable_run_query& q) const
 {
     require_project(q.project);
-    return db_.find_reusable_run(q);
+    return db_.runs().find_reusable(q);
 }
 
 namespace {
@@ -256,7 +263,7 @@ model::ingest_result service::store_all_checked(std::vector<model::run_record> r
     }
     if (key) {
         try {
-            const auto stored = db_.insert_runs(runs, *key, digest);
+            const auto stored = db_.runs().insert_all(runs, *key, digest);
             res.run_ids = stored.run_ids;
             res.replayed = stored.replayed;
         } catch (const error& e) {
@@ -267,7 +274,7 @@ model::ingest_result service::store_all_checked(std::vector<model::run_record> r
                                     *key, runs.front().project));
         }
     } else {
-        res.run_ids = db_.insert_runs(runs);
+        res.run_ids = db_.runs().insert_all(runs);
     }
     res.run_id = res.run_ids.front();
     for (const auto& run : runs) res.benchmarks.push_back(run.benchmark);
@@ -314,19 +321,19 @@ std::vector<model::history_point> service::history(const model::history_query& q
     capture::validate_name("counter", q.counter);
     if (q.branch) capture::validate_name("branch", *q.branch);
     if (q.testbed) capture::validate_name("testbed", *q.testbed);
-    auto points = db_.history(q);
+    auto points = db_.history().points(q);
     if (points.empty()) return points;
     // Mark the runs where a stored change point starts.
     model::series_key key{q.benchmark, q.counter, q.testbed.value_or(""), q.branch.value_or("")};
     std::set<std::int64_t> starts;
-    for (const auto& cp : db_.change_points(q.project, key)) starts.insert(cp.run_id);
+    for (const auto& cp : db_.alerts().change_points(q.project, key)) starts.insert(cp.run_id);
     for (auto& p : points) p.change_point = starts.contains(p.run_id);
     return points;
 }
 
 std::int64_t service::authorize(std::string_view token, const std::string& project) const
 {
-    auto owner = db_.token_lookup(token);
+    auto owner = db_.tokens().lookup(token);
     if (!owner) throw error(errors::auth_bad_token, "Authorization header: unknown, revoked or expired token");
     if (owner->project != project) {
         throw error(errors::auth_forbidden, fmt::format("this token does not grant access to project '{}'", project));
@@ -334,16 +341,16 @@ std::int64_t service::authorize(std::string_view token, const std::string& proje
     return owner->id;
 }
 
-bool service::token_live(std::int64_t id, const std::string& project) const { return db_.token_live(id, project); }
+bool service::token_live(std::int64_t id, const std::string& project) const { return db_.tokens().live(id, project); }
 
-void service::check_health() const { db_.check_health(); }
+void service::check_health() const { db_.maintenance().check_health(); }
 
-bool service::project_exists(const std::string& project) const { return db_.project_exists(project); }
+bool service::project_exists(const std::string& project) const { return db_.projects().exists(project); }
 
 void service::require_project(const std::string& project) const
 {
     capture::validate_name("project", project);
-    if (!db_.project_exists(project)) {
+    if (!db_.projects().exists(project)) {
         throw error(errors::project_not_found,
                     fmt::format("no project '{}' (projects are created by `perfgate token create`)", project));
     }
@@ -352,20 +359,20 @@ void service::require_project(const std::string& project) const
 void service::ensure_project(const std::string& project)
 {
     capture::validate_name("project", project);
-    db_.ensure_project(project);
+    db_.projects().ensure(project);
 }
 
 std::string service::create_token(const std::string& project, std::string_view name,
                                   std::optional<std::int64_t> expires_at)
 {
     capture::validate_name("project", project);
-    return db_.create_token(project, name, expires_at);
+    return db_.tokens().create(project, name, expires_at);
 }
 
-std::vector<store::store::token_info> service::tokens(const std::string& project) const
+std::vector<store::token_info> service::tokens(const std::string& project) const
 {
     require_project(project);
-    return db_.tokens(project);
+    return db_.tokens().list(project);
 }
 
 std::int64_t service::revoke_token(const std::string& project, std::string_view id_or_token)
@@ -373,14 +380,14 @@ std::int64_t service::revoke_token(const std::string& project, std::string_view 
     require_project(project);
     std::optional<std::int64_t> id;
     if (id_or_token.starts_with("pg_")) {
-        id = db_.token_id(project, id_or_token);
+        id = db_.tokens().id_of(project, id_or_token);
     } else {
         std::int64_t n = 0;
         const auto* end = id_or_token.data() + id_or_token.size();
         const auto [ptr, ec] = std::from_chars(id_or_token.data(), end, n);
         if (ec == std::errc{} && ptr == end && n > 0) id = n;
     }
-    if (!id || !db_.revoke_token(project, *id)) {
+    if (!id || !db_.tokens().revoke(project, *id)) {
         // Never echo what looks like a secret back.
         const std::string shown = id_or_token.starts_with("pg_") ? "the given token"
                                                                  : fmt::format("'{}'", id_or_token.substr(0, 32));
@@ -397,7 +404,7 @@ std::vector<model::comparison_summary> service::recent_comparisons(const std::st
     if (limit < 1 || limit > max_comparison_limit) {
         throw error(errors::query_bad_value, fmt::format("limit {}: expected 1 to {}", limit, max_comparison_limit));
     }
-    return db_.recent_comparisons(project, limit);
+    return db_.comparisons().recent(project, limit);
 }
 
 std::string normalize_repository_url(std::string_view label, std::string_view given)
@@ -432,20 +439,20 @@ std::string normalize_repository_url(std::string_view label, std::string_view gi
 std::optional<std::string> service::repository_url(const std::string& project) const
 {
     require_project(project);
-    return db_.repository_url(project);
+    return db_.projects().repository_url(project);
 }
 
 void service::set_repository_url(const std::string& project, std::string_view url)
 {
     require_project(project);
-    db_.set_repository_url(project, normalize_repository_url("field 'repository_url'", url));
+    db_.projects().set_repository_url(project, normalize_repository_url("field 'repository_url'", url));
 }
 
-std::int64_t service::store_size_bytes() const { return db_.size_bytes(); }
+std::int64_t service::store_size_bytes() const { return db_.maintenance().size_bytes(); }
 
 std::vector<model::benchmark_info> service::benchmarks(const std::string& project) const
 {
-    return db_.benchmarks(project);
+    return db_.history().benchmarks(project);
 }
 
 } // namespace perfgate::service

@@ -23,7 +23,12 @@
 #include "service/notifier.hpp"
 #include "service/watch_queue.hpp"
 #include "stats/change_points.hpp"
+#include "store/artifacts.hpp"
+#include "store/comparisons.hpp"
+#include "store/projects.hpp"
 #include "store/store.hpp"
+#include "store/tokens.hpp"
+#include "store/webhooks.hpp"
 
 namespace perfgate::service {
 
@@ -210,7 +215,7 @@ public:
     // from the baseline branch, stores and returns the report.
     // Idempotent: the same (project, pairs, policy) again returns the stored
     // report and comparison id without computing or storing anything
-    // (comparison_request_key, store::find_comparison).
+    // (comparison_request_key, store::comparisons::find).
     // Errors: "compare.not_found", "compare.mismatch", "compare.too_large"
     // when the runs hold more than max_compare_counters counters (per pair,
     // the counters of either run) or max_compare_samples samples: found while
@@ -248,14 +253,14 @@ public:
     // "auth.bad_token" (unknown or revoked) or "auth.forbidden" (another
     // project's). require_project: "project.not_found" unless it exists
     // (and "ingest.bad_field" for a malformed name).
-    // Returns the token's id (store::token_lookup; an expired token is
+    // Returns the token's id (store::tokens::lookup; an expired token is
     // unknown).
     std::int64_t authorize(std::string_view token, const std::string& project) const;
     // Token `id` of project still exists and has not expired: a dashboard
     // session re-checks its token with this, so revoking ends it.
     [[nodiscard]] bool token_live(std::int64_t id, const std::string& project) const;
     void require_project(const std::string& project) const;
-    // /healthz: throws what keeps the store from serving (store::check_health).
+    // /healthz: throws what keeps the store from serving (store::maintenance::check_health).
     void check_health() const;
     [[nodiscard]] bool project_exists(const std::string& project) const;
     void ensure_project(const std::string& project);
@@ -264,7 +269,7 @@ public:
     std::string create_token(const std::string& project, std::string_view name,
                              std::optional<std::int64_t> expires_at = std::nullopt);
     // A project's tokens (never the secret); "project.not_found".
-    [[nodiscard]] std::vector<store::store::token_info> tokens(const std::string& project) const;
+    [[nodiscard]] std::vector<store::token_info> tokens(const std::string& project) const;
     // Revokes one token of project named by its id (decimal) or by the token
     // itself; returns its id. "token.not_found" if the project has none such.
     std::int64_t revoke_token(const std::string& project, std::string_view id_or_token);
@@ -281,9 +286,9 @@ public:
     // "ingest.bad_field" for a malformed benchmark name,
     // "artifact.bad_benchmark" for a benchmark the comparison does not have,
     // "artifact.too_many" beyond the store's per-comparison limits
-    // (store::max_artifacts_per_comparison, max_artifact_bytes_per_comparison),
+    // (store::artifacts::max_artifacts_per_comparison, max_artifact_bytes_per_comparison),
     // "comparison.not_found" (also for another project's comparison).
-    static constexpr std::size_t max_flame_graph_bytes = store::store::max_artifact_bytes;
+    static constexpr std::size_t max_flame_graph_bytes = store::artifacts::max_artifact_bytes;
     void store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
                            std::string_view svg);
     [[nodiscard]] std::optional<std::string> flame_graph(const std::string& project, std::int64_t comparison_id,
@@ -323,7 +328,7 @@ public:
     [[nodiscard]] std::optional<model::acceptance> acceptance(const std::string& project,
                                                               std::int64_t comparison_id) const;
     // The project's most recent comparisons, newest first: id, time,
-    // verdict, and the commits of the runs compared (store::recent_comparisons).
+    // verdict, and the commits of the runs compared (store::comparisons::recent).
     // "project.not_found"; "query.bad_value" for a limit outside
     // [1, max_comparison_limit].
     [[nodiscard]] std::vector<model::comparison_summary> recent_comparisons(
@@ -345,14 +350,14 @@ public:
     // project does not have; "compare.ambiguous_ref" for a prefix of several
     // commits (naming up to 3); "compare.mismatch" when no benchmark was
     // measured on one testbed at both refs; and "project.not_found".
-    // O(log n + k) for the k runs of the commits named (store::runs_by_sha).
+    // O(log n + k) for the k runs of the commits named (store::runs::by_sha).
     [[nodiscard]] std::vector<std::pair<std::int64_t, std::int64_t>> pairs_for(const std::string& project,
                                                                                std::string_view base_ref,
                                                                                std::string_view head_ref) const;
     // One stored run of the project, with its samples; nullopt if none.
     [[nodiscard]] std::optional<model::run_record> run(const std::string& project, std::int64_t id) const;
     // The stored run a deterministic backend reuses as its baseline
-    // (store::find_reusable_run); "store.not_found" for an unknown project.
+    // (store::runs::find_reusable); "store.not_found" for an unknown project.
     [[nodiscard]] std::optional<model::reusable_run> find_reusable_run(const model::reusable_run_query& q) const;
     // Validates the query's names ("ingest.bad_field"); unknown names give
     // no points.
@@ -405,7 +410,7 @@ public:
     // "ingest.bad_field" naming the field. webhooks never returns a secret.
     std::int64_t add_webhook(const std::string& project, std::string_view url, std::string_view format,
                              std::string_view secret, std::string_view url_label = "field 'url'");
-    [[nodiscard]] std::vector<store::store::webhook_info> webhooks(const std::string& project) const;
+    [[nodiscard]] std::vector<store::webhook_info> webhooks(const std::string& project) const;
     // false if the project has no such webhook; "project.not_found".
     bool remove_webhook(const std::string& project, std::int64_t id);
     // How the history watch detects change points in a project's series:
@@ -484,7 +489,7 @@ private:
                                       const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                                       detail::baseline_history& hist) const;
     static comparison finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
-                                        store::store::comparison_row& row, std::int64_t id);
+                                        store::comparison_row& row, std::int64_t id);
     std::shared_ptr<const loaded_run> load_for_compare(const std::string& project, std::int64_t id) const;
 
     store::store& db_;

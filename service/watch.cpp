@@ -14,6 +14,9 @@
 #include "service/text.hpp"
 #include "stats/change_points.hpp"
 #include "stats/hodges_lehmann.hpp"
+#include "store/alerts.hpp"
+#include "store/history.hpp"
+#include "store/projects.hpp"
 
 namespace perfgate::service {
 
@@ -85,7 +88,7 @@ bool exact_points(const std::vector<model::history_point>& tail)
 
 // The change points of one series's tail: stats::change_points, and on a
 // series of exact counts its exact steps (exact_steps) in place of the
-// rank test's points within store::alert_match_distance of them (the same
+// rank test's points within store::alerts::alert_match_distance of them (the same
 // change, seen late).
 std::vector<stats::change_point> change_points_of(const std::vector<double>& values, bool exact,
                                                   const stats::change_point_options& options)
@@ -96,7 +99,7 @@ std::vector<stats::change_point> change_points_of(const std::vector<double>& val
     if (steps.empty()) return found;
     std::erase_if(found, [&](const stats::change_point& cp) {
         return std::any_of(steps.begin(), steps.end(), [&](std::size_t s) {
-            return (cp.index > s ? cp.index - s : s - cp.index) <= store::store::alert_match_distance;
+            return (cp.index > s ? cp.index - s : s - cp.index) <= store::alerts::alert_match_distance;
         });
     });
     const std::span<const double> all(values);
@@ -113,10 +116,10 @@ std::vector<stats::change_point> change_points_of(const std::vector<double>& val
 // Runs change-point detection over one series's tail (points in series
 // order) and names each change point by the run it starts at. A change in
 // the worse direction opens an alert only when alerting (a gated counter).
-store::store::series_detection detect(model::series_key key, const std::vector<model::history_point>& tail,
-                                      const series_traits& traits, const stats::change_point_options& options)
+store::series_detection detect(model::series_key key, const std::vector<model::history_point>& tail,
+                               const series_traits& traits, const stats::change_point_options& options)
 {
-    store::store::series_detection d;
+    store::series_detection d;
     d.series = std::move(key);
     std::vector<double> values;
     values.reserve(tail.size());
@@ -221,8 +224,8 @@ stats::change_point_options merged_change_point_options(const store::change_poin
 std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
                                        const stats::change_point_options& defaults)
 {
-    if (job.branch.empty() || job.branch != db.baseline_branch(job.project)) return {};
-    const auto options = merged_change_point_options(db.change_point_settings_of(job.project), defaults);
+    if (job.branch.empty() || job.branch != db.projects().baseline_branch(job.project)) return {};
+    const auto options = merged_change_point_options(db.projects().change_point_settings_of(job.project), defaults);
     model::history_query q;
     q.project = job.project;
     q.benchmark = job.benchmark;
@@ -233,13 +236,13 @@ std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
     std::vector<std::string> counters;
     for (const auto& [counter, unit] : job.counters) counters.push_back(counter);
     // Every series's tail at once (one statement on PostgreSQL).
-    const auto tails = db.histories(q, counters);
+    const auto tails = db.history().points_per_counter(q, counters);
     // Alerts follow the gate's counters (capture/counters.hpp): those gated
     // by default, or the fallback ones when none of those has data (the
     // rusage backend); the others' change points are stored, never alerted.
     const bool any_gated = std::any_of(job.counters.begin(), job.counters.end(),
                                        [](const auto& c) { return capture::lookup_counter(c.first, c.second).gated; });
-    std::vector<store::store::series_detection> detections;
+    std::vector<store::series_detection> detections;
     for (std::size_t i = 0; i < job.counters.size(); ++i) {
         const auto& [counter, unit] = job.counters[i];
         const auto t = capture::lookup_counter(counter, unit);
@@ -247,14 +250,14 @@ std::vector<std::int64_t> watch_series(store::store& db, const watch_job& job,
                                    job.deterministic && !t.time_like};
         detections.push_back(detect({job.benchmark, counter, job.testbed, job.branch}, tails[i], traits, options));
     }
-    return db.apply_detection(job.project, detections);
+    return db.alerts().apply_detection(job.project, detections);
 }
 
 void notify_opened(notifier* n, store::store& db, const std::string& project, const std::vector<std::int64_t>& ids)
 {
     if (!n) return;
     for (const auto id : ids) {
-        if (auto a = db.load_alert(project, id)) n->notify(event_alert_opened, *a);
+        if (auto a = db.alerts().load(project, id)) n->notify(event_alert_opened, *a);
     }
 }
 
@@ -280,20 +283,20 @@ watch_queue::counts service::watch_stats() const { return watcher_ ? watcher_->s
 stats::change_point_options service::change_point_options(const std::string& project) const
 {
     require_project(project);
-    return merged_change_point_options(db_.change_point_settings_of(project), change_point_defaults_);
+    return merged_change_point_options(db_.projects().change_point_settings_of(project), change_point_defaults_);
 }
 
 store::change_point_settings service::change_point_settings(const std::string& project) const
 {
     require_project(project);
-    return db_.change_point_settings_of(project);
+    return db_.projects().change_point_settings_of(project);
 }
 
 void service::set_change_point_settings(const std::string& project, const store::change_point_settings& settings)
 {
     require_project(project);
     (void)merged_change_point_options(settings, change_point_defaults_); // validates what is given
-    db_.set_change_point_settings(project, settings);
+    db_.projects().set_change_point_settings(project, settings);
 }
 
 void service::set_change_point_defaults(const stats::change_point_options& defaults)
@@ -305,14 +308,14 @@ void service::set_change_point_defaults(const stats::change_point_options& defau
 std::string service::baseline_branch(const std::string& project) const
 {
     require_project(project);
-    return db_.baseline_branch(project);
+    return db_.projects().baseline_branch(project);
 }
 
 void service::set_baseline_branch(const std::string& project, const std::string& branch)
 {
     require_project(project);
     capture::validate_name("branch", branch);
-    db_.set_baseline_branch(project, branch);
+    db_.projects().set_baseline_branch(project, branch);
 }
 
 std::vector<model::alert> service::alerts(const model::alert_query& q) const
@@ -324,13 +327,13 @@ std::vector<model::alert> service::alerts(const model::alert_query& q) const
     if (q.limit < 1 || q.limit > max_alert_limit) {
         throw error(errors::query_bad_value, fmt::format("limit {}: expected 1 to {}", q.limit, max_alert_limit));
     }
-    return db_.alerts(q);
+    return db_.alerts().list(q);
 }
 
 model::alert service::alert(const std::string& project, std::int64_t id) const
 {
     require_project(project);
-    auto a = db_.load_alert(project, id);
+    auto a = db_.alerts().load(project, id);
     if (!a) throw error(errors::alert_not_found, fmt::format("project '{}' has no alert {}", project, id));
     return *a;
 }
@@ -347,8 +350,8 @@ model::alert service::update_alert(const std::string& project, std::int64_t id, 
         check_stored_text(errors::alert_bad_note, "note", *u.note, text_kind::multiline);
     }
     check_stored_text(errors::ingest_bad_field, "changed_by", u.changed_by);
-    const auto before = notifier_ ? db_.load_alert(project, id) : std::nullopt;
-    auto a = db_.update_alert(project, id, u);
+    const auto before = notifier_ ? db_.alerts().load(project, id) : std::nullopt;
+    auto a = db_.alerts().update(project, id, u);
     if (!a) throw error(errors::alert_not_found, fmt::format("project '{}' has no alert {}", project, id));
     if (before && before->status != a->status) notifier_->notify(event_alert_status_changed, *a);
     return *a;
@@ -364,8 +367,9 @@ std::vector<model::change_point_record> service::change_points(const std::string
     capture::validate_name("counter", counter);
     if (testbed) capture::validate_name("testbed", *testbed);
     if (branch) capture::validate_name("branch", *branch);
-    model::series_key key{benchmark, counter, testbed.value_or(""), branch ? *branch : db_.baseline_branch(project)};
-    return db_.change_points(project, key);
+    model::series_key key{benchmark, counter, testbed.value_or(""),
+                          branch ? *branch : db_.projects().baseline_branch(project)};
+    return db_.alerts().change_points(project, key);
 }
 
 } // namespace perfgate::service

@@ -6,6 +6,7 @@
 
 #include "model/error.hpp"
 #include "service/text.hpp"
+#include "store/webhooks.hpp"
 
 namespace perfgate::service {
 
@@ -46,26 +47,26 @@ std::int64_t service::add_webhook(const std::string& project, std::string_view u
             throw error(errors::ingest_bad_field, "secret: control bytes are not allowed");
         }
     }
-    if (db_.webhooks(project).size() >= max_webhooks_per_project) {
+    if (db_.webhooks().list(project).size() >= max_webhooks_per_project) {
         throw error(errors::ingest_bad_field,
                     fmt::format("{}: project '{}' has {} webhooks, the most it may have: remove one first", url_label,
                                 project, max_webhooks_per_project));
     }
     std::optional<std::string> stored_secret;
     if (!secret.empty()) stored_secret = std::string(secret);
-    return db_.add_webhook(project, checked, format, stored_secret);
+    return db_.webhooks().add(project, checked, format, stored_secret);
 }
 
-std::vector<store::store::webhook_info> service::webhooks(const std::string& project) const
+std::vector<store::webhook_info> service::webhooks(const std::string& project) const
 {
     require_project(project);
-    return db_.webhooks(project);
+    return db_.webhooks().list(project);
 }
 
 bool service::remove_webhook(const std::string& project, std::int64_t id)
 {
     require_project(project);
-    return db_.remove_webhook(project, id);
+    return db_.webhooks().remove(project, id);
 }
 
 } // namespace perfgate::service

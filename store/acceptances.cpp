@@ -13,8 +13,8 @@ using detail::lookup_id;
 using detail::shown_name;
 using detail::unix_now;
 
-std::optional<store::acceptance> store::accept_comparison(std::string_view project, std::string_view head_sha,
-                                                          std::string_view login, std::string_view reason)
+std::optional<acceptance> acceptances::accept(std::string_view project, std::string_view head_sha,
+                                              std::string_view login, std::string_view reason)
 {
     return impl_->write([&](connection& c) -> std::optional<acceptance> {
         const auto project_id = lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
@@ -50,7 +50,7 @@ std::optional<store::acceptance> store::accept_comparison(std::string_view proje
     });
 }
 
-std::optional<store::acceptance> store::load_acceptance(std::string_view project, std::int64_t comparison_id) const
+std::optional<acceptance> acceptances::load(std::string_view project, std::int64_t comparison_id) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT a.comparison_id, a.head_sha, a.login, a.reason, a.accepted_at FROM acceptances a "

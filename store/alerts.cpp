@@ -114,7 +114,7 @@ std::optional<model::alert> load_alert_on(connection& c, std::string_view projec
 
 } // namespace
 
-std::string store::baseline_branch(std::string_view project) const
+std::string projects::baseline_branch(std::string_view project) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT baseline_branch FROM projects WHERE name = :name");
@@ -126,7 +126,7 @@ std::string store::baseline_branch(std::string_view project) const
     return st.text(0);
 }
 
-void store::set_baseline_branch(std::string_view project, std::string_view branch)
+void projects::set_baseline_branch(std::string_view project, std::string_view branch)
 {
     if (branch.empty()) {
         throw error(errors::store_constraint, fmt::format("{}: the baseline branch of project {} cannot be empty",
@@ -144,7 +144,7 @@ void store::set_baseline_branch(std::string_view project, std::string_view branc
     });
 }
 
-std::optional<std::string> store::repository_url(std::string_view project) const
+std::optional<std::string> projects::repository_url(std::string_view project) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT repository_url FROM projects WHERE name = :name");
@@ -157,7 +157,7 @@ std::optional<std::string> store::repository_url(std::string_view project) const
     return st.text(0);
 }
 
-void store::set_repository_url(std::string_view project, std::string_view url)
+void projects::set_repository_url(std::string_view project, std::string_view url)
 {
     impl_->write([&](connection& c) {
         if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
@@ -171,7 +171,7 @@ void store::set_repository_url(std::string_view project, std::string_view url)
     });
 }
 
-change_point_settings store::change_point_settings_of(std::string_view project) const
+change_point_settings projects::change_point_settings_of(std::string_view project) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT change_point_method, change_point_window, change_point_max_p, "
@@ -189,7 +189,7 @@ change_point_settings store::change_point_settings_of(std::string_view project) 
     return s;
 }
 
-void store::set_change_point_settings(std::string_view project, const change_point_settings& settings)
+void projects::set_change_point_settings(std::string_view project, const change_point_settings& settings)
 {
     impl_->write([&](connection& c) {
         if (!lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}})) {
@@ -215,8 +215,7 @@ namespace {
 
 // The ids of a detection's series; store.not_found when one of its names is
 // unknown.
-series_ids resolve_detected(connection& c, const std::string& name, std::string_view project,
-                            const store::series_detection& d)
+series_ids resolve_detected(connection& c, const std::string& name, std::string_view project, const series_detection& d)
 {
     auto ids = resolve(c, project, d.series);
     if (!ids.project || !ids.benchmark || !ids.counter || !ids.testbed) {
@@ -241,7 +240,7 @@ struct tail_rows {
 // each table's series index), kept when the run is in the tail: a
 // handful of rows, not one statement per tail point. position: run id ->
 // index in the tail.
-tail_rows rows_in_tail(connection& c, const series_ids& ids, const store::series_detection& d,
+tail_rows rows_in_tail(connection& c, const series_ids& ids, const series_detection& d,
                        const std::unordered_map<std::int64_t, std::size_t>& position)
 {
     tail_rows rows;
@@ -270,13 +269,13 @@ tail_rows rows_in_tail(connection& c, const series_ids& ids, const store::series
     return rows;
 }
 
-// The nearest alert of tail_alerts within store::alert_match_distance
+// The nearest alert of tail_alerts within alerts::alert_match_distance
 // points of tail position at, and not in matched (claimed already).
 std::optional<std::int64_t> nearest_unclaimed_alert(const tail_alert_list& tail_alerts,
                                                     const std::vector<std::int64_t>& matched, std::size_t at)
 {
     std::optional<std::int64_t> same;
-    std::size_t best = store::alert_match_distance + 1;
+    std::size_t best = alerts::alert_match_distance + 1;
     for (const auto& [pos, id] : tail_alerts) {
         const std::size_t dist = pos > at ? pos - at : at - pos;
         if (dist < best && std::find(matched.begin(), matched.end(), id) == matched.end()) {
@@ -325,8 +324,8 @@ std::int64_t open_alert(connection& c, const series_ids& ids, const std::string&
 // One series's detection: its change points in the tail replaced by d.found,
 // each worse change matched to an alert of the series or opened as a new
 // one (whose id goes to opened).
-void apply_series_detection(connection& c, const std::string& name, std::string_view project,
-                            const store::series_detection& d, std::int64_t now, std::vector<std::int64_t>& opened)
+void apply_series_detection(connection& c, const std::string& name, std::string_view project, const series_detection& d,
+                            std::int64_t now, std::vector<std::int64_t>& opened)
 {
     const auto ids = resolve_detected(c, name, project, d);
     std::unordered_map<std::int64_t, std::size_t> position; // run id -> index in the tail
@@ -371,13 +370,13 @@ void apply_series_detection(connection& c, const std::string& name, std::string_
 }
 
 std::vector<std::int64_t> apply_detection_on(connection& c, const std::string& name, std::string_view project,
-                                             const std::vector<store::series_detection>& detections)
+                                             const std::vector<series_detection>& detections)
 {
     std::vector<std::int64_t> opened;
     const std::int64_t now = unix_now();
     // One detection at a time per project, across processes: a replica that
     // finds the same change as another one finds its alert below (within
-    // store::alert_match_distance) instead of opening a second. SQLite's writer is
+    // alerts::alert_match_distance) instead of opening a second. SQLite's writer is
     // one at a time already; PostgreSQL locks the project's row until commit.
     if (c.kind() == detail::engine::postgresql) {
         c.prepare("SELECT id FROM projects WHERE name = :name FOR UPDATE").bind(":name", project).run();
@@ -388,13 +387,13 @@ std::vector<std::int64_t> apply_detection_on(connection& c, const std::string& n
 
 } // namespace
 
-std::vector<std::int64_t> store::apply_detection(std::string_view project,
-                                                 const std::vector<series_detection>& detections)
+std::vector<std::int64_t> alerts::apply_detection(std::string_view project,
+                                                  const std::vector<series_detection>& detections)
 {
     return impl_->write([&](connection& c) { return apply_detection_on(c, impl_->name_, project, detections); });
 }
 
-std::vector<model::alert> store::alerts(const model::alert_query& q) const
+std::vector<model::alert> alerts::list(const model::alert_query& q) const
 {
     std::vector<model::alert> out;
     if (q.limit == 0) return out;
@@ -420,9 +419,9 @@ std::vector<model::alert> store::alerts(const model::alert_query& q) const
     return out;
 }
 
-std::vector<model::alert> store::open_alerts(std::string_view project, std::string_view benchmark,
-                                             std::string_view testbed_fingerprint, std::string_view branch,
-                                             std::size_t limit) const
+std::vector<model::alert> alerts::open(std::string_view project, std::string_view benchmark,
+                                       std::string_view testbed_fingerprint, std::string_view branch,
+                                       std::size_t limit) const
 {
     std::vector<model::alert> out;
     if (limit == 0) return out;
@@ -440,13 +439,13 @@ std::vector<model::alert> store::open_alerts(std::string_view project, std::stri
     return out;
 }
 
-std::optional<model::alert> store::load_alert(std::string_view project, std::int64_t id) const
+std::optional<model::alert> alerts::load(std::string_view project, std::int64_t id) const
 {
     impl::read_lease c(*impl_);
     return load_alert_on(*c, project, id);
 }
 
-std::optional<model::alert> store::update_alert(std::string_view project, std::int64_t id, const model::alert_update& u)
+std::optional<model::alert> alerts::update(std::string_view project, std::int64_t id, const model::alert_update& u)
 {
     return impl_->write([&](connection& c) -> std::optional<model::alert> {
         if (!load_alert_on(c, project, id)) return std::nullopt;
@@ -462,8 +461,8 @@ std::optional<model::alert> store::update_alert(std::string_view project, std::i
     });
 }
 
-std::vector<model::change_point_record> store::change_points(std::string_view project,
-                                                             const model::series_key& series) const
+std::vector<model::change_point_record> alerts::change_points(std::string_view project,
+                                                              const model::series_key& series) const
 {
     std::vector<model::change_point_record> out;
     impl::read_lease lease(*impl_);

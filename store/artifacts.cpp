@@ -42,17 +42,17 @@ void put_artifact_on(connection& c, std::string_view store_name, std::string_vie
     const auto count = static_cast<std::size_t>(held.int64(0));
     const auto bytes = static_cast<std::size_t>(held.int64(1));
     held.reset();
-    if (count >= store::max_artifacts_per_comparison) {
+    if (count >= artifacts::max_artifacts_per_comparison) {
         throw error(errors::artifact_too_many,
                     fmt::format("comparison {} already holds {} artifacts, the most this server keeps per comparison",
                                 comparison_id, count));
     }
-    if (bytes + content.size() > store::max_artifact_bytes_per_comparison) {
+    if (bytes + content.size() > artifacts::max_artifact_bytes_per_comparison) {
         throw error(errors::artifact_too_many,
                     fmt::format("comparison {} holds {} bytes of artifacts; {} more would pass this server's limit "
                                 "of {} bytes ({} MiB) per comparison",
-                                comparison_id, bytes, content.size(), store::max_artifact_bytes_per_comparison,
-                                store::max_artifact_bytes_per_comparison >> 20));
+                                comparison_id, bytes, content.size(), artifacts::max_artifact_bytes_per_comparison,
+                                artifacts::max_artifact_bytes_per_comparison >> 20));
     }
     c.prepare("INSERT INTO comparison_artifacts (comparison_id, benchmark, kind, content, created_at) "
               "VALUES (:id, :benchmark, :kind, :content, :now) "
@@ -68,16 +68,16 @@ void put_artifact_on(connection& c, std::string_view store_name, std::string_vie
 
 void check_artifact_size(std::string_view store_name, std::string_view what, std::size_t bytes)
 {
-    if (bytes == 0 || bytes > store::max_artifact_bytes) {
+    if (bytes == 0 || bytes > artifacts::max_artifact_bytes) {
         throw error(errors::store_constraint, fmt::format("{}: {} of {} bytes (1 to {} allowed)", store_name, what,
-                                                          bytes, store::max_artifact_bytes));
+                                                          bytes, artifacts::max_artifact_bytes));
     }
 }
 
 } // namespace
 
-void store::put_flame_graph(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
-                            std::string_view svg)
+void artifacts::put_flame_graph(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
+                                std::string_view svg)
 {
     check_artifact_size(impl_->name_, "a flame graph", svg.size());
     impl_->write([&](connection& c) {
@@ -85,8 +85,8 @@ void store::put_flame_graph(std::string_view project, std::int64_t comparison_id
     });
 }
 
-void store::put_attribution(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
-                            std::string_view attribution_json)
+void artifacts::put_attribution(std::string_view project, std::int64_t comparison_id, std::string_view benchmark,
+                                std::string_view attribution_json)
 {
     check_artifact_size(impl_->name_, "an attribution", attribution_json.size());
     impl_->write([&](connection& c) {
@@ -94,8 +94,8 @@ void store::put_attribution(std::string_view project, std::int64_t comparison_id
     });
 }
 
-std::optional<std::string> store::load_flame_graph(std::string_view project, std::int64_t comparison_id,
-                                                   std::string_view benchmark) const
+std::optional<std::string> artifacts::load_flame_graph(std::string_view project, std::int64_t comparison_id,
+                                                       std::string_view benchmark) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT a.content FROM comparison_artifacts a JOIN comparisons c ON c.id = a.comparison_id "
@@ -110,7 +110,7 @@ std::optional<std::string> store::load_flame_graph(std::string_view project, std
     return st.text(0);
 }
 
-std::vector<std::string> store::flame_graph_benchmarks(std::string_view project, std::int64_t comparison_id) const
+std::vector<std::string> artifacts::flame_graph_benchmarks(std::string_view project, std::int64_t comparison_id) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare(
@@ -123,8 +123,8 @@ std::vector<std::string> store::flame_graph_benchmarks(std::string_view project,
     return out;
 }
 
-std::vector<std::pair<std::string, std::string>> store::load_attributions(std::string_view project,
-                                                                          std::int64_t comparison_id) const
+std::vector<std::pair<std::string, std::string>> artifacts::load_attributions(std::string_view project,
+                                                                              std::int64_t comparison_id) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare(

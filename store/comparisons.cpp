@@ -34,21 +34,21 @@ void check_request_key(std::string_view store_name, std::string_view request_key
 
 } // namespace
 
-std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
-                                      std::string_view report_json)
+std::int64_t comparisons::insert(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                 std::string_view report_json)
 {
-    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::nullopt, std::nullopt);
+    return insert_row(project, baseline_run, candidate_run, report_json, std::nullopt, std::nullopt);
 }
 
-std::int64_t store::insert_comparison(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
-                                      std::string_view report_json, std::string_view request_key,
-                                      const std::optional<report_facts>& facts)
+std::int64_t comparisons::insert(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                 std::string_view report_json, std::string_view request_key,
+                                 const std::optional<report_facts>& facts)
 {
     check_request_key(impl_->name_, request_key);
-    return insert_comparison_row(project, baseline_run, candidate_run, report_json, std::string(request_key), facts);
+    return insert_row(project, baseline_run, candidate_run, report_json, std::string(request_key), facts);
 }
 
-std::vector<std::int64_t> store::insert_comparisons(std::span<const comparison_row> rows)
+std::vector<std::int64_t> comparisons::insert_all(std::span<const comparison_row> rows)
 {
     for (const auto& row : rows) check_request_key(impl_->name_, row.request_key);
     if (rows.empty()) return {};
@@ -68,27 +68,26 @@ std::vector<std::int64_t> store::insert_comparisons(std::span<const comparison_r
         std::vector<std::int64_t> ids(rows.size());
         for (const std::size_t i : order) {
             const auto& row = rows[i];
-            ids[i] = insert_comparison_on(c, row.project, row.baseline_run, row.candidate_run, row.report_json, keys[i],
-                                          report_facts{row.verdict, row.benchmark_count});
+            ids[i] = insert_on(c, row.project, row.baseline_run, row.candidate_run, row.report_json, keys[i],
+                               report_facts{row.verdict, row.benchmark_count});
         }
         return ids;
     });
 }
 
-std::int64_t store::insert_comparison_row(std::string_view project, std::int64_t baseline_run,
-                                          std::int64_t candidate_run, std::string_view report_json,
-                                          const std::optional<std::string>& request_key,
-                                          const std::optional<report_facts>& facts)
+std::int64_t comparisons::insert_row(std::string_view project, std::int64_t baseline_run, std::int64_t candidate_run,
+                                     std::string_view report_json, const std::optional<std::string>& request_key,
+                                     const std::optional<report_facts>& facts)
 {
     return impl_->write([&](connection& c) {
-        return insert_comparison_on(c, project, baseline_run, candidate_run, report_json, request_key, facts);
+        return insert_on(c, project, baseline_run, candidate_run, report_json, request_key, facts);
     });
 }
 
-std::int64_t store::insert_comparison_on(connection& c, std::string_view project, std::int64_t baseline_run,
-                                         std::int64_t candidate_run, std::string_view report_json,
-                                         const std::optional<std::string>& request_key,
-                                         const std::optional<report_facts>& facts)
+std::int64_t comparisons::insert_on(connection& c, std::string_view project, std::int64_t baseline_run,
+                                    std::int64_t candidate_run, std::string_view report_json,
+                                    const std::optional<std::string>& request_key,
+                                    const std::optional<report_facts>& facts)
 {
     const auto project_id = detail::project_id(impl_->ids_, c, project, false);
     if (!project_id) {
@@ -171,8 +170,8 @@ std::int64_t store::insert_comparison_on(connection& c, std::string_view project
     return *id;
 }
 
-std::optional<std::pair<std::int64_t, std::string>> store::find_comparison(std::string_view project,
-                                                                           std::string_view request_key) const
+std::optional<std::pair<std::int64_t, std::string>> comparisons::find(std::string_view project,
+                                                                      std::string_view request_key) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT c.id, c.report FROM comparisons c JOIN projects p ON p.id = c.project_id "
@@ -182,7 +181,7 @@ std::optional<std::pair<std::int64_t, std::string>> store::find_comparison(std::
     return std::pair{st.int64(0), st.text(1)};
 }
 
-std::optional<std::string> store::load_comparison(std::string_view project, std::int64_t id) const
+std::optional<std::string> comparisons::load(std::string_view project, std::int64_t id) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT c.report FROM comparisons c JOIN projects p ON p.id = c.project_id "

@@ -232,14 +232,14 @@ void name_testbeds(detail::id_cache& cache, connection& c, const history_rows& r
 
 } // namespace
 
-std::vector<history_point> store::history(const history_query& q) const
+std::vector<history_point> history::points(const history_query& q) const
 {
-    return std::move(histories(q, {q.counter}).front());
+    return std::move(points_per_counter(q, {q.counter}).front());
 }
 
-std::vector<std::vector<history_point>> store::histories(const history_query& q,
-                                                         const std::vector<std::string>& counters,
-                                                         history_detail detail) const
+std::vector<std::vector<history_point>> history::points_per_counter(const history_query& q,
+                                                                    const std::vector<std::string>& counters,
+                                                                    history_detail detail) const
 {
     const bool full = detail == history_detail::full;
     std::vector<std::vector<history_point>> out(counters.size());
@@ -266,7 +266,7 @@ std::vector<std::vector<history_point>> store::histories(const history_query& q,
     return out;
 }
 
-std::vector<benchmark_info> store::benchmarks(std::string_view project) const
+std::vector<benchmark_info> history::benchmarks(std::string_view project) const
 {
     impl::read_lease lease(*impl_);
     auto& c = *lease;

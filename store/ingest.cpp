@@ -360,20 +360,20 @@ std::int64_t insert_run_rows(connection& c, const run_record& run, const detail:
 
 } // namespace
 
-std::int64_t store::insert_run(const run_record& run)
+std::int64_t runs::insert(const run_record& run)
 {
     validate_values(impl_->name_, run);
     // Rolls back on any exception: nothing is stored.
     return impl_->write([&](connection& c) { return insert_run_rows(c, run, impl_->ids_); });
 }
 
-store::keyed_run store::insert_run(const run_record& run, std::string_view key, std::string_view request_sha256)
+keyed_run runs::insert(const run_record& run, std::string_view key, std::string_view request_sha256)
 {
-    keyed_runs r = insert_runs(std::vector<run_record>{run}, key, request_sha256);
+    keyed_runs r = insert_all(std::vector<run_record>{run}, key, request_sha256);
     return {r.run_ids.front(), r.replayed};
 }
 
-std::vector<std::int64_t> store::insert_runs(const std::vector<run_record>& runs)
+std::vector<std::int64_t> runs::insert_all(const std::vector<run_record>& runs)
 {
     for (const auto& run : runs) validate_values(impl_->name_, run);
     return impl_->write([&](connection& c) {
@@ -412,8 +412,7 @@ std::vector<std::int64_t> split_ids(std::string_view text)
 
 } // namespace
 
-store::keyed_runs store::insert_runs(const std::vector<run_record>& runs, std::string_view key,
-                                     std::string_view request_sha256)
+keyed_runs runs::insert_all(const std::vector<run_record>& runs, std::string_view key, std::string_view request_sha256)
 {
     PERFGATE_CHECK(!runs.empty());
     for (const auto& run : runs) validate_values(impl_->name_, run);
@@ -459,7 +458,7 @@ store::keyed_runs store::insert_runs(const std::vector<run_record>& runs, std::s
     });
 }
 
-std::optional<run_record> store::load_run(std::string_view project, std::int64_t run_id) const
+std::optional<run_record> runs::load(std::string_view project, std::int64_t run_id) const
 {
     impl::read_lease lease(*impl_);
     auto& c = *lease;
@@ -519,7 +518,7 @@ std::optional<run_record> store::load_run(std::string_view project, std::int64_t
     return r;
 }
 
-std::optional<reusable_run> store::find_reusable_run(const reusable_run_query& q) const
+std::optional<reusable_run> runs::find_reusable(const reusable_run_query& q) const
 {
     if (q.toolchain.empty()) return std::nullopt; // unknown: never reused
     impl::read_lease lease(*impl_);

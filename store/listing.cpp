@@ -18,9 +18,9 @@ using detail::transaction;
 namespace {
 
 // The run_ref of a row whose columns are runs_by_sha_sql's.
-store::run_ref run_ref_of(const statement& st)
+run_ref run_ref_of(const statement& st)
 {
-    store::run_ref r;
+    run_ref r;
     r.id = st.int64(0);
     r.git_sha = st.text(1);
     r.branch = st.text(2);
@@ -47,7 +47,7 @@ std::optional<std::string> prefix_upper_bound(std::string_view prefix)
 
 } // namespace
 
-std::vector<model::comparison_summary> store::recent_comparisons(std::string_view project, std::size_t limit) const
+std::vector<model::comparison_summary> comparisons::recent(std::string_view project, std::size_t limit) const
 {
     std::vector<model::comparison_summary> out;
     if (limit == 0) return out;
@@ -72,7 +72,7 @@ std::vector<model::comparison_summary> store::recent_comparisons(std::string_vie
     return out;
 }
 
-std::optional<store::run_ref> store::find_run(std::string_view project, std::int64_t run_id) const
+std::optional<run_ref> runs::find(std::string_view project, std::int64_t run_id) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT r.id, r.git_sha, r.branch, r.role, b.name, t.fingerprint, t.name, r.created_at "
@@ -84,7 +84,7 @@ std::optional<store::run_ref> store::find_run(std::string_view project, std::int
     return run_ref_of(st);
 }
 
-std::vector<store::run_ref> store::runs_by_sha(std::string_view project, std::string_view sha_prefix) const
+std::vector<run_ref> runs::by_sha(std::string_view project, std::string_view sha_prefix) const
 {
     std::vector<run_ref> out;
     // No upper bound: the prefix is all 0xff bytes, and every stored sha is

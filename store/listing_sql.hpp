@@ -15,7 +15,7 @@
 
 namespace perfgate::store::detail {
 
-// store::insert_comparison's check that both runs exist in the project:
+// store::comparisons::insert's check that both runs exist in the project:
 // by primary key on both engines. Columns: id, project_id.
 inline constexpr std::string_view comparison_runs_sql =
     "SELECT id, project_id FROM runs WHERE id IN (:baseline, :candidate)";
@@ -34,7 +34,7 @@ inline constexpr std::string_view comparison_runs_sql =
     "JOIN runs r ON r.id = a.run_id "
 inline constexpr std::string_view alert_select = PERFGATE_ALERT_SELECT("");
 
-// store::open_alerts: :project, :benchmark, :testbed (a fingerprint),
+// store::alerts::open: :project, :benchmark, :testbed (a fingerprint),
 // :branch, :limit. The project, benchmark and testbed by their unique
 // names, then one backward range of alerts_open (009_open_alerts.sql), a
 // partial index of the open alerts: its WHERE is repeated word for word,
@@ -51,7 +51,7 @@ inline constexpr dialect_sql open_alerts_sql{
 #undef PERFGATE_OPEN_ALERTS
 #undef PERFGATE_ALERT_SELECT
 
-// store::recent_comparisons. :project_id, :limit. Walks the project's range
+// store::comparisons::recent. :project_id, :limit. Walks the project's range
 // of comparisons_recent backwards (newest id first) and stops after :limit
 // entries; each row looks its two runs up by id.
 // Columns: id, created_at, verdict, benchmark_count, baseline_run,
@@ -69,7 +69,7 @@ inline constexpr dialect_sql recent_comparisons_sql{
 };
 #undef PERFGATE_RECENT_COMPARISONS
 
-// store::runs_by_sha. :project_id; :sha_from <= git_sha < :sha_to is the
+// store::runs::by_sha. :project_id; :sha_from <= git_sha < :sha_to is the
 // prefix as an index range (sha_to: the prefix with its last byte raised by
 // one). The inner query reads that range of runs_project_sha, already
 // ordered by (git_sha, benchmark_id, testbed_id), and keeps the largest run

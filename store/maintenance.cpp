@@ -17,7 +17,7 @@ namespace perfgate::store {
 
 using detail::sqlite_connection;
 
-void store::check_integrity() const
+void maintenance::check_integrity() const
 {
     // PostgreSQL checks its pages as it reads them (and with data checksums,
     // initdb -k); what is left to check here is that it answers.
@@ -38,7 +38,7 @@ void store::check_integrity() const
     }
 }
 
-void store::check_writable()
+void maintenance::check_writable()
 {
     if (!impl_->sqlite()) {
         // A hot standby, or a role or database whose transactions default to
@@ -80,7 +80,7 @@ void store::check_writable()
     }
 }
 
-void store::backup_to(const std::filesystem::path& file) const
+void maintenance::backup_to(const std::filesystem::path& file) const
 {
     if (!impl_->sqlite()) {
         throw error(errors::store_unsupported,
@@ -128,7 +128,7 @@ void store::backup_to(const std::filesystem::path& file) const
     }
 }
 
-std::int64_t store::runs_count() const
+std::int64_t maintenance::runs_count() const
 {
     // Sum of the per-benchmark counters kept by insert_run: O(benchmarks), not O(runs).
     impl::read_lease c(*impl_);
@@ -137,7 +137,7 @@ std::int64_t store::runs_count() const
     return st.int64(0);
 }
 
-std::int64_t store::size_bytes() const
+std::int64_t maintenance::size_bytes() const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare((*c).pick({"SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",

@@ -126,7 +126,7 @@ void migrate_pg(connection& c)
 
 } // namespace detail
 
-int store::schema_version() const
+int maintenance::schema_version() const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare((*c).pick({"PRAGMA user_version",

@@ -31,18 +31,18 @@ constexpr std::int64_t last_used_resolution_s = 3600;
 
 } // namespace
 
-std::int64_t store::ensure_project(std::string_view project)
+std::int64_t projects::ensure(std::string_view project)
 {
     return impl_->write([&](connection& c) { return ensure_project_row(c, project, unix_now()); });
 }
 
-bool store::project_exists(std::string_view project) const
+bool projects::exists(std::string_view project) const
 {
     impl::read_lease c(*impl_);
     return detail::project_id(impl_->ids_, *c, project, true).has_value();
 }
 
-std::string store::create_token(std::string_view project, std::string_view name, std::optional<std::int64_t> expires_at)
+std::string tokens::create(std::string_view project, std::string_view name, std::optional<std::int64_t> expires_at)
 {
     std::array<unsigned char, token_random_bytes> bytes{};
     if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
@@ -68,14 +68,14 @@ std::string store::create_token(std::string_view project, std::string_view name,
     return token;
 }
 
-std::optional<std::string> store::token_project(std::string_view token) const
+std::optional<std::string> tokens::project_of(std::string_view token) const
 {
-    auto owner = token_lookup(token);
+    auto owner = lookup(token);
     if (!owner) return std::nullopt;
     return std::move(owner->project);
 }
 
-std::optional<store::token_owner> store::token_lookup(std::string_view token) const
+std::optional<token_owner> tokens::lookup(std::string_view token) const
 {
     if (token.size() != token_length || !token.starts_with(token_prefix)) return std::nullopt;
     const std::string hash = sha256_hex(token);
@@ -118,7 +118,7 @@ std::optional<store::token_owner> store::token_lookup(std::string_view token) co
     return owner;
 }
 
-bool store::token_live(std::int64_t id, std::string_view project) const
+bool tokens::live(std::int64_t id, std::string_view project) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT t.expires_at FROM api_tokens t JOIN projects p ON p.id = t.project_id "
@@ -129,7 +129,7 @@ bool store::token_live(std::int64_t id, std::string_view project) const
     return !expires || *expires > unix_now();
 }
 
-std::vector<store::token_info> store::tokens(std::string_view project) const
+std::vector<token_info> tokens::list(std::string_view project) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT t.id, t.name, t.created_at, t.last_used_at, t.expires_at FROM api_tokens t "
@@ -140,7 +140,7 @@ std::vector<store::token_info> store::tokens(std::string_view project) const
     return out;
 }
 
-std::optional<std::int64_t> store::token_id(std::string_view project, std::string_view token) const
+std::optional<std::int64_t> tokens::id_of(std::string_view project, std::string_view token) const
 {
     if (token.size() != token_length || !token.starts_with(token_prefix)) return std::nullopt;
     const std::string hash = sha256_hex(token);
@@ -152,7 +152,7 @@ std::optional<std::int64_t> store::token_id(std::string_view project, std::strin
     return st.int64(0);
 }
 
-bool store::revoke_token(std::string_view project, std::int64_t id)
+bool tokens::revoke(std::string_view project, std::int64_t id)
 {
     return impl_->write([&](connection& c) {
         {

@@ -5,19 +5,21 @@
 // Connections: store/store_impl.hpp (SQLite: one writer, a pool of
 // readers, WAL; PostgreSQL: one pool). Every write runs in impl::write.
 //
-// The store's queries live in one source per concept:
-//   migrate.cpp      the schema migrations, per engine
+// The store's queries live in one source per concept, each behind a facet
+// (store.hpp's accessors; the header named in brackets):
+//   migrate.cpp      the schema migrations, per engine (maintenance.hpp: schema_version)
 //   id_cache.cpp     the ids of names (projects, benchmarks, counters, testbeds)
-//   projects.cpp     projects and their API tokens
-//   ingest.cpp       storing runs and loading them back
-//   comparisons.cpp  stored comparison reports
-//   history.cpp      a benchmark's series and its list of counters
-//   maintenance.cpp  integrity and writability checks, backups, sizes
-//   alerts.cpp       project settings, change points and alerts
+//   projects.cpp     projects and their API tokens (projects.hpp, tokens.hpp)
+//   ingest.cpp       storing runs and loading them back (runs.hpp)
+//   comparisons.cpp  stored comparison reports (comparisons.hpp)
+//   history.cpp      a benchmark's series and its list of counters (history.hpp)
+//   maintenance.cpp  integrity and writability checks, backups, sizes (maintenance.hpp)
+//   alerts.cpp       project settings, change points and alerts (projects.hpp, alerts.hpp)
 //   listing.cpp      the dashboard's listings: recent comparisons, runs by id or sha
-//   artifacts.cpp    a comparison's artifacts (flame graphs, attributions)
-//   acceptances.cpp  reviewers' acceptances of a regression
-//   webhooks.cpp     alert webhooks and their deliveries
+//                    (comparisons.hpp, runs.hpp)
+//   artifacts.cpp    a comparison's artifacts (flame graphs, attributions; artifacts.hpp)
+//   acceptances.cpp  reviewers' acceptances of a regression (acceptances.hpp)
+//   webhooks.cpp     alert webhooks and their deliveries (webhooks.hpp)
 // and the engines below them: db.cpp (the statement layer), sqlite.cpp,
 // postgres.cpp.
 #include "store/store.hpp"
@@ -158,7 +160,7 @@ store::store(const std::string& db, store_options options) : impl_(std::make_uni
     }
 }
 
-std::string store::impl::file_lost() const
+std::string detail::store_impl::file_lost() const
 {
     struct stat st {};
     if (::stat(location_.c_str(), &st) != 0) {
@@ -178,7 +180,7 @@ std::string store::impl::file_lost() const
     return {};
 }
 
-void store::check_health() const
+void maintenance::check_health() const
 {
     const impl& s = *impl_;
     if (s.file_known_) {
@@ -193,12 +195,12 @@ void store::check_health() const
 
 store::~store() = default;
 
-std::uint64_t store::background_checkpoints() const noexcept
+std::uint64_t maintenance::background_checkpoints() const noexcept
 {
     return impl_->checkpointer_ ? impl_->checkpointer_->completed() : 0;
 }
 
-std::unique_ptr<connection> store::impl::open_pooled() const
+std::unique_ptr<connection> detail::store_impl::open_pooled() const
 {
     if (sqlite()) {
         // Opening the path again would open another file, or none: say why.
@@ -214,7 +216,7 @@ std::unique_ptr<connection> store::impl::open_pooled() const
     return c;
 }
 
-bool store::impl::reusable(connection& c) const noexcept
+bool detail::store_impl::reusable(connection& c) const noexcept
 {
     return sqlite() || !static_cast<pg_connection&>(c).broken();
 }
@@ -245,6 +247,28 @@ store::read_scope::~read_scope()
     detail::current_read_scope = {};
     state_.reset();
 }
+
+// The facets (store.hpp): views of impl_, which holds them.
+projects& store::projects() noexcept { return impl_->projects_; }
+const projects& store::projects() const noexcept { return impl_->projects_; }
+tokens& store::tokens() noexcept { return impl_->tokens_; }
+const tokens& store::tokens() const noexcept { return impl_->tokens_; }
+webhooks& store::webhooks() noexcept { return impl_->webhooks_; }
+const webhooks& store::webhooks() const noexcept { return impl_->webhooks_; }
+acceptances& store::acceptances() noexcept { return impl_->acceptances_; }
+const acceptances& store::acceptances() const noexcept { return impl_->acceptances_; }
+runs& store::runs() noexcept { return impl_->runs_; }
+const runs& store::runs() const noexcept { return impl_->runs_; }
+comparisons& store::comparisons() noexcept { return impl_->comparisons_; }
+const comparisons& store::comparisons() const noexcept { return impl_->comparisons_; }
+history& store::history() noexcept { return impl_->history_; }
+const history& store::history() const noexcept { return impl_->history_; }
+alerts& store::alerts() noexcept { return impl_->alerts_; }
+const alerts& store::alerts() const noexcept { return impl_->alerts_; }
+artifacts& store::artifacts() noexcept { return impl_->artifacts_; }
+const artifacts& store::artifacts() const noexcept { return impl_->artifacts_; }
+maintenance& store::maintenance() noexcept { return impl_->maintenance_; }
+const maintenance& store::maintenance() const noexcept { return impl_->maintenance_; }
 
 std::string_view store::engine() const noexcept { return impl_->sqlite() ? "sqlite" : "postgresql"; }
 

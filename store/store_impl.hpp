@@ -1,5 +1,6 @@
 // The store's private parts, shared by its sources (store.cpp lists them):
-// the connections behind store::impl and small helpers. Not an interface:
+// the connections behind store::store (detail::store_impl), its facets, and
+// small helpers. Not an interface:
 // nothing outside store/ includes this.
 //
 // Connections, per engine:
@@ -17,8 +18,18 @@
 #pragma once
 
 #include "model/error.hpp"
+#include "store/acceptances.hpp"
+#include "store/alerts.hpp"
+#include "store/artifacts.hpp"
+#include "store/comparisons.hpp"
 #include "store/db.hpp"
+#include "store/history.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
+#include "store/tokens.hpp"
+#include "store/webhooks.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -116,7 +127,10 @@ std::int64_t ensure_project_row(connection& c, std::string_view project, std::in
 
 } // namespace detail
 
-struct store::impl {
+// What the store's sources call the state behind store::store and its facets.
+using impl = detail::store_impl;
+
+struct detail::store_impl {
     std::string location_; // what a connection opens: the path or the URI
     std::string name_;     // what messages call the database (no password)
     detail::engine engine_ = detail::engine::sqlite;
@@ -259,6 +273,17 @@ struct store::impl {
             }
         }
     }
+    // The facets store::store hands out (store.hpp), each a view of this.
+    perfgate::store::projects projects_{*this};
+    perfgate::store::tokens tokens_{*this};
+    perfgate::store::webhooks webhooks_{*this};
+    perfgate::store::acceptances acceptances_{*this};
+    perfgate::store::runs runs_{*this};
+    perfgate::store::comparisons comparisons_{*this};
+    perfgate::store::history history_{*this};
+    perfgate::store::alerts alerts_{*this};
+    perfgate::store::artifacts artifacts_{*this};
+    perfgate::store::maintenance maintenance_{*this};
 };
 
 } // namespace perfgate::store

@@ -13,8 +13,8 @@ using detail::lookup_id;
 using detail::shown_name;
 using detail::unix_now;
 
-std::int64_t store::add_webhook(std::string_view project, std::string_view url, std::string_view format,
-                                const std::optional<std::string>& secret)
+std::int64_t webhooks::add(std::string_view project, std::string_view url, std::string_view format,
+                           const std::optional<std::string>& secret)
 {
     return impl_->write([&](connection& c) {
         const auto project_id = lookup_id(c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
@@ -36,7 +36,7 @@ std::int64_t store::add_webhook(std::string_view project, std::string_view url, 
     });
 }
 
-std::vector<store::webhook_info> store::webhooks(std::string_view project) const
+std::vector<webhook_info> webhooks::list(std::string_view project) const
 {
     impl::read_lease c(*impl_);
     // secret IS NOT NULL is a boolean on PostgreSQL, an integer on SQLite: CASE gives both an integer.
@@ -61,7 +61,7 @@ std::vector<store::webhook_info> store::webhooks(std::string_view project) const
     return out;
 }
 
-std::vector<store::webhook_target> store::webhook_targets(std::string_view project) const
+std::vector<webhook_target> webhooks::targets(std::string_view project) const
 {
     impl::read_lease c(*impl_);
     auto st = (*c).prepare("SELECT w.id, w.url, w.format, w.secret FROM webhooks w "
@@ -76,7 +76,7 @@ std::vector<store::webhook_target> store::webhook_targets(std::string_view proje
     return out;
 }
 
-bool store::remove_webhook(std::string_view project, std::int64_t id)
+bool webhooks::remove(std::string_view project, std::int64_t id)
 {
     return impl_->write([&](connection& c) {
         {
@@ -90,8 +90,8 @@ bool store::remove_webhook(std::string_view project, std::int64_t id)
     });
 }
 
-void store::record_webhook_delivery(std::int64_t id, std::string_view outcome, std::int64_t attempts,
-                                    std::string_view error_text)
+void webhooks::record_delivery(std::int64_t id, std::string_view outcome, std::int64_t attempts,
+                               std::string_view error_text)
 {
     impl_->write([&](connection& c) {
         auto st = c.prepare("UPDATE webhooks SET last_outcome = :outcome, last_attempts = :attempts, "

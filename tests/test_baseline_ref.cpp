@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "store/comparisons.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
 
 namespace {
@@ -177,10 +179,10 @@ TEST_CASE("baseline-ref: merge-base gates what the PR changed, base-tip charges 
         CHECK(comments[0].body.find("backend **callgrind**") != std::string::npos);
         {
             perfgate::store::store s(db);
-            const auto base_run = s.load_run("default", 1);
+            const auto base_run = s.runs().load("default", 1);
             REQUIRE(base_run.has_value());
             CHECK(base_run->git_sha == hist.a); // the history names the commit measured
-            const auto stored = s.load_comparison("default", 1);
+            const auto stored = s.comparisons().load("default", 1);
             REQUIRE(stored.has_value());
             CHECK(json::parse(*stored).at("baseline_ref").at("rule") == "merge-base");
         }

@@ -27,7 +27,9 @@
 #include "server/pages/quantity.hpp"
 #include "server/router.hpp"
 #include "service/service.hpp"
+#include "store/projects.hpp"
 #include "store/store.hpp"
+#include "store/tokens.hpp"
 #include "support/numbers.hpp"
 
 namespace {
@@ -57,8 +59,8 @@ struct fixture {
 
     fixture() : db(dir / "pages.db")
     {
-        db.ensure_project("demo");
-        token = db.create_token("demo", "test");
+        db.projects().ensure("demo");
+        token = db.tokens().create("demo", "test");
     }
 
     perfgate::server::response get(const std::string& target)

@@ -37,7 +37,12 @@
 #include "server/openapi.hpp"
 #include "server/routes.hpp"
 #include "service/service.hpp"
+#include "store/comparisons.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
+#include "store/tokens.hpp"
 
 namespace {
 
@@ -62,10 +67,10 @@ struct fixture {
 
     fixture() : db(database.location())
     {
-        db.ensure_project("demo");
-        db.ensure_project("other");
-        demo_token = db.create_token("demo", "test");
-        other_token = db.create_token("other", "test");
+        db.projects().ensure("demo");
+        db.projects().ensure("other");
+        demo_token = db.tokens().create("demo", "test");
+        other_token = db.tokens().create("other", "test");
     }
 
     response call(http::verb method, const std::string& target, const std::string& body = {},
@@ -226,7 +231,7 @@ TEST_CASE("transport routes: healthz, metrics, unknown route, wrong method, benc
         check_error(f.call(http::verb::get, "//healthz"), 404, "http.not_found", "no route");
         request slash{http::verb::get, "/healthz/", 11};
         CHECK(perfgate::server::route_label(slash) == "unmatched");
-        CHECK(f.db.runs_count() == 0);
+        CHECK(f.db.maintenance().runs_count() == 0);
     }
     SUBCASE("wrong method -> 405 with Allow")
     {
@@ -289,7 +294,7 @@ TEST_CASE("auth matrix")
         check_error(f.call(http::verb::post, runs, valid_run().dump(), "application/json", "other"), 403,
                     "auth.forbidden", "project 'demo'");
         check_error(f.call(http::verb::get, benchmarks, {}, {}, "other"), 403, "auth.forbidden", "project 'demo'");
-        CHECK(f.db.runs_count() == 0);
+        CHECK(f.db.maintenance().runs_count() == 0);
     }
     SUBCASE("right token -> 201 / 200; bearer scheme is case-insensitive")
     {
@@ -480,7 +485,7 @@ TEST_CASE("bad uploads: clear JSON error, nothing stored")
                     "auth.bad_token", "unknown, revoked or expired token");
         CHECK(f.call(http::verb::get, "/api/v1/projects/demo/comparisons?limit=1", {}, {}, "").result_int() == 200);
     }
-    CHECK(f.db.runs_count() == 0);
+    CHECK(f.db.maintenance().runs_count() == 0);
 }
 
 TEST_CASE("Idempotency-Key: a retried upload gets the first run, another body under the key is 409")
@@ -520,7 +525,7 @@ TEST_CASE("Idempotency-Key: a retried upload gets the first run, another body un
     check_error(post(body.dump(), {"a", "b"}), 400, "ingest.bad_idempotency_key", "appears more than once");
     check_error(post(body.dump(), {std::string(300, 'k')}), 400, "ingest.bad_idempotency_key",
                 "expected 1 to 255 printable ASCII characters");
-    CHECK(f.db.runs_count() == 1);
+    CHECK(f.db.maintenance().runs_count() == 1);
 }
 
 TEST_CASE("every known field is accepted, and the client sends only known fields")
@@ -568,7 +573,7 @@ TEST_CASE("text/csv upload takes the fields from the query string")
     auto j = json::parse(res.body());
     CHECK(j.at("samples") == 40); // 10 runs x 4 supported counters; instructions is <not supported>
     CHECK(j.at("counters").get<int>() >= 4);
-    auto run = f.db.load_run("demo", j.at("run_id").get<std::int64_t>());
+    auto run = f.db.runs().load("demo", j.at("run_id").get<std::int64_t>());
     REQUIRE(run);
     CHECK(run->benchmark == "parse");
     CHECK(run->branch == "feature/x");
@@ -590,7 +595,7 @@ TEST_CASE("text/csv upload takes the fields from the query string")
     // With a JSON body the fields are in the body, not the query.
     check_error(f.call(http::verb::post, "/api/v1/projects/demo/runs?benchmark=parse", valid_run().dump()), 400,
                 "http.bad_param", "unknown query parameter 'benchmark' (this request takes none)");
-    CHECK(f.db.runs_count() == 1);
+    CHECK(f.db.maintenance().runs_count() == 1);
 }
 
 TEST_CASE("upload, compare, read the comparison, history, benchmarks")
@@ -1164,7 +1169,7 @@ TEST_CASE("request bodies nested deeper than api::max_json_depth are 400 http.to
         check_error(f.call(http::verb::post, runs, objects), 400, "http.too_deep", "32");
         // Unterminated: the limit is met before the syntax error.
         check_error(f.call(http::verb::post, runs, std::string(deep, '[')), 400, "http.too_deep", "32");
-        CHECK(f.db.runs_count() == 0);
+        CHECK(f.db.maintenance().runs_count() == 0);
     }
     SUBCASE("every field of a compare request")
     {
@@ -1356,7 +1361,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
         const auto report = json::parse(res.body());
         const auto id = report.at("comparison_id").get<std::int64_t>();
         CHECK(res[http::field::location] == "/api/v1/projects/demo/comparisons/" + std::to_string(id));
-        CHECK(f.db.load_comparison("demo", id).has_value());
+        CHECK(f.db.comparisons().load("demo", id).has_value());
         // The same request again: the stored report, answered by route() itself.
         const auto again = perfgate::server::route(
             f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
@@ -1400,7 +1405,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
                           " on POST /api/v1/projects/demo/compare: [store.constraint] " + db_path) !=
               std::string::npos);
         CHECK(f.service.commit_stats().failed == 1);
-        CHECK(f.db.recent_comparisons("demo", 10).empty());
+        CHECK(f.db.comparisons().recent("demo", 10).empty());
     }
 }
 
@@ -1408,7 +1413,7 @@ TEST_CASE("the markdown of a comparison links its dashboard page, the project pe
 {
     fixture f;
     const std::string project = "web@v2+x";
-    const std::string token = "Bearer " + f.db.create_token(project, "test");
+    const std::string token = "Bearer " + f.db.tokens().create(project, "test");
     const std::string csv = perfgate::test::read_testdata("appended-10-runs.csv");
     std::int64_t runs[2] = {};
     for (int i = 0; i < 2; ++i) {

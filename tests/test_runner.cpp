@@ -29,6 +29,9 @@
 #include "runner/git_info.hpp"
 #include "runner/process.hpp"
 #include "service/service.hpp"
+#include "store/comparisons.hpp"
+#include "store/maintenance.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
 
 using namespace perfgate;
@@ -917,8 +920,8 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
 
         {
             store::store s(db);
-            CHECK(s.runs_count() == 2);
-            auto run = s.load_run("default", 1);
+            CHECK(s.maintenance().runs_count() == 2);
+            auto run = s.runs().load("default", 1);
             REQUIRE(run.has_value());
             CHECK(run->benchmark == "loop");
             CHECK(run->role == "baseline");
@@ -995,7 +998,7 @@ TEST_CASE("perfgate run end to end (real perf, local SQLite)")
         CHECK(r.err.find("baseline side, warmup round 1/1: cannot execute 'no-such-benchmark-binary'") !=
               std::string::npos);
         // Nothing was stored for failed runs.
-        const bool stored = std::filesystem::exists(db) && store::store(db).runs_count() > 0;
+        const bool stored = std::filesystem::exists(db) && store::store(db).maintenance().runs_count() > 0;
         CHECK_FALSE(stored);
     }
     SUBCASE("usage errors exit 2")
@@ -1072,7 +1075,7 @@ TEST_CASE("perfgate run stores one session: its comparison is interleaved and un
     CHECK(second.code == 1);
 
     store::store s(db);
-    const auto b1 = s.load_run("default", 1), c1 = s.load_run("default", 2), c2 = s.load_run("default", 4);
+    const auto b1 = s.runs().load("default", 1), c1 = s.runs().load("default", 2), c2 = s.runs().load("default", 4);
     REQUIRE((b1 && c1 && c2));
     CHECK(b1->role == "baseline");
     CHECK(b1->session.size() == 32);
@@ -1128,7 +1131,7 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
         CHECK(tc["sequential"]["ended_early"] == false);
         // Stored: the runs hold the 10 rounds.
         store::store s(db);
-        CHECK(find_counter(*s.load_run("default", 1), "task-clock")->samples.size() == 10);
+        CHECK(find_counter(*s.runs().load("default", 1), "task-clock")->samples.size() == 10);
     }
     SUBCASE("a counter that cannot be decided runs to --max-repetitions: inconclusive")
     {
@@ -1186,7 +1189,7 @@ TEST_CASE("perfgate run --budget / --max-repetitions: sequential sampling")
         CAPTURE(r.err);
         CHECK(r.code == 4);
         CHECK(r.err.find("benchmark 'f', candidate side, round 8/20") != std::string::npos);
-        const bool stored = std::filesystem::exists(db) && store::store(db).runs_count() > 0;
+        const bool stored = std::filesystem::exists(db) && store::store(db).maintenance().runs_count() > 0;
         CHECK_FALSE(stored);
     }
     SUBCASE("this testbed's noise history moves the first look and warns before measuring")
@@ -1339,12 +1342,12 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
     CHECK(loop_min_adjusted > loop_min_p * static_cast<double>(raw_by_benchmark["loop"].size()));
 
     store::store s(db);
-    CHECK(s.runs_count() == 4);
-    auto stored = s.load_comparison("demo", id);
+    CHECK(s.maintenance().runs_count() == 4);
+    auto stored = s.comparisons().load("demo", id);
     REQUIRE(stored.has_value());
     CHECK(nlohmann::json::parse(*stored)["benchmarks"].size() == 2);
-    CHECK_FALSE(s.load_comparison("demo", id + 1).has_value()); // one comparison, not one per benchmark
-    auto run = s.load_run("demo", 1);
+    CHECK_FALSE(s.comparisons().load("demo", id + 1).has_value()); // one comparison, not one per benchmark
+    auto run = s.runs().load("demo", 1);
     REQUIRE(run.has_value());
     CHECK(run->benchmark == "quick");
     CHECK(find_counter(*run, "wall-time") != nullptr);
@@ -1352,7 +1355,7 @@ TEST_CASE("perfgate run --server: all benchmarks in one gate, p-values adjusted 
     // the candidate (--sha): the history orders runs of the same second by
     // id, and the comparison page's chart draws them so.
     CHECK(run->role == "baseline");
-    auto second = s.load_run("demo", 2);
+    auto second = s.runs().load("demo", 2);
     REQUIRE(second.has_value());
     CHECK(second->role == "candidate");
     CHECK(second->git_sha == "abc123");
@@ -1431,8 +1434,8 @@ TEST_CASE("perfgate run --github in a pull_request job: git info from the event,
     CHECK_FALSE(slurp(dir.path() / "summary.md").empty());
 
     store::store s(db);
-    auto base = s.load_run("default", 1);
-    auto cand = s.load_run("default", 2);
+    auto base = s.runs().load("default", 1);
+    auto cand = s.runs().load("default", 2);
     REQUIRE(base.has_value());
     REQUIRE(cand.has_value());
     CHECK(base->git_sha == "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb7");

@@ -1,9 +1,10 @@
 // Issue 31, finding 13: a flame graph (or an attribution) is stored only
 // under a benchmark of its comparison, and a comparison holds a bounded
-// number and size of artifacts (store::max_artifacts_per_comparison,
+// number and size of artifacts (store::artifacts::max_artifacts_per_comparison,
 // max_artifact_bytes_per_comparison). Real server, real sockets, both engines.
 #include "server_cases.hpp"
 
+#include "store/artifacts.hpp"
 #include "store/store.hpp"
 #include "support/database.hpp"
 
@@ -55,8 +56,8 @@ void artifact_limits(db_engine engine)
                 422, "artifact.bad_benchmark");
 
     // 16 of 4 MiB fill the comparison's 64 MiB; the 17th is 413, stored nowhere.
-    const std::string big = "<svg>" + std::string(perfgate::store::store::max_artifact_bytes - 11, ' ') + "</svg>";
-    REQUIRE(big.size() == perfgate::store::store::max_artifact_bytes);
+    const std::string big = "<svg>" + std::string(perfgate::store::artifacts::max_artifact_bytes - 11, ' ') + "</svg>";
+    REQUIRE(big.size() == perfgate::store::artifacts::max_artifact_bytes);
     for (int i = 0; i + 1 < benchmarks; ++i) {
         const auto put = send(port, http::verb::put, fmt::format("{}?benchmark=b{}", path, i), big, "image/svg+xml",
                               token);

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "service/service.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
 
 using namespace perfgate::test::server_cases;
@@ -239,7 +240,7 @@ TEST_CASE("a run's session: uploaded, validated, part of the idempotency digest"
                           perfgate::test::read_testdata("appended-10-runs.csv"), "text/csv", token);
     REQUIRE(csv.status == 201);
     perfgate::store::store s(db);
-    const auto stored = s.load_run("demo", csv.parsed().at("run_id").get<std::int64_t>());
+    const auto stored = s.runs().load("demo", csv.parsed().at("run_id").get<std::int64_t>());
     REQUIRE(stored.has_value());
     CHECK(stored->session == "s-1");
     // perfgate upload --session: two captures measured together by the user's own harness.

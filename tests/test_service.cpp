@@ -41,6 +41,10 @@
 #include "report/render.hpp"
 #include "service/lru_cache.hpp"
 #include "service/notifier.hpp"
+#include "store/comparisons.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
 #include "store/store.hpp"
 
 using namespace perfgate;
@@ -117,7 +121,7 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
         nlohmann::json served = nlohmann::json::parse(*first.json);
         CHECK(served.at("comparison_id") == first.id);
         CHECK(dump(served) == *first.json);
-        const auto stored = db.load_comparison("demo", first.id);
+        const auto stored = db.comparisons().load("demo", first.id);
         REQUIRE(stored.has_value());
         served.erase("comparison_id");
         CHECK(dump(served) == *stored);
@@ -235,10 +239,10 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
     CHECK(again.run_id == first.run_id);
     CHECK(again.counters == first.counters);
     CHECK(again.samples == first.samples);
-    CHECK(db.runs_count() == 1);
+    CHECK(db.maintenance().runs_count() == 1);
     // No key: every upload is a run, as before.
     CHECK(svc.ingest(req).run_id != first.run_id);
-    CHECK(db.runs_count() == 2);
+    CHECK(db.maintenance().runs_count() == 2);
 
     // The same key with another body: 409's error, naming the key.
     auto changed = req;
@@ -267,7 +271,7 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
             CHECK(std::string(e.what()).starts_with("Idempotency-Key: expected 1 to 255 printable ASCII characters"));
         }
     }
-    CHECK(db.runs_count() == 2);
+    CHECK(db.maintenance().runs_count() == 2);
 }
 
 TEST_CASE("service: a compare's history z-scores read every counter's series, derived ones included")
@@ -323,7 +327,7 @@ TEST_CASE("service: every stored run obeys the same name rules as the server")
     run.role = "candidate";
     run.backend = "vtune";
     CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("field 'backend'"), perfgate::error);
-    CHECK(db.runs_count() == 1); // nothing stored by the rejected runs
+    CHECK(db.maintenance().runs_count() == 1); // nothing stored by the rejected runs
 }
 
 namespace {
@@ -381,7 +385,7 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
         req.source = "t.csv";
         for (int e = 0; e < 257; ++e) req.perf_csv += "1,,ev" + std::to_string(e) + ",100,100.00,,\n";
         CHECK(id_of([&] { svc.ingest(req); }) == "ingest.too_many_counters");
-        CHECK(db.runs_count() == 1);
+        CHECK(db.maintenance().runs_count() == 1);
     }
     SUBCASE("repetitions: sample counts and repetition numbers")
     {
@@ -397,7 +401,7 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
         CHECK(svc.ingest_run(far).samples == 1);
         far.counters[0].samples[0].repetition = -1;
         CHECK(id_of([&] { svc.ingest_run(far); }) == "ingest.too_many_repetitions");
-        CHECK(db.runs_count() == 2);
+        CHECK(db.maintenance().runs_count() == 2);
     }
 }
 
@@ -1001,7 +1005,7 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
     {
         const auto now = svc.compare_later("demo", pairs, policy{}, listen);
         REQUIRE(now.has_value());
-        CHECK(db.load_comparison("demo", now->id).has_value());
+        CHECK(db.comparisons().load("demo", now->id).has_value());
         CHECK(heard.empty());
         CHECK(svc.commit_stats().rows == 0);
     }
@@ -1025,7 +1029,7 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
         // Stored without the id, as compare() stores it.
         nlohmann::json served = nlohmann::json::parse(*got->json);
         served.erase("comparison_id");
-        CHECK(db.load_comparison("demo", got->id) ==
+        CHECK(db.comparisons().load("demo", got->id) ==
               served.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         // The repeat: the report the service holds, now; nothing queued.
         const auto again = svc.compare_later("demo", pairs, policy{}, listen);
@@ -1077,7 +1081,7 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
         for (const auto& [e, c] : heard) {
             REQUIRE_FALSE(e);
             REQUIRE(c.has_value());
-            CHECK(db.load_comparison("demo", c->id).has_value());
+            CHECK(db.comparisons().load("demo", c->id).has_value());
             (c->result.benchmarks.front().candidate_run == cand ? shared_ids : distinct_ids).insert(c->id);
         }
         CHECK(shared_ids.size() == 1);
@@ -1086,7 +1090,7 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
         CHECK(counts.failed == 0);
         CHECK(counts.fallbacks == 0);
         CHECK(counts.batches <= counts.rows);
-        CHECK(db.recent_comparisons("demo", 200).size() == 1 + threads * each / 2);
+        CHECK(db.comparisons().recent("demo", 200).size() == 1 + threads * each / 2);
     }
 }
 
@@ -1098,7 +1102,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
     const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
     const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const auto row = [&](std::string key, std::int64_t candidate) {
-        return store::store::comparison_row{
+        return store::comparison_row{
             "demo", base, candidate, R"({"verdict":"pass","key":")" + key + "\"}", request_key_of(key), "pass", 1};
     };
 
@@ -1110,7 +1114,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
     std::map<std::string, std::pair<std::string, std::int64_t>> answers; // label -> (error id, id)
     const auto answer = [&](std::string label, bool hold, std::string key = {}) {
         if (key.empty()) key = label;
-        return [&, label, key, hold](std::exception_ptr e, std::int64_t id, store::store::comparison_row& r) {
+        return [&, label, key, hold](std::exception_ptr e, std::int64_t id, store::comparison_row& r) {
             std::unique_lock lock(mu);
             CHECK(r.request_key == request_key_of(key));
             std::string what;
@@ -1159,7 +1163,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
         CHECK(answers["b"].second != answers["a"].second);
         for (const auto& [key, a] : answers) {
             CHECK(a.first.empty());
-            CHECK(db.load_comparison("demo", a.second).has_value());
+            CHECK(db.comparisons().load("demo", a.second).has_value());
         }
     }
     SUBCASE("a batch with a bad row is stored row by row: the bad row fails alone")
@@ -1178,10 +1182,10 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
         std::lock_guard lock(mu);
         CHECK(answers["bad"].first == "store.not_found");
         CHECK(answers["bad"].second == 0);
-        CHECK_FALSE(db.find_comparison("demo", request_key_of("bad")).has_value());
+        CHECK_FALSE(db.comparisons().find("demo", request_key_of("bad")).has_value());
         for (const char* k : {"good", "also good"}) {
             CHECK(answers[k].first.empty());
-            CHECK(db.find_comparison("demo", request_key_of(k))->first == answers[k].second);
+            CHECK(db.comparisons().find("demo", request_key_of(k))->first == answers[k].second);
         }
     }
     SUBCASE("a batch of one bad row gets its own error")
@@ -1205,7 +1209,7 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
         std::lock_guard lock(mu);
         CHECK(answers.size() == 4);
         for (const char* k : {"first", "x", "y", "z"}) {
-            CHECK(db.find_comparison("demo", request_key_of(k)).has_value());
+            CHECK(db.comparisons().find("demo", request_key_of(k)).has_value());
         }
     }
 }
@@ -1655,8 +1659,8 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
           std::vector<std::string>{"BM_Sort/64", "BM_Sort/1024", "BM_Accumulate", "BM_StringCat/threads:2"});
     REQUIRE(base.run_ids.size() == 4);
     CHECK(base.run_id == base.run_ids.front());
-    CHECK(db.runs_count() == 4);
-    const auto stored = db.load_run("demo", base.run_ids[2]);
+    CHECK(db.maintenance().runs_count() == 4);
+    const auto stored = db.runs().load("demo", base.run_ids[2]);
     REQUIRE(stored.has_value());
     CHECK(stored->benchmark == "BM_Accumulate");
     CHECK(stored->role == "baseline");
@@ -1694,7 +1698,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(again.replayed);
     CHECK(again.run_ids == first.run_ids);
     CHECK(again.benchmarks == first.benchmarks);
-    CHECK(db.runs_count() == 12);
+    CHECK(db.maintenance().runs_count() == 12);
 
     // One counter name the store refuses (empty): nothing of the upload is stored.
     auto doc = nlohmann::json::parse(read_gbench("baseline.json"));
@@ -1709,7 +1713,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
         CHECK(e.id() == "ingest.bad_field");
         CHECK(std::string(e.what()).find("counter") != std::string::npos);
     }
-    CHECK(db.runs_count() == 12);
+    CHECK(db.maintenance().runs_count() == 12);
 
     // Forced as perf stat output it is perf's error; an unknown format is named.
     auto forced = gbench_upload("baseline.json", "baseline");
@@ -1723,7 +1727,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
         CHECK(e.id() == "ingest.bad_field");
         CHECK(std::string(e.what()).starts_with("field 'input_format': 'xml' is not one of perf, gbench"));
     }
-    CHECK(db.runs_count() == 12);
+    CHECK(db.maintenance().runs_count() == 12);
 
     // A benchmark that failed (SkipWithError) is named, not stored.
     const auto with_error = svc.ingest(gbench_upload("with_error.json", "candidate"));
@@ -1732,12 +1736,12 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     for (const auto& w : with_error.warnings)
         warned = warned || w == "benchmark 'BM_Err' failed: no input file: not stored";
     CHECK(warned);
-    CHECK(db.runs_count() == 13);
+    CHECK(db.maintenance().runs_count() == 13);
 
     // Aggregates only: refused, nothing stored.
     CHECK_THROWS_WITH_AS((void)svc.ingest(gbench_upload("aggregates_only.json", "baseline")),
                          doctest::Contains("only aggregates"), error);
-    CHECK(db.runs_count() == 13);
+    CHECK(db.maintenance().runs_count() == 13);
 }
 
 TEST_CASE("service: a harness upload with a value beyond a double in ns is ingest.bad_input, and NaN counters store")
@@ -1760,12 +1764,12 @@ TEST_CASE("service: a harness upload with a value beyond a double in ns is inges
         CHECK(std::string(e.id()) == "ingest.bad_input");
         CHECK(std::string(e.what()).find("baseline.json: benchmarks[3].real_time: benchmark '") != std::string::npos);
     }
-    CHECK(db.runs_count() == 0);
+    CHECK(db.maintenance().runs_count() == 0);
     // google/benchmark's bare NaN / Infinity user counters: the runs store,
     // those counters without values, and the upload says so.
     const auto nan = svc.ingest(gbench_upload("nan_counters.json", "baseline"));
     REQUIRE(nan.run_ids.size() == 1);
-    CHECK(db.runs_count() == 1);
+    CHECK(db.maintenance().runs_count() == 1);
     bool warned = false;
     for (const auto& w : nan.warnings)
         warned = warned || w.find("counter 'nan' is NaN or Infinity") != std::string::npos;
@@ -1777,7 +1781,7 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     test_database where(test_database::sqlite_kind::memory);
     perfgate::store::store db(where.location());
     perfgate::service::service svc(db);
-    db.ensure_project("demo");
+    db.projects().ensure("demo");
 
     // Refused, naming the option, and nothing stored.
     CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "hooks.example.com", "json", "", "--webhook"),

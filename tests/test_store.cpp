@@ -7,6 +7,12 @@
 // This file: runs in and out, summaries, tokens, names, bound parameters,
 // project settings, runs by id and sha. The others: test_store_migrations,
 // _history, _comparisons, _concurrency, _postgresql.
+#include "store/history.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
+#include "store/tokens.hpp"
+#include "store/webhooks.hpp"
 #include "store_cases.hpp"
 
 #include <doctest/doctest.h>
@@ -24,9 +30,9 @@ TEST_CASE("store: insert_run / load_run round trip")
     run.summary_only = true;
     run.counters.push_back({"instructions:u", "", {{0, 1.5e9, 87.5, 0.25}, {1, std::nullopt, 0.0, std::nullopt}}});
 
-    const auto id = db.insert_run(run);
+    const auto id = db.runs().insert(run);
     CHECK(id > 0);
-    const auto loaded = db.load_run("demo", id);
+    const auto loaded = db.runs().load("demo", id);
     REQUIRE(loaded);
     CHECK(loaded->id == id);
     CHECK(loaded->project == run.project);
@@ -66,7 +72,7 @@ TEST_CASE("store: insert_run / load_run round trip")
         r.created_at = 0;
         r.testbed.fingerprint.clear();
         const auto before = std::time(nullptr);
-        const auto l = db.load_run("demo", db.insert_run(r));
+        const auto l = db.runs().load("demo", db.runs().insert(r));
         REQUIRE(l);
         CHECK_FALSE(l->pr.has_value());
         CHECK(l->created_at >= before);
@@ -77,8 +83,8 @@ TEST_CASE("store: insert_run / load_run round trip")
     }
     SUBCASE("another project or a missing id is nullopt")
     {
-        CHECK_FALSE(db.load_run("other", id).has_value());
-        CHECK_FALSE(db.load_run("demo", id + 1000).has_value());
+        CHECK_FALSE(db.runs().load("other", id).has_value());
+        CHECK_FALSE(db.runs().load("demo", id + 1000).has_value());
     }
 }
 
@@ -88,7 +94,7 @@ TEST_CASE("store: summaries are computed at ingest")
     ps::store db(raw.location());
     auto run = make_run();
     run.counters[0] = counter("task-clock", "msec", {10, std::nullopt, 12, 11, 13, 14});
-    const auto id = db.insert_run(run);
+    const auto id = db.runs().insert(run);
 
     // x = {10, 12, 11, 13, 14}: median 12, mean 12, sd = sqrt(10/4) (R: sd(c(10,12,11,13,14))),
     // cov = sd / mean.
@@ -98,7 +104,7 @@ TEST_CASE("store: summaries are computed at ingest")
     REQUIRE(row.size() == 1);
     // Doubles as each engine prints them.
     CHECK(row[0].starts_with(on_postgres() ? "5|12|12|10|14|" : "5|12.0|12.0|10.0|14.0|"));
-    const auto h = db.history(query("demo", "default", "task-clock"));
+    const auto h = db.history().points(query("demo", "default", "task-clock"));
     REQUIRE(h.size() == 1);
     CHECK(h[0].n == 5);
     CHECK(h[0].median == 12.0);
@@ -115,14 +121,14 @@ TEST_CASE("store: summaries are computed at ingest")
     // All-absent counter: a summary with n = 0 and NULL statistics, and no history.
     CHECK(raw.one("SELECT n, median, stddev FROM summaries s JOIN counters c ON c.id = s.counter_id "
                   "WHERE c.name = 'cycles'") == "0|NULL|NULL");
-    CHECK(db.history(query("demo", "default", "cycles")).empty());
+    CHECK(db.history().points(query("demo", "default", "cycles")).empty());
 
     SUBCASE("one value: stddev and cov are NULL")
     {
         auto r = make_run("demo", "single");
         r.counters = {counter("page-faults", "", {120})};
-        db.insert_run(r);
-        const auto p = db.history(query("demo", "single", "page-faults"));
+        db.runs().insert(r);
+        const auto p = db.history().points(query("demo", "single", "page-faults"));
         REQUIRE(p.size() == 1);
         CHECK(p[0].n == 1);
         CHECK(p[0].median == 120.0);
@@ -137,25 +143,25 @@ TEST_CASE("store: tokens are random, hashed and bound to one project")
 {
     test_database raw;
     ps::store db(raw.location());
-    const auto token = db.create_token("demo", "ci");
-    const auto other = db.create_token("other-project", "ci");
+    const auto token = db.tokens().create("demo", "ci");
+    const auto other = db.tokens().create("other-project", "ci");
 
     CHECK(token.size() == 67);
     CHECK(token.starts_with("pg_"));
     CHECK(token.find_first_not_of("0123456789abcdef", 3) == std::string::npos);
     CHECK(token != other);
-    CHECK(db.project_exists("demo")); // create_token creates the project
+    CHECK(db.projects().exists("demo")); // create_token creates the project
 
-    CHECK(db.token_project(token) == "demo");
-    CHECK(db.token_project(other) == "other-project");
+    CHECK(db.tokens().project_of(token) == "demo");
+    CHECK(db.tokens().project_of(other) == "other-project");
 
     auto wrong = token;
     wrong.back() = wrong.back() == '0' ? '1' : '0';
-    CHECK_FALSE(db.token_project(wrong).has_value());
-    CHECK_FALSE(db.token_project("").has_value());
-    CHECK_FALSE(db.token_project("pg_").has_value());
-    CHECK_FALSE(db.token_project(token.substr(3)).has_value());
-    CHECK_FALSE(db.token_project(token + "0").has_value());
+    CHECK_FALSE(db.tokens().project_of(wrong).has_value());
+    CHECK_FALSE(db.tokens().project_of("").has_value());
+    CHECK_FALSE(db.tokens().project_of("pg_").has_value());
+    CHECK_FALSE(db.tokens().project_of(token.substr(3)).has_value());
+    CHECK_FALSE(db.tokens().project_of(token + "0").has_value());
 
     // Only the SHA-256 of the whole token is stored, never the token.
     const auto stored = raw.rows("SELECT sha256 FROM api_tokens ORDER BY id");
@@ -167,7 +173,7 @@ TEST_CASE("store: a failed insert_run stores nothing")
 {
     test_database raw;
     ps::store db(raw.location());
-    db.insert_run(make_run());
+    db.runs().insert(make_run());
     auto counts = [&] {
         return raw.one("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM samples), "
                        "(SELECT count(*) FROM summaries), (SELECT count(*) FROM benchmarks), "
@@ -182,7 +188,7 @@ TEST_CASE("store: a failed insert_run stores nothing")
         r.testbed.fingerprint = "fresh-testbed";
         r.counters.push_back({"fresh-counter", "", {{0, 1.0, 100, {}}, {0, 2.0, 100, {}}}});
         try {
-            db.insert_run(r);
+            db.runs().insert(r);
             FAIL("expected store.constraint");
         } catch (const error& e) {
             CHECK(e.id() == "store.constraint");
@@ -190,34 +196,34 @@ TEST_CASE("store: a failed insert_run stores nothing")
             CHECK(msg.find(ps::shown_location(raw.location())) != std::string::npos);
             CHECK(msg.find("counter 'fresh-counter' repetition 0 appears twice") != std::string::npos);
         }
-        CHECK_FALSE(db.project_exists("fresh-project"));
+        CHECK_FALSE(db.projects().exists("fresh-project"));
     }
     SUBCASE("bad role")
     {
         auto r = make_run();
         r.role = "contender";
-        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains(check_failed_text().c_str()), error);
+        CHECK_THROWS_WITH_AS(db.runs().insert(r), doctest::Contains(check_failed_text().c_str()), error);
     }
     SUBCASE("duplicate counter")
     {
         auto r = make_run();
         r.counters.push_back(r.counters.front());
-        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains("counter 'task-clock' appears twice"), error);
+        CHECK_THROWS_WITH_AS(db.runs().insert(r), doctest::Contains("counter 'task-clock' appears twice"), error);
     }
     SUBCASE("empty project or counter name")
     {
         auto r = make_run("");
-        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains(check_failed_text().c_str()), error);
+        CHECK_THROWS_WITH_AS(db.runs().insert(r), doctest::Contains(check_failed_text().c_str()), error);
         r = make_run();
         r.counters[1].counter.clear();
-        CHECK_THROWS_WITH_AS(db.insert_run(r), doctest::Contains(check_failed_text().c_str()), error);
+        CHECK_THROWS_WITH_AS(db.runs().insert(r), doctest::Contains(check_failed_text().c_str()), error);
     }
     SUBCASE("non-finite value (SQLite would store NaN as NULL, i.e. absent)")
     {
         auto r = make_run();
         r.counters[0].samples[3].value = std::nan("");
         try {
-            db.insert_run(r);
+            db.runs().insert(r);
             FAIL("expected store.constraint");
         } catch (const error& e) {
             CHECK(e.id() == "store.constraint");
@@ -225,7 +231,7 @@ TEST_CASE("store: a failed insert_run stores nothing")
         }
     }
     CHECK(counts() == before);
-    CHECK(db.runs_count() == 1);
+    CHECK(db.maintenance().runs_count() == 1);
     if (!on_postgres()) CHECK(raw.one("PRAGMA integrity_check") == "ok");
 }
 
@@ -243,18 +249,18 @@ TEST_CASE("store: hostile names are stored verbatim and harmless")
     if (on_postgres()) {
         // PostgreSQL's text holds no NUL byte: refused, never cut short.
         try {
-            db.insert_run(r);
+            db.runs().insert(r);
             FAIL("expected store.constraint");
         } catch (const error& e) {
             CHECK(e.id() == "store.constraint");
             CHECK(std::string(e.what()).find("binding :git_sha: the value holds a NUL byte") != std::string::npos);
         }
-        CHECK(db.runs_count() == 0);
+        CHECK(db.maintenance().runs_count() == 0);
         r.git_sha = "Robert'); DROP TABLE Students;--";
     }
-    const auto id = db.insert_run(r);
+    const auto id = db.runs().insert(r);
 
-    const auto l = db.load_run(project, id);
+    const auto l = db.runs().load(project, id);
     REQUIRE(l);
     CHECK(l->project == project);
     CHECK(l->benchmark == benchmark);
@@ -266,23 +272,23 @@ TEST_CASE("store: hostile names are stored verbatim and harmless")
 
     auto q = query(project, benchmark, counter_name);
     q.branch = r.branch;
-    CHECK(db.history(q).size() == 1);
+    CHECK(db.history().points(q).size() == 1);
     // Names with an array literal's syntax in them (PostgreSQL looks several
     // up at once: store/store.cpp, text_array).
     auto quoted = make_run(project, benchmark, 1'700'000'100, r.branch);
     quoted.git_sha = "0123";
     quoted.counters[0].counter = R"(a"b\c{d},e NULL)";
-    db.insert_run(quoted);
-    const auto both = db.histories(q, {R"(a"b\c{d},e NULL)", counter_name, "NULL"});
+    db.runs().insert(quoted);
+    const auto both = db.history().points_per_counter(q, {R"(a"b\c{d},e NULL)", counter_name, "NULL"});
     CHECK(both[0].size() == 1);
     CHECK(both[1].size() == 1);
     CHECK(both[2].empty());
-    CHECK(db.history(query("demo", benchmark, counter_name)).empty()); // no prefix/wildcard matching
-    const auto bs = db.benchmarks(project);
+    CHECK(db.history().points(query("demo", benchmark, counter_name)).empty()); // no prefix/wildcard matching
+    const auto bs = db.history().benchmarks(project);
     REQUIRE(bs.size() == 1);
     CHECK(bs[0].name == benchmark);
-    CHECK(db.runs_count() == 2); // the tables are all still there
-    CHECK(db.load_run(project, id)->counters[0].samples.size() == 5);
+    CHECK(db.maintenance().runs_count() == 2); // the tables are all still there
+    CHECK(db.runs().load(project, id)->counters[0].samples.size() == 5);
 }
 
 // How f ended in a forked child: the aborting internal checks
@@ -413,26 +419,26 @@ TEST_CASE("store: the repository URL is a project setting")
     test_database where(test_database::sqlite_kind::memory);
     ps::store db(where.location());
     const std::string not_found = ps::shown_location(where.location()) + ": project 'nope' not found";
-    db.ensure_project("demo");
-    db.ensure_project("other");
-    CHECK_FALSE(db.repository_url("demo").has_value());
-    db.set_repository_url("demo", "https://github.com/acme/demo");
-    CHECK(db.repository_url("demo") == "https://github.com/acme/demo");
-    CHECK_FALSE(db.repository_url("other").has_value());
-    db.set_repository_url("demo", "");
-    CHECK_FALSE(db.repository_url("demo").has_value());
+    db.projects().ensure("demo");
+    db.projects().ensure("other");
+    CHECK_FALSE(db.projects().repository_url("demo").has_value());
+    db.projects().set_repository_url("demo", "https://github.com/acme/demo");
+    CHECK(db.projects().repository_url("demo") == "https://github.com/acme/demo");
+    CHECK_FALSE(db.projects().repository_url("other").has_value());
+    db.projects().set_repository_url("demo", "");
+    CHECK_FALSE(db.projects().repository_url("demo").has_value());
 
-    CHECK_THROWS_WITH_AS((void)db.repository_url("nope"), not_found.c_str(), error);
-    CHECK_THROWS_WITH_AS(db.set_repository_url("nope", "https://x.org"), not_found.c_str(), error);
+    CHECK_THROWS_WITH_AS((void)db.projects().repository_url("nope"), not_found.c_str(), error);
+    CHECK_THROWS_WITH_AS(db.projects().set_repository_url("nope", "https://x.org"), not_found.c_str(), error);
     try {
-        db.set_repository_url("demo", "https://x.org/" + std::string(500, 'a'));
+        db.projects().set_repository_url("demo", "https://x.org/" + std::string(500, 'a'));
         FAIL("expected store.constraint");
     } catch (const error& e) {
         CHECK(e.id() == "store.constraint");
     }
-    CHECK_FALSE(db.repository_url("demo").has_value());
-    db.set_repository_url("demo", "https://x.org/" + std::string(498, 'a')); // 512 bytes
-    CHECK(db.repository_url("demo")->size() == 512);
+    CHECK_FALSE(db.projects().repository_url("demo").has_value());
+    db.projects().set_repository_url("demo", "https://x.org/" + std::string(498, 'a')); // 512 bytes
+    CHECK(db.projects().repository_url("demo")->size() == 512);
 }
 
 TEST_CASE("store: change-point settings are a project setting, unset until set, each field on its own")
@@ -440,26 +446,26 @@ TEST_CASE("store: change-point settings are a project setting, unset until set, 
     test_database where(test_database::sqlite_kind::memory);
     ps::store db(where.location());
     const std::string not_found = ps::shown_location(where.location()) + ": project 'nope' not found";
-    db.ensure_project("demo");
-    db.ensure_project("other");
-    auto s = db.change_point_settings_of("demo");
+    db.projects().ensure("demo");
+    db.projects().ensure("other");
+    auto s = db.projects().change_point_settings_of("demo");
     CHECK_FALSE(s.method);
     CHECK_FALSE(s.window);
     CHECK_FALSE(s.max_p);
     CHECK_FALSE(s.min_magnitude);
 
-    db.set_change_point_settings("demo", ps::change_point_settings{"otava", 30, std::nullopt, std::nullopt});
-    db.set_change_point_settings("demo", ps::change_point_settings{std::nullopt, std::nullopt, 0.01, 0.025});
-    s = db.change_point_settings_of("demo");
+    db.projects().set_change_point_settings("demo", ps::change_point_settings{"otava", 30, std::nullopt, std::nullopt});
+    db.projects().set_change_point_settings("demo", ps::change_point_settings{std::nullopt, std::nullopt, 0.01, 0.025});
+    s = db.projects().change_point_settings_of("demo");
     CHECK(s.method == "otava"); // kept by the second call
     CHECK(s.window == 30);
     CHECK(s.max_p == 0.01);
     CHECK(s.min_magnitude == 0.025);
-    CHECK_FALSE(db.change_point_settings_of("other").method);
+    CHECK_FALSE(db.projects().change_point_settings_of("other").method);
 
-    CHECK_THROWS_WITH_AS((void)db.change_point_settings_of("nope"), not_found.c_str(), error);
-    CHECK_THROWS_WITH_AS(db.set_change_point_settings("nope", ps::change_point_settings{"otava", std::nullopt,
-                                                                                        std::nullopt, std::nullopt}),
+    CHECK_THROWS_WITH_AS((void)db.projects().change_point_settings_of("nope"), not_found.c_str(), error);
+    CHECK_THROWS_WITH_AS(db.projects().set_change_point_settings(
+                             "nope", ps::change_point_settings{"otava", std::nullopt, std::nullopt, std::nullopt}),
                          not_found.c_str(), error);
     // The table's checks refuse what the service would (and change nothing).
     const std::vector<ps::change_point_settings> bad{
@@ -471,13 +477,13 @@ TEST_CASE("store: change-point settings are a project setting, unset until set, 
     };
     for (const auto& b : bad) {
         try {
-            db.set_change_point_settings("demo", b);
+            db.projects().set_change_point_settings("demo", b);
             FAIL("expected store.constraint");
         } catch (const error& e) {
             CHECK(e.id() == "store.constraint");
         }
     }
-    s = db.change_point_settings_of("demo");
+    s = db.projects().change_point_settings_of("demo");
     CHECK(s.method == "otava");
     CHECK(s.window == 30);
     CHECK(s.max_p == 0.01);
@@ -488,17 +494,17 @@ TEST_CASE("store: runs by id and by git sha prefix")
 {
     test_database where(test_database::sqlite_kind::memory);
     ps::store db(where.location());
-    const auto a_parse_1 = db.insert_run(commit_run(sha_a, "parse", "fp-1", 100));
-    const auto a_parse_1_again = db.insert_run(commit_run(sha_a, "parse", "fp-1", 150, "demo", "main", "candidate"));
-    const auto a_parse_2 = db.insert_run(commit_run(sha_a, "parse", "fp-2", 120));
-    const auto a_render_1 = db.insert_run(commit_run(sha_a, "render", "fp-1", 110));
-    const auto b_parse_1 = db.insert_run(commit_run(sha_b, "parse", "fp-1", 200));
-    const auto ab_parse_1 = db.insert_run(commit_run("aaaa11f" + sha_a.substr(7), "parse", "fp-1", 300));
-    const auto other = db.insert_run(commit_run(sha_a, "parse", "fp-1", 400, "other"));
+    const auto a_parse_1 = db.runs().insert(commit_run(sha_a, "parse", "fp-1", 100));
+    const auto a_parse_1_again = db.runs().insert(commit_run(sha_a, "parse", "fp-1", 150, "demo", "main", "candidate"));
+    const auto a_parse_2 = db.runs().insert(commit_run(sha_a, "parse", "fp-2", 120));
+    const auto a_render_1 = db.runs().insert(commit_run(sha_a, "render", "fp-1", 110));
+    const auto b_parse_1 = db.runs().insert(commit_run(sha_b, "parse", "fp-1", 200));
+    const auto ab_parse_1 = db.runs().insert(commit_run("aaaa11f" + sha_a.substr(7), "parse", "fp-1", 300));
+    const auto other = db.runs().insert(commit_run(sha_a, "parse", "fp-1", 400, "other"));
 
     SUBCASE("find_run: the run's identity, in its project only")
     {
-        const auto r = db.find_run("demo", a_parse_2);
+        const auto r = db.runs().find("demo", a_parse_2);
         REQUIRE(r);
         CHECK(r->id == a_parse_2);
         CHECK(r->git_sha == sha_a);
@@ -508,13 +514,13 @@ TEST_CASE("store: runs by id and by git sha prefix")
         CHECK(r->testbed == "fp-2");
         CHECK(r->testbed_name == "runner-fp-2");
         CHECK(r->created_at == 120);
-        CHECK_FALSE(db.find_run("demo", other).has_value());
-        CHECK_FALSE(db.find_run("demo", 9999).has_value());
-        CHECK(db.find_run("other", other)->benchmark == "parse");
+        CHECK_FALSE(db.runs().find("demo", other).has_value());
+        CHECK_FALSE(db.runs().find("demo", 9999).has_value());
+        CHECK(db.runs().find("other", other)->benchmark == "parse");
     }
     SUBCASE("a whole sha: the newest run of each (benchmark, testbed), newest first")
     {
-        const auto runs = db.runs_by_sha("demo", sha_a);
+        const auto runs = db.runs().by_sha("demo", sha_a);
         REQUIRE(runs.size() == 3);
         CHECK(runs[0].id == a_render_1);
         CHECK(runs[1].id == a_parse_2);
@@ -527,31 +533,31 @@ TEST_CASE("store: runs by id and by git sha prefix")
     SUBCASE("a prefix matches every sha that starts with it, and only those")
     {
         // "aaaa111" and "aaaa11f" both start with "aaaa11".
-        const auto both = db.runs_by_sha("demo", "aaaa11");
+        const auto both = db.runs().by_sha("demo", "aaaa11");
         CHECK(both.size() == 4);
         CHECK(both.front().id == ab_parse_1);
-        const auto one = db.runs_by_sha("demo", "aaaa111");
+        const auto one = db.runs().by_sha("demo", "aaaa111");
         CHECK(one.size() == 3);
         CHECK(std::none_of(one.begin(), one.end(), [&](const auto& r) { return r.id == ab_parse_1; }));
         // The range's upper end: "aaaa11f" raised is "aaaa11g"; nothing past it.
-        const auto f = db.runs_by_sha("demo", "aaaa11f");
+        const auto f = db.runs().by_sha("demo", "aaaa11f");
         REQUIRE(f.size() == 1);
         CHECK(f[0].id == ab_parse_1);
-        const auto b = db.runs_by_sha("demo", "bbbb");
+        const auto b = db.runs().by_sha("demo", "bbbb");
         REQUIRE(b.size() == 1);
         CHECK(b[0].id == b_parse_1);
     }
     SUBCASE("no match, another project's runs, an empty or unbounded prefix: nothing")
     {
-        CHECK(db.runs_by_sha("demo", "cccc").empty());
-        CHECK(db.runs_by_sha("demo", "").empty());
-        CHECK(db.runs_by_sha("demo", "\xff\xff").empty());
-        CHECK(db.runs_by_sha("nope", sha_a).empty());
-        const auto theirs = db.runs_by_sha("other", "aaaa");
+        CHECK(db.runs().by_sha("demo", "cccc").empty());
+        CHECK(db.runs().by_sha("demo", "").empty());
+        CHECK(db.runs().by_sha("demo", "\xff\xff").empty());
+        CHECK(db.runs().by_sha("nope", sha_a).empty());
+        const auto theirs = db.runs().by_sha("other", "aaaa");
         REQUIRE(theirs.size() == 1);
         CHECK(theirs[0].id == other);
         // Case matters in the store; the service lowercases what people type.
-        CHECK(db.runs_by_sha("demo", "AAAA111").empty());
+        CHECK(db.runs().by_sha("demo", "AAAA111").empty());
     }
 }
 
@@ -559,13 +565,13 @@ TEST_CASE("store: webhooks are kept per project with their delivery log, removed
 {
     test_database raw;
     ps::store db(raw.location());
-    db.ensure_project("demo");
-    db.ensure_project("other");
-    const auto signed_id = db.add_webhook("demo", "https://hooks.example.com/a", "json", std::string("s3cret"));
-    const auto slack_id = db.add_webhook("demo", "http://127.0.0.1:9/slack", "slack", std::nullopt);
-    db.add_webhook("other", "https://hooks.example.com/o", "json", std::nullopt);
+    db.projects().ensure("demo");
+    db.projects().ensure("other");
+    const auto signed_id = db.webhooks().add("demo", "https://hooks.example.com/a", "json", std::string("s3cret"));
+    const auto slack_id = db.webhooks().add("demo", "http://127.0.0.1:9/slack", "slack", std::nullopt);
+    db.webhooks().add("other", "https://hooks.example.com/o", "json", std::nullopt);
 
-    auto hooks = db.webhooks("demo");
+    auto hooks = db.webhooks().list("demo");
     REQUIRE(hooks.size() == 2);
     CHECK(hooks[0].id == signed_id);
     CHECK(hooks[0].url == "https://hooks.example.com/a");
@@ -574,14 +580,14 @@ TEST_CASE("store: webhooks are kept per project with their delivery log, removed
     CHECK_FALSE(hooks[0].last_outcome.has_value());
     CHECK(hooks[1].id == slack_id);
     CHECK_FALSE(hooks[1].has_secret);
-    const auto targets = db.webhook_targets("demo");
+    const auto targets = db.webhooks().targets("demo");
     REQUIRE(targets.size() == 2);
     CHECK(targets[0].secret == std::optional<std::string>("s3cret"));
     CHECK_FALSE(targets[1].secret.has_value());
 
-    db.record_webhook_delivery(slack_id, "failed", 4, "HTTP 500");
-    db.record_webhook_delivery(signed_id, "delivered", 1, "");
-    hooks = db.webhooks("demo");
+    db.webhooks().record_delivery(slack_id, "failed", 4, "HTTP 500");
+    db.webhooks().record_delivery(signed_id, "delivered", 1, "");
+    hooks = db.webhooks().list("demo");
     CHECK(hooks[0].last_outcome == std::optional<std::string>("delivered"));
     CHECK(hooks[0].last_attempts == 1);
     CHECK_FALSE(hooks[0].last_error.has_value());
@@ -591,17 +597,17 @@ TEST_CASE("store: webhooks are kept per project with their delivery log, removed
     CHECK(hooks[1].last_at.has_value());
 
     // Bad values are the schema's to refuse: nothing stored.
-    CHECK_THROWS_AS((void)db.add_webhook("demo", "https://x.org", "xml", std::nullopt), perfgate::error);
-    CHECK_THROWS_AS((void)db.add_webhook("demo", std::string(2049, 'h'), "json", std::nullopt), perfgate::error);
-    CHECK_THROWS_AS((void)db.add_webhook("nobody", "https://x.org", "json", std::nullopt), perfgate::error);
-    CHECK(db.webhooks("demo").size() == 2);
+    CHECK_THROWS_AS((void)db.webhooks().add("demo", "https://x.org", "xml", std::nullopt), perfgate::error);
+    CHECK_THROWS_AS((void)db.webhooks().add("demo", std::string(2049, 'h'), "json", std::nullopt), perfgate::error);
+    CHECK_THROWS_AS((void)db.webhooks().add("nobody", "https://x.org", "json", std::nullopt), perfgate::error);
+    CHECK(db.webhooks().list("demo").size() == 2);
 
-    CHECK_FALSE(db.remove_webhook("other", signed_id)); // another project's id
-    CHECK(db.remove_webhook("demo", signed_id));
-    CHECK_FALSE(db.remove_webhook("demo", signed_id));
-    REQUIRE(db.webhooks("demo").size() == 1);
-    CHECK(db.webhooks("other").size() == 1);
-    db.record_webhook_delivery(signed_id, "failed", 1, "gone"); // a removed webhook: nothing
+    CHECK_FALSE(db.webhooks().remove("other", signed_id)); // another project's id
+    CHECK(db.webhooks().remove("demo", signed_id));
+    CHECK_FALSE(db.webhooks().remove("demo", signed_id));
+    REQUIRE(db.webhooks().list("demo").size() == 1);
+    CHECK(db.webhooks().list("other").size() == 1);
+    db.webhooks().record_delivery(signed_id, "failed", 1, "gone"); // a removed webhook: nothing
     CHECK(raw.integer("SELECT count(*) FROM webhooks") == 2);
 }
 
@@ -618,15 +624,15 @@ TEST_CASE("store: find_reusable_run matches commit, branch, benchmark, testbed, 
         return r;
     };
     const std::string gcc = "GCC: (Ubuntu 11.4.0) 11.4.0 #0123456789abcdef";
-    const auto older = db.insert_run(callgrind_run("baseline", 1'700'000'000, gcc));
-    const auto newer = db.insert_run(callgrind_run("candidate", 1'700'000'100, gcc));
-    (void)db.insert_run(callgrind_run("candidate", 1'700'000'200, "clang 14 #fedcba9876543210"));
-    (void)db.insert_run(callgrind_run("candidate", 1'700'000'300, ""));
+    const auto older = db.runs().insert(callgrind_run("baseline", 1'700'000'000, gcc));
+    const auto newer = db.runs().insert(callgrind_run("candidate", 1'700'000'100, gcc));
+    (void)db.runs().insert(callgrind_run("candidate", 1'700'000'200, "clang 14 #fedcba9876543210"));
+    (void)db.runs().insert(callgrind_run("candidate", 1'700'000'300, ""));
     CHECK(newer > older);
-    CHECK(db.load_run("demo", newer)->toolchain == gcc); // stored and read back
+    CHECK(db.runs().load("demo", newer)->toolchain == gcc); // stored and read back
 
     ps::reusable_run_query q{"demo", "default", make_run().git_sha, "main", "fp-runner-1", "callgrind", gcc};
-    const auto found = db.find_reusable_run(q);
+    const auto found = db.runs().find_reusable(q);
     REQUIRE(found.has_value());
     CHECK(found->run_id == newer); // the newest of that commit, either role
     CHECK(found->role == "candidate");
@@ -640,7 +646,7 @@ TEST_CASE("store: find_reusable_run matches commit, branch, benchmark, testbed, 
     const auto without = [&](auto change) {
         auto other = q;
         change(other);
-        return db.find_reusable_run(other).has_value();
+        return db.runs().find_reusable(other).has_value();
     };
     CHECK_FALSE(without([](auto& o) { o.toolchain = "GCC: (Ubuntu 12.3.0) 12.3.0 #1111111111111111"; }));
     CHECK_FALSE(without([](auto& o) { o.toolchain.clear(); })); // unknown is never reused
@@ -650,8 +656,9 @@ TEST_CASE("store: find_reusable_run matches commit, branch, benchmark, testbed, 
     CHECK_FALSE(without([](auto& o) { o.testbed = "fp-runner-2"; }));
     CHECK_FALSE(without([](auto& o) { o.backend = "memcheck"; }));
     CHECK_FALSE(without([](auto& o) { o.project = "elsewhere"; }));
-    CHECK(db.find_reusable_run(ps::reusable_run_query{"demo", "default", q.git_sha, "main", "fp-runner-1", "callgrind",
-                                                      "clang 14 #fedcba9876543210"})
+    CHECK(db.runs()
+              .find_reusable(ps::reusable_run_query{"demo", "default", q.git_sha, "main", "fp-runner-1", "callgrind",
+                                                    "clang 14 #fedcba9876543210"})
               ->created_at == 1'700'000'200);
 
     SUBCASE("a newer run that does not feed the series (a pull request's) is never reused (issue 44)")
@@ -659,14 +666,14 @@ TEST_CASE("store: find_reusable_run matches commit, branch, benchmark, testbed, 
         auto pr = callgrind_run("baseline", 1'700'000'500, gcc);
         pr.mainline = false;
         pr.pr = 12;
-        const auto pr_run = db.insert_run(pr);
-        const auto again = db.find_reusable_run(q);
+        const auto pr_run = db.runs().insert(pr);
+        const auto again = db.runs().find_reusable(q);
         REQUIRE(again.has_value());
         CHECK(again->run_id == newer);
         CHECK(again->run_id != pr_run);
     }
     SUBCASE("a toolchain longer than the schema's 256 characters is refused")
     {
-        CHECK_THROWS_AS((void)db.insert_run(callgrind_run("baseline", 1'700'000'400, std::string(257, 'x'))), error);
+        CHECK_THROWS_AS((void)db.runs().insert(callgrind_run("baseline", 1'700'000'400, std::string(257, 'x'))), error);
     }
 }

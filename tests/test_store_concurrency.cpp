@@ -1,6 +1,12 @@
 // The store under concurrency: readers and a writer, read scopes, two store
 // objects on one database, locks, idempotency races, backups while writing,
 // background checkpoints.
+#include "store/comparisons.hpp"
+#include "store/history.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
+#include "store/tokens.hpp"
 #include "store_cases.hpp"
 
 #include <doctest/doctest.h>
@@ -11,7 +17,7 @@ TEST_CASE("store: concurrent readers and a writer")
 {
     test_database raw;
     ps::store db(raw.location());
-    const auto first = db.insert_run(make_run());
+    const auto first = db.runs().insert(make_run());
 
     constexpr int writes = 40;
     constexpr int readers = 10; // more than the store's pool of 8: some wait for a connection
@@ -21,7 +27,7 @@ TEST_CASE("store: concurrent readers and a writer")
 
     std::thread writer([&] {
         try {
-            for (int i = 0; i < writes; ++i) db.insert_run(make_run("demo", "default", 1'700'000'001 + i));
+            for (int i = 0; i < writes; ++i) db.runs().insert(make_run("demo", "default", 1'700'000'001 + i));
         } catch (...) {
             ++failures;
         }
@@ -35,12 +41,12 @@ TEST_CASE("store: concurrent readers and a writer")
                 // At least one read each: in an optimised build the writer can
                 // finish its 40 inserts before a reader thread is scheduled.
                 do {
-                    const auto h = db.history(query("demo", "default", "task-clock"));
+                    const auto h = db.history().points(query("demo", "default", "task-clock"));
                     // A snapshot never goes backwards and never shows a half-written run.
                     if (h.size() < last) ++failures;
                     last = h.size();
-                    if (!db.load_run("demo", first)) ++failures;
-                    if (db.benchmarks("demo").size() != 1) ++failures;
+                    if (!db.runs().load("demo", first)) ++failures;
+                    if (db.history().benchmarks("demo").size() != 1) ++failures;
                     ++reads;
                 } while (!done);
             } catch (...) {
@@ -52,8 +58,8 @@ TEST_CASE("store: concurrent readers and a writer")
     for (auto& t : threads) t.join();
     CHECK(failures == 0);
     CHECK(reads > 0);
-    CHECK(db.runs_count() == writes + 1);
-    CHECK(db.history(query("demo", "default", "task-clock")).size() == static_cast<std::size_t>(writes + 1));
+    CHECK(db.maintenance().runs_count() == writes + 1);
+    CHECK(db.history().points(query("demo", "default", "task-clock")).size() == static_cast<std::size_t>(writes + 1));
     if (!on_postgres()) {
         CHECK(raw.one("PRAGMA integrity_check") == "ok");
         CHECK(raw.rows("PRAGMA foreign_key_check").empty());
@@ -64,58 +70,58 @@ TEST_CASE("store: a read_scope reads on one connection, refuses the thread's wri
 {
     test_database raw;
     ps::store db(raw.location());
-    const auto base = db.insert_run(make_run());
-    const auto cand = db.insert_run(make_run("demo", "default", 1'700'000'100));
-    const auto compared = db.insert_comparison("demo", base, cand, R"({"verdict":"pass","benchmarks":[]})");
+    const auto base = db.runs().insert(make_run());
+    const auto cand = db.runs().insert(make_run("demo", "default", 1'700'000'100));
+    const auto compared = db.comparisons().insert("demo", base, cand, R"({"verdict":"pass","benchmarks":[]})");
     {
         ps::store::read_scope reads(db);
-        CHECK(db.runs_count() == 2);
+        CHECK(db.maintenance().runs_count() == 2);
         // Reads that open their own read transaction join the scope's.
-        CHECK(db.load_comparison("demo", compared).has_value());
-        CHECK(db.load_run("demo", base).has_value());
-        CHECK(db.history(query("demo", "default", "task-clock")).size() == 2);
+        CHECK(db.comparisons().load("demo", compared).has_value());
+        CHECK(db.runs().load("demo", base).has_value());
+        CHECK(db.history().points(query("demo", "default", "task-clock")).size() == 2);
         // This thread's writes: refused, nothing stored.
         try {
-            db.insert_run(make_run("demo", "default", 1'700'000'200));
+            db.runs().insert(make_run("demo", "default", 1'700'000'200));
             FAIL("a write inside a read_scope was accepted");
         } catch (const perfgate::error& e) {
             CHECK(std::string(e.id()) == "internal");
             CHECK(std::string(e.what()).find("read_scope") != std::string::npos);
         }
         // Another thread writes as usual.
-        std::thread other([&] { db.insert_run(make_run("demo", "default", 1'700'000'300)); });
+        std::thread other([&] { db.runs().insert(make_run("demo", "default", 1'700'000'300)); });
         other.join();
         // SQLite: the scope's snapshot, taken at its first read; PostgreSQL
         // reads stay statement-level (store.hpp).
-        CHECK(db.runs_count() == (on_postgres() ? 3 : 2));
+        CHECK(db.maintenance().runs_count() == (on_postgres() ? 3 : 2));
         {
             ps::store::read_scope inner(db); // nested: changes nothing
-            CHECK(db.runs_count() == (on_postgres() ? 3 : 2));
+            CHECK(db.maintenance().runs_count() == (on_postgres() ? 3 : 2));
         }
-        CHECK_THROWS_AS(db.ensure_project("later"), perfgate::error); // the outer scope is still open
+        CHECK_THROWS_AS(db.projects().ensure("later"), perfgate::error); // the outer scope is still open
         // Another thread reads past the scope's snapshot.
         std::int64_t seen = 0;
-        std::thread reader([&] { seen = db.runs_count(); });
+        std::thread reader([&] { seen = db.maintenance().runs_count(); });
         reader.join();
         CHECK(seen == 3);
     }
     // Ended: this thread writes again and reads the latest.
-    db.insert_run(make_run("demo", "default", 1'700'000'400));
-    CHECK(db.runs_count() == 4);
-    CHECK(db.history(query("demo", "default", "task-clock")).size() == 4);
+    db.runs().insert(make_run("demo", "default", 1'700'000'400));
+    CHECK(db.maintenance().runs_count() == 4);
+    CHECK(db.history().points(query("demo", "default", "task-clock")).size() == 4);
     {
         // A scope whose reads fail ends its transaction all the same.
         ps::store::read_scope reads(db);
-        CHECK_FALSE(db.load_run("demo", 999999).has_value());
-        CHECK_THROWS_AS(db.history(query("demo", "no such benchmark", "task-clock")).at(0), std::out_of_range);
+        CHECK_FALSE(db.runs().load("demo", 999999).has_value());
+        CHECK_THROWS_AS(db.history().points(query("demo", "no such benchmark", "task-clock")).at(0), std::out_of_range);
     }
-    db.ensure_project("after-a-failed-scope");
+    db.projects().ensure("after-a-failed-scope");
     if (!on_postgres()) {
         // ":memory:" is one connection for reads and writes: a scope there changes nothing.
         ps::store mem(":memory:");
         ps::store::read_scope reads(mem);
-        mem.ensure_project("in-memory");
-        CHECK(mem.project_exists("in-memory"));
+        mem.projects().ensure("in-memory");
+        CHECK(mem.projects().exists("in-memory"));
     }
 }
 
@@ -128,7 +134,7 @@ TEST_CASE("store: two store objects on one database (as two processes would)")
     std::atomic<int> failures{0};
     auto write = [&](ps::store& db, const char* benchmark) {
         try {
-            for (int i = 0; i < per_writer; ++i) db.insert_run(make_run("demo", benchmark, 1'700'000'000 + i));
+            for (int i = 0; i < per_writer; ++i) db.runs().insert(make_run("demo", benchmark, 1'700'000'000 + i));
         } catch (...) {
             ++failures; // BEGIN IMMEDIATE + busy_timeout must make them take turns
         }
@@ -138,11 +144,11 @@ TEST_CASE("store: two store objects on one database (as two processes would)")
     ta.join();
     tb.join();
     CHECK(failures == 0);
-    CHECK(a.runs_count() == 2 * per_writer);
-    CHECK(b.runs_count() == 2 * per_writer); // b sees a's commits
-    CHECK(b.history(query("demo", "from-a", "task-clock")).size() == per_writer);
-    const auto token = a.create_token("demo", "ci");
-    CHECK(b.token_project(token) == "demo");
+    CHECK(a.maintenance().runs_count() == 2 * per_writer);
+    CHECK(b.maintenance().runs_count() == 2 * per_writer); // b sees a's commits
+    CHECK(b.history().points(query("demo", "from-a", "task-clock")).size() == per_writer);
+    const auto token = a.tokens().create("demo", "ci");
+    CHECK(b.tokens().project_of(token) == "demo");
     if (!on_postgres()) CHECK(raw.one("PRAGMA integrity_check") == "ok");
 }
 
@@ -155,7 +161,7 @@ TEST_CASE("store (sqlite): a write lock held elsewhere is waited for, then store
     other.rows("BEGIN IMMEDIATE");
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        db.insert_run(make_run());
+        db.runs().insert(make_run());
         FAIL("expected store.io");
     } catch (const error& e) {
         CHECK(e.id() == "store.io");
@@ -165,8 +171,8 @@ TEST_CASE("store (sqlite): a write lock held elsewhere is waited for, then store
     // busy_timeout (5 s) made it wait instead of failing at once.
     CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::seconds(4));
     other.rows("ROLLBACK");
-    CHECK(db.insert_run(make_run()) > 0); // usable again
-    CHECK(db.runs_count() == 1);
+    CHECK(db.runs().insert(make_run()) > 0); // usable again
+    CHECK(db.maintenance().runs_count() == 1);
 }
 
 TEST_CASE("store: an idempotency key stores its run once, also when the same upload races")
@@ -174,48 +180,48 @@ TEST_CASE("store: an idempotency key stores its run once, also when the same upl
     test_database raw;
     ps::store a(raw.location()), b(raw.location());
     const std::string digest = sha256_hex("request 1"), other_digest = sha256_hex("request 2");
-    const auto first = a.insert_run(make_run(), "key-1", digest);
+    const auto first = a.runs().insert(make_run(), "key-1", digest);
     CHECK_FALSE(first.replayed);
     CHECK(first.run_id > 0);
 
     SUBCASE("the same key and request again: the first run, nothing stored")
     {
-        const auto again = b.insert_run(make_run(), "key-1", digest);
+        const auto again = b.runs().insert(make_run(), "key-1", digest);
         CHECK(again.replayed);
         CHECK(again.run_id == first.run_id);
-        CHECK(a.runs_count() == 1);
+        CHECK(a.maintenance().runs_count() == 1);
         CHECK(raw.integer("SELECT count(*) FROM samples") == 10);
     }
     SUBCASE("the same key with another request: store.key_conflict, nothing stored")
     {
         try {
-            b.insert_run(make_run("demo", "other-bench"), "key-1", other_digest);
+            b.runs().insert(make_run("demo", "other-bench"), "key-1", other_digest);
             FAIL("expected store.key_conflict");
         } catch (const error& e) {
             CHECK(e.id() == "store.key_conflict");
             CHECK(std::string(e.what()).find(
                       "idempotency key 'key-1' of project 'demo' was used for another request") != std::string::npos);
         }
-        CHECK(a.runs_count() == 1);
-        CHECK(a.benchmarks("demo").size() == 1);
+        CHECK(a.maintenance().runs_count() == 1);
+        CHECK(a.history().benchmarks("demo").size() == 1);
     }
     SUBCASE("keys are per project; a key is 1 to 255 bytes")
     {
-        const auto theirs = a.insert_run(make_run("other"), "key-1", other_digest);
+        const auto theirs = a.runs().insert(make_run("other"), "key-1", other_digest);
         CHECK_FALSE(theirs.replayed);
         CHECK(theirs.run_id != first.run_id);
-        CHECK_THROWS_WITH_AS(a.insert_run(make_run(), "", digest), doctest::Contains(check_failed_text().c_str()),
+        CHECK_THROWS_WITH_AS(a.runs().insert(make_run(), "", digest), doctest::Contains(check_failed_text().c_str()),
                              error);
-        CHECK_THROWS_WITH_AS(a.insert_run(make_run(), std::string(256, 'k'), digest),
+        CHECK_THROWS_WITH_AS(a.runs().insert(make_run(), std::string(256, 'k'), digest),
                              doctest::Contains(check_failed_text().c_str()), error);
-        CHECK(a.runs_count() == 2);
+        CHECK(a.maintenance().runs_count() == 2);
     }
     SUBCASE("a failed run leaves its key unclaimed")
     {
         auto bad = make_run();
         bad.role = "contender";
-        CHECK_THROWS_AS(a.insert_run(bad, "key-2", digest), error);
-        const auto fine = a.insert_run(make_run(), "key-2", digest);
+        CHECK_THROWS_AS(a.runs().insert(bad, "key-2", digest), error);
+        const auto fine = a.runs().insert(make_run(), "key-2", digest);
         CHECK_FALSE(fine.replayed);
     }
     SUBCASE("retries racing from two store objects: one run per key")
@@ -225,7 +231,7 @@ TEST_CASE("store: an idempotency key stores its run once, also when the same upl
         std::atomic<int> replays{0};
         auto upload = [&](ps::store& db, std::vector<std::int64_t>& ids) {
             for (int i = 0; i < keys; ++i) {
-                const auto r = db.insert_run(make_run("demo", "raced"), "retry-" + std::to_string(i), digest);
+                const auto r = db.runs().insert(make_run("demo", "raced"), "retry-" + std::to_string(i), digest);
                 ids[static_cast<std::size_t>(i)] = r.run_id;
                 replays += r.replayed;
             }
@@ -245,18 +251,18 @@ TEST_CASE("store: identical keyed inserts racing from two store objects keep one
 {
     test_database raw;
     ps::store a(raw.location()), b(raw.location());
-    const auto base = a.insert_run(make_run("demo", "parse", 1'700'000'000));
-    const auto cand = a.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    const auto base = a.runs().insert(make_run("demo", "parse", 1'700'000'000));
+    const auto cand = a.runs().insert(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
     constexpr int rounds = 20;
     std::vector<std::int64_t> ids_a(rounds), ids_b(rounds);
     {
         std::thread ta([&] {
             for (int i = 0; i < rounds; ++i)
-                ids_a[i] = a.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
+                ids_a[i] = a.comparisons().insert("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
         });
         std::thread tb([&] {
             for (int i = 0; i < rounds; ++i)
-                ids_b[i] = b.insert_comparison("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
+                ids_b[i] = b.comparisons().insert("demo", base, cand, "{}", sha256_hex(std::to_string(i)));
         });
         ta.join();
         tb.join();
@@ -270,13 +276,13 @@ TEST_CASE("store (sqlite): a backup taken while a writer writes is one consisten
     scratch_dir dir;
     const auto path = dir / "live.db";
     ps::store db(path.string());
-    db.insert_run(make_run());
+    db.runs().insert(make_run());
     std::atomic<bool> stop{false};
     std::thread writer([&] {
-        for (int i = 0; !stop; ++i) db.insert_run(make_run("demo", "default", 1'700'000'001 + i));
+        for (int i = 0; !stop; ++i) db.runs().insert(make_run("demo", "default", 1'700'000'001 + i));
     });
     const auto copy = dir / "copy.db";
-    db.backup_to(copy);
+    db.maintenance().backup_to(copy);
     stop = true;
     writer.join();
     {
@@ -287,22 +293,23 @@ TEST_CASE("store (sqlite): a backup taken while a writer writes is one consisten
         CHECK(raw.integer("SELECT count(*) FROM samples") == 10 * raw.integer("SELECT count(*) FROM runs"));
     }
     ps::store restored(copy.string());
-    CHECK(restored.runs_count() >= 1);
-    CHECK(restored.schema_version() == schema_version);
-    CHECK_THROWS_WITH_AS(db.backup_to(copy), doctest::Contains("exists already"), error);
+    CHECK(restored.maintenance().runs_count() >= 1);
+    CHECK(restored.maintenance().schema_version() == schema_version);
+    CHECK_THROWS_WITH_AS(db.maintenance().backup_to(copy), doctest::Contains("exists already"), error);
     CHECK_FALSE(fs::exists(copy.string() + ".tmp"));
     ps::store memory(":memory:");
-    CHECK_THROWS_WITH_AS(memory.backup_to(dir / "m.db"), doctest::Contains("in-memory database has no backup"), error);
+    CHECK_THROWS_WITH_AS(memory.maintenance().backup_to(dir / "m.db"),
+                         doctest::Contains("in-memory database has no backup"), error);
     test_database pg(perfgate::test::db_engine::postgresql);
     ps::store on_pg(pg.location());
     try {
-        on_pg.backup_to(dir / "pg.dump");
+        on_pg.maintenance().backup_to(dir / "pg.dump");
         FAIL("expected store.unsupported");
     } catch (const error& e) {
         CHECK(e.id() == "store.unsupported");
         CHECK(std::string(e.what()).find("pg_dump --format=custom --file") != std::string::npos);
     }
-    CHECK(on_pg.schema_version() == pg_schema_version);
+    CHECK(on_pg.maintenance().schema_version() == pg_schema_version);
 }
 
 namespace {
@@ -342,8 +349,8 @@ TEST_CASE("store (sqlite): background checkpoints keep the log short and lose no
     int stored = 0;
     {
         ps::store db(path.string(), {.background_checkpoints = true});
-        const auto base = db.insert_run(make_run());
-        const auto cand = db.insert_run(make_run("demo", "default", 1'700'000'100));
+        const auto base = db.runs().insert(make_run());
+        const auto cand = db.runs().insert(make_run("demo", "default", 1'700'000'100));
         const wal_index wal(path);
         // The log restarts at the first commit after a checkpoint copied all
         // of it: seen as its length dropping between two commits of this,
@@ -351,7 +358,7 @@ TEST_CASE("store (sqlite): background checkpoints keep the log short and lose no
         std::uint32_t frames = wal.frames(), longest = frames;
         int restarts = 0;
         auto insert = [&] {
-            db.insert_comparison("demo", base, cand, report);
+            db.comparisons().insert("demo", base, cand, report);
             ++stored;
             const auto now = wal.frames();
             if (now < frames) ++restarts;
@@ -370,14 +377,14 @@ TEST_CASE("store (sqlite): background checkpoints keep the log short and lose no
         std::atomic<int> failures{0};
         std::thread reader([&] {
             while (!stop) {
-                if (!db.load_run("demo", base)) ++failures;
+                if (!db.runs().load("demo", base)) ++failures;
             }
         });
-        while (db.background_checkpoints() < 3 && std::chrono::steady_clock::now() < deadline) insert();
+        while (db.maintenance().background_checkpoints() < 3 && std::chrono::steady_clock::now() < deadline) insert();
         stop = true;
         reader.join();
         CHECK(failures == 0);
-        CHECK(db.background_checkpoints() >= 3);
+        CHECK(db.maintenance().background_checkpoints() >= 3);
 
         // Without readers, every checkpoint of the thread copies the whole
         // log (its last pass holds the write lock, so no commit adds to it)
@@ -386,14 +393,15 @@ TEST_CASE("store (sqlite): background checkpoints keep the log short and lose no
         // Without that last pass, commits during the others leave frames
         // uncopied, and only the writer's backstop, every 16,000 frames,
         // would restart the log.
-        const auto before = db.background_checkpoints();
+        const auto before = db.maintenance().background_checkpoints();
         const int restarts_before = restarts;
-        while (db.background_checkpoints() < before + 4 && std::chrono::steady_clock::now() < deadline) insert();
+        while (db.maintenance().background_checkpoints() < before + 4 && std::chrono::steady_clock::now() < deadline)
+            insert();
         insert(); // the commit after the last checkpoint
         CAPTURE(stored);
         CAPTURE(restarts);
         CAPTURE(longest);
-        CHECK(db.background_checkpoints() >= before + 4);
+        CHECK(db.maintenance().background_checkpoints() >= before + 4);
         CHECK(restarts - restarts_before >= 3);
     }
     raw_db raw(path);
@@ -401,7 +409,7 @@ TEST_CASE("store (sqlite): background checkpoints keep the log short and lose no
     CHECK(raw.integer("SELECT count(*) FROM comparisons") == stored);
     // Without the option (the CLI's commands): SQLite's own checkpoints, no thread.
     ps::store plain(path.string());
-    CHECK(plain.background_checkpoints() == 0);
+    CHECK(plain.maintenance().background_checkpoints() == 0);
     ps::store memory(":memory:", {.background_checkpoints = true});
-    CHECK(memory.background_checkpoints() == 0);
+    CHECK(memory.maintenance().background_checkpoints() == 0);
 }

@@ -1,5 +1,10 @@
 // The store's history: the series queries and their plans, change points
 // and alerts, recent comparisons, the listing queries.
+#include "store/alerts.hpp"
+#include "store/comparisons.hpp"
+#include "store/history.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
 #include "store_cases.hpp"
 
 #include <doctest/doctest.h>
@@ -16,16 +21,16 @@ TEST_CASE("store: history filters, order and limit")
     for (int day = 0; day < 10; ++day) {
         auto r = make_run("demo", "default", 1'700'000'000 + day * 86'400);
         r.counters[0] = counter("task-clock", "msec", {100.0 + day, 101.0 + day});
-        main_ids.push_back(db.insert_run(r));
+        main_ids.push_back(db.runs().insert(r));
 
         auto pr = make_run("demo", "default", 1'700'000'000 + day * 86'400 + 10, "feature", "candidate");
         pr.counters[0] = counter("task-clock", "msec", {500.0 + day});
-        db.insert_run(pr);
+        db.runs().insert(pr);
 
         auto other = make_run("demo", "default", 1'700'000'000 + day * 86'400 + 20);
         other.testbed = {"ci-runner-2", "Intel Xeon", 4, "6.1.0-18-amd64", "fp-runner-2"};
         other.counters[0] = counter("task-clock", "msec", {900.0 + day});
-        db.insert_run(other);
+        db.runs().insert(other);
     }
     auto median_of = [](const std::vector<ps::history_point>& h) {
         std::vector<double> m;
@@ -39,7 +44,7 @@ TEST_CASE("store: history filters, order and limit")
         q.branch = "main";
         q.testbed = "ci-runner-1";
         q.limit = 3;
-        const auto h = db.history(q);
+        const auto h = db.history().points(q);
         CHECK(median_of(h) == std::vector<double>{107.5, 108.5, 109.5});
         CHECK(h.back().run_id == main_ids.back());
         CHECK(h.back().branch == "main");
@@ -53,15 +58,15 @@ TEST_CASE("store: history filters, order and limit")
             CHECK(p.testbed_name == "ci-runner-1");
         }
         q.testbed = "fp-runner-1";
-        CHECK(median_of(db.history(q)) == std::vector<double>{107.5, 108.5, 109.5});
+        CHECK(median_of(db.history().points(q)) == std::vector<double>{107.5, 108.5, 109.5});
         q.testbed = "no-such-runner";
-        CHECK(db.history(q).empty());
+        CHECK(db.history().points(q).empty());
     }
     SUBCASE("branch only")
     {
         auto q = query("demo", "default", "task-clock");
         q.branch = "feature";
-        const auto h = db.history(q);
+        const auto h = db.history().points(q);
         REQUIRE(h.size() == 10);
         CHECK(h.front().median == 500.0);
         CHECK(h.back().median == 509.0);
@@ -71,11 +76,11 @@ TEST_CASE("store: history filters, order and limit")
         auto q = query("demo", "default", "task-clock");
         q.testbed = "ci-runner-2";
         q.limit = 2;
-        CHECK(median_of(db.history(q)) == std::vector<double>{908.0, 909.0});
+        CHECK(median_of(db.history().points(q)) == std::vector<double>{908.0, 909.0});
     }
     SUBCASE("no filter: every run, by time")
     {
-        const auto h = db.history(query("demo", "default", "task-clock"));
+        const auto h = db.history().points(query("demo", "default", "task-clock"));
         REQUIRE(h.size() == 30);
         for (std::size_t i = 1; i < h.size(); ++i) CHECK(h[i - 1].created_at < h[i].created_at);
         CHECK(h.back().median == 909.0);
@@ -97,16 +102,16 @@ TEST_CASE("store: history filters, order and limit")
     {
         auto q = query("demo", "default", "task-clock");
         q.since = 1'700'000'000 + 8 * 86'400; // inclusive
-        CHECK(db.history(q).size() == 6);
+        CHECK(db.history().points(q).size() == 6);
         q.role = "candidate";
-        CHECK(median_of(db.history(q)) == std::vector<double>{508.0, 509.0});
+        CHECK(median_of(db.history().points(q)) == std::vector<double>{508.0, 509.0});
         q.role = "baseline";
         q.branch = "main";
         q.testbed = "ci-runner-1";
         q.since.reset();
         q.before_run = main_ids.back();
         q.limit = 2;
-        CHECK(median_of(db.history(q)) == std::vector<double>{107.5, 108.5});
+        CHECK(median_of(db.history().points(q)) == std::vector<double>{107.5, 108.5});
     }
     SUBCASE("several counters at once: each as history() gives it, unknown ones empty")
     {
@@ -118,12 +123,13 @@ TEST_CASE("store: history filters, order and limit")
                 if (*branch) q.branch = branch;
                 if (*testbed) q.testbed = testbed;
                 q.limit = 4;
-                const auto all = db.histories(q, {"cycles", "task-clock", "no-such-counter", "task-clock"});
+                const auto all = db.history().points_per_counter(q, {"cycles", "task-clock", "no-such-counter",
+                                                                     "task-clock"});
                 REQUIRE(all.size() == 4);
                 CHECK(all[0].empty()); // never had a value
                 CHECK(all[2].empty());
                 q.counter = "task-clock";
-                const auto one = db.history(q);
+                const auto one = db.history().points(q);
                 REQUIRE(all[1].size() == one.size());
                 REQUIRE(all[3].size() == one.size());
                 for (std::size_t i = 0; i < one.size(); ++i) {
@@ -134,17 +140,17 @@ TEST_CASE("store: history filters, order and limit")
                 }
             }
         }
-        CHECK(db.histories(query("nope", "default", ""), {"task-clock"}).front().empty());
-        CHECK(db.histories(query("demo", "default", ""), {}).empty());
+        CHECK(db.history().points_per_counter(query("nope", "default", ""), {"task-clock"}).front().empty());
+        CHECK(db.history().points_per_counter(query("demo", "default", ""), {}).empty());
     }
     SUBCASE("unknown names and limit 0 give nothing")
     {
-        CHECK(db.history(query("nope", "default", "task-clock")).empty());
-        CHECK(db.history(query("demo", "nope", "task-clock")).empty());
-        CHECK(db.history(query("demo", "default", "nope")).empty());
+        CHECK(db.history().points(query("nope", "default", "task-clock")).empty());
+        CHECK(db.history().points(query("demo", "nope", "task-clock")).empty());
+        CHECK(db.history().points(query("demo", "default", "nope")).empty());
         auto q = query("demo", "default", "task-clock");
         q.limit = 0;
-        CHECK(db.history(q).empty());
+        CHECK(db.history().points(q).empty());
     }
 }
 
@@ -156,9 +162,9 @@ TEST_CASE("store: histories with history_detail::medians are the full points' ru
         auto r = make_run("demo", "parse", 1'700'000'000 + i);
         r.counters.push_back(counter("page-faults", "", {100.0 + i, 101.0 + i, 102.0 + i}));
         if (i == 3) r.testbed = {"ci-runner-2", "cpu", 4, "6.1", "fp-runner-2"};
-        db.insert_run(r);
+        db.runs().insert(r);
     }
-    db.insert_run(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
+    db.runs().insert(make_run("demo", "parse", 1'700'000'100, "feature", "candidate"));
     const std::vector<std::string> counters{"page-faults", "no-such-counter", "task-clock"};
     for (const auto& filter : std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>>{
              {std::nullopt, std::nullopt},
@@ -174,8 +180,8 @@ TEST_CASE("store: histories with history_detail::medians are the full points' ru
         q.limit = 4;
         CAPTURE(branch.value_or("-"));
         CAPTURE(testbed.value_or("-"));
-        const auto full = db.histories(q, counters);
-        const auto lean = db.histories(q, counters, ps::store::history_detail::medians);
+        const auto full = db.history().points_per_counter(q, counters);
+        const auto lean = db.history().points_per_counter(q, counters, ps::history_detail::medians);
         REQUIRE(full.size() == 3);
         REQUIRE(lean.size() == 3);
         CHECK(full[1].empty());
@@ -200,7 +206,7 @@ TEST_CASE("store (sqlite): the history query is an index range scan")
     const auto path = dir / "plan.db";
     {
         ps::store db(path);
-        db.insert_run(make_run());
+        db.runs().insert(make_run());
     }
     raw_db raw(path);
     raw.rows("ANALYZE"); // the plan must not depend on missing statistics either
@@ -233,9 +239,9 @@ TEST_CASE("store (sqlite): the history query is an index range scan")
 namespace {
 
 // A change point at `run` whose numbers say "up by delta_pct".
-ps::store::detected_change change_at(std::int64_t run, double delta_pct, bool worse = true)
+ps::detected_change change_at(std::int64_t run, double delta_pct, bool worse = true)
 {
-    ps::store::detected_change d;
+    ps::detected_change d;
     d.record.run_id = run;
     d.record.p_value = 1e-6;
     d.record.mean_before = 100;
@@ -257,32 +263,32 @@ TEST_CASE("store: change points and alerts follow a series's detections")
     test_database where;
     ps::store db(where.location());
     std::vector<std::int64_t> runs;
-    for (int i = 0; i < 10; ++i) runs.push_back(db.insert_run(make_run("demo", "parse", 1'700'000'000 + i)));
+    for (int i = 0; i < 10; ++i) runs.push_back(db.runs().insert(make_run("demo", "parse", 1'700'000'000 + i)));
     const perfgate::model::series_key series{"parse", "task-clock", "fp-runner-1", "main"};
-    auto detection = [&](std::size_t first, std::vector<ps::store::detected_change> found) {
-        ps::store::series_detection d;
+    auto detection = [&](std::size_t first, std::vector<ps::detected_change> found) {
+        ps::series_detection d;
         d.series = series;
         d.tail.assign(runs.begin() + static_cast<std::ptrdiff_t>(first), runs.end());
         d.found = std::move(found);
-        return std::vector<ps::store::series_detection>{d};
+        return std::vector<ps::series_detection>{d};
     };
 
-    const auto opened = db.apply_detection("demo", detection(0, {change_at(runs[5], 5.0)}));
+    const auto opened = db.alerts().apply_detection("demo", detection(0, {change_at(runs[5], 5.0)}));
     REQUIRE(opened.size() == 1);
-    auto alerts = db.alerts({"demo", {}, {}, {}, {}, 100});
+    auto alerts = db.alerts().list({"demo", {}, {}, {}, {}, 100});
     REQUIRE(alerts.size() == 1);
     CHECK(alerts[0].id == opened[0]);
     CHECK(alerts[0].change.run_id == runs[5]);
     CHECK(alerts[0].status == perfgate::model::alert_status::untriaged);
     CHECK(alerts[0].change.series.counter == "task-clock");
     CHECK(alerts[0].change.delta_pct == doctest::Approx(5.0));
-    REQUIRE(db.change_points("demo", series).size() == 1);
+    REQUIRE(db.alerts().change_points("demo", series).size() == 1);
 
     SUBCASE("a change point that moves by up to two points is the same alert, triage kept")
     {
-        REQUIRE(db.update_alert("demo", opened[0], {perfgate::model::alert_status::acknowledged, "looking", "ana"}));
-        CHECK(db.apply_detection("demo", detection(0, {change_at(runs[7], 6.0)})).empty());
-        alerts = db.alerts({"demo", {}, {}, {}, {}, 100});
+        REQUIRE(db.alerts().update("demo", opened[0], {perfgate::model::alert_status::acknowledged, "looking", "ana"}));
+        CHECK(db.alerts().apply_detection("demo", detection(0, {change_at(runs[7], 6.0)})).empty());
+        alerts = db.alerts().list({"demo", {}, {}, {}, {}, 100});
         REQUIRE(alerts.size() == 1);
         CHECK(alerts[0].change.run_id == runs[7]);
         CHECK(alerts[0].change.delta_pct == doctest::Approx(6.0));
@@ -290,58 +296,59 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         CHECK(alerts[0].note == "looking");
         CHECK(alerts[0].changed_by == "ana");
         // The stored change points are the latest detection's.
-        const auto points = db.change_points("demo", series);
+        const auto points = db.alerts().change_points("demo", series);
         REQUIRE(points.size() == 1);
         CHECK(points[0].run_id == runs[7]);
     }
     SUBCASE("three points away is a new alert; the old one stays for triage")
     {
-        const auto again = db.apply_detection("demo", detection(0, {change_at(runs[8], 5.0)}));
+        const auto again = db.alerts().apply_detection("demo", detection(0, {change_at(runs[8], 5.0)}));
         REQUIRE(again.size() == 1);
         CHECK(again[0] != opened[0]);
-        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 2);
+        CHECK(db.alerts().list({"demo", {}, {}, {}, {}, 100}).size() == 2);
     }
     SUBCASE("an improvement is a change point without an alert")
     {
-        CHECK(db.apply_detection("demo", detection(0, {change_at(runs[2], -5.0, false)})).empty());
-        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
-        CHECK(db.change_points("demo", series).front().run_id == runs[2]);
+        CHECK(db.alerts().apply_detection("demo", detection(0, {change_at(runs[2], -5.0, false)})).empty());
+        CHECK(db.alerts().list({"demo", {}, {}, {}, {}, 100}).size() == 1);
+        CHECK(db.alerts().change_points("demo", series).front().run_id == runs[2]);
     }
     SUBCASE("change points before the tail stay as they were found")
     {
-        CHECK(db.apply_detection("demo", detection(6, {})).empty());
-        CHECK(db.change_points("demo", series).size() == 1);
-        CHECK(db.apply_detection("demo", detection(4, {})).empty());
-        CHECK(db.change_points("demo", series).empty());
-        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1); // alerts are never dropped
+        CHECK(db.alerts().apply_detection("demo", detection(6, {})).empty());
+        CHECK(db.alerts().change_points("demo", series).size() == 1);
+        CHECK(db.alerts().apply_detection("demo", detection(4, {})).empty());
+        CHECK(db.alerts().change_points("demo", series).empty());
+        CHECK(db.alerts().list({"demo", {}, {}, {}, {}, 100}).size() == 1); // alerts are never dropped
     }
     SUBCASE("a change point outside its tail is refused and nothing changes")
     {
-        CHECK_THROWS_WITH_AS(db.apply_detection("demo",
-                                                detection(6, {change_at(runs[6], 5.0), change_at(runs[2], 5.0)})),
-                             doctest::Contains("is not in its series's tail"), perfgate::error);
-        CHECK(db.change_points("demo", series).front().run_id == runs[5]);
-        CHECK(db.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
+        CHECK_THROWS_WITH_AS(
+            db.alerts().apply_detection("demo", detection(6, {change_at(runs[6], 5.0), change_at(runs[2], 5.0)})),
+            doctest::Contains("is not in its series's tail"), perfgate::error);
+        CHECK(db.alerts().change_points("demo", series).front().run_id == runs[5]);
+        CHECK(db.alerts().list({"demo", {}, {}, {}, {}, 100}).size() == 1);
     }
     SUBCASE("filters, another project, triage")
     {
         using perfgate::model::alert_status;
-        CHECK(db.alerts({"demo", alert_status::untriaged, {}, {}, {}, 100}).size() == 1);
-        CHECK(db.alerts({"demo", alert_status::fixed, {}, {}, {}, 100}).empty());
-        CHECK(db.alerts({"demo", {}, std::string("parse"), std::string("task-clock"), std::string("ci-runner-1"), 100})
+        CHECK(db.alerts().list({"demo", alert_status::untriaged, {}, {}, {}, 100}).size() == 1);
+        CHECK(db.alerts().list({"demo", alert_status::fixed, {}, {}, {}, 100}).empty());
+        CHECK(db.alerts()
+                  .list({"demo", {}, std::string("parse"), std::string("task-clock"), std::string("ci-runner-1"), 100})
                   .size() == 1);
-        CHECK(db.alerts({"demo", {}, std::string("other"), {}, {}, 100}).empty());
-        CHECK(db.alerts({"other", {}, {}, {}, {}, 100}).empty());
-        CHECK_FALSE(db.load_alert("other", opened[0]).has_value());
-        CHECK_FALSE(db.update_alert("other", opened[0], {alert_status::fixed, {}, "eve"}).has_value());
-        CHECK(db.load_alert("demo", opened[0])->status == alert_status::untriaged);
-        const auto fixed = db.update_alert("demo", opened[0], {alert_status::fixed, std::string("PR #12"), "ana"});
+        CHECK(db.alerts().list({"demo", {}, std::string("other"), {}, {}, 100}).empty());
+        CHECK(db.alerts().list({"other", {}, {}, {}, {}, 100}).empty());
+        CHECK_FALSE(db.alerts().load("other", opened[0]).has_value());
+        CHECK_FALSE(db.alerts().update("other", opened[0], {alert_status::fixed, {}, "eve"}).has_value());
+        CHECK(db.alerts().load("demo", opened[0])->status == alert_status::untriaged);
+        const auto fixed = db.alerts().update("demo", opened[0], {alert_status::fixed, std::string("PR #12"), "ana"});
         REQUIRE(fixed);
         CHECK(fixed->status == alert_status::fixed);
         CHECK(fixed->note == "PR #12");
         CHECK(fixed->changed_at > 0);
         // No note given: the note stays.
-        CHECK(db.update_alert("demo", opened[0], {alert_status::wontfix, {}, "bob"})->note == "PR #12");
+        CHECK(db.alerts().update("demo", opened[0], {alert_status::wontfix, {}, "bob"})->note == "PR #12");
     }
     SUBCASE("open_alerts: a series group's untriaged and acknowledged alerts, every counter, the newest oldest first")
     {
@@ -349,43 +356,44 @@ TEST_CASE("store: change points and alerts follow a series's detections")
         // A second alert on another counter of the same benchmark, testbed and branch.
         auto cycles = detection(0, {change_at(runs[3], 8.0)});
         cycles[0].series.counter = "cycles";
-        const auto second = db.apply_detection("demo", cycles);
+        const auto second = db.alerts().apply_detection("demo", cycles);
         REQUIRE(second.size() == 1);
-        auto open = db.open_alerts("demo", "parse", "fp-runner-1", "main", 100);
+        auto open = db.alerts().open("demo", "parse", "fp-runner-1", "main", 100);
         REQUIRE(open.size() == 2);
         CHECK(open[0].id == opened[0]);
         CHECK(open[1].id == second[0]);
         CHECK(open[1].change.series.counter == "cycles");
         CHECK(open[1].change.delta_pct == doctest::Approx(8.0));
         // The limit keeps the newest.
-        open = db.open_alerts("demo", "parse", "fp-runner-1", "main", 1);
+        open = db.alerts().open("demo", "parse", "fp-runner-1", "main", 1);
         REQUIRE(open.size() == 1);
         CHECK(open[0].id == second[0]);
-        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 0).empty());
+        CHECK(db.alerts().open("demo", "parse", "fp-runner-1", "main", 0).empty());
         // Acknowledged stays open; fixed, invalid and wontfix leave.
-        REQUIRE(db.update_alert("demo", opened[0], {alert_status::acknowledged, {}, "ana"}));
-        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).size() == 2);
-        REQUIRE(db.update_alert("demo", second[0], {alert_status::invalid, {}, "ana"}));
-        open = db.open_alerts("demo", "parse", "fp-runner-1", "main", 100);
+        REQUIRE(db.alerts().update("demo", opened[0], {alert_status::acknowledged, {}, "ana"}));
+        CHECK(db.alerts().open("demo", "parse", "fp-runner-1", "main", 100).size() == 2);
+        REQUIRE(db.alerts().update("demo", second[0], {alert_status::invalid, {}, "ana"}));
+        open = db.alerts().open("demo", "parse", "fp-runner-1", "main", 100);
         REQUIRE(open.size() == 1);
         CHECK(open[0].status == alert_status::acknowledged);
-        REQUIRE(db.update_alert("demo", opened[0], {alert_status::fixed, {}, "ana"}));
-        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).empty());
-        REQUIRE(db.update_alert("demo", opened[0], {alert_status::untriaged, {}, "ana"})); // reopened
-        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "main", 100).size() == 1);
+        REQUIRE(db.alerts().update("demo", opened[0], {alert_status::fixed, {}, "ana"}));
+        CHECK(db.alerts().open("demo", "parse", "fp-runner-1", "main", 100).empty());
+        REQUIRE(db.alerts().update("demo", opened[0], {alert_status::untriaged, {}, "ana"})); // reopened
+        CHECK(db.alerts().open("demo", "parse", "fp-runner-1", "main", 100).size() == 1);
         // Only that series group: the testbed by fingerprint (not its name), the branch, the benchmark, the project.
-        CHECK(db.open_alerts("demo", "parse", "ci-runner-1", "main", 100).empty());
-        CHECK(db.open_alerts("demo", "parse", "fp-runner-1", "feature", 100).empty());
-        CHECK(db.open_alerts("demo", "other", "fp-runner-1", "main", 100).empty());
-        CHECK(db.open_alerts("other", "parse", "fp-runner-1", "main", 100).empty());
+        CHECK(db.alerts().open("demo", "parse", "ci-runner-1", "main", 100).empty());
+        CHECK(db.alerts().open("demo", "parse", "fp-runner-1", "feature", 100).empty());
+        CHECK(db.alerts().open("demo", "other", "fp-runner-1", "main", 100).empty());
+        CHECK(db.alerts().open("other", "parse", "fp-runner-1", "main", 100).empty());
     }
     SUBCASE("the baseline branch is a project setting")
     {
-        CHECK(db.baseline_branch("demo") == "main");
-        db.set_baseline_branch("demo", "trunk");
-        CHECK(db.baseline_branch("demo") == "trunk");
-        CHECK_THROWS_WITH_AS(db.set_baseline_branch("demo", ""), doctest::Contains("cannot be empty"), perfgate::error);
-        CHECK_THROWS_WITH_AS((void)db.baseline_branch("nope"), doctest::Contains("project 'nope' not found"),
+        CHECK(db.projects().baseline_branch("demo") == "main");
+        db.projects().set_baseline_branch("demo", "trunk");
+        CHECK(db.projects().baseline_branch("demo") == "trunk");
+        CHECK_THROWS_WITH_AS(db.projects().set_baseline_branch("demo", ""), doctest::Contains("cannot be empty"),
+                             perfgate::error);
+        CHECK_THROWS_WITH_AS((void)db.projects().baseline_branch("nope"), doctest::Contains("project 'nope' not found"),
                              perfgate::error);
     }
 }
@@ -394,21 +402,21 @@ TEST_CASE("store: recent comparisons, newest first, with the commits of their ru
 {
     test_database where(test_database::sqlite_kind::memory);
     ps::store db(where.location());
-    const auto base = db.insert_run(commit_run(sha_a, "parse", "fp-1", 100));
-    const auto cand = db.insert_run(commit_run(sha_b, "parse", "fp-1", 200, "demo", "feature", "candidate"));
-    const auto other_base = db.insert_run(commit_run(sha_a, "parse", "fp-1", 100, "other"));
-    const auto other_cand = db.insert_run(commit_run(sha_b, "parse", "fp-1", 200, "other"));
+    const auto base = db.runs().insert(commit_run(sha_a, "parse", "fp-1", 100));
+    const auto cand = db.runs().insert(commit_run(sha_b, "parse", "fp-1", 200, "demo", "feature", "candidate"));
+    const auto other_base = db.runs().insert(commit_run(sha_a, "parse", "fp-1", 100, "other"));
+    const auto other_cand = db.runs().insert(commit_run(sha_b, "parse", "fp-1", 200, "other"));
 
-    const auto first = db.insert_comparison("demo", base, cand,
-                                            R"({"verdict":"pass","benchmarks":[{"name":"parse"}]})");
-    db.insert_comparison("other", other_base, other_cand, R"({"verdict":"fail","benchmarks":[]})");
-    const auto second = db.insert_comparison("demo", cand, base, R"({"verdict":"fail","benchmarks":[{},{},{}]})",
-                                             sha256_hex("second"));
+    const auto first = db.comparisons().insert("demo", base, cand,
+                                               R"({"verdict":"pass","benchmarks":[{"name":"parse"}]})");
+    db.comparisons().insert("other", other_base, other_cand, R"({"verdict":"fail","benchmarks":[]})");
+    const auto second = db.comparisons().insert("demo", cand, base, R"({"verdict":"fail","benchmarks":[{},{},{}]})",
+                                                sha256_hex("second"));
     // Reports are stored verbatim: one that does not say has no verdict.
-    const auto third = db.insert_comparison("demo", base, cand, "not json");
-    const auto fourth = db.insert_comparison("demo", base, cand, R"({"verdict":"maybe","benchmarks":{}})");
+    const auto third = db.comparisons().insert("demo", base, cand, "not json");
+    const auto fourth = db.comparisons().insert("demo", base, cand, R"({"verdict":"maybe","benchmarks":{}})");
 
-    const auto all = db.recent_comparisons("demo", 10);
+    const auto all = db.comparisons().recent("demo", 10);
     REQUIRE(all.size() == 4);
     CHECK(all[0].id == fourth);
     CHECK(all[1].id == third);
@@ -437,45 +445,45 @@ TEST_CASE("store: recent comparisons, newest first, with the commits of their ru
 
     SUBCASE("limit keeps the newest")
     {
-        const auto two = db.recent_comparisons("demo", 2);
+        const auto two = db.comparisons().recent("demo", 2);
         REQUIRE(two.size() == 2);
         CHECK(two[0].id == fourth);
         CHECK(two[1].id == third);
-        CHECK(db.recent_comparisons("demo", 0).empty());
+        CHECK(db.comparisons().recent("demo", 0).empty());
     }
     SUBCASE("each project sees its own")
     {
-        const auto theirs = db.recent_comparisons("other", 10);
+        const auto theirs = db.comparisons().recent("other", 10);
         REQUIRE(theirs.size() == 1);
         CHECK(theirs[0].verdict == "fail");
         CHECK(theirs[0].benchmarks == 0u);
         CHECK(theirs[0].baseline.run_id == other_base);
-        CHECK(db.recent_comparisons("nope", 10).empty());
+        CHECK(db.comparisons().recent("nope", 10).empty());
     }
     SUBCASE("a repeated keyed insert adds no row to the listing")
     {
-        CHECK(db.insert_comparison("demo", cand, base, R"({"verdict":"pass"})", sha256_hex("second")) == second);
-        CHECK(db.recent_comparisons("demo", 10).size() == 4);
+        CHECK(db.comparisons().insert("demo", cand, base, R"({"verdict":"pass"})", sha256_hex("second")) == second);
+        CHECK(db.comparisons().recent("demo", 10).size() == 4);
     }
     SUBCASE("the caller's facts are stored as given, and checked like the JSON's")
     {
         // service::service passes what it serialised the report from; the
         // store does not read the JSON then (it may be anything).
-        const auto fifth = db.insert_comparison("demo", base, cand, "{}", sha256_hex("fifth"),
-                                                ps::store::report_facts{"inconclusive", 2});
-        const auto listed = db.recent_comparisons("demo", 1);
+        const auto fifth = db.comparisons().insert("demo", base, cand, "{}", sha256_hex("fifth"),
+                                                   ps::report_facts{"inconclusive", 2});
+        const auto listed = db.comparisons().recent("demo", 1);
         REQUIRE(listed.size() == 1);
         CHECK(listed[0].id == fifth);
         CHECK(listed[0].verdict == "inconclusive");
         CHECK(listed[0].benchmarks == 2u);
-        CHECK(db.load_comparison("demo", fifth) == "{}");
+        CHECK(db.comparisons().load("demo", fifth) == "{}");
         try {
-            db.insert_comparison("demo", base, cand, "{}", sha256_hex("sixth"), ps::store::report_facts{"maybe", 1});
+            db.comparisons().insert("demo", base, cand, "{}", sha256_hex("sixth"), ps::report_facts{"maybe", 1});
             FAIL("expected store.constraint");
         } catch (const error& e) {
             CHECK(e.id() == "store.constraint");
         }
-        CHECK(db.recent_comparisons("demo", 10).size() == 5); // the refused one stored nothing
+        CHECK(db.comparisons().recent("demo", 10).size() == 5); // the refused one stored nothing
     }
 }
 
@@ -489,9 +497,9 @@ TEST_CASE("store (sqlite): the listing queries are index range scans")
         ps::store db(path);
         std::int64_t prev = 0;
         for (int i = 0; i < 12; ++i) {
-            const auto id = db.insert_run(commit_run(i % 2 ? sha_a : sha_b, "bench-" + std::to_string(i),
-                                                     "fp-" + std::to_string(i), 100 + i));
-            if (prev) db.insert_comparison("demo", prev, id, R"({"verdict":"pass","benchmarks":[]})");
+            const auto id = db.runs().insert(commit_run(i % 2 ? sha_a : sha_b, "bench-" + std::to_string(i),
+                                                        "fp-" + std::to_string(i), 100 + i));
+            if (prev) db.comparisons().insert("demo", prev, id, R"({"verdict":"pass","benchmarks":[]})");
             prev = id;
         }
     }

@@ -1,5 +1,10 @@
 // The store opening a database: the migrations applied once, and each
 // migration on a database of the version before it (SQLite).
+#include "store/comparisons.hpp"
+#include "store/history.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
 #include "store_cases.hpp"
 
 #include <doctest/doctest.h>
@@ -15,8 +20,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
     {
         {
             ps::store db(path);
-            CHECK(db.runs_count() == 0);
-            CHECK(db.size_bytes() > 0);
+            CHECK(db.maintenance().runs_count() == 0);
+            CHECK(db.maintenance().size_bytes() > 0);
         }
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
@@ -34,12 +39,12 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         std::int64_t id = 0;
         {
             ps::store db(path);
-            id = db.insert_run(make_run());
+            id = db.runs().insert(make_run());
         }
         {
             ps::store db(path); // migrations must not run again (CREATE TABLE would fail)
-            CHECK(db.runs_count() == 1);
-            CHECK(db.load_run("demo", id).has_value());
+            CHECK(db.maintenance().runs_count() == 1);
+            CHECK(db.runs().load("demo", id).has_value());
         }
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
@@ -49,7 +54,7 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         std::int64_t id = 0;
         {
             ps::store db(path);
-            id = db.insert_run(make_run());
+            id = db.runs().insert(make_run());
         }
         {
             raw_db raw(path);
@@ -85,17 +90,17 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         ps::store db(path); // 001 again would fail: its tables exist
         raw_db raw(path);
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
-        CHECK(db.baseline_branch("demo") == "main");
-        CHECK_FALSE(db.repository_url("demo").has_value());
-        CHECK_FALSE(db.change_point_settings_of("demo").window.has_value());
-        CHECK(db.recent_comparisons("demo", 10).empty());
+        CHECK(db.projects().baseline_branch("demo") == "main");
+        CHECK_FALSE(db.projects().repository_url("demo").has_value());
+        CHECK_FALSE(db.projects().change_point_settings_of("demo").window.has_value());
+        CHECK(db.comparisons().recent("demo", 10).empty());
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
-        CHECK(db.history(query("demo", "default", "task-clock")).front().run_id == id);
+        CHECK(db.history().points(query("demo", "default", "task-clock")).front().run_id == id);
         // 011: runs stored before it have no session (not interleaved with anything).
-        CHECK(db.load_run("demo", id)->session.empty());
+        CHECK(db.runs().load("demo", id)->session.empty());
         // 016: nor a toolchain key (unknown: never reused as a baseline).
-        CHECK(db.load_run("demo", id)->toolchain.empty());
+        CHECK(db.runs().load("demo", id)->toolchain.empty());
     }
     SUBCASE("a failing migration is store.migrate and leaves the version unchanged")
     {
@@ -120,10 +125,10 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
     SUBCASE(":memory:")
     {
         ps::store db(":memory:");
-        const auto id = db.insert_run(make_run());
-        CHECK(db.runs_count() == 1);
-        CHECK(db.load_run("demo", id)->counters.size() == 2);
-        CHECK(db.size_bytes() > 0);
+        const auto id = db.runs().insert(make_run());
+        CHECK(db.maintenance().runs_count() == 1);
+        CHECK(db.runs().load("demo", id)->counters.size() == 2);
+        CHECK(db.maintenance().size_bytes() > 0);
     }
     SUBCASE("a database from a newer perfgate is refused")
     {
@@ -202,16 +207,16 @@ TEST_CASE("store (sqlite): migration 003 on an existing version 2 database")
     CHECK(raw.one("SELECT id, request_key FROM comparisons") == "1|NULL");
     CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'comparisons_request_key'") ==
           1);
-    CHECK(db.load_comparison("demo", 1) == R"({"verdict":"pass"})");
+    CHECK(db.comparisons().load("demo", 1) == R"({"verdict":"pass"})");
     // 006 read the verdict from the old row's report; it has no benchmarks array.
     CHECK(raw.one("SELECT verdict, benchmark_count FROM comparisons WHERE id = 1") == "pass|NULL");
     // Old rows are never found by key, and do not block new keyed rows.
     const std::string key = sha256_hex("after the upgrade");
-    CHECK_FALSE(db.find_comparison("demo", key).has_value());
-    const auto id = db.insert_comparison("demo", 1, 2, "{}", key);
+    CHECK_FALSE(db.comparisons().find("demo", key).has_value());
+    const auto id = db.comparisons().insert("demo", 1, 2, "{}", key);
     CHECK(id == 2);
-    CHECK(db.insert_comparison("demo", 1, 2, "{}", key) == id);
-    CHECK(db.insert_comparison("demo", 1, 2, "{}") == 3);
+    CHECK(db.comparisons().insert("demo", 1, 2, "{}", key) == id);
+    CHECK(db.comparisons().insert("demo", 1, 2, "{}") == 3);
     CHECK(raw.integer("SELECT count(*) FROM comparisons WHERE request_key IS NULL") == 2);
 }
 
@@ -265,7 +270,7 @@ TEST_CASE("store (sqlite): migration 005 on an existing version 4 database")
         CHECK(sql.find("WHERE n > 0") != std::string::npos);
     }
 
-    const auto h = db.history(query("demo", "parse", "task-clock"));
+    const auto h = db.history().points(query("demo", "parse", "task-clock"));
     REQUIRE(h.size() == 3);
     CHECK(h[0].run_id == 1);
     CHECK(h[0].min == 9.0);
@@ -285,7 +290,7 @@ TEST_CASE("store (sqlite): migration 005 on an existing version 4 database")
         auto q = query("demo", "parse", "task-clock");
         q.branch = "main";
         q.testbed = "runner-a";
-        const auto a = db.history(q);
+        const auto a = db.history().points(q);
         REQUIRE(a.size() == 2);
         CHECK(a[0].run_id == 1);
         CHECK(a[1].run_id == 3);
@@ -297,8 +302,8 @@ TEST_CASE("store (sqlite): migration 005 on an existing version 4 database")
         auto r = make_run("demo", "parse", 400);
         r.testbed = {"runner-b", "cpu", 4, "6.1", "fp-b"};
         r.counters = {counter("task-clock", "msec", {30, 34, 32})};
-        db.insert_run(r);
-        const auto after = db.history(query("demo", "parse", "task-clock"));
+        db.runs().insert(r);
+        const auto after = db.history().points(query("demo", "parse", "task-clock"));
         REQUIRE(after.size() == 4);
         CHECK(after.back().min == 30.0);
         CHECK(after.back().max == 34.0);
@@ -348,7 +353,7 @@ TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
           std::vector<std::string>{"1|fail|2", "2|inconclusive|0", "3|NULL|NULL", "4|NULL|NULL"});
     CHECK(raw.one("SELECT count(*) FROM projects WHERE repository_url IS NULL") == "1");
 
-    const auto listed = db.recent_comparisons("demo", 3);
+    const auto listed = db.comparisons().recent("demo", 3);
     REQUIRE(listed.size() == 3);
     CHECK(listed[0].id == 4);
     CHECK(listed[0].baseline.git_sha == "def5678");
@@ -358,7 +363,7 @@ TEST_CASE("store (sqlite): migration 006 on an existing version 5 database")
     CHECK(listed[2].created_at == 20);
 
     // The new index serves runs stored before the upgrade.
-    const auto runs = db.runs_by_sha("demo", "abc1234");
+    const auto runs = db.runs().by_sha("demo", "abc1234");
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].id == 1);
 }
@@ -405,17 +410,17 @@ TEST_CASE("store (sqlite): migration 018 on an existing version 17 database: old
     CHECK(raw.one("SELECT group_concat(mainline, ',') FROM (SELECT mainline FROM runs ORDER BY id)") == "1,0,0");
     CHECK(raw.one("SELECT group_concat(mainline, ',') FROM (SELECT mainline FROM summaries ORDER BY run_id)") ==
           "1,0,0");
-    CHECK(db.load_run("demo", 1)->mainline);
-    CHECK_FALSE(db.load_run("demo", 2)->mainline);
+    CHECK(db.runs().load("demo", 1)->mainline);
+    CHECK_FALSE(db.runs().load("demo", 2)->mainline);
     auto q = query("demo", "parse", "task-clock");
     q.branch = "main";
     q.mainline_only = true;
-    const auto series = db.history(q);
+    const auto series = db.history().points(q);
     REQUIRE(series.size() == 1);
     CHECK(series[0].run_id == 1);
     CHECK(series[0].mainline);
     q.mainline_only = false;
-    CHECK(db.history(q).size() == 3);
+    CHECK(db.history().points(q).size() == 3);
     for (const char* index : {"summaries_history", "summaries_history_branch", "summaries_history_testbed"}) {
         CAPTURE(index);
         CHECK(raw.one(std::string("SELECT sql FROM sqlite_schema WHERE name = '") + index + "'").find("mainline") !=
@@ -424,10 +429,10 @@ TEST_CASE("store (sqlite): migration 018 on an existing version 17 database: old
     // New runs say it themselves.
     auto r = make_run("demo", "parse", 400, "main", "candidate");
     r.mainline = true;
-    const auto id = db.insert_run(r);
-    CHECK(db.load_run("demo", id)->mainline);
+    const auto id = db.runs().insert(r);
+    CHECK(db.runs().load("demo", id)->mainline);
     q.mainline_only = true;
-    CHECK(db.history(q).size() == 2);
+    CHECK(db.history().points(q).size() == 2);
 }
 
 TEST_CASE("store (sqlite): a database that cannot grow (SQLITE_FULL) is store.full naming the file")

@@ -3,6 +3,10 @@
 #include "store_cases.hpp"
 
 #include "model/error_catalogue.hpp"
+#include "store/alerts.hpp"
+#include "store/maintenance.hpp"
+#include "store/projects.hpp"
+#include "store/runs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -50,9 +54,9 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         {
             ps::store db(raw.location());
             CHECK(db.engine() == "postgresql");
-            CHECK(db.runs_count() == 0);
-            CHECK(db.size_bytes() > 0);
-            id = db.insert_run(make_run());
+            CHECK(db.maintenance().runs_count() == 0);
+            CHECK(db.maintenance().size_bytes() > 0);
+            id = db.runs().insert(make_run());
         }
         CHECK(raw.integer("SELECT max(version) FROM perfgate_migrations") == latest);
         CHECK(raw.one("SELECT file FROM perfgate_migrations WHERE version = 1") == "001_initial.sql");
@@ -67,8 +71,8 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
                        "('comparisons'::regclass, 'comparison_artifacts'::regclass) AND attcompression <> '' "
                        "ORDER BY attname") == std::vector<std::string>{"content|l", "report|l"});
         ps::store again(raw.location()); // 001 again would fail: its tables exist
-        CHECK(again.runs_count() == 1);
-        CHECK(again.load_run("demo", id).has_value());
+        CHECK(again.maintenance().runs_count() == 1);
+        CHECK(again.runs().load("demo", id).has_value());
         CHECK(raw.integer("SELECT count(*) FROM perfgate_migrations") == applied);
     }
     SUBCASE("replicas starting together: each migration is applied once")
@@ -81,7 +85,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             threads.emplace_back([&] {
                 try {
                     ps::store db(raw.location());
-                    db.ensure_project("demo");
+                    db.projects().ensure("demo");
                 } catch (const std::exception& e) {
                     MESSAGE(e.what());
                     ++failures;
@@ -207,11 +211,11 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
         "5, 10, 10, 0.1, 0.01, 9.5, 10.5, r.mainline FROM runs r, counters c "
         "WHERE r.git_sha LIKE 'bulk%' AND c.name = 'task-clock'");
     raw.rows("VACUUM ANALYZE");
-    const auto base = db.insert_run(step_run("parse", 1'800'000'000, 12.0));
+    const auto base = db.runs().insert(step_run("parse", 1'800'000'000, 12.0));
     auto cand_run = step_run("parse", 1'800'000'100, 12.5);
     cand_run.role = "candidate";
     cand_run.branch = "feature";
-    const auto cand = db.insert_run(cand_run);
+    const auto cand = db.runs().insert(cand_run);
 
     struct executed {
         std::string sql;
@@ -289,10 +293,10 @@ TEST_CASE("store (postgresql): the generation moves with another process's write
     // The listener connects on its own thread: wait for its first count.
     REQUIRE(waits_for_move(b, 0));
     const auto before = b.generation();
-    a.insert_run(make_run());
+    a.runs().insert(make_run());
     CHECK(waits_for_move(b, before));
     const auto after_run = b.generation();
-    a.ensure_project("another");
+    a.projects().ensure("another");
     CHECK(waits_for_move(b, after_run));
 }
 
@@ -315,7 +319,7 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
                         r.counters = {counter("c-" + std::to_string(k), "", {1, 2}),
                                       counter("d-" + std::to_string(k), "", {3, 4})};
                         if ((i + k) % 2) std::swap(r.counters[0], r.counters[1]);
-                        stores[static_cast<std::size_t>(i)]->insert_run(r);
+                        stores[static_cast<std::size_t>(i)]->runs().insert(r);
                     }
                 } catch (const std::exception& e) {
                     MESSAGE(e.what());
@@ -335,11 +339,11 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
     {
         std::vector<std::int64_t> runs;
         for (int i = 0; i < 10; ++i)
-            runs.push_back(stores[0]->insert_run(make_run("demo", "parse", 1'700'000'000 + i)));
-        ps::store::series_detection d;
+            runs.push_back(stores[0]->runs().insert(make_run("demo", "parse", 1'700'000'000 + i)));
+        ps::series_detection d;
         d.series = {"parse", "task-clock", "fp-runner-1", "main"};
         d.tail = runs;
-        ps::store::detected_change change;
+        ps::detected_change change;
         change.record.run_id = runs[5];
         change.record.p_value = 1e-6;
         change.record.mean_before = change.record.median_before = 100;
@@ -356,7 +360,7 @@ TEST_CASE("store (postgresql): replicas racing on the same names, keys and detec
             threads.emplace_back([&, i] {
                 try {
                     opened += static_cast<int>(
-                        stores[static_cast<std::size_t>(i)]->apply_detection("demo", {d}).size());
+                        stores[static_cast<std::size_t>(i)]->alerts().apply_detection("demo", {d}).size());
                 } catch (const std::exception& e) {
                     MESSAGE(e.what());
                     ++failures;
@@ -375,17 +379,17 @@ TEST_CASE("store (postgresql): sessions the server ended are replaced before a r
 {
     test_database raw(perfgate::test::db_engine::postgresql);
     ps::store db(raw.location(), {3});
-    db.insert_run(make_run());
+    db.runs().insert(make_run());
     // Every pooled connection has been used and sits idle.
     std::vector<std::thread> readers;
-    for (int i = 0; i < 3; ++i) readers.emplace_back([&] { CHECK(db.runs_count() == 1); });
+    for (int i = 0; i < 3; ++i) readers.emplace_back([&] { CHECK(db.maintenance().runs_count() == 1); });
     for (auto& t : readers) t.join();
     // A restart or an operator ends them all (waiting until each has exited).
     raw.rows("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
              "WHERE datname = current_database() AND pid <> pg_backend_pid()");
     for (int i = 0; i < 5; ++i) {
-        CHECK(db.runs_count() == 1 + i);
-        CHECK(db.insert_run(make_run("demo", "default", 1'700'000'100 + i)) > 0);
+        CHECK(db.maintenance().runs_count() == 1 + i);
+        CHECK(db.runs().insert(make_run("demo", "default", 1'700'000'100 + i)) > 0);
     }
 }
 
