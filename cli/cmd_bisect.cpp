@@ -82,8 +82,8 @@ std::vector<option_spec> bisect_option_list()
     {"repetitions", 'r', true, false, "N", "noisy backends: executions per side and pair at each look (default 10)"},
     {"max-repetitions", 0, true, false, "N", "noisy backends: at most N per side and pair in one step, then the step "
                                              "is undecided (default 30)"},
-    {"budget", 0, true, false, "SECONDS", "stop measuring after this much time in all; the report names the range "
-                                          "left"},
+    {"budget", 0, true, false, "SECONDS", "no step starts after this much time (builds included): the ranges left "
+                                          "are reported, --resume goes on; the ends are always measured"},
     {"alpha", 0, true, false, "P", "each step's intervals are at level 1 - P (default 0.01)"},
     {"resolution", 0, true, false, "R", "a part of the change smaller than R times the range's effect is not told "
                                         "apart from none (default 0.2, in (0, 0.5))"},
@@ -363,6 +363,12 @@ private:
         if (!quiet_) print_error(fmt::format("perfgate bisect: {}\n", line));
     }
     fs::path tree_of(const std::string& sha) const { return work_ / "trees" / sha; }
+    // --budget: the measuring time of this invocation is spent.
+    bool budget_spent() const
+    {
+        return budget_s_ &&
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() > *budget_s_;
+    }
     fs::path state_path() const { return work_ / "state.json"; }
     void save_state() const;
     const build_record& build(const std::string& sha);
@@ -712,6 +718,8 @@ step_record bisection::measure_step(const gate::bisect_search::probe& p, std::st
     st.mid = commits_[p.mid];
     st.hi = commits_[p.hi];
     st.effect = p.effect;
+    st.decision = gate::to_string(gate::step_decision::undecided);
+    if (budget_spent()) return st; // repetitions 0: not measured
     const auto& b = build(st.mid);
     if (!b.ok) {
         failure = b.message;
@@ -869,6 +877,12 @@ bisect_result bisection::run(std::optional<double> budget_s)
     } else {
         gate::bisect_search search(commits_.size(), effect);
         while (auto p = search.next()) {
+            // A step recorded undecided (its --budget spent, say) is measured
+            // again when resumed: the rest is replayed as recorded.
+            std::erase_if(steps_, [&](const step_record& st) {
+                return st.decision == gate::to_string(gate::step_decision::undecided) && st.lo == commits_[p->lo] &&
+                       st.mid == commits_[p->mid] && st.hi == commits_[p->hi];
+            });
             const auto recorded = std::find_if(steps_.begin(), steps_.end(), [&](const step_record& st) {
                 return st.lo == commits_[p->lo] && st.mid == commits_[p->mid] && st.hi == commits_[p->hi];
             });
@@ -881,6 +895,9 @@ bisect_result bisection::run(std::optional<double> budget_s)
                 if (!failure.empty()) {
                     st.decision = "skipped";
                     st.why = fmt::format("{} {} skipped: {}", short_sha(st.mid), describe(st.mid).subject, failure);
+                } else if (st.repetitions == 0) {
+                    st.why = fmt::format("{} not measured: the --budget was spent (--resume measures it)",
+                                         short_sha(st.mid));
                 } else {
                     st.why = fmt::format("{:+.4g} from {} and {:+.4g} to {} ({} of {:+.4g} expected)",
                                          st.from_good.estimate, short_sha(st.lo), st.to_bad.estimate, short_sha(st.hi),

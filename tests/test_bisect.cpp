@@ -366,6 +366,33 @@ TEST_CASE("perfgate bisect (callgrind): an interrupted bisection resumes where i
     CHECK(both.err.find("--good is the state file's") != std::string::npos);
 }
 
+TEST_CASE("perfgate bisect --budget: a spent budget ends with the range, --resume goes on")
+{
+    temp_dir dir("perfgate-bisect");
+    const repo r(dir.path(), 8, {{3, 480000}});
+    // The ends are always measured; a budget of a millisecond is spent before the first step.
+    const auto res = run_perfgate({"bisect", "--good", r.sha[0], "--bad", r.sha[8], "--build", build_cmd, "--bench",
+                                   "./prog", "--backend", "callgrind", "--budget", "0.001", "--format", "json"},
+                                  r.dir);
+    CHECK(res.code == 3);
+    const json j = bisect_json(res);
+    CHECK(j["status"] == "undecided");
+    CHECK(j["culprits"].empty());
+    REQUIRE(j["open_ranges"].size() == 1);
+    CHECK(j["open_ranges"][0]["after"]["sha"] == r.sha[0]);
+    CHECK(j["open_ranges"][0]["up_to"]["sha"] == r.sha[8]);
+    CHECK(j["open_ranges"][0]["why"] == "undecided");
+    REQUIRE(j["steps"].size() == 1);
+    CHECK(j["steps"][0]["repetitions"] == 0);
+    CHECK(j["steps"][0]["why"].get<std::string>().find("the --budget was spent") != std::string::npos);
+    CHECK(j["measured_commits"] == 2);
+    // Without a budget the resumed bisection measures that step after all.
+    const auto more = run_perfgate({"bisect", "--resume", "--format", "json"}, r.dir);
+    CHECK(more.code == 0);
+    CHECK(culprit_shas(bisect_json(more)) == std::vector<std::string>{r.sha[3]});
+    CHECK(run_perfgate({"bisect", "--resume", "--budget", "0"}, r.dir).code == 2);
+}
+
 TEST_CASE("perfgate bisect: bad input is exit 2 naming it, and nothing is left behind")
 {
     temp_dir dir("perfgate-bisect");
