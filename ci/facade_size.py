@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Counts the public member functions of a C++ class declared in a header.
 
-    python3 ci/facade_size.py ROOT                  checks the limits below
-    python3 ci/facade_size.py ROOT HEADER:CLASS...  prints the counts
+    python3 ci/facade_size.py ROOT                    checks the limits below
+    python3 ci/facade_size.py ROOT HEADER:CLASS...    prints the counts
+    python3 ci/facade_size.py ROOT HEADER:CLASS=N...  checks those limits instead
 
 A façade that keeps widening becomes a namespace in disguise (issue 42,
 finding 5): store::store and service::service keep construction and the
@@ -125,14 +126,21 @@ def main(argv):
         print("usage: facade_size.py ROOT [HEADER:CLASS ...]", file=sys.stderr)
         return 2
     root = Path(argv[1])
+    limits = LIMITS
     if len(argv) > 2:
+        if not all("=" in spec for spec in argv[2:]):
+            for spec in argv[2:]:
+                header, _, cls = spec.partition(":")
+                names = public_functions(root, header, cls)
+                print(f"{header}:{cls}: {len(names)} public member functions")
+            return 0
+        limits = {}
         for spec in argv[2:]:
-            header, _, cls = spec.partition(":")
-            names = public_functions(root, header, cls)
-            print(f"{header}:{cls}: {len(names)} public member functions")
-        return 0
+            target, _, limit = spec.partition("=")
+            header, _, cls = target.partition(":")
+            limits[(header, cls)] = int(limit)
     failed = False
-    for (header, cls), limit in LIMITS.items():
+    for (header, cls), limit in limits.items():
         names = public_functions(root, header, cls)
         verdict = "ok" if len(names) <= limit else "TOO MANY"
         print(f"{header}:{cls}: {len(names)} public member functions (limit {limit}) {verdict}")

@@ -44,7 +44,7 @@ test=(
   nodejs npm              # ctest openapi_valid: the OpenAPI validator (tests/openapi/install_validator.sh)
   curl                    # tests/test_action_install.py: the action downloads its release with curl
   chromium chromium-driver python3-selenium   # the dashboard's browser tests
-  wrk                     # bench/bench_dashboard.py: page latency under load
+  wrk                     # bench/e2e/bench_dashboard.py: page latency under load
   clang-format            # ctest check_format: the sources match .clang-format
   clang-tidy              # ci/sanitize.sh: .clang-tidy on perfgate's sources (PERFGATE_CLANG_TIDY)
   clang libclang-rt-dev   # the libFuzzer targets (ci/fuzz.sh): clang, libFuzzer, its sanitizers

@@ -364,19 +364,15 @@ run_settings settings_from(const parsed_args& args)
 
 target run_target(const parsed_args& args) { return target_from(args, local_default_rules()); }
 
-// The run's state, filled phase by phase (cmd_run below).
-struct run_state {
-    // Phases 1-3, in this order: the command line's usage errors come
-    // before anything else is looked at.
-    explicit run_state(const parsed_args& a)
-        : args(a), quiet(a.has("quiet")), settings(settings_from(a)), where(run_target(a)),
-          github(github_options_from(a))
-    {}
+// What phases 3 and 4 find out before anything is measured; the later
+// phases read it. The run's settings (phases 1 and 2, which phases 5a and 5
+// adjust) and its target (the store or the server) are kept apart: they are
+// what the phases change or talk to.
+struct run_inputs {
+    explicit run_inputs(const parsed_args& a) : args(a) {}
 
     const parsed_args& args;
     bool quiet = false;                   // -q: no progress, no warning lines
-    run_settings settings;                // phases 1 and 2
-    target where;                         // the store or the server
     std::optional<github_options> github; // phase 3
     git_info git;                         // phase 4
     // Phase 4: which run feeds its branch's series.
@@ -384,24 +380,20 @@ struct run_state {
     std::optional<profile_options> profiling;
     model::testbed_info testbed;
     std::string environment;
-    // Said before and while measuring; the report starts with them.
-    std::vector<std::string> warnings;
-    std::vector<benchmark_measurement> results;
-    gate::report result;
-    std::string comparison_url;
     // --baseline-source server: where the baselines come from (phase 5a).
     bool reuse_asked = false;
     // Per benchmark spec: the toolchain keys of its baseline and candidate
     // (--toolchain, else the executables'); nullopt: unknown.
     std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> toolchains;
-    // Every benchmark's stored baseline, when all were found (then only the
-    // candidates are measured); empty otherwise.
-    std::map<std::string, model::reusable_run, std::less<>> reused;
 };
 
-void warn(const run_state& run, const std::string& w)
+// Every benchmark's stored baseline, by benchmark, when all were found (then
+// only the candidates are measured); empty otherwise.
+using reused_baselines = std::map<std::string, model::reusable_run, std::less<>>;
+
+void warn(const run_inputs& in, const std::string& w)
 {
-    if (!run.quiet) print_error(fmt::format("perfgate run: warning: {}\n", w));
+    if (!in.quiet) print_error(fmt::format("perfgate run: warning: {}\n", w));
 }
 
 // --baseline-dir: the baseline build's checkout must be the baseline's
@@ -580,39 +572,40 @@ void check_server(target& where)
 // Any missing: the baselines are measured as without the option, and stored,
 // so that the next run of that commit finds them. A server that cannot
 // answer stops the run before anything is measured.
-void find_stored_baselines(run_state& run)
+reused_baselines find_stored_baselines(const run_inputs& in, target& where, run_settings& settings)
 {
-    if (!run.reuse_asked) return;
+    if (!in.reuse_asked) return {};
     const auto measured = [&](const std::string& why) {
-        if (!run.quiet)
+        if (!in.quiet)
             print_error(fmt::format("perfgate run: --baseline-source server: {}: the baseline is measured\n", why));
+        return reused_baselines{};
     };
-    const auto& s = run.settings;
+    const auto& s = settings;
     if (std::any_of(s.benchmarks.begin(), s.benchmarks.end(),
                     [](const benchmark_spec& b) { return !b.harness.empty(); }))
         return measured("a --harness suite names its benchmarks only when it runs");
-    if (run.git.base_sha.empty())
+    if (in.git.base_sha.empty())
         return measured("the baseline's commit is unknown (no pull request event, --base-sha or --baseline-ref)");
-    std::map<std::string, model::reusable_run, std::less<>> found;
+    reused_baselines found;
     for (std::size_t i = 0; i < s.benchmarks.size(); ++i) {
         const auto& spec = s.benchmarks[i];
-        const auto& key = run.toolchains[i].second;
+        const auto& key = in.toolchains[i].second;
         if (!key) {
             return measured(fmt::format("benchmark '{}' has no toolchain key (its candidate command is not an ELF "
                                         "executable with a .comment section, or runs through /bin/sh); name one with "
                                         "--toolchain",
                                         spec.name));
         }
-        model::reusable_run_query q{run.where.project,
+        model::reusable_run_query q{where.project,
                                     spec.name,
-                                    run.git.base_sha,
-                                    run.git.base_branch,
-                                    run.testbed.fingerprint,
+                                    in.git.base_sha,
+                                    in.git.base_branch,
+                                    in.testbed.fingerprint,
                                     std::string(to_string(s.measure.which)),
                                     *key};
         std::optional<model::reusable_run> stored;
         try {
-            stored = run.where.server->reusable_run(q);
+            stored = where.server->reusable_run(q);
         } catch (const error& e) {
             throw error(e.id(),
                         fmt::format("perfgate run: nothing measured: looking up the stored baseline of '{}': {}",
@@ -621,7 +614,7 @@ void find_stored_baselines(run_state& run)
         if (!stored) {
             return measured(fmt::format("no stored run of commit {} for benchmark '{}' on this testbed with toolchain "
                                         "'{}'",
-                                        run.git.base_sha.substr(0, 12), spec.name, *key));
+                                        in.git.base_sha.substr(0, 12), spec.name, *key));
         }
         if (!same_counters(*stored, s.measure)) {
             return measured(fmt::format("stored run {} of '{}' was measured {} --cache-sim", stored->run_id, spec.name,
@@ -631,26 +624,26 @@ void find_stored_baselines(run_state& run)
     }
     std::string ids;
     for (const auto& [name, r] : found) ids += (ids.empty() ? "" : ", ") + std::to_string(r.run_id);
-    if (!run.quiet) {
+    if (!in.quiet) {
         print_error(fmt::format("perfgate run: baseline reused from run{} {} (commit {}){}\n",
-                                found.size() == 1 ? "" : "s", ids, run.git.base_sha.substr(0, 12),
-                                run.args.has("check-reuse") ? "" : ": measuring the candidate only"));
+                                found.size() == 1 ? "" : "s", ids, in.git.base_sha.substr(0, 12),
+                                in.args.has("check-reuse") ? "" : ": measuring the candidate only"));
     }
-    run.reused = std::move(found);
-    run.settings.measure.candidate_only = true;
+    settings.measure.candidate_only = true;
+    return found;
 }
 
 // Phase 5, sequential sampling only: this testbed's history may move the
 // first look (only when neither the command line nor the policy set it)
-// and warn early. The warnings so far are said now.
-void plan_from_priors(run_state& run)
+// and warn early. The warnings so far are said now, and returned.
+std::vector<std::string> plan_from_priors(const run_inputs& in, target& where, run_settings& s)
 {
-    auto& s = run.settings;
-    if (!s.measure.sequential) return;
-    const auto priors = read_priors(run.where, s.benchmarks, s.measure, *s.rules, run.testbed, run.warnings);
-    if (!priors.empty() && !run.args.has("min-repetitions") && !s.policy_sequential) {
+    std::vector<std::string> warnings;
+    if (!s.measure.sequential) return warnings;
+    const auto priors = read_priors(where, s.benchmarks, s.measure, *s.rules, in.testbed, warnings);
+    if (!priors.empty() && !in.args.has("min-repetitions") && !s.policy_sequential) {
         const auto planned = gate::rule_from_priors(*s.rules->sequential, priors);
-        if (planned.min_repetitions != s.rules->sequential->min_repetitions && !run.quiet) {
+        if (planned.min_repetitions != s.rules->sequential->min_repetitions && !in.quiet) {
             print_error(fmt::format("perfgate: first look after {} rounds, from this testbed's noise history ({} "
                                     "counter(s), up to {} runs each)\n",
                                     planned.min_repetitions, priors.size(), gate::prior_history_runs));
@@ -659,55 +652,58 @@ void plan_from_priors(run_state& run)
         s.measure.sequential->min_repetitions = static_cast<int>(planned.min_repetitions);
         s.measure.sequential->decided = stop_rule(*s.rules, s.benchmarks);
     }
-    for (auto& w : gate::prior_warnings(priors, *s.rules->sequential)) run.warnings.push_back(std::move(w));
-    for (auto& w : run.warnings) warn(run, w);
+    for (auto& w : gate::prior_warnings(priors, *s.rules->sequential)) warnings.push_back(std::move(w));
+    for (auto& w : warnings) warn(in, w);
+    return warnings;
 }
 
 // Phase 6: measures every benchmark, says the new warnings and files each
 // run under its project, commit and testbed. callgrind's output files
 // outlive the measurement (in `profiles`) until the verdict says which
 // benchmarks need an attribution.
-void measure_benchmarks(run_state& run, std::optional<temp_dir>& profiles)
+// The new warnings join `warnings` (the run's, said so far).
+std::vector<benchmark_measurement> measure_benchmarks(const run_inputs& in, const std::string& project,
+                                                      run_settings& settings, std::vector<std::string>& warnings,
+                                                      std::optional<temp_dir>& profiles)
 {
-    auto& opt = run.settings.measure;
-    const std::size_t early_warnings = run.warnings.size();
+    auto& opt = settings.measure;
+    const std::size_t early_warnings = warnings.size();
     if (opt.which == backend::callgrind || opt.which == backend::memcheck) {
         profiles.emplace("perfgate-profiles");
         opt.keep_profiles = profiles->path();
     }
     kill_children_on_interrupt();
-    run.results = measure(run.settings.benchmarks, opt, std::cerr);
+    std::vector<benchmark_measurement> results = measure(settings.benchmarks, opt, std::cerr);
 
-    auto& warnings = run.warnings;
-    for (auto& m : run.results) {
+    for (auto& m : results) {
         for (auto* s : {&m.baseline, &m.candidate}) {
             for (auto& w : s->warnings) {
                 if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
             }
         }
     }
-    for (std::size_t i = early_warnings; i < warnings.size(); ++i) warn(run, warnings[i]);
-    for (auto& m : run.results) {
-        fill_identity(m.baseline.run, run.where.project, run.git, run.testbed, run.environment, run.mainline);
-        fill_identity(m.candidate.run, run.where.project, run.git, run.testbed, run.environment, run.mainline);
+    for (std::size_t i = early_warnings; i < warnings.size(); ++i) warn(in, warnings[i]);
+    for (auto& m : results) {
+        fill_identity(m.baseline.run, project, in.git, in.testbed, in.environment, in.mainline);
+        fill_identity(m.candidate.run, project, in.git, in.testbed, in.environment, in.mainline);
         // A harness's benchmarks take their suite's keys (one binary per side).
-        const auto& specs = run.settings.benchmarks;
+        const auto& specs = settings.benchmarks;
         auto it = std::find_if(specs.begin(), specs.end(), [&](const benchmark_spec& b) { return b.name == m.name; });
         if (it == specs.end())
             it = std::find_if(specs.begin(), specs.end(), [](const benchmark_spec& b) { return !b.harness.empty(); });
         if (it == specs.end()) continue;
-        const auto& keys = run.toolchains[static_cast<std::size_t>(it - specs.begin())];
+        const auto& keys = in.toolchains[static_cast<std::size_t>(it - specs.begin())];
         m.baseline.run.toolchain = keys.first.value_or("");
         m.candidate.run.toolchain = keys.second.value_or("");
     }
     const std::string session = new_session_id();
-    for (auto& m : run.results) m.baseline.run.session = m.candidate.run.session = session;
+    for (auto& m : results) m.baseline.run.session = m.candidate.run.session = session;
+    return results;
 }
 
 // A --harness gbench suite timed by google/benchmark (not callgrind).
-bool gbench_times(const run_state& run)
+bool gbench_times(const run_settings& s)
 {
-    const auto& s = run.settings;
     return s.measure.which != backend::callgrind &&
            std::any_of(s.benchmarks.begin(), s.benchmarks.end(),
                        [](const benchmark_spec& b) { return !b.harness.empty(); });
@@ -715,61 +711,71 @@ bool gbench_times(const run_state& run)
 
 // The policy of the comparison: --policy's, with google/benchmark's times
 // gated as gate_gbench_times says for a suite's benchmarks.
-std::optional<gate::policy> compare_rules(const run_state& run)
+std::optional<gate::policy> compare_rules(const run_settings& s, const std::vector<benchmark_measurement>& results)
 {
-    if (!gbench_times(run)) return run.settings.rules;
-    gate::policy rules = run.settings.rules.value_or(gate::policy{});
+    if (!gbench_times(s)) return s.rules;
+    gate::policy rules = s.rules.value_or(gate::policy{});
     std::vector<std::string> names;
-    for (const auto& m : run.results) names.push_back(m.name);
+    for (const auto& m : results) names.push_back(m.name);
     gate_gbench_times(rules, names);
     return rules;
 }
 
+// What phase 7 makes: the report, the benchmarks measured on both sides
+// (the others are in the report), and the server's page of the comparison
+// when it stored one.
+struct comparison_made {
+    gate::report report;
+    std::vector<benchmark_measurement> paired;
+    std::optional<std::string> url;
+};
+
 // Phase 7: stores both runs of each benchmark (the server or the local
 // store) and compares them; the report starts with the run's warnings.
-void store_and_compare(run_state& run)
+comparison_made store_and_compare(target& where, const run_settings& settings,
+                                  std::vector<benchmark_measurement> results, const reused_baselines& reused,
+                                  const std::vector<std::string>& warnings, const git_info& git)
 {
-    auto& where = run.where;
+    comparison_made out;
     // A harness's benchmark on one side only, or failed on a side, has no
     // pair to compare: listed in the report after the comparison.
     std::vector<benchmark_measurement> unpaired;
-    std::erase_if(run.results, [&](benchmark_measurement& m) {
-        const bool reused = run.reused.contains(m.name);
+    std::erase_if(results, [&](benchmark_measurement& m) {
+        const bool reused_here = reused.contains(m.name);
         const bool whole = m.baseline.error.empty() && m.candidate.error.empty() &&
-                           (reused || !m.baseline.run.counters.empty()) && !m.candidate.run.counters.empty();
+                           (reused_here || !m.baseline.run.counters.empty()) && !m.candidate.run.counters.empty();
         if (!whole) unpaired.push_back(std::move(m));
         return !whole;
     });
-    if (run.results.empty()) {
+    if (results.empty()) {
         throw error(errors::measure_failed,
                     "no benchmark ran on both sides: nothing to compare (check --filter and the binaries)");
     }
-    const auto rules = compare_rules(run);
+    const auto rules = compare_rules(settings, results);
     api::run_pairs pairs;
     if (where.server) {
-        for (auto& m : run.results) {
+        for (auto& m : results) {
             // A reused baseline is the stored run (find_stored_baselines): only
             // the candidate is new. The baseline is stored first, in its own
             // statement: a function's arguments are evaluated in no fixed
             // order (gcc: last first), and the history orders runs stored in
             // one second by id.
-            const auto reused = run.reused.find(m.name);
-            const std::int64_t base = reused != run.reused.end()
-                                          ? reused->second.run_id
+            const auto found = reused.find(m.name);
+            const std::int64_t base = found != reused.end()
+                                          ? found->second.run_id
                                           : where.server->upload(runner::ingest_request_of(m.baseline.run)).run_id;
             const std::int64_t candidate = where.server->upload(runner::ingest_request_of(m.candidate.run)).run_id;
             pairs.emplace_back(base, candidate);
         }
-        run.result = where.server->compare(pairs, rules, run.git.baseline);
-        for (const auto& m : run.results) {
-            if (const auto r = run.reused.find(m.name); r != run.reused.end())
-                run.result.reused.push_back({m.name, r->second.run_id, r->second.git_sha, r->second.created_at});
+        out.report = where.server->compare(pairs, rules, git.baseline);
+        for (const auto& m : results) {
+            if (const auto r = reused.find(m.name); r != reused.end())
+                out.report.reused.push_back({m.name, r->second.run_id, r->second.git_sha, r->second.created_at});
         }
-        if (run.result.comparison_id) {
+        if (out.report.comparison_id) {
             // The dashboard's page of this comparison (server/pages): stderr,
             // so that stdout stays the report in the chosen format.
-            run.comparison_url = where.server->comparison_url(*run.result.comparison_id);
-            if (run.github) run.github->comparison_url = run.comparison_url;
+            out.url = where.server->comparison_url(*out.report.comparison_id);
         }
     } else {
         if (!store::is_postgres(where.db.string()) && where.db.has_parent_path()) {
@@ -777,12 +783,12 @@ void store_and_compare(run_state& run)
         }
         store::store db(where.db);
         service::service svc(db);
-        for (auto& m : run.results) {
+        for (auto& m : results) {
             auto b = svc.ingest_run(m.baseline.run);
             auto c = svc.ingest_run(m.candidate.run);
             pairs.emplace_back(b.run_id, c.run_id);
         }
-        run.result = svc.compare(where.project, pairs, rules.value_or(gate::policy{}), run.git.baseline).result;
+        out.report = svc.compare(where.project, pairs, rules.value_or(gate::policy{}), git.baseline).result;
     }
     // The gate lists them as compare() lists a pair of files' (their
     // warnings after the run's own).
@@ -790,28 +796,28 @@ void store_and_compare(run_state& run)
         const auto outcome = [](const side_samples& s) {
             return gate::side_outcome{!s.error.empty() || !s.run.counters.empty(), s.error};
         };
-        gate::add_unpaired(run.result, m.name, outcome(m.baseline), outcome(m.candidate));
+        gate::add_unpaired(out.report, m.name, outcome(m.baseline), outcome(m.candidate));
     }
-    run.result.warnings.insert(run.result.warnings.begin(), run.warnings.begin(), run.warnings.end());
+    out.report.warnings.insert(out.report.warnings.begin(), warnings.begin(), warnings.end());
     // perf, native and rusage all read google/benchmark's own times here.
-    if (gbench_times(run) && run.result.measured) run.result.measured->backend = "gbench";
+    if (gbench_times(settings) && out.report.measured) out.report.measured->backend = "gbench";
+    out.paired = std::move(results);
+    return out;
 }
 
 // Phase 8 (--profile): after the verdict's rounds and comparison,
 // profiling adds to the report; its failures are warnings
 // (runner/profile_run.hpp).
-void profile_benchmarks(run_state& run)
+void profile_benchmarks(const run_inputs& in, target& where, const run_settings& settings, gate::report& result)
 {
-    if (!run.profiling) return;
-    auto& result = run.result;
-    for (auto& w :
-         attach_profiles(result, run.settings.benchmarks, run.settings.measure, *run.profiling, std::cerr, run.quiet)) {
-        warn(run, w);
+    if (!in.profiling) return;
+    for (auto& w : attach_profiles(result, settings.benchmarks, settings.measure, *in.profiling, std::cerr, in.quiet)) {
+        warn(in, w);
         result.warnings.push_back(std::move(w));
     }
-    if (run.where.server && result.comparison_id) {
-        for (auto& w : upload_flame_graphs(*run.where.server, result, *run.profiling)) {
-            warn(run, w);
+    if (where.server && result.comparison_id) {
+        for (auto& w : upload_flame_graphs(*where.server, result, *in.profiling)) {
+            warn(in, w);
             result.warnings.push_back(std::move(w));
         }
     }
@@ -821,55 +827,82 @@ void profile_benchmarks(run_state& run)
 // never changes, and stored with the comparison (callgrind's and
 // --profile's); failures are warning lines and the report's attribution
 // errors.
-void attribute(run_state& run, const attribution_options& attribution)
+void attribute(const run_inputs& in, target& where, const run_settings& settings,
+               const std::vector<benchmark_measurement>& results, const reused_baselines& reused, gate::report& result,
+               const attribution_options& attribution)
 {
     // A reused baseline was not profiled here: its regressions have no
     // per-function attribution (said once, in the report).
     std::vector<benchmark_measurement> profiled;
-    for (const auto& m : run.results) {
-        if (!run.reused.contains(m.name)) {
+    for (const auto& m : results) {
+        if (!reused.contains(m.name)) {
             profiled.push_back(m);
             continue;
         }
-        const auto b = std::find_if(run.result.benchmarks.begin(), run.result.benchmarks.end(),
+        const auto b = std::find_if(result.benchmarks.begin(), result.benchmarks.end(),
                                     [&](const gate::benchmark_report& r) { return r.name == m.name; });
-        if (b != run.result.benchmarks.end() && b->result == gate::verdict::fail) {
+        if (b != result.benchmarks.end() && b->result == gate::verdict::fail) {
             std::string w = fmt::format("benchmark '{}': no per-function attribution: its baseline was reused, not "
                                         "profiled here (--baseline-source measure profiles both sides)",
                                         m.name);
-            warn(run, w);
-            run.result.warnings.push_back(std::move(w));
+            warn(in, w);
+            result.warnings.push_back(std::move(w));
         }
     }
-    auto warnings = attribute_regressions(run.result, profiled, attribution);
-    if (run.settings.measure.artifacts) {
-        auto more = write_artifacts(run.result, profiled, *run.settings.measure.artifacts);
+    auto warnings = attribute_regressions(result, profiled, attribution);
+    if (settings.measure.artifacts) {
+        auto more = write_artifacts(result, profiled, *settings.measure.artifacts);
         warnings.insert(warnings.end(), more.begin(), more.end());
     }
-    for (auto& w : store_attributions(run.where, run.result, run.profiling)) warnings.push_back(std::move(w));
-    for (auto& w : warnings) warn(run, w);
+    for (auto& w : store_attributions(where, result, in.profiling)) warnings.push_back(std::move(w));
+    for (auto& w : warnings) warn(in, w);
 }
 
 // Phase 10: the report (stdout and --output), the comparison's page, the
 // exit code, and GitHub. Publishing never changes the verdict: GitHub
 // failures come back as warnings (github/github.hpp). Workflow commands go
 // to stdout, where the Actions runner reads them.
-int publish(const run_state& run)
+int publish(const run_inputs& in, const run_settings& settings, const gate::report& result,
+            const std::optional<std::string>& comparison_url)
 {
-    const auto& result = run.result;
-    emit_report(result, run.settings.format, run.args.get("output"), {});
-    if (!run.comparison_url.empty()) {
-        print_error(fmt::format("perfgate run: comparison {}: {}\n", *result.comparison_id, run.comparison_url));
+    emit_report(result, settings.format, in.args.get("output"), {});
+    if (comparison_url && !comparison_url->empty()) {
+        print_error(fmt::format("perfgate run: comparison {}: {}\n", *result.comparison_id, *comparison_url));
     }
-    const int code = verdict_exit_code(result.result, run.args.has("fail-on-inconclusive"));
-    if (run.github) {
-        const github_result res = publish_to_github(result, code, *run.github, std::cout);
+    const int code = verdict_exit_code(result.result, in.args.has("fail-on-inconclusive"));
+    if (in.github) {
+        github_options github = *in.github;
+        if (comparison_url) github.comparison_url = *comparison_url;
+        const github_result res = publish_to_github(result, code, github, std::cout);
         if (!res.warnings.empty()) {
             print_error(fmt::format("perfgate run: {} GitHub warning(s); the verdict stands: {}\n", res.warnings.size(),
                                     gate::to_string(result.result)));
         }
     }
     return code;
+}
+
+// Phases 3 and 4, in this order: GitHub's options, the kernel's perf hooks
+// (on while git and the checks run, runner/perf_event.hpp), the baseline's
+// source, git, the server check, the testbed, the environment and the
+// toolchain keys. --baseline-source may adjust the settings.
+run_inputs inputs_of(const parsed_args& args, run_settings& settings, target& where)
+{
+    run_inputs in(args);
+    in.quiet = args.has("quiet");
+    in.github = github_options_from(args);
+    if (settings.measure.which == backend::native) keep_perf_hooks_on(settings.measure.events);
+    in.reuse_asked = baseline_source_from(args, settings, where);
+    in.git = resolve_run_git(args, where);
+    in.mainline = runner::mainline_side_of(in.git, args.has("mainline")      ? std::optional(true)
+                                                   : args.has("no-mainline") ? std::optional(false)
+                                                                             : std::nullopt);
+    check_server(where);
+    in.profiling = profile_options_from(args);
+    in.testbed = detect_testbed(args.get("testbed"));
+    in.environment = environment_json(settings.measure);
+    in.toolchains = toolchains_of(args, settings.benchmarks);
+    return in;
 }
 
 } // namespace
@@ -880,33 +913,23 @@ int cmd_run(const argv_t& argv)
     if (!parsed) return exit_pass;
     const parsed_args& args = *parsed;
     // Phases 1-4 check everything that can be a usage error before measuring.
-    run_state run(args);
-    // The kernel's perf hooks switch on while git and the checks run (runner/perf_event.hpp).
-    if (run.settings.measure.which == backend::native) keep_perf_hooks_on(run.settings.measure.events);
-    run.reuse_asked = baseline_source_from(args, run.settings, run.where);
-    run.git = resolve_run_git(args, run.where);
-    run.mainline = runner::mainline_side_of(run.git, args.has("mainline")      ? std::optional(true)
-                                                     : args.has("no-mainline") ? std::optional(false)
-                                                                               : std::nullopt);
-    check_server(run.where);
-    run.profiling = profile_options_from(args);
-    run.testbed = detect_testbed(args.get("testbed"));
-    run.environment = environment_json(run.settings.measure);
-    run.toolchains = toolchains_of(args, run.settings.benchmarks);
-    find_stored_baselines(run);
+    run_settings settings = settings_from(args); // phases 1 and 2
+    target where = run_target(args);
+    const run_inputs in = inputs_of(args, settings, where);
+    const reused_baselines reused = find_stored_baselines(in, where, settings);
     if (args.has("check-reuse")) {
-        std::cout << (run.reused.empty() ? "measure" : "reuse") << '\n';
+        std::cout << (reused.empty() ? "measure" : "reuse") << '\n';
         return exit_pass;
     }
 
-    plan_from_priors(run);
+    std::vector<std::string> warnings = plan_from_priors(in, where, settings);
     const attribution_options attribution = attribution_options_from(args);
     std::optional<temp_dir> profiles;
-    measure_benchmarks(run, profiles);
-    store_and_compare(run);
-    profile_benchmarks(run);
-    attribute(run, attribution);
-    return publish(run);
+    auto results = measure_benchmarks(in, where.project, settings, warnings, profiles);
+    comparison_made made = store_and_compare(where, settings, std::move(results), reused, warnings, in.git);
+    profile_benchmarks(in, where, settings, made.report);
+    attribute(in, where, settings, made.paired, reused, made.report, attribution);
+    return publish(in, settings, made.report, made.url);
 }
 
 } // namespace perfgate::cli

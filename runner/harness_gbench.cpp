@@ -7,7 +7,7 @@
 // not independent draws of what the gate compares: the spread between
 // processes (code and data placement, the CPU's state, the machine's load
 // at that moment) is most of a benchmark's spread on a noisy machine
-// (bench/gbench_spread.sh measures it), and rows of one process share it.
+// (bench/e2e/gbench_spread.sh measures it), and rows of one process share it.
 // Counted as samples of their own they would make the test believe in
 // more evidence than there is. So the median of a process's rows (one,
 // or the command's own --benchmark_repetitions) is its sample of each
@@ -60,7 +60,7 @@ namespace perfgate::runner::detail {
 namespace {
 
 // How long one process runs each benchmark when its command does not say
-// (docs/cli.md#harnesses). bench/gbench_spread.sh on a loaded 2-core VM:
+// (docs/cli.md#harnesses). bench/e2e/gbench_spread.sh on a loaded 2-core VM:
 // the spread of a process's cpu_time is ~2-3% whether it runs a benchmark
 // once for google/benchmark's default 0.5 s, once for 0.17 s, or 3 or 5
 // times (median; randomly interleaved or not; pinned or not) in the same

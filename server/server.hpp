@@ -39,7 +39,7 @@ std::size_t default_max_connections() noexcept;
 // mmap/munmap. Under load that is a page-table change, and with more than
 // one thread a TLB shootdown, for every request (SQLite's per-transaction
 // buffers, a report's text): 10-15% of a fresh compare's CPU on a 2-core VM
-// (bench/bench_engines.sh). perfgate serve keeps up to malloc_trim_bytes
+// (bench/e2e/bench_engines.sh). perfgate serve keeps up to malloc_trim_bytes
 // free per arena and mmaps only blocks of malloc_mmap_bytes and more. Not
 // applied off glibc, nor when GLIBC_TUNABLES sets a glibc.malloc tunable
 // (the operator's choice). Returns whether the settings were applied.

@@ -1,7 +1,7 @@
 // Group commit of comparisons, off the request path (perfgate serve).
 //
 // Why: storing a fresh comparison's report was half of a compare's server
-// time (bench/bench_engines.sh; the statistics and the report are the other
+// time (bench/e2e/bench_engines.sh; the statistics and the report are the other
 // half), and a request thread that stores its own report holds the store's
 // one write lock, through its commit and behind SQLite's checkpoints, while
 // the other requests wait for that lock instead of computing. Here the

@@ -38,7 +38,7 @@
 // is 0.04-0.05 for K = 10..30 with normal session effects (which is what
 // calibrates df), up to 0.09 with heavy-tailed (t3) ones, above alpha: a
 // testbed with occasional wild sessions needs a larger threshold_pct
-// (bench/sim_between_run_stat.py). The whole gate's false alarms and power:
+// (bench/sim/sim_between_run_stat.py). The whole gate's false alarms and power:
 // bench/sim_between_run.
 //
 // A scale of exactly 0 (more than half the consecutive differences are 0:

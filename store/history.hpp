@@ -17,7 +17,7 @@ struct store_impl;
 // What each history point carries: everything, or only run_id and median
 // (the other members left empty), which is all a compare's z-score and band
 // read; that skips the text columns and the testbed lookups, a third of a
-// fresh compare's reads (bench/bench_engines.sh).
+// fresh compare's reads (bench/e2e/bench_engines.sh).
 enum class history_detail { full, medians };
 
 class history {

@@ -13,7 +13,7 @@
 # as the cluster's superuser "perfgate" (trust authentication: nothing but
 # this machine's processes can reach the socket directory).
 # Durability is off (fsync, synchronous_commit): a test database is thrown away;
-# PERFGATE_PG_DURABLE=1 keeps PostgreSQL's defaults (bench/bench_engines.sh).
+# PERFGATE_PG_DURABLE=1 keeps PostgreSQL's defaults (bench/e2e/bench_engines.sh).
 set -euo pipefail
 
 usage() { echo "usage: $0 start|stop STATE_DIR" >&2; exit 2; }

@@ -23,7 +23,7 @@ using namespace perfgate::test::server_cases;
 TEST_CASE("retain_freed_memory: perfgate serve's malloc settings, unless the operator set glibc's")
 {
     // The decision only: the effect (no page-table churn per request) is a
-    // figure of bench/bench_engines.sh, not something a test can time.
+    // figure of bench/e2e/bench_engines.sh, not something a test can time.
     const char* before = std::getenv("GLIBC_TUNABLES");
     const std::string saved = before ? before : "";
     ::unsetenv("GLIBC_TUNABLES");

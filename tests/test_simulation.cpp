@@ -1,5 +1,5 @@
 // Behaviour test of the whole gate: a fast, fixed-seed version of
-// bench/sim_gate.cpp (the Monte-Carlo requirement). 50 gated counters,
+// bench/sim/sim_gate.cpp (the Monte-Carlo requirement). 50 gated counters,
 // n = 10 per side, normal noise with CoV 1%, default policy (alpha 0.05,
 // Holm, threshold 2%):
 //   A/A (identical distributions): verdict "fail" in at most 1% of trials;

@@ -9,7 +9,7 @@ statistic is (m_C - m_B) / sqrt(max(sd^2, v_B + v_C)) with sd the normal-
 consistent MAD of the history's consecutive differences and
 v = (pi/2) stddev^2 / n. Needs Debian's python3-numpy and python3-scipy.
 
-Usage: /usr/bin/python3 bench/sim_between_run_stat.py [trials]   (default 40000; about a minute)
+Usage: /usr/bin/python3 bench/sim/sim_between_run_stat.py [trials]   (default 40000; about a minute)
 """
 import sys
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Benchmarks of `perfgate run` itself.
 #
-#   bench/bench_runner.sh [BUILD_DIR]        (default: ./build)
+#   bench/e2e/bench_runner.sh [BUILD_DIR]        (default: ./build)
 #
 # 1. Runner overhead: `perfgate run` with N=20 executions per side of a
 #    ~20 ms program, against the same 40 `perf stat -x,` executions in a shell

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The dashboard with a big suite stored: render time and size of the overview and a series page.
 
-    /usr/bin/python3 bench/bench_dashboard_suite.py BUILD_DIR [--benchmarks 500] [--runs 20] [--samples 5] [--browser]
+    /usr/bin/python3 bench/e2e/bench_dashboard_suite.py BUILD_DIR [--benchmarks 500] [--runs 20] [--samples 5] [--browser]
 
 1. Seeds a fresh SQLite database through the JSON API (POST /api/v1/projects/bench/runs, one
    keep-alive connection, the upload path a CI job uses) with RUNS baseline runs of BENCHMARKS
@@ -141,7 +141,7 @@ def main():
                        len(html.encode()) / 1024, rows,
                        "; " + re.search(r"page 1 of \d+", html).group(0) if label == "overview" and others else ""))
             if a.browser:
-                sys.path.insert(0, os.path.join(HERE, "..", "tests", "browser"))
+                sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "browser"))
                 from pgbrowser import start_driver, wait_ready  # noqa: E402
                 d = start_driver()
                 times = []

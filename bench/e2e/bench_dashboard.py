@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Dashboard figures: chart time in headless Chromium, page latency under wrk, embedded asset bytes.
 
-    /usr/bin/python3 bench/bench_dashboard.py BUILD_DIR [--points 10000] [--seconds 10]
+    /usr/bin/python3 bench/e2e/bench_dashboard.py BUILD_DIR [--points 10000] [--seconds 10]
 
 1. Seeds a fresh database through the JSON API with POINTS baseline runs of one series (the upload
    path a CI job uses), then serves it with --public-read.
@@ -25,7 +25,7 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "browser"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "browser"))
 from pgbrowser import start_driver, wait_ready  # noqa: E402
 
 
@@ -105,8 +105,8 @@ def main():
             proc.terminate()
             proc.wait()
     files = ["/usr/share/javascript/dygraphs/dygraph.min.js", "/usr/share/javascript/dygraphs/dygraph.min.css",
-             os.path.join(HERE, "..", "server", "assets", "dashboard.js"),
-             os.path.join(HERE, "..", "server", "assets", "dashboard.css")]
+             os.path.join(HERE, "..", "..", "server", "assets", "dashboard.js"),
+             os.path.join(HERE, "..", "..", "server", "assets", "dashboard.css")]
     sizes = {os.path.basename(f): os.path.getsize(f) for f in files}
     print("embedded assets: %s; total %.1f KiB" % (", ".join("%s %d B" % kv for kv in sizes.items()),
                                                     sum(sizes.values()) / 1024))

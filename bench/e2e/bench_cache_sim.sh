@@ -2,8 +2,8 @@
 # What --cache-sim adds to a `perfgate run --backend callgrind` (issue 12's
 # figure): hyperfine runs the same gate with and without it, several times.
 #
-# Usage: bench/bench_cache_sim.sh PERFGATE BASELINE CANDIDATE [RUNS]
-#   e.g. bench/bench_cache_sim.sh build/bin/perfgate build/examples/example-baseline \
+# Usage: bench/e2e/bench_cache_sim.sh PERFGATE BASELINE CANDIDATE [RUNS]
+#   e.g. bench/e2e/bench_cache_sim.sh build/bin/perfgate build/examples/example-baseline \
 #          build/examples/example-regressed 5
 # A regression exits 1: hyperfine is told to ignore the exit code.
 set -euo pipefail

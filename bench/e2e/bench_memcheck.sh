@@ -5,8 +5,8 @@
 # --leak-check=full, then DHAT), and the whole `perfgate run --backend
 # memcheck` gate (both sides, one execution each).
 #
-# Usage: bench/bench_memcheck.sh PERFGATE BASELINE CANDIDATE [RUNS]
-#   e.g. bench/bench_memcheck.sh build/dev/bin/perfgate build/dev/examples/example-baseline \
+# Usage: bench/e2e/bench_memcheck.sh PERFGATE BASELINE CANDIDATE [RUNS]
+#   e.g. bench/e2e/bench_memcheck.sh build/dev/bin/perfgate build/dev/examples/example-baseline \
 #          build/dev/examples/example-regressed 5
 # A regression exits 1: hyperfine is told to ignore the exit code.
 set -euo pipefail

@@ -22,7 +22,7 @@
 # hooks off, runner/perf_event.hpp; other perf users on the machine can keep
 # them on). Target: <= 10 ms.
 #
-#   bench/bench_backends.sh [BUILD_DIR]      (default: ./build; needs hyperfine and perf)
+#   bench/e2e/bench_backends.sh [BUILD_DIR]      (default: ./build; needs hyperfine and perf)
 #
 # Environment: TRIALS (default 5), EVENTS (default: perfgate's default
 # events), PROGRAMS_MS (default "10 5 1"), BACKENDS (default "native perf"),

@@ -2,7 +2,7 @@
 # History reads on PostgreSQL as the series grows (issue 13: history p99 at
 # 10,000,000 runs, flat from 10,000):
 #
-#   bench/bench_history_pg.sh [BUILD_DIR] [SECONDS] [SIZES...]   (CONNS="1 4")
+#   bench/e2e/bench_history_pg.sh [BUILD_DIR] [SECONDS] [SIZES...]   (CONNS="1 4")
 #
 # For each size N (default 10000 1000000 5000000): a fresh database on a
 # private PostgreSQL (tests/pg_server.sh, default durability) holding 2N
@@ -27,11 +27,11 @@ WORK=$(mktemp -d /tmp/perfgate-bench-history.XXXXXX)
 SERVER_PID=
 cleanup() {
   if [[ -n $SERVER_PID ]]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  PERFGATE_PG_DURABLE=1 bash "$HERE/../tests/pg_server.sh" stop "$WORK/pg" >/dev/null 2>&1 || true
+  PERFGATE_PG_DURABLE=1 bash "$HERE/../../tests/pg_server.sh" stop "$WORK/pg" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-PERFGATE_PG_DURABLE=1 bash "$HERE/../tests/pg_server.sh" start "$WORK/pg"
+PERFGATE_PG_DURABLE=1 bash "$HERE/../../tests/pg_server.sh" start "$WORK/pg"
 PG_ADMIN=$(cat "$WORK/pg/uri")
 python3 "$HERE/server_capture.py" 30 baseline "$WORK/run.json"
 

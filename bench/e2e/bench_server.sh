@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks `perfgate serve` over loopback (issue: server/ performance).
 #
-#   bench/bench_server.sh [BUILD_DIR] [SECONDS] [MIXED_SECONDS]
+#   bench/e2e/bench_server.sh [BUILD_DIR] [SECONDS] [MIXED_SECONDS]
 #
 #  1. ingest: wrk POSTs a run of 30 repetitions x 10 counters; runs/s and samples/s
 #  2. compare: wrk at 64 connections on POST .../compare, and on the hidden

@@ -8,7 +8,7 @@
 # inconclusive), the repetitions per side that task-clock used, and the
 # median CoV of task-clock that the runs saw.
 #
-#   bench/real_sequential.sh [BUILD_DIR]      (default: ./build)
+#   bench/e2e/real_sequential.sh [BUILD_DIR]      (default: ./build)
 #
 # Environment: RUNS (default 20), BUDGET (seconds, default 60), ITER (loop
 # iterations of the baseline, default 15000000), EXTRA_PCT (default 10),

@@ -17,12 +17,12 @@
 # templated C++ (<map>, <string>, <algorithm>, <regex>) to the target, for a
 # project whose build weighs more than the benchmark.
 #
-# Usage: bench/bench_pr_minutes.sh PERFGATE [RUNS] [UNITS]
-#   e.g. bench/bench_pr_minutes.sh build/dev/bin/perfgate 5 40
+# Usage: bench/e2e/bench_pr_minutes.sh PERFGATE [RUNS] [UNITS]
+#   e.g. bench/e2e/bench_pr_minutes.sh build/dev/bin/perfgate 5 40
 # Prints a markdown table: the median of RUNS jobs of each kind and their parts, in seconds.
 set -euo pipefail
 perfgate=$(realpath "$1"); runs=${2:-5}; units=${3:-0}
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }

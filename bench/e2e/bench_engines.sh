@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The store's engines side by side under `perfgate serve` (issue 13):
 #
-#   bench/bench_engines.sh [BUILD_DIR] [SECONDS]
+#   bench/e2e/bench_engines.sh [BUILD_DIR] [SECONDS]
 #   (CONFIGS="sqlite pg1 pg2" by default; THREADS: --threads of each server, 2)
 #
 # For SQLite (one server), PostgreSQL with one server and PostgreSQL with two
@@ -48,12 +48,12 @@ stop_servers() {
 }
 cleanup() {
   stop_servers
-  PERFGATE_PG_DURABLE=1 bash "$HERE/../tests/pg_server.sh" stop "$WORK/pg" >/dev/null 2>&1 || true
+  PERFGATE_PG_DURABLE=1 bash "$HERE/../../tests/pg_server.sh" stop "$WORK/pg" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-PERFGATE_PG_DURABLE=1 bash "$HERE/../tests/pg_server.sh" start "$WORK/pg"
+PERFGATE_PG_DURABLE=1 bash "$HERE/../../tests/pg_server.sh" start "$WORK/pg"
 PG_ADMIN=$(cat "$WORK/pg/uri")
 pg_uri() { echo "$PG_ADMIN" | sed "s|///postgres?|///$1?|"; }
 

@@ -1,10 +1,10 @@
-// A google/benchmark suite of six benchmarks for bench/real_suite.sh and
-// bench/gbench_spread.sh (issue 41's "Done when"): typical CPU-bound
+// A google/benchmark suite of six benchmarks for bench/e2e/real_suite.sh and
+// bench/e2e/gbench_spread.sh (issue 41's "Done when"): typical CPU-bound
 // kernels of 10-60 µs per iteration. Built twice against Debian's
 // libbenchmark: the baseline, and with -DSLOW_PCT=10 a candidate whose
 // BM_Hash does 10% more work (more input words, same code). Each benchmark
 // runs for at least 0.1 s (MinTime) instead of google/benchmark's 0.5 s, so
-// that bench/real_suite.sh's 40 gated runs fit in an hour on a busy 2-core
+// that bench/e2e/real_suite.sh's 40 gated runs fit in an hour on a busy 2-core
 // machine; perfgate's repetitions per process then each take 0.1 s.
 #include <benchmark/benchmark.h>
 

@@ -10,7 +10,7 @@
 // one only), so the false-alarm figures are upper bounds.
 //
 //  - steps: the 54 scenarios of issue 29 -- gaussian, t3 and bimodal noise
-//    (bench/sim_noise.hpp), steps of 3, 5 and 10%, CoV 0.5, 1 and 2%, up and
+//    (bench/sim/sim_noise.hpp), steps of 3, 5 and 10%, CoV 0.5, 1 and 2%, up and
 //    down -- each `trials` times, after a history of `history_min` to
 //    `history_max` points (uniform: a new series, or one far older than the
 //    tail). The delay is the number of points at and after the step that

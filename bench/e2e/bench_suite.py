@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """perfgate's own time to gate a big google/benchmark suite, and the size of its PR comment.
 
-    /usr/bin/python3 bench/bench_suite.py BUILD_DIR [--benchmarks 500] [--repetitions 10] [--runs 5] [--keep DIR]
+    /usr/bin/python3 bench/e2e/bench_suite.py BUILD_DIR [--benchmarks 500] [--repetitions 10] [--runs 5] [--keep DIR]
 
 1. Writes a pair of google/benchmark JSON outputs (--benchmark_format=json with
    --benchmark_repetitions=10, aggregates included as google/benchmark writes them):

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Issue 41's "Done when" for suites, on this machine: a real google/benchmark
-# suite (bench/real_suite.cpp, six benchmarks, built against Debian's
+# suite (bench/e2e/real_suite.cpp, six benchmarks, built against Debian's
 # libbenchmark) gated with `perfgate run --harness gbench`, RUNS times A/A
 # (the baseline against itself) and RUNS times A/B (a candidate whose
 # BM_Hash does 10% more work). Prints, per mode:
@@ -11,7 +11,7 @@
 #   how many times another benchmark was called a regression (A/A and A/B);
 #   the repetitions per side the gated time used (mean, max).
 #
-#   bench/real_suite.sh [PERFGATE] [MODE]
+#   bench/e2e/real_suite.sh [PERFGATE] [MODE]
 #     PERFGATE  the perfgate binary (default build/dev/bin/perfgate)
 #     MODE      before: today's fixed count, `-r $REPS` (default 10)
 #               after:  sequential sampling, `--budget $BUDGET` (default 120)
@@ -37,7 +37,7 @@ if [ "${KEEP:-0}" = 1 ]; then echo "work directory: $WORK"; else trap 'rm -rf "$
 cd "$WORK"
 c++ -O2 -o suite_a "$HERE/real_suite.cpp" -lbenchmark -lpthread
 c++ -O2 -DSLOW_PCT=10 -o suite_b "$HERE/real_suite.cpp" -lbenchmark -lpthread
-echo "suite: 6 benchmarks (bench/real_suite.cpp); A/B: BM_Hash +10% work; $RUNS runs per kind; $("$PERFGATE" --version | head -1)"
+echo "suite: 6 benchmarks (bench/e2e/real_suite.cpp); A/B: BM_Hash +10% work; $RUNS runs per kind; $("$PERFGATE" --version | head -1)"
 
 # kind (aa|ab), label, then perfgate run's options
 run_kind() {

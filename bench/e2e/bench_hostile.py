@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile-load test of `perfgate serve`: real clients next to abusive ones.
 
-    python3 bench/bench_hostile.py BUILD_DIR [--seconds 300] [--keep]
+    python3 bench/e2e/bench_hostile.py BUILD_DIR [--seconds 300] [--keep]
 
 Needs only python3 (standard library) and BUILD_DIR/bin/perfgate; talks to the
 server over loopback only. It
@@ -50,7 +50,7 @@ from pathlib import Path
 
 HOST = "127.0.0.1"
 PROJECT = "bench"
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PERF_CSV = REPO / "tests/data/perf-stat/appended-10-runs.csv"
 
 MAX_CONNECTIONS = 256

@@ -1,6 +1,6 @@
 #!/bin/sh
 # What a google/benchmark sample should be on this machine (issue 41,
-# docs/cli.md#harnesses): the six benchmarks of bench/real_suite.cpp run as
+# docs/cli.md#harnesses): the six benchmarks of bench/e2e/real_suite.cpp run as
 # PROCS separate processes under each way of running them, and per way:
 #   cov_sample  the spread (coefficient of variation, %) of the per-process
 #               sample perfgate gates: one process's median of its rows of
@@ -16,7 +16,7 @@
 # sample), its random interleaving of the repetitions, a shorter min-time,
 # pinned to one CPU (taskset), and real_time beside cpu_time.
 #
-#   bench/gbench_spread.sh            PROCS (default 12) processes per way
+#   bench/e2e/gbench_spread.sh            PROCS (default 12) processes per way
 set -eu
 
 PROCS=${PROCS:-12}

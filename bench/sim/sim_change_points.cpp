@@ -19,7 +19,7 @@
 //    the segments its point is placed between is where a location estimate
 //    can lean one way; the recall rows above put it in the middle.
 //
-// Noise: gaussian, t3 and bimodal around 1000 (bench/sim_noise.hpp).
+// Noise: gaussian, t3 and bimodal around 1000 (bench/sim/sim_noise.hpp).
 //
 // Both methods see the same series (one seed per scenario), with Otava's
 // defaults: window 50, max_p 0.001, min_magnitude 0.
