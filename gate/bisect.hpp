@@ -1,7 +1,7 @@
 // The decisions of `perfgate bisect` (docs/bisect.md): where in a range of
 // commits a counter changed, one measured commit at a time. Pure: no git,
 // no processes. cli/cmd_bisect.cpp measures and feeds the readings in;
-// bench/sim_bisect.cpp feeds simulated ones through the same code.
+// bench/sim/sim_bisect.cpp feeds simulated ones through the same code.
 //
 // A step measures a commit M of a segment [L, H] (L on the good side, H on
 // the bad side) against both ends, each pair interleaved: the shift
