@@ -108,7 +108,8 @@ std::vector<option_spec> bisect_option_list()
 
 const command_spec bisect_command{
     "bisect",
-    "--good REV --bad REV --build CMD --bench CMD [options] | --resume [--work-dir DIR]",
+    "--good REV --bad REV --build CMD --bench CMD [options] | --alert ID [--server URL --project P] --build CMD "
+    "--bench CMD [options] | --resume [--work-dir DIR]",
     "Finds the commit(s) between --good and --bad that changed a counter. Each commit\n"
     "is built in a git worktree of its own and measured against both ends of the range\n"
     "left, interleaved as perfgate run does; each step is decided statistically: like\n"

@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -364,6 +365,39 @@ TEST_CASE("perfgate bisect (callgrind): an interrupted bisection resumes where i
     const auto both = run_perfgate({"bisect", "--resume", "--good", r.sha[0]}, r.dir);
     CHECK(both.code == 2);
     CHECK(both.err.find("--good is the state file's") != std::string::npos);
+}
+
+TEST_CASE("perfgate bisect (callgrind): a merge is one commit along the first parent, --enter-merges goes inside")
+{
+    temp_dir dir("perfgate-bisect");
+    // main: 0, m1, m2, then the merge of a branch forked at 0 (b1, b2 slower, b3).
+    const repo r(dir.path(), 0, {});
+    // The branch changes prog.c and topic.txt, main only main.txt: the merge is clean.
+    const auto commit = [&](const std::string& message, std::optional<long> iterations) {
+        if (iterations) std::ofstream(r.dir / "prog.c") << program(*iterations);
+        std::ofstream(r.dir / (iterations ? "topic.txt" : "main.txt"), std::ios::app) << message << "\n";
+        shell_output(r.git + "add -A && " + r.git + "commit -q -m '" + message + "'");
+        return shell_output(r.git + "rev-parse HEAD");
+    };
+    shell_output(r.git + "checkout -q -b topic");
+    commit("b1", 400000);
+    const std::string b2 = commit("b2", 480000);
+    commit("b3", 480000);
+    shell_output(r.git + "checkout -q main");
+    commit("m1", std::nullopt);
+    commit("m2", std::nullopt);
+    shell_output(r.git + "merge -q --no-ff -m merge topic");
+    const std::string merge = shell_output(r.git + "rev-parse HEAD");
+    for (const bool enter : {false, true}) {
+        std::vector<std::string> args{"bisect",  "--good", r.sha[0],    "--bad",     merge,      "--build", build_cmd,
+                                      "--bench", "./prog", "--backend", "callgrind", "--format", "json"};
+        if (enter) args.emplace_back("--enter-merges");
+        const auto res = run_perfgate(args, r.dir);
+        CHECK(res.code == 0);
+        const json j = bisect_json(res);
+        CHECK(j["commits"] == (enter ? 6 : 3));
+        CHECK(culprit_shas(j) == std::vector<std::string>{enter ? b2 : merge});
+    }
 }
 
 TEST_CASE("perfgate bisect --budget: a spent budget ends with the range, --resume goes on")
