@@ -542,7 +542,9 @@ TEST_CASE("perfgate bisect (perf, noisy): a 3x step found with interleaved, repe
     for (const auto& x : e) {
         if (x["counter"] != "task-clock") continue;
         saw = true;
-        CHECK(x["ci_pct"][0].get<double>() > 50); // the interval of a 3x step lies far above 0
+        // The interval of a 3x step in the program lies far above 0 (less than
+        // +200%: exec and start-up add the same time to both sides).
+        CHECK(x["ci_pct"][0].get<double>() > 20);
     }
     CHECK(saw);
 }
