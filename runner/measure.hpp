@@ -74,6 +74,9 @@ struct benchmark_spec {
     // config's "baseline_env"/"candidate_env"): added after `env`, so that
     // a side's value of a variable wins.
     std::vector<std::pair<std::string, std::string>> baseline_env, candidate_env;
+    // One side's working directory instead of `cwd` (perfgate bisect: each
+    // commit's build lives in its own git worktree).
+    std::optional<std::filesystem::path> baseline_cwd, candidate_cwd;
     std::optional<int> repetitions; // overrides measure_options::repetitions
     std::optional<int> warmup;      // overrides measure_options::warmup
     // --harness gbench: baseline and candidate are google/benchmark binaries
@@ -83,7 +86,8 @@ struct benchmark_spec {
     std::optional<std::string> filter; // --benchmark_filter's regex
 };
 
-// The spec one side runs with: env followed by that side's variables.
+// The spec one side runs with: env followed by that side's variables, and
+// that side's working directory when it has its own.
 benchmark_spec for_side(const benchmark_spec& spec, side which);
 
 // Default event set (issue text): the supported ones of these, plus duration_time.
