@@ -16,13 +16,7 @@ json opt(const std::optional<double>& v) { return v ? json(*v) : json(); }
 
 json commit_json(const commit_info& c) { return json{{"sha", c.sha}, {"subject", c.subject}, {"author", c.author}}; }
 
-json reading_json(const gate::shift_reading& r)
-{
-    return json{{"estimate", r.estimate}, {"lower", r.lower}, {"upper", r.upper}};
-}
-
 std::string safe(std::string_view s) { return model::escape_for_terminal(s); }
-std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
 std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:+.2f}%", *v) : std::string("-"); }
 
@@ -103,6 +97,13 @@ std::string render_markdown(const bisect_result& r)
 }
 
 } // namespace
+
+json reading_json(const gate::shift_reading& r)
+{
+    return json{{"estimate", r.estimate}, {"lower", r.lower}, {"upper", r.upper}};
+}
+
+std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
 json to_json(const bisect_result& r)
 {

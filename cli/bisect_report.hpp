@@ -74,6 +74,10 @@ struct bisect_result {
 };
 
 nlohmann::json to_json(const bisect_result& r);
+// A step's interval as JSON {estimate, lower, upper} (the report and the
+// state file write it alike), and a sha as the reports show it (12 digits).
+nlohmann::json reading_json(const gate::shift_reading& r);
+std::string short_sha(const std::string& sha);
 std::string render_bisect(const bisect_result& r, report_format format);
 
 } // namespace perfgate::cli

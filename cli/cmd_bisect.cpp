@@ -159,7 +159,6 @@ std::vector<std::string> lines_of(const std::string& text)
     return out;
 }
 
-std::string short_sha(const std::string& sha) { return sha.substr(0, 12); }
 
 // What a bisection is: the command line's, or --resume's state file's.
 struct bisect_settings {
@@ -292,11 +291,6 @@ struct step_record {
     int repetitions = 0; // per side and pair (deterministic: 1)
     std::string why;
 };
-
-json reading_json(const gate::shift_reading& r)
-{
-    return json{{"estimate", r.estimate}, {"lower", r.lower}, {"upper", r.upper}};
-}
 
 gate::shift_reading reading_from(const json& j)
 {

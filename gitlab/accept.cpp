@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "gitlab/json_fields.hpp"
 #include "gitlab/publish.hpp"
 #include "model/error.hpp"
 #include "model/gitlab_ci.hpp"
@@ -14,30 +15,12 @@
 
 namespace perfgate::gitlab {
 
+using detail::int_at;
+using detail::is_id;
+using detail::string_at;
 using nlohmann::json;
 
 namespace {
-
-bool is_id(std::string_view s)
-{
-    return !s.empty() && s.size() <= 18 && s.front() != '0' &&
-           std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-}
-
-std::string string_at(const json& j, const char* key)
-{
-    if (!j.is_object()) return {};
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<std::int64_t> int_at(const json& j, const char* key)
-{
-    if (!j.is_object()) return std::nullopt;
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-    return it->get<std::int64_t>();
-}
 
 std::optional<std::string> request_reason(std::string_view body)
 {

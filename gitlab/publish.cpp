@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gitlab/json_fields.hpp"
 #include "model/acceptance.hpp"
 #include "model/error.hpp"
 #include "model/exit_code.hpp"
@@ -14,6 +15,9 @@
 
 namespace perfgate::gitlab {
 
+using detail::int_at;
+using detail::is_id;
+using detail::string_at;
 using nlohmann::json;
 
 namespace {
@@ -23,31 +27,9 @@ constexpr int notes_per_page = 100;
 constexpr int max_note_pages = 1000;
 constexpr std::string_view comment_modes[] = {"always", "on-change", "on-regression", "never"};
 
-// A positive decimal number without sign or leading zero, as GitLab's ids are.
-bool is_id(std::string_view s)
-{
-    return !s.empty() && s.size() <= 18 && s.front() != '0' &&
-           std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-}
-
 std::string json_quoted(std::string_view s)
 {
     return json(std::string(s.substr(0, 100))).dump(-1, ' ', true, json::error_handler_t::replace);
-}
-
-std::string string_at(const json& j, const char* key)
-{
-    if (!j.is_object()) return {};
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<std::int64_t> int_at(const json& j, const char* key)
-{
-    if (!j.is_object()) return std::nullopt;
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-    return it->get<std::int64_t>();
 }
 
 } // namespace
