@@ -718,6 +718,7 @@ std::optional<gate::policy> compare_rules(const run_settings& s, const std::vect
     if (!gbench_times(s)) return s.rules;
     gate::policy rules = s.rules.value_or(gate::policy{});
     std::vector<std::string> names;
+    names.reserve(results.size());
     for (const auto& m : results) names.push_back(m.name);
     gate_gbench_times(rules, names);
     return rules;
