@@ -346,8 +346,10 @@ TEST_CASE("gitlab: hostile shas and ids send zero requests")
         {"CI_MERGE_REQUEST_IID", "99999999999999999999"},
     };
     for (const auto& [name, value] : hostile) {
-        CAPTURE(name);
-        CAPTURE(value);
+        // Plain copies: clang 14's CAPTURE cannot capture a structured binding.
+        const std::string variable = name, hostile_value = value;
+        CAPTURE(variable);
+        CAPTURE(hostile_value);
         ci_env job(gl); // restores the variable at the end of the iteration
         job.set(name, value);
         gl.clear_requests();
@@ -753,7 +755,8 @@ TEST_CASE(
         gl.set_member(42, "reporter", 20);
         for (const auto& [id, name] :
              std::vector<std::pair<std::int64_t, std::string>>{{41, "guest"}, {42, "reporter"}, {43, "stranger"}}) {
-            CAPTURE(name);
+            const std::string login = name; // clang 14's CAPTURE cannot capture a structured binding
+            CAPTURE(login);
             const auto note = gl.add_note(mr, id, name, "/perfgate accept trust me");
             const auto statuses = gl.statuses().size();
             const auto res = accept_regression(accept_opts(std::to_string(note)), log);
@@ -793,7 +796,8 @@ TEST_CASE(
                                                        {"> /perfgate accept quoted", false},
                                                        {"/perfgate acceptable", false},
                                                        {"/perfgate accept by the system", true}}) {
-            CAPTURE(text);
+            const std::string note_text = text; // clang 14's CAPTURE cannot capture a structured binding
+            CAPTURE(note_text);
             const auto note = gl.add_note(mr, 31, "dev", text, system);
             gl.clear_requests();
             CHECK(accept_regression(accept_opts(std::to_string(note)), log).outcome == accept_outcome::ignored);
