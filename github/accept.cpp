@@ -381,41 +381,12 @@ private:
 
 std::optional<std::string> accept_request_reason(std::string_view comment_body)
 {
-    // A comment may start with blank lines or spaces; a reply quoting the
-    // command ("> /perfgate accept") is not a request.
-    const std::string_view body = model::trim(comment_body);
-    if (!body.starts_with(accept_command)) return std::nullopt;
-    std::string_view rest = body.substr(accept_command.size());
-    if (!rest.empty() && rest.front() != ' ' && rest.front() != '\t' && rest.front() != '\r' && rest.front() != '\n')
-        return std::nullopt; // "/perfgate acceptable", "/perfgate accept-all"
-    return model::clean_acceptance_reason(rest);
+    return report::acceptance_request_reason(comment_body);
 }
 
 std::string with_acceptance_note(std::string_view body, std::string_view marker, std::string_view note)
 {
-    std::string out(body);
-    const auto begin = out.find(report::acceptance_note_begin);
-    if (begin != std::string::npos) {
-        const auto end = out.find(report::acceptance_note_end, begin);
-        if (end != std::string::npos) {
-            std::size_t stop = end + report::acceptance_note_end.size();
-            if (stop < out.size() && out[stop] == '\n') ++stop;
-            out.replace(begin, stop - begin, note);
-            return out;
-        }
-    }
-    std::size_t at = 0;
-    if (const auto m = out.find(marker); m != std::string::npos) {
-        const auto eol = out.find('\n', m);
-        if (eol == std::string::npos) {
-            out += '\n';
-            at = out.size();
-        } else {
-            at = eol + 1;
-        }
-    }
-    out.insert(at, std::string(note) + "\n");
-    return out;
+    return report::with_acceptance_note(body, marker, note);
 }
 
 std::string acceptance_description(std::string_view login, std::string_view reason)

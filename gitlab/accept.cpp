@@ -22,42 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<std::string> request_reason(std::string_view body)
-{
-    const std::string_view b = model::trim(body);
-    if (!b.starts_with(accept_command)) return std::nullopt;
-    const std::string_view rest = b.substr(accept_command.size());
-    if (!rest.empty() && rest.front() != ' ' && rest.front() != '\t' && rest.front() != '\r' && rest.front() != '\n')
-        return std::nullopt;
-    return model::clean_acceptance_reason(rest);
-}
-
-std::string with_note(std::string_view body, std::string_view marker, std::string_view note)
-{
-    std::string out(body);
-    const auto begin = out.find(report::acceptance_note_begin);
-    if (begin != std::string::npos) {
-        const auto end = out.find(report::acceptance_note_end, begin);
-        if (end != std::string::npos) {
-            std::size_t stop = end + report::acceptance_note_end.size();
-            if (stop < out.size() && out[stop] == '\n') ++stop;
-            out.replace(begin, stop - begin, note);
-            return out;
-        }
-    }
-    std::size_t at = 0;
-    if (const auto m = out.find(marker); m != std::string::npos) {
-        const auto eol = out.find('\n', m);
-        if (eol == std::string::npos) {
-            out += '\n';
-            at = out.size();
-        } else {
-            at = eol + 1;
-        }
-    }
-    out.insert(at, std::string(note) + "\n");
-    return out;
-}
 
 std::string_view role_name(int level)
 {
@@ -81,8 +45,9 @@ public:
         check_environment();
         api_.emplace(env_.api_base(), env_.token, env_.tls_ca_file, opt_.retry);
         const json note = api_->call("GET", fmt::format("{}/{}", notes_path(), opt_.note_id));
-        const auto reason = note.is_object() && note.value("system", false) ? std::nullopt
-                                                                            : request_reason(string_at(note, "body"));
+        const auto reason = note.is_object() && note.value("system", false)
+                                ? std::nullopt
+                                : report::acceptance_request_reason(string_at(note, "body"));
         if (!reason) {
             result_.why = fmt::format("note {} does not start with '{}'", opt_.note_id, accept_command);
             log_ << fmt::format("perfgate accept: {}; nothing to do\n", result_.why);
@@ -226,7 +191,7 @@ private:
         const std::string note = report::render_acceptance_note(a, opt_.context);
         const std::string self = detail::own_username(*api_, opt_.note_author);
         if (auto existing = detail::find_own_note(*api_, env_.project_id, result_.mr_iid, marker, self)) {
-            const json payload = {{"body", with_note(existing->second, marker, note)}};
+            const json payload = {{"body", report::with_acceptance_note(existing->second, marker, note)}};
             api_->call("PUT", fmt::format("{}/{}", notes_path(), existing->first), &payload);
         } else {
             const json payload = {{"body", marker + "\n" + note}};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,16 @@ std::string markdown_literal(std::string_view s);
 inline constexpr std::string_view acceptance_note_begin = "<!-- perfgate-acceptance -->";
 inline constexpr std::string_view acceptance_note_end = "<!-- /perfgate-acceptance -->";
 std::string render_acceptance_note(const model::acceptance& a, std::string_view context);
+// The reason of a "/perfgate accept <reason>" request (a GitHub comment or a
+// GitLab note), or nullopt when text is not one: it must start with the
+// command followed by a blank or its end (a quote "> /perfgate accept" or
+// "/perfgate acceptable" is not). The reason is cleaned
+// (model::clean_acceptance_reason).
+std::optional<std::string> acceptance_request_reason(std::string_view text);
+// The sticky comment's body with note in place: replacing an earlier
+// acceptance note, else inserted after the line holding marker (at the top
+// when there is none).
+std::string with_acceptance_note(std::string_view body, std::string_view marker, std::string_view note);
 
 // JUnit XML (report/junit.cpp, docs/report.md "JUnit XML"): one testcase per
 // benchmark and gated counter, a regression a <failure>, inconclusive a
