@@ -44,11 +44,11 @@ std::optional<std::string> acceptance_request_reason(std::string_view comment_bo
 std::string with_acceptance_note(std::string_view body, std::string_view marker, std::string_view note)
 {
     std::string out(body);
-    const auto begin = out.find(report::acceptance_note_begin);
+    const auto begin = out.find(acceptance_note_begin);
     if (begin != std::string::npos) {
-        const auto end = out.find(report::acceptance_note_end, begin);
+        const auto end = out.find(acceptance_note_end, begin);
         if (end != std::string::npos) {
-            std::size_t stop = end + report::acceptance_note_end.size();
+            std::size_t stop = end + acceptance_note_end.size();
             if (stop < out.size() && out[stop] == '\n') ++stop;
             out.replace(begin, stop - begin, note);
             return out;
