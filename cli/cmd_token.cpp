@@ -123,7 +123,7 @@ int cmd_token(const argv_t& args)
         if (const auto e = parsed->get("expires")) expires = parse_expires(*e, now);
         store::store db(db_path);
         service::service service(db);
-        const std::string token = service.create_token(project, name, expires);
+        const std::string token = service.tokens().create(project, name, expires);
         std::cout << token << std::endl;
         std::cerr << fmt::format("perfgate token: created token '{}' for project '{}' in {}{}; it is shown only once\n",
                                  name, project, db.location(),
@@ -137,7 +137,7 @@ int cmd_token(const argv_t& args)
         // Labels are names (capture::validate_name): no spaces or controls, so
         // the columns split on whitespace.
         std::cout << "id\tlabel\tcreated\tlast_used\texpires\n";
-        for (const auto& t : service.tokens(project)) {
+        for (const auto& t : service.tokens().list(project)) {
             std::cout << fmt::format("{}\t{}\t{}\t{}\t{}\n", t.id, t.name, utc(t.created_at),
                                      t.last_used_at ? utc(*t.last_used_at) : "never",
                                      !t.expires_at          ? "never"
@@ -146,7 +146,7 @@ int cmd_token(const argv_t& args)
         }
         return exit_pass;
     }
-    const auto id = service.revoke_token(project, pos[1]);
+    const auto id = service.tokens().revoke(project, pos[1]);
     std::cerr << fmt::format("perfgate token: revoked token {} of project '{}' in {}\n", id, project, db.location());
     return exit_pass;
 }

@@ -65,7 +65,7 @@ std::optional<response> refuse_before_body(const request& header, context& ctx, 
     // The router's own rule (routes.hpp): open routes and public reads pass.
     if (!needs_token(*m.row, header, ctx)) return std::nullopt;
     try {
-        ctx.service.authorize(detail::bearer_token(header), m.project);
+        ctx.service.tokens().authorize(detail::bearer_token(header), m.project);
         if (token_checked) *token_checked = true;
         // An artifact announced larger than the route takes: 413 before
         // its body is read, with the message the service would give.

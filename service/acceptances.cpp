@@ -1,7 +1,7 @@
 // A reviewer's acceptance of a comparison's regression (perfgate accept,
 // docs/github.md "Accepting a regression"): checked here, stored by
 // store::acceptances::accept.
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 
 namespace perfgate::service {
 
-model::acceptance service::accept_comparison(const std::string& project, std::string_view head_sha,
-                                             std::string_view login, std::string_view reason)
+model::acceptance detail::service_impl::accept_comparison(const std::string& project, std::string_view head_sha,
+                                                          std::string_view login, std::string_view reason)
 {
     require_project(project);
     if (!model::is_full_commit_sha(head_sha)) {
@@ -39,7 +39,8 @@ model::acceptance service::accept_comparison(const std::string& project, std::st
     return std::move(*stored);
 }
 
-std::optional<model::acceptance> service::acceptance(const std::string& project, std::int64_t comparison_id) const
+std::optional<model::acceptance> detail::service_impl::acceptance(const std::string& project,
+                                                                  std::int64_t comparison_id) const
 {
     require_project(project);
     return db_.acceptances().load(project, comparison_id);

@@ -199,7 +199,7 @@ response dispatch_page(const request& req, context& ctx, const page_match& m, st
         if (!p.session && !(ctx.public_read && m.what != page::triage)) {
             return redirect(project_path(p.project) + "/signin" + html::url_query({{"next", sv(req.target())}}), req);
         }
-        ctx.service.require_project(p.project);
+        ctx.service.projects().require(p.project);
         // The cache key: the page, its project, its id as a number and its
         // parameters in canonical form; the series' from/to only place the
         // chart's initial zoom, which dashboard.js reads from the address.

@@ -98,7 +98,7 @@ void signin_refused(page_state& p, const std::string& client, std::string_view r
 // The label of token `id` of project ("" if it has none or is gone).
 std::string token_label(page_state& p, std::int64_t id)
 {
-    for (const auto& t : p.ctx.service.tokens(p.project)) {
+    for (const auto& t : p.ctx.service.tokens().list(p.project)) {
         if (t.id == id) return t.name;
     }
     return {};
@@ -140,7 +140,7 @@ response signin_post(page_state& p)
     std::int64_t token_id = 0;
     try {
         if (token.empty()) throw error(errors::auth_missing_token, "no token given");
-        token_id = p.ctx.service.authorize(token, p.project);
+        token_id = p.ctx.service.tokens().authorize(token, p.project);
     } catch (const error& e) {
         if (!std::string_view(e.id()).starts_with("auth.") && e.id() != errors::project_not_found) throw;
         signin_refused(p, client, e.id());
