@@ -15,7 +15,7 @@ import re
 import sys
 
 FOLDERS = ["model", "stats", "capture", "gate", "report", "profile", "store", "service", "api", "server",
-           "client", "github", "runner", "cli"]
+           "client", "github", "gitlab", "runner", "cli"]
 CONTROL = re.compile(r"\b(if|for|while|switch|catch|do|else|try)\s*(\(.*\))?\s*$", re.S)
 
 

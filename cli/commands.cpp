@@ -20,6 +20,7 @@ const std::array commands{
     command_entry{"trend of a counter over stored runs", history_spec, cmd_history},
     command_entry{"upload existing perf stat outputs to a server or database", upload_spec, cmd_upload},
     command_entry{"post a report to a GitHub pull request (comment, status, summary)", github_spec, cmd_github},
+    command_entry{"post a report to a GitLab merge request (note, commit status, job log)", gitlab_spec, cmd_gitlab},
     command_entry{"accept a pull request's regression from a /perfgate accept comment or label", accept_spec,
                   cmd_accept},
     command_entry{"list and triage alerts: change points on the baseline branch", alerts_spec, cmd_alerts},

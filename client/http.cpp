@@ -335,7 +335,10 @@ http_response http_send(const http_request& req)
     set(h, CURLOPT_HEADERFUNCTION, &on_header);
     set(h, CURLOPT_HEADERDATA, static_cast<void*>(&t));
     // Trust stores named by the environment, as OpenSSL and curl's own tool read them.
-    if (const char* file = env_value("SSL_CERT_FILE")) set(h, CURLOPT_CAINFO, file);
+    // A request's own CA file comes first (thread_handle resets the handle, so
+    // it never outlives its request).
+    if (!req.ca_file.empty()) set(h, CURLOPT_CAINFO, req.ca_file.c_str());
+    else if (const char* file = env_value("SSL_CERT_FILE")) set(h, CURLOPT_CAINFO, file);
     else if (const char* bundle = env_value("CURL_CA_BUNDLE")) set(h, CURLOPT_CAINFO, bundle);
     if (const char* dir = env_value("SSL_CERT_DIR")) set(h, CURLOPT_CAPATH, dir);
 

@@ -27,6 +27,10 @@ struct http_request {
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
     std::chrono::milliseconds timeout{30000}; // whole exchange
+    // A PEM file of CA certificates to verify the server with, instead of
+    // the system store and SSL_CERT_FILE / CURL_CA_BUNDLE: GitLab's
+    // CI_SERVER_TLS_CA_FILE for a self-managed instance. "" for none.
+    std::string ca_file;
 };
 
 struct http_response {

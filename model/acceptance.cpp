@@ -27,6 +27,16 @@ bool is_github_login(std::string_view login)
     });
 }
 
+bool is_gitlab_username(std::string_view name)
+{
+    constexpr std::size_t max_username_chars = 255;
+    if (name.empty() || name.size() > max_username_chars) return false;
+    const auto edge = [](char c) { return c == '.' || c == '-'; };
+    return !edge(name.front()) && !edge(name.back()) && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+    });
+}
+
 bool is_full_commit_sha(std::string_view sha)
 {
     return (sha.size() == 40 || sha.size() == 64) && std::all_of(sha.begin(), sha.end(), is_hex_lower);

@@ -28,6 +28,10 @@ inline constexpr std::size_t max_acceptance_reason_bytes = 300;
 // "[bot]".
 [[nodiscard]] bool is_github_login(std::string_view login);
 
+// A GitLab username: 1 to 255 letters, digits, '_', '-' and '.' (GitLab's
+// characters for usernames), not starting or ending with '.' or '-'.
+[[nodiscard]] bool is_gitlab_username(std::string_view name);
+
 // A full commit id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
 [[nodiscard]] bool is_full_commit_sha(std::string_view sha);
 

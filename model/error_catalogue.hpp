@@ -93,6 +93,8 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
      "/github/workflow/event.json: a pull_request event without pull_request.number"},
     {errors::input_github_sha, 500, exit_usage, "A commit SHA from the GitHub event or GITHUB_SHA that is not 40 or 64 hex digits: it would go into an API path, so nothing is posted.",
      "/github/workflow/event.json: pull_request.head.sha: \"../../../../orgs/victim/x\" is not a commit SHA (40 or 64 hex digits): nothing posted to GitHub"},
+    {errors::input_gitlab_env, 500, exit_usage, "A GitLab step needs the GitLab CI environment (CI_* variables, PERFGATE_GITLAB_TOKEN) and it is missing, or a value that would go into an API path is not what GitLab sends.",
+     "CI_COMMIT_SHA \"../../users\" is not a commit SHA (40 or 64 hex digits): nothing posted to GitLab"},
     {errors::input_git, 500, exit_usage, "A git question perfgate asked cannot be answered: not a repository, a commit not in it, no common ancestor, a baseline checkout at another commit than the baseline rule names.",
      {}},
     {errors::input_shallow_clone, 500, exit_usage, "The baseline rule needs history a shallow clone does not have: check out with fetch-depth: 0.",
@@ -352,6 +354,17 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
      "POST /repos/acme/shop/issues/7/comments: HTTP 502 after 5 attempts: Bad Gateway"},
     {errors::github_unreachable, 500, exit_measurement, "GitHub's API cannot be reached, after retries.",
      "POST https://api.github.com/repos/acme/shop/statuses/3f1c2e9...: Could not resolve host: api.github.com (after 5 attempts)"},
+    // gitlab.*: GitLab's REST API v4.
+    {errors::gitlab_bad_response, 500, exit_measurement, "GitLab answered something other than the JSON expected.",
+     "GET https://gitlab.example.com/api/v4/user: no username in the answer: cannot tell our notes from others'"},
+    {errors::gitlab_http, 500, exit_measurement, "GitLab answered another non-2xx status; the message quotes GitLab's.",
+     "POST https://gitlab.example.com/api/v4/projects/42/statuses/3f1c2e9...: HTTP 403: 403 Forbidden"},
+    {errors::gitlab_rate_limited, 500, exit_measurement, "GitLab's rate limit would take longer to clear than perfgate waits, or the retries ran out.",
+     "GET https://gitlab.example.com/api/v4/projects/42/merge_requests/7/notes: rate limited (HTTP 429) after 4 attempts"},
+    {errors::gitlab_server_error, 500, exit_measurement, "GitLab answered 5xx, after retries.",
+     "PUT https://gitlab.example.com/api/v4/projects/42/merge_requests/7/notes/1001: HTTP 502 after 4 attempts"},
+    {errors::gitlab_unreachable, 500, exit_measurement, "GitLab's API cannot be reached, after retries.",
+     "POST https://gitlab.example.com/api/v4/projects/42/statuses/3f1c2e9...: Could not resolve host: gitlab.example.com (after 4 attempts)"},
 
     // io.*, crypto.*: the machine under perfgate.
     {errors::io_stdout, 500, exit_measurement, "Standard output could not be written: the report is lost (exit 4 whatever the verdict).",

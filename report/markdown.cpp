@@ -39,7 +39,8 @@ namespace {
 // it breaks the pattern and the reader sees the same characters: after an
 // `@` or `#` that starts a name or a number, after the `-` of `GH-12` (which
 // links issue 12 as `#12` does), between a scheme's `:` and its `//`, and
-// after `www`.
+// after `www`. GitLab acts the same way on `!12`, `~label`, `%milestone`,
+// `$12` and `&12` (below); its own autolinks are the same URLs.
 std::string md_text(std::string_view s)
 {
     constexpr std::string_view backslashed = "\\`*_[]()#|!~";
@@ -54,8 +55,10 @@ std::string md_text(std::string_view s)
         if (u < 0x20 || u == 0x7f) out += ' ';
         else if (ch == '<') out += "&lt;";
         else if (ch == '>') out += "&gt;";
-        else if (ch == '&') out += "&amp;";
-        else {
+        else if (ch == '&') {
+            out += "&amp;";
+            if (std::isdigit(static_cast<unsigned char>(next)) != 0) out += zero_width_space; // GitLab's epic &12
+        } else {
             if (backslashed.find(ch) != std::string_view::npos) out += '\\';
             out += ch;
             const bool mention = ch == '@' && alnum(next);
@@ -64,10 +67,19 @@ std::string md_text(std::string_view s)
             // GH-12 (any case) links issue 12 as #12 does.
             const bool gh_ref = ch == '-' && digit_next && i >= 2 && (s[i - 1] == 'H' || s[i - 1] == 'h') &&
                                 (s[i - 2] == 'G' || s[i - 2] == 'g') && (i < 3 || !alnum(s[i - 3]));
+            // GitLab's references (GitLab Flavored Markdown, "GitLab-specific
+            // references"): !12 a merge request, ~label or ~"a label", %12 or
+            // %name a milestone, $12 a snippet, &12 an epic, [vulnerability:12]
+            // needs its brackets (escaped above). A zero-width space after the
+            // sigil breaks each; `&` is an entity already, so only `&12`
+            // needs one (below). #12 and @name are GitHub's too (above).
+            const bool word_next = alnum(next) || next == '"';
+            const bool gitlab_ref = (ch == '!' && digit_next) || ((ch == '~' || ch == '%') && word_next) ||
+                                    (ch == '$' && digit_next);
             const bool scheme = ch == ':' && s.substr(i + 1, 2) == "//";
             const bool www = (ch == 'w' || ch == 'W') && i >= 2 && (i < 3 || !alnum(s[i - 3])) && next == '.' &&
                              (s[i - 1] == 'w' || s[i - 1] == 'W') && (s[i - 2] == 'w' || s[i - 2] == 'W');
-            if (mention || issue_ref || gh_ref || scheme || www) out += zero_width_space;
+            if (mention || issue_ref || gh_ref || gitlab_ref || scheme || www) out += zero_width_space;
         }
     }
     return out;

@@ -1,10 +1,13 @@
 #include "runner/git_info.hpp"
 
 
+#include <charconv>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "model/error.hpp"
+#include "model/gitlab_ci.hpp"
 #include "runner/process.hpp"
 
 namespace perfgate::runner {
@@ -98,6 +101,28 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
             out.base_branch = gh.base_ref;
         } else if (gh.event_name == "push" && ev.before) {
             out.base_sha = *ev.before; // the push example's baseline build
+        }
+    } else if (const auto gl = model::gitlab_env::read(env); gl.ci) {
+        // GitLab CI (docs/gitlab.md "The baseline"): a merge request
+        // pipeline's base is the MR's merge base, a push's the commit before
+        // it; CI_PIPELINE_SOURCE "push" is the push event as on GitHub.
+        out.source = "gitlab";
+        out.actions = true;
+        out.event = gl.pipeline_source;
+        out.sha = gl.mr_source_sha.empty() ? gl.commit_sha : gl.mr_source_sha;
+        out.branch = !gl.mr_source_branch.empty() ? gl.mr_source_branch
+                     : !gl.commit_branch.empty()  ? gl.commit_branch
+                                                  : gl.commit_ref_name;
+        if (!gl.mr_iid.empty()) {
+            std::int64_t iid = 0;
+            const auto* end = gl.mr_iid.data() + gl.mr_iid.size();
+            if (auto [p, ec] = std::from_chars(gl.mr_iid.data(), end, iid); ec == std::errc() && p == end && iid > 0)
+                out.pr = iid;
+            out.base_sha = gl.mr_diff_base_sha;
+            out.pr_base_sha = out.base_sha;
+            out.base_branch = gl.mr_target_branch;
+        } else if (gl.pipeline_source == "push") {
+            out.base_sha = gl.commit_before_sha; // all zeros for a new branch: dropped below
         }
     }
     if (out.sha.empty() || out.branch.empty()) {

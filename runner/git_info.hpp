@@ -10,6 +10,12 @@
 // the baseline is the commit the branch pointed to before the push (the
 // payload's `before`, what ci/examples/push-baseline.yml checks out and
 // builds as the baseline), unless it is the null SHA of a new branch.
+//
+// GitLab CI (GITLAB_CI=true, model/gitlab_ci.hpp, docs/gitlab.md): a merge
+// request pipeline's head is CI_MERGE_REQUEST_SOURCE_BRANCH_SHA (merged
+// results pipelines) or CI_COMMIT_SHA, its base CI_MERGE_REQUEST_DIFF_BASE_SHA
+// (the merge base) on CI_MERGE_REQUEST_TARGET_BRANCH_NAME, its number
+// CI_MERGE_REQUEST_IID; a push pipeline's base is CI_COMMIT_BEFORE_SHA.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +25,7 @@
 
 #include "gate/report.hpp"
 #include "model/github_actions.hpp"
+#include "model/gitlab_ci.hpp"
 
 namespace perfgate::runner {
 
@@ -36,11 +43,12 @@ struct git_info {
     std::string pr_base_sha;
     // Set once a baseline rule named base_sha (runner/baseline_ref.hpp).
     std::optional<gate::baseline_choice> baseline;
-    std::string source; // "flags", "github", "git", "none": for messages
-    // GITHUB_EVENT_NAME inside GitHub Actions ("push", "pull_request", ...);
-    // empty outside Actions.
+    std::string source; // "flags", "github", "gitlab", "git", "none": for messages
+    // GITHUB_EVENT_NAME inside GitHub Actions ("push", "pull_request", ...),
+    // CI_PIPELINE_SOURCE inside GitLab CI ("push", "merge_request_event",
+    // ...); empty outside CI.
     std::string event;
-    bool actions = false; // GITHUB_ACTIONS=true
+    bool actions = false; // GITHUB_ACTIONS=true or GITLAB_CI=true
 };
 
 struct git_overrides {
@@ -58,7 +66,8 @@ using model::process_env;
 // no commit. resolve_git_info drops it wherever it comes from.
 bool is_null_sha(const std::string& sha);
 
-// Flags > GitHub Actions environment (when GITHUB_ACTIONS=true) > `git
+// Flags > GitHub Actions environment (when GITHUB_ACTIONS=true) > GitLab CI
+// environment (when GITLAB_CI=true) > `git
 // rev-parse` in cwd. Missing pieces stay empty: not being in a git checkout
 // is not an error. A GITHUB_EVENT_PATH that cannot be read or parsed is
 // "input.bad_event" naming the file.
@@ -69,7 +78,7 @@ git_info resolve_git_info(const git_overrides& flags, const env_lookup& env, con
 // "Which runs feed the series").
 enum class mainline_side { none, baseline, candidate };
 // asked: --mainline (true: the candidate) or --no-mainline (false: none);
-// nullopt, the default: inside GitHub Actions the candidate of a push event
+// nullopt, the default: inside GitHub Actions or GitLab CI the candidate of a push event
 // (the pushed head is the branch's new point) and none for any other event
 // (a pull request's runs never feed a series); outside Actions the baseline
 // of a run without a pull request whose baseline is on the candidate's

@@ -19,9 +19,10 @@ model::acceptance detail::service_impl::accept_comparison(const std::string& pro
                                                           "bytes",
                                                           head_sha.size()));
     }
-    if (!model::is_github_login(login)) {
+    if (!model::is_github_login(login) && !model::is_gitlab_username(login)) {
         throw error(errors::ingest_bad_field,
-                    "login: expected a GitHub login (1 to 39 letters, digits and '-', optionally followed by [bot])");
+                    "login: expected a GitHub login (1 to 39 letters, digits and '-', optionally followed by [bot]) "
+                    "or a GitLab username (1 to 255 letters, digits, '_', '-' and '.')");
     }
     if (!model::is_clean_acceptance_reason(reason)) {
         throw error(errors::ingest_bad_field,

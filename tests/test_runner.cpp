@@ -1066,8 +1066,12 @@ TEST_CASE("perfgate run stores one session: its comparison is interleaved and un
         CAPTURE(c["name"]);
         CHECK_FALSE(c.contains("between_runs"));
         CHECK(c["reason"].get<std::string>().find("interleaved") == std::string::npos);
-        if (c["p_adjusted"].is_number() && c["method"] != "deterministic" && c["gated"] == true) {
-            CHECK(c["status"] == "regression"); // the rank test at Holm's level, as before
+        // The rank test at Holm's level, as before. Not wall-time: on a busy
+        // machine one descheduled baseline execution of five can overlap a
+        // 4x slower candidate in elapsed time; CPU time cannot.
+        if (c["p_adjusted"].is_number() && c["method"] != "deterministic" && c["gated"] == true &&
+            c["name"] != "wall-time") {
+            CHECK(c["status"] == "regression");
         }
     }
     auto second = run_perfgate(args, dir.path());

@@ -77,6 +77,9 @@ const std::vector<section>& sections()
         {"GitHub",
          "GitHub's REST API, from `perfgate github` and `perfgate run --github` (docs/github.md).",
          {"github"}},
+        {"GitLab",
+         "GitLab's REST API v4, from `perfgate gitlab` and `perfgate accept --gitlab` (docs/gitlab.md).",
+         {"gitlab"}},
         {"Files and the system", "The machine under perfgate.", {"io", "crypto"}},
         {"Statistics",
          "A statistics function was called outside its domain. Callers check the user's input first, so these "

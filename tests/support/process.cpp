@@ -40,7 +40,7 @@ cli_result run_perfgate(const std::vector<std::string>& args, const std::filesys
     so.argv.insert(so.argv.end(), args.begin(), args.end());
     if (!cwd.empty()) so.cwd = cwd;
     so.capture_stdout = true;
-    so.env = {{"GITHUB_ACTIONS", ""}, {"NO_COLOR", "1"}};
+    so.env = {{"GITHUB_ACTIONS", ""}, {"GITLAB_CI", ""}, {"NO_COLOR", "1"}};
     so.env.insert(so.env.end(), env.begin(), env.end());
     auto res = runner::run_process(so, timeout);
     INFO("perfgate " << (args.empty() ? std::string() : args.front()) << ": " << res.status.describe());

@@ -43,7 +43,7 @@ std::string shell_output(const std::string& cmd);
 std::string shell_quoted(const std::filesystem::path& p);
 
 // Runs the perfgate binary to completion in cwd (empty: this process's) with
-// `env` on top of this environment, and with GITHUB_ACTIONS emptied and
+// `env` on top of this environment, and with GITHUB_ACTIONS and GITLAB_CI emptied and
 // NO_COLOR set, so that a CI job running the tests does not leak into them.
 // Fails the test (REQUIRE) when perfgate does not exit by itself in time.
 cli_result run_perfgate(const std::vector<std::string>& args, const std::filesystem::path& cwd = {},
