@@ -450,10 +450,30 @@ std::vector<model::history_point> history_from_json(const json& doc)
     });
 }
 
+namespace {
+
+// Which token wrote a run or an acceptance: {"id", "name"}, or null (the CLI
+// on a database, or stored before tokens were recorded).
+json written_by_json(const std::optional<model::token_ref>& by)
+{
+    return by ? json{{"id", by->id}, {"name", by->name}} : json(nullptr);
+}
+
+std::optional<model::token_ref> written_by_from(const json& doc)
+{
+    const auto it = doc.find("written_by");
+    if (it == doc.end() || it->is_null()) return std::nullopt;
+    return model::token_ref{it->at("id").get<std::int64_t>(), it->at("name").get<std::string>()};
+}
+
+} // namespace
+
 json to_json(const model::reusable_run& r)
 {
-    return {{"run_id", r.run_id},       {"git_sha", r.git_sha},       {"branch", r.branch},    {"role", r.role},
-            {"toolchain", r.toolchain}, {"created_at", r.created_at}, {"counters", r.counters}};
+    return {{"run_id", r.run_id},       {"git_sha", r.git_sha},
+            {"branch", r.branch},       {"role", r.role},
+            {"toolchain", r.toolchain}, {"created_at", r.created_at},
+            {"counters", r.counters},   {"written_by", written_by_json(r.written_by)}};
 }
 
 std::optional<model::reusable_run> reusable_run_from_json(const json& doc)
@@ -473,6 +493,7 @@ std::optional<model::reusable_run> reusable_run_from_json(const json& doc)
         r.toolchain = run.at("toolchain").get<std::string>();
         r.created_at = run.at("created_at").get<std::int64_t>();
         r.counters = run.at("counters").get<std::vector<std::string>>();
+        r.written_by = written_by_from(run);
         return r;
     });
 }
@@ -682,7 +703,8 @@ json to_json(const model::acceptance& a)
                 {"head_sha", a.head_sha},
                 {"login", a.login},
                 {"reason", a.reason},
-                {"accepted_at", a.accepted_at}};
+                {"accepted_at", a.accepted_at},
+                {"written_by", written_by_json(a.written_by)}};
 }
 
 model::acceptance acceptance_from_json(const json& doc)
@@ -694,6 +716,7 @@ model::acceptance acceptance_from_json(const json& doc)
         a.login = doc.at("login").get<std::string>();
         a.reason = doc.at("reason").get<std::string>();
         a.accepted_at = doc.at("accepted_at").get<std::int64_t>();
+        a.written_by = written_by_from(doc);
         return a;
     });
 }

@@ -12,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "gate/compare.hpp"
 #include "gate/report.hpp"
 #include "github/github.hpp"
 #include "model/error.hpp"
@@ -108,6 +109,13 @@ int cmd_github(const argv_t& argv)
     opt.require_environment = true;
 
     const gate::report report = load_report(report_path);
+    // The report may come from a fork's artifact (ci/examples/fork-publish.yml):
+    // post only a verdict that its own counters give (issue 43, finding 7).
+    if (const auto why = gate::inconsistent_verdict(report)) {
+        throw error(errors::input_bad_report,
+                    fmt::format("{}: {}: refusing to post a verdict that the report's own counters do not give",
+                                report_path, *why));
+    }
 
     if (auto expected = args.get("expect-head-sha")) {
         event_source source = event_source_for(github_env::from_environment(), opt);

@@ -10,6 +10,7 @@
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "model/error.hpp"
+#include "model/token_scope.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
 
@@ -19,12 +20,17 @@ namespace {
 
 const command_spec token_command{
     "token",
-    "create|list|revoke --db PATH --project P [--label NAME] [--expires WHEN] [ID|TOKEN]",
+    "create|list|revoke --db PATH --project P [--label NAME] [--scope LIST] [--expires WHEN] [ID|TOKEN]",
     "create: makes an API token for a project (created if new) and prints it once\n"
     "on stdout. Only its SHA-256 is stored: keep the token in your CI secrets\n"
-    "(e.g. PERFGATE_TOKEN). list: the project's tokens (id, label, created, last\n"
-    "used, expires), never their secrets. revoke ID|TOKEN: deletes one token; the\n"
-    "dashboard sessions signed in with it end at their next request.",
+    "(e.g. PERFGATE_TOKEN). Its scopes say what it may do (docs/http-api.md, Token\n"
+    "scopes): read; upload (runs on any branch, never the main line's: pull\n"
+    "request jobs); baseline (upload, and its runs feed the baseline branch: push\n"
+    "jobs); admin (webhooks, triage, acceptances). list: the project's tokens (id,\n"
+    "label, created, last used, expires, scopes), never their secrets; a token made\n"
+    "before scopes existed shows 'legacy' and keeps every power. revoke ID|TOKEN:\n"
+    "deletes one token; the dashboard sessions signed in with it end at their next\n"
+    "request, and its id is never given to another token.",
     {
         {"db", 0, true, false, "PATH|URI",
          "SQLite database file (created with its schema if missing) or postgresql:// URI"},
@@ -38,6 +44,9 @@ const command_spec token_command{
          {},
          {"name"}},
         {"name", 0, true, false, "NAME", "the same as --label", {}, {"label"}},
+        {"scope", 0, true, false, "LIST",
+         "create: the token's scopes, comma-separated: read, upload, baseline, admin (e.g. upload,read for pull "
+         "request jobs, baseline,read for pushes to the protected branch); default: all four, with a warning"},
         {"expires", 0, true, false, "WHEN",
          "create: the token opens nothing after WHEN: a duration from now (90d, 12h, 2w) or a UTC date (2027-01-31)"},
     },
@@ -108,9 +117,9 @@ int cmd_token(const argv_t& args)
         throw error(errors::usage_bad_subcommand,
                     "perfgate token: expected 'create', 'list' or 'revoke ID|TOKEN' with --db PATH --project P");
     }
-    if (!create && (parsed->has("label") || parsed->has("name") || parsed->has("expires"))) {
+    if (!create && (parsed->has("label") || parsed->has("name") || parsed->has("expires") || parsed->has("scope"))) {
         throw error(errors::usage_conflict,
-                    fmt::format("perfgate token {}: --label and --expires are for create", sub));
+                    fmt::format("perfgate token {}: --label, --scope and --expires are for create", sub));
     }
     const std::string db_path = parsed->required("db");
     const std::string project = parsed->required("project");
@@ -121,13 +130,32 @@ int cmd_token(const argv_t& args)
         capture::validate_name("label", name);
         std::optional<std::int64_t> expires;
         if (const auto e = parsed->get("expires")) expires = parse_expires(*e, now);
+        model::scope_set scopes;
+        if (const auto list = parsed->get("scope")) {
+            const auto given = model::scope_set::parse(*list);
+            if (!given) {
+                throw error(errors::usage_bad_value,
+                            fmt::format("--scope '{}': expected a comma-separated list of read, upload, baseline "
+                                        "and admin, each at most once (e.g. upload,read)",
+                                        list->substr(0, 64)));
+            }
+            scopes = *given;
+        } else {
+            for (const auto s : {model::scope::read, model::scope::upload, model::scope::baseline, model::scope::admin})
+                scopes.add(s);
+        }
         store::store db(db_path);
         service::service service(db);
-        const std::string token = service.tokens().create(project, name, expires);
+        const std::string token = service.tokens().create(project, name, expires, scopes);
         std::cout << token << std::endl;
-        std::cerr << fmt::format("perfgate token: created token '{}' for project '{}' in {}{}; it is shown only once\n",
-                                 name, project, db.location(),
-                                 expires ? fmt::format(", expiring {}", utc(*expires)) : std::string());
+        std::cerr << fmt::format(
+            "perfgate token: created token '{}' for project '{}' in {} with scopes {}{}; it is shown only once\n", name,
+            project, db.location(), scopes.to_string(),
+            expires ? fmt::format(", expiring {}", utc(*expires)) : std::string());
+        if (!parsed->has("scope")) {
+            std::cerr << "perfgate token: warning: no --scope: this token has every scope; give pull request jobs "
+                         "--scope upload,read and push jobs --scope baseline,read\n";
+        }
         return exit_pass;
     }
 
@@ -136,13 +164,22 @@ int cmd_token(const argv_t& args)
     if (list) {
         // Labels are names (capture::validate_name): no spaces or controls, so
         // the columns split on whitespace.
-        std::cout << "id\tlabel\tcreated\tlast_used\texpires\n";
+        std::cout << "id\tlabel\tcreated\tlast_used\texpires\tscopes\n";
+        std::size_t legacy = 0;
         for (const auto& t : service.tokens().list(project)) {
-            std::cout << fmt::format("{}\t{}\t{}\t{}\t{}\n", t.id, t.name, utc(t.created_at),
+            if (t.scopes.is_legacy()) ++legacy;
+            std::cout << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", t.id, t.name, utc(t.created_at),
                                      t.last_used_at ? utc(*t.last_used_at) : "never",
                                      !t.expires_at          ? "never"
                                      : *t.expires_at <= now ? utc(*t.expires_at) + " (expired)"
-                                                            : utc(*t.expires_at));
+                                                            : utc(*t.expires_at),
+                                     t.scopes.is_legacy() ? "legacy(all)" : t.scopes.to_string());
+        }
+        if (legacy > 0) {
+            std::cerr << fmt::format("perfgate token: warning: {} token(s) predate scopes and keep every power "
+                                     "(scopes legacy(all)): replace them with scoped tokens (--scope) and revoke "
+                                     "them\n",
+                                     legacy);
         }
         return exit_pass;
     }

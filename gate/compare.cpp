@@ -1012,6 +1012,38 @@ void settle_failed(report& out)
     if (!out.failed.empty() && out.result == verdict::pass) out.result = verdict::inconclusive;
 }
 
+std::optional<std::string> inconsistent_verdict(const report& r)
+{
+    std::vector<std::string> ignored;
+    std::vector<benchmark_report> recomputed;
+    for (const auto& b : r.benchmarks) {
+        benchmark_report copy;
+        copy.name = b.name;
+        copy.counters = b.counters;
+        copy.result = benchmark_verdict(b, r.rules, ignored);
+        if (copy.result != b.result) {
+            return fmt::format(
+                "benchmark '{}' says {} but its gated counters give {} ({} regressed, {} inconclusive)", b.name,
+                to_string(b.result), to_string(copy.result),
+                std::count_if(b.counters.begin(), b.counters.end(),
+                              [](const counter_report& c) { return c.gated && c.state == status::regression; }),
+                std::count_if(b.counters.begin(), b.counters.end(), [](const counter_report& c) {
+                    return c.gated && (c.state == status::inconclusive || c.state == status::insufficient);
+                }));
+        }
+        recomputed.push_back(std::move(copy));
+    }
+    report whole;
+    whole.failed = r.failed;
+    whole.result = gate_verdict(recomputed, ignored);
+    settle_failed(whole);
+    if (whole.result != r.result) {
+        return fmt::format("the report says {} but its benchmarks give {} ({} gated counters regressed)",
+                           to_string(r.result), to_string(whole.result), r.count(status::regression));
+    }
+    return std::nullopt;
+}
+
 sequential_progress sequential_check(const capture::sample_set& baseline, const capture::sample_set& candidate,
                                      const policy& rules, const std::function<std::size_t(std::size_t)>& family_of)
 {

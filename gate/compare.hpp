@@ -64,6 +64,14 @@ struct side_outcome {
 bool add_unpaired(report& out, std::string_view benchmark, const side_outcome& baseline, const side_outcome& candidate);
 // A report with failed benchmarks never passes: a pass becomes inconclusive.
 void settle_failed(report& out);
+// Whether a report's stated verdicts follow from its own counters (issue 43,
+// finding 7): each benchmark's from its gated counters' states, the
+// report's from its benchmarks and failed ones, by the rules compare()
+// decides with. The first disagreement, in words ("the report says pass but
+// its benchmarks give fail (1 gated counters regressed)"), or nullopt. A
+// report from compare() always agrees; perfgate github refuses one that
+// does not (a fork's artifact is the fork's word).
+std::optional<std::string> inconsistent_verdict(const report& r);
 
 // Under rules.sequential the gated counters with per-run samples are judged
 // by the sequential rule (gate/sequential.hpp) at alpha / m each for

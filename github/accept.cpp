@@ -25,6 +25,18 @@ using nlohmann::json;
 namespace {
 
 
+// GitHub's timestamps are "YYYY-MM-DDTHH:MM:SSZ" (UTC): compared as text.
+bool is_github_time(std::string_view t)
+{
+    if (t.size() != 20) return false;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const char c = t[i];
+        const char want = i == 4 || i == 7 ? '-' : i == 10 ? 'T' : i == 13 || i == 16 ? ':' : i == 19 ? 'Z' : '0';
+        if (want == '0' ? !std::isdigit(static_cast<unsigned char>(c)) : c != want) return false;
+    }
+    return true;
+}
+
 // The permissions that may accept: GitHub's `permission` field is admin,
 // write, read or none, with maintain read as write and triage as read
 // (GET /repos/{owner}/{repo}/collaborators/{username}/permission).
@@ -114,6 +126,13 @@ private:
             result_.login = string_at(object_at(comment, "user"), "login");
             result_.pr_number = int_at(issue, "number");
             require_request("issue.number", "comment.user.login");
+            commented_at_ = string_at(comment, "created_at");
+            if (!is_github_time(commented_at_)) {
+                throw error(errors::input_github_event,
+                            fmt::format("{}: comment.created_at is not a GitHub time (YYYY-MM-DDTHH:MM:SSZ): cannot "
+                                        "tell which head the comment was made on",
+                                        path_));
+            }
             return true;
         }
         if (event_name_ == "pull_request" || event_name_ == "pull_request_target") {
@@ -124,6 +143,14 @@ private:
             result_.login = string_at(object_at(payload, "sender"), "login");
             result_.pr_number = int_at(object_at(payload, "pull_request"), "number");
             require_request("pull_request.number", "sender.login");
+            // The head the label was put on (the event's, not the job's).
+            labeled_head_ = string_at(object_at(object_at(payload, "pull_request"), "head"), "sha");
+            if (!model::is_full_commit_sha(labeled_head_)) {
+                throw error(errors::input_github_event,
+                            fmt::format("{}: pull_request.head.sha is not a commit id: cannot tell which head the "
+                                        "label was put on",
+                                        path_));
+            }
             return true;
         }
         throw error(errors::input_github_event,
@@ -198,6 +225,12 @@ private:
     {
         const std::int64_t pr = *result_.pr_number;
         result_.head_sha = head_sha_of(pr);
+        // Issue 43, finding 6: accept the commit the maintainer saw, never a
+        // head pushed after the request.
+        if (const auto moved = head_moved()) {
+            refuse_moved(*moved);
+            return;
+        }
         std::string target_url = env_.run_url();
         if (opt_.store) {
             auto [stored, url] = opt_.store(result_.head_sha, result_.login, result_.reason);
@@ -220,6 +253,63 @@ private:
         } catch (const std::exception& e) {
             warn(fmt::format("could not update the perfgate comment on PR #{}: {}", pr, e.what()));
         }
+    }
+
+    // Why the head now is not the one the request was made on, or nullopt.
+    // A label names its head in the event. A comment does not: the head it
+    // was made on is the one whose gate verdict (our status context) existed
+    // when it was written, so the head now must have a status of ours
+    // created at or before the comment's created_at. A push after the
+    // comment has none (its gate ran later); a comment written while the
+    // head's gate was still running saw the previous verdict. Only the
+    // newest 100 statuses of the commit are read: a commit with more is
+    // refused rather than guessed.
+    std::optional<std::string> head_moved()
+    {
+        if (!labeled_head_.empty()) {
+            if (labeled_head_ == result_.head_sha) return std::nullopt;
+            return fmt::format("the label was put on {} and the head is now {}", labeled_head_.substr(0, 12),
+                               result_.head_sha.substr(0, 12));
+        }
+        const std::string path = fmt::format("/repos/{}/commits/{}/statuses?per_page=100", env_.repository,
+                                             result_.head_sha);
+        const json statuses = api_->call("GET", path);
+        if (!statuses.is_array()) {
+            throw error(errors::github_bad_response,
+                        fmt::format("GET {}: not a list of statuses: cannot tell which head the comment saw", path));
+        }
+        std::string first; // our context's earliest status on the head
+        for (const auto& st : statuses) {
+            if (!st.is_object() || string_at(st, "context") != opt_.context) continue;
+            const std::string at = string_at(st, "created_at");
+            if (is_github_time(at) && (first.empty() || at < first)) first = at;
+        }
+        if (first.empty()) {
+            return fmt::format("the head {} has no '{}' status: it was not gated when the comment was written ({})",
+                               result_.head_sha.substr(0, 12), opt_.context, commented_at_);
+        }
+        // Both are YYYY-MM-DDTHH:MM:SSZ (is_github_time): text order is time order.
+        if (first > commented_at_) {
+            return fmt::format("the head {} was gated at {}, after the comment ({})", result_.head_sha.substr(0, 12),
+                               first, commented_at_);
+        }
+        return std::nullopt;
+    }
+
+    void refuse_moved(const std::string& why)
+    {
+        result_.outcome = accept_outcome::denied;
+        result_.why = fmt::format("the pull request's head moved after the request: {}", why);
+        const std::string body = fmt::format(
+            "@{} perfgate did not accept: the pull request's head moved after your request ({}). Nothing changed: "
+            "look at the gate's verdict on the new head and ask again (`{} <reason>`).",
+            result_.login, report::markdown_literal(why), accept_command);
+        const json payload = {{"body", body}};
+        api_->call("POST", fmt::format("/repos/{}/issues/{}/comments", env_.repository, *result_.pr_number), &payload,
+                   nullptr, "pull-requests: write", replay::forbidden);
+        result_.reply_posted = true;
+        log_ << fmt::format("perfgate accept: {}: replied on PR #{}, nothing else changed\n", result_.why,
+                            *result_.pr_number);
     }
 
     std::string head_sha_of(std::int64_t pr)
@@ -281,6 +371,8 @@ private:
     std::ostream& log_;
     model::github_env env_;
     std::string path_, event_name_;
+    std::string commented_at_; // the comment's created_at (issue_comment)
+    std::string labeled_head_; // the head the label was put on (pull_request labeled)
     std::optional<github_api> api_;
     accept_result result_;
 };

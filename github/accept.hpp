@@ -72,14 +72,20 @@ struct accept_result {
 // which reads maintain as write and triage as read) may accept. Anyone else
 // gets a reply comment saying why, and nothing else changes (outcome
 // denied). A writer: GET /repos/{o}/{r}/pulls/{n} for the head sha (now,
-// not at event time), options.store, POST /repos/{o}/{r}/statuses/{sha}
+// not at event time), which must be the head the request was made on
+// (issue 43, finding 6): a label's event names it (pull_request.head.sha); a
+// comment's head must have a status of options.context created at or before
+// comment.created_at (GET /repos/{o}/{r}/commits/{sha}/statuses): the verdict
+// the commenter saw. Else a reply saying the head moved, nothing else
+// (outcome denied). Then options.store, POST /repos/{o}/{r}/statuses/{sha}
 // success "accepted by @login: reason" (cut to 140 characters) for
 // options.context, and the sticky comment (comment_marker(context), ours)
 // gets report::render_acceptance_note, replacing an earlier one; a PR
 // without one gets a new comment carrying the marker.
 // Errors: "input.github_env" (a variable missing), "input.github_event"
 // (unreadable payload, an event other than issue_comment/pull_request(_
-// target), a login that is not one), the github.* errors of github_api
+// target), a login that is not one, a comment without a GitHub created_at, a
+// label event without its head sha), the github.* errors of github_api
 // (an unknown pull request is "github.http" naming it), and store's.
 // A failure to update the comment after the status is set is a warning.
 accept_result accept_regression(const accept_options& opt, std::ostream& log);

@@ -5,8 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "model/token_scope.hpp"
 
 namespace perfgate::model {
 
@@ -16,6 +19,11 @@ struct acceptance {
     std::string login;            // the GitHub user whose permission was checked
     std::string reason;           // one line of the user's text (clean_acceptance_reason)
     std::int64_t accepted_at = 0; // unix seconds
+    // The server token that stored it (019_token_scopes.sql): the GitHub
+    // login is checked by whoever holds that token, so the token is the
+    // record of who vouched; nullopt for older acceptances and the CLI on a
+    // database.
+    std::optional<token_ref> written_by;
 };
 
 // A reason is one line of at most this many bytes: a status description

@@ -193,6 +193,8 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
      "this token does not grant access to project 'shop'"},
     {errors::auth_missing_token, 401, exit_measurement, "A request that needs a token came without one.",
      "missing 'Authorization: Bearer <token>' header (create a token with `perfgate token create`)"},
+    {errors::auth_missing_scope, 403, exit_measurement, "The token is the project's but lacks the scope this route needs (docs/http-api.md \"Token scopes\"); the message names the scope.",
+     "POST /api/v1/projects/{project}/webhooks needs a token with scope 'admin'; token 7 ('pr-ci') has scopes read,upload"},
     {errors::token_not_found, 404, exit_usage, "perfgate token revoke: the project has no token with this id (or this secret); perfgate token list shows them.",
      "project 'shop' has no token '17' (perfgate token list --project shop shows its tokens)"},
 

@@ -99,6 +99,7 @@ inline constexpr error_id artifact_too_many{"artifact.too_many"};
 inline constexpr error_id auth_bad_token{"auth.bad_token"};
 inline constexpr error_id auth_forbidden{"auth.forbidden"};
 inline constexpr error_id auth_missing_token{"auth.missing_token"};
+inline constexpr error_id auth_missing_scope{"auth.missing_scope"};
 inline constexpr error_id token_not_found{"token.not_found"};
 
 inline constexpr error_id http_too_many_requests{"http.too_many_requests"};

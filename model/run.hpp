@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "model/token_scope.hpp"
+
 namespace perfgate::model {
 
 struct testbed_info {
@@ -80,6 +82,9 @@ struct run_record : run_identity {
     // a pull request's runs never are. Not part of run_identity: an upload
     // asks for it (ingest_request::mainline, optional), the service decides.
     bool mainline = false;
+    // The server token that uploaded the run (stored since 019_token_scopes.sql);
+    // nullopt for runs stored by the CLI on a database and for older runs.
+    std::optional<token_ref> written_by;
 };
 
 struct counter_summary {
@@ -142,6 +147,12 @@ struct ingest_request : run_identity {
     // (`benchmark` is then unused).
     std::string input_format;
     std::string source = "upload"; // names the input in error messages
+    // Set by the server from the request's token, never read from the wire:
+    // who uploads (run_record::written_by), and what its scopes allow (a
+    // token without the baseline scope never writes the main line,
+    // service::mainline_of). nullopt: the CLI on its own database.
+    std::optional<token_ref> written_by;
+    std::optional<scope_set> writer_scopes;
 };
 
 struct ingest_result {
@@ -174,8 +185,9 @@ struct reusable_run_query {
 struct reusable_run {
     std::int64_t run_id = 0;
     std::string git_sha, branch, role, toolchain;
-    std::int64_t created_at = 0;       // unix seconds
-    std::vector<std::string> counters; // the run's counter names, in order
+    std::int64_t created_at = 0;         // unix seconds
+    std::vector<std::string> counters;   // the run's counter names, in order
+    std::optional<token_ref> written_by; // the token that uploaded it (run_record::written_by)
 };
 
 } // namespace perfgate::model

@@ -54,9 +54,10 @@ std::optional<response> refuse_page(const request& header, context& ctx, std::st
 
 } // namespace
 
-std::optional<response> refuse_before_body(const request& header, context& ctx, bool* token_checked)
+std::optional<response> refuse_before_body(const request& header, context& ctx,
+                                           std::optional<service::token_grant>* checked)
 {
-    if (token_checked) *token_checked = false;
+    if (checked) checked->reset();
     if (const auto page = pages::page_label(header)) return refuse_page(header, ctx, *page);
     const route_match m = match_route(header);
     // No route or a wrong method: route() answers these from the start line
@@ -65,8 +66,8 @@ std::optional<response> refuse_before_body(const request& header, context& ctx, 
     // The router's own rule (routes.hpp): open routes and public reads pass.
     if (!needs_token(*m.row, header, ctx)) return std::nullopt;
     try {
-        ctx.service.tokens().authorize(detail::bearer_token(header), m.project);
-        if (token_checked) *token_checked = true;
+        auto grant = check_token(m, header, ctx);
+        if (checked) *checked = std::move(grant);
         // An artifact announced larger than the route takes: 413 before
         // its body is read, with the message the service would give.
         const std::uint64_t limit = m.row->max_artifact_bytes;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "server/router.hpp"
+#include "service/service.hpp"
 
 namespace perfgate::server {
 
@@ -20,18 +21,20 @@ namespace perfgate::server {
 // empty), or nullopt when its body may be read:
 //   - no route, or a wrong method -> the router's own 404/405 (route() answers
 //     those before it looks at a token or the store);
-//   - a route that needs a token (needs_token(), routes.hpp: the router's
-//     own rule) without a valid one for that project -> 401/403, via
-//     service::service::authorize;
+//   - a route that needs a token (check_token(), routes.hpp: the router's
+//     own rule) without a valid one for that project, or without the
+//     route's scope -> 401/403;
 //   - an artifact upload whose Content-Length is over its row's
 //     max_artifact_bytes (the flame graph's: service::max_flame_graph_bytes)
 //     -> 413 "artifact.too_large".
 // Routes without a token (open ones, public reads) and dashboard pages pass
 // (a form over pages::max_form_bytes is 413). Never
 // throws: a failing store becomes the 500 the router would answer.
-// token_checked, when given, is set to whether the header's token was
-// authorized for the path's project here: route() need not look it up again
-// for the same request (router.hpp).
-std::optional<response> refuse_before_body(const request& header, context& ctx, bool* token_checked = nullptr);
+// checked, when given, is set to the header's token's grant when it was
+// authorized for the route here (its scope included, check_token in
+// routes.hpp), else reset: route() need not look it up again for the same
+// request (router.hpp).
+std::optional<response> refuse_before_body(const request& header, context& ctx,
+                                           std::optional<service::token_grant>* checked = nullptr);
 
 } // namespace perfgate::server

@@ -24,26 +24,32 @@ std::string lower(std::string_view s)
     return out;
 }
 
-// Who may call it: open routes need nothing; a read takes the token or,
-// with --public-read, nothing; a write needs the token.
+// Who may call it: open routes need nothing; a read takes a token with
+// scope read or, with --public-read, nothing; upload and admin routes need a
+// token with that scope (OpenAPI 3.1 lets a non-OAuth scheme list role
+// names: the scope, docs/http-api.md "Token scopes").
 json security(access who)
 {
     switch (who) {
     case access::open: return json::array();
-    case access::read: return json::array({json{{"bearer", json::array()}}, json::object()});
-    case access::write: return json::array({json{{"bearer", json::array()}}});
+    case access::read: return json::array({json{{"bearer", json::array({"read"})}}, json::object()});
+    case access::upload: return json::array({json{{"bearer", json::array({"upload"})}}});
+    case access::admin: return json::array({json{{"bearer", json::array({"admin"})}}});
     }
     return json::array();
 }
 
+// x-perfgate-access: the route table's access rule, which is also the
+// token scope the route needs (none for open).
 std::string_view access_name(access who)
 {
     switch (who) {
     case access::open: return "open";
     case access::read: return "read";
-    case access::write: return "write";
+    case access::upload: return "upload";
+    case access::admin: return "admin";
     }
-    return "write";
+    return "admin";
 }
 
 json parameters(const api_route& r)
@@ -129,7 +135,10 @@ json openapi_document()
          {{"schemas", api::schemas()},
           {"securitySchemes",
            {{"bearer",
-             {{"type", "http"}, {"scheme", "bearer"}, {"description", "A project token (perfgate token create)"}}}}}}},
+             {{"type", "http"},
+              {"scheme", "bearer"},
+              {"description",
+               "A project token (perfgate token create --scope ...); each operation lists the scope it needs (read, upload, baseline or admin: docs/http-api.md, Token scopes)"}}}}}}},
         {"paths", std::move(paths)}};
 }
 

@@ -158,8 +158,12 @@ model::ingest_request ingest_from_csv(const request& req, const query_params& q,
 // ---------------------------------------------------------------------------
 // Endpoints
 
-response post_run(const request& req, context& ctx, const route_match& m, const query_params& q)
+std::optional<response> post_run(const route_call& c)
 {
+    const request& req = c.req;
+    context& ctx = c.ctx;
+    const route_match& m = c.match;
+    const query_params& q = c.query;
     const std::string type = media_type(sv(req[http::field::content_type]));
     model::ingest_request in;
     if (type == "application/json") {
@@ -173,6 +177,12 @@ response post_run(const request& req, context& ctx, const route_match& m, const 
                                 type.substr(0, 64)));
     }
     in.project = m.project;
+    // Who uploads, whatever the body says: the token's scopes decide
+    // whether the run may feed the main line (service::mainline_of).
+    if (c.token) {
+        in.written_by = c.token->ref();
+        in.writer_scopes = c.token->scopes;
+    }
     // Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): a retry
     // of an upload gets the first attempt's run (service::ingest).
     std::optional<std::string> key;
@@ -535,8 +545,12 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
 // POST: a reviewer's acceptance of the regression of a pull request head
 // (perfgate accept, docs/http-api.md "Accept a regression"): stored with the
 // project's newest comparison of that candidate commit.
-response post_acceptance(const request& req, context& ctx, const route_match& m, const query_params& q)
+std::optional<response> post_acceptance(const route_call& c)
 {
+    const request& req = c.req;
+    context& ctx = c.ctx;
+    const route_match& m = c.match;
+    const query_params& q = c.query;
     only_declared(m, q);
     const std::string type = media_type(sv(req[http::field::content_type]));
     if (type != "application/json") {
@@ -544,7 +558,8 @@ response post_acceptance(const request& req, context& ctx, const route_match& m,
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const api::acceptance_request r = api::acceptance_request_from_json(api::parse_request_body(req.body()));
-    const model::acceptance a = ctx.service.acceptances().accept(m.project, r.head_sha, r.login, r.reason);
+    const model::acceptance a = ctx.service.acceptances().accept(
+        m.project, r.head_sha, r.login, r.reason, c.token ? std::optional(c.token->ref()) : std::nullopt);
     const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project),
                                         a.comparison_id);
     response res = json_response(http::status::created, api::to_json(a), req);
@@ -717,9 +732,9 @@ const std::vector<api_route> route_table{
     {v::post,
      "/api/v1/projects/{project}/runs",
      "POST /api/v1/projects/{project}/runs",
-     access::write,
+     access::upload,
      body_rule::bytes,
-     call<post_run>,
+     post_run,
      "Upload a run: one benchmark's perf stat capture, or a google/benchmark suite",
      {{"benchmark", false, "benchmark name (text/csv only; default \"default\")"},
       {"role", true, "baseline or candidate (text/csv only)"},
@@ -744,7 +759,7 @@ const std::vector<api_route> route_table{
     {v::post,
      "/api/v1/projects/{project}/compare",
      "POST /api/v1/projects/{project}/compare",
-     access::write,
+     access::upload,
      body_rule::bytes,
      post_compare_call,
      "Compare stored runs (one pair or many, one gate) and store the comparison",
@@ -796,7 +811,7 @@ const std::vector<api_route> route_table{
     {v::put,
      "/api/v1/projects/{project}/comparisons/{id}/flame-graph",
      "PUT /api/v1/projects/{project}/comparisons/{id}/flame-graph",
-     access::write,
+     access::upload,
      body_rule::bytes,
      call<put_flame_graph>,
      "Store a benchmark's differential flame graph with a comparison",
@@ -810,7 +825,7 @@ const std::vector<api_route> route_table{
     {v::put,
      "/api/v1/projects/{project}/comparisons/{id}/attribution",
      "PUT /api/v1/projects/{project}/comparisons/{id}/attribution",
-     access::write,
+     access::upload,
      body_rule::bytes,
      call<put_attribution>,
      "Store a benchmark's attribution (the report's \"attribution\" object)",
@@ -904,7 +919,7 @@ const std::vector<api_route> route_table{
     {v::patch,
      "/api/v1/projects/{project}/alerts/{id}",
      "PATCH /api/v1/projects/{project}/alerts/{id}",
-     access::write,
+     access::admin,
      body_rule::bytes,
      call<patch_alert>,
      "Triage an alert: its status and note",
@@ -931,11 +946,11 @@ const std::vector<api_route> route_table{
      false,
      "listChangePoints"},
     // Webhook URLs can be credentials (a Slack incoming webhook's is):
-    // reading them needs the project's token even with --public-read.
+    // reading them needs an admin token even with --public-read.
     {v::get,
      "/api/v1/projects/{project}/webhooks",
      "GET /api/v1/projects/{project}/webhooks",
-     access::write,
+     access::admin,
      body_rule::none,
      call<get_webhooks>,
      "The project's alert webhooks (never their secrets)",
@@ -948,7 +963,7 @@ const std::vector<api_route> route_table{
     {v::post,
      "/api/v1/projects/{project}/webhooks",
      "POST /api/v1/projects/{project}/webhooks",
-     access::write,
+     access::admin,
      body_rule::bytes,
      call<post_webhook>,
      "Add an alert webhook",
@@ -961,7 +976,7 @@ const std::vector<api_route> route_table{
     {v::delete_,
      "/api/v1/projects/{project}/webhooks/{id}",
      "DELETE /api/v1/projects/{project}/webhooks/{id}",
-     access::write,
+     access::admin,
      body_rule::bytes,
      call<delete_webhook>,
      "Remove an alert webhook",
@@ -974,9 +989,9 @@ const std::vector<api_route> route_table{
     {v::post,
      "/api/v1/projects/{project}/acceptances",
      "POST /api/v1/projects/{project}/acceptances",
-     access::write,
+     access::admin,
      body_rule::bytes,
-     call<post_acceptance>,
+     post_acceptance,
      "Accept the regression of a pull request head (perfgate accept)",
      {},
      {json_type},
@@ -1082,8 +1097,8 @@ response method_not_allowed(const request& req, const route_match& m)
     return res;
 }
 
-std::optional<response> dispatch(const request& req, context& ctx, bool token_checked, const responder* later,
-                                 std::string_view peer)
+std::optional<response> dispatch(const request& req, context& ctx, const service::token_grant* checked,
+                                 const responder* later, std::string_view peer)
 {
     if (pages::page_label(req)) return pages::handle(req, ctx, peer);
     const route_match m = match_route(req);
@@ -1097,14 +1112,15 @@ std::optional<response> dispatch(const request& req, context& ctx, bool token_ch
     }
     if (!m.method_allowed) return method_not_allowed(req, m);
     std::string_view query;
+    std::optional<service::token_grant> grant;
+    if (checked) grant = *checked;
     if (m.row->who != access::open) {
-        if (!token_checked && needs_token(*m.row, req, ctx))
-            ctx.service.tokens().authorize(detail::bearer_token(req), m.project);
+        if (!checked) grant = check_token(m, req, ctx);
         ctx.service.projects().require(m.project);
         query = split_target(sv(req.target())).second;
     } // else: open routes ignore their query string (a probe may add a cache-buster)
     const query_params q(query);
-    return m.row->handler(route_call{req, ctx, m, q, later, peer});
+    return m.row->handler(route_call{req, ctx, m, q, later, peer, grant ? &*grant : nullptr});
 }
 
 } // namespace
@@ -1199,14 +1215,14 @@ response error_response(std::string_view id, std::string_view message, unsigned 
     return answer_error(id, message, version, keep_alive, {});
 }
 
-response route(const request& req, context& ctx, bool token_checked, std::string_view peer)
+response route(const request& req, context& ctx, const service::token_grant* checked, std::string_view peer)
 {
-    response res = *guarded(req, [&] { return dispatch(req, ctx, token_checked, nullptr, peer); });
+    response res = *guarded(req, [&] { return dispatch(req, ctx, checked, nullptr, peer); });
     default_security_headers(res);
     return res;
 }
 
-std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later,
+std::optional<response> route(const request& req, context& ctx, const service::token_grant* checked, responder later,
                               std::string_view peer)
 {
     // An answer made later (a compare the committer stores) gets the same headers.
@@ -1217,8 +1233,7 @@ std::optional<response> route(const request& req, context& ctx, bool token_check
             later(std::move(res));
         };
     }
-    auto res = guarded(req,
-                       [&] { return dispatch(req, ctx, token_checked, with_headers ? &with_headers : nullptr, peer); });
+    auto res = guarded(req, [&] { return dispatch(req, ctx, checked, with_headers ? &with_headers : nullptr, peer); });
     if (res) default_security_headers(*res);
     return res;
 }
@@ -1250,10 +1265,30 @@ bool needs_token(const api_route& r, const request& req, const context& ctx)
 {
     switch (r.who) {
     case access::open: return false;
-    case access::write: return true;
+    case access::upload:
+    case access::admin: return true;
     case access::read: return !(ctx.public_read && req[http::field::authorization].empty());
     }
     return true;
+}
+
+std::optional<model::scope> needed_scope(const api_route& r, const context& ctx)
+{
+    switch (r.who) {
+    case access::open: return std::nullopt;
+    case access::read: return ctx.public_read ? std::nullopt : std::optional(model::scope::read);
+    case access::upload: return model::scope::upload;
+    case access::admin: return model::scope::admin;
+    }
+    return model::scope::admin;
+}
+
+std::optional<service::token_grant> check_token(const route_match& m, const request& req, const context& ctx)
+{
+    if (!needs_token(*m.row, req, ctx)) return std::nullopt;
+    service::token_grant grant = ctx.service.tokens().authorize(detail::bearer_token(req), m.project);
+    if (const auto scope = needed_scope(*m.row, ctx)) service::require_scope(grant, *scope, m.row->label);
+    return grant;
 }
 
 bool takes_body(const request& req)

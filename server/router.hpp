@@ -38,7 +38,8 @@
 
 namespace perfgate::service {
 class service;
-}
+struct token_grant;
+} // namespace perfgate::service
 
 namespace perfgate::server {
 
@@ -74,13 +75,14 @@ struct context {
 // Maps one complete request to its response. Never throws: every error
 // becomes a JSON error response (unexpected exceptions -> 500, logged as
 // error_response() says, with the method and target).
-// token_checked: the session's header stage (auth_gate.hpp) authorized
-// this request's token for its project already; the token is not looked up
-// a second time. peer: the connection's "address:port" (what the sign-in
+// checked: the session's header stage (auth_gate.hpp) authorized this
+// request's token for its route already (its grant); the token is not
+// looked up a second time. peer: the connection's "address:port" (what the sign-in
 // throttle counts, pages::client_address); empty without a socket.
 // Every answer carries X-Content-Type-Options: nosniff and a
 // Content-Security-Policy (default_security_headers).
-response route(const request& req, context& ctx, bool token_checked = false, std::string_view peer = {});
+response route(const request& req, context& ctx, const service::token_grant* checked = nullptr,
+               std::string_view peer = {});
 
 // Takes a response the router finishes after route() has returned, on
 // another thread (the service's committer).
@@ -90,7 +92,7 @@ using responder = std::function<void(response&&)>;
 // and `later` is then called once, from that thread, with the response
 // (the report, or the error that kept it from being stored). Every other
 // request is answered here, and `later` is not called.
-std::optional<response> route(const request& req, context& ctx, bool token_checked, responder later,
+std::optional<response> route(const request& req, context& ctx, const service::token_grant* checked, responder later,
                               std::string_view peer = {});
 
 // The route template a request matches ("POST /api/v1/projects/{project}/runs"),

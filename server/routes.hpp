@@ -26,7 +26,9 @@
 
 #include <boost/beast/http/verb.hpp>
 
+#include "model/token_scope.hpp"
 #include "server/router.hpp"
+#include "service/service.hpp"
 
 namespace perfgate::server {
 
@@ -34,11 +36,13 @@ namespace detail {
 class query_params;
 }
 
-// Who may call a route.
+// Who may call a route: the token scope it needs (model/token_scope.hpp,
+// docs/http-api.md "Token scopes").
 enum class access {
-    open,  // anyone: /healthz, /metrics, the OpenAPI document
-    read,  // the project's token, unless the server runs with --public-read
-    write, // the project's token, always (also a read that returns credentials: webhook URLs)
+    open,   // anyone: /healthz, /metrics, the OpenAPI document
+    read,   // a token of the project with scope read, unless the server runs with --public-read
+    upload, // a token with scope upload (or baseline): runs, compares and their artifacts
+    admin,  // a token with scope admin: webhooks (their URLs are credentials), triage, acceptances
 };
 
 // A route's request body.
@@ -73,6 +77,9 @@ struct route_call {
     const detail::query_params& query;
     const responder* later; // null: answer now
     std::string_view peer;
+    // The request's token, authorized for the route (null: none was needed
+    // and none sent): who writes (run_record::written_by) and what it may.
+    const service::token_grant* token = nullptr;
 };
 using route_handler = std::optional<response> (*)(const route_call&);
 
@@ -112,10 +119,17 @@ route_match match_route(const request& req);
 
 // Whether this request needs a valid token of its project: the one rule
 // for the router and the header-stage gate (auth_gate.hpp). open: never;
-// write: always; read: unless --public-read and no Authorization header
-// was sent (a token that is sent is checked, so that a client learns
+// upload, admin: always; read: unless --public-read and no Authorization
+// header was sent (a token that is sent is checked, so that a client learns
 // whether it would be accepted for a write).
 bool needs_token(const api_route& r, const request& req, const context& ctx);
+// The scope the route needs of that token: nullopt for open routes and for
+// reads with --public-read (any valid token of the project may read then).
+std::optional<model::scope> needed_scope(const api_route& r, const context& ctx);
+// Both rules applied: nullopt when the request needs no token, else its
+// token's grant; "auth.missing_token", "auth.bad_token", "auth.forbidden"
+// (another project's), "auth.missing_scope" (403, naming the scope).
+std::optional<service::token_grant> check_token(const route_match& m, const request& req, const context& ctx);
 
 // Whether the request's route takes a body (session.cpp sets its body limit
 // from this): API routes by their row, dashboard pages unless GET.

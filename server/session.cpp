@@ -248,7 +248,7 @@ void session::do_read()
     // limit at the end of the header, and any length is "greater" than none.
     parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     head_ = false;
-    token_checked_ = false;
+    token_checked_.reset();
     phase_ = phase::idle;
     waiting_since_.store(now_ticks(), std::memory_order_release);
     stream_.expires_after(limits_.idle_timeout);
@@ -367,7 +367,7 @@ void session::handle()
     // session stays busy (phase handling): not evictable, and a shutdown
     // waits for the answer.
     auto res = route(
-        req_, ctx_, token_checked_,
+        req_, ctx_, token_checked_ ? &*token_checked_ : nullptr,
         [self = shared_from_this(), start](response&& later) {
             net::post(self->stream_.get_executor(),
                       [self, start, later = std::move(later)]() mutable { self->answer(std::move(later), start); });

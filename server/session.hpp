@@ -40,6 +40,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "server/router.hpp"
+#include "service/service.hpp"
 
 namespace perfgate::server {
 
@@ -144,7 +145,7 @@ private:
     bool head_ = false; // the current request is a HEAD, routed as GET
     // The header stage authorized the current request's token (route() then
     // does not look it up again).
-    bool token_checked_ = false;
+    std::optional<service::token_grant> token_checked_;
     std::uint64_t body_limit_ = 0; // the current request's (0 for GET routes)
     bool drain_ = false;
     std::vector<char> drain_buffer_;

@@ -11,7 +11,8 @@
 namespace perfgate::service {
 
 model::acceptance detail::service_impl::accept_comparison(const std::string& project, std::string_view head_sha,
-                                                          std::string_view login, std::string_view reason)
+                                                          std::string_view login, std::string_view reason,
+                                                          const std::optional<model::token_ref>& by)
 {
     require_project(project);
     if (!model::is_full_commit_sha(head_sha)) {
@@ -30,7 +31,7 @@ model::acceptance detail::service_impl::accept_comparison(const std::string& pro
                                 "characters, runs of spaces or blanks at its ends, got {} bytes",
                                 model::max_acceptance_reason_bytes, reason.size()));
     }
-    auto stored = db_.acceptances().accept(project, head_sha, login, reason);
+    auto stored = db_.acceptances().accept(project, head_sha, login, reason, by);
     if (!stored) {
         throw error(errors::accept_no_comparison,
                     fmt::format("project '{}' has no comparison whose candidate is commit {}: gate that commit "

@@ -26,8 +26,9 @@ public:
     // model::max_acceptance_reason_bytes, control characters, invalid UTF-8);
     // "accept.no_comparison" when no comparison has that candidate commit;
     // "project.not_found".
+    // by: the server token that asks, stored with the acceptance (nullopt: the CLI on a database).
     model::acceptance accept(const std::string& project, std::string_view head_sha, std::string_view login,
-                             std::string_view reason);
+                             std::string_view reason, const std::optional<model::token_ref>& by = std::nullopt);
     // The acceptance of a comparison, if any.
     [[nodiscard]] std::optional<model::acceptance> of(const std::string& project, std::int64_t comparison_id) const;
 

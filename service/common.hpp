@@ -20,6 +20,7 @@
 #include "gate/report.hpp"
 #include "model/acceptance.hpp"
 #include "model/comparison.hpp"
+#include "model/token_scope.hpp"
 #include "service/commit_queue.hpp"
 #include "service/notifier.hpp"
 #include "service/watch_queue.hpp"
@@ -189,5 +190,18 @@ stats::change_point_options merged_change_point_options(const store::change_poin
 // does; done is then not called. Without commit_in_background, this is
 // compare().
 using compare_done = std::function<void(std::exception_ptr error, const comparison* result)>;
+
+// A server token that opened its project (service::tokens::authorize): what a
+// request may do, and whom its writes are recorded as (run_record::written_by).
+struct token_grant {
+    std::int64_t id = 0;
+    std::string name;
+    model::scope_set scopes;
+    [[nodiscard]] model::token_ref ref() const { return {id, name}; }
+};
+// "auth.missing_scope" (403) naming the scope, the token and `what` asked
+// ("POST /api/v1/projects/{project}/runs"), unless grant's scopes allow
+// `needed` (model::scope_set::grants).
+void require_scope(const token_grant& grant, model::scope needed, std::string_view what);
 
 } // namespace perfgate::service

@@ -56,16 +56,17 @@ void projects::set_change_point_settings(const std::string& project, const store
     impl_->set_change_point_settings(project, settings);
 }
 
-std::int64_t tokens::authorize(std::string_view token, const std::string& project) const
+token_grant tokens::authorize(std::string_view token, const std::string& project) const
 {
     return impl_->authorize(token, project);
 }
 
 bool tokens::live(std::int64_t id, const std::string& project) const { return impl_->token_live(id, project); }
 
-std::string tokens::create(const std::string& project, std::string_view name, std::optional<std::int64_t> expires_at)
+std::string tokens::create(const std::string& project, std::string_view name, std::optional<std::int64_t> expires_at,
+                           model::scope_set scopes)
 {
-    return impl_->create_token(project, name, expires_at);
+    return impl_->create_token(project, name, expires_at, scopes);
 }
 
 std::vector<store::token_info> tokens::list(const std::string& project) const { return impl_->tokens(project); }
@@ -86,9 +87,9 @@ std::vector<store::webhook_info> webhooks::list(const std::string& project) cons
 bool webhooks::remove(const std::string& project, std::int64_t id) { return impl_->remove_webhook(project, id); }
 
 model::acceptance acceptances::accept(const std::string& project, std::string_view head_sha, std::string_view login,
-                                      std::string_view reason)
+                                      std::string_view reason, const std::optional<model::token_ref>& by)
 {
-    return impl_->accept_comparison(project, head_sha, login, reason);
+    return impl_->accept_comparison(project, head_sha, login, reason, by);
 }
 
 std::optional<model::acceptance> acceptances::of(const std::string& project, std::int64_t comparison_id) const

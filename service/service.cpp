@@ -33,6 +33,7 @@ model::run_record record_from(const model::ingest_request& req, const capture::p
     model::run_record run;
     run.identity() = req.identity();
     run.mainline = mainline_of(req);
+    run.written_by = req.written_by;
     run.summary_only = cap.summary_only;
     for (std::size_t e = 0; e < cap.events.size(); ++e) {
         model::counter_samples cs;
@@ -146,6 +147,11 @@ std::string ingest_request_digest(const model::ingest_request& req)
 
 bool mainline_of(const model::ingest_request& req)
 {
+    // A token without the baseline scope (a pull request's upload token)
+    // never writes the main line, whatever the upload says: its runs feed no
+    // series and are never reused as a baseline (docs/http-api.md "Token
+    // scopes").
+    if (req.writer_scopes && !req.writer_scopes->grants(model::scope::baseline)) return false;
     // Without the field: what fed the series before it existed, less pull
     // requests' baselines (store/migrations/018_mainline_runs.sql).
     return req.mainline.value_or(req.role == "baseline" && !req.pr);
@@ -178,17 +184,25 @@ model::ingest_result detail::service_impl::ingest(const model::ingest_request& r
         }
     }
     const std::string digest = idempotency_key ? ingest_request_digest(req) : std::string();
+    std::vector<std::string> scope_warnings;
+    if (req.mainline.value_or(false) && !mainline_of(req)) {
+        scope_warnings.push_back(fmt::format("field 'mainline': this token's scopes ({}) cannot feed the main line; "
+                                             "stored with mainline false (it takes the baseline scope)",
+                                             req.writer_scopes ? req.writer_scopes->to_string() : std::string()));
+    }
     const capture::input_format format = forced ? *forced : capture::detect_input_format(req.perf_csv);
     if (format == capture::input_format::perf) {
         const capture::perf_capture cap = capture::parse_perf_stat(req.perf_csv, req.source);
         model::run_record run = record_from(req, cap);
         model::ingest_result res = store_checked(std::move(run), idempotency_key, digest);
         res.warnings.insert(res.warnings.begin(), cap.warnings.begin(), cap.warnings.end());
+        res.warnings.insert(res.warnings.begin(), scope_warnings.begin(), scope_warnings.end());
         return res;
     }
     // A harness's output: a run per benchmark it names.
     const capture::parsed_input in = capture::parse_input(req.perf_csv, req.source, format);
-    std::vector<std::string> warnings = in.set.warnings;
+    std::vector<std::string> warnings = std::move(scope_warnings);
+    warnings.insert(warnings.end(), in.set.warnings.begin(), in.set.warnings.end());
     if (req.benchmark != "default") {
         warnings.push_back(fmt::format("field 'benchmark' ('{}') is not used: the {} output names its benchmarks",
                                        req.benchmark, capture::to_string(format)));
@@ -338,14 +352,22 @@ std::vector<model::history_point> detail::service_impl::history(const model::his
     return points;
 }
 
-std::int64_t detail::service_impl::authorize(std::string_view token, const std::string& project) const
+token_grant detail::service_impl::authorize(std::string_view token, const std::string& project) const
 {
     auto owner = db_.tokens().lookup(token);
     if (!owner) throw error(errors::auth_bad_token, "Authorization header: unknown, revoked or expired token");
     if (owner->project != project) {
         throw error(errors::auth_forbidden, fmt::format("this token does not grant access to project '{}'", project));
     }
-    return owner->id;
+    return {owner->id, std::move(owner->name), owner->scopes};
+}
+
+void require_scope(const token_grant& grant, model::scope needed, std::string_view what)
+{
+    if (grant.scopes.grants(needed)) return;
+    throw error(errors::auth_missing_scope,
+                fmt::format("{} needs a token with scope '{}'; token {} ('{}') has scopes {}", what,
+                            model::to_string(needed), grant.id, grant.name, grant.scopes.to_string()));
 }
 
 bool detail::service_impl::token_live(std::int64_t id, const std::string& project) const
@@ -373,10 +395,10 @@ void detail::service_impl::ensure_project(const std::string& project)
 }
 
 std::string detail::service_impl::create_token(const std::string& project, std::string_view name,
-                                               std::optional<std::int64_t> expires_at)
+                                               std::optional<std::int64_t> expires_at, model::scope_set scopes)
 {
     capture::validate_name("project", project);
-    return db_.tokens().create(project, name, expires_at);
+    return db_.tokens().create(project, name, expires_at, scopes);
 }
 
 std::vector<store::token_info> detail::service_impl::tokens(const std::string& project) const

@@ -28,14 +28,15 @@ public:
     void commit_in_background(std::size_t max_batch = 64);
     void drain_commits() const;
     [[nodiscard]] commit_queue::counts commit_stats() const;
-    std::int64_t authorize(std::string_view token, const std::string& project) const;
+    token_grant authorize(std::string_view token, const std::string& project) const;
     [[nodiscard]] bool token_live(std::int64_t id, const std::string& project) const;
     void require_project(const std::string& project) const;
     void check_health() const;
     [[nodiscard]] bool project_exists(const std::string& project) const;
     void ensure_project(const std::string& project);
     std::string create_token(const std::string& project, std::string_view name,
-                             std::optional<std::int64_t> expires_at = std::nullopt);
+                             std::optional<std::int64_t> expires_at = std::nullopt,
+                             model::scope_set scopes = model::scope_set::legacy());
     [[nodiscard]] std::vector<store::token_info> tokens(const std::string& project) const;
     std::int64_t revoke_token(const std::string& project, std::string_view id_or_token);
     [[nodiscard]] std::optional<gate::report> load_comparison(const std::string& project, std::int64_t id) const;
@@ -48,7 +49,8 @@ public:
     void store_attribution(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
                            std::string_view attribution_json);
     model::acceptance accept_comparison(const std::string& project, std::string_view head_sha, std::string_view login,
-                                        std::string_view reason);
+                                        std::string_view reason,
+                                        const std::optional<model::token_ref>& by = std::nullopt);
     [[nodiscard]] std::optional<model::acceptance> acceptance(const std::string& project,
                                                               std::int64_t comparison_id) const;
     [[nodiscard]] std::vector<model::comparison_summary> recent_comparisons(

@@ -31,8 +31,9 @@ public:
     // The store keeps the texts as given (service::service checks them).
     // "store.not_found" for an unknown project; "store.constraint" for an
     // empty login or a sha outside 7 to 64 characters.
+    // by: the server token that asks (stored with it; nullopt: none).
     std::optional<acceptance> accept(std::string_view project, std::string_view head_sha, std::string_view login,
-                                     std::string_view reason);
+                                     std::string_view reason, const std::optional<model::token_ref>& by = std::nullopt);
     // The acceptance of comparison `comparison_id` of the project, if any.
     [[nodiscard]] std::optional<acceptance> load(std::string_view project, std::int64_t comparison_id) const;
 

@@ -238,9 +238,9 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
 {
     auto ins_run = c.prepare(
         "INSERT INTO runs (project_id, benchmark_id, testbed_id, role, git_sha, branch, pr, backend, "
-        "environment, summary_only, created_at, session, toolchain, mainline) VALUES (:project_id, :benchmark_id, "
-        ":testbed_id, :role, :git_sha, :branch, :pr, :backend, :environment, :summary_only, :created_at, :session, "
-        ":toolchain, :mainline) RETURNING id");
+        "environment, summary_only, created_at, session, toolchain, mainline, token_id, token_name) VALUES "
+        "(:project_id, :benchmark_id, :testbed_id, :role, :git_sha, :branch, :pr, :backend, :environment, "
+        ":summary_only, :created_at, :session, :toolchain, :mainline, :token_id, :token_name) RETURNING id");
     ins_run.bind(":project_id", keys.project_id)
         .bind(":benchmark_id", keys.benchmark_id)
         .bind(":testbed_id", keys.testbed_id)
@@ -254,7 +254,9 @@ std::int64_t insert_run_row(connection& c, const run_record& run, const run_keys
         .bind(":created_at", keys.created_at)
         .bind(":session", run.session.empty() ? std::optional<std::string>() : std::optional<std::string>(run.session))
         .bind(":toolchain", run.toolchain)
-        .bind(":mainline", std::int64_t{run.mainline ? 1 : 0});
+        .bind(":mainline", std::int64_t{run.mainline ? 1 : 0})
+        .bind(":token_id", run.written_by ? std::optional(run.written_by->id) : std::nullopt)
+        .bind(":token_name", run.written_by ? std::optional(run.written_by->name) : std::nullopt);
     ins_run.step();
     const std::int64_t run_id = ins_run.int64(0);
     ins_run.run(); // finish the statement (RETURNING yields one row)
@@ -469,7 +471,7 @@ std::optional<run_record> runs::load(std::string_view project, std::int64_t run_
         auto st = c.prepare(
             "SELECT r.id, p.name, b.name, r.role, r.git_sha, r.branch, r.pr, t.name, t.cpu, t.cores, "
             "t.kernel, t.fingerprint, r.backend, r.environment, r.summary_only, r.created_at, r.session, "
-            "r.toolchain, r.mainline "
+            "r.toolchain, r.mainline, r.token_id, r.token_name "
             "FROM runs r JOIN projects p ON p.id = r.project_id "
             "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
             "WHERE r.id = :run_id AND p.name = :project");
@@ -490,6 +492,8 @@ std::optional<run_record> runs::load(std::string_view project, std::int64_t run_
         if (!st.is_null(16)) r.session = st.text(16);
         r.toolchain = st.text(17);
         r.mainline = st.int64(18) != 0;
+        if (!st.is_null(19))
+            r.written_by = model::token_ref{st.int64(19), st.is_null(20) ? std::string() : st.text(20)};
     }
 
     std::unordered_map<std::int64_t, std::size_t> index_of; // counter_id -> position in r.counters
@@ -530,7 +534,8 @@ std::optional<reusable_run> runs::find_reusable(const reusable_run_query& q) con
         // that feeds the branch's series wins: a pull request's own baseline
         // measurement is never reused (docs/history.md "Which runs feed the
         // series").
-        auto st = c.prepare("SELECT r.id, r.git_sha, r.branch, r.role, r.toolchain, r.created_at "
+        auto st = c.prepare("SELECT r.id, r.git_sha, r.branch, r.role, r.toolchain, r.created_at, r.token_id, "
+                            "r.token_name "
                             "FROM runs r JOIN projects p ON p.id = r.project_id "
                             "JOIN benchmarks b ON b.id = r.benchmark_id JOIN testbeds t ON t.id = r.testbed_id "
                             "WHERE p.name = :project AND r.git_sha = :git_sha AND b.name = :benchmark "
@@ -551,6 +556,7 @@ std::optional<reusable_run> runs::find_reusable(const reusable_run_query& q) con
         out.role = st.text(3);
         out.toolchain = st.text(4);
         out.created_at = st.int64(5);
+        if (!st.is_null(6)) out.written_by = model::token_ref{st.int64(6), st.is_null(7) ? std::string() : st.text(7)};
     }
     {
         auto st = c.prepare("SELECT c.name FROM summaries s JOIN counters c ON c.id = s.counter_id "

@@ -42,7 +42,8 @@ bool projects::exists(std::string_view project) const
     return detail::project_id(impl_->ids_, *c, project, true).has_value();
 }
 
-std::string tokens::create(std::string_view project, std::string_view name, std::optional<std::int64_t> expires_at)
+std::string tokens::create(std::string_view project, std::string_view name, std::optional<std::int64_t> expires_at,
+                           model::scope_set scopes)
 {
     std::array<unsigned char, token_random_bytes> bytes{};
     if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
@@ -56,13 +57,14 @@ std::string tokens::create(std::string_view project, std::string_view name, std:
     impl_->write([&](connection& c) {
         const auto now = unix_now();
         const auto project_id = ensure_project_row(c, project, now);
-        c.prepare("INSERT INTO api_tokens (project_id, name, sha256, created_at, expires_at) "
-                  "VALUES (:project_id, :name, :sha256, :now, :expires_at)")
+        c.prepare("INSERT INTO api_tokens (project_id, name, sha256, created_at, expires_at, scopes) "
+                  "VALUES (:project_id, :name, :sha256, :now, :expires_at, :scopes)")
             .bind(":project_id", project_id)
             .bind(":name", name)
             .bind(":sha256", hash)
             .bind(":now", now)
             .bind(":expires_at", expires_at)
+            .bind(":scopes", scopes.is_legacy() ? std::optional<std::string>() : std::optional(scopes.to_string()))
             .run();
     });
     return token;
@@ -88,8 +90,9 @@ std::optional<token_owner> tokens::lookup(std::string_view token) const
         // Looking up by the hash leaks nothing useful through timing (an
         // attacker cannot choose hash prefixes); the final comparison is
         // constant-time anyway, as the issue asks.
-        auto st = (*c).prepare("SELECT t.sha256, p.name, t.id, t.expires_at, t.last_used_at FROM api_tokens t "
-                               "JOIN projects p ON p.id = t.project_id WHERE t.sha256 = :sha256");
+        auto st = (*c).prepare(
+            "SELECT t.sha256, p.name, t.id, t.expires_at, t.last_used_at, t.name, t.scopes FROM api_tokens t "
+            "JOIN projects p ON p.id = t.project_id WHERE t.sha256 = :sha256");
         st.bind(":sha256", hash);
         if (!st.step()) return std::nullopt;
         const std::string stored = st.text(0);
@@ -101,6 +104,8 @@ std::optional<token_owner> tokens::lookup(std::string_view token) const
         owner.project = st.text(1);
         owner.id = st.int64(2);
         last_used = st.opt_int64(4);
+        owner.name = st.text(5);
+        owner.scopes = model::scope_set::from_stored(st.is_null(6) ? std::nullopt : std::optional(st.text(6)));
     }
     if (!last_used || *last_used <= now - last_used_resolution_s) {
         try {
@@ -132,11 +137,15 @@ bool tokens::live(std::int64_t id, std::string_view project) const
 std::vector<token_info> tokens::list(std::string_view project) const
 {
     impl::read_lease c(*impl_);
-    auto st = (*c).prepare("SELECT t.id, t.name, t.created_at, t.last_used_at, t.expires_at FROM api_tokens t "
-                           "JOIN projects p ON p.id = t.project_id WHERE p.name = :project ORDER BY t.id");
+    auto st = (*c).prepare(
+        "SELECT t.id, t.name, t.created_at, t.last_used_at, t.expires_at, t.scopes FROM api_tokens t "
+        "JOIN projects p ON p.id = t.project_id WHERE p.name = :project ORDER BY t.id");
     st.bind(":project", project);
     std::vector<token_info> out;
-    while (st.step()) out.push_back({st.int64(0), st.text(1), st.int64(2), st.opt_int64(3), st.opt_int64(4)});
+    while (st.step()) {
+        out.push_back({st.int64(0), st.text(1), st.int64(2), st.opt_int64(3), st.opt_int64(4),
+                       model::scope_set::from_stored(st.is_null(5) ? std::nullopt : std::optional(st.text(5)))});
+    }
     return out;
 }
 

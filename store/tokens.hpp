@@ -9,16 +9,20 @@
 #include <string_view>
 #include <vector>
 
+#include "model/token_scope.hpp"
+
 namespace perfgate::store {
 
 namespace detail {
 struct store_impl;
 }
 
-// A token's id and project (tokens::lookup).
+// A token's id, project, name and scopes (tokens::lookup).
 struct token_owner {
     std::int64_t id = 0;
     std::string project;
+    std::string name;
+    model::scope_set scopes;
 };
 
 // A project's token as listed: never the secret (only its hash is stored).
@@ -28,6 +32,7 @@ struct token_info {
     std::int64_t created_at = 0;
     std::optional<std::int64_t> last_used_at;
     std::optional<std::int64_t> expires_at;
+    model::scope_set scopes; // legacy(): created before scopes, every power
 };
 
 class tokens {
@@ -38,8 +43,12 @@ public:
 
     // A new token of the project, created if needed. expires_at: unix
     // seconds after which the token opens nothing (nullopt: never).
+    // scopes: what the token may do (model/token_scope.hpp); legacy() stores
+    // no scope list, as tokens created before scopes existed (every power).
+    // Token ids are never reused, also after a revocation (019_token_scopes.sql).
     std::string create(std::string_view project, std::string_view name,
-                       std::optional<std::int64_t> expires_at = std::nullopt);
+                       std::optional<std::int64_t> expires_at = std::nullopt,
+                       model::scope_set scopes = model::scope_set::legacy());
     // The project a token belongs to (constant-time hash comparison), or
     // nullopt: unknown, revoked or expired.
     [[nodiscard]] std::optional<std::string> project_of(std::string_view token) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <regex>
 
 #include <boost/asio/io_context.hpp>
@@ -31,6 +32,17 @@ constexpr long max_per_page = 100;
 constexpr long default_per_page = 30;
 // The numeric repository id used in Link headers, as GitHub does.
 constexpr const char* repository_id = "4242";
+
+// GitHub's timestamps: "2026-11-28T12:00:00Z".
+std::string iso_now()
+{
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
 
 std::size_t utf8_length(const std::string& s)
 {
@@ -69,6 +81,8 @@ struct fake_github::state {
     std::vector<recorded_request> requests;
     std::map<std::int64_t, std::vector<fake_comment>> comments; // by issue number
     std::vector<std::pair<std::string, std::string>> statuses;
+    std::vector<std::string> status_times; // created_at of statuses[i]
+    std::string clock;                     // set_clock's time; "" for the real one
     std::deque<fault> faults;
     std::int64_t next_id = 1000;
     bool deny_pulls = false, deny_statuses = false;
@@ -210,6 +224,21 @@ struct fake_github::state {
         static const std::regex patch_re(R"(^/repos/[^/]+/[^/]+/issues/comments/(\d+)$)");
         static const std::regex status_re(R"(^/repos/[^/]+/[^/]+/statuses/([0-9a-fA-F]{7,64})$)");
 
+        // GET .../commits/{ref}/statuses: the commit's statuses, newest
+        // first, each with its created_at (GitHub's "List commit statuses
+        // for a reference").
+        static const std::regex commit_statuses_re(R"(^/repos/[^/]+/[^/]+/commits/([0-9a-fA-F]{7,64})/statuses$)");
+        if (rec.method == "GET" && std::regex_match(rec.path, m, commit_statuses_re)) {
+            json list = json::array();
+            for (std::size_t i = statuses.size(); i-- > 0;) {
+                if (statuses[i].first != m[1].str()) continue;
+                json st = json::parse(statuses[i].second, nullptr, false);
+                st["created_at"] = status_times[i];
+                st["updated_at"] = status_times[i];
+                list.push_back(std::move(st));
+            }
+            return make(200, list, v, ka);
+        }
         if (rec.method == "GET" && std::regex_match(rec.path, m, list_re)) {
             std::int64_t issue = std::stoll(m[1]);
             auto qs = parse_query(query);
@@ -292,8 +321,10 @@ struct fake_github::state {
                 return too_long("Status", "description", max_description_chars);
             }
             statuses.emplace_back(m[1].str(), rec.body);
+            status_times.push_back(clock.empty() ? iso_now() : clock);
             json out = j;
             out["id"] = next_id++;
+            out["created_at"] = status_times.back();
             return make(201, out, v, ka);
         }
         return make(404, {{"message", "Not Found"}, {"documentation_url", "https://docs.github.com/rest"}}, v, ka);
@@ -479,6 +510,12 @@ void fake_github::set_permission(const std::string& login, std::string permissio
 {
     std::lock_guard lock(state_->mutex);
     state_->permissions[login] = {std::move(permission), std::move(role_name)};
+}
+
+void fake_github::set_clock(std::string iso)
+{
+    std::lock_guard lock(state_->mutex);
+    state_->clock = std::move(iso);
 }
 
 void fake_github::add_pull(std::int64_t number, std::string head_sha, std::string state)

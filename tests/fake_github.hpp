@@ -14,6 +14,7 @@
 //   GET   /user                                                  (403 for ghs_ tokens, like GITHUB_TOKEN)
 //   GET   /repos/{o}/{r}/collaborators/{user}/permission  -> {permission, role_name, user}; 404 for
 //         a login set_permission made unknown
+//   GET   /repos/{o}/{r}/commits/{sha}/statuses            -> [{state, context, created_at, ...}], newest first
 //   GET   /repos/{o}/{r}/pulls/{n}                        -> {number, state, head: {sha, ref, ...}}; 404
 //         for a number add_pull did not add
 // Test-only helpers: /test/echo, /test/chunked, /test/close-delimited, /test/big?bytes=N.
@@ -100,6 +101,9 @@ public:
     void set_permission(const std::string& login, std::string permission, std::string role_name);
     // A pull request for GET .../pulls/{n}; adding it again moves its head (a push).
     void add_pull(std::int64_t number, std::string head_sha, std::string state = "open");
+    // The created_at of statuses posted from now on ("2026-11-28T12:00:00Z");
+    // "" for the real time.
+    void set_clock(std::string iso);
     void add_fault(fault f);
     // Missing permissions answer 403 "Resource not accessible by integration".
     void deny_pull_requests(bool deny);

@@ -908,6 +908,43 @@ TEST_CASE("perfgate github posts a report file")
         }
         CHECK(gh.comments(12).size() == 1);
     }
+    // Issue 43, finding 7: the fork's artifact is the fork's word; a verdict
+    // its own counters do not give is not posted as fact.
+    SUBCASE("the fork split: a report whose verdict its counters do not give is refused, nothing posted")
+    {
+        const std::string feed = "feedface" + std::string(32, '0');
+        const auto artifact_event = (env.dir() / "pr-event.json").string();
+        std::ofstream(artifact_event) << json{{"pull_request", {{"number", 12}, {"head", {{"sha", feed}}}}}}.dump();
+        env.set("GITHUB_EVENT_NAME", "workflow_run");
+        env.write_event({{"workflow_run",
+                          {{"head_sha", feed}, {"event", "pull_request"}, {"pull_requests", json::array()}}}});
+        gate::report forged = failing_report(); // task-clock regressed ...
+        forged.result = gate::verdict::pass;    // ... "pass: 1 regressed"
+        const auto forged_file = (env.dir() / "forged.json").string();
+        std::ofstream(forged_file) << perfgate::report::to_json(forged).dump();
+        const auto refused = [&](const std::string& file, const std::string& why) {
+            try {
+                cmd_github({"--report", file, "--event", artifact_event, "--expect-head-sha", feed});
+                FAIL("no error");
+            } catch (const perfgate::error& e) {
+                CHECK(e.id() == "input.bad_report");
+                CHECK(std::string(e.what()).find(why) != std::string::npos);
+                CHECK(std::string(e.what()).find("refusing to post") != std::string::npos);
+            }
+        };
+        refused(forged_file, "the report says pass but its benchmarks give fail (1 gated counters regressed)");
+        forged = failing_report();
+        forged.benchmarks[0].result = gate::verdict::pass; // a benchmark's own verdict forged too
+        forged.result = gate::verdict::pass;
+        std::ofstream(forged_file) << perfgate::report::to_json(forged).dump();
+        refused(forged_file, "benchmark 'default' says pass but its gated counters give fail (1 regressed");
+        CHECK(gh.statuses().empty());
+        CHECK(gh.comments(12).empty());
+        // The consistent report is posted.
+        CHECK(cmd_github({"--report", report_file, "--event", artifact_event, "--expect-head-sha", feed}) ==
+              exit_regression);
+        CHECK(gh.statuses().size() == 1);
+    }
     SUBCASE("input errors")
     {
         CHECK_THROWS_WITH_AS(cmd_github({}), "perfgate github: --report is required (see --help)", perfgate::error);
@@ -1587,8 +1624,10 @@ constexpr const char* accepted_head = "aaaa0000aaaa0000aaaa0000aaaa0000aaaa0000"
 constexpr const char* pushed_head = "bbbb1111bbbb1111bbbb1111bbbb1111bbbb1111";
 constexpr const char* base_commit = "cccc2222cccc2222cccc2222cccc2222cccc2222";
 
+// created_at: when the comment was written; by default long after every
+// status the fake records (statuses carry the real time unless set_clock).
 json comment_event(const std::string& login, const std::string& body, const std::string& action = "created",
-                   bool on_pull_request = true)
+                   bool on_pull_request = true, const std::string& created_at = "2099-01-01T00:00:00Z")
 {
     json issue = {{"number", pr}, {"title", "Faster parser"}};
     if (on_pull_request) issue["pull_request"] = {{"url", "https://api.github.com/repos/octo/widgets/pulls/7"}};
@@ -1599,6 +1638,7 @@ json comment_event(const std::string& login, const std::string& body, const std:
              {{"id", 555},
               {"body", body},
               {"user", {{"login", login}, {"type", "User"}}},
+              {"created_at", created_at},
               {"author_association", "OWNER"}}},
             {"sender", {{"login", login}}}};
 }
@@ -1843,6 +1883,75 @@ TEST_CASE(
     }
 }
 
+// Issue 43, finding 6: the maintainer's request names the head they saw;
+// a push after it is never accepted in its place.
+TEST_CASE("accept: a head pushed after the comment or the label is not accepted: a reply, no status, nothing stored")
+{
+    fake_github gh;
+    actions_env env(gh.url());
+    gate_server srv;
+    const auto first = srv.gate(accepted_head);
+    gh.add_pull(pr, accepted_head);
+    gh.set_permission("maintainer", "write", "maintain");
+    gh.set_clock("2026-11-28T10:00:00Z");
+    gate_push(env, accepted_head); // 10:00: the verdict the maintainer reads
+    // 10:05: the comment; 10:10: a push, gated on GitHub and on the server.
+    const auto second = srv.gate(pushed_head);
+    gh.add_pull(pr, pushed_head);
+    gh.set_clock("2026-11-28T10:10:00Z");
+    gate_push(env, pushed_head);
+    const auto statuses = gh.statuses().size();
+    env.set("GITHUB_EVENT_NAME", "issue_comment");
+    env.write_event(comment_event("maintainer", "/perfgate accept the price of the fix", "created", true,
+                                  "2026-11-28T10:05:00Z"));
+    try {
+        cmd_accept(srv.accept_args());
+        FAIL("no error");
+    } catch (const perfgate::error& e) {
+        CHECK(e.id() == "accept.denied");
+        CHECK(std::string(e.what()).find("head moved after the request") != std::string::npos);
+        CHECK(std::string(e.what()).find("was gated at 2026-11-28T10:10:00Z, after the comment "
+                                         "(2026-11-28T10:05:00Z)") != std::string::npos);
+    }
+    CHECK(gh.statuses().size() == statuses); // no success on the new head
+    CHECK(status_of(gh, pushed_head, "failure") == "failure");
+    CHECK(gh.comments(pr).back().body.find("@maintainer perfgate did not accept: the pull request's head moved") == 0);
+    CHECK(srv.comparison(second).at("acceptance").is_null());
+    CHECK(srv.comparison(first).at("acceptance").is_null());
+
+    SUBCASE("a comment after the new head's verdict accepts it")
+    {
+        env.write_event(comment_event("maintainer", "/perfgate accept still the price", "created", true,
+                                      "2026-11-28T10:15:00Z"));
+        CHECK(cmd_accept(srv.accept_args()) == exit_pass);
+        CHECK(status_of(gh, pushed_head, "success") == "success");
+        CHECK(srv.comparison(second).at("acceptance").at("head_sha") == pushed_head);
+    }
+    SUBCASE("a comment written while the head was not gated yet, or without created_at, is refused")
+    {
+        gh.add_pull(pr, "dddd3333dddd3333dddd3333dddd3333dddd3333"); // pushed, no verdict yet
+        env.write_event(comment_event("maintainer", "/perfgate accept x"));
+        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()), doctest::Contains("has no 'perfgate' status"),
+                             perfgate::error);
+        json no_time = comment_event("maintainer", "/perfgate accept x");
+        no_time["comment"].erase("created_at");
+        env.write_event(no_time);
+        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()),
+                             doctest::Contains("comment.created_at is not a GitHub time"), perfgate::error);
+        CHECK(gh.statuses().size() == statuses);
+    }
+    SUBCASE("a label put on the old head")
+    {
+        env.set("GITHUB_EVENT_NAME", "pull_request");
+        env.write_event(label_event("maintainer", "perfgate-accept")); // its head: accepted_head
+        CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()),
+                             doctest::Contains("the label was put on aaaa0000aaaa and the head is now bbbb1111bbbb"),
+                             perfgate::error);
+        CHECK(gh.statuses().size() == statuses);
+        CHECK(srv.comparison(second).at("acceptance").is_null());
+    }
+}
+
 TEST_CASE("accept: the perfgate-accept label by a writer accepts, other labels and events do nothing")
 {
     fake_github gh;
@@ -1904,6 +2013,7 @@ TEST_CASE(
     const auto id = srv.gate(accepted_head);
     gh.add_pull(pr, accepted_head);
     gh.set_permission("maintainer", "write", "maintain");
+    gate_push(env, accepted_head); // the verdict the maintainer saw
     env.set("GITHUB_EVENT_NAME", "issue_comment");
 
     SUBCASE("hostile reason")
@@ -1941,13 +2051,18 @@ TEST_CASE(
         json event = comment_event("maintainer", "/perfgate accept x");
         event["issue"]["number"] = 99;
         env.write_event(event);
+        const auto statuses = gh.statuses().size();
         CHECK_THROWS_WITH_AS(cmd_accept(srv.accept_args()),
                              doctest::Contains("pull request #99 not found in octo/widgets"), perfgate::error);
-        CHECK(gh.statuses().empty());
+        CHECK(gh.statuses().size() == statuses);
     }
     SUBCASE("a head the server has no comparison of: nothing changes on GitHub")
     {
         gh.add_pull(pr, pushed_head);
+        gate_push(env, pushed_head); // gated on GitHub, never uploaded to the server
+        env.set("GITHUB_EVENT_NAME", "issue_comment");
+        const auto statuses = gh.statuses().size();
+        const auto comments = gh.comments(pr).size();
         env.write_event(comment_event("maintainer", "/perfgate accept x"));
         try {
             cmd_accept(srv.accept_args());
@@ -1958,8 +2073,8 @@ TEST_CASE(
                                              "is commit " +
                                              std::string(pushed_head)) != std::string::npos);
         }
-        CHECK(gh.statuses().empty());
-        CHECK(gh.comments(pr).empty());
+        CHECK(gh.statuses().size() == statuses);
+        CHECK(gh.comments(pr).size() == comments);
         CHECK(srv.comparison(id).at("acceptance").is_null());
     }
     SUBCASE("the server checks what it is sent")
@@ -2003,10 +2118,10 @@ TEST_CASE("accept: the reason of a comment, the note in the sticky comment and t
     const std::string marker = comment_marker("perfgate");
     const std::string one = with_acceptance_note(marker + "\n## report\n", marker, "NOTE1\n");
     CHECK(one == marker + "\nNOTE1\n\n## report\n");
-    const std::string note_a = perfgate::report::render_acceptance_note({1, accepted_head, "a", "first", 0},
-                                                                        "perfgate");
-    const std::string note_b = perfgate::report::render_acceptance_note({1, accepted_head, "b", "second", 0},
-                                                                        "perfgate");
+    const std::string note_a = perfgate::report::render_acceptance_note(
+        {1, accepted_head, "a", "first", 0, std::nullopt}, "perfgate");
+    const std::string note_b = perfgate::report::render_acceptance_note(
+        {1, accepted_head, "b", "second", 0, std::nullopt}, "perfgate");
     const std::string twice = with_acceptance_note(with_acceptance_note(marker + "\nbody", marker, note_a), marker,
                                                    note_b);
     CHECK(twice.find("first") == std::string::npos);

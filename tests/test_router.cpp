@@ -318,33 +318,35 @@ TEST_CASE("auth matrix")
             h.set(http::field::content_length, "10");
             return h;
         };
-        bool checked = true;
+        std::optional<perfgate::service::token_grant> checked;
         CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.demo_token), f.ctx,
                                                          &checked));
-        CHECK(checked);
+        REQUIRE(checked);
+        CHECK(checked->scopes.is_legacy()); // the fixture's tokens predate scopes
+        const perfgate::service::token_grant grant = *checked;
         // Refused, or passed without a token: not authorized.
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK(perfgate::server::refuse_before_body(header(http::verb::post, runs, f.other_token), f.ctx, &checked));
         CHECK_FALSE(checked);
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK(perfgate::server::refuse_before_body(header(http::verb::post, runs, ""), f.ctx, &checked));
         CHECK_FALSE(checked);
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::get, "/healthz", ""), f.ctx, &checked));
         CHECK_FALSE(checked);
         f.ctx.public_read = true;
-        checked = true;
+        checked = perfgate::service::token_grant{};
         CHECK_FALSE(perfgate::server::refuse_before_body(header(http::verb::get, benchmarks, ""), f.ctx, &checked));
         CHECK_FALSE(checked);
         f.ctx.public_read = false;
-        // route() with token_checked skips only the token lookup (the session
+        // route() with a checked grant skips only the token lookup (the session
         // passes it for the request whose header was authorized): the request
         // is still routed and answered (an unknown project is still a 404).
         request req{http::verb::get, benchmarks, 11};
         check_error(perfgate::server::route(req, f.ctx), 401, "auth.missing_token", "Bearer");
-        CHECK(perfgate::server::route(req, f.ctx, true).result_int() == 200);
+        CHECK(perfgate::server::route(req, f.ctx, &grant).result_int() == 200);
         request nope{http::verb::get, "/api/v1/projects/nope/benchmarks", 11};
-        check_error(perfgate::server::route(nope, f.ctx, true), 404, "project.not_found", "no project 'nope'");
+        check_error(perfgate::server::route(nope, f.ctx, &grant), 404, "project.not_found", "no project 'nope'");
     }
 }
 
@@ -1347,7 +1349,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
     SUBCASE("a fresh report: nullopt now, then 201 with the report and its Location; a repeat is answered now")
     {
         const auto now = perfgate::server::route(
-            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
         f.service.background().drain_commits();
@@ -1364,7 +1366,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
         CHECK(f.db.comparisons().load("demo", id).has_value());
         // The same request again: the stored report, answered by route() itself.
         const auto again = perfgate::server::route(
-            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         REQUIRE(again.has_value());
         CHECK(again->result_int() == 201);
         CHECK(again->body() == res.body());
@@ -1375,7 +1377,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
         const auto now = perfgate::server::route(
             f.make_request(http::verb::post, "/api/v1/projects/demo/compare",
                            json{{"baseline_run", base}, {"candidate_run", 999999}}.dump()),
-            f.ctx, false, take);
+            f.ctx, nullptr, take);
         REQUIRE(now.has_value());
         check_error(*now, 404, "compare.not_found", "candidate run 999999 not found");
         f.service.background().drain_commits();
@@ -1389,7 +1391,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
                  "END;");
         stderr_capture log(f.dir / "stderr.txt");
         const auto now = perfgate::server::route(
-            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, false, take);
+            f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
         f.service.background().drain_commits();
@@ -1734,7 +1736,7 @@ TEST_CASE("the route table: one token rule for the router and the header-stage g
             const request anonymous = f.make_request(row.method, path, {}, {}, "");
             CHECK(perfgate::server::route_label(anonymous) == row.label);
             const bool needs = perfgate::server::needs_token(row, anonymous, f.ctx);
-            CHECK(needs == (row.who == perfgate::server::access::write ||
+            CHECK(needs == (row.who == perfgate::server::access::upload || row.who == perfgate::server::access::admin ||
                             (row.who == perfgate::server::access::read && !public_read)));
             // A token that is sent is checked, even where none is needed.
             const request with_header = f.make_request(row.method, path, {}, {}, "Bearer nope");
@@ -1753,6 +1755,64 @@ TEST_CASE("the route table: one token rule for the router and the header-stage g
             CHECK(perfgate::server::takes_body(anonymous) == (row.body != perfgate::server::body_rule::none));
         }
     }
+}
+
+// Issue 43: one rule decides each route's scope (needed_scope), and the
+// header stage and the router refuse a token without it alike: 403
+// auth.missing_scope naming the scope, before a body is read or a handler runs.
+TEST_CASE("the route table: every route refuses a token without its scope, at the header and in the router")
+{
+    fixture f;
+    using perfgate::model::scope;
+    using perfgate::model::scope_set;
+    const auto all_but = [](scope missing) {
+        scope_set s;
+        for (const scope each : {scope::read, scope::upload, scope::baseline, scope::admin}) {
+            // baseline grants upload: leave it out too when upload is missing.
+            if (each != missing && !(missing == scope::upload && each == scope::baseline)) s.add(each);
+        }
+        return s;
+    };
+    for (const bool public_read : {false, true}) {
+        f.ctx.public_read = public_read;
+        for (const auto& row : perfgate::server::routes()) {
+            if (row.hidden) continue;
+            std::string path(row.path);
+            for (const std::string_view seg : {std::string_view("{project}"), std::string_view("{id}")}) {
+                if (const auto at = path.find(seg); at != std::string::npos)
+                    path.replace(at, seg.size(), seg == "{project}" ? "demo" : "1");
+            }
+            INFO(row.label << (public_read ? " with --public-read" : ""));
+            const auto needed = perfgate::server::needed_scope(row, f.ctx);
+            using perfgate::server::access;
+            CHECK(needed == (row.who == access::open     ? std::nullopt
+                             : row.who == access::read   ? (public_read ? std::nullopt : std::optional(scope::read))
+                             : row.who == access::upload ? std::optional(scope::upload)
+                                                         : std::optional(scope::admin)));
+            if (!needed) continue;
+            const std::string token = f.db.tokens().create("demo", "scoped", std::nullopt, all_but(*needed));
+            const request req = f.make_request(row.method, path, {}, {}, "Bearer " + token);
+            const auto refused = perfgate::server::refuse_before_body(req, f.ctx);
+            REQUIRE(refused.has_value());
+            const std::string scope_name(perfgate::model::to_string(*needed));
+            check_error(*refused, 403, "auth.missing_scope", "with scope '" + scope_name + "'");
+            check_error(f.call(row.method, path, {}, {}, "Bearer " + token), 403, "auth.missing_scope",
+                        "with scope '" + scope_name + "'");
+            // With the scope alone the token passes the gate.
+            scope_set only;
+            only.add(*needed);
+            const std::string enough = f.db.tokens().create("demo", "enough", std::nullopt, only);
+            CHECK_FALSE(perfgate::server::refuse_before_body(
+                f.make_request(row.method, path, {}, {}, "Bearer " + enough), f.ctx));
+        }
+    }
+    // baseline grants upload, legacy everything.
+    CHECK(scope_set::parse("baseline")->grants(scope::upload));
+    CHECK_FALSE(scope_set::parse("upload")->grants(scope::baseline));
+    CHECK(scope_set::legacy().grants(scope::admin));
+    CHECK(scope_set::parse("upload,read")->to_string() == "read,upload");
+    CHECK_FALSE(scope_set::parse("read,"));
+    CHECK_FALSE(scope_set::parse("Read"));
 }
 
 TEST_CASE("the route table: docs/http-api.md's route list names every route, and only those")

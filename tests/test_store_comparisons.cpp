@@ -337,6 +337,7 @@ TEST_CASE("store: an acceptance is stored with the newest comparison of its cand
 
     const auto loaded = db.acceptances().load("demo", newer);
     REQUIRE(loaded.has_value());
+    CHECK_FALSE(loaded->written_by.has_value()); // no token: the CLI on the database
     CHECK(loaded->login == "octocat");
     CHECK(loaded->reason == "the fix is worth 5%");
     CHECK(loaded->head_sha == sha_b);
@@ -346,10 +347,13 @@ TEST_CASE("store: an acceptance is stored with the newest comparison of its cand
     CHECK_FALSE(db.acceptances().load("other", newer).has_value());
 
     // Accepting again replaces who and why: one row per comparison.
-    const auto again = db.acceptances().accept("demo", sha_b, "hubot[bot]", "");
+    // ... and which token wrote it (issue 43, finding 10).
+    const auto again = db.acceptances().accept("demo", sha_b, "hubot[bot]", "",
+                                               perfgate::model::token_ref{7, "accept"});
     REQUIRE(again.has_value());
     CHECK(again->comparison_id == newer);
     CHECK(db.acceptances().load("demo", newer)->login == "hubot[bot]");
     CHECK(db.acceptances().load("demo", newer)->reason.empty());
+    CHECK(db.acceptances().load("demo", newer)->written_by == perfgate::model::token_ref{7, "accept"});
     CHECK(where.integer("SELECT count(*) FROM acceptances") == 1);
 }

@@ -5,6 +5,7 @@
 #include "store/maintenance.hpp"
 #include "store/projects.hpp"
 #include "store/runs.hpp"
+#include "store/tokens.hpp"
 #include "store_cases.hpp"
 
 #include <doctest/doctest.h>
@@ -29,8 +30,9 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
         CHECK(tables == std::vector<std::string>{"acceptances", "alerts", "api_tokens", "benchmark_counters",
                                                  "benchmarks", "change_points", "comparison_artifacts", "comparisons",
-                                                 "counters", "ingest_keys", "projects", "runs", "samples", "summaries",
-                                                 "testbeds", "webhooks"});
+                                                 "counters", "ingest_keys", "projects", "runs", "samples",
+                                                 // AUTOINCREMENT's (019_token_scopes.sql)
+                                                 "sqlite_sequence", "summaries", "testbeds", "webhooks"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
                           "AND name LIKE 'summaries_history%'") == 3);
     }
@@ -85,6 +87,9 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("DROP INDEX comparisons_candidate");
             raw.rows("DROP TABLE webhooks");
             raw.rows("ALTER TABLE api_tokens DROP COLUMN last_used_at");
+            raw.rows("ALTER TABLE api_tokens DROP COLUMN scopes");
+            raw.rows("ALTER TABLE runs DROP COLUMN token_id");
+            raw.rows("ALTER TABLE runs DROP COLUMN token_name");
             raw.rows("PRAGMA user_version = 1");
         }
         ps::store db(path); // 001 again would fail: its tables exist
@@ -146,8 +151,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 18") != std::string::npos);
-            CHECK(msg.find("018_mainline_runs.sql") != std::string::npos);
+            CHECK(msg.find("version 19") != std::string::npos);
+            CHECK(msg.find("019_token_scopes.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")
@@ -454,4 +459,49 @@ TEST_CASE("store (sqlite): a database that cannot grow (SQLITE_FULL) is store.fu
     } catch (const perfgate::error& e) {
         CHECK(std::string(e.id()) == "store.full");
     }
+}
+
+// Issue 43, finding 3: 019 rebuilds api_tokens with AUTOINCREMENT. Tokens
+// made before keep their ids, their hashes and every power (no scope list);
+// afterwards a revoked newest token's id is never handed out again.
+TEST_CASE("store (sqlite): migration 019 on a version 18 database: tokens kept as legacy, ids never reused")
+{
+    scratch_dir dir;
+    const auto path = dir / "v18.db";
+    {
+        sqlite3* p = nullptr;
+        REQUIRE(sqlite3_open_v2(path.c_str(), &p, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+        raw_db raw(path);
+        sqlite3_close_v2(p);
+        const auto all = ps::detail::migrations();
+        REQUIRE(all.size() >= 19);
+        REQUIRE(all[18].file == "019_token_scopes.sql");
+        for (std::size_t i = 0; i < 18; ++i) {
+            REQUIRE(sqlite3_exec(raw.db.get(), std::string(all[i].sql).c_str(), nullptr, nullptr, nullptr) ==
+                    SQLITE_OK);
+        }
+        raw.rows("PRAGMA user_version = 18");
+        raw.rows("INSERT INTO projects (id, name, created_at) VALUES (1, 'demo', 0)");
+        raw.rows("INSERT INTO api_tokens (id, project_id, name, sha256, created_at, expires_at, last_used_at) VALUES "
+                 "(1, 1, 'ci', '" +
+                 std::string(64, 'a') +
+                 "', 10, NULL, 20), "
+                 "(2, 1, 'dash', '" +
+                 std::string(64, 'b') + "', 11, 99999999999, NULL)");
+    }
+    ps::store db(path);
+    raw_db raw(path);
+    CHECK(raw.integer("PRAGMA user_version") == schema_version);
+    CHECK(raw.rows("SELECT id, name, sha256 = '" + std::string(64, 'a') +
+                   "', created_at, expires_at, last_used_at, scopes FROM api_tokens ORDER BY id") ==
+          std::vector<std::string>{"1|ci|1|10|NULL|20|NULL", "2|dash|0|11|99999999999|NULL|NULL"});
+    const auto tokens = db.tokens().list("demo");
+    REQUIRE(tokens.size() == 2);
+    CHECK(tokens[0].scopes.is_legacy());
+    // Revoke the newest, make its replacement: a new id.
+    CHECK(db.tokens().revoke("demo", 2));
+    db.tokens().create("demo", "replacement", std::nullopt, *perfgate::model::scope_set::parse("read"));
+    CHECK(raw.rows("SELECT id, name, scopes FROM api_tokens ORDER BY id") ==
+          std::vector<std::string>{"1|ci|NULL", "3|replacement|read"});
+    CHECK_FALSE(db.tokens().live(2, "demo"));
 }

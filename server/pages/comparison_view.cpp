@@ -295,6 +295,10 @@ void benchmark_section(writer& w, page_state& p, const std::string& here, const 
         commit_ref(w, repository, head.git_sha);
         w.f(" ({}) · testbed <span title=\"{}\">{}</span></p>", head.branch, head.testbed.fingerprint,
             head.testbed.name);
+        // Who stored each side (issue 43: a run is only as trustworthy as
+        // the token that wrote it).
+        w.f("<p class=\"written-by\">base stored by {}{} · head stored by {}</p>", written_by_text(base.written_by),
+            base.mainline ? " (main line)" : "", written_by_text(head.written_by));
     }
     not_interleaved_line(w, b);
     if (b.attribution_info) attribution_section(w, *b.attribution_info);
@@ -388,10 +392,12 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
     // "Regression accepted" only when this comparison failed: a maintainer may
     // accept a head whose gate passed or was inconclusive.
     if (const auto accepted = svc.acceptances().of(p.project, id)) {
-        w.f("<p class=\"acceptance\" id=\"acceptance\">{} by @{} for commit {} on {}: {}</p>",
+        w.f("<p class=\"acceptance\" id=\"acceptance\">{} by @{} for commit {} on {}: {} <span "
+            "class=\"written-by\">(recorded by {})</span></p>",
             rep->result == gate::verdict::fail ? "Regression accepted" : "Accepted", accepted->login,
             accepted->head_sha.substr(0, 12), iso_date(accepted->accepted_at),
-            accepted->reason.empty() ? std::string("no reason given") : accepted->reason);
+            accepted->reason.empty() ? std::string("no reason given") : accepted->reason,
+            written_by_text(accepted->written_by));
     }
     const std::string here = fmt::format("{}/comparisons/{}", project_path(p.project), id);
     w.f("<p class=\"filters\"><a href=\"{}\">all counters</a> · <a href=\"{}?only=regressions\">only regressions</a> · "

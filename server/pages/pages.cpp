@@ -199,6 +199,17 @@ response dispatch_page(const request& req, context& ctx, const page_match& m, st
         if (!p.session && !(ctx.public_read && m.what != page::triage)) {
             return redirect(project_path(p.project) + "/signin" + html::url_query({{"next", sv(req.target())}}), req);
         }
+        // A session does what its token's scopes allow (docs/dashboard.md
+        // "Sessions"): reading needs read (not with --public-read), triage
+        // admin, running a comparison (it is stored) upload.
+        if (p.session) {
+            const model::scope need = m.what == page::triage    ? model::scope::admin
+                                      : m.what == page::compare ? model::scope::upload
+                                                                : model::scope::read;
+            if (need != model::scope::read || !ctx.public_read) {
+                service::require_scope({p.session->token_id, p.session->token_label, p.session->scopes}, need, m.label);
+            }
+        }
         ctx.service.projects().require(p.project);
         // The cache key: the page, its project, its id as a number and its
         // parameters in canonical form; the series' from/to only place the

@@ -89,9 +89,11 @@ page_view run_view(page_state& p, const std::string& run_id)
     w.f("</td></tr><tr><th>branch</th><td>{}</td></tr><tr><th>pull request</th><td>{}</td></tr>"
         "<tr><th>created</th><td>{}</td></tr><tr><th>backend</th><td>{}</td></tr>"
         "<tr><th>testbed</th><td><span title=\"{}\">{}</span> {}</td></tr>"
-        "<tr><th>command</th><td class=\"empty\">not recorded: runs store their counters, not the command line</td></tr>",
+        "<tr><th>command</th><td class=\"empty\">not recorded: runs store their counters, not the command line</td></tr>"
+        "<tr><th>stored by</th><td id=\"written-by\">{}</td></tr><tr><th>main line</th><td>{}</td></tr>",
         run->branch, run->pr ? std::to_string(*run->pr) : std::string("–"), iso_date(run->created_at), run->backend,
-        run->testbed.fingerprint, run->testbed.name, testbed_details(run->testbed));
+        run->testbed.fingerprint, run->testbed.name, testbed_details(run->testbed), written_by_text(run->written_by),
+        run->mainline ? "yes: feeds its branch's series" : "no");
     w << "</tbody></table><h2>Counters</h2><table id=\"samples\"><thead><tr><th>counter</th><th>unit</th>"
          "<th>median</th><th>samples</th></tr></thead><tbody>";
     for (const auto& c : run->counters) {

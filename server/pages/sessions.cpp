@@ -45,11 +45,12 @@ bool equal_constant_time(std::string_view a, std::string_view b)
     return diff == 0;
 }
 
-std::string session_store::create(const std::string& project, std::int64_t token_id, std::string token_label)
+std::string session_store::create(const std::string& project, std::int64_t token_id, std::string token_label,
+                                  model::scope_set scopes)
 {
     std::string id = random_hex_token();
     const auto now = std::chrono::steady_clock::now();
-    web_session s{project, token_id, std::move(token_label), random_hex_token(), now + lifetime_};
+    web_session s{project, token_id, std::move(token_label), scopes, random_hex_token(), now + lifetime_};
     std::lock_guard lock(mutex_);
     end_expired(now);
     // erase() drops a project's list once it is empty: look it up again each time.

@@ -7,6 +7,8 @@
 // (triage, sign-out) posts it back and must match, in constant time.
 #pragma once
 
+#include "model/token_scope.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -40,6 +42,9 @@ struct web_session {
     // The token's label (perfgate token create --label), "" without one:
     // who a triage from this session is recorded as.
     std::string token_label;
+    // The token's scopes (model/token_scope.hpp): what the session may do
+    // (pages.cpp: reading needs read, triage admin, a compare upload).
+    model::scope_set scopes;
     std::string csrf;
     std::chrono::steady_clock::time_point expires;
 };
@@ -56,7 +61,8 @@ public:
     // A new session for project: its id (64 hex digits from the OS's CSPRNG).
     // Ends every expired session first, then, at the project's cap, the
     // project's oldest.
-    std::string create(const std::string& project, std::int64_t token_id, std::string token_label = {});
+    std::string create(const std::string& project, std::int64_t token_id, std::string token_label = {},
+                       model::scope_set scopes = model::scope_set::legacy());
     // The live session with this id for this project, if any.
     [[nodiscard]] std::optional<web_session> find(std::string_view id, std::string_view project);
     void remove(std::string_view id);

@@ -95,15 +95,6 @@ void signin_refused(page_state& p, const std::string& client, std::string_view r
     }
 }
 
-// The label of token `id` of project ("" if it has none or is gone).
-std::string token_label(page_state& p, std::int64_t id)
-{
-    for (const auto& t : p.ctx.service.tokens().list(p.project)) {
-        if (t.id == id) return t.name;
-    }
-    return {};
-}
-
 } // namespace
 
 response signin_page(page_state& p, const std::optional<std::string>& next, std::string_view problem,
@@ -137,16 +128,17 @@ response signin_post(page_state& p)
         return res;
     }
     const std::string token = form.get("token").value_or("");
-    std::int64_t token_id = 0;
+    service::token_grant grant;
     try {
         if (token.empty()) throw error(errors::auth_missing_token, "no token given");
-        token_id = p.ctx.service.tokens().authorize(token, p.project);
+        grant = p.ctx.service.tokens().authorize(token, p.project);
     } catch (const error& e) {
         if (!std::string_view(e.id()).starts_with("auth.") && e.id() != errors::project_not_found) throw;
         signin_refused(p, client, e.id());
         return signin_page(p, next, "That token does not open this project.", http::status::unauthorized);
     }
-    const std::string id = p.ctx.sessions->create(p.project, token_id, token_label(p, token_id));
+    // The session carries the token's scopes: pages check them (pages.cpp).
+    const std::string id = p.ctx.sessions->create(p.project, grant.id, grant.name, grant.scopes);
     return redirect(safe_next(p.project, next), p.req, session_cookie(p.req, p.project, id, false));
 }
 

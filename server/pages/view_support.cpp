@@ -42,6 +42,11 @@ std::string percent(std::optional<double> v)
     return fmt::format("{:+.2f}%", *v);
 }
 
+std::string written_by_text(const std::optional<model::token_ref>& by)
+{
+    return by ? fmt::format("token '{}' (#{})", by->name, by->id) : std::string("no token (the database's own CLI)");
+}
+
 void commit_ref(writer& w, const std::optional<std::string>& repository, const std::string& sha)
 {
     if (sha.empty()) {

@@ -15,6 +15,7 @@
 #include <boost/beast/http/status.hpp>
 #include <nlohmann/json.hpp>
 
+#include "model/token_scope.hpp"
 #include "server/pages/html.hpp"
 #include "server/pages/page_cache.hpp"
 #include "server/pages/sessions.hpp"
@@ -54,6 +55,10 @@ std::string percent(std::optional<double> v);
 // {repository}/commit/{sha} when the project has a repository URL
 // (perfgate project --repository-url); the full sha as its title.
 void commit_ref(writer& w, const std::optional<std::string>& repository, const std::string& sha);
+// Which token stored a run or an acceptance: "token 'push-ci' (#3)", or
+// "no token (the database's own CLI)" (issue 43: a run is only as
+// trustworthy as the token that wrote it).
+std::string written_by_text(const std::optional<model::token_ref>& by);
 
 // ---------------------------------------------------------------------------
 // Addresses and parameters
