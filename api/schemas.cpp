@@ -135,7 +135,7 @@ constexpr std::pair<std::string_view, std::string_view> rows[] = {
             "at": {"type": ["integer", "null"]}, "error": {"type": ["string", "null"]}}}]}}})"},
     {"webhook_list", R"({"type": "object", "required": ["webhooks"], "additionalProperties": false,
       "properties": {"webhooks": {"type": "array", "items": {"$ref": "#/components/schemas/webhook"}}}})"},
-    {"webhook_request", R"({"type": "object", "required": ["url"],
+    {"webhook_request", R"({"type": "object", "required": ["url"], "additionalProperties": false,
       "properties": {"url": {"type": "string"}, "format": {"type": ["string", "null"]},
         "secret": {"type": ["string", "null"]}}})"},
     {"webhook_deleted", R"({"type": "object", "required": ["deleted"], "additionalProperties": false,

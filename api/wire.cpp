@@ -681,6 +681,24 @@ json to_json(const model::alert_update& u)
     return j;
 }
 
+webhook_request webhook_request_from_json(const json& doc)
+{
+    if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    check_known_fields(doc, {"url", "format", "secret"}, "");
+    webhook_request r;
+    r.url = *string_field(doc, "url", "", true);
+    if (auto v = string_field(doc, "format", "", false); v && !v->empty()) r.format = *v;
+    if (auto v = string_field(doc, "secret", "", false)) r.secret = *v;
+    return r;
+}
+
+json to_json(const webhook_request& r)
+{
+    json out{{"url", r.url}, {"format", r.format}};
+    if (!r.secret.empty()) out["secret"] = r.secret;
+    return out;
+}
+
 acceptance_request acceptance_request_from_json(const json& doc)
 {
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));

@@ -161,6 +161,19 @@ nlohmann::json to_json(const model::alert_update& u);
 nlohmann::json change_points_to_json(const std::vector<model::change_point_record>& points);
 std::vector<model::change_point_record> change_points_from_json(const nlohmann::json& doc);
 
+// --- webhooks (docs/http-api.md#webhooks) ----------------------------------
+// POST .../webhooks body: {url, format?, secret?}, strings (format and
+// secret may be null or absent); "ingest.bad_field" for another field (a
+// misspelt "secrte" would otherwise add an unsigned webhook), a missing url
+// or a wrong type (the service checks the values).
+struct webhook_request {
+    std::string url;
+    std::string format = "json";
+    std::string secret; // "": unsigned
+};
+webhook_request webhook_request_from_json(const nlohmann::json& doc);
+nlohmann::json to_json(const webhook_request& r);
+
 // --- acceptances (docs/http-api.md#accept-a-regression) -----------------------
 // POST .../acceptances body: {head_sha, login, reason}, all strings;
 // "ingest.bad_field" for other fields, a missing one or a wrong type (the

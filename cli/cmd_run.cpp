@@ -74,6 +74,8 @@ std::vector<option_spec> run_option_list()
     {"env", 0, true, true, "K=V", "set variable K to V for both commands (repeatable)"},
     {"baseline-env", 0, true, true, "K=V", "set K to V for the baseline command only, after --env (repeatable)"},
     {"candidate-env", 0, true, true, "K=V", "set K to V for the candidate command only, after --env (repeatable)"},
+    {"pass-env", 0, true, true, "NAME", "let both commands inherit NAME although it looks like a credential "
+                                        "(*TOKEN*, *SECRET*, *PASSWORD*, *_KEY, ...: dropped by default; repeatable)"},
     }));
     add(option_group("Measurement", {
     {"repetitions", 'r', true, false, "N", "measured executions per side (default 10; 1 with --backend callgrind or memcheck)"},

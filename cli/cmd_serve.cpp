@@ -35,7 +35,7 @@ command_spec make_serve_command()
     command_spec spec{
         "serve",
         "[--db PATH|URI] [--listen HOST:PORT] [--threads N] [--public-read] [--trusted-proxy ADDR,...]\n"
-        "       [--max-body BYTES]\n"
+        "       [--max-body BYTES] [--webhook-allow-private CIDR]...\n"
         "       [--max-header BYTES] [--max-connections N] [--idle-timeout-ms MS] [--read-timeout-ms MS]\n"
         "       [--write-timeout-ms MS] [--change-point-method M] [--change-point-window N]\n"
         "       [--change-point-max-p P] [--change-point-min-magnitude X]",
@@ -57,8 +57,8 @@ command_spec make_serve_command()
             {"threads", 0, true, false, "N", "worker threads (default: the number of CPUs)"},
             {"public-read", 0, false, false, "", "serve GET routes without a token"},
             {"trusted-proxy", 0, true, false, "ADDR,...",
-             "proxies (IP addresses) whose X-Forwarded-For names the client for the dashboard's sign-in throttle, "
-             "besides loopback (default: loopback only)"},
+             "proxies (IP addresses) whose X-Forwarded-For names the client for the dashboard's sign-in throttle "
+             "and anonymous reads; a proxy on this host too (127.0.0.1) (default: none)"},
             {"max-body", 0, true, false, "BYTES", "largest request body accepted (default 8388608); larger -> 413"},
             {"max-header", 0, true, false, "BYTES", "largest request header accepted (default 65536); larger -> 431"},
             {"max-connections", 0, true, false, "N",
@@ -71,6 +71,10 @@ command_spec make_serve_command()
             {"public-url", 0, true, false, "URL",
              "the dashboard's public base URL (https://perf.example.com): alert webhooks and a comparison's "
              "?format=markdown link to it"},
+            {"webhook-allow-private", 0, true, true, "CIDR",
+             "let alert webhooks connect to this address range, refused by default like every loopback, "
+             "link-local, private, unique-local, multicast and reserved address (repeatable; e.g. 10.20.0.0/16 for "
+             "an on-premise receiver)"},
             {"bench-routes", 0, false, false, "", "", {}, {}, true},
             {"webhook-backoff-ms", 0, true, false, "MS", "", {}, {}, true},
             {"no-access-log", 0, false, false, "", "", {}, {}, true},
@@ -156,6 +160,23 @@ void occupy_standard_descriptors() noexcept
     }
 }
 
+// A transport outcome as the notifier records it: a coarse class for the
+// delivery log (service::webhook_failure_*), and for the operator's log
+// libcurl's words with the URL cut to scheme and host.
+service::webhook_answer webhook_answer_of(client::http_outcome out, const std::string& url)
+{
+    if (out.response) return {out.response->status, {}, {}};
+    std::string detail = std::move(out.message);
+    for (auto at = detail.find(url); at != std::string::npos; at = detail.find(url, at + 1))
+        detail.replace(at, url.size(), service::redacted_url(url));
+    switch (out.failure) {
+    case client::http_failure::resolve: return {0, std::string(service::webhook_failure_resolve), detail};
+    case client::http_failure::timeout: return {0, std::string(service::webhook_failure_timeout), detail};
+    case client::http_failure::tls: return {0, std::string(service::webhook_failure_tls), detail};
+    default: return {0, std::string(service::webhook_failure_connect), detail};
+    }
+}
+
 } // namespace
 
 const command_spec& serve_spec() { return serve_command; }
@@ -211,6 +232,12 @@ int cmd_serve(const argv_t& argv)
         opt.public_url = notify.public_url;
     }
     if (auto v = parsed.get_int("webhook-backoff-ms", 1, 60000)) notify.first_backoff = std::chrono::milliseconds(*v);
+    // Where webhooks may connect: checked when one is added over the API
+    // (a literal host) and before every delivery (service/egress.hpp).
+    std::vector<service::ip_range> allowed;
+    for (const auto& cidr : parsed.all("webhook-allow-private"))
+        allowed.push_back(service::parse_ip_range("--webhook-allow-private", cidr));
+    notify.policy = service::egress_policy(allowed);
     service.background().notify_with(std::make_shared<service::notifier>(
         db,
         [](const service::webhook_post& p) {
@@ -220,11 +247,10 @@ int cmd_serve(const argv_t& argv)
             req.headers = p.headers;
             req.body = p.body;
             req.timeout = p.timeout;
-            try {
-                return service::webhook_answer{client::http_send(req).status, {}};
-            } catch (const std::exception& e) {
-                return service::webhook_answer{0, e.what()};
-            }
+            req.connect_address = p.connect_address;
+            req.connect_port = p.connect_port;
+            req.follow_redirects = false; // a 3xx is a failed delivery
+            return webhook_answer_of(client::http_try(req), p.url);
         },
         notify, [](const std::string& line) { server::write_log_line(line); }));
     // Uploads answer once the run is stored; the history watch runs on its

@@ -26,6 +26,7 @@ int cmd_project(const argv_t& args);
 int cmd_db(const argv_t& args);
 int cmd_baseline(const argv_t& args);
 int cmd_accept(const argv_t& args);
+int cmd_bisect(const argv_t& args);
 
 // Each command's table, defined beside the command (cli/cmd_*.cpp).
 const command_spec& compare_spec();
@@ -43,6 +44,7 @@ const command_spec& project_spec();
 const command_spec& db_spec();
 const command_spec& baseline_spec();
 const command_spec& accept_spec();
+const command_spec& bisect_spec();
 
 struct command_entry {
     std::string_view summary;      // one line, for `perfgate --help` and the man page

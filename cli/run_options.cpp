@@ -115,6 +115,12 @@ run_config config_from(const parsed_args& args)
 measure_options options_from(const parsed_args& args, const run_config& config)
 {
     measure_options opt;
+    for (const auto& name : args.all("pass-env")) {
+        if (name.empty() || name.find('=') != std::string::npos)
+            usage_error(errors::usage_bad_value,
+                        fmt::format("--pass-env: expected a variable's NAME, got '{}'", name.substr(0, 64)));
+        opt.pass_env.push_back(name);
+    }
     if (config.which) opt.which = *config.which;
     if (auto b = args.get("backend")) {
         auto parsed = parse_backend(*b);

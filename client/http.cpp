@@ -312,6 +312,36 @@ std::optional<std::string> http_response::header(std::string_view name) const
 
 http_response http_send(const http_request& req)
 {
+    http_outcome out = http_try(req);
+    if (out.response) return std::move(*out.response);
+    throw error(out.failure == http_failure::response ? errors::http_bad_response : errors::http_unreachable,
+                out.message);
+}
+
+namespace {
+
+http_failure failure_of(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: return http_failure::resolve;
+    case CURLE_COULDNT_CONNECT: return http_failure::connect;
+    case CURLE_OPERATION_TIMEDOUT: return http_failure::timeout;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH: return http_failure::tls;
+    default: return http_failure::other;
+    }
+}
+
+} // namespace
+
+http_outcome http_try(const http_request& req)
+{
     const parsed_url url = parse_url(req.url);
     if (std::find(methods.begin(), methods.end(), req.method) == methods.end()) {
         throw error(errors::http_bad_method, fmt::format("unknown HTTP method '{}' for {}", req.method, req.url));
@@ -325,8 +355,20 @@ http_response http_send(const http_request& req)
     set(h, CURLOPT_ERRORBUFFER, detail.data());
     set(h, CURLOPT_NOSIGNAL, 1L); // threads: no SIGALRM for DNS timeouts
     restrict_protocols(h);
-    set(h, CURLOPT_FOLLOWLOCATION, 1L);
+    set(h, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
     set(h, CURLOPT_MAXREDIRS, max_redirects);
+    // "::ADDR:PORT": any host and port of the URL connect there (an IPv6
+    // address in brackets); "" as the proxy overrides the environment's.
+    header_list connect_to;
+    if (!req.connect_address.empty()) {
+        const bool v6 = req.connect_address.find(':') != std::string::npos;
+        const std::string entry = fmt::format("::{}{}{}:{}", v6 ? "[" : "", req.connect_address, v6 ? "]" : "",
+                                              req.connect_port);
+        connect_to.reset(curl().slist_append(nullptr, entry.c_str()));
+        if (!connect_to) throw error(errors::http_unreachable, "libcurl: out of memory building CONNECT_TO");
+        set(h, CURLOPT_CONNECT_TO, connect_to.get());
+        set(h, CURLOPT_PROXY, "");
+    }
     set(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
     set(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.timeout.count()));
     set(h, CURLOPT_USERAGENT, user_agent);
@@ -374,18 +416,23 @@ http_response http_send(const http_request& req)
     const CURLcode rc = curl().easy_perform(h);
     set(h, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(nullptr));
     set(h, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
+    if (connect_to) set(h, CURLOPT_CONNECT_TO, static_cast<curl_slist*>(nullptr));
+    http_outcome out;
     if (t.too_large) {
-        throw error(errors::http_bad_response,
-                    fmt::format("{} {}: response body over the {} MiB limit", req.method, req.url, body_limit >> 20));
+        out.failure = http_failure::response;
+        out.message = fmt::format("{} {}: response body over the {} MiB limit", req.method, req.url, body_limit >> 20);
+        return out;
     }
     if (rc != CURLE_OK) {
-        throw error(errors::http_unreachable,
-                    fmt::format("{} {}: {}", req.method, req.url, describe_failure(rc, h, detail.data(), req)));
+        out.failure = failure_of(rc);
+        out.message = fmt::format("{} {}: {}", req.method, req.url, describe_failure(rc, h, detail.data(), req));
+        return out;
     }
     long status = 0;
     curl().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     t.response.status = static_cast<int>(status);
-    return std::move(t.response);
+    out.response = std::move(t.response);
+    return out;
 }
 
 std::string url_encode(std::string_view s)

@@ -81,6 +81,8 @@ spawn_options backend_base::base_spawn(const benchmark_spec& spec) const
     spawn_options so;
     so.cwd = spec.cwd;
     so.env = spec.env;
+    so.drop_secrets = true;
+    so.pass_env = opt_.pass_env;
     so.cpus = opt_.cpus;
     so.disable_aslr = !opt_.keep_aslr;
     return so;

@@ -373,6 +373,8 @@ benchmark_spec for_side(const benchmark_spec& spec, side which)
     benchmark_spec out = spec;
     const auto& more = which == side::baseline ? spec.baseline_env : spec.candidate_env;
     out.env.insert(out.env.end(), more.begin(), more.end());
+    const auto& dir = which == side::baseline ? spec.baseline_cwd : spec.candidate_cwd;
+    if (dir) out.cwd = dir;
     return out;
 }
 

@@ -74,6 +74,9 @@ struct benchmark_spec {
     // config's "baseline_env"/"candidate_env"): added after `env`, so that
     // a side's value of a variable wins.
     std::vector<std::pair<std::string, std::string>> baseline_env, candidate_env;
+    // One side's working directory instead of `cwd` (perfgate bisect: each
+    // commit's build lives in its own git worktree).
+    std::optional<std::filesystem::path> baseline_cwd, candidate_cwd;
     std::optional<int> repetitions; // overrides measure_options::repetitions
     std::optional<int> warmup;      // overrides measure_options::warmup
     // --harness gbench: baseline and candidate are google/benchmark binaries
@@ -83,7 +86,8 @@ struct benchmark_spec {
     std::optional<std::string> filter; // --benchmark_filter's regex
 };
 
-// The spec one side runs with: env followed by that side's variables.
+// The spec one side runs with: env followed by that side's variables, and
+// that side's working directory when it has its own.
 benchmark_spec for_side(const benchmark_spec& spec, side which);
 
 // Default event set (issue text): the supported ones of these, plus duration_time.
@@ -124,6 +128,10 @@ struct measure_options {
     std::vector<std::string> events; // perf / native -e list; empty: the defaults above
     std::vector<int> cpus;           // pin with sched_setaffinity; empty: no pinning
     bool keep_aslr = false;          // else personality(ADDR_NO_RANDOMIZE)
+    // Credential-like variables the measured commands inherit all the same
+    // (perfgate run --pass-env NAME); the others are dropped
+    // (runner/process.hpp is_secret_name).
+    std::vector<std::string> pass_env;
     run_order order = run_order::alternate;
     std::uint64_t seed = 0;                           // for run_order::random
     std::optional<std::chrono::milliseconds> timeout; // per execution

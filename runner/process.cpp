@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -85,12 +86,17 @@ exec_plan make_plan(const spawn_options& opt)
     }
     exec_plan plan;
 
-    // The child's environment: ours, with opt.env set on top.
+    // The child's environment: ours (without credentials for a measured
+    // command, unless passed on by name), with opt.env set on top.
     for (char** e = environ; e && *e; ++e) {
         std::string_view kv(*e);
         auto name = kv.substr(0, kv.find('='));
         bool overridden = std::any_of(opt.env.begin(), opt.env.end(), [&](auto& p) { return p.first == name; });
-        if (!overridden) plan.env_storage.emplace_back(kv);
+        if (overridden) continue;
+        if (opt.drop_secrets && is_secret_name(name) &&
+            std::find(opt.pass_env.begin(), opt.pass_env.end(), name) == opt.pass_env.end())
+            continue;
+        plan.env_storage.emplace_back(kv);
     }
     // A name given twice in opt.env: the later value wins.
     for (std::size_t i = 0; i < opt.env.size(); ++i) {
@@ -578,6 +584,16 @@ process_result run_process(const spawn_options& opt, std::optional<std::chrono::
 {
     auto child = child_process::spawn(opt);
     return child.wait(timeout);
+}
+
+bool is_secret_name(std::string_view name)
+{
+    std::string upper(name);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    for (const std::string_view word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"}) {
+        if (upper.find(word) != std::string::npos) return true;
+    }
+    return upper.ends_with("_KEY") || upper.ends_with("_PAT") || upper.starts_with("ACTIONS_ID_TOKEN_REQUEST_");
 }
 
 } // namespace perfgate::runner

@@ -100,6 +100,11 @@ struct spawn_options {
     // Variables set (or overridden) in the child on top of this process's
     // environment; for a name given twice the later value wins.
     std::vector<std::pair<std::string, std::string>> env;
+    // Measured commands (issue 43 finding 8): the variables of this process
+    // whose names look like credentials (is_secret_name) are not inherited,
+    // except those named in pass_env; `env` is set all the same.
+    bool drop_secrets = false;
+    std::vector<std::string> pass_env;
     std::vector<int> cpus;       // sched_setaffinity set; empty: inherit
     bool disable_aslr = false;   // personality(ADDR_NO_RANDOMIZE)
     bool capture_stdout = false; // else stdout goes to /dev/null
@@ -112,6 +117,16 @@ struct spawn_options {
     // a tool's output may take); nullopt: inherited.
     std::optional<std::uint64_t> max_file_bytes;
 };
+
+// Whether an environment variable's name looks like a credential, which a
+// measured command does not inherit (docs/cli.md#the-measured-commands-environment):
+// compared in upper case, a name that contains TOKEN, SECRET, PASSWORD,
+// PASSWD, CREDENTIAL or PRIVATE, ends in _KEY or _PAT, or starts with
+// ACTIONS_ID_TOKEN_REQUEST_ (GITHUB_TOKEN, PERFGATE_TOKEN,
+// ACTIONS_RUNTIME_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD, NPM_TOKEN,
+// SSH_PRIVATE_KEY, ...). A rule over names, not a list: a CI system's next
+// secret is named like its last.
+bool is_secret_name(std::string_view name);
 
 // How a child ended.
 struct exit_status {

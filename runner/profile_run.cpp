@@ -165,6 +165,8 @@ private:
         so.argv = std::move(argv);
         so.cwd = spec_.cwd;
         so.env = spec_.env;
+        so.drop_secrets = true;
+        so.pass_env = measured_.pass_env;
         so.cpus = measured_.cpus;
         so.disable_aslr = !measured_.keep_aslr;
         return so;

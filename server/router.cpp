@@ -595,20 +595,8 @@ response post_webhook(const request& req, context& ctx, const route_match& m, co
         throw error(errors::http_unsupported_media_type,
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
-    const json body = api::parse_request_body(req.body());
-    auto text = [&](const char* field, bool required) -> std::string {
-        const auto it = body.is_object() ? body.find(field) : body.end();
-        if (it == body.end() || it->is_null()) {
-            if (required) throw error(errors::ingest_bad_field, fmt::format("field '{}' is required", field));
-            return {};
-        }
-        if (!it->is_string()) throw error(errors::ingest_bad_field, fmt::format("field '{}' must be a string", field));
-        return it->get<std::string>();
-    };
-    const std::string url = text("url", true);
-    std::string format = text("format", false);
-    if (format.empty()) format = "json";
-    const auto id = ctx.service.webhooks().add(m.project, url, format, text("secret", false));
+    const api::webhook_request r = api::webhook_request_from_json(api::parse_request_body(req.body()));
+    const auto id = ctx.service.webhooks().add(m.project, r.url, r.format, r.secret);
     for (const auto& w : ctx.service.webhooks().list(m.project)) {
         if (w.id == id) return json_response(http::status::created, webhook_to_json(w), req);
     }

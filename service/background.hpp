@@ -47,6 +47,10 @@ public:
     // watch_in_background (whose worker keeps the notifier it was started
     // with). Without one (the CLI on a database) nothing is posted: delivery
     // happens from perfgate serve.
+    // From then on webhooks::add also refuses a URL whose host is an IP literal
+    // or a localhost name that n's egress policy refuses (perfgate serve;
+    // without a notifier, as in the CLI with the database in hand, a URL is
+    // not judged when added; every delivery is).
     void notify_with(std::shared_ptr<notifier> n);
     [[nodiscard]] std::optional<notifier::counts> notify_stats() const;
     void set_change_point_defaults(const stats::change_point_options& defaults);

@@ -1,4 +1,4 @@
-// Alert notifications: bodies, signatures and the delivery thread
+// Alert notifications: bodies, signatures and the delivery threads
 // (notifier.hpp; docs/history.md "Notifications").
 #include "service/notifier.hpp"
 
@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include "model/digest.hpp"
+#include "model/error.hpp"
 #include "report/quantity.hpp"
 #include "store/projects.hpp"
 #include "store/runs.hpp"
@@ -124,19 +126,35 @@ std::string slack_body(const alert_notice& n)
     return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string webhook_signature(std::string_view secret, std::string_view body)
+std::string webhook_signature(std::string_view secret, std::int64_t timestamp, std::string_view body)
 {
+    const std::string signed_text = fmt::format("{}.{}", timestamp, body);
     std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
     unsigned int length = 0;
     HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-         reinterpret_cast<const unsigned char*>(body.data()), body.size(), mac.data(), &length);
+         reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac.data(), &length);
     return "sha256=" + model::to_hex(mac.data(), length);
 }
 
+std::string new_delivery_id()
+{
+    std::array<unsigned char, 16> bytes{};
+    if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
+        throw error(errors::internal, "RAND_bytes failed: no delivery id");
+    }
+    return model::to_hex(bytes.data(), bytes.size());
+}
+
+std::string webhook_status_class(int status) { return fmt::format("HTTP status {}xx", status / 100); }
+
 notifier::notifier(store::store& db, webhook_transport send, notifier_options options,
                    std::function<void(const std::string&)> log)
-    : db_(db), send_(std::move(send)), options_(std::move(options)), log_(std::move(log)), thread_([this] { run(); })
-{}
+    : db_(db), send_(std::move(send)), options_(std::move(options)), log_(std::move(log))
+{
+    const std::size_t workers = std::max<std::size_t>(1, options_.workers);
+    threads_.reserve(workers);
+    for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { run(); });
+}
 
 notifier::~notifier()
 {
@@ -145,7 +163,7 @@ notifier::~notifier()
         stopping_ = true;
     }
     changed_.notify_all();
-    thread_.join();
+    for (auto& t : threads_) t.join();
 }
 
 void notifier::notify(std::string_view event, const model::alert& alert) noexcept
@@ -167,34 +185,36 @@ void notifier::notify(std::string_view event, const model::alert& alert) noexcep
         std::vector<delivery> ready;
         for (const auto& t : targets) {
             delivery d;
+            d.project = alert.project;
             d.webhook_id = t.id;
+            d.id = new_delivery_id();
+            d.event = n.event;
+            d.secret = t.secret;
             d.post.url = t.url;
             d.post.timeout = options_.timeout;
             d.post.body = t.format == "slack" ? slack_body(n) : json_body(n);
-            d.post.headers = {{"Content-Type", "application/json"},
-                              {"User-Agent", "perfgate-webhook"},
-                              {"X-Perfgate-Event", n.event}};
-            if (t.secret)
-                d.post.headers.emplace_back("X-Perfgate-Signature", webhook_signature(*t.secret, d.post.body));
             d.due = std::chrono::steady_clock::now();
             ready.push_back(std::move(d));
         }
         std::vector<delivery> dropped;
         {
             std::lock_guard lock(mutex_);
+            auto& q = queues_[alert.project];
             for (auto& d : ready) {
-                if (queue_.size() >= options_.queue_size) {
-                    dropped.push_back(std::move(queue_.front()));
-                    queue_.pop_front();
+                if (q.waiting.size() >= std::max<std::size_t>(1, options_.queue_size)) {
+                    dropped.push_back(std::move(q.waiting.front()));
+                    q.waiting.pop_front();
+                    --queued_;
                     ++counts_.dropped;
                 }
-                queue_.push_back(std::move(d));
+                q.waiting.push_back(std::move(d));
+                ++queued_;
             }
         }
         changed_.notify_all();
         for (const auto& d : dropped) {
-            log_(fmt::format("perfgate serve: webhook {} delivery dropped: the queue holds {} deliveries", d.webhook_id,
-                             options_.queue_size));
+            log_(fmt::format("perfgate serve: webhook {} ({}) delivery dropped: project '{}' has {} deliveries queued",
+                             d.webhook_id, redacted_url(d.post.url), d.project, options_.queue_size));
             record(d, "dropped");
         }
     } catch (const std::exception& e) {
@@ -209,14 +229,14 @@ notifier::counts notifier::stats() const
 {
     std::lock_guard lock(mutex_);
     counts c = counts_;
-    c.queued = queue_.size() + (busy_ ? 1 : 0);
+    c.queued = queued_ + busy_;
     return c;
 }
 
 void notifier::drain() const
 {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+    changed_.wait(lock, [this] { return stopping_ || (queued_ == 0 && busy_ == 0); });
 }
 
 void notifier::log_quietly(const std::function<std::string()>& line) const noexcept
@@ -225,8 +245,28 @@ void notifier::log_quietly(const std::function<std::string()>& line) const noexc
         log_(line());
     } catch (...) {
         // A line that cannot be made or written is dropped: the callers
-        // (the watch, the delivery thread) must not stop over a log.
+        // (the watch, the delivery threads) must not stop over a log.
     }
+}
+
+std::optional<std::string> notifier::next_project(std::chrono::steady_clock::time_point now,
+                                                  std::chrono::steady_clock::time_point& wake) const
+{
+    wake = std::chrono::steady_clock::time_point::max();
+    if (queues_.empty()) return std::nullopt;
+    // The projects after the last one served, then from the start: each
+    // project with work gets an attempt before any gets a second.
+    auto it = queues_.upper_bound(last_served_);
+    for (std::size_t i = 0; i < queues_.size(); ++i, ++it) {
+        if (it == queues_.end()) it = queues_.begin();
+        const project_queue& q = it->second;
+        if (q.busy || q.waiting.empty()) continue;
+        const auto first = std::min_element(q.waiting.begin(), q.waiting.end(),
+                                            [](const delivery& a, const delivery& b) { return a.due < b.due; });
+        if (first->due <= now) return it->first;
+        wake = std::min(wake, first->due);
+    }
+    return std::nullopt;
 }
 
 void notifier::run()
@@ -234,25 +274,33 @@ void notifier::run()
     std::unique_lock lock(mutex_);
     for (;;) {
         if (stopping_) return;
-        if (queue_.empty()) {
-            changed_.wait(lock);
+        auto wake = std::chrono::steady_clock::time_point::max();
+        const auto project = next_project(std::chrono::steady_clock::now(), wake);
+        if (!project) {
+            if (wake == std::chrono::steady_clock::time_point::max()) changed_.wait(lock);
+            else changed_.wait_until(lock, wake);
             continue;
         }
+        project_queue& q = queues_.find(*project)->second;
         // The delivery due first: retries wait their back-off without
-        // holding up the others.
-        const auto next = std::min_element(queue_.begin(), queue_.end(),
+        // holding up the project's others.
+        const auto next = std::min_element(q.waiting.begin(), q.waiting.end(),
                                            [](const delivery& a, const delivery& b) { return a.due < b.due; });
-        if (next->due > std::chrono::steady_clock::now()) {
-            changed_.wait_until(lock, next->due);
-            continue;
-        }
         delivery d = std::move(*next);
-        queue_.erase(next);
-        busy_ = true;
+        q.waiting.erase(next);
+        q.busy = true;
+        --queued_;
+        ++busy_;
+        last_served_ = *project;
         lock.unlock();
         attempt(d);
         lock.lock();
-        busy_ = false;
+        auto& after = queues_.find(*project)->second;
+        after.busy = false;
+        --busy_;
+        // A queue with nothing left is forgotten: a project that stops
+        // alerting costs nothing.
+        if (after.waiting.empty()) queues_.erase(*project);
         changed_.notify_all();
     }
 }
@@ -261,10 +309,29 @@ void notifier::attempt(delivery& d)
 {
     ++d.attempts;
     webhook_answer answer;
-    try {
-        answer = send_(d.post);
-    } catch (const std::exception& e) {
-        answer = {0, e.what()};
+    const auto verdict = options_.policy.resolve(d.post.url);
+    if (!verdict.to) {
+        answer = {0, verdict.failure, verdict.detail};
+    } else {
+        d.post.connect_address = verdict.to->address;
+        d.post.connect_port = verdict.to->port;
+        // Signed now, not when queued: the timestamp is the attempt's, so a
+        // retry after its back-off is inside a receiver's 5-minute window.
+        const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+        d.post.headers = {{"Content-Type", "application/json"},
+                          {"User-Agent", "perfgate-webhook"},
+                          {"X-Perfgate-Event", d.event},
+                          {"X-Perfgate-Delivery", d.id},
+                          {"X-Perfgate-Timestamp", std::to_string(now)}};
+        if (d.secret)
+            d.post.headers.emplace_back("X-Perfgate-Signature", webhook_signature(*d.secret, now, d.post.body));
+        try {
+            answer = send_(d.post);
+        } catch (const std::exception& e) {
+            answer = {0, std::string(webhook_failure_connect), e.what()};
+        }
     }
     if (is_success(answer.status)) {
         {
@@ -275,21 +342,26 @@ void notifier::attempt(delivery& d)
         record(d, "delivered");
         return;
     }
-    d.last_error = answer.status != 0 ? fmt::format("HTTP {}", answer.status) : answer.error;
+    d.last_error = answer.status != 0 ? webhook_status_class(answer.status) : answer.error;
     if (d.attempts < options_.max_attempts) {
         const auto backoff = options_.first_backoff * (1LL << (d.attempts - 1));
         d.due = std::chrono::steady_clock::now() + backoff;
         std::lock_guard lock(mutex_);
         ++counts_.retried;
-        if (!stopping_) queue_.push_back(std::move(d));
+        if (!stopping_) {
+            queues_[d.project].waiting.push_back(std::move(d));
+            ++queued_;
+        }
         return;
     }
     {
         std::lock_guard lock(mutex_);
         ++counts_.failed;
     }
-    log_(fmt::format("perfgate serve: webhook {} delivery failed after {} attempts: {}", d.webhook_id, d.attempts,
-                     d.last_error));
+    const std::string detail = answer.status != 0 ? fmt::format("HTTP {}", answer.status) : answer.detail;
+    log_(fmt::format("perfgate serve: webhook {} ({}) delivery failed after {} attempts: {}{}", d.webhook_id,
+                     redacted_url(d.post.url), d.attempts, d.last_error,
+                     detail.empty() || detail == d.last_error ? std::string() : fmt::format(" ({})", detail)));
     record(d, "failed");
 }
 

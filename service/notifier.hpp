@@ -1,19 +1,25 @@
 // Alert notifications: the bodies posted to a project's webhooks when the
 // history watch opens an alert or an alert's status changes, and the
-// delivery thread that posts them off the request path (docs/history.md
+// delivery threads that post them off the request path (docs/history.md
 // "Notifications").
 //
 // The notifier does no HTTP itself: it is given a transport (perfgate serve
-// passes client::http_send, libcurl), so the service stays below client/.
-// Bodies are built when the event happens; each delivery goes to one webhook
-// through a bounded queue to one thread that retries a failed attempt (a
-// transport error or a status other than 2xx) with exponential back-off,
-// and records the outcome in the store's delivery log
-// (store::webhooks::record_delivery). Enqueueing never blocks on a receiver:
-// when the queue is full the oldest delivery is dropped, logged and counted.
+// passes client::http_try, libcurl), so the service stays below client/.
+// Bodies are built when the event happens. Each project has its own bounded
+// queue (webhook_queue_per_project; when full, that project's oldest
+// delivery is dropped, logged and counted: one project's burst never drops
+// another's). webhook_workers threads take the projects in turn (round
+// robin) and never work on two deliveries of one project at once, so a slow
+// receiver holds at most one thread. Before each attempt the URL's host is
+// resolved and checked by the egress policy (egress.hpp) and the transport
+// connects to the address checked. A failed attempt (a refusal, a transport
+// error or a status other than 2xx; redirects are not followed) is retried
+// with exponential back-off; the outcome goes to the store's delivery log
+// (store::webhooks::record_delivery) as a coarse class (webhook_failure_*),
+// and the log line names the URL by scheme and host only.
 //
 // Threading: every public member may be called from any thread. The
-// destructor stops the thread after its current attempt; deliveries still
+// destructor stops the threads after their current attempts; deliveries still
 // queued are dropped (not logged as failed: the server is stopping).
 #pragma once
 
@@ -22,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,6 +38,7 @@
 #include <vector>
 
 #include "model/alert.hpp"
+#include "service/egress.hpp"
 
 namespace perfgate::store {
 class store;
@@ -38,10 +46,17 @@ class store;
 
 namespace perfgate::service {
 
-// Deliveries waiting or being retried: 256 covers a burst of alerts from a
-// backfill of dozens of benchmarks to a few webhooks each; beyond that the
-// oldest is dropped rather than memory growing while a receiver is down.
-inline constexpr std::size_t webhook_queue_size = 256;
+// Deliveries of one project waiting or being retried: 64 covers a burst of
+// alerts from a backfill of a dozen benchmarks to a few webhooks each;
+// beyond that the project's oldest is dropped rather than memory growing
+// while its receiver is down. Memory is bounded by projects x 64 deliveries.
+inline constexpr std::size_t webhook_queue_per_project = 64;
+// Delivery threads. A project has at most one attempt in flight, so a
+// project's delivery waits for other projects' slow receivers only when
+// this many are each in an attempt at once; then for at most one attempt
+// (webhook_timeout) per project ahead of it in turn (docs/history.md
+// "Delivery").
+inline constexpr std::size_t webhook_workers = 4;
 // Attempts per delivery (the first and 3 retries), the first retry after
 // 1 s, doubling: 1 + 2 + 4 s of back-off, as GitHub's webhook redelivery
 // advice and Slack's retry policy keep a few tries within seconds.
@@ -53,25 +68,47 @@ inline constexpr std::chrono::milliseconds webhook_timeout{5000};
 
 struct webhook_post {
     std::string url;
+    // The address the policy checked (numeric) and the port: the transport
+    // connects there, whatever the URL's host resolves to by then, and uses
+    // no proxy.
+    std::string connect_address;
+    std::uint16_t connect_port = 0;
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
     std::chrono::milliseconds timeout{webhook_timeout};
 };
-// status: the HTTP status, 0 when no response came (error says why).
+// The coarse classes a failed attempt is recorded as (last_delivery.error):
+// whoever set the URL learns no more than these (no port scanning through
+// the server's error texts).
+inline constexpr std::string_view webhook_failure_refused = "refused by policy";
+inline constexpr std::string_view webhook_failure_resolve = "could not resolve";
+inline constexpr std::string_view webhook_failure_connect = "could not connect";
+inline constexpr std::string_view webhook_failure_timeout = "timeout";
+inline constexpr std::string_view webhook_failure_tls = "TLS failed";
+// "HTTP status 3xx" (redirects are not followed), "HTTP status 4xx", "HTTP status 5xx".
+std::string webhook_status_class(int status);
+
+// status: the HTTP status, 0 when no response came: error is then one of
+// the webhook_failure_* classes, detail the transport's own words for the
+// operator's log (without the URL's path).
 struct webhook_answer {
     int status = 0;
     std::string error;
+    std::string detail;
 };
 using webhook_transport = std::function<webhook_answer(const webhook_post&)>;
 
 struct notifier_options {
-    std::size_t queue_size = webhook_queue_size;
+    std::size_t queue_size = webhook_queue_per_project; // per project
+    std::size_t workers = webhook_workers;
     int max_attempts = webhook_max_attempts;
     std::chrono::milliseconds first_backoff = webhook_first_backoff;
     std::chrono::milliseconds timeout = webhook_timeout;
     // The dashboard's public base URL ("https://perf.example.com"), "" when
     // unknown: the bodies then carry no dashboard link.
     std::string public_url;
+    // Where deliveries may connect (perfgate serve --webhook-allow-private).
+    egress_policy policy;
 };
 
 // What happened: "alert.opened" or "alert.status_changed".
@@ -93,9 +130,14 @@ struct alert_notice {
 };
 std::string json_body(const alert_notice& n);
 std::string slack_body(const alert_notice& n);
-// "sha256=" + lowercase hex HMAC-SHA256 of body under secret: the value of
-// X-Perfgate-Signature (as GitHub's X-Hub-Signature-256).
-std::string webhook_signature(std::string_view secret, std::string_view body);
+// "sha256=" + lowercase hex HMAC-SHA256 of `timestamp + "." + body` under
+// secret: the value of X-Perfgate-Signature, sent with X-Perfgate-Timestamp
+// (unix seconds of the attempt) so that a receiver can refuse a replayed
+// request (Slack signs "v0:timestamp:body" alike).
+std::string webhook_signature(std::string_view secret, std::int64_t timestamp, std::string_view body);
+// 32 lowercase hex digits from OpenSSL's RAND_bytes: X-Perfgate-Delivery,
+// one per delivery, kept by its retries (as GitHub's X-GitHub-Delivery).
+std::string new_delivery_id();
 
 class notifier {
 public:
@@ -121,16 +163,30 @@ public:
     [[nodiscard]] counts stats() const;
     // Waits until nothing is queued or being sent (tests, shutdown).
     void drain() const;
+    // Where deliveries may connect (notifier_options::policy).
+    [[nodiscard]] const egress_policy& policy() const { return options_.policy; }
 
 private:
     struct delivery {
+        std::string project;
         std::int64_t webhook_id = 0;
+        std::string id; // X-Perfgate-Delivery
+        std::string event;
+        std::optional<std::string> secret;
         webhook_post post;
         int attempts = 0;
         std::chrono::steady_clock::time_point due;
         std::string last_error;
     };
+    struct project_queue {
+        std::deque<delivery> waiting;
+        bool busy = false; // one of its deliveries is being attempted
+    };
     void run();
+    // With mutex_ held: the next project in turn with a delivery due and
+    // none in flight, or when the earliest one is due.
+    std::optional<std::string> next_project(std::chrono::steady_clock::time_point now,
+                                            std::chrono::steady_clock::time_point& wake) const;
     void attempt(delivery& d);
     void record(const delivery& d, std::string_view outcome) noexcept;
     void log_quietly(const std::function<std::string()>& line) const noexcept;
@@ -142,11 +198,13 @@ private:
 
     mutable std::mutex mutex_;
     mutable std::condition_variable changed_;
-    std::deque<delivery> queue_;
-    bool busy_ = false;
+    std::map<std::string, project_queue, std::less<>> queues_;
+    std::string last_served_; // round robin: the project after this one goes next
+    std::size_t queued_ = 0;  // waiting in every queue
+    std::size_t busy_ = 0;    // attempts in flight
     bool stopping_ = false;
     counts counts_;
-    std::thread thread_; // last: starts once the members above exist
+    std::vector<std::thread> threads_; // last: start once the members above exist
 };
 
 } // namespace perfgate::service

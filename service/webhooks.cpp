@@ -34,6 +34,7 @@ std::int64_t detail::service_impl::add_webhook(const std::string& project, std::
 {
     require_project(project);
     const std::string checked = normalize_webhook_url(url_label, url);
+    if (notifier_) notifier_->policy().check_url(url_label, checked);
     if (format != "json" && format != "slack") {
         throw error(errors::ingest_bad_field,
                     fmt::format("format: expected json or slack, got '{}'", format.substr(0, 32)));

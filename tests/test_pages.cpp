@@ -792,13 +792,18 @@ TEST_CASE("sign-in throttle: a bucket per client address, refused with the time 
     CHECK(client_address("2001:db8:1:2:3:4:5:6:443", req) == "2001:db8:1:2::/64");
     CHECK(client_address("127.0.0.1:40000", req) == "127.0.0.1");
     req.set("X-Forwarded-For", "198.51.100.1, 203.0.113.9");
-    // Only a proxy on this host is believed, and only its own (last) entry.
-    CHECK(client_address("127.0.0.1:40000", req) == "203.0.113.9");
-    CHECK(client_address("::1:40000", req) == "203.0.113.9");
+    // Only a proxy named by --trusted-proxy is believed, and only its own
+    // (last) entry; a loopback peer is not, unless named (issue 43 finding 15).
+    CHECK(client_address("127.0.0.1:40000", req) == "127.0.0.1");
+    CHECK(client_address("::1:40000", req) == "::/64");
+    CHECK(client_address("127.0.0.1:40000", req, {"127.0.0.1"}) == "203.0.113.9");
+    CHECK(client_address("::1:40000", req, {"::1"}) == "203.0.113.9");
     CHECK(client_address("192.0.2.7:40000", req) == "192.0.2.7");
-    // --trusted-proxy: a proxy on another host is believed when named.
     CHECK(client_address("10.0.0.5:40000", req, {"10.0.0.5"}) == "203.0.113.9");
     CHECK(client_address("10.0.0.6:40000", req, {"10.0.0.5"}) == "10.0.0.6");
+    // Behind a trusted proxy, IPv6 clients count by their /64.
+    req.set("X-Forwarded-For", "2001:db8:7:8:1:2:3:4");
+    CHECK(client_address("127.0.0.1:40000", req, {"127.0.0.1"}) == "2001:db8:7:8::/64");
     req.set("X-Forwarded-For", "203.0.113.9, not-an-address");
-    CHECK(client_address("127.0.0.1:40000", req) == "127.0.0.1");
+    CHECK(client_address("127.0.0.1:40000", req, {"127.0.0.1"}) == "127.0.0.1");
 }

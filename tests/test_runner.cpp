@@ -1508,3 +1508,88 @@ exit $rc
         }
     }
 }
+
+// Issue 43 finding 8: the measured program is the pull request's code; it
+// must not read the job's credentials from its environment.
+TEST_CASE("measured commands do not inherit credentials: every backend, --pass-env and --env still set them")
+{
+    CHECK(is_secret_name("GITHUB_TOKEN"));
+    CHECK(is_secret_name("PERFGATE_TOKEN"));
+    CHECK(is_secret_name("ACTIONS_RUNTIME_TOKEN"));
+    CHECK(is_secret_name("ACTIONS_ID_TOKEN_REQUEST_URL"));
+    CHECK(is_secret_name("ACTIONS_ID_TOKEN_REQUEST_TOKEN"));
+    CHECK(is_secret_name("AWS_SECRET_ACCESS_KEY"));
+    CHECK(is_secret_name("PGPASSWORD"));
+    CHECK(is_secret_name("npm_token"));
+    CHECK(is_secret_name("SSH_PRIVATE_KEY"));
+    CHECK(is_secret_name("OPENAI_API_KEY"));
+    CHECK(is_secret_name("GH_PAT"));
+    CHECK(is_secret_name("DOCKER_CREDENTIALS"));
+    CHECK_FALSE(is_secret_name("PATH"));
+    CHECK_FALSE(is_secret_name("HOME"));
+    CHECK_FALSE(is_secret_name("LC_ALL"));
+    CHECK_FALSE(is_secret_name("GITHUB_SHA"));
+    CHECK_FALSE(is_secret_name("KEYBOARD"));
+    CHECK_FALSE(is_secret_name("ACTIONS_RUNTIME_URL"));
+
+    temp_dir dir("pg-env");
+    const auto script = dir.path() / "print_env.sh";
+    {
+        std::ofstream out(script);
+        out << "#!/bin/sh\nenv > \"$1\"\n";
+    }
+    const env_list secrets = {{"GITHUB_TOKEN", "ghs_job_token"},
+                              {"PERFGATE_TOKEN", "pg_job_token"},
+                              {"ACTIONS_RUNTIME_TOKEN", "runtime"},
+                              {"ACTIONS_ID_TOKEN_REQUEST_URL", "https://oidc.example"},
+                              {"ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc"},
+                              {"DEPLOY_SSH_KEY", "ssh"},
+                              {"DB_PASSWORD", "hunter2"},
+                              {"NPM_TOKEN", "npm"},
+                              {"PERFGATE_TEST_PLAIN", "kept"}};
+    auto variables = [](const std::filesystem::path& file) {
+        std::map<std::string, std::string> vars;
+        std::ifstream in(file);
+        std::stringstream text;
+        text << in.rdbuf();
+        std::istringstream lines(text.str());
+        for (std::string line; std::getline(lines, line);) {
+            const auto eq = line.find('=');
+            if (eq != std::string::npos) vars[line.substr(0, eq)] = line.substr(eq + 1);
+        }
+        return vars;
+    };
+    for (const std::string backend : {"rusage", "perf", "native", "callgrind", "memcheck"}) {
+        INFO(backend);
+        const auto base_out = dir.path() / (backend + ".baseline.env");
+        const auto cand_out = dir.path() / (backend + ".candidate.env");
+        std::vector<std::string> args = {"run",          "-q",    "--backend",
+                                         backend,        "-r",    "1",
+                                         "--warmup",     "0",     "--pass-env",
+                                         "GITHUB_TOKEN", "--env", "PERFGATE_TOKEN=given"};
+        if (backend == "perf" || backend == "native") args.insert(args.end(), {"--events", "task-clock"});
+        args.insert(args.end(), {"--baseline", "sh " + script.string() + " " + base_out.string(), "--candidate",
+                                 "sh " + script.string() + " " + cand_out.string()});
+        const auto r = run_perfgate(args, dir.path(), secrets);
+        INFO(r.err);
+        REQUIRE((r.code == 0 || r.code == 1 || r.code == 3));
+        for (const auto& file : {base_out, cand_out}) {
+            const auto vars = variables(file);
+            REQUIRE_FALSE(vars.empty());
+            // Dropped by the rule.
+            for (const char* name : {"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+                                     "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "DEPLOY_SSH_KEY", "DB_PASSWORD", "NPM_TOKEN"}) {
+                CHECK_MESSAGE(vars.count(name) == 0, name);
+            }
+            // Passed on by name; set explicitly; ordinary variables untouched.
+            CHECK(vars.at("GITHUB_TOKEN") == "ghs_job_token");
+            CHECK(vars.at("PERFGATE_TOKEN") == "given");
+            CHECK(vars.at("PERFGATE_TEST_PLAIN") == "kept");
+            CHECK(vars.count("PATH") == 1);
+        }
+    }
+    const auto bad = run_perfgate({"run", "--pass-env", "A=B", "--baseline", "true", "--candidate", "true"},
+                                  dir.path());
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("--pass-env: expected a variable's NAME, got 'A=B'") != std::string::npos);
+}

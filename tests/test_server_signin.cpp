@@ -140,13 +140,14 @@ TEST_CASE("dashboard sessions: 10,050 sign-ins with project beta's token do not 
     CHECK(c.exchange(get_request("/p/beta", beta_sessions.back())).result_int() == 200);
 }
 
-TEST_CASE("sign-in throttle: a burst from one address gets 429 with Retry-After, failures are logged and counted")
+TEST_CASE("sign-in throttle: a burst of failures from one address gets 429 with Retry-After, logged and counted")
 {
     temp_dir dir("perfgate-throttle");
     const auto db = dir.path() / "throttle.db";
     const auto log = dir.path() / "server.log";
     const std::string alpha = create_token(db, "alpha");
-    server_process srv(db, log);
+    // The test's client plays the proxy on this host, named as the operator must.
+    server_process srv(db, log, {"--trusted-proxy", "127.0.0.1"});
     keep_alive_client c(srv.port());
     const std::string wrong = "pg_" + std::string(64, '7');
 
@@ -159,18 +160,16 @@ TEST_CASE("sign-in throttle: a burst from one address gets 429 with Retry-After,
     REQUIRE_FALSE(retry_after.empty());
     CHECK(std::stoi(retry_after) >= 1);
     CHECK(std::stoi(retry_after) <= 6);
-    CHECK(failed.refused.body().find("Too many sign-ins") != std::string::npos);
+    CHECK(failed.refused.body().find("Too many failed sign-ins") != std::string::npos);
     CHECK(failed.refused.body().find("Set-Cookie") == std::string::npos);
     CHECK(failed.refused[http::field::set_cookie].empty());
-    // The right token from that address now waits too.
-    const answer right_too = c.exchange(signin_request("alpha", alpha, "192.0.2.1"));
-    if (failed.seconds < 5) CHECK(right_too.result_int() == 429);
-
-    // Successful sign-ins count the same.
-    const burst_result good = burst(c, "alpha", alpha, "192.0.2.2", 303);
-    REQUIRE(good.refused.result_int() == 429);
-    CHECK(good.answered >= 10);
-    CHECK(good.answered <= 10 + 1 + static_cast<int>(good.seconds / 6));
+    // The right token from that address is let in all the same (issue 43
+    // finding 15: a user behind an address shared with a guessing client).
+    CHECK(c.exchange(signin_request("alpha", alpha, "192.0.2.1")).result_int() == 303);
+    // Successful sign-ins are never throttled.
+    const burst_result good = burst(c, "alpha", alpha, "192.0.2.2", 303, 30);
+    CHECK(good.refused.result_int() != 429); // none came
+    CHECK(good.answered == 30);
 
     // Another address is not held up; nor a direct client (no proxy header).
     CHECK(c.exchange(signin_request("alpha", alpha, "192.0.2.3")).result_int() == 303);
@@ -197,10 +196,35 @@ TEST_CASE("sign-in throttle: a burst from one address gets 429 with Retry-After,
         if (j.at("reason") == "throttled") ++throttled;
     }
     CHECK(bad_token == failed.answered);
-    CHECK(throttled >= 3);
+    CHECK(throttled >= 2);
     const std::string metrics = send(srv.port(), http::verb::get, "/metrics").body;
     CHECK(metric_value(metrics, "perfgate_signin_failures_total") == failed.answered + v6.answered + 1);
     CHECK(metric_value(metrics, "perfgate_signin_throttled_total") == throttled);
+}
+
+TEST_CASE("sign-in throttle: X-Forwarded-For is believed only from a --trusted-proxy, not from any loopback peer")
+{
+    temp_dir dir("perfgate-forwarded");
+    const auto db = dir.path() / "forwarded.db";
+    const std::string alpha = create_token(db, "alpha");
+    const std::string wrong = "pg_" + std::string(64, '6');
+    server_process srv(db, dir.path() / "server.log");
+    keep_alive_client c(srv.port());
+    // A forwarder on this host that passes the client's header on: each
+    // try names another address, and all of them are one client, 127.0.0.1.
+    int answered = 0;
+    int refused = 0;
+    for (int i = 0; i < 12; ++i) {
+        const int status = c.exchange(signin_request("alpha", wrong, fmt::format("192.0.2.{}", i + 1))).result_int();
+        if (status == 401) ++answered;
+        if (status == 429) ++refused;
+    }
+    CHECK(answered >= 10);
+    CHECK(answered <= 11);
+    CHECK(refused >= 1);
+    const std::string text = read_text(dir.path() / "server.log");
+    CHECK(text.find("\"remote\":\"127.0.0.1\"") != std::string::npos);
+    CHECK(text.find("\"remote\":\"192.0.2.1\"") == std::string::npos);
 }
 
 TEST_CASE("sign-in next=: controls are refused, dot segments, encoded dots, slashes and backslashes are resolved first")
@@ -423,7 +447,7 @@ TEST_CASE("anonymous reads: a burst of renders and history reads from one addres
     temp_dir dir("perfgate-anon");
     const auto db = dir.path() / "anon.db";
     const std::string token = create_token(db, "demo");
-    server_process srv(db, dir.path() / "server.log", {"--public-read"});
+    server_process srv(db, dir.path() / "server.log", {"--public-read", "--trusted-proxy", "127.0.0.1"});
     keep_alive_client c(srv.port());
     const auto from = [](message req, const std::string& address) {
         req.set("X-Forwarded-For", address);

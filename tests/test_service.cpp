@@ -1841,16 +1841,23 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     std::vector<std::string> lines;
     perfgate::service::notifier_options options;
     options.queue_size = 2;
+    options.policy = perfgate::service::egress_policy({perfgate::service::parse_ip_range("test", "127.0.0.0/8")});
     {
         perfgate::service::notifier n(
             db,
             [&](const perfgate::service::webhook_post& p) {
                 std::unique_lock lock(mu);
                 ++sent;
-                CHECK(p.headers.back().second == perfgate::service::webhook_signature("k", p.body));
+                CHECK(p.connect_address == "127.0.0.1");
+                CHECK(p.connect_port == 9);
+                const auto ts = std::find_if(p.headers.begin(), p.headers.end(),
+                                             [](const auto& h) { return h.first == "X-Perfgate-Timestamp"; });
+                REQUIRE(ts != p.headers.end());
+                CHECK(p.headers.back().second ==
+                      perfgate::service::webhook_signature("k", std::stoll(ts->second), p.body));
                 cv.notify_all();
                 cv.wait(lock, [&] { return release; });
-                return perfgate::service::webhook_answer{204, {}};
+                return perfgate::service::webhook_answer{204, {}, {}};
             },
             options,
             [&](const std::string& line) {
@@ -1883,11 +1890,235 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     }
     CHECK(sent == 3);
     REQUIRE(lines.size() == 2);
-    CHECK(lines[0] ==
-          "perfgate serve: webhook " + std::to_string(id) + " delivery dropped: the queue holds 2 deliveries");
+    CHECK(lines[0] == "perfgate serve: webhook " + std::to_string(id) +
+                          " (http://127.0.0.1:9) delivery dropped: project 'demo' has 2 deliveries queued");
     const auto hooks = svc.webhooks().list("demo");
     REQUIRE(hooks.size() == 1);
     CHECK(hooks[0].last_outcome == std::optional<std::string>("delivered"));
+}
+
+TEST_CASE("egress policy: every spelling of an inside address is refused, public ones pass, allowed ranges open")
+{
+    using perfgate::service::egress_policy;
+    using perfgate::service::parse_ip_range;
+    const egress_policy closed;
+    // Issue 43 finding 1: each of these reached the server's own network.
+    const std::vector<std::string> inside = {
+        "http://127.0.0.1/h",
+        "http://2130706433/h",
+        "http://0177.0.0.1/h",
+        "http://0x7f.0.0.1/h",
+        "http://0x7f000001/h",
+        "http://017700000001/h",
+        "http://127.1/h",
+        "http://127.0.1/h",
+        "http://127.0.0.1./h",
+        "http://0x7F.1:8080/h",
+        "http://localhost/h",
+        "http://LOCALHOST./h",
+        "http://a.b.localhost:9/h",
+        "http://[::1]/h",
+        "http://[0:0:0:0:0:0:0:1]/h",
+        "http://[::ffff:127.0.0.1]/h",
+        "http://[::ffff:7f00:1]/h",
+        "http://[::127.0.0.1]/h",
+        "http://[64:ff9b::7f00:1]/h",
+        "http://[64:ff9b::a9fe:a9fe]/h",
+        "http://[64:ff9b:1::1]/h",
+        "http://[2002:7f00:1::]/h",
+        "http://169.254.169.254/latest/meta-data",
+        "http://0xa9fea9fe/",
+        "http://2852039166/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://10.1.2.3/",
+        "http://012.1.2.3/",
+        "http://172.16.0.1/",
+        "http://172.31.255.255/",
+        "http://192.168.0.1/",
+        "http://[::ffff:192.168.0.1]/",
+        "http://100.64.0.1/",
+        "http://100.127.255.255/",
+        "http://[fc00::1]/",
+        "http://[fd12:3456::1]/",
+        "http://[fe80::1]/",
+        "http://[fec0::1]/",
+        "http://[ff02::1]/",
+        "http://224.0.0.1/",
+        "http://239.255.255.250/",
+        "http://0.0.0.0/",
+        "http://0/",
+        "http://[::]/",
+        "http://255.255.255.255/",
+        "http://240.0.0.1/",
+        "https://[::ffff:10.0.0.1]:8443/h",
+        "http://u:p@8.8.8.8/h",
+        "http://[127.0.0.1]/",
+    };
+    for (const auto& url : inside) {
+        INFO(url);
+        CHECK_THROWS_AS(closed.check_url("field 'url'", url), perfgate::error);
+    }
+    const std::vector<std::string> outside = {
+        "http://93.184.216.34/h",     "http://8.8.8.8:8080/x",     "https://[2606:4700::1111]/h",
+        "http://172.32.0.1/",         "http://100.128.0.1/",       "http://[::ffff:8.8.8.8]/",
+        "http://[64:ff9b::808:808]/", "http://hooks.example.com/", "https://hooks.slack.com/services/T0/B0/XXXX",
+        "http://134744072/", // 8.8.8.8 spelt as one number
+    };
+    for (const auto& url : outside) {
+        INFO(url);
+        CHECK_NOTHROW(closed.check_url("field 'url'", url));
+    }
+    // The message names the field, the host as written, the address it is and the way out.
+    CHECK_THROWS_WITH_AS(closed.check_url("field 'url'", "http://127.1:8080/x"),
+                         "field 'url': host 127.1 is a loopback address (127.0.0.1); webhooks may not connect there "
+                         "(perfgate serve --webhook-allow-private CIDR allows a range)",
+                         perfgate::error);
+    CHECK_THROWS_WITH_AS(closed.check_url("field 'url'", "http://[64:ff9b::a9fe:a9fe]/"),
+                         doctest::Contains("is a NAT64 link-local address (64:ff9b::a9fe:a9fe)"), perfgate::error);
+    CHECK_THROWS_WITH_AS(closed.check_url("field 'url'", "http://0/"),
+                         doctest::Contains("host 0 is the unspecified address (0.0.0.0)"), perfgate::error);
+
+    // --webhook-allow-private opens a range, in every spelling, and nothing else.
+    const egress_policy loopback({parse_ip_range("--webhook-allow-private", "127.0.0.0/8")});
+    CHECK_NOTHROW(loopback.check_url("u", "http://127.1:8080/x"));
+    CHECK_NOTHROW(loopback.check_url("u", "http://[::ffff:127.0.0.1]/"));
+    CHECK_NOTHROW(loopback.check_url("u", "http://2130706433/"));
+    CHECK_THROWS_AS(loopback.check_url("u", "http://[::1]/"), perfgate::error);     // IPv6 loopback is not in 127/8
+    CHECK_THROWS_AS(loopback.check_url("u", "http://localhost/"), perfgate::error); // ::1 too
+    CHECK_THROWS_AS(loopback.check_url("u", "http://10.0.0.1/"), perfgate::error);
+    const egress_policy office({parse_ip_range("--webhook-allow-private", "10.20.0.0/16"),
+                                parse_ip_range("--webhook-allow-private", "fd00::/8")});
+    CHECK_NOTHROW(office.check_url("u", "http://10.20.3.4/"));
+    CHECK_NOTHROW(office.check_url("u", "http://[fd00::5]/"));
+    CHECK_THROWS_AS(office.check_url("u", "http://10.21.0.1/"), perfgate::error);
+
+    CHECK_THROWS_WITH_AS(parse_ip_range("--webhook-allow-private", "10.0.0.1/8"),
+                         "--webhook-allow-private: '10.0.0.1/8' has host bits set (the range is 10.0.0.0/8) (expected "
+                         "an address range such as 10.0.0.0/8, 192.168.1.7 or fd00::/8)",
+                         perfgate::error);
+    CHECK_THROWS_AS(parse_ip_range("--webhook-allow-private", "10.0.0.0/33"), perfgate::error);
+    CHECK_THROWS_AS(parse_ip_range("--webhook-allow-private", "0177.0.0.1"), perfgate::error); // strict here
+    CHECK_THROWS_AS(parse_ip_range("--webhook-allow-private", "intranet"), perfgate::error);
+    CHECK(parse_ip_range("x", "192.168.1.7").to_string() == "192.168.1.7/32");
+
+    // At delivery: resolved once, every address checked, the checked address handed on.
+    const auto refused = closed.resolve("http://localhost:8080/h");
+    CHECK_FALSE(refused.to.has_value());
+    CHECK(refused.failure == "refused by policy");
+    const auto opened = egress_policy({parse_ip_range("x", "127.0.0.0/8"), parse_ip_range("x", "::1/128")})
+                            .resolve("http://LocalHost.:8080/h");
+    REQUIRE(opened.to.has_value());
+    CHECK(opened.to->address == "127.0.0.1");
+    CHECK(opened.to->port == 8080);
+    const auto v6 = egress_policy({parse_ip_range("x", "::1/128")}).resolve("https://[::1]/h");
+    REQUIRE(v6.to.has_value());
+    CHECK(v6.to->address == "::1");
+    CHECK(v6.to->port == 443);
+    const auto unknown = closed.resolve("http://no-such-host.invalid/h");
+    CHECK_FALSE(unknown.to.has_value());
+    CHECK(unknown.failure == "could not resolve");
+
+    // Logs show scheme and host: a Slack webhook's path is its credential.
+    CHECK(perfgate::service::redacted_url("https://hooks.slack.com/services/T0/B0/XXXX?x=1") ==
+          "https://hooks.slack.com");
+    CHECK(perfgate::service::redacted_url("http://[::1]:8080/a") == "http://[::1]:8080");
+}
+
+TEST_CASE("service: webhook deliveries queue per project: a burst drops only its own project's, projects take turns")
+{
+    test_database where(test_database::sqlite_kind::memory);
+    perfgate::store::store db(where.location());
+    perfgate::service::service svc(db);
+    db.projects().ensure("burst");
+    db.projects().ensure("quiet");
+    (void)svc.webhooks().add("burst", "http://127.0.0.1:9/burst", "json", "k");
+    (void)svc.webhooks().add("quiet", "http://127.0.0.1:9/quiet", "json", "k");
+    std::mutex mu;
+    std::condition_variable cv;
+    bool release = false;
+    std::vector<std::string> order; // project:alert id, as sent
+    std::map<std::string, std::set<std::string>> ids_by_alert;
+    perfgate::service::notifier_options options;
+    options.queue_size = 2;
+    options.workers = 1; // the order of turns is then exact
+    options.first_backoff = std::chrono::milliseconds(1);
+    options.policy = perfgate::service::egress_policy({perfgate::service::parse_ip_range("test", "127.0.0.0/8")});
+    std::vector<std::string> lines;
+    {
+        int failures_left = 1; // the quiet project's first attempt fails once: a retry keeps its delivery id
+        perfgate::service::notifier n(
+            db,
+            [&](const perfgate::service::webhook_post& p) {
+                std::unique_lock lock(mu);
+                const json body = json::parse(p.body);
+                const std::string key = fmt::format("{}:{}", body.at("project").get<std::string>(),
+                                                    body.at("alert").at("id").get<std::int64_t>());
+                order.push_back(key);
+                for (const auto& [name, value] : p.headers)
+                    if (name == "X-Perfgate-Delivery") ids_by_alert[key].insert(value);
+                cv.notify_all();
+                cv.wait(lock, [&] { return release; });
+                if (key.starts_with("quiet") && failures_left-- > 0)
+                    return perfgate::service::webhook_answer{503, {}, {}};
+                return perfgate::service::webhook_answer{204, {}, {}};
+            },
+            options,
+            [&](const std::string& line) {
+                std::lock_guard lock(mu);
+                lines.push_back(line);
+            });
+        perfgate::model::alert a;
+        a.project = "burst";
+        a.id = 1;
+        n.notify(perfgate::service::event_alert_opened, a);
+        {
+            std::unique_lock lock(mu);
+            cv.wait(lock, [&] { return order.size() == 1; }); // burst:1 is being sent
+        }
+        for (int i = 2; i <= 5; ++i) {
+            a.id = i;
+            n.notify(perfgate::service::event_alert_opened, a); // burst's queue holds 2: 2 and 3 are dropped
+        }
+        a.project = "quiet";
+        a.id = 100;
+        n.notify(perfgate::service::event_alert_opened, a); // its own queue: nothing dropped
+        CHECK(n.stats().dropped == 2);
+        CHECK(n.stats().queued == 4);
+        {
+            std::lock_guard lock(mu);
+            release = true;
+        }
+        cv.notify_all();
+        n.drain();
+        CHECK(n.stats().delivered == 4);
+        CHECK(n.stats().retried == 1);
+    }
+    // Round robin: the quiet project's delivery went before the burst's backlog.
+    REQUIRE(order.size() == 5);
+    CHECK(order[0] == "burst:1");
+    CHECK(order[1] == "quiet:100");
+    CHECK(std::find(order.begin(), order.end(), "burst:2") == order.end());
+    CHECK(std::find(order.begin(), order.end(), "burst:3") == order.end());
+    CHECK(std::count(order.begin(), order.end(), "quiet:100") == 2);
+    // One delivery id per delivery, kept by its retry; never shared.
+    CHECK(ids_by_alert["quiet:100"].size() == 1);
+    CHECK(ids_by_alert["burst:4"].size() == 1);
+    CHECK(*ids_by_alert["quiet:100"].begin() != *ids_by_alert["burst:4"].begin());
+    CHECK(ids_by_alert["burst:4"].begin()->size() == 32);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find("project 'burst' has 2 deliveries queued") != std::string::npos);
+    CHECK(lines[0].find("/burst") == std::string::npos); // the URL by scheme and host only
+}
+
+TEST_CASE("webhook signature: HMAC-SHA256 over timestamp.body, as the documented verifier computes it")
+{
+    // Reference value: python3 -c 'import hmac,hashlib;
+    //   print(hmac.new(b"k", b"1700000000.{\"a\":1}", hashlib.sha256).hexdigest())'
+    CHECK(perfgate::service::webhook_signature("k", 1700000000, R"({"a":1})") ==
+          "sha256=1b6ad1bc9bf48c52ce01939866d5877c6cc4e87ddad27e16673cb8c4964394a3");
+    CHECK(perfgate::service::webhook_signature("k", 1700000001, R"({"a":1})") !=
+          perfgate::service::webhook_signature("k", 1700000000, R"({"a":1})"));
+    CHECK(perfgate::service::new_delivery_id() != perfgate::service::new_delivery_id());
 }
 
 namespace {

@@ -86,7 +86,10 @@ std::string client_address(std::string_view peer,
 {
     const auto address = parse_address(without_port(peer));
     if (!address) return {};
-    if (address->is_loopback() || std::find(trusted.begin(), trusted.end(), address->to_string()) != trusted.end()) {
+    // Only a proxy the operator named (--trusted-proxy) is believed: a
+    // loopback peer may be a forwarder that passes the client's own header
+    // on (issue 43 finding 15).
+    if (std::find(trusted.begin(), trusted.end(), address->to_string()) != trusted.end()) {
         // The last X-Forwarded-For entry is the one the proxy in front added;
         // the ones before it are whatever the client sent.
         std::string_view forwarded;

@@ -1,7 +1,8 @@
 // Work per client address: a token bucket each (issue 31).
-//   - Sign-ins (finding 3; docs/dashboard.md#sessions): one address cannot
-//     try tokens, or make sessions, faster than a person signs in. Failed and
-//     successful sign-ins both take a token.
+//   - Failed sign-ins (finding 3; docs/dashboard.md#sessions): one address
+//     cannot fail faster than a person mistypes. A correct token is never
+//     refused for its address's failures (issue 43 finding 15: a user behind
+//     an address shared with a guessing client signs in all the same).
 //   - Anonymous reads under --public-read (finding 5;
 //     docs/http-api.md#anonymous-reads): a page render (a page cache miss)
 //     or a history read without a token or session takes one, so one address
@@ -63,9 +64,9 @@ private:
 
 // The address a request came from, as the throttle counts it: the peer's
 // address (peer is "address:port", as the session logs it), or, when the
-// peer is a proxy (a loopback address, such as ci/deploy/nginx.conf on the
-// same host, or one of `trusted`, from --trusted-proxy), the last address of
-// X-Forwarded-For, which that proxy appended. An IPv6 address counts by its
+// peer is one of `trusted` (perfgate serve --trusted-proxy; ci/deploy's nginx
+// on the same host is 127.0.0.1), the last address of X-Forwarded-For, which
+// that proxy appended. A loopback peer is not trusted unless named. An IPv6 address counts by its
 // /64 prefix (one host's share of addresses). "" when unknown (a request
 // routed without a socket).
 std::string client_address(std::string_view peer,

@@ -117,16 +117,12 @@ response signin_post(page_state& p)
     check_form_origin(p.req);
     const query_params form(p.req.body());
     const auto next = form.get("next");
-    // Every sign-in, good or bad, takes one from the address's bucket.
+    // Failures are charged to the client address, successes never: a
+    // correct token is not refused because someone else failed from the same
+    // address (a NAT, a shared proxy). Tokens carry 256 random bits, so the
+    // throttle is not what stops guessing; it bounds what a guessing client
+    // costs in pages and log lines and makes it stand out (docs/dashboard.md#sessions).
     const std::string client = client_address(p.peer, p.req, p.ctx.trusted_proxies);
-    if (const auto wait = p.ctx.signins->take(client)) {
-        signin_refused(p, client, "throttled");
-        response res = signin_page(
-            p, next, fmt::format("Too many sign-ins from your address; try again in {} seconds.", wait->count()),
-            http::status::too_many_requests);
-        res.set(http::field::retry_after, std::to_string(wait->count()));
-        return res;
-    }
     const std::string token = form.get("token").value_or("");
     service::token_grant grant;
     try {
@@ -134,6 +130,15 @@ response signin_post(page_state& p)
         grant = p.ctx.service.tokens().authorize(token, p.project);
     } catch (const error& e) {
         if (!std::string_view(e.id()).starts_with("auth.") && e.id() != errors::project_not_found) throw;
+        if (const auto wait = p.ctx.signins->take(client)) {
+            signin_refused(p, client, "throttled");
+            response res = signin_page(
+                p, next,
+                fmt::format("Too many failed sign-ins from your address; try again in {} seconds.", wait->count()),
+                http::status::too_many_requests);
+            res.set(http::field::retry_after, std::to_string(wait->count()));
+            return res;
+        }
         signin_refused(p, client, e.id());
         return signin_page(p, next, "That token does not open this project.", http::status::unauthorized);
     }
