@@ -748,8 +748,8 @@ TEST_CASE("renderers")
         plain.benchmarks[0].name = "BM_Sort/1024 @ 2 # x";
         CHECK(render_markdown(plain).find("BM\\_Sort/1024 @ 2 \\# x") != std::string::npos);
         // The acceptance note (perfgate accept) renders its reason the same way.
-        const std::string note = perfgate::report::render_acceptance_note({1, "abc", "octocat", "fixes GH-12", 0},
-                                                                          "perfgate");
+        const std::string note = perfgate::report::render_acceptance_note(
+            {1, "abc", "octocat", "fixes GH-12", 0, std::nullopt}, "perfgate");
         CHECK(note.find("GH-12") == std::string::npos);
         CHECK(note.find("fixes GH-" + zw + "12") != std::string::npos);
         // A name that ends in gh followed by -N is not GH-N.
