@@ -147,7 +147,7 @@ int cmd_alerts(const argv_t& argv)
     if (!where.server) {
         db.emplace(where.db);
         service.emplace(*db);
-        if (!service->project_exists(where.project)) {
+        if (!service->projects().exists(where.project)) {
             throw error(errors::input_unknown_project,
                         fmt::format("{}: no project '{}'", db->location(), where.project));
         }
@@ -169,7 +169,7 @@ int cmd_alerts(const argv_t& argv)
         if (auto v = args->get_int("limit", 1, static_cast<long long>(service::max_alert_limit))) {
             q.limit = static_cast<std::size_t>(*v);
         }
-        const auto alerts = where.server ? where.server->alerts(q) : service->alerts(q);
+        const auto alerts = where.server ? where.server->alerts(q) : service->alerts().list(q);
         if (format == "json") std::cout << api::alerts_to_json(alerts).dump(2) << '\n';
         else std::cout << render_list(alerts);
         std::cout.flush();
@@ -179,7 +179,7 @@ int cmd_alerts(const argv_t& argv)
     const std::int64_t id = alert_id_arg(pos[1]);
     model::alert a;
     if (action == "show") {
-        a = where.server ? where.server->alert(id) : service->alert(where.project, id);
+        a = where.server ? where.server->alert(id) : service->alerts().get(where.project, id);
     } else {
         model::alert_update u;
         const auto status = model::parse_alert_status(pos[2]);
@@ -190,7 +190,7 @@ int cmd_alerts(const argv_t& argv)
         u.status = *status;
         u.note = args->get("note");
         u.changed_by = local_user();
-        a = where.server ? where.server->update_alert(id, u) : service->update_alert(where.project, id, u);
+        a = where.server ? where.server->update_alert(id, u) : service->alerts().update(where.project, id, u);
     }
     if (format == "json") std::cout << api::to_json(a).dump(2) << '\n';
     else std::cout << render_one(a);

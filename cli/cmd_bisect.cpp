@@ -973,7 +973,7 @@ void range_from_alert(const parsed_args& args, bisect_settings& s, std::int64_t&
         std::optional<service::service> svc;
         if (!where.server) svc.emplace(db.emplace(where.db));
         try {
-            alert = where.server ? where.server->alert(alert_id) : svc->alert(where.project, alert_id);
+            alert = where.server ? where.server->alert(alert_id) : svc->alerts().get(where.project, alert_id);
         } catch (const error& e) {
             if (e.id() == errors::alert_not_found || e.id() == errors::store_not_found ||
                 e.id() == errors::server_rejected)
@@ -992,7 +992,7 @@ void range_from_alert(const parsed_args& args, bisect_settings& s, std::int64_t&
         q.before_run = c.run_id;
         q.mainline_only = true;
         q.limit = api::max_history_limit;
-        before = where.server ? where.server->history(q) : svc->history(q);
+        before = where.server ? where.server->history(q) : svc->history().points(q);
         std::erase_if(before, [&](const model::history_point& p) { return p.run_id >= c.run_id; });
         std::sort(before.begin(), before.end(),
                   [](const model::history_point& x, const model::history_point& y) { return x.run_id < y.run_id; });

@@ -112,12 +112,12 @@ int cmd_history(const argv_t& argv)
     } else {
         store::store db(where.db);
         service::service service(db);
-        if (!service.project_exists(q.project)) {
+        if (!service.projects().exists(q.project)) {
             throw error(errors::input_unknown_project, fmt::format("{}: no project '{}'", db.location(), q.project));
         }
-        if (!q.branch) q.branch = service.baseline_branch(q.project);
+        if (!q.branch) q.branch = service.projects().baseline_branch(q.project);
         if (q.branch == api::all_branches) q.branch.reset();
-        points = service.history(q);
+        points = service.history().points(q);
     }
 
     if (format == "json") std::cout << api::history_to_json(points).dump(2) << '\n';

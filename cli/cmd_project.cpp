@@ -66,10 +66,10 @@ void change_webhooks(service::service& service, const std::string& project, cons
         throw error(errors::usage_conflict, "--format applies only together with --webhook");
     }
     if (webhook) {
-        service.add_webhook(project, *webhook, parsed.get("format").value_or("json"), parsed.get("secret").value_or(""),
-                            "--webhook");
+        service.webhooks().add(project, *webhook, parsed.get("format").value_or("json"),
+                               parsed.get("secret").value_or(""), "--webhook");
     }
-    if (remove && !service.remove_webhook(project, *remove)) {
+    if (remove && !service.webhooks().remove(project, *remove)) {
         throw error(errors::usage_bad_value,
                     fmt::format("--remove-webhook: project '{}' has no webhook {}", project, *remove));
     }
@@ -104,7 +104,7 @@ int cmd_project(const argv_t& args)
     const std::string project = parsed->required("project");
     store::store db(db_path);
     service::service service(db);
-    if (!service.project_exists(project)) {
+    if (!service.projects().exists(project)) {
         throw error(errors::input_unknown_project, fmt::format("{}: no project '{}'", db.location(), project));
     }
     // A bad value of either stores neither: the URL is checked first, the
@@ -114,23 +114,24 @@ int cmd_project(const argv_t& args)
     if (auto given = parsed->get("repository-url")) url = service::normalize_repository_url("--repository-url", *given);
     const auto detection = change_point_flags(*parsed);
     const auto remove = parsed->get_int("remove-webhook", 1, std::numeric_limits<long long>::max());
-    if (branch) service.set_baseline_branch(project, *branch);
-    if (url) service.set_repository_url(project, *url);
-    service.set_change_point_settings(project, detection);
+    if (branch) service.projects().set_baseline_branch(project, *branch);
+    if (url) service.projects().set_repository_url(project, *url);
+    service.projects().set_change_point_settings(project, detection);
     change_webhooks(service, project, *parsed, remove);
     std::cout << fmt::format("project {}\nbaseline_branch {}\nrepository_url {}\n", project,
-                             service.baseline_branch(project), service.repository_url(project).value_or("-"));
+                             service.projects().baseline_branch(project),
+                             service.projects().repository_url(project).value_or("-"));
     // The settings in effect, "(default)" where the project has none: the
     // defaults of perfgate serve without --change-point-* options.
-    const auto stored = service.change_point_settings(project);
-    const auto in_effect = service.change_point_options(project);
+    const auto stored = service.projects().change_point_settings(project);
+    const auto in_effect = service.projects().change_point_options(project);
     const auto shown = [](bool set) { return set ? "" : " (default)"; };
     std::cout << fmt::format("change_point_method {}{}\nchange_point_window {}{}\nchange_point_max_p {}{}\n"
                              "change_point_min_magnitude {}{}\n",
                              stats::to_string(in_effect.method), shown(stored.method.has_value()), in_effect.window,
                              shown(stored.window.has_value()), in_effect.max_p, shown(stored.max_p.has_value()),
                              in_effect.min_magnitude, shown(stored.min_magnitude.has_value()));
-    print_webhooks(service.webhooks(project));
+    print_webhooks(service.webhooks().list(project));
     std::cout.flush();
     return exit_pass;
 }

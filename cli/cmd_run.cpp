@@ -207,7 +207,7 @@ std::vector<std::string> upload_flame_graphs(client::server_client& server, cons
 gate::attribution storable_attribution(const gate::attribution& a, bool& cut)
 {
     gate::attribution out = a;
-    constexpr std::size_t rows = service::service::max_attribution_functions;
+    constexpr std::size_t rows = service::max_attribution_functions;
     const auto trim = [&](std::vector<gate::function_change>& top) {
         if (top.size() <= rows) return;
         top.resize(rows);
@@ -249,18 +249,19 @@ std::vector<std::string> store_attributions(target& where, const gate::report& r
         if (cut) {
             warnings.push_back(fmt::format("the attribution of '{}' is stored with the first {} rows of each table "
                                            "(the report has them all)",
-                                           b.name, service::service::max_attribution_functions));
+                                           b.name, service::max_attribution_functions));
         }
         try {
             if (where.server) {
                 where.server->upload_attribution(*result.comparison_id, b.name, a);
             } else {
-                svc->store_attribution(where.project, *result.comparison_id, b.name,
-                                       report::to_json(a).dump(-1, ' ', false,
-                                                               nlohmann::json::error_handler_t::replace));
+                svc->artifacts().store_attribution(where.project, *result.comparison_id, b.name,
+                                                   report::to_json(a).dump(-1, ' ', false,
+                                                                           nlohmann::json::error_handler_t::replace));
                 if (profiling && a.perf && a.perf->flame_graph) {
                     const auto path = profiling->artifacts / *a.perf->flame_graph;
-                    svc->store_flame_graph(where.project, *result.comparison_id, b.name, model::read_text_file(path));
+                    svc->artifacts().store_flame_graph(where.project, *result.comparison_id, b.name,
+                                                       model::read_text_file(path));
                 }
             }
         } catch (const error& e) {
@@ -314,7 +315,7 @@ std::vector<gate::prior_noise> read_priors(target& where, const std::vector<benc
             q.testbed = testbed.fingerprint;
             q.mainline_only = true;
             q.limit = gate::prior_history_runs;
-            const auto points = where.server ? where.server->history(q) : svc->history(q);
+            const auto points = where.server ? where.server->history(q) : svc->history().points(q);
             const auto rule = rules.resolve(spec->name, counter);
             const double alpha = rules.alpha / static_cast<double>(gated.size()); // Bonferroni, as the test spends it
             if (auto p = gate::prior_noise_of(spec->name, counter, points, rule.threshold_pct, alpha))
@@ -787,11 +788,12 @@ comparison_made store_and_compare(target& where, const run_settings& settings,
         store::store db(where.db);
         service::service svc(db);
         for (auto& m : results) {
-            auto b = svc.ingest_run(m.baseline.run);
-            auto c = svc.ingest_run(m.candidate.run);
+            auto b = svc.runs().ingest_run(m.baseline.run);
+            auto c = svc.runs().ingest_run(m.candidate.run);
             pairs.emplace_back(b.run_id, c.run_id);
         }
-        out.report = svc.compare(where.project, pairs, rules.value_or(gate::policy{}), git.baseline).result;
+        out.report =
+            svc.comparisons().compare(where.project, pairs, rules.value_or(gate::policy{}), git.baseline).result;
     }
     // The gate lists them as compare() lists a pair of files' (their
     // warnings after the run's own).

@@ -223,7 +223,7 @@ int cmd_serve(const argv_t& argv)
     db.maintenance().check_writable();
     db.maintenance().check_integrity();
     service::service service(db);
-    service.set_change_point_defaults(change_point_defaults);
+    service.background().set_change_point_defaults(change_point_defaults);
     // Alert webhooks are posted by the notifier's thread through libcurl
     // (client/http.hpp: TLS, proxies, timeouts), never by a request thread.
     service::notifier_options notify;
@@ -238,7 +238,7 @@ int cmd_serve(const argv_t& argv)
     for (const auto& cidr : parsed.all("webhook-allow-private"))
         allowed.push_back(service::parse_ip_range("--webhook-allow-private", cidr));
     notify.policy = service::egress_policy(allowed);
-    service.notify_with(std::make_shared<service::notifier>(
+    service.background().notify_with(std::make_shared<service::notifier>(
         db,
         [](const service::webhook_post& p) {
             client::http_request req;
@@ -255,7 +255,7 @@ int cmd_serve(const argv_t& argv)
         notify, [](const std::string& line) { server::write_log_line(line); }));
     // Uploads answer once the run is stored; the history watch runs on its
     // own thread and says here what it found (service/watch_queue.hpp).
-    service.watch_in_background([](const service::watch_outcome& out) {
+    service.background().watch_in_background([](const service::watch_outcome& out) {
         if (!out.error.empty()) {
             server::write_log_line(fmt::format("perfgate serve: change-point detection for project '{}' benchmark "
                                                "'{}' (run {}) failed: {}",
@@ -270,7 +270,7 @@ int cmd_serve(const argv_t& argv)
     // Fresh comparisons are stored by one committer thread, many to a
     // transaction; the request threads go on computing meanwhile
     // (service/commit_queue.hpp).
-    service.commit_in_background();
+    service.background().commit_in_background();
     {
         server::server srv(opt, service);
         // Tests and scripts read the bound port (with --listen HOST:0) from this line.

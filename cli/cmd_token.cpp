@@ -146,7 +146,7 @@ int cmd_token(const argv_t& args)
         }
         store::store db(db_path);
         service::service service(db);
-        const std::string token = service.create_token(project, name, expires, scopes);
+        const std::string token = service.tokens().create(project, name, expires, scopes);
         std::cout << token << std::endl;
         std::cerr << fmt::format(
             "perfgate token: created token '{}' for project '{}' in {} with scopes {}{}; it is shown only once\n", name,
@@ -166,7 +166,7 @@ int cmd_token(const argv_t& args)
         // the columns split on whitespace.
         std::cout << "id\tlabel\tcreated\tlast_used\texpires\tscopes\n";
         std::size_t legacy = 0;
-        for (const auto& t : service.tokens(project)) {
+        for (const auto& t : service.tokens().list(project)) {
             if (t.scopes.is_legacy()) ++legacy;
             std::cout << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", t.id, t.name, utc(t.created_at),
                                      t.last_used_at ? utc(*t.last_used_at) : "never",
@@ -183,7 +183,7 @@ int cmd_token(const argv_t& args)
         }
         return exit_pass;
     }
-    const auto id = service.revoke_token(project, pos[1]);
+    const auto id = service.tokens().revoke(project, pos[1]);
     std::cerr << fmt::format("perfgate token: revoked token {} of project '{}' in {}\n", id, project, db.location());
     return exit_pass;
 }

@@ -113,8 +113,8 @@ int cmd_upload(const argv_t& argv)
     } else {
         store::store db(where.db);
         service::service service(db);
-        service.ensure_project(in.project);
-        result = service.ingest(in);
+        service.projects().ensure(in.project);
+        result = service.runs().ingest(in);
     }
 
     if (format == "json") {

@@ -190,7 +190,7 @@ std::optional<response> post_run(const route_call& c)
         throw error(errors::ingest_bad_idempotency_key, "Idempotency-Key: the header appears more than once");
     }
     if (auto it = req.find("Idempotency-Key"); it != req.end()) key = std::string(sv(it->value()));
-    const model::ingest_result r = ctx.service.ingest(in, key);
+    const model::ingest_result r = ctx.service.runs().ingest(in, key);
     if (!r.replayed) ctx.stats.run_ingested();
     response res = json_response(http::status::created, api::to_json(r), req);
     if (r.replayed) res.set("Idempotent-Replayed", "true");
@@ -251,11 +251,12 @@ std::optional<response> post_compare(const request& req, context& ctx, const rou
         rules = gate::parse_policy(*p, "request body: policy");
     }
 
-    if (!later) return compare_response(ctx.service.compare(m.project, pairs, rules, baseline), m.project, req);
+    if (!later)
+        return compare_response(ctx.service.comparisons().compare(m.project, pairs, rules, baseline), m.project, req);
     // What the answer needs of the request once it is gone: its header.
     request head;
     head.base() = req.base();
-    auto ready = ctx.service.compare_later(
+    auto ready = ctx.service.comparisons().compare_later(
         m.project, pairs, rules,
         [head = std::move(head), project = m.project, later = *later](std::exception_ptr failure,
                                                                       const service::comparison* c) {
@@ -293,7 +294,7 @@ response put_flame_graph(const request& req, context& ctx, const route_match& m,
                     fmt::format("Content-Type '{}' not supported here; send image/svg+xml", type.substr(0, 64)));
     }
     const std::string benchmark = q.required("benchmark");
-    ctx.service.store_flame_graph(m.project, id, benchmark, req.body());
+    ctx.service.artifacts().store_flame_graph(m.project, id, benchmark, req.body());
     const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}/flame-graph{}", html::url_encode(m.project),
                                         id, html::url_query({{"benchmark", benchmark}}));
     response res = json_response(
@@ -317,7 +318,7 @@ response put_attribution(const request& req, context& ctx, const route_match& m,
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const std::string benchmark = q.required("benchmark");
-    ctx.service.store_attribution(m.project, id, benchmark, req.body());
+    ctx.service.artifacts().store_attribution(m.project, id, benchmark, req.body());
     const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project), id);
     response res = json_response(
         http::status::created,
@@ -334,7 +335,7 @@ response get_flame_graph(const request& req, context& ctx, const route_match& m,
     only_declared(m, q);
     const auto id = comparison_id_of(m);
     const std::string benchmark = q.required("benchmark");
-    auto svg = ctx.service.flame_graph(m.project, id, benchmark);
+    auto svg = ctx.service.artifacts().flame_graph(m.project, id, benchmark);
     if (!svg) {
         throw error(errors::artifact_not_found,
                     fmt::format("comparison {} of project '{}' has no flame graph of benchmark '{}'", id, m.project,
@@ -353,7 +354,7 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
         throw error(errors::http_bad_param,
                     fmt::format("comparison id must be a positive integer, got '{}'", m.id.substr(0, 64)));
     }
-    auto rep = ctx.service.load_comparison(m.project, *id);
+    auto rep = ctx.service.comparisons().load(m.project, *id);
     if (!rep) {
         throw error(errors::comparison_not_found, fmt::format("no comparison {} in project '{}'", *id, m.project));
     }
@@ -362,7 +363,7 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
     if (format == "json") {
         json out = report::to_json(*rep);
         out["comparison_id"] = *id;
-        const auto accepted = ctx.service.acceptance(m.project, *id);
+        const auto accepted = ctx.service.acceptances().of(m.project, *id);
         out["acceptance"] = accepted ? api::to_json(*accepted) : json(nullptr);
         return json_response(http::status::ok, out, req);
     }
@@ -376,7 +377,7 @@ response get_comparison(const request& req, context& ctx, const route_match& m, 
         const std::string page = fmt::format("/p/{}/comparisons/{}", html::url_encode(m.project), *id);
         if (!ctx.public_url.empty()) opt.comparison_url = ctx.public_url + page;
         else opt.link_note = fmt::format("stored comparison {}: no link, the server has no --public-url", *id);
-        opt.repository_url = ctx.service.repository_url(m.project).value_or("");
+        opt.repository_url = ctx.service.projects().repository_url(m.project).value_or("");
         return make_response(http::status::ok, report::render_markdown(*rep, opt), "text/markdown; charset=utf-8", req);
     }
     if (format == "text") {
@@ -401,8 +402,8 @@ response get_comparisons(const request& req, context& ctx, const route_match& m,
         limit = static_cast<std::size_t>(*n);
     }
     api::comparison_list list;
-    list.comparisons = ctx.service.recent_comparisons(m.project, limit);
-    list.repository_url = ctx.service.repository_url(m.project);
+    list.comparisons = ctx.service.comparisons().recent(m.project, limit);
+    list.repository_url = ctx.service.projects().repository_url(m.project);
     return json_response(http::status::ok, api::to_json(list), req);
 }
 
@@ -422,7 +423,7 @@ response get_history(const request& req, context& ctx, const route_match& m, con
                                                         role.substr(0, 64)));
     }
     api::select_history_role(hq, role);
-    const std::string branch = q.get("branch").value_or(ctx.service.baseline_branch(m.project));
+    const std::string branch = q.get("branch").value_or(ctx.service.projects().baseline_branch(m.project));
     if (branch != api::all_branches) hq.branch = branch;
     if (auto v = q.get("testbed")) hq.testbed = *v;
     if (auto v = q.get("since")) hq.since = parse_since(*v);
@@ -440,7 +441,7 @@ response get_history(const request& req, context& ctx, const route_match& m, con
         throw error(errors::http_bad_param,
                     fmt::format("query parameter 'format': expected json or csv, got '{}'", format.substr(0, 64)));
     }
-    auto points = ctx.service.history(hq);
+    auto points = ctx.service.history().points(hq);
     if (format == "csv")
         return make_response(http::status::ok, api::history_to_csv(points), "text/csv; charset=utf-8", req);
     return json_response(http::status::ok, api::history_to_json(points), req);
@@ -461,8 +462,8 @@ response get_baseline_run(const request& req, context& ctx, const route_match& m
     rq.testbed = q.required("testbed");
     rq.backend = q.required("backend");
     rq.toolchain = q.required("toolchain");
-    rq.branch = q.get("branch").value_or(ctx.service.baseline_branch(m.project));
-    const auto found = ctx.service.find_reusable_run(rq);
+    rq.branch = q.get("branch").value_or(ctx.service.projects().baseline_branch(m.project));
+    const auto found = ctx.service.runs().find_reusable(rq);
     return json_response(http::status::ok, json{{"run", found ? api::to_json(*found) : json()}}, req);
 }
 
@@ -470,7 +471,7 @@ response get_benchmarks(const request& req, context& ctx, const route_match& m, 
 {
     only_declared(m, q);
     json list = json::array();
-    for (const auto& b : ctx.service.benchmarks(m.project)) {
+    for (const auto& b : ctx.service.history().benchmarks(m.project)) {
         list.push_back({{"name", b.name}, {"counters", b.counters}, {"runs", b.runs}, {"last_run_at", b.last_run_at}});
     }
     return json_response(http::status::ok, json{{"benchmarks", std::move(list)}}, req);
@@ -510,13 +511,13 @@ response get_alerts(const request& req, context& ctx, const route_match& m, cons
         }
         aq.limit = static_cast<std::size_t>(*n);
     }
-    return json_response(http::status::ok, api::alerts_to_json(ctx.service.alerts(aq)), req);
+    return json_response(http::status::ok, api::alerts_to_json(ctx.service.alerts().list(aq)), req);
 }
 
 response get_alert(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
     only_declared(m, q);
-    return json_response(http::status::ok, api::to_json(ctx.service.alert(m.project, alert_id(m))), req);
+    return json_response(http::status::ok, api::to_json(ctx.service.alerts().get(m.project, alert_id(m))), req);
 }
 
 response patch_alert(const request& req, context& ctx, const route_match& m, const query_params& q)
@@ -538,7 +539,7 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
         u.changed_by = std::string(service::utf8_prefix(sv(by->value()), max_user));
         service::check_stored_text(errors::ingest_bad_field, "X-Perfgate-User", u.changed_by);
     }
-    return json_response(http::status::ok, api::to_json(ctx.service.update_alert(m.project, id, u)), req);
+    return json_response(http::status::ok, api::to_json(ctx.service.alerts().update(m.project, id, u)), req);
 }
 
 // POST: a reviewer's acceptance of the regression of a pull request head
@@ -557,8 +558,8 @@ std::optional<response> post_acceptance(const route_call& c)
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const api::acceptance_request r = api::acceptance_request_from_json(api::parse_request_body(req.body()));
-    const model::acceptance a = ctx.service.accept_comparison(m.project, r.head_sha, r.login, r.reason,
-                                                              c.token ? std::optional(c.token->ref()) : std::nullopt);
+    const model::acceptance a = ctx.service.acceptances().accept(
+        m.project, r.head_sha, r.login, r.reason, c.token ? std::optional(c.token->ref()) : std::nullopt);
     const std::string url = fmt::format("/api/v1/projects/{}/comparisons/{}", html::url_encode(m.project),
                                         a.comparison_id);
     response res = json_response(http::status::created, api::to_json(a), req);
@@ -595,8 +596,8 @@ response post_webhook(const request& req, context& ctx, const route_match& m, co
                     fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
     }
     const api::webhook_request r = api::webhook_request_from_json(api::parse_request_body(req.body()));
-    const auto id = ctx.service.add_webhook(m.project, r.url, r.format, r.secret);
-    for (const auto& w : ctx.service.webhooks(m.project)) {
+    const auto id = ctx.service.webhooks().add(m.project, r.url, r.format, r.secret);
+    for (const auto& w : ctx.service.webhooks().list(m.project)) {
         if (w.id == id) return json_response(http::status::created, webhook_to_json(w), req);
     }
     // Removed again before it could be read back (a DELETE in between): the list, as it is now.
@@ -607,7 +608,7 @@ response get_webhooks(const request& req, context& ctx, const route_match& m, co
 {
     only_declared(m, q);
     json out = json::array();
-    for (const auto& w : ctx.service.webhooks(m.project)) out.push_back(webhook_to_json(w));
+    for (const auto& w : ctx.service.webhooks().list(m.project)) out.push_back(webhook_to_json(w));
     return json_response(http::status::ok, json{{"webhooks", std::move(out)}}, req);
 }
 
@@ -619,7 +620,7 @@ response delete_webhook(const request& req, context& ctx, const route_match& m, 
         throw error(errors::http_bad_param,
                     fmt::format("webhook id must be a positive integer, got '{}'", m.id.substr(0, 64)));
     }
-    if (!ctx.service.remove_webhook(m.project, *id)) {
+    if (!ctx.service.webhooks().remove(m.project, *id)) {
         throw error(errors::http_not_found, fmt::format("project '{}' has no webhook {}", m.project, *id));
     }
     return json_response(http::status::ok, json{{"deleted", *id}}, req);
@@ -628,8 +629,8 @@ response delete_webhook(const request& req, context& ctx, const route_match& m, 
 response get_change_points(const request& req, context& ctx, const route_match& m, const query_params& q)
 {
     only_declared(m, q);
-    const auto points = ctx.service.change_points(m.project, q.required("benchmark"), q.required("counter"),
-                                                  q.get("testbed"), q.get("branch"));
+    const auto points = ctx.service.history().change_points(m.project, q.required("benchmark"), q.required("counter"),
+                                                            q.get("testbed"), q.get("branch"));
     return json_response(http::status::ok, api::change_points_to_json(points), req);
 }
 
@@ -642,7 +643,7 @@ response get_change_points(const request& req, context& ctx, const route_match& 
 std::optional<response> get_healthz(const route_call& c)
 {
     try {
-        c.ctx.service.check_health();
+        c.ctx.service.maintenance().check_health();
     } catch (const error& e) {
         response res = error_response(e.id(), e.what(), c.req.version(), c.req.keep_alive());
         res.result(http::status::service_unavailable);
@@ -655,8 +656,9 @@ std::optional<response> get_metrics(const route_call& c)
 {
     auto& s = c.ctx.service;
     return make_response(http::status::ok,
-                         c.ctx.stats.render(s.store_size_bytes(), s.watch_stats(), s.commit_stats(),
-                                            s.notify_stats().value_or(service::notifier::counts{})),
+                         c.ctx.stats.render(s.maintenance().store_size_bytes(), s.background().watch_stats(),
+                                            s.background().commit_stats(),
+                                            s.background().notify_stats().value_or(service::notifier::counts{})),
                          "text/plain; version=0.0.4; charset=utf-8", c.req);
 }
 
@@ -807,7 +809,7 @@ const std::vector<api_route> route_table{
      {{201, json_type, "artifact_stored"}},
      false,
      "putFlameGraph",
-     service::service::max_flame_graph_bytes},
+     service::max_flame_graph_bytes},
     {v::put,
      "/api/v1/projects/{project}/comparisons/{id}/attribution",
      "PUT /api/v1/projects/{project}/comparisons/{id}/attribution",
@@ -1102,7 +1104,7 @@ std::optional<response> dispatch(const request& req, context& ctx, const service
     if (checked) grant = *checked;
     if (m.row->who != access::open) {
         if (!checked) grant = check_token(m, req, ctx);
-        ctx.service.require_project(m.project);
+        ctx.service.projects().require(m.project);
         query = split_target(sv(req.target())).second;
     } // else: open routes ignore their query string (a probe may add a cache-buster)
     const query_params q(query);
@@ -1272,7 +1274,7 @@ std::optional<model::scope> needed_scope(const api_route& r, const context& ctx)
 std::optional<service::token_grant> check_token(const route_match& m, const request& req, const context& ctx)
 {
     if (!needs_token(*m.row, req, ctx)) return std::nullopt;
-    service::token_grant grant = ctx.service.authorize(detail::bearer_token(req), m.project);
+    service::token_grant grant = ctx.service.tokens().authorize(detail::bearer_token(req), m.project);
     if (const auto scope = needed_scope(*m.row, ctx)) service::require_scope(grant, *scope, m.row->label);
     return grant;
 }

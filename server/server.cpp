@@ -183,7 +183,7 @@ void server::run()
     // shutdown grace) answers through this io_context: let the committer
     // finish before the io_context goes. Its answers are then queued here,
     // never run, and released with the io_context.
-    s.ctx.service.drain_commits();
+    s.ctx.service.background().drain_commits();
 }
 
 void server::stop()

@@ -1,7 +1,7 @@
 // A reviewer's acceptance of a comparison's regression (perfgate accept,
 // docs/github.md "Accepting a regression"): checked here, stored by
 // store::acceptances::accept.
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 
 namespace perfgate::service {
 
-model::acceptance service::accept_comparison(const std::string& project, std::string_view head_sha,
-                                             std::string_view login, std::string_view reason,
-                                             const std::optional<model::token_ref>& by)
+model::acceptance detail::service_impl::accept_comparison(const std::string& project, std::string_view head_sha,
+                                                          std::string_view login, std::string_view reason,
+                                                          const std::optional<model::token_ref>& by)
 {
     require_project(project);
     if (!model::is_full_commit_sha(head_sha)) {
@@ -41,7 +41,8 @@ model::acceptance service::accept_comparison(const std::string& project, std::st
     return std::move(*stored);
 }
 
-std::optional<model::acceptance> service::acceptance(const std::string& project, std::int64_t comparison_id) const
+std::optional<model::acceptance> detail::service_impl::acceptance(const std::string& project,
+                                                                  std::int64_t comparison_id) const
 {
     require_project(project);
     return db_.acceptances().load(project, comparison_id);

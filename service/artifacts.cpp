@@ -1,6 +1,6 @@
 // Flame graphs and attributions stored with a comparison (service.hpp; the
 // table: store/migrations/007_artifacts.sql, 012_attribution_artifacts.sql).
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -38,10 +38,10 @@ bool valid_utf8(std::string_view s)
 // (no script runs), in a sandboxed frame of the comparison page.
 void check_svg(std::string_view svg)
 {
-    if (svg.size() > service::max_flame_graph_bytes) {
+    if (svg.size() > max_flame_graph_bytes) {
         throw error(errors::artifact_too_large,
                     fmt::format("a flame graph of {} bytes is larger than this server's limit of {} bytes ({} MiB)",
-                                svg.size(), service::max_flame_graph_bytes, service::max_flame_graph_bytes >> 20));
+                                svg.size(), max_flame_graph_bytes, max_flame_graph_bytes >> 20));
     }
     if (!valid_utf8(svg)) throw error(errors::artifact_bad_svg, "the flame graph is not UTF-8 text");
     const auto start = svg.find_first_not_of(" \t\r\n");
@@ -58,10 +58,10 @@ void check_svg(std::string_view svg)
 // limits; what is wrong is named.
 gate::attribution checked_attribution(std::string_view text)
 {
-    if (text.size() > service::max_attribution_bytes) {
+    if (text.size() > max_attribution_bytes) {
         throw error(errors::artifact_too_large,
                     fmt::format("an attribution of {} bytes is larger than this server's limit of {} bytes ({} KiB)",
-                                text.size(), service::max_attribution_bytes, service::max_attribution_bytes >> 10));
+                                text.size(), max_attribution_bytes, max_attribution_bytes >> 10));
     }
     nlohmann::json j;
     try {
@@ -76,19 +76,19 @@ gate::attribution checked_attribution(std::string_view text)
         throw error(errors::artifact_bad_attribution, e.what());
     }
     const auto check_rows = [](std::string_view source, std::size_t rows) {
-        if (rows > service::max_attribution_functions) {
+        if (rows > max_attribution_functions) {
             throw error(errors::artifact_bad_attribution,
                         fmt::format("the attribution's {}.top has {} rows; this server keeps at most {}", source, rows,
-                                    service::max_attribution_functions));
+                                    max_attribution_functions));
         }
     };
     if (a.callgrind) check_rows("callgrind", a.callgrind->top.size());
     if (a.perf) check_rows("perf", a.perf->top.size());
     if (a.memory) check_rows("memory", a.memory->top.size());
-    if (a.errors.size() > service::max_attribution_functions) {
+    if (a.errors.size() > max_attribution_functions) {
         throw error(errors::artifact_bad_attribution,
                     fmt::format("the attribution has {} errors; this server keeps at most {}", a.errors.size(),
-                                service::max_attribution_functions));
+                                max_attribution_functions));
     }
     if (!a.callgrind && !a.perf && !a.memory && a.errors.empty()) {
         throw error(errors::artifact_bad_attribution,
@@ -99,8 +99,8 @@ gate::attribution checked_attribution(std::string_view text)
 
 } // namespace
 
-void service::require_benchmark(const std::string& project, std::int64_t comparison_id,
-                                const std::string& benchmark) const
+void detail::service_impl::require_benchmark(const std::string& project, std::int64_t comparison_id,
+                                             const std::string& benchmark) const
 {
     const auto stored = db_.comparisons().load(project, comparison_id);
     if (!stored) {
@@ -116,8 +116,8 @@ void service::require_benchmark(const std::string& project, std::int64_t compari
     }
 }
 
-void service::store_attribution(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
-                                std::string_view attribution_json)
+void detail::service_impl::store_attribution(const std::string& project, std::int64_t comparison_id,
+                                             const std::string& benchmark, std::string_view attribution_json)
 {
     capture::validate_name("benchmark", benchmark);
     const gate::attribution a = checked_attribution(attribution_json);
@@ -133,8 +133,8 @@ void service::store_attribution(const std::string& project, std::int64_t compari
     }
 }
 
-void service::store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
-                                std::string_view svg)
+void detail::service_impl::store_flame_graph(const std::string& project, std::int64_t comparison_id,
+                                             const std::string& benchmark, std::string_view svg)
 {
     capture::validate_name("benchmark", benchmark);
     check_svg(svg);
@@ -148,14 +148,15 @@ void service::store_flame_graph(const std::string& project, std::int64_t compari
     }
 }
 
-std::optional<std::string> service::flame_graph(const std::string& project, std::int64_t comparison_id,
-                                                const std::string& benchmark) const
+std::optional<std::string> detail::service_impl::flame_graph(const std::string& project, std::int64_t comparison_id,
+                                                             const std::string& benchmark) const
 {
     capture::validate_name("benchmark", benchmark);
     return db_.artifacts().load_flame_graph(project, comparison_id, benchmark);
 }
 
-std::vector<std::string> service::flame_graph_benchmarks(const std::string& project, std::int64_t comparison_id) const
+std::vector<std::string> detail::service_impl::flame_graph_benchmarks(const std::string& project,
+                                                                      std::int64_t comparison_id) const
 {
     return db_.artifacts().flame_graph_benchmarks(project, comparison_id);
 }

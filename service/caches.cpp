@@ -7,7 +7,7 @@ namespace perfgate::service {
 
 // What an entry holds: the JSON text, and the report's vectors and strings
 // (their allocations, not exact heap overhead).
-std::size_t service::comparison_cache::bytes_of(const comparison& c)
+std::size_t detail::service_impl::comparison_cache::bytes_of(const comparison& c)
 {
     const gate::report& r = c.result;
     std::size_t n = sizeof(entry) + (c.json ? c.json->size() : 0);
@@ -32,7 +32,7 @@ std::size_t service::comparison_cache::bytes_of(const comparison& c)
     return n;
 }
 
-std::size_t service::loaded_run::bytes() const
+std::size_t detail::service_impl::loaded_run::bytes() const
 {
     std::size_t n = sizeof(loaded_run) + run.project.capacity() + run.benchmark.capacity() + run.role.capacity() +
                     run.git_sha.capacity() + run.branch.capacity() + run.testbed.name.capacity() +
@@ -50,7 +50,8 @@ std::size_t service::loaded_run::bytes() const
     return n;
 }
 
-std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::string& project, std::int64_t id) const
+std::shared_ptr<const detail::service_impl::loaded_run> detail::service_impl::load_for_compare(
+    const std::string& project, std::int64_t id) const
 {
     const std::string key = cache_key({project, std::to_string(id)});
     if (auto hit = runs_->lru.find(key)) return hit;
@@ -66,14 +67,14 @@ std::shared_ptr<const service::loaded_run> service::load_for_compare(const std::
     return loaded;
 }
 
-std::size_t service::cached_comparison_bytes() const { return recent_->lru.size_bytes(); }
+std::size_t detail::service_impl::cached_comparison_bytes() const { return recent_->lru.size_bytes(); }
 
-std::size_t service::cached_comparisons() const { return recent_->lru.size(); }
+std::size_t detail::service_impl::cached_comparisons() const { return recent_->lru.size(); }
 
-std::size_t service::cached_run_bytes() const { return runs_->lru.size_bytes(); }
+std::size_t detail::service_impl::cached_run_bytes() const { return runs_->lru.size_bytes(); }
 
-std::size_t service::cached_runs() const { return runs_->lru.size(); }
+std::size_t detail::service_impl::cached_runs() const { return runs_->lru.size(); }
 
-std::size_t service::cached_histories() const { return histories_->lru.size(); }
+std::size_t detail::service_impl::cached_histories() const { return histories_->lru.size(); }
 
 } // namespace perfgate::service

@@ -13,7 +13,7 @@
 
 #include "capture/samples.hpp"
 #include "service/lru_cache.hpp"
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 #include "store/comparisons.hpp"
 
 namespace perfgate::service {
@@ -28,7 +28,7 @@ namespace perfgate::service {
 // so one report ranges from 1 KB to ~3 MB (max_compare_counters), and 128
 // entries of the largest kind once held 137 MB. An entry is charged its JSON
 // text plus an estimate of the in-memory report (bytes_of()).
-struct service::comparison_cache {
+struct detail::service_impl::comparison_cache {
     struct entry {
         std::int64_t id;
         gate::report result;
@@ -56,7 +56,7 @@ struct service::comparison_cache {
 
 // A run as a compare uses it: the stored record (for the limits and the
 // history's series) and its samples with the derived counters.
-struct service::loaded_run {
+struct detail::service_impl::loaded_run {
     model::run_record run;
     capture::benchmark_samples samples;
 
@@ -66,19 +66,19 @@ struct service::loaded_run {
 
 // Safe without invalidation: runs are immutable and never deleted (no API
 // updates or removes one), so a cached run is what the store holds.
-struct service::run_cache {
+struct detail::service_impl::run_cache {
     lru_cache<loaded_run> lru{run_cache_bytes, run_cache_max_entry_bytes};
 };
 
 // Safe without invalidation: the history points of a compare's series are
 // those older than its stored candidate, which never change.
-struct service::history_cache {
+struct detail::service_impl::history_cache {
     lru_cache<std::vector<std::vector<model::history_point>>> lru{history_cache_bytes, history_cache_max_entry_bytes};
 };
 
 // A fresh report, computed and serialised, waiting to be stored (compare,
 // compare_later).
-struct service::pending_comparison {
+struct detail::service_impl::pending_comparison {
     comparison out;        // without its id
     std::size_t id_at = 0; // where the id goes in the stored text (row.report_json)
     store::comparison_row row;

@@ -1,4 +1,4 @@
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <algorithm>
 #include <map>
@@ -191,7 +191,8 @@ std::string comparison_request_key(const std::string& project,
     return model::sha256_hex(canonical.dump());
 }
 
-std::optional<comparison> service::stored_comparison(const std::string& project, const std::string& key) const
+std::optional<comparison> detail::service_impl::stored_comparison(const std::string& project,
+                                                                  const std::string& key) const
 {
     auto stored = db_.comparisons().find(project, key);
     if (!stored) return std::nullopt;
@@ -206,9 +207,9 @@ std::optional<comparison> service::stored_comparison(const std::string& project,
     return hit;
 }
 
-compare_inputs service::load_pairs(const std::string& project,
-                                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                   baseline_history& hist) const
+compare_inputs detail::service_impl::load_pairs(const std::string& project,
+                                                const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                                baseline_history& hist) const
 {
     compare_inputs in;
     std::set<std::string> names;
@@ -249,7 +250,7 @@ compare_inputs service::load_pairs(const std::string& project,
     return in;
 }
 
-std::variant<comparison, service::pending_comparison> service::prepare_compare(
+std::variant<comparison, detail::service_impl::pending_comparison> detail::service_impl::prepare_compare(
     const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
     const gate::policy& rules, const std::optional<model::baseline_choice>& baseline) const
 {
@@ -290,8 +291,8 @@ std::variant<comparison, service::pending_comparison> service::prepare_compare(
 
 // The stored comparison as served: its id in the report and in the text
 // (taken from the row).
-comparison service::finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
-                                      store::comparison_row& row, std::int64_t id)
+comparison detail::service_impl::finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
+                                                   store::comparison_row& row, std::int64_t id)
 {
     out.id = id;
     out.result.comparison_id = id;
@@ -302,8 +303,10 @@ comparison service::finish_comparison(comparison_cache& recent, comparison out, 
     return out;
 }
 
-comparison service::compare(const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                            const gate::policy& rules, const std::optional<model::baseline_choice>& baseline)
+comparison detail::service_impl::compare(const std::string& project,
+                                         const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                         const gate::policy& rules,
+                                         const std::optional<model::baseline_choice>& baseline)
 {
     auto prepared = prepare_compare(project, pairs, rules, baseline);
     if (auto* ready = std::get_if<comparison>(&prepared)) return std::move(*ready);
@@ -316,10 +319,9 @@ comparison service::compare(const std::string& project, const std::vector<std::p
     return finish_comparison(*recent_, std::move(p.out), p.id_at, p.row, id);
 }
 
-std::optional<comparison> service::compare_later(const std::string& project,
-                                                 const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                                 const gate::policy& rules, compare_done done,
-                                                 const std::optional<model::baseline_choice>& baseline)
+std::optional<comparison> detail::service_impl::compare_later(
+    const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+    const gate::policy& rules, compare_done done, const std::optional<model::baseline_choice>& baseline)
 {
     if (!committer_) return compare(project, pairs, rules, baseline);
     auto prepared = prepare_compare(project, pairs, rules, baseline);
@@ -341,7 +343,7 @@ std::optional<comparison> service::compare_later(const std::string& project,
     return std::nullopt;
 }
 
-std::optional<gate::report> service::load_comparison(const std::string& project, std::int64_t id) const
+std::optional<gate::report> detail::service_impl::load_comparison(const std::string& project, std::int64_t id) const
 {
     auto text = db_.comparisons().load(project, id);
     if (!text) return std::nullopt;

@@ -1,6 +1,6 @@
-// service::service::pairs_for: what "compare base with head" means when base
+// detail::service_impl::pairs_for (service::comparisons::pairs_for): what "compare base with head" means when base
 // and head are run ids or git shas (the dashboard's compare page).
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -149,9 +149,9 @@ std::vector<std::pair<std::int64_t, std::int64_t>> pair_refs(const resolved_ref&
 
 } // namespace
 
-std::vector<std::pair<std::int64_t, std::int64_t>> service::pairs_for(const std::string& project,
-                                                                      std::string_view base_ref,
-                                                                      std::string_view head_ref) const
+std::vector<std::pair<std::int64_t, std::int64_t>> detail::service_impl::pairs_for(const std::string& project,
+                                                                                   std::string_view base_ref,
+                                                                                   std::string_view head_ref) const
 {
     require_project(project);
     const resolved_ref base = resolve_ref(db_, project, "base", base_ref);

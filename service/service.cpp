@@ -1,4 +1,4 @@
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -50,18 +50,18 @@ model::run_record record_from(const model::ingest_request& req, const capture::p
 
 } // namespace
 
-service::service(store::store& db)
+detail::service_impl::service_impl(store::store& db)
     : db_(db), recent_(std::make_shared<comparison_cache>()), runs_(std::make_shared<run_cache>()),
       histories_(std::make_shared<history_cache>())
 {}
 
-std::optional<model::run_record> service::run(const std::string& project, std::int64_t id) const
+std::optional<model::run_record> detail::service_impl::run(const std::string& project, std::int64_t id) const
 {
     require_project(project);
     return db_.runs().load(project, id);
 }
 
-std::optional<model::reusable_run> service::find_reusable_run(const model::reusable_run_query& q) const
+std::optional<model::reusable_run> detail::service_impl::find_reusable_run(const model::reusable_run_query& q) const
 {
     require_project(q.project);
     return db_.runs().find_reusable(q);
@@ -157,8 +157,8 @@ bool mainline_of(const model::ingest_request& req)
     return req.mainline.value_or(req.role == "baseline" && !req.pr);
 }
 
-model::ingest_result service::ingest(const model::ingest_request& req,
-                                     const std::optional<std::string>& idempotency_key)
+model::ingest_result detail::service_impl::ingest(const model::ingest_request& req,
+                                                  const std::optional<std::string>& idempotency_key)
 {
     if (idempotency_key) {
         const auto& key = *idempotency_key;
@@ -228,10 +228,13 @@ model::ingest_result service::ingest(const model::ingest_request& req,
     return res;
 }
 
-model::ingest_result service::ingest_run(model::run_record run) { return store_checked(std::move(run), {}, {}); }
+model::ingest_result detail::service_impl::ingest_run(model::run_record run)
+{
+    return store_checked(std::move(run), {}, {});
+}
 
-model::ingest_result service::store_checked(model::run_record run, const std::optional<std::string>& key,
-                                            const std::string& digest)
+model::ingest_result detail::service_impl::store_checked(model::run_record run, const std::optional<std::string>& key,
+                                                         const std::string& digest)
 {
     std::vector<model::run_record> runs;
     runs.push_back(std::move(run));
@@ -241,8 +244,9 @@ model::ingest_result service::store_checked(model::run_record run, const std::op
     return res;
 }
 
-model::ingest_result service::store_all_checked(std::vector<model::run_record> runs,
-                                                const std::optional<std::string>& key, const std::string& digest)
+model::ingest_result detail::service_impl::store_all_checked(std::vector<model::run_record> runs,
+                                                             const std::optional<std::string>& key,
+                                                             const std::string& digest)
 {
     model::ingest_result res;
     for (auto& run : runs) {
@@ -316,19 +320,22 @@ model::ingest_result service::store_all_checked(std::vector<model::run_record> r
     return res;
 }
 
-void service::commit_in_background(std::size_t max_batch)
+void detail::service_impl::commit_in_background(std::size_t max_batch)
 {
     committer_ = std::make_shared<commit_queue>(db_, max_batch);
 }
 
-void service::drain_commits() const
+void detail::service_impl::drain_commits() const
 {
     if (committer_) committer_->drain();
 }
 
-commit_queue::counts service::commit_stats() const { return committer_ ? committer_->stats() : commit_queue::counts{}; }
+commit_queue::counts detail::service_impl::commit_stats() const
+{
+    return committer_ ? committer_->stats() : commit_queue::counts{};
+}
 
-std::vector<model::history_point> service::history(const model::history_query& q) const
+std::vector<model::history_point> detail::service_impl::history(const model::history_query& q) const
 {
     capture::validate_name("project", q.project);
     capture::validate_name("benchmark", q.benchmark);
@@ -345,7 +352,7 @@ std::vector<model::history_point> service::history(const model::history_query& q
     return points;
 }
 
-token_grant service::authorize(std::string_view token, const std::string& project) const
+token_grant detail::service_impl::authorize(std::string_view token, const std::string& project) const
 {
     auto owner = db_.tokens().lookup(token);
     if (!owner) throw error(errors::auth_bad_token, "Authorization header: unknown, revoked or expired token");
@@ -363,13 +370,16 @@ void require_scope(const token_grant& grant, model::scope needed, std::string_vi
                             model::to_string(needed), grant.id, grant.name, grant.scopes.to_string()));
 }
 
-bool service::token_live(std::int64_t id, const std::string& project) const { return db_.tokens().live(id, project); }
+bool detail::service_impl::token_live(std::int64_t id, const std::string& project) const
+{
+    return db_.tokens().live(id, project);
+}
 
-void service::check_health() const { db_.maintenance().check_health(); }
+void detail::service_impl::check_health() const { db_.maintenance().check_health(); }
 
-bool service::project_exists(const std::string& project) const { return db_.projects().exists(project); }
+bool detail::service_impl::project_exists(const std::string& project) const { return db_.projects().exists(project); }
 
-void service::require_project(const std::string& project) const
+void detail::service_impl::require_project(const std::string& project) const
 {
     capture::validate_name("project", project);
     if (!db_.projects().exists(project)) {
@@ -378,26 +388,26 @@ void service::require_project(const std::string& project) const
     }
 }
 
-void service::ensure_project(const std::string& project)
+void detail::service_impl::ensure_project(const std::string& project)
 {
     capture::validate_name("project", project);
     db_.projects().ensure(project);
 }
 
-std::string service::create_token(const std::string& project, std::string_view name,
-                                  std::optional<std::int64_t> expires_at, model::scope_set scopes)
+std::string detail::service_impl::create_token(const std::string& project, std::string_view name,
+                                               std::optional<std::int64_t> expires_at, model::scope_set scopes)
 {
     capture::validate_name("project", project);
     return db_.tokens().create(project, name, expires_at, scopes);
 }
 
-std::vector<store::token_info> service::tokens(const std::string& project) const
+std::vector<store::token_info> detail::service_impl::tokens(const std::string& project) const
 {
     require_project(project);
     return db_.tokens().list(project);
 }
 
-std::int64_t service::revoke_token(const std::string& project, std::string_view id_or_token)
+std::int64_t detail::service_impl::revoke_token(const std::string& project, std::string_view id_or_token)
 {
     require_project(project);
     std::optional<std::int64_t> id;
@@ -420,7 +430,8 @@ std::int64_t service::revoke_token(const std::string& project, std::string_view 
     return *id;
 }
 
-std::vector<model::comparison_summary> service::recent_comparisons(const std::string& project, std::size_t limit) const
+std::vector<model::comparison_summary> detail::service_impl::recent_comparisons(const std::string& project,
+                                                                                std::size_t limit) const
 {
     require_project(project);
     if (limit < 1 || limit > max_comparison_limit) {
@@ -458,21 +469,21 @@ std::string normalize_repository_url(std::string_view label, std::string_view gi
     return std::string(stored);
 }
 
-std::optional<std::string> service::repository_url(const std::string& project) const
+std::optional<std::string> detail::service_impl::repository_url(const std::string& project) const
 {
     require_project(project);
     return db_.projects().repository_url(project);
 }
 
-void service::set_repository_url(const std::string& project, std::string_view url)
+void detail::service_impl::set_repository_url(const std::string& project, std::string_view url)
 {
     require_project(project);
     db_.projects().set_repository_url(project, normalize_repository_url("field 'repository_url'", url));
 }
 
-std::int64_t service::store_size_bytes() const { return db_.maintenance().size_bytes(); }
+std::int64_t detail::service_impl::store_size_bytes() const { return db_.maintenance().size_bytes(); }
 
-std::vector<model::benchmark_info> service::benchmarks(const std::string& project) const
+std::vector<model::benchmark_info> detail::service_impl::benchmarks(const std::string& project) const
 {
     return db_.history().benchmarks(project);
 }

@@ -1,6 +1,6 @@
 // The service's history watch: change points on every series of the
 // baseline branch, the alerts they open, and their triage.
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -261,7 +261,7 @@ void notify_opened(notifier* n, store::store& db, const std::string& project, co
     }
 }
 
-void service::watch_in_background(watch_queue::reporter report)
+void detail::service_impl::watch_in_background(watch_queue::reporter report)
 {
     store::store* db = &db_;
     watcher_ = std::make_shared<watch_queue>(
@@ -273,52 +273,56 @@ void service::watch_in_background(watch_queue::reporter report)
         std::move(report));
 }
 
-void service::drain_watch() const
+void detail::service_impl::drain_watch() const
 {
     if (watcher_) watcher_->drain();
 }
 
-watch_queue::counts service::watch_stats() const { return watcher_ ? watcher_->stats() : watch_queue::counts{}; }
+watch_queue::counts detail::service_impl::watch_stats() const
+{
+    return watcher_ ? watcher_->stats() : watch_queue::counts{};
+}
 
-stats::change_point_options service::change_point_options(const std::string& project) const
+stats::change_point_options detail::service_impl::change_point_options(const std::string& project) const
 {
     require_project(project);
     return merged_change_point_options(db_.projects().change_point_settings_of(project), change_point_defaults_);
 }
 
-store::change_point_settings service::change_point_settings(const std::string& project) const
+store::change_point_settings detail::service_impl::change_point_settings(const std::string& project) const
 {
     require_project(project);
     return db_.projects().change_point_settings_of(project);
 }
 
-void service::set_change_point_settings(const std::string& project, const store::change_point_settings& settings)
+void detail::service_impl::set_change_point_settings(const std::string& project,
+                                                     const store::change_point_settings& settings)
 {
     require_project(project);
     (void)merged_change_point_options(settings, change_point_defaults_); // validates what is given
     db_.projects().set_change_point_settings(project, settings);
 }
 
-void service::set_change_point_defaults(const stats::change_point_options& defaults)
+void detail::service_impl::set_change_point_defaults(const stats::change_point_options& defaults)
 {
     stats::check_change_point_options(defaults);
     change_point_defaults_ = defaults;
 }
 
-std::string service::baseline_branch(const std::string& project) const
+std::string detail::service_impl::baseline_branch(const std::string& project) const
 {
     require_project(project);
     return db_.projects().baseline_branch(project);
 }
 
-void service::set_baseline_branch(const std::string& project, const std::string& branch)
+void detail::service_impl::set_baseline_branch(const std::string& project, const std::string& branch)
 {
     require_project(project);
     capture::validate_name("branch", branch);
     db_.projects().set_baseline_branch(project, branch);
 }
 
-std::vector<model::alert> service::alerts(const model::alert_query& q) const
+std::vector<model::alert> detail::service_impl::alerts(const model::alert_query& q) const
 {
     require_project(q.project);
     if (q.benchmark) capture::validate_name("benchmark", *q.benchmark);
@@ -330,7 +334,7 @@ std::vector<model::alert> service::alerts(const model::alert_query& q) const
     return db_.alerts().list(q);
 }
 
-model::alert service::alert(const std::string& project, std::int64_t id) const
+model::alert detail::service_impl::alert(const std::string& project, std::int64_t id) const
 {
     require_project(project);
     auto a = db_.alerts().load(project, id);
@@ -338,7 +342,8 @@ model::alert service::alert(const std::string& project, std::int64_t id) const
     return *a;
 }
 
-model::alert service::update_alert(const std::string& project, std::int64_t id, const model::alert_update& u)
+model::alert detail::service_impl::update_alert(const std::string& project, std::int64_t id,
+                                                const model::alert_update& u)
 {
     require_project(project);
     if (u.note) {
@@ -357,10 +362,9 @@ model::alert service::update_alert(const std::string& project, std::int64_t id, 
     return *a;
 }
 
-std::vector<model::change_point_record> service::change_points(const std::string& project, const std::string& benchmark,
-                                                               const std::string& counter,
-                                                               const std::optional<std::string>& testbed,
-                                                               const std::optional<std::string>& branch) const
+std::vector<model::change_point_record> detail::service_impl::change_points(
+    const std::string& project, const std::string& benchmark, const std::string& counter,
+    const std::optional<std::string>& testbed, const std::optional<std::string>& branch) const
 {
     require_project(project);
     capture::validate_name("benchmark", benchmark);

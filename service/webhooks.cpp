@@ -1,6 +1,6 @@
 // A project's alert webhooks: what may be stored (docs/history.md
 // "Notifications").
-#include "service/service.hpp"
+#include "service/service_impl.hpp"
 
 #include <fmt/format.h>
 
@@ -28,8 +28,9 @@ std::string normalize_webhook_url(std::string_view label, std::string_view url)
     return checked;
 }
 
-std::int64_t service::add_webhook(const std::string& project, std::string_view url, std::string_view format,
-                                  std::string_view secret, std::string_view url_label)
+std::int64_t detail::service_impl::add_webhook(const std::string& project, std::string_view url,
+                                               std::string_view format, std::string_view secret,
+                                               std::string_view url_label)
 {
     require_project(project);
     const std::string checked = normalize_webhook_url(url_label, url);
@@ -58,13 +59,13 @@ std::int64_t service::add_webhook(const std::string& project, std::string_view u
     return db_.webhooks().add(project, checked, format, stored_secret);
 }
 
-std::vector<store::webhook_info> service::webhooks(const std::string& project) const
+std::vector<store::webhook_info> detail::service_impl::webhooks(const std::string& project) const
 {
     require_project(project);
     return db_.webhooks().list(project);
 }
 
-bool service::remove_webhook(const std::string& project, std::int64_t id)
+bool detail::service_impl::remove_webhook(const std::string& project, std::int64_t id)
 {
     require_project(project);
     return db_.webhooks().remove(project, id);

@@ -337,7 +337,7 @@ TEST_CASE("perfgate run --backend callgrind: the vector copied by value is where
     {
         perfgate::store::store db(dir.path() / "h.db");
         perfgate::service::service svc(db);
-        const auto stored = svc.load_comparison("default", report["comparison_id"].get<std::int64_t>());
+        const auto stored = svc.comparisons().load("default", report["comparison_id"].get<std::int64_t>());
         REQUIRE(stored.has_value());
         REQUIRE(stored->benchmarks[0].attribution_info.has_value());
         CHECK(perfgate::report::to_json(*stored->benchmarks[0].attribution_info) == a);

@@ -241,7 +241,7 @@ TEST_CASE("pages: the cache keys a page on what changes its render, so zoom and 
     fixture f;
     const auto base = f.upload("parse", "baseline", std::string(40, 'a'), {10, 11, 12});
     const auto cand = f.upload("parse", "candidate", std::string(40, 'b'), {10, 11, 12});
-    const auto id = f.service.compare("demo", {{base, cand}}, perfgate::gate::policy{}).id;
+    const auto id = f.service.comparisons().compare("demo", {{base, cand}}, perfgate::gate::policy{}).id;
     const auto misses = [&] { return f.ctx.page_cache->stats().misses; };
 
     const std::string series = "/p/demo/series?benchmark=parse&counter=task-clock";
@@ -354,7 +354,7 @@ TEST_CASE("pages: the comparison page shows the stored attribution, and says why
     fixture f;
     const auto base = f.upload("lz4", "baseline", fmt::format("{:040x}", 0xb0), {10.0, 10.2, 10.4, 10.1, 10.3});
     const auto head = f.upload("lz4", "candidate", fmt::format("{:040x}", 0xc0), {13.1, 13.2, 13.4, 13.3, 13.0});
-    const auto id = f.service.compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
+    const auto id = f.service.comparisons().compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
     const std::string page = fmt::format("/p/demo/comparisons/{}", id);
     CHECK(f.get(page).body().find("Where did it come from") == std::string::npos);
 
@@ -381,7 +381,7 @@ TEST_CASE("pages: the comparison page shows the stored attribution, and says why
     cg.top = {
         {"checksum(std::vector<int>)", "profile_vector.cpp", 0, 4194360, 4194360, 0.615, std::nullopt, std::nullopt}};
     a.callgrind = cg;
-    f.service.store_attribution("demo", id, "lz4", perfgate::report::to_json(a).dump());
+    f.service.artifacts().store_attribution("demo", id, "lz4", perfgate::report::to_json(a).dump());
 
     const auto after = f.get(page);
     INFO(after.body());
@@ -410,7 +410,7 @@ TEST_CASE("pages: the comparison page frames a benchmark's flame graph when one 
     fixture f;
     const auto base = f.upload("a<b", "baseline", fmt::format("{:040x}", 0xb0), {10.0, 10.2, 10.4, 10.1, 10.3});
     const auto head = f.upload("a<b", "candidate", fmt::format("{:040x}", 0xc0), {30.1, 30.2, 30.4, 30.3, 30.0}, "pr");
-    const auto id = f.service.compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
+    const auto id = f.service.comparisons().compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
     const std::string page = fmt::format("/p/demo/comparisons/{}", id);
     const std::string svg_url = page + "/flame.svg?benchmark=a%3Cb";
 
@@ -421,7 +421,7 @@ TEST_CASE("pages: the comparison page frames a benchmark's flame graph when one 
 
     const std::string svg =
         "<svg xmlns=\"http://www.w3.org/2000/svg\"><g><title>f</title><rect width=\"1\" height=\"1\"/></g></svg>";
-    f.service.store_flame_graph("demo", id, "a<b", svg);
+    f.service.artifacts().store_flame_graph("demo", id, "a<b", svg);
     // The page was cached; storing moved the generation: it shows the graph now.
     auto after = f.get(page);
     REQUIRE(after.result_int() == 200);
@@ -504,7 +504,7 @@ TEST_CASE(
 TEST_CASE("pages: the series has one line per branch and testbed, and the project's repository URL")
 {
     fixture f;
-    f.service.set_repository_url("demo", "https://git.example/o/r/");
+    f.service.projects().set_repository_url("demo", "https://git.example/o/r/");
     for (int i = 0; i < 3; ++i) f.upload("parse", "baseline", fmt::format("{:040x}", i + 1), {10, 11});
     const auto data = page_data(f.get("/p/demo/series?benchmark=parse&counter=task-clock").body());
     CHECK(data.at("repository_url") == "https://git.example/o/r");
@@ -564,7 +564,7 @@ TEST_CASE("pages: an ungated counter is reported, never called a regression, in 
     };
     const auto base = upload(std::string(40, 'a'), 9000, "s1");
     const auto head = upload(std::string(40, 'b'), 9200, "s2");
-    const auto id = f.service.compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
+    const auto id = f.service.comparisons().compare("demo", {{base, head}}, perfgate::gate::policy{}).id;
     const std::string html = f.get(fmt::format("/p/demo/comparisons/{}", id)).body();
     const auto row = html.find("<tr class=\"counter state-ungated\"><td><a href=\"/p/demo/series?benchmark=parse&amp;"
                                "counter=max-rss\">");
@@ -583,11 +583,11 @@ TEST_CASE("pages: a sha prefix of decimal digits only is a sha when no run has t
     fixture f;
     const auto base = f.upload("parse", "baseline", "1234567" + std::string(33, '0'), {10, 11, 12});
     const auto head = f.upload("parse", "candidate", "7654321" + std::string(33, 'f'), {10, 11, 12}, "pr");
-    CHECK(f.service.pairs_for("demo", "1234567", "7654321") ==
+    CHECK(f.service.comparisons().pairs_for("demo", "1234567", "7654321") ==
           std::vector<std::pair<std::int64_t, std::int64_t>>{{base, head}});
-    CHECK(f.service.pairs_for("demo", std::to_string(base), std::to_string(head)) ==
+    CHECK(f.service.comparisons().pairs_for("demo", std::to_string(base), std::to_string(head)) ==
           std::vector<std::pair<std::int64_t, std::int64_t>>{{base, head}});
-    CHECK_THROWS_WITH_AS((void)f.service.pairs_for("demo", "7777777", "7654321"),
+    CHECK_THROWS_WITH_AS((void)f.service.comparisons().pairs_for("demo", "7777777", "7654321"),
                          doctest::Contains("base: run 7777777 not found"), perfgate::error);
 }
 
@@ -702,7 +702,7 @@ TEST_CASE("pages: a comparison of several benchmarks shows the suite's summary a
                        f.upload("parse", "candidate", std::string(40, 'b'), {12.0, 12.12, 12.24, 12.12, 12.0}));
     pairs.emplace_back(f.upload("scan", "baseline", std::string(40, 'a'), {5.0, 5.1, 5.2, 5.1, 5.0}),
                        f.upload("scan", "candidate", std::string(40, 'b'), {5.0, 5.1, 5.2, 5.1, 5.0}));
-    const auto id = f.service.compare("demo", pairs, perfgate::gate::policy{}).id;
+    const auto id = f.service.comparisons().compare("demo", pairs, perfgate::gate::policy{}).id;
     const auto res = f.get(fmt::format("/p/demo/comparisons/{}", id));
     REQUIRE(res.result_int() == 200);
     const std::string& body = res.body();
@@ -719,13 +719,13 @@ TEST_CASE("pages: a comparison of several benchmarks shows the suite's summary a
     three.emplace_back(f.upload("tokenize", "baseline", std::string(40, 'a'), {7.0, 7.1, 7.2, 7.1, 7.0}),
                        f.upload("tokenize", "candidate", std::string(40, 'b'), {7.0, 7.1, 7.2, 7.1, 7.0}));
     const auto suite = f.get(fmt::format("/p/demo/comparisons/{}",
-                                         f.service.compare("demo", three, perfgate::gate::policy{}).id));
+                                         f.service.comparisons().compare("demo", three, perfgate::gate::policy{}).id));
     REQUIRE(suite.result_int() == 200);
     CHECK(suite.body().find("<tr><td>task-clock (lower is better)</td><td>1.063</td><td>+6.27%</td><td>3</td></tr>") !=
           std::string::npos);
 
     // One benchmark: no suite section, as before.
-    const auto single = f.service.compare("demo", {pairs[0]}, perfgate::gate::policy{}).id;
+    const auto single = f.service.comparisons().compare("demo", {pairs[0]}, perfgate::gate::policy{}).id;
     const auto one = f.get(fmt::format("/p/demo/comparisons/{}", single));
     REQUIRE(one.result_int() == 200);
     CHECK(one.body().find("suite-summary") == std::string::npos);

@@ -957,7 +957,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "'baseline_ref.head_sha' is required");
         check_error(with_ref({{"rule", "parent"}, {"baseline_sha", a}, {"head_sha", h}, {"x", 1}}), 400,
                     "ingest.bad_field", "unknown field 'baseline_ref.x'");
-        CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
+        CHECK_FALSE(f.service.comparisons().load("demo", id + 1).has_value());
     }
     SUBCASE("at most api::max_compare_pairs pairs: 413 compare.too_many_pairs, before any run is read")
     {
@@ -983,7 +983,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "request body: field 'pairs' holds 1001 [baseline_run, candidate_run] pairs; at most 1000 pairs "
                     "per compare");
         CHECK(perfgate::server::status_for("compare.too_many_pairs") == 413);
-        CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
+        CHECK_FALSE(f.service.comparisons().load("demo", id + 1).has_value());
     }
     SUBCASE("runs the gate cannot use: another project's run is 404, a repeated benchmark 422")
     {
@@ -997,7 +997,7 @@ TEST_CASE("multi-benchmark compare: one gate, p-values adjusted across all pairs
                     "benchmark 'default' appears in two pairs");
         check_error(post({{"pairs", {{b1, c1}, {b2, c1}}}}), 422, "compare.mismatch",
                     "is benchmark 'second' but run " + std::to_string(c1) + " is 'default'");
-        CHECK_FALSE(f.service.load_comparison("demo", id + 1).has_value());
+        CHECK_FALSE(f.service.comparisons().load("demo", id + 1).has_value());
     }
 }
 
@@ -1328,7 +1328,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
     fixture f;
     const auto base = f.upload("baseline");
     const auto cand = f.upload("candidate");
-    f.service.commit_in_background();
+    f.service.background().commit_in_background();
     const std::string body = json{{"baseline_run", base}, {"candidate_run", cand}}.dump();
 
     std::mutex mu;
@@ -1352,7 +1352,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
             f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
-        f.service.drain_commits();
+        f.service.background().drain_commits();
         std::lock_guard lock(mu);
         REQUIRE(later.size() == 1);
         CHECK(threads[0] != std::this_thread::get_id());
@@ -1380,7 +1380,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
             f.ctx, nullptr, take);
         REQUIRE(now.has_value());
         check_error(*now, 404, "compare.not_found", "candidate run 999999 not found");
-        f.service.drain_commits();
+        f.service.background().drain_commits();
         CHECK(later.empty());
     }
     SUBCASE("a store error at the commit is answered later, scrubbed, and logged with its reference")
@@ -1394,7 +1394,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
             f.make_request(http::verb::post, "/api/v1/projects/demo/compare", body), f.ctx, nullptr, take);
         CHECK_FALSE(now.has_value());
         wait_for(1);
-        f.service.drain_commits();
+        f.service.background().drain_commits();
         const std::string logged = log.text();
         std::lock_guard lock(mu);
         REQUIRE(later.size() == 1);
@@ -1406,7 +1406,7 @@ TEST_CASE("a compare stored by the service's committer is answered later, once, 
         CHECK(logged.find("perfgate serve: error " + ref +
                           " on POST /api/v1/projects/demo/compare: [store.constraint] " + db_path) !=
               std::string::npos);
-        CHECK(f.service.commit_stats().failed == 1);
+        CHECK(f.service.background().commit_stats().failed == 1);
         CHECK(f.db.comparisons().recent("demo", 10).empty());
     }
 }
@@ -1468,7 +1468,7 @@ TEST_CASE("GET .../comparisons lists the newest comparisons with their commits")
             REQUIRE(res.result_int() == 201);
             ids.push_back(json::parse(res.body()).at("comparison_id").get<std::int64_t>());
         }
-        f.service.set_repository_url("demo", "https://github.com/acme/demo/");
+        f.service.projects().set_repository_url("demo", "https://github.com/acme/demo/");
 
         auto res = f.call(http::verb::get, list);
         REQUIRE(res.result_int() == 200);
@@ -1568,8 +1568,7 @@ TEST_CASE("a comparison's flame graph: PUT stores it (413 above the limit), GET 
     }
     SUBCASE("above the limit: 413 with the limit in the message, from the header alone too")
     {
-        const std::string big = "<svg>" + std::string(perfgate::service::service::max_flame_graph_bytes, ' ') +
-                                "</svg>";
+        const std::string big = "<svg>" + std::string(perfgate::service::max_flame_graph_bytes, ' ') + "</svg>";
         check_error(f.call(http::verb::put, path + "?benchmark=a%2Fb", big, "image/svg+xml"), 413, "artifact.too_large",
                     "larger than this server's limit of 4194304 bytes (4 MiB)");
         request header{http::verb::put, path + "?benchmark=a%2Fb", 11};
@@ -1656,12 +1655,12 @@ TEST_CASE("a comparison's attribution: PUT stores it, the comparison's report an
                     "artifact.bad_attribution", "empty");
         json many = attribution;
         many["callgrind"]["top"] = json::array();
-        for (std::size_t i = 0; i <= perfgate::service::service::max_attribution_functions; ++i)
+        for (std::size_t i = 0; i <= perfgate::service::max_attribution_functions; ++i)
             many["callgrind"]["top"].push_back(row);
         check_error(f.call(http::verb::put, path + "?benchmark=default", many.dump()), 422, "artifact.bad_attribution",
                     "callgrind.top has 101 rows; this server keeps at most 100");
         json big = attribution;
-        big["callgrind"]["top"][0]["name"] = std::string(perfgate::service::service::max_attribution_bytes, 'f');
+        big["callgrind"]["top"][0]["name"] = std::string(perfgate::service::max_attribution_bytes, 'f');
         check_error(f.call(http::verb::put, path + "?benchmark=default", big.dump()), 413, "artifact.too_large",
                     "1024 KiB");
         check_error(f.call(http::verb::put, path + "?benchmark=other", attribution.dump()), 422,

@@ -1089,7 +1089,7 @@ TEST_CASE("perfgate run stores one session: its comparison is interleaved and un
     // candidate were measured in two sessions, and with two baseline runs of
     // history nothing judges between-run variation.
     service::service svc(s);
-    const auto across = svc.compare("default", {{1, 4}}, gate::policy{});
+    const auto across = svc.comparisons().compare("default", {{1, 4}}, gate::policy{});
     REQUIRE(across.result.benchmarks.size() == 1);
     CHECK(across.result.benchmarks[0].interleaved == false);
     CHECK(across.result.result == gate::verdict::inconclusive);

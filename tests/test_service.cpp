@@ -102,12 +102,12 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     test_database where(test_database::sqlite_kind::memory);
     store::store db(where.location());
     service::service svc(db);
-    const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
-    const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+    const auto base = svc.runs().ingest_run(stored_run("baseline", ramp())).run_id;
+    const auto cand = svc.runs().ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const std::vector<std::pair<std::int64_t, std::int64_t>> pairs{{base, cand}};
     const policy defaults;
 
-    const service::comparison first = svc.compare("demo", pairs, defaults);
+    const service::comparison first = svc.comparisons().compare("demo", pairs, defaults);
     REQUIRE(first.result.comparison_id == first.id);
     CHECK(first.result.result == verdict::fail);
 
@@ -134,14 +134,14 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
 
     SUBCASE("the same request returns the stored comparison and stores nothing")
     {
-        const service::comparison again = svc.compare("demo", pairs, defaults);
+        const service::comparison again = svc.comparisons().compare("demo", pairs, defaults);
         CHECK(again.id == first.id);
         CHECK(again.result.comparison_id == first.id);
         CHECK(to_json(again.result) == to_json(first.result));
         // A service with nothing in memory (another process, a restart)
         // finds the same comparison in the store.
         service::service restarted(db);
-        const service::comparison stored = restarted.compare("demo", pairs, defaults);
+        const service::comparison stored = restarted.comparisons().compare("demo", pairs, defaults);
         CHECK(stored.id == first.id);
         CHECK(stored.result.comparison_id == first.id);
         CHECK(to_json(stored.result) == to_json(first.result));
@@ -149,22 +149,22 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
         // would not get first.id + 1.
         policy stricter;
         stricter.threshold_pct = 10.0;
-        const service::comparison other = svc.compare("demo", pairs, stricter);
+        const service::comparison other = svc.comparisons().compare("demo", pairs, stricter);
         CHECK(other.id == first.id + 1);
-        CHECK_FALSE(svc.load_comparison("demo", first.id + 2).has_value());
+        CHECK_FALSE(svc.comparisons().load("demo", first.id + 2).has_value());
     }
     SUBCASE("a different policy or different pairs are a new comparison")
     {
         policy stricter;
         stricter.threshold_pct = 10.0;
-        const service::comparison other = svc.compare("demo", pairs, stricter);
+        const service::comparison other = svc.comparisons().compare("demo", pairs, stricter);
         CHECK(other.id != first.id);
         CHECK(counter(other.result, "task-clock").state == status::unchanged);
-        CHECK(svc.compare("demo", pairs, stricter).id == other.id);
+        CHECK(svc.comparisons().compare("demo", pairs, stricter).id == other.id);
 
-        const auto cand2 = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
-        CHECK(svc.compare("demo", {{base, cand2}}, defaults).id != first.id);
-        CHECK(svc.compare("demo", {{cand, base}}, defaults).id != first.id);
+        const auto cand2 = svc.runs().ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+        CHECK(svc.comparisons().compare("demo", {{base, cand2}}, defaults).id != first.id);
+        CHECK(svc.comparisons().compare("demo", {{cand, base}}, defaults).id != first.id);
     }
     SUBCASE("the key covers project, pair order and every policy field")
     {
@@ -184,12 +184,12 @@ TEST_CASE("service: compare is idempotent per (project, pairs, policy)")
     }
     SUBCASE("errors are still reported for requests that were never stored")
     {
-        CHECK_THROWS_WITH_AS(svc.compare("demo", {{base, 9999}}, defaults),
+        CHECK_THROWS_WITH_AS(svc.comparisons().compare("demo", {{base, 9999}}, defaults),
                              "candidate run 9999 not found in project 'demo'", error);
-        CHECK_THROWS_WITH_AS(svc.compare("other", pairs, defaults), doctest::Contains("not found in project 'other'"),
-                             error);
+        CHECK_THROWS_WITH_AS(svc.comparisons().compare("other", pairs, defaults),
+                             doctest::Contains("not found in project 'other'"), error);
         try {
-            svc.compare("demo", {}, defaults);
+            svc.comparisons().compare("demo", {}, defaults);
             FAIL("expected compare.bad_request");
         } catch (const error& e) {
             CHECK(e.id() == "compare.bad_request");
@@ -203,8 +203,8 @@ TEST_CASE("service: identical compares racing on one database store one comparis
     test_database where;
     store::store db1(where.location()), db2(where.location());
     service::service s1(db1), s2(db2);
-    const auto base = s1.ingest_run(stored_run("baseline", ramp())).run_id;
-    const auto cand = s1.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+    const auto base = s1.runs().ingest_run(stored_run("baseline", ramp())).run_id;
+    const auto cand = s1.runs().ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const std::vector<std::pair<std::int64_t, std::int64_t>> pairs{{base, cand}};
 
     constexpr int workers = 4;
@@ -212,13 +212,15 @@ TEST_CASE("service: identical compares racing on one database store one comparis
     {
         std::vector<std::jthread> threads;
         for (int i = 0; i < workers; ++i) {
-            threads.emplace_back([&, i] { ids[i] = (i % 2 ? s2 : s1).compare("demo", pairs, policy{}).id; });
+            threads.emplace_back([&, i] {
+                ids[i] = (i % 2 ? s2 : s1).comparisons().compare("demo", pairs, policy{}).id;
+            });
         }
     }
     for (int i = 1; i < workers; ++i) CHECK(ids[i] == ids[0]);
-    CHECK(s1.load_comparison("demo", ids[0]).has_value());
-    CHECK_FALSE(s1.load_comparison("demo", ids[0] + 1).has_value());
-    CHECK_FALSE(s1.load_comparison("demo", ids[0] - 1).has_value());
+    CHECK(s1.comparisons().load("demo", ids[0]).has_value());
+    CHECK_FALSE(s1.comparisons().load("demo", ids[0] + 1).has_value());
+    CHECK_FALSE(s1.comparisons().load("demo", ids[0] - 1).has_value());
 }
 
 TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses another request under it")
@@ -232,23 +234,23 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
     req.git_sha = "0123abcd";
     req.branch = "main";
     req.perf_csv = perfgate::test::read_testdata("appended-10-runs.csv");
-    const auto first = svc.ingest(req, std::string("upload-1"));
+    const auto first = svc.runs().ingest(req, std::string("upload-1"));
     CHECK_FALSE(first.replayed);
-    const auto again = svc.ingest(req, std::string("upload-1"));
+    const auto again = svc.runs().ingest(req, std::string("upload-1"));
     CHECK(again.replayed);
     CHECK(again.run_id == first.run_id);
     CHECK(again.counters == first.counters);
     CHECK(again.samples == first.samples);
     CHECK(db.maintenance().runs_count() == 1);
     // No key: every upload is a run, as before.
-    CHECK(svc.ingest(req).run_id != first.run_id);
+    CHECK(svc.runs().ingest(req).run_id != first.run_id);
     CHECK(db.maintenance().runs_count() == 2);
 
     // The same key with another body: 409's error, naming the key.
     auto changed = req;
     changed.branch = "feature";
     try {
-        svc.ingest(changed, std::string("upload-1"));
+        svc.runs().ingest(changed, std::string("upload-1"));
         FAIL("expected ingest.idempotency_conflict");
     } catch (const error& e) {
         CHECK(e.id() == "ingest.idempotency_conflict");
@@ -264,7 +266,7 @@ TEST_CASE("service: an Idempotency-Key stores one run per request, and refuses a
     for (const auto& bad : {std::string(), std::string(256, 'k'), std::string("has space"), std::string("tab\t")}) {
         CAPTURE(bad);
         try {
-            svc.ingest(req, bad);
+            svc.runs().ingest(req, bad);
             FAIL("expected ingest.bad_idempotency_key");
         } catch (const error& e) {
             CHECK(e.id() == "ingest.bad_idempotency_key");
@@ -291,19 +293,19 @@ TEST_CASE("service: a compare's history z-scores read every counter's series, de
         return r;
     };
     // A history of 12 baselines, then the pair to compare.
-    for (int i = 0; i < 12; ++i) svc.ingest_run(run_of("baseline", 1e9 * (1 + 0.001 * i), 2e9));
-    const auto base = svc.ingest_run(run_of("baseline", 1e9, 2e9)).run_id;
-    const auto cand = svc.ingest_run(run_of("candidate", 1.2e9, 2e9)).run_id;
+    for (int i = 0; i < 12; ++i) svc.runs().ingest_run(run_of("baseline", 1e9 * (1 + 0.001 * i), 2e9));
+    const auto base = svc.runs().ingest_run(run_of("baseline", 1e9, 2e9)).run_id;
+    const auto cand = svc.runs().ingest_run(run_of("candidate", 1.2e9, 2e9)).run_id;
     policy rules;
     rules.history_min = 5;
-    const auto c = svc.compare("demo", {{base, cand}}, rules);
+    const auto c = svc.comparisons().compare("demo", {{base, cand}}, rules);
     std::map<std::string, const counter_report*> by_name;
     for (const auto& cr : c.result.benchmarks.at(0).counters) by_name[cr.name] = &cr;
     REQUIRE(by_name.count("cycles") == 1);
     REQUIRE(by_name.count("ipc") == 1);
     CHECK(by_name["cycles"]->band.has_value());    // 13 stored baselines before the candidate
     CHECK_FALSE(by_name["ipc"]->band.has_value()); // never stored: no series
-    CHECK(svc.compare("demo", {{base, cand}}, rules).id == c.id);
+    CHECK(svc.comparisons().compare("demo", {{base, cand}}, rules).id == c.id);
 }
 
 TEST_CASE("service: every stored run obeys the same name rules as the server")
@@ -316,17 +318,18 @@ TEST_CASE("service: every stored run obeys the same name rules as the server")
     run.benchmark = "BM_Sort/1024";
     run.role = "baseline";
     run.counters.push_back({"task-clock", "msec", {{0, 1.5, 100.0, std::nullopt}}});
-    CHECK(svc.ingest_run(run).run_id > 0);
+    CHECK(svc.runs().ingest_run(run).run_id > 0);
 
     run.benchmark = "x'; DROP TABLE runs; --";
-    CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("field 'benchmark': ''' at offset 1 is not allowed"),
-                         perfgate::error);
+    CHECK_THROWS_WITH_AS(svc.runs().ingest_run(run),
+                         doctest::Contains("field 'benchmark': ''' at offset 1 is not allowed"), perfgate::error);
     run.benchmark = "ok";
     run.role = "other";
-    CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("expected 'baseline' or 'candidate'"), perfgate::error);
+    CHECK_THROWS_WITH_AS(svc.runs().ingest_run(run), doctest::Contains("expected 'baseline' or 'candidate'"),
+                         perfgate::error);
     run.role = "candidate";
     run.backend = "vtune";
-    CHECK_THROWS_WITH_AS(svc.ingest_run(run), doctest::Contains("field 'backend'"), perfgate::error);
+    CHECK_THROWS_WITH_AS(svc.runs().ingest_run(run), doctest::Contains("field 'backend'"), perfgate::error);
     CHECK(db.maintenance().runs_count() == 1); // nothing stored by the rejected runs
 }
 
@@ -372,10 +375,10 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
     REQUIRE(capture::max_repetitions == 10000);
     SUBCASE("counters")
     {
-        CHECK(svc.ingest_run(wide_run("baseline", 256, 2)).counters == 256);
-        CHECK_THROWS_WITH_AS(svc.ingest_run(wide_run("baseline", 257, 2)),
+        CHECK(svc.runs().ingest_run(wide_run("baseline", 256, 2)).counters == 256);
+        CHECK_THROWS_WITH_AS(svc.runs().ingest_run(wide_run("baseline", 257, 2)),
                              "the run has 257 counters; at most 256 counters per run", error);
-        CHECK(id_of([&] { svc.ingest_run(wide_run("baseline", 257, 2)); }) == "ingest.too_many_counters");
+        CHECK(id_of([&] { svc.runs().ingest_run(wide_run("baseline", 257, 2)); }) == "ingest.too_many_counters");
         // From a capture (local mode's `perfgate upload --db` and the server alike).
         model::ingest_request req;
         req.project = "demo";
@@ -384,23 +387,23 @@ TEST_CASE("service: a run holds at most max_counters_per_run counters and max_re
         req.branch = "main";
         req.source = "t.csv";
         for (int e = 0; e < 257; ++e) req.perf_csv += "1,,ev" + std::to_string(e) + ",100,100.00,,\n";
-        CHECK(id_of([&] { svc.ingest(req); }) == "ingest.too_many_counters");
+        CHECK(id_of([&] { svc.runs().ingest(req); }) == "ingest.too_many_counters");
         CHECK(db.maintenance().runs_count() == 1);
     }
     SUBCASE("repetitions: sample counts and repetition numbers")
     {
-        CHECK(svc.ingest_run(wide_run("baseline", 1, 10000)).samples == 10000);
-        CHECK_THROWS_WITH_AS(svc.ingest_run(wide_run("baseline", 1, 10001)),
+        CHECK(svc.runs().ingest_run(wide_run("baseline", 1, 10000)).samples == 10000);
+        CHECK_THROWS_WITH_AS(svc.runs().ingest_run(wide_run("baseline", 1, 10001)),
                              "counter 'c0' has 10001 samples; at most 10000 repetitions per run", error);
         model::run_record far = wide_run("baseline", 1, 1);
         far.counters[0].samples[0].repetition = 10000;
-        CHECK_THROWS_WITH_AS(svc.ingest_run(far),
+        CHECK_THROWS_WITH_AS(svc.runs().ingest_run(far),
                              "counter 'c0': repetition 10000 is outside [0, 10000): at most 10000 repetitions per run",
                              error);
         far.counters[0].samples[0].repetition = 9999; // sparse but inside: fine
-        CHECK(svc.ingest_run(far).samples == 1);
+        CHECK(svc.runs().ingest_run(far).samples == 1);
         far.counters[0].samples[0].repetition = -1;
-        CHECK(id_of([&] { svc.ingest_run(far); }) == "ingest.too_many_repetitions");
+        CHECK(id_of([&] { svc.runs().ingest_run(far); }) == "ingest.too_many_repetitions");
         CHECK(db.maintenance().runs_count() == 2);
     }
 }
@@ -417,38 +420,38 @@ TEST_CASE("service: one compare reads at most max_compare_counters counters and 
         std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
         for (int i = 0; i < 17; ++i) {
             const std::string bench = "b" + std::to_string(i);
-            pairs.emplace_back(svc.ingest_run(wide_run("baseline", 256, 5, bench)).run_id,
-                               svc.ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
+            pairs.emplace_back(svc.runs().ingest_run(wide_run("baseline", 256, 5, bench)).run_id,
+                               svc.runs().ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
         }
         const auto at_limit = std::vector(pairs.begin(), pairs.begin() + 16);
-        const service::comparison c = svc.compare("demo", at_limit, policy{});
+        const service::comparison c = svc.comparisons().compare("demo", at_limit, policy{});
         std::size_t counters = 0;
         for (const auto& b : c.result.benchmarks) counters += b.counters.size();
         CHECK(counters == 4096);
         CHECK_THROWS_WITH_AS(
-            svc.compare("demo", pairs, policy{}),
+            svc.comparisons().compare("demo", pairs, policy{}),
             "this gate compares more than 4096 counters (4352 in the first 17 of its 17 pairs); at most "
             "4096 counters per compare: compare fewer pairs per request",
             error);
-        CHECK(id_of([&] { svc.compare("demo", pairs, policy{}); }) == "compare.too_large");
+        CHECK(id_of([&] { svc.comparisons().compare("demo", pairs, policy{}); }) == "compare.too_large");
         // Counters of either run count once per pair.
         model::run_record other = wide_run("candidate", 256, 5, "b0");
         for (auto& cs : other.counters) cs.counter = "x" + cs.counter;
-        const auto x = svc.ingest_run(other).run_id;
+        const auto x = svc.runs().ingest_run(other).run_id;
         std::vector<std::pair<std::int64_t, std::int64_t>> mixed(pairs.begin() + 1, pairs.begin() + 16);
         mixed.emplace_back(pairs[0].first, x); // 15 x 256 + 512
-        CHECK(id_of([&] { svc.compare("demo", mixed, policy{}); }) == "compare.too_large");
+        CHECK(id_of([&] { svc.comparisons().compare("demo", mixed, policy{}); }) == "compare.too_large");
     }
     SUBCASE("samples: 1,000,000 is the limit, one more is over it")
     {
-        const auto b = svc.ingest_run(wide_run("baseline", 50, 10000)).run_id;
-        const auto c = svc.ingest_run(wide_run("candidate", 50, 10000, "parse", 1.05)).run_id;
+        const auto b = svc.runs().ingest_run(wide_run("baseline", 50, 10000)).run_id;
+        const auto c = svc.runs().ingest_run(wide_run("candidate", 50, 10000, "parse", 1.05)).run_id;
         model::run_record extra = wide_run("candidate", 50, 10000, "parse", 1.05);
         extra.counters.push_back(wide_run("candidate", 1, 1).counters[0]);
         extra.counters.back().counter = "one-more";
-        const auto c2 = svc.ingest_run(std::move(extra)).run_id;
-        CHECK(svc.compare("demo", {{b, c}}, policy{}).result.benchmarks.at(0).counters.size() == 50);
-        CHECK_THROWS_WITH_AS(svc.compare("demo", {{b, c2}}, policy{}),
+        const auto c2 = svc.runs().ingest_run(std::move(extra)).run_id;
+        CHECK(svc.comparisons().compare("demo", {{b, c}}, policy{}).result.benchmarks.at(0).counters.size() == 50);
+        CHECK_THROWS_WITH_AS(svc.comparisons().compare("demo", {{b, c2}}, policy{}),
                              "the runs of this gate hold more than 1000000 samples (1000001 in the first 2 of its 2 "
                              "runs); at most 1000000 samples per compare: compare fewer pairs per request",
                              error);
@@ -462,17 +465,17 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
     service::service svc(db);
     REQUIRE(service::comparison_cache_bytes == 16u << 20);
     REQUIRE(service::comparison_cache_max_entry_bytes == 2u << 20);
-    const auto base = svc.ingest_run(wide_run("baseline", 256, 5)).run_id;
-    const auto cand = svc.ingest_run(wide_run("candidate", 256, 5, "parse", 1.05)).run_id;
+    const auto base = svc.runs().ingest_run(wide_run("baseline", 256, 5)).run_id;
+    const auto cand = svc.runs().ingest_run(wide_run("candidate", 256, 5, "parse", 1.05)).run_id;
     // One ~200 KB report per threshold: 256 counters.
     std::size_t before = 0;
     std::vector<std::int64_t> ids;
     for (int i = 0; i < 60; ++i) {
         policy p;
         p.threshold_pct = 1.0 + i;
-        ids.push_back(svc.compare("demo", {{base, cand}}, p).id);
-        CHECK(svc.cached_comparison_bytes() <= service::comparison_cache_bytes);
-        if (i == 0) before = svc.cached_comparison_bytes();
+        ids.push_back(svc.comparisons().compare("demo", {{base, cand}}, p).id);
+        CHECK(svc.maintenance().cached_comparison_bytes() <= service::comparison_cache_bytes);
+        if (i == 0) before = svc.maintenance().cached_comparison_bytes();
     }
     INFO("one entry: " << before << " bytes");
     CHECK(before > 256 * 750); // the JSON alone is ~750 bytes per counter
@@ -480,29 +483,30 @@ TEST_CASE("service: the comparison cache is bounded in bytes, and large reports 
     // Bytes, not a count, decided: fewer than 60 fit, and the cache is full
     // (entries differ by their reasons and noise advice: at a 1% threshold
     // more counters are inconclusive, with longer reasons, than at 60%).
-    CHECK(svc.cached_comparisons() < 60);
-    CHECK(static_cast<double>(svc.cached_comparisons() * before) ==
-          doctest::Approx(static_cast<double>(svc.cached_comparison_bytes())).epsilon(0.08));
-    CHECK(svc.cached_comparison_bytes() > service::comparison_cache_bytes - 2 * before);
+    CHECK(svc.maintenance().cached_comparisons() < 60);
+    CHECK(static_cast<double>(svc.maintenance().cached_comparisons() * before) ==
+          doctest::Approx(static_cast<double>(svc.maintenance().cached_comparison_bytes())).epsilon(0.08));
+    CHECK(svc.maintenance().cached_comparison_bytes() > service::comparison_cache_bytes - 2 * before);
     // The evicted first one is still the same comparison (from the store).
     policy first;
     first.threshold_pct = 1.0;
-    CHECK(svc.compare("demo", {{base, cand}}, first).id == ids[0]);
+    CHECK(svc.comparisons().compare("demo", {{base, cand}}, first).id == ids[0]);
 
     SUBCASE("a report over comparison_cache_max_entry_bytes is served and stored, not cached")
     {
         std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
         for (int i = 0; i < 16; ++i) {
             const std::string bench = "wide" + std::to_string(i);
-            pairs.emplace_back(svc.ingest_run(wide_run("baseline", 256, 5, bench)).run_id,
-                               svc.ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
+            pairs.emplace_back(svc.runs().ingest_run(wide_run("baseline", 256, 5, bench)).run_id,
+                               svc.runs().ingest_run(wide_run("candidate", 256, 5, bench, 1.05)).run_id);
         }
-        const std::size_t cached = svc.cached_comparison_bytes(), entries = svc.cached_comparisons();
-        const service::comparison big = svc.compare("demo", pairs, policy{});
+        const std::size_t cached = svc.maintenance().cached_comparison_bytes(),
+                          entries = svc.maintenance().cached_comparisons();
+        const service::comparison big = svc.comparisons().compare("demo", pairs, policy{});
         CHECK(big.json->size() > service::comparison_cache_max_entry_bytes);
-        CHECK(svc.cached_comparison_bytes() == cached);
-        CHECK(svc.cached_comparisons() == entries);
-        CHECK(svc.compare("demo", pairs, policy{}).id == big.id);
+        CHECK(svc.maintenance().cached_comparison_bytes() == cached);
+        CHECK(svc.maintenance().cached_comparisons() == entries);
+        CHECK(svc.comparisons().compare("demo", pairs, policy{}).id == big.id);
     }
 }
 
@@ -517,22 +521,22 @@ TEST_CASE("service: a compare's runs are cached per project, and a cached run gi
     service::service warm(warm_db), cold(cold_db);
     std::vector<std::int64_t> ids;
     for (service::service* svc : {&warm, &cold}) {
-        ids = {svc->ingest_run(wide_run("baseline", 12, 20)).run_id,
-               svc->ingest_run(wide_run("candidate", 12, 20, "parse", 1.05)).run_id};
+        ids = {svc->runs().ingest_run(wide_run("baseline", 12, 20)).run_id,
+               svc->runs().ingest_run(wide_run("candidate", 12, 20, "parse", 1.05)).run_id};
     }
-    CHECK(warm.cached_runs() == 0);
+    CHECK(warm.maintenance().cached_runs() == 0);
     policy first, second;
     first.threshold_pct = 5;
     second.threshold_pct = 6;
-    (void)warm.compare("demo", {{ids[0], ids[1]}}, first);
-    CHECK(warm.cached_runs() == 2);
-    const std::size_t bytes = warm.cached_run_bytes();
+    (void)warm.comparisons().compare("demo", {{ids[0], ids[1]}}, first);
+    CHECK(warm.maintenance().cached_runs() == 2);
+    const std::size_t bytes = warm.maintenance().cached_run_bytes();
     INFO("two runs of 12 counters x 20 repetitions: " << bytes << " bytes");
     CHECK(bytes > 2 * 12 * 20 * sizeof(model::sample));
     CHECK(bytes < 2 * 12 * 20 * (sizeof(model::sample) + 64) + 8192);
-    json from_cache = json::parse(*warm.compare("demo", {{ids[0], ids[1]}}, second).json);
-    json from_store = json::parse(*cold.compare("demo", {{ids[0], ids[1]}}, second).json);
-    CHECK(warm.cached_runs() == 2);
+    json from_cache = json::parse(*warm.comparisons().compare("demo", {{ids[0], ids[1]}}, second).json);
+    json from_store = json::parse(*cold.comparisons().compare("demo", {{ids[0], ids[1]}}, second).json);
+    CHECK(warm.maintenance().cached_runs() == 2);
     CHECK(from_cache["benchmarks"][0]["counters"].size() == 12);
     from_cache.erase("comparison_id");
     from_store.erase("comparison_id");
@@ -540,17 +544,17 @@ TEST_CASE("service: a compare's runs are cached per project, and a cached run gi
 
     SUBCASE("another project's cached run is not found")
     {
-        warm.ensure_project("other");
-        CHECK_THROWS_WITH_AS(warm.compare("other", {{ids[0], ids[1]}}, first),
+        warm.projects().ensure("other");
+        CHECK_THROWS_WITH_AS(warm.comparisons().compare("other", {{ids[0], ids[1]}}, first),
                              "baseline run 1 not found in project 'other'", error);
     }
     SUBCASE("a run over run_cache_max_entry_bytes is compared, not cached")
     {
-        const auto b = warm.ingest_run(wide_run("baseline", 10, 10000, "big")).run_id;
-        const auto c = warm.ingest_run(wide_run("candidate", 10, 10000, "big", 1.05)).run_id;
-        CHECK(warm.compare("demo", {{b, c}}, first).result.benchmarks.at(0).counters.size() == 10);
-        CHECK(warm.cached_runs() == 2);
-        CHECK(warm.cached_run_bytes() == bytes);
+        const auto b = warm.runs().ingest_run(wide_run("baseline", 10, 10000, "big")).run_id;
+        const auto c = warm.runs().ingest_run(wide_run("candidate", 10, 10000, "big", 1.05)).run_id;
+        CHECK(warm.comparisons().compare("demo", {{b, c}}, first).result.benchmarks.at(0).counters.size() == 10);
+        CHECK(warm.maintenance().cached_runs() == 2);
+        CHECK(warm.maintenance().cached_run_bytes() == bytes);
     }
 }
 
@@ -616,8 +620,8 @@ std::vector<std::int64_t> store_series(service::service& svc, std::size_t n, std
     std::vector<std::int64_t> ids;
     for (std::size_t i = 0; i < n; ++i) {
         const double level = 100.0 * (i >= step_at ? 1 + step : 1.0);
-        const auto res = svc.ingest_run(series_run(level, state, 1'700'000'000 + static_cast<std::int64_t>(i), role,
-                                                   branch));
+        const auto res = svc.runs().ingest_run(series_run(level, state, 1'700'000'000 + static_cast<std::int64_t>(i),
+                                                          role, branch));
         CHECK(res.warnings.empty());
         if (opened) opened->insert(opened->end(), res.alerts.begin(), res.alerts.end());
         ids.push_back(res.run_id);
@@ -636,7 +640,7 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
 
     REQUIRE(opened.size() == 1);
-    const model::alert a = svc.alert("demo", opened.front());
+    const model::alert a = svc.alerts().get("demo", opened.front());
     const auto at = std::find(ids.begin(), ids.end(), a.change.run_id) - ids.begin();
     CHECK(at >= 39);
     CHECK(at <= 41);
@@ -658,44 +662,47 @@ TEST_CASE("service: a step on the baseline branch opens one alert where it start
     q.counter = "task-clock";
     q.branch = "main";
     q.limit = 100;
-    const auto points = svc.history(q);
+    const auto points = svc.history().points(q);
     REQUIRE(points.size() == 60);
     CHECK(std::count_if(points.begin(), points.end(), [](const auto& p) { return p.change_point; }) == 1);
     CHECK(points[static_cast<std::size_t>(at)].change_point);
-    const auto cps = svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt);
+    const auto cps = svc.history().change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt);
     REQUIRE(cps.size() == 1);
     CHECK(cps.front().run_id == a.change.run_id);
 
     SUBCASE("triage")
     {
-        const auto acked = svc.update_alert("demo", a.id,
-                                            {model::alert_status::acknowledged, std::string("bisecting"), "ana"});
+        const auto acked = svc.alerts().update("demo", a.id,
+                                               {model::alert_status::acknowledged, std::string("bisecting"), "ana"});
         CHECK(acked.status == model::alert_status::acknowledged);
         CHECK(acked.note == "bisecting");
         CHECK(acked.changed_by == "ana");
-        CHECK(svc.alerts({"demo", model::alert_status::acknowledged, {}, {}, {}, 100}).size() == 1);
-        CHECK(svc.alerts({"demo", model::alert_status::untriaged, {}, {}, {}, 100}).empty());
+        CHECK(svc.alerts().list({"demo", model::alert_status::acknowledged, {}, {}, {}, 100}).size() == 1);
+        CHECK(svc.alerts().list({"demo", model::alert_status::untriaged, {}, {}, {}, 100}).empty());
         // More runs at the new level keep the one alert (and its triage).
         std::uint64_t state = 7;
-        for (int i = 0; i < 20; ++i) CHECK(svc.ingest_run(series_run(105, state, 1'800'000'000 + i)).alerts.empty());
-        const auto all = svc.alerts({"demo", {}, {}, {}, {}, 100});
+        for (int i = 0; i < 20; ++i)
+            CHECK(svc.runs().ingest_run(series_run(105, state, 1'800'000'000 + i)).alerts.empty());
+        const auto all = svc.alerts().list({"demo", {}, {}, {}, {}, 100});
         REQUIRE(all.size() == 1);
         CHECK(all.front().status == model::alert_status::acknowledged);
     }
     SUBCASE("bad triage input changes nothing")
     {
-        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id + 1000, {model::alert_status::fixed, {}, "x"}),
+        CHECK_THROWS_WITH_AS(svc.alerts().update("demo", a.id + 1000, {model::alert_status::fixed, {}, "x"}),
                              doctest::Contains("has no alert"), perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id, {model::alert_status::fixed, std::string(5000, 'n'), "x"}),
+        CHECK_THROWS_WITH_AS(svc.alerts().update("demo", a.id,
+                                                 {model::alert_status::fixed, std::string(5000, 'n'), "x"}),
                              doctest::Contains("at most 4096 bytes"), perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.update_alert("demo", a.id,
-                                              {model::alert_status::fixed, std::string("a\x1b[2Jb"), "x"}),
+        CHECK_THROWS_WITH_AS(svc.alerts().update("demo", a.id,
+                                                 {model::alert_status::fixed, std::string("a\x1b[2Jb"), "x"}),
                              doctest::Contains("control character U+001B at offset 1"), perfgate::error);
-        CHECK_THROWS_WITH_AS((void)svc.alert("nope", a.id), doctest::Contains("no project 'nope'"), perfgate::error);
-        CHECK_THROWS_WITH_AS((void)svc.alerts({"demo", {}, {}, {}, {}, 0}), doctest::Contains("limit 0"),
+        CHECK_THROWS_WITH_AS((void)svc.alerts().get("nope", a.id), doctest::Contains("no project 'nope'"),
                              perfgate::error);
-        CHECK(svc.alert("demo", a.id).status == model::alert_status::untriaged);
-        CHECK(svc.alert("demo", a.id).note.empty());
+        CHECK_THROWS_WITH_AS((void)svc.alerts().list({"demo", {}, {}, {}, {}, 0}), doctest::Contains("limit 0"),
+                             perfgate::error);
+        CHECK(svc.alerts().get("demo", a.id).status == model::alert_status::untriaged);
+        CHECK(svc.alerts().get("demo", a.id).note.empty());
     }
 }
 
@@ -710,18 +717,18 @@ TEST_CASE("service: history points are cached per query, and a cached history gi
     std::int64_t cand = 0, other_testbed = 0;
     for (service::service* svc : {&warm, &cold}) {
         ids = store_series(*svc, 40, 20, 0.05);
-        cand = svc->ingest_run(stored_run("candidate", {106, 106, 106, 106, 107})).run_id;
+        cand = svc->runs().ingest_run(stored_run("candidate", {106, 106, 106, 106, 107})).run_id;
         auto other = stored_run("candidate", {106, 106, 106, 106, 107});
         other.testbed = {"ci-2", "cpu", 2, "6.1", "fp-2"};
-        other_testbed = svc->ingest_run(other).run_id;
+        other_testbed = svc->runs().ingest_run(other).run_id;
     }
-    CHECK(warm.cached_histories() == 0);
-    (void)warm.compare("demo", {{ids[0], cand}}, policy{});
-    CHECK(warm.cached_histories() == 1);
-    (void)warm.compare("demo", {{ids[1], cand}}, policy{});
-    CHECK(warm.cached_histories() == 1); // same series, same candidate: the same points
-    json from_cache = json::parse(*warm.compare("demo", {{ids.back(), cand}}, policy{}).json);
-    json from_store = json::parse(*cold.compare("demo", {{ids.back(), cand}}, policy{}).json);
+    CHECK(warm.maintenance().cached_histories() == 0);
+    (void)warm.comparisons().compare("demo", {{ids[0], cand}}, policy{});
+    CHECK(warm.maintenance().cached_histories() == 1);
+    (void)warm.comparisons().compare("demo", {{ids[1], cand}}, policy{});
+    CHECK(warm.maintenance().cached_histories() == 1); // same series, same candidate: the same points
+    json from_cache = json::parse(*warm.comparisons().compare("demo", {{ids.back(), cand}}, policy{}).json);
+    json from_store = json::parse(*cold.comparisons().compare("demo", {{ids.back(), cand}}, policy{}).json);
     const json& c = from_cache["benchmarks"][0]["counters"][0];
     CHECK(c["band"]["n"] == 20); // since the step's change point
     CHECK(c["z_score"].is_number());
@@ -729,8 +736,9 @@ TEST_CASE("service: history points are cached per query, and a cached history gi
     from_store.erase("comparison_id");
     CHECK(from_cache == from_store);
     // Another testbed is another query: no baseline runs there, no band.
-    const json elsewhere = json::parse(*warm.compare("demo", {{ids.back(), other_testbed}}, policy{}).json);
-    CHECK(warm.cached_histories() == 2);
+    const json elsewhere = json::parse(
+        *warm.comparisons().compare("demo", {{ids.back(), other_testbed}}, policy{}).json);
+    CHECK(warm.maintenance().cached_histories() == 2);
     CHECK(elsewhere["benchmarks"][0]["counters"][0]["band"].is_null());
     CHECK(elsewhere["benchmarks"][0]["counters"][0]["z_score"].is_null());
 }
@@ -745,34 +753,34 @@ TEST_CASE("service: stationary runs, improvements, candidates and other branches
     {
         store_series(svc, 60, 60, 0.0, &opened);
         CHECK(opened.empty());
-        CHECK(svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).empty());
+        CHECK(svc.history().change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).empty());
     }
     SUBCASE("a 5% improvement is a change point, not an alert")
     {
         store_series(svc, 60, 40, -0.05, &opened);
         CHECK(opened.empty());
-        CHECK(svc.alerts({"demo", {}, {}, {}, {}, 100}).empty());
-        CHECK(svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).size() == 1);
+        CHECK(svc.alerts().list({"demo", {}, {}, {}, {}, 100}).empty());
+        CHECK(svc.history().change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).size() == 1);
     }
     SUBCASE("candidate runs and other branches are not watched")
     {
         store_series(svc, 60, 40, 0.05, &opened, "candidate");
         store_series(svc, 60, 40, 0.05, &opened, "baseline", "feature");
         CHECK(opened.empty());
-        CHECK(svc.change_points("demo", "parse", "task-clock", std::nullopt, std::string("feature")).empty());
+        CHECK(svc.history().change_points("demo", "parse", "task-clock", std::nullopt, std::string("feature")).empty());
     }
     SUBCASE("the baseline branch is the project's setting")
     {
-        svc.ensure_project("demo");
-        svc.set_baseline_branch("demo", "trunk");
-        CHECK(svc.baseline_branch("demo") == "trunk");
+        svc.projects().ensure("demo");
+        svc.projects().set_baseline_branch("demo", "trunk");
+        CHECK(svc.projects().baseline_branch("demo") == "trunk");
         store_series(svc, 60, 40, 0.05, &opened); // main: not watched any more
         CHECK(opened.empty());
         store_series(svc, 60, 40, 0.05, &opened, "baseline", "trunk");
         CHECK(opened.size() == 1);
-        CHECK_THROWS_WITH_AS(svc.set_baseline_branch("demo", "bad branch\n"), doctest::Contains("branch"),
+        CHECK_THROWS_WITH_AS(svc.projects().set_baseline_branch("demo", "bad branch\n"), doctest::Contains("branch"),
                              perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.set_baseline_branch("nope", "main"), doctest::Contains("no project 'nope'"),
+        CHECK_THROWS_WITH_AS(svc.projects().set_baseline_branch("nope", "main"), doctest::Contains("no project 'nope'"),
                              perfgate::error);
     }
 }
@@ -783,22 +791,22 @@ TEST_CASE("service: the watch detects with the project's change-point settings o
     store::store db(where.location());
     service::service svc(db);
     std::vector<std::int64_t> opened;
-    svc.ensure_project("demo");
-    CHECK(svc.change_point_options("demo").method == stats::change_point_method::perfgate);
-    CHECK(svc.change_point_options("demo").window == 50);
+    svc.projects().ensure("demo");
+    CHECK(svc.projects().change_point_options("demo").method == stats::change_point_method::perfgate);
+    CHECK(svc.projects().change_point_options("demo").window == 50);
     SUBCASE("min_magnitude above the step: no alert")
     {
-        svc.set_change_point_settings("demo",
-                                      store::change_point_settings{std::nullopt, std::nullopt, std::nullopt, 0.10});
-        CHECK(svc.change_point_options("demo").min_magnitude == 0.10);
+        svc.projects().set_change_point_settings("demo", store::change_point_settings{std::nullopt, std::nullopt,
+                                                                                      std::nullopt, 0.10});
+        CHECK(svc.projects().change_point_options("demo").min_magnitude == 0.10);
         store_series(svc, 60, 40, 0.05, &opened);
         CHECK(opened.empty());
-        CHECK(svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).empty());
+        CHECK(svc.history().change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt).empty());
     }
     SUBCASE("the same step with min_magnitude below it: one alert")
     {
-        svc.set_change_point_settings("demo",
-                                      store::change_point_settings{std::nullopt, std::nullopt, std::nullopt, 0.02});
+        svc.projects().set_change_point_settings("demo", store::change_point_settings{std::nullopt, std::nullopt,
+                                                                                      std::nullopt, 0.02});
         store_series(svc, 60, 40, 0.05, &opened);
         CHECK(opened.size() == 1);
     }
@@ -806,11 +814,11 @@ TEST_CASE("service: the watch detects with the project's change-point settings o
     {
         stats::change_point_options defaults;
         defaults.min_magnitude = 0.10;
-        svc.set_change_point_defaults(defaults);
+        svc.background().set_change_point_defaults(defaults);
         store_series(svc, 60, 40, 0.05, &opened);
         CHECK(opened.empty());
-        svc.set_change_point_settings("demo", store::change_point_settings{"otava", 40, std::nullopt, 0.0});
-        const auto o = svc.change_point_options("demo");
+        svc.projects().set_change_point_settings("demo", store::change_point_settings{"otava", 40, std::nullopt, 0.0});
+        const auto o = svc.projects().change_point_options("demo");
         CHECK(o.method == stats::change_point_method::otava);
         CHECK(o.window == 40);
         CHECK(o.min_magnitude == 0.0);
@@ -818,27 +826,27 @@ TEST_CASE("service: the watch detects with the project's change-point settings o
     }
     SUBCASE("bad settings name the field and store nothing")
     {
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings("demo",
-                                                           store::change_point_settings{"cusum", std::nullopt,
-                                                                                        std::nullopt, std::nullopt}),
-                             "change_point_method: expected perfgate or otava, got 'cusum'", perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings(
+        CHECK_THROWS_WITH_AS(
+            svc.projects().set_change_point_settings("demo", store::change_point_settings{"cusum", std::nullopt,
+                                                                                          std::nullopt, std::nullopt}),
+            "change_point_method: expected perfgate or otava, got 'cusum'", perfgate::error);
+        CHECK_THROWS_WITH_AS(svc.projects().set_change_point_settings(
                                  "demo", store::change_point_settings{std::nullopt, 1, std::nullopt, std::nullopt}),
                              "change_point_window: must be 2 to 1000000, got 1", perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings(
+        CHECK_THROWS_WITH_AS(svc.projects().set_change_point_settings(
                                  "demo", store::change_point_settings{std::nullopt, std::nullopt, 1.5, std::nullopt}),
                              "change_point_max_p: must be in (0, 1), got 1.5", perfgate::error);
-        CHECK_THROWS_WITH_AS(svc.set_change_point_settings(
+        CHECK_THROWS_WITH_AS(svc.projects().set_change_point_settings(
                                  "demo", store::change_point_settings{std::nullopt, std::nullopt, std::nullopt, -1.0}),
                              "change_point_min_magnitude: must be finite and >= 0, got -1", perfgate::error);
-        CHECK_THROWS_AS(svc.set_change_point_settings("nope", store::change_point_settings{"otava", std::nullopt,
-                                                                                           std::nullopt, std::nullopt}),
+        CHECK_THROWS_AS(svc.projects().set_change_point_settings(
+                            "nope", store::change_point_settings{"otava", std::nullopt, std::nullopt, std::nullopt}),
                         perfgate::error);
-        CHECK_FALSE(svc.change_point_settings("demo").method);
-        CHECK_FALSE(svc.change_point_settings("demo").window);
+        CHECK_FALSE(svc.projects().change_point_settings("demo").method);
+        CHECK_FALSE(svc.projects().change_point_settings("demo").window);
         stats::change_point_options bad;
         bad.max_p = 0;
-        CHECK_THROWS_AS(svc.set_change_point_defaults(bad), perfgate::error);
+        CHECK_THROWS_AS(svc.background().set_change_point_defaults(bad), perfgate::error);
     }
 }
 
@@ -850,7 +858,7 @@ TEST_CASE("service: the background watch opens the same alert as the inline one,
     service::service inline_svc(inline_db), background_svc(background_db);
     std::vector<service::watch_outcome> heard;
     std::mutex heard_mu;
-    background_svc.watch_in_background([&](const watch_outcome& o) {
+    background_svc.background().watch_in_background([&](const watch_outcome& o) {
         std::lock_guard lock(heard_mu);
         heard.push_back(o);
     });
@@ -860,11 +868,11 @@ TEST_CASE("service: the background watch opens the same alert as the inline one,
     // Candidate runs never reach the queue.
     store_series(background_svc, 5, 5, 0.0, nullptr, "candidate");
     CHECK(opened_in_reply.empty()); // uploads do not wait for detection
-    background_svc.drain_watch();
+    background_svc.background().drain_watch();
 
     REQUIRE(opened_inline.size() == 1);
-    const auto want = inline_svc.alert("demo", opened_inline.front());
-    const auto got = background_svc.alerts({"demo", {}, {}, {}, {}, 100});
+    const auto want = inline_svc.alerts().get("demo", opened_inline.front());
+    const auto got = background_svc.alerts().list({"demo", {}, {}, {}, {}, 100});
     REQUIRE(got.size() == 1);
     const auto index_of = [](const std::vector<std::int64_t>& v, std::int64_t id) {
         return std::find(v.begin(), v.end(), id) - v.begin();
@@ -873,7 +881,7 @@ TEST_CASE("service: the background watch opens the same alert as the inline one,
     CHECK(got.front().change.p_value == want.change.p_value);
     CHECK(got.front().change.delta_pct == want.change.delta_pct);
 
-    const auto counts = background_svc.watch_stats();
+    const auto counts = background_svc.background().watch_stats();
     CHECK(counts.failed == 0);
     CHECK(counts.pending == 0);
     CHECK(counts.done + counts.coalesced == 60); // every baseline upload, none of the candidates
@@ -881,7 +889,7 @@ TEST_CASE("service: the background watch opens the same alert as the inline one,
     CHECK(heard.size() == counts.done);
     const auto with_alert = std::count_if(heard.begin(), heard.end(), [](const auto& o) { return !o.alerts.empty(); });
     CHECK(with_alert == 1);
-    CHECK(inline_svc.watch_stats().done == 0); // no worker: all zero
+    CHECK(inline_svc.background().watch_stats().done == 0); // no worker: all zero
 }
 
 TEST_CASE("watch_queue: coalesces a series's waiting jobs, pushes back when full, survives failures, drains on stop")
@@ -989,9 +997,9 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
     test_database where;
     store::store db(where.location());
     service::service svc(db);
-    const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
-    const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
-    const auto cand2 = svc.ingest_run(stored_run("candidate", ramp(1.10))).run_id;
+    const auto base = svc.runs().ingest_run(stored_run("baseline", ramp())).run_id;
+    const auto cand = svc.runs().ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+    const auto cand2 = svc.runs().ingest_run(stored_run("candidate", ramp(1.10))).run_id;
     const std::vector<std::pair<std::int64_t, std::int64_t>> pairs{{base, cand}};
 
     std::mutex mu;
@@ -1003,17 +1011,17 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
 
     SUBCASE("without a committer it is compare(): the answer is returned, done is not called")
     {
-        const auto now = svc.compare_later("demo", pairs, policy{}, listen);
+        const auto now = svc.comparisons().compare_later("demo", pairs, policy{}, listen);
         REQUIRE(now.has_value());
         CHECK(db.comparisons().load("demo", now->id).has_value());
         CHECK(heard.empty());
-        CHECK(svc.commit_stats().rows == 0);
+        CHECK(svc.background().commit_stats().rows == 0);
     }
     SUBCASE("with one: nullopt, then done once with the stored comparison; a repeat is answered at once")
     {
-        svc.commit_in_background();
-        CHECK_FALSE(svc.compare_later("demo", pairs, policy{}, listen).has_value());
-        svc.drain_commits();
+        svc.background().commit_in_background();
+        CHECK_FALSE(svc.comparisons().compare_later("demo", pairs, policy{}, listen).has_value());
+        svc.background().drain_commits();
         std::optional<service::comparison> got;
         {
             std::lock_guard lock(mu);
@@ -1032,30 +1040,30 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
         CHECK(db.comparisons().load("demo", got->id) ==
               served.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         // The repeat: the report the service holds, now; nothing queued.
-        const auto again = svc.compare_later("demo", pairs, policy{}, listen);
+        const auto again = svc.comparisons().compare_later("demo", pairs, policy{}, listen);
         REQUIRE(again.has_value());
         CHECK(again->id == got->id);
         CHECK(*again->json == *got->json);
-        CHECK(svc.compare("demo", pairs, policy{}).id == got->id);
-        svc.drain_commits();
+        CHECK(svc.comparisons().compare("demo", pairs, policy{}).id == got->id);
+        svc.background().drain_commits();
         CHECK(heard.size() == 1);
-        const auto counts = svc.commit_stats();
+        const auto counts = svc.background().commit_stats();
         CHECK(counts.rows == 1);
         CHECK(counts.batches == 1);
         CHECK(counts.failed == 0);
     }
     SUBCASE("errors before the write are thrown, and nothing is queued")
     {
-        svc.commit_in_background();
-        CHECK_THROWS_WITH_AS(svc.compare_later("demo", {{base, 999999}}, policy{}, listen),
+        svc.background().commit_in_background();
+        CHECK_THROWS_WITH_AS(svc.comparisons().compare_later("demo", {{base, 999999}}, policy{}, listen),
                              doctest::Contains("candidate run 999999 not found"), error);
-        svc.drain_commits();
+        svc.background().drain_commits();
         CHECK(heard.empty());
-        CHECK(svc.commit_stats().rows == 0);
+        CHECK(svc.background().commit_stats().rows == 0);
     }
     SUBCASE("many threads: every request answered once, identical ones with one id, no more commits than rows")
     {
-        svc.commit_in_background();
+        svc.background().commit_in_background();
         constexpr int threads = 4, each = 24;
         {
             std::vector<std::jthread> pool;
@@ -1069,12 +1077,13 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
                             p = {{base, cand2}};
                             rules.threshold_pct = 1.0 + t * each + i;
                         }
-                        if (auto now = svc.compare_later("demo", p, rules, listen)) listen(nullptr, &*now);
+                        if (auto now = svc.comparisons().compare_later("demo", p, rules, listen))
+                            listen(nullptr, &*now);
                     }
                 });
             }
         }
-        svc.drain_commits();
+        svc.background().drain_commits();
         std::lock_guard lock(mu);
         REQUIRE(heard.size() == threads * each);
         std::set<std::int64_t> shared_ids, distinct_ids;
@@ -1086,7 +1095,7 @@ TEST_CASE("service: compare_later hands a fresh report to the committer and answ
         }
         CHECK(shared_ids.size() == 1);
         CHECK(distinct_ids.size() == threads * each / 2);
-        const auto counts = svc.commit_stats();
+        const auto counts = svc.background().commit_stats();
         CHECK(counts.failed == 0);
         CHECK(counts.fallbacks == 0);
         CHECK(counts.batches <= counts.rows);
@@ -1099,8 +1108,8 @@ TEST_CASE("service: commit_queue stores waiting rows in one batch, a bad row fai
     test_database where;
     store::store db(where.location());
     service::service svc(db);
-    const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
-    const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+    const auto base = svc.runs().ingest_run(stored_run("baseline", ramp())).run_id;
+    const auto cand = svc.runs().ingest_run(stored_run("candidate", ramp(1.05))).run_id;
     const auto row = [&](std::string key, std::int64_t candidate) {
         return store::comparison_row{
             "demo", base, candidate, R"({"verdict":"pass","key":")" + key + "\"}", request_key_of(key), "pass", 1};
@@ -1222,17 +1231,17 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
     std::vector<std::int64_t> opened;
     const auto ids = store_series(svc, 60, 40, 0.05, &opened);
     REQUIRE(opened.size() == 1);
-    const model::alert a = svc.alert("demo", opened.front());
-    const auto cps = svc.change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt);
+    const model::alert a = svc.alerts().get("demo", opened.front());
+    const auto cps = svc.history().change_points("demo", "parse", "task-clock", std::nullopt, std::nullopt);
     REQUIRE(cps.size() == 1);
     const auto at = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), cps.front().run_id) - ids.begin());
 
     // Candidates of a PR: one at the new level, one far above it.
-    const auto inside = svc.ingest_run(stored_run("candidate", {105, 105, 105, 105, 105})).run_id;
-    const auto outside = svc.ingest_run(stored_run("candidate", {130, 130, 130, 130, 130})).run_id;
+    const auto inside = svc.runs().ingest_run(stored_run("candidate", {105, 105, 105, 105, 105})).run_id;
+    const auto outside = svc.runs().ingest_run(stored_run("candidate", {130, 130, 130, 130, 130})).run_id;
     const auto counter_json = [](const comparison& c) { return json::parse(*c.json)["benchmarks"][0]["counters"][0]; };
 
-    const service::comparison first = svc.compare("demo", {{ids.back(), inside}}, policy{});
+    const service::comparison first = svc.comparisons().compare("demo", {{ids.back(), inside}}, policy{});
     const json c = counter_json(first);
     INFO(c.dump());
     REQUIRE(c["open_alerts"].is_array());
@@ -1259,26 +1268,26 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
 
     SUBCASE("far outside the band")
     {
-        const json o = counter_json(svc.compare("demo", {{ids.back(), outside}}, policy{}));
+        const json o = counter_json(svc.comparisons().compare("demo", {{ids.back(), outside}}, policy{}));
         CHECK(o["outside_band"] == true);
         CHECK(o["open_alerts"].size() == 1);
     }
     SUBCASE("an acknowledged alert is still open")
     {
-        svc.update_alert("demo", a.id, {model::alert_status::acknowledged, {}, "ana"});
-        const json o = counter_json(svc.compare("demo", {{ids.back(), outside}}, policy{}));
+        svc.alerts().update("demo", a.id, {model::alert_status::acknowledged, {}, "ana"});
+        const json o = counter_json(svc.comparisons().compare("demo", {{ids.back(), outside}}, policy{}));
         REQUIRE(o["open_alerts"].size() == 1);
         CHECK(o["open_alerts"][0]["status"] == "acknowledged");
     }
     const auto closed_is_not_open = [&](model::alert_status closed) {
-        svc.update_alert("demo", a.id, {closed, {}, "ana"});
-        const json o = counter_json(svc.compare("demo", {{ids.back(), outside}}, policy{}));
+        svc.alerts().update("demo", a.id, {closed, {}, "ana"});
+        const json o = counter_json(svc.comparisons().compare("demo", {{ids.back(), outside}}, policy{}));
         CHECK(o["open_alerts"].is_array());
         CHECK(o["open_alerts"].empty());
         CHECK(o["outside_band"] == true);
         // A repeat of the first request is the stored report: the context it
         // was computed with.
-        const service::comparison again = svc.compare("demo", {{ids.back(), inside}}, policy{});
+        const service::comparison again = svc.comparisons().compare("demo", {{ids.back(), inside}}, policy{});
         CHECK(again.id == first.id);
         CHECK(counter_json(again)["open_alerts"].size() == 1);
     };
@@ -1288,8 +1297,8 @@ TEST_CASE("service: the report shows open alerts on the gated series and the rec
     {
         auto other = stored_run("candidate", {105, 105, 105, 105, 105});
         other.testbed = {"ci-2", "cpu", 2, "6.1", "fp-2"};
-        const auto elsewhere = svc.ingest_run(other).run_id;
-        const json o = counter_json(svc.compare("demo", {{ids.back(), elsewhere}}, policy{}));
+        const auto elsewhere = svc.runs().ingest_run(other).run_id;
+        const json o = counter_json(svc.comparisons().compare("demo", {{ids.back(), elsewhere}}, policy{}));
         CHECK(o["open_alerts"].is_array());
         CHECK(o["open_alerts"].empty());
         CHECK(o["band"].is_null()); // no baseline runs on that testbed
@@ -1304,9 +1313,10 @@ TEST_CASE("service: a report without baseline-branch history has no band and no 
     service::service svc(db);
     SUBCASE("one baseline run on the branch: too few points for a band")
     {
-        const auto base = svc.ingest_run(stored_run("baseline", ramp())).run_id;
-        const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
-        const json c = json::parse(*svc.compare("demo", {{base, cand}}, policy{}).json)["benchmarks"][0]["counters"][0];
+        const auto base = svc.runs().ingest_run(stored_run("baseline", ramp())).run_id;
+        const auto cand = svc.runs().ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+        const json c = json::parse(
+            *svc.comparisons().compare("demo", {{base, cand}}, policy{}).json)["benchmarks"][0]["counters"][0];
         CHECK(c["open_alerts"].is_array());
         CHECK(c["open_alerts"].empty());
         CHECK(c["band"].is_null());
@@ -1316,9 +1326,9 @@ TEST_CASE("service: a report without baseline-branch history has no band and no 
     {
         auto b = stored_run("baseline", ramp());
         b.branch.clear();
-        const auto base = svc.ingest_run(b).run_id;
-        const auto cand = svc.ingest_run(stored_run("candidate", ramp(1.05))).run_id;
-        const service::comparison cmp = svc.compare("demo", {{base, cand}}, policy{});
+        const auto base = svc.runs().ingest_run(b).run_id;
+        const auto cand = svc.runs().ingest_run(stored_run("candidate", ramp(1.05))).run_id;
+        const service::comparison cmp = svc.comparisons().compare("demo", {{base, cand}}, policy{});
         const json c = json::parse(*cmp.json)["benchmarks"][0]["counters"][0];
         CHECK(c["open_alerts"].is_null());
         CHECK(c["band"].is_null());
@@ -1350,7 +1360,7 @@ std::int64_t store_commit(service::service& svc, const std::string& sha, const s
     auto r = stored_run(role, ramp(factor), benchmark);
     r.git_sha = sha;
     r.testbed = {"runner-" + fp, "cpu", 2, "6.1", fp};
-    return svc.ingest_run(r).run_id;
+    return svc.runs().ingest_run(r).run_id;
 }
 
 const std::string commit_a = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
@@ -1380,18 +1390,18 @@ TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by be
     SUBCASE("two commits: the newest run of each common (benchmark, testbed), by benchmark name")
     {
         const pairs expected{{a_parse_1_rerun, b_parse_1}, {a_render_1, b_render_1}};
-        CHECK(svc.pairs_for("demo", commit_a, commit_b) == expected);
+        CHECK(svc.comparisons().pairs_for("demo", commit_a, commit_b) == expected);
         // Prefixes of 7 to 40 digits, in either case.
-        CHECK(svc.pairs_for("demo", commit_a.substr(0, 7), commit_b.substr(0, 12)) == expected);
+        CHECK(svc.comparisons().pairs_for("demo", commit_a.substr(0, 7), commit_b.substr(0, 12)) == expected);
         std::string upper = commit_a.substr(0, 9);
         std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-        CHECK(svc.pairs_for("demo", upper, commit_b) == expected);
+        CHECK(svc.comparisons().pairs_for("demo", upper, commit_b) == expected);
         (void)a_parse_1;
         (void)b_render_2;
         (void)b_lex_1;
 
         // The pairs are one gate of compare().
-        const auto c = svc.compare("demo", expected, policy{});
+        const auto c = svc.comparisons().compare("demo", expected, policy{});
         REQUIRE(c.result.benchmarks.size() == 2);
         CHECK(c.result.benchmarks[0].name == "parse");
         CHECK(c.result.benchmarks[1].name == "render");
@@ -1399,15 +1409,20 @@ TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by be
     SUBCASE("a benchmark on several common testbeds pairs on the testbed of its newest head run")
     {
         const auto b_parse_2 = store_commit(svc, commit_b, "parse", "fp-2", "candidate");
-        CHECK(svc.pairs_for("demo", commit_a, commit_b) == pairs{{a_parse_2, b_parse_2}, {a_render_1, b_render_1}});
+        CHECK(svc.comparisons().pairs_for("demo", commit_a, commit_b) ==
+              pairs{{a_parse_2, b_parse_2}, {a_render_1, b_render_1}});
     }
     SUBCASE("a run id pairs with the other commit's run of its benchmark and testbed")
     {
-        CHECK(svc.pairs_for("demo", std::to_string(a_render_1), commit_b) == pairs{{a_render_1, b_render_1}});
-        CHECK(svc.pairs_for("demo", commit_a, std::to_string(b_parse_1)) == pairs{{a_parse_1_rerun, b_parse_1}});
+        CHECK(svc.comparisons().pairs_for("demo", std::to_string(a_render_1), commit_b) ==
+              pairs{{a_render_1, b_render_1}});
+        CHECK(svc.comparisons().pairs_for("demo", commit_a, std::to_string(b_parse_1)) ==
+              pairs{{a_parse_1_rerun, b_parse_1}});
         // An older run of the commit is still itself.
-        CHECK(svc.pairs_for("demo", std::to_string(a_parse_1), commit_b) == pairs{{a_parse_1, b_parse_1}});
-        check_error([&] { (void)svc.pairs_for("demo", std::to_string(a_parse_2), commit_b); }, "compare.mismatch",
+        CHECK(svc.comparisons().pairs_for("demo", std::to_string(a_parse_1), commit_b) ==
+              pairs{{a_parse_1, b_parse_1}});
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", std::to_string(a_parse_2), commit_b); },
+                    "compare.mismatch",
                     fmt::format("base '{}' and head '{}' have no benchmark measured on the same testbed: base has "
                                 "parse on runner-fp-2; head has lex on runner-fp-1, render on runner-fp-2, render on "
                                 "runner-fp-1 and 1 more",
@@ -1415,9 +1430,10 @@ TEST_CASE("service: pairs_for resolves run ids and git shas and pairs runs by be
     }
     SUBCASE("two run ids are one pair, as given")
     {
-        CHECK(svc.pairs_for("demo", std::to_string(a_parse_2), std::to_string(b_lex_1)) == pairs{{a_parse_2, b_lex_1}});
+        CHECK(svc.comparisons().pairs_for("demo", std::to_string(a_parse_2), std::to_string(b_lex_1)) ==
+              pairs{{a_parse_2, b_lex_1}});
         // compare() is the one that checks what can be compared.
-        CHECK_THROWS_WITH_AS(svc.compare("demo", {{a_parse_2, b_lex_1}}, policy{}),
+        CHECK_THROWS_WITH_AS(svc.comparisons().compare("demo", {{a_parse_2, b_lex_1}}, policy{}),
                              doctest::Contains("is benchmark 'parse' but run"), perfgate::error);
     }
 }
@@ -1432,7 +1448,7 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
     const auto theirs = [&] {
         auto r = stored_run("baseline", ramp());
         r.project = "other";
-        return svc.ingest_run(r).run_id;
+        return svc.runs().ingest_run(r).run_id;
     }();
 
     SUBCASE("neither a run id nor a git sha")
@@ -1440,33 +1456,33 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
         for (const std::string& ref :
              std::vector<std::string>{"xyz", "main", "a1b2c3", "a1b2c3g", "-1", "12 34", "", commit_a + "0"}) {
             CAPTURE(ref);
-            check_error([&] { (void)svc.pairs_for("demo", ref, commit_b); }, "compare.bad_ref",
+            check_error([&] { (void)svc.comparisons().pairs_for("demo", ref, commit_b); }, "compare.bad_ref",
                         fmt::format("base: '{}' is neither a run id nor a git sha (7-40 hex digits)", ref));
         }
-        check_error([&] { (void)svc.pairs_for("demo", commit_a, "HEAD~1"); }, "compare.bad_ref",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", commit_a, "HEAD~1"); }, "compare.bad_ref",
                     "head: 'HEAD~1' is neither a run id nor a git sha (7-40 hex digits)");
         const std::string huge(5000, 'x');
-        check_error([&] { (void)svc.pairs_for("demo", huge, commit_b); }, "compare.bad_ref",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", huge, commit_b); }, "compare.bad_ref",
                     fmt::format("base: '{}...' (5000 bytes) is neither a run id nor a git sha (7-40 hex digits)",
                                 std::string(64, 'x')));
     }
     SUBCASE("a run id the project does not have")
     {
-        check_error([&] { (void)svc.pairs_for("demo", "9999", commit_b); }, "compare.not_found",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", "9999", commit_b); }, "compare.not_found",
                     "base: run 9999 not found in project 'demo'");
-        check_error([&] { (void)svc.pairs_for("demo", commit_a, std::to_string(theirs)); }, "compare.not_found",
-                    fmt::format("head: run {} not found in project 'demo'", theirs));
-        check_error([&] { (void)svc.pairs_for("demo", "0", std::to_string(b)); }, "compare.not_found",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", commit_a, std::to_string(theirs)); },
+                    "compare.not_found", fmt::format("head: run {} not found in project 'demo'", theirs));
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", "0", std::to_string(b)); }, "compare.not_found",
                     "base: run 0 not found in project 'demo'");
-        check_error([&] { (void)svc.pairs_for("demo", "123456789012345678901234567890", commit_b); },
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", "123456789012345678901234567890", commit_b); },
                     "compare.not_found", "base: run 123456789012345678901234567890 not found in project 'demo'");
     }
     SUBCASE("a git sha the project does not have")
     {
-        check_error([&] { (void)svc.pairs_for("demo", commit_a, "c1b2c3d"); }, "compare.not_found",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", commit_a, "c1b2c3d"); }, "compare.not_found",
                     "head: no run of project 'demo' has a git sha starting with 'c1b2c3d'");
         // Another project's commit is not this project's.
-        check_error([&] { (void)svc.pairs_for("other", commit_a, "0123456"); }, "compare.not_found",
+        check_error([&] { (void)svc.comparisons().pairs_for("other", commit_a, "0123456"); }, "compare.not_found",
                     fmt::format("base: no run of project 'other' has a git sha starting with '{}'", commit_a));
     }
     SUBCASE("a prefix of several commits names up to three, newest first")
@@ -1476,12 +1492,13 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
             shas.push_back(commit_a.substr(0, 7) + c + commit_a.substr(8));
             store_commit(svc, shas.back(), "parse", "fp-1");
         }
-        check_error([&] { (void)svc.pairs_for("demo", commit_a.substr(0, 7), commit_b); }, "compare.ambiguous_ref",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", commit_a.substr(0, 7), commit_b); },
+                    "compare.ambiguous_ref",
                     fmt::format("base: git sha prefix 'a1b2c3d' matches 5 commits of project 'demo': {}, {}, {} and 2 "
                                 "more; give more digits",
                                 shas[3], shas[2], shas[1]));
         // One digit more picks one.
-        CHECK(svc.pairs_for("demo", commit_a.substr(0, 8), commit_b) ==
+        CHECK(svc.comparisons().pairs_for("demo", commit_a.substr(0, 8), commit_b) ==
               std::vector<std::pair<std::int64_t, std::int64_t>>{{a, b}});
     }
     SUBCASE("no benchmark on a common testbed")
@@ -1490,18 +1507,18 @@ TEST_CASE("service: pairs_for names the side and the ref of every bad ref")
         const auto d = store_commit(svc, "d1b2c3d4", "parse", "fp-2", "candidate");
         (void)c;
         (void)d;
-        check_error([&] { (void)svc.pairs_for("demo", commit_a, "c1b2c3d4"); }, "compare.mismatch",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", commit_a, "c1b2c3d4"); }, "compare.mismatch",
                     fmt::format("base '{}' and head 'c1b2c3d4' have no benchmark measured on the same testbed: base "
                                 "has parse on runner-fp-1; head has render on runner-fp-1",
                                 commit_a));
-        check_error([&] { (void)svc.pairs_for("demo", commit_a, "d1b2c3d4"); }, "compare.mismatch",
+        check_error([&] { (void)svc.comparisons().pairs_for("demo", commit_a, "d1b2c3d4"); }, "compare.mismatch",
                     fmt::format("base '{}' and head 'd1b2c3d4' have no benchmark measured on the same testbed: base "
                                 "has parse on runner-fp-1; head has parse on runner-fp-2",
                                 commit_a));
     }
     SUBCASE("an unknown project")
     {
-        check_error([&] { (void)svc.pairs_for("nope", commit_a, commit_b); }, "project.not_found",
+        check_error([&] { (void)svc.comparisons().pairs_for("nope", commit_a, commit_b); }, "project.not_found",
                     "no project 'nope' (projects are created by `perfgate token create`)");
     }
 }
@@ -1514,14 +1531,14 @@ TEST_CASE("service: recent comparisons carry the verdict of the stored report")
     const auto base = store_commit(svc, commit_a, "parse", "fp-1");
     const auto slower = store_commit(svc, commit_b, "parse", "fp-1", "candidate", 1.05);
     const auto same = store_commit(svc, commit_b, "parse", "fp-1", "candidate");
-    const auto failed = svc.compare("demo", {{base, slower}}, policy{});
-    const auto passed = svc.compare("demo", {{base, same}}, policy{});
+    const auto failed = svc.comparisons().compare("demo", {{base, slower}}, policy{});
+    const auto passed = svc.comparisons().compare("demo", {{base, same}}, policy{});
     REQUIRE(failed.result.result == verdict::fail);
     REQUIRE(passed.result.result == verdict::pass);
     // A repeat is the stored comparison, not a new row.
-    svc.compare("demo", {{base, slower}}, policy{});
+    svc.comparisons().compare("demo", {{base, slower}}, policy{});
 
-    const auto listed = svc.recent_comparisons("demo");
+    const auto listed = svc.comparisons().recent("demo");
     REQUIRE(listed.size() == 2);
     CHECK(listed[0].id == passed.id);
     CHECK(listed[0].verdict == "pass");
@@ -1531,12 +1548,13 @@ TEST_CASE("service: recent comparisons carry the verdict of the stored report")
     CHECK(listed[1].verdict == "fail");
     CHECK(listed[1].baseline.git_sha == commit_a);
     CHECK(listed[1].candidate.git_sha == commit_b);
-    CHECK(svc.recent_comparisons("demo", 1).size() == 1);
-    CHECK(svc.recent_comparisons("demo", service::max_comparison_limit).size() == 2);
+    CHECK(svc.comparisons().recent("demo", 1).size() == 1);
+    CHECK(svc.comparisons().recent("demo", service::max_comparison_limit).size() == 2);
 
-    check_error([&] { (void)svc.recent_comparisons("demo", 0); }, "query.bad_value", "limit 0: expected 1 to 200");
-    check_error([&] { (void)svc.recent_comparisons("demo", 201); }, "query.bad_value", "limit 201: expected 1 to 200");
-    check_error([&] { (void)svc.recent_comparisons("nope"); }, "project.not_found",
+    check_error([&] { (void)svc.comparisons().recent("demo", 0); }, "query.bad_value", "limit 0: expected 1 to 200");
+    check_error([&] { (void)svc.comparisons().recent("demo", 201); }, "query.bad_value",
+                "limit 201: expected 1 to 200");
+    check_error([&] { (void)svc.comparisons().recent("nope"); }, "project.not_found",
                 "no project 'nope' (projects are created by `perfgate token create`)");
 }
 
@@ -1603,18 +1621,18 @@ TEST_CASE("service: the repository URL is an absolute http(s) URL, stored withou
         test_database where(test_database::sqlite_kind::memory);
         store::store db(where.location());
         service::service svc(db);
-        svc.ensure_project("demo");
-        CHECK_FALSE(svc.repository_url("demo").has_value());
-        svc.set_repository_url("demo", "https://github.com/acme/demo/");
-        CHECK(svc.repository_url("demo") == "https://github.com/acme/demo");
-        check_error([&] { svc.set_repository_url("demo", "github.com/acme/demo"); }, "ingest.bad_field",
+        svc.projects().ensure("demo");
+        CHECK_FALSE(svc.projects().repository_url("demo").has_value());
+        svc.projects().set_repository_url("demo", "https://github.com/acme/demo/");
+        CHECK(svc.projects().repository_url("demo") == "https://github.com/acme/demo");
+        check_error([&] { svc.projects().set_repository_url("demo", "github.com/acme/demo"); }, "ingest.bad_field",
                     "field 'repository_url': 'github.com/acme/demo' must start with https:// or http://");
-        CHECK(svc.repository_url("demo") == "https://github.com/acme/demo"); // unchanged
-        svc.set_repository_url("demo", "");
-        CHECK_FALSE(svc.repository_url("demo").has_value());
-        check_error([&] { svc.set_repository_url("nope", "https://x.org"); }, "project.not_found",
+        CHECK(svc.projects().repository_url("demo") == "https://github.com/acme/demo"); // unchanged
+        svc.projects().set_repository_url("demo", "");
+        CHECK_FALSE(svc.projects().repository_url("demo").has_value());
+        check_error([&] { svc.projects().set_repository_url("nope", "https://x.org"); }, "project.not_found",
                     "no project 'nope' (projects are created by `perfgate token create`)");
-        check_error([&] { (void)svc.repository_url("nope"); }, "project.not_found",
+        check_error([&] { (void)svc.projects().repository_url("nope"); }, "project.not_found",
                     "no project 'nope' (projects are created by `perfgate token create`)");
     }
 }
@@ -1649,12 +1667,12 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     test_database where;
     store::store db(where.location());
     service::service svc(db);
-    svc.ensure_project("demo");
+    svc.projects().ensure("demo");
 
     // Measured in one session (interleaved), as perfgate run would.
     auto base_req = gbench_upload("baseline.json", "baseline");
     base_req.session = "suite-session";
-    const auto base = svc.ingest(base_req);
+    const auto base = svc.runs().ingest(base_req);
     CHECK(base.benchmarks ==
           std::vector<std::string>{"BM_Sort/64", "BM_Sort/1024", "BM_Accumulate", "BM_StringCat/threads:2"});
     REQUIRE(base.run_ids.size() == 4);
@@ -1676,11 +1694,11 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     // The stored runs compare as the files do: BM_Accumulate doubled.
     auto cand_req = gbench_upload("candidate.json", "candidate");
     cand_req.session = "suite-session";
-    const auto cand = svc.ingest(cand_req);
+    const auto cand = svc.runs().ingest(cand_req);
     REQUIRE(cand.run_ids.size() == 4);
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
     for (std::size_t i = 0; i < 4; ++i) pairs.emplace_back(base.run_ids[i], cand.run_ids[i]);
-    const service::comparison c = svc.compare("demo", pairs, policy{});
+    const service::comparison c = svc.comparisons().compare("demo", pairs, policy{});
     bool found = false;
     for (const auto& b : c.result.benchmarks) {
         if (b.name != "BM_Accumulate") continue;
@@ -1692,8 +1710,8 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(c.result.result == verdict::fail);
 
     // A retry under one Idempotency-Key answers every run of the first upload.
-    const auto first = svc.ingest(gbench_upload("baseline.json", "baseline"), std::string("suite-1"));
-    const auto again = svc.ingest(gbench_upload("baseline.json", "baseline"), std::string("suite-1"));
+    const auto first = svc.runs().ingest(gbench_upload("baseline.json", "baseline"), std::string("suite-1"));
+    const auto again = svc.runs().ingest(gbench_upload("baseline.json", "baseline"), std::string("suite-1"));
     CHECK_FALSE(first.replayed);
     CHECK(again.replayed);
     CHECK(again.run_ids == first.run_ids);
@@ -1707,7 +1725,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     auto spaced = gbench_upload("baseline.json", "baseline");
     spaced.perf_csv = doc.dump();
     try {
-        (void)svc.ingest(spaced);
+        (void)svc.runs().ingest(spaced);
         FAIL("a counter without a name was stored");
     } catch (const error& e) {
         CHECK(e.id() == "ingest.bad_field");
@@ -1718,10 +1736,10 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     // Forced as perf stat output it is perf's error; an unknown format is named.
     auto forced = gbench_upload("baseline.json", "baseline");
     forced.input_format = "perf";
-    CHECK_THROWS_WITH_AS((void)svc.ingest(forced), doctest::Contains("baseline.json"), error);
+    CHECK_THROWS_WITH_AS((void)svc.runs().ingest(forced), doctest::Contains("baseline.json"), error);
     forced.input_format = "xml";
     try {
-        (void)svc.ingest(forced);
+        (void)svc.runs().ingest(forced);
         FAIL("input_format xml accepted");
     } catch (const error& e) {
         CHECK(e.id() == "ingest.bad_field");
@@ -1730,7 +1748,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(db.maintenance().runs_count() == 12);
 
     // A benchmark that failed (SkipWithError) is named, not stored.
-    const auto with_error = svc.ingest(gbench_upload("with_error.json", "candidate"));
+    const auto with_error = svc.runs().ingest(gbench_upload("with_error.json", "candidate"));
     CHECK(with_error.benchmarks == std::vector<std::string>{"BM_Sort/64"});
     bool warned = false;
     for (const auto& w : with_error.warnings)
@@ -1739,7 +1757,7 @@ TEST_CASE("service: a google/benchmark upload stores a run per benchmark, all or
     CHECK(db.maintenance().runs_count() == 13);
 
     // Aggregates only: refused, nothing stored.
-    CHECK_THROWS_WITH_AS((void)svc.ingest(gbench_upload("aggregates_only.json", "baseline")),
+    CHECK_THROWS_WITH_AS((void)svc.runs().ingest(gbench_upload("aggregates_only.json", "baseline")),
                          doctest::Contains("only aggregates"), error);
     CHECK(db.maintenance().runs_count() == 13);
 }
@@ -1749,7 +1767,7 @@ TEST_CASE("service: a harness upload with a value beyond a double in ns is inges
     test_database where;
     store::store db(where.location());
     service::service svc(db);
-    svc.ensure_project("demo");
+    svc.projects().ensure("demo");
     // 1e300 s fits a double, not in ns: the store refused it as an opaque
     // store.constraint (HTTP 422); now the input error names the field.
     auto doc = nlohmann::json::parse(read_gbench("baseline.json"));
@@ -1758,7 +1776,7 @@ TEST_CASE("service: a harness upload with a value beyond a double in ns is inges
     auto big = gbench_upload("baseline.json", "baseline");
     big.perf_csv = doc.dump();
     try {
-        (void)svc.ingest(big);
+        (void)svc.runs().ingest(big);
         FAIL("a time beyond a double in ns was stored");
     } catch (const error& e) {
         CHECK(std::string(e.id()) == "ingest.bad_input");
@@ -1767,7 +1785,7 @@ TEST_CASE("service: a harness upload with a value beyond a double in ns is inges
     CHECK(db.maintenance().runs_count() == 0);
     // google/benchmark's bare NaN / Infinity user counters: the runs store,
     // those counters without values, and the upload says so.
-    const auto nan = svc.ingest(gbench_upload("nan_counters.json", "baseline"));
+    const auto nan = svc.runs().ingest(gbench_upload("nan_counters.json", "baseline"));
     REQUIRE(nan.run_ids.size() == 1);
     CHECK(db.maintenance().runs_count() == 1);
     bool warned = false;
@@ -1784,38 +1802,38 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     db.projects().ensure("demo");
 
     // Refused, naming the option, and nothing stored.
-    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "hooks.example.com", "json", "", "--webhook"),
+    CHECK_THROWS_WITH_AS((void)svc.webhooks().add("demo", "hooks.example.com", "json", "", "--webhook"),
                          "--webhook: 'hooks.example.com' must start with https:// or http://", perfgate::error);
-    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://", "json", ""), "field 'url': 'https://' has no host",
-                         perfgate::error);
-    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org/a b", "json", ""),
+    CHECK_THROWS_WITH_AS((void)svc.webhooks().add("demo", "https://", "json", ""),
+                         "field 'url': 'https://' has no host", perfgate::error);
+    CHECK_THROWS_WITH_AS((void)svc.webhooks().add("demo", "https://x.org/a b", "json", ""),
                          "field 'url': byte 0x20 at offset 15 is not allowed in a URL (no whitespace, control or "
                          "non-ASCII bytes: percent-encode them)",
                          perfgate::error);
-    CHECK_THROWS_AS((void)svc.add_webhook("demo", "https://x.org/" + std::string(2048, 'a'), "json", ""),
+    CHECK_THROWS_AS((void)svc.webhooks().add("demo", "https://x.org/" + std::string(2048, 'a'), "json", ""),
                     perfgate::error);
-    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org", "xml", ""),
+    CHECK_THROWS_WITH_AS((void)svc.webhooks().add("demo", "https://x.org", "xml", ""),
                          "format: expected json or slack, got 'xml'", perfgate::error);
-    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org", "json", std::string(257, 's')),
+    CHECK_THROWS_WITH_AS((void)svc.webhooks().add("demo", "https://x.org", "json", std::string(257, 's')),
                          "secret: 257 bytes, over the limit of 256", perfgate::error);
-    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "https://x.org", "json", "tab\tsecret"),
+    CHECK_THROWS_WITH_AS((void)svc.webhooks().add("demo", "https://x.org", "json", "tab\tsecret"),
                          "secret: control bytes are not allowed", perfgate::error);
-    CHECK(svc.webhooks("demo").empty());
+    CHECK(svc.webhooks().list("demo").empty());
     for (std::size_t i = 0; i < perfgate::service::max_webhooks_per_project; ++i) {
-        (void)svc.add_webhook("demo", fmt::format("https://x.org/{}", i), "json", "");
+        (void)svc.webhooks().add("demo", fmt::format("https://x.org/{}", i), "json", "");
     }
-    CHECK_THROWS_AS((void)svc.add_webhook("demo", "https://x.org/17", "json", ""), perfgate::error);
-    for (const auto& w : svc.webhooks("demo")) CHECK(svc.remove_webhook("demo", w.id));
+    CHECK_THROWS_AS((void)svc.webhooks().add("demo", "https://x.org/17", "json", ""), perfgate::error);
+    for (const auto& w : svc.webhooks().list("demo")) CHECK(svc.webhooks().remove("demo", w.id));
     // Schemes are case-insensitive (RFC 3986 §3.1): HTTP:// is stored as http://.
-    const auto upper = svc.add_webhook("demo", "HTTP://hooks.example/A", "json", "");
-    REQUIRE(svc.webhooks("demo").size() == 1);
-    CHECK(svc.webhooks("demo")[0].url == "http://hooks.example/A");
-    CHECK_THROWS_WITH_AS((void)svc.add_webhook("demo", "FTP://hooks.example", "json", ""),
+    const auto upper = svc.webhooks().add("demo", "HTTP://hooks.example/A", "json", "");
+    REQUIRE(svc.webhooks().list("demo").size() == 1);
+    CHECK(svc.webhooks().list("demo")[0].url == "http://hooks.example/A");
+    CHECK_THROWS_WITH_AS((void)svc.webhooks().add("demo", "FTP://hooks.example", "json", ""),
                          "field 'url': 'FTP://hooks.example' must start with https:// or http://", perfgate::error);
-    CHECK(svc.remove_webhook("demo", upper));
+    CHECK(svc.webhooks().remove("demo", upper));
 
     // One webhook; a transport that holds the first attempt until released.
-    const auto id = svc.add_webhook("demo", "http://127.0.0.1:9/hook", "json", "k");
+    const auto id = svc.webhooks().add("demo", "http://127.0.0.1:9/hook", "json", "k");
     std::mutex mu;
     std::condition_variable cv;
     bool release = false;
@@ -1874,7 +1892,7 @@ TEST_CASE("service: webhooks are checked before they are stored, and the notifie
     REQUIRE(lines.size() == 2);
     CHECK(lines[0] == "perfgate serve: webhook " + std::to_string(id) +
                           " (http://127.0.0.1:9) delivery dropped: project 'demo' has 2 deliveries queued");
-    const auto hooks = svc.webhooks("demo");
+    const auto hooks = svc.webhooks().list("demo");
     REQUIRE(hooks.size() == 1);
     CHECK(hooks[0].last_outcome == std::optional<std::string>("delivered"));
 }
@@ -2013,8 +2031,8 @@ TEST_CASE("service: webhook deliveries queue per project: a burst drops only its
     perfgate::service::service svc(db);
     db.projects().ensure("burst");
     db.projects().ensure("quiet");
-    (void)svc.add_webhook("burst", "http://127.0.0.1:9/burst", "json", "k");
-    (void)svc.add_webhook("quiet", "http://127.0.0.1:9/quiet", "json", "k");
+    (void)svc.webhooks().add("burst", "http://127.0.0.1:9/burst", "json", "k");
+    (void)svc.webhooks().add("quiet", "http://127.0.0.1:9/quiet", "json", "k");
     std::mutex mu;
     std::condition_variable cv;
     bool release = false;
@@ -2135,12 +2153,12 @@ TEST_CASE("service: only the runs that feed the series make its points, its aler
         model::run_record r = series_run(pr ? 130 : 100, state, 1'700'000'000 + i, pr ? "baseline" : "candidate");
         r.mainline = !pr;
         if (pr) r.pr = 40 + i;
-        const auto res = svc.ingest_run(r);
+        const auto res = svc.runs().ingest_run(r);
         opened.insert(opened.end(), res.alerts.begin(), res.alerts.end());
         (pr ? prs : pushes).push_back(res.run_id);
     }
     CHECK(opened.empty());
-    CHECK(svc.alerts({"demo", {}, {}, {}, {}, 100}).empty());
+    CHECK(svc.alerts().list({"demo", {}, {}, {}, {}, 100}).empty());
 
     model::history_query q;
     q.project = "demo";
@@ -2149,7 +2167,7 @@ TEST_CASE("service: only the runs that feed the series make its points, its aler
     q.branch = "main";
     q.limit = 100;
     q.mainline_only = true;
-    const auto series = svc.history(q);
+    const auto series = svc.history().points(q);
     REQUIRE(series.size() == pushes.size());
     for (std::size_t i = 0; i < series.size(); ++i) {
         CHECK(series[i].run_id == pushes[i]);
@@ -2159,7 +2177,7 @@ TEST_CASE("service: only the runs that feed the series make its points, its aler
     // The pull requests' runs are there on request, marked.
     q.mainline_only = false;
     q.role = "baseline";
-    const auto baselines = svc.history(q);
+    const auto baselines = svc.history().points(q);
     REQUIRE(baselines.size() == prs.size());
     CHECK_FALSE(baselines.front().mainline);
 
@@ -2168,7 +2186,7 @@ TEST_CASE("service: only the runs that feed the series make its points, its aler
         model::run_record r = series_run(100, state, 1'800'000'000, "baseline");
         r.pr = 7;
         r.mainline = true;
-        CHECK_THROWS_WITH_AS(svc.ingest_run(r), doctest::Contains("field 'mainline': a run of pull request 7"),
+        CHECK_THROWS_WITH_AS(svc.runs().ingest_run(r), doctest::Contains("field 'mainline': a run of pull request 7"),
                              perfgate::error);
     }
     SUBCASE("an upload without the field: a baseline without a pull request feeds the series, as before")
@@ -2200,17 +2218,17 @@ TEST_CASE("service: only the runs that feed the series make its points, its aler
             r.git_sha = std::string(40, mainline ? 'a' : 'b');
             r.toolchain = "gcc 13";
             r.pr = pr;
-            return svc.ingest_run(r).run_id;
+            return svc.runs().ingest_run(r).run_id;
         };
         const auto push = reusable(true, std::nullopt);
         reusable(false, 12);
         model::reusable_run_query rq{"demo", "parse", std::string(40, 'a'), "main", "fp-1", "callgrind", "gcc 13"};
         rq.testbed = model::fingerprint_of({"ci-1", "cpu", 2, "6.1", "fp-1"});
-        const auto found = svc.find_reusable_run(rq);
+        const auto found = svc.runs().find_reusable(rq);
         REQUIRE(found.has_value());
         CHECK(found->run_id == push);
         rq.git_sha = std::string(40, 'b');
-        CHECK_FALSE(svc.find_reusable_run(rq).has_value());
+        CHECK_FALSE(svc.runs().find_reusable(rq).has_value());
     }
 }
 
@@ -2241,14 +2259,14 @@ TEST_CASE("service: an exact count's step opens its alert on its own point (issu
     // Ten commits whose instruction counts wobble by 0.1% (each commit
     // changes the code a little), then one that adds 10%.
     auto push = [&](const std::string& backend, double instructions) {
-        return svc.ingest_run(counted_run(backend, {{"instructions", instructions}}, true, at++));
+        return svc.runs().ingest_run(counted_run(backend, {{"instructions", instructions}}, true, at++));
     };
     SUBCASE("callgrind: the step's own push opens the alert; later points keep it; a revert opens none")
     {
         for (int i = 0; i < 10; ++i) CHECK(push("callgrind", 1e6 * (1 + 0.001 * (i % 3))).alerts.empty());
         const auto step = push("callgrind", 1.1e6);
         REQUIRE(step.alerts.size() == 1);
-        const auto a = svc.alert("demo", step.alerts.front());
+        const auto a = svc.alerts().get("demo", step.alerts.front());
         CHECK(a.change.run_id == step.run_id);
         CHECK(a.change.p_value == 0);
         REQUIRE(a.change.delta_pct);
@@ -2257,12 +2275,12 @@ TEST_CASE("service: an exact count's step opens its alert on its own point (issu
         CHECK(a.change.shift == doctest::Approx(1.1e6 - 1.001e6).epsilon(0.01));
         CHECK(push("callgrind", 1.1e6).alerts.empty());
         CHECK(push("callgrind", 1.1001e6).alerts.empty());
-        REQUIRE(svc.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
-        CHECK(svc.alert("demo", a.id).change.run_id == step.run_id); // the same alert, not moved
+        REQUIRE(svc.alerts().list({"demo", {}, {}, {}, {}, 100}).size() == 1);
+        CHECK(svc.alerts().get("demo", a.id).change.run_id == step.run_id); // the same alert, not moved
         // A revert: the step does not stay, and going back is no regression.
         CHECK(push("callgrind", 1e6).alerts.empty());
-        CHECK(svc.alerts({"demo", {}, {}, {}, {}, 100}).size() == 1);
-        const auto cps = svc.change_points("demo", "parse", "instructions", std::nullopt, std::nullopt);
+        CHECK(svc.alerts().list({"demo", {}, {}, {}, {}, 100}).size() == 1);
+        const auto cps = svc.history().change_points("demo", "parse", "instructions", std::nullopt, std::nullopt);
         CHECK(std::none_of(cps.begin(), cps.end(), [&](const auto& cp) { return cp.run_id == step.run_id; }));
     }
     SUBCASE("perf's counts are not exact: one point is no change point")
@@ -2273,7 +2291,7 @@ TEST_CASE("service: an exact count's step opens its alert on its own point (issu
     SUBCASE("a time counter of callgrind's run is not exact either")
     {
         auto timed = [&](double ms) {
-            return svc.ingest_run(counted_run("callgrind", {{"task-clock", ms}}, true, at++));
+            return svc.runs().ingest_run(counted_run("callgrind", {{"task-clock", ms}}, true, at++));
         };
         for (int i = 0; i < 10; ++i) CHECK(timed(10 * (1 + 0.001 * (i % 3))).alerts.empty());
         CHECK(timed(11).alerts.empty());
@@ -2293,24 +2311,24 @@ TEST_CASE("service: the change points of ungated counters open no alert (issue 4
     {
         for (int i = 0; i < 60; ++i) {
             const double rss = i >= 40 ? 1300 : 1000;
-            const auto res = svc.ingest_run(counted_run("perf", {{"instructions", noisy(1e6)}, {"max-rss", noisy(rss)}},
-                                                        true, at++));
+            const auto res = svc.runs().ingest_run(
+                counted_run("perf", {{"instructions", noisy(1e6)}, {"max-rss", noisy(rss)}}, true, at++));
             opened.insert(opened.end(), res.alerts.begin(), res.alerts.end());
         }
         CHECK(opened.empty());
-        CHECK(svc.change_points("demo", "parse", "max-rss", std::nullopt, std::nullopt).size() == 1);
+        CHECK(svc.history().change_points("demo", "parse", "max-rss", std::nullopt, std::nullopt).size() == 1);
     }
     SUBCASE("without a default-gated counter, the fallback ones alert (native: wall-time, not max-rss)")
     {
         for (int i = 0; i < 60; ++i) {
             const double level = i >= 40 ? 1.3 : 1.0;
-            const auto res = svc.ingest_run(counted_run(
+            const auto res = svc.runs().ingest_run(counted_run(
                 "native", {{"wall-time", noisy(1e7 * level)}, {"max-rss", noisy(1000 * level)}}, true, at++));
             opened.insert(opened.end(), res.alerts.begin(), res.alerts.end());
         }
         REQUIRE(opened.size() == 1);
-        CHECK(svc.alert("demo", opened.front()).change.series.counter == "wall-time");
-        CHECK(svc.change_points("demo", "parse", "max-rss", std::nullopt, std::nullopt).size() == 1);
+        CHECK(svc.alerts().get("demo", opened.front()).change.series.counter == "wall-time");
+        CHECK(svc.history().change_points("demo", "parse", "max-rss", std::nullopt, std::nullopt).size() == 1);
     }
 }
 

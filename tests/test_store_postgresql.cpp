@@ -193,7 +193,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
             auto r = step_run(i % 2 ? "parse" : "render", 1'700'000'000 + i, i < 30 ? 10.0 : 12.0);
             r.project = project == 0 ? "demo" : "other-" + std::to_string(project);
             if (i % 5 == 0) r.testbed = {"ci-runner-2", "cpu", 4, "6.1", "fp-runner-2"};
-            service.ingest_run(r); // the service watches the series: change points and alerts
+            service.runs().ingest_run(r); // the service watches the series: change points and alerts
         }
     }
     // A long history of one series, older than the runs above: at this size
@@ -228,7 +228,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
         seen.push_back({sql, values});
     });
     perfgate::service::service fresh(db); // no cached comparison
-    const auto c = fresh.compare("demo", {{base, cand}}, {});
+    const auto c = fresh.comparisons().compare("demo", {{base, cand}}, {});
     CHECK(c.id > 0);
     perfgate::model::history_query q;
     q.project = "demo";
@@ -241,7 +241,7 @@ TEST_CASE("store (postgresql): every query of the history and compare paths uses
              {std::nullopt, "fp-runner-2"}}) {
         q.branch = branch;
         q.testbed = testbed;
-        CHECK_FALSE(fresh.history(q).empty());
+        CHECK_FALSE(fresh.history().points(q).empty());
     }
     ps::detail::set_pg_statement_observer({});
 

@@ -102,10 +102,10 @@ int main(int argc, char** argv)
         {
             store::store db(tmp);
             service::service svc(db);
-            svc.ensure_project("bench");
-            svc.set_baseline_branch("bench", "unwatched");
+            svc.projects().ensure("bench");
+            svc.projects().set_baseline_branch("bench", "unwatched");
             std::uint64_t state = 1;
-            for (long i = 0; i < stored; ++i) svc.ingest_run(make_run(state, 1'700'000'000 + i));
+            for (long i = 0; i < stored; ++i) svc.runs().ingest_run(make_run(state, 1'700'000'000 + i));
         }
         fs::rename(tmp, history);
     }

@@ -93,7 +93,7 @@ void alert_row(writer& w, const page_state& p, const model::alert& a, const std:
 response alerts_page(page_state& p, const query_params& q)
 {
     const model::alert_query aq = alerts_filter(p, q);
-    const auto alerts = p.ctx.service.alerts(aq);
+    const auto alerts = p.ctx.service.alerts().list(aq);
 
     page_view v("alerts", "Alerts");
     writer& w = v.body;
@@ -101,7 +101,7 @@ response alerts_page(page_state& p, const query_params& q)
     if (alerts.empty()) w << "<p class=\"empty\" id=\"no-alerts\">No alerts match.</p>";
     w << "<table id=\"alerts\"><thead><tr><th>alert</th><th>series</th><th>starts at</th><th>change</th><th>p</th>"
          "<th>status</th><th>note</th><th>triage</th></tr></thead><tbody>";
-    const auto repository = p.ctx.service.repository_url(p.project);
+    const auto repository = p.ctx.service.projects().repository_url(p.project);
     for (const auto& a : alerts) alert_row(w, p, a, repository);
     w << "</tbody></table>";
     v.set_data(json{{"page", "alerts"}, {"alerts", api::alerts_to_json(alerts).at("alerts")}});
@@ -124,7 +124,7 @@ response triage(page_state& p, const std::string& alert_id)
     const std::string by = p.session->token_label.empty() ? fmt::format("token {}", p.session->token_id)
                                                           : p.session->token_label;
     model::alert_update u{*status, form.get("note"), "dashboard:" + by};
-    p.ctx.service.update_alert(p.project, id, u);
+    p.ctx.service.alerts().update(p.project, id, u);
     return redirect(fmt::format("{}/alerts#alert-{}", project_path(p.project), id), p.req);
 }
 

@@ -111,7 +111,7 @@ json history_of(page_state& p, const model::run_record& base, const model::run_r
     hq.before_run = std::max(base.id, head.id) + 1;
     hq.limit = 60;
     std::vector<std::tuple<std::int64_t, std::int64_t, double>> rows;
-    for (const auto& pt : p.ctx.service.history(hq)) rows.emplace_back(pt.run_id, pt.created_at, pt.median);
+    for (const auto& pt : p.ctx.service.history().points(hq)) rows.emplace_back(pt.run_id, pt.created_at, pt.median);
     const auto add = [&](const model::run_record& run, const std::optional<double>& median) {
         const bool present = std::any_of(rows.begin(), rows.end(),
                                          [&](const auto& r) { return std::get<0>(r) == run.id; });
@@ -280,15 +280,15 @@ void benchmark_section(writer& w, page_state& p, const std::string& here, const 
     auto& svc = p.ctx.service;
     benchmark_runs runs;
     if (b.baseline_run && b.candidate_run) {
-        runs.base = svc.run(p.project, *b.baseline_run);
-        runs.head = svc.run(p.project, *b.candidate_run);
+        runs.base = svc.runs().load(p.project, *b.baseline_run);
+        runs.head = svc.runs().load(p.project, *b.candidate_run);
     }
     w.f("<h2>{} <span class=\"verdict verdict-{}\">{}</span></h2>", b.name, gate::to_string(b.result),
         gate::to_string(b.result));
     if (runs.base && runs.head) {
         const auto& base = *runs.base;
         const auto& head = *runs.head;
-        const auto repository = svc.repository_url(p.project);
+        const auto repository = svc.projects().repository_url(p.project);
         w.f("<p class=\"runs\">base <a href=\"{}/runs/{}\">run {}</a> ", project_path(p.project), base.id, base.id);
         commit_ref(w, repository, base.git_sha);
         w.f(" ({}) → head <a href=\"{}/runs/{}\">run {}</a> ", base.branch, project_path(p.project), head.id, head.id);
@@ -360,7 +360,7 @@ response flame_graph_file(page_state& p, const std::string& comparison_id, const
     q.only({"benchmark"});
     const auto id = positive_id(comparison_id, "comparison id");
     const std::string benchmark = q.required("benchmark");
-    auto svg = p.ctx.service.flame_graph(p.project, id, benchmark);
+    auto svg = p.ctx.service.artifacts().flame_graph(p.project, id, benchmark);
     if (!svg) {
         throw error(errors::artifact_not_found,
                     fmt::format("comparison {} has no flame graph of benchmark '{}'", id, benchmark));
@@ -381,7 +381,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
     filter.only = one_of(q, "only", {"all", "regressions"});
     filter.gated = one_of(q, "gated", {"0", "1"});
     auto& svc = p.ctx.service;
-    const auto rep = svc.load_comparison(p.project, id);
+    const auto rep = svc.comparisons().load(p.project, id);
     if (!rep) throw error(errors::compare_not_found, fmt::format("project '{}' has no comparison {}", p.project, id));
     page_view v("comparison", fmt::format("Comparison {}", id));
     writer& w = v.body;
@@ -391,7 +391,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
     // why and for which commit; the login and reason are escaped like any text.
     // "Regression accepted" only when this comparison failed: a maintainer may
     // accept a head whose gate passed or was inconclusive.
-    if (const auto accepted = svc.acceptance(p.project, id)) {
+    if (const auto accepted = svc.acceptances().of(p.project, id)) {
         w.f("<p class=\"acceptance\" id=\"acceptance\">{} by @{} for commit {} on {}: {} <span "
             "class=\"written-by\">(recorded by {})</span></p>",
             rep->result == gate::verdict::fail ? "Regression accepted" : "Accepted", accepted->login,
@@ -405,7 +405,7 @@ page_view comparison_view(page_state& p, std::int64_t id, const query_params& q)
         here, here, here, html::url_encode(p.project), id);
     suite_section(w, *rep);
     for (const auto& warning : rep->warnings) w.f("<p class=\"warning\">{}</p>", warning);
-    const auto flame_graphs = svc.flame_graph_benchmarks(p.project, id);
+    const auto flame_graphs = svc.artifacts().flame_graph_benchmarks(p.project, id);
     json histories = json::array();
     for (const auto& b : rep->benchmarks) {
         const bool has_flame_graph = std::binary_search(flame_graphs.begin(), flame_graphs.end(), b.name);
@@ -423,8 +423,8 @@ response compare_page(page_state& p, const query_params& q)
         return redirect(project_path(p.project) + "/signin" + html::url_query({{"next", sv(p.req.target())}}), p.req);
     }
     // Run ids or git shas (service::pairs_for): a commit stands for its runs.
-    const auto pairs = p.ctx.service.pairs_for(p.project, q.required("base"), q.required("head"));
-    const auto c = p.ctx.service.compare(p.project, pairs, gate::policy{});
+    const auto pairs = p.ctx.service.comparisons().pairs_for(p.project, q.required("base"), q.required("head"));
+    const auto c = p.ctx.service.comparisons().compare(p.project, pairs, gate::policy{});
     return redirect(fmt::format("{}/comparisons/{}", project_path(p.project), c.id), p.req);
 }
 

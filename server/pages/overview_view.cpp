@@ -39,7 +39,7 @@ std::vector<std::vector<model::history_point>> overview_testbeds(page_state& p, 
     hq.branch = baseline;
     hq.limit = overview_points * 4;
     std::vector<std::vector<model::history_point>> testbeds;
-    const auto points = p.ctx.service.history(hq);
+    const auto points = p.ctx.service.history().points(hq);
     for (auto pt = points.rbegin(); pt != points.rend(); ++pt) {
         auto it = std::find_if(testbeds.begin(), testbeds.end(),
                                [&](const auto& t) { return t.front().testbed == pt->testbed; });
@@ -76,7 +76,7 @@ void overview_pager(writer& w, const page_state& p, std::string_view id, std::si
 // for dashboard.js.
 void overview_benchmarks(writer& w, page_state& p, const std::string& baseline, std::size_t page, json& sparklines)
 {
-    auto all = p.ctx.service.benchmarks(p.project);
+    auto all = p.ctx.service.history().benchmarks(p.project);
     const std::size_t pages = (all.size() + overview_page_benchmarks - 1) / overview_page_benchmarks;
     if (page > std::max<std::size_t>(pages, 1)) {
         throw error(errors::http_bad_param,
@@ -116,8 +116,8 @@ void overview_comparisons(writer& w, page_state& p)
 {
     w << "<h2>Recent comparisons</h2><table id=\"comparisons\"><thead><tr><th>comparison</th>"
          "<th>verdict</th><th>base</th><th>head</th><th>benchmarks</th><th>when</th></tr></thead><tbody>";
-    const auto comparisons = p.ctx.service.recent_comparisons(p.project);
-    const auto repository = p.ctx.service.repository_url(p.project);
+    const auto comparisons = p.ctx.service.comparisons().recent(p.project);
+    const auto repository = p.ctx.service.projects().repository_url(p.project);
     for (const auto& c : comparisons) {
         const std::string verdict = c.verdict.value_or("unknown");
         w.f("<tr id=\"comparison-{}\" class=\"verdict-{}\"><td><a href=\"{}/comparisons/{}\">{}</a></td>"
@@ -138,7 +138,8 @@ void overview_open_alerts(writer& w, page_state& p)
     w << "<h2>Open alerts</h2><table id=\"open-alerts\"><thead><tr><th>alert</th><th>series</th>"
          "<th>change</th><th>status</th></tr></thead><tbody>";
     for (const auto status : {model::alert_status::untriaged, model::alert_status::acknowledged}) {
-        for (const auto& a : p.ctx.service.alerts({p.project, status, std::nullopt, std::nullopt, std::nullopt, 50})) {
+        for (const auto& a :
+             p.ctx.service.alerts().list({p.project, status, std::nullopt, std::nullopt, std::nullopt, 50})) {
             w.f("<tr><td><a href=\"{}/alerts#alert-{}\">{}</a></td><td>{} · {}</td><td>{}</td><td>"
                 "<span class=\"badge status-{}\">{}</span></td></tr>",
                 project_path(p.project), a.id, a.id, a.change.series.benchmark, a.change.series.counter,
@@ -155,7 +156,7 @@ page_view overview_view(page_state& p, const query_params& q)
     q.only({"page"});
     const auto page_param = q.get("page");
     const auto page = static_cast<std::size_t>(page_param ? positive_id(*page_param, "page") : 1);
-    const std::string baseline = p.ctx.service.baseline_branch(p.project);
+    const std::string baseline = p.ctx.service.projects().baseline_branch(p.project);
     page_view v("overview", p.project);
     writer& w = v.body;
     w.f("<p>Baseline branch <code>{}</code>.</p><h2>Benchmarks</h2>", baseline);

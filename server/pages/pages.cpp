@@ -210,7 +210,7 @@ response dispatch_page(const request& req, context& ctx, const page_match& m, st
                 service::require_scope({p.session->token_id, p.session->token_label, p.session->scopes}, need, m.label);
             }
         }
-        ctx.service.require_project(p.project);
+        ctx.service.projects().require(p.project);
         // The cache key: the page, its project, its id as a number and its
         // parameters in canonical form; the series' from/to only place the
         // chart's initial zoom, which dashboard.js reads from the address.

@@ -78,14 +78,14 @@ void environment_section(writer& w, const std::string& stored)
 page_view run_view(page_state& p, const std::string& run_id)
 {
     const auto id = positive_id(run_id, "run id");
-    const auto run = p.ctx.service.run(p.project, id);
+    const auto run = p.ctx.service.runs().load(p.project, id);
     if (!run) throw error(errors::compare_not_found, fmt::format("project '{}' has no run {}", p.project, id));
     page_view v("run", fmt::format("Run {}", id));
     writer& w = v.body;
     w << "<table class=\"meta\" id=\"run-meta\"><tbody>";
     w.f("<tr><th>benchmark</th><td>{}</td></tr><tr><th>role</th><td>{}</td></tr><tr><th>git sha</th><td>",
         run->benchmark, run->role);
-    commit_ref(w, p.ctx.service.repository_url(p.project), run->git_sha);
+    commit_ref(w, p.ctx.service.projects().repository_url(p.project), run->git_sha);
     w.f("</td></tr><tr><th>branch</th><td>{}</td></tr><tr><th>pull request</th><td>{}</td></tr>"
         "<tr><th>created</th><td>{}</td></tr><tr><th>backend</th><td>{}</td></tr>"
         "<tr><th>testbed</th><td><span title=\"{}\">{}</span> {}</td></tr>"

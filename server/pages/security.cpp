@@ -64,7 +64,7 @@ std::optional<web_session> session_of(const request& req, context& ctx, const st
     auto s = ctx.sessions->find(id, project);
     // The token it was made with must still be there: a revoked or expired
     // token ends its sessions at their next request.
-    if (s && !ctx.service.token_live(s->token_id, project)) {
+    if (s && !ctx.service.tokens().live(s->token_id, project)) {
         ctx.sessions->remove(id);
         return std::nullopt;
     }

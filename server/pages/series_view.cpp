@@ -119,7 +119,7 @@ std::vector<model::history_point> series_history(page_state& p, const series_req
     hq.project = p.project;
     hq.benchmark = r.benchmark;
     hq.counter = r.counter;
-    const std::string branch = r.branch.value_or(p.ctx.service.baseline_branch(p.project));
+    const std::string branch = r.branch.value_or(p.ctx.service.projects().baseline_branch(p.project));
     if (branch != api::all_branches) hq.branch = branch;
     api::select_history_role(hq, r.role);
     hq.testbed = r.testbed;
@@ -130,7 +130,7 @@ std::vector<model::history_point> series_history(page_state& p, const series_req
                        .count() -
                    std::int64_t{days} * 86400;
     }
-    return p.ctx.service.history(hq);
+    return p.ctx.service.history().points(hq);
 }
 
 struct line_key {
@@ -218,14 +218,15 @@ series_chart chart_of(page_state& p, const series_request& r, const std::vector<
     auto& svc = p.ctx.service;
     series_chart chart;
     model::alert_query aq{p.project, std::nullopt, r.benchmark, r.counter, r.testbed, service::max_alert_limit};
-    const auto alerts = svc.alerts(aq);
+    const auto alerts = svc.alerts().list(aq);
     for (std::size_t li = 0; li < lines.keys.size(); ++li) {
         const auto& key = lines.keys[li];
         std::vector<model::history_point> mine;
         for (const auto& pt : points)
             if (pt.branch == key.branch && pt.testbed == key.testbed && line_role(pt, r) == key.role)
                 mine.push_back(pt);
-        const auto change_points = svc.change_points(p.project, r.benchmark, r.counter, key.testbed, key.branch);
+        const auto change_points = svc.history().change_points(p.project, r.benchmark, r.counter, key.testbed,
+                                                               key.branch);
         std::set<std::int64_t> starts;
         for (const auto& cp : change_points) starts.insert(cp.run_id);
         chart.lines.push_back({{"label", lines.label(li)},
@@ -305,7 +306,7 @@ void series_chart_area(writer& w, const page_state& p, const series_request& r, 
 
 json series_data(page_state& p, const series_request& r, const capture::counter_traits& traits, series_chart chart)
 {
-    const auto repository = p.ctx.service.repository_url(p.project);
+    const auto repository = p.ctx.service.projects().repository_url(p.project);
     return json{{"page", "series"},
                 {"project", p.project},
                 {"benchmark", r.benchmark},
@@ -328,7 +329,7 @@ page_view series_view(page_state& p, const query_params& q)
     const series_request r = parse_series_request(q);
     const auto points = series_history(p, r);
     const auto traits = capture::lookup_counter(r.counter);
-    const series_lines lines = lines_of(points, p.ctx.service.baseline_branch(p.project), r);
+    const series_lines lines = lines_of(points, p.ctx.service.projects().baseline_branch(p.project), r);
     series_chart chart = chart_of(p, r, points, lines);
 
     page_view v("series", fmt::format("{} · {}", r.benchmark, r.counter));

@@ -127,7 +127,7 @@ response signin_post(page_state& p)
     service::token_grant grant;
     try {
         if (token.empty()) throw error(errors::auth_missing_token, "no token given");
-        grant = p.ctx.service.authorize(token, p.project);
+        grant = p.ctx.service.tokens().authorize(token, p.project);
     } catch (const error& e) {
         if (!std::string_view(e.id()).starts_with("auth.") && e.id() != errors::project_not_found) throw;
         if (const auto wait = p.ctx.signins->take(client)) {

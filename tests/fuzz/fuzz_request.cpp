@@ -28,7 +28,7 @@ struct fixture {
     perfgate::service::service service{db};
     perfgate::server::metrics stats;
     perfgate::server::context ctx{service, stats};
-    std::string token = service.create_token("demo", "fuzz");
+    std::string token = service.tokens().create("demo", "fuzz");
 };
 
 fixture& world()
