@@ -101,10 +101,11 @@ const command_spec qualify_command{
 
 [[noreturn]] void qualify_error(error_id id, const std::string& message)
 {
-    throw error(id, "perfgate qualify: " + message);
+    throw error(id, message); // main() names the command
 }
 
-// perfgate run's phases say "perfgate run: ..." in their errors.
+// perfgate run's phases start their errors with "perfgate run: ", which
+// main() says already (as "perfgate qualify: error [...]").
 template <class F>
 auto as_qualify(F&& f)
 {
@@ -113,7 +114,7 @@ auto as_qualify(F&& f)
     } catch (const error& e) {
         std::string_view what = e.what();
         if (what.starts_with("perfgate run: ")) what.remove_prefix(std::string_view("perfgate run: ").size());
-        throw error(e.id(), fmt::format("perfgate qualify: {}", what));
+        throw error(e.id(), std::string(what));
     }
 }
 
@@ -169,7 +170,7 @@ std::filesystem::path find_helper(const measure_options& opt)
         if (::access(c.c_str(), X_OK) == 0) return c;
     }
     throw error(errors::measure_helper_missing,
-                "perfgate qualify: perfgate-exec (which runs the injected work in the measured process tree) was not "
+                "perfgate-exec (which runs the injected work in the measured process tree) was not "
                 "found; install it next to the perfgate executable or in PATH");
 }
 
@@ -344,11 +345,11 @@ private:
         const double round = gate_s_ * static_cast<double>(plan_.slowdowns.size() + 2);
         if (round > plan_.time_budget_s) {
             qualify_error(errors::usage_bad_value,
-                          fmt::format("--time-budget {} s is too short: one gate of '{}' took {:.1f} s, and one round "
+                          fmt::format("--time-budget {} s is too short: one gate of '{}' took {:.2g} s, and one round "
                                       "(an A/A gate, the calibration and one gate per slowdown: {} gates) needs about "
-                                      "{:.0f} s",
+                                      "{:.2g} s",
                                       plan_.time_budget_s, plan_.bench.name, gate_s_, plan_.slowdowns.size() + 2,
-                                      std::ceil(round)));
+                                      round));
         }
         points_.push_back({});
         gate::tally(points_[0], r);
@@ -379,8 +380,8 @@ private:
                                                                   calibration_[0].per_iteration));
             points_.push_back(std::move(p));
         }
-        progress(fmt::format("calibrated on {}: {:.4g} {} per iteration", primary.counter,
-                             calibration_[0].per_iteration, primary.unit));
+        progress(fmt::format("calibrated on {}: {:.4g}{} per iteration of the injected loop", primary.counter,
+                             calibration_[0].per_iteration, primary.unit.empty() ? "" : " " + primary.unit));
     }
 
     bool point_done(const gate::qualify_point& p) const
