@@ -487,11 +487,12 @@ int cmd_qualify(const argv_t& argv)
     const auto parsed = parse_args(qualify_command, argv);
     if (!parsed) return exit_pass;
     qualify_plan plan = plan_from(*parsed);
-    const std::string testbed = as_qualify([&] { return detect_testbed(parsed->get("testbed")).name; });
+    const model::testbed_info testbed = as_qualify([&] { return detect_testbed(parsed->get("testbed")); });
     const auto format = plan.settings.format;
     stop_children_on_interrupt();
     qualify_result result = qualifier(std::move(plan)).run();
-    result.testbed = testbed;
+    result.testbed = testbed.name;
+    result.testbed_fingerprint = testbed.fingerprint;
     const std::string text = render_qualify(result, format);
     std::cout << text << std::flush;
     if (auto out = parsed->get("output")) {

@@ -1,5 +1,7 @@
 #include "cli/qualify_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -46,10 +48,29 @@ std::string headline(const qualify_result& r)
                        safe(r.benchmark), r.backend, r.gates, r.elapsed_s, r.stopped);
 }
 
+// "this testbed detects >= 5% of task-clock (qualified 2026-11-28)": the
+// calibrated counter's slowdown caught in 80% of gates, the line the
+// dashboard and the PR comment are to show once qualifications are stored.
+std::string detects_line(const qualify_result& r)
+{
+    const auto c = std::find_if(r.counters.begin(), r.counters.end(),
+                                [&](const gate::counter_qualification& q) { return q.counter == r.calibrated_on; });
+    if (c == r.counters.end()) return {};
+    const std::string day = r.date.substr(0, 10);
+    if (!c->detects_80) {
+        return fmt::format("this testbed detects no slowdown tried of {} (up to {:.3g}%) in 80% of gates "
+                           "(qualified {})",
+                           c->counter, r.slowdowns.empty() ? 0.0 : r.slowdowns.back(), day);
+    }
+    return fmt::format("this testbed detects >= {:.3g}% of {} in 80% of gates (qualified {})",
+                       c->detects_80->injected_pct, c->counter, day);
+}
+
 std::string text(const qualify_result& r)
 {
     std::string out = headline(r) + "\n";
     if (!r.testbed.empty()) out += fmt::format("testbed {}, {}\n", safe(r.testbed), r.date);
+    if (auto line = detects_line(r); !line.empty()) out += line + "\n";
     out += fmt::format("slowdowns sized on {}; intervals: Wilson 95%\n", r.calibrated_on);
     for (const auto& c : r.counters) {
         out += fmt::format("\n{}{} (threshold {:.3g}%)\n", c.counter, c.deterministic ? " [deterministic]" : "",
@@ -84,8 +105,10 @@ std::string cell(std::string_view s)
 std::string markdown(const qualify_result& r)
 {
     std::string out = fmt::format("### perfgate qualify: `{}` on {}\n\n", cell(r.benchmark), r.backend);
-    out += fmt::format("{} gates in {:.0f} s (stopped: {}); slowdowns sized on {}; intervals are Wilson 95%.\n\n",
-                       r.gates, r.elapsed_s, r.stopped, r.calibrated_on);
+    if (auto line = detects_line(r); !line.empty()) out += fmt::format("**{}**\n\n", cell(line));
+    out += fmt::format("Testbed `{}`, {}: {} gates in {:.0f} s (stopped: {}); slowdowns sized on {}; intervals are "
+                       "Wilson 95%.\n\n",
+                       cell(r.testbed), r.date, r.gates, r.elapsed_s, r.stopped, r.calibrated_on);
     out += "| counter | A/A false fails | detects in 80% | detects in 95% | recommendation |\n";
     out += "|---|---|---|---|---|\n";
     for (const auto& c : r.counters) {
@@ -127,6 +150,7 @@ json to_json(const qualify_result& r)
                 {"benchmark", r.benchmark},
                 {"backend", r.backend},
                 {"testbed", r.testbed},
+                {"testbed_fingerprint", r.testbed_fingerprint},
                 {"date", r.date},
                 {"interval", "wilson"},
                 {"confidence", gate::qualify_confidence},
@@ -137,6 +161,7 @@ json to_json(const qualify_result& r)
                 {"elapsed_s", r.elapsed_s},
                 {"time_budget_s", r.time_budget_s},
                 {"stopped", r.stopped},
+                {"summary", detects_line(r)},
                 {"counters", counters},
                 {"warnings", r.warnings}};
 }

@@ -29,9 +29,9 @@ inline constexpr double qualify_power_95 = 0.95;
 // A gate fails only on a shift beyond its threshold, so a slowdown at the
 // threshold itself is caught about half the time however quiet the runner:
 // the runner "reaches" a counter's threshold when a slowdown of at most
-// this many thresholds is caught in 80% of gates (2: a slowdown twice the
-// threshold, the smallest round factor a quiet runner meets at the default
-// 10 repetitions, bench/e2e/qualify_vs_real.sh).
+// this many thresholds is caught in 80% of gates (2: a slowdown of twice
+// the threshold leaves the test a margin of one threshold beyond it; a
+// stated convention, docs/statistics.md#qualification, not a fitted value).
 inline constexpr double qualify_reach_factor = 2.0;
 // A point (A/A or one slowdown) is not settled before this many gates: a
 // Wilson interval of 0 caught in 1 gate already lies below 80%, which is
