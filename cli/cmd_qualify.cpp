@@ -71,6 +71,10 @@ std::vector<option_spec> qualify_option_list()
         if (copy.name == "baseline")
             copy.help = "the benchmark command (run via /bin/sh -c only if it uses shell syntax)";
         if (copy.name == "format") copy.help = "text (default), json or markdown";
+        if (copy.name == "name") copy.help = "the benchmark's name in the report (default: \"default\")";
+        if (copy.name == "cwd") copy.help = "run the benchmark in DIR";
+        if (copy.name == "env") copy.help = "set variable K to V for the benchmark (repeatable)";
+        if (copy.name == "pass-env") copy.help = "let the benchmark inherit NAME although it looks like a credential";
         options.push_back(std::move(copy));
     }
     // clang-format off
