@@ -26,9 +26,9 @@ struct calibration_row {
 struct qualify_result {
     std::string benchmark, backend, testbed;
     std::string testbed_fingerprint; // model::testbed_info::fingerprint, the history's key of this machine
-    std::string date;              // ISO 8601, when the qualification finished
-    std::string calibrated_on;     // the counter the slowdowns are sized on
-    std::vector<double> slowdowns; // requested, % of calibrated_on's median
+    std::string date;                // ISO 8601, when the qualification finished
+    std::string calibrated_on;       // the counter the slowdowns are sized on
+    std::vector<double> slowdowns;   // requested, % of calibrated_on's median
     std::vector<calibration_row> calibration;
     std::vector<gate::counter_qualification> counters;
     std::size_t gates = 0; // qualification gates run (the calibration gate not counted)
