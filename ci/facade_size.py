@@ -28,10 +28,12 @@ from pathlib import Path
 # (header, class): most public member functions allowed. Raise one only on
 # purpose; the counts before issue 42's finding 5 are in CHANGELOG.md.
 LIMITS = {
-    # 10 facets x (const, non-const accessor), engine, location, generation.
-    ("store/store.hpp", "store"): 23,
-    # 11 facets x (const, non-const accessor), generation.
-    ("service/service.hpp", "service"): 23,
+    # 11 facets x (const, non-const accessor), engine, location, generation
+    # (raised from 23 on purpose for the qualifications facet, issue 46).
+    ("store/store.hpp", "store"): 25,
+    # 12 facets x (const, non-const accessor), generation (raised from 23 on
+    # purpose for the qualifications facet, issue 46).
+    ("service/service.hpp", "service"): 25,
 }
 
 

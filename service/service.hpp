@@ -22,6 +22,7 @@
 #include "service/history.hpp"
 #include "service/maintenance.hpp"
 #include "service/projects.hpp"
+#include "service/qualifications.hpp"
 #include "service/runs.hpp"
 #include "service/tokens.hpp"
 #include "service/webhooks.hpp"
@@ -48,6 +49,8 @@ public:
     [[nodiscard]] const perfgate::service::webhooks& webhooks() const noexcept { return webhooks_; }
     perfgate::service::acceptances& acceptances() noexcept { return acceptances_; }
     [[nodiscard]] const perfgate::service::acceptances& acceptances() const noexcept { return acceptances_; }
+    perfgate::service::qualifications& qualifications() noexcept { return qualifications_; }
+    [[nodiscard]] const perfgate::service::qualifications& qualifications() const noexcept { return qualifications_; }
     perfgate::service::runs& runs() noexcept { return runs_; }
     [[nodiscard]] const perfgate::service::runs& runs() const noexcept { return runs_; }
     perfgate::service::comparisons& comparisons() noexcept { return comparisons_; }
@@ -74,6 +77,7 @@ private:
     perfgate::service::tokens tokens_{*impl_};
     perfgate::service::webhooks webhooks_{*impl_};
     perfgate::service::acceptances acceptances_{*impl_};
+    perfgate::service::qualifications qualifications_{*impl_};
     perfgate::service::runs runs_{*impl_};
     perfgate::service::comparisons comparisons_{*impl_};
     perfgate::service::history history_{*impl_};

@@ -53,6 +53,11 @@ public:
                                         const std::optional<model::token_ref>& by = std::nullopt);
     [[nodiscard]] std::optional<model::acceptance> acceptance(const std::string& project,
                                                               std::int64_t comparison_id) const;
+    // service/qualifications.cpp.
+    model::qualification store_qualification(const std::string& project, model::qualification q,
+                                             const std::optional<model::token_ref>& by);
+    [[nodiscard]] std::vector<model::qualification> qualifications(const std::string& project, std::string_view testbed,
+                                                                   std::string_view benchmark) const;
     [[nodiscard]] std::vector<model::comparison_summary> recent_comparisons(
         const std::string& project, std::size_t limit = default_comparison_limit) const;
     [[nodiscard]] std::vector<std::pair<std::int64_t, std::int64_t>> pairs_for(const std::string& project,

@@ -19,6 +19,7 @@
 //                    (comparisons.hpp, runs.hpp)
 //   artifacts.cpp    a comparison's artifacts (flame graphs, attributions; artifacts.hpp)
 //   acceptances.cpp  reviewers' acceptances of a regression (acceptances.hpp)
+//   qualifications.cpp  perfgate qualify's figures per testbed and benchmark (qualifications.hpp)
 //   webhooks.cpp     alert webhooks and their deliveries (webhooks.hpp)
 // and the engines below them: db.cpp (the statement layer), sqlite.cpp,
 // postgres.cpp.
@@ -257,6 +258,8 @@ webhooks& store::webhooks() noexcept { return impl_->webhooks_; }
 const webhooks& store::webhooks() const noexcept { return impl_->webhooks_; }
 acceptances& store::acceptances() noexcept { return impl_->acceptances_; }
 const acceptances& store::acceptances() const noexcept { return impl_->acceptances_; }
+qualifications& store::qualifications() noexcept { return impl_->qualifications_; }
+const qualifications& store::qualifications() const noexcept { return impl_->qualifications_; }
 runs& store::runs() noexcept { return impl_->runs_; }
 const runs& store::runs() const noexcept { return impl_->runs_; }
 comparisons& store::comparisons() noexcept { return impl_->comparisons_; }

@@ -55,16 +55,17 @@ struct store_impl; // store/store_impl.hpp
 } // namespace detail
 
 // The store's facets, one per resource (each header says what it does).
-class acceptances; // store/acceptances.hpp
-class alerts;      // store/alerts.hpp
-class artifacts;   // store/artifacts.hpp
-class comparisons; // store/comparisons.hpp
-class history;     // store/history.hpp
-class maintenance; // store/maintenance.hpp
-class projects;    // store/projects.hpp
-class runs;        // store/runs.hpp
-class tokens;      // store/tokens.hpp
-class webhooks;    // store/webhooks.hpp
+class acceptances;    // store/acceptances.hpp
+class alerts;         // store/alerts.hpp
+class artifacts;      // store/artifacts.hpp
+class comparisons;    // store/comparisons.hpp
+class history;        // store/history.hpp
+class maintenance;    // store/maintenance.hpp
+class projects;       // store/projects.hpp
+class qualifications; // store/qualifications.hpp
+class runs;           // store/runs.hpp
+class tokens;         // store/tokens.hpp
+class webhooks;       // store/webhooks.hpp
 
 // The store speaks the shared domain types (model/run.hpp).
 using model::benchmark_info;
@@ -123,6 +124,8 @@ public:
     [[nodiscard]] const perfgate::store::webhooks& webhooks() const noexcept;
     perfgate::store::acceptances& acceptances() noexcept;
     [[nodiscard]] const perfgate::store::acceptances& acceptances() const noexcept;
+    perfgate::store::qualifications& qualifications() noexcept;
+    [[nodiscard]] const perfgate::store::qualifications& qualifications() const noexcept;
     perfgate::store::runs& runs() noexcept;
     [[nodiscard]] const perfgate::store::runs& runs() const noexcept;
     perfgate::store::comparisons& comparisons() noexcept;

@@ -26,6 +26,7 @@
 #include "store/history.hpp"
 #include "store/maintenance.hpp"
 #include "store/projects.hpp"
+#include "store/qualifications.hpp"
 #include "store/runs.hpp"
 #include "store/store.hpp"
 #include "store/tokens.hpp"
@@ -278,6 +279,7 @@ struct detail::store_impl {
     perfgate::store::tokens tokens_{*this};
     perfgate::store::webhooks webhooks_{*this};
     perfgate::store::acceptances acceptances_{*this};
+    perfgate::store::qualifications qualifications_{*this};
     perfgate::store::runs runs_{*this};
     perfgate::store::comparisons comparisons_{*this};
     perfgate::store::history history_{*this};
