@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ctime>
 #include <initializer_list>
 
 #include <fmt/format.h>
@@ -736,6 +737,153 @@ model::acceptance acceptance_from_json(const json& doc)
         a.accepted_at = doc.at("accepted_at").get<std::int64_t>();
         a.written_by = written_by_from(doc);
         return a;
+    });
+}
+
+namespace {
+
+std::optional<double> percent_field(const json& doc, std::string_view name, std::string_view path, bool required)
+{
+    const json* v = field(doc, name);
+    if (!v || v->is_null()) {
+        if (required) bad_field(fmt::format("field '{}{}' is required", path, name));
+        return std::nullopt;
+    }
+    if (!v->is_number()) bad_field(fmt::format("field '{}{}' must be a number, got {}", path, name, v->type_name()));
+    return v->get<double>();
+}
+
+bool bool_field(const json& doc, std::string_view name, std::string_view path)
+{
+    const json* v = field(doc, name);
+    if (!v) bad_field(fmt::format("field '{}{}' is required", path, name));
+    if (!v->is_boolean())
+        bad_field(fmt::format("field '{}{}' must be true or false, got {}", path, name, v->type_name()));
+    return v->get<bool>();
+}
+
+json qualified_counters_json(const model::qualification& q)
+{
+    auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+    json counters = json::array();
+    for (const auto& c : q.counters) {
+        counters.push_back(json{{"counter", c.counter},
+                                {"threshold_pct", c.threshold_pct},
+                                {"detects_80_pct", opt(c.detects_80_pct)},
+                                {"detects_95_pct", opt(c.detects_95_pct)},
+                                {"reaches_threshold", c.reaches_threshold},
+                                {"deterministic", c.deterministic}});
+    }
+    return counters;
+}
+
+std::string utc_iso(std::int64_t t)
+{
+    const auto tt = static_cast<std::time_t>(t);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                       tm.tm_min, tm.tm_sec);
+}
+
+} // namespace
+
+model::qualification qualification_request_from_json(const json& doc)
+{
+    if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    check_known_fields(doc, {"testbed_fingerprint", "testbed", "benchmark", "backend", "date", "counters"}, "");
+    model::qualification q;
+    q.testbed_fingerprint = *string_field(doc, "testbed_fingerprint", "", true);
+    if (auto v = string_field(doc, "testbed", "", false)) q.testbed = *v;
+    q.benchmark = *string_field(doc, "benchmark", "", true);
+    q.backend = *string_field(doc, "backend", "", true);
+    const std::string date = *string_field(doc, "date", "", true);
+    const auto when = parse_timestamp(date);
+    if (!when) {
+        bad_field(fmt::format("field 'date': '{}' is not an RFC 3339 UTC time (2026-11-28T16:05:00Z)",
+                              date.substr(0, 64)));
+    }
+    q.qualified_at = *when;
+    const json* counters = field(doc, "counters");
+    if (!counters) bad_field("field 'counters' is required");
+    if (!counters->is_array())
+        bad_field(fmt::format("field 'counters' must be an array, got {}", counters->type_name()));
+    if (counters->size() > model::max_qualified_counters) {
+        bad_field(fmt::format("field 'counters': expected 1 to {} counters, got {}", model::max_qualified_counters,
+                              counters->size()));
+    }
+    for (std::size_t i = 0; i < counters->size(); ++i) {
+        const json& c = (*counters)[i];
+        const std::string path = fmt::format("counters[{}].", i);
+        if (!c.is_object()) bad_field(fmt::format("field 'counters[{}]' must be an object, got {}", i, c.type_name()));
+        check_known_fields(
+            c, {"counter", "threshold_pct", "detects_80_pct", "detects_95_pct", "reaches_threshold", "deterministic"},
+            path);
+        model::qualified_counter k;
+        k.counter = *string_field(c, "counter", path, true);
+        k.threshold_pct = *percent_field(c, "threshold_pct", path, true);
+        k.detects_80_pct = percent_field(c, "detects_80_pct", path, false);
+        k.detects_95_pct = percent_field(c, "detects_95_pct", path, false);
+        k.reaches_threshold = bool_field(c, "reaches_threshold", path);
+        k.deterministic = bool_field(c, "deterministic", path);
+        q.counters.push_back(std::move(k));
+    }
+    return q;
+}
+
+json qualification_request_to_json(const model::qualification& q)
+{
+    return json{{"testbed_fingerprint", q.testbed_fingerprint},
+                {"testbed", q.testbed},
+                {"benchmark", q.benchmark},
+                {"backend", q.backend},
+                {"date", utc_iso(q.qualified_at)},
+                {"counters", qualified_counters_json(q)}};
+}
+
+json to_json(const model::qualification& q)
+{
+    json j = qualification_request_to_json(q);
+    j["id"] = q.id;
+    j["qualified_at"] = q.qualified_at;
+    j["stored_at"] = q.stored_at;
+    j["written_by"] = written_by_json(q.written_by);
+    return j;
+}
+
+json to_json(const std::vector<model::qualification>& list)
+{
+    json out = json::array();
+    for (const auto& q : list) out.push_back(to_json(q));
+    return json{{"qualifications", std::move(out)}};
+}
+
+std::vector<model::qualification> qualifications_from_json(const json& doc)
+{
+    return reading_response("qualifications", [&] {
+        std::vector<model::qualification> out;
+        for (const json& j : doc.at("qualifications")) {
+            model::qualification q;
+            q.id = j.at("id").get<std::int64_t>();
+            q.testbed_fingerprint = j.at("testbed_fingerprint").get<std::string>();
+            q.testbed = j.at("testbed").get<std::string>();
+            q.benchmark = j.at("benchmark").get<std::string>();
+            q.backend = j.at("backend").get<std::string>();
+            q.qualified_at = j.at("qualified_at").get<std::int64_t>();
+            q.stored_at = j.at("stored_at").get<std::int64_t>();
+            q.written_by = written_by_from(j);
+            for (const json& c : j.at("counters")) {
+                auto opt = [&](const char* name) {
+                    const json& v = c.at(name);
+                    return v.is_null() ? std::optional<double>() : std::optional(v.get<double>());
+                };
+                q.counters.push_back({c.at("counter").get<std::string>(), c.at("threshold_pct").get<double>(),
+                                      opt("detects_80_pct"), opt("detects_95_pct"),
+                                      c.at("reaches_threshold").get<bool>(), c.at("deterministic").get<bool>()});
+            }
+            out.push_back(std::move(q));
+        }
+        return out;
     });
 }
 

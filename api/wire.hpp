@@ -22,6 +22,7 @@
 #include "model/acceptance.hpp"
 #include "model/alert.hpp"
 #include "model/comparison.hpp"
+#include "model/qualification.hpp"
 #include "model/run.hpp"
 
 namespace perfgate::api {
@@ -188,6 +189,22 @@ nlohmann::json to_json(const acceptance_request& r);
 // member of GET .../comparisons/{id} (null when none).
 nlohmann::json to_json(const model::acceptance& a);
 model::acceptance acceptance_from_json(const nlohmann::json& doc);
+
+// --- qualifications (docs/http-api.md#qualifications) ------------------------
+// POST .../qualifications body ("qualification_request"): {testbed_fingerprint,
+// testbed?, benchmark, backend, date (RFC 3339 UTC, parse_timestamp),
+// counters: [{counter, threshold_pct, detects_80_pct (number or null),
+// detects_95_pct (number or null), reaches_threshold, deterministic}]};
+// "ingest.bad_field" naming the field for another field, a missing one or a
+// wrong type (the service checks the values and the limits).
+model::qualification qualification_request_from_json(const nlohmann::json& doc);
+nlohmann::json qualification_request_to_json(const model::qualification& q);
+// A stored qualification ("qualification"): the request's fields with date
+// as given back, and id, qualified_at, stored_at, written_by; GET
+// .../qualifications answers {"qualifications": [...]}.
+nlohmann::json to_json(const model::qualification& q);
+nlohmann::json to_json(const std::vector<model::qualification>& list);
+std::vector<model::qualification> qualifications_from_json(const nlohmann::json& doc);
 
 // ?since= and `perfgate history --since`: unix seconds (digits with an
 // optional '-'), or an ISO 8601 UTC date or date-time in RFC 3339's strict

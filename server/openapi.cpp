@@ -34,6 +34,7 @@ json security(access who)
     case access::open: return json::array();
     case access::read: return json::array({json{{"bearer", json::array({"read"})}}, json::object()});
     case access::upload: return json::array({json{{"bearer", json::array({"upload"})}}});
+    case access::baseline: return json::array({json{{"bearer", json::array({"baseline"})}}});
     case access::admin: return json::array({json{{"bearer", json::array({"admin"})}}});
     }
     return json::array();
@@ -47,6 +48,7 @@ std::string_view access_name(access who)
     case access::open: return "open";
     case access::read: return "read";
     case access::upload: return "upload";
+    case access::baseline: return "baseline";
     case access::admin: return "admin";
     }
     return "admin";

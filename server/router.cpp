@@ -567,6 +567,34 @@ std::optional<response> post_acceptance(const route_call& c)
     return res;
 }
 
+// POST: perfgate qualify's figures for a testbed and benchmark
+// (docs/http-api.md "Qualifications"): stored, every one kept.
+std::optional<response> post_qualification(const route_call& c)
+{
+    only_declared(c.match, c.query);
+    const std::string type = media_type(sv(c.req[http::field::content_type]));
+    if (type != "application/json") {
+        throw error(errors::http_unsupported_media_type,
+                    fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
+    }
+    const model::qualification q = api::qualification_request_from_json(api::parse_request_body(c.req.body()));
+    const model::qualification stored = c.ctx.service.qualifications().add(
+        c.match.project, q, c.token ? std::optional(c.token->ref()) : std::nullopt);
+    return json_response(http::status::created, api::to_json(stored), c.req);
+}
+
+// GET: the newest qualification of each testbed and benchmark, filtered by
+// ?testbed= (a fingerprint) and ?benchmark=.
+std::optional<response> get_qualifications(const route_call& c)
+{
+    only_declared(c.match, c.query);
+    const auto testbed = c.query.get("testbed");
+    const auto benchmark = c.query.get("benchmark");
+    const auto list = c.ctx.service.qualifications().newest(c.match.project, testbed.value_or(std::string()),
+                                                            benchmark.value_or(std::string()));
+    return json_response(http::status::ok, api::to_json(list), c.req);
+}
+
 // A project's webhooks (docs/http-api.md "Webhooks"): never the secret,
 // only whether there is one.
 json webhook_to_json(const store::webhook_info& w)
@@ -987,6 +1015,35 @@ const std::vector<api_route> route_table{
      {{201, json_type, "acceptance"}},
      false,
      "acceptRegression"},
+    // A qualification says what a gate on a testbed can be trusted with:
+    // a pull request's upload token must not vouch for its own runner, so
+    // storing one needs the protected branch's scope, baseline.
+    {v::post,
+     "/api/v1/projects/{project}/qualifications",
+     "POST /api/v1/projects/{project}/qualifications",
+     access::baseline,
+     body_rule::bytes,
+     post_qualification,
+     "Store a testbed's qualification of a benchmark (perfgate qualify --server)",
+     {},
+     {json_type},
+     "qualification_request",
+     {{201, json_type, "qualification"}},
+     false,
+     "storeQualification"},
+    {v::get,
+     "/api/v1/projects/{project}/qualifications",
+     "GET /api/v1/projects/{project}/qualifications",
+     access::read,
+     body_rule::none,
+     get_qualifications,
+     "The newest qualification of each testbed and benchmark",
+     {{"testbed", false, "a testbed fingerprint"}, {"benchmark", false, "a benchmark"}},
+     {},
+     {},
+     {{200, json_type, "qualification_list"}},
+     false,
+     "listQualifications"},
     {v::get,
      "/api/v1/openapi.json",
      "GET /api/v1/openapi.json",
@@ -1254,6 +1311,7 @@ bool needs_token(const api_route& r, const request& req, const context& ctx)
     switch (r.who) {
     case access::open: return false;
     case access::upload:
+    case access::baseline:
     case access::admin: return true;
     case access::read: return !(ctx.public_read && req[http::field::authorization].empty());
     }
@@ -1266,6 +1324,7 @@ std::optional<model::scope> needed_scope(const api_route& r, const context& ctx)
     case access::open: return std::nullopt;
     case access::read: return ctx.public_read ? std::nullopt : std::optional(model::scope::read);
     case access::upload: return model::scope::upload;
+    case access::baseline: return model::scope::baseline;
     case access::admin: return model::scope::admin;
     }
     return model::scope::admin;

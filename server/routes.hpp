@@ -39,10 +39,11 @@ class query_params;
 // Who may call a route: the token scope it needs (model/token_scope.hpp,
 // docs/http-api.md "Token scopes").
 enum class access {
-    open,   // anyone: /healthz, /metrics, the OpenAPI document
-    read,   // a token of the project with scope read, unless the server runs with --public-read
-    upload, // a token with scope upload (or baseline): runs, compares and their artifacts
-    admin,  // a token with scope admin: webhooks (their URLs are credentials), triage, acceptances
+    open,     // anyone: /healthz, /metrics, the OpenAPI document
+    read,     // a token of the project with scope read, unless the server runs with --public-read
+    upload,   // a token with scope upload (or baseline): runs, compares and their artifacts
+    baseline, // a token with scope baseline: what only the protected branch may say (a testbed's qualification)
+    admin,    // a token with scope admin: webhooks (their URLs are credentials), triage, acceptances
 };
 
 // A route's request body.

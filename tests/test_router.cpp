@@ -1737,6 +1737,7 @@ TEST_CASE("the route table: one token rule for the router and the header-stage g
             CHECK(perfgate::server::route_label(anonymous) == row.label);
             const bool needs = perfgate::server::needs_token(row, anonymous, f.ctx);
             CHECK(needs == (row.who == perfgate::server::access::upload || row.who == perfgate::server::access::admin ||
+                            row.who == perfgate::server::access::baseline ||
                             (row.who == perfgate::server::access::read && !public_read)));
             // A token that is sent is checked, even where none is needed.
             const request with_header = f.make_request(row.method, path, {}, {}, "Bearer nope");
@@ -1785,10 +1786,11 @@ TEST_CASE("the route table: every route refuses a token without its scope, at th
             INFO(row.label << (public_read ? " with --public-read" : ""));
             const auto needed = perfgate::server::needed_scope(row, f.ctx);
             using perfgate::server::access;
-            CHECK(needed == (row.who == access::open     ? std::nullopt
-                             : row.who == access::read   ? (public_read ? std::nullopt : std::optional(scope::read))
-                             : row.who == access::upload ? std::optional(scope::upload)
-                                                         : std::optional(scope::admin)));
+            CHECK(needed == (row.who == access::open       ? std::nullopt
+                             : row.who == access::read     ? (public_read ? std::nullopt : std::optional(scope::read))
+                             : row.who == access::upload   ? std::optional(scope::upload)
+                             : row.who == access::baseline ? std::optional(scope::baseline)
+                                                           : std::optional(scope::admin)));
             if (!needed) continue;
             const std::string token = f.db.tokens().create("demo", "scoped", std::nullopt, all_but(*needed));
             const request req = f.make_request(row.method, path, {}, {}, "Bearer " + token);
@@ -1834,6 +1836,98 @@ TEST_CASE("the route table: docs/http-api.md's route list names every route, and
         if (!row.hidden) table.insert(std::string(row.label));
     }
     CHECK(documented == table);
+}
+
+// Issue 46: a qualification is stored by a baseline token only (a pull
+// request's upload token must not vouch for its runner), bad bodies are 400
+// naming the field with nothing stored, and GET answers the newest per
+// testbed and benchmark.
+TEST_CASE("qualifications: POST needs scope baseline, refuses bad bodies by field, GET answers the newest")
+{
+    fixture f;
+    using perfgate::model::scope;
+    using perfgate::model::scope_set;
+    const std::string upload = f.db.tokens().create("demo", "pr", std::nullopt, scope_set().add(scope::upload));
+    const std::string baseline = f.db.tokens().create("demo", "main", std::nullopt,
+                                                      scope_set().add(scope::baseline).add(scope::read));
+    const std::string path = "/api/v1/projects/demo/qualifications";
+    auto body = [](const std::string& fingerprint, const std::string& date, double detects) {
+        return json{{"testbed_fingerprint", fingerprint},
+                    {"testbed", "ci-runner"},
+                    {"benchmark", "parse"},
+                    {"backend", "rusage"},
+                    {"date", date},
+                    {"counters", json::array({json{{"counter", "task-clock"},
+                                                   {"threshold_pct", 5},
+                                                   {"detects_80_pct", detects},
+                                                   {"detects_95_pct", nullptr},
+                                                   {"reaches_threshold", true},
+                                                   {"deterministic", false}}})}};
+    };
+    const auto good = body("fp1", "2026-11-28T16:05:00Z", 10).dump();
+    check_error(f.call(http::verb::post, path, good, "application/json", "Bearer " + upload), 403, "auth.missing_scope",
+                "with scope 'baseline'");
+    auto stored = f.call(http::verb::post, path, good, "application/json", "Bearer " + baseline);
+    REQUIRE(stored.result_int() == 201);
+    const json first = json::parse(stored.body());
+    CHECK(first.at("qualified_at") == 1'795'881'900);
+    CHECK(first.at("date") == "2026-11-28T16:05:00Z");
+    CHECK(first.at("written_by").at("name") == "main");
+    REQUIRE(f.call(http::verb::post, path, body("fp1", "2026-11-29T08:00:00Z", 7.5).dump(), "application/json",
+                   "Bearer " + baseline)
+                .result_int() == 201);
+    REQUIRE(f.call(http::verb::post, path, body("fp2", "2026-11-27T08:00:00Z", 20).dump(), "application/json",
+                   "Bearer " + baseline)
+                .result_int() == 201);
+
+    // Bad bodies: 400 naming the field.
+    auto refused = [&](json doc, const std::string& field) {
+        check_error(f.call(http::verb::post, path, doc.dump(), "application/json", "Bearer " + baseline), 400,
+                    "ingest.bad_field", field);
+    };
+    auto b = body("fp1", "2026-11-28T16:05:00Z", 10);
+    b.erase("benchmark");
+    refused(b, "'benchmark' is required");
+    b = body("fp1", "2026-11-28T16:05:00Z", 10);
+    b["date"] = "yesterday";
+    refused(b, "'date'");
+    b = body("fp1", "2026-11-28T16:05:00Z", 10);
+    b["counters"][0]["threshold_pct"] = "5";
+    refused(b, "'counters[0].threshold_pct' must be a number");
+    b = body("fp1", "2026-11-28T16:05:00Z", 10);
+    b["counters"][0]["threshold_pct"] = -1;
+    refused(b, "counters[0].threshold_pct");
+    b = body("fp1", "2026-11-28T16:05:00Z", 10);
+    b["counters"][0]["power"] = 1;
+    refused(b, "unknown field 'counters[0].power'");
+    b = body("fp1", "2026-11-28T16:05:00Z", 10);
+    b["counters"] = json::array();
+    refused(b, "counters");
+    b = body("fp1", "2026-11-28T16:05:00Z", 10);
+    for (int i = 0; i < 64; ++i) b["counters"].push_back(b["counters"][0]);
+    refused(b, "expected 1 to 64 counters, got 65");
+    b = body("", "2026-11-28T16:05:00Z", 10);
+    refused(b, "testbed_fingerprint");
+    check_error(f.call(http::verb::post, path, "{", "application/json", "Bearer " + baseline), 400, "http.bad_json",
+                "");
+    check_error(f.call(http::verb::post, path, good, "text/plain", "Bearer " + baseline), 415,
+                "http.unsupported_media_type", "");
+
+    // GET: the newest of each testbed and benchmark, newest first; the
+    // refused bodies stored nothing.
+    auto got = f.call(http::verb::get, path + "?benchmark=parse", {}, {}, "Bearer " + baseline);
+    REQUIRE(got.result_int() == 200);
+    const json list = json::parse(got.body()).at("qualifications");
+    REQUIRE(list.size() == 2);
+    CHECK(list[0].at("testbed_fingerprint") == "fp2"); // stored last
+    CHECK(list[1].at("testbed_fingerprint") == "fp1");
+    CHECK(list[1].at("counters")[0].at("detects_80_pct") == 7.5);
+    const json only = json::parse(f.call(http::verb::get, path + "?testbed=fp1").body()).at("qualifications");
+    REQUIRE(only.size() == 1);
+    CHECK(only[0].at("date") == "2026-11-29T08:00:00Z");
+    CHECK(json::parse(f.call(http::verb::get, path + "?testbed=fp9").body()).at("qualifications").empty());
+    check_error(f.call(http::verb::get, path + "?counter=x"), 400, "http.bad_param", "counter");
+    check_error(f.call(http::verb::get, path, {}, {}, "other"), 403, "auth.forbidden", "");
 }
 
 TEST_CASE("GET /api/v1/openapi.json serves the committed document without a token")
