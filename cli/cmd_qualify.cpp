@@ -16,12 +16,14 @@
 
 #include <fmt/format.h>
 
+#include "api/wire.hpp"
 #include "capture/samples.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/qualify_report.hpp"
 #include "cli/run_phases.hpp"
+#include "cli/target.hpp"
 #include "gate/compare.hpp"
 #include "gate/qualify.hpp"
 #include "model/error.hpp"
@@ -29,6 +31,8 @@
 #include "runner/process.hpp"
 #include "runner/spin.hpp"
 #include "runner/testbed.hpp"
+#include "service/service.hpp"
+#include "store/store.hpp"
 
 namespace perfgate::cli {
 
@@ -76,6 +80,12 @@ std::vector<option_spec> qualify_option_list()
         if (copy.name == "env") copy.help = "set variable K to V for the benchmark (repeatable)";
         if (copy.name == "pass-env") copy.help = "let the benchmark inherit NAME although it looks like a credential";
         options.push_back(std::move(copy));
+    }
+    for (auto& o : option_group("Store and server",
+                                target_options("store the qualification in this database (none without --db or "
+                                               "--server)",
+                                               "project (needed with --server; default \"default\" with --db)"))) {
+        options.push_back(std::move(o));
     }
     // clang-format off
     auto own = option_group("Qualification", {
@@ -482,6 +492,58 @@ private:
     std::string stopped_;
 };
 
+// --server or --db: where the qualification is stored; nowhere without
+// either. Checked before measuring (a missing token fails at once).
+std::optional<target> storage_of(const parsed_args& args)
+{
+    if (!args.has("server") && !args.has("db")) return std::nullopt;
+    target_rules rules;
+    rules.default_local_project = default_local_project;
+    return target_from(args, rules);
+}
+
+// The report as stored (model/qualification.hpp): per counter, its
+// threshold and the injected share of the smallest slowdown caught in 80%
+// and 95% of gates.
+model::qualification stored_form(const qualify_result& r)
+{
+    model::qualification q;
+    q.testbed_fingerprint = r.testbed_fingerprint;
+    q.testbed = r.testbed;
+    q.benchmark = r.benchmark;
+    q.backend = r.backend;
+    q.qualified_at = api::parse_timestamp(r.date).value_or(static_cast<std::int64_t>(std::time(nullptr)));
+    for (const auto& c : r.counters) {
+        model::qualified_counter k;
+        k.counter = c.counter;
+        k.threshold_pct = c.threshold_pct;
+        if (c.detects_80) k.detects_80_pct = c.detects_80->injected_pct;
+        if (c.detects_95) k.detects_95_pct = c.detects_95->injected_pct;
+        k.reaches_threshold = c.reaches_threshold;
+        k.deterministic = c.deterministic;
+        q.counters.push_back(std::move(k));
+    }
+    return q;
+}
+
+void store_qualification(target& where, const qualify_result& r, bool quiet)
+{
+    const model::qualification q = stored_form(r);
+    model::qualification stored;
+    if (where.server) {
+        stored = where.server->store_qualification(q);
+    } else {
+        store::store db(where.db.string());
+        service::service svc(db);
+        svc.projects().ensure(where.project);
+        stored = svc.qualifications().add(where.project, q);
+    }
+    if (!quiet) {
+        std::cerr << fmt::format("perfgate qualify: stored as qualification {} of testbed {} in project {}\n",
+                                 stored.id, r.testbed, where.project);
+    }
+}
+
 } // namespace
 
 const command_spec& qualify_spec() { return qualify_command; }
@@ -491,6 +553,8 @@ int cmd_qualify(const argv_t& argv)
     const auto parsed = parse_args(qualify_command, argv);
     if (!parsed) return exit_pass;
     qualify_plan plan = plan_from(*parsed);
+    std::optional<target> storage = as_qualify([&] { return storage_of(*parsed); });
+    const bool quiet = plan.quiet;
     const model::testbed_info testbed = as_qualify([&] { return detect_testbed(parsed->get("testbed")); });
     const auto format = plan.settings.format;
     stop_children_on_interrupt();
@@ -505,6 +569,8 @@ int cmd_qualify(const argv_t& argv)
         if (!f) throw error(errors::io_write, fmt::format("--output {}: cannot write", *out));
     }
     if (const int sig = interrupted()) return 128 + sig;
+    // An interrupted qualification is shown, never stored: its figures are partial.
+    if (storage) store_qualification(*storage, result, quiet);
     return exit_pass;
 }
 

@@ -247,6 +247,16 @@ model::acceptance server_client::accept(const std::string& head_sha, const std::
     return api::acceptance_from_json(parse_object(answer, "POST " + base_ + path));
 }
 
+model::qualification server_client::store_qualification(const model::qualification& q)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/qualifications", url_encode(project_));
+    const std::string body = api::dump(api::qualification_request_to_json(q));
+    const std::string answer = exchange("POST", path, &body);
+    const auto stored = api::qualifications_from_json(
+        nlohmann::json{{"qualifications", nlohmann::json::array({parse_object(answer, "POST " + base_ + path)})}});
+    return stored.front();
+}
+
 std::string server_client::comparison_url(std::int64_t id) const
 {
     return fmt::format("{}/p/{}/comparisons/{}", base_, url_encode(project_), id);

@@ -97,6 +97,10 @@ public:
     // No such comparison: "server.rejected" naming accept.no_comparison.
     model::acceptance accept(const std::string& head_sha, const std::string& login, const std::string& reason);
 
+    // POST .../qualifications: perfgate qualify's figures for a testbed and
+    // benchmark (a token with scope baseline); the stored row.
+    model::qualification store_qualification(const model::qualification& q);
+
     [[nodiscard]] std::string comparison_url(std::int64_t id) const;
     [[nodiscard]] const std::string& project() const { return project_; }
     [[nodiscard]] const std::string& base_url() const { return base_; }

@@ -4,6 +4,8 @@
 // fails, a 30% injected slowdown caught in every gate), on callgrind (the
 // detectable change exact), and bad input refused with exit 2.
 #include "gate/qualify.hpp"
+#include "service/service.hpp"
+#include "store/store.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -248,6 +250,44 @@ TEST_CASE("perfgate qualify: interrupted, it prints what the gates so far show")
     CHECK(r.at("gates").get<int>() >= 2);
     CHECK(counter_of(r, "task-clock").at("false_fails").at("n").get<int>() >= 2);
     CHECK(r.at("warnings").at(0).get<std::string>().find("interrupted") != std::string::npos);
+}
+
+// Issue 46, "Stored": --db stores the figures for the testbed and
+// benchmark (--server sends the same body: tests/test_router.cpp); without
+// a token --server fails before measuring. About 1 s: rusage, 3
+// repetitions, one gate per point.
+TEST_CASE("perfgate qualify: --db stores the qualification, --server without a token fails at once")
+{
+    temp_dir dir("perfgate-qualify");
+    const auto prog = build_program(dir.path());
+    const auto db = (dir.path() / "q.db").string();
+    const auto res = run_perfgate({"qualify", "--baseline", prog.string() + " 2000000", "--name", "spin", "--backend",
+                                   "rusage", "-r", "3", "--slowdowns", "30", "--gates", "1", "--testbed", "box",
+                                   "--db", db, "--project", "qp", "--format", "json"},
+                                  dir.path());
+    INFO(res.err);
+    REQUIRE(res.code == 0);
+    const json r = json::parse(res.out);
+    CHECK(res.err.find("stored as qualification 1 of testbed box in project qp") != std::string::npos);
+    perfgate::store::store st(db);
+    perfgate::service::service svc(st);
+    const auto stored = svc.qualifications().newest("qp");
+    REQUIRE(stored.size() == 1);
+    CHECK(stored[0].benchmark == "spin");
+    CHECK(stored[0].testbed == "box");
+    CHECK(stored[0].testbed_fingerprint == r.at("testbed_fingerprint").get<std::string>());
+    CHECK(stored[0].backend == "rusage");
+    REQUIRE(stored[0].counters.size() == r.at("counters").size());
+    const json& c = counter_of(r, stored[0].counters[0].counter);
+    CHECK(stored[0].counters[0].threshold_pct == c.at("threshold_pct").get<double>());
+    CHECK(stored[0].counters[0].detects_80_pct.has_value() == !c.at("detects_80").is_null());
+
+    const auto refused = run_perfgate({"qualify", "--baseline", prog.string() + " 2000000", "--server",
+                                       "http://127.0.0.1:9", "--project", "qp"},
+                                      dir.path(), {{"PERFGATE_TOKEN", ""}});
+    CHECK(refused.code == 2);
+    CHECK(refused.err.find("--server needs a token") != std::string::npos);
+    CHECK(refused.err.find("A/A gate") == std::string::npos);
 }
 
 TEST_CASE("perfgate qualify: bad input is exit 2 naming it")
