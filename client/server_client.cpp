@@ -252,8 +252,8 @@ model::qualification server_client::store_qualification(const model::qualificati
     const std::string path = fmt::format("/api/v1/projects/{}/qualifications", url_encode(project_));
     const std::string body = api::dump(api::qualification_request_to_json(q));
     const std::string answer = exchange("POST", path, &body);
-    const auto stored = api::qualifications_from_json(
-        nlohmann::json{{"qualifications", nlohmann::json::array({parse_object(answer, "POST " + base_ + path)})}});
+    const auto stored = api::qualifications_from_json(nlohmann::json{
+        {"qualifications", nlohmann::json::array({parse_object(answer, "POST " + base_ + path)})}});
     return stored.front();
 }
 

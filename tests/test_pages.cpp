@@ -514,6 +514,38 @@ TEST_CASE("pages: the series has one line per branch and testbed, and the projec
     CHECK(data.at("view").at("role") == "mainline");
 }
 
+// Issue 46, "Shown": the newest qualification of the line's testbed and
+// this benchmark, for this counter; none shown without one.
+TEST_CASE("pages: the series shows what the testbed's newest qualification says of the counter")
+{
+    fixture f;
+    for (int i = 0; i < 3; ++i) f.upload("parse", "baseline", fmt::format("{:040x}", i + 1), {10, 11});
+    const std::string target = "/p/demo/series?benchmark=parse&counter=task-clock";
+    auto res = f.get(target);
+    CHECK(res.body().find("id=\"qualifications\"") == std::string::npos);
+    const std::string fingerprint = page_data(res.body()).at("lines").at(0).at("testbed");
+    perfgate::model::qualification q;
+    q.testbed_fingerprint = fingerprint;
+    q.testbed = "runner";
+    q.benchmark = "parse";
+    q.backend = "native";
+    q.qualified_at = 1'795'881'900; // 2026-11-28
+    q.counters = {{"task-clock", 5, 12.5, 20, false, false}, {"cycles", 5, 1, 1, true, false}};
+    f.service.qualifications().add("demo", q);
+    q.qualified_at = 1'795'000'000;
+    q.benchmark = "lex";
+    f.service.qualifications().add("demo", q); // another benchmark: not this page's
+    res = f.get(target);
+    REQUIRE(res.result_int() == 200);
+    const std::string& html = res.body();
+    CHECK(html.find("this testbed detects \u2265 12.5% of task-clock (qualified 2026-11-28)") != std::string::npos);
+    CHECK(html.find("cannot promise the 5% threshold") != std::string::npos);
+    CHECK(html.find("2026-11-18") == std::string::npos);
+    // A counter the qualification does not have: nothing shown.
+    CHECK(f.get("/p/demo/series?benchmark=parse&counter=instructions").body().find("qualifications") ==
+          std::string::npos);
+}
+
 TEST_CASE("pages: the series shows the runs that feed the baseline branch's series unless asked, with a role switch")
 {
     fixture f;

@@ -261,9 +261,13 @@ TEST_CASE("perfgate qualify: --db stores the qualification, --server without a t
     temp_dir dir("perfgate-qualify");
     const auto prog = build_program(dir.path());
     const auto db = (dir.path() / "q.db").string();
-    const auto res = run_perfgate({"qualify", "--baseline", prog.string() + " 2000000", "--name", "spin", "--backend",
-                                   "rusage", "-r", "3", "--slowdowns", "30", "--gates", "1", "--testbed", "box",
-                                   "--db", db, "--project", "qp", "--format", "json"},
+    const auto res = run_perfgate({"qualify",     "--baseline", prog.string() + " 2000000",
+                                   "--name",      "spin",       "--backend",
+                                   "rusage",      "-r",         "3",
+                                   "--slowdowns", "30",         "--gates",
+                                   "1",           "--testbed",  "box",
+                                   "--db",        db,           "--project",
+                                   "qp",          "--format",   "json"},
                                   dir.path());
     INFO(res.err);
     REQUIRE(res.code == 0);

@@ -304,6 +304,38 @@ void series_chart_area(writer& w, const page_state& p, const series_request& r, 
                          {"role", r.role == api::default_history_role ? std::string_view() : r.role}}));
 }
 
+// Under the controls: per testbed of the shown lines (the asked one only
+// with ?testbed=), what its newest qualification of this benchmark says of
+// this counter (docs/dashboard.md "Series"; perfgate qualify --server).
+void series_qualifications(writer& w, const page_state& p, const series_request& r, const series_lines& lines)
+{
+    std::vector<std::pair<std::string, std::string>> testbeds; // fingerprint, name
+    for (const auto& k : lines.keys) {
+        if (r.testbed && k.testbed != *r.testbed) continue;
+        if (std::none_of(testbeds.begin(), testbeds.end(), [&](const auto& t) { return t.first == k.testbed; }))
+            testbeds.emplace_back(k.testbed, k.testbed_name);
+    }
+    if (testbeds.empty() && r.testbed) testbeds.emplace_back(*r.testbed, *r.testbed);
+    bool opened = false;
+    for (const auto& [fingerprint, name] : testbeds) {
+        const auto found = p.ctx.service.qualifications().newest(p.project, fingerprint, r.benchmark);
+        if (found.empty()) continue;
+        const auto& q = found.front();
+        const auto c = std::find_if(q.counters.begin(), q.counters.end(),
+                                    [&](const auto& k) { return k.counter == r.counter; });
+        if (c == q.counters.end()) continue;
+        if (!opened) w << "<ul class=\"qualifications\" id=\"qualifications\">";
+        opened = true;
+        w << "<li class=\"qualification\">";
+        if (testbeds.size() > 1) w.f("<b>{}</b>: ", name.empty() ? fingerprint : name);
+        w.text(model::detects_line(q, *c));
+        if (!c->reaches_threshold && !c->deterministic)
+            w.f(" <span class=\"warn\">cannot promise the {}% threshold</span>", c->threshold_pct);
+        w << "</li>";
+    }
+    if (opened) w << "</ul>";
+}
+
 json series_data(page_state& p, const series_request& r, const capture::counter_traits& traits, series_chart chart)
 {
     const auto repository = p.ctx.service.projects().repository_url(p.project);
@@ -334,6 +366,7 @@ page_view series_view(page_state& p, const query_params& q)
 
     page_view v("series", fmt::format("{} · {}", r.benchmark, r.counter));
     series_controls(v.body, p, r, lines);
+    series_qualifications(v.body, p, r, lines);
     series_chart_area(v.body, p, r, points.size());
     v.set_data(series_data(p, r, traits, std::move(chart)));
     return v;
