@@ -100,7 +100,7 @@ TEST_CASE("store: qualifications keep every row and answer the newest per testbe
     q = sample_qualification("fp1", "parse", 1);
     q.counters.clear();
     refused(q, "counters");
-    q.counters.assign(perfgate::model::max_qualified_counters + 1, {"c", 5});
+    q.counters.assign(perfgate::model::max_qualified_counters + 1, {"c", 5, std::nullopt, std::nullopt, false, false});
     for (std::size_t i = 0; i < q.counters.size(); ++i) q.counters[i].counter = fmt::format("c{}", i);
     refused(q, "counters");
     q = sample_qualification("fp1", "parse", 1);
@@ -122,7 +122,7 @@ TEST_CASE("store: qualifications keep every row and answer the newest per testbe
     CHECK(rows_after[0].id == rows_before[0].id);
     // A full set of counters is stored.
     q = sample_qualification("fp3", "parse", 1);
-    q.counters.assign(perfgate::model::max_qualified_counters, {"c", 5});
+    q.counters.assign(perfgate::model::max_qualified_counters, {"c", 5, std::nullopt, std::nullopt, false, false});
     for (std::size_t i = 0; i < q.counters.size(); ++i) q.counters[i].counter = fmt::format("c{:02}", i);
     svc.qualifications().add("demo", q);
     CHECK(svc.qualifications().newest("demo", "fp3")[0].counters.size() == perfgate::model::max_qualified_counters);
