@@ -63,11 +63,13 @@ std::vector<qualification> qualifications::newest(std::string_view project, std:
                                                   std::string_view benchmark) const
 {
     impl::read_lease c(*impl_);
+    // The columns first: PostgreSQL types each parameter where it first
+    // meets it, here as text.
     auto st = (*c).prepare(fmt::format(
         "SELECT q.id, q.testbed_fingerprint, q.testbed, q.benchmark, q.backend, q.qualified_at, q.stored_at, "
         "q.token_id, q.token_name FROM qualifications q WHERE q.id IN (SELECT max(n.id) FROM qualifications n "
-        "JOIN projects p ON p.id = n.project_id WHERE p.name = :project AND (:testbed = '' OR "
-        "n.testbed_fingerprint = :testbed) AND (:benchmark = '' OR n.benchmark = :benchmark) GROUP BY "
+        "JOIN projects p ON p.id = n.project_id WHERE p.name = :project AND (n.testbed_fingerprint = :testbed OR "
+        ":testbed = '') AND (n.benchmark = :benchmark OR :benchmark = '') GROUP BY "
         "n.testbed_fingerprint, n.benchmark) ORDER BY q.id DESC LIMIT {}",
         max_listed_qualifications));
     st.bind(":project", project).bind(":testbed", testbed).bind(":benchmark", benchmark);
