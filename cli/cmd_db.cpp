@@ -1,5 +1,6 @@
 // `perfgate db`: operations on a store without a server: apply migrations,
-// take a backup.
+// take a backup, copy a store to another database, export and import one
+// project (cli/cmd_db_copy.cpp).
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "cli/db_copy.hpp"
 #include "model/error.hpp"
 #include "store/maintenance.hpp"
 #include "store/store.hpp"
@@ -19,7 +21,10 @@ namespace {
 const command_spec db_command{
     "db",
     "migrate --db PATH|URI\n"
-    "       db backup FILE --db PATH",
+    "       db backup FILE --db PATH\n"
+    "       db copy --from PATH|URI --to PATH|URI [--batch-rows N]\n"
+    "       db export --db PATH|URI --project P [-o FILE]\n"
+    "       db import --db PATH|URI FILE",
     "migrate: brings the database's schema to this perfgate's version and prints\n"
     "it (a server does the same when it starts; run it once before starting new\n"
     "replicas after an upgrade). On PostgreSQL the migrations take an advisory\n"
@@ -28,9 +33,23 @@ const command_spec db_command{
     "(SQLite's online backup API: one consistent snapshot; the copy is checked\n"
     "with PRAGMA quick_check and FILE is written only once it passes; an\n"
     "existing FILE is never overwritten). A PostgreSQL database is backed up\n"
-    "with pg_dump (docs/deployment.md, \"Backups\").",
+    "with pg_dump (docs/deployment.md, \"Backups\").\n"
+    "copy: copies every table of a store into an empty database (SQLite to\n"
+    "PostgreSQL and back), ids and token hashes as stored, one transaction per\n"
+    "batch; then verifies each table (rows and SHA-256, printed). Rerun after an\n"
+    "interruption to finish; a target with rows is refused (exit 2). Stop the\n"
+    "source's servers first (docs/deployment.md, \"Moving to PostgreSQL\").\n"
+    "export: writes one project as JSON lines (docs/export-format.md) to FILE\n"
+    "(never overwritten) or stdout. import: adds an exported project to a store\n"
+    "that lacks it, keeping its ids, in one transaction; exit 2 when the project\n"
+    "or one of its ids exists there.",
     {
         {"db", 0, true, false, "PATH|URI", "SQLite database file or postgresql:// URI"},
+        {"from", 0, true, false, "PATH|URI", "copy: the store to copy"},
+        {"to", 0, true, false, "PATH|URI", "copy: the empty database to copy it into"},
+        {"batch-rows", 0, true, false, "N", "copy: rows per transaction (default 1000)"},
+        {"project", 0, true, false, "P", "export: the project"},
+        {"output", 'o', true, false, "FILE", "export: the file to write (default: stdout)"},
     },
 };
 
@@ -73,8 +92,13 @@ int cmd_db(const argv_t& args)
                                  db.maintenance().schema_version(), pos[1]);
         return exit_pass;
     }
+    if (action == "copy" && pos.size() == 1) return db_copy(*parsed);
+    if (action == "export" && pos.size() == 1) return db_export(*parsed);
+    if (action == "import" && pos.size() == 2) return db_import(*parsed, pos[1]);
     throw error(errors::usage_bad_subcommand,
-                "perfgate db: expected 'perfgate db migrate --db PATH|URI' or 'perfgate db backup FILE --db PATH'");
+                "perfgate db: expected 'perfgate db migrate --db PATH|URI', 'perfgate db backup FILE --db PATH', "
+                "'perfgate db copy --from DB --to DB', 'perfgate db export --db DB --project P' or "
+                "'perfgate db import --db DB FILE'");
 }
 
 } // namespace perfgate::cli

@@ -1,0 +1,329 @@
+// `perfgate db export` / `import`: one project as JSON lines
+// (store/project_export.hpp; the format: docs/export-format.md).
+#include "store/project_export.hpp"
+
+#include "model/error.hpp"
+#include "store/copy_tables.hpp"
+#include "store/store_impl.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+#include <unordered_map>
+
+namespace perfgate::store {
+
+using detail::connection;
+using detail::value_kind;
+using ordered_json = nlohmann::ordered_json;
+
+namespace {
+
+// Tables every project of a store shares, each with its natural key: import
+// matches their rows by it, and maps the ids other rows name
+// (the <table-singular>_id columns) to the target's.
+struct shared_table {
+    std::string_view table;
+    std::string_view natural_key;
+    std::string_view id_column; // how other tables name its rows
+};
+constexpr std::array<shared_table, 2> shared_tables{{
+    {"testbeds", "fingerprint", "testbed_id"},
+    {"counters", "name", "counter_id"},
+}};
+
+const shared_table* shared_of(std::string_view table)
+{
+    for (const auto& s : shared_tables) {
+        if (s.table == table) return &s;
+    }
+    return nullptr;
+}
+
+ordered_json to_json(const detail::cell& v, value_kind kind, std::string_view table, std::string_view column)
+{
+    if (v.null) return nullptr;
+    switch (kind) {
+    case value_kind::integer: return v.i;
+    case value_kind::real:
+        if (!std::isfinite(v.r)) {
+            throw error(errors::input_bad_export,
+                        fmt::format("table '{}': column '{}': {} cannot be written as JSON", table, column, v.r));
+        }
+        return v.r;
+    case value_kind::text: return v.s;
+    }
+    return nullptr;
+}
+
+struct import_state {
+    std::string file;
+    std::size_t line = 0;
+    [[nodiscard]] std::string where() const { return fmt::format("{}:{}", file, line); }
+    [[noreturn]] void bad(const std::string& what) const
+    {
+        throw error(errors::input_bad_export, fmt::format("{}: {}", where(), what));
+    }
+};
+
+detail::cell from_json(const nlohmann::json& j, value_kind kind, const import_state& at, std::string_view table,
+                       std::string_view column)
+{
+    detail::cell v;
+    if (j.is_null()) return v;
+    v.null = false;
+    switch (kind) {
+    case value_kind::integer:
+        if (!j.is_number_integer()) at.bad(fmt::format("table '{}': column '{}': expected an integer", table, column));
+        v.i = j.get<std::int64_t>();
+        break;
+    case value_kind::real:
+        if (!j.is_number()) at.bad(fmt::format("table '{}': column '{}': expected a number", table, column));
+        v.r = j.get<double>();
+        break;
+    case value_kind::text:
+        if (!j.is_string()) at.bad(fmt::format("table '{}': column '{}': expected a string", table, column));
+        v.s = j.get<std::string>();
+        break;
+    }
+    return v;
+}
+
+std::optional<std::int64_t> id_where(connection& c, std::string_view table, std::string_view column,
+                                     const detail::cell& value, value_kind kind)
+{
+    auto st = c.prepare(fmt::format("SELECT id FROM {} WHERE {} = :v", detail::sql_name(table),
+                                    detail::sql_name(column)));
+    if (kind == value_kind::text) st.bind(":v", std::string_view(value.s));
+    else st.bind(":v", value.i);
+    if (!st.step()) return std::nullopt;
+    const auto id = st.int64(0);
+    st.reset();
+    return id;
+}
+
+bool id_taken(connection& c, std::string_view table, std::int64_t id)
+{
+    auto st = c.prepare(fmt::format("SELECT 1 FROM {} WHERE id = :id", detail::sql_name(table)));
+    st.bind(":id", id);
+    const bool taken = st.step();
+    st.reset();
+    return taken;
+}
+
+} // namespace
+
+std::int64_t export_project(const std::string& db, std::string_view project, std::ostream& out)
+{
+    auto c = detail::open_copy_side(db);
+    // One snapshot for all tables, so that a server writing meanwhile never
+    // leaves a row naming one the file lacks.
+    c->exec(c->pick({"BEGIN", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"}));
+    const auto pid = detail::lookup_id(*c, "SELECT id FROM projects WHERE name = :name", {{":name", project}});
+    if (!pid) {
+        throw error(errors::store_not_found,
+                    fmt::format("{}: project {} not found", c->path(), detail::shown_name(project)));
+    }
+    ordered_json header;
+    header["format"] = export_format_name;
+    header["version"] = export_format_version;
+    header["project"] = project;
+    header["exported_at"] = detail::unix_now();
+    out << header.dump() << '\n';
+    std::int64_t rows = 0;
+    for (const auto t : copied_tables()) {
+        detail::table_reader reader(*c, t, std::string(detail::project_rows(t)), *pid);
+        const auto& cols = reader.layout().columns;
+        constexpr std::size_t export_batch_rows = 1000;
+        for (;;) {
+            auto b = reader.next(export_batch_rows);
+            if (b.rows.empty()) break;
+            for (const auto& r : b.rows) {
+                ordered_json line;
+                line["table"] = t;
+                ordered_json& values = line["row"];
+                values = ordered_json::object();
+                for (std::size_t i = 0; i < cols.size(); ++i)
+                    values[cols[i].name] = to_json(r[i], cols[i].kind, t, cols[i].name);
+                try {
+                    out << line.dump() << '\n';
+                } catch (const nlohmann::json::exception& e) {
+                    throw error(errors::input_bad_export,
+                                fmt::format("{}: table '{}': a row cannot be written as JSON: {}", c->path(), t,
+                                            e.what()));
+                }
+                ++rows;
+            }
+        }
+    }
+    ordered_json end;
+    end["end"]["rows"] = rows;
+    out << end.dump() << '\n';
+    c->exec("COMMIT");
+    if (!out) throw error(errors::store_io, fmt::format("{}: writing the export failed", c->path()));
+    return rows;
+}
+
+import_result import_project(const std::string& db, const std::filesystem::path& file)
+{
+    std::ifstream in(file, std::ios::binary);
+    import_state at{file.string()};
+    if (!in) throw error(errors::input_bad_export, fmt::format("{}: cannot be read", at.file));
+    auto c = detail::open_copy_side(db);
+
+    std::string text;
+    auto next_line = [&]() -> bool {
+        if (!std::getline(in, text)) return false;
+        ++at.line;
+        if (text.size() > max_export_line_bytes) {
+            at.bad(fmt::format("line of {} bytes, longer than the limit of {}", text.size(), max_export_line_bytes));
+        }
+        return true;
+    };
+    auto parse = [&]() {
+        try {
+            auto j = nlohmann::json::parse(text);
+            if (!j.is_object()) at.bad("expected a JSON object");
+            return j;
+        } catch (const nlohmann::json::parse_error& e) {
+            at.bad(fmt::format("not JSON: {}", e.what()));
+        }
+    };
+
+    import_result result;
+    if (!next_line()) at.bad("empty file; expected a perfgate project export's header line");
+    {
+        const auto header = parse();
+        if (header.value("format", std::string()) != export_format_name || !header.contains("version") ||
+            !header["version"].is_number_integer() || !header.contains("project") || !header["project"].is_string()) {
+            at.bad(fmt::format("not a perfgate project export: the first line must be "
+                               "{{\"format\": \"{}\", \"version\": N, \"project\": NAME, ...}}",
+                               export_format_name));
+        }
+        result.format_version = header["version"].get<int>();
+        result.project = header["project"].get<std::string>();
+        if (result.format_version < 1 || result.format_version > export_format_version) {
+            at.bad(fmt::format("format version {} is not one this perfgate reads (1 to {}); a newer perfgate "
+                               "wrote it: import it with that one",
+                               result.format_version, export_format_version));
+        }
+    }
+    if (id_where(*c, "projects", "name", detail::cell{false, 0, 0, result.project}, value_kind::text)) {
+        throw error(errors::store_import_conflict,
+                    fmt::format("{}: project {} exists already; perfgate db import adds a project that the store "
+                                "does not have",
+                                c->path(), detail::shown_name(result.project)));
+    }
+
+    detail::transaction tx(*c);
+    std::map<std::string, detail::table_layout, std::less<>> layouts;
+    std::map<std::string, std::unique_ptr<detail::table_writer>, std::less<>> writers;
+    // Shared tables' ids: the file's -> the target's, by id column name.
+    std::map<std::string, std::unordered_map<std::int64_t, std::int64_t>, std::less<>> mapped;
+    const std::vector<std::string_view> order = copied_tables();
+    std::size_t position = 0; // tables come in copy order
+    bool ended = false;
+    while (next_line()) {
+        if (ended) at.bad("a line after the end line");
+        const auto j = parse();
+        if (j.contains("end")) {
+            const auto& e = j["end"];
+            if (!e.is_object() || !e.contains("rows") || !e["rows"].is_number_integer()) {
+                at.bad("the end line must be {\"end\": {\"rows\": N}}");
+            }
+            if (e["rows"].get<std::int64_t>() != result.rows) {
+                at.bad(fmt::format("the end line counts {} rows, the file holds {}", e["rows"].get<std::int64_t>(),
+                                   result.rows));
+            }
+            ended = true;
+            continue;
+        }
+        if (!j.contains("table") || !j["table"].is_string() || !j.contains("row") || !j["row"].is_object()) {
+            at.bad("expected {\"table\": T, \"row\": {...}} or the end line");
+        }
+        const auto table = j["table"].get<std::string>();
+        const auto pos = std::find(order.begin(), order.end(), table);
+        if (pos == order.end()) at.bad(fmt::format("table {} is not in this schema", detail::shown_name(table)));
+        const auto index = static_cast<std::size_t>(pos - order.begin());
+        if (index < position) {
+            at.bad(fmt::format("table '{}' after '{}': rows come in the order of the tables they refer to", table,
+                               order[position]));
+        }
+        position = index;
+        auto lit = layouts.find(table);
+        if (lit == layouts.end()) {
+            lit = layouts.emplace(table, detail::layout_of(*c, table)).first;
+            writers.emplace(table, std::make_unique<detail::table_writer>(*c, lit->second));
+        }
+        const auto& layout = lit->second;
+        const auto& values = j["row"];
+        for (const auto& [name, value] : values.items()) {
+            const bool known = std::any_of(layout.columns.begin(), layout.columns.end(),
+                                           [&](const detail::column_info& col) { return col.name == name; });
+            if (!known) at.bad(fmt::format("table '{}' has no column {}", table, detail::shown_name(name)));
+        }
+        // The row in the target's column order; a column the file lacks (an
+        // older format version) is left to the schema's default.
+        detail::row r(layout.columns.size());
+        std::vector<bool> given(layout.columns.size(), false);
+        for (std::size_t i = 0; i < layout.columns.size(); ++i) {
+            const auto& col = layout.columns[i];
+            if (!values.contains(col.name)) continue;
+            given[i] = true;
+            r[i] = from_json(values[col.name], col.kind, at, table, col.name);
+            if (r[i].null) continue;
+            if (auto m = mapped.find(col.name); m != mapped.end() && col.kind == value_kind::integer) {
+                const auto it = m->second.find(r[i].i);
+                if (it == m->second.end()) {
+                    at.bad(fmt::format("table '{}': column '{}' names {} {}, which no line before it holds", table,
+                                       col.name, col.name, r[i].i));
+                }
+                r[i].i = it->second;
+            }
+        }
+        std::int64_t id = 0;
+        std::size_t id_col = layout.columns.size();
+        if (layout.identity) {
+            id_col = layout.key.front();
+            if (!given[id_col] || r[id_col].null) at.bad(fmt::format("table '{}': the row has no id", table));
+            id = r[id_col].i;
+        }
+        if (const auto* shared = shared_of(table)) {
+            const auto nk = std::find_if(layout.columns.begin(), layout.columns.end(),
+                                         [&](const detail::column_info& col) {
+                                             return col.name == shared->natural_key;
+                                         });
+            const auto nk_index = static_cast<std::size_t>(nk - layout.columns.begin());
+            if (nk == layout.columns.end() || !given[nk_index] || r[nk_index].null) {
+                at.bad(fmt::format("table '{}': the row has no {}", table, shared->natural_key));
+            }
+            auto& ids = mapped[std::string(shared->id_column)];
+            if (auto there = id_where(*c, table, shared->natural_key, r[nk_index], nk->kind)) {
+                ids[id] = *there; // the target has it: reuse
+                ++result.rows;
+                continue;
+            }
+            if (id_taken(*c, table, id)) r[id_col].i = detail::high_water(*c, table) + 1;
+            ids[id] = r[id_col].i;
+        } else if (layout.identity && id_taken(*c, table, id)) {
+            throw error(errors::store_import_conflict,
+                        fmt::format("{}: {}: table '{}' has a row with id {} already; perfgate db import keeps the "
+                                    "project's ids (links and reports name them), so it imports only into a store "
+                                    "where they are free (an empty one, or a new file). Nothing was imported",
+                                    c->path(), at.where(), table, id));
+        }
+        writers.at(table)->insert_given(r, given);
+        ++result.rows;
+    }
+    if (!ended) at.bad("the file ends before its end line: it was cut short; nothing was imported");
+    for (const auto t : detail::identity_tables()) detail::advance_generator(*c, t, detail::high_water(*c, t));
+    tx.commit();
+    return result;
+}
+
+} // namespace perfgate::store
