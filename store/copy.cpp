@@ -102,6 +102,104 @@ std::vector<table_digest> digest_tables(const std::string& db)
     return out;
 }
 
+namespace {
+
+// Whether to is an unfinished copy of source_name (resume), after checking
+// that it is that or empty; an empty target gets the mark.
+bool claim_target(connection& dst, const std::string& source_name)
+{
+    if (has_mark(dst)) {
+        const std::string marked = mark_source(dst);
+        if (marked != source_name) {
+            throw error(errors::store_copy_target_not_empty,
+                        fmt::format("{}: holds an unfinished copy of {}, not of {}: rerun that copy to finish it, "
+                                    "or start again on an empty database",
+                                    dst.path(), marked, source_name));
+        }
+        return true;
+    }
+    std::vector<std::string> filled;
+    for (const auto t : copied_tables()) {
+        if (!table_empty(dst, t)) filled.emplace_back(t);
+    }
+    if (!filled.empty()) {
+        throw error(errors::store_copy_target_not_empty,
+                    fmt::format("{}: is not empty (rows in {}); perfgate db copy writes only into an empty "
+                                "database (a new file, or a new PostgreSQL database after perfgate db migrate); "
+                                "nothing was written. To add one project to a store that has others: "
+                                "perfgate db export / import",
+                                dst.path(), fmt::join(filled, ", ")));
+    }
+    transaction tx(dst);
+    dst.exec("CREATE TABLE perfgate_copy_state (source TEXT NOT NULL, started_at BIGINT NOT NULL)");
+    auto st = dst.prepare("INSERT INTO perfgate_copy_state (source, started_at) VALUES (:source, :now)");
+    st.bind(":source", source_name).bind(":now", detail::unix_now());
+    st.run();
+    tx.commit();
+    return false;
+}
+
+// Every table, batch by batch; a resumed copy continues each table after
+// the greatest key the target has (what an interrupted run committed is a
+// prefix in key order).
+void copy_rows(connection& src, connection& dst, const copy_options& options, copy_result& result)
+{
+    const std::size_t fail_after = fail_after_batches();
+    std::size_t batches = 0;
+    for (const auto t : copied_tables()) {
+        detail::table_reader reader(src, t);
+        std::int64_t rows_there = 0;
+        if (result.resumed) {
+            rows_there = detail::count_rows(dst, t);
+            reader.start_after(detail::last_key(dst, reader.layout()));
+        }
+        detail::table_writer writer(dst, reader.layout());
+        for (;;) {
+            auto batch = reader.next(options.batch_rows);
+            if (batch.rows.empty()) break;
+            transaction tx(dst);
+            for (const auto& row : batch.rows) writer.insert(row);
+            tx.commit();
+            result.rows_copied += detail::to_int64(batch.rows.size());
+            result.bytes_copied += batch.bytes;
+            rows_there += detail::to_int64(batch.rows.size());
+            if (options.on_batch) options.on_batch(t, rows_there);
+            if (fail_after != 0 && ++batches >= fail_after) {
+                throw error(errors::store_io, fmt::format("{}: copy stopped after {} batches ({}, tests only)",
+                                                          dst.path(), batches, fail_after_env));
+            }
+        }
+    }
+    transaction tx(dst);
+    for (const auto t : detail::identity_tables()) detail::advance_generator(dst, t, detail::high_water(src, t));
+    tx.commit();
+}
+
+// Every table's rows and digest on both sides, equal, else
+// "store.copy_mismatch" naming the tables.
+std::vector<table_digest> verify(connection& src, connection& dst, const std::string& source_name)
+{
+    std::vector<table_digest> verified;
+    std::vector<std::string> differ;
+    for (const auto t : copied_tables()) {
+        auto a = detail::digest_table(src, t);
+        auto b = detail::digest_table(dst, t);
+        if (a.rows != b.rows || a.sha256 != b.sha256) {
+            differ.push_back(fmt::format("{} ({} rows, {} there)", t, a.rows, b.rows));
+        }
+        verified.push_back(std::move(a));
+    }
+    if (!differ.empty()) {
+        throw error(errors::store_copy_mismatch,
+                    fmt::format("{}: the copy differs from {} in {}: was the source written during the copy? "
+                                "Rerun the same command (stop the source's servers first) to finish and verify again",
+                                dst.path(), source_name, fmt::join(differ, ", ")));
+    }
+    return verified;
+}
+
+} // namespace
+
 copy_result copy_store(const std::string& from, const std::string& to, const copy_options& options)
 {
     if (shown_location(from) == shown_location(to) ||
@@ -114,87 +212,11 @@ copy_result copy_store(const std::string& from, const std::string& to, const cop
     auto dst = detail::open_copy_side(to);
     check_tables(*src);
     check_tables(*dst);
-
-    copy_result result;
     const std::string source_name = shown_location(from);
-    if (has_mark(*dst)) {
-        const std::string marked = mark_source(*dst);
-        if (marked != source_name) {
-            throw error(errors::store_copy_target_not_empty,
-                        fmt::format("{}: holds an unfinished copy of {}, not of {}: rerun that copy to finish it, "
-                                    "or start again on an empty database",
-                                    dst->path(), marked, source_name));
-        }
-        result.resumed = true;
-    } else {
-        std::vector<std::string> filled;
-        for (const auto t : copied_tables()) {
-            if (!table_empty(*dst, t)) filled.emplace_back(t);
-        }
-        if (!filled.empty()) {
-            throw error(errors::store_copy_target_not_empty,
-                        fmt::format("{}: is not empty (rows in {}); perfgate db copy writes only into an empty "
-                                    "database (a new file, or a new PostgreSQL database after perfgate db migrate); "
-                                    "nothing was written. To add one project to a store that has others: "
-                                    "perfgate db export / import",
-                                    dst->path(), fmt::join(filled, ", ")));
-        }
-        transaction tx(*dst);
-        dst->exec("CREATE TABLE perfgate_copy_state (source TEXT NOT NULL, started_at BIGINT NOT NULL)");
-        auto st = dst->prepare("INSERT INTO perfgate_copy_state (source, started_at) VALUES (:source, :now)");
-        st.bind(":source", source_name).bind(":now", detail::unix_now());
-        st.run();
-        tx.commit();
-    }
-
-    const std::size_t fail_after = fail_after_batches();
-    std::size_t batches = 0;
-    for (const auto t : copied_tables()) {
-        detail::table_reader reader(*src, t);
-        // Continue after what an interrupted run committed (a prefix in key order).
-        std::int64_t rows_there = 0;
-        if (result.resumed) {
-            rows_there = detail::count_rows(*dst, t);
-            reader.start_after(detail::last_key(*dst, reader.layout()));
-        }
-        detail::table_writer writer(*dst, reader.layout());
-        for (;;) {
-            auto batch = reader.next(options.batch_rows);
-            if (batch.rows.empty()) break;
-            transaction tx(*dst);
-            for (const auto& row : batch.rows) writer.insert(row);
-            tx.commit();
-            result.rows_copied += detail::to_int64(batch.rows.size());
-            result.bytes_copied += batch.bytes;
-            rows_there += detail::to_int64(batch.rows.size());
-            if (options.on_batch) options.on_batch(t, rows_there);
-            if (fail_after != 0 && ++batches >= fail_after) {
-                throw error(errors::store_io, fmt::format("{}: copy stopped after {} batches ({}, tests only)",
-                                                          dst->path(), batches, fail_after_env));
-            }
-        }
-    }
-    {
-        transaction tx(*dst);
-        for (const auto t : detail::identity_tables()) detail::advance_generator(*dst, t, detail::high_water(*src, t));
-        tx.commit();
-    }
-
-    std::vector<std::string> differ;
-    for (const auto t : copied_tables()) {
-        auto a = detail::digest_table(*src, t);
-        auto b = detail::digest_table(*dst, t);
-        if (a.rows != b.rows || a.sha256 != b.sha256) {
-            differ.push_back(fmt::format("{} ({} rows, {} there)", t, a.rows, b.rows));
-        }
-        result.verified.push_back(std::move(a));
-    }
-    if (!differ.empty()) {
-        throw error(errors::store_copy_mismatch,
-                    fmt::format("{}: the copy differs from {} in {}: was the source written during the copy? "
-                                "Rerun the same command (stop the source's servers first) to finish and verify again",
-                                dst->path(), source_name, fmt::join(differ, ", ")));
-    }
+    copy_result result;
+    result.resumed = claim_target(*dst, source_name);
+    copy_rows(*src, *dst, options, result);
+    result.verified = verify(*src, *dst, source_name);
     transaction tx(*dst);
     dst->exec("DROP TABLE perfgate_copy_state");
     tx.commit();

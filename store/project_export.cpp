@@ -169,161 +169,218 @@ std::int64_t export_project(const std::string& db, std::string_view project, std
     return rows;
 }
 
-import_result import_project(const std::string& db, const std::filesystem::path& file)
-{
-    std::ifstream in(file, std::ios::binary);
-    import_state at{file.string()};
-    if (!in) throw error(errors::input_bad_export, fmt::format("{}: cannot be read", at.file));
-    auto c = detail::open_copy_side(db);
+namespace {
 
-    std::string text;
-    auto next_line = [&]() -> bool {
-        if (!std::getline(in, text)) return false;
-        ++at.line;
-        if (text.size() > max_export_line_bytes) {
-            at.bad(fmt::format("line of {} bytes, longer than the limit of {}", text.size(), max_export_line_bytes));
+// One import: the file read line by line, each row written in the target's
+// transaction (import_project).
+class importer {
+public:
+    importer(connection& c, const std::filesystem::path& file) : c_(c), in_(file, std::ios::binary)
+    {
+        at_.file = file.string();
+        if (!in_) throw error(errors::input_bad_export, fmt::format("{}: cannot be read", at_.file));
+    }
+
+    import_result run()
+    {
+        read_header();
+        detail::transaction tx(c_);
+        bool ended = false;
+        while (next_line()) {
+            if (ended) at_.bad("a line after the end line");
+            const auto j = parse();
+            if (j.contains("end")) {
+                check_end(j["end"]);
+                ended = true;
+                continue;
+            }
+            import_row(j);
+        }
+        if (!ended) at_.bad("the file ends before its end line: it was cut short; nothing was imported");
+        for (const auto t : detail::identity_tables()) detail::advance_generator(c_, t, detail::high_water(c_, t));
+        tx.commit();
+        return result_;
+    }
+
+private:
+    bool next_line()
+    {
+        if (!std::getline(in_, text_)) return false;
+        ++at_.line;
+        if (text_.size() > max_export_line_bytes) {
+            at_.bad(fmt::format("line of {} bytes, longer than the limit of {}", text_.size(), max_export_line_bytes));
         }
         return true;
-    };
-    auto parse = [&]() {
-        try {
-            auto j = nlohmann::json::parse(text);
-            if (!j.is_object()) at.bad("expected a JSON object");
-            return j;
-        } catch (const nlohmann::json::parse_error& e) {
-            at.bad(fmt::format("not JSON: {}", e.what()));
-        }
-    };
+    }
 
-    import_result result;
-    if (!next_line()) at.bad("empty file; expected a perfgate project export's header line");
+    nlohmann::json parse() const
     {
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(text_);
+        } catch (const nlohmann::json::parse_error& e) {
+            at_.bad(fmt::format("not JSON: {}", e.what()));
+        }
+        if (!j.is_object()) at_.bad("expected a JSON object");
+        return j;
+    }
+
+    void read_header()
+    {
+        if (!next_line()) at_.bad("empty file; expected a perfgate project export's header line");
         const auto header = parse();
         if (header.value("format", std::string()) != export_format_name || !header.contains("version") ||
             !header["version"].is_number_integer() || !header.contains("project") || !header["project"].is_string()) {
-            at.bad(fmt::format("not a perfgate project export: the first line must be "
-                               "{{\"format\": \"{}\", \"version\": N, \"project\": NAME, ...}}",
-                               export_format_name));
+            at_.bad(fmt::format("not a perfgate project export: the first line must be "
+                                "{{\"format\": \"{}\", \"version\": N, \"project\": NAME, ...}}",
+                                export_format_name));
         }
-        result.format_version = header["version"].get<int>();
-        result.project = header["project"].get<std::string>();
-        if (result.format_version < 1 || result.format_version > export_format_version) {
-            at.bad(fmt::format("format version {} is not one this perfgate reads (1 to {}); a newer perfgate "
-                               "wrote it: import it with that one",
-                               result.format_version, export_format_version));
+        result_.format_version = header["version"].get<int>();
+        result_.project = header["project"].get<std::string>();
+        if (result_.format_version < 1 || result_.format_version > export_format_version) {
+            at_.bad(fmt::format("format version {} is not one this perfgate reads (1 to {}); a newer perfgate "
+                                "wrote it: import it with that one",
+                                result_.format_version, export_format_version));
         }
-    }
-    if (id_where(*c, "projects", "name", detail::cell{false, 0, 0, result.project}, value_kind::text)) {
-        throw error(errors::store_import_conflict,
-                    fmt::format("{}: project {} exists already; perfgate db import adds a project that the store "
-                                "does not have",
-                                c->path(), detail::shown_name(result.project)));
+        if (id_where(c_, "projects", "name", detail::cell{false, 0, 0, result_.project}, value_kind::text)) {
+            throw error(errors::store_import_conflict,
+                        fmt::format("{}: project {} exists already; perfgate db import adds a project that the "
+                                    "store does not have",
+                                    c_.path(), detail::shown_name(result_.project)));
+        }
     }
 
-    detail::transaction tx(*c);
-    std::map<std::string, detail::table_layout, std::less<>> layouts;
-    std::map<std::string, std::unique_ptr<detail::table_writer>, std::less<>> writers;
-    // Shared tables' ids: the file's -> the target's, by id column name.
-    std::map<std::string, std::unordered_map<std::int64_t, std::int64_t>, std::less<>> mapped;
-    const std::vector<std::string_view> order = copied_tables();
-    std::size_t position = 0; // tables come in copy order
-    bool ended = false;
-    while (next_line()) {
-        if (ended) at.bad("a line after the end line");
-        const auto j = parse();
-        if (j.contains("end")) {
-            const auto& e = j["end"];
-            if (!e.is_object() || !e.contains("rows") || !e["rows"].is_number_integer()) {
-                at.bad("the end line must be {\"end\": {\"rows\": N}}");
-            }
-            if (e["rows"].get<std::int64_t>() != result.rows) {
-                at.bad(fmt::format("the end line counts {} rows, the file holds {}", e["rows"].get<std::int64_t>(),
-                                   result.rows));
-            }
-            ended = true;
-            continue;
+    void check_end(const nlohmann::json& e) const
+    {
+        if (!e.is_object() || !e.contains("rows") || !e["rows"].is_number_integer()) {
+            at_.bad("the end line must be {\"end\": {\"rows\": N}}");
         }
+        if (e["rows"].get<std::int64_t>() != result_.rows) {
+            at_.bad(fmt::format("the end line counts {} rows, the file holds {}", e["rows"].get<std::int64_t>(),
+                                result_.rows));
+        }
+    }
+
+    // The layout of a line's table, checked to come in copy order.
+    const detail::table_layout& layout_for(const nlohmann::json& j)
+    {
         if (!j.contains("table") || !j["table"].is_string() || !j.contains("row") || !j["row"].is_object()) {
-            at.bad("expected {\"table\": T, \"row\": {...}} or the end line");
+            at_.bad("expected {\"table\": T, \"row\": {...}} or the end line");
         }
         const auto table = j["table"].get<std::string>();
+        const auto& order = copied_tables();
         const auto pos = std::find(order.begin(), order.end(), table);
-        if (pos == order.end()) at.bad(fmt::format("table {} is not in this schema", detail::shown_name(table)));
+        if (pos == order.end()) at_.bad(fmt::format("table {} is not in this schema", detail::shown_name(table)));
         const auto index = static_cast<std::size_t>(pos - order.begin());
-        if (index < position) {
-            at.bad(fmt::format("table '{}' after '{}': rows come in the order of the tables they refer to", table,
-                               order[position]));
+        if (index < position_) {
+            at_.bad(fmt::format("table '{}' after '{}': rows come in the order of the tables they refer to", table,
+                                order[position_]));
         }
-        position = index;
-        auto lit = layouts.find(table);
-        if (lit == layouts.end()) {
-            lit = layouts.emplace(table, detail::layout_of(*c, table)).first;
-            writers.emplace(table, std::make_unique<detail::table_writer>(*c, lit->second));
+        position_ = index;
+        auto it = layouts_.find(table);
+        if (it == layouts_.end()) {
+            it = layouts_.emplace(table, detail::layout_of(c_, table)).first;
+            writers_.emplace(table, std::make_unique<detail::table_writer>(c_, it->second));
         }
-        const auto& layout = lit->second;
-        const auto& values = j["row"];
+        return it->second;
+    }
+
+    // The row's values in the layout's column order (given: in the file; a
+    // column the file lacks, from an older format version, keeps its
+    // default), the shared tables' ids mapped to the target's.
+    detail::row values_of(const detail::table_layout& layout, const nlohmann::json& values, std::vector<bool>& given)
+    {
         for (const auto& [name, value] : values.items()) {
             const bool known = std::any_of(layout.columns.begin(), layout.columns.end(),
                                            [&](const detail::column_info& col) { return col.name == name; });
-            if (!known) at.bad(fmt::format("table '{}' has no column {}", table, detail::shown_name(name)));
+            if (!known) at_.bad(fmt::format("table '{}' has no column {}", layout.table, detail::shown_name(name)));
         }
-        // The row in the target's column order; a column the file lacks (an
-        // older format version) is left to the schema's default.
         detail::row r(layout.columns.size());
-        std::vector<bool> given(layout.columns.size(), false);
+        given.assign(layout.columns.size(), false);
         for (std::size_t i = 0; i < layout.columns.size(); ++i) {
             const auto& col = layout.columns[i];
             if (!values.contains(col.name)) continue;
             given[i] = true;
-            r[i] = from_json(values[col.name], col.kind, at, table, col.name);
-            if (r[i].null) continue;
-            if (auto m = mapped.find(col.name); m != mapped.end() && col.kind == value_kind::integer) {
-                const auto it = m->second.find(r[i].i);
-                if (it == m->second.end()) {
-                    at.bad(fmt::format("table '{}': column '{}' names {} {}, which no line before it holds", table,
-                                       col.name, col.name, r[i].i));
-                }
-                r[i].i = it->second;
+            r[i] = from_json(values[col.name], col.kind, at_, layout.table, col.name);
+            const auto m = mapped_.find(col.name);
+            if (r[i].null || m == mapped_.end() || col.kind != value_kind::integer) continue;
+            const auto it = m->second.find(r[i].i);
+            if (it == m->second.end()) {
+                at_.bad(fmt::format("table '{}': column '{}' names {}, which no line before it holds", layout.table,
+                                    col.name, r[i].i));
             }
+            r[i].i = it->second;
         }
-        std::int64_t id = 0;
-        std::size_t id_col = layout.columns.size();
-        if (layout.identity) {
-            id_col = layout.key.front();
-            if (!given[id_col] || r[id_col].null) at.bad(fmt::format("table '{}': the row has no id", table));
-            id = r[id_col].i;
-        }
-        if (const auto* shared = shared_of(table)) {
-            const auto nk = std::find_if(layout.columns.begin(), layout.columns.end(),
-                                         [&](const detail::column_info& col) {
-                                             return col.name == shared->natural_key;
-                                         });
-            const auto nk_index = static_cast<std::size_t>(nk - layout.columns.begin());
-            if (nk == layout.columns.end() || !given[nk_index] || r[nk_index].null) {
-                at.bad(fmt::format("table '{}': the row has no {}", table, shared->natural_key));
-            }
-            auto& ids = mapped[std::string(shared->id_column)];
-            if (auto there = id_where(*c, table, shared->natural_key, r[nk_index], nk->kind)) {
-                ids[id] = *there; // the target has it: reuse
-                ++result.rows;
-                continue;
-            }
-            if (id_taken(*c, table, id)) r[id_col].i = detail::high_water(*c, table) + 1;
-            ids[id] = r[id_col].i;
-        } else if (layout.identity && id_taken(*c, table, id)) {
-            throw error(errors::store_import_conflict,
-                        fmt::format("{}: {}: table '{}' has a row with id {} already; perfgate db import keeps the "
-                                    "project's ids (links and reports name them), so it imports only into a store "
-                                    "where they are free (an empty one, or a new file). Nothing was imported",
-                                    c->path(), at.where(), table, id));
-        }
-        writers.at(table)->insert_given(r, given);
-        ++result.rows;
+        return r;
     }
-    if (!ended) at.bad("the file ends before its end line: it was cut short; nothing was imported");
-    for (const auto t : detail::identity_tables()) detail::advance_generator(*c, t, detail::high_water(*c, t));
-    tx.commit();
-    return result;
+
+    // A testbed or counter: the target's row of the same natural key, else
+    // this one under its id (a new one when that is taken). false: the
+    // target has it, nothing to insert.
+    bool place_shared(const shared_table& shared, const detail::table_layout& layout, detail::row& r,
+                      const std::vector<bool>& given)
+    {
+        const std::size_t id_col = layout.key.front();
+        const auto nk = std::find_if(layout.columns.begin(), layout.columns.end(),
+                                     [&](const detail::column_info& col) { return col.name == shared.natural_key; });
+        const auto nk_index = static_cast<std::size_t>(nk - layout.columns.begin());
+        if (nk == layout.columns.end() || !given[nk_index] || r[nk_index].null) {
+            at_.bad(fmt::format("table '{}': the row has no {}", layout.table, shared.natural_key));
+        }
+        auto& ids = mapped_[std::string(shared.id_column)];
+        const std::int64_t id = r[id_col].i;
+        if (auto there = id_where(c_, layout.table, shared.natural_key, r[nk_index], nk->kind)) {
+            ids[id] = *there;
+            return false;
+        }
+        if (id_taken(c_, layout.table, id)) r[id_col].i = detail::high_water(c_, layout.table) + 1;
+        ids[id] = r[id_col].i;
+        return true;
+    }
+
+    void import_row(const nlohmann::json& j)
+    {
+        const auto& layout = layout_for(j);
+        std::vector<bool> given;
+        auto r = values_of(layout, j["row"], given);
+        ++result_.rows;
+        if (layout.identity) {
+            const std::size_t id_col = layout.key.front();
+            if (!given[id_col] || r[id_col].null) at_.bad(fmt::format("table '{}': the row has no id", layout.table));
+            if (const auto* shared = shared_of(layout.table)) {
+                if (!place_shared(*shared, layout, r, given)) return;
+            } else if (id_taken(c_, layout.table, r[id_col].i)) {
+                throw error(errors::store_import_conflict,
+                            fmt::format("{}: {}: table '{}' has a row with id {} already; perfgate db import keeps "
+                                        "the project's ids (links and reports name them), so it imports only into "
+                                        "a store where they are free (an empty one, or a new file). Nothing was "
+                                        "imported",
+                                        c_.path(), at_.where(), layout.table, r[id_col].i));
+            }
+        }
+        writers_.at(layout.table)->insert_given(r, given);
+    }
+
+    connection& c_;
+    std::ifstream in_;
+    import_state at_;
+    std::string text_;
+    import_result result_;
+    std::size_t position_ = 0; // tables come in copy order
+    std::map<std::string, detail::table_layout, std::less<>> layouts_;
+    std::map<std::string, std::unique_ptr<detail::table_writer>, std::less<>> writers_;
+    // Shared tables' ids, the file's -> the target's, by the column name
+    // other tables use for them.
+    std::map<std::string, std::unordered_map<std::int64_t, std::int64_t>, std::less<>> mapped_;
+};
+
+} // namespace
+
+import_result import_project(const std::string& db, const std::filesystem::path& file)
+{
+    auto c = detail::open_copy_side(db);
+    importer imp(*c, file);
+    return imp.run();
 }
 
 } // namespace perfgate::store
