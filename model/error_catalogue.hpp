@@ -57,7 +57,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
      "--format: expected text or json, got 'yaml'"},
     {errors::usage_conflict, 400, exit_usage, "Two options that exclude each other, or an option that applies only together with another.",
      "perfgate run: --seed applies to --order random only"},
-    {errors::usage_file_exists, 400, exit_usage, "perfgate db backup was given a file that exists; it never overwrites one.",
+    {errors::usage_file_exists, 400, exit_usage, "perfgate db backup or db export was given a file that exists; they never overwrite one.",
      "backup.db: exists already; perfgate db backup never overwrites a file (name a new one)"},
     {errors::usage_missing_argument, 400, exit_usage, "A required positional argument is missing (perfgate upload FILE).",
      "perfgate upload: expected exactly one FILE (perf stat -x, output)"},
