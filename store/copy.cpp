@@ -3,7 +3,6 @@
 // transaction per batch, then the id generators and the verification.
 #include "store/copy.hpp"
 
-#include "model/digest.hpp"
 #include "model/error.hpp"
 #include "store/copy_tables.hpp"
 #include "store/postgres.hpp"
@@ -158,7 +157,7 @@ void copy_rows(connection& src, connection& dst, const copy_options& options, co
             auto batch = reader.next(options.batch_rows);
             if (batch.rows.empty()) break;
             transaction tx(dst);
-            for (const auto& row : batch.rows) writer.insert(row);
+            writer.insert_all(batch.rows);
             tx.commit();
             result.rows_copied += detail::to_int64(batch.rows.size());
             result.bytes_copied += batch.bytes;

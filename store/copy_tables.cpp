@@ -431,6 +431,32 @@ table_writer::table_writer(connection& c, const table_layout& layout) : c_(c), l
         params += fmt::format("{}{}", i ? ", " : "", names_.back());
     }
     sql_ = fmt::format("INSERT INTO {} ({}) VALUES ({})", sql_name(layout.table), cols, params);
+    std::string groups;
+    for (std::size_t r = 0; r < rows_per_insert; ++r) {
+        groups += r ? ", (" : "(";
+        for (std::size_t i = 0; i < layout.columns.size(); ++i) {
+            group_names_.push_back(fmt::format(":r{}c{}", r, i));
+            groups += fmt::format("{}{}", i ? ", " : "", group_names_.back());
+        }
+        groups += ")";
+    }
+    group_sql_ = fmt::format("INSERT INTO {} ({}) VALUES {}", sql_name(layout.table), cols, groups);
+}
+
+void table_writer::insert_all(const std::vector<row>& rows)
+{
+    const std::size_t n = layout_.columns.size();
+    std::size_t done = 0;
+    for (; done + rows_per_insert <= rows.size(); done += rows_per_insert) {
+        auto st = c_.prepare(group_sql_);
+        for (std::size_t r = 0; r < rows_per_insert; ++r) {
+            for (std::size_t i = 0; i < n; ++i) {
+                bind_cell(st, group_names_[r * n + i].c_str(), rows[done + r][i], layout_.columns[i].kind);
+            }
+        }
+        st.run();
+    }
+    for (; done < rows.size(); ++done) insert(rows[done]);
 }
 
 void table_writer::insert(const row& r)

@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -77,11 +76,11 @@ struct made_store {
 // a second project (so ids of the two interleave), and a revoked token.
 const made_store& test_store()
 {
+    // Removed at exit with everything in it.
+    static const temp_dir scratch("perfgate-db-copy");
     static const made_store made = [] {
         made_store m;
-        m.dir = fs::temp_directory_path() / fmt::format("perfgate-db-copy-{}", ::getpid());
-        fs::remove_all(m.dir);
-        fs::create_directories(m.dir);
+        m.dir = scratch.path();
         m.db = m.dir / "made.db";
         m.token = create_token(m.db, "demo");
         const std::string other = create_token(m.db, "other");
