@@ -318,7 +318,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "db copy (postgresql): a copy stopped after 3 batches, rerun, completes; a target with rows is refused, unchanged")
+    "db copy (postgresql): a copy stopped after 3 batches, rerun, completes, and a target with rows is refused, unchanged")
 {
     const auto& m = test_store();
     temp_dir dir;
