@@ -93,6 +93,12 @@ void configure_sqlite(connection& c, bool writer, bool memory)
         c.exec(fmt::format("PRAGMA busy_timeout = {}", busy_timeout_ms));
         c.exec("PRAGMA foreign_keys = ON");
         if (writer && !memory) {
+            // A file created now frees the pages of removed rows on request
+            // (PRAGMA incremental_vacuum: maintenance::reclaim_space). The
+            // setting takes effect only before the first table exists, so
+            // on an older file this changes nothing (a VACUUM switches it:
+            // perfgate db prune --vacuum).
+            c.exec("PRAGMA auto_vacuum = INCREMENTAL");
             // WAL: readers do not block the writer nor the writer readers.
             // synchronous=NORMAL is safe from corruption in WAL mode and only
             // risks the last commits on power loss (sqlite.org/pragma.html#pragma_synchronous).
