@@ -6,6 +6,7 @@
 
 #include "model/error.hpp"
 #include "store/maintenance.hpp"
+#include "store/projects.hpp"
 #include "store/store.hpp"
 
 #include <fmt/format.h>

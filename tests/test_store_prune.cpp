@@ -343,3 +343,48 @@ TEST_CASE("store: prune refuses ages out of bounds and unknown projects, and a p
     db.projects().set_retention("demo", {});
     CHECK(db.projects().claim_due_retention(t + 5 * day_s, day_s).empty());
 }
+
+TEST_CASE("store: the service's daily retention prunes a project with a retention once a day and says so")
+{
+    test_database where;
+    ps::store db(where.location());
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const auto& project : {"kept", "pruned"}) {
+        auto old_pr = make_run(project, "parse", now - 200 * day_s, "feature", "candidate");
+        old_pr.pr = 3;
+        db.runs().insert(old_pr);
+        auto young_pr = make_run(project, "parse", now - day_s, "feature", "candidate");
+        young_pr.pr = 4;
+        db.runs().insert(young_pr);
+    }
+    perfgate::service::service svc(db);
+    svc.projects().set_retention("pruned", {90 * day_s, std::nullopt});
+    CHECK_THROWS_WITH_AS(svc.projects().set_retention("nope", {90 * day_s, std::nullopt}),
+                         doctest::Contains("no project 'nope'"), error);
+
+    std::mutex mu;
+    std::vector<perfgate::service::retention_outcome> seen;
+    svc.background().prune_daily(
+        [&](const perfgate::service::retention_outcome& out) {
+            std::lock_guard lock(mu);
+            seen.push_back(out);
+        },
+        std::chrono::milliseconds(20));
+    // Several checks within the day: one prune.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (svc.background().retention_checks() < 5 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(svc.background().retention_checks() >= 5);
+    std::lock_guard lock(mu);
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0].project == "pruned");
+    CHECK(seen[0].error.empty());
+    CHECK(seen[0].removed.runs.rows == 1);
+    CHECK(where.integer("SELECT count(*) FROM runs r JOIN projects p ON p.id = r.project_id WHERE p.name = 'pruned'") ==
+          1);
+    CHECK(where.integer("SELECT count(*) FROM runs r JOIN projects p ON p.id = r.project_id WHERE p.name = 'kept'") ==
+          2);
+    CHECK(where.integer("SELECT count(*) FROM projects WHERE retention_pruned_at IS NOT NULL") == 1);
+}
