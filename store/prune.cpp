@@ -260,115 +260,145 @@ void check_rules(const std::string& name, const prune_rules& rules)
 
 } // namespace
 
+namespace {
+
+// The projects a prune covers: (name, id), in name order.
+std::vector<std::pair<std::string, std::int64_t>> prune_targets(const impl& s,
+                                                                const std::optional<std::string_view>& project)
+{
+    std::vector<std::pair<std::string, std::int64_t>> targets;
+    impl::read_lease c(s);
+    if (project) {
+        const auto id = lookup_id(*c, "SELECT id FROM projects WHERE name = :name", {{":name", *project}});
+        if (!id) {
+            throw error(errors::store_not_found,
+                        fmt::format("{}: project {} not found", s.name_, shown_name(*project)));
+        }
+        targets.emplace_back(std::string(*project), *id);
+    } else {
+        auto st = (*c).prepare("SELECT name, id FROM projects ORDER BY name");
+        while (st.step()) targets.emplace_back(st.text(0), st.int64(1));
+    }
+    return targets;
+}
+
+// The ages' cutoffs, in unix seconds.
+struct cutoffs {
+    std::int64_t remove = 0; // runs that feed no series, created before it
+    std::int64_t thin = 0;   // runs that do, created before it
+};
+
+// The project's runs to remove, in id order (one snapshot); n.thinned counts
+// those that fed a series.
+std::vector<std::int64_t> chosen_runs(const impl& s, std::int64_t project_id, const prune_rules& rules, cutoffs at,
+                                      prune_counts& n)
+{
+    std::vector<std::int64_t> doomed, thinned;
+    {
+        impl::read_lease c(s);
+        detail::transaction snapshot(*c, detail::transaction::kind::read);
+        doomed = unneeded_runs(*c, project_id, at.remove);
+        if (rules.thin_after_s) thinned = thinned_runs(*c, project_id, at.thin, at.remove, rules.keep_tail);
+        snapshot.commit();
+    }
+    n.thinned += static_cast<std::int64_t>(thinned.size());
+    doomed.insert(doomed.end(), thinned.begin(), thinned.end());
+    std::sort(doomed.begin(), doomed.end());
+    return doomed;
+}
+
+// Idempotency keys older than the cutoff, counted (and removed unless
+// dry_run): a retry comes within minutes, not after the retention age.
+void prune_old_keys(impl& s, std::int64_t project_id, std::int64_t cutoff, bool dry_run, prune_counts& n)
+{
+    const auto count = [&](connection& c) {
+        prune_tally keys;
+        auto st = c.prepare(engine_sql(c, "SELECT count(*), coalesce(sum(BYTES(key) + BYTES(request_sha256) + "
+                                          "coalesce(BYTES(run_ids), 0)), 0) FROM ingest_keys "
+                                          "WHERE project_id = :project_id AND created_at < :cutoff"));
+        st.bind(":project_id", project_id).bind(":cutoff", cutoff);
+        if (st.step()) {
+            keys.rows = st.int64(0);
+            keys.bytes = st.int64(1) + keys.rows * 3 * number_bytes;
+        }
+        return keys;
+    };
+    prune_tally keys;
+    if (dry_run) {
+        impl::read_lease c(s);
+        keys = count(*c);
+    } else {
+        keys = s.write([&](connection& c) {
+            const prune_tally found = count(c);
+            c.prepare("DELETE FROM ingest_keys WHERE project_id = :project_id AND created_at < :cutoff")
+                .bind(":project_id", project_id)
+                .bind(":cutoff", cutoff)
+                .run();
+            return found;
+        });
+    }
+    n.ingest_keys.rows += keys.rows;
+    n.ingest_keys.bytes += keys.bytes;
+}
+
+void add_counts(prune_counts& to, const prune_counts& from)
+{
+    for (auto [t, f] :
+         {std::pair{&to.runs, &from.runs}, std::pair{&to.samples, &from.samples},
+          std::pair{&to.summaries, &from.summaries}, std::pair{&to.change_points, &from.change_points},
+          std::pair{&to.comparisons, &from.comparisons}, std::pair{&to.flame_graphs, &from.flame_graphs},
+          std::pair{&to.attributions, &from.attributions}, std::pair{&to.ingest_keys, &from.ingest_keys}}) {
+        t->rows += f->rows;
+        t->bytes += f->bytes;
+    }
+}
+
+// Removes (or with dry_run counts) the chosen runs, prune_batch_runs to a
+// write transaction.
+void remove_in_batches(impl& s, std::int64_t project_id, std::int64_t cutoff, const std::vector<std::int64_t>& doomed,
+                       bool dry_run, prune_counts& n)
+{
+    std::unordered_set<std::int64_t> counted_comparisons;
+    for (std::size_t at = 0; at < doomed.size(); at += maintenance::prune_batch_runs) {
+        const std::vector<std::int64_t> chosen(
+            doomed.begin() + static_cast<std::ptrdiff_t>(at),
+            doomed.begin() + static_cast<std::ptrdiff_t>(std::min(doomed.size(), at + maintenance::prune_batch_runs)));
+        if (dry_run) {
+            impl::read_lease c(s);
+            tally_batch(*c, chosen, cutoff, n, counted_comparisons);
+            continue;
+        }
+        // The counts of a batch are added once it is committed (write may
+        // run the body again after a deadlock).
+        add_counts(n, s.write([&](connection& c) {
+            prune_counts counted;
+            const auto batch = still_unneeded(c, project_id, cutoff, chosen);
+            if (batch.empty()) return counted;
+            std::unordered_set<std::int64_t> none_yet; // the earlier batches' comparisons are gone
+            tally_batch(c, batch, cutoff, counted, none_yet);
+            remove_batch(c, batch);
+            return counted;
+        }));
+    }
+}
+
+} // namespace
+
 prune_report maintenance::prune(const std::optional<std::string_view>& project, const prune_rules& rules, bool dry_run)
 {
     check_rules(impl_->name_, rules);
     const std::int64_t now = rules.now != 0 ? rules.now : unix_now();
-    const std::int64_t cutoff = now - rules.older_than_s;
-    const std::int64_t thin_cutoff = rules.thin_after_s ? now - *rules.thin_after_s : cutoff;
+    cutoffs at;
+    at.remove = now - rules.older_than_s;
+    at.thin = rules.thin_after_s ? now - *rules.thin_after_s : at.remove;
 
     prune_report out;
     out.dry_run = dry_run;
-    std::vector<std::pair<std::string, std::int64_t>> targets; // (name, id)
-    {
-        impl::read_lease c(*impl_);
-        if (project) {
-            const auto id = lookup_id(*c, "SELECT id FROM projects WHERE name = :name", {{":name", *project}});
-            if (!id) {
-                throw error(errors::store_not_found,
-                            fmt::format("{}: project {} not found", impl_->name_, shown_name(*project)));
-            }
-            targets.emplace_back(std::string(*project), *id);
-        } else {
-            auto st = (*c).prepare("SELECT name, id FROM projects ORDER BY name");
-            while (st.step()) targets.emplace_back(st.text(0), st.int64(1));
-        }
-    }
-    prune_counts& n = out.removed;
-    for (const auto& [name, project_id] : targets) {
+    for (const auto& [name, project_id] : prune_targets(*impl_, project)) {
         out.projects.push_back(name);
-        std::vector<std::int64_t> doomed, thinned;
-        {
-            impl::read_lease c(*impl_);
-            detail::transaction snapshot(*c, detail::transaction::kind::read);
-            doomed = unneeded_runs(*c, project_id, cutoff);
-            if (rules.thin_after_s) thinned = thinned_runs(*c, project_id, thin_cutoff, cutoff, rules.keep_tail);
-            snapshot.commit();
-        }
-        n.thinned += static_cast<std::int64_t>(thinned.size());
-        doomed.insert(doomed.end(), thinned.begin(), thinned.end());
-        std::sort(doomed.begin(), doomed.end());
-
-        // Idempotency keys older than the cutoff: a retry comes within
-        // minutes, not after the retention age.
-        const std::string_view old_keys_where = "WHERE project_id = :project_id AND created_at < :cutoff";
-        if (dry_run) {
-            impl::read_lease c(*impl_);
-            auto st = (*c).prepare(
-                engine_sql(*c, fmt::format("SELECT count(*), coalesce(sum(BYTES(key) + BYTES(request_sha256) + "
-                                           "coalesce(BYTES(run_ids), 0)), 0) FROM ingest_keys {}",
-                                           old_keys_where)));
-            st.bind(":project_id", project_id).bind(":cutoff", cutoff);
-            if (st.step()) {
-                n.ingest_keys.rows += st.int64(0);
-                n.ingest_keys.bytes += st.int64(1) + st.int64(0) * 3 * number_bytes;
-            }
-        } else {
-            impl_->write([&](connection& c) {
-                prune_tally keys;
-                auto st = c.prepare(
-                    engine_sql(c, fmt::format("SELECT count(*), coalesce(sum(BYTES(key) + BYTES(request_sha256) + "
-                                              "coalesce(BYTES(run_ids), 0)), 0) FROM ingest_keys {}",
-                                              old_keys_where)));
-                st.bind(":project_id", project_id).bind(":cutoff", cutoff);
-                if (st.step()) {
-                    keys.rows = st.int64(0);
-                    keys.bytes = st.int64(1) + keys.rows * 3 * number_bytes;
-                }
-                st.reset();
-                c.prepare(fmt::format("DELETE FROM ingest_keys {}", old_keys_where))
-                    .bind(":project_id", project_id)
-                    .bind(":cutoff", cutoff)
-                    .run();
-                n.ingest_keys.rows += keys.rows;
-                n.ingest_keys.bytes += keys.bytes;
-            });
-        }
-
-        std::unordered_set<std::int64_t> counted_comparisons;
-        for (std::size_t at = 0; at < doomed.size(); at += prune_batch_runs) {
-            const std::vector<std::int64_t> chosen(
-                doomed.begin() + static_cast<std::ptrdiff_t>(at),
-                doomed.begin() + static_cast<std::ptrdiff_t>(std::min(doomed.size(), at + prune_batch_runs)));
-            if (dry_run) {
-                impl::read_lease c(*impl_);
-                tally_batch(*c, chosen, cutoff, n, counted_comparisons);
-                continue;
-            }
-            // The counts of a batch are added once it is committed (write
-            // may run the body again after a deadlock).
-            const prune_counts batch_counts = impl_->write([&](connection& c) {
-                prune_counts counted;
-                const auto batch = still_unneeded(c, project_id, cutoff, chosen);
-                if (batch.empty()) return counted;
-                std::unordered_set<std::int64_t> none_yet; // the earlier batches' comparisons are gone
-                tally_batch(c, batch, cutoff, counted, none_yet);
-                remove_batch(c, batch);
-                return counted;
-            });
-            n.runs.rows += batch_counts.runs.rows;
-            n.runs.bytes += batch_counts.runs.bytes;
-            for (auto [to, from] :
-                 {std::pair{&n.samples, &batch_counts.samples}, std::pair{&n.summaries, &batch_counts.summaries},
-                  std::pair{&n.change_points, &batch_counts.change_points},
-                  std::pair{&n.comparisons, &batch_counts.comparisons},
-                  std::pair{&n.flame_graphs, &batch_counts.flame_graphs},
-                  std::pair{&n.attributions, &batch_counts.attributions},
-                  std::pair{&n.ingest_keys, &batch_counts.ingest_keys}}) {
-                to->rows += from->rows;
-                to->bytes += from->bytes;
-            }
-        }
+        const auto doomed = chosen_runs(*impl_, project_id, rules, at, out.removed);
+        prune_old_keys(*impl_, project_id, at.remove, dry_run, out.removed);
+        remove_in_batches(*impl_, project_id, at.remove, doomed, dry_run, out.removed);
     }
     return out;
 }

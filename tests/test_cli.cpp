@@ -954,7 +954,7 @@ TEST_CASE("perfgate db prune: a dry run changes nothing, ages are parsed strictl
             r.branch = i % 2 ? "feature" : "main";
             r.pr = 7;
             r.testbed = {"box", "cpu", 2, "6.1", "fp-box"};
-            r.created_at = now - (i < 2 ? 200 : 1) * 86400; // two of a year ago, two of yesterday
+            r.created_at = now - (i < 2 ? 200 * 86400 : 3600); // two of 200 days ago, two of an hour ago
             r.counters.push_back(
                 {"task-clock", "msec", {{0, 1.0, 100.0, std::nullopt}, {1, 1.1, 100.0, std::nullopt}}});
             s.runs().insert(r);
