@@ -20,6 +20,8 @@
 //   artifacts.cpp    a comparison's artifacts (flame graphs, attributions; artifacts.hpp)
 //   acceptances.cpp  reviewers' acceptances of a regression (acceptances.hpp)
 //   webhooks.cpp     alert webhooks and their deliveries (webhooks.hpp)
+//   prune.cpp        retention: pruning, giving space back, a project's
+//                    retention (maintenance.hpp, projects.hpp, prune.hpp)
 // and the engines below them: db.cpp (the statement layer), sqlite.cpp,
 // postgres.cpp.
 #include "store/store.hpp"
