@@ -71,8 +71,8 @@ public:
     prune_report prune(const std::optional<std::string_view>& project, const prune_rules& rules, bool dry_run);
     // Gives the space of removed rows back. SQLite with auto_vacuum
     // INCREMENTAL (every file this perfgate creates): frees the free list's
-    // pages in write transactions of at most 4 MiB each, then truncates the
-    // WAL, so the file shrinks; without it the pages stay on the free list,
+    // pages in write transactions of at most 4 MiB each, then checkpoints
+    // the WAL (passive: waiting for no reader), so the file shrinks; without it the pages stay on the free list,
     // reused by new rows, unless full_vacuum: VACUUM rewrites the file
     // (switching it to INCREMENTAL; it needs free disk space of the file's
     // size and holds the write lock meanwhile). PostgreSQL: a plain VACUUM

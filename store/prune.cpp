@@ -452,10 +452,12 @@ reclaim_report maintenance::reclaim_space(bool full_vacuum)
             left = now_free;
         }
     }
-    // The file shrinks when the log's frames are copied back into it.
+    // The file shrinks when the log's frames are copied back into it. A
+    // passive checkpoint: it waits for no reader (a server's requests go
+    // on); what a reader still holds is copied by the next checkpoint.
     {
         impl::lease c(*impl_, true);
-        c->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        c->exec("PRAGMA wal_checkpoint(PASSIVE)");
     }
     out.size_after = size_bytes();
     return out;
