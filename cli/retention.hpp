@@ -1,5 +1,5 @@
 // Retention on the command line: the ages of `perfgate db prune` and
-// `perfgate project --retention` (cli/retention.cpp; what a prune keeps:
+// `perfgate project --retention` (cli/cmd_db_prune.cpp; what a prune keeps:
 // store/prune.hpp, docs/history.md "Retention").
 #pragma once
 
