@@ -97,10 +97,13 @@ void configure_sqlite(connection& c, bool writer, bool memory)
         if (writer && !memory) {
             // A file created now frees the pages of removed rows on request
             // (PRAGMA incremental_vacuum: maintenance::reclaim_space). The
-            // setting takes effect only before the first table exists, so
-            // on an older file this changes nothing (a VACUUM switches it:
-            // perfgate db prune --vacuum).
-            c.exec("PRAGMA auto_vacuum = INCREMENTAL");
+            // setting takes effect only before the first table exists: set
+            // on an empty file only (an older one is switched by a VACUUM,
+            // perfgate db prune --vacuum; a read-only one is left alone).
+            auto pages = c.prepare("PRAGMA page_count");
+            const bool empty = pages.step() && pages.int64(0) == 0;
+            pages.reset();
+            if (empty) c.exec("PRAGMA auto_vacuum = INCREMENTAL");
             // WAL: readers do not block the writer nor the writer readers.
             // synchronous=NORMAL is safe from corruption in WAL mode and only
             // risks the last commits on power loss (sqlite.org/pragma.html#pragma_synchronous).
