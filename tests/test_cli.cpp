@@ -1010,6 +1010,34 @@ TEST_CASE("perfgate db prune: a dry run changes nothing, ages are parsed strictl
     o = run_perfgate({"db", "prune", "--db", db, "--older-than", "90d"});
     CHECK(std::regex_search(o.out, std::regex(R"(\nruns +0 +0\n)")));
 
+    // A file made before perfgate set auto_vacuum keeps freed pages for
+    // reuse, and --vacuum rewrites it once into one that frees them.
+    const std::string old_file = (here.path() / "old.db").string();
+    {
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open_v2(old_file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) ==
+                SQLITE_OK);
+        sqlite_rows(raw, "CREATE TABLE older_than_perfgate (x)"); // a table first: auto_vacuum stays NONE
+        sqlite3_close_v2(raw);
+    }
+    o = run_perfgate({"db", "prune", "--db", old_file, "--older-than", "90d"});
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("free pages kept for reuse by new rows") != std::string::npos);
+    CHECK(run_perfgate({"db", "prune", "--db", old_file, "--older-than", "90d", "--vacuum", "--dry-run"}).code == 2);
+    o = run_perfgate({"db", "prune", "--db", "postgresql://u@h/db", "--older-than", "90d", "--vacuum"});
+    CHECK(o.code == 2);
+    CHECK(o.err.find("pg_repack") != std::string::npos);
+    o = run_perfgate({"db", "prune", "--db", old_file, "--older-than", "90d", "--vacuum"});
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("VACUUM: the file was rewritten") != std::string::npos);
+    {
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open_v2(old_file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+        CHECK(sqlite_rows(raw, "PRAGMA auto_vacuum") == std::vector<std::string>{"2"});
+        sqlite3_close_v2(raw);
+    }
+
     // perfgate project --retention: stored and shown; bad input exit 2, nothing stored.
     o = run_perfgate({"project", "--db", db, "--project", "demo", "--retention", "90d", "--thin-after", "52w"});
     INFO(o.err);
