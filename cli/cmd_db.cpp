@@ -1,5 +1,6 @@
 // `perfgate db`: operations on a store without a server: apply migrations,
-// take a backup.
+// take a backup, copy a store to another database, export and import one
+// project (cli/cmd_db_copy.cpp), prune (cli/cmd_db_prune.cpp).
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -8,6 +9,8 @@
 
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "cli/db_copy.hpp"
+#include "cli/retention.hpp"
 #include "model/error.hpp"
 #include "store/maintenance.hpp"
 #include "store/store.hpp"
@@ -19,7 +22,11 @@ namespace {
 const command_spec db_command{
     "db",
     "migrate --db PATH|URI\n"
-    "       db backup FILE --db PATH",
+    "       db backup FILE --db PATH\n"
+    "       db copy --from PATH|URI --to PATH|URI [--batch-rows N]\n"
+    "       db export --db PATH|URI --project P [-o FILE]\n"
+    "       db import --db PATH|URI FILE\n"
+    "       db prune --db PATH|URI [--project P] --older-than AGE [--thin-after AGE] [--dry-run] [--vacuum]",
     "migrate: brings the database's schema to this perfgate's version and prints\n"
     "it (a server does the same when it starts; run it once before starting new\n"
     "replicas after an upgrade). On PostgreSQL the migrations take an advisory\n"
@@ -28,9 +35,40 @@ const command_spec db_command{
     "(SQLite's online backup API: one consistent snapshot; the copy is checked\n"
     "with PRAGMA quick_check and FILE is written only once it passes; an\n"
     "existing FILE is never overwritten). A PostgreSQL database is backed up\n"
-    "with pg_dump (docs/deployment.md, \"Backups\").",
+    "with pg_dump (docs/deployment.md, \"Backups\").\n"
+    "copy: copies every table of a store into an empty database (SQLite to\n"
+    "PostgreSQL and back), ids and token hashes as stored, one transaction per\n"
+    "batch; then verifies each table (rows and SHA-256, printed). Rerun after an\n"
+    "interruption to finish; a target with rows is refused (exit 2). Stop the\n"
+    "source's servers first (docs/deployment.md, \"Moving to PostgreSQL\").\n"
+    "export: writes one project as JSON lines (docs/export-format.md) to FILE\n"
+    "(never overwritten) or stdout. import: adds an exported project to a store\n"
+    "that lacks it, keeping its ids, in one transaction; exit 2 when the project\n"
+    "or one of its ids exists there.\n"
+    "prune: removes the runs that feed no series (pull requests' runs, push jobs'\n"
+    "baselines) older than --older-than, with their comparisons and artifacts;\n"
+    "keeps the runs of alerts, change points and accepted comparisons; with\n"
+    "--thin-after, thins the series past that age to a point a day (the day's\n"
+    "last). AGE: 12h, 90d, 2w (1 day to 36500 days). Prints the rows and bytes\n"
+    "removed per kind, then gives the space back (docs/history.md, \"Retention\").",
     {
         {"db", 0, true, false, "PATH|URI", "SQLite database file or postgresql:// URI"},
+        {"from", 0, true, false, "PATH|URI", "copy: the store to copy"},
+        {"to", 0, true, false, "PATH|URI", "copy: the empty database to copy it into"},
+        {"batch-rows", 0, true, false, "N", "copy: rows per transaction (default 1000)"},
+        {"project", 0, true, false, "P", "export: the project; prune: this project only (default: every project)"},
+        {"output", 'o', true, false, "FILE", "export: the file to write (default: stdout)"},
+        {"older-than", 0, true, false, "AGE", "prune: remove the runs that feed no series older than AGE (90d)"},
+        {"thin-after", 0, true, false, "AGE", "prune: thin each series to a point a day past AGE (>= --older-than)"},
+        {"dry-run", 0, false, false, "", "prune: print what would be removed, change nothing"},
+        {"vacuum",
+         0,
+         false,
+         false,
+         "",
+         "prune: then rewrite the SQLite file (VACUUM), switching it to incremental vacuum",
+         {},
+         {"dry-run"}},
     },
 };
 
@@ -44,6 +82,12 @@ int cmd_db(const argv_t& args)
     if (!parsed) return exit_pass;
     const auto& pos = parsed->positional();
     const std::string action = pos.empty() ? std::string() : pos.front();
+    if (action == "prune" && pos.size() == 1) return db_prune(*parsed);
+    for (const char* prune_only : {"older-than", "thin-after", "dry-run", "vacuum"}) {
+        if (parsed->has(prune_only)) {
+            throw error(errors::usage_conflict, fmt::format("--{} applies to perfgate db prune only", prune_only));
+        }
+    }
     if (action == "migrate" && pos.size() == 1) {
         const std::string where = parsed->required("db");
         const store::store db(where);
@@ -73,8 +117,13 @@ int cmd_db(const argv_t& args)
                                  db.maintenance().schema_version(), pos[1]);
         return exit_pass;
     }
+    if (action == "copy" && pos.size() == 1) return db_copy(*parsed);
+    if (action == "export" && pos.size() == 1) return db_export(*parsed);
+    if (action == "import" && pos.size() == 2) return db_import(*parsed, pos[1]);
     throw error(errors::usage_bad_subcommand,
-                "perfgate db: expected 'perfgate db migrate --db PATH|URI' or 'perfgate db backup FILE --db PATH'");
+                "perfgate db: expected 'perfgate db migrate --db PATH|URI', 'perfgate db backup FILE --db PATH', "
+                "'perfgate db copy --from DB --to DB', 'perfgate db export --db DB --project P', "
+                "'perfgate db import --db DB FILE' or 'perfgate db prune --db PATH|URI --older-than AGE'");
 }
 
 } // namespace perfgate::cli

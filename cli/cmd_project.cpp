@@ -12,6 +12,7 @@
 #include "cli/change_point_flags.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
+#include "cli/retention.hpp"
 #include "model/error.hpp"
 #include "service/service.hpp"
 #include "store/store.hpp"
@@ -27,7 +28,8 @@ command_spec make_project_command()
         "project",
         "--db PATH --project P [--baseline-branch BRANCH] [--repository-url URL] [--change-point-method M]\n"
         "    [--change-point-window N] [--change-point-max-p P] [--change-point-min-magnitude X]\n"
-        "    [--webhook URL [--secret S] [--format json|slack]] [--remove-webhook ID]",
+        "    [--webhook URL [--secret S] [--format json|slack]] [--remove-webhook ID]\n"
+        "    [--retention AGE|off] [--thin-after AGE|off]",
         "Prints a project's settings; with --baseline-branch, sets the branch whose\n"
         "baseline runs are watched for change points and alerts (default main); with\n"
         "--repository-url, the http(s) URL the dashboard links commits to as\n"
@@ -35,7 +37,9 @@ command_spec make_project_command()
         "detects change points in this project (unset ones follow perfgate serve's\n"
         "--change-point-* defaults); with --webhook, adds a webhook that the\n"
         "project's alerts are posted to (--remove-webhook ID removes one). Lists\n"
-        "the webhooks with their last delivery, never their secrets. Works on the\n"
+        "the webhooks with their last delivery, never their secrets. With --retention,\n"
+        "perfgate serve prunes the project once a day as perfgate db prune\n"
+        "--older-than AGE [--thin-after AGE] would (off: never). Works on the\n"
         "database of a running server (SQLite WAL).",
         {
             {"db", 0, true, false, "PATH|URI", "SQLite database file or postgresql:// URI"},
@@ -47,6 +51,10 @@ command_spec make_project_command()
              "PERFGATE_WEBHOOK_SECRET"},
             {"format", 0, true, false, "json|slack", "--webhook's body: json (default) or slack (incoming webhook)"},
             {"remove-webhook", 0, true, false, "ID", "remove the webhook with this id", {}, {"webhook"}},
+            {"retention", 0, true, false, "AGE|off",
+             "perfgate serve removes the runs that feed no series older than AGE daily (90d; off: never)"},
+            {"thin-after", 0, true, false, "AGE|off",
+             "and thins the series to a point a day past AGE (365d, at least --retention; off: never)"},
         },
     };
     for (auto& o : change_point_option_specs("this project")) spec.options.push_back(std::move(o));
@@ -91,6 +99,30 @@ void print_webhooks(const std::vector<store::webhook_info>& hooks)
     }
 }
 
+// --retention AGE|off and --thin-after AGE|off over the stored retention:
+// the settings to store, checked here (exit 2) before anything is stored.
+std::optional<store::retention_settings> retention_flags(const parsed_args& parsed, store::retention_settings stored)
+{
+    const auto retention = parsed.get("retention");
+    const auto thin = parsed.get("thin-after");
+    if (!retention && !thin) return std::nullopt;
+    if (retention) {
+        stored.older_than_s = *retention == "off" ? std::nullopt : std::optional(parse_age("retention", *retention));
+        if (!stored.older_than_s) stored.thin_after_s.reset();
+    }
+    if (thin) stored.thin_after_s = *thin == "off" ? std::nullopt : std::optional(parse_age("thin-after", *thin));
+    if (stored.thin_after_s && !stored.older_than_s) {
+        throw error(errors::usage_conflict, "--thin-after needs a retention: give --retention AGE too");
+    }
+    if (stored.thin_after_s && *stored.thin_after_s < *stored.older_than_s) {
+        throw error(errors::usage_conflict,
+                    fmt::format("--thin-after {} is below the retention {}: the series are thinned no sooner than "
+                                "the other runs are removed",
+                                age_text(*stored.thin_after_s), age_text(*stored.older_than_s)));
+    }
+    return stored;
+}
+
 } // namespace
 
 const command_spec& project_spec() { return project_command; }
@@ -114,10 +146,12 @@ int cmd_project(const argv_t& args)
     if (auto given = parsed->get("repository-url")) url = service::normalize_repository_url("--repository-url", *given);
     const auto detection = change_point_flags(*parsed);
     const auto remove = parsed->get_int("remove-webhook", 1, std::numeric_limits<long long>::max());
+    const auto retention = retention_flags(*parsed, service.projects().retention(project));
     if (branch) service.projects().set_baseline_branch(project, *branch);
     if (url) service.projects().set_repository_url(project, *url);
     service.projects().set_change_point_settings(project, detection);
     change_webhooks(service, project, *parsed, remove);
+    if (retention) service.projects().set_retention(project, *retention);
     std::cout << fmt::format("project {}\nbaseline_branch {}\nrepository_url {}\n", project,
                              service.projects().baseline_branch(project),
                              service.projects().repository_url(project).value_or("-"));
@@ -131,6 +165,11 @@ int cmd_project(const argv_t& args)
                              stats::to_string(in_effect.method), shown(stored.method.has_value()), in_effect.window,
                              shown(stored.window.has_value()), in_effect.max_p, shown(stored.max_p.has_value()),
                              in_effect.min_magnitude, shown(stored.min_magnitude.has_value()));
+    // Listed once set (a project without one prints as before retention existed).
+    if (const auto kept = service.projects().retention(project); kept.older_than_s) {
+        std::cout << fmt::format("retention {}\nthin_after {}\n", age_text(*kept.older_than_s),
+                                 kept.thin_after_s ? age_text(*kept.thin_after_s) : std::string("off"));
+    }
     print_webhooks(service.webhooks().list(project));
     std::cout.flush();
     return exit_pass;

@@ -78,6 +78,8 @@ command_spec make_serve_command()
             {"bench-routes", 0, false, false, "", "", {}, {}, true},
             {"webhook-backoff-ms", 0, true, false, "MS", "", {}, {}, true},
             {"no-access-log", 0, false, false, "", "", {}, {}, true},
+            // Tests: how often the retention thread looks for projects due.
+            {"retention-check-ms", 0, true, false, "MS", "", {}, {}, true},
         },
     };
     for (auto& o : change_point_option_specs("projects without their own (perfgate project)"))
@@ -177,6 +179,22 @@ service::webhook_answer webhook_answer_of(client::http_outcome out, const std::s
     }
 }
 
+// The daily prune's log line (service/retention_job.hpp).
+void log_retention(const service::retention_outcome& out)
+{
+    if (!out.error.empty()) {
+        server::write_log_line(fmt::format("perfgate serve: retention of project '{}' failed: {}", out.project,
+                                           out.error));
+        return;
+    }
+    const auto& n = out.removed;
+    server::write_log_line(fmt::format(
+        "perfgate serve: retention of project '{}': removed {} runs ({} thinned series points), {} comparisons, {} "
+        "flame graphs, {} attributions, {} idempotency keys, {} bytes; database {} -> {} bytes",
+        out.project, n.runs.rows, n.thinned, n.comparisons.rows, n.flame_graphs.rows, n.attributions.rows,
+        n.ingest_keys.rows, n.bytes(), out.space.size_before, out.space.size_after));
+}
+
 } // namespace
 
 const command_spec& serve_spec() { return serve_command; }
@@ -267,6 +285,11 @@ int cmd_serve(const argv_t& argv)
                                                id, out.job.project, out.job.benchmark, out.job.run_id));
         }
     });
+    // Projects with a retention (perfgate project --retention) are pruned
+    // once a day on a thread of their own (service/retention_job.hpp).
+    const auto retention_check = std::chrono::milliseconds(
+        parsed.get_int("retention-check-ms", 1, 86400000).value_or(service::retention_check_every.count()));
+    service.background().prune_daily(log_retention, retention_check);
     // Fresh comparisons are stored by one committer thread, many to a
     // transaction; the request threads go on computing meanwhile
     // (service/commit_queue.hpp).

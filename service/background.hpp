@@ -4,6 +4,9 @@
 #pragma once
 
 #include "service/common.hpp"
+#include "service/retention_job.hpp"
+
+#include <chrono>
 
 namespace perfgate::service {
 
@@ -53,6 +56,14 @@ public:
     // not judged when added; every delivery is).
     void notify_with(std::shared_ptr<notifier> n);
     [[nodiscard]] std::optional<notifier::counts> notify_stats() const;
+    // Projects' retention (service/retention_job.hpp): a thread that prunes
+    // each project whose retention is set once a day (checking every
+    // check_every), drops the caches of stored rows after a prune, and says
+    // what it did to report (perfgate serve logs it). Copies of the
+    // service share it; it stops with the last of them.
+    void prune_daily(retention_job::reporter report, std::chrono::milliseconds check_every = retention_check_every);
+    // The retention thread's completed checks (0 without one).
+    [[nodiscard]] std::uint64_t retention_checks() const;
     void set_change_point_defaults(const stats::change_point_options& defaults);
     [[nodiscard]] const stats::change_point_options& change_point_defaults() const noexcept;
 

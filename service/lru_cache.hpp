@@ -61,6 +61,15 @@ public:
         }
     }
 
+    // Drops every entry (after a prune removed stored rows: service/retention_job.hpp).
+    void clear()
+    {
+        std::lock_guard lock(mu_);
+        index_.clear();
+        order_.clear();
+        bytes_ = 0;
+    }
+
     [[nodiscard]] std::size_t size_bytes() const
     {
         std::lock_guard lock(mu_);

@@ -41,6 +41,12 @@ public:
     [[nodiscard]] stats::change_point_options change_point_options(const std::string& project) const;
     [[nodiscard]] store::change_point_settings change_point_settings(const std::string& project) const;
     void set_change_point_settings(const std::string& project, const store::change_point_settings& settings);
+    // The project's retention (store/prune.hpp; perfgate serve prunes by it
+    // daily: background::prune_daily). set_retention stores both fields as
+    // given. "project.not_found"; "store.constraint" for ages outside
+    // store::prune_rules' bounds or a thinning age below the other.
+    [[nodiscard]] store::retention_settings retention(const std::string& project) const;
+    void set_retention(const std::string& project, const store::retention_settings& settings);
 
 private:
     detail::service_impl* impl_;

@@ -104,6 +104,11 @@ public:
     [[nodiscard]] std::size_t cached_runs() const;
     [[nodiscard]] std::size_t cached_histories() const;
     [[nodiscard]] std::uint64_t generation() const noexcept { return db_.generation(); }
+    // Retention (service/retention_job.cpp).
+    void prune_daily(retention_job::reporter report, std::chrono::milliseconds check_every);
+    [[nodiscard]] std::uint64_t retention_checks() const;
+    [[nodiscard]] store::retention_settings retention(const std::string& project) const;
+    void set_retention(const std::string& project, const store::retention_settings& settings);
 
 
 private:
@@ -151,6 +156,7 @@ private:
     std::shared_ptr<watch_queue> watcher_;
     std::shared_ptr<notifier> notifier_;
     std::shared_ptr<commit_queue> committer_;
+    std::shared_ptr<retention_job> retention_;
     stats::change_point_options change_point_defaults_;
 };
 

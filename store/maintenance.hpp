@@ -1,10 +1,15 @@
-// Checks, sizes and backups of the database (store::store::maintenance();
-// store/maintenance.cpp; schema_version: store/migrate.cpp; check_health and
-// background_checkpoints: store/store.cpp).
+// Checks, sizes, backups and retention of the database
+// (store::store::maintenance(); store/maintenance.cpp; schema_version:
+// store/migrate.cpp; check_health and background_checkpoints:
+// store/store.cpp; prune and reclaim_space: store/prune.cpp).
 #pragma once
+
+#include "store/prune.hpp"
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 namespace perfgate::store {
 
@@ -52,6 +57,30 @@ public:
     // WAL checkpoints completed by the background thread
     // (store_options::background_checkpoints); 0 without one.
     [[nodiscard]] std::uint64_t background_checkpoints() const noexcept;
+
+    // Retention (store/prune.hpp says what goes and what stays): prunes one
+    // project (nullopt: every project) by rules. The runs to remove are
+    // chosen in one read, then removed in write transactions of at most
+    // prune_batch_runs runs each (a server's writes go on between them),
+    // each checking again that none of its runs became one to keep (an
+    // acceptance or a comparison made meanwhile). dry_run: chooses and
+    // counts, changes nothing. Errors: "store.not_found" for an unknown
+    // project; "store.constraint" for ages outside prune_rules' bounds or a
+    // thin_after below older_than; "store.io".
+    static constexpr std::size_t prune_batch_runs = 200;
+    prune_report prune(const std::optional<std::string_view>& project, const prune_rules& rules, bool dry_run);
+    // Gives the space of removed rows back. SQLite with auto_vacuum
+    // INCREMENTAL (every file this perfgate creates): frees the free list's
+    // pages in write transactions of at most 4 MiB each, then checkpoints
+    // the WAL (passive: waiting for no reader), so the file shrinks; without it the pages stay on the free list,
+    // reused by new rows, unless full_vacuum: VACUUM rewrites the file
+    // (switching it to INCREMENTAL; it needs free disk space of the file's
+    // size and holds the write lock meanwhile). PostgreSQL: a plain VACUUM
+    // of the tables prune writes, so their free space is reused at once
+    // (pg_repack or VACUUM FULL return it to the file system: not done
+    // here, they lock or rewrite tables); full_vacuum is refused there
+    // ("store.unsupported"). ":memory:" has nothing to give back.
+    reclaim_report reclaim_space(bool full_vacuum = false);
 
 private:
     detail::store_impl* impl_;

@@ -2,10 +2,13 @@
 // creates projects, store/alerts.cpp reads and writes the settings).
 #pragma once
 
+#include "store/prune.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace perfgate::store {
 
@@ -55,6 +58,18 @@ public:
     // or otava, window < 2, max_p outside (0, 1), min_magnitude < 0).
     [[nodiscard]] change_point_settings change_point_settings_of(std::string_view project) const;
     void set_change_point_settings(std::string_view project, const change_point_settings& settings);
+    // A project's retention (022_retention.sql; store/prune.cpp): the ages
+    // perfgate serve prunes it by once a day. set_retention stores both
+    // fields as given (older_than nullopt: no retention, thin_after then
+    // too). "store.not_found" for an unknown project; "store.constraint"
+    // for ages outside prune_rules' bounds or thin_after below older_than.
+    [[nodiscard]] retention_settings retention_of(std::string_view project) const;
+    void set_retention(std::string_view project, const retention_settings& retention);
+    // The projects with a retention whose last daily prune started before
+    // now - interval_s (or never), each claimed for this caller by moving
+    // its retention_pruned_at to now in one UPDATE: of several servers on
+    // one database, one gets a given project's prune. In name order.
+    std::vector<std::string> claim_due_retention(std::int64_t now, std::int64_t interval_s);
 
 private:
     detail::store_impl* impl_;

@@ -21,6 +21,8 @@
 //   acceptances.cpp  reviewers' acceptances of a regression (acceptances.hpp)
 //   qualifications.cpp  perfgate qualify's figures per testbed and benchmark (qualifications.hpp)
 //   webhooks.cpp     alert webhooks and their deliveries (webhooks.hpp)
+//   prune.cpp        retention: pruning, giving space back, a project's
+//                    retention (maintenance.hpp, projects.hpp, prune.hpp)
 // and the engines below them: db.cpp (the statement layer), sqlite.cpp,
 // postgres.cpp.
 #include "store/store.hpp"
@@ -94,6 +96,15 @@ void configure_sqlite(connection& c, bool writer, bool memory)
         c.exec(fmt::format("PRAGMA busy_timeout = {}", busy_timeout_ms));
         c.exec("PRAGMA foreign_keys = ON");
         if (writer && !memory) {
+            // A file created now frees the pages of removed rows on request
+            // (PRAGMA incremental_vacuum: maintenance::reclaim_space). The
+            // setting takes effect only before the first table exists: set
+            // on an empty file only (an older one is switched by a VACUUM,
+            // perfgate db prune --vacuum; a read-only one is left alone).
+            auto pages = c.prepare("PRAGMA page_count");
+            const bool empty = pages.step() && pages.int64(0) == 0;
+            pages.reset();
+            if (empty) c.exec("PRAGMA auto_vacuum = INCREMENTAL");
             // WAL: readers do not block the writer nor the writer readers.
             // synchronous=NORMAL is safe from corruption in WAL mode and only
             // risks the last commits on power loss (sqlite.org/pragma.html#pragma_synchronous).

@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/database.hpp"
 #include "support/process.hpp"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +28,8 @@
 #include "cli/man_page.hpp"
 #include "cli/version.hpp"
 #include "model/error.hpp"
+#include "store/runs.hpp"
+#include "store/store.hpp"
 
 namespace {
 
@@ -475,14 +479,14 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     const auto db = dir / "live.db", copy = dir / "copy.db", out = dir / "out.txt";
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
-    // 017_acceptances.sql is the newest SQLite migration.
-    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 19\n");
+    // 022_retention.sql is the newest SQLite migration.
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 22\n");
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
 
     auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
     REQUIRE(o.code == 0);
-    CHECK(o.err.find("backed up " + db.string() + " (schema version 19) to " + copy.string()) != std::string::npos);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 22) to " + copy.string()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
     // The copy is a database with the project in it.
     REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);
@@ -929,4 +933,125 @@ TEST_CASE("perfgate compare and upload read google/benchmark JSON, and name a ba
                                     here);
     REQUIRE(times.code == 0);
     CHECK(times.out.find("12.625 ms") != std::string::npos); // the mean of 12.5 and 12.75 ms
+}
+
+// Retention (docs/history.md "Retention"): perfgate db prune and perfgate
+// project --retention on a database with runs of a year ago.
+TEST_CASE("perfgate db prune: a dry run changes nothing, ages are parsed strictly, bad ones are exit 2 naming them")
+{
+    const temp_dir here("perfgate-cli-prune");
+    const std::string db = (here.path() / "p.db").string();
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    {
+        perfgate::store::store s(db);
+        for (int i = 0; i < 4; ++i) {
+            perfgate::model::run_record r;
+            r.project = "demo";
+            r.benchmark = "parse";
+            r.role = i % 2 ? "candidate" : "baseline";
+            r.git_sha = fmt::format("{:040}", i);
+            r.branch = i % 2 ? "feature" : "main";
+            r.pr = 7;
+            r.testbed = {"box", "cpu", 2, "6.1", "fp-box"};
+            r.created_at = now - (i < 2 ? 200 * 86400 : 3600); // two of 200 days ago, two of an hour ago
+            r.counters.push_back(
+                {"task-clock", "msec", {{0, 1.0, 100.0, std::nullopt}, {1, 1.1, 100.0, std::nullopt}}});
+            s.runs().insert(r);
+        }
+    }
+    // The tables' rows (the file's bytes move when a WAL is checkpointed).
+    const auto digest = [&] {
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+        std::string all;
+        for (const char* table :
+             {"runs", "samples", "summaries", "comparisons", "ingest_keys", "benchmarks", "projects"}) {
+            for (const auto& row : sqlite_rows(raw, fmt::format("SELECT * FROM {} ORDER BY 1, 2", table)))
+                all += row + "\n";
+        }
+        sqlite3_close_v2(raw);
+        return all;
+    };
+    const auto before = digest();
+    auto dry = run_perfgate({"db", "prune", "--db", db, "--older-than", "90d", "--dry-run"});
+    INFO(dry.err);
+    REQUIRE(dry.code == 0);
+    CHECK(dry.out.find("would remove") != std::string::npos);
+    CHECK(std::regex_search(dry.out, std::regex(R"(\nruns +2 +[0-9]+\n)")));
+    CHECK(std::regex_search(dry.out, std::regex(R"(\nsamples +4 +192\n)")));
+    CHECK(digest() == before);
+
+    // Ages: a whole number and h, d or w; at least a day, at most 36500 days.
+    for (const char* bad :
+         {"90", "90D", "1.5d", "-3d", "+3d", " 3d", "3 d", "12h", "0d", "36501d", "99999999999w", "3m", "d"}) {
+        CAPTURE(bad);
+        const auto o = run_perfgate({"db", "prune", "--db", db, "--older-than", bad});
+        CHECK(o.code == 2);
+        CHECK(o.err.find("[usage.bad_value]") != std::string::npos);
+        CHECK(o.err.find("--older-than") != std::string::npos);
+    }
+    auto o = run_perfgate({"db", "prune", "--db", db, "--older-than", "90d", "--thin-after", "2w"});
+    CHECK(o.code == 2);
+    CHECK(o.err.find("[usage.conflict]") != std::string::npos);
+    o = run_perfgate({"db", "prune", "--db", db, "--older-than", "90d", "--thin-after", "5x"});
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--thin-after '5x'") != std::string::npos);
+    CHECK(run_perfgate({"db", "prune", "--db", db}).code == 2); // no --older-than
+    CHECK(run_perfgate({"db", "prune", "--db", db, "--older-than", "90d", "--project", "nope"}).code == 2);
+    CHECK(run_perfgate({"db", "migrate", "--db", db, "--older-than", "90d"}).code == 2);
+    CHECK(digest() == before); // none of them touched the file
+
+    o = run_perfgate({"db", "prune", "--db", db, "--older-than", "24h", "--project", "demo"});
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(std::regex_search(o.out, std::regex(R"(\nruns +2 +[0-9]+\n)")));
+    CHECK(o.out.find("incremental vacuum") != std::string::npos);
+    o = run_perfgate({"db", "prune", "--db", db, "--older-than", "90d"});
+    CHECK(std::regex_search(o.out, std::regex(R"(\nruns +0 +0\n)")));
+
+    // A file made before perfgate set auto_vacuum keeps freed pages for
+    // reuse, and --vacuum rewrites it once into one that frees them.
+    const std::string old_file = (here.path() / "old.db").string();
+    {
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open_v2(old_file.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) ==
+                SQLITE_OK);
+        sqlite_rows(raw, "CREATE TABLE older_than_perfgate (x)"); // a table first: auto_vacuum stays NONE
+        sqlite3_close_v2(raw);
+    }
+    o = run_perfgate({"db", "prune", "--db", old_file, "--older-than", "90d"});
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("free pages kept for reuse by new rows") != std::string::npos);
+    CHECK(run_perfgate({"db", "prune", "--db", old_file, "--older-than", "90d", "--vacuum", "--dry-run"}).code == 2);
+    o = run_perfgate({"db", "prune", "--db", "postgresql://u@h/db", "--older-than", "90d", "--vacuum"});
+    CHECK(o.code == 2);
+    CHECK(o.err.find("pg_repack") != std::string::npos);
+    o = run_perfgate({"db", "prune", "--db", old_file, "--older-than", "90d", "--vacuum"});
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("VACUUM: the file was rewritten") != std::string::npos);
+    {
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open_v2(old_file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+        CHECK(sqlite_rows(raw, "PRAGMA auto_vacuum") == std::vector<std::string>{"2"});
+        sqlite3_close_v2(raw);
+    }
+
+    // perfgate project --retention: stored and shown; bad input exit 2, nothing stored.
+    o = run_perfgate({"project", "--db", db, "--project", "demo", "--retention", "90d", "--thin-after", "52w"});
+    INFO(o.err);
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("retention 90d\nthin_after 52w\n") != std::string::npos);
+    o = run_perfgate({"project", "--db", db, "--project", "demo", "--thin-after", "30d"});
+    CHECK(o.code == 2);
+    CHECK(o.err.find("[usage.conflict]") != std::string::npos);
+    o = run_perfgate({"project", "--db", db, "--project", "demo", "--retention", "ninety"});
+    CHECK(o.code == 2);
+    CHECK(o.err.find("--retention 'ninety'") != std::string::npos);
+    o = run_perfgate({"project", "--db", db, "--project", "demo"});
+    CHECK(o.out.find("retention 90d\nthin_after 52w\n") != std::string::npos);
+    o = run_perfgate({"project", "--db", db, "--project", "demo", "--retention", "off"});
+    REQUIRE(o.code == 0);
+    CHECK(o.out.find("retention") == std::string::npos);
 }
