@@ -254,7 +254,7 @@ TEST_CASE("perfgate qualify: interrupted, it prints what the gates so far show")
 
 // Issue 46, "Stored": --db stores the figures for the testbed and
 // benchmark (--server sends the same body: tests/test_router.cpp); without
-// a token --server fails before measuring. About 1 s: rusage, 3
+// a token --server fails before measuring. About 1 s: rusage, 5
 // repetitions, one gate per point.
 TEST_CASE("perfgate qualify: --db stores the qualification, --server without a token fails at once")
 {

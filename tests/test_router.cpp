@@ -1904,7 +1904,8 @@ TEST_CASE("qualifications: POST needs scope baseline, refuses bad bodies by fiel
     b["counters"] = json::array();
     refused(b, "counters");
     b = body("fp1", "2026-11-28T16:05:00Z", 10);
-    for (int i = 0; i < 64; ++i) b["counters"].push_back(b["counters"][0]);
+    const json one = b["counters"][0];
+    for (int i = 0; i < 64; ++i) b["counters"].push_back(one);
     refused(b, "expected 1 to 64 counters, got 65");
     b = body("", "2026-11-28T16:05:00Z", 10);
     refused(b, "testbed_fingerprint");
