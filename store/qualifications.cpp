@@ -72,7 +72,8 @@ std::vector<qualification> qualifications::newest(std::string_view project, std:
         ":testbed = '') AND (n.benchmark = :benchmark OR :benchmark = '') GROUP BY "
         "n.testbed_fingerprint, n.benchmark) ORDER BY q.id DESC LIMIT {}",
         max_listed_qualifications));
-    st.bind(":project", project).bind(":testbed", testbed).bind(":benchmark", benchmark);
+    // std::string: an empty default string_view has no data, which SQLite binds as NULL.
+    st.bind(":project", project).bind(":testbed", std::string(testbed)).bind(":benchmark", std::string(benchmark));
     std::vector<qualification> out;
     while (st.step()) {
         qualification q;
