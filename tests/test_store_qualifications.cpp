@@ -46,8 +46,12 @@ TEST_CASE("store: qualifications keep every row and answer the newest per testbe
     svc.qualifications().add("demo", sample_qualification("fp1", "lex", 1'700'000'200));
     svc.qualifications().add("other", sample_qualification("fp1", "parse", 1'700'000'300));
 
-    const auto all = svc.qualifications().newest("demo");
-    REQUIRE(all.size() == 3); // (fp1, parse) once: its newest
+    const auto listed = svc.qualifications().newest("demo");
+    // (fp1, parse) once, its newest; newest stored first.
+    REQUIRE(listed.size() == 3);
+    CHECK(listed[0].benchmark == "lex");
+    CHECK(listed[1].testbed_fingerprint == "fp2");
+    const std::vector<perfgate::model::qualification> all{listed[2]};
     CHECK(all[0].id == newer.id);
     CHECK(all[0].qualified_at == 1'700'000'500);
     REQUIRE(all[0].written_by.has_value());
@@ -82,6 +86,7 @@ TEST_CASE("store: qualifications keep every row and answer the newest per testbe
 
     // Bad values: 400-class errors naming the field, nothing stored.
     const auto rows_before = svc.qualifications().newest("demo");
+    REQUIRE(rows_before.size() == 3);
     auto refused = [&](perfgate::model::qualification q, const std::string& field) {
         try {
             svc.qualifications().add("demo", std::move(q));
