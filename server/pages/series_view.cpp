@@ -330,7 +330,7 @@ void series_qualifications(writer& w, const page_state& p, const series_request&
         if (testbeds.size() > 1) w.f("<b>{}</b>: ", name.empty() ? fingerprint : name);
         w.text(model::detects_line(q, *c));
         if (!c->reaches_threshold && !c->deterministic)
-            w.f(" <span class=\"warn\">cannot promise the {}% threshold</span>", c->threshold_pct);
+            w.f(": <span class=\"warn\">cannot promise the {}% threshold</span>", c->threshold_pct);
         w << "</li>";
     }
     if (opened) w << "</ul>";
