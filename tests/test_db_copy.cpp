@@ -165,6 +165,21 @@ const made_store& test_store()
         REQUIRE(sqlite3_open_v2(m.db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
         const std::unique_ptr<sqlite3, decltype(&sqlite3_close)> handle(raw, &sqlite3_close);
         m.testbed = sqlite_rows(raw, "SELECT fingerprint FROM testbeds ORDER BY id LIMIT 1").at(0);
+        // A qualification of that testbed (issue 46): its row and its counters' rows.
+        const auto qualified = send(port, http::verb::post, "/api/v1/projects/demo/qualifications",
+                                    json{{"testbed_fingerprint", m.testbed},
+                                         {"benchmark", "parse"},
+                                         {"backend", "perf"},
+                                         {"date", "2026-11-28T16:05:00Z"},
+                                         {"counters", json::array({json{{"counter", "task-clock"},
+                                                                        {"threshold_pct", 5},
+                                                                        {"detects_80_pct", 12.5},
+                                                                        {"detects_95_pct", nullptr},
+                                                                        {"reaches_threshold", false},
+                                                                        {"deterministic", false}}})}}
+                                        .dump(),
+                                    "application/json", m.token);
+        REQUIRE_MESSAGE(qualified.status == 201, qualified.body);
         return m;
     }();
     return made;
@@ -200,6 +215,8 @@ std::map<std::string, std::string> all_answers(unsigned short port, const made_s
         {"/api/v1/projects/{project}/alerts/{id}", {p + "/alerts/" + std::to_string(m.alert)}},
         {"/api/v1/projects/{project}/change-points", {p + "/change-points?" + series}},
         {"/api/v1/projects/{project}/webhooks", {p + "/webhooks"}},
+        {"/api/v1/projects/{project}/qualifications",
+         {p + "/qualifications", p + "/qualifications?testbed=" + m.testbed + "&benchmark=parse"}},
         {"/api/v1/openapi.json", {"/api/v1/openapi.json"}},
     };
     // Open routes whose answers are the process's, not the store's.
