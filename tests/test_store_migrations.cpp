@@ -28,7 +28,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(raw.integer("PRAGMA user_version") == schema_version);
         CHECK(raw.one("PRAGMA journal_mode") == "wal");
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
-        CHECK(tables == std::vector<std::string>{"acceptances", "alerts", "api_tokens", "benchmark_counters",
+        CHECK(tables == std::vector<std::string>{"acceptances", "alert_culprit_commits", "alert_culprit_effects",
+                                                 "alert_culprits", "alerts", "api_tokens", "benchmark_counters",
                                                  "benchmarks", "change_points", "comparison_artifacts", "comparisons",
                                                  "counters", "ingest_keys", "projects", "runs", "samples",
                                                  // AUTOINCREMENT's (019_token_scopes.sql)
@@ -79,6 +80,9 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("ALTER TABLE summaries DROP COLUMN mainline");
             raw.rows("DROP INDEX comparisons_request_key");
             raw.rows("ALTER TABLE comparisons DROP COLUMN request_key");
+            raw.rows("DROP TABLE alert_culprit_effects");
+            raw.rows("DROP TABLE alert_culprit_commits");
+            raw.rows("DROP TABLE alert_culprits");
             raw.rows("DROP TABLE alerts");
             raw.rows("DROP TABLE change_points");
             raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");
@@ -151,8 +155,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             const std::string msg = e.what();
             CHECK(msg.find(path.string()) != std::string::npos);
             CHECK(msg.find("version 99") != std::string::npos);
-            CHECK(msg.find("version 19") != std::string::npos);
-            CHECK(msg.find("019_token_scopes.sql") != std::string::npos);
+            CHECK(msg.find("version 20") != std::string::npos);
+            CHECK(msg.find("020_alert_culprits.sql") != std::string::npos);
         }
     }
     SUBCASE("unopenable paths are store.open naming the path")

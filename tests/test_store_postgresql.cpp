@@ -62,7 +62,8 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         CHECK(raw.one("SELECT file FROM perfgate_migrations WHERE version = 1") == "001_initial.sql");
         CHECK(raw.rows("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
                        "ORDER BY table_name") ==
-              std::vector<std::string>{"acceptances", "alerts", "api_tokens", "benchmark_counters", "benchmarks",
+              std::vector<std::string>{"acceptances", "alert_culprit_commits", "alert_culprit_effects", "alert_culprits",
+                                       "alerts", "api_tokens", "benchmark_counters", "benchmarks",
                                        "change_points", "comparison_artifacts", "comparisons", "counters",
                                        "ingest_keys", "perfgate_migrations", "projects", "runs", "samples", "summaries",
                                        "testbeds", "webhooks"});
@@ -112,7 +113,7 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
             const std::string msg = e.what();
             CHECK(msg.find("version 99") != std::string::npos);
             CHECK(msg.find(fmt::format("version {}", latest)) != std::string::npos);
-            CHECK(msg.find("pg/015_token_scopes.sql") != std::string::npos);
+            CHECK(msg.find("pg/016_alert_culprits.sql") != std::string::npos);
         }
         raw.rows("DELETE FROM perfgate_migrations"); // claims version 0: 001 runs again and fails
         try {
