@@ -85,7 +85,7 @@ void culprit_row(writer& w, const model::alert& a, const model::alert_culprit& k
         w << " .. ";
         commit_ref(w, repository, k.bad_sha);
     }
-    w << "<ul class=\"culprits\">";
+    if (!k.culprits.empty()) w << "<ul class=\"culprits\">";
     for (const auto& m : k.culprits) {
         w << "<li class=\"culprit-commit\">";
         commit_ref(w, repository, m.sha);
@@ -99,7 +99,7 @@ void culprit_row(writer& w, const model::alert& a, const model::alert_culprit& k
         }
         w << "</li>";
     }
-    w << "</ul>";
+    if (!k.culprits.empty()) w << "</ul>";
     w.f("<small class=\"culprit-range\">range {}..{}: {} commits, {} steps, {} builds ({} on {}), stored {} by {}",
         k.good_sha.substr(0, 12), k.bad_sha.substr(0, 12), k.commits, k.steps, k.builds, k.counter, k.backend,
         iso_date(k.stored_at), written_by_text(k.written_by));
