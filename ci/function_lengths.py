@@ -8,7 +8,10 @@ its qualifiers (const, noexcept, override, -> T, a member-initializer
 list) and is not a control statement. Lambdas and local classes count as
 part of the function that holds them.
 
-Usage: ci/function_lengths.py REPO [--limit 80] [--list]
+Usage: ci/function_lengths.py REPO [--limit 80] [--list] [--max-over N]
+
+--max-over N fails (exit 1) when more than N functions are over the limit:
+the ctest function_lengths keeps the figure the reviews reached from drifting.
 """
 import os
 import re
@@ -108,6 +111,12 @@ def main():
             print(f"{path}:{start}: {n} lines")
     print(f"function_lengths: {total} functions, {len(long)} over {limit} lines "
           f"({100 * len(long) / max(total, 1):.1f}%)")
+    if "--max-over" in sys.argv:
+        most = int(sys.argv[sys.argv.index("--max-over") + 1])
+        if len(long) > most:
+            print(f"function_lengths: {len(long)} functions over {limit} lines, at most {most} allowed: "
+                  "split the new long ones (--list names them), or raise the ctest's --max-over on purpose")
+            sys.exit(1)
 
 
 if __name__ == "__main__":

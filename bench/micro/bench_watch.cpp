@@ -121,9 +121,9 @@ int main(int argc, char** argv)
     // detection: `perfgate run --db`); watched in the background (perfgate
     // serve: the upload returns once stored, a worker thread detects).
     std::vector<service::service> svc{service::service(*dbs[0]), service::service(*dbs[1]), service::service(*dbs[2])};
-    svc[1].set_baseline_branch("bench", "main");
-    svc[2].set_baseline_branch("bench", "main");
-    svc[2].watch_in_background({});
+    svc[1].projects().set_baseline_branch("bench", "main");
+    svc[2].projects().set_baseline_branch("bench", "main");
+    svc[2].background().watch_in_background({});
     const char* const mode_name[3] = {"unwatched", "watched inline", "watched in background"};
 
     // Two upload paths: the runner's (samples in hand, service::ingest_run)
@@ -139,7 +139,7 @@ int main(int argc, char** argv)
             const bool csv = k / 3 == 1;
             const int mode = static_cast<int>((k + i) % 3); // rotate which goes first
             const auto start = std::chrono::steady_clock::now();
-            const auto res = csv ? svc[mode].ingest(req) : svc[mode].ingest_run(run);
+            const auto res = csv ? svc[mode].runs().ingest(req) : svc[mode].runs().ingest_run(run);
             const auto stored_at = std::chrono::steady_clock::now();
             t[csv][mode].push_back(std::chrono::duration<double, std::milli>(stored_at - start).count());
             alerts += res.alerts.size();
@@ -147,13 +147,13 @@ int main(int argc, char** argv)
                 // Outside the timed upload: let the worker finish, so that it
                 // never runs during another measurement (a server sees one
                 // upload every few seconds, not back to back).
-                svc[mode].drain_watch();
+                svc[mode].background().drain_watch();
                 worker.push_back(
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stored_at).count());
             }
         }
     }
-    const auto bg = svc[2].watch_stats();
+    const auto bg = svc[2].background().watch_stats();
     svc.clear();
     for (int m = 0; m < 3; ++m) {
         dbs[m].reset();
