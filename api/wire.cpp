@@ -627,7 +627,8 @@ std::optional<double> optional_number_from(const json& j, std::string_view name)
 model::alert_culprit culprit_from(const json& j)
 {
     model::alert_culprit k;
-    k.status = model::parse_culprit_status(j.at("status").get<std::string>()).value_or(model::culprit_status::undecided);
+    k.status =
+        model::parse_culprit_status(j.at("status").get<std::string>()).value_or(model::culprit_status::undecided);
     k.backend = j.at("backend").get<std::string>();
     k.counter = j.at("counter").get<std::string>();
     k.good_sha = j.at("good").get<std::string>();
@@ -639,13 +640,20 @@ model::alert_culprit culprit_from(const json& j)
     k.stored_at = j.at("stored_at").get<std::int64_t>();
     k.written_by = written_by_from(j);
     for (const json& m : j.at("culprits")) {
-        model::culprit_commit c{m.at("sha").get<std::string>(), m.at("subject").get<std::string>(),
-                                m.at("author").get<std::string>(), m.at("share").get<double>(), {}};
+        model::culprit_commit c{m.at("sha").get<std::string>(),
+                                m.at("subject").get<std::string>(),
+                                m.at("author").get<std::string>(),
+                                m.at("share").get<double>(),
+                                {}};
         for (const json& e : m.at("effects")) {
-            model::culprit_effect x{e.at("counter").get<std::string>(), e.at("unit").get<std::string>(),
-                                    e.at("status").get<std::string>(), optional_number_from(e, "before"),
-                                    optional_number_from(e, "after"), optional_number_from(e, "delta_pct"),
-                                    std::nullopt, std::nullopt};
+            model::culprit_effect x{e.at("counter").get<std::string>(),
+                                    e.at("unit").get<std::string>(),
+                                    e.at("status").get<std::string>(),
+                                    optional_number_from(e, "before"),
+                                    optional_number_from(e, "after"),
+                                    optional_number_from(e, "delta_pct"),
+                                    std::nullopt,
+                                    std::nullopt};
             if (const auto ci = e.find("ci_pct"); ci != e.end() && !ci->is_null()) {
                 x.ci_lower_pct = ci->at(0).get<double>();
                 x.ci_upper_pct = ci->at(1).get<double>();
@@ -790,10 +798,8 @@ model::culprit_effect effect_from_request(const json& v, const std::string& at)
 model::alert_culprit culprit_request_from_json(const json& doc)
 {
     if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
-    check_known_fields(doc,
-                       {"status", "backend", "counter", "good", "bad", "commits", "steps", "builds", "culprits",
-                        "detail"},
-                       "");
+    check_known_fields(
+        doc, {"status", "backend", "counter", "good", "bad", "commits", "steps", "builds", "culprits", "detail"}, "");
     model::alert_culprit k;
     const auto status = *string_field(doc, "status", "", true);
     const auto parsed = model::parse_culprit_status(status);
@@ -813,7 +819,8 @@ model::alert_culprit culprit_request_from_json(const json& doc)
     const json& culprits = array_field(doc, "culprits", "");
     // Counted before each is read: a list of a million is refused at once.
     if (culprits.size() > model::max_culprit_commits) {
-        bad_field(fmt::format("field 'culprits': {} culprits; at most {}", culprits.size(), model::max_culprit_commits));
+        bad_field(fmt::format("field 'culprits': {} culprits; at most {}", culprits.size(),
+                              model::max_culprit_commits));
     }
     for (std::size_t i = 0; i < culprits.size(); ++i) {
         const std::string at = fmt::format("culprits[{}]", i);

@@ -180,8 +180,11 @@ model::alert_culprit culprit_of(const bisect_result& r)
     static_assert(model::max_culprit_text_bytes == model::max_acceptance_reason_bytes);
     for (const auto& c : r.culprits) {
         if (k.culprits.size() == model::max_culprit_commits) break;
-        model::culprit_commit m{c.commit.sha, model::clean_acceptance_reason(c.commit.subject),
-                                model::clean_acceptance_reason(c.commit.author), c.share, {}};
+        model::culprit_commit m{c.commit.sha,
+                                model::clean_acceptance_reason(c.commit.subject),
+                                model::clean_acceptance_reason(c.commit.author),
+                                c.share,
+                                {}};
         for (const auto& e : c.effects) {
             if (!e.gated || m.effects.size() == model::max_culprit_effects) continue;
             m.effects.push_back({e.counter, e.unit, e.status, e.before, e.after, e.delta_pct,

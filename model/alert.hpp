@@ -88,15 +88,15 @@ inline constexpr std::size_t max_culprit_detail_bytes = 2000;
 
 struct alert_culprit {
     culprit_status status = culprit_status::undecided;
-    std::string backend, counter;   // what decided each step
-    std::string good_sha, bad_sha;  // the range bisected: (good, bad]
-    std::int64_t commits = 0;       // in the range, bad included
-    std::int64_t steps = 0;         // decisions taken
-    std::int64_t builds = 0;        // commits built
+    std::string backend, counter;         // what decided each step
+    std::string good_sha, bad_sha;        // the range bisected: (good, bad]
+    std::int64_t commits = 0;             // in the range, bad included
+    std::int64_t steps = 0;               // decisions taken
+    std::int64_t builds = 0;              // commits built
     std::vector<culprit_commit> culprits; // empty unless found (or a part found)
-    std::string detail;             // what was left open, one line per range; "" when none
-    std::int64_t stored_at = 0;     // unix seconds
-    std::optional<token_ref> written_by; // the server token that stored it; nullopt: the CLI on a database
+    std::string detail;                   // what was left open, one line per range; "" when none
+    std::int64_t stored_at = 0;           // unix seconds
+    std::optional<token_ref> written_by;  // the server token that stored it; nullopt: the CLI on a database
 };
 
 struct alert {

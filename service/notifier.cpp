@@ -100,12 +100,13 @@ std::string slack_body(const alert_notice& n)
     const auto& c = a.change;
     const bool opened = n.event == event_alert_opened;
     const bool culprit = n.event == event_alert_culprit_found && a.culprit && !a.culprit->culprits.empty();
-    const std::string title =
-        culprit  ? fmt::format("Culprit found for alert {} in {}: {} {}", a.id, a.project,
-                               short_sha(a.culprit->culprits.front().sha), a.culprit->culprits.front().subject)
-        : opened ? fmt::format("Performance regression in {}: {} {}", a.project, c.series.benchmark,
-                               delta_text(c.delta_pct))
-                 : fmt::format("Alert {} in {} is now {}", a.id, a.project, model::to_string(a.status));
+    const std::string title = culprit  ? fmt::format("Culprit found for alert {} in {}: {} {}", a.id, a.project,
+                                                     short_sha(a.culprit->culprits.front().sha),
+                                                     a.culprit->culprits.front().subject)
+                              : opened ? fmt::format("Performance regression in {}: {} {}", a.project,
+                                                     c.series.benchmark, delta_text(c.delta_pct))
+                                       : fmt::format("Alert {} in {} is now {}", a.id, a.project,
+                                                     model::to_string(a.status));
     const std::string commit = c.git_sha.empty()      ? std::string("-")
                                : n.commit_url.empty() ? fmt::format("`{}`", short_sha(c.git_sha))
                                                       : fmt::format("<{}|{}>", n.commit_url, short_sha(c.git_sha));

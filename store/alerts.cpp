@@ -133,7 +133,8 @@ std::unordered_map<std::int64_t, model::alert_culprit> culprits_of(connection& c
         k.builds = st.int64(8);
         k.detail = st.text(9);
         k.stored_at = st.int64(10);
-        if (!st.is_null(11)) k.written_by = model::token_ref{st.int64(11), st.is_null(12) ? std::string() : st.text(12)};
+        if (!st.is_null(11))
+            k.written_by = model::token_ref{st.int64(11), st.is_null(12) ? std::string() : st.text(12)};
         out.emplace(id, std::move(k));
     }
     if (out.empty()) return out;

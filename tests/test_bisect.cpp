@@ -664,8 +664,8 @@ TEST_CASE("perfgate bisect --alert over a real server: the range read, the culpr
         args.insert(args.end(), bisect_args.begin(), bisect_args.end());
         // A token that may read but not triage: the bisection runs, its
         // report is written, and storing it fails naming the scope (exit 2).
-        const auto made = run_perfgate(
-            {"token", "create", "--db", db.string(), "--project", "demo", "--label", "reader", "--scope", "read"});
+        const auto made = run_perfgate({"token", "create", "--db", db.string(), "--project", "demo", "--label",
+                                        "reader", "--scope", "read"});
         REQUIRE(made.code == 0);
         const std::string reader = made.out.substr(0, made.out.find_first_of("\r\n"));
         std::vector<std::string> read_only{"bisect", "--server", server.url(), "--project", "demo", "--token", reader};

@@ -39,8 +39,6 @@
 #include "server/routes.hpp"
 #include "service/service.hpp"
 #include "store/alerts.hpp"
-#include "store/runs.hpp"
-#include "store/tokens.hpp"
 #include "store/comparisons.hpp"
 #include "store/maintenance.hpp"
 #include "store/projects.hpp"
@@ -1904,18 +1902,17 @@ json culprit_body()
                 {"commits", 64},
                 {"steps", 6},
                 {"builds", 8},
-                {"culprits",
-                 json::array({{{"sha", std::string(40, 'c')},
-                               {"subject", "parse: copy the buffer"},
-                               {"author", "Ana <ana@example.com>"},
-                               {"share", 1.0},
-                               {"effects", json::array({{{"counter", "instructions"},
-                                                         {"unit", ""},
-                                                         {"status", "regression"},
-                                                         {"before", 2.53e6},
-                                                         {"after", 2.62e6},
-                                                         {"delta_pct", 3.79},
-                                                         {"ci_pct", {3.79, 3.79}}}})}}})},
+                {"culprits", json::array({{{"sha", std::string(40, 'c')},
+                                           {"subject", "parse: copy the buffer"},
+                                           {"author", "Ana <ana@example.com>"},
+                                           {"share", 1.0},
+                                           {"effects", json::array({{{"counter", "instructions"},
+                                                                     {"unit", ""},
+                                                                     {"status", "regression"},
+                                                                     {"before", 2.53e6},
+                                                                     {"after", 2.62e6},
+                                                                     {"delta_pct", 3.79},
+                                                                     {"ci_pct", {3.79, 3.79}}}})}}})},
                 {"detail", ""}};
 }
 
@@ -1955,8 +1952,9 @@ TEST_CASE("an alert's culprit: PUT stores it with an admin token, GET answers it
     CHECK(k.at("stored_at").get<std::int64_t>() > 0);
     // GET (one alert and the list) carries it.
     CHECK(json::parse(f.call(http::verb::get, path).body()).at("culprit") == k);
-    CHECK(json::parse(f.call(http::verb::get, "/api/v1/projects/demo/alerts").body()).at("alerts").at(0).at(
-              "culprit") == k);
+    CHECK(
+        json::parse(f.call(http::verb::get, "/api/v1/projects/demo/alerts").body()).at("alerts").at(0).at("culprit") ==
+        k);
 
     SUBCASE("bad bodies: 400 naming the field, the stored culprit unchanged")
     {
@@ -1974,12 +1972,10 @@ TEST_CASE("an alert's culprit: PUT stores it with an admin token, GET answers it
             {[](json& b) { b["culprits"][0]["share"] = "all"; }, "field 'culprits[0].share' must be a number"},
             {[](json& b) { b["culprits"][0]["effects"][0]["ci_pct"] = json::array({1}); },
              "field 'culprits[0].effects[0].ci_pct' must be [lower, upper]"},
-            {[](json& b) { b["culprits"][0]["effects"][0]["colour"] = 1; }, "unknown field 'culprits[0].effects[0].colour'"},
+            {[](json& b) { b["culprits"][0]["effects"][0]["colour"] = 1; },
+             "unknown field 'culprits[0].effects[0].colour'"},
             {[](json& b) { b["detail"] = std::string(2001, 'x'); }, "field 'detail': 2001 bytes; at most 2000"},
-            {[](json& b) {
-                 b["status"] = "no_change";
-             },
-             "status 'no_change' has no culprit"},
+            {[](json& b) { b["status"] = "no_change"; }, "status 'no_change' has no culprit"},
             {[](json& b) {
                  for (int i = 0; i < 16; ++i) b["culprits"].push_back(b["culprits"][0]);
              },

@@ -303,24 +303,24 @@ TEST_CASE("webhooks over a real server: a culprit stored on an alert is an alert
                         {"commits", 12},
                         {"steps", 4},
                         {"builds", 6},
-                        {"culprits",
-                         json::array({{{"sha", culprit_sha},
-                                       {"subject", "parse: copy <the> buffer"},
-                                       {"author", "Ana <ana@example.com>"},
-                                       {"share", 1.0},
-                                       {"effects", json::array({{{"counter", "instructions"},
-                                                                 {"status", "regression"},
-                                                                 {"before", 1e6},
-                                                                 {"after", 1.05e6},
-                                                                 {"delta_pct", 5.0},
-                                                                 {"ci_pct", {5.0, 5.0}}}})}}})}};
+                        {"culprits", json::array({{{"sha", culprit_sha},
+                                                   {"subject", "parse: copy <the> buffer"},
+                                                   {"author", "Ana <ana@example.com>"},
+                                                   {"share", 1.0},
+                                                   {"effects", json::array({{{"counter", "instructions"},
+                                                                             {"status", "regression"},
+                                                                             {"before", 1e6},
+                                                                             {"after", 1.05e6},
+                                                                             {"delta_pct", 5.0},
+                                                                             {"ci_pct", {5.0, 5.0}}}})}}})}};
     const std::string path = "/api/v1/projects/demo/alerts/" + std::to_string(id) + "/culprit";
     const auto put = send(port, http::verb::put, path, found.dump(), "application/json", token);
     REQUIRE_MESSAGE(put.status == 200, put.body);
 
     const auto hits = rx.wait_for(4);
     REQUIRE(hits.size() >= 4);
-    const auto generic = std::find_if(hits.begin() + 2, hits.end(), [](const auto& h) { return h.target == "/generic"; });
+    const auto generic = std::find_if(hits.begin() + 2, hits.end(),
+                                      [](const auto& h) { return h.target == "/generic"; });
     const auto slack = std::find_if(hits.begin() + 2, hits.end(), [](const auto& h) { return h.target == "/slack"; });
     REQUIRE(generic != hits.end());
     REQUIRE(slack != hits.end());

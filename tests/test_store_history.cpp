@@ -579,13 +579,19 @@ perfgate::model::alert_culprit culprit_fixture()
     k.steps = 6;
     k.builds = 8;
     k.detail = "skipped cccccccccccc: the build command failed";
-    perfgate::model::culprit_commit first{std::string(40, 'c'), "parse: copy the buffer", "Ana <ana@example.com>",
-                                          0.43, {}};
+    perfgate::model::culprit_commit first{std::string(40, 'c'),
+                                          "parse: copy the buffer",
+                                          "Ana <ana@example.com>",
+                                          0.43,
+                                          {}};
     first.effects.push_back({"instructions", "", "regression", 2.53e6, 2.61e6, 3.0, 3.0, 3.0});
     first.effects.push_back({"cycles", "", "unsupported", std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                              std::nullopt});
-    perfgate::model::culprit_commit second{std::string(64, 'd'), "parse: ünïcode subject", "Bo <bo@example.com>",
-                                           0.57, {}};
+    perfgate::model::culprit_commit second{std::string(64, 'd'),
+                                           "parse: ünïcode subject",
+                                           "Bo <bo@example.com>",
+                                           0.57,
+                                           {}};
     k.culprits = {first, second};
     return k;
 }

@@ -89,8 +89,8 @@ void culprit_row(writer& w, const model::alert& a, const model::alert_culprit& k
     for (const auto& m : k.culprits) {
         w << "<li class=\"culprit-commit\">";
         commit_ref(w, repository, m.sha);
-        w.f(" <span class=\"subject\">{}</span> <small class=\"author\">{}</small> · {}% of the change",
-            m.subject, m.author, fmt::format("{:.0f}", m.share * 100));
+        w.f(" <span class=\"subject\">{}</span> <small class=\"author\">{}</small> · {}% of the change", m.subject,
+            m.author, fmt::format("{:.0f}", m.share * 100));
         for (const auto& e : m.effects) {
             w.f("<br><small class=\"effect\">{} {}", e.counter, percent(e.delta_pct));
             if (e.ci_lower_pct && e.ci_upper_pct)
