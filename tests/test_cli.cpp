@@ -476,13 +476,13 @@ TEST_CASE("perfgate db migrate and db backup: a checked copy under a new name, n
     const std::string qdb = "'" + db.string() + "'";
     REQUIRE(sh("db migrate --db " + qdb, "", out.string()).code == 0);
     // 017_acceptances.sql is the newest SQLite migration.
-    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 19\n");
+    CHECK(slurp(out) == "perfgate db: " + db.string() + " (sqlite) is at schema version 20\n");
     REQUIRE(sh("token create --db " + qdb + " --project demo").code == 0);
     REQUIRE(sh("project --db " + qdb + " --project demo --baseline-branch trunk").code == 0);
 
     auto o = sh("db backup '" + copy.string() + "' --db " + qdb);
     REQUIRE(o.code == 0);
-    CHECK(o.err.find("backed up " + db.string() + " (schema version 19) to " + copy.string()) != std::string::npos);
+    CHECK(o.err.find("backed up " + db.string() + " (schema version 20) to " + copy.string()) != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(copy.string() + ".tmp"));
     // The copy is a database with the project in it.
     REQUIRE(sh("project --db '" + copy.string() + "' --project demo", "", out.string()).code == 0);
