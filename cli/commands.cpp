@@ -24,6 +24,8 @@ const std::array commands{
     command_entry{"accept a pull request's regression from a /perfgate accept comment or label", accept_spec,
                   cmd_accept},
     command_entry{"find the commit(s) between a good and a bad one that changed a counter", bisect_spec, cmd_bisect},
+    command_entry{"measure what a gate on this machine catches: A/A gates and injected slowdowns", qualify_spec,
+                  cmd_qualify},
     command_entry{"list and triage alerts: change points on the baseline branch", alerts_spec, cmd_alerts},
     command_entry{"find change points in a series of numbers (offline)", change_points_spec, cmd_change_points},
     command_entry{"show or set a project's settings (the watched baseline branch)", project_spec, cmd_project},

@@ -27,6 +27,7 @@ int cmd_db(const argv_t& args);
 int cmd_baseline(const argv_t& args);
 int cmd_accept(const argv_t& args);
 int cmd_bisect(const argv_t& args);
+int cmd_qualify(const argv_t& args);
 
 // Each command's table, defined beside the command (cli/cmd_*.cpp).
 const command_spec& compare_spec();
@@ -45,6 +46,7 @@ const command_spec& db_spec();
 const command_spec& baseline_spec();
 const command_spec& accept_spec();
 const command_spec& bisect_spec();
+const command_spec& qualify_spec();
 
 struct command_entry {
     std::string_view summary;      // one line, for `perfgate --help` and the man page

@@ -20,6 +20,17 @@
 // decimal comma would break its CSV) and uses these to give the benchmark
 // back the user's own locale variables.
 //
+// perfgate qualify's second form (docs/cli.md#perfgate-qualify):
+//
+//   perfgate-exec --spin N -- CMD [ARGS...]
+//
+// forks and execs CMD, waits for it, then, when it exited 0, runs N
+// iterations of runner/spin.hpp's loop in this process before exiting with
+// CMD's status: extra work of a calibrated size inside the measured process
+// tree, counted by every backend as the benchmark's own work is (perf and
+// native follow the child and this process, rusage's wait4 sums both,
+// callgrind traces both). N = 0 is the A/A side: the same wrapper, no work.
+//
 // Cost: one extra fork + exec of this small static program per execution,
 // counted by perf (which follows children) identically on both sides of a
 // comparison. Kept free of libstdc++ and linked statically so that the
@@ -33,6 +44,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "runner/spin.hpp"
 
 namespace {
 
@@ -54,11 +67,43 @@ void write_status(const char* path, const char* kind, int value, const rusage* r
     ::close(fd);
 }
 
+// Runs CMD as a child, then the injected work (the --spin form above).
+int spin_after(unsigned long long iterations, char** cmd)
+{
+    pid_t pid = ::fork();
+    if (pid < 0) return 127;
+    if (pid == 0) {
+        ::execvp(cmd[0], cmd);
+        static const char failed[] = "perfgate-exec: cannot execute the command\n";
+        [[maybe_unused]] auto n = ::write(STDERR_FILENO, failed, sizeof failed - 1);
+        ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    if (WEXITSTATUS(status) != 0) return WEXITSTATUS(status);
+    volatile unsigned long long sink = perfgate::runner::spin(iterations);
+    (void)sink;
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
-    static const char usage[] = "usage: perfgate-exec STATUS_FILE [-s NAME=VALUE | -u NAME]... -- CMD [ARGS...]\n";
+    static const char usage[] = "usage: perfgate-exec STATUS_FILE [-s NAME=VALUE | -u NAME]... -- CMD [ARGS...]\n"
+                                "       perfgate-exec --spin N -- CMD [ARGS...]\n";
+    if (argc >= 5 && std::strcmp(argv[1], "--spin") == 0 && std::strcmp(argv[3], "--") == 0) {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long n = std::strtoull(argv[2], &end, 10);
+        if (errno == 0 && end != argv[2] && *end == '\0' && argv[2][0] != '-') return spin_after(n, argv + 4);
+    }
+    if (argc >= 2 && std::strcmp(argv[1], "--spin") == 0) {
+        [[maybe_unused]] auto n = ::write(STDERR_FILENO, usage, sizeof usage - 1);
+        return 2;
+    }
     int i = 2;
     for (; i + 1 < argc && std::strcmp(argv[i], "--") != 0; i += 2) {
         if (std::strcmp(argv[i], "-s") == 0) {

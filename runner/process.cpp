@@ -55,6 +55,17 @@ extern "C" void on_interrupt(int sig)
     ::raise(sig);
 }
 
+std::atomic<int> interrupt_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void on_interrupt_stop(int sig)
+{
+    // Only async-signal-safe calls here (signal-safety(7)). A second signal
+    // dies as on_interrupt does.
+    if (interrupt_signal.exchange(sig) != 0) on_interrupt(sig);
+    if (pid_t g = active_group.load(); g > 0) ::kill(-g, SIGKILL);
+}
+
 std::string errno_text(int err) { return std::system_category().message(err); }
 
 std::pair<unique_fd, unique_fd> make_pipe()
@@ -322,6 +333,16 @@ void kill_children_on_interrupt()
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
+
+void stop_children_on_interrupt()
+{
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt_stop;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+int interrupted() { return interrupt_signal.load(); }
 
 std::string signal_name(int sig)
 {

@@ -199,6 +199,15 @@ std::optional<std::string> find_executable(std::string_view name, std::string_vi
 // Call once, from the main thread, before spawning.
 void kill_children_on_interrupt();
 
+// For a command that reports what it has when interrupted (perfgate
+// qualify): on the first SIGINT / SIGTERM / SIGHUP, SIGKILL the running
+// child's process group and remember the signal (interrupted()): the
+// measurement then fails, and the caller, seeing interrupted(), stops and
+// reports. A second signal kills as kill_children_on_interrupt does.
+void stop_children_on_interrupt();
+// The signal stop_children_on_interrupt caught, or 0.
+int interrupted();
+
 // "SIGKILL" for 9; "signal N" for unknown numbers.
 std::string signal_name(int sig);
 
