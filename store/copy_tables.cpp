@@ -87,6 +87,21 @@ const std::vector<table_spec>& specs()
          unbounded,
          "run_id IN (SELECT id FROM runs WHERE project_id = :project)"},
         {"alerts", {"id"}, true, unbounded, "project_id = :project"},
+        {"alert_culprits",
+         {"alert_id"},
+         false,
+         unbounded,
+         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)"},
+        {"alert_culprit_commits",
+         {"alert_id", "position"},
+         false,
+         unbounded,
+         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)"},
+        {"alert_culprit_effects",
+         {"alert_id", "position", "ordinal"},
+         false,
+         unbounded,
+         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)"},
     };
     return all;
 }
