@@ -604,6 +604,68 @@ model::change_point_record get_change(const json& j)
     return r;
 }
 
+json effect_json(const model::culprit_effect& e)
+{
+    json ci = e.ci_lower_pct && e.ci_upper_pct ? json::array({*e.ci_lower_pct, *e.ci_upper_pct}) : json(nullptr);
+    return json{{"counter", e.counter},
+                {"unit", e.unit},
+                {"status", e.status},
+                {"before", optional_json(e.before)},
+                {"after", optional_json(e.after)},
+                {"delta_pct", optional_json(e.delta_pct)},
+                {"ci_pct", std::move(ci)}};
+}
+
+std::optional<double> optional_number_from(const json& j, std::string_view name)
+{
+    const auto it = j.find(name);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    return it->get<double>();
+}
+
+// The culprit of an answer (the server's; culprit_from_request checks a
+// client's).
+model::alert_culprit culprit_from(const json& j)
+{
+    model::alert_culprit k;
+    k.status =
+        model::parse_culprit_status(j.at("status").get<std::string>()).value_or(model::culprit_status::undecided);
+    k.backend = j.at("backend").get<std::string>();
+    k.counter = j.at("counter").get<std::string>();
+    k.good_sha = j.at("good").get<std::string>();
+    k.bad_sha = j.at("bad").get<std::string>();
+    k.commits = j.at("commits").get<std::int64_t>();
+    k.steps = j.at("steps").get<std::int64_t>();
+    k.builds = j.at("builds").get<std::int64_t>();
+    k.detail = j.at("detail").get<std::string>();
+    k.stored_at = j.at("stored_at").get<std::int64_t>();
+    k.written_by = written_by_from(j);
+    for (const json& m : j.at("culprits")) {
+        model::culprit_commit c{m.at("sha").get<std::string>(),
+                                m.at("subject").get<std::string>(),
+                                m.at("author").get<std::string>(),
+                                m.at("share").get<double>(),
+                                {}};
+        for (const json& e : m.at("effects")) {
+            model::culprit_effect x{e.at("counter").get<std::string>(),
+                                    e.at("unit").get<std::string>(),
+                                    e.at("status").get<std::string>(),
+                                    optional_number_from(e, "before"),
+                                    optional_number_from(e, "after"),
+                                    optional_number_from(e, "delta_pct"),
+                                    std::nullopt,
+                                    std::nullopt};
+            if (const auto ci = e.find("ci_pct"); ci != e.end() && !ci->is_null()) {
+                x.ci_lower_pct = ci->at(0).get<double>();
+                x.ci_upper_pct = ci->at(1).get<double>();
+            }
+            c.effects.push_back(std::move(x));
+        }
+        k.culprits.push_back(std::move(c));
+    }
+    return k;
+}
+
 model::alert get_alert(const json& j)
 {
     model::alert a;
@@ -617,6 +679,8 @@ model::alert get_alert(const json& j)
     a.changed_at = j.at("changed_at").get<std::int64_t>();
     a.created_at = j.at("created_at").get<std::int64_t>();
     a.updated_at = j.at("updated_at").get<std::int64_t>();
+    // Servers before culprits were stored do not send the field.
+    if (const auto c = j.find("culprit"); c != j.end() && !c->is_null()) a.culprit = culprit_from(*c);
     return a;
 }
 
@@ -633,7 +697,153 @@ json to_json(const model::alert& a)
     j["changed_at"] = a.changed_at;
     j["created_at"] = a.created_at;
     j["updated_at"] = a.updated_at;
+    j["culprit"] = a.culprit ? to_json(*a.culprit) : json(nullptr);
     return j;
+}
+
+json culprit_request_json(const model::alert_culprit& c)
+{
+    json culprits = json::array();
+    for (const auto& m : c.culprits) {
+        json effects = json::array();
+        for (const auto& e : m.effects) effects.push_back(effect_json(e));
+        culprits.push_back(json{{"sha", m.sha},
+                                {"subject", m.subject},
+                                {"author", m.author},
+                                {"share", m.share},
+                                {"effects", std::move(effects)}});
+    }
+    return json{{"status", model::to_string(c.status)},
+                {"backend", c.backend},
+                {"counter", c.counter},
+                {"good", c.good_sha},
+                {"bad", c.bad_sha},
+                {"commits", c.commits},
+                {"steps", c.steps},
+                {"builds", c.builds},
+                {"culprits", std::move(culprits)},
+                {"detail", c.detail}};
+}
+
+json to_json(const model::alert_culprit& c)
+{
+    json j = culprit_request_json(c);
+    j["stored_at"] = c.stored_at;
+    j["written_by"] = written_by_json(c.written_by);
+    return j;
+}
+
+namespace {
+
+// The request's members, each named in its error as "culprits[0].sha".
+std::int64_t count_field(const json& doc, std::string_view name)
+{
+    const json* v = field(doc, name);
+    if (!v) bad_field(fmt::format("field '{}' is required", name));
+    if (!v->is_number_integer() || v->get<std::int64_t>() < 0) {
+        bad_field(fmt::format("field '{}' must be an integer at least 0, got {}", name, dump(*v).substr(0, 64)));
+    }
+    return v->get<std::int64_t>();
+}
+
+std::optional<double> number_field(const json& doc, std::string_view name, std::string_view path, bool required)
+{
+    const json* v = field(doc, name);
+    if (!v) {
+        if (required) bad_field(fmt::format("field '{}{}' is required", path, name));
+        return std::nullopt;
+    }
+    if (!v->is_number()) bad_field(fmt::format("field '{}{}' must be a number, got {}", path, name, v->type_name()));
+    return v->get<double>();
+}
+
+const json& array_field(const json& doc, std::string_view name, std::string_view path)
+{
+    const json* v = field(doc, name);
+    if (!v) bad_field(fmt::format("field '{}{}' is required", path, name));
+    if (!v->is_array()) bad_field(fmt::format("field '{}{}' must be an array, got {}", path, name, v->type_name()));
+    return *v;
+}
+
+const json& object_at(const json& v, const std::string& where)
+{
+    if (!v.is_object()) bad_field(fmt::format("field '{}' must be an object, got {}", where, v.type_name()));
+    return v;
+}
+
+model::culprit_effect effect_from_request(const json& v, const std::string& at)
+{
+    const json& e = object_at(v, at);
+    const std::string path = at + ".";
+    check_known_fields(e, {"counter", "unit", "status", "before", "after", "delta_pct", "ci_pct"}, path);
+    model::culprit_effect x;
+    x.counter = *string_field(e, "counter", path, true);
+    x.unit = string_field(e, "unit", path, false).value_or("");
+    x.status = *string_field(e, "status", path, true);
+    x.before = number_field(e, "before", path, false);
+    x.after = number_field(e, "after", path, false);
+    x.delta_pct = number_field(e, "delta_pct", path, false);
+    if (const json* ci = field(e, "ci_pct")) {
+        if (!ci->is_array() || ci->size() != 2 || !(*ci)[0].is_number() || !(*ci)[1].is_number()) {
+            bad_field(fmt::format("field '{}ci_pct' must be [lower, upper] or null, got {}", path,
+                                  dump(*ci).substr(0, 64)));
+        }
+        x.ci_lower_pct = (*ci)[0].get<double>();
+        x.ci_upper_pct = (*ci)[1].get<double>();
+    }
+    return x;
+}
+
+} // namespace
+
+model::alert_culprit culprit_request_from_json(const json& doc)
+{
+    if (!doc.is_object()) bad_field(fmt::format("expected a JSON object, got {}", doc.type_name()));
+    check_known_fields(
+        doc, {"status", "backend", "counter", "good", "bad", "commits", "steps", "builds", "culprits", "detail"}, "");
+    model::alert_culprit k;
+    const auto status = *string_field(doc, "status", "", true);
+    const auto parsed = model::parse_culprit_status(status);
+    if (!parsed) {
+        bad_field(fmt::format("field 'status': '{}' is not a bisection's status (expected {})", status.substr(0, 64),
+                              model::culprit_status_names()));
+    }
+    k.status = *parsed;
+    k.backend = *string_field(doc, "backend", "", true);
+    k.counter = *string_field(doc, "counter", "", true);
+    k.good_sha = *string_field(doc, "good", "", true);
+    k.bad_sha = *string_field(doc, "bad", "", true);
+    k.commits = count_field(doc, "commits");
+    k.steps = count_field(doc, "steps");
+    k.builds = count_field(doc, "builds");
+    k.detail = string_field(doc, "detail", "", false).value_or("");
+    const json& culprits = array_field(doc, "culprits", "");
+    // Counted before each is read: a list of a million is refused at once.
+    if (culprits.size() > model::max_culprit_commits) {
+        bad_field(fmt::format("field 'culprits': {} culprits; at most {}", culprits.size(),
+                              model::max_culprit_commits));
+    }
+    for (std::size_t i = 0; i < culprits.size(); ++i) {
+        const std::string at = fmt::format("culprits[{}]", i);
+        const json& m = object_at(culprits[i], at);
+        const std::string path = at + ".";
+        check_known_fields(m, {"sha", "subject", "author", "share", "effects"}, path);
+        model::culprit_commit c;
+        c.sha = *string_field(m, "sha", path, true);
+        c.subject = string_field(m, "subject", path, false).value_or("");
+        c.author = string_field(m, "author", path, false).value_or("");
+        c.share = *number_field(m, "share", path, true);
+        const json& effects = array_field(m, "effects", path);
+        if (effects.size() > model::max_culprit_effects) {
+            bad_field(fmt::format("field '{}effects': {} effects; at most {}", path, effects.size(),
+                                  model::max_culprit_effects));
+        }
+        for (std::size_t j = 0; j < effects.size(); ++j) {
+            c.effects.push_back(effect_from_request(effects[j], fmt::format("{}effects[{}]", path, j)));
+        }
+        k.culprits.push_back(std::move(c));
+    }
+    return k;
 }
 
 json alerts_to_json(const std::vector<model::alert>& alerts)

@@ -152,6 +152,20 @@ nlohmann::json to_json(const model::alert& a);
 nlohmann::json alerts_to_json(const std::vector<model::alert>& alerts);
 model::alert alert_from_json(const nlohmann::json& doc);
 std::vector<model::alert> alerts_from_json(const nlohmann::json& doc);
+// An alert also carries "culprit": null, or what perfgate bisect stored on
+// it (docs/bisect.md "Stored on the alert"): the request's fields below and
+// {stored_at, written_by}.
+nlohmann::json to_json(const model::alert_culprit& c);
+// PUT .../alerts/{id}/culprit body: {status, backend, counter, good, bad,
+// commits, steps, builds, culprits: [{sha, subject, author, share,
+// effects: [{counter, unit, status, before, after, delta_pct, ci_pct}]}],
+// detail?}. "ingest.bad_field" naming the field for an unknown or missing
+// field, a wrong type or an unknown status; the service checks the values.
+model::alert_culprit culprit_request_from_json(const nlohmann::json& doc);
+// The largest PUT .../culprit body (413 http.body_too_large beyond it):
+// max_culprit_commits x max_culprit_effects effects of ~500 bytes each.
+inline constexpr std::size_t max_culprit_body_bytes = std::size_t{512} << 10;
+nlohmann::json culprit_request_json(const model::alert_culprit& c);
 // PATCH .../alerts/{id} body: {status, note?}. "ingest.bad_field" for other
 // fields or wrong types, "alert.bad_status" naming the allowed statuses.
 model::alert_update alert_update_from_json(const nlohmann::json& doc);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/acceptance.hpp"
 #include "model/utf8.hpp"
 #include "report/render.hpp"
 
@@ -161,6 +162,50 @@ json to_json(const bisect_result& r)
     }
     j["steps"] = steps;
     return j;
+}
+
+model::alert_culprit culprit_of(const bisect_result& r)
+{
+    model::alert_culprit k;
+    k.status = model::parse_culprit_status(r.status).value_or(model::culprit_status::undecided);
+    k.backend = r.backend;
+    k.counter = r.counter;
+    k.good_sha = r.good.sha;
+    k.bad_sha = r.bad.sha;
+    k.commits = static_cast<std::int64_t>(r.commits);
+    k.steps = static_cast<std::int64_t>(r.steps.size());
+    k.builds = static_cast<std::int64_t>(r.builds);
+    // One clean line of at most max_culprit_text_bytes (the acceptance
+    // reason's rule: control characters to spaces, cut with "...").
+    static_assert(model::max_culprit_text_bytes == model::max_acceptance_reason_bytes);
+    for (const auto& c : r.culprits) {
+        if (k.culprits.size() == model::max_culprit_commits) break;
+        model::culprit_commit m{c.commit.sha,
+                                model::clean_acceptance_reason(c.commit.subject),
+                                model::clean_acceptance_reason(c.commit.author),
+                                c.share,
+                                {}};
+        for (const auto& e : c.effects) {
+            if (!e.gated || m.effects.size() == model::max_culprit_effects) continue;
+            m.effects.push_back({e.counter, e.unit, e.status, e.before, e.after, e.delta_pct,
+                                 e.ci_pct ? std::optional(e.ci_pct->first) : std::nullopt,
+                                 e.ci_pct ? std::optional(e.ci_pct->second) : std::nullopt});
+        }
+        k.culprits.push_back(std::move(m));
+    }
+    std::vector<std::string> lines;
+    for (const auto& o : r.open) {
+        lines.push_back(fmt::format("{}: after {} up to {} ({} commits)", o.why, short_sha(o.lo.sha),
+                                    short_sha(o.hi.sha), o.commits));
+    }
+    for (const auto& s : r.skipped) lines.push_back(fmt::format("skipped {}: {}", short_sha(s.commit.sha), s.why));
+    for (const auto& line : lines) {
+        const std::string clean = model::clean_acceptance_reason(line);
+        if (k.detail.size() + clean.size() + 1 > model::max_culprit_detail_bytes) break;
+        if (!k.detail.empty()) k.detail += '\n';
+        k.detail += clean;
+    }
+    return k;
 }
 
 std::string render_bisect(const bisect_result& r, report_format format)

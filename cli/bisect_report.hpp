@@ -14,6 +14,7 @@
 #include "cli/output.hpp"
 #include "gate/bisect.hpp"
 #include "gate/report.hpp"
+#include "model/alert.hpp"
 
 namespace perfgate::cli {
 
@@ -79,5 +80,10 @@ nlohmann::json to_json(const bisect_result& r);
 nlohmann::json reading_json(const gate::shift_reading& r);
 std::string short_sha(const std::string& sha);
 std::string render_bisect(const bisect_result& r, report_format format);
+// What is stored on the alert (PUT .../alerts/{id}/culprit): the status, the
+// range, the counts, each culprit with its gated counters' effects, and the
+// open ranges and skipped commits as lines of `detail`; texts cleaned and
+// cut to the server's limits (model/alert.hpp).
+model::alert_culprit culprit_of(const bisect_result& r);
 
 } // namespace perfgate::cli

@@ -72,6 +72,36 @@ std::string render_list(const std::vector<model::alert>& alerts)
     return out;
 }
 
+// What perfgate bisect stored on the alert (docs/bisect.md "Stored on the alert").
+std::string render_culprit(const model::alert_culprit& k)
+{
+    std::string out = fmt::format("  culprit    {} (perfgate bisect, {} on {}, {})", model::to_string(k.status),
+                                  safe(k.counter), safe(k.backend), iso_time(k.stored_at));
+    if (k.written_by) out += fmt::format(" by token {} ({})", k.written_by->id, safe(k.written_by->name));
+    out += "\n";
+    for (const auto& m : k.culprits) {
+        out += fmt::format("    {} {} ({}), {:.0f}% of the change\n", safe(m.sha), safe(m.subject), safe(m.author),
+                           m.share * 100);
+        for (const auto& e : m.effects) {
+            out += fmt::format("      {:<16} {:>8}", safe(e.counter), delta_text(e.delta_pct));
+            if (e.ci_lower_pct && e.ci_upper_pct)
+                out += fmt::format(" [{:+.2f}%, {:+.2f}%]", *e.ci_lower_pct, *e.ci_upper_pct);
+            out += fmt::format("  {}\n", safe(e.status));
+        }
+    }
+    out += fmt::format("    range {}..{}: {} commits, {} steps, {} builds\n", safe(k.good_sha.substr(0, 12)),
+                       safe(k.bad_sha.substr(0, 12)), k.commits, k.steps, k.builds);
+    if (!k.detail.empty()) {
+        std::string_view rest = k.detail;
+        while (!rest.empty()) {
+            const auto nl = rest.find('\n');
+            out += fmt::format("    {}\n", safe(rest.substr(0, nl)));
+            rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        }
+    }
+    return out;
+}
+
 std::string render_one(const model::alert& a)
 {
     const auto& c = a.change;
@@ -92,6 +122,7 @@ std::string render_one(const model::alert& a)
         out += fmt::format("  triaged    {} by {}\n", iso_time(a.changed_at), safe(a.changed_by));
     }
     if (!a.note.empty()) out += fmt::format("  note       {}\n", model::escape_for_terminal(a.note, true));
+    if (a.culprit) out += render_culprit(*a.culprit);
     return out;
 }
 

@@ -94,6 +94,10 @@ std::vector<option_spec> bisect_option_list()
     {"alert", 0, true, false, "ID", "take --good and --bad from this alert's change point: the commit of the run "
                                     "before it and the alert's own; --counter defaults to the alert's"},
     }));
+    add(option_group("From an alert", {
+    {"no-store", 0, false, false, "", "do not store the result on the alert (stored by default: PUT "
+                                      ".../alerts/ID/culprit, a token with scope admin)"},
+    }));
     add(option_group("From an alert", target_options("the store of --alert (default ./.perfgate/perfgate.db)",
                                                      "the project of --alert (needed with --server; default "
                                                      "\"default\" locally)")));
@@ -173,6 +177,7 @@ struct bisect_settings {
     double alpha = default_alpha, resolution = gate::default_bisect_resolution;
     std::optional<double> timeout_s;
     bool first_parent = true;
+    std::optional<std::int64_t> alert; // --alert: the result is stored on it (unless --no-store)
 };
 
 bool deterministic(backend b) { return b == backend::callgrind || b == backend::memcheck; }
@@ -195,6 +200,7 @@ json settings_json(const bisect_settings& s)
            {"resolution", s.resolution},
            {"first_parent", s.first_parent}};
     j["timeout"] = s.timeout_s ? json(*s.timeout_s) : json();
+    j["alert"] = s.alert ? json(*s.alert) : json();
     return j;
 }
 
@@ -219,6 +225,8 @@ bisect_settings settings_from_json(const json& j)
     s.resolution = j.at("resolution").get<double>();
     s.first_parent = j.at("first_parent").get<bool>();
     if (!j.at("timeout").is_null()) s.timeout_s = j.at("timeout").get<double>();
+    // States written before results were stored on alerts have no "alert".
+    if (const auto a = j.find("alert"); a != j.end() && !a->is_null()) s.alert = a->get<std::int64_t>();
     return s;
 }
 
@@ -351,6 +359,8 @@ public:
     void check_repository() const;
     void list_commits();
     bisect_result run(std::optional<double> budget_s);
+    // The alert whose range this is (--alert, or the state's on --resume).
+    [[nodiscard]] std::optional<std::int64_t> alert() const { return s_.alert; }
 
 private:
     void say(const std::string& line) const
@@ -1011,8 +1021,42 @@ void range_from_alert(const parsed_args& args, bisect_settings& s, std::int64_t&
     }
     s.good = before.back().git_sha;
     s.bad = alert.change.git_sha;
+    s.alert = alert_id;
     if (s.counter.empty()) s.counter = alert.change.series.counter;
     if (s.name == "default") s.name = alert.change.series.benchmark;
+}
+
+// The result stored on its alert (docs/bisect.md "Stored on the alert"):
+// on the server or database that --alert read (--resume: the one its
+// command line names again). A failure is the command's error, after the
+// report was written: the bisection is in the state file, and
+// `perfgate bisect --resume` with the store named stores it without
+// measuring again.
+void store_on_alert(const parsed_args& args, const bisect_result& result, bool resumed)
+{
+    const std::int64_t id = *result.alert;
+    if (resumed && !args.has("server") && !args.has("db")) {
+        std::cerr << fmt::format("perfgate bisect: warning: the result was not stored on alert {}: name its store "
+                                 "(--server URL --project P, or --db PATH) with --resume, or pass --no-store\n",
+                                 id);
+        return;
+    }
+    target_rules rules = local_default_rules();
+    rules.default_db_must_exist = true;
+    target where = target_from(args, rules);
+    const model::alert_culprit k = culprit_of(result);
+    try {
+        if (where.server) {
+            where.server->put_culprit(id, k);
+        } else {
+            store::store db(where.db);
+            service::service svc(db);
+            svc.alerts().put_culprit(where.project, id, k);
+        }
+    } catch (const error& e) {
+        throw error(e.id(), fmt::format("perfgate bisect: storing the result on alert {}: {}", id, e.what()));
+    }
+    std::cerr << fmt::format("perfgate bisect: stored on alert {} ({})\n", id, model::to_string(k.status));
 }
 
 } // namespace
@@ -1048,6 +1092,8 @@ int cmd_bisect(const argv_t& argv)
         }
         settings.repo = fs::absolute(args.get("repo").value_or("."));
     } else {
+        if (args.has("no-store") && !args.has("alert"))
+            bisect_error(errors::usage_conflict, "--no-store: only with --alert (or --resume), whose alert it skips");
         settings = settings_from_args(args);
         if (args.has("alert")) range_from_alert(args, settings, alert_id);
     }
@@ -1059,6 +1105,7 @@ int cmd_bisect(const argv_t& argv)
     kill_children_on_interrupt();
     bisect_result result = b.run(budget);
     if (alert_id) result.alert = alert_id;
+    if (!result.alert) result.alert = b.alert();
     const std::string text = render_bisect(result, format);
     std::cout << text << std::flush;
     if (auto out = args.get("output")) {
@@ -1066,6 +1113,7 @@ int cmd_bisect(const argv_t& argv)
         f << text;
         if (!f) throw error(errors::io_write, fmt::format("--output {}: cannot write", *out));
     }
+    if (result.alert && !args.has("no-store")) store_on_alert(args, result, resume);
     return result.status == "found" ? exit_pass : exit_inconclusive;
 }
 

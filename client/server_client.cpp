@@ -225,6 +225,14 @@ model::alert server_client::update_alert(std::int64_t id, const model::alert_upd
     return api::alert_from_json(parse_object(answer, "PATCH " + base_ + path));
 }
 
+model::alert server_client::put_culprit(std::int64_t id, const model::alert_culprit& c)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/alerts/{}/culprit", url_encode(project_), id);
+    const std::string body = api::dump(api::culprit_request_json(c));
+    const std::string answer = exchange("PUT", path, &body);
+    return api::alert_from_json(parse_object(answer, "PUT " + base_ + path));
+}
+
 std::vector<model::change_point_record> server_client::change_points(const std::string& benchmark,
                                                                      const std::string& counter,
                                                                      const std::optional<std::string>& testbed,

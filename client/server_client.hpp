@@ -78,6 +78,9 @@ public:
     std::vector<model::alert> alerts(const model::alert_query& q);
     model::alert alert(std::int64_t id);
     model::alert update_alert(std::int64_t id, const model::alert_update& u);
+    // PUT .../alerts/{id}/culprit: stores what perfgate bisect found on the
+    // alert (a token with scope admin); the alert with it.
+    model::alert put_culprit(std::int64_t id, const model::alert_culprit& c);
     std::vector<model::change_point_record> change_points(const std::string& benchmark, const std::string& counter,
                                                           const std::optional<std::string>& testbed,
                                                           const std::optional<std::string>& branch);

@@ -542,6 +542,29 @@ response patch_alert(const request& req, context& ctx, const route_match& m, con
     return json_response(http::status::ok, api::to_json(ctx.service.alerts().update(m.project, id, u)), req);
 }
 
+// PUT: what perfgate bisect --alert found, stored on the alert (docs/bisect.md
+// "Stored on the alert"); answers the alert with it.
+std::optional<response> put_culprit(const route_call& c)
+{
+    const request& req = c.req;
+    only_declared(c.match, c.query);
+    const std::string type = media_type(sv(req[http::field::content_type]));
+    if (type != "application/json") {
+        throw error(errors::http_unsupported_media_type,
+                    fmt::format("Content-Type '{}' not supported here; send application/json", type.substr(0, 64)));
+    }
+    const auto id = alert_id(c.match);
+    if (req.body().size() > api::max_culprit_body_bytes) {
+        throw error(errors::http_body_too_large,
+                    fmt::format("a culprit of {} bytes is larger than the limit of {} bytes", req.body().size(),
+                                api::max_culprit_body_bytes));
+    }
+    const model::alert_culprit k = api::culprit_request_from_json(api::parse_request_body(req.body()));
+    const model::alert a = c.ctx.service.alerts().put_culprit(c.match.project, id, k,
+                                                              c.token ? std::optional(c.token->ref()) : std::nullopt);
+    return json_response(http::status::ok, api::to_json(a), req);
+}
+
 // POST: a reviewer's acceptance of the regression of a pull request head
 // (perfgate accept, docs/http-api.md "Accept a regression"): stored with the
 // project's newest comparison of that candidate commit.
@@ -945,6 +968,22 @@ const std::vector<api_route> route_table{
      {{200, json_type, "alert"}},
      false,
      "updateAlert"},
+    // A culprit names a commit and its author on the team's alert and goes
+    // to its webhooks: triage, so admin, as PATCH above; an upload token (a
+    // pull request job's) may not write one.
+    {v::put,
+     "/api/v1/projects/{project}/alerts/{id}/culprit",
+     "PUT /api/v1/projects/{project}/alerts/{id}/culprit",
+     access::admin,
+     body_rule::bytes,
+     put_culprit,
+     "Store what perfgate bisect found for an alert (replacing an earlier result)",
+     {},
+     {json_type},
+     "culprit_request",
+     {{200, json_type, "alert"}},
+     false,
+     "putAlertCulprit"},
     {v::get,
      "/api/v1/projects/{project}/change-points",
      "GET /api/v1/projects/{project}/change-points",

@@ -170,6 +170,12 @@ model::alert alerts::update(const std::string& project, std::int64_t id, const m
     return impl_->update_alert(project, id, u);
 }
 
+model::alert alerts::put_culprit(const std::string& project, std::int64_t id, const model::alert_culprit& culprit,
+                                 const std::optional<model::token_ref>& by)
+{
+    return impl_->put_culprit(project, id, culprit, by);
+}
+
 void artifacts::store_flame_graph(const std::string& project, std::int64_t comparison_id, const std::string& benchmark,
                                   std::string_view svg)
 {

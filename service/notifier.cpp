@@ -11,6 +11,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "api/wire.hpp"
 #include "model/digest.hpp"
 #include "model/error.hpp"
 #include "report/quantity.hpp"
@@ -78,6 +79,18 @@ std::string json_body(const alert_notice& n)
          n.dashboard_url.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(n.dashboard_url)},
         {"time", n.time},
     };
+    // The culprit's event carries what bisect stored (the shape of GET
+    // .../alerts/{id}'s "culprit"), each culprit with its commit link.
+    if (n.event == event_alert_culprit_found && a.culprit) {
+        nlohmann::ordered_json culprit = nlohmann::ordered_json::parse(api::to_json(*a.culprit).dump());
+        for (auto& c : culprit["culprits"]) {
+            const auto sha = c.at("sha").get<std::string>();
+            c["commit_url"] = n.repository_url.empty()
+                                  ? nlohmann::ordered_json(nullptr)
+                                  : nlohmann::ordered_json(fmt::format("{}/commit/{}", n.repository_url, sha));
+        }
+        body["culprit"] = std::move(culprit);
+    }
     return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -86,10 +99,14 @@ std::string slack_body(const alert_notice& n)
     const auto& a = n.alert;
     const auto& c = a.change;
     const bool opened = n.event == event_alert_opened;
-    const std::string title = opened ? fmt::format("Performance regression in {}: {} {}", a.project, c.series.benchmark,
-                                                   delta_text(c.delta_pct))
-                                     : fmt::format("Alert {} in {} is now {}", a.id, a.project,
-                                                   model::to_string(a.status));
+    const bool culprit = n.event == event_alert_culprit_found && a.culprit && !a.culprit->culprits.empty();
+    const std::string title = culprit  ? fmt::format("Culprit found for alert {} in {}: {} {}", a.id, a.project,
+                                                     short_sha(a.culprit->culprits.front().sha),
+                                                     a.culprit->culprits.front().subject)
+                              : opened ? fmt::format("Performance regression in {}: {} {}", a.project,
+                                                     c.series.benchmark, delta_text(c.delta_pct))
+                                       : fmt::format("Alert {} in {} is now {}", a.id, a.project,
+                                                     model::to_string(a.status));
     const std::string commit = c.git_sha.empty()      ? std::string("-")
                                : n.commit_url.empty() ? fmt::format("`{}`", short_sha(c.git_sha))
                                                       : fmt::format("<{}|{}>", n.commit_url, short_sha(c.git_sha));
@@ -113,6 +130,19 @@ std::string slack_body(const alert_notice& n)
     const std::string& testbed = n.testbed_name.empty() ? c.series.testbed : n.testbed_name;
     field("Testbed", slack_escaped(testbed.empty() ? std::string("-") : testbed));
     if (!a.note.empty()) field("Note", slack_escaped(a.note));
+    if (culprit) {
+        // A section holds at most 10 fields (Slack's limit): the first three culprits.
+        constexpr std::size_t max_shown = 3;
+        const auto& list = a.culprit->culprits;
+        for (std::size_t i = 0; i < list.size() && i < max_shown; ++i) {
+            const auto& m = list[i];
+            const std::string link = n.repository_url.empty()
+                                         ? fmt::format("`{}`", short_sha(m.sha))
+                                         : fmt::format("<{}/commit/{}|{}>", n.repository_url, m.sha, short_sha(m.sha));
+            field("Culprit", fmt::format("{} {} ({}), {:.0f}% of the change", link, slack_escaped(m.subject),
+                                         slack_escaped(m.author), m.share * 100));
+        }
+    }
     nlohmann::ordered_json blocks = nlohmann::ordered_json::array();
     blocks.push_back({{"type", "header"}, {"text", {{"type", "plain_text"}, {"text", title.substr(0, 150)}}}});
     blocks.push_back({{"type", "section"}, {"fields", std::move(fields)}});
@@ -171,11 +201,12 @@ void notifier::notify(std::string_view event, const model::alert& alert) noexcep
     try {
         const auto targets = db_.webhooks().targets(alert.project);
         if (targets.empty()) return;
-        alert_notice n{std::string(event), alert, {}, {}, 0, {}};
+        alert_notice n{std::string(event), alert, {}, {}, 0, {}, {}};
         n.time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                      .count();
-        if (auto repo = db_.projects().repository_url(alert.project); repo && !alert.change.git_sha.empty()) {
-            n.commit_url = fmt::format("{}/commit/{}", *repo, alert.change.git_sha);
+        if (auto repo = db_.projects().repository_url(alert.project)) {
+            n.repository_url = *repo;
+            if (!alert.change.git_sha.empty()) n.commit_url = fmt::format("{}/commit/{}", *repo, alert.change.git_sha);
         }
         if (!options_.public_url.empty()) {
             n.dashboard_url = fmt::format("{}/p/{}/alerts", options_.public_url, alert.project);

@@ -111,9 +111,12 @@ struct notifier_options {
     egress_policy policy;
 };
 
-// What happened: "alert.opened" or "alert.status_changed".
+// What happened: "alert.opened", "alert.status_changed" or "alert.culprit_found".
 inline constexpr std::string_view event_alert_opened = "alert.opened";
 inline constexpr std::string_view event_alert_status_changed = "alert.status_changed";
+// perfgate bisect stored a culprit on the alert (status found): the body
+// carries it (docs/history.md "Notifications").
+inline constexpr std::string_view event_alert_culprit_found = "alert.culprit_found";
 
 // The bodies (pure functions, tested without a thread). commit_url is
 // repository_url/commit/SHA, "" when the project has no repository URL;
@@ -127,6 +130,9 @@ struct alert_notice {
     // The testbed's name (alert.change.series.testbed is its fingerprint);
     // "" when unknown: the Slack body then shows the fingerprint.
     std::string testbed_name;
+    // The project's repository URL ("" when none): the culprits' commit
+    // links (alert.culprit_found).
+    std::string repository_url;
 };
 std::string json_body(const alert_notice& n);
 std::string slack_body(const alert_notice& n);

@@ -94,6 +94,8 @@ public:
     [[nodiscard]] std::vector<model::alert> alerts(const model::alert_query& q) const;
     [[nodiscard]] model::alert alert(const std::string& project, std::int64_t id) const;
     model::alert update_alert(const std::string& project, std::int64_t id, const model::alert_update& u);
+    model::alert put_culprit(const std::string& project, std::int64_t id, const model::alert_culprit& culprit,
+                             const std::optional<model::token_ref>& by);
     [[nodiscard]] std::vector<model::change_point_record> change_points(
         const std::string& project, const std::string& benchmark, const std::string& counter,
         const std::optional<std::string>& testbed, const std::optional<std::string>& branch) const;

@@ -1,6 +1,7 @@
 #include "stats/between_run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -22,9 +23,29 @@ void check_probability(double p, const char* what)
     }
 }
 
+// Student's t quantile, remembered per thread. A server computes the same
+// few of them again and again: df = mad_efficiency * (K - 1) takes one value
+// per history length K and p is 1 - alpha/2 or the power, while Boost's
+// quantile (long double iterations) was a sixth of a fresh compare's CPU
+// (bench/e2e/bench_server.sh, perf record). The same inputs give the same
+// double, so a remembered value is exactly what the call would return.
 double t_quantile(double p, double df)
 {
-    return boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
+    struct remembered {
+        double p = 0, df = 0, q = 0; // df = 0: empty (a t distribution's df is > 0)
+    };
+    // Enough for a few alphas and powers at every history length a policy uses
+    // at once; round-robin replacement beyond that.
+    constexpr std::size_t slots = 64;
+    thread_local std::array<remembered, slots> memo{};
+    thread_local std::size_t next = 0;
+    for (const auto& m : memo) {
+        if (m.df == df && m.p == p && m.df > 0) return m.q;
+    }
+    const double q = boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
+    memo[next] = {p, df, q};
+    next = (next + 1) % slots;
+    return q;
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace perfgate::store {
 
@@ -104,12 +105,141 @@ model::alert read_alert(const statement& st)
     return a;
 }
 
+// The stored culprits (020_alert_culprits.sql) of the alerts `ids`, which
+// the caller read from one project, by alert id: one range of each table's
+// key over [min, max] of ids, the few rows of other alerts skipped.
+std::unordered_map<std::int64_t, model::alert_culprit> culprits_of(connection& c, const std::vector<std::int64_t>& ids)
+{
+    std::unordered_map<std::int64_t, model::alert_culprit> out;
+    if (ids.empty()) return out;
+    const auto range = std::minmax_element(ids.begin(), ids.end());
+    const std::int64_t lo = *range.first, hi = *range.second;
+    const std::unordered_set<std::int64_t> wanted(ids.begin(), ids.end());
+    auto st = c.prepare("SELECT alert_id, status, backend, counter, good_sha, bad_sha, commits, steps, builds, detail, "
+                        "stored_at, token_id, token_name FROM alert_culprits "
+                        "WHERE alert_id >= :lo AND alert_id <= :hi");
+    st.bind(":lo", lo).bind(":hi", hi);
+    while (st.step()) {
+        const auto id = st.int64(0);
+        if (!wanted.contains(id)) continue;
+        model::alert_culprit k;
+        k.status = model::parse_culprit_status(st.text(1)).value_or(model::culprit_status::undecided);
+        k.backend = st.text(2);
+        k.counter = st.text(3);
+        k.good_sha = st.text(4);
+        k.bad_sha = st.text(5);
+        k.commits = st.int64(6);
+        k.steps = st.int64(7);
+        k.builds = st.int64(8);
+        k.detail = st.text(9);
+        k.stored_at = st.int64(10);
+        if (!st.is_null(11))
+            k.written_by = model::token_ref{st.int64(11), st.is_null(12) ? std::string() : st.text(12)};
+        out.emplace(id, std::move(k));
+    }
+    if (out.empty()) return out;
+    auto commits = c.prepare("SELECT alert_id, position, sha, subject, author, share FROM alert_culprit_commits "
+                             "WHERE alert_id >= :lo AND alert_id <= :hi ORDER BY alert_id, position");
+    commits.bind(":lo", lo).bind(":hi", hi);
+    while (commits.step()) {
+        const auto it = out.find(commits.int64(0));
+        if (it == out.end()) continue;
+        it->second.culprits.push_back({commits.text(2), commits.text(3), commits.text(4), commits.real(5), {}});
+    }
+    auto effects = c.prepare("SELECT alert_id, position, counter, unit, status, value_before, value_after, delta_pct, "
+                             "ci_lower_pct, ci_upper_pct FROM alert_culprit_effects "
+                             "WHERE alert_id >= :lo AND alert_id <= :hi ORDER BY alert_id, position, ordinal");
+    effects.bind(":lo", lo).bind(":hi", hi);
+    while (effects.step()) {
+        const auto it = out.find(effects.int64(0));
+        if (it == out.end()) continue;
+        auto& list = it->second.culprits;
+        const auto position = effects.int64(1);
+        if (position < 0 || static_cast<std::size_t>(position) >= list.size()) continue;
+        list[static_cast<std::size_t>(position)].effects.push_back(
+            {effects.text(2), effects.text(3), effects.text(4), effects.opt_real(5), effects.opt_real(6),
+             effects.opt_real(7), effects.opt_real(8), effects.opt_real(9)});
+    }
+    return out;
+}
+
+void attach_culprits(connection& c, std::vector<model::alert>& alerts)
+{
+    std::vector<std::int64_t> ids;
+    ids.reserve(alerts.size());
+    for (const auto& a : alerts) ids.push_back(a.id);
+    auto found = culprits_of(c, ids);
+    for (auto& a : alerts) {
+        if (auto it = found.find(a.id); it != found.end()) a.culprit = std::move(it->second);
+    }
+}
+
 std::optional<model::alert> load_alert_on(connection& c, std::string_view project, std::int64_t id)
 {
     auto st = c.prepare(std::string(alert_select) + "WHERE a.id = :id AND p.name = :project");
     st.bind(":id", id).bind(":project", project);
     if (!st.step()) return std::nullopt;
-    return read_alert(st);
+    std::vector<model::alert> one{read_alert(st)};
+    st.reset();
+    attach_culprits(c, one);
+    return std::move(one.front());
+}
+
+// The alert's stored culprit replaced by k (its three tables' rows).
+void replace_culprit(connection& c, std::int64_t id, const model::alert_culprit& k, std::int64_t now,
+                     const std::optional<model::token_ref>& by)
+{
+    c.prepare("DELETE FROM alert_culprit_effects WHERE alert_id = :id").bind(":id", id).run();
+    c.prepare("DELETE FROM alert_culprit_commits WHERE alert_id = :id").bind(":id", id).run();
+    c.prepare("DELETE FROM alert_culprits WHERE alert_id = :id").bind(":id", id).run();
+    c.prepare("INSERT INTO alert_culprits (alert_id, status, backend, counter, good_sha, bad_sha, commits, steps, "
+              "builds, detail, stored_at, token_id, token_name) VALUES (:id, :status, :backend, :counter, :good, "
+              ":bad, :commits, :steps, :builds, :detail, :now, :token_id, :token_name)")
+        .bind(":id", id)
+        .bind(":status", model::to_string(k.status))
+        .bind(":backend", k.backend)
+        .bind(":counter", k.counter)
+        .bind(":good", k.good_sha)
+        .bind(":bad", k.bad_sha)
+        .bind(":commits", k.commits)
+        .bind(":steps", k.steps)
+        .bind(":builds", k.builds)
+        .bind(":detail", k.detail)
+        .bind(":now", now)
+        .bind(":token_id", by ? std::optional(by->id) : std::nullopt)
+        .bind(":token_name", by ? std::optional(by->name) : std::nullopt)
+        .run();
+    auto commit = c.prepare("INSERT INTO alert_culprit_commits (alert_id, position, sha, subject, author, share) "
+                            "VALUES (:id, :position, :sha, :subject, :author, :share)");
+    auto effect = c.prepare("INSERT INTO alert_culprit_effects (alert_id, position, counter, ordinal, unit, status, "
+                            "value_before, value_after, delta_pct, ci_lower_pct, ci_upper_pct) VALUES (:id, "
+                            ":position, :counter, :ordinal, :unit, :status, :before, :after, :delta_pct, :ci_lower, "
+                            ":ci_upper)");
+    for (std::size_t i = 0; i < k.culprits.size(); ++i) {
+        const auto& m = k.culprits[i];
+        commit.bind(":id", id)
+            .bind(":position", to_int64(i))
+            .bind(":sha", m.sha)
+            .bind(":subject", m.subject)
+            .bind(":author", m.author)
+            .bind(":share", m.share)
+            .run();
+        for (std::size_t j = 0; j < m.effects.size(); ++j) {
+            const auto& e = m.effects[j];
+            effect.bind(":id", id)
+                .bind(":position", to_int64(i))
+                .bind(":counter", e.counter)
+                .bind(":ordinal", to_int64(j))
+                .bind(":unit", e.unit)
+                .bind(":status", e.status)
+                .bind(":before", e.before)
+                .bind(":after", e.after)
+                .bind(":delta_pct", e.delta_pct)
+                .bind(":ci_lower", e.ci_lower_pct)
+                .bind(":ci_upper", e.ci_upper_pct)
+                .run();
+        }
+    }
 }
 
 } // namespace
@@ -416,6 +546,8 @@ std::vector<model::alert> alerts::list(const model::alert_query& q) const
         .bind(":testbed", q.testbed)
         .bind(":limit", to_int64(q.limit));
     while (st.step()) out.push_back(read_alert(st));
+    st.reset();
+    attach_culprits(*c, out);
     return out;
 }
 
@@ -457,6 +589,17 @@ std::optional<model::alert> alerts::update(std::string_view project, std::int64_
             .bind(":now", unix_now())
             .bind(":id", id)
             .run();
+        return load_alert_on(c, project, id);
+    });
+}
+
+std::optional<model::alert> alerts::put_culprit(std::string_view project, std::int64_t id,
+                                                const model::alert_culprit& culprit,
+                                                const std::optional<model::token_ref>& by)
+{
+    return impl_->write([&](connection& c) -> std::optional<model::alert> {
+        if (!load_alert_on(c, project, id)) return std::nullopt;
+        replace_culprit(c, id, culprit, unix_now(), by);
         return load_alert_on(c, project, id);
     });
 }

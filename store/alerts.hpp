@@ -56,10 +56,21 @@ public:
     [[nodiscard]] std::vector<model::alert> open(std::string_view project, std::string_view benchmark,
                                                  std::string_view testbed_fingerprint, std::string_view branch,
                                                  std::size_t limit) const;
+    // One alert with its stored culprit (list() reads culprits too).
     [[nodiscard]] std::optional<model::alert> load(std::string_view project, std::int64_t id) const;
     // Sets status (and note, when given), changed_by and changed_at = now.
     // nullopt (nothing changed) when the project has no such alert.
     std::optional<model::alert> update(std::string_view project, std::int64_t id, const model::alert_update& u);
+    // Stores what `perfgate bisect --alert` found (020_alert_culprits.sql),
+    // replacing an earlier result of the alert, in one transaction; its
+    // stored_at is now and its written_by `by`. The alert as it is then;
+    // nullopt (nothing stored) when the project has no such alert. The store
+    // keeps the texts as given (service::alerts checks them);
+    // "store.constraint" for a sha outside 7 to 64 characters or an unknown
+    // status.
+    std::optional<model::alert> put_culprit(std::string_view project, std::int64_t id,
+                                            const model::alert_culprit& culprit,
+                                            const std::optional<model::token_ref>& by = std::nullopt);
     // Stored change points of (benchmark, counter) in series order; an empty
     // testbed (name or fingerprint), branch or counter in `series` matches
     // any (an empty counter: every counter of the benchmark, in one query).

@@ -125,13 +125,13 @@ inline ps::history_query query(std::string project, std::string benchmark, std::
 // 008_ingest_keys.sql, 009_open_alerts.sql, 010_change_point_settings.sql, 011_run_sessions.sql,
 // 012_attribution_artifacts.sql, 013_ingest_key_runs.sql, 014_token_lifecycle.sql, 015_webhooks.sql,
 // 016_run_toolchains.sql, 017_acceptances.sql, 018_mainline_runs.sql, 019_token_scopes.sql,
-// 022_retention.sql
+// 020_alert_culprits.sql, 022_retention.sql
 constexpr int schema_version = 22;
 // store/migrations/pg/001_initial.sql, 002_ingest_keys.sql, 003_artifacts.sql,
 // 004_report_compression.sql, 005_open_alerts.sql, 006_change_point_settings.sql, 007_run_sessions.sql,
 // 008_attribution_artifacts.sql, 009_ingest_key_runs.sql, 010_token_lifecycle.sql, 011_webhooks.sql,
 // 012_run_toolchains.sql, 013_acceptances.sql, 014_mainline_runs.sql, 015_token_scopes.sql,
-// 018_retention.sql
+// 016_alert_culprits.sql, 018_retention.sql
 constexpr int pg_schema_version = 18;
 
 // How each engine words a broken constraint.

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/database.hpp"
 #include "support/process.hpp"
 #include "support/server.hpp"
 
@@ -583,7 +584,38 @@ void check_alert_bisection(const repo& r, const perfgate::test::cli_result& res)
     CHECK(culprit_shas(j) == std::vector<std::string>{r.sha[30]});
 }
 
-TEST_CASE("perfgate bisect --alert: the range of an alert's change point, from a store and from a real server")
+// The culprit perfgate alerts show reads back after bisecting alert 1 (its
+// JSON), with the text it prints checked too. `target` names the store.
+json stored_culprit(const repo& r, const std::vector<std::string>& target)
+{
+    std::vector<std::string> args{"alerts", "show", "1", "--format", "json"};
+    args.insert(args.end(), target.begin(), target.end());
+    const auto shown = run_perfgate(args);
+    INFO(shown.err);
+    REQUIRE(shown.code == 0);
+    const json k = json::parse(shown.out)["culprit"];
+    REQUIRE(k.is_object());
+    CHECK(k["status"] == "found");
+    CHECK(k["good"] == r.sha[28]);
+    CHECK(k["bad"] == r.sha[32]);
+    CHECK(k["commits"] == 4);
+    CHECK(k["backend"] == "callgrind");
+    REQUIRE(k["culprits"].size() == 1);
+    CHECK(k["culprits"][0]["sha"] == r.sha[30]);
+    CHECK(k["culprits"][0]["subject"] == "commit 30");
+    CHECK_FALSE(k["culprits"][0]["effects"].empty());
+    CHECK(k["culprits"][0]["effects"][0]["counter"] == "instructions");
+    CHECK(k["culprits"][0]["effects"][0]["status"] == "regression");
+    args.erase(args.begin() + 3, args.begin() + 5); // the text
+    const auto text = run_perfgate(args);
+    REQUIRE(text.code == 0);
+    CHECK(text.out.find("  culprit    found (perfgate bisect, instructions on callgrind") != std::string::npos);
+    CHECK(text.out.find("    " + r.sha[30] + " commit 30 (") != std::string::npos);
+    CHECK(text.out.find("% of the change\n      instructions") != std::string::npos);
+    return k;
+}
+
+TEST_CASE("perfgate bisect --alert: the range of an alert's change point in a local store, the culprit stored there")
 {
     temp_dir dir("perfgate-bisect");
     const repo r(dir.path(), 48, {{30, 416000}});
@@ -598,11 +630,24 @@ TEST_CASE("perfgate bisect --alert: the range of an alert's change point, from a
         std::vector<std::string> args{"bisect", "--db", db.string(), "--project", "demo"};
         args.insert(args.end(), bisect_args.begin(), bisect_args.end());
         check_alert_bisection(r, run_perfgate(args, r.dir));
+        // Stored on the alert, without a token: the CLI on its database.
+        const json k = stored_culprit(r, {"--db", db.string(), "--project", "demo"});
+        CHECK(k["written_by"].is_null());
         check_nothing_left(r);
     }
-    SUBCASE("a server")
+}
+
+// The engine is the test's (support/database.hpp): SQLite, or PostgreSQL
+// under the postgresql/ variant ctest runs (tests/CMakeLists.txt).
+TEST_CASE("perfgate bisect --alert over a real server: the range read, the culprit stored and read back")
+{
+    temp_dir dir("perfgate-bisect");
+    const repo r(dir.path(), 48, {{30, 416000}});
+    const std::vector<std::string> bisect_args{"--alert", "1",         "--build",   build_cmd,  "--bench",
+                                               "./prog",  "--backend", "callgrind", "--format", "json"};
     {
-        const fs::path db = dir.path() / "server.db";
+        perfgate::test::test_database where;
+        const fs::path db = where.location();
         const std::string token = perfgate::test::create_token(db, "demo");
         perfgate::test::server_process server(db, dir.path() / "server.log");
         upload_pushes(r, dir.path(), {"--server", server.url(), "--token", token});
@@ -617,7 +662,31 @@ TEST_CASE("perfgate bisect --alert: the range of an alert's change point, from a
         REQUIRE(opened);
         std::vector<std::string> args{"bisect", "--server", server.url(), "--project", "demo", "--token", token};
         args.insert(args.end(), bisect_args.begin(), bisect_args.end());
+        // A token that may read but not triage: the bisection runs, its
+        // report is written, and storing it fails naming the scope (exit 2).
+        const auto made = run_perfgate({"token", "create", "--db", db.string(), "--project", "demo", "--label",
+                                        "reader", "--scope", "read"});
+        REQUIRE(made.code == 0);
+        const std::string reader = made.out.substr(0, made.out.find_first_of("\r\n"));
+        std::vector<std::string> read_only{"bisect", "--server", server.url(), "--project", "demo", "--token", reader};
+        read_only.insert(read_only.end(), bisect_args.begin(), bisect_args.end());
+        const auto refused = run_perfgate(read_only, r.dir);
+        CHECK(refused.code == 2);
+        CHECK(refused.err.find("storing the result on alert 1") != std::string::npos);
+        CHECK(refused.err.find("admin") != std::string::npos);
+        CHECK(json::parse(refused.out)["status"] == "found");
+        // --no-store: the same bisection, nothing stored.
+        read_only.push_back("--no-store");
+        CHECK(run_perfgate(read_only, r.dir).code == 0);
+        const auto before = run_perfgate({"alerts", "show", "1", "--server", server.url(), "--project", "demo",
+                                          "--token", token, "--format", "json"});
+        REQUIRE(before.code == 0);
+        CHECK(json::parse(before.out)["culprit"].is_null());
         check_alert_bisection(r, run_perfgate(args, r.dir));
+        // Stored on the alert by the token that sent it, as GET .../alerts/1
+        // answers it and perfgate alerts show prints it.
+        const json k = stored_culprit(r, {"--server", server.url(), "--project", "demo", "--token", token});
+        CHECK(k["written_by"]["id"].get<std::int64_t>() > 0);
         // An alert the server does not have: exit 2 naming it, nothing built
         // (the finished bisection's state file is kept: removed first).
         CHECK(fs::exists(r.dir / ".perfgate/bisect/state.json"));

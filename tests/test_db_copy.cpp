@@ -119,6 +119,17 @@ const made_store& test_store()
                                   R"({"status":"acknowledged","note":"known: the parser rewrite"})", "application/json",
                                   m.token);
         REQUIRE_MESSAGE(triaged.status == 200, triaged.body);
+        // Its bisection's culprit (alert_culprits and the two tables under it).
+        const std::string culprit =
+            R"({"status":"found","backend":"callgrind","counter":"instructions","good":")" + std::string(40, 'a') +
+            R"(","bad":")" + std::string(40, 'b') +
+            R"(","commits":64,"steps":6,"builds":8,"detail":"","culprits":[{"sha":")" + std::string(40, 'c') +
+            R"(","subject":"parse: copy the buffer","author":"Ana <ana@example.com>","share":1.0,"effects":[)"
+            R"({"counter":"instructions","unit":"","status":"regression","before":2.53e6,"after":2.62e6,)"
+            R"("delta_pct":3.79,"ci_pct":[3.79,3.79]}]}]})";
+        const auto found = send(port, http::verb::put, fmt::format("/api/v1/projects/demo/alerts/{}/culprit", m.alert),
+                                culprit, "application/json", m.token);
+        REQUIRE_MESSAGE(found.status == 200, found.body);
 
         // A suite: google/benchmark's output, both sides in one session.
         const std::string gbench_dir = std::string(PERFGATE_TESTDATA_DIR) + "/gbench/";

@@ -63,7 +63,7 @@ constexpr std::array not_error_ids{
     // Event payload fields in messages (github/accept.cpp, read_request).
     std::string_view{"issue.number"}, std::string_view{"pull_request.number"}, std::string_view{"sender.login"},
     // Webhook event names (service/notifier.hpp), sent to receivers.
-    std::string_view{"alert.opened"}, std::string_view{"alert.status_changed"},
+    std::string_view{"alert.opened"}, std::string_view{"alert.status_changed"}, std::string_view{"alert.culprit_found"},
 };
 // clang-format on
 

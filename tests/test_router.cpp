@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -37,6 +38,7 @@
 #include "server/openapi.hpp"
 #include "server/routes.hpp"
 #include "service/service.hpp"
+#include "store/alerts.hpp"
 #include "store/comparisons.hpp"
 #include "store/maintenance.hpp"
 #include "store/projects.hpp"
@@ -1958,4 +1960,177 @@ TEST_CASE("GET /api/v1/openapi.json serves the committed document without a toke
     // A wrong method is 405 naming the one allowed.
     check_error(f.call(http::verb::post, "/api/v1/openapi.json", "{}", "application/json", ""), 405,
                 "http.method_not_allowed", "use GET");
+}
+
+namespace {
+
+// An alert of project demo on a series of uploaded runs (the store's own
+// detection entry point: no watch thread to wait for).
+std::int64_t open_alert(fixture& f)
+{
+    std::vector<std::int64_t> runs;
+    for (int i = 0; i < 4; ++i) runs.push_back(f.upload("baseline"));
+    perfgate::store::series_detection d;
+    d.series = {"default", "task-clock", f.db.runs().load("demo", runs[0])->testbed.fingerprint, "main"};
+    d.tail = runs;
+    perfgate::store::detected_change change;
+    change.record.run_id = runs[2];
+    change.record.mean_before = 4.5;
+    change.record.mean_after = 5.0;
+    change.record.median_before = 4.5;
+    change.record.median_after = 5.0;
+    change.record.delta_pct = 11.1;
+    change.worse = true;
+    d.found = {change};
+    const auto opened = f.db.alerts().apply_detection("demo", {d});
+    REQUIRE(opened.size() == 1);
+    return opened[0];
+}
+
+json culprit_body()
+{
+    return json{{"status", "found"},
+                {"backend", "callgrind"},
+                {"counter", "instructions"},
+                {"good", std::string(40, 'a')},
+                {"bad", std::string(40, 'b')},
+                {"commits", 64},
+                {"steps", 6},
+                {"builds", 8},
+                {"culprits", json::array({{{"sha", std::string(40, 'c')},
+                                           {"subject", "parse: copy the buffer"},
+                                           {"author", "Ana <ana@example.com>"},
+                                           {"share", 1.0},
+                                           {"effects", json::array({{{"counter", "instructions"},
+                                                                     {"unit", ""},
+                                                                     {"status", "regression"},
+                                                                     {"before", 2.53e6},
+                                                                     {"after", 2.62e6},
+                                                                     {"delta_pct", 3.79},
+                                                                     {"ci_pct", {3.79, 3.79}}}})}}})},
+                {"detail", ""}};
+}
+
+} // namespace
+
+TEST_CASE("an alert's culprit: PUT stores it with an admin token, GET answers it, bad bodies store nothing")
+{
+    fixture f;
+    const auto id = open_alert(f);
+    const std::string path = fmt::format("/api/v1/projects/demo/alerts/{}", id);
+    CHECK(json::parse(f.call(http::verb::get, path).body()).at("culprit").is_null());
+
+    using perfgate::model::scope;
+    using perfgate::model::scope_set;
+    const auto token_with = [&](std::string_view scopes) {
+        std::string label(scopes);
+        std::replace(label.begin(), label.end(), ',', '-');
+        return "Bearer " + f.db.tokens().create("demo", label, std::nullopt, *scope_set::parse(scopes));
+    };
+    // Who may write: admin only; a pull request's token (upload, read) may not.
+    for (const std::string_view scopes : {"read", "upload,read", "baseline,read"}) {
+        INFO(scopes);
+        check_error(f.call(http::verb::put, path + "/culprit", culprit_body().dump(), "application/json",
+                           token_with(scopes)),
+                    403, "auth.missing_scope", "with scope 'admin'");
+    }
+    const std::string admin = token_with("admin");
+    const auto stored = f.call(http::verb::put, path + "/culprit", culprit_body().dump(), "application/json", admin);
+    REQUIRE(stored.result_int() == 200);
+    const json answer = json::parse(stored.body());
+    CHECK(answer.at("id") == id);
+    const json& k = answer.at("culprit");
+    CHECK(k.at("status") == "found");
+    CHECK(k.at("culprits").at(0).at("sha") == std::string(40, 'c'));
+    CHECK(k.at("culprits").at(0).at("effects").at(0).at("ci_pct") == json::array({3.79, 3.79}));
+    CHECK(k.at("written_by").at("name") == "admin");
+    CHECK(k.at("stored_at").get<std::int64_t>() > 0);
+    // GET (one alert and the list) carries it.
+    CHECK(json::parse(f.call(http::verb::get, path).body()).at("culprit") == k);
+    CHECK(
+        json::parse(f.call(http::verb::get, "/api/v1/projects/demo/alerts").body()).at("alerts").at(0).at("culprit") ==
+        k);
+
+    SUBCASE("bad bodies: 400 naming the field, the stored culprit unchanged")
+    {
+        const std::pair<std::function<void(json&)>, std::string> cases[] = {
+            {[](json& b) { b.erase("status"); }, "field 'status' is required"},
+            {[](json& b) { b["status"] = "maybe"; }, "field 'status': 'maybe' is not"},
+            {[](json& b) { b["stauts"] = "found"; }, "unknown field 'stauts'"},
+            {[](json& b) { b["good"] = "main"; }, "field 'good': 'main' is not a commit id"},
+            {[](json& b) { b["commits"] = -1; }, "field 'commits' must be an integer at least 0"},
+            {[](json& b) { b["culprits"] = json::array(); }, "status 'found' names at least one culprit"},
+            {[](json& b) { b["culprits"][0]["sha"] = std::string(40, 'C'); }, "field 'culprits[0].sha'"},
+            {[](json& b) { b["culprits"][0]["subject"] = "two\nlines"; }, "field 'culprits[0].subject'"},
+            {[](json& b) { b["culprits"][0]["subject"] = std::string(301, 'x'); },
+             "field 'culprits[0].subject': 301 bytes; at most 300"},
+            {[](json& b) { b["culprits"][0]["share"] = "all"; }, "field 'culprits[0].share' must be a number"},
+            {[](json& b) { b["culprits"][0]["effects"][0]["ci_pct"] = json::array({1}); },
+             "field 'culprits[0].effects[0].ci_pct' must be [lower, upper]"},
+            {[](json& b) { b["culprits"][0]["effects"][0]["colour"] = 1; },
+             "unknown field 'culprits[0].effects[0].colour'"},
+            {[](json& b) { b["detail"] = std::string(2001, 'x'); }, "field 'detail': 2001 bytes; at most 2000"},
+            {[](json& b) { b["status"] = "no_change"; }, "status 'no_change' has no culprit"},
+            {[](json& b) {
+                 for (int i = 0; i < 16; ++i) b["culprits"].push_back(b["culprits"][0]);
+             },
+             "field 'culprits': 17 culprits; at most 16"},
+            {[](json& b) {
+                 auto& effects = b["culprits"][0]["effects"];
+                 for (int i = 0; i < 64; ++i) effects.push_back(effects[0]);
+             },
+             "field 'culprits[0].effects': 65 effects; at most 64"},
+        };
+        for (const auto& [mutate, message] : cases) {
+            json body = culprit_body();
+            mutate(body);
+            INFO(message);
+            check_error(f.call(http::verb::put, path + "/culprit", body.dump(), "application/json", admin), 400,
+                        "ingest.bad_field", message);
+        }
+        CHECK(json::parse(f.call(http::verb::get, path).body()).at("culprit") == k);
+    }
+    SUBCASE("at and beyond the body limit")
+    {
+        // Exactly the limit: read and judged (here: a detail too long);
+        // one byte more: 413 before it is parsed.
+        json body = culprit_body();
+        body["detail"] = "";
+        const std::size_t base = body.dump().size();
+        body["detail"] = std::string(perfgate::api::max_culprit_body_bytes - base, 'x');
+        REQUIRE(body.dump().size() == perfgate::api::max_culprit_body_bytes);
+        check_error(f.call(http::verb::put, path + "/culprit", body.dump(), "application/json", admin), 400,
+                    "ingest.bad_field", "field 'detail'");
+        body["detail"] = std::string(perfgate::api::max_culprit_body_bytes - base + 1, 'x');
+        check_error(f.call(http::verb::put, path + "/culprit", body.dump(), "application/json", admin), 413,
+                    "http.body_too_large", "larger than the limit of 524288 bytes");
+        CHECK(json::parse(f.call(http::verb::get, path).body()).at("culprit") == k);
+    }
+    SUBCASE("an unknown alert is 404, another project's alert too; a bad id 400; not JSON 415")
+    {
+        check_error(f.call(http::verb::put, fmt::format("/api/v1/projects/demo/alerts/{}/culprit", id + 1000),
+                           culprit_body().dump(), "application/json", admin),
+                    404, "alert.not_found", "has no alert");
+        check_error(f.call(http::verb::put, fmt::format("/api/v1/projects/other/alerts/{}/culprit", id),
+                           culprit_body().dump(), "application/json", "other"),
+                    404, "alert.not_found", "has no alert");
+        check_error(f.call(http::verb::put, "/api/v1/projects/demo/alerts/x/culprit", culprit_body().dump(),
+                           "application/json", admin),
+                    400, "http.bad_param", "alert id");
+        check_error(f.call(http::verb::put, path + "/culprit", culprit_body().dump(), "text/plain", admin), 415,
+                    "http.unsupported_media_type", "application/json");
+    }
+    SUBCASE("an undecided bisection replaces it, honestly: no culprit, the range left in detail")
+    {
+        json body = culprit_body();
+        body["status"] = "undecided";
+        body["culprits"] = json::array();
+        body["detail"] = "undecided: after aaaaaaaaaaaa up to bbbbbbbbbbbb (3 commits)";
+        const auto res = f.call(http::verb::put, path + "/culprit", body.dump(), "application/json", admin);
+        REQUIRE(res.result_int() == 200);
+        const json got = json::parse(res.body()).at("culprit");
+        CHECK(got.at("status") == "undecided");
+        CHECK(got.at("culprits").empty());
+        CHECK(got.at("detail") == body["detail"]);
+    }
 }

@@ -275,6 +275,91 @@ TEST_CASE("webhooks over a real server: an alert opened by uploads reaches the r
     }
 }
 
+TEST_CASE("webhooks over a real server: a culprit stored on an alert is an alert.culprit_found delivery, signed")
+{
+    temp_dir dir;
+    const auto db = dir.path() / "hooks.db";
+    const auto log = dir.path() / "server.log";
+    const std::string token = create_token(db, "demo");
+    const std::string secret = "receiver-shared-secret-1234";
+    receiver rx(200);
+    server_process srv(db, log, {"--webhook-allow-private", "127.0.0.0/8"});
+    const auto port = srv.port();
+    REQUIRE(run_perfgate({"project", "--db", db.string(), "--project", "demo", "--repository-url",
+                          "https://github.com/acme/demo"})
+                .code == 0);
+    REQUIRE(post_webhook(port, token, {{"url", rx.url("/generic")}, {"secret", secret}}).status == 201);
+    REQUIRE(post_webhook(port, token, {{"url", rx.url("/slack")}, {"format", "slack"}}).status == 201);
+    upload_series(port, "demo", token, 60, 40, 0.05);
+    const auto opened = rx.wait_for(2);
+    REQUIRE(opened.size() >= 2);
+    const auto id = json::parse(opened[0].body).at("alert").at("id").get<std::int64_t>();
+    const std::string culprit_sha(40, 'c');
+    const json found = {{"status", "found"},
+                        {"backend", "callgrind"},
+                        {"counter", "instructions"},
+                        {"good", std::string(40, 'a')},
+                        {"bad", std::string(40, 'b')},
+                        {"commits", 12},
+                        {"steps", 4},
+                        {"builds", 6},
+                        {"culprits", json::array({{{"sha", culprit_sha},
+                                                   {"subject", "parse: copy <the> buffer"},
+                                                   {"author", "Ana <ana@example.com>"},
+                                                   {"share", 1.0},
+                                                   {"effects", json::array({{{"counter", "instructions"},
+                                                                             {"status", "regression"},
+                                                                             {"before", 1e6},
+                                                                             {"after", 1.05e6},
+                                                                             {"delta_pct", 5.0},
+                                                                             {"ci_pct", {5.0, 5.0}}}})}}})}};
+    const std::string path = "/api/v1/projects/demo/alerts/" + std::to_string(id) + "/culprit";
+    const auto put = send(port, http::verb::put, path, found.dump(), "application/json", token);
+    REQUIRE_MESSAGE(put.status == 200, put.body);
+
+    const auto hits = rx.wait_for(4);
+    REQUIRE(hits.size() >= 4);
+    const auto generic = std::find_if(hits.begin() + 2, hits.end(),
+                                      [](const auto& h) { return h.target == "/generic"; });
+    const auto slack = std::find_if(hits.begin() + 2, hits.end(), [](const auto& h) { return h.target == "/slack"; });
+    REQUIRE(generic != hits.end());
+    REQUIRE(slack != hits.end());
+    CHECK(generic->headers.at("X-Perfgate-Event") == "alert.culprit_found");
+    CHECK(generic->headers.at("X-Perfgate-Signature") ==
+          expected_signature(secret, generic->headers.at("X-Perfgate-Timestamp"), generic->body));
+    const json body = json::parse(generic->body);
+    CHECK(body.at("event") == "alert.culprit_found");
+    CHECK(body.at("alert").at("id") == id);
+    const json& k = body.at("culprit");
+    CHECK(k.at("status") == "found");
+    CHECK(k.at("good") == std::string(40, 'a'));
+    CHECK(k.at("written_by").at("id").get<std::int64_t>() > 0);
+    REQUIRE(k.at("culprits").size() == 1);
+    CHECK(k.at("culprits").at(0).at("sha") == culprit_sha);
+    CHECK(k.at("culprits").at(0).at("commit_url") == "https://github.com/acme/demo/commit/" + culprit_sha);
+    CHECK(k.at("culprits").at(0).at("effects").at(0).at("delta_pct") == 5.0);
+    // Slack: the culprit linked in the title's section, user text escaped.
+    const json s = json::parse(slack->body);
+    CHECK(s.at("text").get<std::string>().find("Culprit found for alert " + std::to_string(id)) != std::string::npos);
+    const std::string fields = s.at("blocks").at(1).at("fields").dump();
+    CHECK(fields.find("<https://github.com/acme/demo/commit/" + culprit_sha + "|cccccccccccc>") != std::string::npos);
+    CHECK(fields.find("copy &lt;the&gt; buffer") != std::string::npos);
+    CHECK(fields.find("100% of the change") != std::string::npos);
+
+    // An undecided bisection is stored (replacing it) and posts nothing:
+    // the delivery is queued before the PUT answers, so none is pending.
+    json undecided = found;
+    undecided["status"] = "undecided";
+    undecided["culprits"] = json::array();
+    undecided["detail"] = "undecided: after aaaaaaaaaaaa up to bbbbbbbbbbbb (3 commits)";
+    REQUIRE(send(port, http::verb::put, path, undecided.dump(), "application/json", token).status == 200);
+    for (int i = 0; i < 200 && metric_of(port, token, "perfgate_webhook_queued") != 0; ++i) {
+        std::this_thread::sleep_for(50ms);
+    }
+    CHECK(metric_of(port, token, "perfgate_webhook_queued") == 0);
+    CHECK(rx.hits().size() == 4);
+}
+
 TEST_CASE("webhooks over a real server: a receiver answering 500 is retried, then logged, uploads unaffected")
 {
     temp_dir dir;

@@ -743,6 +743,58 @@ TEST_CASE("service: history points are cached per query, and a cached history gi
     CHECK(elsewhere["benchmarks"][0]["counters"][0]["z_score"].is_null());
 }
 
+TEST_CASE("service: a compare after a new baseline upload reads it, whatever the caches hold")
+{
+    // Staleness (issue 47): the history a compare reads is the baseline
+    // branch's runs older than its candidate, cached per candidate. A
+    // baseline uploaded after a compare must be in the next candidate's
+    // history (band, between-run test, z-score), and never in the history of
+    // a candidate stored before it.
+    test_database where(test_database::sqlite_kind::memory);
+    store::store db(where.location());
+    service::service svc(db);
+    const auto ids = store_series(svc, 30, 30, 0.0); // stationary: 100 +- 1%
+    // Measured apart (no session): the between-run test reads the history too.
+    auto apart = [](model::run_record r) {
+        r.session.clear();
+        return r;
+    };
+    const auto cand1 = svc.runs().ingest_run(apart(stored_run("candidate", {100, 100, 100, 100, 100}))).run_id;
+    const auto counter_of = [&](std::int64_t base, std::int64_t cand, const policy& rules) {
+        const json doc = json::parse(*svc.comparisons().compare("demo", {{base, cand}}, rules).json);
+        return doc["benchmarks"][0]["counters"][0];
+    };
+    const json before = counter_of(ids.back(), cand1, policy{});
+    REQUIRE(before["band"].is_object());
+    CHECK(before["band"]["n"] == 30);
+    CHECK(before["band"]["hi"].get<double>() < 101.01);
+    CHECK(before["between_runs"]["history_runs"] == 30);
+    CHECK(svc.maintenance().cached_histories() == 1);
+
+    // A push's baseline at 102 (five equal samples: its median is exactly 102).
+    auto pushed = stored_run("baseline", {102, 102, 102, 102, 102});
+    pushed.created_at = 1'700'000'100;
+    const auto new_base = svc.runs().ingest_run(pushed).run_id;
+    const auto cand2 = svc.runs().ingest_run(apart(stored_run("candidate", {100, 100, 100, 100, 100}))).run_id;
+
+    const json after = counter_of(new_base, cand2, policy{});
+    REQUIRE(after["band"].is_object());
+    CHECK(after["band"]["n"] == 30); // the last policy.history runs: the new one in, the oldest out
+    CHECK(after["band"]["hi"].get<double>() == 102.0);
+    CHECK(after["between_runs"]["history_runs"] == 30);
+    // Its window moved by one run (a robust scale: one high point need not raise it).
+    CHECK(after["between_runs"]["sd"].get<double>() != before["between_runs"]["sd"].get<double>());
+    CHECK(svc.maintenance().cached_histories() == 2);
+
+    // The first candidate's history stays what preceded it, recomputed (another
+    // policy: not the stored report) or not.
+    policy other;
+    other.threshold_pct = 3.0;
+    const json again = counter_of(ids.back(), cand1, other);
+    CHECK(again["band"] == before["band"]);
+    CHECK(again["between_runs"]["sd"] == before["between_runs"]["sd"]);
+}
+
 TEST_CASE("service: stationary runs, improvements, candidates and other branches open no alert")
 {
     test_database where(test_database::sqlite_kind::memory);

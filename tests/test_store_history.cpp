@@ -562,3 +562,134 @@ TEST_CASE("store (sqlite): the listing queries are index range scans")
         }
     }
 }
+
+namespace {
+
+// A bisection's result as perfgate bisect stores it: two culprits, one with
+// an effect without numbers (an unsupported counter) and one without any.
+perfgate::model::alert_culprit culprit_fixture()
+{
+    perfgate::model::alert_culprit k;
+    k.status = perfgate::model::culprit_status::found;
+    k.backend = "callgrind";
+    k.counter = "instructions";
+    k.good_sha = std::string(40, 'a');
+    k.bad_sha = std::string(40, 'b');
+    k.commits = 64;
+    k.steps = 6;
+    k.builds = 8;
+    k.detail = "skipped cccccccccccc: the build command failed";
+    perfgate::model::culprit_commit first{std::string(40, 'c'),
+                                          "parse: copy the buffer",
+                                          "Ana <ana@example.com>",
+                                          0.43,
+                                          {}};
+    first.effects.push_back({"instructions", "", "regression", 2.53e6, 2.61e6, 3.0, 3.0, 3.0});
+    first.effects.push_back({"cycles", "", "unsupported", std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                             std::nullopt});
+    perfgate::model::culprit_commit second{std::string(64, 'd'),
+                                           "parse: ünïcode subject",
+                                           "Bo <bo@example.com>",
+                                           0.57,
+                                           {}};
+    k.culprits = {first, second};
+    return k;
+}
+
+} // namespace
+
+TEST_CASE("store: a bisection's culprit is stored on its alert, replaced, and read by load and list")
+{
+    test_database where;
+    ps::store db(where.location());
+    std::vector<std::int64_t> runs;
+    for (int i = 0; i < 6; ++i) runs.push_back(db.runs().insert(make_run("demo", "parse", 1'700'000'000 + i)));
+    ps::series_detection d;
+    d.series = {"parse", "task-clock", "fp-runner-1", "main"};
+    d.tail = runs;
+    d.found = {change_at(runs[2], 5.0), change_at(runs[4], 7.0)};
+    const auto opened = db.alerts().apply_detection("demo", {d});
+    REQUIRE(opened.size() == 2);
+    const auto id = opened[0];
+
+    CHECK_FALSE(db.alerts().load("demo", id)->culprit);
+    const auto k = culprit_fixture();
+    const perfgate::model::token_ref by{7, "bisect-ci"};
+    const auto stored = db.alerts().put_culprit("demo", id, k, by);
+    REQUIRE(stored);
+    REQUIRE(stored->culprit);
+    const auto& got = *stored->culprit;
+    CHECK(got.status == perfgate::model::culprit_status::found);
+    CHECK(got.backend == "callgrind");
+    CHECK(got.counter == "instructions");
+    CHECK(got.good_sha == k.good_sha);
+    CHECK(got.bad_sha == k.bad_sha);
+    CHECK(got.commits == 64);
+    CHECK(got.steps == 6);
+    CHECK(got.builds == 8);
+    CHECK(got.detail == k.detail);
+    CHECK(got.stored_at > 0);
+    REQUIRE(got.written_by);
+    CHECK(*got.written_by == by);
+    REQUIRE(got.culprits.size() == 2);
+    CHECK(got.culprits[0].sha == k.culprits[0].sha);
+    CHECK(got.culprits[0].subject == "parse: copy the buffer");
+    CHECK(got.culprits[0].author == "Ana <ana@example.com>");
+    CHECK(got.culprits[0].share == doctest::Approx(0.43));
+    REQUIRE(got.culprits[0].effects.size() == 2);
+    CHECK(got.culprits[0].effects[0].counter == "instructions");
+    CHECK(got.culprits[0].effects[0].status == "regression");
+    CHECK(got.culprits[0].effects[0].before == doctest::Approx(2.53e6));
+    CHECK(got.culprits[0].effects[0].after == doctest::Approx(2.61e6));
+    CHECK(got.culprits[0].effects[0].delta_pct == doctest::Approx(3.0));
+    CHECK(got.culprits[0].effects[0].ci_lower_pct == doctest::Approx(3.0));
+    CHECK(got.culprits[0].effects[1].counter == "cycles");
+    CHECK_FALSE(got.culprits[0].effects[1].before);
+    CHECK_FALSE(got.culprits[0].effects[1].ci_upper_pct);
+    CHECK(got.culprits[1].sha == std::string(64, 'd'));
+    CHECK(got.culprits[1].subject == "parse: ünïcode subject");
+    CHECK(got.culprits[1].effects.empty());
+
+    // list() carries it on its alert only; load() as well.
+    auto listed = db.alerts().list({"demo", {}, {}, {}, {}, 100});
+    REQUIRE(listed.size() == 2);
+    for (const auto& a : listed) CHECK(a.culprit.has_value() == (a.id == id));
+    CHECK(db.alerts().load("demo", id)->culprit->culprits.size() == 2);
+
+    SUBCASE("a second bisection replaces the first, its commits and effects with it")
+    {
+        perfgate::model::alert_culprit again;
+        again.status = perfgate::model::culprit_status::undecided;
+        again.backend = "perf";
+        again.counter = "task-clock";
+        again.good_sha = k.good_sha;
+        again.bad_sha = k.bad_sha;
+        again.detail = "undecided: after aaaaaaaaaaaa up to bbbbbbbbbbbb (3 commits)";
+        const auto replaced = db.alerts().put_culprit("demo", id, again);
+        REQUIRE(replaced);
+        REQUIRE(replaced->culprit);
+        CHECK(replaced->culprit->status == perfgate::model::culprit_status::undecided);
+        CHECK(replaced->culprit->culprits.empty());
+        CHECK_FALSE(replaced->culprit->written_by);
+        CHECK(replaced->culprit->detail == again.detail);
+    }
+    SUBCASE("an alert of another project, or none, stores nothing")
+    {
+        db.projects().ensure("other");
+        CHECK_FALSE(db.alerts().put_culprit("other", opened[1], k));
+        CHECK_FALSE(db.alerts().put_culprit("demo", opened[1] + 100, k));
+        CHECK_FALSE(db.alerts().load("demo", opened[1])->culprit);
+    }
+    SUBCASE("a sha outside 7 to 64 characters is store.constraint, and the earlier culprit stays")
+    {
+        auto bad = k;
+        bad.culprits[0].sha = "abc";
+        try {
+            (void)db.alerts().put_culprit("demo", id, bad);
+            FAIL("a 3-character sha was stored");
+        } catch (const perfgate::error& e) {
+            CHECK(e.id() == perfgate::errors::store_constraint);
+        }
+        CHECK(db.alerts().load("demo", id)->culprit->culprits.size() == 2);
+    }
+}

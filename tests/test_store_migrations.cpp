@@ -30,7 +30,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         // A new file frees the pages of pruned rows (maintenance::reclaim_space).
         CHECK(raw.integer("PRAGMA auto_vacuum") == 2);
         const auto tables = raw.rows("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
-        CHECK(tables == std::vector<std::string>{"acceptances", "alerts", "api_tokens", "benchmark_counters",
+        CHECK(tables == std::vector<std::string>{"acceptances", "alert_culprit_commits", "alert_culprit_effects",
+                                                 "alert_culprits", "alerts", "api_tokens", "benchmark_counters",
                                                  "benchmarks", "change_points", "comparison_artifacts", "comparisons",
                                                  "counters", "ingest_keys", "projects", "runs", "samples",
                                                  // AUTOINCREMENT's (019_token_scopes.sql)
@@ -85,6 +86,9 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
             raw.rows("ALTER TABLE summaries DROP COLUMN mainline");
             raw.rows("DROP INDEX comparisons_request_key");
             raw.rows("ALTER TABLE comparisons DROP COLUMN request_key");
+            raw.rows("DROP TABLE alert_culprit_effects");
+            raw.rows("DROP TABLE alert_culprit_commits");
+            raw.rows("DROP TABLE alert_culprits");
             raw.rows("DROP TABLE alerts");
             raw.rows("DROP TABLE change_points");
             raw.rows("ALTER TABLE projects DROP COLUMN baseline_branch");

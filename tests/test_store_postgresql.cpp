@@ -61,11 +61,26 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
         CHECK(raw.integer("SELECT max(version) FROM perfgate_migrations") == latest);
         CHECK(raw.one("SELECT file FROM perfgate_migrations WHERE version = 1") == "001_initial.sql");
         CHECK(raw.rows("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
-                       "ORDER BY table_name") ==
-              std::vector<std::string>{"acceptances", "alerts", "api_tokens", "benchmark_counters", "benchmarks",
-                                       "change_points", "comparison_artifacts", "comparisons", "counters",
-                                       "ingest_keys", "perfgate_migrations", "projects", "runs", "samples", "summaries",
-                                       "testbeds", "webhooks"});
+                       "ORDER BY table_name") == std::vector<std::string>{"acceptances",
+                                                                          "alert_culprit_commits",
+                                                                          "alert_culprit_effects",
+                                                                          "alert_culprits",
+                                                                          "alerts",
+                                                                          "api_tokens",
+                                                                          "benchmark_counters",
+                                                                          "benchmarks",
+                                                                          "change_points",
+                                                                          "comparison_artifacts",
+                                                                          "comparisons",
+                                                                          "counters",
+                                                                          "ingest_keys",
+                                                                          "perfgate_migrations",
+                                                                          "projects",
+                                                                          "runs",
+                                                                          "samples",
+                                                                          "summaries",
+                                                                          "testbeds",
+                                                                          "webhooks"});
         // 004: LZ4 where the server has it (Debian's is built with it).
         CHECK(raw.rows("SELECT attname, attcompression FROM pg_attribute WHERE attrelid IN "
                        "('comparisons'::regclass, 'comparison_artifacts'::regclass) AND attcompression <> '' "

@@ -2,7 +2,9 @@
 # The store's engines side by side under `perfgate serve` (issue 13):
 #
 #   bench/e2e/bench_engines.sh [BUILD_DIR] [SECONDS]
-#   (CONFIGS="sqlite pg1 pg2" by default; THREADS: --threads of each server, 2)
+#   (CONFIGS="sqlite pg1 pg2" by default; THREADS: --threads of each server, 2;
+#   PAIRS=apart|session as in bench_server.sh: runs measured apart, the
+#   default, or all of one session, as `perfgate run` uploads a pair)
 #
 # For SQLite (one server), PostgreSQL with one server and PostgreSQL with two
 # servers on one database (each --threads 2, the load split evenly between
@@ -38,6 +40,12 @@ FRESH_WARMUP=${FRESH_WARMUP:-3}
 COLD_RUNS=${COLD_RUNS:-2000}
 COLD_SECONDS=${COLD_SECONDS:-1}
 PG_SYNC=${PG_SYNC:-on}
+PAIRS=${PAIRS:-apart}
+case $PAIRS in
+apart) SESSION= ;;
+session) SESSION=bench-session ;;
+*) echo "PAIRS must be apart or session, not '$PAIRS'" >&2; exit 2 ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 PERFGATE=$(cd "$BUILD" && pwd)/bin/perfgate
 WORK=$(mktemp -d /tmp/perfgate-bench-engines.XXXXXX)
@@ -91,19 +99,25 @@ cpu_seconds() {
 }
 
 rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
-p99_ms() {  # wrk's 99% latency in ms
-  awk '$1 == "99%" { v = $2; if (v ~ /us$/) { sub(/us/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms/, "", v) }
-                     else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.1f", v }' "$1"
+# Rows PostgreSQL's sequential scans have read in DB's tables so far (a
+# compare's lookups are all by index: a number growing with the compares is
+# a plan gone wrong).
+seq_rows() { psql -qtA "$1" -c "SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables"; }
+p99_ms() { pct_ms 99% "$1"; }
+p50_ms() { pct_ms 50% "$1"; }
+pct_ms() {  # PCT FILE: wrk's PCT latency in ms
+  awk -v pct="$1" '$1 == pct { v = $2; if (v ~ /us$/) { sub(/us/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms/, "", v) }
+                     else if (v ~ /s$/) { sub(/s/, "", v); v *= 1000 } printf "%.1f", v }' "$2"
 }
 
 # upload_runs K OUT.lua: K baseline and K candidate runs, uploaded through
 # the servers (URLS) in turn; their ids as Lua tables bases and cands.
 upload_runs() {
-  python3 - "$HERE" "$token" "$1" "$2" "${URLS[@]}" <<'PY'
+  python3 - "$HERE" "$token" "$1" "$2" "$SESSION" "${URLS[@]}" <<'PY'
 import json, random, sys, urllib.request
 sys.path.insert(0, sys.argv[1])
 import server_capture
-token, k, out, urls = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+token, k, out, session, urls = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6:]
 n = 0
 def post(role, seed):
     global n
@@ -114,6 +128,8 @@ def post(role, seed):
             "branch": "main" if role == "baseline" else "feature",
             "testbed": {"name": "bench-box", "cores": 2},
             "perf_csv": server_capture.capture(30, random.Random(seed))}
+    if session:
+        body["session"] = session
     req = urllib.request.Request(urls[n % len(urls)] + "/api/v1/projects/bench/runs", data=json.dumps(body).encode(),
                                  headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
     n += 1
@@ -173,13 +189,14 @@ start_compares() {
 }
 
 # compare_results NAME: the servers' summed requests/s (RESULT_RPS) and
-# requests (RESULT_REQUESTS), the largest p99 (RESULT_P99); wrk's errors
+# requests (RESULT_REQUESTS), the largest p50 and p99 (RESULT_P50, RESULT_P99); wrk's errors
 # appended to errors.
 compare_results() {
   local name=$1 i
-  RESULT_RPS=0 RESULT_P99=0 RESULT_REQUESTS=0
+  RESULT_RPS=0 RESULT_P50=0 RESULT_P99=0 RESULT_REQUESTS=0
   for ((i = 0; i < n; i++)); do
     RESULT_RPS=$(awk -v a="$RESULT_RPS" -v b="$(rps "$WORK/$name-$i.txt")" 'BEGIN {printf "%.0f", a + b}')
+    RESULT_P50=$(awk -v a="$RESULT_P50" -v b="$(p50_ms "$WORK/$name-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
     RESULT_P99=$(awk -v a="$RESULT_P99" -v b="$(p99_ms "$WORK/$name-$i.txt")" 'BEGIN {printf "%.1f", (b > a ? b : a)}')
     RESULT_REQUESTS=$((RESULT_REQUESTS + $(awk '/requests in/ {print $1}' "$WORK/$name-$i.txt")))
     errors+=$(grep -E "Non-2xx|Socket errors" "$WORK/$name-$i.txt" || true)
@@ -204,13 +221,28 @@ run_config() {
     # Past every pair the warm-up may have sent, on a multiple of 2 * n.
     first=$(((RESULT_REQUESTS + 1000) / (2 * n) * (2 * n) + 2 * n))
   fi
+  # The comparisons table as autovacuum keeps it in a live database:
+  # analyzed with rows in it. Analyzed empty (above) it is planned as empty:
+  # each pooled connection then caches a generic plan that scans the whole
+  # table to find a request key, until autovacuum's next ANALYZE (up to a
+  # minute: autovacuum_naptime), and the fresh compares below measured those
+  # scans (issue 47: 7.8 M rows read in 4,000 compares, half of
+  # PostgreSQL's CPU).
+  if [[ $db == postgresql://* ]]; then psql -q "$db" -c "ANALYZE comparisons"; fi
+  local scanned_before=0
+  if [[ $db == postgresql://* ]]; then scanned_before=$(seq_rows "$db"); fi
   start_compares grid "$WORK/ids.lua" "$SECONDS_PER_RUN" fresh "$first"
   local cpu_before
   cpu_before=$(cpu_seconds)
   wait "${wrks[@]}"
   CPU_SPLIT=$(cpu_seconds | awk -v b="$cpu_before" 'BEGIN {split(b, x, " ")} {printf "cpu s: perfgate %.1f, postgres %.1f", $1 - x[1], $2 - x[2]}')
+  if [[ $db == postgresql://* ]]; then
+    # Statistics reach the view within PostgreSQL's stats_fetch interval: let them.
+    sleep 1
+    CPU_SPLIT+=", rows read by sequential scans $(($(seq_rows "$db") - scanned_before))"
+  fi
   compare_results fresh
-  local fresh_rps=$RESULT_RPS fresh_p99=$RESULT_P99
+  local fresh_rps=$RESULT_RPS fresh_p50=$RESULT_P50 fresh_p99=$RESULT_P99
   if ((first + RESULT_REQUESTS > FRESH_RUNS * FRESH_RUNS)); then
     errors+="fresh: pairs $first..$((first + RESULT_REQUESTS)) of $((FRESH_RUNS * FRESH_RUNS)), some were repeats: raise FRESH_RUNS"
   fi
@@ -248,15 +280,15 @@ LUA
   if ((RESULT_REQUESTS > COLD_RUNS)); then
     errors+="cold: $RESULT_REQUESTS requests for $COLD_RUNS pairs, some were repeats: raise COLD_RUNS"
   fi
-  printf "%-26s %10s %12s %9s %11s %12s %8s %9s\n" "$name" "$fresh_rps" "$fresh_p99" "$runs" \
+  printf "%-26s %10s %8s %8s %9s %11s %12s %8s %9s\n" "$name" "$fresh_rps" "$fresh_p50" "$fresh_p99" "$runs" \
     "$(awk -v r="$runs" 'BEGIN {printf "%.0f", r * 300}')" "$ingest_p99" "$cold_rps" "$cold_p99"
   echo "  fresh compares: $CPU_SPLIT"
   if [[ -n $errors ]]; then echo "  errors: $errors"; fi
   stop_servers
 }
 
-echo "perfgate bench_engines: build $BUILD, ${SECONDS_PER_RUN}s per measurement, $(nproc) CPUs, PostgreSQL synchronous_commit=$PG_SYNC"
-printf "%-26s %10s %12s %9s %11s %12s %8s %9s\n" "engine" "compares/s" "p99 ms" "runs/s" "samples/s" "ingest p99" \
+echo "perfgate bench_engines: build $BUILD, ${SECONDS_PER_RUN}s per measurement, $(nproc) CPUs, PostgreSQL synchronous_commit=$PG_SYNC, pairs $PAIRS, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-26s %10s %8s %8s %9s %11s %12s %8s %9s\n" "engine" "compares/s" "p50 ms" "p99 ms" "runs/s" "samples/s" "ingest p99" \
   "cold/s" "cold p99"
 for config in ${CONFIGS:-sqlite pg1 pg2}; do
   case $config in

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks `perfgate serve` over loopback (issue: server/ performance).
 #
-#   bench/e2e/bench_server.sh [BUILD_DIR] [SECONDS] [MIXED_SECONDS]
+#   [PAIRS=apart|session] bench/e2e/bench_server.sh [BUILD_DIR] [SECONDS] [MIXED_SECONDS]
 #
 #  1. ingest: wrk POSTs a run of 30 repetitions x 10 counters; runs/s and samples/s
 #  2. compare: wrk at 64 connections on POST .../compare, and on the hidden
@@ -15,12 +15,26 @@
 #  3. RSS of the server over MIXED_SECONDS (default 600) of mixed load
 #     (ingest + compare + history + healthz at once), sampled every 10 s
 #
+# PAIRS says how the compared runs were measured (issue 47):
+#   apart   (default) no run names a session: every compare is of runs
+#           measured apart and runs the between-run test against the history
+#           of main's baselines (docs/statistics.md#runs-not-measured-interleaved);
+#   session every run names the same session, as `perfgate run` uploads a
+#           baseline and a candidate it measured interleaved: the rank test
+#           only (the z-score and the band still read the history).
+#
 # Needs wrk and python3. Use a Release build: cmake -DCMAKE_BUILD_TYPE=Release.
 set -euo pipefail
 
 BUILD=${1:-build}
 SECONDS_PER_RUN=${2:-10}
 MIXED_SECONDS=${3:-600}
+PAIRS=${PAIRS:-apart}
+case $PAIRS in
+apart) SESSION= ;;
+session) SESSION=bench-session ;;
+*) echo "PAIRS must be apart or session, not '$PAIRS'" >&2; exit 2 ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 PERFGATE=$(cd "$BUILD" && pwd)/bin/perfgate
 WORK=$(mktemp -d /tmp/perfgate-bench.XXXXXX)
@@ -37,10 +51,18 @@ TOKEN=$("$PERFGATE" token create --db "$WORK/bench.db" --project bench 2>/dev/nu
 SERVER_PID=$!
 for _ in $(seq 100); do grep -q listening "$WORK/serve.out" 2>/dev/null && break; sleep 0.05; done
 URL=$(sed -n 's/^perfgate: listening on //p' "$WORK/serve.out")
-echo "server $URL (pid $SERVER_PID), build $BUILD"
+echo "server $URL (pid $SERVER_PID), build $BUILD, pairs $PAIRS, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# with_session FILE: the body with PAIRS's session (none for apart).
+with_session() {
+  [[ -z $SESSION ]] && return 0
+  python3 -c 'import json, sys; b = json.load(open(sys.argv[1])); b["session"] = sys.argv[2]; json.dump(b, open(sys.argv[1], "w"))' \
+    "$1" "$SESSION"
+}
 python3 "$HERE/server_capture.py" 30 baseline "$WORK/baseline.json"
 python3 "$HERE/server_capture.py" 30 candidate "$WORK/candidate.json"
+with_session "$WORK/baseline.json"
+with_session "$WORK/candidate.json"
 post() { curl -sf -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' --data-binary @"$1" "$URL$2"; }
 BASE=$(post "$WORK/baseline.json" /api/v1/projects/bench/runs | python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
 CAND=$(post "$WORK/candidate.json" /api/v1/projects/bench/runs | python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])')
@@ -63,6 +85,7 @@ LUA
 
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$SERVER_PID/status"; }
 rps() { awk '/Requests\/sec/ {print $2}' "$1"; }
+p50() { awk '$1 == "50%" {print $2}' "$1"; }
 p99() { awk '$1 == "99%" {print $2}' "$1"; }
 
 echo "== ingest: 30 repetitions x 10 counters per run, 4 connections, ${SECONDS_PER_RUN}s"
@@ -84,15 +107,17 @@ echo "ratio compare/constant $(awk -v a="$(rps "$WORK/compare.txt")" -v b="$(rps
 # other seeds), then every request a different pair of them.
 FRESH_RUNS=${FRESH_RUNS:-150}
 echo "== compare endpoint, fresh pairs (each computed and stored), 64 connections, ${SECONDS_PER_RUN}s"
-python3 - "$HERE" "$URL" "$TOKEN" "$FRESH_RUNS" "$WORK/fresh-ids.lua" <<'PY'
+python3 - "$HERE" "$URL" "$TOKEN" "$FRESH_RUNS" "$WORK/fresh-ids.lua" "$SESSION" <<'PY'
 import json, random, sys, urllib.request
 sys.path.insert(0, sys.argv[1])
 import server_capture
-url, token, k, out = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+url, token, k, out, session = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
 def post(role, seed):
     body = {"benchmark": "bench", "role": role, "git_sha": "0123456789ab", "branch": "main",
             "testbed": {"name": "bench-box", "cores": 2},
             "perf_csv": server_capture.capture(30, random.Random(seed))}
+    if session:
+        body["session"] = session
     req = urllib.request.Request(url + "/api/v1/projects/bench/runs", data=json.dumps(body).encode(),
                                  headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
     return json.load(urllib.request.urlopen(req))["run_id"]
@@ -121,7 +146,7 @@ end
 LUA
 } >"$WORK/fresh.lua"
 wrk -t2 -c64 -d"${SECONDS_PER_RUN}s" --latency -s "$WORK/fresh.lua" "$URL/api/v1/projects/bench/compare" >"$WORK/fresh.txt"
-echo "requests/s $(rps "$WORK/fresh.txt")  p99 $(p99 "$WORK/fresh.txt")  requests $(awk '/requests in/ {print $1}' "$WORK/fresh.txt") of $((FRESH_RUNS * FRESH_RUNS)) distinct pairs"
+echo "requests/s $(rps "$WORK/fresh.txt")  p50 $(p50 "$WORK/fresh.txt")  p99 $(p99 "$WORK/fresh.txt")  requests $(awk '/requests in/ {print $1}' "$WORK/fresh.txt") of $((FRESH_RUNS * FRESH_RUNS)) distinct pairs"
 grep -E "Non-2xx|Socket errors" "$WORK/fresh.txt" || true
 echo "ratio fresh compare/constant $(awk -v a="$(rps "$WORK/fresh.txt")" -v b="$(rps "$WORK/constant.txt")" 'BEGIN {printf "%.3f", a / b}')"
 

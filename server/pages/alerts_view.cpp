@@ -68,6 +68,46 @@ void triage_cell(writer& w, const page_state& p, const model::alert& a)
     }
 }
 
+// What perfgate bisect stored on the alert (docs/bisect.md "Stored on the
+// alert"), in a row under the alert's: each culprit commit linked to the
+// repository, its share and its gated counters' change; else what was left.
+void culprit_row(writer& w, const model::alert& a, const model::alert_culprit& k,
+                 const std::optional<std::string>& repository)
+{
+    w.f("<tr id=\"alert-{}-culprit\" class=\"culprit culprit-{}\"><td></td><td colspan=\"7\">", a.id,
+        model::to_string(k.status));
+    const std::string_view what = k.status == model::culprit_status::found       ? "Culprit"
+                                  : k.status == model::culprit_status::no_change ? "Bisected: no change between"
+                                                                                 : "Bisected, undecided";
+    w.f("<strong>{}</strong> ", what);
+    if (k.culprits.empty()) {
+        commit_ref(w, repository, k.good_sha);
+        w << " .. ";
+        commit_ref(w, repository, k.bad_sha);
+    }
+    if (!k.culprits.empty()) w << "<ul class=\"culprits\">";
+    for (const auto& m : k.culprits) {
+        w << "<li class=\"culprit-commit\">";
+        commit_ref(w, repository, m.sha);
+        w.f(" <span class=\"subject\">{}</span> <small class=\"author\">{}</small> · {}% of the change", m.subject,
+            m.author, fmt::format("{:.0f}", m.share * 100));
+        for (const auto& e : m.effects) {
+            w.f("<br><small class=\"effect\">{} {}", e.counter, percent(e.delta_pct));
+            if (e.ci_lower_pct && e.ci_upper_pct)
+                w.f(" [{}]", fmt::format("{:+.2f}%, {:+.2f}%", *e.ci_lower_pct, *e.ci_upper_pct));
+            w.f(" ({})</small>", e.status);
+        }
+        w << "</li>";
+    }
+    if (!k.culprits.empty()) w << "</ul>";
+    w.f("<small class=\"culprit-range\">range {}..{}: {} commits, {} steps, {} builds ({} on {}), stored {} by {}",
+        k.good_sha.substr(0, 12), k.bad_sha.substr(0, 12), k.commits, k.steps, k.builds, k.counter, k.backend,
+        iso_date(k.stored_at), written_by_text(k.written_by));
+    w << "</small>";
+    if (!k.detail.empty()) w.f("<pre class=\"culprit-detail\">{}</pre>", k.detail);
+    w << "</td></tr>";
+}
+
 void alert_row(writer& w, const page_state& p, const model::alert& a, const std::optional<std::string>& repository)
 {
     const auto& c = a.change;
@@ -86,6 +126,7 @@ void alert_row(writer& w, const page_state& p, const model::alert& a, const std:
         model::to_string(a.status), a.note);
     triage_cell(w, p, a);
     w << "</td></tr>";
+    if (a.culprit) culprit_row(w, a, *a.culprit, repository);
 }
 
 } // namespace
