@@ -33,7 +33,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         CHECK(tables == std::vector<std::string>{"acceptances", "alert_culprit_commits", "alert_culprit_effects",
                                                  "alert_culprits", "alerts", "api_tokens", "benchmark_counters",
                                                  "benchmarks", "change_points", "comparison_artifacts", "comparisons",
-                                                 "counters", "ingest_keys", "projects", "runs", "samples",
+                                                 "counters", "ingest_keys", "projects", "qualification_counters",
+                                                 "qualifications", "runs", "samples",
                                                  // AUTOINCREMENT's (019_token_scopes.sql)
                                                  "sqlite_sequence", "summaries", "testbeds", "webhooks"});
         CHECK(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' "
@@ -64,6 +65,8 @@ TEST_CASE("store (sqlite): opening applies the migrations once")
         {
             raw_db raw(path);
             raw.rows("DROP INDEX runs_retention");
+            raw.rows("DROP TABLE qualification_counters");
+            raw.rows("DROP TABLE qualifications");
             raw.rows("DROP INDEX comparisons_baseline");
             for (const char* column : {"retention_thin_after", "retention_older_than", "retention_pruned_at"})
                 raw.rows(std::string("ALTER TABLE projects DROP COLUMN ") + column);

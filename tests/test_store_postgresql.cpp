@@ -76,6 +76,8 @@ TEST_CASE("store (postgresql): opening applies the migrations once, under an adv
                                                                           "ingest_keys",
                                                                           "perfgate_migrations",
                                                                           "projects",
+                                                                          "qualification_counters",
+                                                                          "qualifications",
                                                                           "runs",
                                                                           "samples",
                                                                           "summaries",
