@@ -15,7 +15,7 @@ namespace perfgate::service {
 
 namespace {
 
-void check_text(std::string_view field, std::string_view value, bool may_be_empty)
+void check_qualification_text(std::string_view field, std::string_view value, bool may_be_empty)
 {
     if (value.empty() && !may_be_empty) {
         throw error(errors::ingest_bad_field, fmt::format("field '{}': must not be empty", field));
@@ -38,10 +38,10 @@ void check_percent(std::string_view field, std::optional<double> v, bool positiv
 
 void check_qualification(const model::qualification& q)
 {
-    check_text("testbed_fingerprint", q.testbed_fingerprint, false);
-    check_text("testbed", q.testbed, true);
-    check_text("benchmark", q.benchmark, false);
-    check_text("backend", q.backend, false);
+    check_qualification_text("testbed_fingerprint", q.testbed_fingerprint, false);
+    check_qualification_text("testbed", q.testbed, true);
+    check_qualification_text("benchmark", q.benchmark, false);
+    check_qualification_text("backend", q.backend, false);
     if (q.qualified_at <= 0) {
         throw error(errors::ingest_bad_field,
                     fmt::format("field 'date': expected a time after 1970, got {} unix seconds", q.qualified_at));
@@ -54,7 +54,7 @@ void check_qualification(const model::qualification& q)
     for (std::size_t i = 0; i < q.counters.size(); ++i) {
         const auto& c = q.counters[i];
         const auto field = [&](std::string_view name) { return fmt::format("counters[{}].{}", i, name); };
-        check_text(field("counter"), c.counter, false);
+        check_qualification_text(field("counter"), c.counter, false);
         if (!seen.insert(c.counter).second) {
             throw error(errors::ingest_bad_field,
                         fmt::format("field '{}': counter '{}' is named twice", field("counter"), c.counter));
