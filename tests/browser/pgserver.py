@@ -4,6 +4,8 @@ imports it before deciding to skip."""
 import os
 import re
 import subprocess
+import sys
+import unittest
 
 
 class Server:
@@ -24,3 +26,16 @@ class Server:
         self.proc.terminate()
         self.proc.wait(timeout=20)
         self.log.close()
+
+
+def run_tests(parser, set_args):
+    """A browser script's main: parses its options (set_args receives them before any test runs), runs
+    the module's unittest cases; exit 1 on a failure, 77 (ctest's skip) when everything that ran passed
+    but a case skipped (no browser)."""
+    args, rest = parser.parse_known_args()
+    set_args(args)
+    result = unittest.main(module="__main__", argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
+    if not result.wasSuccessful():
+        sys.exit(1)
+    if result.skipped:
+        sys.exit(77)

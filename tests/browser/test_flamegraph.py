@@ -267,20 +267,13 @@ class FlameGraphOnTheServer(unittest.TestCase):
 
 
 def main():
-    global ARGS
     p = argparse.ArgumentParser()
     p.add_argument("--tool", required=True)
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--perfgate")
     p.add_argument("--examples", help="the build's examples/ directory (example-baseline, example-regressed)")
-    ARGS, rest = p.parse_known_args()
-    result = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    # Everything that ran passed; the browser half skipped: report a skip to ctest.
-    if result.skipped:
-        sys.exit(77)
+    pgserver.run_tests(p, lambda args: globals().update(ARGS=args))
 
 
 if __name__ == "__main__":

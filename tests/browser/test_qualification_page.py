@@ -23,7 +23,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from pgserver import Server  # noqa: E402 (after the path)
+import pgserver  # noqa: E402 (after the path)
+from pgserver import Server  # noqa: E402
 
 ARGS = None
 
@@ -91,16 +92,10 @@ class QualificationOnSeries(unittest.TestCase):
 
 
 def main():
-    global ARGS
     p = argparse.ArgumentParser()
     p.add_argument("--perfgate", required=True)
     p.add_argument("--out", required=True)
-    ARGS, rest = p.parse_known_args()
-    result = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    if result.skipped:
-        sys.exit(77)
+    pgserver.run_tests(p, lambda args: globals().update(ARGS=args))
 
 
 if __name__ == "__main__":
