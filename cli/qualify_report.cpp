@@ -29,7 +29,6 @@ json row_json(const gate::slowdown_row& s)
 
 json opt_row(const std::optional<gate::slowdown_row>& s) { return s ? row_json(*s) : json(); }
 
-std::string safe(std::string_view s) { return model::escape_for_terminal(s); }
 
 std::string rate_text(const gate::qualify_rate& r)
 {
@@ -45,7 +44,7 @@ std::string detects(const std::optional<gate::slowdown_row>& s)
 std::string headline(const qualify_result& r)
 {
     return fmt::format("perfgate qualify: benchmark '{}', backend {}, {} gates in {:.0f} s (stopped: {})",
-                       safe(r.benchmark), r.backend, r.gates, r.elapsed_s, r.stopped);
+                       model::escape_for_terminal(r.benchmark), r.backend, r.gates, r.elapsed_s, r.stopped);
 }
 
 // "this testbed detects >= 5% of task-clock (qualified 2026-11-28)": the
@@ -69,7 +68,7 @@ std::string detects_line(const qualify_result& r)
 std::string text(const qualify_result& r)
 {
     std::string out = headline(r) + "\n";
-    if (!r.testbed.empty()) out += fmt::format("testbed {}, {}\n", safe(r.testbed), r.date);
+    if (!r.testbed.empty()) out += fmt::format("testbed {}, {}\n", model::escape_for_terminal(r.testbed), r.date);
     if (auto line = detects_line(r); !line.empty()) out += line + "\n";
     out += fmt::format("slowdowns sized on {}; intervals: Wilson 95%\n", r.calibrated_on);
     for (const auto& c : r.counters) {
@@ -87,7 +86,7 @@ std::string text(const qualify_result& r)
                            detects(c.detects_95));
         out += fmt::format("  recommendation: {}\n", c.recommendation);
     }
-    for (const auto& w : r.warnings) out += fmt::format("warning: {}\n", safe(w));
+    for (const auto& w : r.warnings) out += fmt::format("warning: {}\n", model::escape_for_terminal(w));
     return out;
 }
 
