@@ -55,7 +55,7 @@ bool table_empty(connection& c, std::string_view table)
 // The tables of the schema on both sides are the ones this copy knows.
 void check_tables(connection& c)
 {
-    const auto known = copied_tables();
+    const auto& known = copied_tables();
     const std::set<std::string_view> listed(known.begin(), known.end());
     std::vector<std::string> unknown, missing;
     const auto present = detail::schema_tables(c);

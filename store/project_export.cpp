@@ -290,7 +290,8 @@ private:
     // default), the shared tables' ids mapped to the target's.
     detail::row values_of(const detail::table_layout& layout, const nlohmann::json& values, std::vector<bool>& given)
     {
-        for (const auto& [name, value] : values.items()) {
+        for (const auto& item : values.items()) {
+            const std::string& name = item.key();
             const bool known = std::any_of(layout.columns.begin(), layout.columns.end(),
                                            [&](const detail::column_info& col) { return col.name == name; });
             if (!known) at_.bad(fmt::format("table '{}' has no column {}", layout.table, detail::shown_name(name)));

@@ -510,7 +510,10 @@ std::vector<std::string> projects::claim_due_retention(std::int64_t now, std::in
         while (st.step()) due.emplace_back(st.text(0), st.int64(1));
     }
     std::vector<std::string> claimed;
-    for (const auto& [name, id] : due) {
+    for (const auto& project : due) {
+        // Named copies: clang 14 cannot capture a structured binding.
+        const std::string& name = project.first;
+        const std::int64_t id = project.second;
         // Another server may have claimed it since the read: the WHERE
         // re-checks under the row's lock, and RETURNING says who won.
         const bool won = impl_->write([&](connection& c) {
