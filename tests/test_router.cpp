@@ -2081,7 +2081,10 @@ TEST_CASE("an alert's culprit: PUT stores it with an admin token, GET answers it
              },
              "field 'culprits[0].effects': 65 effects; at most 64"},
         };
-        for (const auto& [mutate, message] : cases) {
+        for (const auto& c : cases) {
+            // Named copies: clang 14 cannot capture a structured binding in INFO.
+            const auto& mutate = c.first;
+            const auto& message = c.second;
             json body = culprit_body();
             mutate(body);
             INFO(message);
