@@ -23,9 +23,9 @@ const command_spec db_command{
     "db",
     "migrate --db PATH|URI\n"
     "       db backup FILE --db PATH\n"
-    "       db copy --from PATH|URI --to PATH|URI [--batch-rows N]\n"
+    "       db copy --from PATH|URI --to PATH|URI [--batch-rows N] [--merge [--id-map FILE]]\n"
     "       db export --db PATH|URI --project P [-o FILE]\n"
-    "       db import --db PATH|URI FILE\n"
+    "       db import --db PATH|URI FILE [--renumber [--id-map FILE]]\n"
     "       db prune --db PATH|URI [--project P] --older-than AGE [--thin-after AGE] [--dry-run] [--vacuum]",
     "migrate: brings the database's schema to this perfgate's version and prints\n"
     "it (a server does the same when it starts; run it once before starting new\n"
@@ -41,10 +41,17 @@ const command_spec db_command{
     "batch; then verifies each table (rows and SHA-256, printed). Rerun after an\n"
     "interruption to finish; a target with rows is refused (exit 2). Stop the\n"
     "source's servers first (docs/deployment.md, \"Moving to PostgreSQL\").\n"
+    "copy --merge: adds every project of the source to a target that has others\n"
+    "(exit 2, nothing written, when a project name is on both sides); a table\n"
+    "whose ids are taken there is shifted past them, every reference following;\n"
+    "prints the ids changed per table; --id-map FILE writes old -> new (JSON\n"
+    "lines) for redirecting links. Resumable and verified per project\n"
+    "(docs/deployment.md, \"Merging stores\").\n"
     "export: writes one project as JSON lines (docs/export-format.md) to FILE\n"
     "(never overwritten) or stdout. import: adds an exported project to a store\n"
     "that lacks it, keeping its ids, in one transaction; exit 2 when the project\n"
-    "or one of its ids exists there.\n"
+    "or one of its ids exists there. import --renumber: shifts the ids that are\n"
+    "taken, as copy --merge does, and prints them (--id-map FILE).\n"
     "prune: removes the runs that feed no series (pull requests' runs, push jobs'\n"
     "baselines) older than --older-than, with their comparisons and artifacts;\n"
     "keeps the runs of alerts, change points and accepted comparisons; with\n"
@@ -56,6 +63,9 @@ const command_spec db_command{
         {"from", 0, true, false, "PATH|URI", "copy: the store to copy"},
         {"to", 0, true, false, "PATH|URI", "copy: the empty database to copy it into"},
         {"batch-rows", 0, true, false, "N", "copy: rows per transaction (default 1000)"},
+        {"merge", 0, false, false, "", "copy: add the source's projects to a target that has others"},
+        {"renumber", 0, false, false, "", "import: shift the project's ids that the target has taken"},
+        {"id-map", 0, true, false, "FILE", "copy --merge, import --renumber: write the ids changed (JSON lines)"},
         {"project", 0, true, false, "P", "export: the project; prune: this project only (default: every project)"},
         {"output", 'o', true, false, "FILE", "export: the file to write (default: stdout)"},
         {"older-than", 0, true, false, "AGE", "prune: remove the runs that feed no series older than AGE (90d)"},
@@ -87,6 +97,12 @@ int cmd_db(const argv_t& args)
         if (parsed->has(prune_only)) {
             throw error(errors::usage_conflict, fmt::format("--{} applies to perfgate db prune only", prune_only));
         }
+    }
+    if (parsed->has("merge") && action != "copy") {
+        throw error(errors::usage_conflict, "--merge applies to perfgate db copy only");
+    }
+    if (parsed->has("renumber") && action != "import") {
+        throw error(errors::usage_conflict, "--renumber applies to perfgate db import only");
     }
     if (action == "migrate" && pos.size() == 1) {
         const std::string where = parsed->required("db");

@@ -31,9 +31,29 @@
 // The source must not be written during the copy (stop its servers); a row
 // written meanwhile fails the verification ("store.copy_mismatch", naming
 // the tables), and the mark stays, so that a rerun continues and verifies
-// again. Merging into a non-empty target is not offered: move one project
-// into a store that has others with `perfgate db export` / `import`
-// (store/project_export.hpp).
+// again.
+//
+// Merging (merge_store, `perfgate db copy --merge`): every project of the
+// source into a target that has other projects. A project name on both
+// sides is refused ("store.import_conflict", exit 2, nothing written): the
+// merge adds projects, it never mixes two. Ids: a project's table (every
+// identity table but testbeds and counters) whose source ids reach into the
+// ids the target has handed out is shifted past them, each id plus the same
+// shift, so rows keep their order; a table whose ids are all free keeps
+// them. Testbeds and counters, shared by a store's projects, are matched by
+// fingerprint and name. Every column naming a row follows (the table list's
+// references, store/copy_tables.cpp), and the ids in comparisons' reports
+// and idempotency keys' run lists. Comparisons' and alerts' ids are in URLs:
+// the result lists every id that changed, for redirects.
+//
+// A merge runs one transaction per batch and resumes like a copy: its mark
+// (perfgate_merge_state, the source; perfgate_merge_tables, each table's
+// shift and the source key merged last; perfgate_merge_ids, the shared
+// rows' mapping) is written with the batches and dropped once verified. It
+// verifies per merged project and table: the row count, and a digest over
+// the rows with their ids mapped (unordered: the sum of each row's SHA-256)
+// equal on both sides; testbeds and counters are counted only (a row the
+// target had keeps its own values).
 //
 // Tests only: PERFGATE_TEST_COPY_FAIL_AFTER_BATCHES=N stops the copy with
 // "store.io" after N committed batches, as a copy killed mid-way stops.
@@ -86,6 +106,43 @@ std::vector<std::string> schema_tables(const std::string& db);
 
 // Row counts and digests of every copied table of db (opened as a store).
 std::vector<table_digest> digest_tables(const std::string& db);
+
+// The reference-like columns (foreign keys, integer *_id and *_run) of db's
+// schema that the copy's table list does not declare, as "table.column":
+// empty when renumbering covers every column that names a row.
+std::vector<std::string> unlisted_references(const std::string& db);
+
+// One id that a merge or a renumbering import changed.
+struct id_change {
+    std::string_view table;
+    std::int64_t from = 0;
+    std::int64_t to = 0;
+};
+
+// Per identity table: the rows that came in and how many changed id.
+struct renumbered_table {
+    std::string table;
+    std::int64_t rows = 0;
+    std::int64_t changed = 0;
+    std::int64_t shift = 0; // a project's table: the shift; testbeds, counters: 0
+};
+
+struct merge_result {
+    bool resumed = false;
+    std::vector<std::string> projects; // merged, by name
+    std::int64_t rows_copied = 0;      // by this call
+    std::int64_t bytes_copied = 0;
+    std::vector<renumbered_table> tables;
+    std::vector<id_change> changes;     // every id that changed, in table order
+    std::vector<table_digest> verified; // "project/table", the target's side
+};
+
+// Merges every project of `from` into `to`, as described above. Errors:
+// "store.import_conflict" (a project name on both sides, or `to` holds an
+// unfinished merge of another source or an unfinished copy),
+// "store.copy_unknown_table" (a table, or a column naming a row, the list
+// lacks), "store.copy_mismatch", "usage.conflict", the store's own errors.
+merge_result merge_store(const std::string& from, const std::string& to, const copy_options& options = {});
 
 // Copies the store `from` into `to` (each a --db value: a SQLite path or a
 // postgresql:// URI), as described above. Errors: "store.copy_target_not_empty"

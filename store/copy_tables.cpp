@@ -9,6 +9,7 @@
 #include "store/store_impl.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -20,6 +21,11 @@ namespace perfgate::store {
 
 namespace {
 
+struct reference_spec {
+    std::string_view column;
+    std::string_view table; // the table whose row it names by id
+};
+
 struct table_spec {
     std::string_view name;
     std::vector<std::string_view> key;
@@ -30,6 +36,14 @@ struct table_spec {
     std::size_t first_batch_rows;
     // The rows of one project (:project, its id), for perfgate db export.
     std::string_view project_rows;
+    // Every column that names another row by its id (foreign keys and the
+    // columns that name rows without one), for renumbering; the schema
+    // check (unlisted_references) fails on one missing here.
+    std::vector<reference_spec> references = {};
+    // Shared tables: the column a row is matched by in another store.
+    std::string_view natural_key = {};
+    // Text columns holding ids (renumbering rewrites them).
+    std::vector<std::pair<std::string_view, detail::id_text>> id_texts = {};
 };
 
 constexpr std::size_t unbounded = static_cast<std::size_t>(-1);
@@ -37,77 +51,134 @@ constexpr std::size_t unbounded = static_cast<std::size_t>(-1);
 // Every table of the schema, in an order where a row references only rows of
 // tables before it (the migrations' REFERENCES). A migration that adds a
 // table adds it here: the copy refuses a schema with a table not listed
-// (test_db_copy compares this list with the schema's).
+// (test_db_copy compares this list with the schema's), and a column naming
+// another row that is not in a table's references (unlisted_references).
+// Exception to the order: comparisons' reports name alerts (open alerts at
+// the time), which come later; a shift maps them all the same.
 const std::vector<table_spec>& specs()
 {
     static const std::vector<table_spec> all{
         {"projects", {"id"}, true, unbounded, "id = :project"},
-        {"api_tokens", {"id"}, true, unbounded, "project_id = :project"},
-        {"webhooks", {"id"}, true, unbounded, "project_id = :project"},
-        {"testbeds", {"id"}, true, unbounded, "id IN (SELECT testbed_id FROM runs WHERE project_id = :project)"},
-        {"benchmarks", {"id"}, true, unbounded, "project_id = :project"},
+        {"api_tokens", {"id"}, true, unbounded, "project_id = :project", {{"project_id", "projects"}}},
+        {"webhooks", {"id"}, true, unbounded, "project_id = :project", {{"project_id", "projects"}}},
+        {"testbeds",
+         {"id"},
+         true,
+         unbounded,
+         "id IN (SELECT testbed_id FROM runs WHERE project_id = :project)",
+         {},
+         "fingerprint"},
+        {"benchmarks", {"id"}, true, unbounded, "project_id = :project", {{"project_id", "projects"}}},
         {"counters",
          {"id"},
          true,
          unbounded,
          "id IN (SELECT bc.counter_id FROM benchmark_counters bc JOIN benchmarks b ON b.id = bc.benchmark_id "
          "WHERE b.project_id = :project) OR id IN (SELECT s.counter_id FROM summaries s JOIN runs r ON r.id = "
-         "s.run_id WHERE r.project_id = :project)"},
+         "s.run_id WHERE r.project_id = :project)",
+         {},
+         "name"},
         {"benchmark_counters",
          {"benchmark_id", "counter_id"},
          false,
          unbounded,
-         "benchmark_id IN (SELECT id FROM benchmarks WHERE project_id = :project)"},
-        {"runs", {"id"}, true, unbounded, "project_id = :project"},
+         "benchmark_id IN (SELECT id FROM benchmarks WHERE project_id = :project)",
+         {{"benchmark_id", "benchmarks"}, {"counter_id", "counters"}}},
+        {"runs",
+         {"id"},
+         true,
+         unbounded,
+         "project_id = :project",
+         {{"project_id", "projects"},
+          {"benchmark_id", "benchmarks"},
+          {"testbed_id", "testbeds"},
+          {"token_id", "api_tokens"}}},
         {"samples",
          {"run_id", "counter_id", "repetition"},
          false,
          unbounded,
-         "run_id IN (SELECT id FROM runs WHERE project_id = :project)"},
+         "run_id IN (SELECT id FROM runs WHERE project_id = :project)",
+         {{"run_id", "runs"}, {"counter_id", "counters"}}},
         {"summaries",
          {"run_id", "counter_id"},
          false,
          unbounded,
-         "run_id IN (SELECT id FROM runs WHERE project_id = :project)"},
-        {"ingest_keys", {"project_id", "key"}, false, unbounded, "project_id = :project"},
-        {"comparisons", {"id"}, true, 64, "project_id = :project"},
+         "run_id IN (SELECT id FROM runs WHERE project_id = :project)",
+         {{"run_id", "runs"}, {"counter_id", "counters"}, {"benchmark_id", "benchmarks"}, {"testbed_id", "testbeds"}}},
+        {"ingest_keys",
+         {"project_id", "key"},
+         false,
+         unbounded,
+         "project_id = :project",
+         {{"project_id", "projects"}, {"run_id", "runs"}},
+         {},
+         {{"run_ids", detail::id_text::run_list}}},
+        {"comparisons",
+         {"id"},
+         true,
+         64,
+         "project_id = :project",
+         {{"project_id", "projects"}, {"baseline_run", "runs"}, {"candidate_run", "runs"}},
+         {},
+         {{"report", detail::id_text::report_json}}},
         {"comparison_artifacts",
          {"comparison_id", "kind", "benchmark"},
          false,
          4,
-         "comparison_id IN (SELECT id FROM comparisons WHERE project_id = :project)"},
+         "comparison_id IN (SELECT id FROM comparisons WHERE project_id = :project)",
+         {{"comparison_id", "comparisons"}}},
         {"acceptances",
          {"comparison_id"},
          false,
          unbounded,
-         "comparison_id IN (SELECT id FROM comparisons WHERE project_id = :project)"},
+         "comparison_id IN (SELECT id FROM comparisons WHERE project_id = :project)",
+         {{"comparison_id", "comparisons"}, {"token_id", "api_tokens"}}},
         {"change_points",
          {"run_id", "counter_id"},
          false,
          unbounded,
-         "run_id IN (SELECT id FROM runs WHERE project_id = :project)"},
-        {"alerts", {"id"}, true, unbounded, "project_id = :project"},
+         "run_id IN (SELECT id FROM runs WHERE project_id = :project)",
+         {{"run_id", "runs"}, {"counter_id", "counters"}, {"benchmark_id", "benchmarks"}, {"testbed_id", "testbeds"}}},
+        {"alerts",
+         {"id"},
+         true,
+         unbounded,
+         "project_id = :project",
+         {{"project_id", "projects"},
+          {"benchmark_id", "benchmarks"},
+          {"counter_id", "counters"},
+          {"testbed_id", "testbeds"},
+          {"run_id", "runs"}}},
         {"alert_culprits",
          {"alert_id"},
          false,
          unbounded,
-         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)"},
+         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)",
+         {{"alert_id", "alerts"}, {"token_id", "api_tokens"}}},
         {"alert_culprit_commits",
          {"alert_id", "position"},
          false,
          unbounded,
-         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)"},
+         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)",
+         {{"alert_id", "alerts"}}},
         {"alert_culprit_effects",
          {"alert_id", "position", "ordinal"},
          false,
          unbounded,
-         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)"},
-        {"qualifications", {"id"}, true, unbounded, "project_id = :project"},
+         "alert_id IN (SELECT id FROM alerts WHERE project_id = :project)",
+         {{"alert_id", "alerts"}}},
+        {"qualifications",
+         {"id"},
+         true,
+         unbounded,
+         "project_id = :project",
+         {{"project_id", "projects"}, {"token_id", "api_tokens"}}},
         {"qualification_counters",
          {"qualification_id", "counter"},
          false,
          unbounded,
-         "qualification_id IN (SELECT id FROM qualifications WHERE project_id = :project)"},
+         "qualification_id IN (SELECT id FROM qualifications WHERE project_id = :project)",
+         {{"qualification_id", "qualifications"}}},
     };
     return all;
 }
@@ -248,11 +319,14 @@ std::unique_ptr<connection> open_copy_side(const std::string& db)
 
 std::vector<std::string> schema_tables(connection& c)
 {
-    auto st = c.prepare(c.pick({"SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-                                "ESCAPE '\\' AND name <> 'perfgate_copy_state' ORDER BY name",
-                                "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                "current_schema() AND table_type = 'BASE TABLE' AND table_name NOT IN "
-                                "('perfgate_migrations', 'perfgate_copy_state') ORDER BY table_name"}));
+    auto st = c.prepare(
+        c.pick({"SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
+                "ESCAPE '\\' AND name <> 'perfgate_copy_state' AND name NOT LIKE 'perfgate\\_merge\\_%' ESCAPE '\\' "
+                "ORDER BY name",
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                "current_schema() AND table_type = 'BASE TABLE' AND table_name NOT IN "
+                "('perfgate_migrations', 'perfgate_copy_state') AND table_name NOT LIKE 'perfgate\\_merge\\_%' "
+                "ORDER BY table_name"}));
     std::vector<std::string> out;
     while (st.step()) out.push_back(st.text(0));
     std::sort(out.begin(), out.end());
@@ -355,6 +429,25 @@ table_layout layout_of(connection& c, std::string_view table)
                         fmt::format("{}: table {} has no key column {}", c.path(), table, k));
         }
         l.key.push_back(static_cast<std::size_t>(it - l.columns.begin()));
+    }
+    const auto index_of = [&](std::string_view name) -> std::optional<std::size_t> {
+        for (std::size_t i = 0; i < l.columns.size(); ++i) {
+            if (l.columns[i].name == name) return i;
+        }
+        return std::nullopt;
+    };
+    l.natural_key = spec.natural_key;
+    for (const auto& ref : spec.references) {
+        const auto i = index_of(ref.column);
+        if (!i) {
+            throw error(errors::store_copy_unknown_table,
+                        fmt::format("{}: table {} has no column {} (store/copy_tables.cpp names it)", c.path(), table,
+                                    ref.column));
+        }
+        l.references.push_back({*i, ref.table});
+    }
+    for (const auto& text : spec.id_texts) {
+        if (const auto i = index_of(text.first)) l.id_texts.emplace_back(*i, text.second);
     }
     return l;
 }
@@ -503,6 +596,36 @@ void table_writer::insert_given(const row& r, const std::vector<bool>& given)
     st.run();
 }
 
+namespace {
+
+// Columns by name: the engines' catalogues list columns that migrations
+// added in different orders.
+std::vector<std::size_t> by_name(const std::vector<column_info>& cols)
+{
+    std::vector<std::size_t> order(cols.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cols[a].name < cols[b].name; });
+    return order;
+}
+
+// One row as table_digest renders it (copy_tables.hpp).
+void render_row(const std::vector<column_info>& cols, const std::vector<std::size_t>& order, const row& r,
+                std::string& text)
+{
+    text.clear();
+    for (const std::size_t i : order) {
+        if (!text.empty()) text += ';';
+        const auto& v = r[i];
+        if (v.null) text += 'N';
+        else if (cols[i].kind == value_kind::integer) text += fmt::format("I{}", v.i);
+        else if (cols[i].kind == value_kind::real) text += fmt::format("R{}", v.r);
+        else text += fmt::format("T{}:{}", v.s.size(), v.s);
+    }
+    text += '\n';
+}
+
+} // namespace
+
 table_digest digest_table(connection& c, std::string_view table)
 {
     std::unique_ptr<EVP_MD_CTX, md_ctx_free> md(EVP_MD_CTX_new());
@@ -511,11 +634,7 @@ table_digest digest_table(connection& c, std::string_view table)
     }
     table_reader reader(c, table);
     const auto& cols = reader.layout().columns;
-    // Columns by name: the engines' catalogues list columns that migrations
-    // added in different orders.
-    std::vector<std::size_t> order(cols.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cols[a].name < cols[b].name; });
+    const auto order = by_name(cols);
     table_digest d;
     d.table = std::string(table);
     constexpr std::size_t digest_batch_rows = 1000;
@@ -524,16 +643,7 @@ table_digest digest_table(connection& c, std::string_view table)
         auto b = reader.next(digest_batch_rows);
         if (b.rows.empty()) break;
         for (const auto& r : b.rows) {
-            text.clear();
-            for (const std::size_t i : order) {
-                if (!text.empty()) text += ';';
-                const auto& v = r[i];
-                if (v.null) text += 'N';
-                else if (cols[i].kind == value_kind::integer) text += fmt::format("I{}", v.i);
-                else if (cols[i].kind == value_kind::real) text += fmt::format("R{}", v.r);
-                else text += fmt::format("T{}:{}", v.s.size(), v.s);
-            }
-            text += '\n';
+            render_row(cols, order, r, text);
             if (EVP_DigestUpdate(md.get(), text.data(), text.size()) != 1) {
                 throw error(errors::crypto_failed, "SHA-256 failed (OpenSSL EVP_DigestUpdate)");
             }
@@ -547,6 +657,227 @@ table_digest digest_table(connection& c, std::string_view table)
     }
     d.sha256 = model::to_hex(out.data(), len);
     return d;
+}
+
+unordered_digest::unordered_digest(const table_layout& layout) : layout_(layout), order_(by_name(layout.columns)) {}
+
+void unordered_digest::add(const row& r)
+{
+    render_row(layout_.columns, order_, r, text_);
+    std::array<unsigned char, EVP_MAX_MD_SIZE> h{};
+    unsigned len = 0;
+    if (EVP_Digest(text_.data(), text_.size(), h.data(), &len, EVP_sha256(), nullptr) != 1 || len != 32) {
+        throw error(errors::crypto_failed, "SHA-256 failed (OpenSSL EVP_Digest)");
+    }
+    // The hash as four 64-bit limbs (big-endian), added with carries.
+    unsigned carry = 0;
+    for (int limb = 3; limb >= 0; --limb) {
+        std::uint64_t v = 0;
+        for (int b = 0; b < 8; ++b) v = (v << 8) | h[static_cast<std::size_t>(limb * 8 + b)];
+        const std::uint64_t before = sum_[static_cast<std::size_t>(limb)];
+        const std::uint64_t added = before + v + carry;
+        carry = (added < before || (carry && added == before)) ? 1 : 0;
+        sum_[static_cast<std::size_t>(limb)] = added;
+    }
+    ++rows_;
+}
+
+table_digest unordered_digest::result(std::string name) const
+{
+    std::array<unsigned char, 32> bytes{};
+    for (std::size_t limb = 0; limb < 4; ++limb) {
+        for (std::size_t b = 0; b < 8; ++b)
+            bytes[limb * 8 + b] = static_cast<unsigned char>(sum_[limb] >> (56 - 8 * b));
+    }
+    return {std::move(name), rows_, model::to_hex(bytes.data(), bytes.size())};
+}
+
+void id_map::set_shift(std::string_view table, std::int64_t by) { shifts_[std::string(table)] = by; }
+
+std::int64_t id_map::shift(std::string_view table) const
+{
+    const auto it = shifts_.find(table);
+    return it == shifts_.end() ? 0 : it->second;
+}
+
+void id_map::set(std::string_view table, std::int64_t from, std::int64_t to)
+{
+    auto it = rows_.find(table);
+    if (it == rows_.end())
+        it = rows_.emplace(std::string(table), std::unordered_map<std::int64_t, std::int64_t>{}).first;
+    it->second[from] = to;
+}
+
+std::optional<std::int64_t> id_map::find(std::string_view table, std::int64_t from) const
+{
+    if (!spec_of(table, "renumbering").natural_key.empty()) {
+        const auto it = rows_.find(table);
+        if (it == rows_.end()) return std::nullopt;
+        const auto row_it = it->second.find(from);
+        if (row_it == it->second.end()) return std::nullopt;
+        return row_it->second;
+    }
+    return from + shift(table);
+}
+
+bool id_map::keeps_ids() const
+{
+    for (const auto& entry : shifts_) {
+        if (entry.second != 0) return false;
+    }
+    for (const auto& table : rows_) {
+        for (const auto& m : table.second) {
+            if (m.first != m.second) return false;
+        }
+    }
+    return true;
+}
+
+namespace {
+
+// The report's ids (report/json.cpp writes them): runs under these keys,
+// the comparison's own id, and open alerts' ids.
+void map_report_ids(nlohmann::ordered_json& j, const id_map& ids, bool in_open_alerts)
+{
+    if (j.is_array()) {
+        for (auto& item : j) map_report_ids(item, ids, in_open_alerts);
+        return;
+    }
+    if (!j.is_object()) return;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        auto& v = it.value();
+        const std::string& k = it.key();
+        std::string_view table;
+        if (k == "baseline_run" || k == "candidate_run" || k == "run_id" || k == "since_run") table = "runs";
+        else if (k == "comparison_id") table = "comparisons";
+        else if (k == "alert_id" || (in_open_alerts && k == "id")) table = "alerts";
+        if (!table.empty() && v.is_number_integer()) {
+            v = *ids.find(table, v.get<std::int64_t>());
+            continue;
+        }
+        map_report_ids(v, ids, k == "open_alerts");
+    }
+}
+
+} // namespace
+
+std::optional<std::string> id_map::apply(const table_layout& layout, row& r) const
+{
+    if (layout.identity && layout.natural_key.empty()) {
+        auto& id = r[layout.key.front()];
+        if (!id.null) id.i += shift(layout.table);
+    }
+    for (const auto& ref : layout.references) {
+        auto& v = r[ref.column];
+        if (v.null) continue;
+        const auto to = find(ref.table, v.i);
+        if (!to) {
+            return fmt::format("column '{}' names {} of table '{}', which no row before it holds",
+                               layout.columns[ref.column].name, v.i, ref.table);
+        }
+        v.i = *to;
+    }
+    for (const auto& text : layout.id_texts) {
+        auto& v = r[text.first];
+        if (v.null || v.s.empty()) continue;
+        if (text.second == id_text::run_list) {
+            if (shift("runs") == 0) continue;
+            std::string out;
+            std::size_t at = 0;
+            while (at <= v.s.size()) {
+                const auto comma = std::min(v.s.find(',', at), v.s.size());
+                const std::string item = v.s.substr(at, comma - at);
+                std::size_t used = 0;
+                std::int64_t id = 0;
+                try {
+                    id = std::stoll(item, &used);
+                } catch (const std::exception&) {
+                    used = 0;
+                }
+                if (used != item.size() || item.empty()) {
+                    return fmt::format("column '{}': '{}' is not a list of run ids", layout.columns[text.first].name,
+                                       v.s);
+                }
+                out += fmt::format("{}{}", out.empty() ? "" : ",", id + shift("runs"));
+                at = comma + 1;
+            }
+            v.s = std::move(out);
+        } else {
+            if (shift("runs") == 0 && shift("comparisons") == 0 && shift("alerts") == 0) continue;
+            auto j = nlohmann::ordered_json::parse(v.s, nullptr, false);
+            if (j.is_discarded()) {
+                return fmt::format("column '{}' is not JSON", layout.columns[text.first].name);
+            }
+            map_report_ids(j, *this, false);
+            v.s = j.dump();
+        }
+    }
+    return std::nullopt;
+}
+
+std::int64_t shift_past(connection& target, std::string_view table, std::int64_t min_id)
+{
+    const auto hw = high_water(target, table);
+    return min_id > hw ? 0 : hw - min_id + 1;
+}
+
+std::vector<std::string> unlisted_references(connection& c)
+{
+    std::vector<std::string> out;
+    for (const auto& spec : specs()) {
+        const auto cols = columns_of(c, spec.name);
+        std::set<std::string> refs;
+        for (const auto& col : cols) {
+            const std::string& n = col.name;
+            const bool named = n.ends_with("_id") || n.ends_with("_run");
+            if (col.kind == value_kind::integer && named) refs.insert(n);
+        }
+        // Declared foreign keys, whatever their names, that name an id (a
+        // composite key's other columns, alert_culprit_effects' position,
+        // are not ids).
+        auto st = c.prepare(c.pick({"SELECT \"from\", \"table\", \"to\" FROM pragma_foreign_key_list(:t)",
+                                    "SELECT a.attname, cl.relname, af.attname FROM pg_constraint con "
+                                    "CROSS JOIN LATERAL unnest(con.conkey, con.confkey) AS k(col, fcol) "
+                                    "JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.col "
+                                    "JOIN pg_attribute af ON af.attrelid = con.confrelid AND af.attnum = k.fcol "
+                                    "JOIN pg_class cl ON cl.oid = con.confrelid "
+                                    "WHERE con.contype = 'f' AND con.conrelid = to_regclass(:t)"}));
+        st.bind(":t", spec.name);
+        std::set<std::pair<std::string, std::string>> keys;
+        while (st.step()) {
+            const std::string to = st.text(2);
+            if (to == "id" || to.ends_with("_id")) keys.emplace(st.text(0), st.text(1));
+        }
+        for (const auto& key : keys) refs.insert(key.first);
+        for (const auto& n : refs) {
+            const auto listed = std::find_if(spec.references.begin(), spec.references.end(),
+                                             [&](const reference_spec& r) { return r.column == n; });
+            if (listed == spec.references.end()) {
+                out.push_back(fmt::format("{}.{}", spec.name, n));
+                continue;
+            }
+            // A foreign key names the table the list says, or a table whose
+            // own column of that name names it (alert_culprit_commits'
+            // alert_id names alert_culprits' alert_id, an alert's id).
+            const auto same_id = [&](const std::string& parent) {
+                if (parent == listed->table) return true;
+                for (const auto& other : specs()) {
+                    if (other.name != parent) continue;
+                    for (const auto& r : other.references) {
+                        if (r.column == n && r.table == listed->table) return true;
+                    }
+                }
+                return false;
+            };
+            for (const auto& key : keys) {
+                if (key.first == n && !same_id(key.second)) {
+                    out.push_back(fmt::format("{}.{} (-> {}, listed -> {})", spec.name, n, key.second, listed->table));
+                }
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 } // namespace detail

@@ -13,12 +13,16 @@
 #include "store/copy.hpp"
 #include "store/db.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace perfgate::store::detail {
@@ -38,6 +42,19 @@ struct cell {
 };
 using row = std::vector<cell>;
 
+// Text columns that hold ids of other rows (store/copy_tables.cpp lists
+// them with the tables): renumbering rewrites them too.
+enum class id_text {
+    report_json, // comparisons.report: run, comparison and alert ids at known keys
+    run_list,    // ingest_keys.run_ids: "12,13,14"
+};
+
+// A column naming a row of another table by its id.
+struct column_reference {
+    std::size_t column = 0; // index into table_layout::columns
+    std::string_view table; // the table it names a row of
+};
+
 // One copied table: its columns (the catalogue's order) and its key (indexes
 // into columns), which orders the copy and its batches.
 struct table_layout {
@@ -45,6 +62,11 @@ struct table_layout {
     std::vector<column_info> columns;
     std::vector<std::size_t> key;
     bool identity = false; // the key is an id column the engine generates
+    // Shared by all projects of a store (testbeds, counters): a row is
+    // matched by this column's value, empty for the others.
+    std::string_view natural_key;
+    std::vector<column_reference> references;
+    std::vector<std::pair<std::size_t, id_text>> id_texts;
 };
 
 // "name" quoted as an SQL identifier (names from our own catalogue only).
@@ -131,6 +153,60 @@ private:
     const table_layout& layout_;
     std::string sql_, group_sql_;
     std::vector<std::string> names_, group_names_;
+};
+
+// Ids moved from one store to another (db copy --merge, db import
+// --renumber). A project's own tables (every identity table without a
+// natural key) are shifted: each id plus the table's shift, the same for all
+// its rows, so the rows keep their order and every id maps, even one whose
+// row is gone (a pruned run a report still names). Shared tables' rows
+// (testbeds, counters) are mapped one by one (the target's row of the same
+// natural key, or a new one).
+class id_map {
+public:
+    void set_shift(std::string_view table, std::int64_t by);
+    [[nodiscard]] std::int64_t shift(std::string_view table) const;
+    void set(std::string_view table, std::int64_t from, std::int64_t to);
+    // table's id from -> the target's; none for a shared row not mapped.
+    [[nodiscard]] std::optional<std::int64_t> find(std::string_view table, std::int64_t from) const;
+    // Maps r, a row of layout's table, in place: its own id (a project's
+    // table), its reference columns and the ids in its id texts. Returns
+    // what failed (a reference to a shared row not mapped: "column 'counter_id'
+    // names 7, which no row before it holds"), else none.
+    [[nodiscard]] std::optional<std::string> apply(const table_layout& layout, row& r) const;
+    // Whether every id maps to itself.
+    [[nodiscard]] bool keeps_ids() const;
+
+private:
+    std::map<std::string, std::int64_t, std::less<>> shifts_;
+    std::map<std::string, std::unordered_map<std::int64_t, std::int64_t>, std::less<>> rows_;
+};
+
+// The target's shift for a project-owned identity table whose incoming ids
+// start at min_id: 0 when they all lie past every id the target has handed
+// out (high_water), else what moves the first one just past it.
+std::int64_t shift_past(connection& target, std::string_view table, std::int64_t min_id);
+
+// The reference-like columns of c's schema (foreign keys, and integer
+// columns named *_id or *_run) that the copy's list does not declare, as
+// "table.column"; sorted. Empty when the list covers the schema.
+std::vector<std::string> unlisted_references(connection& c);
+
+// A digest that does not depend on the rows' order: the sum (mod 2^256) of
+// each row's SHA-256, rows rendered as digest_table renders them. For a
+// merge, where a shared table's mapped ids change the key order.
+class unordered_digest {
+public:
+    explicit unordered_digest(const table_layout& layout);
+    void add(const row& r);
+    [[nodiscard]] table_digest result(std::string name) const;
+
+private:
+    const table_layout& layout_;
+    std::vector<std::size_t> order_;
+    std::array<std::uint64_t, 4> sum_{};
+    std::int64_t rows_ = 0;
+    std::string text_;
 };
 
 // Row count and SHA-256 of table on c: every row in key order, each value

@@ -24,27 +24,6 @@ using ordered_json = nlohmann::ordered_json;
 
 namespace {
 
-// Tables every project of a store shares, each with its natural key: import
-// matches their rows by it, and maps the ids other rows name
-// (the <table-singular>_id columns) to the target's.
-struct shared_table {
-    std::string_view table;
-    std::string_view natural_key;
-    std::string_view id_column; // how other tables name its rows
-};
-constexpr std::array<shared_table, 2> shared_tables{{
-    {"testbeds", "fingerprint", "testbed_id"},
-    {"counters", "name", "counter_id"},
-}};
-
-const shared_table* shared_of(std::string_view table)
-{
-    for (const auto& s : shared_tables) {
-        if (s.table == table) return &s;
-    }
-    return nullptr;
-}
-
 ordered_json to_json(const detail::cell& v, value_kind kind, std::string_view table, std::string_view column)
 {
     if (v.null) return nullptr;
@@ -175,7 +154,8 @@ namespace {
 // transaction (import_project).
 class importer {
 public:
-    importer(connection& c, const std::filesystem::path& file) : c_(c), in_(file, std::ios::binary)
+    importer(connection& c, const std::filesystem::path& file, const import_options& options)
+        : c_(c), in_(file, std::ios::binary), options_(options)
     {
         at_.file = file.string();
         if (!in_) throw error(errors::input_bad_export, fmt::format("{}: cannot be read", at_.file));
@@ -183,8 +163,18 @@ public:
 
     import_result run()
     {
+        std::map<std::string, std::int64_t, std::less<>> lowest;
+        if (options_.renumber) {
+            lowest = lowest_ids();
+            in_.clear();
+            in_.seekg(0);
+            at_.line = 0;
+        }
         read_header();
         detail::transaction tx(c_);
+        // Renumbering: each project-owned table shifted past the target's ids
+        // where its lowest id in the file is not.
+        for (const auto& entry : lowest) ids_.set_shift(entry.first, detail::shift_past(c_, entry.first, entry.second));
         bool ended = false;
         while (next_line()) {
             if (ended) at_.bad("a line after the end line");
@@ -199,10 +189,38 @@ public:
         if (!ended) at_.bad("the file ends before its end line: it was cut short; nothing was imported");
         for (const auto t : detail::identity_tables()) detail::advance_generator(c_, t, detail::high_water(c_, t));
         tx.commit();
+        for (auto& t : result_.tables) t.shift = ids_.shift(t.table);
         return result_;
     }
 
 private:
+    // The first pass of a renumbering import: each project-owned identity
+    // table's lowest id in the file (the file is checked on the second).
+    std::map<std::string, std::int64_t, std::less<>> lowest_ids()
+    {
+        std::map<std::string, std::int64_t, std::less<>> out;
+        std::set<std::string, std::less<>> owned;
+        for (const auto t : copied_tables()) {
+            const auto layout = detail::layout_of(c_, t);
+            if (layout.identity && layout.natural_key.empty()) owned.emplace(t);
+        }
+        if (!next_line()) return out;
+        while (next_line()) {
+            const auto j = parse();
+            if (!j.contains("table") || !j["table"].is_string() || !j.contains("row") || !j["row"].is_object())
+                continue;
+            const auto table = j["table"].get<std::string>();
+            const auto& row = j["row"];
+            if (!row.contains("id") || !row["id"].is_number_integer()) continue;
+            if (!owned.contains(table)) continue;
+            const auto id = row["id"].get<std::int64_t>();
+            auto it = out.find(table);
+            if (it == out.end()) out.emplace(table, id);
+            else it->second = std::min(it->second, id);
+        }
+        return out;
+    }
+
     bool next_line()
     {
         if (!std::getline(in_, text_)) return false;
@@ -287,7 +305,7 @@ private:
 
     // The row's values in the layout's column order (given: in the file; a
     // column the file lacks, from an older format version, keeps its
-    // default), the shared tables' ids mapped to the target's.
+    // default), as the file has them.
     detail::row values_of(const detail::table_layout& layout, const nlohmann::json& values, std::vector<bool>& given)
     {
         for (const auto& item : values.items()) {
@@ -303,14 +321,6 @@ private:
             if (!values.contains(col.name)) continue;
             given[i] = true;
             r[i] = from_json(values[col.name], col.kind, at_, layout.table, col.name);
-            const auto m = mapped_.find(col.name);
-            if (r[i].null || m == mapped_.end() || col.kind != value_kind::integer) continue;
-            const auto it = m->second.find(r[i].i);
-            if (it == m->second.end()) {
-                at_.bad(fmt::format("table '{}': column '{}' names {}, which no line before it holds", layout.table,
-                                    col.name, r[i].i));
-            }
-            r[i].i = it->second;
         }
         return r;
     }
@@ -318,25 +328,39 @@ private:
     // A testbed or counter: the target's row of the same natural key, else
     // this one under its id (a new one when that is taken). false: the
     // target has it, nothing to insert.
-    bool place_shared(const shared_table& shared, const detail::table_layout& layout, detail::row& r,
-                      const std::vector<bool>& given)
+    bool place_shared(const detail::table_layout& layout, detail::row& r, const std::vector<bool>& given)
     {
         const std::size_t id_col = layout.key.front();
         const auto nk = std::find_if(layout.columns.begin(), layout.columns.end(),
-                                     [&](const detail::column_info& col) { return col.name == shared.natural_key; });
+                                     [&](const detail::column_info& col) { return col.name == layout.natural_key; });
         const auto nk_index = static_cast<std::size_t>(nk - layout.columns.begin());
         if (nk == layout.columns.end() || !given[nk_index] || r[nk_index].null) {
-            at_.bad(fmt::format("table '{}': the row has no {}", layout.table, shared.natural_key));
+            at_.bad(fmt::format("table '{}': the row has no {}", layout.table, layout.natural_key));
         }
-        auto& ids = mapped_[std::string(shared.id_column)];
         const std::int64_t id = r[id_col].i;
-        if (auto there = id_where(c_, layout.table, shared.natural_key, r[nk_index], nk->kind)) {
-            ids[id] = *there;
+        if (auto there = id_where(c_, layout.table, layout.natural_key, r[nk_index], nk->kind)) {
+            ids_.set(layout.table, id, *there);
+            note_id(layout.table, id, *there);
             return false;
         }
         if (id_taken(c_, layout.table, id)) r[id_col].i = detail::high_water(c_, layout.table) + 1;
-        ids[id] = r[id_col].i;
+        ids_.set(layout.table, id, r[id_col].i);
+        note_id(layout.table, id, r[id_col].i);
         return true;
+    }
+
+    // An identity row that came in: the summary's counts and the change.
+    void note_id(std::string_view table, std::int64_t from, std::int64_t to)
+    {
+        const auto name = *std::find(copied_tables().begin(), copied_tables().end(), table);
+        if (result_.tables.empty() || result_.tables.back().table != name) {
+            result_.tables.push_back({std::string(name), 0, 0, 0});
+        }
+        ++result_.tables.back().rows;
+        if (from != to) {
+            ++result_.tables.back().changed;
+            result_.changes.push_back({name, from, to});
+        }
     }
 
     void import_row(const nlohmann::json& j)
@@ -345,42 +369,60 @@ private:
         std::vector<bool> given;
         auto r = values_of(layout, j["row"], given);
         ++result_.rows;
+        const std::size_t id_col = layout.key.front();
         if (layout.identity) {
-            const std::size_t id_col = layout.key.front();
             if (!given[id_col] || r[id_col].null) at_.bad(fmt::format("table '{}': the row has no id", layout.table));
-            if (const auto* shared = shared_of(layout.table)) {
-                if (!place_shared(*shared, layout, r, given)) return;
-            } else if (id_taken(c_, layout.table, r[id_col].i)) {
+            if (!layout.natural_key.empty()) {
+                if (!place_shared(layout, r, given)) return;
+                writers_.at(layout.table)->insert_given(r, given);
+                return;
+            }
+        }
+        const std::int64_t from = layout.identity ? r[id_col].i : 0;
+        if (const auto bad = ids_.apply(layout, r)) at_.bad(fmt::format("table '{}': {}", layout.table, *bad));
+        if (layout.identity) {
+            if (id_taken(c_, layout.table, r[id_col].i)) {
                 throw error(errors::store_import_conflict,
                             fmt::format("{}: {}: table '{}' has a row with id {} already; perfgate db import keeps "
-                                        "the project's ids (links and reports name them), so it imports only into "
-                                        "a store where they are free (an empty one, or a new file). Nothing was "
-                                        "imported",
+                                        "the project's ids (links and reports name them), so without --renumber it "
+                                        "imports only into a store where they are free (an empty one, or a new "
+                                        "file). Nothing was imported",
                                         c_.path(), at_.where(), layout.table, r[id_col].i));
             }
+            note_id(layout.table, from, r[id_col].i);
         }
         writers_.at(layout.table)->insert_given(r, given);
     }
 
     connection& c_;
     std::ifstream in_;
+    import_options options_;
     import_state at_;
     std::string text_;
     import_result result_;
     std::size_t position_ = 0; // tables come in copy order
     std::map<std::string, detail::table_layout, std::less<>> layouts_;
     std::map<std::string, std::unique_ptr<detail::table_writer>, std::less<>> writers_;
-    // Shared tables' ids, the file's -> the target's, by the column name
-    // other tables use for them.
-    std::map<std::string, std::unordered_map<std::int64_t, std::int64_t>, std::less<>> mapped_;
+    // The file's ids -> the target's (shifts: renumbering only).
+    detail::id_map ids_;
 };
 
 } // namespace
 
-import_result import_project(const std::string& db, const std::filesystem::path& file)
+import_result import_project(const std::string& db, const std::filesystem::path& file, const import_options& options)
 {
     auto c = detail::open_copy_side(db);
-    importer imp(*c, file);
+    if (options.renumber) {
+        const auto unlisted = detail::unlisted_references(*c);
+        if (!unlisted.empty()) {
+            throw error(errors::store_copy_unknown_table,
+                        fmt::format("{}: column(s) {} name rows but are not in perfgate db copy's list "
+                                    "(store/copy_tables.cpp): renumbering would leave them pointing at other rows; "
+                                    "nothing was imported",
+                                    c->path(), fmt::join(unlisted, ", ")));
+        }
+    }
+    importer imp(*c, file, options);
     return imp.run();
 }
 

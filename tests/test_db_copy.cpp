@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -279,7 +280,13 @@ void check_same(const std::map<std::string, std::string>& before, const std::map
         const std::string& answer = entry.second;
         INFO("GET " << target);
         REQUIRE(after.count(target) == 1);
-        CHECK(after.at(target) == answer);
+        const std::string& other = after.at(target);
+        std::size_t at = 0;
+        while (at < answer.size() && at < other.size() && answer[at] == other[at]) ++at;
+        const std::size_t from = at < 120 ? 0 : at - 120;
+        INFO("first difference at byte " << at << ": expected ..." << answer.substr(from, 240) << "... got ..."
+                                         << other.substr(from, 240) << "...");
+        CHECK(other == answer);
     }
 }
 
@@ -479,4 +486,391 @@ TEST_CASE("db import: the checked-in version 1 file imports")
     const auto runs = send(srv.port(), http::verb::get, "/api/v1/projects/v1/benchmarks", {}, {}, token);
     REQUIRE(runs.status == 200);
     CHECK(runs.parsed().at("benchmarks").size() == 1);
+}
+
+namespace {
+
+// The ids a merge or a renumbering import changed (--id-map FILE): table ->
+// old -> new.
+using id_changes = std::map<std::string, std::map<std::int64_t, std::int64_t>>;
+
+id_changes read_id_map(const fs::path& file)
+{
+    id_changes out;
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto j = json::parse(line);
+        out[j.at("table").get<std::string>()][j.at("old").get<std::int64_t>()] = j.at("new").get<std::int64_t>();
+    }
+    return out;
+}
+
+std::int64_t mapped(const id_changes& ids, const std::string& table, std::int64_t id)
+{
+    const auto t = ids.find(table);
+    if (t == ids.end()) return id;
+    const auto it = t->second.find(id);
+    if (it != t->second.end()) return it->second;
+    // An id no row has (a 404 the test asks for): a shifted table's shift.
+    const auto& any = *t->second.begin();
+    return id + (any.second - any.first);
+}
+
+// "/comparisons/12" and the like, with the id mapped (URLs in pages, in
+// markdown and in JSON strings).
+std::string map_urls(const std::string& text, const id_changes& ids)
+{
+    // Where the API and the pages show ids: URLs, anchors, titles, link
+    // texts, and the JSON a page embeds for its charts.
+    static const std::vector<std::pair<std::string, std::string>> kinds{{"/comparisons/", "comparisons"},
+                                                                        {"/alerts/", "alerts"},
+                                                                        {"/runs/", "runs"},
+                                                                        {"#comparison-", "comparisons"},
+                                                                        {"id=\"comparison-", "comparisons"},
+                                                                        {"<title>Comparison ", "comparisons"},
+                                                                        {"<h1>Comparison ", "comparisons"},
+                                                                        {"<title>Run ", "runs"},
+                                                                        {"<h1>Run ", "runs"},
+                                                                        {">run ", "runs"},
+                                                                        {"\"run_id\":", "runs"},
+                                                                        {"\"since_run\":", "runs"},
+                                                                        {"\"baseline_run\":", "runs"},
+                                                                        {"\"candidate_run\":", "runs"},
+                                                                        {"\"comparison_id\":", "comparisons"},
+                                                                        {"%2Fcomparisons%2F", "comparisons"},
+                                                                        {"%2Fruns%2F", "runs"},
+                                                                        {"%2Falerts%2F", "alerts"},
+                                                                        {"&#39; (#", "api_tokens"},
+                                                                        {"\"written_by\":{\"id\":", "api_tokens"}};
+    std::string out;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t best = std::string::npos;
+        const std::pair<std::string, std::string>* kind = nullptr;
+        for (const auto& k : kinds) {
+            const auto p = text.find(k.first, at);
+            if (p < best) {
+                best = p;
+                kind = &k;
+            }
+        }
+        if (best == std::string::npos) break;
+        auto digits = best + kind->first.size();
+        auto end = digits;
+        while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+        out += text.substr(at, digits - at);
+        if (end > digits)
+            out += std::to_string(mapped(ids, kind->second, std::stoll(text.substr(digits, end - digits))));
+        at = end;
+        // A link's text that is its id: <a href=".../comparisons/12">12</a>.
+        if (text.compare(at, 2, "\">") == 0) {
+            auto e = at + 2;
+            while (e < text.size() && std::isdigit(static_cast<unsigned char>(text[e]))) ++e;
+            if (e > at + 2 && text.compare(e, 4, "</a>") == 0) {
+                out += "\">" + std::to_string(mapped(ids, kind->second, std::stoll(text.substr(at + 2, e - at - 2))));
+                at = e;
+            }
+        }
+    }
+    out += text.substr(at);
+    // A series page's chart data: "points":[[run_id,value],...].
+    for (std::size_t p = out.find("\"points\":["); p != std::string::npos; p = out.find("\"points\":[", p + 1)) {
+        std::size_t q = p + 10;
+        while (q < out.size() && out[q] == '[') {
+            auto e = q + 1;
+            while (e < out.size() && std::isdigit(static_cast<unsigned char>(out[e]))) ++e;
+            if (e == q + 1) break;
+            const auto id = std::to_string(mapped(ids, "runs", std::stoll(out.substr(q + 1, e - q - 1))));
+            out.replace(q + 1, e - q - 1, id);
+            q = out.find(']', q) + 1;
+            if (q < out.size() && out[q] == ',') ++q;
+        }
+    }
+    // A comparison page's highlighted runs: "highlight":[run_id,...].
+    for (std::size_t p = out.find("\"highlight\":["); p != std::string::npos; p = out.find("\"highlight\":[", p + 1)) {
+        std::size_t q = p + 13;
+        for (;;) {
+            auto e = q;
+            while (e < out.size() && std::isdigit(static_cast<unsigned char>(out[e]))) ++e;
+            if (e == q) break;
+            const auto id = std::to_string(mapped(ids, "runs", std::stoll(out.substr(q, e - q))));
+            out.replace(q, e - q, id);
+            q += id.size();
+            if (q >= out.size() || out[q] != ',') break;
+            ++q;
+        }
+    }
+    return out;
+}
+
+// A JSON answer with its ids mapped: by key (run and comparison ids), "id"
+// by what the route lists, and the URLs in strings.
+void map_json(json& j, const id_changes& ids, const std::string& id_table)
+{
+    if (j.is_array()) {
+        for (auto& item : j) map_json(item, ids, id_table);
+        return;
+    }
+    if (j.is_string()) {
+        j = map_urls(j.get<std::string>(), ids);
+        return;
+    }
+    if (!j.is_object()) return;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        auto& v = it.value();
+        std::string table;
+        if (k == "baseline_run" || k == "candidate_run" || k == "run_id" || k == "since_run" || k == "run_ids" ||
+            k == "baseline_run_id" || k == "candidate_run_id")
+            table = "runs";
+        else if (k == "comparison_id") table = "comparisons";
+        else if (k == "alert_id") table = "alerts";
+        else if (k == "id") table = id_table;
+        if (!table.empty() && v.is_number_integer()) {
+            v = mapped(ids, table, v.get<std::int64_t>());
+        } else if (!table.empty() && v.is_array()) {
+            for (auto& x : v) {
+                if (x.is_number_integer()) x = mapped(ids, table, x.get<std::int64_t>());
+            }
+        } else {
+            std::string inner = id_table;
+            if (k == "open_alerts" || k == "alerts") inner = "alerts";
+            else if (k == "written_by" || k == "accepted_by") inner = "api_tokens";
+            map_json(v, ids, inner);
+        }
+    }
+}
+
+// One answer ("status content-type\nbody") of target with the ids mapped.
+std::string map_answer(const std::string& target, const std::string& answer, const id_changes& ids)
+{
+    const auto nl = answer.find('\n');
+    const std::string head = answer.substr(0, nl);
+    const std::string body = answer.substr(nl + 1);
+    if (head.find("text/csv") != std::string::npos) {
+        // The history's CSV: run_id first on every line after the header.
+        std::istringstream in(body);
+        std::string line, out;
+        bool header = true;
+        while (std::getline(in, line)) {
+            const auto comma = line.find(',');
+            if (!header && comma != std::string::npos && comma > 0 &&
+                std::isdigit(static_cast<unsigned char>(line[0]))) {
+                line = std::to_string(mapped(ids, "runs", std::stoll(line.substr(0, comma)))) + line.substr(comma);
+            }
+            header = false;
+            out += line + "\n";
+        }
+        return head + "\n" + out;
+    }
+    if (head.find("application/json") == std::string::npos) return head + "\n" + map_urls(body, ids);
+    std::string id_table;
+    for (const auto* t : {"webhooks", "qualifications", "alerts", "comparisons"}) {
+        if (target.find(std::string("/") + t) != std::string::npos) {
+            id_table = t;
+            break;
+        }
+    }
+    auto j = json::parse(body);
+    map_json(j, ids, id_table);
+    return head + "\n" + j.dump();
+}
+
+// The answers of before (made with m's ids) as the merged store should give
+// them: targets and bodies with the ids mapped, JSON bodies re-dumped.
+std::map<std::string, std::string> mapped_answers(const std::map<std::string, std::string>& before,
+                                                  const id_changes& ids)
+{
+    std::map<std::string, std::string> out;
+    for (const auto& entry : before) out[map_urls(entry.first, ids)] = map_answer(entry.first, entry.second, ids);
+    return out;
+}
+
+// JSON bodies re-dumped (so that both sides compare in the same form).
+std::map<std::string, std::string> redumped(const std::map<std::string, std::string>& answers)
+{
+    return mapped_answers(answers, {});
+}
+
+made_store mapped_store(const made_store& m, const id_changes& ids)
+{
+    made_store out = m;
+    out.comparison = mapped(ids, "comparisons", m.comparison);
+    out.alert = mapped(ids, "alerts", m.alert);
+    out.run = mapped(ids, "runs", m.run);
+    return out;
+}
+
+// A second team's store: project "teamb" with 6 runs on the same testbed and
+// counter as demo's (matched by fingerprint and name), a comparison, a
+// webhook; its ids overlap demo's.
+struct team_store {
+    fs::path db;
+    std::string token;
+};
+
+team_store make_team_store(const fs::path& dir)
+{
+    team_store t;
+    t.db = dir / "teamb.db";
+    t.token = create_token(t.db, "teamb");
+    server_process srv(t.db, dir / "teamb.log");
+    std::vector<std::int64_t> runs;
+    for (int i = 0; i < 6; ++i) {
+        const json body = {{"benchmark", "render"},
+                           {"role", "baseline"},
+                           {"git_sha", fmt::format("{:040x}", 1000 + i)},
+                           {"branch", "main"},
+                           {"testbed", {{"name", "ci-box"}, {"cores", 2}}},
+                           {"perf_csv", capture(i >= 3 ? 40.0 : 20.0, i)}};
+        const auto r = send(srv.port(), http::verb::post, "/api/v1/projects/teamb/runs", body.dump(),
+                            "application/json", t.token);
+        REQUIRE_MESSAGE(r.status == 201, r.body);
+        runs.push_back(r.parsed().at("run_id").get<std::int64_t>());
+    }
+    const auto cmp = send(srv.port(), http::verb::post, "/api/v1/projects/teamb/compare",
+                          json{{"baseline_run", runs[0]}, {"candidate_run", runs[5]}}.dump(), "application/json",
+                          t.token);
+    REQUIRE_MESSAGE(cmp.status == 201, cmp.body.substr(0, 300));
+    const auto hook = send(srv.port(), http::verb::post, "/api/v1/projects/teamb/webhooks",
+                           json{{"url", "https://hooks.example.com/teamb"}}.dump(), "application/json", t.token);
+    REQUIRE_MESSAGE(hook.status == 201, hook.body);
+    return t;
+}
+
+// The team's answers: every listing and its first comparison.
+std::map<std::string, std::string> team_answers(const std::string& db, const team_store& t, const fs::path& log)
+{
+    server_process srv(db, log, {"--public-read"});
+    std::map<std::string, std::string> out;
+    const std::string p = "/api/v1/projects/teamb";
+    for (const std::string& target :
+         {p + "/comparisons", p + "/comparisons/1", p + "/benchmarks", p + "/alerts", p + "/webhooks",
+          p + "/history?benchmark=render&counter=task-clock", p + "/change-points?benchmark=render&counter=task-clock",
+          std::string("/p/teamb"), std::string("/p/teamb/comparisons/1")}) {
+        const auto a = send(srv.port(), http::verb::get, target, {}, {}, t.token);
+        out[target] = fmt::format("{} {}\n{}", a.status, a.content_type, a.body);
+    }
+    CHECK(out.at(p + "/comparisons/1").starts_with("200 "));
+    return out;
+}
+
+// Merges the test store into target (interrupted once, then rerun), and
+// checks: demo's answers are its source's with the ids mapped, the team's
+// are byte-identical, the token signs in.
+void merge_and_check(const std::string& target, const team_store& team, const fs::path& dir)
+{
+    const auto& m = test_store();
+    const auto team_before = team_answers(target, team, dir / "t0.log");
+    const auto before = answers_of(m.db.string(), m, dir / "s.log");
+
+    auto stopped = run_perfgate({"db", "copy", "--merge", "--from", m.db.string(), "--to", target, "--batch-rows",
+                                 "10"},
+                                {}, {{"PERFGATE_TEST_COPY_FAIL_AFTER_BATCHES", "4"}});
+    CHECK(stopped.code != 0);
+    CHECK(stopped.err.find("merge stopped after 4 batches") != std::string::npos);
+    // A plain copy into the half-merged target is refused.
+    CHECK(run_perfgate({"db", "copy", "--from", m.db.string(), "--to", target}).code == 2);
+
+    const auto map_file = dir / "ids.jsonl";
+    auto merged = run_perfgate({"db", "copy", "--merge", "--from", m.db.string(), "--to", target, "--id-map",
+                                map_file.string()});
+    INFO(merged.out);
+    INFO(merged.err);
+    REQUIRE(merged.code == 0);
+    CHECK(merged.out.find("finished merging project(s) 'demo', 'other'") != std::string::npos);
+    CHECK(merged.out.find("the ids in URLs changed: ") != std::string::npos);
+    CHECK(merged.out.find("demo/runs") != std::string::npos);
+    const auto ids = read_id_map(map_file);
+    // teamb's comparison 1 and runs 1-6 were there: demo's moved past them.
+    REQUIRE(ids.count("comparisons") == 1);
+    CHECK(ids.at("comparisons").at(m.comparison) > m.comparison);
+    CHECK(ids.at("runs").at(1) == 7);
+    CHECK(ids.at("projects").at(1) == 2);
+    CHECK(ids.count("testbeds") == 0); // matched by fingerprint: teamb's is demo's, id 1 on both
+
+    const auto after = answers_of(target, mapped_store(m, ids), dir / "t1.log");
+    check_same(mapped_answers(before, ids), redumped(after));
+    CHECK(team_answers(target, team, dir / "t2.log") == team_before);
+    // New rows get ids past the merged ones.
+    create_token(target, "third");
+}
+
+} // namespace
+
+TEST_CASE("db copy --merge: the copy's list names every column that names a row, on both engines")
+{
+    temp_dir dir;
+    test_database pg(db_engine::postgresql);
+    CHECK(perfgate::store::unlisted_references((dir.path() / "s.db").string()).empty());
+    CHECK(perfgate::store::unlisted_references(pg.location()).empty());
+}
+
+TEST_CASE("db copy --merge: two stores into one SQLite file, interrupted and rerun; a project on both sides refused")
+{
+    temp_dir dir;
+    const auto team = make_team_store(dir.path());
+    merge_and_check(team.db.string(), team, dir.path());
+
+    // A project name on both sides: exit 2 naming it, the target unchanged.
+    const auto& m = test_store();
+    const auto clash = dir.path() / "clash.db";
+    create_token(clash, "other");
+    const auto digest = perfgate::store::digest_tables(clash.string());
+    auto refused = run_perfgate({"db", "copy", "--merge", "--from", m.db.string(), "--to", clash.string()});
+    CHECK(refused.code == 2);
+    CHECK(refused.err.find("store.import_conflict") != std::string::npos);
+    CHECK(refused.err.find("has project(s) 'other' already") != std::string::npos);
+    CHECK(perfgate::store::digest_tables(clash.string()) == digest);
+    CHECK(run_perfgate({"db", "copy", "--from", m.db.string(), "--to", clash.string(), "--id-map",
+                        (dir.path() / "x.jsonl").string()})
+              .code == 2);
+}
+
+TEST_CASE("db copy --merge (postgresql): a SQLite store into PostgreSQL that has another team's project")
+{
+    temp_dir dir;
+    const auto team = make_team_store(dir.path());
+    test_database pg(db_engine::postgresql);
+    REQUIRE(run_perfgate({"db", "copy", "--from", team.db.string(), "--to", pg.location()}).code == 0);
+    merge_and_check(pg.location(), team, dir.path());
+}
+
+TEST_CASE("db import --renumber: a project into a store that has another, answers the same modulo the id map")
+{
+    const auto& m = test_store();
+    temp_dir dir;
+    const auto team = make_team_store(dir.path());
+    const auto file = dir.path() / "demo.jsonl";
+    REQUIRE(run_perfgate({"db", "export", "--db", m.db.string(), "--project", "demo", "-o", file.string()}).code == 0);
+    const auto team_before = team_answers(team.db.string(), team, dir.path() / "t0.log");
+
+    // Without --renumber: the clash is refused, nothing written.
+    const auto digest = perfgate::store::digest_tables(team.db.string());
+    auto refused = run_perfgate({"db", "import", "--db", team.db.string(), file.string()});
+    CHECK(refused.code == 2);
+    CHECK(refused.err.find("without --renumber") != std::string::npos);
+    CHECK(perfgate::store::digest_tables(team.db.string()) == digest);
+
+    const auto map_file = dir.path() / "ids.jsonl";
+    auto imported = run_perfgate({"db", "import", "--db", team.db.string(), file.string(), "--renumber", "--id-map",
+                                  map_file.string()});
+    INFO(imported.out);
+    INFO(imported.err);
+    REQUIRE(imported.code == 0);
+    CHECK(imported.out.find("the ids in URLs changed") != std::string::npos);
+    const auto ids = read_id_map(map_file);
+    CHECK(ids.at("runs").at(1) == 7);
+    const auto before = answers_of(m.db.string(), m, dir.path() / "s.log");
+    const auto after = answers_of(team.db.string(), mapped_store(m, ids), dir.path() / "t1.log");
+    check_same(mapped_answers(before, ids), redumped(after));
+    CHECK(team_answers(team.db.string(), team, dir.path() / "t2.log") == team_before);
+
+    // The checked-in version 1 file renumbers too.
+    const std::string v1 = std::string(PERFGATE_TESTDATA_DIR) + "/export/v1-demo.jsonl";
+    auto old = run_perfgate({"db", "import", "--db", team.db.string(), v1, "--renumber"});
+    INFO(old.err);
+    CHECK(old.code == 0);
+    CHECK(old.out.find("format version 1") != std::string::npos);
 }
