@@ -55,9 +55,12 @@ constexpr std::size_t unbounded = static_cast<std::size_t>(-1);
 // another row that is not in a table's references (unlisted_references).
 // Exception to the order: comparisons' reports name alerts (open alerts at
 // the time), which come later; a shift maps them all the same.
-const std::vector<table_spec>& specs()
+//
+// In two parts (a project's settings, runs and their rows; then what is
+// computed from runs), joined by specs().
+std::vector<table_spec> run_specs()
 {
-    static const std::vector<table_spec> all{
+    return {
         {"projects", {"id"}, true, unbounded, "id = :project"},
         {"api_tokens", {"id"}, true, unbounded, "project_id = :project", {{"project_id", "projects"}}},
         {"webhooks", {"id"}, true, unbounded, "project_id = :project", {{"project_id", "projects"}}},
@@ -105,6 +108,12 @@ const std::vector<table_spec>& specs()
          unbounded,
          "run_id IN (SELECT id FROM runs WHERE project_id = :project)",
          {{"run_id", "runs"}, {"counter_id", "counters"}, {"benchmark_id", "benchmarks"}, {"testbed_id", "testbeds"}}},
+    };
+}
+
+std::vector<table_spec> result_specs()
+{
+    return {
         {"ingest_keys",
          {"project_id", "key"},
          false,
@@ -180,6 +189,15 @@ const std::vector<table_spec>& specs()
          "qualification_id IN (SELECT id FROM qualifications WHERE project_id = :project)",
          {{"qualification_id", "qualifications"}}},
     };
+}
+
+const std::vector<table_spec>& specs()
+{
+    static const std::vector<table_spec> all = [] {
+        auto out = run_specs();
+        for (auto& s : result_specs()) out.push_back(std::move(s));
+        return out;
+    }();
     return all;
 }
 
