@@ -618,7 +618,7 @@ namespace {
 
 // Columns by name: the engines' catalogues list columns that migrations
 // added in different orders.
-std::vector<std::size_t> by_name(const std::vector<column_info>& cols)
+std::vector<std::size_t> columns_by_name(const std::vector<column_info>& cols)
 {
     std::vector<std::size_t> order(cols.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -652,7 +652,7 @@ table_digest digest_table(connection& c, std::string_view table)
     }
     table_reader reader(c, table);
     const auto& cols = reader.layout().columns;
-    const auto order = by_name(cols);
+    const auto order = columns_by_name(cols);
     table_digest d;
     d.table = std::string(table);
     constexpr std::size_t digest_batch_rows = 1000;
@@ -677,7 +677,9 @@ table_digest digest_table(connection& c, std::string_view table)
     return d;
 }
 
-unordered_digest::unordered_digest(const table_layout& layout) : layout_(layout), order_(by_name(layout.columns)) {}
+unordered_digest::unordered_digest(const table_layout& layout)
+    : layout_(layout), order_(columns_by_name(layout.columns))
+{}
 
 void unordered_digest::add(const row& r)
 {
@@ -689,13 +691,14 @@ void unordered_digest::add(const row& r)
     }
     // The hash as four 64-bit limbs (big-endian), added with carries.
     unsigned carry = 0;
-    for (int limb = 3; limb >= 0; --limb) {
+    for (std::size_t n = 0; n < 4; ++n) {
+        const std::size_t limb = 3 - n;
         std::uint64_t v = 0;
-        for (int b = 0; b < 8; ++b) v = (v << 8) | h[static_cast<std::size_t>(limb * 8 + b)];
-        const std::uint64_t before = sum_[static_cast<std::size_t>(limb)];
+        for (std::size_t b = 0; b < 8; ++b) v = (v << 8) | h[limb * 8 + b];
+        const std::uint64_t before = sum_[limb];
         const std::uint64_t added = before + v + carry;
-        carry = (added < before || (carry && added == before)) ? 1 : 0;
-        sum_[static_cast<std::size_t>(limb)] = added;
+        carry = (added < before || (carry != 0 && added == before)) ? 1 : 0;
+        sum_[limb] = added;
     }
     ++rows_;
 }
