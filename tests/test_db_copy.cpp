@@ -807,7 +807,8 @@ TEST_CASE("db copy --merge: the copy's list names every column that names a row,
     CHECK(perfgate::store::unlisted_references(pg.location()).empty());
 }
 
-TEST_CASE("db copy --merge: two stores into one SQLite file, interrupted and rerun, and a project on both sides refused")
+TEST_CASE(
+    "db copy --merge: two stores into one SQLite file, interrupted and rerun, and a project on both sides refused")
 {
     temp_dir dir;
     const auto team = make_team_store(dir.path());
