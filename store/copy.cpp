@@ -355,8 +355,8 @@ merge_state claim_merge_target(connection& src, connection& dst, const std::stri
     if (!both.empty()) {
         throw error(errors::store_import_conflict,
                     fmt::format("{}: has project(s) {} already, as {} does: perfgate db copy --merge adds projects "
-                                "and never mixes two of the same name (rename one with perfgate project --rename "
-                                "on its own store, or export the others one by one); nothing was written",
+                                "and never mixes two of the same name (move the source's other projects one by "
+                                "one: perfgate db export, then perfgate db import --renumber); nothing was written",
                                 dst.path(), fmt::join(both, ", "), source_name));
     }
     transaction tx(dst);
