@@ -770,6 +770,22 @@ void merge_and_check(const std::string& target, const team_store& team, const fs
                                 {}, {{"PERFGATE_TEST_COPY_FAIL_AFTER_BATCHES", "4"}});
     CHECK(stopped.code != 0);
     CHECK(stopped.err.find("merge stopped after 4 batches") != std::string::npos);
+    if (!target.starts_with("postgresql:")) {
+        // A merged row changed in the target: the rerun's verification
+        // fails naming it (exit 4), and passes once it is put back.
+        const auto sql = [&](const char* statement) {
+            sqlite3* raw = nullptr;
+            REQUIRE(sqlite3_open(target.c_str(), &raw) == SQLITE_OK);
+            const std::unique_ptr<sqlite3, decltype(&sqlite3_close)> handle(raw, &sqlite3_close);
+            REQUIRE(sqlite3_exec(raw, statement, nullptr, nullptr, nullptr) == SQLITE_OK);
+        };
+        sql("UPDATE projects SET created_at = created_at + 1 WHERE name = 'other'");
+        auto tampered = run_perfgate({"db", "copy", "--merge", "--from", m.db.string(), "--to", target});
+        CHECK(tampered.code == 4);
+        CHECK(tampered.err.find("store.copy_mismatch") != std::string::npos);
+        CHECK(tampered.err.find("other/projects (1 rows, 1 there)") != std::string::npos);
+        sql("UPDATE projects SET created_at = created_at - 1 WHERE name = 'other'");
+    }
     // A plain copy into the half-merged target is refused.
     CHECK(run_perfgate({"db", "copy", "--from", m.db.string(), "--to", target}).code == 2);
 
