@@ -17,6 +17,8 @@
 #     seconds (3) of such compares run first, unmeasured, on pairs the
 #     measurement does not repeat: right after the uploads no run or history
 #     is cached yet, and that start is what 3. measures;
+#     Then the CPU per fresh compare: the servers' and PostgreSQL's CPU
+#     seconds over the compares served (issue 47's figure);
 #  2. ingest: wrk, 4 connections in all, POSTs of a run of 30 repetitions x 10
 #     counters: runs/s and samples/s.
 #  3. cold compares: COLD_RUNS (2000) more pairs uploaded, the servers
