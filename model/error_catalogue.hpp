@@ -272,7 +272,7 @@ inline constexpr auto error_catalogue = std::to_array<error_entry>({
      "postgresql://perfgate@db/perfgate: is not empty (rows in projects, runs); perfgate db copy writes only into an empty database (a new file, or a new PostgreSQL database after perfgate db migrate); nothing was written. To add one project to a store that has others: perfgate db export / import"},
     {errors::store_copy_unknown_table, 500, exit_measurement, "perfgate db copy: the schema has a table the copy does not know (or lacks one it knows); nothing was copied.",
      "perfgate.db: table(s) retention_rules are not in perfgate db copy's list (store/copy_tables.cpp): this perfgate would leave them behind, so it copies nothing"},
-    {errors::store_import_conflict, 400, exit_usage, "perfgate db import: the target store has a project of that name, or a row with an id the file's project uses (ids are kept); nothing was imported.",
+    {errors::store_import_conflict, 400, exit_usage, "perfgate db import or db copy --merge: the target store has a project of that name, or (import without --renumber) a row with an id the file's project uses; nothing was imported or merged.",
      "perfgate.db: project 'shop' exists already; perfgate db import adds a project that the store does not have"},
     {errors::store_corrupt, 500, exit_measurement, "The SQLite database fails its integrity check, or a damaged page was read.",
      "perfgate.db: the database fails its integrity check (PRAGMA quick_check): *** in database main *** Page 7: btreeInitPage() returns error code 11"},
