@@ -9,6 +9,7 @@
 #include "gate/noise.hpp"
 #include "model/error.hpp"
 #include "report/format.hpp"
+#include "report/qualification.hpp"
 
 namespace perfgate::report {
 
@@ -459,6 +460,10 @@ json to_json(const gate::report& r)
     // Added within v1 (issue 41): derived from the counters, absent when
     // every gated counter is decided.
     if (const auto decide = decide_report(r)) out["decide"] = decide_to_json(*decide);
+    // Added within v1 (issue 46): absent when no stored qualification of
+    // the testbed covers a gated counter, and when there is no advice.
+    if (r.qualification) out["qualification"] = qualification_json(*r.qualification, r.benchmarks.size());
+    if (!r.advice.empty()) out["advice"] = advice_json(r.advice);
     return out;
 }
 
@@ -560,6 +565,10 @@ gate::report report_from_json(const json& j)
                                     ju.at("commit").get<std::string>(), ju.at("created_at").get<std::int64_t>()});
             }
         }
+        // Added within v1 (issue 46); "line" is derived, not read.
+        if (auto it = j.find("qualification"); it != j.end() && !it->is_null())
+            r.qualification = qualification_from_json(*it);
+        if (auto it = j.find("advice"); it != j.end() && !it->is_null()) r.advice = advice_from_json(*it);
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;
             b.name = jb.at("name").get<std::string>();
