@@ -560,11 +560,18 @@ std::string markdown_decide(const gate::report& r)
 // Above the details when a stored qualification says this testbed cannot
 // reach a gated counter's threshold (gate::report::advice): advice, never
 // part of the verdict; empty otherwise.
+// At most max_advice_lines lines, then how many more the JSON report has.
+constexpr std::size_t max_advice_lines = 10;
+
 std::string markdown_qualification_advice(const gate::report& r)
 {
     if (r.advice.empty()) return {};
     std::string out = "\n**What this testbed can see** (advice from its qualification, not part of the verdict)\n\n";
-    for (const auto& a : r.advice) out += fmt::format("- ⚠️ {}\n", md_text(a.message));
+    for (std::size_t i = 0; i < r.advice.size() && i < max_advice_lines; ++i)
+        out += fmt::format("- ⚠️ {}\n", md_text(r.advice[i].message));
+    if (r.advice.size() > max_advice_lines)
+        out += fmt::format("- … and {} more (the JSON report's `advice` has every one)\n",
+                           r.advice.size() - max_advice_lines);
     return out;
 }
 
