@@ -244,6 +244,28 @@ bool aggregate_row(const nlohmann::json& row, std::string_view name)
     return false;
 }
 
+// Benchmarks with aggregate rows only (run name -> rows) are not compared: a
+// warning each; an input with nothing else is refused, saying how to rerun.
+void warn_aggregates_only(sample_set& out, const std::map<std::string, std::size_t, std::less<>>& aggregates,
+                          std::string_view source)
+{
+    std::size_t without_samples = 0;
+    for (const auto& [name, n] : aggregates) {
+        if (out.find(name)) continue;
+        ++without_samples;
+        out.warnings.push_back(fmt::format("{}: benchmark '{}' has {} aggregate rows and no repetitions: not compared",
+                                           source, name, n));
+    }
+    if (out.benchmarks.empty()) {
+        if (without_samples > 0) {
+            detail::bad_input(source, "benchmarks",
+                              "only aggregates (_mean, _median, _stddev, _cv): perfgate needs every repetition; "
+                              "run with --benchmark_repetitions=N and without --benchmark_report_aggregates_only");
+        }
+        detail::bad_input(source, "benchmarks", "no benchmark results");
+    }
+}
+
 } // namespace
 
 // BENCHMARK_TEMPLATE names hold ", " ("BM_Fill<int, 8>"); stored names
@@ -331,21 +353,7 @@ sample_set parse_gbench_json(std::string_view text, std::string_view source, std
             if (*times) (*times)->measured_s = measured_s;
         }
     }
-    std::size_t without_samples = 0;
-    for (const auto& [name, n] : aggregates) {
-        if (out.find(name)) continue;
-        ++without_samples;
-        out.warnings.push_back(fmt::format("{}: benchmark '{}' has {} aggregate rows and no repetitions: not compared",
-                                           source, name, n));
-    }
-    if (out.benchmarks.empty()) {
-        if (without_samples > 0) {
-            detail::bad_input(source, "benchmarks",
-                              "only aggregates (_mean, _median, _stddev, _cv): perfgate needs every repetition; "
-                              "run with --benchmark_repetitions=N and without --benchmark_report_aggregates_only");
-        }
-        detail::bad_input(source, "benchmarks", "no benchmark results");
-    }
+    warn_aggregates_only(out, aggregates, source);
     return out;
 }
 

@@ -63,11 +63,9 @@ void check_name(std::string_view name, std::string_view source, const std::strin
     }
 }
 
-} // namespace
-
-sample_set parse_samples_json(std::string_view text, std::string_view source)
+// The document's header checked; its benchmarks object.
+const nlohmann::json& samples_benchmarks(const nlohmann::json& doc, std::string_view source)
 {
-    const nlohmann::json doc = detail::parse_json(text, source);
     if (!doc.is_object()) detail::bad_input(source, "", "expected a perfgate samples object");
     only_keys(doc, {"perfgate_samples", "benchmarks"}, source, "");
     auto version = doc.find("perfgate_samples");
@@ -88,8 +86,66 @@ sample_set parse_samples_json(std::string_view text, std::string_view source)
         detail::bad_input(source, "benchmarks",
                           fmt::format("more than {} benchmarks in one input", max_benchmarks_per_input));
     }
+    return *benches;
+}
+
+// One counter of benchmark `bench_name` checked, at `cpath`: its name, keys,
+// unit, samples, better and gate. Every counter has as many samples as the
+// first one checked (`first_counter`, `reps`: set by the first).
+void check_samples_counter(const std::string& cname, const nlohmann::json& counter, std::string_view source,
+                           const std::string& cpath, const std::string& bench_name, std::string& first_counter,
+                           std::size_t& reps)
+{
+    check_name(cname, source, cpath, "counter");
+    if (!counter.is_object()) detail::bad_input(source, cpath, "expected an object");
+    only_keys(counter, {"unit", "better", "gate", "samples"}, source, cpath);
+    if (const auto unit = detail::string_at(counter, "unit", source, cpath, false)) {
+        if (unit->size() > 32) detail::bad_input(source, cpath + ".unit", "longer than 32 bytes");
+    }
+    auto samples = counter.find("samples");
+    if (samples == counter.end() || !samples->is_array()) {
+        detail::bad_input(source, cpath + ".samples", "missing; expected an array of numbers (null: none)");
+    }
+    if (samples->empty()) detail::bad_input(source, cpath + ".samples", "no samples");
+    if (samples->size() > max_repetitions) {
+        throw error(errors::ingest_too_many_repetitions,
+                    fmt::format("{}: {}.samples: benchmark '{}' has more than {} repetitions", source, cpath,
+                                bench_name, max_repetitions));
+    }
+    if (first_counter.empty()) {
+        first_counter = cname;
+        reps = samples->size();
+    } else if (samples->size() != reps) {
+        detail::bad_input(source, cpath + ".samples",
+                          fmt::format("{} samples, but counter '{}' has {}: samples[i] is repetition i of "
+                                      "every counter (null where one has no value)",
+                                      samples->size(), first_counter, reps));
+    }
+    for (std::size_t i = 0; i < samples->size(); ++i) {
+        const nlohmann::json& v = (*samples)[i];
+        if (v.is_null()) continue;
+        const std::string where = fmt::format("{}.samples[{}]", cpath, i);
+        if (!v.is_number()) detail::bad_input(source, where, "expected a number or null");
+        if (!std::isfinite(v.get<double>())) detail::bad_input(source, where, "not a finite number");
+    }
+    if (auto b = counter.find("better"); b != counter.end()) {
+        if (!b->is_string() || !parse_better(b->get<std::string>())) {
+            detail::bad_input(source, cpath + ".better", "expected \"lower\" or \"higher\"");
+        }
+    }
+    if (auto g = counter.find("gate"); g != counter.end() && !g->is_boolean()) {
+        detail::bad_input(source, cpath + ".gate", "expected true or false");
+    }
+}
+
+} // namespace
+
+sample_set parse_samples_json(std::string_view text, std::string_view source)
+{
+    const nlohmann::json doc = detail::parse_json(text, source);
+    const nlohmann::json& benches = samples_benchmarks(doc, source);
     detail::suite_builder suite(source);
-    for (const auto& [name, bench] : benches->items()) {
+    for (const auto& [name, bench] : benches.items()) {
         const std::string path = fmt::format("benchmarks.{}", name.substr(0, 80));
         check_name(name, source, path, "benchmark");
         if (!bench.is_object()) detail::bad_input(source, path, "expected an object");
@@ -114,46 +170,7 @@ sample_set parse_samples_json(std::string_view text, std::string_view source)
         std::string first_counter;
         for (const auto& [cname, counter] : counters->items()) {
             const std::string cpath = fmt::format("{}.counters.{}", path, cname.substr(0, 80));
-            check_name(cname, source, cpath, "counter");
-            if (!counter.is_object()) detail::bad_input(source, cpath, "expected an object");
-            only_keys(counter, {"unit", "better", "gate", "samples"}, source, cpath);
-            if (const auto unit = detail::string_at(counter, "unit", source, cpath, false)) {
-                if (unit->size() > 32) detail::bad_input(source, cpath + ".unit", "longer than 32 bytes");
-            }
-            auto samples = counter.find("samples");
-            if (samples == counter.end() || !samples->is_array()) {
-                detail::bad_input(source, cpath + ".samples", "missing; expected an array of numbers (null: none)");
-            }
-            if (samples->empty()) detail::bad_input(source, cpath + ".samples", "no samples");
-            if (samples->size() > max_repetitions) {
-                throw error(errors::ingest_too_many_repetitions,
-                            fmt::format("{}: {}.samples: benchmark '{}' has more than {} repetitions", source, cpath,
-                                        name, max_repetitions));
-            }
-            if (first_counter.empty()) {
-                first_counter = cname;
-                reps = samples->size();
-            } else if (samples->size() != reps) {
-                detail::bad_input(source, cpath + ".samples",
-                                  fmt::format("{} samples, but counter '{}' has {}: samples[i] is repetition i of "
-                                              "every counter (null where one has no value)",
-                                              samples->size(), first_counter, reps));
-            }
-            for (std::size_t i = 0; i < samples->size(); ++i) {
-                const nlohmann::json& v = (*samples)[i];
-                if (v.is_null()) continue;
-                const std::string where = fmt::format("{}.samples[{}]", cpath, i);
-                if (!v.is_number()) detail::bad_input(source, where, "expected a number or null");
-                if (!std::isfinite(v.get<double>())) detail::bad_input(source, where, "not a finite number");
-            }
-            if (auto b = counter.find("better"); b != counter.end()) {
-                if (!b->is_string() || !parse_better(b->get<std::string>())) {
-                    detail::bad_input(source, cpath + ".better", "expected \"lower\" or \"higher\"");
-                }
-            }
-            if (auto g = counter.find("gate"); g != counter.end() && !g->is_boolean()) {
-                detail::bad_input(source, cpath + ".gate", "expected true or false");
-            }
+            check_samples_counter(cname, counter, source, cpath, name, first_counter, reps);
         }
         std::size_t b = 0;
         for (std::size_t r = 0; r < reps; ++r) {

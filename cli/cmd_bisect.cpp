@@ -388,6 +388,9 @@ private:
         int repetitions = 0;
     };
     endpoint_effect measure_endpoints();
+    endpoint_effect measure_endpoints_or_clean_up();
+    step_record step_at(const gate::bisect_search::probe& p);
+    void search(bisect_result& result, double effect);
     step_record measure_step(const gate::bisect_search::probe& p, std::string& failure);
     commit_info describe(const std::string& sha) const;
     std::vector<culprit_effect> culprit_effects(const std::string& before, const std::string& after,
@@ -848,6 +851,96 @@ void bisection::remove_trees()
     git(s_.repo, {"worktree", "prune"});
 }
 
+// The ends measured; on bad input at the ends nothing is left behind (no
+// worktree, no state).
+bisection::endpoint_effect bisection::measure_endpoints_or_clean_up()
+{
+    try {
+        return measure_endpoints();
+    } catch (...) {
+        remove_trees();
+        std::error_code ec;
+        fs::remove(state_path(), ec);
+        fs::remove(work_ / "trees", ec); // only when empty, as the next two
+        fs::remove(work_, ec);
+        if (work_.parent_path().filename() == ".perfgate") fs::remove(work_.parent_path(), ec);
+        throw;
+    }
+}
+
+// One probe's step: replayed as recorded, or measured and recorded. A step
+// recorded undecided (its --budget spent, say) is measured again when resumed.
+step_record bisection::step_at(const gate::bisect_search::probe& p)
+{
+    const auto same_probe = [&](const step_record& st) {
+        return st.lo == commits_[p.lo] && st.mid == commits_[p.mid] && st.hi == commits_[p.hi];
+    };
+    std::erase_if(steps_, [&](const step_record& st) {
+        return st.decision == gate::to_string(gate::step_decision::undecided) && same_probe(st);
+    });
+    if (const auto recorded = std::find_if(steps_.begin(), steps_.end(), same_probe); recorded != steps_.end()) {
+        return *recorded;
+    }
+    std::string failure;
+    step_record st = measure_step(p, failure);
+    if (!failure.empty()) {
+        st.decision = "skipped";
+        st.why = fmt::format("{} {} skipped: {}", short_sha(st.mid), describe(st.mid).subject, failure);
+    } else if (st.repetitions == 0) {
+        st.why = fmt::format("{} not measured: the --budget was spent (--resume measures it)", short_sha(st.mid));
+    } else {
+        st.why = fmt::format("{:+.4g} from {} and {:+.4g} to {} ({} of {:+.4g} expected)", st.from_good.estimate,
+                             short_sha(st.lo), st.to_bad.estimate, short_sha(st.hi), st.decision, p.effect);
+    }
+    steps_.push_back(st);
+    save_state();
+    say(st.why);
+    return st;
+}
+
+// The search between the ends, whose shift is `effect`: the culprits (each
+// confirmed by its own pair), the open ranges and the skipped commits.
+void bisection::search(bisect_result& result, double effect)
+{
+    gate::bisect_search halving(commits_.size(), effect);
+    while (auto p = halving.next()) {
+        const step_record st = step_at(*p);
+        if (st.decision == "skipped") {
+            halving.skip(p->mid);
+            continue;
+        }
+        const auto d = decision_from(st.decision);
+        if (!d) bisect_error(errors::input_bisect_state, fmt::format("unknown decision '{}'", st.decision));
+        halving.record(*p, *d, st.from_good, st.to_bad);
+    }
+    for (const auto& c : halving.culprits()) {
+        culprit_report cr;
+        cr.commit = describe(commits_[c.commit]);
+        cr.parent = commits_[c.commit - 1];
+        cr.share = c.effect / effect;
+        std::optional<gate::shift_reading> own;
+        cr.effects = culprit_effects(cr.parent, cr.commit.sha, cr.attribution, own, result.warnings);
+        // Named only when its own pair shows its part (gate::confirms).
+        if (!own || !gate::confirms(*own, c.effect, s_.resolution)) {
+            result.open.push_back({describe(cr.parent), cr.commit, 1,
+                                   "not confirmed: its own pair against its parent does not show the part"});
+            continue;
+        }
+        result.culprits.push_back(std::move(cr));
+    }
+    for (const auto& o : halving.open_ranges()) {
+        result.open.push_back({describe(commits_[o.lo]), describe(commits_[o.hi]), o.hi - o.lo,
+                               o.all_skipped ? "every commit inside was skipped" : "undecided"});
+    }
+    for (auto i : halving.skipped()) {
+        const auto it = std::find_if(steps_.rbegin(), steps_.rend(), [&](const step_record& st) {
+            return st.mid == commits_[i] && st.decision == "skipped";
+        });
+        result.skipped.push_back({describe(commits_[i]), it != steps_.rend() ? it->why : ""});
+    }
+    result.status = result.open.empty() ? "found" : "undecided";
+}
+
 bisect_result bisection::run(std::optional<double> budget_s)
 {
     budget_s_ = budget_s;
@@ -857,95 +950,18 @@ bisect_result bisection::run(std::optional<double> budget_s)
     result.bad = describe(s_.bad);
     result.backend = std::string(to_string(s_.which));
     result.commits = commits_.size() - 1;
-    endpoint_effect ends;
-    try {
-        ends = measure_endpoints();
-    } catch (...) {
-        // Bad input at the ends: nothing is left behind (no worktree, no state).
-        remove_trees();
-        std::error_code ec;
-        fs::remove(state_path(), ec);
-        fs::remove(work_ / "trees", ec); // only when empty, as the next two
-        fs::remove(work_, ec);
-        if (work_.parent_path().filename() == ".perfgate") fs::remove(work_.parent_path(), ec);
-        throw;
-    }
+    const endpoint_effect ends = measure_endpoints_or_clean_up();
     result.counter = s_.counter;
     result.effect = ends.shift;
     const double effect = ends.shift.estimate;
     const bool changed = deterministic(s_.which)
                              ? std::abs(effect) >= gate::deterministic_floor * std::abs(values_[s_.good])
                              : (ends.shift.lower > 0 || ends.shift.upper < 0);
-    if (!changed) {
+    if (changed) {
+        search(result, effect);
+    } else {
         result.status = "no_change";
         say(fmt::format("--good and --bad measure alike on {}: nothing to bisect", s_.counter));
-    } else {
-        gate::bisect_search search(commits_.size(), effect);
-        while (auto p = search.next()) {
-            // A step recorded undecided (its --budget spent, say) is measured
-            // again when resumed: the rest is replayed as recorded.
-            std::erase_if(steps_, [&](const step_record& st) {
-                return st.decision == gate::to_string(gate::step_decision::undecided) && st.lo == commits_[p->lo] &&
-                       st.mid == commits_[p->mid] && st.hi == commits_[p->hi];
-            });
-            const auto recorded = std::find_if(steps_.begin(), steps_.end(), [&](const step_record& st) {
-                return st.lo == commits_[p->lo] && st.mid == commits_[p->mid] && st.hi == commits_[p->hi];
-            });
-            step_record st;
-            if (recorded != steps_.end()) {
-                st = *recorded;
-            } else {
-                std::string failure;
-                st = measure_step(*p, failure);
-                if (!failure.empty()) {
-                    st.decision = "skipped";
-                    st.why = fmt::format("{} {} skipped: {}", short_sha(st.mid), describe(st.mid).subject, failure);
-                } else if (st.repetitions == 0) {
-                    st.why = fmt::format("{} not measured: the --budget was spent (--resume measures it)",
-                                         short_sha(st.mid));
-                } else {
-                    st.why = fmt::format("{:+.4g} from {} and {:+.4g} to {} ({} of {:+.4g} expected)",
-                                         st.from_good.estimate, short_sha(st.lo), st.to_bad.estimate, short_sha(st.hi),
-                                         st.decision, p->effect);
-                }
-                steps_.push_back(st);
-                save_state();
-                say(st.why);
-            }
-            if (st.decision == "skipped") {
-                search.skip(p->mid);
-                continue;
-            }
-            const auto d = decision_from(st.decision);
-            if (!d) bisect_error(errors::input_bisect_state, fmt::format("unknown decision '{}'", st.decision));
-            search.record(*p, *d, st.from_good, st.to_bad);
-        }
-        for (const auto& c : search.culprits()) {
-            culprit_report cr;
-            cr.commit = describe(commits_[c.commit]);
-            cr.parent = commits_[c.commit - 1];
-            cr.share = c.effect / effect;
-            std::optional<gate::shift_reading> own;
-            cr.effects = culprit_effects(cr.parent, cr.commit.sha, cr.attribution, own, result.warnings);
-            // Named only when its own pair shows its part (gate::confirms).
-            if (!own || !gate::confirms(*own, c.effect, s_.resolution)) {
-                result.open.push_back({describe(cr.parent), cr.commit, 1,
-                                       "not confirmed: its own pair against its parent does not show the part"});
-                continue;
-            }
-            result.culprits.push_back(std::move(cr));
-        }
-        for (const auto& o : search.open_ranges()) {
-            result.open.push_back({describe(commits_[o.lo]), describe(commits_[o.hi]), o.hi - o.lo,
-                                   o.all_skipped ? "every commit inside was skipped" : "undecided"});
-        }
-        for (auto i : search.skipped()) {
-            const auto it = std::find_if(steps_.rbegin(), steps_.rend(), [&](const step_record& st) {
-                return st.mid == commits_[i] && st.decision == "skipped";
-            });
-            result.skipped.push_back({describe(commits_[i]), it != steps_.rend() ? it->why : ""});
-        }
-        result.status = result.open.empty() ? "found" : "undecided";
     }
     for (const auto& st : steps_) {
         result.steps.push_back({st.lo, st.mid, st.hi, st.decision, st.from_good, st.to_bad, st.effect, st.repetitions,

@@ -100,6 +100,67 @@ std::int64_t parse_expires(const std::string& text, std::int64_t now)
     return now + n * unit;
 }
 
+// perfgate token create: a new token, shown once on stdout.
+int token_create(const parsed_args& parsed, const std::string& db_path, const std::string& project, std::int64_t now)
+{
+    const std::string name = parsed.get("label").value_or(parsed.get("name").value_or("default"));
+    capture::validate_name("label", name);
+    std::optional<std::int64_t> expires;
+    if (const auto e = parsed.get("expires")) expires = parse_expires(*e, now);
+    model::scope_set scopes;
+    if (const auto list = parsed.get("scope")) {
+        const auto given = model::scope_set::parse(*list);
+        if (!given) {
+            throw error(errors::usage_bad_value,
+                        fmt::format("--scope '{}': expected a comma-separated list of read, upload, baseline "
+                                    "and admin, each at most once (e.g. upload,read)",
+                                    list->substr(0, 64)));
+        }
+        scopes = *given;
+    } else {
+        for (const auto s : {model::scope::read, model::scope::upload, model::scope::baseline, model::scope::admin})
+            scopes.add(s);
+    }
+    store::store db(db_path);
+    service::service service(db);
+    const std::string token = service.tokens().create(project, name, expires, scopes);
+    std::cout << token << std::endl;
+    std::cerr << fmt::format(
+        "perfgate token: created token '{}' for project '{}' in {} with scopes {}{}; it is shown only once\n", name,
+        project, db.location(), scopes.to_string(),
+        expires ? fmt::format(", expiring {}", utc(*expires)) : std::string());
+    if (!parsed.has("scope")) {
+        std::cerr << "perfgate token: warning: no --scope: this token has every scope; give pull request jobs "
+                     "--scope upload,read and push jobs --scope baseline,read\n";
+    }
+    return exit_pass;
+}
+
+// perfgate token list: one line per token, by columns.
+int token_list(service::service& service, const std::string& project, std::int64_t now)
+{
+    // Labels are names (capture::validate_name): no spaces or controls, so
+    // the columns split on whitespace.
+    std::cout << "id\tlabel\tcreated\tlast_used\texpires\tscopes\n";
+    std::size_t legacy = 0;
+    for (const auto& t : service.tokens().list(project)) {
+        if (t.scopes.is_legacy()) ++legacy;
+        std::cout << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", t.id, t.name, utc(t.created_at),
+                                 t.last_used_at ? utc(*t.last_used_at) : "never",
+                                 !t.expires_at          ? "never"
+                                 : *t.expires_at <= now ? utc(*t.expires_at) + " (expired)"
+                                                        : utc(*t.expires_at),
+                                 t.scopes.is_legacy() ? "legacy(all)" : t.scopes.to_string());
+    }
+    if (legacy > 0) {
+        std::cerr << fmt::format("perfgate token: warning: {} token(s) predate scopes and keep every power "
+                                 "(scopes legacy(all)): replace them with scoped tokens (--scope) and revoke "
+                                 "them\n",
+                                 legacy);
+    }
+    return exit_pass;
+}
+
 } // namespace
 
 const command_spec& token_spec() { return token_command; }
@@ -125,64 +186,10 @@ int cmd_token(const argv_t& args)
     const std::string project = parsed->required("project");
     const auto now = static_cast<std::int64_t>(std::time(nullptr));
 
-    if (create) {
-        const std::string name = parsed->get("label").value_or(parsed->get("name").value_or("default"));
-        capture::validate_name("label", name);
-        std::optional<std::int64_t> expires;
-        if (const auto e = parsed->get("expires")) expires = parse_expires(*e, now);
-        model::scope_set scopes;
-        if (const auto list = parsed->get("scope")) {
-            const auto given = model::scope_set::parse(*list);
-            if (!given) {
-                throw error(errors::usage_bad_value,
-                            fmt::format("--scope '{}': expected a comma-separated list of read, upload, baseline "
-                                        "and admin, each at most once (e.g. upload,read)",
-                                        list->substr(0, 64)));
-            }
-            scopes = *given;
-        } else {
-            for (const auto s : {model::scope::read, model::scope::upload, model::scope::baseline, model::scope::admin})
-                scopes.add(s);
-        }
-        store::store db(db_path);
-        service::service service(db);
-        const std::string token = service.tokens().create(project, name, expires, scopes);
-        std::cout << token << std::endl;
-        std::cerr << fmt::format(
-            "perfgate token: created token '{}' for project '{}' in {} with scopes {}{}; it is shown only once\n", name,
-            project, db.location(), scopes.to_string(),
-            expires ? fmt::format(", expiring {}", utc(*expires)) : std::string());
-        if (!parsed->has("scope")) {
-            std::cerr << "perfgate token: warning: no --scope: this token has every scope; give pull request jobs "
-                         "--scope upload,read and push jobs --scope baseline,read\n";
-        }
-        return exit_pass;
-    }
-
+    if (create) return token_create(*parsed, db_path, project, now);
     store::store db(db_path);
     service::service service(db);
-    if (list) {
-        // Labels are names (capture::validate_name): no spaces or controls, so
-        // the columns split on whitespace.
-        std::cout << "id\tlabel\tcreated\tlast_used\texpires\tscopes\n";
-        std::size_t legacy = 0;
-        for (const auto& t : service.tokens().list(project)) {
-            if (t.scopes.is_legacy()) ++legacy;
-            std::cout << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", t.id, t.name, utc(t.created_at),
-                                     t.last_used_at ? utc(*t.last_used_at) : "never",
-                                     !t.expires_at          ? "never"
-                                     : *t.expires_at <= now ? utc(*t.expires_at) + " (expired)"
-                                                            : utc(*t.expires_at),
-                                     t.scopes.is_legacy() ? "legacy(all)" : t.scopes.to_string());
-        }
-        if (legacy > 0) {
-            std::cerr << fmt::format("perfgate token: warning: {} token(s) predate scopes and keep every power "
-                                     "(scopes legacy(all)): replace them with scoped tokens (--scope) and revoke "
-                                     "them\n",
-                                     legacy);
-        }
-        return exit_pass;
-    }
+    if (list) return token_list(service, project, now);
     const auto id = service.tokens().revoke(project, pos[1]);
     std::cerr << fmt::format("perfgate token: revoked token {} of project '{}' in {}\n", id, project, db.location());
     return exit_pass;
