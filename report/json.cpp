@@ -517,6 +517,23 @@ json overall_json(const std::vector<overall_geomean>& rows)
     return out;
 }
 
+namespace {
+
+// The report's "failed" (absent: none).
+std::vector<failed_benchmark> failed_from_json(const json& j)
+{
+    std::vector<failed_benchmark> out;
+    if (auto it = j.find("failed"); it != j.end() && !it->is_null()) {
+        for (const auto& jf : *it) {
+            out.push_back({jf.at("name").get<std::string>(), jf.at("side").get<std::string>(),
+                           jf.value("message", std::string())});
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 gate::report report_from_json(const json& j)
 {
     try {
@@ -533,12 +550,7 @@ gate::report report_from_json(const json& j)
         // from the benchmarks, not read.
         r.added = j.value("added", std::vector<std::string>{});
         r.removed = j.value("removed", std::vector<std::string>{});
-        if (auto it = j.find("failed"); it != j.end() && !it->is_null()) {
-            for (const auto& jf : *it) {
-                r.failed.push_back({jf.at("name").get<std::string>(), jf.at("side").get<std::string>(),
-                                    jf.value("message", std::string())});
-            }
-        }
+        r.failed = failed_from_json(j);
         // Added within v1 (issue 33): absent when no baseline rule applied.
         if (auto it = j.find("baseline_ref"); it != j.end() && !it->is_null()) {
             gate::baseline_choice b;
@@ -565,10 +577,7 @@ gate::report report_from_json(const json& j)
                                     ju.at("commit").get<std::string>(), ju.at("created_at").get<std::int64_t>()});
             }
         }
-        // Added within v1 (issue 46); "line" is derived, not read.
-        if (auto it = j.find("qualification"); it != j.end() && !it->is_null())
-            r.qualification = qualification_from_json(*it);
-        if (auto it = j.find("advice"); it != j.end() && !it->is_null()) r.advice = advice_from_json(*it);
+        read_qualification(j, r); // added within v1 (issue 46)
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;
             b.name = jb.at("name").get<std::string>();

@@ -114,6 +114,8 @@ json advice_json(const std::vector<model::qualification_advice>& advice)
     return out;
 }
 
+namespace {
+
 model::testbed_qualifications qualification_from_json(const json& j)
 {
     model::testbed_qualifications q;
@@ -144,6 +146,15 @@ std::vector<model::qualification_advice> advice_from_json(const json& j)
                        ja.at("qualified_at").get<std::int64_t>(), ja.at("message").get<std::string>()});
     }
     return out;
+}
+
+} // namespace
+
+void read_qualification(const json& report, gate::report& r)
+{
+    if (auto it = report.find("qualification"); it != report.end() && !it->is_null())
+        r.qualification = qualification_from_json(*it);
+    if (auto it = report.find("advice"); it != report.end() && !it->is_null()) r.advice = advice_from_json(*it);
 }
 
 } // namespace perfgate::report

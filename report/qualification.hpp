@@ -28,10 +28,11 @@ void attach_qualifications(gate::report& r, const std::string& fingerprint,
                            const std::vector<model::qualification>& stored);
 
 // The JSON of r.qualification (with its derived "line", written and never
-// read) and of r.advice, and their parse back (report_from_json).
+// read) and of r.advice, and their parse back from a report's JSON into r
+// (report_from_json; absent or null members: none). A malformed member
+// throws nlohmann::json's exception, which report_from_json reports.
 nlohmann::json qualification_json(const model::testbed_qualifications& q, std::size_t compared);
 nlohmann::json advice_json(const std::vector<model::qualification_advice>& advice);
-model::testbed_qualifications qualification_from_json(const nlohmann::json& j);
-std::vector<model::qualification_advice> advice_from_json(const nlohmann::json& j);
+void read_qualification(const nlohmann::json& report, gate::report& r);
 
 } // namespace perfgate::report
