@@ -150,6 +150,10 @@ std::optional<qualification_advice> advice_for(const qualification& q, const qua
                     : fmt::format("{} of {}: this testbed caught no slowdown tried in 80% of gates (qualified {}): "
                                   "the {:g}% threshold is out of its reach",
                                   c.counter, q.benchmark, date, threshold_pct);
+    // Its gates judged at another threshold: what a gate at this one sees
+    // was not measured (qualify's caught gates are regressions beyond it).
+    if (c.threshold_pct != threshold_pct)
+        a.message += fmt::format(" (qualified at a {:g}% threshold: qualify again with this policy)", c.threshold_pct);
     return a;
 }
 

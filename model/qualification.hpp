@@ -78,7 +78,9 @@ struct qualification_advice {
 };
 // The advice for counter c of q gated at threshold_pct; nullopt when the
 // qualification says the gate reaches it (deterministic, or a detects_80_pct
-// at or below threshold_pct).
+// at or below threshold_pct). A qualification made at another threshold
+// than threshold_pct says so in the message: its figures are a gate's at
+// c.threshold_pct.
 std::optional<qualification_advice> advice_for(const qualification& q, const qualified_counter& c,
                                                double threshold_pct);
 

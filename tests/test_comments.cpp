@@ -565,7 +565,11 @@ TEST_CASE("qualification advice: only a counter whose threshold is out of reach,
     REQUIRE(blind);
     CHECK_FALSE(blind->detectable_pct);
     CHECK(blind->message == "task-clock of BM_Parse: this testbed caught no slowdown tried in 80% of gates "
-                            "(qualified 2026-11-28): the 5% threshold is out of its reach");
+                            "(qualified 2026-11-28): the 5% threshold is out of its reach (qualified at a 2% "
+                            "threshold: qualify again with this policy)");
+    const auto same = model::advice_for(q, reach("task-clock", 8), 2);
+    REQUIRE(same);
+    CHECK(same->message.find("qualified at a") == std::string::npos);
 
     // The same pass, fail and inconclusive with and without a qualification
     // that puts every gated counter out of reach.
