@@ -557,12 +557,13 @@ std::string markdown_decide(const gate::report& r)
     return decide ? "\n**What would decide it**\n\n" + md_text(decide->advice) + "\n" : std::string();
 }
 
-// Above the details when a stored qualification says this testbed cannot
-// reach a gated counter's threshold (gate::report::advice): advice, never
-// part of the verdict; empty otherwise.
-// At most max_advice_lines lines, then how many more the JSON report has.
+// The advice lines a comment shows; the JSON report has every one.
 constexpr std::size_t max_advice_lines = 10;
 
+// Above the details when a stored qualification says this testbed cannot
+// reach a gated counter's threshold (gate::report::advice): advice, never
+// part of the verdict; at most max_advice_lines lines, then how many more;
+// empty without advice.
 std::string markdown_qualification_advice(const gate::report& r)
 {
     if (r.advice.empty()) return {};
