@@ -201,7 +201,7 @@ void write_counter(json_writer& w, const counter_report& c)
 
 } // namespace
 
-std::string to_json_text(const gate::report& r, std::size_t* id_at)
+std::string to_json_text(const gate::report& r, std::size_t* id_at, std::string_view policy_json)
 {
     std::string out;
     out.reserve(1024 + 2048 * r.benchmarks.size() * (r.benchmarks.empty() ? 0 : r.benchmarks[0].counters.size()));
@@ -238,7 +238,11 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at)
     }
     if (r.measured) w.key("measured").raw(dumped(measured_json(*r.measured)));
     if (auto overall = overall_geomeans(r); !overall.empty()) w.key("overall").raw(dumped(overall_json(overall)));
-    w.key("policy").raw(dumped(to_json(r.rules)));
+    if (policy_json.empty()) {
+        w.key("policy").raw(dumped(to_json(r.rules)));
+    } else {
+        w.key("policy").raw(policy_json);
+    }
     if (r.qualification) w.key("qualification").raw(dumped(qualification_json(*r.qualification, r.benchmarks.size())));
     if (!r.removed.empty()) w.key("removed").raw(dumped(json(r.removed)));
     w.member("schema", "perfgate.report/v1");

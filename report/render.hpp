@@ -50,7 +50,9 @@ gate::report report_from_json(const nlohmann::json& j);
 // written without building the tree (report/json_writer.hpp): the service's
 // stored and served form. With id_at, and r without a comparison_id: the
 // offset at which the member ,"comparison_id":N belongs (after benchmarks).
-std::string to_json_text(const gate::report& r, std::size_t* id_at = nullptr);
+// policy_json: gate::to_json(r.rules).dump() when the caller has it already
+// (the service's request key), written as is; empty: made here.
+std::string to_json_text(const gate::report& r, std::size_t* id_at = nullptr, std::string_view policy_json = {});
 
 // The "attribution" object alone (also written as --artifacts
 // DIR/<benchmark>/attribution.json). attribution_from_json throws

@@ -10,7 +10,7 @@ namespace perfgate::service {
 std::size_t detail::service_impl::comparison_cache::bytes_of(const comparison& c)
 {
     const gate::report& r = c.result;
-    std::size_t n = sizeof(entry) + (c.json ? c.json->size() : 0);
+    std::size_t n = sizeof(comparison) + (c.json ? c.json->size() : 0);
     for (const auto& w : r.warnings) n += sizeof(std::string) + w.capacity();
     for (const auto& b : r.benchmarks) {
         n += sizeof(gate::benchmark_report) + b.name.capacity();

@@ -29,24 +29,30 @@ namespace perfgate::service {
 // entries of the largest kind once held 137 MB. An entry is charged its JSON
 // text plus an estimate of the in-memory report (bytes_of()).
 struct detail::service_impl::comparison_cache {
-    struct entry {
-        std::int64_t id;
-        gate::report result;
-        std::shared_ptr<const std::string> json;
-    };
-    lru_cache<entry> lru{comparison_cache_bytes, comparison_cache_max_entry_bytes};
+    lru_cache<comparison> lru{comparison_cache_bytes, comparison_cache_max_entry_bytes};
 
     std::optional<comparison> find(const std::string& project, const std::string& key)
     {
         const auto hit = lru.find(cache_key({project, key}));
         if (!hit) return std::nullopt;
-        return comparison{hit->id, hit->result, hit->json};
+        return *hit;
     }
+    // A copy of c, kept (a report found in the store).
     void add(const std::string& project, const std::string& key, const comparison& c)
     {
         const std::size_t cost = bytes_of(c);
         if (cost > comparison_cache_max_entry_bytes) return; // before copying the report
-        lru.add(cache_key({project, key}), std::make_shared<const entry>(entry{c.id, c.result, c.json}), cost);
+        lru.add(cache_key({project, key}), std::make_shared<const comparison>(c), cost);
+    }
+    // c itself, kept and shared with the caller: a fresh report is not
+    // copied (a copy of a report of 13 counters was 1% of a fresh compare's
+    // CPU, issue 47).
+    std::shared_ptr<const comparison> keep(const std::string& project, const std::string& key, comparison c)
+    {
+        const std::size_t cost = bytes_of(c);
+        auto kept = std::make_shared<const comparison>(std::move(c));
+        if (cost <= comparison_cache_max_entry_bytes) lru.add(cache_key({project, key}), kept, cost);
+        return kept;
     }
 
     // What an entry holds: the JSON text, and the report's vectors and

@@ -174,9 +174,11 @@ comparison compute_report(const compare_inputs& in, const gate::policy& rules, b
 
 } // namespace
 
-std::string comparison_request_key(const std::string& project,
-                                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
-                                   const gate::policy& rules)
+namespace {
+
+// comparison_request_key of the policy's JSON text (gate::to_json(rules).dump()).
+std::string request_key_of(const std::string& project, const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                           const std::string& policy_json)
 {
     // A JSON array is an unambiguous encoding (strings are quoted and
     // escaped), so no two different requests share a canonical string. The
@@ -187,8 +189,17 @@ std::string comparison_request_key(const std::string& project,
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& [b, c] : pairs) runs.push_back({b, c});
     canonical.push_back(std::move(runs));
-    canonical.push_back(gate::to_json(rules).dump());
+    canonical.push_back(policy_json);
     return model::sha256_hex(canonical.dump());
+}
+
+} // namespace
+
+std::string comparison_request_key(const std::string& project,
+                                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
+                                   const gate::policy& rules)
+{
+    return request_key_of(project, pairs, gate::to_json(rules).dump());
 }
 
 std::optional<comparison> detail::service_impl::stored_comparison(const std::string& project,
@@ -262,7 +273,12 @@ std::variant<comparison, detail::service_impl::pending_comparison> detail::servi
     // The history context (open alerts, the band since the last change
     // point) is the exception: it is what the store held when the report was
     // first computed, and a repeat returns it as it was then.
-    const std::string key = comparison_request_key(project, pairs, rules);
+    // The policy's text, made once for the key and the report (each made
+    // its own: 2% of a fresh compare's CPU, issue 47). dump() throws where
+    // the report's replace would not (invalid UTF-8, which a parsed policy
+    // never holds), so where it returns the two texts are the same bytes.
+    const std::string policy_json = gate::to_json(rules).dump();
+    const std::string key = request_key_of(project, pairs, policy_json);
     if (auto hit = recent_->find(project, key)) return *hit;
     // The reads below (the stored report, runs, histories, change points,
     // open alerts) share one snapshot: one read transaction, not one each.
@@ -278,7 +294,7 @@ std::variant<comparison, detail::service_impl::pending_comparison> detail::servi
     reads.reset(); // before the write
     pending_comparison p;
     // Written once: stored without the id (not known yet), served with it.
-    p.row.report_json = report::to_json_text(out.result, &p.id_at);
+    p.row.report_json = report::to_json_text(out.result, &p.id_at, policy_json);
     p.row.project = project;
     p.row.baseline_run = pairs.front().first;
     p.row.candidate_run = pairs.front().second;
@@ -290,17 +306,17 @@ std::variant<comparison, detail::service_impl::pending_comparison> detail::servi
 }
 
 // The stored comparison as served: its id in the report and in the text
-// (taken from the row).
-comparison detail::service_impl::finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
-                                                   store::comparison_row& row, std::int64_t id)
+// (taken from the row), kept in the comparison cache.
+std::shared_ptr<const comparison> detail::service_impl::finish_comparison(comparison_cache& recent, comparison out,
+                                                                          std::size_t id_at, store::comparison_row& row,
+                                                                          std::int64_t id)
 {
     out.id = id;
     out.result.comparison_id = id;
     std::string text = std::move(row.report_json);
     text.insert(id_at, fmt::format(",\"comparison_id\":{}", id));
     out.json = std::make_shared<const std::string>(std::move(text));
-    recent.add(row.project, row.request_key, out);
-    return out;
+    return recent.keep(row.project, row.request_key, std::move(out));
 }
 
 comparison detail::service_impl::compare(const std::string& project,
@@ -316,7 +332,7 @@ comparison detail::service_impl::compare(const std::string& project,
     const std::int64_t id = db_.comparisons().insert(p.row.project, p.row.baseline_run, p.row.candidate_run,
                                                      p.row.report_json, p.row.request_key,
                                                      store::report_facts{p.row.verdict, p.row.benchmark_count});
-    return finish_comparison(*recent_, std::move(p.out), p.id_at, p.row, id);
+    return *finish_comparison(*recent_, std::move(p.out), p.id_at, p.row, id);
 }
 
 std::optional<comparison> detail::service_impl::compare_later(
@@ -332,13 +348,13 @@ std::optional<comparison> detail::service_impl::compare_later(
                                       done = std::move(done)](const std::exception_ptr& error, std::int64_t id,
                                                               store::comparison_row& stored) mutable {
         if (error) return done(error, nullptr);
-        std::optional<comparison> c;
+        std::shared_ptr<const comparison> c;
         try {
             c = finish_comparison(*recent, std::move(out), id_at, stored, id);
         } catch (...) {
             return done(std::current_exception(), nullptr);
         }
-        done(nullptr, &*c);
+        done(nullptr, c.get());
     });
     return std::nullopt;
 }

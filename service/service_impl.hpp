@@ -147,8 +147,9 @@ private:
     detail::compare_inputs load_pairs(const std::string& project,
                                       const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs,
                                       detail::baseline_history& hist) const;
-    static comparison finish_comparison(comparison_cache& recent, comparison out, std::size_t id_at,
-                                        store::comparison_row& row, std::int64_t id);
+    static std::shared_ptr<const comparison> finish_comparison(comparison_cache& recent, comparison out,
+                                                               std::size_t id_at, store::comparison_row& row,
+                                                               std::int64_t id);
     std::shared_ptr<const loaded_run> load_for_compare(const std::string& project, std::int64_t id) const;
 
     store::store& db_;

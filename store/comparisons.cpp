@@ -84,6 +84,54 @@ std::int64_t comparisons::insert_row(std::string_view project, std::int64_t base
     });
 }
 
+namespace {
+
+// Both runs of a comparison in its project, in one statement (a round trip
+// on PostgreSQL), by primary key: "WHERE project_id = ? AND id IN (...)"
+// let SQLite's planner pick runs_project_sha and walk every run of the
+// project (comparison_runs_sql).
+void check_comparison_runs(connection& c, std::string_view store_name, std::string_view project,
+                           std::int64_t project_id, std::int64_t baseline_run, std::int64_t candidate_run)
+{
+    auto st = c.prepare(detail::comparison_runs_sql);
+    st.bind(":baseline", baseline_run).bind(":candidate", candidate_run);
+    std::vector<std::int64_t> found;
+    while (st.step()) {
+        if (st.int64(1) == project_id) found.push_back(st.int64(0));
+    }
+    for (const auto run : {baseline_run, candidate_run}) {
+        if (std::find(found.begin(), found.end(), run) == found.end()) {
+            throw error(errors::store_not_found,
+                        fmt::format("{}: run {} not found in project {}", store_name, run, shown_name(project)));
+        }
+    }
+}
+
+// The insert of a comparison whose facts the caller gives (the compare
+// path, through the commit queue), with the check of its runs inside: a row
+// only when both runs are in the project (counted by primary key: the
+// unary + keeps SQLite's planner off runs_project_sha, as above). One
+// statement instead of two, one round trip less per compare on PostgreSQL
+// inside the group commit's transaction (issue 47). No row back: a run is
+// missing or the key was stored first, which the caller tells apart.
+constexpr detail::dialect_sql insert_checked_comparison_sql{
+    "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
+    "verdict, benchmark_count) "
+    "SELECT :project_id, :baseline, :candidate, :report, :now, :request_key, :verdict, :benchmark_count "
+    "WHERE (SELECT count(*) FROM runs WHERE id IN (:baseline, :candidate) AND +project_id = :project_id) = "
+    "CASE WHEN :baseline = :candidate THEN 1 ELSE 2 END "
+    "ON CONFLICT DO NOTHING RETURNING id",
+    "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
+    "verdict, benchmark_count) "
+    "SELECT :project_id::bigint, :baseline::bigint, :candidate::bigint, :report::text, :now::bigint, "
+    ":request_key::text, :verdict::text, :benchmark_count::bigint "
+    "WHERE (SELECT count(*) FROM runs WHERE id IN (:baseline::bigint, :candidate::bigint) "
+    "AND project_id = :project_id::bigint) = CASE WHEN :baseline::bigint = :candidate::bigint THEN 1 ELSE 2 END "
+    "ON CONFLICT DO NOTHING RETURNING id",
+};
+
+} // namespace
+
 std::int64_t comparisons::insert_on(connection& c, std::string_view project, std::int64_t baseline_run,
                                     std::int64_t candidate_run, std::string_view report_json,
                                     const std::optional<std::string>& request_key,
@@ -94,24 +142,9 @@ std::int64_t comparisons::insert_on(connection& c, std::string_view project, std
         throw error(errors::store_not_found,
                     fmt::format("{}: project {} not found", impl_->name_, shown_name(project)));
     }
-    {
-        // Both runs in one statement (a round trip on PostgreSQL), by
-        // primary key; the project is checked here. "WHERE project_id =
-        // ? AND id IN (...)" let SQLite's planner pick runs_project_sha
-        // and walk every run of the project (comparison_runs_sql).
-        auto st = c.prepare(detail::comparison_runs_sql);
-        st.bind(":baseline", baseline_run).bind(":candidate", candidate_run);
-        std::vector<std::int64_t> found;
-        while (st.step()) {
-            if (st.int64(1) == *project_id) found.push_back(st.int64(0));
-        }
-        for (const auto run : {baseline_run, candidate_run}) {
-            if (std::find(found.begin(), found.end(), run) == found.end()) {
-                throw error(errors::store_not_found,
-                            fmt::format("{}: run {} not found in project {}", impl_->name_, run, shown_name(project)));
-            }
-        }
-    }
+    // Checked before the insert when the insert does not check them itself.
+    const bool runs_checked = !facts;
+    if (runs_checked) check_comparison_runs(c, impl_->name_, project, *project_id, baseline_run, candidate_run);
     // ON CONFLICT DO NOTHING: another process (or a request that computed
     // the same comparison concurrently) stored this key first; the
     // comparison is a pure function of the key, so its row is as good as
@@ -127,28 +160,23 @@ std::int64_t comparisons::insert_on(connection& c, std::string_view project, std
         // one, SQLite 3.40, next to the second a compare of that size
         // takes); PostgreSQL's perfgate_report_summary (pg/001_initial.sql).
         auto st = c.prepare(
-            facts
-                ? std::string_view(
-                      "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
-                      "verdict, benchmark_count) "
-                      "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, :verdict, :benchmark_count) "
-                      "ON CONFLICT DO NOTHING RETURNING id")
-                : c.pick({
-                      "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
-                      "verdict, benchmark_count) "
-                      "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, "
-                      "CASE WHEN json_valid(:report) AND json_extract(:report, '$.verdict') IN ('pass', 'fail', "
-                      "'inconclusive') THEN json_extract(:report, '$.verdict') END, "
-                      "CASE WHEN json_valid(:report) AND json_type(:report, '$.benchmarks') = 'array' "
-                      "THEN json_array_length(:report, '$.benchmarks') END) "
-                      "ON CONFLICT DO NOTHING RETURNING id",
-                      "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, request_key, "
-                      "verdict, benchmark_count) "
-                      "SELECT :project_id::bigint, :baseline::bigint, :candidate::bigint, :report::text, :now::bigint, "
-                      ":request_key::text, s.verdict, s.benchmark_count "
-                      "FROM perfgate_report_summary(:report) s "
-                      "ON CONFLICT DO NOTHING RETURNING id",
-                  }));
+            facts ? c.pick(insert_checked_comparison_sql)
+                  : c.pick({
+                        "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, "
+                        "request_key, verdict, benchmark_count) "
+                        "VALUES (:project_id, :baseline, :candidate, :report, :now, :request_key, "
+                        "CASE WHEN json_valid(:report) AND json_extract(:report, '$.verdict') IN ('pass', 'fail', "
+                        "'inconclusive') THEN json_extract(:report, '$.verdict') END, "
+                        "CASE WHEN json_valid(:report) AND json_type(:report, '$.benchmarks') = 'array' "
+                        "THEN json_array_length(:report, '$.benchmarks') END) "
+                        "ON CONFLICT DO NOTHING RETURNING id",
+                        "INSERT INTO comparisons (project_id, baseline_run, candidate_run, report, created_at, "
+                        "request_key, verdict, benchmark_count) "
+                        "SELECT :project_id::bigint, :baseline::bigint, :candidate::bigint, :report::text, "
+                        ":now::bigint, :request_key::text, s.verdict, s.benchmark_count "
+                        "FROM perfgate_report_summary(:report) s "
+                        "ON CONFLICT DO NOTHING RETURNING id",
+                    }));
         st.bind(":project_id", *project_id)
             .bind(":baseline", baseline_run)
             .bind(":candidate", candidate_run)
@@ -160,6 +188,8 @@ std::int64_t comparisons::insert_on(connection& c, std::string_view project, std
         st.run();
     }
     if (!id) {
+        // A missing run (the checked insert's reason), else a conflict.
+        if (!runs_checked) check_comparison_runs(c, impl_->name_, project, *project_id, baseline_run, candidate_run);
         auto st = c.prepare("SELECT id FROM comparisons WHERE project_id = :project_id AND request_key = :request_key");
         st.bind(":project_id", *project_id).bind(":request_key", request_key);
         // Only a key can conflict (id is fresh), so the row is there.

@@ -278,6 +278,29 @@ TEST_CASE("store: insert_comparisons stores a batch in one transaction, all or n
         for (const char* key : {"c", "d", "e"}) CHECK_FALSE(db.comparisons().find("demo", sha256_hex(key)).has_value());
         CHECK(db.comparisons().recent("demo", 10).size() == 1);
     }
+    SUBCASE("the insert checks its runs itself: a run never stored is refused, a run against itself is stored")
+    {
+        // The batch's insert counts the pair's runs in the statement that
+        // inserts (one statement per row, issue 47): none missing, from
+        // another project or counted twice.
+        const std::vector<ps::comparison_row> missing{row("i", R"({"verdict":"pass"})", cand + foreign + 100)};
+        try {
+            db.comparisons().insert_all(missing);
+            FAIL("expected store.not_found");
+        } catch (const error& e) {
+            CHECK(e.id() == "store.not_found");
+            CHECK(std::string(e.what()).find("run " + std::to_string(cand + foreign + 100) +
+                                             " not found in project 'demo'") != std::string::npos);
+        }
+        auto self = row("j", R"({"verdict":"pass"})", base);
+        const auto ids = db.comparisons().insert_all(std::vector<ps::comparison_row>{self});
+        REQUIRE(ids.size() == 1);
+        CHECK(db.comparisons().load("demo", ids[0]) == R"({"verdict":"pass"})");
+        // A stored key is found again even when it is a run against itself.
+        CHECK(db.comparisons().insert_all(std::vector<ps::comparison_row>{self}) == ids);
+        CHECK_FALSE(db.comparisons().find("demo", sha256_hex("i")).has_value());
+        CHECK(db.comparisons().recent("demo", 10).size() == 2);
+    }
     SUBCASE("a bad key or verdict is refused; an empty batch stores nothing")
     {
         auto bad_key = row("f", R"({"verdict":"pass"})", cand);

@@ -17,6 +17,8 @@
 #     seconds (3) of such compares run first, unmeasured, on pairs the
 #     measurement does not repeat: right after the uploads no run or history
 #     is cached yet, and that start is what 3. measures;
+#     Then the CPU per fresh compare: the servers' and PostgreSQL's CPU
+#     seconds over the compares served (issue 47's figure);
 #  2. ingest: wrk, 4 connections in all, POSTs of a run of 30 repetitions x 10
 #     counters: runs/s and samples/s.
 #  3. cold compares: COLD_RUNS (2000) more pairs uploaded, the servers
@@ -235,7 +237,9 @@ run_config() {
   local cpu_before
   cpu_before=$(cpu_seconds)
   wait "${wrks[@]}"
-  CPU_SPLIT=$(cpu_seconds | awk -v b="$cpu_before" 'BEGIN {split(b, x, " ")} {printf "cpu s: perfgate %.1f, postgres %.1f", $1 - x[1], $2 - x[2]}')
+  local cpu_used
+  cpu_used=$(cpu_seconds | awk -v b="$cpu_before" 'BEGIN {split(b, x, " ")} {printf "%.2f %.2f", $1 - x[1], $2 - x[2]}')
+  CPU_SPLIT=$(echo "$cpu_used" | awk '{printf "cpu s: perfgate %.1f, postgres %.1f", $1, $2}')
   if [[ $db == postgresql://* ]]; then
     # Statistics reach the view within PostgreSQL's stats_fetch interval: let them.
     sleep 1
@@ -243,6 +247,10 @@ run_config() {
   fi
   compare_results fresh
   local fresh_rps=$RESULT_RPS fresh_p50=$RESULT_P50 fresh_p99=$RESULT_P99
+  # The figure that the machine's load moves least (issue 47): CPU per
+  # compare served, perfgate's and PostgreSQL's.
+  CPU_SPLIT+=$(echo "$cpu_used" | awk -v n="$RESULT_REQUESTS" \
+    '{if (n > 0) printf ", per compare (%d): perfgate %.0f us, postgres %.0f us", n, $1 / n * 1e6, $2 / n * 1e6}')
   if ((first + RESULT_REQUESTS > FRESH_RUNS * FRESH_RUNS)); then
     errors+="fresh: pairs $first..$((first + RESULT_REQUESTS)) of $((FRESH_RUNS * FRESH_RUNS)), some were repeats: raise FRESH_RUNS"
   fi
