@@ -18,6 +18,7 @@
 #include "capture/names.hpp"
 #include "capture/samples.hpp"
 #include "cli/cli.hpp"
+#include "cli/cmd_run_qualification.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/run_phases.hpp"
@@ -934,6 +935,8 @@ int cmd_run(const argv_t& argv)
     comparison_made made = store_and_compare(where, settings, std::move(results), reused, warnings, in.git);
     profile_benchmarks(in, where, settings, made.report);
     attribute(in, where, settings, made.paired, reused, made.report, attribution);
+    // Phase 10a: what the testbed's qualification says (advice, after the verdict).
+    if (const std::string w = add_qualification(where, in.testbed.fingerprint, made.report); !w.empty()) warn(in, w);
     return publish(in, settings, made.report, made.url);
 }
 

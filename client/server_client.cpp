@@ -265,6 +265,20 @@ model::qualification server_client::store_qualification(const model::qualificati
     return stored.front();
 }
 
+std::vector<model::qualification> server_client::qualifications(const std::string& testbed_fingerprint)
+{
+    const std::string path = fmt::format("/api/v1/projects/{}/qualifications?testbed={}", url_encode(project_),
+                                         url_encode(testbed_fingerprint));
+    std::string answer;
+    try {
+        answer = exchange("GET", path, nullptr);
+    } catch (const error&) {
+        if (last_status_ == 404) return {}; // a server older than the route
+        throw;
+    }
+    return api::qualifications_from_json(parse_object(answer, "GET " + base_ + path));
+}
+
 std::string server_client::comparison_url(std::int64_t id) const
 {
     return fmt::format("{}/p/{}/comparisons/{}", base_, url_encode(project_), id);

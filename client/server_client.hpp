@@ -103,6 +103,11 @@ public:
     // POST .../qualifications: perfgate qualify's figures for a testbed and
     // benchmark (a token with scope baseline); the stored row.
     model::qualification store_qualification(const model::qualification& q);
+    // GET .../qualifications?testbed=FINGERPRINT: the newest qualification
+    // of each benchmark on that testbed (at most 500, docs/http-api.md).
+    // A server without the route (older than issue 46) answers 404: an
+    // empty list, no error. Any other failure is one of the errors above.
+    std::vector<model::qualification> qualifications(const std::string& testbed_fingerprint);
 
     [[nodiscard]] std::string comparison_url(std::int64_t id) const;
     [[nodiscard]] const std::string& project() const { return project_; }

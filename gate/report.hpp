@@ -14,6 +14,7 @@
 #include "gate/policy.hpp"
 #include "model/alert.hpp"
 #include "model/comparison.hpp"
+#include "model/qualification.hpp"
 
 namespace perfgate::gate {
 
@@ -302,6 +303,12 @@ struct report {
     // JSON "baseline_reused", absent when every baseline was measured.
     std::vector<reused_baseline> reused;
     std::optional<std::int64_t> comparison_id; // set by the service when stored
+    // What the stored qualifications of the run's testbed say (perfgate run
+    // with a store or server, report/qualification.hpp): JSON
+    // "qualification", absent when none covers a gated counter; "advice",
+    // absent when empty. Context for the reader, never part of the verdict.
+    std::optional<model::testbed_qualifications> qualification;
+    std::vector<model::qualification_advice> advice;
 
     // Counts over gated counters, for summaries.
     [[nodiscard]] std::size_t count(status s) const;

@@ -45,4 +45,43 @@ struct qualification {
 // "cannot see ..." when no slowdown tried was caught).
 std::string detects_line(const qualification& q, const qualified_counter& c);
 
+// What a gate's report carries of the stored qualifications (JSON
+// "qualification", docs/report.md): the newest qualification of the run's
+// testbed for each benchmark of the report that has one, in the report's
+// order, each with only the counters that report gates. Never part of the
+// verdict.
+struct testbed_qualifications {
+    std::string testbed_fingerprint;
+    std::vector<qualification> benchmarks; // not empty when the report has one
+};
+
+// The report header's line (docs/github.md "The testbed's qualification"),
+// for a report of `compared` benchmarks; "" when q names no counter.
+// One benchmark: "this testbed detects >= 10% of task-clock (qualified
+// 2026-11-28)", several counters joined by ", ". A suite (compared >= 2):
+// "3 of 40 benchmarks qualified: this testbed detects >= 12% of task-clock
+// (worst: BM_Foo) (qualified 2026-11-20 to 2026-11-28)": per counter the
+// largest 80% figure over the qualified benchmarks, the benchmark it is
+// from, and "caught no slowdown of C in 80% of gates (BM_Bar)" when one
+// benchmark's qualification caught none.
+std::string qualification_line(const testbed_qualifications& q, std::size_t compared);
+
+// Advice in the report (JSON "advice", docs/report.md): a counter that the
+// gate gates at threshold_pct while its stored qualification says this
+// testbed catches only larger slowdowns in 80% of gates (or none tried).
+struct qualification_advice {
+    std::string benchmark, counter;
+    double threshold_pct = 0;             // the report's threshold on the counter
+    std::optional<double> detectable_pct; // the qualification's 80% figure; nullopt: none tried was caught
+    std::int64_t qualified_at = 0;        // unix seconds
+    std::string message;                  // one sentence, naming counter, benchmark, figure, date and threshold
+};
+// The advice for counter c of q gated at threshold_pct; nullopt when the
+// qualification says the gate reaches it (deterministic, or a detects_80_pct
+// at or below threshold_pct). A qualification made at another threshold
+// than threshold_pct says so in the message: its figures are a gate's at
+// c.threshold_pct.
+std::optional<qualification_advice> advice_for(const qualification& q, const qualified_counter& c,
+                                               double threshold_pct);
+
 } // namespace perfgate::model

@@ -9,6 +9,7 @@
 #include "gate/noise.hpp"
 #include "model/error.hpp"
 #include "report/format.hpp"
+#include "report/qualification.hpp"
 
 namespace perfgate::report {
 
@@ -459,6 +460,10 @@ json to_json(const gate::report& r)
     // Added within v1 (issue 41): derived from the counters, absent when
     // every gated counter is decided.
     if (const auto decide = decide_report(r)) out["decide"] = decide_to_json(*decide);
+    // Added within v1 (issue 46): absent when no stored qualification of
+    // the testbed covers a gated counter, and when there is no advice.
+    if (r.qualification) out["qualification"] = qualification_json(*r.qualification, r.benchmarks.size());
+    if (!r.advice.empty()) out["advice"] = advice_json(r.advice);
     return out;
 }
 
@@ -512,6 +517,23 @@ json overall_json(const std::vector<overall_geomean>& rows)
     return out;
 }
 
+namespace {
+
+// The report's "failed" (absent: none).
+std::vector<failed_benchmark> failed_from_json(const json& j)
+{
+    std::vector<failed_benchmark> out;
+    if (auto it = j.find("failed"); it != j.end() && !it->is_null()) {
+        for (const auto& jf : *it) {
+            out.push_back({jf.at("name").get<std::string>(), jf.at("side").get<std::string>(),
+                           jf.value("message", std::string())});
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 gate::report report_from_json(const json& j)
 {
     try {
@@ -528,12 +550,7 @@ gate::report report_from_json(const json& j)
         // from the benchmarks, not read.
         r.added = j.value("added", std::vector<std::string>{});
         r.removed = j.value("removed", std::vector<std::string>{});
-        if (auto it = j.find("failed"); it != j.end() && !it->is_null()) {
-            for (const auto& jf : *it) {
-                r.failed.push_back({jf.at("name").get<std::string>(), jf.at("side").get<std::string>(),
-                                    jf.value("message", std::string())});
-            }
-        }
+        r.failed = failed_from_json(j);
         // Added within v1 (issue 33): absent when no baseline rule applied.
         if (auto it = j.find("baseline_ref"); it != j.end() && !it->is_null()) {
             gate::baseline_choice b;
@@ -560,6 +577,7 @@ gate::report report_from_json(const json& j)
                                     ju.at("commit").get<std::string>(), ju.at("created_at").get<std::int64_t>()});
             }
         }
+        read_qualification(j, r); // added within v1 (issue 46)
         for (const auto& jb : j.at("benchmarks")) {
             benchmark_report b;
             b.name = jb.at("name").get<std::string>();

@@ -6,6 +6,7 @@
 
 #include "gate/noise.hpp"
 #include "report/json_writer.hpp"
+#include "report/qualification.hpp"
 
 namespace perfgate::report {
 
@@ -208,6 +209,7 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at, std::string_
     w.begin_object();
     // The suite's members (issue 30) are small: written by the tree.
     if (!r.added.empty()) w.key("added").raw(dumped(json(r.added)));
+    if (!r.advice.empty()) w.key("advice").raw(dumped(advice_json(r.advice)));
     if (r.baseline) w.key("baseline_ref").raw(dumped(baseline_json(*r.baseline)));
     if (!r.reused.empty()) w.key("baseline_reused").raw(dumped(reused_json(r.reused)));
     w.key("benchmarks").begin_array();
@@ -241,6 +243,7 @@ std::string to_json_text(const gate::report& r, std::size_t* id_at, std::string_
     } else {
         w.key("policy").raw(policy_json);
     }
+    if (r.qualification) w.key("qualification").raw(dumped(qualification_json(*r.qualification, r.benchmarks.size())));
     if (!r.removed.empty()) w.key("removed").raw(dumped(json(r.removed)));
     w.member("schema", "perfgate.report/v1");
     if (is_suite(r)) w.key("summary").raw(dumped(summary_json(count_benchmarks(r))));

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "gate/noise.hpp"
+#include "model/qualification.hpp"
 #include "report/format.hpp"
 
 namespace perfgate::report {
@@ -313,6 +314,10 @@ std::vector<std::string> header_lines(const gate::report& r, const markdown_opti
 {
     std::vector<std::string> lines;
     if (std::string context = context_line(r, opt); !context.empty()) lines.push_back(std::move(context));
+    if (r.qualification) {
+        const std::string line = model::qualification_line(*r.qualification, r.benchmarks.size());
+        if (!line.empty()) lines.push_back(fmt::format("Qualification: {}", md_text(line)));
+    }
     if (const std::string reused = reused_line(r); !reused.empty()) lines.push_back(md_text(reused));
     if (const std::string note = not_interleaved_note(r); !note.empty())
         lines.push_back(fmt::format("> {}", md_text(note)));
@@ -552,6 +557,25 @@ std::string markdown_decide(const gate::report& r)
     return decide ? "\n**What would decide it**\n\n" + md_text(decide->advice) + "\n" : std::string();
 }
 
+// The advice lines a comment shows; the JSON report has every one.
+constexpr std::size_t max_advice_lines = 10;
+
+// Above the details when a stored qualification says this testbed cannot
+// reach a gated counter's threshold (gate::report::advice): advice, never
+// part of the verdict; at most max_advice_lines lines, then how many more;
+// empty without advice.
+std::string markdown_qualification_advice(const gate::report& r)
+{
+    if (r.advice.empty()) return {};
+    std::string out = "\n**What this testbed can see** (advice from its qualification, not part of the verdict)\n\n";
+    for (std::size_t i = 0; i < r.advice.size() && i < max_advice_lines; ++i)
+        out += fmt::format("- ⚠️ {}\n", md_text(r.advice[i].message));
+    if (r.advice.size() > max_advice_lines)
+        out += fmt::format("- … and {} more (the JSON report's `advice` has every one)\n",
+                           r.advice.size() - max_advice_lines);
+    return out;
+}
+
 // The collapsed details, line by line (so that they can be cut to fit):
 // every counter, then the noise diagnoses with each piece of advice once,
 // then the history lines not shown above them.
@@ -778,7 +802,7 @@ std::string render_suite_markdown(const gate::report& r, const markdown_options&
     std::string body = head + markdown_suite_summary(r) + markdown_not_compared(r);
     std::string history = markdown_history(r);
     if (!history.empty()) history = "\n" + history;
-    history += markdown_decide(r);
+    history += markdown_decide(r) + markdown_qualification_advice(r);
     const std::string links = markdown_links(opt);
     // What must follow the table: the unchanged rows' frame and count, the
     // history, the links, and the collapsed details' frame with its cut
@@ -812,7 +836,7 @@ std::string render_markdown(const gate::report& r, const markdown_options& opt)
     const std::string head = markdown_head(r, opt);
     std::string table = markdown_not_compared(r) + markdown_gated_table(r);
     if (const std::string history = markdown_history(r); !history.empty()) table += "\n" + history;
-    table += markdown_decide(r);
+    table += markdown_decide(r) + markdown_qualification_advice(r);
 
     std::string body = head + table + markdown_links(opt);
     // Attribution gets at most half of what the comment has left; the

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gate/noise.hpp"
+#include "model/qualification.hpp"
 #include "report/format.hpp"
 
 namespace perfgate::report {
@@ -101,6 +102,10 @@ std::string render_text(const gate::report& r, bool colour)
     std::string out = fmt::format("perfgate: {} — {}\n\n", to_string(r.result), summary_counts(r));
     if (is_suite(r)) out += fmt::format("{}\n\n", suite_line(r));
     if (const auto& b = r.baseline) out += baseline_text(*b) + "\n\n";
+    if (r.qualification) {
+        const std::string line = model::qualification_line(*r.qualification, r.benchmarks.size());
+        if (!line.empty()) out += "qualification: " + line + "\n\n";
+    }
     if (const std::string reused = reused_line(r); !reused.empty()) out += reused + "\n\n";
     if (const std::string note = not_interleaved_note(r); !note.empty()) out += fmt::format("note: {}\n\n", note);
     out += fmt::format("{:<13} {:<24} {:>16} {:>16} {:>9} {:>28} {:>9}\n", "status", "counter", "baseline", "candidate",
@@ -125,6 +130,10 @@ std::string render_text(const gate::report& r, bool colour)
     }
     out += "(· = reported, not gated)\n";
     if (const auto decide = decide_report(r)) out += fmt::format("\nto decide: {}\n", decide->advice);
+    if (!r.advice.empty()) {
+        out += "\nadvice (the testbed's qualification; not part of the verdict):\n";
+        for (const auto& a : r.advice) out += fmt::format("  ! {}\n", a.message);
+    }
     if (const auto overall = overall_geomeans(r); !overall.empty()) {
         out += "\noverall: geometric mean over benchmarks of candidate/baseline medians (not gated):\n";
         for (const auto& o : overall) {

@@ -1,7 +1,8 @@
 // The PR comment (report/markdown.cpp) of each shape a reviewer meets,
 // compared byte for byte with tests/data/comments/*.md: fail, pass,
-// inconclusive, callgrind, memcheck and a 500-benchmark suite. The goldens
-// are the review artefact: read them as a reviewer would.
+// inconclusive, callgrind, memcheck and a 500-benchmark suite, and the
+// testbed's qualification line and advice (qualified.md, suite-qualified.md).
+// The goldens are the review artefact: read them as a reviewer would.
 //
 // Regenerate after a deliberate change, then read the diff:
 //   PERFGATE_UPDATE_GOLDEN=1 build/dev/bin/test_comments
@@ -25,7 +26,10 @@
 #include "capture/samples.hpp"
 #include "gate/compare.hpp"
 #include "gate/report.hpp"
+#include "model/error.hpp"
+#include "model/qualification.hpp"
 #include "report/format.hpp"
+#include "report/qualification.hpp"
 #include "support/numbers.hpp"
 #include "support/report.hpp"
 
@@ -281,6 +285,44 @@ gate::report suite_report()
     return r;
 }
 
+// Stored qualifications (perfgate qualify --server) of the testbed the
+// reports ran on, as GET .../qualifications answers them.
+constexpr const char* fingerprint = "5e1f0a9c2b7d4e31";
+constexpr std::int64_t nov_28 = 1795856400; // 2026-11-28T09:00:00Z
+constexpr std::int64_t nov_20 = 1795165200; // 2026-11-20T09:00:00Z
+
+model::qualification stored(std::string benchmark, std::vector<model::qualified_counter> counters,
+                            std::int64_t at = nov_28, std::string testbed_fp = fingerprint)
+{
+    model::qualification q;
+    q.id = 1;
+    q.testbed_fingerprint = std::move(testbed_fp);
+    q.testbed = "ci-runner-2";
+    q.benchmark = std::move(benchmark);
+    q.backend = "perf";
+    q.qualified_at = at;
+    q.stored_at = at + 60;
+    q.counters = std::move(counters);
+    return q;
+}
+
+// detects_80_pct, detects_95_pct at a 2% threshold, not deterministic.
+model::qualified_counter reach(std::string counter, std::optional<double> d80, std::optional<double> d95 = {})
+{
+    return {std::move(counter), 2, d80, d95, d80 && *d80 <= 2, false};
+}
+
+// What the verdict is made of, to compare a report with and without its qualification.
+std::vector<std::string> verdicts(const gate::report& r)
+{
+    std::vector<std::string> out{std::string(to_string(r.result))};
+    for (const auto& b : r.benchmarks) {
+        out.emplace_back(to_string(b.result));
+        for (const auto& c : b.counters) out.push_back(c.name + ":" + std::string(to_string(c.state)));
+    }
+    return out;
+}
+
 } // namespace
 
 TEST_CASE("comment golden: fail")
@@ -411,4 +453,194 @@ TEST_CASE("junit: names are XML text, control characters visible, counts agree")
     CHECK(xml.find(R"(name="verdict" value="fail")") != std::string::npos);
     // Ungated counters (page-faults, branch-misses, ...) are not test cases.
     CHECK(xml.find(R"(name="page-faults")") == std::string::npos);
+}
+
+TEST_CASE("comment golden: the testbed's qualification in the head, advice where it cannot reach the threshold")
+{
+    gate::report r = fail_report();
+    const std::string plain = render_markdown(r, pr_options());
+    attach_qualifications(r, fingerprint,
+                          {stored("BM_Parse", {reach("task-clock", 1.5, 3), reach("cycles", 5, 10),
+                                               reach("page-faults", 1, 2), reach("not-measured", 1)}),
+                           // older, and another testbed's: not read
+                           stored("BM_Parse", {reach("task-clock", 40)}, nov_20),
+                           stored("BM_Parse", {reach("task-clock", 90)}, nov_28 + 5, "0000000000000000")});
+    REQUIRE(r.qualification);
+    REQUIRE(r.qualification->benchmarks.size() == 1);
+    // Only the counters this report gates (page-faults is reported, not gated).
+    REQUIRE(r.qualification->benchmarks[0].counters.size() == 2);
+    CHECK(r.qualification->benchmarks[0].counters[0].counter == "task-clock");
+    CHECK(r.qualification->benchmarks[0].counters[1].counter == "cycles");
+    REQUIRE(r.advice.size() == 1);
+    CHECK(r.advice[0].counter == "cycles");
+    CHECK(r.advice[0].detectable_pct == 5);
+    CHECK(r.advice[0].threshold_pct == 2);
+    CHECK(r.advice[0].message == "cycles of BM_Parse: this testbed detects \u2265 5% in 80% of gates (qualified "
+                                 "2026-11-28), above the 2% threshold: a smaller regression is likely to pass unseen "
+                                 "here");
+    const std::string md = render_markdown(r, pr_options());
+    CHECK(md.find("Qualification: this testbed detects \u2265 1.5% of task-clock, \u2265 5% of cycles \\(qualified "
+                  "2026-11-28\\)\n") != std::string::npos);
+    // Under the head's context line, above the table; the advice above the links.
+    CHECK(md.find("testbed **ci-runner-2**\n\nQualification:") != std::string::npos);
+    CHECK(md.find("**What this testbed can see**") < md.find("[CI run]"));
+    CHECK(plain.find("Qualification") == std::string::npos);
+    CHECK(plain.find("What this testbed can see") == std::string::npos);
+    check_golden("qualified.md", md);
+
+    const std::string text = render_text(r, false);
+    CHECK(text.find("qualification: this testbed detects \u2265 1.5% of task-clock") != std::string::npos);
+    CHECK(text.find("advice (the testbed's qualification; not part of the verdict):\n  ! cycles of BM_Parse:") !=
+          std::string::npos);
+}
+
+TEST_CASE("comment golden: a suite's qualification line, worst benchmark per counter")
+{
+    const auto [base, cand] = perfgate::test::generated_suite(12, false);
+    gate::report r = compare(base, cand, policy{});
+    as_measured(r, "perf");
+    const std::string plain = render_markdown(r, pr_options());
+    std::vector<model::qualification> found;
+    found.push_back(stored("BM_Suite/0/real_time", {reach("real_time", 4, 6), reach("cpu_time", 3, 5)}, nov_20));
+    found.push_back(stored("BM_Suite/3/real_time", {reach("real_time", 12, 20), reach("cpu_time", 2, 3)}));
+    found.push_back(stored("BM_Suite/5/real_time", {reach("real_time", std::nullopt), reach("cpu_time", 1, 2)}));
+    found.push_back(stored("BM_Elsewhere", {reach("real_time", 1)})); // not in the report
+    attach_qualifications(r, fingerprint, found);
+    REQUIRE(r.qualification);
+    CHECK(r.qualification->benchmarks.size() == 3);
+    const std::string line = model::qualification_line(*r.qualification, r.benchmarks.size());
+    CAPTURE(line);
+    CHECK(line.starts_with("3 of 11 benchmarks qualified: this testbed "));
+    CHECK(line.ends_with(" (qualified 2026-11-20 to 2026-11-28)"));
+    const std::string md = render_markdown(r, pr_options());
+    CHECK(md.find("Qualification: 3 of 11 benchmarks qualified") != std::string::npos);
+    CHECK(plain.find("Qualification") == std::string::npos);
+    check_golden("suite-qualified.md", md);
+
+    // Advice on every benchmark: ten lines in the comment, the rest counted.
+    found.clear();
+    for (const auto& b : r.benchmarks) found.push_back(stored(b.name, {reach("real_time", 50), reach("cpu_time", 50)}));
+    attach_qualifications(r, fingerprint, found);
+    REQUIRE(r.advice.size() == 22);
+    const std::string many = render_markdown(r, pr_options());
+    CHECK(many.find("- … and 12 more (the JSON report's `advice` has every one)\n") != std::string::npos);
+    CHECK(many.find("real\\_time of BM\\_Suite/4/real\\_time") != std::string::npos);
+    CHECK(many.find("cpu\\_time of BM\\_Suite/5/real\\_time") == std::string::npos);
+    CHECK(to_json(r).at("advice").size() == 22);
+}
+
+TEST_CASE("qualification line: one counter, several, deterministic, none caught, a suite")
+{
+    using model::qualification_line;
+    model::testbed_qualifications q{fingerprint, {stored("BM_Parse", {reach("task-clock", 10, 30)})}};
+    // One counter: the dashboard's sentence (model::detects_line).
+    CHECK(qualification_line(q, 1) == "this testbed detects \u2265 10% of task-clock (qualified 2026-11-28)");
+    CHECK(qualification_line(q, 1) == model::detects_line(q.benchmarks[0], q.benchmarks[0].counters[0]));
+    q.benchmarks[0].counters.push_back({"instructions", 2, 0, 0, true, true});
+    q.benchmarks[0].counters.push_back(reach("cycles", std::nullopt));
+    CHECK(qualification_line(q, 1) ==
+          "this testbed detects \u2265 10% of task-clock, detects any change of instructions at or above the 2% "
+          "threshold (deterministic), caught no slowdown of cycles in 80% of gates (qualified 2026-11-28)");
+    // A suite names the worst benchmark, the first that caught nothing, and counts the others.
+    q.benchmarks.push_back(stored(
+        "BM_Emit", {reach("task-clock", 25), reach("cycles", std::nullopt), {"instructions", 5, 0, 0, true, true}},
+        nov_20));
+    q.benchmarks.push_back(stored("BM_Lex", {reach("cycles", std::nullopt)}));
+    CHECK(qualification_line(q, 40) ==
+          "3 of 40 benchmarks qualified: this testbed detects \u2265 25% of task-clock (worst: BM_Emit), detects any "
+          "change of instructions at or above its threshold (deterministic), caught no slowdown of cycles in 80% of "
+          "gates (BM_Parse and 2 more) (qualified 2026-11-20 to 2026-11-28)");
+    // Nothing left to say: no line.
+    CHECK(qualification_line(model::testbed_qualifications{fingerprint, {stored("BM_Parse", {})}}, 1).empty());
+}
+
+TEST_CASE("qualification advice: only a counter whose threshold is out of reach, the verdict never changes")
+{
+    // Reaches: deterministic, or the 80% figure at or below the gate's threshold.
+    const model::qualification q = stored("BM_Parse", {});
+    CHECK_FALSE(model::advice_for(q, {"instructions", 2, std::nullopt, std::nullopt, true, true}, 2));
+    CHECK_FALSE(model::advice_for(q, reach("task-clock", 2), 2));
+    CHECK(model::advice_for(q, reach("task-clock", 2.5), 2));
+    const auto blind = model::advice_for(q, reach("task-clock", std::nullopt), 5);
+    REQUIRE(blind);
+    CHECK_FALSE(blind->detectable_pct);
+    CHECK(blind->message == "task-clock of BM_Parse: this testbed caught no slowdown tried in 80% of gates "
+                            "(qualified 2026-11-28): the 5% threshold is out of its reach (qualified at a 2% "
+                            "threshold: qualify again with this policy)");
+    const auto same = model::advice_for(q, reach("task-clock", 8), 2);
+    REQUIRE(same);
+    CHECK(same->message.find("qualified at a") == std::string::npos);
+
+    // The same pass, fail and inconclusive with and without a qualification
+    // that puts every gated counter out of reach.
+    for (gate::report r : {fail_report(), pass_report(), inconclusive_report(), callgrind_report()}) {
+        const auto before = verdicts(r);
+        const std::string json_before = to_json(r).dump();
+        std::vector<model::qualified_counter> counters;
+        for (const auto& c : r.benchmarks[0].counters) counters.push_back(reach(c.name, 50, 80));
+        attach_qualifications(r, fingerprint, {stored("BM_Parse", counters)});
+        CHECK(verdicts(r) == before);
+        CHECK_FALSE(r.advice.empty());
+        CHECK(r.advice.size() == r.qualification->benchmarks[0].counters.size());
+        // Taken off again: the report is the gate's, byte for byte.
+        attach_qualifications(r, fingerprint, {});
+        CHECK_FALSE(r.qualification);
+        CHECK(to_json(r).dump() == json_before);
+    }
+}
+
+TEST_CASE("qualification advice: a malformed figure is ignored, never part of the report")
+{
+    gate::report r = fail_report();
+    model::qualification q = stored("BM_Parse", {reach("task-clock", -3), reach("cycles", 5)});
+    q.counters.push_back({"instructions", std::numeric_limits<double>::quiet_NaN(), 1, 2, false, false});
+    attach_qualifications(r, fingerprint, {q});
+    REQUIRE(r.qualification);
+    REQUIRE(r.qualification->benchmarks[0].counters.size() == 1);
+    CHECK(r.qualification->benchmarks[0].counters[0].counter == "cycles");
+    q.counters = {reach("task-clock", -1)};
+    attach_qualifications(r, fingerprint, {q});
+    CHECK_FALSE(r.qualification);
+    CHECK(r.advice.empty());
+}
+
+TEST_CASE("report JSON: qualification and advice written by both writers, read back, optional")
+{
+    gate::report r = fail_report();
+    attach_qualifications(r, fingerprint,
+                          {stored("BM_Parse", {reach("task-clock", 1.5, 3), reach("cycles", std::nullopt)})});
+    const nlohmann::json j = to_json(r);
+    // Delimited raw strings: the messages hold ")\"".
+    const nlohmann::json want_qualification = nlohmann::json::parse(R"json({"testbed_fingerprint": "5e1f0a9c2b7d4e31",
+        "line": "this testbed detects \u2265 1.5% of task-clock, caught no slowdown of cycles in 80% of gates (qualified 2026-11-28)",
+        "benchmarks": [{"benchmark": "BM_Parse", "testbed": "ci-runner-2", "backend": "perf",
+                        "qualified_at": 1795856400, "date": "2026-11-28T09:00:00Z",
+                        "counters": [{"counter": "task-clock", "threshold_pct": 2, "detects_80_pct": 1.5,
+                                      "detects_95_pct": 3, "reaches_threshold": true, "deterministic": false},
+                                     {"counter": "cycles", "threshold_pct": 2, "detects_80_pct": null,
+                                      "detects_95_pct": null, "reaches_threshold": false, "deterministic": false}]}]
+})json");
+    const nlohmann::json want_advice = nlohmann::json::parse(R"json([{"benchmark": "BM_Parse", "counter": "cycles",
+        "threshold_pct": 2, "detectable_pct": null, "qualified_at": 1795856400,
+        "message": "cycles of BM_Parse: this testbed caught no slowdown tried in 80% of gates (qualified 2026-11-28): the 2% threshold is out of its reach"}])json");
+    CHECK(j.at("qualification") == want_qualification);
+    CHECK(j.at("advice") == want_advice);
+    CHECK(to_json_text(r) == j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    const gate::report back = report_from_json(j);
+    REQUIRE(back.qualification);
+    CHECK(to_json(back) == j);
+    CHECK(render_markdown(back, pr_options()) == render_markdown(r, pr_options()));
+    // Absent without them, and reports without them read as before.
+    nlohmann::json old = j;
+    old.erase("qualification");
+    old.erase("advice");
+    const gate::report plain = report_from_json(old);
+    CHECK_FALSE(plain.qualification);
+    CHECK(plain.advice.empty());
+    CHECK_FALSE(to_json(plain).contains("qualification"));
+    CHECK_FALSE(to_json(plain).contains("advice"));
+    // A malformed member is the report's error, naming it.
+    nlohmann::json bad = j;
+    bad["qualification"]["benchmarks"][0].erase("qualified_at");
+    CHECK_THROWS_WITH_AS((void)report_from_json(bad), doctest::Contains("qualified_at"), perfgate::error);
 }

@@ -19,13 +19,17 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
+#include "cli/cmd_run_qualification.hpp"
 #include "cli/commands.hpp"
+#include "cli/target.hpp"
 #include "connect_proxy.hpp"
 #include "fake_github.hpp"
 #include "github/comments.hpp"
 #include "model/error.hpp"
 #include "model/utf8.hpp"
+#include "report/qualification.hpp"
 #include "report/render.hpp"
+#include "runner/testbed.hpp"
 #include "support/database.hpp"
 #include "support/numbers.hpp"
 #include "support/process.hpp"
@@ -2142,4 +2146,191 @@ TEST_CASE("accept: the reason of a comment, the note in the sticky comment and t
     CHECK(perfgate::github::detail::utf8_length(wide) == 140);
     CHECK(wide.ends_with("\xc3\xa9..."));
     CHECK(perfgate::model::find_text_fault(wide) == std::nullopt);
+}
+
+namespace {
+
+// A stored qualification as perfgate qualify --server posts it (docs/http-api.md "Qualifications").
+json qualification_body(const std::string& fingerprint, const std::string& benchmark, const std::string& counter)
+{
+    return {{"testbed_fingerprint", fingerprint},
+            {"testbed", "ci-q"},
+            {"benchmark", benchmark},
+            {"backend", "callgrind"},
+            {"date", "2026-11-28T09:00:00Z"},
+            {"counters",
+             {{{"counter", counter},
+               {"threshold_pct", 2},
+               {"detects_80_pct", 10},
+               {"detects_95_pct", 20},
+               {"reaches_threshold", false},
+               {"deterministic", false}}}}};
+}
+
+} // namespace
+
+TEST_CASE("perfgate run --server --github: the sticky comment carries the testbed's qualification, the verdict stays")
+{
+    perfgate::test::temp_dir dir("perfgate-qualpr");
+    const fs::path db = dir.path() / "server.db";
+    const std::string token = perfgate::test::create_token(db, "demo");
+    perfgate::test::server_process server(db, dir.path() / "server.log");
+    fake_github gh;
+    std::ofstream(dir.path() / "event.json")
+        << json{{"action", "synchronize"},
+                {"number", pr},
+                {"pull_request",
+                 {{"number", pr}, {"head", {{"sha", head_sha}}}, {"base", {{"sha", std::string(40, 'b')}}}}}}
+               .dump();
+    const perfgate::test::env_list env = {{"GITHUB_ACTIONS", "true"},
+                                          {"GITHUB_API_URL", gh.url()},
+                                          {"GITHUB_SERVER_URL", "https://github.example"},
+                                          {"GITHUB_REPOSITORY", "octo/widgets"},
+                                          {"GITHUB_EVENT_NAME", "pull_request"},
+                                          {"GITHUB_EVENT_PATH", (dir.path() / "event.json").string()},
+                                          {"GITHUB_TOKEN", "ghs_faketoken"},
+                                          {"GITHUB_SHA", merge_sha},
+                                          {"GITHUB_RUN_ID", "4242"},
+                                          {"GITHUB_STEP_SUMMARY", (dir.path() / "summary.md").string()},
+                                          {"GITHUB_OUTPUT", (dir.path() / "output.txt").string()}};
+    // callgrind: one deterministic execution per side, the same verdict every time.
+    const auto run = [&] {
+        return perfgate::test::run_perfgate(
+            {"run",        "--backend",      "callgrind",   "--name",   "qbench",
+             "--baseline", "true",           "--candidate", "true",     "--server",
+             server.url(), "--project",      "demo",        "--token",  token,
+             "--sha",      head_sha,         "--branch",    "feature",  "--testbed",
+             "ci-q",       "--format",       "json",        "--output", (dir.path() / "report.json").string(),
+             "--github",   "--baseline-ref", "base-tip"},
+            dir.path(), env);
+    };
+    const auto report = [&] {
+        std::ifstream in(dir.path() / "report.json");
+        return json::parse(in);
+    };
+
+    const auto before = run();
+    CAPTURE(before.err);
+    REQUIRE(before.code == 0);
+    const json plain = report();
+    CHECK_FALSE(plain.contains("qualification"));
+    CHECK_FALSE(plain.contains("advice"));
+    REQUIRE(gh.comments(pr).size() == 1);
+    CHECK(gh.comments(pr)[0].body.find("Qualification:") == std::string::npos);
+    // The counter the gate gates, qualified on this testbed with a figure
+    // above its threshold.
+    std::string gated;
+    for (const auto& c : plain.at("benchmarks").at(0).at("counters")) {
+        if (c.at("gated").get<bool>()) {
+            gated = c.at("name").get<std::string>();
+            break;
+        }
+    }
+    REQUIRE_FALSE(gated.empty());
+    const std::string fp = perfgate::runner::detect_testbed("ci-q").fingerprint;
+    const auto stored = perfgate::test::send(server.port(), perfgate::test::http::verb::post,
+                                             "/api/v1/projects/demo/qualifications",
+                                             qualification_body(fp, "qbench", gated).dump(), "application/json", token);
+    REQUIRE(stored.status == 201);
+    // Another testbed's and another benchmark's: not this run's.
+    REQUIRE(
+        perfgate::test::send(server.port(), perfgate::test::http::verb::post, "/api/v1/projects/demo/qualifications",
+                             qualification_body("0000000000000000", "qbench", gated).dump(), "application/json", token)
+            .status == 201);
+
+    const auto after = run();
+    CAPTURE(after.err);
+    CHECK(after.code == before.code);
+    const json qualified = report();
+    CHECK(qualified.at("verdict") == plain.at("verdict"));
+    CHECK(qualified.at("benchmarks").at(0).at("verdict") == plain.at("benchmarks").at(0).at("verdict"));
+    REQUIRE(qualified.contains("qualification"));
+    CHECK(qualified.at("qualification").at("testbed_fingerprint") == fp);
+    const std::string line = fmt::format("this testbed detects \u2265 10% of {} (qualified 2026-11-28)", gated);
+    CHECK(qualified.at("qualification").at("line") == line);
+    REQUIRE(qualified.at("advice").size() == 1);
+    CHECK(qualified.at("advice").at(0).at("counter") == gated);
+    CHECK(qualified.at("advice").at(0).at("detectable_pct") == 10);
+    // The sticky comment, updated in place, and the job summary carry the line and the advice.
+    REQUIRE(gh.comments(pr).size() == 1);
+    for (const std::string& body : {gh.comments(pr)[0].body, slurp(dir.path() / "summary.md")}) {
+        CAPTURE(body);
+        CHECK(body.find("Qualification: " + perfgate::report::markdown_literal(line) + "\n") != std::string::npos);
+        CHECK(body.find("**What this testbed can see**") != std::string::npos);
+    }
+
+    // --db on the same store reads the same qualification (the CLI's
+    // local path of add_qualification).
+    target local;
+    local.db = db;
+    local.project = "demo";
+    gate::report r = perfgate::report::report_from_json(plain);
+    CHECK(add_qualification(local, fp, r).empty());
+    REQUIRE(r.qualification);
+    CHECK(perfgate::model::qualification_line(*r.qualification, 1) == line);
+    // A testbed never qualified: no line, no warning.
+    gate::report other = perfgate::report::report_from_json(plain);
+    CHECK(add_qualification(local, "ffffffffffffffff", other).empty());
+    CHECK_FALSE(other.qualification);
+}
+
+TEST_CASE("the qualification is advice: an older server, a malformed answer or a server error leave the report alone")
+{
+    // The fake stands for a perfgate server: it answers 404 to the
+    // qualifications route, as a server older than issue 46 does.
+    fake_github fake;
+    target where;
+    where.server.emplace(fake.url(), "demo", std::string("ghs_faketoken"));
+    where.project = "demo";
+    gate::report r = failing_report();
+    const json before = perfgate::report::to_json(r);
+
+    CHECK(add_qualification(where, "5e1f0a9c2b7d4e31", r).empty());
+    CHECK(perfgate::report::to_json(r) == before);
+    const auto asked = with_method(fake, "GET");
+    REQUIRE(asked.size() == 1);
+    CHECK(asked[0].target == "/api/v1/projects/demo/qualifications?testbed=5e1f0a9c2b7d4e31");
+
+    struct bad_answer {
+        int status;
+        std::string body, says;
+    };
+    for (const auto& bad : std::vector<bad_answer>{
+             {200, R"({"qualifications": [{"id": "one"}]})", "qualifications response"},
+             {200, R"({"qualifications": [{"id": 1, "testbed_fingerprint": "5e1f0a9c2b7d4e31"}]})", "testbed"},
+             {200, "<html>", "not a JSON object"},
+             {500, R"({"error": {"id": "store.failed", "message": "disk"}})", "HTTP 500"},
+             {403, R"({"error": {"id": "auth.scope", "message": "no read"}})", "HTTP 403"}}) {
+        CAPTURE(bad.body);
+        fake.add_fault({"GET", "/qualifications", bad.status, {}, bad.body, 1});
+        const std::string w = add_qualification(where, "5e1f0a9c2b7d4e31", r);
+        CHECK(w.find("the testbed's qualification was not read, so the report has no qualification line: ") == 0);
+        CHECK(w.find(bad.says) != std::string::npos);
+        CHECK(perfgate::report::to_json(r) == before);
+    }
+    // Well formed, with a figure no qualification has: that counter is left out.
+    fake.add_fault({"GET",
+                    "/qualifications",
+                    200,
+                    {},
+                    json{{"qualifications",
+                          {{{"id", 1},
+                            {"testbed_fingerprint", "5e1f0a9c2b7d4e31"},
+                            {"testbed", "ci"},
+                            {"benchmark", "default"},
+                            {"backend", "rusage"},
+                            {"qualified_at", 1795856400},
+                            {"stored_at", 1795856460},
+                            {"written_by", nullptr},
+                            {"counters",
+                             {{{"counter", "task-clock"},
+                               {"threshold_pct", 2},
+                               {"detects_80_pct", -5},
+                               {"detects_95_pct", nullptr},
+                               {"reaches_threshold", false},
+                               {"deterministic", false}}}}}}}}
+                        .dump(),
+                    1});
+    CHECK(add_qualification(where, "5e1f0a9c2b7d4e31", r).empty());
+    CHECK(perfgate::report::to_json(r) == before);
 }

@@ -23,6 +23,8 @@
 #include "cli/commands.hpp"
 #include "fake_gitlab.hpp"
 #include "model/error.hpp"
+#include "model/qualification.hpp"
+#include "report/qualification.hpp"
 #include "report/render.hpp"
 #include "runner/git_info.hpp"
 #include "support/database.hpp"
@@ -861,7 +863,17 @@ TEST_CASE("perfgate gitlab: the CLI posts a report file and exits with its verdi
     ci_env env(gl);
     perfgate::test::temp_dir dir("perfgate-gl-cli");
     const fs::path report_file = dir.path() / "report.json";
-    std::ofstream(report_file) << report::to_json(report_with(gate::verdict::fail)).dump();
+    // With the testbed's qualification (perfgate run --server puts it in
+    // the report JSON): the note's head carries its line and the advice.
+    gate::report r = report_with(gate::verdict::fail);
+    perfgate::model::qualification q;
+    q.testbed_fingerprint = "5e1f0a9c2b7d4e31";
+    q.benchmark = "default";
+    q.qualified_at = 1795856400; // 2026-11-28T09:00:00Z
+    q.counters = {{"task-clock", 2, 10, 20, false, false}};
+    report::attach_qualifications(r, q.testbed_fingerprint, {q});
+    REQUIRE(r.advice.size() == 1);
+    std::ofstream(report_file) << report::to_json(r).dump();
     const auto res = perfgate::test::run_perfgate({"gitlab", "--report", report_file.string()}, {},
                                                   {{"GITLAB_CI", "true"},
                                                    {"CI_API_V4_URL", gl.api_url()},
@@ -871,7 +883,10 @@ TEST_CASE("perfgate gitlab: the CLI posts a report file and exits with its verdi
                                                    {"PERFGATE_GITLAB_TOKEN", "glpat-faketoken"}},
                                                   std::chrono::seconds(60));
     CHECK(res.code == exit_regression);
-    CHECK(gl.notes(mr).size() == 1);
+    REQUIRE(gl.notes(mr).size() == 1);
+    CHECK(gl.notes(mr)[0].body.find("Qualification: this testbed detects \u2265 10% of task-clock \\(qualified "
+                                    "2026-11-28\\)\n") != std::string::npos);
+    CHECK(gl.notes(mr)[0].body.find("**What this testbed can see**") != std::string::npos);
     CHECK(gl.statuses().size() == 1);
     SUBCASE("a hostile CI_COMMIT_SHA: exit 2, input.gitlab_env, nothing sent")
     {
