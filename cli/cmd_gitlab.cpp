@@ -45,19 +45,6 @@ const command_spec gitlab_command{
     },
 };
 
-gate::report load_report(const std::string& path)
-{
-    nlohmann::json j = nlohmann::json::parse(model::read_text_file(path), nullptr, false);
-    if (j.is_discarded()) throw error(errors::input_bad_report, fmt::format("{}: not a JSON document", path));
-    try {
-        return report::report_from_json(j);
-    } catch (const error& e) {
-        throw error(errors::input_bad_report, fmt::format("{}: {}", path, e.what()));
-    } catch (const nlohmann::json::exception& e) {
-        throw error(errors::input_bad_report, fmt::format("{}: {}", path, e.what()));
-    }
-}
-
 } // namespace
 
 const command_spec& gitlab_spec() { return gitlab_command; }

@@ -13,9 +13,11 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
 #include "model/error.hpp"
+#include "model/file.hpp"
 
 namespace perfgate::cli {
 
@@ -87,6 +89,19 @@ int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive)
 std::string iso_time(std::int64_t unix_seconds)
 {
     return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_seconds)));
+}
+
+gate::report load_report(const std::string& path)
+{
+    nlohmann::json j = nlohmann::json::parse(model::read_text_file(path), nullptr, false);
+    if (j.is_discarded()) throw error(errors::input_bad_report, fmt::format("{}: not a JSON document", path));
+    try {
+        return report::report_from_json(j);
+    } catch (const error& e) {
+        throw error(errors::input_bad_report, fmt::format("{}: {}", path, e.what()));
+    } catch (const nlohmann::json::exception& e) {
+        throw error(errors::input_bad_report, fmt::format("{}: {}", path, e.what()));
+    }
 }
 
 } // namespace perfgate::cli

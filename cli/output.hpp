@@ -26,6 +26,10 @@ std::string render(const gate::report& r, report_format format, const report::ma
 void emit_report(const gate::report& r, report_format format, const std::optional<std::string>& output_path,
                  const report::markdown_options& md);
 
+// A report JSON file (perfgate run/compare --format json) read back;
+// anything else is "input.bad_report" naming the file.
+gate::report load_report(const std::string& path);
+
 // 0 pass, 1 fail, 3 inconclusive with fail_on_inconclusive (docs/cli.md "Exit codes").
 int verdict_exit_code(gate::verdict v, bool fail_on_inconclusive);
 
