@@ -66,7 +66,10 @@ ctest --test-dir "$prefix-asan" --output-on-failure -j "$jobs" --timeout 900 -E 
 echo "ci/sanitize.sh: asan ctest $((SECONDS - start)) s"
 
 start=$SECONDS
-cmake -S . -B "$prefix-tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFGATE_SANITIZE=thread \
+# -O1 -g1 for the libraries (the test programs stay -O0): the lanes ran in 79 s
+# instead of 106 s at -O0 -g, the build in the same 190 s; -g1 keeps the line
+# tables a race report names.
+cmake -S . -B "$prefix-tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DPERFGATE_SANITIZE=thread \
   -DPERFGATE_WERROR=ON -DPERFGATE_BUILD_BENCH=OFF -DPERFGATE_BUILD_EXAMPLES=OFF "${ccache_args[@]}"
 cmake --build "$prefix-tsan" -j "$jobs" --target perfgate test_server test_router test_http_client test_github \
   test_store test_service
